@@ -1,0 +1,39 @@
+"""GraphARC: a governed agent runtime on LangGraph.
+
+This package is owned by grapharc-core. Plugin distributions add subpackages
+(``grapharc.gateway``, ``grapharc.tools``, ...) by shipping only their own leaf
+folder, so the path is extended to every ``grapharc`` directory on ``sys.path``.
+Public names are exported lazily (PEP 562) so ``import grapharc.gateway`` and
+``grapharc --help`` stay cheap.
+"""
+
+__path__ = __import__("pkgutil").extend_path(__path__, __name__)
+
+from grapharc._missing import install_missing_plugin_hint as _install_hint  # noqa: E402
+from grapharc._version import __version__  # noqa: E402
+
+_install_hint()
+
+_LAZY_EXPORTS = {
+    "GraphARC": "grapharc.runtime.graph",
+    "StateGraph": "grapharc.runtime.graph",
+    "GraphARCState": "grapharc.runtime.state",
+    "Budget": "grapharc.runtime.budget",
+}
+
+__all__ = ["__version__", *_LAZY_EXPORTS]
+
+
+def __getattr__(name: str) -> object:
+    module_name = _LAZY_EXPORTS.get(name)
+    if module_name is None:
+        raise AttributeError(f"module 'grapharc' has no attribute {name!r}")
+    import importlib
+
+    value = getattr(importlib.import_module(module_name), name)
+    globals()[name] = value
+    return value
+
+
+def __dir__() -> list[str]:
+    return sorted(set(globals()) | set(_LAZY_EXPORTS))

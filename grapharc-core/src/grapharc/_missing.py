@@ -1,0 +1,40 @@
+"""A clear error for ``import grapharc.<plugin>`` when that plugin is not installed.
+
+Without this, importing a plugin subpackage that is absent fails with a bare
+"No module named 'grapharc.gateway'"; the finder below runs last on
+``sys.meta_path`` and names the distribution that provides the module instead.
+"""
+
+from __future__ import annotations
+
+import sys
+from importlib.machinery import ModuleSpec
+
+PLUGIN_PACKAGES: dict[str, str] = {
+    "grapharc.gateway": "grapharc-gateway",
+    "grapharc.tools": "grapharc-tools",
+    "grapharc.server": "grapharc-server",
+    "grapharc.memory.sqlite": "grapharc-memory-sqlite",
+    "grapharc.memory.ladybug": "grapharc-memory-ladybug",
+}
+
+
+class MissingPluginFinder:
+    """Meta-path finder of last resort for GraphARC plugin packages."""
+
+    @classmethod
+    def find_spec(cls, fullname: str, path: object = None, target: object = None) -> ModuleSpec | None:
+        distribution = PLUGIN_PACKAGES.get(fullname)
+        if distribution is None:
+            return None
+        raise ModuleNotFoundError(
+            f"No module named {fullname!r}: it is provided by the {distribution} distribution; "
+            f"install it with: pip install {distribution}",
+            name=fullname,
+        )
+
+
+def install_missing_plugin_hint() -> None:
+    """Append the finder once; other finders always get the first chance."""
+    if not any(finder is MissingPluginFinder for finder in sys.meta_path):
+        sys.meta_path.append(MissingPluginFinder)

@@ -1,0 +1,1 @@
+"""GraphARC gateway plugin."""

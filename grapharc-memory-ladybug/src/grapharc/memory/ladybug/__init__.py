@@ -1,0 +1,1 @@
+"""GraphARC memory/ladybug plugin."""

@@ -1,0 +1,1 @@
+"""GraphARC memory/sqlite plugin."""

@@ -1,0 +1,1 @@
+"""Hook implementations for this plugin (kept light: no heavy imports here)."""
