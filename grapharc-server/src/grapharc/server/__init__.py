@@ -1,1 +1,1 @@
-"""GraphARC server plugin."""
+"""grapharc-server: GraphARC's HTTP API (FastAPI), started with ``grapharc serve``."""

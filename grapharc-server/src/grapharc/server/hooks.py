@@ -1,1 +1,16 @@
-"""Hook implementations for this plugin (kept light: no heavy imports here)."""
+"""grapharc-server's hook implementations: the ``serve`` command (light module)."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from grapharc.plugins import hookimpl
+
+GRAPHARC_CORE_REQUIRES = ">=0.1,<0.2"
+
+
+@hookimpl
+def register_commands(app: Any) -> None:
+    from grapharc.server.cli import serve_command
+
+    app.command("serve")(serve_command)

@@ -1,1 +1,1 @@
-"""GraphARC tools plugin."""
+"""grapharc-tools: tools for the agent harness, each confining itself to a workspace."""

@@ -1,1 +1,20 @@
-"""Hook implementations for this plugin (kept light: no heavy imports here)."""
+"""grapharc-tools' hook implementations: workspace-confined file tools (light module)."""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from typing import Any
+
+from grapharc.plugins import ToolInfo, hookimpl
+
+GRAPHARC_CORE_REQUIRES = ">=0.1,<0.2"
+
+
+@hookimpl
+def register_tools(register: Callable[[Any], None]) -> None:
+    register(ToolInfo(name="read_file", factory="grapharc.tools.files:read_file_tool",
+                      description="read a UTF-8 file inside the workspace"))
+    register(ToolInfo(name="write_file", factory="grapharc.tools.files:write_file_tool",
+                      description="create or replace a text file inside the workspace"))
+    register(ToolInfo(name="list_dir", factory="grapharc.tools.files:list_dir_tool",
+                      description="list a directory inside the workspace"))

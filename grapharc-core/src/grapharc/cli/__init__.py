@@ -1,0 +1,1 @@
+"""The ``grapharc`` command line: one Typer app that plugins add commands to."""

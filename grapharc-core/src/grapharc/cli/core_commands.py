@@ -1,0 +1,44 @@
+"""Core's own CLI commands (``plugins``, ``version``), added through the commands hook.
+
+Each command imports what it needs inside its body, so listing commands for
+``grapharc --help`` costs nothing beyond Typer.
+"""
+
+from __future__ import annotations
+
+from typing import Annotated, Any
+
+import typer
+
+from grapharc.cli.output import JSON_OPTION_HELP
+
+JsonOption = Annotated[bool, typer.Option("--json", help=JSON_OPTION_HELP)]
+
+
+def add_core_commands(app: typer.Typer) -> None:
+    """Register core's commands on ``app``."""
+    app.command("plugins")(plugins_command)
+    app.command("version")(version_command)
+
+
+def plugins_command(as_json: JsonOption = False) -> None:
+    """List each installed distribution, its version, what it registered, and load errors."""
+    from grapharc.cli.output import ExitCode, emit
+    from grapharc.cli.plugin_report import plugin_report, render_plugin_report
+
+    document = plugin_report()
+    code = ExitCode.OK if document["ok"] else ExitCode.NEGATIVE
+    emit(document, as_json, render_plugin_report, code)
+
+
+def version_command(as_json: JsonOption = False) -> None:
+    """Print the version of grapharc-core and of every loaded plugin."""
+    from grapharc._version import __version__
+    from grapharc.cli.output import emit
+    from grapharc.plugins import get_host
+
+    document: dict[str, Any] = {
+        "grapharc": __version__,
+        "distributions": {name: rec.version for name, rec in get_host().records.items()},
+    }
+    emit(document, as_json, lambda doc: f"grapharc {doc['grapharc']}")

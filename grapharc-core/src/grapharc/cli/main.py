@@ -1,0 +1,65 @@
+"""Entry point of the ``grapharc`` command: build the app from every plugin, run it.
+
+Parsing is done with ``standalone_mode=False`` so that usage errors and known
+errors are reported by :mod:`grapharc.cli.output` (honouring ``--json``)
+instead of by Click, and so no traceback reaches a user for bad input.
+"""
+
+from __future__ import annotations
+
+import sys
+from collections.abc import Sequence
+
+import typer
+
+from grapharc.cli.output import ExitCode, report_error
+from grapharc.errors import GraphARCError
+
+HELP = (
+    "GraphARC: a governed agent runtime on LangGraph. A planner proposes, a deterministic "
+    "checker admits, and only then does anything execute.\n\n"
+    "Every command takes --json. Exit codes: 0 did the job, 1 ran and the answer was "
+    "negative, 2 could not run."
+)
+
+
+def build_app() -> typer.Typer:
+    """The root app with every loaded plugin's commands merged in (core's first)."""
+    from grapharc.plugins import get_host
+
+    app = typer.Typer(name="grapharc", help=HELP, no_args_is_help=True, add_completion=False,
+                      pretty_exceptions_enable=False, rich_markup_mode=None)
+    get_host().add_commands(app)
+    return app
+
+
+def run(argv: Sequence[str] | None = None) -> int:
+    """Run the CLI with ``argv`` and return the exit code instead of exiting."""
+    args = list(sys.argv[1:] if argv is None else argv)
+    as_json = "--json" in args
+    try:
+        command = typer.main.get_command(build_app())
+        result = command.main(args=args, prog_name="grapharc", standalone_mode=False)
+    except typer.Abort:
+        return report_error("Aborted", "aborted", "", as_json)
+    except typer.TyperException as exc:  # Typer's (vendored Click's) usage errors
+        context = getattr(exc, "ctx", None)
+        if type(exc).__name__ == "NoArgsIsHelpError" and context is not None:
+            sys.stderr.write(context.get_help() + "\n")
+            return int(ExitCode.CANNOT_RUN)
+        hint = f"see: {context.command_path if context else 'grapharc'} --help"
+        return report_error("UsageError", exc.format_message(), hint, as_json)
+    except GraphARCError as exc:
+        return report_error(exc.code, str(exc), exc.hint, as_json)
+    except KeyboardInterrupt:
+        return report_error("Interrupted", "interrupted", "", as_json, ExitCode.CANNOT_RUN)
+    except Exception as exc:  # a bug, not bad input: one line unless GRAPHARC_DEBUG is set
+        return report_error("InternalError", f"{type(exc).__name__}: {exc}",
+                            "this is a GraphARC bug; GRAPHARC_DEBUG=1 shows the traceback",
+                            as_json)
+    return result if isinstance(result, int) else 0
+
+
+def main() -> None:
+    """Console-script entry point."""
+    sys.exit(run())

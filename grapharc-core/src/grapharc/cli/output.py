@@ -1,0 +1,80 @@
+"""Output discipline shared by every command.
+
+stdout carries only the result (one JSON document with ``--json``); messages,
+hints and progress go to stderr. Exit codes: 0 did the job, 1 ran and the
+answer was negative, 2 could not run. A known error is one line naming what is
+wrong and what to do; ``GRAPHARC_DEBUG=1`` adds the traceback.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import sys
+import traceback
+from collections.abc import Callable
+from enum import IntEnum
+from typing import Any, NoReturn
+
+import typer
+
+JSON_OPTION_HELP = "Print one JSON document on stdout (errors too)."
+
+
+class ExitCode(IntEnum):
+    """What a command's exit status means."""
+
+    OK = 0
+    NEGATIVE = 1
+    CANNOT_RUN = 2
+
+
+def debug_enabled() -> bool:
+    return os.environ.get("GRAPHARC_DEBUG", "").strip() not in {"", "0"}
+
+
+def write_json(document: Any) -> None:
+    """Write one JSON document (and a newline) to stdout."""
+    sys.stdout.write(json.dumps(document, indent=2, default=str, ensure_ascii=False) + "\n")
+    sys.stdout.flush()
+
+
+def emit(document: Any, as_json: bool, render: Callable[[Any], str],
+         code: ExitCode = ExitCode.OK) -> None:
+    """Print the result (JSON or rendered text) and exit with ``code`` if it is not 0."""
+    if as_json:
+        write_json(document)
+    else:
+        text = render(document)
+        if text:
+            sys.stdout.write(text if text.endswith("\n") else text + "\n")
+    if code != ExitCode.OK:
+        raise typer.Exit(int(code))
+
+
+def error_document(code: str, message: str, hint: str = "") -> dict[str, Any]:
+    error: dict[str, Any] = {"code": code, "message": message}
+    if hint:
+        error["hint"] = hint
+    return {"ok": False, "error": error}
+
+
+def report_error(code: str, message: str, hint: str, as_json: bool,
+                 exit_code: ExitCode = ExitCode.CANNOT_RUN) -> int:
+    """Show an error the way the output discipline says and return the exit code."""
+    if as_json:
+        write_json(error_document(code, message, hint))
+    else:
+        sys.stderr.write(f"error: {message}\n")
+        if hint:
+            sys.stderr.write(f"hint: {hint}\n")
+    if debug_enabled():
+        traceback.print_exc(file=sys.stderr)
+    return int(exit_code)
+
+
+def fail(exc: BaseException, as_json: bool, exit_code: ExitCode = ExitCode.CANNOT_RUN) -> NoReturn:
+    """Report ``exc`` (a known error) and exit; used inside commands."""
+    hint = getattr(exc, "hint", "")
+    code = getattr(exc, "code", type(exc).__name__)
+    raise typer.Exit(report_error(str(code), str(exc), hint, as_json, exit_code))

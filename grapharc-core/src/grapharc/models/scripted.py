@@ -1,0 +1,92 @@
+"""The ``mock/`` backend: a scripted LangChain chat model, free and deterministic.
+
+It replies with the next scripted response (or echoes the last message when
+given none) and reports usage in LangChain's ``usage_metadata`` shape so token
+budgets and traces see it exactly as they would see a real backend.
+"""
+
+from __future__ import annotations
+
+import math
+import threading
+from collections.abc import Sequence
+from typing import Any
+
+from langchain_core.callbacks import CallbackManagerForLLMRun
+from langchain_core.language_models.chat_models import BaseChatModel
+from langchain_core.messages import AIMessage, BaseMessage
+from langchain_core.outputs import ChatGeneration, ChatResult
+from pydantic import ConfigDict, Field, PrivateAttr
+
+from grapharc.errors import GraphARCError
+
+
+class ScriptExhaustedError(GraphARCError):
+    """A scripted model was called more times than it has responses."""
+
+
+def count_tokens(text: str) -> int:
+    """A deterministic stand-in for a tokenizer: one token per four characters, at least one."""
+    return max(1, math.ceil(len(text) / 4))
+
+
+class ScriptedChatModel(BaseChatModel):
+    """Replies from a script, in order; with no script, echoes the last message.
+
+    ``cycle=True`` starts the script again when it runs out instead of raising.
+    ``cost_usd`` (optional) is reported per call the way a priced provider would.
+    """
+
+    model_config = ConfigDict(arbitrary_types_allowed=True)
+
+    responses: Sequence[str | AIMessage] | None = None
+    model_name: str = "scripted"
+    cycle: bool = False
+    cost_usd: float | None = None
+    calls: list[list[BaseMessage]] = Field(default_factory=list)
+    _position: int = PrivateAttr(default=0)
+    _lock: threading.Lock = PrivateAttr(default_factory=threading.Lock)
+
+    @property
+    def _llm_type(self) -> str:
+        return "grapharc-scripted"
+
+    @property
+    def _identifying_params(self) -> dict[str, Any]:
+        return {"model_name": self.model_name}
+
+    def _next_reply(self, messages: list[BaseMessage]) -> AIMessage:
+        with self._lock:
+            self.calls.append(list(messages))
+            if self.responses is None:
+                last = messages[-1].content if messages else ""
+                return AIMessage(content=f"scripted reply to: {last}")
+            if self._position >= len(self.responses):
+                if not self.cycle or not self.responses:
+                    raise ScriptExhaustedError(
+                        f"scripted model {self.model_name!r} has no response left "
+                        f"(it was given {len(self.responses)})",
+                        hint="add responses, or pass cycle=True to repeat the script")
+                self._position = 0
+            reply = self.responses[self._position]
+            self._position += 1
+        return reply.model_copy() if isinstance(reply, AIMessage) else AIMessage(content=reply)
+
+    def _generate(self, messages: list[BaseMessage], stop: list[str] | None = None,
+                  run_manager: CallbackManagerForLLMRun | None = None,
+                  **kwargs: Any) -> ChatResult:
+        reply = self._next_reply(messages)
+        prompt = "".join(str(message.content) for message in messages)
+        input_tokens, output_tokens = count_tokens(prompt), count_tokens(str(reply.content))
+        reply.usage_metadata = {"input_tokens": input_tokens, "output_tokens": output_tokens,
+                                "total_tokens": input_tokens + output_tokens}
+        metadata = {"model_name": self.model_name}
+        if self.cost_usd is not None:
+            metadata["cost_usd"] = self.cost_usd
+        reply.response_metadata = {**reply.response_metadata, **metadata}
+        return ChatResult(generations=[ChatGeneration(message=reply)], llm_output=metadata)
+
+
+def create_scripted_model(model: str, **kwargs: Any) -> ScriptedChatModel:
+    """Factory for ``mock/<name>``: ``kwargs`` are ScriptedChatModel fields (``responses``...)."""
+    return ScriptedChatModel(model_name=model, **kwargs)

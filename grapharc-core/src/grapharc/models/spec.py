@@ -1,0 +1,87 @@
+"""Parsing and resolving ``backend/model`` specs against the registered backends."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Any
+
+from grapharc.errors import GraphARCError
+from grapharc.plugins import BackendInfo, UnknownNameError, registry, resolve_factory
+
+
+class ModelSpecError(GraphARCError, ValueError):
+    """A model spec that cannot be read."""
+
+
+class BareModelSpecError(ModelSpecError):
+    """A spec with no ``backend/`` prefix: refused rather than sent somewhere by default."""
+
+
+class UnknownBackendError(UnknownNameError, ModelSpecError):
+    """A spec whose backend prefix no installed distribution registered."""
+
+
+@dataclass(frozen=True)
+class ModelSpec:
+    """A parsed spec: which backend, which model, and who registered the backend."""
+
+    spec: str
+    backend: str
+    model: str
+    info: BackendInfo
+    distribution: str
+
+    def describe(self) -> dict[str, Any]:
+        return {
+            "spec": self.spec,
+            "backend": self.backend,
+            "model": self.model,
+            "vendor": self.info.vendor,
+            "capabilities": sorted(self.info.capabilities),
+            "distribution": self.distribution,
+            "description": self.info.description,
+        }
+
+
+def known_backends() -> list[str]:
+    """Every registered backend prefix, sorted."""
+    return sorted(registry("model_backends"))
+
+
+def parse_spec(spec: str) -> tuple[str, str]:
+    """Split ``backend/model``; the model part may itself contain slashes."""
+    if not isinstance(spec, str) or not spec.strip():
+        raise ModelSpecError("a model spec must be a non-empty 'backend/model' string, "
+                             f"got {spec!r}")
+    backend, slash, model = spec.strip().partition("/")
+    if not slash:
+        known = known_backends()
+        suggestion = f"{backend}/<model>" if backend in known else f"{known[0]}/{backend}" \
+            if known else f"<backend>/{backend}"
+        raise BareModelSpecError(
+            f"model spec {spec!r} names no backend; a spec is backend/model",
+            hint=f"did you mean {suggestion!r}? known backends: {', '.join(known) or 'none'}",
+        )
+    if not backend or not model:
+        raise ModelSpecError(f"model spec {spec!r} needs both a backend and a model, "
+                             "as in 'mock/scripted'")
+    return backend, model
+
+
+def resolve_backend(spec: str) -> ModelSpec:
+    """What ``spec`` resolves to, without building a model (no network, no heavy import)."""
+    backend, model = parse_spec(spec)
+    entries = registry("model_backends")
+    entry = entries.get(backend)
+    if entry is None:
+        raise UnknownBackendError("model backend", backend, sorted(entries),
+                                  hint="install the distribution that provides it "
+                                       "(e.g. pip install grapharc-gateway)")
+    return ModelSpec(spec=spec, backend=backend, model=model, info=entry.item,
+                     distribution=entry.distribution)
+
+
+def get_model(spec: str, **kwargs: Any) -> Any:
+    """Build the LangChain chat model a spec names; ``kwargs`` go to the backend's factory."""
+    resolved = resolve_backend(spec)
+    return resolve_factory(resolved.info.factory)(resolved.model, **kwargs)

@@ -1,0 +1,74 @@
+"""GraphARC's plugin system: hook specs, discovery and the registries plugins fill.
+
+A plugin is a distribution with an entry point in group ``grapharc`` naming a
+light module of ``@hookimpl`` functions; see :mod:`grapharc.plugins.hookspecs`
+for the contract of each hook. Core's own built-ins register through the same
+hooks (:mod:`grapharc.plugins.builtin`).
+"""
+
+from __future__ import annotations
+
+from grapharc.plugins.errors import DuplicateRegistrationError, PluginError, UnknownNameError
+from grapharc.plugins.hookspecs import hookimpl, hookspec
+from grapharc.plugins.host import (
+    CORE_DISTRIBUTION,
+    DistributionRecord,
+    PluginHost,
+    PluginSource,
+    discover_sources,
+    load_filter,
+    strict_mode,
+)
+from grapharc.plugins.types import (
+    BackendInfo,
+    ExecutorInfo,
+    PolicySourceInfo,
+    Registered,
+    StoreInfo,
+    ToolInfo,
+    resolve_factory,
+)
+
+__all__ = [
+    "CORE_DISTRIBUTION",
+    "BackendInfo",
+    "DistributionRecord",
+    "DuplicateRegistrationError",
+    "ExecutorInfo",
+    "PluginError",
+    "PluginHost",
+    "PluginSource",
+    "PolicySourceInfo",
+    "Registered",
+    "StoreInfo",
+    "ToolInfo",
+    "UnknownNameError",
+    "get_host",
+    "hookimpl",
+    "hookspec",
+    "registry",
+    "resolve_factory",
+    "set_host",
+]
+
+_host: PluginHost | None = None
+
+
+def get_host() -> PluginHost:
+    """The process's plugin host, discovering installed plugins on first use."""
+    global _host
+    if _host is None:
+        _host = PluginHost(discover_sources(), strict=strict_mode(), allowed=load_filter())
+    return _host
+
+
+def set_host(host: PluginHost | None) -> PluginHost | None:
+    """Replace the process's host (``None`` rediscovers on next use); return the old one."""
+    global _host
+    previous, _host = _host, host
+    return previous
+
+
+def registry(facet: str) -> dict[str, Registered]:
+    """One filled registry of the process's host: ``node_kinds``, ``stores``, ..."""
+    return get_host().registry(facet)

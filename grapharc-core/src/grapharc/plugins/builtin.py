@@ -1,0 +1,72 @@
+"""Core's own built-ins, registered through the same hooks as any plugin.
+
+Core is its own first plugin: the ``mock/`` scripted backend, the ``local``
+executor, the in-process claim store (``memory:``), the SQLite checkpoint
+store (``sqlite:``), the stdlib node kinds, the flag / grapharc.toml /
+registry-default policy sources, and the core CLI commands. Factories are
+named as strings so nothing heavy is imported until one is used.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from typing import Any
+
+from grapharc._version import __version__
+from grapharc.plugins.hookspecs import hookimpl
+from grapharc.plugins.types import BackendInfo, ExecutorInfo, PolicySourceInfo, StoreInfo
+
+GRAPHARC_CORE_REQUIRES = f"=={__version__}"
+
+Register = Callable[[Any], None]
+
+
+@hookimpl
+def register_node_kinds(register: Register) -> None:
+    from grapharc.stdlib import stdlib_specs
+
+    for spec in stdlib_specs():
+        register(spec)
+
+
+@hookimpl
+def register_model_backends(register: Register) -> None:
+    register(BackendInfo(
+        prefix="mock", factory="grapharc.models.scripted:create_scripted_model",
+        vendor="grapharc", capabilities=frozenset({"completion", "async", "streaming"}),
+        description="scripted replies: free, deterministic, no network"))
+
+
+@hookimpl
+def register_executors(register: Register) -> None:
+    register(ExecutorInfo(name="local", factory="grapharc.executors:create_local_executor",
+                          description="runs the tool in this process; confines nothing"))
+
+
+@hookimpl
+def register_stores(register: Register) -> None:
+    register(StoreInfo(scheme="memory", kinds=frozenset({"claims"}),
+                       factory="grapharc.memory.inprocess:open_inprocess_store",
+                       description="claims in a dict for the life of the process"))
+    register(StoreInfo(scheme="sqlite", kinds=frozenset({"checkpoints"}),
+                       factory="grapharc.checkpoints:open_sqlite_checkpointer",
+                       description="LangGraph's SQLite checkpointer in one file"))
+
+
+@hookimpl
+def register_policy_sources(register: Register) -> None:
+    register(PolicySourceInfo(name="flag", precedence=40, load="grapharc.policy.sources:from_flag",
+                              description="the file named by --policy"))
+    register(PolicySourceInfo(name="config", precedence=30,
+                              load="grapharc.policy.sources:from_config",
+                              description="policy = ... in grapharc.toml"))
+    register(PolicySourceInfo(name="registry-default", precedence=10,
+                              load="grapharc.policy.sources:from_registry_default",
+                              description="the default shipped with the registry's kinds"))
+
+
+@hookimpl
+def register_commands(app: Any) -> None:
+    from grapharc.cli.core_commands import add_core_commands
+
+    add_core_commands(app)

@@ -1,0 +1,101 @@
+"""What a plugin registers: small descriptions that core turns into registries.
+
+These are plain dataclasses with no heavy imports so that a plugin's hook
+module stays cheap to import. A ``factory`` may be a callable or a
+``"module:attr"`` string; a string is imported only when the factory is first
+called, which is how heavy dependencies wait until they are needed.
+"""
+
+from __future__ import annotations
+
+import importlib
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from typing import Any
+
+Factory = Callable[..., Any] | str
+
+STORE_KINDS = frozenset({"claims", "artifacts", "checkpoints", "sessions"})
+
+
+def resolve_factory(factory: Factory) -> Callable[..., Any]:
+    """Return the callable a factory names, importing its module if it is a string."""
+    if callable(factory):
+        return factory
+    module_name, _, attr = factory.partition(":")
+    if not module_name or not attr:
+        raise ValueError(f"factory {factory!r} is not of the form 'module:attr'")
+    target: Any = importlib.import_module(module_name)
+    for part in attr.split("."):
+        target = getattr(target, part)
+    return target
+
+
+@dataclass(frozen=True)
+class BackendInfo:
+    """A model backend: specs ``<prefix>/<model>`` resolve to ``factory(model, **kwargs)``."""
+
+    prefix: str
+    factory: Factory
+    vendor: str
+    capabilities: frozenset[str] = frozenset()
+    description: str = ""
+
+
+@dataclass(frozen=True)
+class ExecutorInfo:
+    """A tool executor, selected by name (``local``, ``sandboxed``, ``container``)."""
+
+    name: str
+    factory: Factory
+    description: str = ""
+
+
+@dataclass(frozen=True)
+class StoreInfo:
+    """A store for URIs ``<scheme>:<location>``: ``factory(location, kind)`` opens one."""
+
+    scheme: str
+    kinds: frozenset[str]
+    factory: Factory
+    description: str = ""
+
+    def __post_init__(self) -> None:
+        unknown = set(self.kinds) - STORE_KINDS
+        if unknown or not self.kinds:
+            raise ValueError(
+                f"store scheme {self.scheme!r} declares kinds {sorted(self.kinds)}; "
+                f"each must be one of {sorted(STORE_KINDS)}"
+            )
+
+
+@dataclass(frozen=True)
+class PolicySourceInfo:
+    """Somewhere a policy document may come from; higher precedence is consulted first.
+
+    ``load(context)`` returns a loaded policy (or ``None`` when this source has
+    nothing to say for the given context).
+    """
+
+    name: str
+    precedence: int
+    load: Factory
+    description: str = ""
+
+
+@dataclass(frozen=True)
+class ToolInfo:
+    """A tool the agent harness can offer a model; ``factory()`` builds it."""
+
+    name: str
+    factory: Factory
+    description: str = ""
+
+
+@dataclass(frozen=True)
+class Registered:
+    """One registered item and the distribution that registered it."""
+
+    name: str
+    distribution: str
+    item: Any = field(compare=False)

@@ -1,0 +1,23 @@
+"""General-purpose node kinds that make a zero-configuration run possible.
+
+``collect_context``, ``investigate``, ``verify`` and ``summarize`` are safe to
+propose; ``apply_change`` is registered but denied by the default policy
+(:data:`DENIED_BY_DEFAULT`), because it is the one that acts on the world. No
+kind here is given ``run_command``.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from grapharc.stdlib.kinds import DEFAULT_POLICY, DENIED_BY_DEFAULT, STDLIB_WRITES, stdlib_specs
+
+__all__ = ["DEFAULT_POLICY", "DENIED_BY_DEFAULT", "STDLIB_WRITES", "StdlibState", "stdlib_specs"]
+
+
+def __getattr__(name: str) -> Any:
+    if name == "StdlibState":  # built on first use so importing the kinds stays cheap
+        from grapharc.stdlib import kinds
+
+        return kinds.StdlibState
+    raise AttributeError(f"module 'grapharc.stdlib' has no attribute {name!r}")

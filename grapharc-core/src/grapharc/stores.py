@@ -1,0 +1,64 @@
+"""Opening stores by URI: ``<scheme>:<location>`` through the store registry.
+
+Plugins register a scheme for one or more kinds of store (claims, artifacts,
+checkpoints, sessions); ``open_store("memory:")`` and
+``open_store("sqlite:runs/checkpoints.db", kind="checkpoints")`` go through the
+same lookup, so a new backend needs no change here.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from grapharc.errors import GraphARCError
+from grapharc.plugins import UnknownNameError, registry, resolve_factory
+from grapharc.plugins.types import STORE_KINDS
+
+
+class StoreURIError(GraphARCError, ValueError):
+    """A store URI that cannot be read, or that names no single kind of store."""
+
+
+class UnknownStoreSchemeError(UnknownNameError):
+    """A URI scheme no installed distribution registered."""
+
+
+def split_uri(uri: str) -> tuple[str, str]:
+    """``scheme:location``; a ``//`` right after the colon is dropped (``sqlite:///tmp/x.db``)."""
+    if not isinstance(uri, str) or ":" not in uri:
+        raise StoreURIError(f"store URI {uri!r} is not of the form <scheme>:<location>",
+                            hint="for example memory: or sqlite:path/to/file.db")
+    scheme, _, location = uri.partition(":")
+    if not scheme or not scheme.replace("+", "").replace("-", "").isalnum():
+        raise StoreURIError(f"store URI {uri!r} has no valid scheme before the ':'")
+    return scheme.lower(), location.removeprefix("//")
+
+
+def known_schemes() -> dict[str, list[str]]:
+    """Each registered scheme and the kinds of store it serves."""
+    schemes: dict[str, list[str]] = {}
+    for key in registry("stores"):
+        scheme, _, kind = key.partition(":")
+        schemes.setdefault(scheme, []).append(kind)
+    return {scheme: sorted(kinds) for scheme, kinds in sorted(schemes.items())}
+
+
+def open_store(uri: str, kind: str | None = None) -> Any:
+    """Open the store ``uri`` names; ``kind`` may be omitted when the scheme serves only one."""
+    scheme, location = split_uri(uri)
+    schemes = known_schemes()
+    if scheme not in schemes:
+        raise UnknownStoreSchemeError("store scheme", scheme, sorted(schemes),
+                                      hint="install the distribution that provides it")
+    served = schemes[scheme]
+    if kind is None:
+        if len(served) != 1:
+            raise StoreURIError(f"scheme {scheme!r} serves {', '.join(served)}; "
+                                "say which kind of store to open")
+        kind = served[0]
+    if kind not in STORE_KINDS:
+        raise StoreURIError(f"unknown kind of store {kind!r}; kinds: {', '.join(sorted(STORE_KINDS))}")
+    if kind not in served:
+        raise StoreURIError(f"scheme {scheme!r} does not serve {kind}; it serves {', '.join(served)}")
+    info = registry("stores")[f"{scheme}:{kind}"].item
+    return resolve_factory(info.factory)(location, kind)
