@@ -37,6 +37,7 @@ class PluginSource:
     version: str
     module: str
     load: Callable[[], Any]
+    requires: str | None = None
 
 
 @dataclass
@@ -100,9 +101,9 @@ def builtin_source() -> PluginSource:
     )
 
 
-def supports_this_core(module: ModuleType | Any) -> str | None:
+def supports_this_core(module: ModuleType | Any, fallback: str | None = None) -> str | None:
     """Return why a plugin does not support this core, or ``None`` when it does."""
-    requires = getattr(module, REQUIRES_ATTRIBUTE, None)
+    requires = getattr(module, REQUIRES_ATTRIBUTE, fallback)
     if requires is None:
         return f"declares no supported core versions (set {REQUIRES_ATTRIBUTE} in its hook module)"
     from packaging.specifiers import InvalidSpecifier, SpecifierSet
@@ -138,7 +139,7 @@ class PluginHost:
             return
         try:
             module = source.load()
-            reason = supports_this_core(module)
+            reason = supports_this_core(module, source.requires)
             if reason is not None:
                 record.status = "incompatible"
                 record.errors.append(reason)

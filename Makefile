@@ -1,0 +1,34 @@
+# Two entry points for a fresh machine with only python3, pip and make:
+#   make demo   runs the main demo        make test   runs the whole test suite
+# uv is bootstrapped into .tools/ with pip; the workspace is installed into .venv/
+# from uv.lock. PYTHON picks the interpreter (default: python3).
+
+PYTHON ?= python3
+TOOLS  := .tools
+UV     := $(TOOLS)/bin/uv
+VENV   := .venv
+UV_VERSION := 0.13.9
+
+.PHONY: install demo test lint bench clean
+
+$(UV):
+	$(PYTHON) -m venv $(TOOLS)
+	$(TOOLS)/bin/pip install --quiet --disable-pip-version-check uv==$(UV_VERSION)
+
+install: $(UV)
+	$(UV) sync --quiet --all-packages --group dev --locked --python $(PYTHON)
+
+demo: install
+	$(VENV)/bin/grapharc plugins
+
+test: install
+	$(VENV)/bin/pytest
+
+lint: install
+	$(VENV)/bin/ruff check .
+
+bench: install
+	$(VENV)/bin/python benchmarks/cli_startup.py
+
+clean:
+	rm -rf $(TOOLS) $(VENV) .venv-*

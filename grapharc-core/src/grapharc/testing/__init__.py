@@ -1,0 +1,52 @@
+"""Helpers for testing GraphARC code and GraphARC plugins.
+
+``plugin_host`` registers plugins in-process, without entry points;
+``ScriptedChatModel`` is the free, deterministic chat model the ``mock/``
+backend builds; conformance kits (``claim_store_kit``) let any store prove its
+contract in its own tests.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from contextlib import contextmanager
+from typing import Any
+
+from grapharc._version import __version__
+from grapharc.plugins import PluginHost, PluginSource, discover_sources, set_host
+
+__all__ = ["ScriptedChatModel", "in_process_source", "plugin_host"]
+
+
+def in_process_source(plugin: Any, *, name: str, version: str = "0.0.0",
+                      core_requires: str | None = f"=={__version__}") -> PluginSource:
+    """Describe an object of ``@hookimpl`` functions as if a distribution had installed it.
+
+    ``core_requires`` applies only when the object declares no
+    ``GRAPHARC_CORE_REQUIRES`` of its own; pass ``None`` to require one.
+    """
+    return PluginSource(name, version, f"<in-process {name}>", lambda: plugin, core_requires)
+
+
+@contextmanager
+def plugin_host(*plugins: PluginSource, installed: bool = True, strict: bool = False,
+                allowed: set[str] | None = None) -> Iterator[PluginHost]:
+    """Make a host with ``plugins`` (plus installed ones unless ``installed=False``) current.
+
+    The previous host is restored on exit, so one test's plugins never leak into another.
+    """
+    sources = list(discover_sources()) if installed else [discover_sources()[0]]
+    host = PluginHost([*sources, *plugins], strict=strict, allowed=allowed)
+    previous = set_host(host)
+    try:
+        yield host
+    finally:
+        set_host(previous)
+
+
+def __getattr__(name: str) -> Any:
+    if name == "ScriptedChatModel":  # imported on demand: it needs langchain-core
+        from grapharc.models.scripted import ScriptedChatModel
+
+        return ScriptedChatModel
+    raise AttributeError(f"module 'grapharc.testing' has no attribute {name!r}")

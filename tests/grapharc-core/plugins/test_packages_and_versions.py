@@ -1,0 +1,39 @@
+"""One shared version, and a clear message for a plugin package that is not installed."""
+
+from __future__ import annotations
+
+import tomllib
+from pathlib import Path
+
+import pytest
+
+import grapharc
+from grapharc._missing import PLUGIN_PACKAGES, MissingPluginFinder
+
+ROOT = Path(__file__).resolve().parents[3]
+DISTRIBUTIONS = ["grapharc-core", "grapharc-gateway", "grapharc-tools", "grapharc-memory-sqlite",
+                 "grapharc-memory-ladybug", "grapharc-server"]
+
+
+@pytest.mark.parametrize("dist", DISTRIBUTIONS)
+def test_every_distribution_carries_the_module_version(dist):
+    project = tomllib.loads((ROOT / dist / "pyproject.toml").read_text())["project"]
+    assert project["version"] == grapharc.__version__
+    assert project["license"] == "MIT" and project["requires-python"] == ">=3.11"
+    assert list(project["entry-points"]["grapharc"]) == [dist]
+
+
+@pytest.mark.parametrize("dist", DISTRIBUTIONS[1:])
+def test_plugins_pin_the_core_they_were_released_with(dist):
+    project = tomllib.loads((ROOT / dist / "pyproject.toml").read_text())["project"]
+    assert f"grapharc-core=={grapharc.__version__}" in project["dependencies"]
+
+
+@pytest.mark.parametrize(("module", "dist"), sorted(PLUGIN_PACKAGES.items()))
+def test_a_missing_plugin_package_names_the_distribution_to_install(module, dist):
+    with pytest.raises(ModuleNotFoundError, match=f"pip install {dist}"):
+        MissingPluginFinder.find_spec(module)
+
+
+def test_the_missing_plugin_finder_ignores_everything_else():
+    assert MissingPluginFinder.find_spec("grapharc.not_a_plugin") is None

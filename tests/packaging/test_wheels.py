@@ -1,0 +1,134 @@
+"""Build every wheel, install them into clean virtualenvs, and prove the plugin story.
+
+Marked ``packaging``: it builds seven wheels and makes three virtualenvs
+(dependencies come from the package index through uv's cache). The Python
+under test is ``GRAPHARC_PACKAGING_PYTHON`` (default: this interpreter), so CI
+can repeat it under 3.12 and 3.13.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import shutil
+import subprocess
+import sys
+import zipfile
+from pathlib import Path
+
+import pytest
+
+pytestmark = pytest.mark.packaging
+
+ROOT = Path(__file__).resolve().parents[2]
+FIXTURE = ROOT / "tests" / "fixtures" / "grapharc-fixture-plugin"
+LEAVES = {
+    "grapharc-core": "grapharc/",
+    "grapharc-gateway": "grapharc/gateway/",
+    "grapharc-tools": "grapharc/tools/",
+    "grapharc-memory-sqlite": "grapharc/memory/sqlite/",
+    "grapharc-memory-ladybug": "grapharc/memory/ladybug/",
+    "grapharc-server": "grapharc/server/",
+}
+PYTHON = os.environ.get("GRAPHARC_PACKAGING_PYTHON", sys.executable)
+
+
+def uv() -> str:
+    found = shutil.which("uv", path=str(Path(sys.executable).parent)) or shutil.which("uv")
+    if found is None:
+        pytest.fail("uv is not installed; it is part of the dev dependency group")
+    return found
+
+
+def run(*args: str | Path, cwd: Path | None = None, check: bool = True,
+        env: dict[str, str] | None = None) -> subprocess.CompletedProcess[str]:
+    result = subprocess.run([str(a) for a in args], capture_output=True, text=True, cwd=cwd,
+                            timeout=600, env={**os.environ, **(env or {})})
+    if check and result.returncode != 0:
+        pytest.fail(f"{' '.join(map(str, args))} failed ({result.returncode}):\n"
+                    f"{result.stdout}\n{result.stderr}")
+    return result
+
+
+@pytest.fixture(scope="module")
+def wheels(tmp_path_factory: pytest.TempPathFactory) -> dict[str, Path]:
+    out = tmp_path_factory.mktemp("wheels")
+    for dist in LEAVES:
+        run(uv(), "build", "--wheel", "--package", dist, "--out-dir", out, "--quiet", cwd=ROOT)
+    run(uv(), "build", "--wheel", "--out-dir", out, "--quiet", FIXTURE, cwd=ROOT)
+    built = {path.name.split("-")[0].replace("_", "-"): path for path in out.glob("*.whl")}
+    assert set(built) == {*LEAVES, "grapharc-fixture-plugin"}, sorted(built)
+    return built
+
+
+def make_venv(tmp_path: Path, name: str, *wheel_files: Path) -> Path:
+    venv = tmp_path / name
+    run(uv(), "venv", "--quiet", "--python", PYTHON, venv)
+    python = venv / "bin" / "python"
+    run(uv(), "pip", "install", "--quiet", "--python", python,
+        "--find-links", wheel_files[0].parent, *wheel_files)
+    return venv
+
+
+def plugins_json(venv: Path) -> dict[str, dict]:
+    result = run(venv / "bin" / "grapharc", "plugins", "--json")
+    return {d["name"]: d for d in json.loads(result.stdout)["distributions"]}
+
+
+@pytest.mark.parametrize("dist", sorted(LEAVES))
+def test_each_wheel_ships_only_its_own_leaf(wheels: dict[str, Path], dist: str):
+    names = [n for n in zipfile.ZipFile(wheels[dist]).namelist() if ".dist-info/" not in n]
+    assert names, f"{dist} wheel is empty"
+    assert all(name.startswith(LEAVES[dist]) for name in names), names
+    shipped_inits = {"grapharc/__init__.py", "grapharc/memory/__init__.py"} & set(names)
+    if dist == "grapharc-core":
+        assert shipped_inits == {"grapharc/__init__.py", "grapharc/memory/__init__.py"}
+    else:
+        assert shipped_inits == set(), f"{dist} would overwrite core's package files"
+
+
+def test_core_alone_is_a_working_product(wheels: dict[str, Path], tmp_path: Path):
+    venv = make_venv(tmp_path, "core", wheels["grapharc-core"])
+    listed = plugins_json(venv)
+    assert list(listed) == ["grapharc-core"]
+    assert listed["grapharc-core"]["registered"]["model_backends"] == ["mock"]
+    failed = run(venv / "bin" / "python", "-c", "import grapharc.gateway", check=False)
+    assert failed.returncode == 1
+    assert "pip install grapharc-gateway" in failed.stderr
+    reply = run(venv / "bin" / "python", "-c",
+                "from grapharc.models import get_model;"
+                "print(get_model('mock/x', responses=['ok']).invoke('q').content)")
+    assert reply.stdout.strip() == "ok"
+
+
+def test_a_third_party_plugin_adds_its_kind_and_command(wheels: dict[str, Path], tmp_path: Path):
+    venv = make_venv(tmp_path, "fixture", wheels["grapharc-core"],
+                     wheels["grapharc-fixture-plugin"])
+    listed = plugins_json(venv)
+    fixture = listed["grapharc-fixture-plugin"]
+    assert fixture["status"] == "loaded"
+    assert fixture["registered"] == {"node_kinds": ["triage_ticket"], "commands": ["fixture-hello"]}
+    hello = run(venv / "bin" / "grapharc", "fixture-hello", "--json")
+    assert json.loads(hello.stdout) == {"hello": "from grapharc-fixture-plugin"}
+    kinds = run(venv / "bin" / "python", "-c",
+                "from grapharc.planner import NodeRegistry;"
+                "print(' '.join(sorted(NodeRegistry.from_plugins().kinds())))")
+    assert "triage_ticket" in kinds.stdout.split()
+
+
+def test_all_six_and_the_fixture_list_everything(wheels: dict[str, Path], tmp_path: Path):
+    venv = make_venv(tmp_path, "all", *wheels.values())
+    listed = plugins_json(venv)
+    assert set(listed) == {*LEAVES, "grapharc-fixture-plugin"}
+    assert {d["status"] for d in listed.values()} == {"loaded"}
+    backends = listed["grapharc-gateway"]["registered"]["model_backends"]
+    assert {"openai", "openrouter", "ollama", "novita"} <= set(backends)
+    assert listed["grapharc-server"]["registered"]["commands"] == ["serve"]
+    plugin_first = run(
+        venv / "bin" / "python", "-c",
+        "import sys; sys.path.insert(0, sys.argv[1]);"
+        "import grapharc; from grapharc import GraphARC;"
+        "import grapharc.gateway, grapharc.memory.sqlite;"
+        "print(grapharc.__file__)",
+        ROOT / "grapharc-gateway" / "src")
+    assert "site-packages/grapharc/__init__.py" in plugin_first.stdout
