@@ -9,8 +9,8 @@ Public names are exported lazily (PEP 562) so ``import grapharc.gateway`` and
 
 __path__ = __import__("pkgutil").extend_path(__path__, __name__)
 
-from grapharc._missing import install_missing_plugin_hint as _install_hint  # noqa: E402
-from grapharc._version import __version__  # noqa: E402
+from grapharc._missing import install_missing_plugin_hint as _install_hint
+from grapharc._version import __version__
 
 _install_hint()
 

@@ -7,7 +7,7 @@ because plugins build ``NodeSpec`` objects in their hook modules.
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterable
+from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -112,7 +112,7 @@ class NodeRegistry:
     def __contains__(self, kind: object) -> bool:
         return kind in self._specs
 
-    def __iter__(self):  # noqa: ANN204 - an iterator of NodeSpec
+    def __iter__(self) -> Iterator[NodeSpec]:
         return iter(self._specs.values())
 
     def __len__(self) -> int:
