@@ -1,0 +1,229 @@
+"""Claims with provenance, the ``ClaimStore`` contract every backend keeps, and its errors.
+
+A claim is one (subject, predicate, object) fact plus where it came from. Facts
+are never destroyed: a correction is recorded by *supersession*, which links
+the old claim to its replacement, so a later run can see what was replaced and
+why. Subjects are matched by ``normalise_entity``, which is Unicode-aware so
+that 東京 and 北京 stay two entities instead of collapsing to one empty key.
+"""
+
+from __future__ import annotations
+
+import unicodedata
+import uuid
+from datetime import UTC, datetime
+from typing import Protocol, runtime_checkable
+
+from pydantic import (
+    AwareDatetime,
+    BaseModel,
+    ConfigDict,
+    Field,
+    ValidationInfo,
+    field_validator,
+)
+
+from grapharc.errors import GraphARCError
+
+# Punctuation that ends or starts real names ("C#", "F#", "50%", "AT&T", "@user", "*nix"),
+# so stripping it at the edges would merge distinct entities.
+_NAME_MARKS = frozenset("#%&*@")
+
+
+class InvalidEntityError(GraphARCError, ValueError):
+    """Text that cannot name an entity because it normalises to an empty key."""
+
+
+class ClaimStoreError(GraphARCError):
+    """A claim store refused an operation or could not be used."""
+
+
+class ClaimNotFoundError(ClaimStoreError):
+    """No claim with the requested id exists in the store."""
+
+    def __init__(self, claim_id: str) -> None:
+        super().__init__(
+            f"no claim with id {claim_id!r} in this store",
+            hint="list stored claims with all(include_superseded=True)",
+        )
+        self.claim_id = claim_id
+
+
+class DuplicateClaimError(ClaimStoreError):
+    """A claim with this id is already stored; stored claims are never overwritten."""
+
+    def __init__(self, claim_id: str) -> None:
+        super().__init__(
+            f"a claim with id {claim_id!r} is already stored",
+            hint="to correct it, supersede it with a new claim that has a fresh id",
+        )
+        self.claim_id = claim_id
+
+
+class ClaimAlreadySupersededError(ClaimStoreError):
+    """The claim has already been corrected; only the newest claim of a chain can be."""
+
+    def __init__(self, claim_id: str, superseded_by: str) -> None:
+        super().__init__(
+            f"claim {claim_id!r} is already superseded by {superseded_by!r}",
+            hint="supersede the newest claim of the chain, history(id)[-1]; "
+            "new claims are added unsuperseded",
+        )
+        self.claim_id = claim_id
+        self.superseded_by = superseded_by
+
+
+class ClaimStoreClosedError(ClaimStoreError):
+    """The store was used after ``close()``."""
+
+    def __init__(self, store: str) -> None:
+        super().__init__(f"{store} is closed", hint="open the store again to use it")
+
+
+def _is_edge_noise(char: str) -> bool:
+    """Whether ``char`` is trimmed from the ends of an entity: space, control or punctuation."""
+    category = unicodedata.category(char)
+    if char.isspace() or category[0] in "CZ":
+        return True
+    return category[0] == "P" and char not in _NAME_MARKS
+
+
+def normalise_entity(text: str) -> str:
+    """Return the key under which ``text`` names an entity, so spelling variants meet.
+
+    NFKC-normalises and casefolds (so full-width, ligature and case variants
+    agree), trims whitespace, control characters and punctuation at both ends
+    (keeping ``#%&*@``, which end real names such as C#), and collapses inner
+    whitespace to one space. Letters and marks of every script are kept.
+    Raises ``InvalidEntityError`` when nothing is left.
+    """
+    folded = unicodedata.normalize("NFKC", unicodedata.normalize("NFKC", text).casefold())
+    start, end = 0, len(folded)
+    while start < end and _is_edge_noise(folded[start]):
+        start += 1
+    while end > start and _is_edge_noise(folded[end - 1]):
+        end -= 1
+    key = " ".join(folded[start:end].split())
+    if not key:
+        raise InvalidEntityError(
+            f"entity {text!r} normalises to an empty key",
+            hint="name an entity with at least one letter, digit or symbol",
+        )
+    return key
+
+
+def _require_text(value: str, field: str) -> str:
+    """Return ``value`` if it has non-whitespace content, else raise naming ``field``."""
+    if not value.strip():
+        raise ValueError(f"{field} must not be empty or whitespace")
+    return value
+
+
+class Provenance(BaseModel):
+    """Where a claim came from: its source, when it was observed (UTC), and the producing run."""
+
+    model_config = ConfigDict(frozen=True, extra="forbid")
+
+    source: str
+    observed_at: AwareDatetime
+    run_id: str | None = None
+
+    @field_validator("source")
+    @classmethod
+    def _source_not_blank(cls, value: str) -> str:
+        return _require_text(value, "provenance.source")
+
+    @field_validator("run_id")
+    @classmethod
+    def _run_id_not_blank(cls, value: str | None) -> str | None:
+        return None if value is None else _require_text(value, "provenance.run_id")
+
+    @field_validator("observed_at")
+    @classmethod
+    def _observed_at_in_utc(cls, value: datetime) -> datetime:
+        return value.astimezone(UTC)
+
+
+class Claim(BaseModel):
+    """One fact (subject, predicate, object) with mandatory provenance.
+
+    ``superseded_by`` is set by a store when a correction replaces the claim;
+    it names the replacing claim's id.
+    """
+
+    model_config = ConfigDict(frozen=True, extra="forbid")
+
+    id: str = Field(default_factory=lambda: uuid.uuid4().hex)
+    subject: str
+    predicate: str
+    object: str
+    provenance: Provenance
+    superseded_by: str | None = None
+
+    @field_validator("id", "predicate", "object")
+    @classmethod
+    def _not_blank(cls, value: str, info: ValidationInfo) -> str:
+        return _require_text(value, str(info.field_name))
+
+    @field_validator("subject")
+    @classmethod
+    def _subject_is_an_entity(cls, value: str) -> str:
+        normalise_entity(value)
+        return value
+
+    @field_validator("superseded_by")
+    @classmethod
+    def _superseded_by_not_blank(cls, value: str | None) -> str | None:
+        return None if value is None else _require_text(value, "superseded_by")
+
+    @property
+    def subject_key(self) -> str:
+        """The normalised subject, the key ``ClaimStore.about`` matches on."""
+        return normalise_entity(self.subject)
+
+
+@runtime_checkable
+class ClaimStore(Protocol):
+    """Durable or in-process storage for claims where corrections supersede, never overwrite.
+
+    Listings are in insertion order. Implementations are safe to share
+    between threads. ``grapharc.testing.claim_store_kit`` checks the contract.
+    """
+
+    def add(self, claim: Claim) -> Claim:
+        """Store a new claim and return it as stored.
+
+        Raises ``DuplicateClaimError`` if its id is taken and
+        ``ClaimAlreadySupersededError`` if it arrives with ``superseded_by`` set.
+        """
+        ...
+
+    def get(self, claim_id: str) -> Claim:
+        """Return the claim with this id; raises ``ClaimNotFoundError`` naming the id."""
+        ...
+
+    def supersede(self, old_id: str, new_claim: Claim) -> Claim:
+        """Atomically store ``new_claim`` as the correction of ``old_id`` and return it.
+
+        The old claim is kept, with ``superseded_by`` naming the new one.
+        Raises ``ClaimNotFoundError``, ``ClaimAlreadySupersededError`` (the old
+        claim was already corrected) or ``DuplicateClaimError``; on any error
+        nothing is written.
+        """
+        ...
+
+    def about(self, subject: str) -> list[Claim]:
+        """Return the current (not superseded) claims whose normalised subject matches."""
+        ...
+
+    def history(self, claim_id: str) -> list[Claim]:
+        """Return the whole correction chain ``claim_id`` belongs to, oldest to newest."""
+        ...
+
+    def all(self, include_superseded: bool = False) -> list[Claim]:
+        """Return every current claim, or every claim ever stored if ``include_superseded``."""
+        ...
+
+    def close(self) -> None:
+        """Release resources; idempotent. Later calls raise ``ClaimStoreClosedError``."""
+        ...

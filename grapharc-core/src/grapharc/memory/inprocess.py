@@ -1,0 +1,124 @@
+"""The in-process claim store: claims in a dict for the life of the process.
+
+It is the default because a plain run should write nothing to disk that the
+user did not ask for; ``memory:`` is its URI. Durable stores live in the
+grapharc-memory-sqlite and grapharc-memory-ladybug plugins.
+"""
+
+from __future__ import annotations
+
+import threading
+
+from grapharc.errors import ConfigurationError
+from grapharc.memory.claims import (
+    Claim,
+    ClaimAlreadySupersededError,
+    ClaimNotFoundError,
+    ClaimStoreClosedError,
+    DuplicateClaimError,
+    normalise_entity,
+)
+
+
+class InMemoryClaimStore:
+    """A thread-safe ``ClaimStore`` that keeps claims in a dict, in insertion order."""
+
+    def __init__(self) -> None:
+        self._claims: dict[str, Claim] = {}
+        self._predecessor: dict[str, str] = {}
+        self._lock = threading.RLock()
+        self._closed = False
+
+    def _check_open(self) -> None:
+        if self._closed:
+            raise ClaimStoreClosedError("the in-process claim store")
+
+    def _require(self, claim_id: str) -> Claim:
+        claim = self._claims.get(claim_id)
+        if claim is None:
+            raise ClaimNotFoundError(claim_id)
+        return claim
+
+    def _check_insertable(self, claim: Claim) -> None:
+        if claim.id in self._claims:
+            raise DuplicateClaimError(claim.id)
+        if claim.superseded_by is not None:
+            raise ClaimAlreadySupersededError(claim.id, claim.superseded_by)
+
+    def add(self, claim: Claim) -> Claim:
+        """Store a new claim; see ``ClaimStore.add``."""
+        with self._lock:
+            self._check_open()
+            self._check_insertable(claim)
+            self._claims[claim.id] = claim
+            return claim
+
+    def get(self, claim_id: str) -> Claim:
+        """Return the claim with this id; see ``ClaimStore.get``."""
+        with self._lock:
+            self._check_open()
+            return self._require(claim_id)
+
+    def supersede(self, old_id: str, new_claim: Claim) -> Claim:
+        """Record ``new_claim`` as the correction of ``old_id``; see ``ClaimStore.supersede``."""
+        with self._lock:
+            self._check_open()
+            old = self._require(old_id)
+            if old.superseded_by is not None:
+                raise ClaimAlreadySupersededError(old_id, old.superseded_by)
+            self._check_insertable(new_claim)
+            self._claims[new_claim.id] = new_claim
+            self._claims[old_id] = old.model_copy(update={"superseded_by": new_claim.id})
+            self._predecessor[new_claim.id] = old_id
+            return new_claim
+
+    def about(self, subject: str) -> list[Claim]:
+        """Return current claims about ``subject``; see ``ClaimStore.about``."""
+        key = normalise_entity(subject)
+        with self._lock:
+            self._check_open()
+            return [c for c in self._current() if c.subject_key == key]
+
+    def history(self, claim_id: str) -> list[Claim]:
+        """Return the correction chain ``claim_id`` is in, oldest first."""
+        with self._lock:
+            self._check_open()
+            self._require(claim_id)
+            root = claim_id
+            while root in self._predecessor:
+                root = self._predecessor[root]
+            chain = [self._claims[root]]
+            while chain[-1].superseded_by is not None:
+                chain.append(self._claims[chain[-1].superseded_by])
+            return chain
+
+    def all(self, include_superseded: bool = False) -> list[Claim]:
+        """Return current claims, or every claim if ``include_superseded``."""
+        with self._lock:
+            self._check_open()
+            return list(self._claims.values()) if include_superseded else self._current()
+
+    def _current(self) -> list[Claim]:
+        return [c for c in self._claims.values() if c.superseded_by is None]
+
+    def close(self) -> None:
+        """Mark the store closed; the claims are dropped with it."""
+        with self._lock:
+            self._closed = True
+            self._claims.clear()
+            self._predecessor.clear()
+
+
+def open_inprocess_store(location: str, kind: str) -> InMemoryClaimStore:
+    """Open a fresh in-process claim store for the URI ``memory:`` (which takes no location)."""
+    if kind != "claims":
+        raise ConfigurationError(
+            f"the memory: store scheme serves claims, not {kind!r}",
+            hint="use a durable store (for example sqlite:PATH) for other kinds",
+        )
+    if location:
+        raise ConfigurationError(
+            f"store URI 'memory:{location}' has a location, but memory: takes none",
+            hint="use 'memory:' for the in-process store, or 'sqlite:PATH' to keep claims on disk",
+        )
+    return InMemoryClaimStore()

@@ -1,0 +1,291 @@
+"""``LadybugMemoryStore``: claims as a property graph in LadybugDB, corrections as edges.
+
+Each claim is a ``Claim`` node; a correction is a ``SUPERSEDED_BY`` edge from
+the old claim to the new one, declared ``ONE_ONE`` so the engine itself
+refuses a second correction of a claim, and ``history()`` is one Cypher path
+query. A supersession is a single statement that creates the new node and its
+edge together, so it commits whole or not at all.
+
+Behaviour of LadybugDB (package ``real-ladybug``, import ``real_ladybug``,
+0.15.x) this module relies on, as observed and pinned by the tests:
+
+- Concurrency is by an exclusive file lock. While one process has the database
+  open for writing, any other process fails to open it, read-write or
+  read-only, with ``RuntimeError: IO exception: Could not set lock on file``;
+  this store turns that into ``LadybugLockedError``. Sequential hand-off (close
+  in one process, open in the next) works; concurrent multi-process writing
+  does not. Use grapharc-memory-sqlite when several processes must share claims.
+- The lock does not guard a process against itself: a second ``Database`` on
+  the same path in the same process opens, and two writers would corrupt the
+  file. This module therefore refuses a second open of a path within a process.
+- Variable-length paths stop at 30 hops unless ``var_length_extend_max_depth``
+  is raised, silently truncating a longer chain; this store raises it to
+  ``MAX_CHAIN_LENGTH`` and its history query only matches a complete chain.
+- ``TIMESTAMP`` drops a datetime's timezone without converting it, so
+  observation times are written as naive UTC and read back as UTC.
+"""
+
+from __future__ import annotations
+
+import threading
+from datetime import UTC, datetime
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+from grapharc.errors import ConfigurationError
+from grapharc.memory.claims import (
+    Claim,
+    ClaimAlreadySupersededError,
+    ClaimNotFoundError,
+    ClaimStoreClosedError,
+    ClaimStoreError,
+    DuplicateClaimError,
+    Provenance,
+    normalise_entity,
+)
+
+if TYPE_CHECKING:
+    import real_ladybug
+
+SCHEMA_COMPONENT = "claims"
+SCHEMA_VERSION = 1
+MAX_CHAIN_LENGTH = 100_000
+
+_SCHEMA = (
+    "CREATE NODE TABLE SchemaVersion (component STRING, version INT64, PRIMARY KEY (component))",
+    "CREATE NODE TABLE Claim (id STRING, seq SERIAL, subject STRING, subject_key STRING, "
+    "predicate STRING, object STRING, source STRING, observed_at TIMESTAMP, run_id STRING, "
+    "PRIMARY KEY (id))",
+    "CREATE REL TABLE SUPERSEDED_BY (FROM Claim TO Claim, ONE_ONE)",
+)
+
+_NEW_CLAIM = (
+    "(n:Claim {id: $id, subject: $subject, subject_key: $subject_key, predicate: $predicate, "
+    "object: $object, source: $source, observed_at: $observed_at, run_id: $run_id})"
+)
+
+_WITH_SUCCESSOR = "OPTIONAL MATCH (c)-[:SUPERSEDED_BY]->(s:Claim)"
+
+_HISTORY = """
+MATCH (member:Claim {id: $id})
+MATCH (root:Claim)-[:SUPERSEDED_BY*0..]->(member)
+WHERE NOT EXISTS { MATCH (:Claim)-[:SUPERSEDED_BY]->(root) }
+MATCH chain = (root)-[:SUPERSEDED_BY*0..]->(head:Claim)
+WHERE NOT EXISTS { MATCH (head)-[:SUPERSEDED_BY]->(:Claim) }
+RETURN nodes(chain)
+"""
+
+_OPEN_PATHS: set[Path] = set()
+_OPEN_PATHS_LOCK = threading.Lock()
+
+
+class LadybugLockedError(ClaimStoreError):
+    """The LadybugDB database is already open elsewhere, and LadybugDB allows one writer."""
+
+
+def _to_claim(node: dict[str, Any], superseded_by: str | None) -> Claim:
+    provenance = Provenance(
+        source=node["source"],
+        observed_at=node["observed_at"].replace(tzinfo=UTC),
+        run_id=node["run_id"],
+    )
+    return Claim(
+        id=node["id"],
+        subject=node["subject"],
+        predicate=node["predicate"],
+        object=node["object"],
+        provenance=provenance,
+        superseded_by=superseded_by,
+    )
+
+
+def _parameters(claim: Claim) -> dict[str, Any]:
+    observed_at: datetime = claim.provenance.observed_at
+    return {
+        "id": claim.id,
+        "subject": claim.subject,
+        "subject_key": claim.subject_key,
+        "predicate": claim.predicate,
+        "object": claim.object,
+        "source": claim.provenance.source,
+        "observed_at": observed_at.astimezone(UTC).replace(tzinfo=None),
+        "run_id": claim.provenance.run_id,
+    }
+
+
+class LadybugMemoryStore:
+    """A durable ``ClaimStore`` on an embedded LadybugDB graph; one process at a time."""
+
+    def __init__(self, path: str | Path) -> None:
+        self.path = Path(path)
+        self._key = self.path.resolve()
+        self._lock = threading.Lock()
+        self._database: real_ladybug.Database | None = None
+        self._connection: real_ladybug.Connection | None = None
+        self._registered = False
+        with _OPEN_PATHS_LOCK:
+            if self._key in _OPEN_PATHS:
+                raise LadybugLockedError(
+                    f"LadybugDB database {str(self.path)!r} is already open in this process",
+                    hint="share the open LadybugMemoryStore, or close it before opening again",
+                )
+            _OPEN_PATHS.add(self._key)
+            self._registered = True
+        try:
+            self._open()
+        except BaseException:
+            self.close()
+            raise
+
+    def _open(self) -> None:
+        """Open the database (translating its lock error) and create or check the schema."""
+        import real_ladybug
+
+        try:
+            self._database = real_ladybug.Database(self.path)
+            self._connection = real_ladybug.Connection(self._database)
+        except RuntimeError as error:
+            if "Could not set lock" in str(error):
+                raise LadybugLockedError(
+                    f"LadybugDB database {str(self.path)!r} is locked by another process; "
+                    "LadybugDB lets one process write it, and no other open it meanwhile",
+                    hint="close it in the other process first, or use grapharc-memory-sqlite "
+                    "for claims shared by concurrent processes",
+                ) from error
+            raise ClaimStoreError(
+                f"cannot open LadybugDB claim store {str(self.path)!r}: {error}",
+                hint="give the path of a LadybugDB database file (created if missing) "
+                "in an existing, writable directory",
+            ) from error
+        self._query(f"CALL var_length_extend_max_depth={MAX_CHAIN_LENGTH}")
+        tables = {row[0] for row in self._query("CALL show_tables() RETURN name")}
+        if "SchemaVersion" not in tables:
+            self._query("BEGIN TRANSACTION")
+            for statement in _SCHEMA:
+                self._query(statement)
+            self._query(
+                "CREATE (:SchemaVersion {component: $component, version: $version})",
+                {"component": SCHEMA_COMPONENT, "version": SCHEMA_VERSION},
+            )
+            self._query("COMMIT")
+            return
+        found = self._query(
+            "MATCH (v:SchemaVersion {component: $component}) RETURN v.version",
+            {"component": SCHEMA_COMPONENT},
+        )
+        version = found[0][0] if found else None
+        if version != SCHEMA_VERSION:
+            raise ClaimStoreError(
+                f"LadybugDB claim store {str(self.path)!r} has claims schema version "
+                f"{version}, but this grapharc-memory-ladybug reads version {SCHEMA_VERSION}",
+                hint="open it with the GraphARC version that wrote it",
+            )
+
+    def _query(self, cypher: str, parameters: dict[str, Any] | None = None) -> list[Any]:
+        """Run one Cypher statement and return its rows."""
+        if self._connection is None:
+            raise ClaimStoreClosedError(f"LadybugDB claim store {str(self.path)!r}")
+        result = self._connection.execute(cypher, parameters or {})
+        assert not isinstance(result, list), "one statement yields one result"
+        return result.get_all()
+
+    def _claims(self, match: str, parameters: dict[str, Any] | None = None) -> list[Claim]:
+        """Return the claims ``c`` that ``match`` binds, in insertion order."""
+        with self._lock:
+            rows = self._query(f"{match} RETURN c, s.id ORDER BY c.seq", parameters)
+        return [_to_claim(node, successor) for node, successor in rows]
+
+    def _check_insertable(self, claim: Claim) -> None:
+        if claim.superseded_by is not None:
+            raise ClaimAlreadySupersededError(claim.id, claim.superseded_by)
+        if self._query("MATCH (c:Claim {id: $id}) RETURN c.id", {"id": claim.id}):
+            raise DuplicateClaimError(claim.id)
+
+    def add(self, claim: Claim) -> Claim:
+        """Store a new claim as a node; see ``ClaimStore.add``."""
+        with self._lock:
+            self._check_insertable(claim)
+            self._query(f"CREATE {_NEW_CLAIM}", _parameters(claim))
+        return claim
+
+    def get(self, claim_id: str) -> Claim:
+        """Return the claim with this id; see ``ClaimStore.get``."""
+        found = self._claims(f"MATCH (c:Claim {{id: $id}}) {_WITH_SUCCESSOR}", {"id": claim_id})
+        if not found:
+            raise ClaimNotFoundError(claim_id)
+        return found[0]
+
+    def supersede(self, old_id: str, new_claim: Claim) -> Claim:
+        """Create ``new_claim`` and its ``SUPERSEDED_BY`` edge from ``old_id`` in one statement."""
+        with self._lock:
+            found = self._query(
+                "MATCH (c:Claim {id: $id}) OPTIONAL MATCH (c)-[:SUPERSEDED_BY]->(s:Claim) "
+                "RETURN s.id",
+                {"id": old_id},
+            )
+            if not found:
+                raise ClaimNotFoundError(old_id)
+            if found[0][0] is not None:
+                raise ClaimAlreadySupersededError(old_id, found[0][0])
+            self._check_insertable(new_claim)
+            self._query(
+                f"MATCH (o:Claim {{id: $old_id}}) CREATE (o)-[:SUPERSEDED_BY]->{_NEW_CLAIM}",
+                {"old_id": old_id, **_parameters(new_claim)},
+            )
+        return new_claim
+
+    def about(self, subject: str) -> list[Claim]:
+        """Return current claims about ``subject``; see ``ClaimStore.about``."""
+        return self._claims(
+            f"MATCH (c:Claim) WHERE c.subject_key = $key {_WITH_SUCCESSOR} "
+            "WITH c, s WHERE s IS NULL",
+            {"key": normalise_entity(subject)},
+        )
+
+    def history(self, claim_id: str) -> list[Claim]:
+        """Return the correction chain ``claim_id`` is in, oldest first, as one path query."""
+        with self._lock:
+            rows = self._query(_HISTORY, {"id": claim_id})
+        if not rows:
+            self.get(claim_id)
+            raise ClaimStoreError(
+                f"the correction chain of claim {claim_id!r} is longer than "
+                f"{MAX_CHAIN_LENGTH} claims, the most this store walks",
+            )
+        nodes: list[dict[str, Any]] = rows[0][0]
+        successors = [node["id"] for node in nodes[1:]] + [None]
+        pairs = zip(nodes, successors, strict=True)
+        return [_to_claim(node, successor) for node, successor in pairs]
+
+    def all(self, include_superseded: bool = False) -> list[Claim]:
+        """Return current claims, or every claim if ``include_superseded``."""
+        current_only = "" if include_superseded else "WITH c, s WHERE s IS NULL"
+        return self._claims(f"MATCH (c:Claim) {_WITH_SUCCESSOR} {current_only}")
+
+    def close(self) -> None:
+        """Close the connection and database, releasing the file lock; idempotent."""
+        with self._lock:
+            if self._connection is not None:
+                self._connection.close()
+            if self._database is not None:
+                self._database.close()
+            self._connection = None
+            self._database = None
+            if self._registered:
+                with _OPEN_PATHS_LOCK:
+                    _OPEN_PATHS.discard(self._key)
+                self._registered = False
+
+
+def open_claim_store(location: str, kind: str) -> LadybugMemoryStore:
+    """Open the claim store for the URI ``ladybug:<location>``, where location is a path."""
+    if kind != "claims":
+        raise ConfigurationError(
+            f"the ladybug: store scheme of grapharc-memory-ladybug serves claims, not {kind!r}",
+        )
+    if not location:
+        raise ConfigurationError(
+            "store URI 'ladybug:' names no database",
+            hint="give a path, for example 'ladybug:memory.lbug'",
+        )
+    return LadybugMemoryStore(location)

@@ -1,0 +1,272 @@
+"""``SQLiteMemoryStore``: durable claims in one SQLite file, shared safely between processes.
+
+The file is in WAL mode with ``synchronous=FULL``, so readers in other
+processes never block the writer and a committed claim survives a crash.
+Claims are insert-only rows; a correction is a row in ``supersessions``
+(``old_id`` is its primary key, so a claim is superseded at most once, even by
+racing processes), and triggers refuse UPDATE and DELETE on both tables. A
+supersession writes the new claim and its link in one ``BEGIN IMMEDIATE``
+transaction, so a crash leaves both or neither. ``schema_versions`` records
+the layout per component so a later GraphARC can migrate the file (and an
+older one refuses a newer file instead of misreading it).
+"""
+
+from __future__ import annotations
+
+import sqlite3
+import threading
+from collections.abc import Iterator
+from contextlib import contextmanager
+from datetime import datetime
+from pathlib import Path
+
+from grapharc.errors import ConfigurationError
+from grapharc.memory.claims import (
+    Claim,
+    ClaimAlreadySupersededError,
+    ClaimNotFoundError,
+    ClaimStoreClosedError,
+    ClaimStoreError,
+    DuplicateClaimError,
+    Provenance,
+    normalise_entity,
+)
+
+SCHEMA_COMPONENT = "claims"
+SCHEMA_VERSION = 1
+
+_SCHEMA = (
+    """CREATE TABLE claims (
+        seq INTEGER PRIMARY KEY AUTOINCREMENT,
+        id TEXT NOT NULL UNIQUE,
+        subject TEXT NOT NULL,
+        subject_key TEXT NOT NULL,
+        predicate TEXT NOT NULL,
+        object TEXT NOT NULL,
+        source TEXT NOT NULL,
+        observed_at TEXT NOT NULL,
+        run_id TEXT
+    )""",
+    "CREATE INDEX claims_by_subject_key ON claims (subject_key)",
+    """CREATE TABLE supersessions (
+        old_id TEXT PRIMARY KEY REFERENCES claims (id),
+        new_id TEXT NOT NULL UNIQUE REFERENCES claims (id)
+    )""",
+    *(
+        f"CREATE TRIGGER {table}_are_never_{verb}d BEFORE {verb.upper()} ON {table} "
+        f"BEGIN SELECT RAISE(ABORT, '{table} are append-only; supersede instead'); END"
+        for table in ("claims", "supersessions")
+        for verb in ("update", "delete")
+    ),
+)
+
+_SELECT = """
+SELECT c.id, c.subject, c.predicate, c.object, c.source, c.observed_at, c.run_id, s.new_id
+FROM claims AS c LEFT JOIN supersessions AS s ON s.old_id = c.id
+"""
+
+_HISTORY = f"""
+WITH RECURSIVE
+    back (id, depth) AS (
+        SELECT ?, 0
+        UNION ALL
+        SELECT s.old_id, back.depth + 1 FROM supersessions AS s JOIN back ON s.new_id = back.id
+    ),
+    root (id) AS (SELECT id FROM back ORDER BY depth DESC LIMIT 1),
+    forward (id, depth) AS (
+        SELECT id, 0 FROM root
+        UNION ALL
+        SELECT s.new_id, forward.depth + 1
+        FROM supersessions AS s JOIN forward ON s.old_id = forward.id
+    )
+{_SELECT} JOIN forward ON forward.id = c.id ORDER BY forward.depth
+"""
+
+_Row = tuple[str, str, str, str, str, str, str | None, str | None]
+
+
+def _to_claim(row: _Row) -> Claim:
+    claim_id, subject, predicate, obj, source, observed_at, run_id, superseded_by = row
+    provenance = Provenance(
+        source=source, observed_at=datetime.fromisoformat(observed_at), run_id=run_id
+    )
+    return Claim(
+        id=claim_id,
+        subject=subject,
+        predicate=predicate,
+        object=obj,
+        provenance=provenance,
+        superseded_by=superseded_by,
+    )
+
+
+class SQLiteMemoryStore:
+    """A durable ``ClaimStore`` in one SQLite file; several processes may share the file."""
+
+    def __init__(self, path: str | Path) -> None:
+        self.path = Path(path)
+        self._lock = threading.Lock()
+        self._connection: sqlite3.Connection | None = None
+        try:
+            self._connection = sqlite3.connect(
+                self.path, isolation_level=None, check_same_thread=False, timeout=30.0
+            )
+            self._prepare()
+        except sqlite3.Error as error:
+            self.close()
+            raise ClaimStoreError(
+                f"cannot open claim store {str(self.path)!r}: {error}",
+                hint="give the path of a SQLite file (it is created if missing) "
+                "in an existing, writable directory",
+            ) from error
+        except ClaimStoreError:
+            self.close()
+            raise
+
+    def _prepare(self) -> None:
+        """Switch the file to WAL and create or check the claims schema."""
+        connection = self._open_connection()
+        mode = connection.execute("PRAGMA journal_mode=WAL").fetchone()[0]
+        if mode != "wal":
+            raise ClaimStoreError(
+                f"claim store {str(self.path)!r} cannot use WAL mode (it stays {mode!r})",
+                hint="keep the file on a local filesystem that supports shared memory",
+            )
+        connection.execute("PRAGMA synchronous=FULL")
+        connection.execute("PRAGMA foreign_keys=ON")
+        with self._transaction() as cursor:
+            cursor.execute(
+                "CREATE TABLE IF NOT EXISTS schema_versions "
+                "(component TEXT PRIMARY KEY, version INTEGER NOT NULL)"
+            )
+            row = cursor.execute(
+                "SELECT version FROM schema_versions WHERE component = ?", (SCHEMA_COMPONENT,)
+            ).fetchone()
+            if row is None:
+                for statement in _SCHEMA:
+                    cursor.execute(statement)
+                cursor.execute(
+                    "INSERT INTO schema_versions (component, version) VALUES (?, ?)",
+                    (SCHEMA_COMPONENT, SCHEMA_VERSION),
+                )
+            elif row[0] != SCHEMA_VERSION:
+                raise ClaimStoreError(
+                    f"claim store {str(self.path)!r} has claims schema version {row[0]}, "
+                    f"but this grapharc-memory-sqlite reads version {SCHEMA_VERSION}",
+                    hint="open it with the GraphARC version that wrote it",
+                )
+
+    def _open_connection(self) -> sqlite3.Connection:
+        if self._connection is None:
+            raise ClaimStoreClosedError(f"claim store {str(self.path)!r}")
+        return self._connection
+
+    @contextmanager
+    def _transaction(self) -> Iterator[sqlite3.Cursor]:
+        """Run the block in one write transaction that takes the file's write lock up front."""
+        cursor = self._open_connection().cursor()
+        cursor.execute("BEGIN IMMEDIATE")
+        try:
+            yield cursor
+        except BaseException:
+            if cursor.connection.in_transaction:
+                cursor.execute("ROLLBACK")
+            raise
+        cursor.execute("COMMIT")
+
+    def _read(self, sql: str, parameters: tuple[str, ...] = ()) -> list[Claim]:
+        with self._lock:
+            rows = self._open_connection().execute(sql, parameters).fetchall()
+        return [_to_claim(row) for row in rows]
+
+    def _insert(self, cursor: sqlite3.Cursor, claim: Claim) -> None:
+        if claim.superseded_by is not None:
+            raise ClaimAlreadySupersededError(claim.id, claim.superseded_by)
+        if cursor.execute("SELECT 1 FROM claims WHERE id = ?", (claim.id,)).fetchone():
+            raise DuplicateClaimError(claim.id)
+        cursor.execute(
+            "INSERT INTO claims (id, subject, subject_key, predicate, object, source, "
+            "observed_at, run_id) VALUES (?, ?, ?, ?, ?, ?, ?, ?)",
+            (
+                claim.id,
+                claim.subject,
+                claim.subject_key,
+                claim.predicate,
+                claim.object,
+                claim.provenance.source,
+                claim.provenance.observed_at.isoformat(),
+                claim.provenance.run_id,
+            ),
+        )
+
+    def add(self, claim: Claim) -> Claim:
+        """Store a new claim; see ``ClaimStore.add``."""
+        with self._lock, self._transaction() as cursor:
+            self._insert(cursor, claim)
+        return claim
+
+    def get(self, claim_id: str) -> Claim:
+        """Return the claim with this id; see ``ClaimStore.get``."""
+        found = self._read(f"{_SELECT} WHERE c.id = ?", (claim_id,))
+        if not found:
+            raise ClaimNotFoundError(claim_id)
+        return found[0]
+
+    def supersede(self, old_id: str, new_claim: Claim) -> Claim:
+        """Record ``new_claim`` as the correction of ``old_id`` in one transaction."""
+        with self._lock, self._transaction() as cursor:
+            row = cursor.execute(
+                "SELECT s.new_id FROM claims AS c LEFT JOIN supersessions AS s "
+                "ON s.old_id = c.id WHERE c.id = ?",
+                (old_id,),
+            ).fetchone()
+            if row is None:
+                raise ClaimNotFoundError(old_id)
+            if row[0] is not None:
+                raise ClaimAlreadySupersededError(old_id, row[0])
+            self._insert(cursor, new_claim)
+            cursor.execute(
+                "INSERT INTO supersessions (old_id, new_id) VALUES (?, ?)",
+                (old_id, new_claim.id),
+            )
+        return new_claim
+
+    def about(self, subject: str) -> list[Claim]:
+        """Return current claims about ``subject``; see ``ClaimStore.about``."""
+        key = normalise_entity(subject)
+        return self._read(
+            f"{_SELECT} WHERE c.subject_key = ? AND s.new_id IS NULL ORDER BY c.seq", (key,)
+        )
+
+    def history(self, claim_id: str) -> list[Claim]:
+        """Return the correction chain ``claim_id`` is in, oldest first, via a recursive query."""
+        chain = self._read(_HISTORY, (claim_id,))
+        if not chain:
+            raise ClaimNotFoundError(claim_id)
+        return chain
+
+    def all(self, include_superseded: bool = False) -> list[Claim]:
+        """Return current claims, or every claim if ``include_superseded``."""
+        where = "" if include_superseded else "WHERE s.new_id IS NULL"
+        return self._read(f"{_SELECT} {where} ORDER BY c.seq")
+
+    def close(self) -> None:
+        """Close the connection; idempotent."""
+        with self._lock:
+            if self._connection is not None:
+                self._connection.close()
+                self._connection = None
+
+
+def open_claim_store(location: str, kind: str) -> SQLiteMemoryStore:
+    """Open the claim store for the URI ``sqlite:<location>``, where location is a file path."""
+    if kind != "claims":
+        raise ConfigurationError(
+            f"the sqlite: store scheme of grapharc-memory-sqlite serves claims, not {kind!r}",
+        )
+    if not location:
+        raise ConfigurationError(
+            "store URI 'sqlite:' names no file",
+            hint="give a path, for example 'sqlite:memory.db'",
+        )
+    return SQLiteMemoryStore(location)
