@@ -1,0 +1,198 @@
+"""A run's budget (what it may spend) and its meter (what it has spent), shared by every node.
+
+The meter is charged by the runtime itself — iterations at each node start, tokens by the usage
+callback at each model call — so a node cannot under-report; it only has to be in scope.
+"""
+
+from __future__ import annotations
+
+import math
+import threading
+from dataclasses import dataclass
+from time import monotonic
+from typing import Any
+
+from grapharc.errors import GraphARCError
+from grapharc.runtime.deadline import MAX_DEADLINE_SECONDS
+
+
+class InvalidBudgetError(GraphARCError):
+    """A budget or meter was given a value it cannot enforce."""
+
+    def __init__(self, field: str, value: object, expected: str) -> None:
+        super().__init__(
+            f"{field} must be {expected}, got {value!r}",
+            hint="use None for no limit" if field.startswith("Budget.") else "",
+        )
+        self.field = field
+        self.value = value
+
+
+class BudgetExceededError(GraphARCError):
+    """A run spent past one of its ceilings; ``dimension`` says which one."""
+
+    def __init__(self, dimension: str, limit: int, used: int, node: str | None = None) -> None:
+        where = f" (node {node!r})" if node is not None else ""
+        super().__init__(
+            f"{dimension} budget exceeded{where}: {used} used of a limit of {limit}",
+            hint=f"raise the budget's max_{dimension} or make the run cheaper",
+        )
+        self.dimension = dimension
+        self.limit = limit
+        self.used = used
+        self.node = node
+
+    def __reduce__(self) -> tuple[type[BudgetExceededError], tuple[str, int, int, str | None]]:
+        return (type(self), (self.dimension, self.limit, self.used, self.node))
+
+
+@dataclass(frozen=True, slots=True)
+class Budget:
+    """Per-run ceilings; ``None`` in any dimension means unlimited.
+
+    ``max_concurrency`` caps parallel workers rather than being consumed, so the meter does not
+    count it. ``max_seconds`` may be ``inf``; timers use ``effective_seconds`` (clamped to
+    ``MAX_DEADLINE_SECONDS``, 31 days) so one can always be armed.
+    """
+
+    max_iterations: int | None = None
+    max_tokens: int | None = None
+    max_seconds: float | None = None
+    max_concurrency: int | None = None
+
+    def __post_init__(self) -> None:
+        for name in ("max_iterations", "max_tokens", "max_concurrency"):
+            value = getattr(self, name)
+            if value is not None:
+                object.__setattr__(self, name, _positive_int(f"Budget.{name}", value))
+        if self.max_seconds is not None:
+            object.__setattr__(self, "max_seconds", _positive_seconds(self.max_seconds))
+
+    @property
+    def effective_seconds(self) -> float | None:
+        """``max_seconds`` clamped to what a timer can be armed with (None when unlimited)."""
+        if self.max_seconds is None:
+            return None
+        return min(self.max_seconds, MAX_DEADLINE_SECONDS)
+
+
+def _positive_int(field: str, value: Any) -> int:
+    if isinstance(value, bool) or not isinstance(value, int) or value <= 0:
+        raise InvalidBudgetError(field, value, "a positive integer or None")
+    return int(value)
+
+
+def _positive_seconds(value: Any) -> float:
+    if isinstance(value, bool) or not isinstance(value, int | float) or math.isnan(value) or value <= 0:
+        raise InvalidBudgetError("Budget.max_seconds", value, "a positive number of seconds or None")
+    return float(value)
+
+
+def _count(field: str, value: Any) -> int:
+    if isinstance(value, bool) or not isinstance(value, int) or value < 0:
+        raise InvalidBudgetError(field, value, "a non-negative integer")
+    return int(value)
+
+
+def _cost(field: str, value: Any) -> float:
+    if isinstance(value, bool) or not isinstance(value, int | float) or not math.isfinite(value) or value < 0:
+        raise InvalidBudgetError(field, value, "a finite non-negative number of US dollars")
+    return float(value)
+
+
+class BudgetMeter:
+    """What a run has spent against its Budget; thread-safe, shared by parallel workers.
+
+    Start it with earlier counts to carry spend across a resume.
+    """
+
+    def __init__(
+        self, budget: Budget, *, iterations: int = 0, tokens: int = 0, cost_usd: float = 0.0
+    ) -> None:
+        self._budget = budget
+        self._lock = threading.Lock()
+        self._iterations = _count("BudgetMeter iterations", iterations)
+        self._tokens = _count("BudgetMeter tokens", tokens)
+        self._cost_usd = _cost("BudgetMeter cost_usd", cost_usd)
+        self._unpriced_calls = 0
+        self.started_at = monotonic()
+
+    @property
+    def budget(self) -> Budget:
+        """The ceilings this meter enforces."""
+        return self._budget
+
+    @property
+    def iterations(self) -> int:
+        """Node executions charged so far."""
+        return self._iterations
+
+    @property
+    def tokens(self) -> int:
+        """Tokens charged so far (may exceed the ceiling by the one call that crossed it)."""
+        return self._tokens
+
+    @property
+    def cost_usd(self) -> float:
+        """Sum of the costs providers reported; unpriced calls add nothing here."""
+        return self._cost_usd
+
+    @property
+    def unpriced_calls(self) -> int:
+        """Charges that came without a cost, so ``cost_usd`` understates the spend."""
+        return self._unpriced_calls
+
+    def charge_iteration(self, node: str) -> int:
+        """Count one execution of ``node``; refuse (without counting) one past max_iterations."""
+        limit = self._budget.max_iterations
+        with self._lock:
+            if limit is not None and self._iterations >= limit:
+                raise BudgetExceededError("iterations", limit, self._iterations, node)
+            self._iterations += 1
+            return self._iterations
+
+    def charge_tokens(self, tokens: int, cost_usd: float | None = None, *, node: str | None = None) -> int:
+        """Add one call's usage, then raise if it crossed max_tokens.
+
+        The usage is recorded before the check, so the overspend is bounded by the single call
+        that crossed the ceiling and the meter still shows what was really spent.
+        """
+        tokens = _count("charged tokens", tokens)
+        cost = None if cost_usd is None else _cost("charged cost_usd", cost_usd)
+        limit = self._budget.max_tokens
+        with self._lock:
+            self._tokens += tokens
+            if cost is None:
+                self._unpriced_calls += 1
+            else:
+                self._cost_usd += cost
+            total = self._tokens
+        if limit is not None and total > limit:
+            raise BudgetExceededError("tokens", limit, total, node)
+        return total
+
+    def check_tokens_available(self, *, node: str | None = None) -> None:
+        """Raise before a model call if the run is already at or over its token ceiling."""
+        limit = self._budget.max_tokens
+        if limit is not None and self._tokens >= limit:
+            raise BudgetExceededError("tokens", limit, self._tokens, node)
+
+    def seconds_left(self) -> float | None:
+        """Seconds until max_seconds (clamped like ``effective_seconds``), never below 0."""
+        allowed = self._budget.effective_seconds
+        if allowed is None:
+            return None
+        return max(0.0, allowed - (monotonic() - self.started_at))
+
+    def remaining(self) -> dict[str, int | float | None]:
+        """What is left per consumable dimension (iterations, tokens, seconds); None = unlimited."""
+        budget = self._budget
+        with self._lock:
+            iterations, tokens = self._iterations, self._tokens
+        return {
+            "iterations": None
+            if budget.max_iterations is None
+            else max(0, budget.max_iterations - iterations),
+            "tokens": None if budget.max_tokens is None else max(0, budget.max_tokens - tokens),
+            "seconds": self.seconds_left(),
+        }

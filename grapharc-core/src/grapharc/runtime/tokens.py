@@ -1,0 +1,222 @@
+"""Charge every model call a node makes to the run's meter, without the node's cooperation.
+
+A LangChain configure hook puts the current node scope's callback handler on every callback
+manager LangChain builds, so any chat model invoked in the node's context reports to it — also
+inside library code that never sees the node's config. The scope lives in a ContextVar, so fan-out
+workers (threads started through ``contextvars.copy_context`` and asyncio tasks) each report to
+their own scope and are charged only their own calls.
+
+Usage is read from each generation's ``AIMessage.usage_metadata`` (``total_tokens``, else input +
+output), falling back to ``llm_output["token_usage"]`` (OpenAI's prompt/completion/total names).
+Cached prompt tokens are part of ``input_tokens`` in LangChain's convention, and are charged at
+full weight like any other input token. The provider's price comes from
+``response_metadata["cost_usd"]`` or ``llm_output["cost_usd"]``; a call without one is unpriced.
+A call is charged once, to the innermost node scope active where it ran (or, if it ran where no
+scope is active but reached a scope's handler through inherited callbacks, to that scope); a run
+reported twice under the same ``run_id`` is charged once.
+"""
+
+from __future__ import annotations
+
+import math
+import threading
+from collections import OrderedDict
+from contextlib import AbstractContextManager
+from contextvars import ContextVar
+from dataclasses import dataclass
+from types import TracebackType
+from typing import Any
+from uuid import UUID
+
+from langchain_core.callbacks import BaseCallbackHandler
+from langchain_core.outputs import LLMResult
+from langchain_core.tracers.context import register_configure_hook
+
+from grapharc.errors import GraphARCError
+from grapharc.runtime.budget import BudgetMeter, InvalidBudgetError
+
+_CLAIMED_RUNS_KEPT = 4096
+
+
+class NoUsageScopeError(GraphARCError):
+    """Usage was charged by hand where no node scope is active, so no node could own it."""
+
+
+@dataclass(slots=True)
+class NodeUsage:
+    """What one node execution spent; filled in live while the scope is open.
+
+    ``cost_usd`` is the sum of reported prices, or None if no call reported one.
+    """
+
+    tokens: int = 0
+    input_tokens: int = 0
+    output_tokens: int = 0
+    cost_usd: float | None = None
+    calls: int = 0
+    unpriced_calls: int = 0
+
+
+class _NodeUsageHandler(BaseCallbackHandler):
+    """A node's usage scope and the callback handler LangChain reports that node's calls to."""
+
+    raise_error = True
+    run_inline = True
+
+    def __init__(self, meter: BudgetMeter | None, node: str) -> None:
+        self.meter = meter
+        self.node = node
+        self.usage = NodeUsage()
+        self._lock = threading.Lock()
+        self._token: Any = None
+
+    def __enter__(self) -> NodeUsage:
+        self._token = _ACTIVE_SCOPE.set(self)
+        return self.usage
+
+    def __exit__(
+        self,
+        exc_type: type[BaseException] | None,
+        exc: BaseException | None,
+        tb: TracebackType | None,
+    ) -> None:
+        _ACTIVE_SCOPE.reset(self._token)
+
+    def on_chat_model_start(self, serialized: Any, messages: Any, **kwargs: Any) -> None:
+        """Refuse to start a call once the run's tokens are already spent."""
+        self._check_available()
+
+    def on_llm_start(self, serialized: Any, prompts: Any, **kwargs: Any) -> None:
+        """Refuse to start a call once the run's tokens are already spent."""
+        self._check_available()
+
+    def on_llm_end(self, response: LLMResult, *, run_id: UUID, **kwargs: Any) -> None:
+        """Charge the finished call to this node and the meter; raise if it crossed the ceiling."""
+        if not self._owns_event() or not _CLAIMED_RUNS.claim(run_id):
+            return
+        tokens, input_tokens, output_tokens, cost = _read_usage(response)
+        self.charge(tokens, input_tokens, output_tokens, cost)
+
+    def charge(self, tokens: int, input_tokens: int, output_tokens: int, cost: float | None) -> None:
+        """Record one call on the node's usage, then on the meter (which may raise)."""
+        usage = self.usage
+        with self._lock:
+            usage.calls += 1
+            usage.tokens += tokens
+            usage.input_tokens += input_tokens
+            usage.output_tokens += output_tokens
+            if cost is None:
+                usage.unpriced_calls += 1
+            else:
+                usage.cost_usd = cost if usage.cost_usd is None else usage.cost_usd + cost
+        if self.meter is not None:
+            self.meter.charge_tokens(tokens, cost, node=self.node)
+
+    def _owns_event(self) -> bool:
+        active = _ACTIVE_SCOPE.get()
+        return active is self or active is None
+
+    def _check_available(self) -> None:
+        if self.meter is not None and self._owns_event():
+            self.meter.check_tokens_available(node=self.node)
+
+
+class _ClaimedRuns:
+    """The run ids recently charged, so a call reported twice is charged once (bounded memory)."""
+
+    def __init__(self, keep: int) -> None:
+        self._keep = keep
+        self._ids: OrderedDict[UUID, None] = OrderedDict()
+        self._lock = threading.Lock()
+
+    def claim(self, run_id: UUID) -> bool:
+        """True the first time ``run_id`` is seen, False for a repeat."""
+        with self._lock:
+            if run_id in self._ids:
+                return False
+            self._ids[run_id] = None
+            if len(self._ids) > self._keep:
+                self._ids.popitem(last=False)
+            return True
+
+
+_ACTIVE_SCOPE: ContextVar[_NodeUsageHandler | None] = ContextVar("grapharc_node_scope", default=None)
+_CLAIMED_RUNS = _ClaimedRuns(_CLAIMED_RUNS_KEPT)
+register_configure_hook(_ACTIVE_SCOPE, inheritable=True)
+
+
+def node_usage_scope(meter: BudgetMeter | None, node: str) -> AbstractContextManager[NodeUsage]:
+    """Open ``node``'s usage scope: ``with node_usage_scope(meter, "n") as usage: ...``.
+
+    Every model call inside is added to ``usage`` and charged to ``meter`` (None: only recorded).
+    """
+    return _NodeUsageHandler(meter, node)
+
+
+def charge_hand(tokens: int, cost_usd: float | None = None) -> None:
+    """Charge usage the callback never saw (a raw HTTP call, a sub-agent) to the current node.
+
+    It counts as one call; a missing cost counts it as unpriced. Raises BudgetExceededError if it
+    crosses the ceiling.
+    """
+    scope = _ACTIVE_SCOPE.get()
+    if scope is None:
+        raise NoUsageScopeError(
+            f"charge_hand({tokens!r}) was called outside any node, so no node can own the usage",
+            hint="call it from inside a node, or charge the run's BudgetMeter directly",
+        )
+    if isinstance(tokens, bool) or not isinstance(tokens, int) or tokens < 0:
+        raise InvalidBudgetError("charge_hand tokens", tokens, "a non-negative integer")
+    scope.charge(tokens, 0, 0, _reported_cost(cost_usd, strict=True))
+
+
+def _read_usage(response: LLMResult) -> tuple[int, int, int, float | None]:
+    """(total, input, output, cost) of one call; the first generation of each prompt carries the
+    call's usage (with n > 1 choices every message repeats the same figures)."""
+    total = input_tokens = output_tokens = 0
+    cost: float | None = None
+    found = False
+    for generations in response.generations:
+        if not generations:
+            continue
+        message = getattr(generations[0], "message", None)
+        usage = getattr(message, "usage_metadata", None)
+        if usage:
+            found = True
+            inp, out = _count(usage.get("input_tokens")), _count(usage.get("output_tokens"))
+            input_tokens += inp
+            output_tokens += out
+            total += _count(usage.get("total_tokens")) or inp + out
+        metadata = getattr(message, "response_metadata", None) or {}
+        cost = _add_cost(cost, _reported_cost(metadata.get("cost_usd")))
+    llm_output = response.llm_output or {}
+    if not found:
+        token_usage = llm_output.get("token_usage") or {}
+        input_tokens = _count(token_usage.get("prompt_tokens"))
+        output_tokens = _count(token_usage.get("completion_tokens"))
+        total = _count(token_usage.get("total_tokens")) or input_tokens + output_tokens
+    if cost is None:
+        cost = _reported_cost(llm_output.get("cost_usd"))
+    return total, input_tokens, output_tokens, cost
+
+
+def _count(value: Any) -> int:
+    return value if isinstance(value, int) and not isinstance(value, bool) and value > 0 else 0
+
+
+def _reported_cost(value: Any, *, strict: bool = False) -> float | None:
+    """A provider-reported price in USD, or None; malformed prices are treated as unreported
+    (``strict`` rejects them instead, for charges made by hand)."""
+    if value is None:
+        return None
+    if isinstance(value, int | float) and not isinstance(value, bool) and math.isfinite(value) and value >= 0:
+        return float(value)
+    if strict:
+        raise InvalidBudgetError("cost_usd", value, "a finite non-negative number or None")
+    return None
+
+
+def _add_cost(total: float | None, cost: float | None) -> float | None:
+    if cost is None:
+        return total
+    return cost if total is None else total + cost

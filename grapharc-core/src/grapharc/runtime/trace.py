@@ -1,0 +1,352 @@
+"""The JSONL trace writer: the one record that metrics, replay, diff, cost and every view read.
+
+One JSON object per line, appended with a single ``os.write`` on an ``O_APPEND`` descriptor, so
+threads and separate processes can share one file without interleaving lines. A line torn by a
+crash is closed off with a newline before this writer's first event, so it never swallows a new
+event (readers skip it as one unparseable line).
+
+What is written, exactly (the same with orjson, used when importable, and with stdlib json):
+strings over ``MAX_STRING_CHARS`` (2,000) characters keep their first 2,000 followed by
+``TRUNCATION_MARKER``; pydantic models are written as ``model_dump(mode="json")``; enum members
+as their value; UUIDs as their string; tuples as arrays; NaN and infinities as null (JSON has
+none); keys that are not strings as their JSON text (``1``, ``true``, ``null``) or, failing that,
+their repr; anything else, and nesting deeper than 254 levels, as ``{"__repr__": repr[:2000]}``.
+"""
+
+from __future__ import annotations
+
+import json
+import math
+import os
+import threading
+import time
+from collections.abc import Callable
+from enum import Enum
+from pathlib import Path
+from types import TracebackType
+from typing import Any
+from uuid import UUID
+
+from pydantic import BaseModel
+
+from grapharc.errors import GraphARCError
+
+try:
+    import orjson
+except ImportError:  # pragma: no cover - orjson ships with langsmith on CPython
+    orjson = None  # type: ignore[assignment]
+
+MAX_STRING_CHARS = 2000
+TRUNCATION_MARKER = "…[truncated]"
+_MAX_DEPTH = 254
+
+
+class TraceClosedError(GraphARCError):
+    """An event was written to a trace writer after it was closed."""
+
+
+class TraceFieldError(GraphARCError):
+    """An extra field would overwrite one of the fields the trace contract defines."""
+
+
+class TraceWriter:
+    """Appends events to one JSONL file; safe to share between threads and processes."""
+
+    def __init__(self, path: str | os.PathLike[str]) -> None:
+        self.path = Path(path)
+        self.path.parent.mkdir(parents=True, exist_ok=True)
+        self._fd = os.open(self.path, os.O_RDWR | os.O_APPEND | os.O_CREAT, 0o644)
+        self._lock = threading.Lock()
+        self._tail_checked = False
+
+    def start(
+        self,
+        run_id: str,
+        thread_id: str,
+        attempt: int,
+        graph: str,
+        node: str,
+        step: int,
+        *,
+        extra: dict[str, Any] | None = None,
+    ) -> None:
+        """Write a node's ``start`` event: the identity of the step and nothing else."""
+        event = {
+            "event": "start",
+            "run_id": run_id,
+            "thread_id": thread_id,
+            "attempt": attempt,
+            "graph": graph,
+            "node": node,
+            "step": step,
+            "ts": time.time(),
+        }
+        self._emit(event, extra)
+
+    def end(
+        self,
+        run_id: str,
+        thread_id: str,
+        attempt: int,
+        graph: str,
+        node: str,
+        step: int,
+        *,
+        delta: dict[str, Any],
+        duration_ms: float,
+        tokens: int,
+        cost_usd: float | None,
+        extra: dict[str, Any] | None = None,
+    ) -> None:
+        """Write a node's ``end`` event: its identity plus state delta, duration and spend."""
+        event = {
+            "event": "end",
+            "run_id": run_id,
+            "thread_id": thread_id,
+            "attempt": attempt,
+            "graph": graph,
+            "node": node,
+            "step": step,
+            "ts": time.time(),
+            "delta": delta,
+            "duration_ms": duration_ms,
+            "tokens": tokens,
+            "cost_usd": cost_usd,
+        }
+        self._emit(event, extra)
+
+    def error(
+        self,
+        run_id: str,
+        thread_id: str,
+        attempt: int,
+        graph: str,
+        node: str,
+        step: int,
+        *,
+        duration_ms: float,
+        exception: BaseException,
+        extra: dict[str, Any] | None = None,
+    ) -> None:
+        """Write a node's ``error`` event: its identity plus duration and the exception."""
+        event = {
+            "event": "error",
+            "run_id": run_id,
+            "thread_id": thread_id,
+            "attempt": attempt,
+            "graph": graph,
+            "node": node,
+            "step": step,
+            "ts": time.time(),
+            "duration_ms": duration_ms,
+            "exception": {"type": _qualified_name(type(exception)), "message": str(exception)},
+        }
+        self._emit(event, extra)
+
+    def event(self, kind: str, /, **fields: Any) -> None:
+        """Write a run-level event (``run_start``, ``run_end``...); ``ts`` is added if absent."""
+        if "event" in fields:
+            raise TraceFieldError(
+                f"a {kind!r} event cannot carry a field named 'event': the kind is its value"
+            )
+        event = {"event": kind, **fields}
+        event.setdefault("ts", time.time())
+        self.append(event)
+
+    def append(self, event: dict[str, Any]) -> None:
+        """Encode ``event`` as one line and append it with a single write."""
+        data = _encode(event)
+        with self._lock:
+            if self._fd < 0:
+                raise TraceClosedError(f"the trace writer for {self.path} is closed")
+            if not self._tail_checked:
+                data = self._torn_tail_fix() + data
+                self._tail_checked = True
+            view = memoryview(data)
+            while view:  # one write unless the disk is full; finishing the line beats tearing it
+                view = view[os.write(self._fd, view) :]
+
+    def close(self) -> None:
+        """Close the file; further writes raise TraceClosedError. Closing twice is harmless."""
+        with self._lock:
+            if self._fd >= 0:
+                os.close(self._fd)
+                self._fd = -1
+
+    def __enter__(self) -> TraceWriter:
+        return self
+
+    def __exit__(
+        self,
+        exc_type: type[BaseException] | None,
+        exc: BaseException | None,
+        tb: TracebackType | None,
+    ) -> None:
+        self.close()
+
+    def _emit(self, event: dict[str, Any], extra: dict[str, Any] | None) -> None:
+        if extra:
+            clashes = event.keys() & extra.keys()
+            if clashes:
+                raise TraceFieldError(
+                    f"extra field(s) {sorted(clashes)} would overwrite the {event['event']!r} "
+                    "event's own fields",
+                    hint="rename the extra field",
+                )
+            event.update(extra)
+        self.append(event)
+
+    def _torn_tail_fix(self) -> bytes:
+        """A newline if the file ends mid-line (an earlier writer crashed), else nothing."""
+        size = os.fstat(self._fd).st_size
+        if size == 0:
+            return b""
+        os.lseek(self._fd, size - 1, os.SEEK_SET)
+        return b"" if os.read(self._fd, 1) == b"\n" else b"\n"
+
+
+def _qualified_name(cls: type) -> str:
+    module = cls.__module__
+    return cls.__qualname__ if module == "builtins" else f"{module}.{cls.__qualname__}"
+
+
+def _encode(event: dict[str, Any]) -> bytes:
+    """One JSON line. The fast encoder runs first; the cleaning walk only when it failed or the
+    line is long enough that a string in it may need truncating."""
+    try:
+        line = _dumps(event)
+    except (TypeError, ValueError, OverflowError, RecursionError):
+        return _dumps_clean(_clean(event, 0))
+    if len(line) <= MAX_STRING_CHARS:
+        return line
+    cleaned = _clean(event, 0)
+    return line if cleaned is event else _dumps_clean(cleaned)
+
+
+def _dumps_clean(value: Any) -> bytes:
+    """Encode an already-cleaned value; stdlib json takes what orjson cannot (ints over 64 bits)."""
+    try:
+        return _dumps(value)
+    except (TypeError, ValueError, OverflowError):
+        return _dumps_stdlib(value)
+
+
+def _default(value: Any) -> Any:
+    """What the encoders do with a value JSON has no type for; never raises."""
+    if isinstance(value, BaseModel):
+        return _model_json(value)
+    if isinstance(value, Enum):
+        return value.value
+    if isinstance(value, UUID):
+        return str(value)
+    if isinstance(value, tuple):
+        return list(value)
+    if isinstance(value, float):  # a float subclass, which orjson does not take natively
+        return float(value)
+    return _repr_of(value)
+
+
+_STDLIB_ENCODER = json.JSONEncoder(
+    ensure_ascii=False, separators=(",", ":"), allow_nan=False, default=_default
+)
+
+
+def _dumps_stdlib(value: Any) -> bytes:
+    return (_STDLIB_ENCODER.encode(value) + "\n").encode("utf-8")
+
+
+def _dumps_orjson(value: Any) -> bytes:
+    return orjson.dumps(value, default=_default, option=_ORJSON_OPTIONS)
+
+
+if orjson is not None:
+    _ORJSON_OPTIONS = (
+        orjson.OPT_APPEND_NEWLINE | orjson.OPT_PASSTHROUGH_DATETIME | orjson.OPT_PASSTHROUGH_DATACLASS
+    )
+    _dumps: Callable[[Any], bytes] = _dumps_orjson
+else:  # pragma: no cover - orjson ships with langsmith on CPython
+    _dumps = _dumps_stdlib
+
+
+def _clean(value: Any, depth: int) -> Any:
+    """``value`` with the rules in the module docstring applied, made of JSON types only.
+
+    Returns ``value`` itself when nothing needed changing, so a clean event is not re-encoded.
+    """
+    kind = type(value)
+    if kind is str:
+        return _clean_str(value)
+    if value is None or kind is int or kind is bool:
+        return value
+    if kind is float:
+        return value if math.isfinite(value) else None
+    if depth >= _MAX_DEPTH:
+        return _repr_of(value)
+    if isinstance(value, dict):
+        return _clean_dict(value, depth)
+    if isinstance(value, list | tuple):
+        items = [_clean(item, depth + 1) for item in value]
+        if kind is list and all(new is old for new, old in zip(items, value, strict=True)):
+            return value
+        return items
+    if isinstance(value, Enum):
+        return _clean(value.value, depth + 1)
+    if isinstance(value, str):
+        return _clean_str(str.__str__(value))
+    if isinstance(value, int):
+        return int(value)
+    if isinstance(value, float):
+        return _clean(float(value), depth)
+    return _clean(_default(value), depth + 1)
+
+
+def _clean_dict(value: dict[Any, Any], depth: int) -> dict[str, Any]:
+    out: dict[str, Any] = {}
+    changed = type(value) is not dict
+    for key, item in value.items():
+        new_key = _clean_str(key) if type(key) is str else _clean_key(key)
+        new_item = _clean(item, depth + 1)
+        changed = changed or new_key is not key or new_item is not item
+        out[new_key] = new_item
+    return out if changed else value
+
+
+def _clean_key(key: Any) -> str:
+    """A dict key as stdlib json would write it, or its repr where json would refuse it."""
+    if isinstance(key, Enum):
+        return _clean_key(key.value)
+    if isinstance(key, str):
+        return _clean_str(str.__str__(key))
+    if isinstance(key, bool) or key is None:
+        return json.dumps(key)
+    if isinstance(key, int):
+        return int.__repr__(key)
+    if isinstance(key, float):
+        return float.__repr__(key)
+    return _repr_of(key)["__repr__"]
+
+
+def _clean_str(text: str) -> str:
+    if len(text) > MAX_STRING_CHARS:
+        text = text[:MAX_STRING_CHARS] + TRUNCATION_MARKER
+    if not text.isascii():
+        try:
+            text.encode("utf-8")
+        except UnicodeEncodeError:  # lone surrogates: keep them visible as escapes
+            text = text.encode("utf-8", "backslashreplace").decode("utf-8")
+    return text
+
+
+def _model_json(model: BaseModel) -> Any:
+    try:
+        return model.model_dump(mode="json")
+    except Exception:
+        return _repr_of(model)
+
+
+def _repr_of(value: Any) -> dict[str, str]:
+    try:
+        text = repr(value)
+    except Exception:
+        text = f"<unrepresentable {type(value).__qualname__}>"
+    return {"__repr__": _clean_str(text[:MAX_STRING_CHARS])}
