@@ -2,8 +2,10 @@
 
 ``plugin_host`` registers plugins in-process, without entry points;
 ``ScriptedChatModel`` is the free, deterministic chat model the ``mock/``
-backend builds; conformance kits (``claim_store_kit``) let any store prove its
-contract in its own tests.
+backend builds. Conformance kits let any plugin, ours or a third party's, prove
+its contract in its own tests: ``claim_store_kit.ClaimStoreConformance``,
+``executor_kit.ExecutorConformance`` and ``backend_kit.ModelBackendConformance``
+(they import pytest, so they are not imported here).
 """
 
 from __future__ import annotations
