@@ -16,9 +16,12 @@ JsonOption = Annotated[bool, typer.Option("--json", help=JSON_OPTION_HELP)]
 
 
 def add_core_commands(app: typer.Typer) -> None:
-    """Register core's commands on ``app``."""
+    """Register core's commands on ``app``: its own, then each command family's."""
+    from grapharc.cli.governance_commands import add_governance_commands
+
     app.command("plugins")(plugins_command)
     app.command("version")(version_command)
+    add_governance_commands(app)
 
 
 def plugins_command(as_json: JsonOption = False) -> None:

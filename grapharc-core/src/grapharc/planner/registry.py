@@ -47,7 +47,9 @@ class NodeSpec:
     """A proposable kind: its name, the factory that builds its body, and its worst case.
 
     ``args_schema`` (a Pydantic model class) validates a proposal's args at
-    admission; a kind without one receives no args at all.
+    admission; a kind without one receives no args at all. The materialiser
+    calls ``factory(spec)``, or ``factory(spec, args)`` with the validated args
+    model when the kind has a schema; the factory returns the node's body.
     """
 
     name: str

@@ -2,8 +2,8 @@
 
 Core is its own first plugin: the ``mock/`` scripted backend, the ``local``
 executor, the in-process claim store (``memory:``), the SQLite checkpoint
-store (``sqlite:``), the stdlib node kinds, the flag / grapharc.toml /
-registry-default policy sources, and the core CLI commands. Factories are
+store (``sqlite:``), the stdlib node kinds, the flag / env / grapharc.toml /
+generated / registry-default policy sources, and the core CLI commands. Factories are
 named as strings so nothing heavy is imported until one is used.
 """
 
@@ -57,9 +57,14 @@ def register_stores(register: Register) -> None:
 def register_policy_sources(register: Register) -> None:
     register(PolicySourceInfo(name="flag", precedence=40, load="grapharc.policy.sources:from_flag",
                               description="the file named by --policy"))
+    register(PolicySourceInfo(name="env", precedence=35, load="grapharc.policy.sources:from_env",
+                              description="the file named by GRAPHARC_POLICY"))
     register(PolicySourceInfo(name="config", precedence=30,
                               load="grapharc.policy.sources:from_config",
                               description="policy = ... in grapharc.toml"))
+    register(PolicySourceInfo(name="generated", precedence=20,
+                              load="grapharc.policy.sources:from_generated",
+                              description=".grapharc/generated-policy.toml, written once by a model"))
     register(PolicySourceInfo(name="registry-default", precedence=10,
                               load="grapharc.policy.sources:from_registry_default",
                               description="the default shipped with the registry's kinds"))

@@ -1,7 +1,50 @@
-"""Policy: where a policy document comes from, and (later) how it is evaluated."""
+"""Policy: where a document comes from, its schema, and the engine that evaluates it.
+
+The engine is exported lazily: the planner's rules import ``grapharc.policy.audit``,
+and the engine imports the planner's rules, so importing this package must not
+import the engine eagerly.
+"""
 
 from __future__ import annotations
 
-from grapharc.policy.sources import LoadedPolicy, PolicyContext, PolicyLoadError, resolve_policy
+from typing import Any
 
-__all__ = ["LoadedPolicy", "PolicyContext", "PolicyLoadError", "resolve_policy"]
+from grapharc.policy.audit import AuditRecord
+from grapharc.policy.sources import (
+    LoadedPolicy,
+    PolicyContext,
+    PolicyLoadError,
+    document_digest,
+    resolve_policy,
+)
+
+_LAZY = {
+    "ApprovalRequest": "grapharc.policy.engine",
+    "ApprovalRouter": "grapharc.policy.engine",
+    "PolicyDecision": "grapharc.policy.engine",
+    "PolicyDocumentError": "grapharc.policy.engine",
+    "PolicyEngine": "grapharc.policy.engine",
+    "GENERATED_PATH": "grapharc.policy.generate",
+    "PolicyGenerationError": "grapharc.policy.generate",
+}
+
+__all__ = [
+    "AuditRecord",
+    "LoadedPolicy",
+    "PolicyContext",
+    "PolicyLoadError",
+    "document_digest",
+    "resolve_policy",
+    *_LAZY,
+]
+
+
+def __getattr__(name: str) -> Any:
+    module = _LAZY.get(name)
+    if module is None:
+        raise AttributeError(f"module 'grapharc.policy' has no attribute {name!r}")
+    import importlib
+
+    value = getattr(importlib.import_module(module), name)
+    globals()[name] = value
+    return value

@@ -1,6 +1,7 @@
-"""Policy sources: a ``--policy`` flag, a ``grapharc.toml``, or the registry's default.
+"""Policy sources: ``--policy``, ``GRAPHARC_POLICY``, grapharc.toml, a generated file, the registry.
 
-Each source is registered through the policy-source hook with a precedence;
+Each source is registered through the policy-source hook with a precedence
+(flag 40, env 35, config 30, generated 20, registry-default 10);
 :func:`resolve_policy` asks them in descending precedence and the first that
 has a policy supplies it, named as the provenance (``policy_source``).
 """
@@ -8,12 +9,16 @@ has a policy supplies it, named as the provenance (``policy_source``).
 from __future__ import annotations
 
 import hashlib
+import json
 import tomllib
+from collections.abc import Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
 from grapharc.errors import GraphARCError
+
+MAX_POLICY_BYTES = 4 * 1024 * 1024
 
 
 class PolicyLoadError(GraphARCError):
@@ -22,13 +27,23 @@ class PolicyLoadError(GraphARCError):
 
 @dataclass(frozen=True)
 class PolicyContext:
-    """What the policy sources may consult for one run."""
+    """What the policy sources may consult for one run.
+
+    ``flag`` / ``env`` are already-resolved paths; ``config`` is the
+    ``[grapharc]`` table of the config file at ``config_path``. ``model`` (a
+    chat model) and ``workdir`` let the generated source write a first policy.
+    """
 
     flag: Path | None = None
+    env: Path | None = None
     config_path: Path | None = None
     config: dict[str, Any] = field(default_factory=dict)
     registry_default: dict[str, Any] | None = None
     registry_name: str = ""
+    model: Any = None
+    model_name: str = ""
+    workdir: Path | None = None
+    catalog: tuple[dict[str, Any], ...] = ()
 
 
 @dataclass(frozen=True)
@@ -39,24 +54,58 @@ class LoadedPolicy:
     origin: str
     document: dict[str, Any]
     digest: str
+    generated_now: bool = False
+
+
+def document_digest(document: Mapping[str, Any]) -> str:
+    """sha256 of a document's canonical JSON, for documents that never were a file."""
+    canonical = json.dumps(document, sort_keys=True, separators=(",", ":"), default=str)
+    return hashlib.sha256(canonical.encode()).hexdigest()
+
+
+def read_policy_bytes(path: Path) -> bytes:
+    """The bytes of a policy file, refusing directories, huge files and binary data."""
+    if path.is_dir():
+        raise PolicyLoadError(f"policy path {path} is a directory, not a TOML file")
+    try:
+        with path.open("rb") as handle:
+            raw = handle.read(MAX_POLICY_BYTES + 1)
+    except OSError as exc:
+        raise PolicyLoadError(f"cannot read policy file {path}: {exc.strerror or exc}") from exc
+    if len(raw) > MAX_POLICY_BYTES:
+        raise PolicyLoadError(f"policy file {path} is larger than {MAX_POLICY_BYTES} bytes")
+    if b"\x00" in raw:
+        raise PolicyLoadError(f"policy file {path} is binary data, not TOML")
+    return raw
+
+
+def parse_policy_text(raw: bytes, where: str) -> dict[str, Any]:
+    """Decode TOML, naming the file, line and column on failure."""
+    try:
+        return tomllib.loads(raw.decode("utf-8"))
+    except UnicodeDecodeError as exc:
+        raise PolicyLoadError(f"policy file {where} is not UTF-8 (byte {exc.start})") from exc
+    except tomllib.TOMLDecodeError as exc:
+        raise PolicyLoadError(f"policy file {where} is not valid TOML: {exc}") from exc
+    except RecursionError:
+        raise PolicyLoadError(f"policy file {where} nests too deeply") from None
 
 
 def load_policy_file(path: Path, source: str) -> LoadedPolicy:
-    """Parse a TOML policy file, naming the file and the error on failure."""
-    try:
-        raw = path.read_bytes()
-    except OSError as exc:
-        raise PolicyLoadError(f"cannot read policy file {path}: {exc.strerror or exc}") from exc
-    try:
-        document = tomllib.loads(raw.decode("utf-8"))
-    except (UnicodeDecodeError, tomllib.TOMLDecodeError) as exc:
-        raise PolicyLoadError(f"policy file {path} is not valid TOML: {exc}") from exc
+    """Parse a TOML policy file; the digest is over the exact bytes read."""
+    raw = read_policy_bytes(path)
+    document = parse_policy_text(raw, str(path))
     return LoadedPolicy(source, str(path), document, hashlib.sha256(raw).hexdigest())
 
 
 def from_flag(context: PolicyContext) -> LoadedPolicy | None:
     """The file named by ``--policy``, when one was given."""
     return load_policy_file(context.flag, "flag") if context.flag is not None else None
+
+
+def from_env(context: PolicyContext) -> LoadedPolicy | None:
+    """The file named by ``GRAPHARC_POLICY``, when set."""
+    return load_policy_file(context.env, "env") if context.env is not None else None
 
 
 def from_config(context: PolicyContext) -> LoadedPolicy | None:
@@ -67,13 +116,29 @@ def from_config(context: PolicyContext) -> LoadedPolicy | None:
     return load_policy_file((context.config_path.parent / str(named)).resolve(), "config")
 
 
+def from_generated(context: PolicyContext) -> LoadedPolicy | None:
+    """``.grapharc/generated-policy.toml``: read if present, else written once when a model exists."""
+    if context.workdir is None:
+        return None
+    from grapharc.policy.generate import GENERATED_PATH, generate_policy_file
+
+    path = context.workdir / GENERATED_PATH
+    if path.exists():
+        return load_policy_file(path, "generated")
+    if context.model is None:
+        return None
+    generate_policy_file(path, context.model, context.model_name, list(context.catalog))
+    loaded = load_policy_file(path, "generated")
+    return LoadedPolicy(loaded.source, loaded.origin, loaded.document, loaded.digest, True)
+
+
 def from_registry_default(context: PolicyContext) -> LoadedPolicy | None:
     """The default the registry ships with its kinds (for the stdlib: deny apply_change)."""
     document = context.registry_default
     if document is None:
         return None
-    digest = hashlib.sha256(repr(sorted(document.items())).encode()).hexdigest()
-    return LoadedPolicy("registry-default", context.registry_name or "registry", document, digest)
+    return LoadedPolicy("registry-default", context.registry_name or "registry", document,
+                        document_digest(document))
 
 
 def resolve_policy(context: PolicyContext) -> LoadedPolicy | None:

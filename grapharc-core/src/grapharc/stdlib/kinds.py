@@ -106,10 +106,13 @@ def stdlib_specs() -> list[NodeSpec]:
 
 DEFAULT_POLICY: dict[str, Any] = {
     "version": "stdlib-1",
+    "description": "deny -> apply_change, otherwise allow",
     "rules": [
         {"id": "stdlib-deny-apply-change", "resource": "node", "action": "deny",
          "kind": "apply_change", "reason": "apply_change acts on the world; allow it explicitly"},
         {"id": "stdlib-allow-rest", "resource": "node", "action": "allow",
          "reason": "the other stdlib kinds only read and record"},
+        {"id": "stdlib-allow-edges", "resource": "edge", "action": "allow",
+         "reason": "any order of permitted kinds is fine"},
     ],
 }

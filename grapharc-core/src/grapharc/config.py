@@ -1,0 +1,191 @@
+"""Run configuration: flag > env (``GRAPHARC_*``) > grapharc.toml > built-in, with provenance.
+
+Every value records the layer that supplied it, so ``--json`` can carry a
+``sources`` block and the human view a config line. The file is read from the
+working directory or named with ``--config PATH``; parent directories are never
+searched, because a run must not be governed by a file nobody knew was there.
+A relative path inside the file resolves against the file's folder; one given
+as a flag or in the environment resolves against the working directory.
+"""
+
+from __future__ import annotations
+
+import math
+import os
+import tomllib
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from grapharc.errors import ConfigurationError
+
+CONFIG_NAME = "grapharc.toml"
+ENV_PREFIX = "GRAPHARC_"
+MAX_CONFIG_BYTES = 1024 * 1024
+LAYERS = ("flag", "env", "file", "default")
+
+
+def _text(value: Any) -> str:
+    if not isinstance(value, str) or not value.strip() or len(value) > 4096:
+        raise ValueError("must be a non-empty string")
+    return value.strip()
+
+
+def _count(low: int, high: int) -> Callable[[Any], int]:
+    def parse(value: Any) -> int:
+        if isinstance(value, str):
+            value = value.strip()
+            if not value.lstrip("-").isdigit() or len(value) > 20:
+                raise ValueError(f"must be an integer from {low} to {high}")
+            value = int(value)
+        if isinstance(value, bool) or not isinstance(value, int) or not low <= value <= high:
+            raise ValueError(f"must be an integer from {low} to {high}")
+        return value
+
+    return parse
+
+
+def _seconds(value: Any) -> float:
+    try:
+        number = float(value) if isinstance(value, str | int | float) \
+            and not isinstance(value, bool) else math.nan
+    except ValueError:
+        number = math.nan
+    if not math.isfinite(number) or not 0 < number <= 10**9:
+        raise ValueError("must be a number of seconds above 0 and at most 1e9")
+    return number
+
+
+@dataclass(frozen=True)
+class Key:
+    """One setting: how to parse it, and whether it is a path."""
+
+    parse: Callable[[Any], Any]
+    is_path: bool = False
+    help: str = ""
+
+
+KEYS: dict[str, Key] = {
+    "registry": Key(_text, help="module:attr of the node registry"),
+    "policy": Key(_text, is_path=True, help="policy TOML file"),
+    "model": Key(_text, help="planner model spec, backend/model"),
+    "tenant": Key(_text, help="tenant whose scoped policy rules apply"),
+    "trace": Key(_text, is_path=True, help="JSONL trace file"),
+    "max_rounds": Key(_count(1, 1000), help="planning rounds before the loop stops"),
+    "max_depth": Key(_count(1, 64), help="admitted nesting limit"),
+    "max_tokens": Key(_count(1, 10**15)),
+    "max_iterations": Key(_count(1, 10**9)),
+    "max_seconds": Key(_seconds),
+    "max_concurrency": Key(_count(1, 10**6)),
+}
+DEFAULTS: dict[str, Any] = {"max_rounds": 8, "max_depth": 3}
+
+
+@dataclass(frozen=True)
+class Setting:
+    """A resolved value and the layer (flag, env, file, default) that supplied it."""
+
+    name: str
+    value: Any
+    source: str
+    origin: str
+
+
+@dataclass(frozen=True)
+class Config:
+    """Every setting with its provenance, and the config file read (if any)."""
+
+    settings: Mapping[str, Setting]
+    path: Path | None
+    table: Mapping[str, Any]
+
+    def value(self, name: str) -> Any:
+        setting = self.settings.get(name)
+        return setting.value if setting is not None else None
+
+    def source(self, name: str) -> str:
+        setting = self.settings.get(name)
+        return setting.source if setting is not None else "unset"
+
+    def sources(self) -> dict[str, str]:
+        """``name -> layer`` for every setting that has a value."""
+        return {name: setting.source for name, setting in sorted(self.settings.items())}
+
+    def line(self) -> str:
+        """The human config line: which file, and which values did not come from a default."""
+        if self.path is None and all(s.source in {"flag", "default"} for s in self.settings.values()):
+            return f"no {CONFIG_NAME} (flags and defaults only)"
+        named = ", ".join(f"{name}={setting.source}" for name, setting in sorted(self.settings.items())
+                          if setting.source in {"env", "file"})
+        where = str(self.path) if self.path is not None else f"no {CONFIG_NAME}"
+        return f"{where} ({named})" if named else where
+
+
+def read_config_file(path: Path) -> dict[str, Any]:
+    """The ``[grapharc]`` table of a config file; anything else in the file is an error."""
+    if path.is_dir():
+        raise ConfigurationError(f"config path {path} is a directory, not a TOML file")
+    try:
+        with path.open("rb") as handle:
+            raw = handle.read(MAX_CONFIG_BYTES + 1)
+    except OSError as exc:
+        raise ConfigurationError(f"cannot read config file {path}: {exc.strerror or exc}") from None
+    if len(raw) > MAX_CONFIG_BYTES or b"\x00" in raw:
+        raise ConfigurationError(f"config file {path} is too large or binary, not TOML")
+    try:
+        document = tomllib.loads(raw.decode("utf-8"))
+    except (UnicodeDecodeError, tomllib.TOMLDecodeError) as exc:
+        raise ConfigurationError(f"config file {path} is not valid TOML: {exc}") from None
+    extra = sorted(set(document) - {"grapharc"})
+    if extra:
+        raise ConfigurationError(f"{path}: unknown top-level key(s) {', '.join(extra)}; "
+                                 "settings go in a [grapharc] table")
+    table = document.get("grapharc", {})
+    if not isinstance(table, dict):
+        raise ConfigurationError(f"{path}: grapharc must be a table ([grapharc])")
+    unknown = sorted(set(table) - set(KEYS))
+    if unknown:
+        raise ConfigurationError(f"{path}: [grapharc].{unknown[0]} is not a setting "
+                                 f"(settings: {', '.join(KEYS)})")
+    return table
+
+
+def find_config(cwd: Path, explicit: Path | None) -> Path | None:
+    """``--config PATH`` if given (it must exist), else ``./grapharc.toml`` if present; no search up."""
+    if explicit is not None:
+        path = explicit if explicit.is_absolute() else cwd / explicit
+        if not path.exists():
+            raise ConfigurationError(f"config file {path} does not exist")
+        return path.resolve()
+    local = cwd / CONFIG_NAME
+    return local.resolve() if local.is_file() else None
+
+
+def load_config(flags: Mapping[str, Any], *, config: Path | None = None, cwd: Path | None = None,
+                env: Mapping[str, str] | None = None,
+                defaults: Mapping[str, Any] | None = None) -> Config:
+    """Resolve every setting: flag > env > file > built-in; None flags count as not given."""
+    cwd = (cwd or Path.cwd()).resolve()
+    env = os.environ if env is None else env
+    path = find_config(cwd, config)
+    table = read_config_file(path) if path is not None else {}
+    merged_defaults = {**DEFAULTS, **(defaults or {})}
+    settings: dict[str, Setting] = {}
+    for name, key in KEYS.items():
+        layers = (("flag", flags.get(name), "command line", cwd),
+                  ("env", env.get(ENV_PREFIX + name.upper()), ENV_PREFIX + name.upper(), cwd),
+                  ("file", table.get(name), str(path), path.parent if path else cwd),
+                  ("default", merged_defaults.get(name), "built-in", cwd))
+        for source, raw, origin, base in layers:
+            if raw is None:
+                continue
+            try:
+                value = key.parse(str(raw) if isinstance(raw, Path) else raw)
+            except ValueError as exc:
+                raise ConfigurationError(f"{name} from {origin}: {exc}, got {raw!r}") from None
+            if key.is_path:
+                value = (base / value).resolve()
+            settings[name] = Setting(name, value, source, origin)
+            break
+    return Config(settings, path, table)

@@ -1,0 +1,1 @@
+"""Shipped example surfaces: registries, state schemas and scripted planners for the demos."""

@@ -1,0 +1,345 @@
+"""The admission gate: five deterministic checks, all run on every proposal, all failures reported.
+
+1. kinds   - every node's kind is registered, permitted by the node policy, and
+             its args validate against the kind's ``args_schema`` (no schema: no args);
+2. edges   - every edge joins known nodes and is permitted between their *kinds*;
+3. budget  - the summed worst case of every node fits what is left of the budget;
+4. depth   - the runtime's own nesting plus the proposal's fits the depth limit;
+5. acyclic - no scope has a cycle, and every node is reachable from START.
+
+Nothing runs during a check: no factory is called and the budget meter is only
+read. Each scope is walked once, so a check is O(N + E) in the proposal's size
+(policy decisions are memoised per kind pair).
+"""
+
+from __future__ import annotations
+
+from collections import deque
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass, field
+from enum import StrEnum
+from typing import Any
+
+from pydantic import BaseModel, ValidationError
+
+from grapharc.errors import GraphARCError
+from grapharc.harness.permissions import Decision
+from grapharc.planner.nesting import current_depth
+from grapharc.planner.proposal import END, START, Subgraph, location
+from grapharc.planner.registry import CostEstimate, NodeRegistry
+from grapharc.planner.rules import EdgePolicy, NodePolicy, RuleDecision
+from grapharc.policy.audit import AuditRecord
+from grapharc.runtime.budget import BudgetMeter
+
+CHECKS: tuple[str, ...] = ("kinds", "edges", "budget", "depth", "acyclic")
+Approver = Callable[[AuditRecord], bool]
+
+
+class AdmissionSetupError(GraphARCError):
+    """An admission checker built on something it cannot vouch for (e.g. an unfrozen registry)."""
+
+
+class AdmissionStatus(StrEnum):
+    """Whether a proposal may be materialised."""
+
+    ADMITTED = "admitted"
+    REJECTED = "rejected"
+
+
+@dataclass(frozen=True)
+class Rejection:
+    """One failed check: a stable code, what is wrong, and where in the proposal."""
+
+    check: str
+    code: str
+    message: str
+    location: str = ""
+    rule_id: str = ""
+
+    def as_dict(self) -> dict[str, str]:
+        return {"check": self.check, "code": self.code, "message": self.message,
+                "location": self.location, "rule_id": self.rule_id}
+
+
+@dataclass(frozen=True)
+class AdmissionResult:
+    """The verdict on one proposal, bound to it by fingerprint."""
+
+    status: AdmissionStatus
+    fingerprint: str
+    rejections: tuple[Rejection, ...]
+    worst_case: CostEstimate
+    depth: int
+    node_count: int
+    args: Mapping[str, BaseModel] = field(default_factory=dict)  # by node path, "scope.node"
+    audit: tuple[AuditRecord, ...] = ()
+    checks_run: tuple[str, ...] = CHECKS
+
+    @property
+    def admitted(self) -> bool:
+        return self.status is AdmissionStatus.ADMITTED
+
+    def codes(self) -> list[str]:
+        """The distinct failure codes, in the order first seen."""
+        return list(dict.fromkeys(r.code for r in self.rejections))
+
+    def feedback(self) -> str:
+        """What a planner is told: every objection, with where and why."""
+        if self.admitted:
+            return "admitted"
+        lines = [f"proposal {self.fingerprint[:12]} was rejected; fix every item:"]
+        lines += [f"- {r.code} at {r.location or 'proposal'}: {r.message}" for r in self.rejections]
+        return "\n".join(lines)
+
+    def event(self) -> dict[str, Any]:
+        """The trace payload: status, fingerprint, checks run and failed codes."""
+        return {"status": self.status.value, "fingerprint": self.fingerprint,
+                "checks_run": list(self.checks_run), "failed": self.codes(),
+                "nodes": self.node_count, "depth": self.depth,
+                "worst_case": {"tokens": self.worst_case.tokens,
+                               "iterations": self.worst_case.iterations,
+                               "seconds": self.worst_case.seconds},
+                "rejections": [r.as_dict() for r in self.rejections]}
+
+
+class _Walk:
+    """One check in progress: the accumulators the five checks fill in a single pass."""
+
+    def __init__(self) -> None:
+        self.rejections: list[Rejection] = []
+        self.audit: list[AuditRecord] = []
+        self.args: dict[str, BaseModel] = {}
+        self.tokens = 0
+        self.seconds = 0.0
+        self.iterations = 0
+        self.cost_usd = 0.0
+        self.nodes = 0
+        self.depth = 0
+
+    def reject(self, check: str, code: str, message: str, where: str, rule_id: str = "") -> None:
+        self.rejections.append(Rejection(check, code, message, where, rule_id))
+
+
+@dataclass(frozen=True)
+class _Wiring:
+    """One scope's edges between its own nodes, as the acyclic check walks them."""
+
+    successors: dict[str, list[str]]
+    indegree: dict[str, int]
+    starts: list[str]
+
+
+def _listed(names: list[str], limit: int = 10) -> str:
+    return ", ".join(names[:limit]) + (" ..." if len(names) > limit else "")
+
+
+class AdmissionChecker:
+    """Admits or rejects proposals against a frozen registry and node/edge policies.
+
+    ``edge_policy`` is required (no policy is not "allow everything");
+    ``node_policy`` of None means every registered kind may be proposed.
+    An ``ask`` decision is rejected unless ``approver`` (approval routing) says yes.
+    """
+
+    def __init__(self, registry: NodeRegistry, edge_policy: EdgePolicy, *,
+                 node_policy: NodePolicy | None = None, max_depth: int = 3,
+                 approver: Approver | None = None) -> None:
+        if not registry.frozen:
+            raise AdmissionSetupError("the registry must be frozen before admission",
+                                      hint="call registry.freeze() once every kind is added")
+        if isinstance(max_depth, bool) or not isinstance(max_depth, int) or max_depth < 1:
+            raise AdmissionSetupError(f"max_depth must be a positive integer, got {max_depth!r}")
+        self.registry = registry
+        self.edge_policy = edge_policy
+        self.node_policy = node_policy
+        self.max_depth = max_depth
+        self.approver = approver
+
+    def check(self, proposal: Subgraph, *, meter: BudgetMeter | None = None,
+              live: Mapping[str, str | None] | None = None) -> AdmissionResult:
+        """Run all five checks on ``proposal``.
+
+        ``meter`` is read (never charged) for what the budget has left; without
+        one the budget is unlimited. ``live`` maps the names of nodes already in
+        the graph the proposal attaches to onto their kinds (None: added without one).
+        """
+        walk = _Walk()
+        scopes: list[tuple[Subgraph, str, str, int]] = [(proposal, "", "", 1)]
+        while scopes:  # one pass over each scope's nodes and one over its edges
+            scope, prefix, names, level = scopes.pop()
+            walk.depth = max(walk.depth, level)
+            kinds = self._kinds(scope, prefix, names, level, walk, scopes)
+            wiring = self._edges(scope, kinds, prefix, walk, live if not prefix else None)
+            self._acyclic(kinds, wiring, prefix, walk)
+        self._budget(walk, meter.remaining() if meter is not None else None)
+        runtime = current_depth()
+        if runtime + walk.depth > self.max_depth:
+            walk.reject("depth", "too_deep",
+                        f"runtime nesting {runtime} + proposal nesting {walk.depth} exceeds "
+                        f"the depth limit {self.max_depth}", "proposal")
+        worst = CostEstimate(tokens=walk.tokens, seconds=walk.seconds,
+                             iterations=walk.iterations, cost_usd=walk.cost_usd)
+        status = AdmissionStatus.REJECTED if walk.rejections else AdmissionStatus.ADMITTED
+        return AdmissionResult(status, proposal.fingerprint(), tuple(walk.rejections), worst,
+                               runtime + walk.depth, walk.nodes,
+                               walk.args if not walk.rejections else {}, tuple(walk.audit))
+
+    def _decided(self, record: AuditRecord, decided: RuleDecision) -> Decision:
+        """Resolve an ``ask`` through the approver; everything else stands."""
+        if decided.decision is Decision.ASK:
+            return Decision.ALLOW if self.approver is not None and self.approver(record) \
+                else Decision.ASK
+        return decided.decision
+
+    def _kinds(self, scope: Subgraph, prefix: str, names: str, level: int, walk: _Walk,
+               scopes: list[tuple[Subgraph, str, str, int]]) -> dict[str, str]:
+        """Check 1 over the scope's nodes; returns each node's policy kind by name."""
+        registry, node_policy = self.registry, self.node_policy
+        kinds: dict[str, str] = {}
+        for index, node in enumerate(scope.nodes):
+            walk.nodes += 1
+            kinds[node.name] = node.policy_kind
+            if node.subgraph is not None:
+                scopes.append((node.subgraph, f"{prefix}nodes[{index}].subgraph.",
+                               f"{names}{node.name}.", level + 1))
+                continue
+            if node.kind not in registry:
+                walk.reject("kinds", "kind_unknown",
+                            f"node {node.name!r} has kind {node.kind!r}, which the registry does "
+                            f"not hold (kinds: {', '.join(registry.kinds())})",
+                            f"{prefix}nodes[{index}]")
+                continue
+            spec = registry.get(node.kind)
+            worst = spec.worst_case
+            walk.tokens += worst.tokens
+            walk.seconds += worst.seconds
+            walk.iterations += worst.iterations
+            walk.cost_usd += worst.cost_usd
+            if node_policy is not None:
+                decided, record = node_policy.judge(node.kind)
+                walk.audit.append(record)
+                final = self._decided(record, decided)
+                if final is not Decision.ALLOW:
+                    code = "node_denied" if final is Decision.DENY else "node_approval_required"
+                    walk.reject("kinds", code, f"node {node.name!r} of kind {node.kind!r}: "
+                                f"{decided.reason}", f"{prefix}nodes[{index}]", decided.rule_id)
+            if spec.args_schema is not None or node.args:
+                self._args(spec.args_schema, node.args, f"{names}{node.name}",
+                           f"{prefix}nodes[{index}]", walk)
+        return kinds
+
+    @staticmethod
+    def _args(schema: type | None, args: dict[str, Any], key: str, where: str, walk: _Walk) -> None:
+        if schema is None:
+            walk.reject("kinds", "args_unexpected",
+                        f"this kind declares no args_schema, so it takes no args "
+                        f"(got {', '.join(sorted(args))})", f"{where}.args")
+            return
+        try:
+            walk.args[key] = schema.model_validate(args)  # type: ignore[attr-defined]
+        except ValidationError as exc:
+            for err in exc.errors()[:10]:
+                walk.reject("kinds", "args_invalid", err["msg"],
+                            f"{where}.args.{location(tuple(err['loc']))}")
+
+    def _edges(self, scope: Subgraph, kinds: dict[str, str], prefix: str, walk: _Walk,
+               live: Mapping[str, str | None] | None) -> _Wiring:
+        """Check 2 over the scope's edges; returns the wiring check 5 walks."""
+        wiring = _Wiring({name: [] for name in kinds}, dict.fromkeys(kinds, 0), [])
+        has_out: set[str] = set()
+        for index, edge in enumerate(scope.edges):
+            source, target = edge.source, edge.target
+            if source == END or target == START:
+                walk.reject("edges", "edge_invalid",
+                            f"edge {source} -> {target} leaves END or enters START",
+                            f"{prefix}edges[{index}]")
+                continue
+            has_out.add(source)
+            source_kind = kinds.get(source) or self._endpoint(source, live, prefix, index, walk)
+            target_kind = kinds.get(target) or self._endpoint(target, live, prefix, index, walk)
+            if source_kind is not None and target_kind is not None:
+                self._edge_policy(source_kind, target_kind, prefix, index, walk)
+            if target in wiring.indegree:
+                if source == START:
+                    wiring.starts.append(target)
+                elif source in wiring.successors:
+                    wiring.successors[source].append(target)
+                    wiring.indegree[target] += 1
+        if START not in has_out:
+            walk.reject("edges", "no_entry", "no edge leaves __start__, so nothing would run",
+                        f"{prefix}edges")
+        for name, kind in kinds.items():  # implied edges to END are wired, so they are judged too
+            if name not in has_out:
+                self._edge_policy(kind, END, f"{prefix}{name} -> {END} (implied)", None, walk)
+        return wiring
+
+    @staticmethod
+    def _endpoint(name: str, live: Mapping[str, str | None] | None, prefix: str, index: int,
+                  walk: _Walk) -> str | None:
+        """The kind behind an edge end that is not a node of this scope (START, END, or live)."""
+        if name in (START, END):
+            return name
+        if live is not None and name in live:
+            kind = live[name]
+            if kind is None:
+                walk.reject("edges", "edge_unwireable",
+                            f"live node {name!r} has no kind, so no policy can judge an edge "
+                            "to or from it", f"{prefix}edges[{index}]")
+            return kind
+        walk.reject("edges", "edge_unknown_node", f"edge names {name!r}, which is no node here",
+                    f"{prefix}edges[{index}]")
+        return None
+
+    def _edge_policy(self, source: str, target: str, prefix: str, index: int | None,
+                     walk: _Walk) -> None:
+        decided, record = self.edge_policy.judge(source, target)
+        walk.audit.append(record)
+        if decided.decision is Decision.ALLOW:
+            return
+        final = self._decided(record, decided)
+        if final is not Decision.ALLOW:
+            code = "edge_denied" if final is Decision.DENY else "edge_approval_required"
+            where = prefix if index is None else f"{prefix}edges[{index}]"
+            walk.reject("edges", code, f"edge {source} -> {target}: {decided.reason}", where,
+                        decided.rule_id)
+
+    @staticmethod
+    def _acyclic(kinds: dict[str, str], wiring: _Wiring, prefix: str, walk: _Walk) -> None:
+        """Check 5: Kahn's algorithm for cycles, then a walk from START for reachability."""
+        indegree = dict(wiring.indegree)
+        ready = deque(name for name, count in indegree.items() if count == 0)
+        ordered = 0
+        while ready:
+            ordered += 1
+            for target in wiring.successors[ready.popleft()]:
+                indegree[target] -= 1
+                if indegree[target] == 0:
+                    ready.append(target)
+        if ordered < len(kinds):
+            looped = [name for name, count in indegree.items() if count > 0]
+            walk.reject("acyclic", "cycle",
+                        f"these nodes are on or behind a cycle: {_listed(looped)}",
+                        f"{prefix}edges")
+        seen = set(wiring.starts)
+        frontier = deque(wiring.starts)
+        while frontier:
+            for target in wiring.successors[frontier.popleft()]:
+                if target not in seen:
+                    seen.add(target)
+                    frontier.append(target)
+        unreachable = [name for name in kinds if name not in seen]
+        if unreachable and wiring.starts:
+            walk.reject("acyclic", "unreachable_node",
+                        f"no path from __start__ reaches: {_listed(unreachable)}", f"{prefix}nodes")
+
+    @staticmethod
+    def _budget(walk: _Walk, remaining: Mapping[str, float | int | None] | None) -> None:
+        if remaining is None:
+            return
+        needed = {"tokens": walk.tokens, "iterations": walk.iterations, "seconds": walk.seconds}
+        for dimension, need in needed.items():
+            left = remaining.get(dimension)
+            if left is not None and need > 0 and need > left:
+                walk.reject("budget", "over_budget",
+                            f"worst case needs {need} {dimension}, but only {left} are left",
+                            "proposal")

@@ -1,0 +1,101 @@
+"""The planner: a chat model asked for a proposal, and a reply read without trusting its prose.
+
+JSON extraction tries every ``{`` and ``[`` in the reply as an opener and keeps
+the longest valid parse, so a bracket in prose (``see note [1]``) cannot stand
+in for the proposal that follows it. Replies are capped in length, which also
+bounds the quadratic worst case of trying every opener.
+"""
+
+from __future__ import annotations
+
+import json
+from dataclasses import dataclass
+from typing import Any
+
+from pydantic import BaseModel
+
+from grapharc.errors import GraphARCError
+from grapharc.planner.proposal import ProposalError, Subgraph, proposal_from_data
+
+MAX_REPLY_CHARS = 200_000
+INSTRUCTIONS = """\
+You are the planner of a governed graph runtime. Propose the next subgraph to run toward the goal.
+Reply with one JSON object: {"nodes": [{"name": <identifier>, "kind": <kind>, "args": {...}}],
+"edges": [{"source": "__start__" | <name>, "target": <name> | "__end__"}], "rationale": <text>}.
+Use only the kinds listed; give args only to kinds that declare an args_schema. A deterministic
+checker admits or rejects the proposal; if it was rejected you are told every reason. Never repeat
+a rejected proposal."""
+
+
+class NoJSONError(GraphARCError):
+    """A model reply with no JSON value in it."""
+
+
+def extract_json(text: str) -> Any:
+    """The longest valid JSON value starting at any ``{`` or ``[`` in ``text``."""
+    if len(text) > MAX_REPLY_CHARS:
+        raise NoJSONError(f"reply is {len(text)} characters, over the {MAX_REPLY_CHARS} limit")
+    decoder = json.JSONDecoder()
+    best: tuple[int, Any] | None = None
+    for position, char in enumerate(text):
+        if char not in "{[":
+            continue
+        try:
+            value, end = decoder.raw_decode(text, position)
+        except (ValueError, RecursionError):
+            continue
+        if best is None or end - position > best[0]:
+            best = (end - position, value)
+    if best is None:
+        raise NoJSONError("reply contains no JSON object or array")
+    return best[1]
+
+
+@dataclass(frozen=True)
+class Plan:
+    """One planning call: the proposal (or why there is none), the raw reply and its tokens."""
+
+    proposal: Subgraph | None
+    raw: str
+    tokens: int
+    error: str = ""
+
+
+def _usage(reply: Any) -> int:
+    usage = getattr(reply, "usage_metadata", None) or {}
+    total = usage.get("total_tokens")
+    if total is None:
+        total = usage.get("input_tokens", 0) + usage.get("output_tokens", 0)
+    return int(total)
+
+
+class PlannerNode:
+    """Asks ``model`` for a proposal given the goal, the catalog, the state and the last feedback."""
+
+    def __init__(self, model: Any, catalog: list[dict[str, Any]], *,
+                 instructions: str = INSTRUCTIONS) -> None:
+        self.model = model
+        self.catalog = catalog
+        self.instructions = instructions
+
+    def prompt(self, goal: str, state: BaseModel | None, feedback: str) -> str:
+        """The whole message the model sees; the catalog never includes factories."""
+        parts = [self.instructions, f"Goal: {goal}",
+                 "Kinds:\n" + json.dumps(self.catalog, indent=1, sort_keys=True)]
+        if state is not None:
+            parts.append("State:\n" + state.model_dump_json())
+        if feedback:
+            parts.append("Feedback on your last proposal:\n" + feedback)
+        return "\n\n".join(parts)
+
+    def propose(self, goal: str, state: BaseModel | None = None, feedback: str = "") -> Plan:
+        """Call the model once and read a proposal from its reply (never raising on bad replies)."""
+        from langchain_core.messages import HumanMessage
+
+        reply = self.model.invoke([HumanMessage(content=self.prompt(goal, state, feedback))])
+        raw = reply.content if isinstance(reply.content, str) else json.dumps(reply.content)
+        tokens = _usage(reply)
+        try:
+            return Plan(proposal_from_data(extract_json(raw), "model reply"), raw, tokens)
+        except (NoJSONError, ProposalError) as exc:
+            return Plan(None, raw, tokens, str(exc))

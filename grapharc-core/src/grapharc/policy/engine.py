@@ -1,0 +1,239 @@
+"""The policy engine: one validated document, compiled for admission and the tool harness.
+
+Evaluation is tiered in every half: every deny before every ask before every
+allow, and unmatched is deny — so a broad deny beats a narrow allow, including
+one scoped to a single tenant. Rules without ``tenant`` apply to everyone; a
+rule with one applies only when evaluating for that tenant. Every decision
+carries an ``AuditRecord`` naming the rule id, reason, policy version and the
+document's digest.
+
+Precedence with CLI flags (``--allow/--ask/--deny``): flags add rules to the
+same tiers, so a document deny beats a flag allow, and a flag deny beats a
+document allow. A flag can narrow a document; it can never widen it.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Iterable, Mapping
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from pydantic import ValidationError
+
+from grapharc.errors import GraphARCError
+from grapharc.harness.permissions import Decision, PermissionPolicy, PermissionRule
+from grapharc.planner.proposal import location
+from grapharc.planner.rules import EdgePolicy, EdgeRule, NodePolicy, NodeRule
+from grapharc.policy.audit import AuditRecord
+from grapharc.policy.schema import (
+    EdgeRuleDoc,
+    NodeRuleDoc,
+    PolicyDocument,
+    SpendRuleDoc,
+    ToolRuleDoc,
+)
+from grapharc.policy.sources import LoadedPolicy, document_digest, load_policy_file
+
+
+class PolicyDocumentError(GraphARCError):
+    """A policy document that does not fit the schema; names the file and the rule."""
+
+    hint = "see grapharc.policy.schema for the document's keys and resources"
+
+
+@dataclass(frozen=True)
+class PolicyDecision:
+    """An engine decision on a tool or a spend, with its audit record and approval route."""
+
+    decision: Decision
+    record: AuditRecord
+    route: str = ""
+
+
+@dataclass(frozen=True)
+class ApprovalRequest:
+    """What an approver is shown: the subject, the rule that asked, and why."""
+
+    resource: str
+    subject: str
+    rule_id: str
+    reason: str
+    route: str
+    tenant: str | None
+
+
+Approver = Callable[[ApprovalRequest], bool]
+
+
+def validate_document(document: Mapping[str, Any], origin: str) -> PolicyDocument:
+    """Check a decoded document against the schema; every problem names its location."""
+    try:
+        return PolicyDocument.model_validate(document)
+    except ValidationError as exc:
+        rules = document.get("rules") if isinstance(document, Mapping) else None
+        problems = []
+        for err in exc.errors()[:10]:
+            loc = tuple(err["loc"])
+            where = location(tuple(part for part in loc if not str(part).endswith("RuleDoc")
+                                   and part not in {"node", "edge", "tool", "spend"}))
+            if len(loc) > 1 and loc[0] == "rules" and isinstance(loc[1], int) \
+                    and isinstance(rules, list) and loc[1] < len(rules) \
+                    and isinstance(rules[loc[1]], dict) and "id" in rules[loc[1]]:
+                where += f" (rule {rules[loc[1]]['id']!r})"
+            problems.append(f"{where}: {err['msg']}")
+        raise PolicyDocumentError(f"policy {origin}: " + "; ".join(problems)) from None
+
+
+class PolicyEngine:
+    """Evaluates one policy document; ``audit_log`` keeps every engine-level decision."""
+
+    def __init__(self, document: Mapping[str, Any], *, digest: str | None = None,
+                 origin: str = "<document>", source: str = "") -> None:
+        self.document = validate_document(document, origin)
+        self.digest = digest or document_digest(document)
+        self.origin = origin
+        self.source = source
+        self.audit_log: list[AuditRecord] = []
+
+    @classmethod
+    def from_loaded(cls, loaded: LoadedPolicy) -> PolicyEngine:
+        return cls(loaded.document, digest=loaded.digest, origin=loaded.origin,
+                   source=loaded.source)
+
+    @classmethod
+    def from_file(cls, path: Path) -> PolicyEngine:
+        return cls.from_loaded(load_policy_file(Path(path), "file"))
+
+    @property
+    def version(self) -> str:
+        return self.document.version
+
+    @property
+    def description(self) -> str:
+        return self.document.description
+
+    def _rules(self, kind: type, tenant: str | None) -> list[Any]:
+        return [rule for rule in self.document.rules
+                if isinstance(rule, kind) and rule.tenant in (None, tenant)]
+
+    def record(self, resource: str, subject: str, decision: Decision, rule_id: str, reason: str,
+                tenant: str | None) -> AuditRecord:
+        """Append one decision to the audit log and return its record."""
+        record = AuditRecord(resource, subject, decision.value, rule_id, reason, self.version,
+                             self.digest, tenant)
+        self.audit_log.append(record)
+        return record
+
+    def node_policy(self, tenant: str | None = None) -> NodePolicy:
+        """The node rules admission consults (for ``tenant``, plus every unscoped rule)."""
+        rules = tuple(NodeRule(Decision(r.action), r.kind, r.id, r.reason)
+                      for r in self._rules(NodeRuleDoc, tenant))
+        return NodePolicy(version=self.version, digest=self.digest, tenant=tenant, rules=rules)
+
+    def edge_policy(self, tenant: str | None = None) -> EdgePolicy:
+        """The edge rules admission consults (for ``tenant``, plus every unscoped rule)."""
+        rules = tuple(EdgeRule(Decision(r.action), r.source, r.target, r.id, r.reason)
+                      for r in self._rules(EdgeRuleDoc, tenant))
+        return EdgePolicy(version=self.version, digest=self.digest, tenant=tenant, rules=rules)
+
+    def permission_policy(self, tenant: str | None = None,
+                          flags: PermissionPolicy | None = None) -> PermissionPolicy:
+        """The document's tool rules merged with flag rules; tiers decide, so a document deny wins."""
+        document = PermissionPolicy(
+            PermissionRule(r.tool, Decision(r.action), r.id, r.reason, r.route, "document")
+            for r in self._rules(ToolRuleDoc, tenant))
+        return document.merged(flags) if flags is not None else document
+
+    def check_tool(self, tool: str, *, tenant: str | None = None,
+                   flags: PermissionPolicy | None = None) -> PolicyDecision:
+        """Decide one tool call (audited); an unmatched tool is denied."""
+        decided = self.permission_policy(tenant, flags).decide(tool)
+        rule = decided.rule
+        record = self.record("tool", tool, decided.decision, rule.id if rule else "",
+                              decided.reason, tenant)
+        return PolicyDecision(decided.decision, record, rule.route if rule else "")
+
+    def approval_router(self, approvers: Mapping[str, Approver]) -> ApprovalRouter:
+        """Route ``ask`` decisions to the approver named by each rule's ``route``."""
+        return ApprovalRouter(self, approvers)
+
+    def spend_ceilings(self, tenant: str | None = None) -> dict[str, float]:
+        """The tightest deny ceiling per dimension (tokens, iterations, seconds, cost_usd)."""
+        tightest: dict[str, float] = {}
+        for rule in self._rules(SpendRuleDoc, tenant):
+            if rule.action is Decision.DENY:
+                for name, value in rule.ceilings().items():
+                    tightest[name] = min(value, tightest.get(name, value))
+        return tightest
+
+    def check_spend(self, spend: Mapping[str, float], *, tenant: str | None = None,
+                    subject: str = "run") -> PolicyDecision:
+        """Judge a spend (e.g. a worst case) against the ceilings: deny, then ask, else allow."""
+        rules = self._rules(SpendRuleDoc, tenant)
+        for tier in (Decision.DENY, Decision.ASK):
+            for rule in rules:
+                over = [f"{name} {spend[name]} > {limit}" for name, limit in rule.ceilings().items()
+                        if spend.get(name) is not None and spend[name] > limit]
+                if rule.action is tier and over:
+                    reason = rule.reason or "exceeds " + ", ".join(over)
+                    return PolicyDecision(tier, self.record("spend", subject, tier, rule.id,
+                                                             reason, tenant))
+        return PolicyDecision(Decision.ALLOW, self.record(
+            "spend", subject, Decision.ALLOW, "", "within every spend ceiling", tenant))
+
+    def unknown_kinds(self, kinds: Iterable[str]) -> list[str]:
+        """Rules naming (without a glob) a kind the registry lacks: a typo that could fail open."""
+        known = set(kinds) | {"__start__", "__end__", "__scope__"}
+        problems = []
+        for rule in self.document.rules:
+            names = [rule.kind] if isinstance(rule, NodeRuleDoc) else \
+                [rule.source, rule.target] if isinstance(rule, EdgeRuleDoc) else []
+            for name in names:
+                if not _is_glob(name) and name not in known:
+                    problems.append(f"rule {rule.id!r} names kind {name!r}, "
+                                    "which the registry does not have")
+        return problems
+
+    def summary(self) -> str:
+        """One line for humans: the description, or the version."""
+        return self.description or f"version {self.version}"
+
+
+def _is_glob(name: str) -> bool:
+    return any(char in name for char in "*?[")
+
+
+class ApprovalRouter:
+    """Turns ``ask`` into allow or deny by asking the approver of the rule's route.
+
+    A route with no approver, or an approver that raises or says no, denies:
+    approval fails closed. Every routed outcome is audited as resource ``approval``.
+    """
+
+    def __init__(self, engine: PolicyEngine, approvers: Mapping[str, Approver]) -> None:
+        self.engine = engine
+        self.approvers = dict(approvers)
+
+    def resolve(self, decided: PolicyDecision) -> Decision:
+        """The final decision: deny and allow stand; ask goes to its route's approver."""
+        if decided.decision is not Decision.ASK:
+            return decided.decision
+        record = decided.record
+        route = decided.route or "human"
+        request = ApprovalRequest(record.resource, record.subject, record.rule_id, record.reason,
+                                  route, record.tenant)
+        approver = self.approvers.get(route)
+        try:
+            approved = approver is not None and approver(request) is True
+        except Exception as exc:
+            reason = f"approver for route {route!r} raised {type(exc).__name__}: {exc}"
+            approved = False
+        else:
+            reason = (f"approved via route {route!r}" if approved else
+                      f"no approver for route {route!r}" if approver is None else
+                      f"declined via route {route!r}")
+        final = Decision.ALLOW if approved else Decision.DENY
+        self.engine.record("approval", record.subject, final, record.rule_id, reason,
+                            record.tenant)
+        return final

@@ -1,0 +1,91 @@
+"""Configuration: flag > env > file > built-in, provenance on every value, no upward search."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from grapharc.config import load_config
+from grapharc.errors import ConfigurationError
+
+
+def write(path: Path, text: str) -> Path:
+    path.parent.mkdir(parents=True, exist_ok=True)
+    path.write_text(text)
+    return path
+
+
+def test_flag_beats_env_beats_file_beats_built_in(tmp_path):
+    write(tmp_path / "grapharc.toml", '[grapharc]\nmodel = "mock/file"\nregistry = "a:b"\n'
+          'max_rounds = 6\ntenant = "file"\n')
+    env = {"GRAPHARC_MODEL": "mock/env", "GRAPHARC_REGISTRY": "c:d"}
+    config = load_config({"model": "mock/flag", "max_rounds": None}, cwd=tmp_path, env=env)
+    assert {name: config.value(name) for name in ("model", "registry", "max_rounds", "tenant",
+                                                  "max_depth")} == {
+        "model": "mock/flag", "registry": "c:d", "max_rounds": 6, "tenant": "file",
+        "max_depth": 3}
+    assert config.sources() == {"max_depth": "default", "max_rounds": "file", "model": "flag",
+                                "registry": "env", "tenant": "file"}
+
+
+def test_the_config_line_names_the_file_and_the_layers_that_supplied_values(tmp_path):
+    assert load_config({}, cwd=tmp_path, env={}).line() == \
+        "no grapharc.toml (flags and defaults only)"
+    write(tmp_path / "grapharc.toml", '[grapharc]\nmax_rounds = 6\n')
+    config = load_config({}, cwd=tmp_path, env={"GRAPHARC_TENANT": "acme"})
+    assert config.line() == f"{tmp_path / 'grapharc.toml'} (max_rounds=file, tenant=env)"
+
+
+def test_parent_directories_are_never_searched(tmp_path):
+    write(tmp_path / "grapharc.toml", '[grapharc]\npolicy = "evil.toml"\n')
+    child = tmp_path / "project"
+    child.mkdir()
+    config = load_config({}, cwd=child, env={})
+    assert config.path is None and config.value("policy") is None
+
+
+def test_config_names_a_file_anywhere_and_its_relative_paths_resolve_against_it(tmp_path):
+    path = write(tmp_path / "elsewhere" / "ops.toml", '[grapharc]\npolicy = "rules/p.toml"\n'
+                 'trace = "../traces/run.jsonl"\n')
+    config = load_config({}, config=path, cwd=tmp_path / "elsewhere" / "..", env={})
+    assert config.value("policy") == tmp_path / "elsewhere" / "rules" / "p.toml"
+    assert config.value("trace") == tmp_path / "traces" / "run.jsonl"
+
+
+def test_flag_and_env_paths_resolve_against_the_working_directory(tmp_path):
+    config = load_config({"policy": "p.toml"}, cwd=tmp_path, env={"GRAPHARC_TRACE": "t.jsonl"})
+    assert config.value("policy") == tmp_path / "p.toml"
+    assert config.value("trace") == tmp_path / "t.jsonl"
+
+
+@pytest.mark.parametrize(("text", "message"), [
+    ("[grapharc\n", "not valid TOML.*line 1"),
+    ('[grapharc]\npolcy = "x"\n', r"\[grapharc\]\.polcy is not a setting"),
+    ('[other]\nx = 1\n', "unknown top-level key"),
+    ('grapharc = 3\n', "must be a table"),
+    ('[grapharc]\nmax_rounds = "many"\n', "max_rounds from .*must be an integer"),
+    ('[grapharc]\nmax_rounds = 100000000000000000000000\n', "max_rounds from"),
+    ('[grapharc]\nmax_seconds = inf\n', "max_seconds from"),
+    ('[grapharc]\nmodel = ""\n', "model from .*non-empty"),
+])
+def test_bad_config_files_are_refused_naming_the_file_and_key(tmp_path, text, message):
+    write(tmp_path / "grapharc.toml", text)
+    with pytest.raises(ConfigurationError, match=message):
+        load_config({}, cwd=tmp_path, env={})
+
+
+def test_bad_env_values_name_the_variable(tmp_path):
+    with pytest.raises(ConfigurationError, match="GRAPHARC_MAX_TOKENS: must be an integer"):
+        load_config({}, cwd=tmp_path, env={"GRAPHARC_MAX_TOKENS": "lots"})
+
+
+def test_a_missing_binary_or_directory_config_is_refused(tmp_path):
+    with pytest.raises(ConfigurationError, match="does not exist"):
+        load_config({}, config=tmp_path / "nope.toml", cwd=tmp_path, env={})
+    with pytest.raises(ConfigurationError, match="is a directory"):
+        load_config({}, config=tmp_path, cwd=tmp_path, env={})
+    write(tmp_path / "bin.toml", "")
+    (tmp_path / "bin.toml").write_bytes(b"\x00\x01")
+    with pytest.raises(ConfigurationError, match="binary"):
+        load_config({}, config=tmp_path / "bin.toml", cwd=tmp_path, env={})
