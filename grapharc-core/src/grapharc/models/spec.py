@@ -56,11 +56,13 @@ def parse_spec(spec: str) -> tuple[str, str]:
     backend, slash, model = spec.strip().partition("/")
     if not slash:
         known = known_backends()
-        suggestion = f"{backend}/<model>" if backend in known else f"{known[0]}/{backend}" \
-            if known else f"<backend>/{backend}"
+        if backend in known:
+            hint = f"did you mean {backend + '/<model>'!r}?"
+        else:
+            hint = f"write <backend>/{backend}, e.g. mock/{backend} for the free scripted model"
         raise BareModelSpecError(
             f"model spec {spec!r} names no backend; a spec is backend/model",
-            hint=f"did you mean {suggestion!r}? known backends: {', '.join(known) or 'none'}",
+            hint=f"{hint}; known backends: {', '.join(known) or 'none'} (see: grapharc models)",
         )
     if not backend or not model:
         raise ModelSpecError(f"model spec {spec!r} needs both a backend and a model, "

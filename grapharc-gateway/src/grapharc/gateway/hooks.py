@@ -1,4 +1,8 @@
-"""grapharc-gateway's hook implementations: the OpenAI-wire backends (light module)."""
+"""grapharc-gateway's hook implementations: the five model backends (a light module).
+
+Factories are named as strings so nothing heavier than the factory objects in
+``grapharc.gateway.backends`` is imported until a model is built.
+"""
 
 from __future__ import annotations
 
@@ -9,21 +13,28 @@ from grapharc.plugins import BackendInfo, hookimpl
 
 GRAPHARC_CORE_REQUIRES = ">=0.1,<0.2"
 
-_WIRE = frozenset({"completion", "tools", "structured_output", "streaming", "async"})
+WIRE_CAPABILITIES = frozenset({"completion", "tools", "structured_output", "streaming", "async"})
+CLI_CAPABILITIES = frozenset({"completion", "async"})
 
 BACKENDS = (
-    BackendInfo(prefix="openai", factory="grapharc.gateway.openai_wire:openai_model",
-                vendor="openai", capabilities=_WIRE,
-                description="OpenAI and OpenAI-compatible endpoints (OPENAI_API_KEY)"),
-    BackendInfo(prefix="openrouter", factory="grapharc.gateway.openai_wire:openrouter_model",
-                vendor="openrouter", capabilities=_WIRE,
-                description="one key for many vendors' models (OPENROUTER_API_KEY)"),
-    BackendInfo(prefix="ollama", factory="grapharc.gateway.openai_wire:ollama_model",
-                vendor="ollama", capabilities=_WIRE,
-                description="a model on your own machine: no key, no bill, no egress"),
-    BackendInfo(prefix="novita", factory="grapharc.gateway.openai_wire:novita_model",
-                vendor="novita", capabilities=_WIRE,
+    BackendInfo(prefix="openai", factory="grapharc.gateway.backends:OPENAI", vendor="openai",
+                capabilities=WIRE_CAPABILITIES,
+                description="OpenAI's API (OPENAI_API_KEY); token counts only, so price it with "
+                            "price_per_million="),
+    BackendInfo(prefix="openrouter", factory="grapharc.gateway.backends:OPENROUTER", vendor="openrouter",
+                capabilities=WIRE_CAPABILITIES,
+                description="one key for many vendors' models (OPENROUTER_API_KEY); routing and "
+                            "per-call cost"),
+    BackendInfo(prefix="ollama", factory="grapharc.gateway.backends:OLLAMA", vendor="ollama",
+                capabilities=WIRE_CAPABILITIES,
+                description="a model on your own machine: no key, no bill (charged 0.0), no egress"),
+    BackendInfo(prefix="novita", factory="grapharc.gateway.backends:NOVITA", vendor="novita",
+                capabilities=WIRE_CAPABILITIES,
                 description="Novita's OpenAI-compatible endpoint (NOVITA_API_KEY)"),
+    BackendInfo(prefix="claude-cli", factory="grapharc.gateway.backends:CLAUDE_CLI", vendor="anthropic",
+                capabilities=CLI_CAPABILITIES,
+                description="claude -p as a pure inference endpoint: completion only, every tool "
+                            "disabled; spends subscription quota"),
 )
 
 

@@ -1,0 +1,79 @@
+"""Gateway overhead: a gateway model's ``invoke`` against a bare ``ChatOpenAI`` on the same local server.
+
+Both talk to the tests' OpenAI-compatible server on 127.0.0.1 (one process, one
+connection pool), so the difference is what the gateway adds per call: the retry
+wrapper, the usage envelope with its price, and a SpendMeter checked and charged.
+Calls alternate one by one so drift hits both alike; the report is the median
+seconds per call of each, and the medians of the paired ratios (gateway / bare)
+and paired differences (the overhead in microseconds), which are what a busy
+machine disturbs least.
+
+    .venv/bin/python benchmarks/gateway_overhead.py [--calls N] [--json]
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import statistics
+import sys
+import time
+from pathlib import Path
+from typing import Any
+
+sys.path.insert(0, str(Path(__file__).resolve().parent.parent / "tests" / "grapharc-gateway"))
+
+from gateway_fakes import FakeOpenAI
+
+
+def call_seconds(model: Any) -> float:
+    started = time.perf_counter()
+    model.invoke("hello")
+    return time.perf_counter() - started
+
+
+def measure(calls: int) -> dict[str, Any]:
+    """Per-call seconds for the bare and the gateway model, alternating call by call."""
+    from langchain_openai import ChatOpenAI
+
+    from grapharc.gateway import SpendMeter, get_model
+
+    with FakeOpenAI() as server:
+        bare = ChatOpenAI(model="gpt-4o-mini", base_url=server.base_url, api_key="k", max_retries=0)
+        gateway = get_model("openai/gpt-4o-mini", base_url=server.base_url, api_key="k",
+                            price_per_million=(0.15, 0.6), spend_meter=SpendMeter(1e9))
+        for _ in range(30):  # warm the connection pool and the imports
+            call_seconds(bare)
+            call_seconds(gateway)
+        pairs = [(call_seconds(bare), call_seconds(gateway)) for _ in range(calls)]
+    return {"bare": statistics.median(b for b, _ in pairs),
+            "gateway": statistics.median(g for _, g in pairs),
+            "ratio": statistics.median(g / b for b, g in pairs),
+            "overhead": statistics.median(g - b for b, g in pairs)}
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--calls", type=int, default=1000)
+    parser.add_argument("--json", action="store_true")
+    args = parser.parse_args()
+    medians = measure(max(1, args.calls))
+    report = {
+        "bare_ms_per_call": round(medians["bare"] * 1000, 3),
+        "gateway_ms_per_call": round(medians["gateway"] * 1000, 3),
+        "ratio_gateway_to_bare": round(medians["ratio"], 3),
+        "overhead_us_per_call": round(medians["overhead"] * 1e6, 1),
+        "calls_each": max(1, args.calls),
+    }
+    if args.json:
+        print(json.dumps(report, indent=2))
+        return
+    print(f"bare ChatOpenAI   {report['bare_ms_per_call']:>8.3f} ms/call (median)")
+    print(f"gateway openai/   {report['gateway_ms_per_call']:>8.3f} ms/call (median)")
+    print(f"paired ratio      {report['ratio_gateway_to_bare']:>8.3f}x   "
+          f"(paired overhead {report['overhead_us_per_call']:+.0f} us per call, "
+          f"{report['calls_each']} calls each)")
+
+
+if __name__ == "__main__":
+    main()
