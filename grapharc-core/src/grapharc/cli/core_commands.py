@@ -19,11 +19,13 @@ def add_core_commands(app: typer.Typer) -> None:
     """Register core's commands on ``app``: its own, then each command family's."""
     from grapharc.cli.governance_commands import add_governance_commands
     from grapharc.cli.models_command import add_models_command
+    from grapharc.cli.observe_commands import add_observe_commands
 
     app.command("plugins")(plugins_command)
     app.command("version")(version_command)
     add_models_command(app)
     add_governance_commands(app)
+    add_observe_commands(app)
 
 
 def plugins_command(as_json: JsonOption = False) -> None:

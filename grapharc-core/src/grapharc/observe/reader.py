@@ -1,0 +1,149 @@
+"""The one streaming trace reader every trace tool uses.
+
+It reads a JSONL trace line by line (never the whole file), decodes each line with
+:mod:`grapharc.observe.codec`, and yields the events as dicts, optionally only those of
+one run, thread or attempt. It tolerates what a live or crashed writer leaves behind: an
+unterminated last line that does not parse yet (a line being appended, or a crash
+mid-line) is left unread, and a torn line a later writer closed off is skipped and
+reported in ``torn_lines``. Any other line that is not a JSON object with an ``event``
+field raises ``TraceFormatError`` naming the file and line: data is never skipped silently.
+"""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any, BinaryIO
+
+from grapharc.observe import codec
+from grapharc.observe.errors import TraceFormatError, TraceUnreadableError
+from grapharc.observe.torn import is_torn
+
+Event = dict[str, Any]
+_SNIFF_BYTES = 8192
+
+
+def open_trace(path: str | os.PathLike[str]) -> BinaryIO:
+    """Open a trace for binary reading, or raise TraceUnreadableError saying why it cannot be."""
+    where = Path(path)
+    hint = "pass the path of a JSONL trace a GraphARC run wrote"
+    try:
+        handle = open(where, "rb")  # noqa: SIM115 - returned to the caller, who closes it
+    except FileNotFoundError:
+        raise TraceUnreadableError(f"{where}: no such trace file", hint=hint) from None
+    except IsADirectoryError:
+        raise TraceUnreadableError(f"{where}: is a directory, not a trace file", hint=hint) from None
+    except PermissionError:
+        raise TraceUnreadableError(f"{where}: permission denied", hint="check the file's mode") from None
+    except OSError as exc:
+        raise TraceUnreadableError(f"{where}: cannot be read ({exc.strerror or exc})", hint=hint) from None
+    try:
+        head = handle.peek(_SNIFF_BYTES)[:_SNIFF_BYTES]
+    except OSError as exc:
+        handle.close()
+        raise TraceUnreadableError(f"{where}: cannot be read ({exc.strerror or exc})", hint=hint) from None
+    if b"\x00" in head:
+        handle.close()
+        raise TraceUnreadableError(f"{where}: holds binary data, not a JSONL trace", hint=hint)
+    return handle
+
+
+class TraceScanner:
+    """Decodes the events of an open binary trace from its current position to its end.
+
+    While and after iterating: ``line`` is the number of the last line handled, ``consumed``
+    the bytes of the lines handled (yielded or skipped), ``torn_lines`` the lines skipped as
+    torn, and ``pending`` the unterminated tail left unread (empty if none). A later read
+    continues from the starting offset plus ``consumed``, at line ``line + 1``.
+    """
+
+    def __init__(self, path: str | os.PathLike[str], handle: BinaryIO, first_line: int = 1) -> None:
+        self.path = path
+        self.handle = handle
+        self.line = first_line - 1
+        self.consumed = 0
+        self.torn_lines: list[int] = []
+        self.pending = b""
+
+    def __iter__(self) -> Iterator[Event]:
+        loads = codec.loads
+        for raw in self.handle:
+            line = self.line + 1
+            try:
+                event = loads(raw)
+            except ValueError:
+                if not self._skippable(raw, line):
+                    raise TraceFormatError(self.path, line, "is not valid JSON") from None
+                if raw is not self.pending:  # an unfinished last line stays unread
+                    self.line = line
+                    self.consumed += len(raw)
+                continue
+            if type(event) is not dict or "event" not in event:
+                raise TraceFormatError(self.path, line, "is not a JSON object with an 'event' field")
+            self.line = line
+            self.consumed += len(raw)
+            yield event
+
+    def _skippable(self, raw: bytes, line: int) -> bool:
+        """A blank line, a torn line closed off by a later writer, or an unfinished last line."""
+        if not raw.strip():
+            return True
+        if not is_torn(raw):
+            return False
+        if raw.endswith(b"\n"):
+            self.torn_lines.append(line)
+        else:
+            self.pending = raw
+        return True
+
+
+class TraceReader:
+    """The events of one trace file, optionally only one run's, thread's or attempt's.
+
+    Each iteration re-reads the file from the start; the scanner's findings
+    (``torn_lines``, ``pending``) describe the latest iteration.
+    """
+
+    def __init__(self, path: str | os.PathLike[str], *, run_id: str | None = None,
+                 thread_id: str | None = None, attempt: int | None = None) -> None:
+        self.path = Path(path)
+        self.run_id = run_id
+        self.thread_id = thread_id
+        self.attempt = attempt
+        self.torn_lines: list[int] = []
+        self.pending = b""
+
+    def __iter__(self) -> Iterator[Event]:
+        with open_trace(self.path) as handle:
+            scanner = TraceScanner(self.path, handle)
+            try:
+                yield from self._filtered(scanner)
+            finally:
+                self.torn_lines = scanner.torn_lines
+                self.pending = scanner.pending
+
+    def _filtered(self, events: TraceScanner) -> Iterator[Event]:
+        run_id, thread_id, attempt = self.run_id, self.thread_id, self.attempt
+        if run_id is None and thread_id is None and attempt is None:
+            yield from events
+            return
+        for event in events:
+            if run_id is not None and event.get("run_id") != run_id:
+                continue
+            if thread_id is not None and event.get("thread_id") != thread_id:
+                continue
+            if attempt is not None and event.get("attempt") != attempt:
+                continue
+            yield event
+
+    def warnings(self) -> list[str]:
+        """Human notes on what the latest iteration skipped (torn lines a crash left)."""
+        return [f"{self.path}:{line}: skipped a line torn by a crashed writer"
+                for line in self.torn_lines]
+
+
+def read_events(path: str | os.PathLike[str], *, run_id: str | None = None,
+                thread_id: str | None = None, attempt: int | None = None) -> Iterator[Event]:
+    """Stream the events of ``path`` (optionally filtered); see :class:`TraceReader`."""
+    return iter(TraceReader(path, run_id=run_id, thread_id=thread_id, attempt=attempt))
