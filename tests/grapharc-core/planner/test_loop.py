@@ -123,3 +123,19 @@ def test_admission_events_do_not_pollute_node_metrics(registry, deny_deploy, tmp
     assert decision["status"] == "rejected" and decision["failed"] == ["edge_denied"]
     assert decision["checks_run"] == ["kinds", "edges", "budget", "depth", "acyclic"]
     assert result.rounds[1].iterations == 1
+
+
+def test_metrics_count_the_planners_spend_once_outside_any_node(registry, deny_deploy, tmp_path):
+    from grapharc.observe.metrics import metrics
+
+    trace = TraceWriter(tmp_path / "t.jsonl")
+    loop, _ = build(registry, deny_deploy, [PLAN % ("deploy", "deploy"), PLAN % ("edit", "edit")],
+                    trace=trace)
+    result = loop.run("fix", State())
+    trace.close()
+    planner_tokens = sum(record.tokens for record in result.rounds)
+    document = metrics(tmp_path / "t.jsonl").to_document()
+    loop_run = next(run for run in document["runs"].values() if run["admission_events"])
+    assert planner_tokens > 0
+    assert loop_run["node_executions"] == 0
+    assert loop_run["tokens"]["outside_nodes"] == planner_tokens

@@ -238,8 +238,10 @@ class UnboundedRunError(GraphARCError):
 
 def _run(graph: Path, check_only: bool, unbounded: bool, flags: dict[str, Any],
          config_path: Path | None) -> tuple[dict[str, Any], ExitCode]:
+    from uuid import uuid4
+
     from grapharc.planner import AdmissionChecker, Materializer
-    from grapharc.planner.events import emit
+    from grapharc.planner import events as governance_events
     from grapharc.runtime.budget import BudgetMeter
 
     proposal, initial = read_graph_file(graph)
@@ -257,7 +259,8 @@ def _run(graph: Path, check_only: bool, unbounded: bool, flags: dict[str, Any],
     trace = _open_trace(config)
     try:
         verdict = checker.check(proposal, meter=BudgetMeter(budget))
-        emit(trace, "decision", graph=str(graph), **verdict.event())
+        governance_events.emit(trace, "decision", str(uuid4()), graph=str(graph),
+                               **verdict.event())
         document: dict[str, Any] = {
             "ok": verdict.admitted, "graph": str(graph), "registry": surface.spec,
             "policy": policy_document(ready.loaded, ready.engine),

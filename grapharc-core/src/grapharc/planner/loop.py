@@ -172,7 +172,7 @@ class GovernedLoop:
                 return stop(StopReason.PLANNER_FAILED, f"{type(exc).__name__}: {exc}")
             spent["tokens"] += plan.tokens
             events.emit(self.trace, "plan", loop_id=loop_id, round=number,
-                        planner_tokens=plan.tokens, readable=plan.proposal is not None)
+                        tokens=plan.tokens, readable=plan.proposal is not None)
             record, state, failure = self._round(number, plan, state, seen, meter, spent,
                                                  loop_id)
             record = RoundRecord(record.round, record.proposal, record.admission, record.executed,
