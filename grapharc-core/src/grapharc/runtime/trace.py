@@ -3,7 +3,9 @@
 One JSON object per line, appended with a single ``os.write`` on an ``O_APPEND`` descriptor, so
 threads and separate processes can share one file without interleaving lines. A line torn by a
 crash is closed off with a newline before this writer's first event, so it never swallows a new
-event (readers skip it as one unparseable line).
+event (readers skip it as one unparseable line). Writes hold a shared ``flock`` and that first
+check an exclusive one, so a line another live process is still writing is never mistaken for
+a torn one.
 
 What is written, exactly (the same with orjson, used when importable, and with stdlib json):
 strings over ``MAX_STRING_CHARS`` (2,000) characters keep their first 2,000 followed by
@@ -15,6 +17,7 @@ their repr; anything else, and nesting deeper than 254 levels, as ``{"__repr__":
 
 from __future__ import annotations
 
+import fcntl
 import json
 import math
 import os
@@ -155,16 +158,28 @@ class TraceWriter:
 
     def append(self, event: dict[str, Any]) -> None:
         """Encode ``event`` as one line and append it with a single write."""
-        data = _encode(event)
+        self._write(_encode(event))
+
+    def append_many(self, events: list[dict[str, Any]]) -> None:
+        """Append several events, in order, with a single write."""
+        if events:
+            self._write(b"".join(_encode(event) for event in events))
+
+    def _write(self, data: bytes) -> None:
         with self._lock:
             if self._fd < 0:
                 raise TraceClosedError(f"the trace writer for {self.path} is closed")
-            if not self._tail_checked:
-                data = self._torn_tail_fix() + data
-                self._tail_checked = True
-            view = memoryview(data)
-            while view:  # one write unless the disk is full; finishing the line beats tearing it
-                view = view[os.write(self._fd, view) :]
+            first = not self._tail_checked
+            fcntl.flock(self._fd, fcntl.LOCK_EX if first else fcntl.LOCK_SH)
+            try:
+                if first:
+                    data = self._torn_tail_fix() + data
+                    self._tail_checked = True
+                view = memoryview(data)
+                while view:  # one write unless the disk is full; finishing the line beats tearing it
+                    view = view[os.write(self._fd, view) :]
+            finally:
+                fcntl.flock(self._fd, fcntl.LOCK_UN)
 
     def close(self) -> None:
         """Close the file; further writes raise TraceClosedError. Closing twice is harmless."""

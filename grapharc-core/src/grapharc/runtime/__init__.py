@@ -1,0 +1,60 @@
+"""The graph kernel: typed state, declared writes, budgets, deadlines, traces and fan-out.
+
+Built on LangGraph; each concern lives in its own module here. The names below are
+exported lazily (PEP 562), so importing one submodule does not import them all.
+"""
+
+from __future__ import annotations
+
+import importlib
+from typing import Any
+
+_LAZY_EXPORTS = {
+    "GraphARC": "grapharc.runtime.graph",
+    "StateGraph": "grapharc.runtime.graph",
+    "START": "grapharc.runtime.graph",
+    "END": "grapharc.runtime.graph",
+    "CompiledGraphARC": "grapharc.runtime.compiled",
+    "GraphARCState": "grapharc.runtime.state",
+    "Budget": "grapharc.runtime.budget",
+    "BudgetMeter": "grapharc.runtime.budget",
+    "BudgetExceededError": "grapharc.runtime.budget",
+    "NodeTimeoutError": "grapharc.runtime.deadline",
+    "ProgressGuard": "grapharc.runtime.progress",
+    "StopReason": "grapharc.runtime.progress",
+    "TraceWriter": "grapharc.runtime.trace",
+    "WorkerOutcome": "grapharc.runtime.fanout",
+    "dedupe": "grapharc.runtime.fanout",
+    "unique_sources": "grapharc.runtime.fanout",
+    "split_outcomes": "grapharc.runtime.fanout",
+    "charge_hand": "grapharc.runtime.tokens",
+    "AsyncNodeError": "grapharc.runtime.errors",
+    "DagViolationError": "grapharc.runtime.errors",
+    "GraphBuildError": "grapharc.runtime.errors",
+    "GraphRoutingError": "grapharc.runtime.errors",
+    "MissingRunContextError": "grapharc.runtime.errors",
+    "NodeOutputError": "grapharc.runtime.errors",
+    "RouteMappingError": "grapharc.runtime.errors",
+    "RunInputError": "grapharc.runtime.errors",
+    "StateTypeError": "grapharc.runtime.errors",
+    "UnknownFieldError": "grapharc.runtime.errors",
+    "UnknownNodeError": "grapharc.runtime.errors",
+    "UnsupportedStreamError": "grapharc.runtime.errors",
+    "WriteConflictError": "grapharc.runtime.errors",
+    "WritePermissionError": "grapharc.runtime.errors",
+}
+
+__all__ = sorted(_LAZY_EXPORTS)
+
+
+def __getattr__(name: str) -> Any:
+    module_name = _LAZY_EXPORTS.get(name)
+    if module_name is None:
+        raise AttributeError(f"module 'grapharc.runtime' has no attribute {name!r}")
+    value = getattr(importlib.import_module(module_name), name)
+    globals()[name] = value
+    return value
+
+
+def __dir__() -> list[str]:
+    return sorted(set(globals()) | set(_LAZY_EXPORTS))

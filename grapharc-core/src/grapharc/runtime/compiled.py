@@ -1,0 +1,348 @@
+"""The compiled graph: the only governed way in to a LangGraph graph built by GraphARC.
+
+Every entry point (invoke, stream, ainvoke, astream, astream_events, resume) opens a
+run: a fresh run id, the thread's next attempt and step shift (``grapharc.runtime.resume``),
+a BudgetMeter, a ``run_start`` trace event, and the run context the node wrappers
+require. It closes with a ``run_end`` event carrying the status and the termination
+reason. ``.inner`` is the LangGraph compiled graph, for inspection: its nodes refuse to
+run without the context these entry points set.
+"""
+
+from __future__ import annotations
+
+from collections.abc import AsyncIterator, Callable, Iterator, Mapping
+from contextvars import copy_context
+from os import PathLike
+from typing import Any
+from uuid import uuid4
+
+from langchain_core.runnables import RunnableConfig
+from langgraph.types import Command
+from pydantic import BaseModel
+
+from grapharc.errors import GraphARCError
+from grapharc.runtime.budget import Budget
+from grapharc.runtime.context import CURRENT_RUN
+from grapharc.runtime.errors import (
+    AsyncNodeError,
+    RunInputError,
+    UnknownNodeError,
+    UnsupportedStreamError,
+    WritePermissionError,
+)
+from grapharc.runtime.lifecycle import RunLifecycle
+from grapharc.runtime.node import NodeSpec
+from grapharc.runtime.pump import ContextPump
+from grapharc.runtime.resume import (
+    MARKER_CHANNEL,
+    end_marker,
+    history_of,
+    thread_config,
+)
+from grapharc.runtime.state import StateContract
+from grapharc.runtime.trace import TraceWriter
+from grapharc.runtime.trace_buffer import RunTraceWriter
+
+_STREAM_VERSIONS = ("v1", "v2")
+
+
+class CompiledGraphARC:
+    """A compiled GraphARC graph: governed entry points over ``.inner`` (LangGraph's graph)."""
+
+    def __init__(
+        self,
+        inner: Any,
+        *,
+        name: str,
+        contract: StateContract,
+        budget: Budget,
+        trace: str | PathLike[str] | TraceWriter | None,
+        nodes: Mapping[str, NodeSpec],
+        async_parts: frozenset[str],
+        checkpointer: Any,
+    ) -> None:
+        self.inner = inner
+        self.name = name
+        self.contract = contract
+        self.budget = budget
+        self.nodes = dict(nodes)
+        self.async_parts = async_parts
+        self.checkpointer = checkpointer
+        self._owns_trace = trace is not None and not isinstance(trace, TraceWriter)
+        self.trace: TraceWriter | None = (
+            RunTraceWriter(trace) if self._owns_trace else trace  # type: ignore[arg-type]
+        )
+        self.writable = frozenset().union(*(spec.writes for spec in self.nodes.values()))
+        self._runs = RunLifecycle(
+            name=name, budget=budget, trace=self.trace, checkpointer=checkpointer, inner=inner
+        )
+
+    @property
+    def has_async(self) -> bool:
+        """True if any node or router is ``async def`` (sync entry points then refuse)."""
+        return bool(self.async_parts)
+
+    # -- run lifecycle -------------------------------------------------------------
+
+    def _refuse_async(self) -> None:
+        if self.async_parts:
+            raise AsyncNodeError(self.name, self.async_parts)
+
+    def _prepare_input(self, value: Any) -> Any:
+        """Check run input: state values by name and type, or a bare resume Command."""
+        if value is None:
+            return None
+        if isinstance(value, Command):
+            if value.update is not None or value.goto or value.graph is not None:
+                raise RunInputError(
+                    f"a Command passed as run input may carry only resume=; got {value!r}",
+                    hint="use compiled.resume(value, config) to answer an interrupt and "
+                    "update_state(config, values, as_node=...) to edit state",
+                )
+            return value
+        if isinstance(value, self.contract.schema):
+            return {name: getattr(value, name) for name in self.contract.fields}
+        if isinstance(value, Mapping):
+            return self.contract.check_values("run input", value)
+        if isinstance(value, BaseModel):
+            raise RunInputError(
+                f"run input is a {type(value).__name__}, not the graph's state "
+                f"{self.contract.schema.__name__}"
+            )
+        raise RunInputError(f"run input must be a dict of state values, got {type(value).__name__}")
+
+    # -- sync entry points ---------------------------------------------------------
+
+    def invoke(self, input: Any = None, config: RunnableConfig | None = None, **kwargs: Any) -> Any:
+        """Run the graph to completion (or to an interrupt); kwargs such as
+        ``durability=`` go to LangGraph."""
+        self._refuse_async()
+        payload = self._prepare_input(input)
+        opened = self._runs.open(config)
+        token = CURRENT_RUN.set(opened.run)
+        try:
+            out = self.inner.invoke(payload, opened.config, **kwargs)
+        except BaseException as exc:
+            self._runs.finish(opened, exc)
+            raise
+        finally:
+            CURRENT_RUN.reset(token)
+        self._runs.finish(opened, None)
+        return out
+
+    def stream(self, input: Any = None, config: RunnableConfig | None = None, **kwargs: Any) -> Iterator[Any]:
+        """LangGraph's ``stream`` (any stream_mode, subgraphs=...) under the run's discipline."""
+        self._refuse_async()
+        return self._stream(self._prepare_input(input), config, kwargs)
+
+    def _stream(self, payload: Any, config: RunnableConfig | None, kwargs: dict[str, Any]) -> Iterator[Any]:
+        opened = self._runs.open(config)
+        context = copy_context()
+        context.run(CURRENT_RUN.set, opened.run)
+        chunks = context.run(self.inner.stream, payload, opened.config, **kwargs)
+        try:
+            while True:
+                try:
+                    chunk = context.run(next, chunks)
+                except StopIteration:
+                    break
+                yield chunk
+        except GeneratorExit as stop:
+            context.run(chunks.close)
+            self._runs.finish(opened, stop)
+            raise
+        except BaseException as exc:
+            self._runs.finish(opened, exc)
+            raise
+        self._runs.finish(opened, None)
+
+    def resume(self, value: Any, config: RunnableConfig | None = None, **kwargs: Any) -> Any:
+        """Answer an ``interrupt()``: the value goes in as ``Command(resume=value)``, nothing else."""
+        return self.invoke(Command(resume=value), config, **kwargs)
+
+    # -- async entry points --------------------------------------------------------
+
+    async def ainvoke(self, input: Any = None, config: RunnableConfig | None = None, **kwargs: Any) -> Any:
+        """Async ``invoke``; ``async def`` nodes run here."""
+        payload = self._prepare_input(input)
+        opened = await self._runs.aopen(config)
+        token = CURRENT_RUN.set(opened.run)
+        try:
+            out = await self.inner.ainvoke(payload, opened.config, **kwargs)
+        except BaseException as exc:
+            await self._runs.afinish(opened, exc)
+            raise
+        finally:
+            CURRENT_RUN.reset(token)
+        await self._runs.afinish(opened, None)
+        return out
+
+    async def aresume(self, value: Any, config: RunnableConfig | None = None, **kwargs: Any) -> Any:
+        """Async ``resume``."""
+        return await self.ainvoke(Command(resume=value), config, **kwargs)
+
+    def astream(
+        self, input: Any = None, config: RunnableConfig | None = None, **kwargs: Any
+    ) -> AsyncIterator[Any]:
+        """Async ``stream``."""
+        payload = self._prepare_input(input)
+        return self._apump(config, lambda cfg: self.inner.astream(payload, cfg, **kwargs))
+
+    def astream_events(
+        self,
+        input: Any = None,
+        config: RunnableConfig | None = None,
+        *,
+        version: str = "v2",
+        **kwargs: Any,
+    ) -> AsyncIterator[Any]:
+        """LangChain's event stream, v1 or v2; v3 is refused (it is a stream object, not an
+        async iterator)."""
+        if version not in _STREAM_VERSIONS:
+            raise UnsupportedStreamError(
+                f"astream_events(version={version!r}) is not supported; use 'v1' or 'v2'",
+                hint="LangGraph returns a stream object for v3 rather than an async iterator",
+            )
+        payload = self._prepare_input(input)
+        return self._apump(
+            config,
+            lambda cfg: self.inner.astream_events(payload, cfg, version=version, **kwargs),
+        )
+
+    async def _apump(
+        self, config: RunnableConfig | None, make: Callable[[RunnableConfig], AsyncIterator[Any]]
+    ) -> AsyncIterator[Any]:
+        """Run LangGraph's async iterator under the run (see ``grapharc.runtime.pump``)."""
+        opened = await self._runs.aopen(config)
+        context = copy_context()
+        context.run(CURRENT_RUN.set, opened.run)
+        chunks = ContextPump(make(opened.config), context)
+        try:
+            async for chunk in chunks:
+                yield chunk
+        except BaseException as exc:
+            await chunks.aclose()
+            await self._runs.afinish(opened, exc)
+            raise
+        await self._runs.afinish(opened, None)
+
+    # -- nested use as a subgraph --------------------------------------------------
+
+    def run_nested(self, values: dict[str, Any], config: RunnableConfig) -> dict[str, Any]:
+        """Run as a node of a parent graph, inside the parent's run (same meter and trace)."""
+        token = CURRENT_RUN.set(CURRENT_RUN.get().child())  # type: ignore[union-attr]
+        try:
+            return self.inner.invoke(values, config)
+        finally:
+            CURRENT_RUN.reset(token)
+
+    async def arun_nested(self, values: dict[str, Any], config: RunnableConfig) -> dict[str, Any]:
+        """Async ``run_nested``."""
+        token = CURRENT_RUN.set(CURRENT_RUN.get().child())  # type: ignore[union-attr]
+        try:
+            return await self.inner.ainvoke(values, config)
+        finally:
+            CURRENT_RUN.reset(token)
+
+    # -- state inspection and checked edits ----------------------------------------
+
+    def get_state(self, config: RunnableConfig, *, subgraphs: bool = False) -> Any:
+        """LangGraph's StateSnapshot of the thread (inspection runs no node)."""
+        return self.inner.get_state(config, subgraphs=subgraphs)
+
+    async def aget_state(self, config: RunnableConfig, *, subgraphs: bool = False) -> Any:
+        """Async ``get_state``."""
+        return await self.inner.aget_state(config, subgraphs=subgraphs)
+
+    def get_state_history(self, config: RunnableConfig, **kwargs: Any) -> Iterator[Any]:
+        """LangGraph's checkpoint history of the thread, newest first."""
+        return self.inner.get_state_history(config, **kwargs)
+
+    def aget_state_history(self, config: RunnableConfig, **kwargs: Any) -> AsyncIterator[Any]:
+        """Async ``get_state_history``."""
+        return self.inner.aget_state_history(config, **kwargs)
+
+    def _checked_update(
+        self, values: Mapping[str, Any] | None, as_node: str | None, current: dict[str, Any]
+    ) -> dict[str, Any] | None:
+        """Unknown fields refused, types checked, and ``as_node``'s allowlist applied."""
+        if values is None:
+            return None
+        if not isinstance(values, Mapping):
+            raise RunInputError(f"update_state values must be a dict, got {type(values).__name__}")
+        checked = self.contract.check_values("update_state", values)
+        if as_node is None:
+            return checked
+        spec = self.nodes.get(as_node)
+        if spec is None:
+            raise UnknownNodeError("update_state(as_node=...)", as_node, self.nodes)
+        for field in checked:
+            if field not in spec.writes:
+                raise WritePermissionError(as_node, field, spec.writes)
+        model = self.contract.schema.model_construct(**current) if current else None
+        return self.contract.check_writes(as_node, spec.writes, checked, model)
+
+    def update_state(
+        self, config: RunnableConfig, values: Mapping[str, Any] | None, as_node: str | None = None
+    ) -> RunnableConfig:
+        """A checked edit of the thread's state; the thread's attempt and steps carry on."""
+        current = self.inner.get_state(config).values if as_node else {}
+        checked = self._checked_update(values, as_node, current)
+        saver = self._require_checkpointer()
+        thread_id = str(config["configurable"]["thread_id"])
+        attempt, high = history_of(saver.get_tuple(thread_config(thread_id)))
+        new_config = self.inner.update_state(config, checked, as_node=as_node)
+        latest = saver.get_tuple(new_config)
+        if latest is not None:
+            step = int(latest.metadata.get("step", 0))
+            saver.put_writes(latest.config, [_carried(attempt, high, step)], f"grapharc:update:{uuid4()}")
+        return new_config
+
+    async def aupdate_state(
+        self, config: RunnableConfig, values: Mapping[str, Any] | None, as_node: str | None = None
+    ) -> RunnableConfig:
+        """Async ``update_state``."""
+        current = (await self.inner.aget_state(config)).values if as_node else {}
+        checked = self._checked_update(values, as_node, current)
+        saver = self._require_checkpointer()
+        thread_id = str(config["configurable"]["thread_id"])
+        attempt, high = history_of(await saver.aget_tuple(thread_config(thread_id)))
+        new_config = await self.inner.aupdate_state(config, checked, as_node=as_node)
+        latest = await saver.aget_tuple(new_config)
+        if latest is not None:
+            step = int(latest.metadata.get("step", 0))
+            await saver.aput_writes(
+                latest.config, [_carried(attempt, high, step)], f"grapharc:update:{uuid4()}"
+            )
+        return new_config
+
+    def _require_checkpointer(self) -> Any:
+        if self.checkpointer is None:
+            raise GraphARCError(
+                f"graph {self.name!r} has no checkpointer, so it has no state to update",
+                hint="compile(checkpointer=...)",
+            )
+        return self.checkpointer
+
+    def get_graph(self, *args: Any, **kwargs: Any) -> Any:
+        """LangGraph's drawable graph (inspection)."""
+        return self.inner.get_graph(*args, **kwargs)
+
+    def close(self) -> None:
+        """Close the trace file if this graph opened it."""
+        if self._owns_trace and self.trace is not None:
+            self.trace.close()
+
+    def __enter__(self) -> CompiledGraphARC:
+        return self
+
+    def __exit__(self, *exc_info: object) -> None:
+        self.close()
+
+    def __repr__(self) -> str:
+        return f"<CompiledGraphARC {self.name!r} nodes={sorted(self.nodes)}>"
+
+
+def _carried(attempt: int, high: int, step: int) -> tuple[str, dict[str, int]]:
+    """The marker that carries a thread's attempt and step floor over an update checkpoint."""
+    return MARKER_CHANNEL, end_marker(attempt, high - step, high)

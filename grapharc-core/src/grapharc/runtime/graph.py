@@ -1,0 +1,407 @@
+"""The graph builder: LangGraph's StateGraph with the discipline declared up front.
+
+``GraphARC(State, name=, budget=, dag=, trace=)`` collects nodes (each with the fields
+it may write), edges, conditional edges and fan-outs, checking each where it is
+declared; ``compile()`` checks the topology as a whole and builds the LangGraph graph
+with every node and router inside a governed wrapper (see ``grapharc.runtime.node``).
+``StateGraph`` is the seed quick start's spelling of the same builder.
+"""
+
+from __future__ import annotations
+
+import inspect
+from collections.abc import Callable, Hashable, Iterable, Mapping, Sequence
+from dataclasses import dataclass
+from os import PathLike
+from typing import Any, Self
+
+from langchain_core.runnables import Runnable
+from langgraph.channels.binop import BinaryOperatorAggregate
+from langgraph.constants import END, START
+from langgraph.graph import StateGraph as LangGraphStateGraph
+from pydantic import BaseModel
+
+from grapharc.runtime.budget import Budget
+from grapharc.runtime.compiled import CompiledGraphARC
+from grapharc.runtime.errors import (
+    DagViolationError,
+    GraphBuildError,
+    UnknownFieldError,
+    UnknownNodeError,
+)
+from grapharc.runtime.fanout import FanOut
+from grapharc.runtime.node import (
+    GraphFacts,
+    NodeSpec,
+    function_bodies,
+    governed_runnable,
+)
+from grapharc.runtime.routing import RouteCheck, checked_mapping, governed_router
+from grapharc.runtime.state import StateContract
+from grapharc.runtime.subgraph import subgraph_bodies
+from grapharc.runtime.topology import check_acyclic, check_write_conflicts
+from grapharc.runtime.trace import TraceWriter
+
+__all__ = ["END", "START", "GraphARC", "StateGraph"]
+
+_ALIASES = {"START": START, "END": END}
+_RESERVED = frozenset({START, END, "START", "END"})
+
+
+def _is_async(fn: Any) -> bool:
+    """True for ``async def`` functions and objects whose ``__call__`` is one."""
+    if inspect.iscoroutinefunction(fn):
+        return True
+    call = inspect.getattr_static(type(fn), "__call__", None)
+    return inspect.iscoroutinefunction(call)
+
+
+def _wants_config(fn: Any) -> bool:
+    """True if ``fn`` has a parameter named ``config`` (read off the code object when it can)."""
+    code = getattr(fn, "__code__", None)
+    if code is not None and not hasattr(fn, "__wrapped__"):
+        return "config" in code.co_varnames[: code.co_argcount + code.co_kwonlyargcount]
+    try:
+        return "config" in inspect.signature(fn).parameters
+    except (TypeError, ValueError):
+        return False
+
+
+@dataclass(frozen=True, slots=True)
+class _Route:
+    source: str
+    router: Callable[..., Any]
+    mapping: dict[Hashable, str] | None
+    path_map: Any
+    copy_state: bool
+    is_async: bool
+
+
+class GraphARC:
+    """A LangGraph StateGraph whose nodes declare their writes and run under a budget and a trace.
+
+    ``state`` is a pydantic model (subclass ``GraphARCState`` to forbid extra fields);
+    ``budget`` bounds every run; ``dag=True`` refuses conditional edges, fan-outs and
+    cycles; ``trace`` is a JSONL path or a ``TraceWriter`` (None writes nothing).
+    """
+
+    _writes_default_all = False
+
+    def __init__(
+        self,
+        state: type[BaseModel],
+        *,
+        name: str | None = None,
+        budget: Budget | None = None,
+        dag: bool = False,
+        trace: str | PathLike[str] | TraceWriter | None = None,
+    ) -> None:
+        if not (isinstance(state, type) and issubclass(state, BaseModel)):
+            raise GraphBuildError(
+                f"state must be a pydantic model class, got {state!r}",
+                hint="subclass grapharc.GraphARCState",
+            )
+        self.state = state
+        self.name = name or state.__name__
+        self.budget = budget or Budget()
+        self.dag = dag
+        self.trace = trace
+        self.fields = frozenset(state.model_fields)
+        self.nodes: dict[str, NodeSpec] = {}
+        self.edges: list[tuple[str, str]] = []
+        self._sources: set[str] = set()
+        self.joins: list[tuple[tuple[str, ...], str]] = []
+        self.routes: list[_Route] = []
+        self.fanouts: dict[str, FanOut] = {}
+
+    def add_node(
+        self,
+        name: str | Callable[..., Any],
+        fn: Callable[..., Any] | None = None,
+        *,
+        writes: Iterable[str] | None = None,
+        copy_state: bool = True,
+        retry_policy: Any = None,
+        cache_policy: Any = None,
+        defer: bool = False,
+        metadata: dict[str, Any] | None = None,
+        destinations: dict[str, str] | tuple[str, ...] | None = None,
+    ) -> Self:
+        """Add a node that may write exactly the fields in ``writes``.
+
+        ``fn`` takes the state (and ``config`` if it has a parameter of that name) and
+        returns a dict of writes, a ``Command`` or None; it may be ``async def``, a
+        LangChain Runnable or a compiled GraphARC (a subgraph). It receives a deep copy
+        of the state; ``copy_state=False`` hands it LangGraph's instance instead, for
+        states too large to copy every step: in-place mutation then goes unchecked, and
+        the node's trace events say ``"copy": "shared"``. ``retry_policy``,
+        ``cache_policy``, ``defer``, ``metadata`` and ``destinations`` go to LangGraph.
+        """
+        if fn is None:
+            fn, name = name, getattr(name, "__name__", None)  # type: ignore[assignment]
+        if not isinstance(name, str) or not name:
+            raise GraphBuildError(f"add_node: a node needs a name, got {name!r}")
+        self._check_new_node(name)
+        if writes is None:
+            declared = self.fields if self._writes_default_all else frozenset()
+        else:
+            declared = frozenset([writes] if isinstance(writes, str) else writes)
+            for field in sorted(declared):
+                if field not in self.fields:
+                    raise UnknownFieldError(f"add_node({name!r}) writes=", field, self.fields)
+        is_sub = isinstance(fn, CompiledGraphARC)
+        is_async = fn.has_async if is_sub else (not isinstance(fn, Runnable) and _is_async(fn))
+        self.nodes[name] = NodeSpec(
+            name=name,
+            fn=fn,
+            writes=declared,
+            copy_state=copy_state,
+            is_async=is_async,
+            wants_config=not is_sub and not isinstance(fn, Runnable) and _wants_config(fn),
+            options={
+                "retry_policy": retry_policy,
+                "cache_policy": cache_policy,
+                "defer": defer,
+                "metadata": metadata,
+                "destinations": destinations,
+            },
+        )
+        return self
+
+    def add_edge(self, source: str | Sequence[str], target: str) -> Self:
+        """Add a plain edge; a list of sources waits for all of them (a join)."""
+        target = self._known(f"add_edge(..., {target!r})", target, allow_end=True)
+        if isinstance(source, str):
+            source = self._known(f"add_edge({source!r}, ...)", source, allow_start=True)
+            if self.dag and source in self._sources:
+                raise DagViolationError(
+                    f"dag graph {self.name!r}: {source!r} already has an outgoing edge; "
+                    f"adding one to {target!r} would fan out",
+                    hint="chain the nodes, or declare the graph without dag=True",
+                )
+            self.edges.append((source, target))
+            self._sources.add(source)
+        else:
+            sources = tuple(
+                self._known(f"add_edge({list(source)!r}, ...)", item, allow_start=True) for item in source
+            )
+            self.joins.append((sources, target))
+        return self
+
+    def add_conditional_edge(
+        self,
+        source: str,
+        router: Callable[..., Any],
+        mapping: Mapping[Hashable, str] | Sequence[str] | None = None,
+        *,
+        copy_state: bool = True,
+    ) -> Self:
+        """Route after ``source`` by calling ``router(state)``; ``mapping`` maps its keys to nodes.
+
+        The mapping is checked here (see ``grapharc.runtime.routing``); a key the router
+        returns at run time that it lacks raises GraphRoutingError.
+        """
+        source = self._known(f"add_conditional_edge({source!r}, ...)", source, allow_start=True)
+        if self.dag:
+            raise DagViolationError(
+                f"dag graph {self.name!r} refuses the conditional edge from {source!r}",
+                hint="declare the graph without dag=True once the branch is earned",
+            )
+        checked = checked_mapping(source, router, mapping, frozenset(self.nodes))
+        self.routes.append(
+            _Route(
+                source=source,
+                router=router,
+                mapping=checked,
+                path_map=checked,
+                copy_state=copy_state,
+                is_async=_is_async(router),
+            )
+        )
+        return self
+
+    def add_conditional_edges(
+        self,
+        source: str,
+        path: Callable[..., Any],
+        path_map: Mapping[Hashable, str] | Sequence[str] | None = None,
+    ) -> Self:
+        """LangGraph's spelling of ``add_conditional_edge``."""
+        return self.add_conditional_edge(source, path, path_map)
+
+    def add_fanout(
+        self,
+        name: str,
+        worker: Callable[[Any], Any],
+        *,
+        after: str,
+        over: Callable[[Any], Iterable[Any]],
+        into: str,
+        then: str,
+        timeout: float | None = None,
+    ) -> Self:
+        """After ``after``, run ``worker(item)`` once per item of ``over(state)``, isolated.
+
+        Outcomes (value, or ``crashed`` / ``timed_out`` with the cause) are appended to
+        the reducer field ``into``; ``then`` runs once all workers have finished. See
+        ``grapharc.runtime.fanout``.
+        """
+        if self.dag:
+            raise DagViolationError(
+                f"dag graph {self.name!r} refuses the fan-out {name!r}",
+                hint="declare the graph without dag=True once the fan-out is earned",
+            )
+        after = self._known(f"add_fanout({name!r}, after=...)", after, allow_start=True)
+        then = self._known(f"add_fanout({name!r}, then=...)", then, allow_end=True)
+        if into not in self.fields:
+            raise UnknownFieldError(f"add_fanout({name!r}) into=", into, self.fields)
+        self._check_new_node(name)
+        fan = FanOut(name, worker, after, over, into, then, timeout, _is_async(worker))
+        self.fanouts[name] = fan
+        self.nodes[name] = NodeSpec(
+            name=name, fn=worker, writes=frozenset({into}), fresh_input=True, is_async=fan.is_async
+        )
+        self.routes.append(
+            _Route(
+                source=after,
+                router=fan.router,
+                mapping=None,
+                path_map=[then],
+                copy_state=True,
+                is_async=False,
+            )
+        )
+        self.edges.append((name, then))
+        return self
+
+    def compile(
+        self,
+        checkpointer: Any = None,
+        *,
+        cache: Any = None,
+        store: Any = None,
+        interrupt_before: Sequence[str] | None = None,
+        interrupt_after: Sequence[str] | None = None,
+        debug: bool = False,
+    ) -> CompiledGraphARC:
+        """Check the topology and build the governed LangGraph graph.
+
+        ``checkpointer``, ``cache``, ``store`` and the interrupt lists go straight to
+        LangGraph's ``StateGraph.compile()``.
+        """
+        builder = LangGraphStateGraph(self.state)
+        reducers = {
+            name: channel.operator
+            for name, channel in builder.channels.items()
+            if isinstance(channel, BinaryOperatorAggregate)
+        }
+        contract = StateContract(self.state, reducers)
+        self._check_topology(contract)
+        facts = GraphFacts(self.name, contract, frozenset(self.nodes), self.dag)
+        for spec in self.nodes.values():
+            options = {k: v for k, v in spec.options.items() if v is not None}
+            builder.add_node(spec.name, self._runnable(spec, facts), **options)
+        for source, target in self.edges:
+            builder.add_edge(source, target)
+        for sources, target in self.joins:
+            builder.add_edge(list(sources), target)
+        for route in self.routes:
+            check = RouteCheck(route.source, route.mapping, frozenset(self.nodes))
+            runnable = governed_router(
+                route.router,
+                check,
+                graph=self.name,
+                is_async=route.is_async,
+                copy_state=route.copy_state,
+            )
+            builder.add_conditional_edges(route.source, runnable, route.path_map)
+        inner = builder.compile(
+            checkpointer=checkpointer,
+            cache=cache,
+            store=store,
+            interrupt_before=interrupt_before,
+            interrupt_after=interrupt_after,
+            debug=debug,
+            name=self.name,
+        )
+        for spec in self.nodes.values():
+            if isinstance(spec.fn, CompiledGraphARC):  # so get_state(subgraphs=True) finds it
+                inner.nodes[spec.name].subgraphs = [spec.fn.inner]
+        async_parts = {spec.name for spec in self.nodes.values() if spec.is_async}
+        async_parts |= {f"route:{route.source}" for route in self.routes if route.is_async}
+        return CompiledGraphARC(
+            inner,
+            name=self.name,
+            contract=contract,
+            budget=self.budget,
+            trace=self.trace,
+            nodes=self.nodes,
+            async_parts=frozenset(async_parts),
+            checkpointer=checkpointer,
+        )
+
+    def _runnable(self, spec: NodeSpec, facts: GraphFacts) -> Runnable:
+        fan = self.fanouts.get(spec.name)
+        if fan is not None:
+            bodies = (None, fan.async_body) if fan.is_async else (fan.sync_body, None)
+        elif isinstance(spec.fn, CompiledGraphARC):
+            bodies = subgraph_bodies(spec, facts)
+        elif isinstance(spec.fn, Runnable):  # runs through its sync invoke (in a thread under ainvoke)
+            bodies = (spec.fn.invoke, None)
+        else:
+            bodies = function_bodies(spec)
+        return governed_runnable(spec, facts, *bodies)
+
+    def _check_topology(self, contract: StateContract) -> None:
+        writes = {name: spec.writes for name, spec in self.nodes.items()}
+        check_write_conflicts(self.edges, writes, contract.reducer_fields)
+        for fan in self.fanouts.values():
+            if fan.into not in contract.reducer_fields:
+                raise GraphBuildError(
+                    f"fan-out {fan.name!r} appends outcomes to {fan.into!r}, which has no "
+                    "reducer, so parallel workers would collide",
+                    hint=f"declare {fan.into!r} as Annotated[list[WorkerOutcome], operator.add]",
+                )
+        for spec in self.nodes.values():
+            if isinstance(spec.fn, CompiledGraphARC):
+                merged = sorted(spec.writes & contract.reducer_fields)
+                if merged:
+                    raise GraphBuildError(
+                        f"subgraph node {spec.name!r} declares writes to {merged[0]!r}, which "
+                        "has a reducer; a subgraph returns whole values, so they would be "
+                        "merged twice",
+                        hint="let a plain node fold the subgraph's result into that field",
+                    )
+        if self.dag:
+            edges = list(self.edges)
+            edges += [(source, target) for sources, target in self.joins for source in sources]
+            check_acyclic(self.name, edges)
+
+    def _check_new_node(self, name: str) -> None:
+        if name in _RESERVED:
+            raise GraphBuildError(f"add_node: {name!r} is reserved for the graph's entry/exit")
+        if "|" in name or ":" in name:
+            raise GraphBuildError(f"add_node: node name {name!r} may not contain '|' or ':'")
+        if name in self.nodes:
+            raise GraphBuildError(f"add_node: graph {self.name!r} already has a node {name!r}")
+
+    def _known(self, where: str, name: str, *, allow_start: bool = False, allow_end: bool = False) -> str:
+        name = _ALIASES.get(name, name)
+        if name in self.nodes or (allow_start and name == START) or (allow_end and name == END):
+            return name
+        if name == END:
+            raise GraphBuildError(f"{where}: END cannot be the source of an edge")
+        if name == START:
+            raise GraphBuildError(f"{where}: START cannot be the target of an edge")
+        raise UnknownNodeError(where, name, self.nodes)
+
+
+class StateGraph(GraphARC):
+    """The seed quick start's spelling: ``StateGraph(State)`` with string "START"/"END" edges.
+
+    Unlike ``GraphARC``, a node added without ``writes=`` may write any state field
+    (still type-checked), so LangGraph-style code runs unchanged; declare ``writes=``
+    to narrow it.
+    """
+
+    _writes_default_all = True

@@ -1,0 +1,142 @@
+"""Code-only routing: conditional edges whose mapping is checked where it is declared.
+
+A router is an ordinary function over typed state. Its mapping must be non-empty and
+name only nodes the graph has (or END); a router annotated ``-> Literal[...]`` or
+``-> SomeEnum`` has every member held against the mapping's keys. A key the router
+returns at run time that the mapping lacks raises ``GraphRoutingError`` naming the
+node, the key and the keys there were, instead of a bare KeyError inside LangGraph.
+"""
+
+from __future__ import annotations
+
+import enum
+from collections.abc import Callable, Hashable, Mapping, Sequence
+from typing import Any, Literal, get_args, get_origin, get_type_hints
+
+from langchain_core.runnables import RunnableConfig
+from langgraph.constants import END
+from langgraph.types import Send
+
+from grapharc.runtime.errors import GraphRoutingError, RouteMappingError, quoted_names
+from grapharc.runtime.node import GovernedRunnable, copy_for_node
+
+
+def declared_keys(router: Callable[..., Any]) -> tuple[Hashable, ...] | None:
+    """The keys a router's return annotation promises (Literal or Enum members), if any."""
+    try:
+        hint = get_type_hints(router).get("return")
+    except Exception:
+        return None
+    if hint is None:
+        return None
+    if get_origin(hint) is Literal:
+        return tuple(get_args(hint))
+    if isinstance(hint, type) and issubclass(hint, enum.Enum):
+        return tuple(hint)
+    return None
+
+
+def _in_mapping(key: Hashable, mapping: Mapping[Hashable, str]) -> bool:
+    if key in mapping:
+        return True
+    return isinstance(key, enum.Enum) and key.value in mapping
+
+
+def checked_mapping(
+    source: str,
+    router: Callable[..., Any],
+    mapping: Mapping[Hashable, str] | Sequence[str] | None,
+    nodes: frozenset[str],
+) -> dict[Hashable, str] | None:
+    """Validate a conditional edge's mapping as declared; returns it as a dict (or None)."""
+    keys = declared_keys(router)
+    if mapping is None:
+        if keys is None:
+            return None
+        mapping = {key: key for key in keys}
+    elif not isinstance(mapping, Mapping):
+        mapping = {name: name for name in mapping}
+    mapping = dict(mapping)
+    if not mapping:
+        raise RouteMappingError(
+            f"conditional edge from {source!r}: the mapping is empty",
+            hint="map each key the router returns to a node or END",
+        )
+    targets = nodes | {END}
+    for key, target in mapping.items():
+        if target not in targets:
+            raise RouteMappingError(
+                f"conditional edge from {source!r}: key {key!r} maps to {target!r}, "
+                f"which is not a node (nodes: {quoted_names(nodes)}) or END",
+                hint="add the node before the edge, or fix the target",
+            )
+    if keys is not None:
+        missing = [key for key in keys if not _in_mapping(key, mapping)]
+        if missing:
+            raise RouteMappingError(
+                f"conditional edge from {source!r}: the router's return annotation allows "
+                f"{missing!r}, which the mapping does not have (keys: {quoted_names(mapping)})",
+                hint="add those keys to the mapping or narrow the router's return type",
+            )
+    return mapping
+
+
+class RouteCheck:
+    """Validates what a router returned against the mapping (or the graph's nodes)."""
+
+    __slots__ = ("keys", "mapping", "nodes", "source")
+
+    def __init__(self, source: str, mapping: dict[Hashable, str] | None, nodes: frozenset[str]) -> None:
+        self.source = source
+        self.mapping = mapping
+        self.nodes = nodes
+        self.keys = frozenset(mapping) if mapping is not None else nodes | {END}
+
+    def __call__(self, result: Any) -> Any:
+        """Return ``result`` (Enum members translated to their mapped value) or raise."""
+        if isinstance(result, (list, tuple)):
+            return [self.one(item) for item in result]
+        return self.one(result)
+
+    def one(self, item: Any) -> Any:
+        """Check a single destination: a key, a node name or a Send."""
+        if isinstance(item, Send):
+            if item.node not in self.nodes:
+                raise GraphRoutingError(self.source, item.node, self.nodes)
+            return item
+        try:
+            known = item in self.keys
+        except TypeError:
+            known = False
+        if known:
+            return item
+        if isinstance(item, enum.Enum) and item.value in self.keys:
+            return item.value
+        raise GraphRoutingError(self.source, item, self.keys)
+
+
+def governed_router(
+    router: Callable[..., Any],
+    check: RouteCheck,
+    *,
+    graph: str,
+    is_async: bool,
+    copy_state: bool,
+) -> GovernedRunnable:
+    """The runnable LangGraph calls for a conditional edge: copy in, checked key out.
+
+    A sync router runs inline under the async entry points too: routers are plain code
+    over state, so a hop to a thread pool would cost more than the routing.
+    """
+    name = f"route:{check.source}"
+    if is_async:
+
+        async def aroute(state: Any, config: RunnableConfig) -> Any:
+            return check(await router(copy_for_node(state) if copy_state else state))
+
+        return GovernedRunnable(name, graph, None, aroute)
+
+    def route(state: Any, config: RunnableConfig) -> Any:
+        return check(router(copy_for_node(state) if copy_state else state))
+
+    return GovernedRunnable(name, graph, route, None, offload=False)
