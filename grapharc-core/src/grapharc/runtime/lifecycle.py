@@ -21,6 +21,7 @@ from langgraph._internal._config import DEFAULT_RECURSION_LIMIT
 from langgraph.errors import GraphRecursionError
 
 from grapharc.errors import GraphARCError
+from grapharc.runtime.attribution import run_attribution
 from grapharc.runtime.budget import Budget, BudgetExceededError, BudgetMeter
 from grapharc.runtime.context import RunContext
 from grapharc.runtime.resume import (
@@ -45,6 +46,7 @@ class OpenRun:
     config: RunnableConfig
     ledger: ThreadLedger | None
     started: float
+    attribution: dict[str, Any] = dataclasses.field(default_factory=dict)
 
 
 def termination(exc: BaseException | None, interrupted: bool) -> tuple[str, str]:
@@ -95,6 +97,7 @@ class RunLifecycle:
     ) -> OpenRun:
         budget = self.budget
         thread_id = thread_id or uuid4().hex
+        attribution = run_attribution(config)
         run = RunContext(
             run_id=run_id,
             thread_id=thread_id,
@@ -132,8 +135,9 @@ class RunLifecycle:
                 attempt=run.attempt,
                 graph=self.name,
                 budget=dataclasses.asdict(budget),
+                **attribution,
             )
-        return OpenRun(run, cfg, ledger, perf_counter())
+        return OpenRun(run, cfg, ledger, perf_counter(), attribution)
 
     def _recursion_limit(self, config: RunnableConfig | None) -> int:
         """LangGraph's superstep limit for this run: the caller's, else the iteration
@@ -180,6 +184,7 @@ class RunLifecycle:
             cost_usd=meter.cost_usd,
             unpriced_calls=meter.unpriced_calls,
             duration_ms=(perf_counter() - opened.started) * 1000.0,
+            **opened.attribution,
             **fields,
         )
         if isinstance(self.trace, RunTraceWriter):
