@@ -1,11 +1,16 @@
-"""The README's promises: its plugin example runs, and its two commands are the Makefile's."""
+"""The README's promises: its examples run and print what it shows; its commands exist."""
 
 from __future__ import annotations
 
+import contextlib
+import io
 import re
+import subprocess
+import sys
 import types
 from pathlib import Path
 
+import pytest
 from typer.testing import CliRunner
 
 from grapharc.cli.main import build_app
@@ -14,11 +19,35 @@ from grapharc.testing import in_process_source, plugin_host
 
 ROOT = Path(__file__).resolve().parents[2]
 README = (ROOT / "README.md").read_text()
+PRINTED = re.compile(r"```python\n(.*?)```\n\nprints:\n\n```text\n(.*?)```", re.S)
+CONSOLE = re.compile(r"```console\n\$ (grapharc [^\n]*)\n(.*?)```", re.S)
 
 
 def python_block_after(heading: str) -> str:
     section = README.split(heading, 1)[1]
     return re.search(r"```python\n(.*?)```", section, re.S).group(1)
+
+
+@pytest.mark.parametrize(("code", "expected"), PRINTED.findall(README),
+                         ids=lambda value: value.splitlines()[0][:40] if "\n" in value else value)
+def test_each_python_example_prints_what_the_readme_shows(code, expected, tmp_path, monkeypatch):
+    monkeypatch.chdir(tmp_path)
+    out = io.StringIO()
+    with contextlib.redirect_stdout(out):
+        exec(compile(code, "README.md", "exec"), {"__name__": "readme_example"})
+    assert out.getvalue() == expected
+
+
+@pytest.mark.parametrize(("command", "expected"), CONSOLE.findall(README))
+def test_each_console_example_prints_what_the_readme_shows(command, expected, tmp_path):
+    args = command.split(" ", 1)[1]
+    argv = [sys.executable, "-m", "grapharc.cli", *__import__("shlex").split(args)]
+    result = subprocess.run(argv, capture_output=True, text=True, cwd=tmp_path, timeout=120)
+    assert result.stdout == expected, result.stderr
+
+
+def test_the_readme_has_examples_to_check():
+    assert len(PRINTED.findall(README)) >= 3 and CONSOLE.findall(README)
 
 
 def test_the_write_your_own_plugin_example_registers_its_kind_and_command():
