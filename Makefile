@@ -19,7 +19,7 @@ install: $(UV)
 	$(UV) sync --quiet --all-packages --group dev --locked --python $(PYTHON)
 
 demo: install
-	$(VENV)/bin/grapharc plugins
+	$(VENV)/bin/grapharc demo stage0
 
 test: install
 	$(VENV)/bin/pytest

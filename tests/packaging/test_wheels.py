@@ -99,6 +99,9 @@ def test_core_alone_is_a_working_product(wheels: dict[str, Path], tmp_path: Path
                 "from grapharc.models import get_model;"
                 "print(get_model('mock/x', responses=['ok']).invoke('q').content)")
     assert reply.stdout.strip() == "ok"
+    demo = run(venv / "bin" / "grapharc", "demo", "stage0", "--json", cwd=tmp_path)
+    assert json.loads(demo.stdout)["ok"] is True
+    assert (tmp_path / ".grapharc" / "traces" / "stage0.jsonl").is_file()
 
 
 def test_a_third_party_plugin_adds_its_kind_and_command(wheels: dict[str, Path], tmp_path: Path):

@@ -17,6 +17,7 @@ JsonOption = Annotated[bool, typer.Option("--json", help=JSON_OPTION_HELP)]
 
 def add_core_commands(app: typer.Typer) -> None:
     """Register core's commands on ``app``: its own, then each command family's."""
+    from grapharc.cli.demo_commands import build_demo_app
     from grapharc.cli.governance_commands import add_governance_commands
     from grapharc.cli.models_command import add_models_command
     from grapharc.cli.observe_commands import add_observe_commands
@@ -26,6 +27,7 @@ def add_core_commands(app: typer.Typer) -> None:
     add_models_command(app)
     add_governance_commands(app)
     add_observe_commands(app)
+    app.add_typer(build_demo_app(), name="demo")
 
 
 def plugins_command(as_json: JsonOption = False) -> None:

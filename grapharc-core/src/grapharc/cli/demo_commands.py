@@ -1,0 +1,232 @@
+"""The ``grapharc demo`` group: stage0 ... stage4, each a runnable lesson with a failure gate.
+
+Scripted models by default, so a stage is free and does the same thing every time;
+``--model SPEC`` runs stages 1-4 against a real backend (stage0 has no model); only the flag
+does, so a ``model`` configured for ``plan`` never makes a demo spend money. Other settings
+resolve flag > env > grapharc.toml > the stage's default. A stage exits 0 when it showed
+what it demonstrates (for the loops, the halt is the demonstration), 1 when a check did not
+hold, 2 when it could not run. Each command imports its stage inside its body, so
+``grapharc --help`` pays nothing for LangGraph.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+from collections.abc import Callable
+from pathlib import Path
+from typing import TYPE_CHECKING, Annotated, Any
+
+import typer
+
+from grapharc.cli.output import JSON_OPTION_HELP
+from grapharc.examples.demo_choices import Case, ClaimScenario, Failure, FanoutScenario, Task
+
+if TYPE_CHECKING:
+    from grapharc.config import Config
+    from grapharc.examples.demo_outcome import StageOutcome
+
+HELP = (
+    "Runnable lessons, one mechanism each, every one with a failure gate. Scripted models by "
+    "default: free and deterministic. --model SPEC runs stages 1-4 against a real backend."
+)
+CHECKPOINTS = Path(".grapharc/checkpoints.db")
+
+JsonOption = Annotated[bool, typer.Option("--json", help=JSON_OPTION_HELP)]
+ConfigOption = Annotated[Path | None, typer.Option(
+    "--config", help="Config file to read instead of ./grapharc.toml (no parent search).")]
+TraceOption = Annotated[Path | None, typer.Option(
+    "--trace", help="Append JSONL events here (default: ./.grapharc/traces/<stage>.jsonl).")]
+ModelOption = Annotated[str | None, typer.Option(
+    "--model", help="Real model spec backend/model (default: the stage's scripted model).")]
+MaxIterations = Annotated[int | None, typer.Option(
+    "--max-iterations", min=1, help="Node-execution budget: the hard ceiling.")]
+MaxTokens = Annotated[int | None, typer.Option("--max-tokens", min=1, help="Token budget.")]
+MaxRounds = Annotated[int | None, typer.Option("--max-rounds", min=1, help="Round cap of the loop.")]
+CheckpointsOption = Annotated[Path, typer.Option(
+    "--checkpoints", help="SQLite checkpoint file.")]
+
+
+def build_demo_app() -> typer.Typer:
+    """The ``demo`` group with the commands stage0 ... stage4."""
+    app = typer.Typer(name="demo", help=HELP, no_args_is_help=True, add_completion=False,
+                      pretty_exceptions_enable=False, rich_markup_mode=None)
+    app.command("stage0")(stage0_command)
+    app.command("stage1")(stage1_command)
+    app.command("stage2")(stage2_command)
+    app.command("stage3")(stage3_command)
+    app.command("stage4")(stage4_command)
+    return app
+
+
+def _run(stage: str, as_json: bool, flags: dict[str, Any], config_path: Path | None,
+         defaults: dict[str, Any], work: Callable[[Config], StageOutcome]) -> None:
+    """Resolve the settings, run the stage, and report it (0 demonstrated, 1 not, 2 could not run)."""
+    from grapharc.cli.output import ExitCode, emit, fail
+    from grapharc.config import load_config
+    from grapharc.errors import GraphARCError
+    from grapharc.examples.demo_support import DemoInputError
+
+    try:
+        config = load_config(flags, config=config_path,
+                             defaults={"trace": f".grapharc/traces/{stage}.jsonl", **defaults})
+        outcome = work(config)
+    except GraphARCError as exc:
+        fail(exc, as_json)
+    except OSError as exc:  # a trace, checkpoint or report path the stage cannot use
+        fail(DemoInputError(f"cannot use {exc.filename or 'a file'}: {exc.strerror or exc}",
+                            hint="check the --trace, --checkpoints and --report-dir paths"), as_json)
+    shown = dataclasses.replace(outcome, facts=(("config", config.line()), *outcome.facts))
+    document = {**outcome.document(),
+                "config": {"path": str(config.path) if config.path else None, "line": config.line()},
+                "sources": config.sources()}
+    emit(document, as_json, lambda _doc: shown.render(),
+         ExitCode.OK if outcome.demonstrated else ExitCode.NEGATIVE)
+
+
+def _budget(config: Config) -> Any:
+    from grapharc.runtime.budget import Budget
+
+    return Budget(max_iterations=config.value("max_iterations"), max_tokens=config.value("max_tokens"),
+                  max_seconds=config.value("max_seconds"),
+                  max_concurrency=config.value("max_concurrency"))
+
+
+def _budget_defaults(budget: Any) -> dict[str, Any]:
+    return {name: value for name, value in dataclasses.asdict(budget).items() if value is not None}
+
+
+def stage0_command(
+    as_json: JsonOption = False,
+    config: ConfigOption = None,
+    trace: TraceOption = None,
+    thread: Annotated[str | None, typer.Option(
+        "--thread", help="Thread id: a new one by default; with --resume, the one to continue.")
+    ] = None,
+    resume: Annotated[bool, typer.Option(
+        "--resume", help="Continue --thread from its last checkpoint (after a failed attempt).")
+    ] = False,
+    inject_failure: Annotated[Failure | None, typer.Option(
+        "--inject-failure", help="Fail between the report's temp write and its rename: 'error' "
+                                 "raises in process, 'kill' SIGKILLs the process.")] = None,
+    report_dir: Annotated[Path, typer.Option(
+        "--report-dir", help="Folder for the report, <thread>.txt.")
+    ] = Path(".grapharc/reports"),
+    checkpoints: CheckpointsOption = CHECKPOINTS,
+    model: Annotated[str | None, typer.Option("--model", hidden=True)] = None,
+) -> None:
+    """Deterministic DAG: load -> split -> count -> report, written atomically and resumable."""
+
+    def work(settings: Config) -> StageOutcome:
+        from grapharc.examples.demo_support import DemoInputError
+        from grapharc.examples.stage0 import run_stage0
+
+        if model is not None:
+            raise DemoInputError("stage0 is pure code with no model in it, so it takes no --model",
+                                 hint="--model works for stage1 through stage4")
+        return run_stage0(trace=settings.value("trace"), checkpoints=checkpoints.resolve(),
+                          report_dir=report_dir.resolve(), thread_id=thread, resume=resume,
+                          inject_failure=inject_failure)
+
+    _run("stage0", as_json, {"trace": trace}, config, {}, work)
+
+
+def stage1_command(
+    as_json: JsonOption = False,
+    config: ConfigOption = None,
+    trace: TraceOption = None,
+    model: ModelOption = None,
+    task: Annotated[Task, typer.Option(
+        "--task", help="impossible: no answer exists; solvable: one does; unbounded: answers keep "
+                       "improving forever.")] = Task.IMPOSSIBLE,
+    max_rounds: MaxRounds = None,
+    max_iterations: MaxIterations = None,
+    max_tokens: MaxTokens = None,
+) -> None:
+    """One earned loop: discover -> act -> verify -> repeat, until a guard stops it."""
+    from grapharc.examples.stage1 import DEFAULT_BUDGET, DEFAULT_ROUNDS, run_stage1
+
+    def work(settings: Config) -> StageOutcome:
+        return run_stage1(trace=settings.value("trace"), task=task, model_spec=model,
+                          budget=_budget(settings), max_rounds=settings.value("max_rounds"))
+
+    _run("stage1", as_json, {"trace": trace, "model": model, "max_rounds": max_rounds,
+                             "max_iterations": max_iterations, "max_tokens": max_tokens}, config,
+         {"max_rounds": DEFAULT_ROUNDS, **_budget_defaults(DEFAULT_BUDGET)}, work)
+
+
+def stage2_command(
+    as_json: JsonOption = False,
+    config: ConfigOption = None,
+    trace: TraceOption = None,
+    model: ModelOption = None,
+    scenario: Annotated[ClaimScenario, typer.Option(
+        "--scenario", help="The scripted model's replies: injection (prose that tries to steer), "
+                           "bad-output (a malformed claim), clean (claims that verify).")
+    ] = ClaimScenario.INJECTION,
+    max_attempts: Annotated[int, typer.Option(
+        "--max-attempts", min=1, max=100, help="Extraction attempts before the router gives up.")] = 3,
+    max_iterations: MaxIterations = None,
+    max_tokens: MaxTokens = None,
+    checkpoints: CheckpointsOption = CHECKPOINTS,
+) -> None:
+    """Typed cyclic graph: extract claims -> verify -> retry, routed by code alone."""
+    from grapharc.examples.stage2 import DEFAULT_BUDGET, run_stage2
+
+    def work(settings: Config) -> StageOutcome:
+        return run_stage2(trace=settings.value("trace"), checkpoints=checkpoints.resolve(),
+                          scenario=scenario, model_spec=model,
+                          max_attempts=max_attempts, budget=_budget(settings))
+
+    _run("stage2", as_json, {"trace": trace, "model": model, "max_iterations": max_iterations,
+                             "max_tokens": max_tokens}, config, _budget_defaults(DEFAULT_BUDGET), work)
+
+
+def stage3_command(
+    as_json: JsonOption = False,
+    config: ConfigOption = None,
+    trace: TraceOption = None,
+    model: ModelOption = None,
+    scenario: Annotated[FanoutScenario, typer.Option(
+        "--scenario", help="isolation: one worker crashes and one hangs; overlap: all succeed and "
+                           "the shared chunks come back twice.")] = FanoutScenario.ISOLATION,
+    max_concurrency: Annotated[int | None, typer.Option(
+        "--max-concurrency", min=1, help="Workers running at once, at most.")] = None,
+    worker_timeout: Annotated[float, typer.Option(
+        "--worker-timeout", min=0.01, max=3600, help="Seconds before a worker counts as hung.")
+    ] = 2.0,
+    max_tokens: MaxTokens = None,
+) -> None:
+    """Bounded fan-out over three workers with failure isolation and dedup."""
+    from grapharc.examples.stage3 import DEFAULT_BUDGET, run_stage3
+
+    def work(settings: Config) -> StageOutcome:
+        return run_stage3(trace=settings.value("trace"), scenario=scenario,
+                          model_spec=model, worker_timeout=worker_timeout,
+                          budget=_budget(settings))
+
+    _run("stage3", as_json, {"trace": trace, "model": model, "max_concurrency": max_concurrency,
+                             "max_tokens": max_tokens}, config, _budget_defaults(DEFAULT_BUDGET), work)
+
+
+def stage4_command(
+    as_json: JsonOption = False,
+    config: ConfigOption = None,
+    trace: TraceOption = None,
+    model: ModelOption = None,
+    case: Annotated[Case, typer.Option(
+        "--case", help="impossible: the logs cannot explain the spike; solvable: they can.")
+    ] = Case.IMPOSSIBLE,
+    max_rounds: MaxRounds = None,
+    max_iterations: MaxIterations = None,
+    max_tokens: MaxTokens = None,
+) -> None:
+    """Bounded investigation loop with convergence guards."""
+    from grapharc.examples.stage4 import DEFAULT_BUDGET, DEFAULT_ROUNDS, run_stage4
+
+    def work(settings: Config) -> StageOutcome:
+        return run_stage4(trace=settings.value("trace"), case=case, model_spec=model,
+                          budget=_budget(settings), max_rounds=settings.value("max_rounds"))
+
+    _run("stage4", as_json, {"trace": trace, "model": model, "max_rounds": max_rounds,
+                             "max_iterations": max_iterations, "max_tokens": max_tokens}, config,
+         {"max_rounds": DEFAULT_ROUNDS, **_budget_defaults(DEFAULT_BUDGET)}, work)

@@ -1,0 +1,172 @@
+"""``grapharc demo stage0`` ... ``stage4``: --json documents, the human view, flags, exit codes 0/1/2."""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+from typer.testing import CliRunner
+
+from grapharc.cli.demo_commands import build_demo_app
+
+FAST = {"stage0": [], "stage1": [], "stage2": [], "stage3": ["--worker-timeout", "0.3"], "stage4": []}
+
+
+def invoke(*args: str):
+    return CliRunner().invoke(build_demo_app(), list(args))
+
+
+@pytest.mark.parametrize("stage", sorted(FAST))
+def test_each_stage_runs_with_json_and_names_its_trace_and_run(stage: str, workdir: Path, events) -> None:
+    trace = workdir / "runs" / f"{stage}.jsonl"
+
+    result = invoke(stage, "--json", "--trace", str(trace), *FAST[stage])
+
+    assert result.exit_code == 0, result.output
+    document = json.loads(result.stdout)
+    assert document["ok"] is True and document["stage"] == stage
+    assert Path(document["trace"]) == trace.resolve()
+    run = events(trace, run_id=document["run_id"])
+    assert run[0]["event"] == "run_start" and run[-1]["event"] == "run_end"
+    assert {"start", "end"} <= {e["event"] for e in run}
+    assert {e["thread_id"] for e in run} == {document["thread_id"]}
+    assert all(check["ok"] for check in document["checks"])
+
+
+@pytest.mark.parametrize("stage", sorted(FAST))
+def test_the_human_view_says_what_happened_and_where_the_run_went(stage: str, workdir: Path) -> None:
+    result = invoke(stage, *FAST[stage])
+
+    assert result.exit_code == 0, result.output
+    default = (workdir / ".grapharc" / "traces" / f"{stage}.jsonl").resolve()
+    assert f"trace     : {default}\n" in result.stdout
+    assert "result    : demonstrated: " in result.stdout
+    assert "run       : " in result.stdout and default.is_file()
+
+
+BAD_INPUT = [
+    (["stage1", "--bogus"], "No such option: --bogus"),
+    (["stage1", "--max-rounds", "0"], "--max-rounds"),
+    (["stage2", "--scenario", "nope"], "--scenario"),
+    (["stage3", "--worker-timeout", "-1"], "--worker-timeout"),
+    (["stage0", "--model", "mock/scripted"], "stage0 is pure code with no model in it"),
+    (["stage0", "--resume"], "--resume needs the thread"),
+    (["stage0", "--thread", "never-ran", "--resume"], "no checkpoint for thread 'never-ran'"),
+    (["stage0", "--thread", "../escape"], "not usable"),
+    (["stage1", "--config", "missing.toml"], "does not exist"),
+    (["stage4", "--model", "nobackend"], "names no backend"),
+    (["stage1", "--trace", "."], "cannot use"),
+    (["stage0", "--report-dir", "/proc/no-such-place"], "cannot use"),
+]
+
+
+@pytest.mark.parametrize(("args", "says"), BAD_INPUT)
+def test_bad_input_exits_2_with_one_line_and_no_traceback(args: list[str], says: str, workdir: Path,
+                                                          grapharc) -> None:
+    code, out, err = grapharc(*args)
+
+    assert code == 2 and out == ""
+    first, *rest = err.splitlines()
+    assert first.startswith("error: ") and says in first
+    assert all(line.startswith("hint: ") for line in rest) and len(rest) <= 1
+    assert "Traceback" not in err
+
+
+@pytest.mark.parametrize(("args", "says"), [BAD_INPUT[0], BAD_INPUT[4]])
+def test_bad_input_with_json_is_the_error_document(args: list[str], says: str, workdir: Path,
+                                                   grapharc) -> None:
+    code, out, err = grapharc(*args, "--json")
+
+    assert code == 2 and err == ""
+    document = json.loads(out)
+    assert document["ok"] is False and says in document["error"]["message"]
+
+
+def test_a_bad_flag_in_a_real_process_is_one_line_on_stderr(process) -> None:
+    result = process("stage2", "--max-attempts", "zero")
+
+    assert result.returncode == 2 and result.stdout == ""
+    assert result.stderr.startswith("error: ") and "Traceback" not in result.stderr
+
+
+def test_stage0_fails_then_resumes_through_its_flags_and_refuses_to_reuse_a_thread(
+        workdir: Path, grapharc) -> None:
+    code, out, _err = grapharc("stage0", "--inject-failure", "error", "--json")
+    failed = json.loads(out)
+    assert code == 0 and failed["status"] == "failed" and failed["error"]
+    assert failed["report"]["exists"] is False and failed["report"]["temp_files"] == []
+    thread = failed["thread_id"]
+    assert failed["hints"][0].startswith(f"grapharc demo stage0 --thread {thread} --resume ")
+
+    code, _out, err = grapharc("stage0", "--thread", thread)
+    assert code == 2 and "already has checkpoints" in err
+
+    code, out, _err = grapharc("stage0", "--thread", thread, "--resume", "--json")
+    resumed = json.loads(out)
+    assert code == 0 and resumed["attempt"] == 2 and resumed["report"]["exists"]
+    assert [a["nodes"] for a in resumed["attempts"]] == [["load", "split", "count", "report"], ["report"]]
+
+    code, _out, err = grapharc("stage0", "--thread", thread, "--resume")
+    assert code == 2 and "already finished" in err
+
+
+def test_a_loop_that_only_the_ceiling_stops_exits_1(workdir: Path) -> None:
+    result = invoke("stage1", "--task", "unbounded", "--max-rounds", "1000", "--max-iterations", "30",
+                    "--json")
+
+    assert result.exit_code == 1
+    document = json.loads(result.stdout)
+    assert document["ok"] is False and document["status"] == "exhausted"
+    assert document["run"]["status"] == "budget_exceeded"
+
+
+def test_model_names_the_backend_the_loop_runs_against(workdir: Path) -> None:
+    result = invoke("stage1", "--model", "mock/echo", "--json")
+
+    assert result.exit_code == 0, result.output
+    document = json.loads(result.stdout)
+    assert document["model"] == "mock/echo" and document["sources"]["model"] == "flag"
+    assert document["stop_reason"] == "no_progress"
+    assert all(a["reply"].startswith("scripted reply to: Task:") for a in document["state"]["attempts"])
+
+
+def test_settings_come_from_the_config_file_below_the_environment_and_flags(
+        workdir: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    config = workdir / "demo.toml"
+    config.write_text("[grapharc]\nmax_rounds = 2\ntrace = \"from-file.jsonl\"\n")
+
+    from_file = json.loads(invoke("stage1", "--task", "unbounded", "--config", str(config),
+                                  "--json").stdout)
+    monkeypatch.setenv("GRAPHARC_MAX_ROUNDS", "3")
+    from_env = json.loads(invoke("stage1", "--task", "unbounded", "--config", str(config),
+                                 "--json").stdout)
+    from_flag = json.loads(invoke("stage1", "--task", "unbounded", "--config", str(config),
+                                  "--max-rounds", "4", "--json").stdout)
+
+    assert (from_file["stop_reason"], from_file["state"]["rounds"]) == ("round_cap", 2)
+    assert from_file["sources"]["max_rounds"] == "file"
+    assert Path(from_file["trace"]) == (workdir / "from-file.jsonl").resolve()
+    assert from_env["state"]["rounds"] == 3 and from_env["sources"]["max_rounds"] == "env"
+    assert from_flag["state"]["rounds"] == 4 and from_flag["sources"]["max_rounds"] == "flag"
+
+
+def test_stage2_bad_output_via_the_cli_names_node_step_and_replay_point(workdir: Path) -> None:
+    result = invoke("stage2", "--scenario", "bad-output", "--json")
+
+    assert result.exit_code == 0, result.output
+    document = json.loads(result.stdout)
+    assert document["status"] == "caught"
+    assert (document["caught"]["node"], document["caught"]["step"]) == ("extract", 3)
+    assert document["replay_point"]["step"] == 2
+    assert Path(document["checkpoints"]) == (workdir / ".grapharc" / "checkpoints.db").resolve()
+
+
+def test_listing_the_demo_commands_imports_no_langgraph() -> None:
+    probe = ("import sys; from grapharc.cli.demo_commands import build_demo_app; build_demo_app(); "
+             "print(sorted(m for m in sys.modules if m.split('.')[0] in ('langgraph', 'langchain_core')))")
+    result = subprocess.run([sys.executable, "-c", probe], capture_output=True, text=True, timeout=60)
+
+    assert result.returncode == 0 and result.stdout.strip() == "[]", result.stderr
