@@ -18,6 +18,7 @@ from uuid import uuid4
 
 from langchain_core.runnables import RunnableConfig
 from langgraph._internal._config import DEFAULT_RECURSION_LIMIT
+from langgraph._internal._constants import CONFIG_KEY_DURABILITY
 from langgraph.errors import GraphRecursionError
 
 from grapharc.errors import GraphARCError
@@ -120,6 +121,10 @@ class RunLifecycle:
                 META_RUN: run_id,
             },
         }
+        if self.checkpointer is not None:
+            # a run that can be killed must leave its checkpoints on disk before the next step:
+            # LangGraph's default ("async") can lose every checkpoint of a short run to SIGKILL
+            cfg["configurable"].setdefault(CONFIG_KEY_DURABILITY, "sync")
         if budget.max_concurrency is not None:
             cfg["max_concurrency"] = min(
                 budget.max_concurrency, user.get("max_concurrency") or budget.max_concurrency
