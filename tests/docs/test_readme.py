@@ -17,6 +17,9 @@ from grapharc.cli.main import build_app
 from grapharc.planner import NodeRegistry
 from grapharc.testing import in_process_source, plugin_host
 
+pytestmark = pytest.mark.smoke
+
+
 ROOT = Path(__file__).resolve().parents[2]
 README = (ROOT / "README.md").read_text()
 PRINTED = re.compile(r"```python\n(.*?)```\n\nprints:\n\n```text\n(.*?)```", re.S)

@@ -19,6 +19,8 @@ from grapharc.runtime.errors import (
 )
 from grapharc.runtime.graph import END, START
 
+pytestmark = pytest.mark.smoke
+
 
 class State(GraphARCState):
     question: str

@@ -12,6 +12,8 @@ from grapharc import GraphARC, GraphARCState
 from grapharc.runtime.errors import NodeOutputError, StateTypeError, WritePermissionError
 from grapharc.runtime.graph import END, START
 
+pytestmark = pytest.mark.smoke
+
 
 class State(GraphARCState):
     count: int = 0
