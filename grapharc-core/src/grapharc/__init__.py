@@ -9,6 +9,7 @@ Public names are exported lazily (PEP 562) so ``import grapharc.gateway`` and
 
 __path__ = __import__("pkgutil").extend_path(__path__, __name__)
 
+from grapharc._lazy import lazy_exports
 from grapharc._missing import install_missing_plugin_hint as _install_hint
 from grapharc._version import __version__
 
@@ -23,17 +24,4 @@ _LAZY_EXPORTS = {
 
 __all__ = ["__version__", *_LAZY_EXPORTS]
 
-
-def __getattr__(name: str) -> object:
-    module_name = _LAZY_EXPORTS.get(name)
-    if module_name is None:
-        raise AttributeError(f"module 'grapharc' has no attribute {name!r}")
-    import importlib
-
-    value = getattr(importlib.import_module(module_name), name)
-    globals()[name] = value
-    return value
-
-
-def __dir__() -> list[str]:
-    return sorted(set(globals()) | set(_LAZY_EXPORTS))
+__getattr__, __dir__ = lazy_exports(__name__, _LAZY_EXPORTS)

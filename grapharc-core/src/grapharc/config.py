@@ -18,6 +18,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from grapharc._files import read_user_text
 from grapharc.errors import ConfigurationError
 
 CONFIG_NAME = "grapharc.toml"
@@ -124,18 +125,11 @@ class Config:
 
 def read_config_file(path: Path) -> dict[str, Any]:
     """The ``[grapharc]`` table of a config file; anything else in the file is an error."""
-    if path.is_dir():
-        raise ConfigurationError(f"config path {path} is a directory, not a TOML file")
+    text = read_user_text(path, what="config file", limit=MAX_CONFIG_BYTES,
+                          error=ConfigurationError, kind="TOML")
     try:
-        with path.open("rb") as handle:
-            raw = handle.read(MAX_CONFIG_BYTES + 1)
-    except OSError as exc:
-        raise ConfigurationError(f"cannot read config file {path}: {exc.strerror or exc}") from None
-    if len(raw) > MAX_CONFIG_BYTES or b"\x00" in raw:
-        raise ConfigurationError(f"config file {path} is too large or binary, not TOML")
-    try:
-        document = tomllib.loads(raw.decode("utf-8"))
-    except (UnicodeDecodeError, tomllib.TOMLDecodeError) as exc:
+        document = tomllib.loads(text)
+    except tomllib.TOMLDecodeError as exc:
         raise ConfigurationError(f"config file {path} is not valid TOML: {exc}") from None
     extra = sorted(set(document) - {"grapharc"})
     if extra:

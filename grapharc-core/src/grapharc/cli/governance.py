@@ -10,6 +10,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from grapharc._files import read_user_text
 from grapharc.cli.output import ExitCode, emit, fail
 from grapharc.config import Config, load_config
 from grapharc.errors import ConfigurationError, GraphARCError
@@ -195,21 +196,8 @@ def read_graph_file(path: Path) -> tuple[Any, dict[str, Any]]:
     """A graph file's proposal and its optional ``input`` state; bad files say what and where."""
     from grapharc.planner.proposal import ProposalError, decode_json, proposal_from_data
 
-    if path.is_dir():
-        raise ProposalError(f"graph file {path} is a directory")
-    try:
-        with path.open("rb") as handle:
-            raw = handle.read(MAX_GRAPH_BYTES + 1)
-    except OSError as exc:
-        raise ProposalError(f"cannot read graph file {path}: {exc.strerror or exc}") from None
-    if len(raw) > MAX_GRAPH_BYTES:
-        raise ProposalError(f"graph file {path} is larger than {MAX_GRAPH_BYTES} bytes")
-    if b"\x00" in raw:
-        raise ProposalError(f"graph file {path} is binary data, not JSON")
-    try:
-        text = raw.decode("utf-8")
-    except UnicodeDecodeError as exc:
-        raise ProposalError(f"graph file {path} is not UTF-8 (byte {exc.start})") from None
+    text = read_user_text(path, what="graph file", limit=MAX_GRAPH_BYTES, error=ProposalError,
+                          kind="JSON")
     data = decode_json(text, str(path))
     initial: dict[str, Any] = {}
     if isinstance(data, dict) and "input" in data:

@@ -7,8 +7,7 @@ import the engine eagerly.
 
 from __future__ import annotations
 
-from typing import Any
-
+from grapharc._lazy import lazy_exports
 from grapharc.policy.audit import AuditRecord
 from grapharc.policy.sources import (
     LoadedPolicy,
@@ -38,13 +37,4 @@ __all__ = [
     *_LAZY,
 ]
 
-
-def __getattr__(name: str) -> Any:
-    module = _LAZY.get(name)
-    if module is None:
-        raise AttributeError(f"module 'grapharc.policy' has no attribute {name!r}")
-    import importlib
-
-    value = getattr(importlib.import_module(module), name)
-    globals()[name] = value
-    return value
+__getattr__, __dir__ = lazy_exports(__name__, _LAZY)

@@ -16,6 +16,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from grapharc._files import read_user_bytes
 from grapharc.errors import GraphARCError
 
 MAX_POLICY_BYTES = 4 * 1024 * 1024
@@ -65,18 +66,8 @@ def document_digest(document: Mapping[str, Any]) -> str:
 
 def read_policy_bytes(path: Path) -> bytes:
     """The bytes of a policy file, refusing directories, huge files and binary data."""
-    if path.is_dir():
-        raise PolicyLoadError(f"policy path {path} is a directory, not a TOML file")
-    try:
-        with path.open("rb") as handle:
-            raw = handle.read(MAX_POLICY_BYTES + 1)
-    except OSError as exc:
-        raise PolicyLoadError(f"cannot read policy file {path}: {exc.strerror or exc}") from exc
-    if len(raw) > MAX_POLICY_BYTES:
-        raise PolicyLoadError(f"policy file {path} is larger than {MAX_POLICY_BYTES} bytes")
-    if b"\x00" in raw:
-        raise PolicyLoadError(f"policy file {path} is binary data, not TOML")
-    return raw
+    return read_user_bytes(path, what="policy file", limit=MAX_POLICY_BYTES, error=PolicyLoadError,
+                           kind="TOML")
 
 
 def parse_policy_text(raw: bytes, where: str) -> dict[str, Any]:

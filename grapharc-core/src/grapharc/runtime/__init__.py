@@ -6,8 +6,7 @@ exported lazily (PEP 562), so importing one submodule does not import them all.
 
 from __future__ import annotations
 
-import importlib
-from typing import Any
+from grapharc._lazy import lazy_exports
 
 _LAZY_EXPORTS = {
     "GraphARC": "grapharc.runtime.graph",
@@ -46,15 +45,4 @@ _LAZY_EXPORTS = {
 
 __all__ = sorted(_LAZY_EXPORTS)
 
-
-def __getattr__(name: str) -> Any:
-    module_name = _LAZY_EXPORTS.get(name)
-    if module_name is None:
-        raise AttributeError(f"module 'grapharc.runtime' has no attribute {name!r}")
-    value = getattr(importlib.import_module(module_name), name)
-    globals()[name] = value
-    return value
-
-
-def __dir__() -> list[str]:
-    return sorted(set(globals()) | set(_LAZY_EXPORTS))
+__getattr__, __dir__ = lazy_exports(__name__, _LAZY_EXPORTS)

@@ -8,8 +8,7 @@ the chat model classes (and ``langchain_openai``) load on first use.
 
 from __future__ import annotations
 
-from typing import Any
-
+from grapharc._lazy import lazy_exports
 from grapharc.gateway.errors import (
     ClaudeCLIError,
     GatewayError,
@@ -46,13 +45,4 @@ __all__ = [
     *_LAZY_EXPORTS,
 ]
 
-
-def __getattr__(name: str) -> Any:
-    module_name = _LAZY_EXPORTS.get(name)
-    if module_name is None:
-        raise AttributeError(f"module 'grapharc.gateway' has no attribute {name!r}")
-    import importlib
-
-    value = getattr(importlib.import_module(module_name), name)
-    globals()[name] = value
-    return value
+__getattr__, __dir__ = lazy_exports(__name__, _LAZY_EXPORTS)
