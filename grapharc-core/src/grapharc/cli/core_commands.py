@@ -21,13 +21,17 @@ def add_core_commands(app: typer.Typer) -> None:
     from grapharc.cli.governance_commands import add_governance_commands
     from grapharc.cli.models_command import add_models_command
     from grapharc.cli.observe_commands import add_observe_commands
+    from grapharc.cli.session_commands import add_approval_demo, add_session_commands
 
     app.command("plugins")(plugins_command)
     app.command("version")(version_command)
     add_models_command(app)
     add_governance_commands(app)
     add_observe_commands(app)
-    app.add_typer(build_demo_app(), name="demo")
+    add_session_commands(app)
+    demo_app = build_demo_app()
+    add_approval_demo(demo_app)
+    app.add_typer(demo_app, name="demo")
 
 
 def plugins_command(as_json: JsonOption = False) -> None:

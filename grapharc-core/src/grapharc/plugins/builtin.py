@@ -2,7 +2,7 @@
 
 Core is its own first plugin: the ``mock/`` scripted backend, the ``local``
 executor, the in-process claim store (``memory:``), the SQLite checkpoint
-store (``sqlite:``), the stdlib node kinds, the flag / env / grapharc.toml /
+store and the session store (``sqlite:``), the stdlib node kinds, the flag / env / grapharc.toml /
 generated / registry-default policy sources, and the core CLI commands. Factories are
 named as strings so nothing heavy is imported until one is used.
 """
@@ -51,6 +51,9 @@ def register_stores(register: Register) -> None:
     register(StoreInfo(scheme="sqlite", kinds=frozenset({"checkpoints"}),
                        factory="grapharc.checkpoints:open_sqlite_checkpointer",
                        description="LangGraph's SQLite checkpointer in one file"))
+    register(StoreInfo(scheme="sqlite", kinds=frozenset({"sessions"}),
+                       factory="grapharc.session.store:open_session_store",
+                       description="session status, approvals, leases and audit trail in one file"))
 
 
 @hookimpl

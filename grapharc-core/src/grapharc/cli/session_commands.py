@@ -1,0 +1,269 @@
+"""The ``session`` commands (status, list, prune) and the ``demo approval`` story (run, resume, recover).
+
+Sessions live in a directory (``--dir``, else ``$GRAPHARC_SESSIONS``, else
+``.grapharc/sessions``). ``status`` and ``list`` read only the session store, so they
+work from any process without the graph; ``demo approval`` registers the credit graph
+of ``grapharc.examples.approval`` and drives its threads. Every command takes ``--json``.
+"""
+
+from __future__ import annotations
+
+import os
+import time
+from pathlib import Path
+from typing import Annotated, Any
+
+import typer
+
+from grapharc.cli.output import JSON_OPTION_HELP, ExitCode, emit, fail
+from grapharc.errors import GraphARCError
+
+JsonOption = Annotated[bool, typer.Option("--json", help=JSON_OPTION_HELP)]
+DirOption = Annotated[Path | None, typer.Option(
+    "--dir", help="Session directory (default: $GRAPHARC_SESSIONS or .grapharc/sessions).")]
+LeaseOption = Annotated[float, typer.Option(
+    "--lease", help="Seconds a runner's lease lives between heartbeats before others may reclaim.")]
+DEFAULT_DIR = ".grapharc/sessions"
+TRAP_NOTE = ("on resume, sign_off runs again from its first line: nothing with an effect sits above its "
+             "interrupt(), and the payout is a node of its own (disburse)")
+
+
+def add_session_commands(app: typer.Typer) -> None:
+    """Add the ``session`` group (status, list, prune) to ``app``."""
+    group = typer.Typer(name="session", help="Durable sessions: where each thread stands, and retention.",
+                        no_args_is_help=True)
+    group.command("status")(status_command)
+    group.command("list")(list_command)
+    group.command("prune")(prune_command)
+    app.add_typer(group, name="session")
+
+
+def add_approval_demo(demo_app: typer.Typer) -> None:
+    """Add the ``approval`` sub-group (run, resume, recover) to the ``demo`` group."""
+    group = typer.Typer(name="approval", no_args_is_help=True,
+                        help="Credit approval: pause for a person, exit, resume in a new process.")
+    group.command("run")(demo_run_command)
+    group.command("resume")(demo_resume_command)
+    group.command("recover")(demo_recover_command)
+    demo_app.add_typer(group, name="approval")
+
+
+def session_dir(given: Path | None) -> Path:
+    """The session directory the flag, the environment or the default names."""
+    return given or Path(os.environ.get("GRAPHARC_SESSIONS") or DEFAULT_DIR)
+
+
+def _manager(directory: Path, lease: float = 30.0) -> Any:
+    from grapharc.session.manager import SessionManager
+
+    return SessionManager(directory, lease_seconds=lease)
+
+
+# -- session group -----------------------------------------------------------------------
+
+
+def status_command(thread: Annotated[str, typer.Argument(help="The thread id.")],
+                   directory: DirOption = None, as_json: JsonOption = False) -> None:
+    """Show where one thread stands: status, lease, last node, what it waits on."""
+    from grapharc.session.errors import UnknownSessionError
+
+    where = session_dir(directory)
+    try:
+        if not where.exists():
+            raise UnknownSessionError(thread)
+        session = _manager(where).get(thread)
+    except GraphARCError as exc:
+        fail(exc, as_json)
+    emit(session.to_dict(time.time()), as_json, render_status)
+
+
+def list_command(directory: DirOption = None, as_json: JsonOption = False,
+                 status: Annotated[str | None, typer.Option(
+                     "--status", help="Only threads in this status.")] = None) -> None:
+    """List every thread and where it stands, most recently changed first."""
+    from grapharc.session.records import STATUSES
+
+    where = session_dir(directory)
+    try:
+        if status is not None and status not in STATUSES:
+            raise GraphARCError(f"unknown status {status!r}; statuses: {', '.join(STATUSES)}")
+        sessions = _manager(where).list(status) if where.exists() else []
+    except GraphARCError as exc:
+        fail(exc, as_json)
+    now = time.time()
+    emit({"sessions": [s.to_dict(now) for s in sessions]}, as_json, render_list)
+
+
+def prune_command(
+    older_than: Annotated[str, typer.Option(
+        "--older-than", help="Remove finished threads unchanged for this long (30d, 12h, 1d12h).")],
+    directory: DirOption = None, as_json: JsonOption = False,
+) -> None:
+    """Remove finished threads (with checkpoints and holds); paused or running ones always stay."""
+    from grapharc.session.retention import PruneReport, parse_duration
+
+    where = session_dir(directory)
+    try:
+        seconds = parse_duration(older_than)
+        report = _manager(where).prune(seconds) if where.exists() else PruneReport((), 0, 0)
+    except GraphARCError as exc:
+        fail(exc, as_json)
+    emit(report.to_dict(), as_json, render_prune)
+
+
+def render_prune(doc: dict[str, Any]) -> str:
+    return (f"removed {doc['count']} finished thread(s); "
+            f"{doc['bytes_before']} -> {doc['bytes_after']} bytes on disk")
+
+
+def render_status(doc: dict[str, Any]) -> str:
+    lines = [f"thread   {doc['thread_id']}", f"graph    {doc['graph']}", f"status   {doc['stand']}",
+             f"updated  {doc['updated_at']}"]
+    if doc["runner"]:
+        lines.append(f"runner   {doc['runner']} (lease until {doc['lease_expires_at']})")
+    if doc["last_node"]:
+        lines.append(f"last     {doc['last_node']} (step {doc['last_step']})")
+    if doc["outcome"]:
+        lines.append(f"outcome  {doc['outcome']}")
+    if doc["error"]:
+        lines.append(f"error    {doc['error']}")
+    for hold in doc["holds"]:
+        who = ", ".join(hold["deciders"]) or "anyone"
+        lines.append(f"waiting  {hold['approval_id']} {hold['node']}: {hold['question']} "
+                     f"(decided by {who}; expires {hold['expires_at'] or 'never'})")
+    return "\n".join(lines)
+
+
+def render_list(doc: dict[str, Any]) -> str:
+    rows = [("THREAD", "GRAPH", "STATUS", "UPDATED", "LAST NODE", "WAITING ON")]
+    for s in doc["sessions"]:
+        status = s["status"] + ("*" if s["reclaimable"] else "")
+        waiting = ", ".join(f"{h['node']} ({h['approval_id']})" for h in s["holds"]) or "-"
+        rows.append((s["thread_id"], s["graph"], status, s["updated_at"] or "", s["last_node"] or "-",
+                     waiting))
+    if len(rows) == 1:
+        return "no sessions"
+    widths = [max(len(row[i]) for row in rows) for i in range(len(rows[0]) - 1)]
+    text = "\n".join("  ".join([*(cell.ljust(w) for cell, w in zip(row, widths, strict=False)), row[-1]])
+                     for row in rows)
+    if any(s["reclaimable"] for s in doc["sessions"]):
+        text += "\n* running, but its runner's lease expired: reclaimable"
+    return text
+
+
+# -- demo approval group -----------------------------------------------------------------
+
+
+class _Story:
+    """Prints each node's notes as the thread moves (or keeps them for --json)."""
+
+    def __init__(self, as_json: bool) -> None:
+        self.as_json = as_json
+        self.lines: list[str] = []
+
+    def __call__(self, node: str, update: dict[str, Any]) -> None:
+        for note in update.get("notes", []):
+            line = f"{'[' + node + ']':<20}{note}"
+            self.lines.append(line)
+            if not self.as_json:
+                typer.echo(line)
+
+
+def _demo_manager(directory: Path | None, lease: float) -> Any:
+    from grapharc.examples.approval import register_credit_graph
+
+    manager = _manager(session_dir(directory), lease)
+    register_credit_graph(manager)
+    return manager
+
+
+def _finish_story(session: Any, story: _Story) -> None:
+    document = {**session.to_dict(time.time()), "lines": story.lines}
+    if session.status == "paused":
+        document["note"] = TRAP_NOTE
+    negative = session.status in ("rejected", "expired", "failed") or (
+        session.status == "completed" and session.outcome == "declined")
+    code = ExitCode.NEGATIVE if negative else ExitCode.OK
+    emit(document, story.as_json, render_ending, code)
+
+
+def render_ending(doc: dict[str, Any]) -> str:
+    thread = doc["thread_id"]
+    if doc["status"] == "paused":
+        lines = [f"PAUSED  thread={thread}"]
+        for hold in doc["holds"]:
+            lines.append(f"        waiting: {hold['question']} (approval {hold['approval_id']}, "
+                         f"for {', '.join(hold['deciders']) or 'anyone'})")
+        lines.append(f"        nothing is running now; answer with: grapharc demo approval resume {thread} "
+                     "approved|rejected")
+        lines.append(f"        {doc['note']}")
+        return "\n".join(lines)
+    if doc["status"] == "completed":
+        return f"DONE    thread={thread} {doc['outcome']}"
+    return f"{doc['status'].upper():<8}thread={thread}" + (f" {doc['error']}" if doc["error"] else "")
+
+
+def demo_run_command(
+    application: Annotated[str, typer.Option("--application", help="Application id, e.g. LN-7310.")],
+    thread: Annotated[str | None, typer.Option(
+        "--thread", help="Thread id to use (default: a new one).")] = None,
+    directory: DirOption = None, lease: LeaseOption = 30.0, as_json: JsonOption = False,
+) -> None:
+    """Run an application until it is paid out, declined, or paused for the credit desk."""
+    from grapharc.examples.approval import GRAPH_NAME, lookup
+
+    story = _Story(as_json)
+    try:
+        lookup(application)
+        manager = _demo_manager(directory, lease)
+        session = manager.start(GRAPH_NAME, {"application_id": application}, thread_id=thread,
+                                on_update=story)
+    except GraphARCError as exc:
+        fail(exc, as_json)
+    _finish_story(session, story)
+
+
+def demo_resume_command(
+    thread: Annotated[str, typer.Argument(help="The paused thread.")],
+    decision: Annotated[str, typer.Argument(help="approved or rejected.")],
+    approval: Annotated[str | None, typer.Option(
+        "--approval", help="The approval answered (default: the thread's only open one).")] = None,
+    decider: Annotated[str, typer.Option("--decider", help="Who decides.")] = "credit-desk",
+    directory: DirOption = None, lease: LeaseOption = 30.0, as_json: JsonOption = False,
+) -> None:
+    """Answer a paused thread's approval and finish it, in this new process."""
+    story = _Story(as_json)
+    try:
+        manager = _demo_manager(directory, lease)
+        approval_id = approval or _only_hold(manager, thread)
+        session = manager.resume(thread, approval_id, decision, decider=decider, on_update=story)
+    except GraphARCError as exc:
+        fail(exc, as_json)
+    _finish_story(session, story)
+
+
+def demo_recover_command(
+    thread: Annotated[str, typer.Argument(help="A thread whose runner died or whose turn failed.")],
+    directory: DirOption = None, lease: LeaseOption = 30.0, as_json: JsonOption = False,
+) -> None:
+    """Carry on a thread whose runner died (once its lease expired) from its last checkpoint."""
+    story = _Story(as_json)
+    try:
+        session = _demo_manager(directory, lease).recover(thread, on_update=story)
+    except GraphARCError as exc:
+        fail(exc, as_json)
+    _finish_story(session, story)
+
+
+def _only_hold(manager: Any, thread: str) -> str:
+    """The id of the thread's one open approval, or a clear refusal."""
+    from grapharc.session.errors import ApprovalError, ThreadNotPausedError
+
+    session = manager.get(thread)
+    if session.status != "paused":
+        raise ThreadNotPausedError(f"thread {thread} is not paused (it is {session.status})")
+    if len(session.holds) != 1:
+        ids = ", ".join(h.approval_id for h in session.holds)
+        raise ApprovalError(f"thread {thread} waits on {len(session.holds)} approvals ({ids})",
+                            hint="name one with --approval")
+    return session.holds[0].approval_id

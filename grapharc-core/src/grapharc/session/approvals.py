@@ -1,0 +1,138 @@
+"""Approvals are records: what is held, a digest of it, who may decide, until when, the answer.
+
+Two ways to ask a person, both durable. A ``Gate`` on a node holds the node before it
+runs; the session runtime enforces it (by compiling the graph with LangGraph's
+``interrupt_before``), so a decision is needed for every execution of the node. A
+node may instead call ``interrupt("question")``: the thread pauses inside the node and
+the decision comes back as the call's return value.
+
+The trap of the second way: on resume the node runs again from its first line, so
+everything above ``interrupt()`` happens twice. Put side effects below the call, or in
+a node of their own. Execution is at-least-once per node.
+
+An approval's digest covers the node and its arguments (what a gate's ``arguments``
+picks from the state, the whole state by default; an interrupt's value). A decision
+is accepted only while the thread is still held on the same digest: changed arguments
+supersede the approval and a new one is asked for.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+from collections.abc import Callable, Iterable, Mapping
+from dataclasses import dataclass, field
+from typing import Any
+from uuid import uuid4
+
+from grapharc.session.errors import (
+    AlreadyDecidedError,
+    ApprovalMismatchError,
+    DeciderNotAllowedError,
+    StaleApprovalError,
+)
+from grapharc.session.records import DECISIONS, GATE, INTERRUPT, OPEN, SUPERSEDED, Approval
+
+
+@dataclass(frozen=True, slots=True)
+class Approvers:
+    """Who may decide a node's approvals (anyone named, if empty) and how long a request stands."""
+
+    who: frozenset[str] = frozenset()
+    ttl: float | None = None
+
+
+@dataclass(frozen=True, slots=True)
+class Gate:
+    """Hold a node before it runs until a person approves; ``arguments`` picks what is approved."""
+
+    question: str | Callable[[dict[str, Any]], str]
+    approvers: Approvers = field(default_factory=Approvers)
+    arguments: Callable[[dict[str, Any]], Any] | None = None
+
+
+@dataclass(frozen=True, slots=True)
+class Hold:
+    """One thing a paused thread waits on; ``key`` names it (an interrupt id, or checkpoint:node)."""
+
+    kind: str
+    node: str
+    key: str
+    question: str
+    digest: str
+    approvers: Approvers
+
+
+def _plain(value: Any) -> Any:
+    dump = getattr(value, "model_dump", None)
+    return dump(mode="json") if callable(dump) else repr(value)
+
+
+def digest(node: str, arguments: Any) -> str:
+    """A stable digest of a node and the arguments a decision is about."""
+    text = json.dumps({"node": node, "arguments": arguments}, sort_keys=True, default=_plain,
+                      separators=(",", ":"), ensure_ascii=False)
+    return hashlib.sha256(text.encode()).hexdigest()
+
+
+def gate_hold(node: str, gate: Gate, checkpoint_id: str, values: dict[str, Any]) -> Hold:
+    """The hold a gate puts on ``node`` at the checkpoint the thread paused on."""
+    arguments = gate.arguments(values) if gate.arguments is not None else values
+    question = gate.question(values) if callable(gate.question) else gate.question
+    return Hold(GATE, node, f"{checkpoint_id}:{node}", question, digest(node, arguments), gate.approvers)
+
+
+def interrupt_hold(node: str, interrupt_id: str, value: Any, approvers: Approvers) -> Hold:
+    """The hold an ``interrupt(value)`` inside ``node`` puts on the thread."""
+    if isinstance(value, str):
+        question = value
+    elif isinstance(value, Mapping) and isinstance(value.get("question"), str):
+        question = value["question"]
+    else:
+        question = json.dumps(value, sort_keys=True, default=_plain, ensure_ascii=False)
+    return Hold(INTERRUPT, node, interrupt_id, question, digest(node, value), approvers)
+
+
+def request(hold: Hold, thread_id: str, now: float) -> Approval:
+    """A new open approval record asking for ``hold``."""
+    ttl = hold.approvers.ttl
+    return Approval(
+        approval_id=f"ap-{uuid4().hex[:12]}", thread_id=thread_id, kind=hold.kind, node=hold.node,
+        hold_key=hold.key, question=hold.question, digest=hold.digest,
+        deciders=tuple(sorted(hold.approvers.who)), created_at=now,
+        expires_at=None if ttl is None else now + ttl,
+    )
+
+
+def check_decision(approval: Approval, thread_id: str, decision: str, decider: str) -> None:
+    """Refuse a decision that cannot apply to ``approval`` as it stands (nothing is written)."""
+    if decision not in DECISIONS:
+        raise ApprovalMismatchError(f"decision {decision!r} for approval {approval.approval_id} "
+                                    f"must be one of {', '.join(DECISIONS)}")
+    if approval.thread_id != thread_id:
+        raise ApprovalMismatchError(
+            f"approval {approval.approval_id} belongs to thread {approval.thread_id}, not {thread_id}; "
+            f"it cannot release {thread_id}'s hold")
+    if approval.state == SUPERSEDED:
+        raise StaleApprovalError(
+            f"approval {approval.approval_id} on thread {thread_id} is stale: what it asked about "
+            "has changed or passed", hint=f"grapharc session status {thread_id} shows the open approvals")
+    if approval.state != OPEN:
+        raise AlreadyDecidedError(
+            f"approval {approval.approval_id} on thread {thread_id} was already {approval.state}"
+            + (f" by {approval.decided_by}" if approval.decided_by else ""))
+    if not decider:
+        raise DeciderNotAllowedError(f"a decision on approval {approval.approval_id} must name who made it")
+    if approval.deciders and decider not in approval.deciders:
+        raise DeciderNotAllowedError(
+            f"{decider!r} may not decide approval {approval.approval_id}; "
+            f"it may be decided by {', '.join(approval.deciders)}")
+
+
+def latest_by_key(approvals: Iterable[Approval]) -> dict[str, Approval]:
+    """The newest approval per hold key that has not been superseded (``approvals`` oldest first)."""
+    latest: dict[str, Approval] = {}
+    for approval in approvals:
+        if approval.state != SUPERSEDED:
+            latest[approval.hold_key] = approval
+    return latest

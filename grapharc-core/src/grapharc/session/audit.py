@@ -1,0 +1,50 @@
+"""The node half of the audit trail, read from the checkpoints rather than from the run.
+
+A node counts as completed once LangGraph has saved its writes; a checkpoint's tasks
+then carry a result. Reading completions from the checkpoint history (instead of
+noting them as the stream reports them) means a crash between a node's save and its
+audit line loses nothing, and a node LangGraph re-runs after a crash is recorded once:
+the store keys node entries by (thread, step, node, task). Entries carry the superstep
+they ran in; a rescan may append a node after a later one, so read them by step.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable
+from dataclasses import dataclass
+from typing import Any
+
+
+@dataclass(frozen=True, slots=True)
+class NodeRun:
+    """A completed node: the superstep it ran in, its name, LangGraph's task id, the fields it wrote."""
+
+    step: int
+    node: str
+    task_id: str
+    writes: tuple[str, ...]
+
+
+def completed_runs(history: Iterable[Any], since_step: int) -> tuple[list[NodeRun], int]:
+    """Completed node runs in checkpoints at or after ``since_step`` (``history`` newest first),
+    and where the next scan must start.
+
+    LangGraph may save a checkpoint before the writes of the step that led to it, so a
+    checkpoint with a task still lacking its result is scanned again next time: the
+    returned step is the oldest such checkpoint, else the newest one seen.
+    """
+    runs: list[NodeRun] = []
+    newest = since_step
+    unfinished: int | None = None
+    for snapshot in history:
+        step = int((snapshot.metadata or {}).get("step", -1))
+        if step < since_step:
+            break
+        newest = max(newest, step)
+        for task in snapshot.tasks:
+            if task.result is None:
+                unfinished = step
+            elif not task.name.startswith("__"):
+                writes = tuple(sorted(task.result)) if isinstance(task.result, dict) else ()
+                runs.append(NodeRun(step + 1, task.name, task.id, writes))
+    return runs, newest if unfinished is None else unfinished

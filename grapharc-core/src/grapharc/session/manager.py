@@ -1,0 +1,314 @@
+"""SessionManager: durable sessions over a directory, driven from any process.
+
+``DIR/sessions.db`` (the ``sessions`` store) keeps status, the event queue, approval
+holds, leases and the audit trail; ``DIR/checkpoints.db`` (LangGraph's SQLite
+checkpointer) keeps graph state. Both are opened through the store hook. Between a
+pause and its answer nothing is alive: no daemon, no waiting thread, no object in
+memory; a decision made in another process tomorrow resumes the thread from disk.
+
+Semantics, in short. A turn is claimed under a lease (``grapharc.session.lease``) and
+driven until the thread pauses or ends (``grapharc.session.turns``). Execution is
+at-least-once per node: a node interrupted by a crash, or by ``interrupt()``, runs
+again from its first line, so side effects belong below ``interrupt()`` or in a node
+of their own; the audit trail still records each completed node exactly once. Events
+posted to a session are delivered into its ``inbox`` field at its next turn. Every
+method has an async twin (``arun``, ``aresume``, ...) that drives the turn on the
+event loop, so a server needs no thread per session.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import os
+import socket
+import time
+from collections.abc import Callable, Mapping
+from pathlib import Path
+from typing import Any
+from uuid import uuid4
+
+from grapharc.runtime.graph import GraphARC
+from grapharc.session.approvals import Approvers, Gate
+from grapharc.session.errors import SessionError, SessionInputError, SessionStoreError
+from grapharc.session.fencing import FencedSaver, Leases
+from grapharc.session.lease import Lease
+from grapharc.session.records import APPROVED, DECLINED, Approval, AuditEntry, Event, Session
+from grapharc.session.registry import GraphRegistry, RegisteredGraph
+from grapharc.session.retention import PruneReport, prune
+from grapharc.session.store import SqliteSessionStore
+from grapharc.session.turns import AsyncTurn, OnUpdate, Turn
+from grapharc.stores import open_store
+
+DEFAULT_LEASE_SECONDS = 30.0
+
+
+def _runner_name() -> str:
+    return f"{socket.gethostname()}:{os.getpid()}:{uuid4().hex[:6]}"
+
+
+def _checked_input(input: Mapping[str, Any] | None) -> dict[str, Any]:
+    if input is None:
+        return {}
+    if not isinstance(input, Mapping):
+        raise SessionInputError(f"session input must be a dict of state values, got {type(input).__name__}")
+    try:
+        json.dumps(dict(input))
+    except (TypeError, ValueError) as exc:
+        raise SessionInputError(
+            f"session input must be JSON data, so a recovery can send it again: {exc}") from exc
+    return dict(input)
+
+
+class SessionManager:
+    """Create, run, pause, decide, resume, recover, list and prune sessions kept under ``directory``."""
+
+    def __init__(self, directory: str | Path, *, lease_seconds: float = DEFAULT_LEASE_SECONDS,
+                 runner: str | None = None, clock: Callable[[], float] = time.time) -> None:
+        self.directory = Path(directory).expanduser()
+        if self.directory.exists() and not self.directory.is_dir():
+            raise SessionStoreError(f"session directory {self.directory} is a file",
+                                    hint="name a directory (it is created if missing)")
+        if lease_seconds <= 0:
+            raise SessionError(f"lease_seconds must be positive, got {lease_seconds}")
+        self.lease_seconds = float(lease_seconds)
+        self.runner = runner or _runner_name()
+        self.clock = clock
+        self.store: SqliteSessionStore = open_store(f"sqlite:{self.directory / 'sessions.db'}",
+                                                    kind="sessions")
+        self.checkpoints_path = self.directory / "checkpoints.db"
+        self.graphs = GraphRegistry()
+        self.leases = Leases(self.store.holds)
+        self._saver: Any = None
+        self._async_savers: dict[asyncio.AbstractEventLoop, asyncio.Task[Any]] = {}
+        self._fenced: dict[Any, FencedSaver] = {}
+
+    # -- registration ----------------------------------------------------------------
+
+    def register(self, graph: GraphARC, *, gates: Mapping[str, Gate] | None = None,
+                 approvers: Mapping[str, Approvers] | None = None, inbox: str | None = None,
+                 outcome: Callable[[dict[str, Any]], str] | None = None) -> None:
+        """Make ``graph`` drivable here: ``gates`` hold nodes before they run, ``approvers`` say who
+        answers each node's interrupts, ``inbox`` receives posted events, ``outcome`` summarises
+        a completed thread."""
+        self.graphs.add(RegisteredGraph(graph, dict(gates or {}), dict(approvers or {}), inbox, outcome))
+
+    # -- reading ---------------------------------------------------------------------
+
+    @property
+    def checkpointer(self) -> Any:
+        """The sync checkpointer over ``DIR/checkpoints.db`` (opened on first use)."""
+        if self._saver is None:
+            self._saver = open_store(f"sqlite:{self.checkpoints_path}", kind="checkpoints")
+        return self._saver
+
+    def get(self, thread_id: str) -> Session:
+        """Where the thread stands."""
+        return self.store.get(thread_id)
+
+    def list(self, status: str | None = None) -> list[Session]:
+        """Every session, most recently changed first (or only those in ``status``)."""
+        return self.store.list(status)
+
+    def approvals(self, thread_id: str) -> list[Approval]:
+        """Every approval the thread has asked for, oldest first."""
+        return self.store.approvals(thread_id)
+
+    def audit(self, thread_id: str) -> list[AuditEntry]:
+        """The thread's append-only audit trail."""
+        return self.store.audit(thread_id)
+
+    def events(self, thread_id: str) -> list[Event]:
+        """Every event posted to the thread."""
+        return self.store.events(thread_id)
+
+    def values(self, thread_id: str) -> dict[str, Any]:
+        """The thread's graph state (needs its graph registered here)."""
+        session = self.store.get(thread_id)
+        compiled = self._compiled(session.graph, thread_id)
+        return dict(compiled.get_state({"configurable": {"thread_id": thread_id}}).values)
+
+    # -- sync turns ------------------------------------------------------------------
+
+    def create(self, graph: str, *, thread_id: str | None = None) -> Session:
+        """A new session of the registered ``graph``, not yet run."""
+        self.graphs.get(graph)
+        return self.store.create(thread_id or uuid4().hex[:12], graph, self.clock())
+
+    def start(self, graph: str, input: Mapping[str, Any] | None = None, *, thread_id: str | None = None,
+              on_update: OnUpdate | None = None) -> Session:
+        """Create a session and run its first turn."""
+        values = self._input(graph, input)
+        session = self.create(graph, thread_id=thread_id)
+        return self.run(session.thread_id, values, on_update=on_update)
+
+    def run(self, thread_id: str, input: Mapping[str, Any] | None = None, *,
+            on_update: OnUpdate | None = None) -> Session:
+        """Run a turn of a created (or completed) session until it pauses or ends."""
+        turn = self._start_turn(thread_id, input, Turn, on_update)
+        turn.drive(turn.start_plan())
+        return self.get(thread_id)
+
+    def resume(self, thread_id: str, approval_id: str, decision: str, *, decider: str,
+               on_update: OnUpdate | None = None) -> Session:
+        """Answer ``approval_id`` (``approved`` or ``rejected``); the last open hold's answer
+        resumes the thread in this process."""
+        session, graph, compiled = self._for(thread_id)
+        lease = self._decide(session, graph, compiled.get_state, approval_id, decision, decider)
+        if lease is not None:
+            turn = Turn(self.store, self.leases, graph, compiled, lease, self.clock, on_update)
+            turn.drive(turn.settled())
+        return self.get(thread_id)
+
+    def approve(self, thread_id: str, approval_id: str, *, decider: str,
+                on_update: OnUpdate | None = None) -> Session:
+        """``resume`` with ``approved``."""
+        return self.resume(thread_id, approval_id, APPROVED, decider=decider, on_update=on_update)
+
+    def reject(self, thread_id: str, approval_id: str, *, decider: str,
+               on_update: OnUpdate | None = None) -> Session:
+        """``resume`` with ``rejected``."""
+        return self.resume(thread_id, approval_id, DECLINED, decider=decider, on_update=on_update)
+
+    def recover(self, thread_id: str, *, on_update: OnUpdate | None = None) -> Session:
+        """Take over a thread whose runner died (once its lease expired) or whose turn failed,
+        and carry it on from its last checkpoint."""
+        _session, graph, compiled = self._for(thread_id)
+        lease = self.store.claim_recovery(thread_id, runner=self.runner, ttl=self.lease_seconds,
+                                          now=self.clock())
+        turn = Turn(self.store, self.leases, graph, compiled, lease, self.clock, on_update)
+        turn.drive(turn.recovery_plan())
+        return self.get(thread_id)
+
+    def post_event(self, thread_id: str, kind: str, payload: Mapping[str, Any] | None = None) -> Event:
+        """Queue an event; it reaches the graph's inbox field at the thread's next turn."""
+        body = _checked_input(payload)
+        return self.store.post_event(thread_id, kind, body, self.clock())
+
+    def prune(self, older_than: float) -> PruneReport:
+        """Remove finished sessions unchanged for ``older_than`` seconds, with their checkpoints."""
+        if older_than < 0:
+            raise SessionError(f"older_than must not be negative, got {older_than}")
+        return prune(self.store, self.checkpointer, self.checkpoints_path, self.clock() - older_than)
+
+    def close(self) -> None:
+        """Close the store's and the sync checkpointer's connections (async ones close with ``aclose``)."""
+        self.store.close()
+        if self._saver is not None:
+            self._release(self._saver)
+            self._saver.conn.close()
+            self._saver = None
+
+    # -- async turns -----------------------------------------------------------------
+
+    async def astart(self, graph: str, input: Mapping[str, Any] | None = None, *,
+                     thread_id: str | None = None, on_update: OnUpdate | None = None) -> Session:
+        """Async ``start``."""
+        values = self._input(graph, input)
+        session = await asyncio.to_thread(self.create, graph, thread_id=thread_id)
+        return await self.arun(session.thread_id, values, on_update=on_update)
+
+    async def arun(self, thread_id: str, input: Mapping[str, Any] | None = None, *,
+                   on_update: OnUpdate | None = None) -> Session:
+        """Async ``run``."""
+        saver = await self._async_checkpointer()
+        turn = await asyncio.to_thread(self._start_turn, thread_id, input, AsyncTurn, on_update, saver)
+        await turn.drive(turn.start_plan())
+        return await asyncio.to_thread(self.get, thread_id)
+
+    async def aresume(self, thread_id: str, approval_id: str, decision: str, *, decider: str,
+                      on_update: OnUpdate | None = None) -> Session:
+        """Async ``resume``."""
+        saver = await self._async_checkpointer()
+        session, graph, compiled = await asyncio.to_thread(self._for, thread_id, saver)
+        snapshot = await compiled.aget_state({"configurable": {"thread_id": thread_id}})
+        lease = await asyncio.to_thread(self._decide, session, graph, lambda _config: snapshot,
+                                        approval_id, decision, decider)
+        if lease is not None:
+            turn = AsyncTurn(self.store, self.leases, graph, compiled, lease, self.clock, on_update)
+            await turn.drive(await turn.settled())
+        return await asyncio.to_thread(self.get, thread_id)
+
+    async def arecover(self, thread_id: str, *, on_update: OnUpdate | None = None) -> Session:
+        """Async ``recover``."""
+        saver = await self._async_checkpointer()
+        _session, graph, compiled = await asyncio.to_thread(self._for, thread_id, saver)
+        lease = await asyncio.to_thread(self.store.claim_recovery, thread_id, runner=self.runner,
+                                        ttl=self.lease_seconds, now=self.clock())
+        turn = AsyncTurn(self.store, self.leases, graph, compiled, lease, self.clock, on_update)
+        await turn.drive(await turn.recovery_plan())
+        return await asyncio.to_thread(self.get, thread_id)
+
+    async def aclose(self) -> None:
+        """Close the async checkpointer of the running event loop, and the sync one."""
+        opening = self._async_savers.pop(asyncio.get_running_loop(), None)
+        if opening is not None:
+            saver = await opening
+            self._release(saver)
+            await saver.conn.close()
+        self.close()
+
+    # -- internals -------------------------------------------------------------------
+
+    def _release(self, saver: Any) -> None:
+        """Forget the fenced wrapper and compiled graphs of a checkpointer being closed."""
+        fenced = self._fenced.pop(saver, None)
+        if fenced is not None:
+            self.graphs.forget(fenced)
+
+    async def _async_checkpointer(self) -> Any:
+        """One async checkpointer per event loop, shared by every session that loop drives."""
+        loop = asyncio.get_running_loop()
+        opening = self._async_savers.get(loop)
+        if opening is None:  # stored before the first await, so concurrent turns share it
+            opening = self._async_savers[loop] = loop.create_task(self._open_async_checkpointer())
+        return await opening
+
+    async def _open_async_checkpointer(self) -> Any:
+        import aiosqlite
+        from langgraph.checkpoint.sqlite.aio import AsyncSqliteSaver
+
+        saver = AsyncSqliteSaver(await aiosqlite.connect(str(self.checkpoints_path)))
+        await saver.setup()
+        return saver
+
+    def _compiled(self, name: str, thread_id: str | None, saver: Any = None) -> Any:
+        """``name`` compiled over the (fenced) checkpointer: the sync one unless ``saver`` is given."""
+        self.graphs.get(name, thread_id)
+        inner = saver if saver is not None else self.checkpointer
+        fenced = self._fenced.get(inner)
+        if fenced is None:
+            fenced = self._fenced[inner] = FencedSaver(inner, self.leases)
+        return self.graphs.compiled(name, fenced)
+
+    def _for(self, thread_id: str, saver: Any = None) -> tuple[Session, RegisteredGraph, Any]:
+        """The session, its registration (or ``UnknownGraphError``) and its compiled graph."""
+        session = self.store.get(thread_id)
+        graph = self.graphs.get(session.graph, thread_id)
+        return session, graph, self._compiled(session.graph, thread_id, saver)
+
+    def _input(self, graph: str, input: Mapping[str, Any] | None, saver: Any = None) -> dict[str, Any]:
+        """Input checked as JSON and against the state of a graph registered here, before
+        anything is written."""
+        values = _checked_input(input)
+        self._compiled(graph, None, saver).contract.check_values("session input", values)
+        return values
+
+    def _start_turn(self, thread_id: str, input: Mapping[str, Any] | None, kind: type[Any],
+                    on_update: OnUpdate | None, saver: Any = None) -> Any:
+        """Claim a start turn (after checking its input) and build its driver."""
+        session, graph, compiled = self._for(thread_id, saver)
+        values = self._input(session.graph, input, saver)
+        lease = self.store.claim_start(thread_id, runner=self.runner, ttl=self.lease_seconds,
+                                       now=self.clock(), input=values, inbox=graph.inbox)
+        return kind(self.store, self.leases, graph, compiled, lease, self.clock, on_update)
+
+    def _decide(self, session: Session, graph: RegisteredGraph, get_state: Callable[[Any], Any],
+                approval_id: str, decision: str, decider: str) -> Lease | None:
+        approval = self.store.approval(approval_id)
+        snapshot = get_state({"configurable": {"thread_id": session.thread_id}})
+        holds = graph.holds(snapshot)
+        current = next((h for h in holds if h.key == approval.hold_key), None) or next(
+            (h for h in holds if h.node == approval.node and h.kind == approval.kind), None)
+        return self.store.decide(session.thread_id, approval_id, decision, decider=decider, now=self.clock(),
+                                 current=current, runner=self.runner, ttl=self.lease_seconds)

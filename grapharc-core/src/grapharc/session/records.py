@@ -1,0 +1,125 @@
+"""What the session store hands back: sessions, approvals, events and audit entries.
+
+Plain frozen dataclasses with a ``to_dict`` for ``--json``; times are epoch seconds
+here and ISO 8601 (UTC) in the dictionaries.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from datetime import UTC, datetime
+from typing import Any
+
+CREATED, RUNNING, PAUSED = "created", "running", "paused"
+COMPLETED, REJECTED, EXPIRED, FAILED = "completed", "rejected", "expired", "failed"
+STATUSES = (CREATED, RUNNING, PAUSED, COMPLETED, REJECTED, EXPIRED, FAILED)
+FINISHED = frozenset({COMPLETED, REJECTED, EXPIRED, FAILED})
+
+GATE, INTERRUPT = "gate", "interrupt"
+OPEN, APPROVED, DECLINED, SUPERSEDED, LAPSED = "open", "approved", "rejected", "superseded", "expired"
+DECISIONS = (APPROVED, DECLINED)
+
+
+def iso(moment: float | None) -> str | None:
+    """Epoch seconds as ISO 8601 in UTC (None stays None)."""
+    return None if moment is None else datetime.fromtimestamp(moment, UTC).isoformat(timespec="seconds")
+
+
+@dataclass(frozen=True, slots=True)
+class Approval:
+    """One request for a human decision: what is held, who may decide, until when, and the answer."""
+
+    approval_id: str
+    thread_id: str
+    kind: str
+    node: str
+    hold_key: str
+    question: str
+    digest: str
+    deciders: tuple[str, ...]
+    created_at: float
+    expires_at: float | None
+    state: str = OPEN
+    decided_by: str | None = None
+    decided_at: float | None = None
+
+    def expired(self, now: float) -> bool:
+        """True once the approval's expiry has passed."""
+        return self.expires_at is not None and now >= self.expires_at
+
+    def to_dict(self) -> dict[str, Any]:
+        return {
+            "approval_id": self.approval_id, "thread_id": self.thread_id, "kind": self.kind,
+            "node": self.node, "question": self.question, "digest": self.digest,
+            "deciders": list(self.deciders), "created_at": iso(self.created_at),
+            "expires_at": iso(self.expires_at), "state": self.state,
+            "decided_by": self.decided_by, "decided_at": iso(self.decided_at),
+        }
+
+
+@dataclass(frozen=True, slots=True)
+class AuditEntry:
+    """One line of a thread's append-only audit trail."""
+
+    seq: int
+    thread_id: str
+    at: float
+    kind: str
+    node: str | None
+    step: int | None
+    detail: dict[str, Any]
+
+    def to_dict(self) -> dict[str, Any]:
+        return {"seq": self.seq, "at": iso(self.at), "kind": self.kind, "node": self.node,
+                "step": self.step, "detail": self.detail}
+
+
+@dataclass(frozen=True, slots=True)
+class Event:
+    """Something said to a session; delivered into its inbox field at its next turn."""
+
+    event_id: int
+    thread_id: str
+    kind: str
+    payload: dict[str, Any]
+    posted_at: float
+    delivered_at: float | None
+
+
+@dataclass(frozen=True, slots=True)
+class Session:
+    """Where one thread stands: status, who holds it, what it waits on, its last node."""
+
+    thread_id: str
+    graph: str
+    status: str
+    created_at: float
+    updated_at: float
+    runner: str | None = None
+    lease_expires_at: float | None = None
+    outcome: str | None = None
+    error: str | None = None
+    last_node: str | None = None
+    last_step: int | None = None
+    holds: tuple[Approval, ...] = field(default=())
+
+    def lease_live(self, now: float) -> bool:
+        """True while a runner holds a lease that has not expired."""
+        return self.status == RUNNING and self.lease_expires_at is not None and now < self.lease_expires_at
+
+    def stand(self, now: float) -> str:
+        """The status as a person reads it: a dead runner's thread shows as reclaimable."""
+        if self.status == RUNNING and not self.lease_live(now):
+            return "running (lease expired: reclaimable)"
+        return self.status
+
+    def to_dict(self, now: float) -> dict[str, Any]:
+        return {
+            "thread_id": self.thread_id, "graph": self.graph, "status": self.status,
+            "stand": self.stand(now), "reclaimable": self.status == RUNNING and not self.lease_live(now),
+            "created_at": iso(self.created_at), "updated_at": iso(self.updated_at),
+            "runner": self.runner, "lease_expires_at": iso(self.lease_expires_at),
+            "outcome": self.outcome, "error": self.error,
+            "last_node": self.last_node, "last_step": self.last_step,
+            "holds": [hold.to_dict() for hold in self.holds],
+        }

@@ -1,0 +1,221 @@
+"""Driving one claimed turn: pass after pass through the graph until the thread pauses or ends.
+
+A pass streams the governed graph (``durability="sync"``: a superstep is on disk
+before the next starts) with the lease's heartbeat running; after each chunk the lease
+is checked and newly saved node completions go to the audit trail. After each pass
+the thread is settled (``grapharc.session.settle``) and either continues or the turn
+ends, writing the status and any new approval requests under the lease's token.
+``Turn`` is the sync driver; ``AsyncTurn`` does the same on the event loop with no
+thread of its own (store calls go through ``asyncio.to_thread``).
+"""
+
+from __future__ import annotations
+
+import asyncio
+from collections.abc import AsyncIterator, Callable
+from typing import Any
+
+from grapharc.runtime.compiled import CompiledGraphARC
+from grapharc.session.approvals import request
+from grapharc.session.audit import completed_runs
+from grapharc.session.errors import LeaseLostError, NoProgressError
+from grapharc.session.fencing import Leases
+from grapharc.session.lease import AsyncHeartbeat, Heartbeat, Lease
+from grapharc.session.records import COMPLETED, FAILED, PAUSED
+from grapharc.session.registry import RegisteredGraph
+from grapharc.session.settle import CONTINUE, Plan, settle
+from grapharc.session.store import SqliteSessionStore
+
+TURN_KEY = "grapharc_session_turn"
+
+OnUpdate = Callable[[str, dict[str, Any]], None]
+
+
+def _position(snapshot: Any) -> tuple[str, tuple[str, ...]]:
+    """Where a thread stands, to notice a continuation that went nowhere."""
+    interrupts = tuple(sorted(i.id for i in getattr(snapshot, "interrupts", ())))
+    return snapshot.config["configurable"].get("checkpoint_id", ""), interrupts
+
+
+def _starts_fresh(lease: Lease, snapshot: Any) -> bool:
+    """True if a start turn's input never reached the checkpoint (so it must be sent again)."""
+    if lease.turn.get("kind") != "start":
+        return False
+    return (snapshot.metadata or {}).get(TURN_KEY) != lease.turn["id"]
+
+
+class _TurnBase:
+    """State shared by both drivers: the lease, the graph, the config and the audit watermark."""
+
+    def __init__(self, store: SqliteSessionStore, leases: Leases, graph: RegisteredGraph,
+                 compiled: CompiledGraphARC, lease: Lease, clock: Callable[[], float],
+                 on_update: OnUpdate | None) -> None:
+        self.store = store
+        self.leases = leases
+        self.graph = graph
+        self.compiled = compiled
+        self.lease = lease
+        self.clock = clock
+        self.on_update = on_update
+        self.thread = {"configurable": {"thread_id": lease.thread_id}}
+        self.config = {**self.thread, "metadata": {TURN_KEY: lease.turn.get("id", "")}}
+        self.audited: int | None = None  # read from the store on first use
+        self.snapshot: Any = None
+
+    def _show(self, chunk: Any) -> None:
+        if self.on_update is None or not isinstance(chunk, dict):
+            return
+        for node, update in chunk.items():
+            if not node.startswith("__"):
+                self.on_update(node, update if isinstance(update, dict) else {})
+
+    def start_plan(self) -> Plan:
+        """The first move of a fresh start turn: send its input."""
+        return Plan(CONTINUE, self.lease.turn["input"])
+
+    def _plan(self, approvals: list[Any]) -> Plan:
+        return settle(self.snapshot, self.graph.holds(self.snapshot), approvals)
+
+    def _fail(self, exc: BaseException) -> None:
+        """Record a failed turn, unless the lease went to another runner meanwhile."""
+        try:
+            self.store.finish(self.lease, FAILED, self.clock(), error=f"{type(exc).__name__}: {exc}")
+        except LeaseLostError:
+            return
+
+    def _ending(self, plan: Plan) -> dict[str, Any]:
+        """The arguments of ``store.finish`` for a turn ending in ``plan``."""
+        now = self.clock()
+        fields: dict[str, Any] = {}
+        if plan.kind == PAUSED:
+            fields["requests"] = [request(hold, self.lease.thread_id, now) for hold in plan.requests]
+        if plan.kind == COMPLETED and self.graph.outcome is not None:
+            fields["outcome"] = self.graph.outcome(dict(self.snapshot.values))
+        return fields
+
+
+class Turn(_TurnBase):
+    """Drives a sync turn under a heartbeat thread."""
+
+    def recovery_plan(self) -> Plan:
+        """The first move after taking over a thread: resend a lost input, else settle it."""
+        self.snapshot = self.compiled.get_state(self.thread)
+        if _starts_fresh(self.lease, self.snapshot):
+            return self.start_plan()
+        return self.settled()
+
+    def drive(self, plan: Plan) -> None:
+        """Run passes until the thread pauses or ends; record the ending under the lease."""
+        self.leases.held[self.lease.thread_id] = self.lease
+        try:
+            self._drive(plan)
+        finally:
+            self.leases.held.pop(self.lease.thread_id, None)
+
+    def _drive(self, plan: Plan) -> None:
+        with Heartbeat(self.lease, self._renew) as beat:
+            try:
+                while plan.kind == CONTINUE:
+                    before = _position(self.snapshot) if self.snapshot is not None else None
+                    self._pass(plan.payload, beat)
+                    plan = self.settled()
+                    if plan.kind == CONTINUE and _position(self.snapshot) == before:
+                        raise NoProgressError(f"thread {self.lease.thread_id} did not move on continuing; "
+                                              "stopped instead of looping")
+                beat.check()
+            except LeaseLostError:
+                raise
+            except BaseException as exc:
+                self._fail(exc)
+                raise
+        self.store.finish(self.lease, plan.kind, self.clock(), **self._ending(plan))
+
+    def _renew(self, lease: Lease) -> bool:
+        return self.store.renew(lease, self.clock())
+
+    def _pass(self, payload: Any, beat: Heartbeat) -> None:
+        for chunk in self.compiled.stream(payload, self.config, stream_mode="updates", durability="sync"):
+            beat.check()
+            self._record()
+            self._show(chunk)
+
+    def settled(self) -> Plan:
+        """Settle the thread as it stands: read its checkpoint, record completions, plan."""
+        self.snapshot = self.compiled.get_state(self.thread)
+        self._record()
+        return self._plan(self.store.approvals(self.lease.thread_id))
+
+    def _record(self) -> None:
+        if self.audited is None:
+            self.audited = self.store.audited_step(self.lease.thread_id)
+        runs, resume_at = completed_runs(self.compiled.get_state_history(self.thread), self.audited)
+        self.store.record_nodes(self.lease.thread_id, runs, resume_at, self.clock())
+        self.audited = resume_at
+
+
+class AsyncTurn(_TurnBase):
+    """Drives an async turn on the event loop, its heartbeat an asyncio task."""
+
+    async def recovery_plan(self) -> Plan:
+        """Async ``Turn.recovery_plan``."""
+        self.snapshot = await self.compiled.aget_state(self.thread)
+        if _starts_fresh(self.lease, self.snapshot):
+            return self.start_plan()
+        return await self.settled()
+
+    async def drive(self, plan: Plan) -> None:
+        """Async ``Turn.drive``."""
+        self.leases.held[self.lease.thread_id] = self.lease
+        try:
+            await self._drive(plan)
+        finally:
+            self.leases.held.pop(self.lease.thread_id, None)
+
+    async def _drive(self, plan: Plan) -> None:
+        async with AsyncHeartbeat(self.lease, self._renew) as beat:
+            try:
+                while plan.kind == CONTINUE:
+                    before = _position(self.snapshot) if self.snapshot is not None else None
+                    await self._pass(plan.payload, beat)
+                    plan = await self.settled()
+                    if plan.kind == CONTINUE and _position(self.snapshot) == before:
+                        raise NoProgressError(f"thread {self.lease.thread_id} did not move on continuing; "
+                                              "stopped instead of looping")
+                beat.check()
+            except LeaseLostError:
+                raise
+            except BaseException as exc:
+                await asyncio.to_thread(self._fail, exc)
+                raise
+        await asyncio.to_thread(self.store.finish, self.lease, plan.kind, self.clock(), **self._ending(plan))
+
+    def _renew(self, lease: Lease) -> bool:
+        return self.store.renew(lease, self.clock())
+
+    async def _pass(self, payload: Any, beat: AsyncHeartbeat) -> None:
+        async for chunk in self.compiled.astream(payload, self.config, stream_mode="updates",
+                                                 durability="sync"):
+            beat.check()
+            await self._record()
+            self._show(chunk)
+
+    async def settled(self) -> Plan:
+        """Async ``Turn.settled``."""
+        self.snapshot = await self.compiled.aget_state(self.thread)
+        await self._record()
+        return self._plan(await asyncio.to_thread(self.store.approvals, self.lease.thread_id))
+
+    async def _record(self) -> None:
+        if self.audited is None:
+            self.audited = await asyncio.to_thread(self.store.audited_step, self.lease.thread_id)
+        history = [s async for s in self._history(self.audited)]
+        runs, resume_at = completed_runs(history, self.audited)
+        await asyncio.to_thread(self.store.record_nodes, self.lease.thread_id, runs, resume_at, self.clock())
+        self.audited = resume_at
+
+    async def _history(self, since: int) -> AsyncIterator[Any]:
+        """The thread's checkpoints, newest first, down to the first one older than ``since``."""
+        async for snapshot in self.compiled.aget_state_history(self.thread):
+            yield snapshot
+            if int((snapshot.metadata or {}).get("step", -1)) < since:
+                return

@@ -1,0 +1,105 @@
+"""Async turns: a server drives many sessions on one event loop, with no thread per session."""
+
+from __future__ import annotations
+
+import asyncio
+import os
+import threading
+import time
+
+import pytest
+from session_graphs import Crowd, register_all
+from session_procs import session_op, wait_for
+
+from grapharc.session import SessionManager, ThreadNotPausedError
+
+
+def run(coro):
+    return asyncio.run(coro)
+
+
+@pytest.fixture
+def amanager(directory):
+    made = SessionManager(directory, lease_seconds=5.0)
+    register_all(made)
+    return made
+
+
+def test_many_async_sessions_share_one_loop_without_a_thread_each(amanager):
+    pool = min(32, (os.cpu_count() or 1) + 4)  # asyncio's default executor, for store calls
+    sessions = pool + 10
+    baseline = threading.active_count()
+
+    async def scenario():
+        Crowd.arrived, Crowd.release = 0, asyncio.Event()
+        turns = [asyncio.create_task(amanager.astart("crowd", thread_id=f"c{i}")) for i in range(sessions)]
+        while Crowd.arrived < sessions:
+            await asyncio.sleep(0.01)
+        during = threading.active_count()
+        Crowd.release.set()
+        paused = await asyncio.gather(*turns)
+        done = await asyncio.gather(*(amanager.aresume(s.thread_id, s.holds[0].approval_id, "approved",
+                                                       decider="ana") for s in paused))
+        await amanager.aclose()
+        return during, paused, done
+
+    during, paused, done = run(scenario())
+    assert during - baseline <= pool + 1  # the executor and aiosqlite's one connection thread
+    assert {s.status for s in paused} == {"paused"} and {s.status for s in done} == {"completed"}
+    assert amanager.values("c0")["log"] == ["gather", "aask:approved"]
+
+
+def test_an_async_start_is_resumed_by_a_sync_process_and_the_other_way_round(amanager, directory, reap):
+    async def start():
+        paused = await amanager.astart("interview", thread_id="mixed")
+        await amanager.aclose()
+        return paused
+
+    paused = run(start())
+    approval = paused.holds[0].approval_id
+    code, done = reap(session_op(directory, "resume", "mixed", approval, "approved")).result()
+    assert code == 0 and done["outcome"] == "prepare,ask:approved,pay"
+
+    code, other = reap(session_op(directory, "start", "interview", "mixed-2")).result()
+
+    async def resume():
+        finished = await amanager.aresume("mixed-2", other["holds"][0]["approval_id"], "rejected",
+                                          decider="ana")
+        await amanager.aclose()
+        return finished
+
+    assert run(resume()).outcome == "prepare,ask:rejected,pay"
+
+
+def test_an_async_resume_of_a_thread_that_is_not_paused_is_refused(amanager):
+    async def scenario():
+        try:
+            asked = (await amanager.astart("interview", thread_id="twice")).holds[0].approval_id
+            await amanager.aresume("twice", asked, "approved", decider="ana")
+            with pytest.raises(ThreadNotPausedError, match="thread twice is not paused"):
+                await amanager.aresume("twice", asked, "approved", decider="ana")
+        finally:
+            await amanager.aclose()
+
+    run(scenario())
+    assert amanager.get("twice").status == "completed"
+
+
+def test_an_async_recovery_takes_over_a_killed_runner(tmp_path, amanager, directory, marks, reap):
+    ready = tmp_path / "ready"
+    env = {"GRAPHARC_TEST_BLOCK_AT": "n2", "GRAPHARC_TEST_READY": str(ready),
+           "GRAPHARC_TEST_LEASE": "1"}
+    runner = reap(session_op(directory, "start", "chain", "ak", env=env))
+    wait_for(ready, runner)
+    runner.kill()
+    while amanager.get("ak").lease_live(time.time()):
+        time.sleep(0.02)
+
+    async def recover():
+        finished = await amanager.arecover("ak")
+        await amanager.aclose()
+        return finished
+
+    assert run(recover()).status == "completed"
+    assert sorted((e.step, e.node) for e in amanager.audit("ak") if e.kind == "node") == [
+        (1, "n1"), (2, "n2"), (3, "n3"), (4, "n4")]
