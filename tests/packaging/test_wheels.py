@@ -70,6 +70,11 @@ def make_venv(tmp_path: Path, name: str, *wheel_files: Path) -> Path:
     return venv
 
 
+def backends_json(venv: Path) -> list[str]:
+    result = run(venv / "bin" / "grapharc", "models", "--json")
+    return sorted(backend["backend"] for backend in json.loads(result.stdout)["backends"])
+
+
 def plugins_json(venv: Path) -> dict[str, dict]:
     result = run(venv / "bin" / "grapharc", "plugins", "--json")
     return {d["name"]: d for d in json.loads(result.stdout)["distributions"]}
@@ -92,6 +97,7 @@ def test_core_alone_is_a_working_product(wheels: dict[str, Path], tmp_path: Path
     listed = plugins_json(venv)
     assert list(listed) == ["grapharc-core"]
     assert listed["grapharc-core"]["registered"]["model_backends"] == ["mock"]
+    assert backends_json(venv) == ["mock"]
     failed = run(venv / "bin" / "python", "-c", "import grapharc.gateway", check=False)
     assert failed.returncode == 1
     assert "pip install grapharc-gateway" in failed.stderr
@@ -126,6 +132,7 @@ def test_all_six_and_the_fixture_list_everything(wheels: dict[str, Path], tmp_pa
     assert {d["status"] for d in listed.values()} == {"loaded"}
     backends = listed["grapharc-gateway"]["registered"]["model_backends"]
     assert {"openai", "openrouter", "ollama", "novita"} <= set(backends)
+    assert backends_json(venv) == ["claude-cli", "mock", "novita", "ollama", "openai", "openrouter"]
     assert listed["grapharc-server"]["registered"]["commands"] == ["serve"]
     plugin_first = run(
         venv / "bin" / "python", "-c",
