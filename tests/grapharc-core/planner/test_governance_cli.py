@@ -266,3 +266,11 @@ def test_a_real_process_prints_the_seed_plan_and_refuses_an_unbounded_run(tmp_pa
     run = subprocess.run([sys.executable, "-c", SCRIPT, "run", str(path)], capture_output=True,
                          text=True, cwd=tmp_path, env=env, timeout=120)
     assert run.returncode == 2 and "no budget is set" in run.stderr and run.stdout == ""
+
+
+@pytest.mark.parametrize("goal", ["", "   "])
+def test_an_empty_goal_is_refused_before_anything_runs(in_tmp, goal):
+    result = invoke("plan", goal, "--json", "--trace", "t.jsonl")
+    assert result.exit_code == 2
+    assert json.loads(result.stdout)["error"]["code"] == "EmptyGoalError"
+    assert not (in_tmp / "t.jsonl").exists()

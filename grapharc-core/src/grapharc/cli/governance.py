@@ -107,9 +107,17 @@ def _open_trace(config: Config) -> Any:
     return TraceWriter(path)
 
 
+class EmptyGoalError(GraphARCError):
+    """``grapharc plan`` was given a goal with nothing in it."""
+
+    hint = 'say what the run is for, as in: grapharc plan "investigate the checkout outage"'
+
+
 def plan(goal: str, as_json: bool, flags: dict[str, Any], config_path: Path | None) -> None:
     """``grapharc plan``: run the governed loop and report every round."""
     try:
+        if not goal.strip():
+            raise EmptyGoalError("the goal is empty; a planner needs something to plan for")
         document, code = _plan(goal, flags, config_path)
     except GraphARCError as exc:
         fail(exc, as_json)
