@@ -9,7 +9,7 @@ UV     := $(TOOLS)/bin/uv
 VENV   := .venv
 UV_VERSION := 0.13.9
 
-.PHONY: install demo test lint bench clean
+.PHONY: install demo test lint bench wheels clean
 
 $(UV):
 	$(PYTHON) -m venv $(TOOLS)
@@ -27,8 +27,14 @@ test: install
 lint: install
 	$(VENV)/bin/ruff check .
 
+wheels: install
+	for dist in grapharc-core grapharc-gateway grapharc-tools grapharc-memory-sqlite \
+	            grapharc-memory-ladybug grapharc-server; do \
+	    $(UV) build --quiet --wheel --package $$dist --out-dir dist || exit 1; \
+	done
+
 bench: install
 	$(VENV)/bin/python benchmarks/cli_startup.py
 
 clean:
-	rm -rf $(TOOLS) $(VENV) .venv-*
+	rm -rf $(TOOLS) $(VENV) .venv-* dist
