@@ -74,16 +74,7 @@ class TraceWriter:
         extra: dict[str, Any] | None = None,
     ) -> None:
         """Write a node's ``start`` event: the identity of the step and nothing else."""
-        event = {
-            "event": "start",
-            "run_id": run_id,
-            "thread_id": thread_id,
-            "attempt": attempt,
-            "graph": graph,
-            "node": node,
-            "step": step,
-            "ts": time.time(),
-        }
+        event = _identity("start", run_id, thread_id, attempt, graph, node, step)
         self._emit(event, extra)
 
     def end(
@@ -102,20 +93,13 @@ class TraceWriter:
         extra: dict[str, Any] | None = None,
     ) -> None:
         """Write a node's ``end`` event: its identity plus state delta, duration and spend."""
-        event = {
-            "event": "end",
-            "run_id": run_id,
-            "thread_id": thread_id,
-            "attempt": attempt,
-            "graph": graph,
-            "node": node,
-            "step": step,
-            "ts": time.time(),
+        event = _identity("end", run_id, thread_id, attempt, graph, node, step)
+        event.update({
             "delta": delta,
             "duration_ms": duration_ms,
             "tokens": tokens,
             "cost_usd": cost_usd,
-        }
+        })
         self._emit(event, extra)
 
     def error(
@@ -132,18 +116,11 @@ class TraceWriter:
         extra: dict[str, Any] | None = None,
     ) -> None:
         """Write a node's ``error`` event: its identity plus duration and the exception."""
-        event = {
-            "event": "error",
-            "run_id": run_id,
-            "thread_id": thread_id,
-            "attempt": attempt,
-            "graph": graph,
-            "node": node,
-            "step": step,
-            "ts": time.time(),
+        event = _identity("error", run_id, thread_id, attempt, graph, node, step)
+        event.update({
             "duration_ms": duration_ms,
             "exception": {"type": _qualified_name(type(exception)), "message": str(exception)},
-        }
+        })
         self._emit(event, extra)
 
     def event(self, kind: str, /, **fields: Any) -> None:
@@ -218,6 +195,13 @@ class TraceWriter:
             return b""
         os.lseek(self._fd, size - 1, os.SEEK_SET)
         return b"" if os.read(self._fd, 1) == b"\n" else b"\n"
+
+
+def _identity(kind: str, run_id: str, thread_id: str, attempt: int, graph: str, node: str,
+              step: int) -> dict[str, Any]:
+    """The fields every node event starts with: which step of which run, and when."""
+    return {"event": kind, "run_id": run_id, "thread_id": thread_id, "attempt": attempt,
+            "graph": graph, "node": node, "step": step, "ts": time.time()}
 
 
 def _qualified_name(cls: type) -> str:

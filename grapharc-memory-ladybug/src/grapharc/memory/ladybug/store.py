@@ -32,7 +32,6 @@ from datetime import UTC, datetime
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from grapharc.errors import ConfigurationError
 from grapharc.memory.claims import (
     Claim,
     ClaimAlreadySupersededError,
@@ -41,6 +40,7 @@ from grapharc.memory.claims import (
     ClaimStoreError,
     DuplicateClaimError,
     Provenance,
+    durable_store_path,
     normalise_entity,
 )
 
@@ -279,13 +279,6 @@ class LadybugMemoryStore:
 
 def open_claim_store(location: str, kind: str) -> LadybugMemoryStore:
     """Open the claim store for the URI ``ladybug:<location>``, where location is a path."""
-    if kind != "claims":
-        raise ConfigurationError(
-            f"the ladybug: store scheme of grapharc-memory-ladybug serves claims, not {kind!r}",
-        )
-    if not location:
-        raise ConfigurationError(
-            "store URI 'ladybug:' names no database",
-            hint="give a path, for example 'ladybug:memory.lbug'",
-        )
-    return LadybugMemoryStore(location)
+    path = durable_store_path("ladybug", "grapharc-memory-ladybug", location, kind,
+                              noun="database", example="memory.lbug")
+    return LadybugMemoryStore(path)

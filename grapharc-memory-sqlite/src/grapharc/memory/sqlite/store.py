@@ -20,7 +20,6 @@ from contextlib import contextmanager
 from datetime import datetime
 from pathlib import Path
 
-from grapharc.errors import ConfigurationError
 from grapharc.memory.claims import (
     Claim,
     ClaimAlreadySupersededError,
@@ -29,6 +28,7 @@ from grapharc.memory.claims import (
     ClaimStoreError,
     DuplicateClaimError,
     Provenance,
+    durable_store_path,
     normalise_entity,
 )
 
@@ -260,13 +260,6 @@ class SQLiteMemoryStore:
 
 def open_claim_store(location: str, kind: str) -> SQLiteMemoryStore:
     """Open the claim store for the URI ``sqlite:<location>``, where location is a file path."""
-    if kind != "claims":
-        raise ConfigurationError(
-            f"the sqlite: store scheme of grapharc-memory-sqlite serves claims, not {kind!r}",
-        )
-    if not location:
-        raise ConfigurationError(
-            "store URI 'sqlite:' names no file",
-            hint="give a path, for example 'sqlite:memory.db'",
-        )
-    return SQLiteMemoryStore(location)
+    path = durable_store_path("sqlite", "grapharc-memory-sqlite", location, kind,
+                              noun="file", example="memory.db")
+    return SQLiteMemoryStore(path)
