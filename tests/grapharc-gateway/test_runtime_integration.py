@@ -46,7 +46,7 @@ def test_a_providers_cost_reaches_the_nodes_end_event_and_the_runs_budget(model_
         return {"reply": str(model.invoke("q").content)}
 
     one_node_graph(ask, trace, Budget(max_tokens=1000)).invoke({})
-    end = next(e for e in events(trace) if e["event"] == "end")
+    end = next(e for e in events(trace) if e["phase"] == "end")
     run_end = events(trace)[-1]
     assert (end["tokens"], end["cost_usd"]) == (49, 0.012)
     assert (run_end["tokens"], run_end["cost_usd"], run_end["unpriced_calls"]) == (49, 0.012, 0)
@@ -78,7 +78,7 @@ def test_a_streamed_call_in_an_async_node_lands_its_cost(model_for, fake_openai,
 
     trace = tmp_path / "trace.jsonl"
     assert asyncio.run(one_node_graph(ask, trace).ainvoke({}))["reply"] == "streamed words"
-    end = next(e for e in events(trace) if e["event"] == "end")
+    end = next(e for e in events(trace) if e["phase"] == "end")
     assert (end["tokens"], end["cost_usd"]) == (17, 0.5)
 
 
@@ -89,5 +89,5 @@ def test_the_call_that_crosses_a_spend_ceiling_is_still_on_the_runs_budget(model
     with pytest.raises(SpendCeilingError):
         one_node_graph(lambda s: {"reply": str(model.invoke("q").content)}, trace).invoke({})
     run_end = events(trace)[-1]
-    assert (run_end["status"], run_end["reason"]) == ("error", "SpendCeilingError")
+    assert (run_end["status"], run_end["stop_reason"]) == ("error", "SpendCeilingError")
     assert (run_end["tokens"], run_end["cost_usd"]) == (17, 0.012)

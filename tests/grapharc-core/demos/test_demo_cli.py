@@ -30,8 +30,8 @@ def test_each_stage_runs_with_json_and_names_its_trace_and_run(stage: str, workd
     assert document["ok"] is True and document["stage"] == stage
     assert Path(document["trace"]) == trace.resolve()
     run = events(trace, run_id=document["run_id"])
-    assert run[0]["event"] == "run_start" and run[-1]["event"] == "run_end"
-    assert {"start", "end"} <= {e["event"] for e in run}
+    assert run[0]["phase"] == "run_start" and run[-1]["phase"] == "run_end"
+    assert {"start", "end"} <= {e["phase"] for e in run}
     assert {e["thread_id"] for e in run} == {document["thread_id"]}
     assert all(check["ok"] for check in document["checks"])
 

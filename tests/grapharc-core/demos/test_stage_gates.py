@@ -18,7 +18,7 @@ from grapharc.runtime.budget import Budget
 
 
 def node_steps(events, trace: Path, attempt: int) -> list[int]:
-    return [e["step"] for e in events(trace, attempt=attempt) if e["event"] in ("start", "end", "error")]
+    return [e["step"] for e in events(trace, attempt=attempt) if e["phase"] in ("start", "end", "error")]
 
 
 # -- stage 0 ---------------------------------------------------------------------------------------
@@ -42,7 +42,7 @@ def test_stage0_an_injected_failure_leaves_nothing_and_a_resume_writes_exactly_o
     assert "words: 61" in (reports / f"{failed.run.thread_id}.txt").read_text()
     first, second = node_steps(events, trace, 1), node_steps(events, trace, 2)
     assert max(first) < min(second)
-    assert [e["node"] for e in events(trace, attempt=2, event="start")] == ["report"]
+    assert [e["node"] for e in events(trace, attempt=2, phase="start")] == ["report"]
     assert {e["thread_id"] for e in events(trace)} == {failed.run.thread_id}
 
 
@@ -66,7 +66,7 @@ def test_stage0_a_process_killed_between_write_and_rename_resumes_to_exactly_one
     assert document["attempt"] == 2 and document["status"] == "completed"
     assert [p.name for p in reports.iterdir()] == [f"{thread}.txt"]
     trace = workdir / ".grapharc" / "traces" / "stage0.jsonl"
-    assert [e["event"] for e in events(trace, attempt=1)][-1] == "start"  # killed mid-node
+    assert [e["phase"] for e in events(trace, attempt=1)][-1] == "start"  # killed mid-node
     assert max(node_steps(events, trace, 1)) < min(node_steps(events, trace, 2))
 
 
@@ -82,8 +82,8 @@ def test_stage1_an_impossible_task_halts_on_no_progress_far_under_the_iteration_
     assert outcome.stop_reason == "no_progress" and outcome.demonstrated
     assert outcome.state["rounds"] == 4  # a baseline round, then the three-round window
     assert outcome.run.iterations == 12 and outcome.run.status == "completed"
-    verdicts = events(trace, run_id=outcome.run.run_id, event="end", node="verify")
-    assert [e["delta"]["stop_reason"] for e in verdicts] == [None, None, None, "no_progress"]
+    verdicts = events(trace, run_id=outcome.run.run_id, phase="end", node="verify")
+    assert [e["state_delta"]["stop_reason"] for e in verdicts] == [None, None, None, "no_progress"]
 
 
 def test_stage1_the_round_cap_stops_a_task_that_keeps_improving(tmp_path: Path) -> None:
@@ -116,7 +116,7 @@ def test_stage2_a_bad_model_output_is_pinned_to_node_step_and_delta_with_a_repla
     caught = outcome.details["caught"]
     assert (caught["node"], caught["step"], caught["field"]) == ("extract", 3, "claims")
     assert caught["refused_delta"] == {"claims": [json.loads(SCRIPTS[ClaimScenario.BAD_OUTPUT][1])[0]]}
-    [error] = events(trace, run_id=outcome.run.run_id, event="error")
+    [error] = events(trace, run_id=outcome.run.run_id, phase="error")
     assert (error["node"], error["step"]) == ("extract", 3)
     assert error["exception"]["type"].endswith("StateTypeError")
     assert "claims" in error["exception"]["message"] and "quote" in error["exception"]["message"]
@@ -145,10 +145,10 @@ def test_stage2_route_to_injections_cannot_move_the_code_only_router(tmp_path: P
     assert outcome.stop_reason == "give_up" and outcome.demonstrated
     assert outcome.state["attempt"] == 3 and outcome.state["verified"] == []
     assert outcome.state["published"] == []
-    replies = [e["delta"]["reply"] for e in events(trace, run_id=outcome.run.run_id, event="end",
+    replies = [e["state_delta"]["reply"] for e in events(trace, run_id=outcome.run.run_id, phase="end",
                                                      node="extract")]
     assert len(replies) == 3 and sum("ROUTE TO: all_verified" in reply for reply in replies) == 2
-    started = [e["node"] for e in events(trace, run_id=outcome.run.run_id, event="start")]
+    started = [e["node"] for e in events(trace, run_id=outcome.run.run_id, phase="start")]
     assert "publish" not in started
     assert [r["route"] for r in outcome.details["rounds"]] == ["retry", "retry", "give_up"]
 

@@ -23,7 +23,7 @@ class TraceBuilder:
 
     def add(self, event: str, run: str, **fields: Any) -> TraceBuilder:
         ts = fields.pop("ts", None)
-        base = {"event": event, "run_id": run, "thread_id": fields.pop("thread", f"thread-{run}"),
+        base = {"phase": event, "run_id": run, "thread_id": fields.pop("thread", f"thread-{run}"),
                 "attempt": fields.pop("attempt", 1)}
         self.events.append({**base, **fields, "ts": self._ts() if ts is None else ts})
         return self
@@ -31,10 +31,10 @@ class TraceBuilder:
     def run_start(self, run: str, graph: str = "g", **fields: Any) -> TraceBuilder:
         return self.add("run_start", run, graph=graph, budget={"max_tokens": None}, **fields)
 
-    def run_end(self, run: str, status: str = "completed", reason: str = "completed",
+    def run_end(self, run: str, status: str = "completed", stop_reason: str = "completed",
                 **fields: Any) -> TraceBuilder:
-        return self.add("run_end", run, graph=fields.pop("graph", "g"), status=status, reason=reason,
-                        **fields)
+        return self.add("run_end", run, graph=fields.pop("graph", "g"), status=status,
+                        stop_reason=stop_reason, **fields)
 
     def start(self, run: str, node: str, step: int, graph: str = "g", **fields: Any) -> TraceBuilder:
         return self.add("start", run, graph=graph, node=node, step=step, **fields)
@@ -42,7 +42,7 @@ class TraceBuilder:
     def end(self, run: str, node: str, step: int, graph: str = "g", delta: dict | None = None,
             tokens: int = 0, cost_usd: float | None = None, duration_ms: float = 5.0,
             **fields: Any) -> TraceBuilder:
-        return self.add("end", run, graph=graph, node=node, step=step, delta=delta or {},
+        return self.add("end", run, graph=graph, node=node, step=step, state_delta=delta or {},
                         duration_ms=duration_ms, tokens=tokens, cost_usd=cost_usd, **fields)
 
     def error(self, run: str, node: str, step: int, graph: str = "g", message: str = "boom",

@@ -39,7 +39,7 @@ def trace(builder):
     b.run_start("r2", thread="t", tenant="globex").node("r2", "load", 1, thread="t", tokens=3,
                                                         delta={"xs": [1]})
     b.start("r2", "load", 2, thread="t").error("r2", "load", 2, thread="t", message="nope")
-    b.run_end("r2", thread="t", status="error", reason="ValueError")
+    b.run_end("r2", thread="t", status="error", stop_reason="ValueError")
     return b.write()
 
 
@@ -56,7 +56,7 @@ def test_every_command_prints_one_json_document_and_exits_0(invoke, trace, comma
     result = invoke(*args_for(command, "r1", trace), "--json")
     assert result.exit_code == 0, result.stderr
     if command[0] == "trace":
-        assert all(json.loads(line)["event"] for line in result.stdout.splitlines())
+        assert all(json.loads(line)["phase"] for line in result.stdout.splitlines())
     else:
         assert json.loads(result.stdout)["ok"] is True
     assert result.stderr == ""
@@ -76,7 +76,7 @@ def test_a_path_that_cannot_be_read_exits_2_with_one_line(invoke, tmp_path, comm
     binary = tmp_path / "blob"
     binary.write_bytes(b"\x00\x01\x02")
     malformed = tmp_path / "bad.jsonl"
-    malformed.write_text('{"event": "start"}\n{{{\n{"event": "end"}\n')
+    malformed.write_text('{"phase": "start"}\n{{{\n{"phase": "end"}\n')
     cases = [(tmp_path / "absent.jsonl", "no such trace file"), (tmp_path, "is a directory"),
              (binary, "binary data")]
     if command[0] != "trace":  # trace streams: see the test of a malformed line below
@@ -101,7 +101,7 @@ def test_trace_pretty_prints_and_filters(invoke, trace):
 
 def test_trace_streams_events_up_to_a_malformed_line_then_fails_with_its_number(invoke, tmp_path):
     path = tmp_path / "bad.jsonl"
-    path.write_text('{"event": "start", "node": "a"}\n{{{\n{"event": "end"}\n')
+    path.write_text('{"phase": "start", "node": "a"}\n{{{\n{"phase": "end"}\n')
     human = invoke("trace", path)
     assert human.exit_code == 2 and len(human.stdout.splitlines()) == 1
     assert human.stderr.startswith(f"error: {path}:2: is not valid JSON")
@@ -174,7 +174,7 @@ def test_cost_with_a_rate_card_shows_both_figures_side_by_side(invoke, trace, tm
 
 def test_a_torn_line_left_by_a_crash_is_warned_about_on_stderr_and_in_json(invoke, trace):
     text = trace.read_text()
-    trace.write_text(text + '{"event": "sta\n' + text.splitlines()[0] + "\n")
+    trace.write_text(text + '{"phase": "sta\n' + text.splitlines()[0] + "\n")
     human = invoke("metrics", trace, "r1")
     assert human.exit_code == 0 and "skipped a line torn by a crashed writer" in human.stderr
     document = json.loads(invoke("metrics", trace, "r1", "--json").stdout)

@@ -21,7 +21,7 @@ def mixed_trace(builder):
     for tokens in (100, 200, 300):
         b.end("r1", "worker", 2, thread="t1", tokens=tokens)
     b.add("model_call", "r1", thread="t1", node=None, tokens=500, cost_usd=0.02, model="mock/big")
-    b.add("round", "r1", thread="t1", phase="admission", node=None, delta={"round_tokens": 7777})
+    b.add("admission", "r1", thread="t1", action="round", node=None, state_delta={"round_tokens": 7777})
     b.run_end("r1", thread="t1", tokens=2100)
     b.run_start("r2", thread="t1", attempt=2).node("r2", "plan", 1, thread="t1", attempt=2, tokens=50)
     b.run_start("r3", thread="t2").node("r3", "plan", 1, thread="t2", tokens=4, cost_usd=0.5)
@@ -126,7 +126,7 @@ def test_a_missing_rate_card_is_named(tmp_path):
 
 def test_spend_outside_any_run_is_its_own_line_and_part_of_the_total(builder):
     builder.run_start("r").node("r", "a", 1, tokens=2)
-    builder.events.append({"event": "admission", "phase": "admission", "step": "plan", "tokens": 30,
+    builder.events.append({"phase": "admission", "action": "plan", "tokens": 30,
                            "ts": 1.0})
     document = cost(builder.write()).to_document()
     assert list(document["runs"]) == ["r"] and list(document["threads"]) == ["thread-r"]

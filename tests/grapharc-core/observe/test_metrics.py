@@ -17,9 +17,9 @@ def test_per_node_counts_durations_tokens_and_termination_reason(builder):
     builder.node("r", "plan", 1, tokens=10, duration_ms=4.0)
     builder.node("r", "act", 2, tokens=5, duration_ms=6.0)
     builder.node("r", "act", 3, tokens=7, duration_ms=10.0)
-    builder.run_end("r", status="budget_exceeded", reason="tokens", tokens=22)
+    builder.run_end("r", status="budget_exceeded", stop_reason="tokens", tokens=22)
     result = doc(builder.write())
-    assert result["status"] == "budget_exceeded" and result["reason"] == "tokens"
+    assert result["status"] == "budget_exceeded" and result["stop_reason"] == "tokens"
     assert result["node_executions"] == 3 and result["completed"] == 3
     assert result["nodes"]["act"] == {"executions": 2, "completed": 2, "failed": 0, "interrupted": 0,
                                       "duration_ms": 16.0, "mean_ms": 8.0, "max_ms": 10.0, "tokens": 12,
@@ -43,11 +43,11 @@ def test_fan_out_workers_are_each_credited_only_their_own_tokens(builder):
 
 def test_admission_and_planning_round_events_never_count_as_node_executions(builder):
     builder.run_start("r")
-    builder.add("round", "r", phase="admission", node="planner", step=1,
-                delta={"round_tokens": 900, "round_iterations": 3, "round_duration_ms": 500.0})
-    builder.add("end", "r", phase="admission", node="admission", step=1, status="admitted",
-                delta={"round_tokens": 900})
-    builder.add("start", "r", phase="admission", node="admission", step=1)
+    builder.add("admission", "r", action="round", node="planner", step=1,
+                state_delta={"round_tokens": 900, "round_iterations": 3, "round_duration_ms": 500.0})
+    builder.add("admission", "r", action="decision", node="admission", step=1, status="admitted",
+                state_delta={"round_tokens": 900})
+    builder.add("admission", "r", action="plan", node="admission", step=1)
     builder.node("r", "work", 1, tokens=5)
     builder.run_end("r")
     result = doc(builder.write())
@@ -107,7 +107,7 @@ def test_attempts_beyond_the_first_count_as_retries(builder):
 def test_interrupts_close_an_execution_without_failing_it(builder):
     builder.run_start("r").start("r", "ask", 1)
     builder.add("interrupt", "r", graph="g", node="ask", step=1, duration_ms=1.0)
-    builder.run_end("r", status="interrupted", reason="interrupted")
+    builder.run_end("r", status="interrupted", stop_reason="interrupted")
     result = doc(builder.write())
     assert result["interrupted"] == 1 and result["unfinished"] == 0 and result["failed"] == 0
 
@@ -142,10 +142,10 @@ def test_an_end_whose_start_is_missing_still_counts_one_execution(builder):
 
 def test_governance_events_that_name_no_run_are_reported_apart_from_the_runs(builder):
     builder.run_start("r").node("r", "a", 1, tokens=2).run_end("r")
-    builder.events.append({"event": "admission", "phase": "admission", "step": "plan", "loop_id": "L",
+    builder.events.append({"phase": "admission", "action": "plan", "loop_id": "L",
                            "round": 1, "planner_tokens": 30, "ts": 1.0})
-    builder.events.append({"event": "admission", "phase": "admission", "step": "round", "loop_id": "L",
-                           "delta": {"round_tokens": 30}, "ts": 2.0})
+    builder.events.append({"phase": "admission", "action": "round", "loop_id": "L",
+                           "state_delta": {"round_tokens": 30}, "ts": 2.0})
     document = metrics(builder.write()).to_document()
     assert list(document["runs"]) == ["r"]
     assert document["outside_runs"]["admission_events"] == 2

@@ -31,12 +31,12 @@ def agent_trace(builder):
     b.add("tool_call", "r", graph="agentic", node="agent", step=1, tool="read_file", duration_ms=3.0)
     b.add("model_call", "r", graph="agentic", node="ghost", step=9, tokens=1)
     b.end("r", "agent", 1, graph="agentic", tokens=12, delta={"answer": "x"})
-    b.add("admission", "r", phase="admission", node=None, status="admitted")
+    b.add("admission", "r", action="decision", node=None, status="admitted")
     for _ in range(2):
         b.start("r", "worker", 2, graph="agentic")
     b.end("r", "worker", 2, graph="agentic")
     b.error("r", "worker", 2, graph="agentic", message="crashed")
-    b.run_end("r", graph="agentic", status="error", reason="ValueError")
+    b.run_end("r", graph="agentic", status="error", stop_reason="ValueError")
     b.run_start("s", graph="other").node("s", "only", 1, graph="other")
     return b.write()
 
@@ -91,7 +91,7 @@ def test_admission_events_become_events_on_the_run_span(builder, exporter):
     memory, sink = exporter
     export_spans(agent_trace(builder), sink)
     run = by_name(memory.get_finished_spans())["run agentic"][0]
-    assert [e.name for e in run.events] == ["admission.admission"]
+    assert [e.name for e in run.events] == ["admission.decision"]
     assert run.events[0].attributes["grapharc.status"] == "admitted"
 
 

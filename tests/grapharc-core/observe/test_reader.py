@@ -17,7 +17,7 @@ from grapharc.observe.reader import TraceReader, read_events
 from grapharc.observe.torn import is_torn
 from grapharc.runtime.trace import TraceWriter
 
-EVENT = {"event": "end", "run_id": "r", "node": "n", "step": 1, "delta": {"text": "héllo \"quoted\""},
+EVENT = {"phase": "end", "run_id": "r", "node": "n", "step": 1, "state_delta": {"text": "héllo \"quoted\""},
          "duration_ms": 1.5, "tokens": 12, "cost_usd": None, "ok": True, "neg": -3.25e-4}
 
 
@@ -71,7 +71,7 @@ def test_a_line_being_appended_is_read_once_it_is_complete(tmp_path):
 
 def test_a_malformed_line_elsewhere_names_the_file_and_line(tmp_path):
     path = tmp_path / "t.jsonl"
-    path.write_text(lines(EVENT) + '{"event": "end", "oops"}\n' + lines(EVENT))
+    path.write_text(lines(EVENT) + '{"phase": "end", "oops"}\n' + lines(EVENT))
     with pytest.raises(TraceFormatError) as caught:
         list(read_events(path))
     assert caught.value.line == 2
@@ -82,7 +82,7 @@ def test_a_malformed_line_elsewhere_names_the_file_and_line(tmp_path):
 def test_json_that_is_not_an_event_object_is_rejected_with_its_line(tmp_path, bad):
     path = tmp_path / "t.jsonl"
     path.write_text(lines(EVENT) + bad + "\n")
-    with pytest.raises(TraceFormatError, match=r":2: is not a JSON object with an 'event' field"):
+    with pytest.raises(TraceFormatError, match=r":2: is not a JSON object with a 'phase' field"):
         list(read_events(path))
 
 
@@ -97,9 +97,9 @@ def test_a_line_torn_by_a_crash_and_closed_by_the_next_writer_is_skipped_and_rep
     path = tmp_path / "t.jsonl"
     path.write_text(lines(EVENT) + json.dumps(EVENT)[:30])  # a writer died mid-line
     with TraceWriter(path) as writer:  # the kernel's writer closes the torn line off
-        writer.event("run_end", run_id="r", status="completed")
+        writer.emit(dict(phase="run_end", run_id="r", status="completed"))
     reader = TraceReader(path)
-    assert [e["event"] for e in reader] == ["end", "run_end"]
+    assert [e["phase"] for e in reader] == ["end", "run_end"]
     assert reader.torn_lines == [2]
     assert reader.warnings() == [f"{path}:2: skipped a line torn by a crashed writer"]
 
@@ -148,14 +148,14 @@ def test_the_stdlib_fallback_reads_the_same_events_when_orjson_is_absent(tmp_pat
         st.text(max_size=5), inner, max_size=3), max_leaves=8), max_size=5), st.booleans(), st.data())
 def test_every_proper_prefix_of_an_encoded_event_counts_as_torn(value, compact, data):
     separators = (",", ":") if compact else (", ", ": ")
-    line = json.dumps({"event": "x", **value}, ensure_ascii=not compact, separators=separators).encode()
+    line = json.dumps({"phase": "x", **value}, ensure_ascii=not compact, separators=separators).encode()
     cut = data.draw(st.integers(min_value=1, max_value=len(line) - 1))
     assert is_torn(line[:cut])
     assert is_torn(line[:cut] + b"\n")
 
 
 @pytest.mark.parametrize("line", [b'{"a": 1,,}', b'{"a": 1}x', b"garbage", b'{"a": xyz',
-                                  b'{"event":"start"}{"event":"end"', b'{"a": 1.2.3', b'{"a": truex'])
+                                  b'{"phase":"start"}{"phase":"end"', b'{"a": 1.2.3', b'{"a": truex'])
 def test_corruption_is_never_mistaken_for_a_torn_line(line):
     assert not is_torn(line)
 

@@ -33,7 +33,7 @@ class State(GraphARCState):
 
 def run_ids(path):
     return [json.loads(line)["run_id"] for line in path.read_text().splitlines()
-            if json.loads(line)["event"] == "run_start"]
+            if json.loads(line)["phase"] == "run_start"]
 
 
 def chain(trace, calls):
@@ -127,7 +127,7 @@ def test_a_failing_node_shows_as_a_failure_everywhere(tmp_path):
         g.compile().invoke({})
     (run,) = run_ids(trace)
     seen = metrics(trace, run).to_document()
-    assert seen["status"] == "error" and seen["reason"] == "RuntimeError"
+    assert seen["status"] == "error" and seen["stop_reason"] == "RuntimeError"
     (failure,) = seen["failures"]
     assert failure["type"] == "RuntimeError" and failure["first_message"] == "disk full"
     steps = []

@@ -71,9 +71,9 @@ def test_fan_out_workers_sharing_a_step_each_keep_their_start_time(builder):
 def test_truncated_strings_and_values_json_cannot_hold_are_flagged(tmp_path):
     path = tmp_path / "t.jsonl"
     with TraceWriter(path) as writer:
-        writer.event("run_start", run_id="r", thread_id="t", attempt=1, graph="g")
+        writer.emit(dict(phase="run_start", run_id="r", thread_id="t", attempt=1, graph="g"))
         writer.start("r", "t", 1, "g", "write", 1)
-        writer.end("r", "t", 1, "g", "write", 1, delta={"report": "x" * 3000, "handle": object(),
+        writer.end("r", "t", 1, "g", "write", 1, state_delta={"report": "x" * 3000, "handle": object(),
                                                       "short": "ok"},
                    duration_ms=1.0, tokens=0, cost_usd=None)
     _, summary = replayed(path)
@@ -82,7 +82,7 @@ def test_truncated_strings_and_values_json_cannot_hold_are_flagged(tmp_path):
 
 
 def test_admission_events_are_not_steps_and_do_not_fold(builder):
-    builder.run_start("r").add("end", "r", phase="admission", node="gate", step=1, delta={"x": 1})
+    builder.run_start("r").add("admission", "r", action="round", node="gate", step=1, state_delta={"x": 1})
     builder.node("r", "a", 1, delta={"y": 2})
     steps, summary = replayed(builder.write())
     assert [s.node for s in steps] == ["a"] and summary["state"] == {"y": 2}

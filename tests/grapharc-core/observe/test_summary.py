@@ -17,7 +17,7 @@ def thread_events(builder):
     b.add("model_call", "r1", thread="t", node=None, tokens=10, cost_usd=0.01)
     b.run_start("x", thread="other").node("x", "a", 1, thread="other", tokens=99)
     b.start("r1", "b", 2, thread="t").error("r1", "b", 2, thread="t")
-    b.run_end("r1", thread="t", status="error", reason="ValueError")
+    b.run_end("r1", thread="t", status="error", stop_reason="ValueError")
     b.run_start("r2", thread="t", attempt=2).node("r2", "b", 3, thread="t", attempt=2, tokens=4,
                                                   delta={"log": ["two"], "done": True})
     b.run_end("r2", thread="t", attempt=2)

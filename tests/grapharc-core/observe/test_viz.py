@@ -54,7 +54,7 @@ def test_fan_out_and_fan_in_are_drawn_through_the_superstep(builder):
 
 def test_a_failed_node_is_styled_and_the_run_does_not_reach_end(builder):
     builder.run_start("r").node("r", "a", 1).start("r", "b", 2).error("r", "b", 2)
-    builder.run_end("r", status="error", reason="ValueError")
+    builder.run_end("r", status="error", stop_reason="ValueError")
     result = viz(builder.write(), "r")
     assert ("b", "__end__") not in edges(result)
     assert "class n2 failed" in result.mermaid()
@@ -63,7 +63,7 @@ def test_a_failed_node_is_styled_and_the_run_does_not_reach_end(builder):
 
 def test_a_run_still_going_has_no_end_and_admission_events_draw_nothing(builder):
     builder.run_start("r").node("r", "a", 1)
-    builder.add("start", "r", phase="admission", node="gate", step=1)
+    builder.add("admission", "r", action="decision", node="gate", step=1)
     path = builder.write()
     result = viz(path, "r")
     assert edges(result) == {("__start__", "a"): 1}

@@ -170,8 +170,8 @@ def test_check_only_executes_nothing(in_tmp):
     result = invoke("run", str(graph_file(in_tmp)), "--check-only", "--trace", str(trace))
     assert result.exit_code == 0 and "check-only: nothing was executed" in result.stdout
     events = [json.loads(line) for line in trace.read_text().splitlines()]
-    assert [(e["event"], e["phase"], e["status"]) for e in events] == [
-        ("admission", "admission", "admitted")]
+    assert [(e["phase"], e["action"], e["status"]) for e in events] == [
+        ("admission", "decision", "admitted")]
 
 
 def test_a_graph_the_policy_refuses_exits_1_and_runs_nothing(in_tmp):

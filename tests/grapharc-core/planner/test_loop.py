@@ -67,7 +67,7 @@ def test_an_identical_proposal_is_never_checked_or_run_again(registry, deny_depl
     assert [r.admission.codes() for r in result.rounds] == [
         ["edge_denied"], ["proposal_repeated"], ["proposal_repeated"]]
     events = [json.loads(line) for line in (tmp_path / "t.jsonl").read_text().splitlines()]
-    assert sum(1 for e in events if e.get("step") == "decision") == 1
+    assert sum(1 for e in events if e.get("action") == "decision") == 1
     assert "identical to the proposal of round 1" in model.calls[2][-1].content
 
 
@@ -109,17 +109,16 @@ def test_admission_events_do_not_pollute_node_metrics(registry, deny_deploy, tmp
     result = loop.run("fix", State())
     trace.close()
     events = [json.loads(line) for line in (tmp_path / "t.jsonl").read_text().splitlines()]
-    ends = [e for e in events if e["event"] == "end"]
+    ends = [e for e in events if e["phase"] == "end"]
     assert sorted(e["node"] for e in ends) == ["edit", "search"]  # only nodes that executed
     governance = [e for e in events if e.get("phase") == "admission"]
-    assert {e["event"] for e in governance} == {"admission"}
-    assert [e["step"] for e in governance if e["step"] in ("decision", "round")] == [
+    assert [e["action"] for e in governance if e["action"] in ("decision", "round")] == [
         "decision", "round", "decision", "round", "decision", "round"]
-    rounds = [e for e in governance if e["step"] == "round"]
-    assert all(set(e["delta"]) == {"round_tokens", "round_iterations", "round_duration_ms"}
+    rounds = [e for e in governance if e["action"] == "round"]
+    assert all(set(e["state_delta"]) == {"round_tokens", "round_iterations", "round_duration_ms"}
                for e in rounds)
     assert "tokens" not in rounds[0] and "duration_ms" not in rounds[0]
-    decision = next(e for e in governance if e["step"] == "decision")
+    decision = next(e for e in governance if e["action"] == "decision")
     assert decision["status"] == "rejected" and decision["failed"] == ["edge_denied"]
     assert decision["checks_run"] == ["kinds", "edges", "budget", "depth", "acyclic"]
     assert result.rounds[1].iterations == 1

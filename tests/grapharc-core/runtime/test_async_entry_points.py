@@ -46,7 +46,7 @@ def test_ainvoke_runs_async_nodes_with_traces_and_checked_writes(tmp_path: Path)
     result = asyncio.run(build(trace=trace).ainvoke({}))
 
     assert result == {"count": 1, "label": "n1"}
-    kinds = [json.loads(line)["event"] for line in trace.read_text().splitlines()]
+    kinds = [json.loads(line)["phase"] for line in trace.read_text().splitlines()]
     assert kinds == ["run_start", "start", "end", "start", "end", "run_end"]
 
 
@@ -144,4 +144,4 @@ def test_an_abandoned_astream_leaves_no_run_context_and_ends_as_cancelled(tmp_pa
     asyncio.run(consume_one())
 
     run_end = json.loads(trace.read_text().splitlines()[-1])
-    assert (run_end["event"], run_end["status"]) == ("run_end", "cancelled")
+    assert (run_end["phase"], run_end["status"]) == ("run_end", "cancelled")

@@ -105,9 +105,9 @@ def test_each_worker_is_charged_only_its_own_model_calls(tmp_path: Path) -> None
 
     recorded = [json.loads(line) for line in trace.read_text().splitlines()]
     ends = {
-        e["delta"]["outcomes"][0]["index"]: e["tokens"]
+        e["state_delta"]["outcomes"][0]["index"]: e["tokens"]
         for e in recorded
-        if e["event"] == "end" and e["node"] == "research"
+        if e["phase"] == "end" and e["node"] == "research"
     }
     solo = {}
     for index, shard in enumerate(shards):

@@ -50,13 +50,13 @@ def test_iterations_are_charged_per_node_execution_and_the_ceiling_ends_the_run(
 
     assert (raised.value.dimension, raised.value.limit, raised.value.node) == ("iterations", 5, "tick")
     run_end = events(trace)[-1]
-    assert run_end["event"] == "run_end"
-    assert (run_end["status"], run_end["reason"], run_end["iterations"]) == (
+    assert run_end["phase"] == "run_end"
+    assert (run_end["status"], run_end["stop_reason"], run_end["iterations"]) == (
         "budget_exceeded",
         "iterations",
         5,
     )
-    assert sum(1 for e in events(trace) if e["event"] == "end") == 5
+    assert sum(1 for e in events(trace) if e["phase"] == "end") == 5
 
 
 def test_a_model_call_inside_a_node_is_charged_without_the_nodes_cooperation(
@@ -74,7 +74,7 @@ def test_a_model_call_inside_a_node_is_charged_without_the_nodes_cooperation(
     g.add_edge("ask", END)
     g.compile().invoke({})
 
-    end = next(e for e in events(trace) if e["event"] == "end")
+    end = next(e for e in events(trace) if e["phase"] == "end")
     assert end["tokens"] > 0
     assert events(trace)[-1]["tokens"] == end["tokens"]
 
@@ -97,7 +97,7 @@ def test_the_token_ceiling_bites_at_the_call_that_crosses_it(tmp_path: Path) -> 
 
     assert raised.value.dimension == "tokens"
     assert len(model.calls) == 3  # 53 + 53 tokens fit, the third call crosses 120
-    assert events(trace)[-1]["reason"] == "tokens"
+    assert events(trace)[-1]["stop_reason"] == "tokens"
 
 
 def test_max_seconds_interrupts_a_node_parked_in_sleep_and_its_writes_never_land() -> None:

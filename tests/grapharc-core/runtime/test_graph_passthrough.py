@@ -53,7 +53,7 @@ def test_a_retry_policy_reruns_the_node_and_each_attempt_is_charged_and_traced(
     graph = single(flaky, {"draft"}, trace, retry_policy=policy).compile()
 
     assert graph.invoke({})["draft"] == "ok"
-    node_events = [e["event"] for e in events(trace) if e.get("node") == "work"]
+    node_events = [e["phase"] for e in events(trace) if e.get("node") == "work"]
     assert node_events == ["start", "error", "start", "error", "start", "end"]
     assert events(trace)[-1]["iterations"] == 3
 
@@ -81,7 +81,7 @@ def test_a_cache_policy_serves_the_second_run_without_executing_the_node(tmp_pat
 
     assert first["draft"] == second["draft"] == "draft on x"
     assert calls == ["x"]
-    assert sum(1 for e in events(trace) if e["event"] == "start") == 1
+    assert sum(1 for e in events(trace) if e["phase"] == "start") == 1
 
 
 def test_durability_is_passed_to_langgraph() -> None:
@@ -137,7 +137,7 @@ def test_a_compiled_grapharc_used_as_a_node_runs_inside_the_parent_run(tmp_path:
 
     assert result["review"] == "approved draft on kernels"
     assert result["log"] == ["pick"]
-    node_events = [e for e in events(trace) if e["event"] == "end"]
+    node_events = [e for e in events(trace) if e["phase"] == "end"]
     assert [(e["graph"], e["node"]) for e in node_events] == [
         ("parent", "pick"),
         ("reviewer", "write"),
@@ -145,7 +145,8 @@ def test_a_compiled_grapharc_used_as_a_node_runs_inside_the_parent_run(tmp_path:
         ("parent", "delegate"),
     ]
     assert len({e["run_id"] for e in node_events}) == 1
-    assert node_events[-1]["delta"] == {"draft": "draft on kernels", "review": "approved draft on kernels"}
+    assert node_events[-1]["state_delta"] == {"draft": "draft on kernels",
+                                              "review": "approved draft on kernels"}
 
 
 def test_a_subgraph_changing_a_field_its_host_did_not_declare_is_refused() -> None:
@@ -231,5 +232,5 @@ def test_interrupt_before_pauses_the_run_and_run_end_says_interrupted(tmp_path: 
 
     assert paused_at == ("publish",)
     assert result["review"] == "published"
-    run_ends = [e for e in events(trace) if e["event"] == "run_end"]
+    run_ends = [e for e in events(trace) if e["phase"] == "run_end"]
     assert [(e["attempt"], e["status"]) for e in run_ends] == [(1, "interrupted"), (2, "completed")]

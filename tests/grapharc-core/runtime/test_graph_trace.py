@@ -16,7 +16,7 @@ from grapharc.runtime.fanout import WorkerOutcome
 from grapharc.runtime.graph import END, START
 from grapharc.runtime.trace import TraceWriter
 
-IDENTITY = {"event", "run_id", "thread_id", "attempt", "graph", "node", "step", "ts"}
+IDENTITY = {"phase", "run_id", "thread_id", "attempt", "graph", "node", "step", "ts"}
 
 
 class State(GraphARCState):
@@ -53,13 +53,13 @@ def test_each_node_execution_writes_start_and_end_with_exactly_the_contract_fiel
     trace = tmp_path / "t.jsonl"
     build(trace).invoke({}, {"configurable": {"thread_id": "thread-7"}})
 
-    node_events = [e for e in events(trace) if e["event"] in ("start", "end")]
-    starts = [e for e in node_events if e["event"] == "start"]
-    ends = [e for e in node_events if e["event"] == "end"]
+    node_events = [e for e in events(trace) if e["phase"] in ("start", "end")]
+    starts = [e for e in node_events if e["phase"] == "start"]
+    ends = [e for e in node_events if e["phase"] == "end"]
     assert [e["node"] for e in node_events] == ["count", "count", "name", "name"]
     assert all(set(e) == IDENTITY for e in starts)
-    assert all(set(e) == IDENTITY | {"delta", "duration_ms", "tokens", "cost_usd"} for e in ends)
-    assert [e["delta"] for e in ends] == [{"count": 1}, {"label": "n1"}]
+    assert all(set(e) == IDENTITY | {"state_delta", "duration_ms", "tokens", "cost_usd"} for e in ends)
+    assert [e["state_delta"] for e in ends] == [{"count": 1}, {"label": "n1"}]
     assert {e["thread_id"] for e in node_events} == {"thread-7"}
     assert {e["graph"] for e in node_events} == {"traced"}
     assert {e["attempt"] for e in node_events} == {1}
@@ -74,7 +74,7 @@ def test_a_failing_node_writes_an_error_event_with_duration_and_exception(
     with pytest.raises(ValueError):
         build(trace, fail=True).invoke({})
 
-    error = next(e for e in events(trace) if e["event"] == "error")
+    error = next(e for e in events(trace) if e["phase"] == "error")
     assert set(error) == IDENTITY | {"duration_ms", "exception"}
     assert error["node"] == "name"
     assert error["exception"] == {"type": "ValueError", "message": "no name for you"}
@@ -87,12 +87,12 @@ def test_a_run_is_framed_by_run_start_and_run_end_with_status_and_reason(tmp_pat
     with pytest.raises(ValueError):
         build(trace, fail=True).invoke({})
 
-    framing = [e for e in events(trace) if e["event"] in ("run_start", "run_end")]
-    assert [e["event"] for e in framing] == ["run_start", "run_end"] * 2
+    framing = [e for e in events(trace) if e["phase"] in ("run_start", "run_end")]
+    assert [e["phase"] for e in framing] == ["run_start", "run_end"] * 2
     first_end, second_end = framing[1], framing[3]
-    assert (first_end["status"], first_end["reason"]) == ("completed", "completed")
-    assert (second_end["status"], second_end["reason"]) == ("error", "ValueError")
-    assert second_end["error"] == {"type": "ValueError", "message": "no name for you"}
+    assert (first_end["status"], first_end["stop_reason"]) == ("completed", "completed")
+    assert (second_end["status"], second_end["stop_reason"]) == ("error", "ValueError")
+    assert second_end["exception"] == {"type": "ValueError", "message": "no name for you"}
     assert first_end["iterations"] == 2
 
 
@@ -104,20 +104,20 @@ def test_every_invoke_gets_a_new_run_id_and_a_generated_thread_without_config(
     graph.invoke({})
     graph.invoke({})
 
-    starts = [e for e in events(trace) if e["event"] == "run_start"]
+    starts = [e for e in events(trace) if e["phase"] == "run_start"]
     assert len({e["run_id"] for e in starts}) == 2
     assert all(e["thread_id"] for e in starts)
-    per_run = {e["run_id"] for e in events(trace) if e["event"] in ("start", "end")}
+    per_run = {e["run_id"] for e in events(trace) if e["phase"] in ("start", "end")}
     assert per_run == {e["run_id"] for e in starts}
 
 
 def test_a_shared_trace_writer_is_used_as_given(tmp_path: Path) -> None:
     writer = TraceWriter(tmp_path / "t.jsonl")
     build(writer).invoke({})
-    writer.event("note", text="after the run")
+    writer.emit(dict(phase="note", text="after the run"))
     writer.close()
 
-    kinds = [e["event"] for e in events(tmp_path / "t.jsonl")]
+    kinds = [e["phase"] for e in events(tmp_path / "t.jsonl")]
     assert kinds[0] == "run_start" and kinds[-2:] == ["run_end", "note"]
 
 
@@ -145,10 +145,10 @@ def test_worker_thread_events_reach_the_file_in_order_by_run_end(tmp_path: Path)
 
     recorded = events(trace)
     work = [e for e in recorded if e.get("node") == "work"]
-    assert recorded[0]["event"] == "run_start" and recorded[-1]["event"] == "run_end"
-    assert sorted(e["event"] for e in work) == ["end"] * 6 + ["start"] * 6
-    ends = [e for e in work if e["event"] == "end"]
-    assert sorted(e["delta"]["outcomes"][0]["index"] for e in ends) == list(range(6))
+    assert recorded[0]["phase"] == "run_start" and recorded[-1]["phase"] == "run_end"
+    assert sorted(e["phase"] for e in work) == ["end"] * 6 + ["start"] * 6
+    ends = [e for e in work if e["phase"] == "end"]
+    assert sorted(e["state_delta"]["outcomes"][0]["index"] for e in ends) == list(range(6))
 
 
 def test_a_finished_workers_events_reach_the_file_while_a_sibling_still_runs(
@@ -171,7 +171,7 @@ def test_a_finished_workers_events_reach_the_file_while_a_sibling_still_runs(
         seen_while_running = False
         for _ in range(300):  # up to ~30 s; the background flush takes a tenth of a second
             lines = trace.read_text().splitlines() if trace.exists() else []
-            if any('"event":"end"' in line and '"item":"fast"' in line for line in lines):
+            if any('"phase":"end"' in line and '"item":"fast"' in line for line in lines):
                 seen_while_running = runner.is_alive()
                 break
             release.wait(0.1)

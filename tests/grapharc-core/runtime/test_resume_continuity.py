@@ -77,7 +77,7 @@ def node_steps(trace: Path, attempt: int) -> list[int]:
     return [
         e["step"]
         for e in events(trace)
-        if e["event"] in ("start", "end", "error") and e["attempt"] == attempt
+        if e["phase"] in ("start", "end", "error") and e["attempt"] == attempt
     ]
 
 
@@ -100,7 +100,7 @@ def test_a_resumed_thread_is_the_next_attempt_and_its_steps_continue_above_the_l
     first, second = node_steps(trace, 1), node_steps(trace, 2)
     assert first and second
     assert min(second) > max(first)
-    resumed = [e for e in events(trace) if e["attempt"] == 2 and e["event"] == "start"]
+    resumed = [e for e in events(trace) if e["attempt"] == 2 and e["phase"] == "start"]
     assert [e["node"] for e in resumed] == ["report"]
     assert min(second) == max(first) + 1
 
@@ -134,7 +134,7 @@ def test_a_killed_process_leaves_a_thread_whose_next_attempt_still_steps_above_i
     result = module["build"](trace, saver(db), failure).invoke(None, CONFIG)
 
     assert result["report"] == "3 words"
-    assert [e["event"] for e in events(trace) if e["attempt"] == 1][-1] == "start"
+    assert [e["phase"] for e in events(trace) if e["attempt"] == 1][-1] == "start"
     assert min(node_steps(trace, 2)) > max(node_steps(trace, 1))
 
 
@@ -163,10 +163,10 @@ def test_an_interrupt_is_resumed_through_resume_with_the_value_and_nothing_else(
     done = graph.resume("alice", config=CONFIG)
 
     assert done["approved_by"] == "alice"
-    run_ends = [e for e in events(trace) if e["event"] == "run_end"]
+    run_ends = [e for e in events(trace) if e["phase"] == "run_end"]
     assert [(e["attempt"], e["status"]) for e in run_ends] == [(1, "interrupted"), (2, "completed")]
     assert min(node_steps(trace, 2)) > max(node_steps(trace, 1))
-    interrupted = [e for e in events(trace) if e["event"] == "interrupt"]
+    interrupted = [e for e in events(trace) if e["phase"] == "interrupt"]
     assert [e["node"] for e in interrupted] == ["approve"]
 
 

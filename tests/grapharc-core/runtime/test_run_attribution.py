@@ -36,7 +36,7 @@ def test_tenant_and_labels_set_per_run_are_on_its_run_events(tmp_path):
     compiled = answering_graph(tmp_path / "t.jsonl")
     compiled.invoke({"question": "q"}, {"metadata": {"tenant": "acme", "labels": {"team": "core"}}})
     events = [json.loads(line) for line in (tmp_path / "t.jsonl").read_text().splitlines()]
-    runs = [e for e in events if e["event"] in ("run_start", "run_end")]
+    runs = [e for e in events if e["phase"] in ("run_start", "run_end")]
     assert [(e["tenant"], e["labels"]) for e in runs] == [("acme", {"team": "core"})] * 2
 
 

@@ -67,6 +67,6 @@ def test_opting_out_of_the_copy_shares_langgraphs_instance_and_the_trace_says_so
     events = [json.loads(line) for line in trace.read_text().splitlines()]
     mutate = [e for e in events if e.get("node") == "mutate"]
     observe_events = [e for e in events if e.get("node") == "observe"]
-    assert [e["event"] for e in mutate] == ["start", "end"]
+    assert [e["phase"] for e in mutate] == ["start", "end"]
     assert all(e["copy"] == "shared" for e in mutate)
     assert all("copy" not in e for e in observe_events)

@@ -28,7 +28,7 @@ from grapharc.runtime.trace import (
 )
 
 IDENTITY = ("run-1", "thread-1", 1, "incident", "investigate", 3)
-START_FIELDS = {"event", "run_id", "thread_id", "attempt", "graph", "node", "step", "ts"}
+START_FIELDS = {"phase", "run_id", "thread_id", "attempt", "graph", "node", "step", "ts"}
 
 
 def read_events(path: Path) -> list[dict[str, Any]]:
@@ -38,7 +38,7 @@ def read_events(path: Path) -> list[dict[str, Any]]:
 def write_one(path: Path, value: Any) -> Any:
     """Write ``value`` as a run-level event's payload and read back what landed on disk."""
     with TraceWriter(path) as writer:
-        writer.event("probe", value=value)
+        writer.emit(dict(phase="probe", value=value))
     return read_events(path)[-1]["value"]
 
 
@@ -72,16 +72,16 @@ def test_start_end_and_error_events_carry_exactly_the_contract_fields(tmp_path: 
     path = tmp_path / "trace.jsonl"
     with TraceWriter(path) as writer:
         writer.start(*IDENTITY)
-        writer.end(*IDENTITY, delta={"x": 1}, duration_ms=1.5, tokens=8, cost_usd=None)
+        writer.end(*IDENTITY, state_delta={"x": 1}, duration_ms=1.5, tokens=8, cost_usd=None)
         writer.error(*IDENTITY, duration_ms=2.0, exception=ValueError("bad value"))
     start, end, error = read_events(path)
     assert set(start) == START_FIELDS
-    assert set(end) == START_FIELDS | {"delta", "duration_ms", "tokens", "cost_usd"}
+    assert set(end) == START_FIELDS | {"state_delta", "duration_ms", "tokens", "cost_usd"}
     assert set(error) == START_FIELDS | {"duration_ms", "exception"}
-    assert [start["event"], end["event"], error["event"]] == ["start", "end", "error"]
+    assert [start["phase"], end["phase"], error["phase"]] == ["start", "end", "error"]
     assert (start["run_id"], start["thread_id"], start["attempt"]) == ("run-1", "thread-1", 1)
     assert (start["graph"], start["node"], start["step"]) == ("incident", "investigate", 3)
-    assert (end["delta"], end["duration_ms"], end["tokens"], end["cost_usd"]) == (
+    assert (end["state_delta"], end["duration_ms"], end["tokens"], end["cost_usd"]) == (
         {"x": 1},
         1.5,
         8,
@@ -102,10 +102,10 @@ def test_an_exception_outside_builtins_is_named_with_its_module(tmp_path: Path) 
 def test_extra_fields_are_merged_only_when_given(tmp_path: Path) -> None:
     path = tmp_path / "trace.jsonl"
     with TraceWriter(path) as writer:
-        writer.start(*IDENTITY, extra={"tenant": "acme", "phase": "plan"})
+        writer.start(*IDENTITY, extra={"tenant": "acme", "copy": "shared"})
         writer.start(*IDENTITY)
     with_extra, without = read_events(path)
-    assert set(with_extra) == START_FIELDS | {"tenant", "phase"}
+    assert set(with_extra) == START_FIELDS | {"tenant", "copy"}
     assert with_extra["tenant"] == "acme"
     assert set(without) == START_FIELDS
 
@@ -113,20 +113,20 @@ def test_extra_fields_are_merged_only_when_given(tmp_path: Path) -> None:
 def test_an_extra_field_cannot_overwrite_a_contract_field(tmp_path: Path) -> None:
     path = tmp_path / "trace.jsonl"
     with TraceWriter(path) as writer, pytest.raises(TraceFieldError, match="node"):
-        writer.end(*IDENTITY, delta={}, duration_ms=1, tokens=0, cost_usd=0.0, extra={"node": "x"})
+        writer.end(*IDENTITY, state_delta={}, duration_ms=1, tokens=0, cost_usd=0.0, extra={"node": "x"})
     assert path.read_text() == ""
 
 
-def test_run_level_events_carry_their_kind_fields_and_a_timestamp(tmp_path: Path) -> None:
+def test_run_level_events_carry_their_phase_fields_and_a_timestamp(tmp_path: Path) -> None:
     path = tmp_path / "trace.jsonl"
     with TraceWriter(path) as writer:
-        writer.event("run_start", run_id="run-1", graph="incident")
-        writer.event("run_end", run_id="run-1", ts=123.0)
-        with pytest.raises(TraceFieldError):
-            writer.event("run_end", event="oops")
+        writer.emit(dict(phase="run_start", run_id="run-1", graph="incident"))
+        writer.emit(dict(phase="run_end", run_id="run-1", ts=123.0))
+        with pytest.raises(TraceFieldError, match="phase"):
+            writer.emit(dict(run_id="run-1", status="completed"))
     run_start, run_end = read_events(path)
-    assert set(run_start) == {"event", "run_id", "graph", "ts"}
-    assert run_start["event"] == "run_start"
+    assert set(run_start) == {"phase", "run_id", "graph", "ts"}
+    assert run_start["phase"] == "run_start"
     assert run_end["ts"] == 123.0
 
 
@@ -135,17 +135,17 @@ def test_a_torn_last_line_is_closed_off_on_reopen_and_earlier_events_stay_intact
 ) -> None:
     path = tmp_path / "trace.jsonl"
     with TraceWriter(path) as writer:
-        writer.event("one", n=1)
-        writer.event("two", n=2)
+        writer.emit(dict(phase="one", n=1))
+        writer.emit(dict(phase="two", n=2))
     before = path.read_text("utf-8").splitlines()
     with path.open("a", encoding="utf-8") as crashed:
-        crashed.write('{"event":"start","run_id":"r')  # the process died mid-write
+        crashed.write('{"phase":"start","run_id":"r')  # the process died mid-write
     with TraceWriter(path) as writer:
-        writer.event("three", n=3)
+        writer.emit(dict(phase="three", n=3))
     lines = path.read_text("utf-8").splitlines()
     assert lines[:2] == before
-    assert lines[2] == '{"event":"start","run_id":"r'
-    assert json.loads(lines[3])["event"] == "three"
+    assert lines[2] == '{"phase":"start","run_id":"r'
+    assert json.loads(lines[3])["phase"] == "three"
     assert len(lines) == 4
 
 
@@ -153,14 +153,14 @@ def test_reopening_a_clean_file_adds_no_blank_line(tmp_path: Path) -> None:
     path = tmp_path / "trace.jsonl"
     for n in range(3):
         with TraceWriter(path) as writer:
-            writer.event("e", n=n)
+            writer.emit(dict(phase="e", n=n))
     assert [event["n"] for event in read_events(path)] == [0, 1, 2]
 
 
 def test_parent_directories_are_created(tmp_path: Path) -> None:
     path = tmp_path / "runs" / "2026" / "trace.jsonl"
     with TraceWriter(path) as writer:
-        writer.event("e")
+        writer.emit({"phase": "e"})
     assert len(read_events(path)) == 1
 
 
@@ -259,7 +259,7 @@ def test_threads_sharing_one_writer_never_interleave_lines(tmp_path: Path) -> No
 
         def work(worker: int) -> None:
             for step in range(300):
-                writer.event("e", worker=worker, step=step, pad="p" * 1500)
+                writer.emit(dict(phase="e", worker=worker, step=step, pad="p" * 1500))
 
         threads = [threading.Thread(target=work, args=(n,)) for n in range(4)]
         for thread in threads:
@@ -276,7 +276,7 @@ import sys
 from grapharc.runtime.trace import TraceWriter
 with TraceWriter(sys.argv[1]) as writer:
     for step in range(1000):
-        writer.event("e", writer=sys.argv[2], step=step, pad=["p" * 1900] * 3)
+        writer.emit(dict(phase="e", writer=sys.argv[2], step=step, pad=["p" * 1900] * 3))
 """
 
 
@@ -297,4 +297,4 @@ def test_writing_after_close_is_refused_and_closing_twice_is_harmless(tmp_path: 
     writer.close()
     writer.close()
     with pytest.raises(TraceClosedError, match="closed"):
-        writer.event("late")
+        writer.emit({"phase": "late"})

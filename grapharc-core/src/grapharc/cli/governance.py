@@ -255,7 +255,7 @@ def _run(graph: Path, check_only: bool, unbounded: bool, flags: dict[str, Any],
     trace = _open_trace(config)
     try:
         verdict = checker.check(proposal, meter=BudgetMeter(budget))
-        governance_events.emit(trace, "decision", str(uuid4()), graph=str(graph),
+        governance_events.emit(trace, "decision", str(uuid4()), source=str(graph),
                                **verdict.event())
         document: dict[str, Any] = {
             "ok": verdict.admitted, "graph": str(graph), "registry": surface.spec,

@@ -53,7 +53,7 @@ class StageOutcome:
             "ok": self.demonstrated, "stage": self.stage, "title": self.title,
             "status": self.status, "stop_reason": self.stop_reason, "summary": self.summary,
             **self.run.identity(), "model": self.model,
-            "run": {"status": self.run.status, "reason": self.run.reason,
+            "run": {"status": self.run.status, "stop_reason": self.run.stop_reason,
                     "iterations": self.run.iterations, "tokens": self.run.tokens,
                     "steps": self.run.steps()},
             "checks": [{"claim": check.claim, "ok": check.ok} for check in self.checks],

@@ -31,7 +31,7 @@ from pydantic import Field
 from grapharc.errors import GraphARCError
 from grapharc.examples.demo_choices import Failure
 from grapharc.examples.demo_outcome import Check, StageOutcome
-from grapharc.examples.demo_runs import RunRecord, latest_run, thread_runs
+from grapharc.examples.demo_runs import RunRecord, run_record, thread_runs
 from grapharc.examples.demo_support import (
     DemoInputError,
     new_thread_id,
@@ -189,7 +189,7 @@ def run_stage0(*, trace: Path, checkpoints: Path, report_dir: Path, thread_id: s
     finally:
         graph.close()
         saver.conn.close()
-    return _outcome(Path(values["report_path"]), values, latest_run(trace, thread_id),
+    return _outcome(Path(values["report_path"]), values, run_record(trace, graph.last_run),
                     thread_runs(trace, thread_id), error, checkpoints,
                     _resume_hint(thread_id, trace, checkpoints))
 
@@ -252,7 +252,7 @@ def _outcome(report: Path, values: dict[str, Any], run: RunRecord, runs: list[Ru
         checks.append(Check("attempts on the trace use non-overlapping steps", _disjoint(runs)))
     return StageOutcome(
         stage="stage0", title=TITLE, lesson=LESSON, status=status, summary=summary, run=run,
-        checks=tuple(checks), facts=tuple(facts), stop_reason=run.reason, hints=hints,
+        checks=tuple(checks), facts=tuple(facts), stop_reason=run.stop_reason, hints=hints,
         state={"report_path": str(report), "report": values.get("report", ""),
                "words": sum(counts.values()), "distinct": len(counts)},
         details={"report": {"path": str(report), "exists": report.is_file(),

@@ -20,7 +20,7 @@ from pydantic import BaseModel, Field
 
 from grapharc.examples.demo_choices import Task
 from grapharc.examples.demo_outcome import Check, StageOutcome
-from grapharc.examples.demo_runs import RunRecord, latest_run
+from grapharc.examples.demo_runs import RunRecord, run_record
 from grapharc.examples.demo_support import (
     SCRIPTED_LABEL,
     ask,
@@ -200,7 +200,7 @@ def run_stage1(*, trace: Path, task: Task = Task.IMPOSSIBLE, model_spec: str | N
     finally:
         graph.close()
     state = Stage1State.model_validate(graph.get_state(config).values)
-    return _outcome(problem, state, latest_run(trace, thread_id), budget, max_rounds, window,
+    return _outcome(problem, state, run_record(trace, graph.last_run), budget, max_rounds, window,
                     model_spec)
 
 
@@ -212,7 +212,7 @@ def describe_stop(reason: StopReason | None, window: int, max_rounds: int, run: 
         return f"round_cap: reached the cap of {max_rounds} rounds while still improving"
     if reason is StopReason.TARGET_MET:
         return "target_met: the latest candidate passed every check"
-    return f"not stopped by a guard: the run ended {run.status} ({run.reason})"
+    return f"not stopped by a guard: the run ended {run.status} ({run.stop_reason})"
 
 
 def _round_line(attempt: Attempt, progressed: bool) -> str:
@@ -246,11 +246,11 @@ def _outcome(problem: Problem, state: Stage1State, run: RunRecord, budget: Budge
                     run.status == "completed"))
     summary = (f"the {state.task} task halted on {state.stop_reason} after {state.round} rounds "
                f"({run.iterations}{of_ceiling} iterations)" if halted else
-               f"the loop ran out of road: the {run.reason} budget ended it after {state.round} rounds")
+               f"the loop ran out of road: the {run.stop_reason} budget ended it after {state.round} rounds")
     return StageOutcome(
         stage="stage1", title=TITLE, lesson=LESSON, status="halted" if halted else "exhausted",
         summary=summary, run=run, checks=checks, facts=tuple(facts),
-        stop_reason=state.stop_reason.value if state.stop_reason else run.reason,
+        stop_reason=state.stop_reason.value if state.stop_reason else run.stop_reason,
         model=model_spec or SCRIPTED_LABEL,
         state={"task": state.task.value, "rounds": state.round,
                "stop_reason": state.stop_reason.value if state.stop_reason else None,

@@ -18,9 +18,10 @@ from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field
 
+from grapharc import trace_schema as ts
 from grapharc.examples.demo_choices import ClaimScenario as Scenario
 from grapharc.examples.demo_outcome import Check, StageOutcome
-from grapharc.examples.demo_runs import RunRecord, latest_run
+from grapharc.examples.demo_runs import RunRecord, run_record
 from grapharc.examples.demo_support import (
     SCRIPTED_LABEL,
     ask,
@@ -202,7 +203,7 @@ def run_stage2(*, trace: Path, checkpoints: Path, scenario: Scenario = Scenario.
         replay = _replay_point(graph, config) if caught is not None else None
     finally:
         saver.conn.close()
-    run = latest_run(trace, thread_id)
+    run = run_record(trace, graph.last_run)
     if caught is not None:
         return _caught(state, run, caught, replay, scenario, model_spec, checkpoints)
     return _routed(state, run, ceiling, scenario, model_spec)
@@ -235,17 +236,18 @@ def _state_doc(state: Stage2State) -> dict[str, Any]:
 def _caught(state: Stage2State, run: RunRecord, exc: StateTypeError, replay: dict[str, Any] | None,
             scenario: Scenario, model_spec: str | None, checkpoints: Path) -> StageOutcome:
     error = run.first_error() or {}
-    step = error.get("step")
+    step = error.get(ts.STEP)
     refused = {exc.field: exc.value}
-    landed = [e for e in run.node_events if e["event"] == "end" and e["node"] == "extract"]
-    facts = [("caught", f"node {exc.node!r}, step {step}: {error.get('exception', {}).get('type')}"),
+    landed = [e for e in run.node_events if e[ts.PHASE] == ts.END and e[ts.NODE] == "extract"]
+    exception_type = error.get(ts.EXCEPTION, {}).get(ts.EXCEPTION_TYPE)
+    facts = [("caught", f"node {exc.node!r}, step {step}: {exception_type}"),
              ("refused", f"delta {json.dumps(refused, default=str)}"),
              ("because", f"{exc.field}.{str(exc).rpartition(' (')[2].rstrip(')')}"),
              ("replay", f"checkpoint {replay['checkpoint_id']} at step {replay['step']}, "
                         f"next {replay['next']}, thread {run.thread_id} in {checkpoints}"
                         if replay else "none found")]
     checks = (Check(f"the trace's error event pins the bad output to node 'extract' at step {step}",
-                    error.get("node") == "extract" and exc.node == "extract"),
+                    error.get(ts.NODE) == "extract" and exc.node == "extract"),
               Check(f"no part of the refused write reached state (attempt is still {state.attempt})",
                     state.attempt == len(landed) and [c.model_dump() for c in state.claims] != exc.value),
               Check("the checkpoint history holds a replay point from just before it",
@@ -254,7 +256,7 @@ def _caught(state: Stage2State, run: RunRecord, exc: StateTypeError, replay: dic
         **_base(scenario, model_spec), status="caught", run=run, checks=checks, facts=tuple(facts),
         summary=f"the malformed claims were refused at node {exc.node!r}, step {step}, before they "
                 "reached state",
-        stop_reason=run.reason, state=_state_doc(state),
+        stop_reason=run.stop_reason, state=_state_doc(state),
         details={"caught": {"node": exc.node, "step": step, "field": exc.field,
                             "expected": exc.expected, "refused_delta": refused,
                             "message": str(exc)},
@@ -264,14 +266,14 @@ def _caught(state: Stage2State, run: RunRecord, exc: StateTypeError, replay: dic
 def _rounds(run: RunRecord) -> list[tuple[int, str, str]]:
     """(extract step, reply, route taken) per round, read off the trace: the route is the node
     that started after ``verify``."""
-    ends = {(e["node"], e["step"]): e for e in run.node_events if e["event"] == "end"}
-    starts = [(e["node"], e["step"]) for e in run.node_events if e["event"] == "start"]
+    ends = {(e[ts.NODE], e[ts.STEP]): e for e in run.node_events if e[ts.PHASE] == ts.END}
+    starts = [(e[ts.NODE], e[ts.STEP]) for e in run.node_events if e[ts.PHASE] == ts.START]
     routes = {"extract": "retry", "publish": "all_verified"}
-    last = "give_up" if run.status == "completed" else f"nothing: the run ended ({run.reason})"
+    last = "give_up" if run.status == "completed" else f"nothing: the run ended ({run.stop_reason})"
     rounds = []
     for index, (node, step) in enumerate(starts):
         if node == "verify":
-            reply = ends.get(("extract", step - 1), {}).get("delta", {}).get("reply", "")
+            reply = ends.get(("extract", step - 1), {}).get(ts.STATE_DELTA, {}).get("reply", "")
             following = starts[index + 1][0] if index + 1 < len(starts) else ""
             rounds.append((step - 1, reply, routes.get(following, last)))
     return rounds
@@ -311,6 +313,6 @@ def _routed(state: Stage2State, run: RunRecord, ceiling: BudgetExceededError | N
     return StageOutcome(
         **_base(scenario, model_spec), status="exhausted" if ceiling else "halted", run=run,
         checks=tuple(checks), facts=tuple(facts), summary=summary,
-        stop_reason=decided if ceiling is None else run.reason, state=_state_doc(state),
+        stop_reason=decided if ceiling is None else run.stop_reason, state=_state_doc(state),
         details={"rounds": [{"extract_step": step, "reply": reply, "route": went}
                             for step, reply, went in rounds]})

@@ -19,10 +19,11 @@ from typing import Annotated, Any
 
 from pydantic import BaseModel, Field
 
+from grapharc import trace_schema as ts
 from grapharc.errors import GraphARCError
 from grapharc.examples.demo_choices import FanoutScenario as Scenario
 from grapharc.examples.demo_outcome import Check, StageOutcome
-from grapharc.examples.demo_runs import RunRecord, latest_run
+from grapharc.examples.demo_runs import RunRecord, run_record
 from grapharc.examples.demo_support import (
     SCRIPTED_LABEL,
     DemoInputError,
@@ -184,14 +185,14 @@ def run_stage3(*, trace: Path, scenario: Scenario = Scenario.ISOLATION, model_sp
     finally:
         graph.close()
     state = Stage3State.model_validate(graph.get_state(config).values)
-    return _outcome(state, latest_run(trace, thread_id), scenario, model_spec, worker_timeout, budget,
+    return _outcome(state, run_record(trace, graph.last_run), scenario, model_spec, worker_timeout, budget,
                     exhausted)
 
 
 def peak_concurrency(run: RunRecord, node: str) -> int:
     """The most executions of ``node`` the trace shows running at the same time."""
-    edges = sorted((event["ts"], 1 if event["event"] == "start" else -1)
-                   for event in run.node_events if event["node"] == node)
+    edges = sorted((event[ts.TS], 1 if event[ts.PHASE] == ts.START else -1)
+                   for event in run.node_events if event[ts.NODE] == node)
     peak = running = 0
     for _ts, change in edges:
         running += change
@@ -236,7 +237,7 @@ def _outcome(state: Stage3State, run: RunRecord, scenario: Scenario, model_spec:
                f"{distinct} distinct chunks" if state.answer else "no worker survived to answer")
     return StageOutcome(
         stage="stage3", title=TITLE, lesson=LESSON, status="completed" if state.answer else "no_answer",
-        summary=summary, run=run, checks=checks, facts=tuple(facts), stop_reason=run.reason,
+        summary=summary, run=run, checks=checks, facts=tuple(facts), stop_reason=run.stop_reason,
         model=model_spec or f"{SCRIPTED_LABEL}, scenario {scenario}",
         state={"answer": state.answer, "evidence": len(state.evidence), "unique_sources": distinct,
                "unique": [item.chunk for item in state.unique]},

@@ -19,7 +19,7 @@ from pydantic import BaseModel, Field
 
 from grapharc.examples.demo_choices import Case
 from grapharc.examples.demo_outcome import Check, StageOutcome
-from grapharc.examples.demo_runs import RunRecord, latest_run
+from grapharc.examples.demo_runs import RunRecord, run_record
 from grapharc.examples.demo_support import (
     SCRIPTED_LABEL,
     ask,
@@ -187,7 +187,7 @@ def run_stage4(*, trace: Path, case: Case = Case.IMPOSSIBLE, model_spec: str | N
     finally:
         graph.close()
     state = Stage4State.model_validate(graph.get_state(config).values)
-    return _outcome(state, latest_run(trace, thread_id), budget, max_rounds, window, model_spec)
+    return _outcome(state, run_record(trace, graph.last_run), budget, max_rounds, window, model_spec)
 
 
 def stale_rounds(state: Stage4State) -> int:
@@ -209,9 +209,9 @@ def _guard_lines(state: Stage4State, run: RunRecord, budget: Budget, max_rounds:
         + tripped[reason is StopReason.NO_PROGRESS],
         f"round cap    {state.round} of {max_rounds} rounds" + tripped[reason is StopReason.ROUND_CAP],
         f"iterations   {run.iterations} of {budget.max_iterations or 'unlimited'} (hard ceiling)"
-        + tripped[ceiling_hit and run.reason == "iterations"],
+        + tripped[ceiling_hit and run.stop_reason == "iterations"],
         f"tokens       {run.tokens} of {budget.max_tokens or 'unlimited'}"
-        + tripped[ceiling_hit and run.reason == "tokens"],
+        + tripped[ceiling_hit and run.stop_reason == "tokens"],
     ]
 
 
@@ -233,11 +233,11 @@ def _outcome(state: Stage4State, run: RunRecord, budget: Budget, max_rounds: int
               Check("it concluded, saying what it found or what is missing", bool(state.conclusion)))
     summary = (f"the {state.case} investigation stopped on {state.stop_reason} after {state.round} "
                f"rounds, {run.iterations}{of_ceiling} iterations" if halted else
-               f"a hard ceiling ({run.reason}) ended the investigation after {state.round} rounds")
+               f"a hard ceiling ({run.stop_reason}) ended the investigation after {state.round} rounds")
     return StageOutcome(
         stage="stage4", title=TITLE, lesson=LESSON, status="halted" if halted else "exhausted",
         summary=summary, run=run, checks=checks, facts=tuple(facts),
-        stop_reason=state.stop_reason.value if state.stop_reason else run.reason,
+        stop_reason=state.stop_reason.value if state.stop_reason else run.stop_reason,
         model=model_spec or SCRIPTED_LABEL,
         state={"case": state.case.value, "rounds": state.round, "queries": state.queries,
                "facts": [fact.model_dump() for fact in state.facts],

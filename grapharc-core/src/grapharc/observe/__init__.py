@@ -14,6 +14,7 @@ from typing import Any
 _EXPORTS = {
     "read_events": "reader", "TraceReader": "reader",
     "TraceError": "errors", "TraceFormatError": "errors", "TraceUnreadableError": "errors",
+    "TraceVersionError": "errors",
     "UnknownRunError": "errors", "NoEventsError": "errors", "ReducerError": "errors",
     "RateCardError": "errors", "GroupingError": "errors", "OTelUnavailableError": "errors",
     "metrics": "metrics", "MetricsReport": "metrics",

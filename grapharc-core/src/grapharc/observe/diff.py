@@ -12,7 +12,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
-from grapharc.observe import events as ev
+from grapharc import trace_schema as ts
 from grapharc.observe.errors import UnknownRunError
 from grapharc.observe.fold import Reducer, StateFolder
 from grapharc.observe.reader import TraceReader
@@ -32,18 +32,18 @@ class _RunDigest:
 
     def add(self, event: dict[str, Any]) -> None:
         self.tally.add(event)
-        node = event.get("node")
-        if node is None or event.get("phase") == ev.ADMISSION_PHASE:
+        node = event.get(ts.NODE)
+        phase = event.get(ts.PHASE)
+        if node is None or phase == ts.ADMISSION:
             return
-        kind = event.get("event")
-        if kind == ev.START:
+        if phase == ts.START:
             self.path.append(node)
-        elif kind == ev.END:
-            self.folder.apply(event.get("delta"))
+        elif phase == ts.END:
+            self.folder.apply(event.get(ts.STATE_DELTA))
 
     def outcome(self) -> dict[str, Any]:
         nodes = self.tally.nodes.values()
-        return {"status": self.tally.status or "incomplete", "reason": self.tally.reason,
+        return {"status": self.tally.status or "incomplete", "stop_reason": self.tally.stop_reason,
                 "failed": sum(s.failed for s in nodes), "unfinished": self.tally.unfinished}
 
 
@@ -80,7 +80,7 @@ def diff(path: str | os.PathLike[str], run_a: str, run_b: str, *,
     digests = {run_id: _RunDigest(folder=StateFolder(reducers)) for run_id in (run_a, run_b)}
     reader = TraceReader(path)
     for event in reader:
-        digest = digests.get(event.get("run_id"))
+        digest = digests.get(event.get(ts.RUN_ID))
         if digest is not None:
             digest.add(event)
     for run_id, digest in digests.items():

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from grapharc.errors import GraphARCError
+from grapharc.trace_schema import SUPPORTED_VERSIONS
 
 
 class TraceError(GraphARCError):
@@ -23,6 +24,20 @@ class TraceFormatError(TraceError):
         )
         self.path = path
         self.line = line
+
+
+class TraceVersionError(TraceError):
+    """A run in the trace was written in a format version this reader does not know."""
+
+    def __init__(self, path: object, line: int, version: object) -> None:
+        known = ", ".join(str(v) for v in sorted(SUPPORTED_VERSIONS))
+        super().__init__(
+            f"{path}:{line}: written in trace format version {version!r}; this GraphARC reads {known}",
+            hint="read it with the GraphARC version that wrote it, or upgrade GraphARC",
+        )
+        self.path = path
+        self.line = line
+        self.version = version
 
 
 class UnknownRunError(TraceError):

@@ -1,26 +1,25 @@
-"""The trace's event vocabulary and the readings of an event's fields every reader shares.
+"""The readings of an event's fields every trace reader shares.
 
-Node executions are ``start`` events and the events that close them (``end``, ``error``,
-``interrupt``, ``parent_command``) of a named node outside the admission phase. Which
-event's tokens are charged where is decided in one place, :mod:`grapharc.observe.tally`.
+The names themselves are in :mod:`grapharc.trace_schema`. Which event's tokens are charged
+where is decided in one place, :mod:`grapharc.observe.tally`.
 """
 
 from __future__ import annotations
 
 from datetime import datetime
-from typing import Any, Final
+from typing import Any
 
-START: Final = "start"
-END: Final = "end"
-ERROR: Final = "error"
-RUN_START: Final = "run_start"
-RUN_END: Final = "run_end"
-ADMISSION_PHASE: Final = "admission"
-INTERRUPT: Final = "interrupt"
-PARENT_COMMAND: Final = "parent_command"
-CLOSING_EVENTS: Final = frozenset({END, ERROR, INTERRUPT, PARENT_COMMAND})
-"""Events that finish a node execution that a ``start`` opened."""
-RUN_EVENTS: Final = frozenset({RUN_START, RUN_END})
+from grapharc.trace_schema import (
+    ATTEMPT,
+    COST_USD,
+    GRAPH,
+    INPUT_TOKENS,
+    NODE,
+    OUTPUT_TOKENS,
+    RUN_ID,
+    STEP,
+    TOKENS,
+)
 
 
 def token_figures(event: dict[str, Any]) -> tuple[int, int | None, int | None]:
@@ -29,9 +28,9 @@ def token_figures(event: dict[str, Any]) -> tuple[int, int | None, int | None]:
     The kernel writes ``tokens`` as an int (None or absent counts as 0); ``input_tokens`` and
     ``output_tokens`` beside it let a rate card price the two sides separately.
     """
-    tokens = event.get("tokens")
+    tokens = event.get(TOKENS)
     total = tokens if type(tokens) is int else (int(tokens) if isinstance(tokens, float) else 0)
-    split_in, split_out = event.get("input_tokens"), event.get("output_tokens")
+    split_in, split_out = event.get(INPUT_TOKENS), event.get(OUTPUT_TOKENS)
     if type(split_in) is int and type(split_out) is int:
         return total, split_in, split_out
     return total, None, None
@@ -39,7 +38,7 @@ def token_figures(event: dict[str, Any]) -> tuple[int, int | None, int | None]:
 
 def recorded_cost(event: dict[str, Any]) -> float | None:
     """The provider-reported ``cost_usd`` on an event, or None when none was reported."""
-    cost = event.get("cost_usd")
+    cost = event.get(COST_USD)
     if isinstance(cost, int | float) and not isinstance(cost, bool):
         return float(cost)
     return None
@@ -59,5 +58,4 @@ def seconds(ts: Any) -> float | None:
 
 def execution_key(event: dict[str, Any]) -> tuple[Any, ...]:
     """Identity of one node execution: run, attempt, graph, node and step."""
-    return (event.get("run_id"), event.get("attempt"), event.get("graph"), event.get("node"),
-            event.get("step"))
+    return (event.get(RUN_ID), event.get(ATTEMPT), event.get(GRAPH), event.get(NODE), event.get(STEP))

@@ -13,12 +13,9 @@ from collections.abc import Callable, Iterable, Mapping
 from typing import Any
 
 from grapharc.observe.errors import ReducerError
+from grapharc.trace_schema import REPR_KEY, TRUNCATION_MARKER
 
 Reducer = Callable[[Any, Any], Any]
-TRUNCATION_MARKER = "…[truncated]"
-"""What the kernel's trace writer appends to a string it cut at 2,000 characters."""
-REPR_KEY = "__repr__"
-"""The key of the placeholder the writer puts where a value JSON cannot hold was."""
 
 
 def replace(current: Any, update: Any) -> Any:

@@ -12,6 +12,7 @@ from typing import Any
 
 from grapharc.observe.errors import GroupingError
 from grapharc.observe.tally import Tally
+from grapharc.trace_schema import LABELS, TENANT
 
 NO_GROUP = "(none)"
 
@@ -26,10 +27,10 @@ class Grouping:
     def key(self, event: dict[str, Any], run: Tally) -> str:
         """The group ``event`` belongs to, given the tally of its run."""
         if self.label is None:
-            tenant = event.get("tenant")
+            tenant = event.get(TENANT)
             value = tenant if tenant is not None else run.tenant
         else:
-            labels = event.get("labels")
+            labels = event.get(LABELS)
             value = labels.get(self.label) if isinstance(labels, dict) else None
             if value is None:
                 value = run.labels.get(self.label)

@@ -7,6 +7,7 @@ from typing import Any
 
 from grapharc.observe.grouping import Grouping
 from grapharc.observe.tally import Pricer, Tally, Usage
+from grapharc.trace_schema import RUN_ID
 
 
 class Ledger:
@@ -28,7 +29,7 @@ class Ledger:
         """Fold every event in; returns self."""
         runs, price, grouping, group_run = self.runs, self.price, self.grouping, self.group_run
         for event in events:
-            run_id = event.get("run_id")
+            run_id = event.get(RUN_ID)
             tally = runs.get(run_id)
             if tally is None:
                 tally = runs[run_id] = Tally(price)

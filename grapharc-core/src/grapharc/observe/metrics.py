@@ -77,7 +77,7 @@ def run_document(tally: Tally) -> dict[str, Any]:
         "labels": tally.labels,
         "attempts": attempts,
         "status": tally.status or "incomplete",
-        "reason": tally.reason,
+        "stop_reason": tally.stop_reason,
         **counts_document(tally),
         "retries": tally.retries + max(len(attempts) - 1, 0),
         "node_retries": tally.retries,

@@ -19,6 +19,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Any, Protocol
 
+from grapharc import trace_schema as ts
 from grapharc.observe import events as ev
 from grapharc.observe.errors import OTelUnavailableError
 from grapharc.observe.reader import TraceReader
@@ -121,7 +122,7 @@ class _RunSpans:
     latest: dict[Any, list[SpanHandle]] = field(default_factory=dict)
 
 
-_SKIPPED_FIELDS = frozenset({"event", "ts", "delta", "exception", "labels", "phase"})
+_SKIPPED_FIELDS = frozenset({ts.PHASE, ts.TS, ts.STATE_DELTA, ts.EXCEPTION, ts.LABELS, ts.ROUTE})
 _FAILED_STATUSES = frozenset({"error", "budget_exceeded"})
 """The ``run_end`` statuses (as the kernel writes them) that mark the run span as an error."""
 
@@ -137,11 +138,11 @@ def _attributes(event: dict[str, Any]) -> dict[str, AttributeValue]:
     for key, value in event.items():
         if key not in _SKIPPED_FIELDS and isinstance(value, str | bool | int | float):
             attributes[f"grapharc.{key}"] = value
-    labels = event.get("labels")
+    labels = event.get(ts.LABELS)
     if isinstance(labels, dict):
         for key, value in labels.items():
             attributes[f"grapharc.label.{key}"] = str(value)
-    delta = event.get("delta")
+    delta = event.get(ts.STATE_DELTA)
     if isinstance(delta, dict) and delta:
         attributes["grapharc.writes"] = ",".join(map(str, delta))
     return attributes
@@ -157,32 +158,32 @@ class _Exporter:
 
     def add(self, event: dict[str, Any]) -> None:
         run = self._run(event)
-        when = _nanos(event.get("ts"))
+        when = _nanos(event.get(ts.TS))
         if when is not None:
             run.last_ns = when
-        kind = event.get("event")
-        node = event.get("node")
-        if event.get("phase") == ev.ADMISSION_PHASE:
-            run.root.add_event(f"admission.{kind}", _attributes(event), when)
-        elif kind == ev.RUN_START:
+        phase = event.get(ts.PHASE)
+        node = event.get(ts.NODE)
+        if phase == ts.ADMISSION:
+            run.root.add_event(f"admission.{event.get(ts.ACTION)}", _attributes(event), when)
+        elif phase == ts.RUN_START:
             run.root.set_attributes(_attributes(event))
-        elif kind == ev.RUN_END:
+        elif phase == ts.RUN_END:
             self._end_run(run, event, when)
-        elif node is not None and kind == ev.START:
+        elif node is not None and phase == ts.START:
             self._start_node(run, event, node, when)
-        elif node is not None and kind in ev.CLOSING_EVENTS:
-            self._close_node(run, event, node, kind, when)
+        elif node is not None and phase in ts.CLOSING_PHASES:
+            self._close_node(run, event, node, phase, when)
         else:
             self._substep(run, event, node, when)
 
     def _run(self, event: dict[str, Any]) -> _RunSpans:
-        run_id = event.get("run_id")
+        run_id = event.get(ts.RUN_ID)
         run = self.runs.get(run_id)
         if run is None:
-            when = _nanos(event.get("ts"))
+            when = _nanos(event.get(ts.TS))
             attributes = {key: value for key, value in _attributes(event).items()
                           if key in _RUN_ATTRIBUTES or key.startswith("grapharc.label.")}
-            root = self.sink.start_span(f"run {event.get('graph') or run_id}", parent=None,
+            root = self.sink.start_span(f"run {event.get(ts.GRAPH) or run_id}", parent=None,
                                         start_time_ns=when, attributes=attributes)
             run = self.runs[run_id] = _RunSpans(root, when)
             self.report.runs += 1
@@ -192,10 +193,10 @@ class _Exporter:
         span = self.sink.start_span(f"node {node}", parent=run.root, start_time_ns=when,
                                     attributes=_attributes(event))
         run.open.setdefault(ev.execution_key(event), []).append(span)
-        run.latest.setdefault((event.get("attempt"), event.get("graph"), node), []).append(span)
+        run.latest.setdefault((event.get(ts.ATTEMPT), event.get(ts.GRAPH), node), []).append(span)
         self.report.node_spans += 1
 
-    def _close_node(self, run: _RunSpans, event: dict[str, Any], node: str, kind: str,
+    def _close_node(self, run: _RunSpans, event: dict[str, Any], node: str, phase: str,
                     when: int | None) -> None:
         spans = run.open.get(ev.execution_key(event))
         if not spans:  # a closing event whose start is not in the trace: a span of its duration
@@ -204,33 +205,34 @@ class _Exporter:
         span = spans.pop(0)
         if not spans:
             del run.open[ev.execution_key(event)]
-        run.latest[(event.get("attempt"), event.get("graph"), node)].remove(span)
+        run.latest[(event.get(ts.ATTEMPT), event.get(ts.GRAPH), node)].remove(span)
         span.set_attributes(_attributes(event))
-        if kind == ev.ERROR:
-            exception = event.get("exception") if isinstance(event.get("exception"), dict) else {}
-            span.set_attributes({"grapharc.exception.type": str(exception.get("type", "")),
-                                 "grapharc.exception.message": str(exception.get("message", ""))})
-            span.set_error(f"{exception.get('type', 'error')}: {exception.get('message', '')}")
+        if phase == ts.ERROR:
+            exception = event.get(ts.EXCEPTION) if isinstance(event.get(ts.EXCEPTION), dict) else {}
+            kind = str(exception.get(ts.EXCEPTION_TYPE, ""))
+            message = str(exception.get(ts.EXCEPTION_MESSAGE, ""))
+            span.set_attributes({"grapharc.exception.type": kind, "grapharc.exception.message": message})
+            span.set_error(f"{kind or 'error'}: {message}")
         span.end(when)
 
     def _substep(self, run: _RunSpans, event: dict[str, Any], node: Any, when: int | None) -> None:
         parent = None
         if node is not None:
             exact = run.open.get(ev.execution_key(event))
-            latest = run.latest.get((event.get("attempt"), event.get("graph"), node))
+            latest = run.latest.get((event.get(ts.ATTEMPT), event.get(ts.GRAPH), node))
             parent = exact[-1] if exact else (latest[-1] if latest else None)
         if parent is None:
             parent = run.root
             self.report.parented_to_run += 1
-        span = self.sink.start_span(str(event.get("event")), parent=parent,
+        span = self.sink.start_span(str(event.get(ts.PHASE)), parent=parent,
                                     start_time_ns=_nanos(_start_of(event)), attributes=_attributes(event))
         span.end(when)
         self.report.substep_spans += 1
 
     def _end_run(self, run: _RunSpans, event: dict[str, Any], when: int | None) -> None:
         run.root.set_attributes(_attributes(event))
-        if event.get("status") in _FAILED_STATUSES:
-            run.root.set_error(f"run ended {event.get('status')}: {event.get('reason')}")
+        if event.get(ts.STATUS) in _FAILED_STATUSES:
+            run.root.set_error(f"run ended {event.get(ts.STATUS)}: {event.get(ts.STOP_REASON)}")
         self._close_open(run, when)
         run.root.end(when)
         run.ended = True
@@ -251,16 +253,16 @@ class _Exporter:
                 run.root.end(run.last_ns)
 
 
-_RUN_ATTRIBUTES = frozenset({"grapharc.run_id", "grapharc.thread_id", "grapharc.attempt",
-                             "grapharc.graph", "grapharc.tenant"})
+_RUN_ATTRIBUTES = frozenset(f"grapharc.{name}" for name in (ts.RUN_ID, ts.THREAD_ID, ts.ATTEMPT, ts.GRAPH,
+                                                             ts.TENANT))
 
 
 def _start_of(event: dict[str, Any]) -> Any:
     """When an event's work began: its ``ts`` less its ``duration_ms`` (the writer stamps the end)."""
-    ts, duration = ev.seconds(event.get("ts")), event.get("duration_ms")
-    if ts is None or not isinstance(duration, int | float):
-        return event.get("ts")
-    return ts - duration / 1000.0
+    when, duration = ev.seconds(event.get(ts.TS)), event.get(ts.DURATION_MS)
+    if when is None or not isinstance(duration, int | float):
+        return event.get(ts.TS)
+    return when - duration / 1000.0
 
 
 def export_spans(path: str | os.PathLike[str], sink: SpanSink | None = None, *,

@@ -5,8 +5,10 @@ It reads a JSONL trace line by line (never the whole file), decodes each line wi
 one run, thread or attempt. It tolerates what a live or crashed writer leaves behind: an
 unterminated last line that does not parse yet (a line being appended, or a crash
 mid-line) is left unread, and a torn line a later writer closed off is skipped and
-reported in ``torn_lines``. Any other line that is not a JSON object with an ``event``
-field raises ``TraceFormatError`` naming the file and line: data is never skipped silently.
+reported in ``torn_lines``. Any other line that is not a JSON object with a ``phase``
+field raises ``TraceFormatError`` naming the file and line: data is never skipped silently,
+and a run written in a format version this reader does not know raises
+``TraceVersionError`` at its ``run_start`` rather than being misread.
 """
 
 from __future__ import annotations
@@ -17,8 +19,9 @@ from pathlib import Path
 from typing import Any, BinaryIO
 
 from grapharc.observe import codec
-from grapharc.observe.errors import TraceFormatError, TraceUnreadableError
+from grapharc.observe.errors import TraceFormatError, TraceUnreadableError, TraceVersionError
 from grapharc.observe.torn import is_torn
+from grapharc.trace_schema import PHASE, RUN_START, SCHEMA_VERSION_FIELD, SUPPORTED_VERSIONS
 
 Event = dict[str, Any]
 _SNIFF_BYTES = 8192
@@ -79,8 +82,12 @@ class TraceScanner:
                     self.line = line
                     self.consumed += len(raw)
                 continue
-            if type(event) is not dict or "event" not in event:
-                raise TraceFormatError(self.path, line, "is not a JSON object with an 'event' field")
+            if type(event) is not dict or PHASE not in event:
+                raise TraceFormatError(self.path, line, f"is not a JSON object with a {PHASE!r} field")
+            if event[PHASE] == RUN_START:
+                version = event.get(SCHEMA_VERSION_FIELD, 1)
+                if version not in SUPPORTED_VERSIONS:
+                    raise TraceVersionError(self.path, line, version)
             self.line = line
             self.consumed += len(raw)
             yield event

@@ -10,6 +10,7 @@ import json
 from datetime import UTC, datetime
 from typing import Any
 
+from grapharc import trace_schema as ts
 from grapharc.observe import events as ev
 
 _SCALARS = (str, int, float, bool)
@@ -23,8 +24,8 @@ def _ms(value: float | None) -> str:
     return "-" if value is None else f"{value:.2f}"
 
 
-def _clock(ts: Any) -> str:
-    seconds = ev.seconds(ts)
+def _clock(when: Any) -> str:
+    seconds = ev.seconds(when)
     if seconds is None:
         return "-" * 23
     return datetime.fromtimestamp(seconds, UTC).strftime("%Y-%m-%d %H:%M:%S.%f")[:-3]
@@ -38,29 +39,35 @@ def _table(header: list[str], rows: list[list[Any]]) -> list[str]:
             for row in cells]
 
 
+_SHOWN = (ts.ACTION, ts.GRAPH, ts.THREAD_ID, ts.STATUS, ts.STOP_REASON, ts.TENANT, ts.MODEL, ts.COPY)
+"""Scalar fields an event line shows as ``name=value`` (graph and thread on run events only)."""
+_RUN_ONLY = frozenset({ts.GRAPH, ts.THREAD_ID})
+
+
 def event_line(event: dict[str, Any]) -> str:
-    """One trace event on one line: time, run, attempt, step, kind, node and what it carries."""
-    kind = str(event.get("event"))
-    run = str(event.get("run_id") or "-")[:8]
-    parts = [_clock(event.get("ts")), run, f"a{event.get('attempt', '-')}",
-             f"s{event.get('step', '-')}", kind.ljust(9)]
-    if event.get("node") is not None:
-        parts.append(str(event["node"]))
-    if event.get("phase") is not None:
-        parts.append(f"[{event['phase']}]")
-    if isinstance(event.get("duration_ms"), int | float):
-        parts.append(f"{event['duration_ms']:.2f}ms")
-    if kind != ev.START and event.get("tokens") is not None:
-        parts.append(f"tokens={event['tokens']}")
-    if event.get("cost_usd") is not None:
-        parts.append(f"cost=${event['cost_usd']}")
-    if isinstance(event.get("delta"), dict):
-        parts.append("writes=" + ",".join(map(str, event["delta"])))
-    exception = event.get("exception") or event.get("error")
+    """One trace event on one line: time, run, attempt, step, phase, node and what it carries."""
+    phase = str(event.get(ts.PHASE))
+    run = str(event.get(ts.RUN_ID) or "-")[:8]
+    parts = [_clock(event.get(ts.TS)), run, f"a{event.get(ts.ATTEMPT, '-')}",
+             f"s{event.get(ts.STEP, '-')}", phase.ljust(9)]
+    if event.get(ts.NODE) is not None:
+        parts.append(str(event[ts.NODE]))
+    if isinstance(event.get(ts.DURATION_MS), int | float):
+        parts.append(f"{event[ts.DURATION_MS]:.2f}ms")
+    if phase != ts.START and event.get(ts.TOKENS) is not None:
+        parts.append(f"tokens={event[ts.TOKENS]}")
+    if event.get(ts.COST_USD) is not None:
+        parts.append(f"cost=${event[ts.COST_USD]}")
+    if isinstance(event.get(ts.STATE_DELTA), dict):
+        parts.append("writes=" + ",".join(map(str, event[ts.STATE_DELTA])))
+    route = event.get(ts.ROUTE)
+    if isinstance(route, dict) and isinstance(route.get(ts.ROUTE_TO), list):
+        parts.append("route=" + ",".join(map(str, route[ts.ROUTE_TO])))
+    exception = event.get(ts.EXCEPTION)
     if isinstance(exception, dict):
-        parts.append(f"{exception.get('type')}: {exception.get('message')}")
-    for key in ("graph", "thread_id", "status", "reason", "tenant", "model", "copy"):
-        shown = kind in ev.RUN_EVENTS or key not in ("graph", "thread_id")
+        parts.append(f"{exception.get(ts.EXCEPTION_TYPE)}: {exception.get(ts.EXCEPTION_MESSAGE)}")
+    for key in _SHOWN:
+        shown = phase in ts.RUN_PHASES or key not in _RUN_ONLY
         if shown and isinstance(event.get(key), _SCALARS):
             parts.append(f"{key}={event[key]}")
     return "  ".join(parts)
@@ -93,7 +100,7 @@ def _run_metrics_lines(doc: dict[str, Any]) -> list[str]:
     tokens = doc["tokens"]
     lines = [
         f"run {doc['run_id']}  graph {doc['graph']}  thread {doc['thread_id']}  attempts {doc['attempts']}",
-        f"status: {doc['status']} (reason: {doc['reason']})",
+        f"status: {doc['status']} (stopped: {doc['stop_reason']})",
         f"node executions: {doc['node_executions']} ({doc['completed']} completed, {doc['failed']} failed, "
         f"{doc['interrupted']} interrupted, {doc['unfinished']} unfinished); retries: {doc['retries']}",
         f"tokens: {tokens['total']} = {tokens['nodes']} in nodes + {tokens['outside_nodes']} outside nodes; "
@@ -153,6 +160,8 @@ def render_step(step: dict[str, Any]) -> str:
             f"{step['status']:<11} {_ms(step['duration_ms']):>9} ms  tokens {step['tokens']}")
     if step["writes"]:
         text += "  writes " + ",".join(step["writes"])
+    if step["route"]:
+        text += "  route -> " + ",".join(map(str, step["route"].get(ts.ROUTE_TO, [])))
     if step["exception"]:
         text += f"  {step['exception'].get('type')}: {step['exception'].get('message')}"
     return text
@@ -162,7 +171,7 @@ def render_replay_summary(doc: dict[str, Any]) -> str:
     """The outcome, timing and folded state after a replay's steps."""
     lines = [
         f"run {doc['run_id']}  graph {doc['graph']}  thread {doc['thread_id']}  attempts {doc['attempts']}",
-        f"status: {doc['status']} (reason: {doc['reason']}); {doc['steps_total']} steps, "
+        f"status: {doc['status']} (stopped: {doc['stop_reason']}); {doc['steps_total']} steps, "
         f"{doc['failures']} failed, {doc['unfinished']} unfinished; {doc['tokens']} tokens",
         f"timing: {_ms(doc['timing']['nodes_ms'])} ms in nodes, {_ms(doc['timing']['wall_ms'])} ms wall",
     ]

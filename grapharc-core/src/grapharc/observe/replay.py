@@ -9,7 +9,8 @@ a reducer is passed (``reducers``). Steps are handed to ``on_step`` as they comp
 memory holds the folded state and the run's per-node tallies, not the sequence.
 
 A step's place in the sequence is the order its end (or error) was written; parallel
-workers of one superstep appear in the order they finished.
+workers of one superstep appear in the order they finished. A routing node's step carries
+its route: the key its router returned and the node(s) it sent the run to.
 """
 
 from __future__ import annotations
@@ -19,6 +20,7 @@ from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
+from grapharc import trace_schema as ts
 from grapharc.observe import events as ev
 from grapharc.observe.errors import UnknownRunError
 from grapharc.observe.fold import Reducer, StateFolder
@@ -43,13 +45,15 @@ class ReplayStep:
     tokens: int
     writes: list[str]
     exception: dict[str, Any] | None
+    route: dict[str, Any] | None = None
+    """``{"key": ..., "to": [...]}`` for a routing node: what its router returned and where it led."""
 
     def to_document(self) -> dict[str, Any]:
         """The step as a JSON-ready dict."""
         return {"index": self.index, "node": self.node, "graph": self.graph, "step": self.step,
                 "attempt": self.attempt, "status": self.status, "started_at": self.started_at,
                 "duration_ms": self.duration_ms, "tokens": self.tokens, "writes": self.writes,
-                "exception": self.exception}
+                "exception": self.exception, "route": self.route}
 
 
 @dataclass
@@ -73,7 +77,7 @@ class ReplayResult:
         return {
             "ok": True, "path": self.path, "run_id": self.run_id, "thread_id": tally.thread_id,
             "graph": tally.graph, "attempts": sorted(a for a in tally.attempts if isinstance(a, int)),
-            "status": tally.status or "incomplete", "reason": tally.reason,
+            "status": tally.status or "incomplete", "stop_reason": tally.stop_reason,
             "steps_total": self.steps,
             "failures": sum(s.failed for s in nodes),
             "unfinished": tally.unfinished,
@@ -98,20 +102,20 @@ def replay(path: str | os.PathLike[str], run_id: str, *,
     index = 0
     for event in reader:
         tally.add(event)
-        kind = event.get("event")
-        node = event.get("node")
-        if node is None or event.get("phase") == ev.ADMISSION_PHASE:
+        phase = event.get(ts.PHASE)
+        node = event.get(ts.NODE)
+        if node is None or phase == ts.ADMISSION:
             continue
-        if kind == ev.START:
-            opened.setdefault(ev.execution_key(event), []).append(event.get("ts"))
-        elif kind in ev.CLOSING_EVENTS:
+        if phase == ts.START:
+            opened.setdefault(ev.execution_key(event), []).append(event.get(ts.TS))
+        elif phase in ts.CLOSING_PHASES:
             started = _pop_oldest(opened, ev.execution_key(event))
-            delta = event.get("delta")
-            if kind == ev.END:
+            delta = event.get(ts.STATE_DELTA)
+            if phase == ts.END:
                 folder.apply(delta)
             index += 1
             if on_step is not None:
-                on_step(_step(index, event, kind, started, delta))
+                on_step(_step(index, event, phase, started, delta))
     if not tally.events:
         raise UnknownRunError(path, run_id)
     for (_run, attempt, graph, node, step), starts in opened.items():
@@ -135,16 +139,18 @@ def _pop_oldest(opened: dict[tuple[Any, ...], list[Any]], key: tuple[Any, ...]) 
     return started
 
 
-_STATUS = {ev.END: "ok", ev.ERROR: "error", ev.INTERRUPT: "interrupted", ev.PARENT_COMMAND: "interrupted"}
+_STATUS = {ts.END: "ok", ts.ERROR: "error", ts.INTERRUPT: "interrupted", ts.PARENT_COMMAND: "interrupted"}
 
 
-def _step(index: int, event: dict[str, Any], kind: str, started: Any, delta: Any) -> ReplayStep:
-    exception = event.get("exception")
+def _step(index: int, event: dict[str, Any], phase: str, started: Any, delta: Any) -> ReplayStep:
+    exception = event.get(ts.EXCEPTION)
+    route = event.get(ts.ROUTE)
     tokens, _, _ = ev.token_figures(event)
     return ReplayStep(
-        index=index, node=event["node"], graph=event.get("graph"), step=event.get("step"),
-        attempt=event.get("attempt"), status=_STATUS[kind], started_at=ev.seconds(started),
-        duration_ms=event.get("duration_ms"), tokens=tokens,
+        index=index, node=event[ts.NODE], graph=event.get(ts.GRAPH), step=event.get(ts.STEP),
+        attempt=event.get(ts.ATTEMPT), status=_STATUS[phase], started_at=ev.seconds(started),
+        duration_ms=event.get(ts.DURATION_MS), tokens=tokens,
         writes=list(delta) if isinstance(delta, dict) else [],
         exception=exception if isinstance(exception, dict) else None,
+        route=route if isinstance(route, dict) else None,
     )

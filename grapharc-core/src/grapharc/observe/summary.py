@@ -15,7 +15,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from grapharc.observe import events as ev
+from grapharc import trace_schema as ts
 from grapharc.observe.errors import TraceError
 from grapharc.observe.fold import Reducer, StateFolder
 from grapharc.observe.reader import TraceScanner, open_trace
@@ -30,7 +30,7 @@ class ThreadSummary:
     runs: list[str]
     attempts: list[int]
     status: str | None
-    reason: Any
+    stop_reason: Any
     events: int
     node_executions: int
     failed: int
@@ -68,7 +68,7 @@ class ThreadSummarizer:
             scanner = TraceScanner(self.path, handle, first_line=self.line + 1)
             try:
                 for event in scanner:
-                    if event.get("thread_id") == self.thread_id:
+                    if event.get(ts.THREAD_ID) == self.thread_id:
                         self._fold(event)
             finally:
                 self.offset += scanner.consumed
@@ -78,9 +78,9 @@ class ThreadSummarizer:
 
     def _fold(self, event: dict[str, Any]) -> None:
         self._tally.add(event)
-        if event.get("event") == ev.END and event.get("phase") != ev.ADMISSION_PHASE:
-            self._folder.apply(event.get("delta"))
-        step = event.get("step")
+        if event.get(ts.PHASE) == ts.END:
+            self._folder.apply(event.get(ts.STATE_DELTA))
+        step = event.get(ts.STEP)
         if isinstance(step, int) and (self._last_step is None or step > self._last_step):
             self._last_step = step
 
@@ -91,7 +91,7 @@ class ThreadSummarizer:
         return ThreadSummary(
             thread_id=self.thread_id, runs=list(tally.run_ids),
             attempts=sorted(a for a in tally.attempts if isinstance(a, int)),
-            status=tally.status, reason=tally.reason, events=tally.events,
+            status=tally.status, stop_reason=tally.stop_reason, events=tally.events,
             node_executions=tally.executions, failed=sum(s.failed for s in tally.nodes.values()),
             unfinished=tally.unfinished, tokens=usage.tokens, outside_node_tokens=tally.outside.tokens,
             recorded_cost_usd=usage.recorded_cost_usd if usage.recorded_events else None,

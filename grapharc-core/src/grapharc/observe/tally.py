@@ -13,8 +13,8 @@ they cannot disagree on a total. The rules:
   or in the admission phase charges the run *outside any node*; an event that names a node
   but does not close it (a sub-step inside the node span) charges nothing, because the
   node's closing event already includes it;
-* ``run_start`` / ``run_end`` figures and anything inside a ``delta`` (a planning round's
-  ``round_tokens``) are never summed.
+* ``run_start`` / ``run_end`` figures and anything inside a ``state_delta`` (a planning
+  round's ``round_tokens``) are never summed.
 
 Memory is per node and per distinct failure, never per event.
 """
@@ -25,6 +25,7 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
 
+from grapharc import trace_schema as ts
 from grapharc.observe import events as ev
 
 Pricer = Callable[[str | None, int, int | None, int | None], float | None]
@@ -55,7 +56,7 @@ class Usage:
             self.recorded_cost_usd += cost
             self.recorded_events += 1
         if price is not None:
-            estimate = price(event.get("model"), total, input_tokens, output_tokens)
+            estimate = price(event.get(ts.MODEL), total, input_tokens, output_tokens)
             if estimate is None:
                 self.unpriced_tokens += total
             else:
@@ -96,7 +97,7 @@ class NodeStats:
 
     def timed(self, event: dict[str, Any]) -> None:
         """Add a closing event's ``duration_ms``."""
-        duration = event.get("duration_ms")
+        duration = event.get(ts.DURATION_MS)
         if isinstance(duration, int | float):
             self.duration_ms += duration
             if duration > self.max_duration_ms:
@@ -115,7 +116,7 @@ class Failure:
     first_step: Any
 
 
-_METER_FIELDS = ("iterations", "tokens", "cost_usd", "unpriced_calls", "duration_ms")
+_METER_FIELDS = (ts.ITERATIONS, ts.TOKENS, ts.COST_USD, ts.UNPRICED_CALLS, ts.DURATION_MS)
 """What ``run_end`` reports from the run's own budget meter: shown for cross-checking, never summed."""
 
 
@@ -131,7 +132,7 @@ class Tally:
         self.labels: dict[str, str] = {}
         self.attempts: set[Any] = set()
         self.status: str | None = None
-        self.reason: Any = None
+        self.stop_reason: Any = None
         self.meter: dict[str, Any] | None = None
         self.first_ts: Any = None
         self.last_ts: Any = None
@@ -148,55 +149,55 @@ class Tally:
     def add(self, event: dict[str, Any]) -> None:
         """Fold one event in."""
         self.events += 1
-        ts = event.get("ts")
+        when = event.get(ts.TS)
         if self.first_ts is None:
-            self.first_ts = ts
-        self.last_ts = ts
-        run_id = event.get("run_id")
+            self.first_ts = when
+        self.last_ts = when
+        run_id = event.get(ts.RUN_ID)
         if run_id not in self.run_ids:
             self._identify(event)
-        self.attempts.add(event.get("attempt"))
-        kind = event.get("event")
-        node = event.get("node")
-        if event.get("phase") == ev.ADMISSION_PHASE:
+        self.attempts.add(event.get(ts.ATTEMPT))
+        phase = event.get(ts.PHASE)
+        node = event.get(ts.NODE)
+        if phase == ts.ADMISSION:
             self.admission_events += 1
-            self._charge_outside(kind, event)
-        elif kind == ev.START and node is not None:
+            self._charge_outside(phase, event)
+        elif phase == ts.START and node is not None:
             self._start(node, event)
-        elif kind == ev.END and node is not None:
+        elif phase == ts.END and node is not None:
             stats = self._node(node)
             stats.completed += 1
             stats.timed(event)
             stats.usage.charge(event, self.price)
-        elif kind == ev.ERROR and node is not None:
+        elif phase == ts.ERROR and node is not None:
             self._error(node, event)
-        elif (kind == ev.INTERRUPT or kind == ev.PARENT_COMMAND) and node is not None:
+        elif (phase == ts.INTERRUPT or phase == ts.PARENT_COMMAND) and node is not None:
             stats = self._node(node)
             stats.interrupted += 1
             stats.timed(event)
-        elif kind == ev.RUN_START:
+        elif phase == ts.RUN_START:
             self._identify(event)
-        elif kind == ev.RUN_END:
-            self.status = event.get("status")
-            self.reason = event.get("reason")
+        elif phase == ts.RUN_END:
+            self.status = event.get(ts.STATUS)
+            self.stop_reason = event.get(ts.STOP_REASON)
             self.meter = {key: event.get(key) for key in _METER_FIELDS if key in event}
         elif node is None:
-            self._charge_outside(kind, event)
+            self._charge_outside(phase, event)
         else:
             self.substeps += 1
 
     def _identify(self, event: dict[str, Any]) -> None:
         """Record run id, thread, graph, tenant and labels the first time they appear."""
-        run_id = event.get("run_id")
+        run_id = event.get(ts.RUN_ID)
         if run_id is not None:
             self.run_ids.setdefault(run_id, None)
         if self.thread_id is None:
-            self.thread_id = event.get("thread_id")
+            self.thread_id = event.get(ts.THREAD_ID)
         if self.graph is None:
-            self.graph = event.get("graph")
+            self.graph = event.get(ts.GRAPH)
         if self.tenant is None:
-            self.tenant = event.get("tenant")
-        labels = event.get("labels")
+            self.tenant = event.get(ts.TENANT)
+        labels = event.get(ts.LABELS)
         if isinstance(labels, dict):
             for key, value in labels.items():
                 self.labels.setdefault(key, value)
@@ -219,22 +220,22 @@ class Tally:
         stats = self._node(node)
         stats.failed += 1
         stats.timed(event)
-        if event.get("tokens") is not None or event.get("cost_usd") is not None:
+        if event.get(ts.TOKENS) is not None or event.get(ts.COST_USD) is not None:
             stats.usage.charge(event, self.price)
         self._errored.add(ev.execution_key(event))
-        exception = event.get("exception")
-        exc_type = str(exception.get("type")) if isinstance(exception, dict) else "unknown"
+        exception = event.get(ts.EXCEPTION)
+        exc_type = str(exception.get(ts.EXCEPTION_TYPE)) if isinstance(exception, dict) else "unknown"
         failure = self.failures.get((node, exc_type))
         if failure is None:
-            message = str(exception.get("message", "")) if isinstance(exception, dict) else ""
-            self.failures[(node, exc_type)] = Failure(node, exc_type, 1, message, event.get("attempt"),
-                                                      event.get("step"))
+            message = str(exception.get(ts.EXCEPTION_MESSAGE, "")) if isinstance(exception, dict) else ""
+            self.failures[(node, exc_type)] = Failure(node, exc_type, 1, message, event.get(ts.ATTEMPT),
+                                                      event.get(ts.STEP))
         else:
             failure.count += 1
 
-    def _charge_outside(self, kind: Any, event: dict[str, Any]) -> None:
-        self.outside_kinds[kind] = self.outside_kinds.get(kind, 0) + 1
-        if event.get("tokens") is not None or event.get("cost_usd") is not None:
+    def _charge_outside(self, phase: Any, event: dict[str, Any]) -> None:
+        self.outside_kinds[phase] = self.outside_kinds.get(phase, 0) + 1
+        if event.get(ts.TOKENS) is not None or event.get(ts.COST_USD) is not None:
             self.outside.charge(event, self.price)
 
     @property

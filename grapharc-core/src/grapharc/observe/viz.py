@@ -1,12 +1,16 @@
 """``grapharc viz``: a Mermaid flowchart of the path a run actually took.
 
-The trace records which nodes ran at which step (LangGraph's superstep, shifted so steps
-keep rising across attempts), not which edge fired. An edge is drawn from every node
-execution of one step to every node execution of the next step of the same graph, which
-is exact for chains, loops, fan-out and fan-in; two independent parallel branches are drawn
-crossed. A repeated edge carries its count, a node that ran more than once its number of
-executions, and a node that failed is styled as failed. Subgraph nodes (whose steps are
-numbered from 1 inside each invocation) are drawn in a Mermaid subgraph of their own.
+An edge is drawn from a node execution of one step to a node execution of the next step of
+the same graph when the trace says the first led to the second: the run's declared edges
+(``run_start.edges``) or the route a routing node recorded on its ``end`` event (the key its
+router returned and the node(s) it sent the run to). So chains, loops, fan-out, fan-in and
+independent parallel branches are drawn as they ran. Where the trace says nothing (a
+subgraph's lane, or a trace without that record) every execution of one step is joined to
+every execution of the next. A join waiting on branches of different lengths is drawn from
+the branch that finished last. A repeated edge carries its count, a node that ran more than
+once its number of executions, and a node that failed is styled as failed. Subgraph nodes
+(whose steps are numbered from 1 inside each invocation) are drawn in a Mermaid subgraph of
+their own.
 
 One streaming pass; memory is per node, per distinct edge and per step's width.
 """
@@ -17,22 +21,28 @@ import os
 from dataclasses import dataclass, field
 from typing import Any
 
-from grapharc.observe import events as ev
+from grapharc import trace_schema as ts
 from grapharc.observe.errors import UnknownRunError
 from grapharc.observe.reader import TraceReader
 
-_STOPPING = frozenset({ev.ERROR, ev.INTERRUPT, ev.PARENT_COMMAND})
+_STOPPING = frozenset({ts.ERROR, ts.INTERRUPT, ts.PARENT_COMMAND})
 START_NODE = "__start__"
 END_NODE = "__end__"
+
+Successors = dict[str, set[str]]
+"""Where each node is known to lead: node name -> the names of the nodes after it."""
 
 
 @dataclass(slots=True)
 class _Lane:
-    """The step being walked in one graph, and the node executions of it and the step before."""
+    """The step being walked in one graph: its node executions and those of the step before,
+    with where each is known to have routed."""
 
     step: Any = None
     current: list[str] = field(default_factory=list)
     previous: list[str] = field(default_factory=list)
+    routed: Successors = field(default_factory=dict)
+    routed_before: Successors = field(default_factory=dict)
     stopped: bool = False
 
 
@@ -114,7 +124,18 @@ class _PathTracer:
     def __init__(self, result: ExecutedPath) -> None:
         self.result = result
         self.lanes: dict[str | None, _Lane] = {}
+        self.declared: dict[str | None, Successors] = {}
         self.ended = False
+
+    def declare(self, graph: str | None, edges: Any) -> None:
+        """Record a graph's declared edges (``run_start.edges``), if they are readable."""
+        if not isinstance(edges, list):
+            return
+        successors: Successors = {}
+        for edge in edges:
+            if isinstance(edge, list) and len(edge) == 2 and all(isinstance(name, str) for name in edge):
+                successors.setdefault(edge[0], set()).add(edge[1])
+        self.declared[graph] = successors
 
     def start(self, graph: str | None, node: str, step: Any) -> None:
         result = self.result
@@ -126,18 +147,24 @@ class _PathTracer:
         if lane.step is not None and step != lane.step:
             if _before(step, lane.step):  # a subgraph invoked again numbers its steps from 1 anew
                 self._close(graph, lane)
-                lane.previous = []
+                lane.previous, lane.routed_before = [], {}
             else:
-                lane.previous = lane.current
-            lane.current = []
+                self._leave(graph, lane)
+            lane.current, lane.routed = [], {}
             lane.stopped = False
         lane.step = step
         lane.current.append(node)
-        sources = lane.previous or [START_NODE]
-        for source in sources:
+        for source in self._sources(graph, lane, node):
             self._edge(graph, source, node)
         key = (graph, node)
         result.executions[key] = result.executions.get(key, 0) + 1
+
+    def routed(self, graph: str | None, node: str, route: Any) -> None:
+        """A routing node's ``end`` recorded where it sent the run."""
+        lane = self.lanes.get(graph)
+        targets = route.get(ts.ROUTE_TO) if isinstance(route, dict) else None
+        if lane is not None and isinstance(targets, list):
+            lane.routed.setdefault(node, set()).update(str(target) for target in targets)
 
     def stopped(self, graph: str | None, node: str, failed: bool) -> None:
         """A node failed or was interrupted: its graph does not go on to END from this step."""
@@ -152,9 +179,36 @@ class _PathTracer:
             if graph != self.result.root or self.ended:
                 self._close(graph, lane)
 
+    def _known(self, graph: str | None, routed: Successors, node: str) -> set[str] | None:
+        """Where an execution of ``node`` led, if the trace says (declared edges or its route)."""
+        declared = self.declared.get(graph)
+        route = routed.get(node)
+        if declared is None and route is None:
+            return None
+        return (declared or {}).get(node, set()) | (route or set())
+
+    def _sources(self, graph: str | None, lane: _Lane, node: str) -> list[str]:
+        """The executions of the step before that led to ``node`` (all of them if unknown)."""
+        candidates = lane.previous or [START_NODE]
+        routed = lane.routed_before
+        leading = [source for source in candidates
+                   if node in (self._known(graph, routed, source) or ())]
+        return leading or candidates
+
+    def _leave(self, graph: str | None, lane: _Lane) -> None:
+        """Move on from the current step; an execution known to have routed to END gets its edge."""
+        for node in lane.current:
+            known = self._known(graph, lane.routed, node)
+            if known is not None and END_NODE in known:
+                self._edge(graph, node, END_NODE)
+        lane.previous, lane.routed_before = lane.current, lane.routed
+
     def _close(self, graph: str | None, lane: _Lane) -> None:
-        if not lane.stopped:
-            for node in lane.current:
+        if lane.stopped:
+            return
+        for node in lane.current:
+            known = self._known(graph, lane.routed, node)
+            if known is None or END_NODE in known or not known:
                 self._edge(graph, node, END_NODE)
 
     def _edge(self, graph: str | None, source: str, target: str) -> None:
@@ -177,18 +231,21 @@ def viz(path: str | os.PathLike[str], run_id: str) -> ExecutedPath:
     seen = False
     for event in reader:
         seen = True
-        kind = event.get("event")
-        node = event.get("node")
-        if kind == ev.RUN_START and result.root is None:
-            result.root = event.get("graph")
-        elif kind == ev.RUN_END:
+        phase = event.get(ts.PHASE)
+        node = event.get(ts.NODE)
+        if phase == ts.RUN_START and result.root is None:
+            result.root = event.get(ts.GRAPH)
+            tracer.declare(result.root, event.get(ts.EDGES))
+        elif phase == ts.RUN_END:
             tracer.ended = True
-        elif node is None or event.get("phase") == ev.ADMISSION_PHASE:
+        elif node is None or phase == ts.ADMISSION:
             continue
-        elif kind == ev.START:
-            tracer.start(event.get("graph"), node, event.get("step"))
-        elif kind in _STOPPING:
-            tracer.stopped(event.get("graph"), node, failed=kind == ev.ERROR)
+        elif phase == ts.START:
+            tracer.start(event.get(ts.GRAPH), node, event.get(ts.STEP))
+        elif phase == ts.END and ts.ROUTE in event:
+            tracer.routed(event.get(ts.GRAPH), node, event[ts.ROUTE])
+        elif phase in _STOPPING:
+            tracer.stopped(event.get(ts.GRAPH), node, failed=phase == ts.ERROR)
     if not seen:
         raise UnknownRunError(path, run_id)
     tracer.finish()

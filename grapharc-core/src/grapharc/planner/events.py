@@ -1,24 +1,28 @@
-"""Governance events on the kernel's trace: ``{"event": "admission", "phase": "admission", ...}``.
+"""Governance events on the kernel's trace: ``phase="admission"``, with an ``action``.
 
 Never ``end``: readers count node executions and sum node spend from ``end``
 events, so a planning round or a decision must not look like one. A round's
-planner tokens, iterations and duration go in its ``delta`` as ``round_tokens``,
+planner tokens, iterations and duration go in its ``state_delta`` as ``round_tokens``,
 ``round_iterations`` and ``round_duration_ms``, where no reader sums them.
 The loop's id is the events' ``run_id``, and the planner's own spend is on the
 ``plan`` event as top-level ``tokens``: work outside any node, counted once.
+Field names are those of :mod:`grapharc.trace_schema`, passed as keywords.
 """
 
 from __future__ import annotations
 
 from typing import Any
 
-from grapharc.runtime.trace import TraceWriter
+from grapharc import trace_schema as schema
+from grapharc.runtime.trace import TraceFieldError, TraceWriter
 
-EVENT = "admission"
 
-
-def emit(trace: TraceWriter | None, step: str, loop_id: str, **fields: Any) -> None:
-    """Write one governance event (``step``: plan, decision, round or stop) if tracing."""
-    if trace is not None:
-        trace.event(EVENT, phase="admission", step=step, run_id=loop_id, thread_id=loop_id,
-                    loop_id=loop_id, **fields)
+def emit(trace: TraceWriter | None, action: str, loop_id: str, **fields: Any) -> None:
+    """Write one governance event (``action``: plan, decision, round or stop) if tracing."""
+    if trace is None:
+        return
+    unknown = fields.keys() - schema.SHAPES[schema.ADMISSION].optional
+    if unknown:
+        raise TraceFieldError(f"admission event fields {sorted(unknown)} are not in the trace schema")
+    trace.emit({schema.PHASE: schema.ADMISSION, schema.ACTION: action, schema.RUN_ID: loop_id,
+                schema.THREAD_ID: loop_id, schema.LOOP_ID: loop_id, **fields})

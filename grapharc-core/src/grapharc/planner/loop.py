@@ -157,7 +157,7 @@ class GovernedLoop:
             return current
 
         def stop(reason: StopReason, detail: str = "") -> LoopResult:
-            events.emit(self.trace, "stop", loop_id=loop_id, stop=reason.value,
+            events.emit(self.trace, "stop", loop_id, stop_reason=reason.value,
                         detail=detail or reason.description, rounds=len(rounds))
             return LoopResult(reason, rounds, state, detail or reason.description, dict(spent))
 
@@ -171,7 +171,7 @@ class GovernedLoop:
             except Exception as exc:
                 return stop(StopReason.PLANNER_FAILED, f"{type(exc).__name__}: {exc}")
             spent["tokens"] += plan.tokens
-            events.emit(self.trace, "plan", loop_id=loop_id, round=number,
+            events.emit(self.trace, "plan", loop_id, round=number,
                         tokens=plan.tokens, readable=plan.proposal is not None)
             record, state, failure = self._round(number, plan, state, seen, meter, spent,
                                                  loop_id)
@@ -179,11 +179,11 @@ class GovernedLoop:
                                  plan.tokens, record.iterations,
                                  (time.monotonic() - round_started) * 1000.0, record.error)
             rounds.append(record)
-            events.emit(self.trace, "round", loop_id=loop_id, round=number,
+            events.emit(self.trace, "round", loop_id, round=number,
                         status=record.admission.status.value,
                         fingerprint=record.admission.fingerprint, executed=record.executed,
                         failed=record.admission.codes(),
-                        delta={"round_tokens": record.tokens,
+                        state_delta={"round_tokens": record.tokens,
                                "round_iterations": record.iterations,
                                "round_duration_ms": record.duration_ms})
             if failure is not None:
@@ -215,7 +215,7 @@ class GovernedLoop:
         seen[fingerprint] = number
         current = meter()
         verdict = self.checker.check(proposal, meter=current)
-        events.emit(self.trace, "decision", loop_id=loop_id, round=number, **verdict.event())
+        events.emit(self.trace, "decision", loop_id, round=number, **verdict.event())
         if not verdict.admitted:
             return RoundRecord(number, proposal, verdict, False, 0, 0, 0.0), state, None
         left = current.remaining()

@@ -11,6 +11,7 @@ from __future__ import annotations
 from typing import Any
 
 from grapharc.runtime.errors import RunInputError
+from grapharc.trace_schema import LABELS, TENANT
 
 MAX_TEXT = 200
 MAX_LABELS = 50
@@ -24,16 +25,18 @@ def _text(value: Any, what: str) -> str:
 
 
 def run_attribution(config: Any) -> dict[str, Any]:
-    """The ``tenant``/``labels`` trace fields a run's config asks for (validated), or none."""
+    """The ``tenant``/``labels`` trace fields a run's config asks for (validated), or none.
+
+    The metadata keys are the trace field names themselves."""
     metadata = (config or {}).get("metadata") or {}
     fields: dict[str, Any] = {}
-    if metadata.get("tenant") is not None:
-        fields["tenant"] = _text(metadata["tenant"], "metadata['tenant']")
-    labels = metadata.get("labels")
+    if metadata.get(TENANT) is not None:
+        fields[TENANT] = _text(metadata[TENANT], f"metadata[{TENANT!r}]")
+    labels = metadata.get(LABELS)
     if labels is not None:
         if not isinstance(labels, dict) or len(labels) > MAX_LABELS:
-            raise RunInputError(f"metadata['labels'] must be a mapping of at most {MAX_LABELS} "
+            raise RunInputError(f"metadata[{LABELS!r}] must be a mapping of at most {MAX_LABELS} "
                                 f"string keys to string values, got {type(labels).__name__}")
-        fields["labels"] = {_text(key, "a label name"): _text(value, f"label {key!r}")
+        fields[LABELS] = {_text(key, "a label name"): _text(value, f"label {key!r}")
                             for key, value in labels.items()}
     return fields

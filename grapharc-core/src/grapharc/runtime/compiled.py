@@ -1,11 +1,12 @@
 """The compiled graph: the only governed way in to a LangGraph graph built by GraphARC.
 
 Every entry point (invoke, stream, ainvoke, astream, astream_events, resume) opens a
-run: a fresh run id, the thread's next attempt and step shift (``grapharc.runtime.resume``),
+run: a run id, the thread's next attempt and step shift (``grapharc.runtime.resume``),
 a BudgetMeter, a ``run_start`` trace event, and the run context the node wrappers
-require. It closes with a ``run_end`` event carrying the status and the termination
-reason. ``.inner`` is the LangGraph compiled graph, for inspection: its nodes refuse to
-run without the context these entry points set.
+require. It closes with a ``run_end`` event carrying the status and the stop reason.
+``last_run`` tells the caller about the run it just made (``grapharc.runtime.run_info``).
+``.inner`` is the LangGraph compiled graph, for inspection: its nodes refuse to run
+without the context these entry points set.
 """
 
 from __future__ import annotations
@@ -39,6 +40,7 @@ from grapharc.runtime.resume import (
     history_of,
     thread_config,
 )
+from grapharc.runtime.run_info import RunInfo, latest
 from grapharc.runtime.state import StateContract
 from grapharc.runtime.trace import TraceWriter
 from grapharc.runtime.trace_buffer import RunTraceWriter
@@ -60,6 +62,7 @@ class CompiledGraphARC:
         nodes: Mapping[str, NodeSpec],
         async_parts: frozenset[str],
         checkpointer: Any,
+        edges: list[list[str]] | None = None,
     ) -> None:
         self.inner = inner
         self.name = name
@@ -73,9 +76,14 @@ class CompiledGraphARC:
             RunTraceWriter(trace) if self._owns_trace else trace  # type: ignore[arg-type]
         )
         self.writable = frozenset().union(*(spec.writes for spec in self.nodes.values()))
-        self._runs = RunLifecycle(
-            name=name, budget=budget, trace=self.trace, checkpointer=checkpointer, inner=inner
-        )
+        self._runs = RunLifecycle(self, name=name, budget=budget, trace=self.trace,
+                                  checkpointer=checkpointer, inner=inner, edges=edges or [])
+
+    @property
+    def last_run(self) -> RunInfo | None:
+        """The latest run this graph made in the caller's thread or task: ``running`` while it
+        is under way, then how it ended, with its ids, steps, spend and stop reason."""
+        return latest(self)
 
     @property
     def has_async(self) -> bool:
@@ -118,7 +126,7 @@ class CompiledGraphARC:
         ``durability=`` go to LangGraph."""
         self._refuse_async()
         payload = self._prepare_input(input)
-        opened = self._runs.open(config)
+        opened = self._runs.open(config, kwargs.get("durability"))
         token = CURRENT_RUN.set(opened.run)
         try:
             out = self.inner.invoke(payload, opened.config, **kwargs)
@@ -136,7 +144,7 @@ class CompiledGraphARC:
         return self._stream(self._prepare_input(input), config, kwargs)
 
     def _stream(self, payload: Any, config: RunnableConfig | None, kwargs: dict[str, Any]) -> Iterator[Any]:
-        opened = self._runs.open(config)
+        opened = self._runs.open(config, kwargs.get("durability"))
         context = copy_context()
         context.run(CURRENT_RUN.set, opened.run)
         chunks = context.run(self.inner.stream, payload, opened.config, **kwargs)
@@ -165,7 +173,7 @@ class CompiledGraphARC:
     async def ainvoke(self, input: Any = None, config: RunnableConfig | None = None, **kwargs: Any) -> Any:
         """Async ``invoke``; ``async def`` nodes run here."""
         payload = self._prepare_input(input)
-        opened = await self._runs.aopen(config)
+        opened = await self._runs.aopen(config, kwargs.get("durability"))
         token = CURRENT_RUN.set(opened.run)
         try:
             out = await self.inner.ainvoke(payload, opened.config, **kwargs)
@@ -186,7 +194,8 @@ class CompiledGraphARC:
     ) -> AsyncIterator[Any]:
         """Async ``stream``."""
         payload = self._prepare_input(input)
-        return self._apump(config, lambda cfg: self.inner.astream(payload, cfg, **kwargs))
+        return self._apump(config, lambda cfg: self.inner.astream(payload, cfg, **kwargs),
+                           kwargs.get("durability"))
 
     def astream_events(
         self,
@@ -207,13 +216,15 @@ class CompiledGraphARC:
         return self._apump(
             config,
             lambda cfg: self.inner.astream_events(payload, cfg, version=version, **kwargs),
+            kwargs.get("durability"),
         )
 
     async def _apump(
-        self, config: RunnableConfig | None, make: Callable[[RunnableConfig], AsyncIterator[Any]]
+        self, config: RunnableConfig | None, make: Callable[[RunnableConfig], AsyncIterator[Any]],
+        durability: str | None,
     ) -> AsyncIterator[Any]:
         """Run LangGraph's async iterator under the run (see ``grapharc.runtime.pump``)."""
-        opened = await self._runs.aopen(config)
+        opened = await self._runs.aopen(config, durability)
         context = copy_context()
         context.run(CURRENT_RUN.set, opened.run)
         chunks = ContextPump(make(opened.config), context)

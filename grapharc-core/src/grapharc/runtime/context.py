@@ -9,12 +9,25 @@ from __future__ import annotations
 
 from contextvars import ContextVar
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 from grapharc.runtime.budget import BudgetMeter
 
 if TYPE_CHECKING:
     from grapharc.runtime.trace import TraceWriter
+
+NO_STEP = 1 << 62
+"""``low_step`` of a run that has not executed a node yet."""
+
+
+@dataclass(slots=True)
+class HeldEnd:
+    """A routing node's ``end`` event, held until its router(s) say where the run goes next."""
+
+    event: dict[str, Any]
+    waiting: int
+    keys: list[Any] = field(default_factory=list)
+    targets: list[str] = field(default_factory=list)
 
 
 @dataclass(slots=True)
@@ -22,7 +35,9 @@ class RunContext:
     """Identity, meter and trace of one run (one attempt on a thread).
 
     ``shift`` maps LangGraph's superstep to the trace step (step = shift + superstep) so
-    steps keep rising across attempts on a thread; ``high_step`` is the highest step used.
+    steps keep rising across attempts on a thread; ``low_step``/``high_step`` are the lowest
+    and highest steps used. ``stop_reason`` is what a ProgressGuard last reported, and
+    ``held`` the end events of routing nodes whose routers have not run yet (by task).
     """
 
     run_id: str
@@ -32,11 +47,24 @@ class RunContext:
     meter: BudgetMeter
     trace: TraceWriter | None
     timed: bool
-    high_step: int = field(default=0)
+    high_step: int = 0
+    low_step: int = NO_STEP
+    stop_reason: str | None = None
+    held: dict[str, HeldEnd] = field(default_factory=dict)
+    root: RunContext | None = None
+    """The top-level run a subgraph's context belongs to (None for the top level itself)."""
 
     def child(self) -> RunContext:
         """The context a subgraph's nodes run under: same run, its own step numbering."""
-        return RunContext(self.run_id, self.thread_id, self.attempt, 0, self.meter, self.trace, self.timed)
+        return RunContext(self.run_id, self.thread_id, self.attempt, 0, self.meter, self.trace, self.timed,
+                          root=self.root or self)
 
 
 CURRENT_RUN: ContextVar[RunContext | None] = ContextVar("grapharc_run", default=None)
+
+
+def record_stop_reason(reason: str) -> None:
+    """Note on the current run (if any) why it is about to stop; ``run_end`` carries it."""
+    run = CURRENT_RUN.get()
+    if run is not None:
+        (run.root or run).stop_reason = reason

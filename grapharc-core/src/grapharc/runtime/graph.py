@@ -297,7 +297,10 @@ class GraphARC:
         }
         contract = StateContract(self.state, reducers)
         self._check_topology(contract)
-        facts = GraphFacts(self.name, contract, frozenset(self.nodes), self.dag)
+        routers: dict[str, int] = {}
+        for route in self.routes:
+            routers[route.source] = routers.get(route.source, 0) + 1
+        facts = GraphFacts(self.name, contract, frozenset(self.nodes), self.dag, routers)
         for spec in self.nodes.values():
             options = {k: v for k, v in spec.options.items() if v is not None}
             builder.add_node(spec.name, self._runnable(spec, facts), **options)
@@ -338,7 +341,15 @@ class GraphARC:
             nodes=self.nodes,
             async_parts=frozenset(async_parts),
             checkpointer=checkpointer,
+            edges=self.declared_edges(),
         )
+
+    def declared_edges(self) -> list[list[str]]:
+        """Every declared edge as ``[source, target]`` (a join gives one per source), as
+        ``run_start`` records them so a viewer can tell which execution led to which."""
+        edges = [[source, target] for source, target in self.edges]
+        edges += [[source, target] for sources, target in self.joins for source in sources]
+        return edges
 
     def _runnable(self, spec: NodeSpec, facts: GraphFacts) -> Runnable:
         fan = self.fanouts.get(spec.name)

@@ -1,11 +1,12 @@
 """A run's lifecycle: what every governed entry point does before and after LangGraph runs.
 
-Opening a run gives it a fresh run id, the thread's next attempt and step shift
-(``grapharc.runtime.resume``), a BudgetMeter, the LangGraph config that carries them
-(metadata for the checkpoints, the budget's concurrency cap and recursion limit) and a
-``run_start`` event. Finishing it pins the thread's end marker and writes ``run_end``
-with the status and the termination reason: completed, interrupted, cancelled, the
-budget dimension that ran out, or the error's type.
+Opening a run gives it a run id (the config's ``run_id`` if the caller chose one, else a
+fresh one), the thread's next attempt and step shift (``grapharc.runtime.resume``), a
+BudgetMeter, the LangGraph config that carries them (metadata for the checkpoints, the
+budget's concurrency cap and recursion limit) and a ``run_start`` event. Finishing it pins
+the thread's end marker and writes ``run_end`` with the status and the stop reason: a
+ProgressGuard's reason, the budget dimension that ran out, the error's type, or else
+completed / interrupted / cancelled. Both update the owner graph's ``last_run``.
 """
 
 from __future__ import annotations
@@ -14,28 +15,33 @@ import asyncio
 import dataclasses
 from time import perf_counter
 from typing import Any
-from uuid import uuid4
+from uuid import UUID, uuid4
 
 from langchain_core.runnables import RunnableConfig
 from langgraph._internal._config import DEFAULT_RECURSION_LIMIT
 from langgraph._internal._constants import CONFIG_KEY_DURABILITY
 from langgraph.errors import GraphRecursionError
 
+from grapharc import trace_schema as schema
 from grapharc.errors import GraphARCError
+from grapharc.runtime import route_trace
 from grapharc.runtime.attribution import run_attribution
 from grapharc.runtime.budget import Budget, BudgetExceededError, BudgetMeter
-from grapharc.runtime.context import RunContext
+from grapharc.runtime.context import NO_STEP, RunContext
+from grapharc.runtime.errors import RunInputError
 from grapharc.runtime.resume import (
     META_ATTEMPT,
     META_CEILING,
     META_RUN,
     META_SHIFT,
+    META_SYNC,
     Continuity,
     ThreadLedger,
     end_marker,
     plan,
 )
-from grapharc.runtime.trace import TraceWriter
+from grapharc.runtime.run_info import RUNNING, RunInfo, remember
+from grapharc.runtime.trace import TraceWriter, exception_document
 from grapharc.runtime.trace_buffer import RunTraceWriter
 
 
@@ -50,10 +56,12 @@ class OpenRun:
     attribution: dict[str, Any] = dataclasses.field(default_factory=dict)
 
 
-def termination(exc: BaseException | None, interrupted: bool) -> tuple[str, str]:
-    """(status, reason) for a run's ``run_end`` event."""
+def termination(exc: BaseException | None, interrupted: bool, reported: str | None = None) -> tuple[str, str]:
+    """(status, stop reason) for a run's ``run_end``; ``reported`` is a guard's stop reason."""
     if exc is None:
-        return ("interrupted", "interrupted") if interrupted else ("completed", "completed")
+        if interrupted:
+            return "interrupted", "interrupted"
+        return "completed", reported or "completed"
     if isinstance(exc, (GeneratorExit, asyncio.CancelledError)):
         return "cancelled", "cancelled"
     if isinstance(exc, BudgetExceededError):
@@ -63,17 +71,29 @@ def termination(exc: BaseException | None, interrupted: bool) -> tuple[str, str]
     return "error", type(exc).__name__
 
 
-class RunLifecycle:
-    """Opens and finishes the runs of one compiled graph."""
+def _chosen_run_id(given: Any) -> str:
+    """The run id a caller chose in ``config["run_id"]`` (a UUID or short text), else a fresh one."""
+    if given is None:
+        return str(uuid4())
+    if isinstance(given, UUID) or (isinstance(given, str) and given.strip() and len(given) <= 200
+                                   and given.isprintable()):
+        return str(given)
+    raise RunInputError(f"config['run_id'] must be a UUID or printable text of at most 200 characters, "
+                        f"got {given!r:.80}")
 
-    def __init__(
-        self, *, name: str, budget: Budget, trace: TraceWriter | None, checkpointer: Any, inner: Any
-    ) -> None:
+
+class RunLifecycle:
+    """Opens and finishes the runs of ``owner``, one compiled graph."""
+
+    def __init__(self, owner: Any, *, name: str, budget: Budget, trace: TraceWriter | None,
+                 checkpointer: Any, inner: Any, edges: list[list[str]]) -> None:
+        self.owner = owner
         self.name = name
         self.budget = budget
         self.trace = trace
         self.checkpointer = checkpointer
         self.inner = inner
+        self.edges = edges
 
     def _thread(self, config: RunnableConfig | None) -> tuple[str | None, ThreadLedger | None]:
         conf = (config or {}).get("configurable") or {}
@@ -87,15 +107,8 @@ class RunLifecycle:
             )
         return str(thread_id), ThreadLedger(self.checkpointer, config or {}, str(thread_id))
 
-    def _begin(
-        self,
-        config: RunnableConfig | None,
-        run_id: str,
-        thread_id: str | None,
-        ledger: ThreadLedger | None,
-        continuity: Continuity,
-        recursion_limit: int,
-    ) -> OpenRun:
+    def _begin(self, config: RunnableConfig | None, run_id: str, thread_id: str | None,
+               ledger: ThreadLedger | None, continuity: Continuity, recursion_limit: int) -> OpenRun:
         budget = self.budget
         thread_id = thread_id or uuid4().hex
         attribution = run_attribution(config)
@@ -109,40 +122,47 @@ class RunLifecycle:
             timed=budget.max_seconds is not None,
             high_step=continuity.floor,
         )
+        cfg = self._config(config, run, continuity, recursion_limit)
+        if isinstance(self.trace, RunTraceWriter):
+            self.trace.own(run_id)
+        if self.trace is not None:
+            self.trace.emit({
+                schema.PHASE: schema.RUN_START, schema.RUN_ID: run_id, schema.THREAD_ID: thread_id,
+                schema.ATTEMPT: run.attempt, schema.GRAPH: self.name,
+                schema.SCHEMA_VERSION_FIELD: schema.SCHEMA_VERSION,
+                schema.BUDGET: dataclasses.asdict(budget), schema.EDGES: self.edges, **attribution,
+            })
+        opened = OpenRun(run, cfg, ledger, perf_counter(), attribution)
+        remember(self.owner, self._info(opened, RUNNING, None, None, None))
+        return opened
+
+    def _config(self, config: RunnableConfig | None, run: RunContext, continuity: Continuity,
+                recursion_limit: int) -> dict[str, Any]:
+        """The LangGraph config the run executes with: the caller's, plus the thread, the
+        continuity metadata every checkpoint carries, durability, concurrency and recursion."""
         user = dict(config or {})
         cfg: dict[str, Any] = {
             **user,
-            "configurable": {**(user.get("configurable") or {}), "thread_id": thread_id},
+            "configurable": {**(user.get("configurable") or {}), "thread_id": run.thread_id},
             "metadata": {
                 **(user.get("metadata") or {}),
                 META_ATTEMPT: run.attempt,
                 META_SHIFT: run.shift,
                 META_CEILING: continuity.ceiling,
-                META_RUN: run_id,
+                META_SYNC: continuity.durable,
+                META_RUN: run.run_id,
             },
         }
         if self.checkpointer is not None:
             # a run that can be killed must leave its checkpoints on disk before the next step:
             # LangGraph's default ("async") can lose every checkpoint of a short run to SIGKILL
             cfg["configurable"].setdefault(CONFIG_KEY_DURABILITY, "sync")
-        if budget.max_concurrency is not None:
+        if self.budget.max_concurrency is not None:
             cfg["max_concurrency"] = min(
-                budget.max_concurrency, user.get("max_concurrency") or budget.max_concurrency
+                self.budget.max_concurrency, user.get("max_concurrency") or self.budget.max_concurrency
             )
         cfg["recursion_limit"] = recursion_limit
-        if isinstance(self.trace, RunTraceWriter):
-            self.trace.own(run_id)
-        if self.trace is not None:
-            self.trace.event(
-                "run_start",
-                run_id=run_id,
-                thread_id=thread_id,
-                attempt=run.attempt,
-                graph=self.name,
-                budget=dataclasses.asdict(budget),
-                **attribution,
-            )
-        return OpenRun(run, cfg, ledger, perf_counter(), attribution)
+        return cfg
 
     def _recursion_limit(self, config: RunnableConfig | None) -> int:
         """LangGraph's superstep limit for this run: the caller's, else the iteration
@@ -154,44 +174,56 @@ class RunLifecycle:
             return self.budget.max_iterations + 2
         return int(DEFAULT_RECURSION_LIMIT)
 
-    def open(self, config: RunnableConfig | None) -> OpenRun:
-        run_id = str(uuid4())
+    def _identity(self, config: RunnableConfig | None, durability: str | None
+                  ) -> tuple[str, str | None, ThreadLedger | None, int, bool]:
+        """(run id, thread id, thread ledger, recursion limit, durable) of a run about to open."""
+        run_id = _chosen_run_id((config or {}).get("run_id"))
         thread_id, ledger = self._thread(config)
-        limit = self._recursion_limit(config)
-        continuity = ledger.open(run_id, limit) if ledger is not None else plan(None, None, limit)
+        chosen = durability or ((config or {}).get("configurable") or {}).get(CONFIG_KEY_DURABILITY, "sync")
+        durable = self.checkpointer is not None and chosen == "sync"
+        return run_id, thread_id, ledger, self._recursion_limit(config), durable
+
+    def open(self, config: RunnableConfig | None, durability: str | None = None) -> OpenRun:
+        run_id, thread_id, ledger, limit, durable = self._identity(config, durability)
+        continuity = ledger.open(run_id, limit, durable) if ledger is not None \
+            else plan(None, None, limit, durable)
         return self._begin(config, run_id, thread_id, ledger, continuity, limit)
 
-    async def aopen(self, config: RunnableConfig | None) -> OpenRun:
-        run_id = str(uuid4())
-        thread_id, ledger = self._thread(config)
-        limit = self._recursion_limit(config)
-        continuity = await ledger.aopen(run_id, limit) if ledger is not None else plan(None, None, limit)
+    async def aopen(self, config: RunnableConfig | None, durability: str | None = None) -> OpenRun:
+        run_id, thread_id, ledger, limit, durable = self._identity(config, durability)
+        continuity = await ledger.aopen(run_id, limit, durable) if ledger is not None \
+            else plan(None, None, limit, durable)
         return self._begin(config, run_id, thread_id, ledger, continuity, limit)
+
+    def _info(self, opened: OpenRun, status: str, stop_reason: str | None, duration_ms: float | None,
+              error: str | None) -> RunInfo:
+        run, meter = opened.run, opened.run.meter
+        used = run.low_step != NO_STEP
+        return RunInfo(run.run_id, run.thread_id, run.attempt, self.name, status, stop_reason,
+                       run.low_step if used else None, run.high_step if used else None,
+                       meter.iterations, meter.tokens, meter.cost_usd, meter.unpriced_calls,
+                       duration_ms, error)
 
     def _end(self, opened: OpenRun, exc: BaseException | None, interrupted: bool) -> None:
+        run, meter = opened.run, opened.run.meter
+        status, reason = termination(exc, interrupted, run.stop_reason)
+        duration_ms = (perf_counter() - opened.started) * 1000.0
+        failed = exc is not None and status != "cancelled"
+        remember(self.owner, self._info(opened, status, reason, duration_ms,
+                                        f"{type(exc).__name__}: {exc}" if failed else None))
         if self.trace is None:
             return
-        run, meter = opened.run, opened.run.meter
-        status, reason = termination(exc, interrupted)
-        fields: dict[str, Any] = {}
-        if exc is not None and status != "cancelled":
-            fields["error"] = {"type": type(exc).__name__, "message": str(exc)}
-        self.trace.event(
-            "run_end",
-            run_id=run.run_id,
-            thread_id=run.thread_id,
-            attempt=run.attempt,
-            graph=self.name,
-            status=status,
-            reason=reason,
-            iterations=meter.iterations,
-            tokens=meter.tokens,
-            cost_usd=meter.cost_usd,
-            unpriced_calls=meter.unpriced_calls,
-            duration_ms=(perf_counter() - opened.started) * 1000.0,
-            **opened.attribution,
-            **fields,
-        )
+        route_trace.flush(run)
+        event: dict[str, Any] = {
+            schema.PHASE: schema.RUN_END, schema.RUN_ID: run.run_id, schema.THREAD_ID: run.thread_id,
+            schema.ATTEMPT: run.attempt, schema.GRAPH: self.name, schema.STATUS: status,
+            schema.STOP_REASON: reason, schema.ITERATIONS: meter.iterations, schema.TOKENS: meter.tokens,
+            schema.COST_USD: meter.cost_usd, schema.UNPRICED_CALLS: meter.unpriced_calls,
+            schema.DURATION_MS: duration_ms, **opened.attribution,
+        }
+        if failed:
+            event[schema.EXCEPTION] = exception_document(exc)  # type: ignore[arg-type]
+        self.trace.emit(event)
         if isinstance(self.trace, RunTraceWriter):
             self.trace.release(run.run_id)
 
@@ -223,5 +255,5 @@ class RunLifecycle:
             except Exception:
                 if exc is None:
                     raise
-                # as in _finish: the run's own error is the one to report
+                # as in finish: the run's own error is the one to report
         self._end(opened, exc, interrupted)

@@ -28,6 +28,8 @@ from langgraph.errors import GraphBubbleUp, GraphInterrupt, ParentCommand
 from langgraph.types import Command, Send
 from pydantic import BaseModel
 
+from grapharc import trace_schema as schema
+from grapharc.runtime import route_trace
 from grapharc.runtime.budget import BudgetExceededError, BudgetMeter
 from grapharc.runtime.context import CURRENT_RUN, RunContext
 from grapharc.runtime.deadline import NodeTimeoutError, async_deadline, deadline
@@ -40,11 +42,12 @@ from grapharc.runtime.errors import (
 )
 from grapharc.runtime.state import StateContract
 from grapharc.runtime.tokens import NodeUsage, node_usage_scope
+from grapharc.runtime.trace import end_fields, node_identity
 
 Body = Callable[[Any, RunnableConfig], Any]
 AsyncBody = Callable[[Any, RunnableConfig], Awaitable[Any]]
 
-SHARED_COPY = {"copy": "shared"}
+SHARED_COPY = {schema.COPY: schema.SHARED_COPY}
 
 
 @dataclass(frozen=True, slots=True)
@@ -68,12 +71,14 @@ class NodeSpec:
 
 @dataclass(frozen=True, slots=True)
 class GraphFacts:
-    """What a node wrapper needs to know about the graph it runs in."""
+    """What a node wrapper needs to know about the graph it runs in; ``routers`` counts the
+    conditional edges (and fan-outs) leaving each node."""
 
     name: str
     contract: StateContract
     nodes: frozenset[str]
     dag: bool
+    routers: Mapping[str, int] = field(default_factory=dict)
     targets: frozenset[str] = field(init=False)
 
     def __post_init__(self) -> None:
@@ -171,7 +176,7 @@ class Settler:
             return cmd, {}, None
         writes = self.update_writes(cmd.update, state)
         goto = self.check_goto(cmd.goto)
-        extra = {"goto": goto} if goto else None
+        extra = {schema.GOTO: goto} if goto else None
         return dataclasses.replace(cmd, update=writes or None), writes, extra
 
     def update_writes(self, update: Any, state: Any) -> dict[str, Any]:
@@ -208,7 +213,7 @@ class Settler:
 class NodeGovernor:
     """The per-execution bookkeeping around a node body: identity, charge and trace events."""
 
-    __slots__ = ("copy_state", "graph", "marks", "node", "settle")
+    __slots__ = ("copy_state", "graph", "marks", "node", "routers", "settle")
 
     def __init__(self, spec: NodeSpec, facts: GraphFacts) -> None:
         self.node = spec.name
@@ -216,6 +221,7 @@ class NodeGovernor:
         self.copy_state = spec.copy_state and not spec.fresh_input
         self.marks = None if spec.copy_state else SHARED_COPY
         self.settle = Settler(spec.name, spec.writes, facts)
+        self.routers = facts.routers.get(spec.name, 0)
 
     def enter(self, config: RunnableConfig) -> tuple[RunContext, int, float]:
         """Check the run context (fail closed), number the step, charge one iteration and
@@ -226,6 +232,8 @@ class NodeGovernor:
         step = run.shift + config["metadata"]["langgraph_step"]
         if step > run.high_step:
             run.high_step = step
+        if step < run.low_step:
+            run.low_step = step
         run.meter.charge_iteration(self.node)
         if run.trace is not None:
             run.trace.start(
@@ -247,22 +255,23 @@ class NodeGovernor:
         usage: NodeUsage,
         delta: dict[str, Any],
         extra: dict[str, Any] | None,
+        config: RunnableConfig,
     ) -> None:
-        """Write ``end``: the delta that landed, the duration and the node's own spend."""
-        if run.trace is not None:
-            run.trace.end(
-                run.run_id,
-                run.thread_id,
-                run.attempt,
-                self.graph,
-                self.node,
-                step,
-                delta=delta,
-                duration_ms=(perf_counter() - started) * 1000.0,
-                tokens=usage.tokens,
-                cost_usd=usage.cost_usd,
-                extra=_merge(self.marks, extra),
-            )
+        """Write ``end``: the delta that landed, the duration and the node's own spend (held for
+        its routers to add the route, if it has any)."""
+        trace = run.trace
+        if trace is None:
+            return
+        event = end_fields(node_identity(schema.END, run.run_id, run.thread_id, run.attempt, self.graph,
+                                         self.node, step),
+                           delta, (perf_counter() - started) * 1000.0, usage.tokens, usage.cost_usd)
+        extra = _merge(self.marks, extra)
+        if not self.routers:
+            trace.write(event, extra)
+            return
+        if extra:
+            event.update(extra)
+        route_trace.hold(run, config, event, self.routers)
 
     def failed(self, run: RunContext, step: int, started: float, exc: BaseException) -> None:
         """Write ``error``, or an ``interrupt`` / ``parent_command`` event for LangGraph's
@@ -272,16 +281,9 @@ class NodeGovernor:
             return
         duration_ms = (perf_counter() - started) * 1000.0
         if isinstance(exc, GraphBubbleUp):
-            trace.event(
-                "interrupt" if isinstance(exc, GraphInterrupt) else "parent_command",
-                run_id=run.run_id,
-                thread_id=run.thread_id,
-                attempt=run.attempt,
-                graph=self.graph,
-                node=self.node,
-                step=step,
-                duration_ms=duration_ms,
-            )
+            phase = schema.INTERRUPT if isinstance(exc, GraphInterrupt) else schema.PARENT_COMMAND
+            trace.paused(phase, run.run_id, run.thread_id, run.attempt, self.graph, self.node, step,
+                         duration_ms=duration_ms)
             return
         trace.error(
             run.run_id,
@@ -329,7 +331,7 @@ def make_sync(spec: NodeSpec, facts: GraphFacts, body: Body) -> Body:
         except BaseException as exc:
             gov.failed(run, step, started, exc)
             raise
-        gov.done(run, step, started, usage, delta, extra)
+        gov.done(run, step, started, usage, delta, extra, config)
         return result
 
     return run_node
@@ -353,7 +355,7 @@ def make_async(spec: NodeSpec, facts: GraphFacts, body: AsyncBody) -> AsyncBody:
         except BaseException as exc:
             gov.failed(run, step, started, exc)
             raise
-        gov.done(run, step, started, usage, delta, extra)
+        gov.done(run, step, started, usage, delta, extra, config)
         return result
 
     return run_node

@@ -8,6 +8,7 @@ from enum import StrEnum
 from typing import Any
 
 from grapharc.errors import GraphARCError
+from grapharc.runtime.context import record_stop_reason
 
 
 class StopReason(StrEnum):
@@ -32,7 +33,8 @@ class ProgressGuard:
     Progress, exactly: a numeric measure (a real number, not a bool) progresses when it is
     strictly greater than the best value seen so far; any other measure progresses when it is a
     value never seen before in this guard's life. The first measured round always progresses.
-    A NaN never progresses. Without a measure there is no NO_PROGRESS stop.
+    A NaN never progresses. Without a measure there is no NO_PROGRESS stop. A reason returned
+    inside a run is also noted on the run, so its ``run_end`` says what stopped it.
     """
 
     def __init__(
@@ -59,6 +61,12 @@ class ProgressGuard:
 
     def check(self, state: Any) -> StopReason | None:
         """Count one round over ``state`` and return the first stop reason that applies."""
+        reason = self._judge(state)
+        if reason is not None:
+            record_stop_reason(reason.value)
+        return reason
+
+    def _judge(self, state: Any) -> StopReason | None:
         self.rounds += 1
         if self.target is not None and self.target(state):
             return StopReason.TARGET_MET

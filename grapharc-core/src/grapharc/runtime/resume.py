@@ -1,22 +1,22 @@
 """Trace continuity across attempts on one thread, derived from the checkpoint alone.
 
 Crash-safe resume is LangGraph's; what this adds is that a resumed run is attempt
-``n + 1`` and its trace steps continue above every step an earlier attempt used, so
+``n + 1`` and its trace steps continue just above every step an earlier attempt used, so
 replay points stay unique. A trace step is ``shift + superstep``. Every checkpoint a
-run writes carries its run id, attempt, shift and ceiling (below) in its metadata
-(LangGraph copies scalar ``config["metadata"]`` there), so a trace step maps back to
-its checkpoint as ``step - shift``. Each run also pins two small markers as pending
-writes on the thread's latest checkpoint: one when it starts (attempt, shift, ceiling)
-and one when it ends (with the highest step it used). LangGraph ignores pending writes
-whose task id is not one of its tasks, so the markers never affect execution.
+run writes carries its run id, attempt, shift, ceiling and durability (below) in its
+metadata (LangGraph copies scalar ``config["metadata"]`` there), so a trace step maps back
+to its checkpoint as ``step - shift``. Each run also pins two small markers as pending
+writes on the thread's latest checkpoint: one when it starts (attempt, shift, ceiling,
+durability) and one when it ends (with the highest step it used). LangGraph ignores pending
+writes whose task id is not one of its tasks, so the markers never affect execution.
 
-A run killed outright writes no end marker, and LangGraph may not have finished
-saving its last checkpoints either (``durability="async"`` saves in the background).
-So each run also records a ceiling: the highest step it could possibly reach, which
-LangGraph's ``recursion_limit`` bounds (GraphARC sets it to ``max_iterations + 2``
-under an iteration budget). A run with no end marker is taken to have used steps up
-to its ceiling; the next attempt starts above that, so steps never repeat, at the
-price of a jump after a kill.
+A run killed outright writes no end marker. If it ran with ``durability="sync"`` (the
+default for checkpointed runs), every superstep it finished is on disk before the next
+began, so the most it can have used is the step after the thread's latest checkpoint: the
+next attempt continues right above that. Otherwise LangGraph may not have saved its last
+checkpoints, and the run is taken to have used steps up to its ceiling, the highest step
+it could reach (LangGraph's ``recursion_limit`` bounds it; GraphARC sets it to
+``max_iterations + 2`` under an iteration budget): steps never repeat, at the price of a jump.
 """
 
 from __future__ import annotations
@@ -32,17 +32,20 @@ META_ATTEMPT = "grapharc_attempt"
 META_SHIFT = "grapharc_shift"
 META_RUN = "grapharc_run_id"
 META_CEILING = "grapharc_ceiling"
+META_SYNC = "grapharc_sync"
 
 
 @dataclass(frozen=True, slots=True)
 class Continuity:
     """Where a new attempt stands: its number, its step shift, the highest step used before
-    it (its floor) and the highest step it can itself reach (its ceiling)."""
+    it (its floor), the highest step it can itself reach (its ceiling), and whether it saves
+    every superstep before the next (``durable``)."""
 
     attempt: int
     shift: int
     floor: int
     ceiling: int
+    durable: bool = False
 
 
 def thread_config(thread_id: str, checkpoint_id: str | None = None) -> RunnableConfig:
@@ -61,11 +64,13 @@ def history_of(latest: CheckpointTuple | None) -> tuple[int, int]:
     """(highest attempt, highest trace step possibly used) recorded on the latest checkpoint."""
     if latest is None:
         return 0, 0
-    ceilings: dict[int, int] = {}
+    starts: dict[int, dict[str, Any]] = {}
     highs: dict[int, int] = {}
     meta = latest.metadata or {}
     if META_ATTEMPT in meta:
-        ceilings[int(meta[META_ATTEMPT])] = int(meta[META_CEILING])
+        starts[int(meta[META_ATTEMPT])] = {"shift": int(meta.get(META_SHIFT, 0)),
+                                           "ceiling": int(meta[META_CEILING]),
+                                           "sync": bool(meta.get(META_SYNC, False))}
     for _task, channel, value in latest.pending_writes or ():
         if channel != MARKER_CHANNEL or not isinstance(value, dict):
             continue
@@ -73,15 +78,25 @@ def history_of(latest: CheckpointTuple | None) -> tuple[int, int]:
         if "high" in value:
             highs[attempt] = max(highs.get(attempt, 0), int(value["high"]))
         else:
-            ceilings[attempt] = int(value["ceiling"])
-    attempts = ceilings.keys() | highs.keys()
+            starts[attempt] = value
+    attempts = starts.keys() | highs.keys()
     if not attempts:
         return 0, _step(latest)
-    high = max(highs[a] if a in highs else ceilings[a] for a in attempts)
-    return max(attempts), high
+    step = _step(latest)
+
+    def used(attempt: int) -> int:
+        if attempt in highs:
+            return highs[attempt]
+        start = starts[attempt]
+        if start.get("sync"):  # killed: at most the superstep after the latest saved one ran
+            return min(int(start["ceiling"]), int(start.get("shift", 0)) + step + 1)
+        return int(start["ceiling"])
+
+    return max(attempts), max(used(attempt) for attempt in attempts)
 
 
-def plan(latest: CheckpointTuple | None, resumed: CheckpointTuple | None, recursion_limit: int) -> Continuity:
+def plan(latest: CheckpointTuple | None, resumed: CheckpointTuple | None, recursion_limit: int,
+         durable: bool = False) -> Continuity:
     """The next attempt on a thread whose latest checkpoint is ``latest``, resuming ``resumed``.
 
     LangGraph runs supersteps from the resumed step + 1 up to that + ``recursion_limit``
@@ -90,15 +105,16 @@ def plan(latest: CheckpointTuple | None, resumed: CheckpointTuple | None, recurs
     attempt, high = history_of(latest)
     base = _step(resumed) if resumed is not None else 0  # a new thread's nodes start at 1
     shift = high - base
-    return Continuity(attempt + 1, shift, high, shift + base + recursion_limit + 3)
+    return Continuity(attempt + 1, shift, high, shift + base + recursion_limit + 3, durable)
 
 
-def start_marker(continuity: Continuity) -> dict[str, int]:
+def start_marker(continuity: Continuity) -> dict[str, Any]:
     """The pending-write value a run pins when it starts."""
     return {
         "attempt": continuity.attempt,
         "shift": continuity.shift,
         "ceiling": continuity.ceiling,
+        "sync": continuity.durable,
     }
 
 
@@ -120,13 +136,13 @@ class ThreadLedger:
         self.thread_id = thread_id
         self.resume_id: str | None = config.get("configurable", {}).get("checkpoint_id")
 
-    def open(self, run_id: str, recursion_limit: int) -> Continuity:
+    def open(self, run_id: str, recursion_limit: int, durable: bool = False) -> Continuity:
         """Plan this attempt and pin its start marker on the thread's latest checkpoint."""
         latest = self.saver.get_tuple(thread_config(self.thread_id))
         resumed = latest
         if self.resume_id is not None and latest is not None:
             resumed = self.saver.get_tuple(thread_config(self.thread_id, self.resume_id))
-        continuity = plan(latest, resumed, recursion_limit)
+        continuity = plan(latest, resumed, recursion_limit, durable)
         if latest is not None:
             self.saver.put_writes(
                 _marker_config(latest),
@@ -143,13 +159,13 @@ class ThreadLedger:
         self.saver.put_writes(_marker_config(latest), [(MARKER_CHANNEL, value)], f"grapharc:{run_id}:end")
         return latest.config
 
-    async def aopen(self, run_id: str, recursion_limit: int) -> Continuity:
+    async def aopen(self, run_id: str, recursion_limit: int, durable: bool = False) -> Continuity:
         """Async twin of ``open`` for async checkpointers."""
         latest = await self.saver.aget_tuple(thread_config(self.thread_id))
         resumed = latest
         if self.resume_id is not None and latest is not None:
             resumed = await self.saver.aget_tuple(thread_config(self.thread_id, self.resume_id))
-        continuity = plan(latest, resumed, recursion_limit)
+        continuity = plan(latest, resumed, recursion_limit, durable)
         if latest is not None:
             await self.saver.aput_writes(
                 _marker_config(latest),

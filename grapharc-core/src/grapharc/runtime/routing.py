@@ -5,6 +5,7 @@ name only nodes the graph has (or END); a router annotated ``-> Literal[...]`` o
 ``-> SomeEnum`` has every member held against the mapping's keys. A key the router
 returns at run time that the mapping lacks raises ``GraphRoutingError`` naming the
 node, the key and the keys there were, instead of a bare KeyError inside LangGraph.
+What a router decided is written on its node's ``end`` event (``grapharc.runtime.route_trace``).
 """
 
 from __future__ import annotations
@@ -14,9 +15,10 @@ from collections.abc import Callable, Hashable, Mapping, Sequence
 from typing import Any, Literal, get_args, get_origin, get_type_hints
 
 from langchain_core.runnables import RunnableConfig
-from langgraph.constants import END
+from langgraph.constants import END, START
 from langgraph.types import Send
 
+from grapharc.runtime import route_trace
 from grapharc.runtime.errors import GraphRoutingError, RouteMappingError, quoted_names
 from grapharc.runtime.node import GovernedRunnable, copy_for_node
 
@@ -98,6 +100,15 @@ class RouteCheck:
             return [self.one(item) for item in result]
         return self.one(result)
 
+    def destinations(self, result: Any) -> tuple[Any, list[str]]:
+        """(the key(s) as the trace records them, the node names they lead to) of a checked result."""
+        items = result if isinstance(result, list) else [result]
+        keys = [item.node if isinstance(item, Send) else item for item in items]
+        mapping = self.mapping
+        targets = [key if isinstance(item, Send) or mapping is None else mapping[key]
+                   for key, item in zip(keys, items, strict=True)]
+        return (keys if isinstance(result, list) else keys[0]), targets
+
     def one(self, item: Any) -> Any:
         """Check a single destination: a key, a node name or a Send."""
         if isinstance(item, Send):
@@ -123,20 +134,38 @@ def governed_router(
     is_async: bool,
     copy_state: bool,
 ) -> GovernedRunnable:
-    """The runnable LangGraph calls for a conditional edge: copy in, checked key out.
+    """The runnable LangGraph calls for a conditional edge: copy in, checked key out, and the
+    decision recorded on the source node's ``end`` event.
 
     A sync router runs inline under the async entry points too: routers are plain code
     over state, so a hop to a thread pool would cost more than the routing.
     """
     name = f"route:{check.source}"
+    traced = check.source != START
     if is_async:
 
         async def aroute(state: Any, config: RunnableConfig) -> Any:
-            return check(await router(copy_for_node(state) if copy_state else state))
+            try:
+                result = check(await router(copy_for_node(state) if copy_state else state))
+            except BaseException as exc:
+                if traced:
+                    route_trace.fail(config, exc)
+                raise
+            if traced:
+                route_trace.release(config, *check.destinations(result))
+            return result
 
         return GovernedRunnable(name, graph, None, aroute)
 
     def route(state: Any, config: RunnableConfig) -> Any:
-        return check(router(copy_for_node(state) if copy_state else state))
+        try:
+            result = check(router(copy_for_node(state) if copy_state else state))
+        except BaseException as exc:
+            if traced:
+                route_trace.fail(config, exc)
+            raise
+        if traced:
+            route_trace.release(config, *check.destinations(result))
+        return result
 
     return GovernedRunnable(name, graph, route, None, offload=False)

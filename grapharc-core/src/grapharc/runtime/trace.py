@@ -32,6 +32,7 @@ from uuid import UUID
 
 from pydantic import BaseModel
 
+from grapharc import trace_schema as schema
 from grapharc.errors import GraphARCError
 
 try:
@@ -39,8 +40,8 @@ try:
 except ImportError:  # pragma: no cover - orjson ships with langsmith on CPython
     orjson = None  # type: ignore[assignment]
 
-MAX_STRING_CHARS = 2000
-TRUNCATION_MARKER = "…[truncated]"
+MAX_STRING_CHARS = schema.MAX_STRING_CHARS
+TRUNCATION_MARKER = schema.TRUNCATION_MARKER
 _MAX_DEPTH = 254
 
 
@@ -62,75 +63,39 @@ class TraceWriter:
         self._lock = threading.Lock()
         self._tail_checked = False
 
-    def start(
-        self,
-        run_id: str,
-        thread_id: str,
-        attempt: int,
-        graph: str,
-        node: str,
-        step: int,
-        *,
-        extra: dict[str, Any] | None = None,
-    ) -> None:
+    def start(self, run_id: str, thread_id: str, attempt: int, graph: str, node: str, step: int, *,
+              extra: dict[str, Any] | None = None) -> None:
         """Write a node's ``start`` event: the identity of the step and nothing else."""
-        event = _identity("start", run_id, thread_id, attempt, graph, node, step)
-        self._emit(event, extra)
+        self.write(node_identity(schema.START, run_id, thread_id, attempt, graph, node, step), extra)
 
-    def end(
-        self,
-        run_id: str,
-        thread_id: str,
-        attempt: int,
-        graph: str,
-        node: str,
-        step: int,
-        *,
-        delta: dict[str, Any],
-        duration_ms: float,
-        tokens: int,
-        cost_usd: float | None,
-        extra: dict[str, Any] | None = None,
-    ) -> None:
+    def end(self, run_id: str, thread_id: str, attempt: int, graph: str, node: str, step: int, *,
+            state_delta: dict[str, Any], duration_ms: float, tokens: int, cost_usd: float | None,
+            extra: dict[str, Any] | None = None) -> None:
         """Write a node's ``end`` event: its identity plus state delta, duration and spend."""
-        event = _identity("end", run_id, thread_id, attempt, graph, node, step)
-        event.update({
-            "delta": delta,
-            "duration_ms": duration_ms,
-            "tokens": tokens,
-            "cost_usd": cost_usd,
-        })
-        self._emit(event, extra)
+        event = node_identity(schema.END, run_id, thread_id, attempt, graph, node, step)
+        self.write(end_fields(event, state_delta, duration_ms, tokens, cost_usd), extra)
 
-    def error(
-        self,
-        run_id: str,
-        thread_id: str,
-        attempt: int,
-        graph: str,
-        node: str,
-        step: int,
-        *,
-        duration_ms: float,
-        exception: BaseException,
-        extra: dict[str, Any] | None = None,
-    ) -> None:
+    def error(self, run_id: str, thread_id: str, attempt: int, graph: str, node: str, step: int, *,
+              duration_ms: float, exception: BaseException, extra: dict[str, Any] | None = None) -> None:
         """Write a node's ``error`` event: its identity plus duration and the exception."""
-        event = _identity("error", run_id, thread_id, attempt, graph, node, step)
-        event.update({
-            "duration_ms": duration_ms,
-            "exception": {"type": _qualified_name(type(exception)), "message": str(exception)},
-        })
-        self._emit(event, extra)
+        event = node_identity(schema.ERROR, run_id, thread_id, attempt, graph, node, step)
+        event[schema.DURATION_MS] = duration_ms
+        event[schema.EXCEPTION] = exception_document(exception)
+        self.write(event, extra)
 
-    def event(self, kind: str, /, **fields: Any) -> None:
-        """Write a run-level event (``run_start``, ``run_end``...); ``ts`` is added if absent."""
-        if "event" in fields:
-            raise TraceFieldError(
-                f"a {kind!r} event cannot carry a field named 'event': the kind is its value"
-            )
-        event = {"event": kind, **fields}
-        event.setdefault("ts", time.time())
+    def paused(self, phase: str, run_id: str, thread_id: str, attempt: int, graph: str, node: str,
+               step: int, *, duration_ms: float) -> None:
+        """Write an ``interrupt`` or ``parent_command`` event: a node that stopped without ending."""
+        event = node_identity(phase, run_id, thread_id, attempt, graph, node, step)
+        event[schema.DURATION_MS] = duration_ms
+        self.write(event)
+
+    def emit(self, event: dict[str, Any]) -> None:
+        """Write a run-level event (``run_start``, ``run_end``, ``admission``...); ``ts`` is added
+        if absent. The event must name its phase."""
+        if schema.PHASE not in event:
+            raise TraceFieldError(f"a trace event must carry {schema.PHASE!r}; got fields {sorted(event)}")
+        event.setdefault(schema.TS, time.time())
         self.append(event)
 
     def append(self, event: dict[str, Any]) -> None:
@@ -176,12 +141,14 @@ class TraceWriter:
     ) -> None:
         self.close()
 
-    def _emit(self, event: dict[str, Any], extra: dict[str, Any] | None) -> None:
+    def write(self, event: dict[str, Any], extra: dict[str, Any] | None = None) -> None:
+        """Append a node event built by ``node_identity``, with ``extra`` fields that must not
+        overwrite its own."""
         if extra:
             clashes = event.keys() & extra.keys()
             if clashes:
                 raise TraceFieldError(
-                    f"extra field(s) {sorted(clashes)} would overwrite the {event['event']!r} "
+                    f"extra field(s) {sorted(clashes)} would overwrite the {event[schema.PHASE]!r} "
                     "event's own fields",
                     hint="rename the extra field",
                 )
@@ -197,11 +164,28 @@ class TraceWriter:
         return b"" if os.read(self._fd, 1) == b"\n" else b"\n"
 
 
-def _identity(kind: str, run_id: str, thread_id: str, attempt: int, graph: str, node: str,
-              step: int) -> dict[str, Any]:
+def node_identity(phase: str, run_id: str, thread_id: str, attempt: int, graph: str, node: str,
+                  step: int) -> dict[str, Any]:
     """The fields every node event starts with: which step of which run, and when."""
-    return {"event": kind, "run_id": run_id, "thread_id": thread_id, "attempt": attempt,
-            "graph": graph, "node": node, "step": step, "ts": time.time()}
+    return {schema.PHASE: phase, schema.RUN_ID: run_id, schema.THREAD_ID: thread_id,
+            schema.ATTEMPT: attempt, schema.GRAPH: graph, schema.NODE: node, schema.STEP: step,
+            schema.TS: time.time()}
+
+
+def end_fields(event: dict[str, Any], state_delta: dict[str, Any], duration_ms: float, tokens: int,
+               cost_usd: float | None) -> dict[str, Any]:
+    """``event`` (a node identity) completed as an ``end``: the delta that landed and the spend."""
+    event[schema.STATE_DELTA] = state_delta
+    event[schema.DURATION_MS] = duration_ms
+    event[schema.TOKENS] = tokens
+    event[schema.COST_USD] = cost_usd
+    return event
+
+
+def exception_document(exception: BaseException) -> dict[str, str]:
+    """An exception as the trace records it: its qualified type name and its message."""
+    return {schema.EXCEPTION_TYPE: _qualified_name(type(exception)),
+            schema.EXCEPTION_MESSAGE: str(exception)}
 
 
 def _qualified_name(cls: type) -> str:
@@ -322,7 +306,7 @@ def _clean_key(key: Any) -> str:
         return int.__repr__(key)
     if isinstance(key, float):
         return float.__repr__(key)
-    return _repr_of(key)["__repr__"]
+    return _repr_of(key)[schema.REPR_KEY]
 
 
 def _clean_str(text: str) -> str:
@@ -348,4 +332,4 @@ def _repr_of(value: Any) -> dict[str, str]:
         text = repr(value)
     except Exception:
         text = f"<unrepresentable {type(value).__qualname__}>"
-    return {"__repr__": _clean_str(text[:MAX_STRING_CHARS])}
+    return {schema.REPR_KEY: _clean_str(text[:MAX_STRING_CHARS])}
