@@ -135,7 +135,36 @@ def test_a_killed_process_leaves_a_thread_whose_next_attempt_still_steps_above_i
 
     assert result["report"] == "3 words"
     assert [e["phase"] for e in events(trace) if e["attempt"] == 1][-1] == "start"
-    assert min(node_steps(trace, 2)) > max(node_steps(trace, 1))
+    assert min(node_steps(trace, 2)) == max(node_steps(trace, 1)) + 1  # continues, no jump
+
+
+def test_a_killed_run_without_sync_durability_is_still_stepped_above_never_overlapped(
+    tmp_path: Path,
+) -> None:
+    module = load_graph_module(tmp_path)
+    trace, db, failure = tmp_path / "t.jsonl", tmp_path / "cp.sqlite", tmp_path / "fail"
+    failure.write_text("kill")
+    script = tmp_path / "run_once.py"
+    script.write_text(
+        "import sqlite3, sys\n"
+        "from pathlib import Path\n"
+        "sys.path.insert(0, sys.argv[1])\n"
+        "from stage_graph import build\n"
+        "from langgraph.checkpoint.sqlite import SqliteSaver\n"
+        "saver = SqliteSaver(sqlite3.connect(sys.argv[3], check_same_thread=False))\n"
+        "build(Path(sys.argv[2]), saver, Path(sys.argv[4])).invoke("
+        "{}, {'configurable': {'thread_id': 'stage-thread'}}, durability='async')\n"
+    )
+    killed = subprocess.run([sys.executable, str(script), str(tmp_path), str(trace), str(db), str(failure)],
+                            capture_output=True, text=True, timeout=120)
+    assert killed.returncode == 3, killed.stderr
+    failure.unlink()
+
+    module["build"](trace, saver(db), failure).invoke(None, CONFIG)
+
+    # LangGraph may not have saved the last checkpoints, so the next attempt starts above the
+    # killed run's ceiling: a jump, never an overlap
+    assert min(node_steps(trace, 2)) > max(node_steps(trace, 1)) + 1
 
 
 def test_an_interrupt_is_resumed_through_resume_with_the_value_and_nothing_else(
