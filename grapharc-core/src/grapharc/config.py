@@ -48,7 +48,7 @@ def _count(low: int, high: int) -> Callable[[Any], int]:
 
 
 def _number(value: Any) -> float:
-    """A finite number from a TOML number or an environment string, else NaN."""
+    """A TOML number or an environment string as a float; NaN when it is neither."""
     try:
         return float(value) if isinstance(value, str | int | float) \
             and not isinstance(value, bool) else math.nan
