@@ -47,14 +47,26 @@ def _count(low: int, high: int) -> Callable[[Any], int]:
     return parse
 
 
-def _seconds(value: Any) -> float:
+def _number(value: Any) -> float:
+    """A TOML number or an environment string as a float; NaN when it is neither."""
     try:
-        number = float(value) if isinstance(value, str | int | float) \
+        return float(value) if isinstance(value, str | int | float) \
             and not isinstance(value, bool) else math.nan
     except ValueError:
-        number = math.nan
+        return math.nan
+
+
+def _seconds(value: Any) -> float:
+    number = _number(value)
     if not math.isfinite(number) or not 0 < number <= 10**9:
         raise ValueError("must be a number of seconds above 0 and at most 1e9")
+    return number
+
+
+def _dollars(value: Any) -> float:
+    number = _number(value)
+    if not math.isfinite(number) or not 0 < number <= 10**9:
+        raise ValueError("must be a number of US dollars above 0 and at most 1e9")
     return number
 
 
@@ -78,6 +90,7 @@ KEYS: dict[str, Key] = {
     "max_tokens": Key(_count(1, 10**15)),
     "max_iterations": Key(_count(1, 10**9)),
     "max_seconds": Key(_seconds),
+    "max_cost_usd": Key(_dollars, help="US dollars the run may spend on priced model calls"),
     "max_concurrency": Key(_count(1, 10**6)),
 }
 DEFAULTS: dict[str, Any] = {"max_rounds": 8, "max_depth": 3}
@@ -100,6 +113,10 @@ class Config:
     settings: Mapping[str, Setting]
     path: Path | None
     table: Mapping[str, Any]
+
+    def setting(self, name: str) -> Setting | None:
+        """The resolved setting ``name`` with its provenance, or None when no layer set it."""
+        return self.settings.get(name)
 
     def value(self, name: str) -> Any:
         setting = self.settings.get(name)

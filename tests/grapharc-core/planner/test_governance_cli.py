@@ -161,7 +161,9 @@ def test_a_policy_spend_ceiling_is_a_budget(in_tmp):
         '[[rules]]\nid = "e"\nresource = "edge"\naction = "allow"\n')
     result = invoke("run", str(graph_file(in_tmp)), "--policy", "p.toml", "--json")
     document = json.loads(result.stdout)
-    assert result.exit_code == 1 and document["admission"]["failed"] == ["over_budget"]
+    assert result.exit_code == 1
+    assert document["admission"]["failed"] == ["over_budget", "spend_denied"]
+    assert document["admission"]["rejections"][1]["rule_id"] == "cap"
     assert document["budget"]["max_iterations"] == 2
 
 

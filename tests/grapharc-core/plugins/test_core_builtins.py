@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import pytest
 
+from grapharc.config import load_config
 from grapharc.executors import LocalExecutor, ToolArgumentError
 from grapharc.models import BareModelSpecError, ModelSpecError, UnknownBackendError, get_model
 from grapharc.planner import NodeRegistry
@@ -113,10 +114,12 @@ def test_the_registry_default_policy_denies_apply_change(tmp_path):
 def test_a_policy_flag_beats_the_config_file_which_beats_the_registry_default(tmp_path):
     (tmp_path / "flag.toml").write_text('version = "flag"\n')
     (tmp_path / "conf.toml").write_text('version = "config"\n')
-    config = {"policy": "conf.toml"}
-    both = PolicyContext(flag=tmp_path / "flag.toml", config_path=tmp_path / "grapharc.toml",
-                         config=config, registry_default=DEFAULT_POLICY)
-    assert resolve_policy(both).source == "flag"
-    config_only = PolicyContext(config_path=tmp_path / "grapharc.toml", config=config,
-                                registry_default=DEFAULT_POLICY)
-    assert resolve_policy(config_only).document["version"] == "config"
+    (tmp_path / "grapharc.toml").write_text('[grapharc]\npolicy = "conf.toml"\n')
+
+    def resolved(flags):
+        config = load_config(flags, cwd=tmp_path, env={})
+        return resolve_policy(PolicyContext(configured=config.setting("policy"),
+                                            registry_default=DEFAULT_POLICY))
+
+    assert resolved({"policy": "flag.toml"}).source == "flag"
+    assert resolved({}).document["version"] == "config"

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import pytest
 
+from grapharc.config import Setting
 from grapharc.policy import (
     GENERATED_PATH,
     PolicyContext,
@@ -92,6 +93,7 @@ def test_a_named_policy_wins_over_generation(tmp_path):
     named = tmp_path / "mine.toml"
     named.write_text('version = "mine"\n')
     model = ScriptedChatModel(responses=[DRAFT])
-    assert resolve_policy(context(tmp_path, model, flag=named)).source == "flag"
-    assert resolve_policy(context(tmp_path, model, env=named)).source == "env"
+    for layer, source in (("flag", "flag"), ("env", "env"), ("file", "config")):
+        configured = Setting("policy", named, layer, "test")
+        assert resolve_policy(context(tmp_path, model, configured=configured)).source == source
     assert model.calls == [] and not (tmp_path / GENERATED_PATH).exists()

@@ -50,9 +50,10 @@ def test_unlimited_is_the_default_in_every_dimension() -> None:
     for _ in range(1000):
         meter.charge_iteration("n")
     meter.charge_tokens(10**9)
-    meter.check_tokens_available()
+    meter.check_call_allowed()
     assert budget.effective_seconds is None
-    assert meter.remaining() == {"iterations": None, "tokens": None, "seconds": None}
+    assert meter.remaining() == {"iterations": None, "tokens": None, "seconds": None,
+                                 "cost_usd": None}
 
 
 def test_an_iteration_past_the_ceiling_is_refused_without_being_counted() -> None:
@@ -82,10 +83,10 @@ def test_a_call_that_crosses_the_token_ceiling_is_recorded_and_then_raises() -> 
 def test_no_call_may_start_once_the_run_is_at_its_token_ceiling() -> None:
     meter = BudgetMeter(Budget(max_tokens=50))
     meter.charge_tokens(49)
-    meter.check_tokens_available(node="n")
+    meter.check_call_allowed(node="n")
     meter.charge_tokens(1)
     with pytest.raises(BudgetExceededError) as caught:
-        meter.check_tokens_available(node="n")
+        meter.check_call_allowed(node="n")
     assert (caught.value.used, caught.value.node) == (50, "n")
 
 

@@ -84,11 +84,9 @@ def _run(stage: str, as_json: bool, flags: dict[str, Any], config_path: Path | N
 
 
 def _budget(config: Config) -> Any:
-    from grapharc.runtime.budget import Budget
+    from grapharc.governed import configured_budget
 
-    return Budget(max_iterations=config.value("max_iterations"), max_tokens=config.value("max_tokens"),
-                  max_seconds=config.value("max_seconds"),
-                  max_concurrency=config.value("max_concurrency"))
+    return configured_budget(config)
 
 
 def _budget_defaults(budget: Any) -> dict[str, Any]:

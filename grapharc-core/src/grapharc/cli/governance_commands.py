@@ -26,6 +26,8 @@ MaxTokens = Annotated[int | None, typer.Option("--max-tokens", help="Token budge
 MaxIterations = Annotated[int | None, typer.Option("--max-iterations",
                                                    help="Node-execution budget.")]
 MaxSeconds = Annotated[float | None, typer.Option("--max-seconds", help="Wall-clock budget.")]
+MaxCostUsd = Annotated[float | None, typer.Option(
+    "--max-cost-usd", help="Dollar budget for priced model calls (an unpriced call ends the run).")]
 MaxConcurrency = Annotated[int | None, typer.Option("--max-concurrency",
                                                     help="Parallel nodes at most.")]
 
@@ -52,13 +54,15 @@ def plan_command(
     max_tokens: MaxTokens = None,
     max_iterations: MaxIterations = None,
     max_seconds: MaxSeconds = None,
+    max_cost_usd: MaxCostUsd = None,
 ) -> None:
     """Governed loop: propose -> admit -> execute -> replan, until a stated stop."""
     from grapharc.cli.governance import plan
 
     plan(goal, as_json, {"policy": policy, "registry": registry, "model": model, "trace": trace,
                          "tenant": tenant, "max_rounds": max_rounds, "max_tokens": max_tokens,
-                         "max_iterations": max_iterations, "max_seconds": max_seconds}, config)
+                         "max_iterations": max_iterations, "max_seconds": max_seconds,
+                         "max_cost_usd": max_cost_usd}, config)
 
 
 def run_command(
@@ -66,7 +70,7 @@ def run_command(
     check_only: Annotated[bool, typer.Option(
         "--check-only", help="Admission as a linter: check, report, execute nothing.")] = False,
     unbounded: Annotated[bool, typer.Option(
-        "--unbounded", help="Run even though no token, iteration or seconds budget is set.")
+        "--unbounded", help="Run even though no token, iteration, seconds or dollar budget is set.")
     ] = False,
     as_json: JsonOption = False,
     policy: PolicyOption = None,
@@ -77,6 +81,7 @@ def run_command(
     max_tokens: MaxTokens = None,
     max_iterations: MaxIterations = None,
     max_seconds: MaxSeconds = None,
+    max_cost_usd: MaxCostUsd = None,
     max_concurrency: MaxConcurrency = None,
 ) -> None:
     """Run a topology you wrote through the same admission gate."""
@@ -85,7 +90,8 @@ def run_command(
     run(graph, check_only, unbounded, as_json,
         {"policy": policy, "registry": registry, "trace": trace, "tenant": tenant,
          "max_tokens": max_tokens, "max_iterations": max_iterations,
-         "max_seconds": max_seconds, "max_concurrency": max_concurrency}, config)
+         "max_seconds": max_seconds, "max_cost_usd": max_cost_usd,
+         "max_concurrency": max_concurrency}, config)
 
 
 def kinds_command(as_json: JsonOption = False, registry: RegistryOption = None) -> None:

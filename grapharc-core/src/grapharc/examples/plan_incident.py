@@ -89,4 +89,4 @@ def scripted_planner() -> Any:
     """The free, deterministic planner ``grapharc plan`` uses when no --model is given."""
     from grapharc.models.scripted import ScriptedChatModel
 
-    return ScriptedChatModel(responses=list(SCRIPT), model_name="scripted")
+    return ScriptedChatModel(responses=list(SCRIPT), model_name="scripted", cost_usd=0.0)

@@ -3,13 +3,16 @@
 1. kinds   - every node's kind is registered, permitted by the node policy, and
              its args validate against the kind's ``args_schema`` (no schema: no args);
 2. edges   - every edge joins known nodes and is permitted between their *kinds*;
-3. budget  - the summed worst case of every node fits what is left of the budget;
+3. budget  - the summed worst case of every node fits what is left of the budget
+             (tokens, iterations, seconds and dollars), and the policy's spend rules,
+             judged on what the run has spent plus that worst case, allow it;
 4. depth   - the runtime's own nesting plus the proposal's fits the depth limit;
 5. acyclic - no scope has a cycle, and every node is reachable from START.
 
 Nothing runs during a check: no factory is called and the budget meter is only
 read. Each scope is walked once, so a check is O(N + E) in the proposal's size
-(policy decisions are memoised per kind pair).
+(policy decisions are memoised per kind pair). Every ``ask`` (node, edge or
+spend) is resolved in one place, ``AdmissionChecker._decided``.
 """
 
 from __future__ import annotations
@@ -18,7 +21,7 @@ from collections import deque
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from enum import StrEnum
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from pydantic import BaseModel, ValidationError
 
@@ -27,12 +30,16 @@ from grapharc.harness.permissions import Decision
 from grapharc.planner.nesting import current_depth
 from grapharc.planner.proposal import END, START, Subgraph, location
 from grapharc.planner.registry import CostEstimate, NodeRegistry
-from grapharc.planner.rules import EdgePolicy, NodePolicy, RuleDecision
+from grapharc.planner.rules import EdgePolicy, NodePolicy
 from grapharc.policy.audit import AuditRecord
-from grapharc.runtime.budget import BudgetMeter
+from grapharc.runtime.budget import BudgetMeter, amount
+
+if TYPE_CHECKING:
+    from grapharc.policy.engine import PolicyDecision
 
 CHECKS: tuple[str, ...] = ("kinds", "edges", "budget", "depth", "acyclic")
 Approver = Callable[[AuditRecord], bool]
+SpendCheck = Callable[[Mapping[str, float]], "PolicyDecision"]
 
 
 class AdmissionSetupError(GraphARCError):
@@ -98,7 +105,8 @@ class AdmissionResult:
                 "nodes": self.node_count, "depth": self.depth,
                 "worst_case": {"tokens": self.worst_case.tokens,
                                "iterations": self.worst_case.iterations,
-                               "seconds": self.worst_case.seconds},
+                               "seconds": self.worst_case.seconds,
+                               "cost_usd": self.worst_case.cost_usd},
                 "rejections": [r.as_dict() for r in self.rejections]}
 
 
@@ -119,6 +127,11 @@ class _Walk:
     def reject(self, check: str, code: str, message: str, where: str, rule_id: str = "") -> None:
         self.rejections.append(Rejection(check, code, message, where, rule_id))
 
+    def worst_case(self) -> dict[str, float]:
+        """The summed worst case so far, by budget dimension."""
+        return {"tokens": self.tokens, "iterations": self.iterations, "seconds": self.seconds,
+                "cost_usd": self.cost_usd}
+
 
 @dataclass(frozen=True)
 class _Wiring:
@@ -138,12 +151,14 @@ class AdmissionChecker:
 
     ``edge_policy`` is required (no policy is not "allow everything");
     ``node_policy`` of None means every registered kind may be proposed.
-    An ``ask`` decision is rejected unless ``approver`` (approval routing) says yes.
+    ``spend_check`` (e.g. ``PolicyEngine.check_spend``) judges the run's projected
+    spend; None means no spend rules. An ``ask`` decision is rejected unless
+    ``approver`` (approval routing) says yes.
     """
 
     def __init__(self, registry: NodeRegistry, edge_policy: EdgePolicy, *,
                  node_policy: NodePolicy | None = None, max_depth: int = 3,
-                 approver: Approver | None = None) -> None:
+                 approver: Approver | None = None, spend_check: SpendCheck | None = None) -> None:
         if not registry.frozen:
             raise AdmissionSetupError("the registry must be frozen before admission",
                                       hint="call registry.freeze() once every kind is added")
@@ -154,6 +169,7 @@ class AdmissionChecker:
         self.node_policy = node_policy
         self.max_depth = max_depth
         self.approver = approver
+        self.spend_check = spend_check
 
     def check(self, proposal: Subgraph, *, meter: BudgetMeter | None = None,
               live: Mapping[str, str | None] | None = None) -> AdmissionResult:
@@ -172,6 +188,7 @@ class AdmissionChecker:
             wiring = self._edges(scope, kinds, prefix, walk, live if not prefix else None)
             self._acyclic(kinds, wiring, prefix, walk)
         self._budget(walk, meter.remaining() if meter is not None else None)
+        self._spend(walk, meter)
         runtime = current_depth()
         if runtime + walk.depth > self.max_depth:
             walk.reject("depth", "too_deep",
@@ -184,12 +201,12 @@ class AdmissionChecker:
                                runtime + walk.depth, walk.nodes,
                                walk.args if not walk.rejections else {}, tuple(walk.audit))
 
-    def _decided(self, record: AuditRecord, decided: RuleDecision) -> Decision:
+    def _decided(self, record: AuditRecord, decision: Decision) -> Decision:
         """Resolve an ``ask`` through the approver; everything else stands."""
-        if decided.decision is Decision.ASK:
+        if decision is Decision.ASK:
             return Decision.ALLOW if self.approver is not None and self.approver(record) \
                 else Decision.ASK
-        return decided.decision
+        return decision
 
     def _kinds(self, scope: Subgraph, prefix: str, names: str, level: int, walk: _Walk,
                scopes: list[tuple[Subgraph, str, str, int]]) -> dict[str, str]:
@@ -218,7 +235,7 @@ class AdmissionChecker:
             if node_policy is not None:
                 decided, record = node_policy.judge(node.kind)
                 walk.audit.append(record)
-                final = self._decided(record, decided)
+                final = self._decided(record, decided.decision)
                 if final is not Decision.ALLOW:
                     code = "node_denied" if final is Decision.DENY else "node_approval_required"
                     walk.reject("kinds", code, f"node {node.name!r} of kind {node.kind!r}: "
@@ -296,7 +313,7 @@ class AdmissionChecker:
         walk.audit.append(record)
         if decided.decision is Decision.ALLOW:
             return
-        final = self._decided(record, decided)
+        final = self._decided(record, decided.decision)
         if final is not Decision.ALLOW:
             code = "edge_denied" if final is Decision.DENY else "edge_approval_required"
             where = prefix if index is None else f"{prefix}edges[{index}]"
@@ -334,12 +351,33 @@ class AdmissionChecker:
 
     @staticmethod
     def _budget(walk: _Walk, remaining: Mapping[str, float | int | None] | None) -> None:
+        """Check 3: the worst case against what the meter has left (an overspent run has 0)."""
         if remaining is None:
             return
-        needed = {"tokens": walk.tokens, "iterations": walk.iterations, "seconds": walk.seconds}
-        for dimension, need in needed.items():
+        for dimension, need in walk.worst_case().items():
             left = remaining.get(dimension)
             if left is not None and need > 0 and need > left:
                 walk.reject("budget", "over_budget",
-                            f"worst case needs {need} {dimension}, but only {left} are left",
-                            "proposal")
+                            f"worst case needs {amount(dimension, need)} {dimension}, but only "
+                            f"{amount(dimension, left)} are left", "proposal")
+
+    def _spend(self, walk: _Walk, meter: BudgetMeter | None) -> None:
+        """Check 3, policy half: the spend rules judge what the run has spent plus the worst case.
+
+        Seconds are judged on the worst case alone: elapsed time is max_seconds' job, and
+        admission stays deterministic.
+        """
+        if self.spend_check is None:
+            return
+        projected = walk.worst_case()
+        if meter is not None:
+            projected["tokens"] += meter.tokens
+            projected["iterations"] += meter.iterations
+            projected["cost_usd"] += meter.cost_usd
+        decided = self.spend_check(projected)
+        walk.audit.append(decided.record)
+        final = self._decided(decided.record, decided.decision)
+        if final is not Decision.ALLOW:
+            code = "spend_denied" if final is Decision.DENY else "spend_approval_required"
+            walk.reject("budget", code, f"spend rule {decided.record.rule_id!r}: "
+                        f"{decided.record.reason}", "proposal", decided.record.rule_id)

@@ -118,6 +118,17 @@ class LoopResult:
         return [r for record in self.rounds for r in record.admission.rejections]
 
 
+def _exhausted(meter: BudgetMeter) -> str | None:
+    """Why the budget cannot pay for another round, or None when every dimension has some left."""
+    spent = meter.exhausted()
+    if not spent:
+        return None
+    if "cost_usd" in spent and meter.unpriced_calls:
+        return (f"{StopReason.BUDGET_EXHAUSTED.description}: {meter.unpriced_calls} model call(s) "
+                "reported no price, so the dollar ceiling cannot be kept")
+    return StopReason.BUDGET_EXHAUSTED.description
+
+
 def _refused(code: str, message: str, fingerprint: str = "") -> AdmissionResult:
     """A verdict for a round that never reached the checker (unreadable or repeated)."""
     return AdmissionResult(AdmissionStatus.REJECTED, fingerprint,
@@ -144,7 +155,7 @@ class GovernedLoop:
     def run(self, goal: str, state: BaseModel) -> LoopResult:
         """Plan and run rounds until the goal is met or a limit stops the loop."""
         loop_id = str(uuid4())
-        spent = {"iterations": 0, "tokens": 0, "cost_usd": 0.0}
+        spent = {"iterations": 0, "tokens": 0, "cost_usd": 0.0, "unpriced_calls": 0}
         started = time.monotonic()
         rounds: list[RoundRecord] = []
         seen: dict[str, int] = {}
@@ -152,7 +163,8 @@ class GovernedLoop:
 
         def meter() -> BudgetMeter:
             current = BudgetMeter(self.budget, iterations=spent["iterations"],
-                                  tokens=spent["tokens"], cost_usd=spent["cost_usd"])
+                                  tokens=spent["tokens"], cost_usd=spent["cost_usd"],
+                                  unpriced_calls=spent["unpriced_calls"])
             current.started_at = started
             return current
 
@@ -162,15 +174,17 @@ class GovernedLoop:
             return LoopResult(reason, rounds, state, detail or reason.description, dict(spent))
 
         for number in range(1, self.limits.max_rounds + 1):
-            left = meter().remaining()
-            if any(value is not None and value <= 0 for value in left.values()):
-                return stop(StopReason.BUDGET_EXHAUSTED)
+            exhausted = _exhausted(meter())
+            if exhausted is not None:
+                return stop(StopReason.BUDGET_EXHAUSTED, exhausted)
             round_started = time.monotonic()
             try:
                 plan = self.planner.propose(goal, state, feedback)
             except Exception as exc:
                 return stop(StopReason.PLANNER_FAILED, f"{type(exc).__name__}: {exc}")
             spent["tokens"] += plan.tokens
+            spent["cost_usd"] += plan.cost_usd or 0.0
+            spent["unpriced_calls"] += int(plan.cost_usd is None)
             events.emit(self.trace, "plan", loop_id, round=number,
                         tokens=plan.tokens, readable=plan.proposal is not None)
             record, state, failure = self._round(number, plan, state, seen, meter, spent,
@@ -218,9 +232,14 @@ class GovernedLoop:
         events.emit(self.trace, "decision", loop_id, round=number, **verdict.event())
         if not verdict.admitted:
             return RoundRecord(number, proposal, verdict, False, 0, 0, 0.0), state, None
+        exhausted = _exhausted(current)
+        if exhausted is not None:  # the planner's own call used up what an admitted round needs
+            record = RoundRecord(number, proposal, verdict, False, 0, 0, 0.0, exhausted)
+            return record, state, (StopReason.BUDGET_EXHAUSTED, exhausted)
         left = current.remaining()
         budget = Budget(max_iterations=left["iterations"], max_tokens=left["tokens"],
-                        max_seconds=left["seconds"], max_concurrency=self.budget.max_concurrency)
+                        max_seconds=left["seconds"], max_cost_usd=left["cost_usd"],
+                        max_concurrency=self.budget.max_concurrency)
         self.materializer.meters.reset()
         failure: tuple[StopReason, str] | None = None
         try:
@@ -231,10 +250,9 @@ class GovernedLoop:
             failure = (StopReason.BUDGET_EXHAUSTED, str(exc))
         except Exception as exc:
             failure = (StopReason.RUN_FAILED, f"{type(exc).__name__}: {exc}")
-        iterations, tokens, cost = self.materializer.meters.spent()
-        spent["iterations"] += iterations
-        spent["tokens"] += tokens
-        spent["cost_usd"] += cost
-        record = RoundRecord(number, proposal, verdict, True, 0, iterations, 0.0,
+        ran = self.materializer.meters.spent()
+        for name, amount in ran.items():
+            spent[name] += amount
+        record = RoundRecord(number, proposal, verdict, True, 0, int(ran["iterations"]), 0.0,
                              failure[1] if failure else "")
         return record, state, failure

@@ -46,11 +46,13 @@ class RunMeters:
         if run is not None:
             self.seen.setdefault(id(run.meter), run.meter)
 
-    def spent(self) -> tuple[int, int, float]:
-        """Iterations, tokens and cost charged to those runs."""
+    def spent(self) -> dict[str, float]:
+        """Iterations, tokens, cost and unpriced calls charged to those runs."""
         meters = list(self.seen.values())
-        return (sum(m.iterations for m in meters), sum(m.tokens for m in meters),
-                sum(m.cost_usd for m in meters))
+        return {"iterations": sum(m.iterations for m in meters),
+                "tokens": sum(m.tokens for m in meters),
+                "cost_usd": sum(m.cost_usd for m in meters),
+                "unpriced_calls": sum(m.unpriced_calls for m in meters)}
 
 
 def _at_level(body: Callable[..., Any], level: int, meters: RunMeters) -> Callable[..., Any]:

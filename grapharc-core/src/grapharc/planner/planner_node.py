@@ -53,12 +53,16 @@ def extract_json(text: str) -> Any:
 
 @dataclass(frozen=True)
 class Plan:
-    """One planning call: the proposal (or why there is none), the raw reply and its tokens."""
+    """One planning call: the proposal (or why there is none), the raw reply, its tokens and price.
+
+    ``cost_usd`` is what the provider reported for the call, or None when it reported none.
+    """
 
     proposal: Subgraph | None
     raw: str
     tokens: int
     error: str = ""
+    cost_usd: float | None = None
 
 
 def _usage(reply: Any) -> int:
@@ -92,10 +96,14 @@ class PlannerNode:
         """Call the model once and read a proposal from its reply (never raising on bad replies)."""
         from langchain_core.messages import HumanMessage
 
+        from grapharc.runtime.tokens import reported_cost
+
         reply = self.model.invoke([HumanMessage(content=self.prompt(goal, state, feedback))])
         raw = reply.content if isinstance(reply.content, str) else json.dumps(reply.content)
         tokens = _usage(reply)
+        cost = reported_cost((getattr(reply, "response_metadata", None) or {}).get("cost_usd"))
         try:
-            return Plan(proposal_from_data(extract_json(raw), "model reply"), raw, tokens)
+            return Plan(proposal_from_data(extract_json(raw), "model reply"), raw, tokens,
+                        cost_usd=cost)
         except (NoJSONError, ProposalError) as exc:
-            return Plan(None, raw, tokens, str(exc))
+            return Plan(None, raw, tokens, str(exc), cost)

@@ -58,13 +58,9 @@ def register_stores(register: Register) -> None:
 
 @hookimpl
 def register_policy_sources(register: Register) -> None:
-    register(PolicySourceInfo(name="flag", precedence=40, load="grapharc.policy.sources:from_flag",
-                              description="the file named by --policy"))
-    register(PolicySourceInfo(name="env", precedence=35, load="grapharc.policy.sources:from_env",
-                              description="the file named by GRAPHARC_POLICY"))
     register(PolicySourceInfo(name="config", precedence=30,
                               load="grapharc.policy.sources:from_config",
-                              description="policy = ... in grapharc.toml"))
+                              description="--policy, GRAPHARC_POLICY or policy = ... in grapharc.toml"))
     register(PolicySourceInfo(name="generated", precedence=20,
                               load="grapharc.policy.sources:from_generated",
                               description=".grapharc/generated-policy.toml, written once by a model"))

@@ -69,7 +69,7 @@ class SpendRuleDoc(_Rule):
     max_tokens: int | None = Field(default=None, gt=0, le=MAX_CEILING)
     max_iterations: int | None = Field(default=None, gt=0, le=MAX_CEILING)
     max_seconds: float | None = Field(default=None, gt=0, le=MAX_CEILING)
-    max_cost_usd: float | None = Field(default=None, ge=0, le=MAX_CEILING)
+    max_cost_usd: float | None = Field(default=None, gt=0, le=MAX_CEILING)
 
     @model_validator(mode="after")
     def _has_a_ceiling(self) -> SpendRuleDoc:

@@ -1,9 +1,13 @@
-"""Policy sources: ``--policy``, ``GRAPHARC_POLICY``, grapharc.toml, a generated file, the registry.
+"""Policy sources: the configured file, a generated file, the registry's default.
 
 Each source is registered through the policy-source hook with a precedence
-(flag 40, env 35, config 30, generated 20, registry-default 10);
-:func:`resolve_policy` asks them in descending precedence and the first that
-has a policy supplies it, named as the provenance (``policy_source``).
+(config 30, generated 20, registry-default 10); :func:`resolve_policy` asks them
+in descending precedence and the first that has a policy supplies it, named as
+the provenance (``policy_source``). Which of ``--policy``, ``GRAPHARC_POLICY``
+and ``policy = ...`` in grapharc.toml names the configured file is not decided
+here: :mod:`grapharc.config` resolves the ``policy`` setting like every other
+(flag > env > file), and the config source reports the layer that won as
+``flag``, ``env`` or ``config``.
 """
 
 from __future__ import annotations
@@ -12,11 +16,12 @@ import hashlib
 import json
 import tomllib
 from collections.abc import Mapping
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
 from grapharc._files import read_user_bytes
+from grapharc.config import Setting
 from grapharc.errors import GraphARCError
 
 MAX_POLICY_BYTES = 4 * 1024 * 1024
@@ -30,15 +35,13 @@ class PolicyLoadError(GraphARCError):
 class PolicyContext:
     """What the policy sources may consult for one run.
 
-    ``flag`` / ``env`` are already-resolved paths; ``config`` is the
-    ``[grapharc]`` table of the config file at ``config_path``. ``model`` (a
-    chat model) and ``workdir`` let the generated source write a first policy.
+    ``configured`` is the ``policy`` setting as grapharc.config resolved it (an
+    absolute path and the layer that supplied it), or None when no layer set one.
+    ``model`` (a chat model) and ``workdir`` let the generated source write a
+    first policy.
     """
 
-    flag: Path | None = None
-    env: Path | None = None
-    config_path: Path | None = None
-    config: dict[str, Any] = field(default_factory=dict)
+    configured: Setting | None = None
     registry_default: dict[str, Any] | None = None
     registry_name: str = ""
     model: Any = None
@@ -89,22 +92,15 @@ def load_policy_file(path: Path, source: str) -> LoadedPolicy:
     return LoadedPolicy(source, str(path), document, hashlib.sha256(raw).hexdigest())
 
 
-def from_flag(context: PolicyContext) -> LoadedPolicy | None:
-    """The file named by ``--policy``, when one was given."""
-    return load_policy_file(context.flag, "flag") if context.flag is not None else None
-
-
-def from_env(context: PolicyContext) -> LoadedPolicy | None:
-    """The file named by ``GRAPHARC_POLICY``, when set."""
-    return load_policy_file(context.env, "env") if context.env is not None else None
+SOURCE_OF_LAYER = {"flag": "flag", "env": "env", "file": "config"}
 
 
 def from_config(context: PolicyContext) -> LoadedPolicy | None:
-    """``policy = "..."`` in grapharc.toml, resolved against the config file's folder."""
-    named = context.config.get("policy")
-    if named is None or context.config_path is None:
+    """The file the resolved ``policy`` setting names, provenance named after the layer that won."""
+    setting = context.configured
+    if setting is None:
         return None
-    return load_policy_file((context.config_path.parent / str(named)).resolve(), "config")
+    return load_policy_file(Path(setting.value), SOURCE_OF_LAYER.get(setting.source, setting.source))
 
 
 def from_generated(context: PolicyContext) -> LoadedPolicy | None:

@@ -1,7 +1,13 @@
 """A run's budget (what it may spend) and its meter (what it has spent), shared by every node.
 
-The meter is charged by the runtime itself — iterations at each node start, tokens by the usage
-callback at each model call — so a node cannot under-report; it only has to be in scope.
+The meter is charged by the runtime itself — iterations at each node start, tokens and dollars by
+the usage callback at each model call — so a node cannot under-report; it only has to be in scope.
+
+Dollars fail closed. A call whose provider reported no price is counted in ``unpriced_calls``;
+under a ``max_cost_usd`` ceiling that call ends the run (``UnpricedCallError``, a
+``BudgetExceededError`` on ``cost_usd``), because the run's spend is no longer known and a
+ceiling that only counted would promise what it cannot keep. Price the backend
+(``price_per_million=``) or bound such a run with ``max_tokens`` instead.
 """
 
 from __future__ import annotations
@@ -28,22 +34,58 @@ class InvalidBudgetError(GraphARCError):
         self.value = value
 
 
-class BudgetExceededError(GraphARCError):
-    """A run spent past one of its ceilings; ``dimension`` says which one."""
+def amount(dimension: str, value: float) -> str:
+    """A quantity as people read it: ``$0.3`` for dollars (to the micro-dollar), else the number."""
+    return f"${round(value, 6)}" if dimension == "cost_usd" else str(value)
 
-    def __init__(self, dimension: str, limit: int, used: int, node: str | None = None) -> None:
-        where = f" (node {node!r})" if node is not None else ""
+
+def _where(node: str | None) -> str:
+    return f" (node {node!r})" if node is not None else ""
+
+
+class BudgetExceededError(GraphARCError):
+    """A run spent past one of its ceilings; ``dimension`` says which one.
+
+    ``limit`` and ``used`` are counts for iterations and tokens, and numbers of seconds or US
+    dollars for ``seconds`` and ``cost_usd``.
+    """
+
+    def __init__(self, dimension: str, limit: float, used: float, node: str | None = None) -> None:
         super().__init__(
-            f"{dimension} budget exceeded{where}: {used} used of a limit of {limit}",
+            f"{dimension} budget exceeded{_where(node)}: {amount(dimension, used)} used of a limit "
+            f"of {amount(dimension, limit)}",
             hint=f"raise the budget's max_{dimension} or make the run cheaper",
         )
+        self._record(dimension, limit, used, node)
+
+    def _record(self, dimension: str, limit: float, used: float, node: str | None) -> None:
         self.dimension = dimension
         self.limit = limit
         self.used = used
         self.node = node
 
-    def __reduce__(self) -> tuple[type[BudgetExceededError], tuple[str, int, int, str | None]]:
+    def __reduce__(self) -> tuple[Any, tuple[Any, ...]]:
         return (type(self), (self.dimension, self.limit, self.used, self.node))
+
+
+class UnpricedCallError(BudgetExceededError):
+    """A model call reported no price under a dollar ceiling, so the ceiling can no longer be kept."""
+
+    hint = ("price the backend (e.g. get_model(..., price_per_million=...)), or bound the run "
+            "with max_tokens instead of max_cost_usd")
+
+    def __init__(self, limit: float, used: float, unpriced_calls: int, node: str | None = None) -> None:
+        GraphARCError.__init__(
+            self,
+            f"cost_usd budget cannot be kept{_where(node)}: {unpriced_calls} model call(s) "
+            f"reported no price, so the run has spent an unknown amount beyond the "
+            f"{amount('cost_usd', used)} priced so far (limit {amount('cost_usd', limit)})",
+        )
+        self._record("cost_usd", limit, used, node)
+        self.unpriced_calls = unpriced_calls
+
+    def __reduce__(self) -> tuple[Any, tuple[Any, ...]]:
+        return (type(self), (self.limit, self.used, self.unpriced_calls, self.node))
 
 
 @dataclass(frozen=True, slots=True)
@@ -52,13 +94,15 @@ class Budget:
 
     ``max_concurrency`` caps parallel workers rather than being consumed, so the meter does not
     count it. ``max_seconds`` may be ``inf``; timers use ``effective_seconds`` (clamped to
-    ``MAX_DEADLINE_SECONDS``, 31 days) so one can always be armed.
+    ``MAX_DEADLINE_SECONDS``, 31 days) so one can always be armed. ``max_cost_usd`` is US dollars
+    as providers report them, finite and above 0.
     """
 
     max_iterations: int | None = None
     max_tokens: int | None = None
     max_seconds: float | None = None
     max_concurrency: int | None = None
+    max_cost_usd: float | None = None
 
     def __post_init__(self) -> None:
         for name in ("max_iterations", "max_tokens", "max_concurrency"):
@@ -67,6 +111,8 @@ class Budget:
                 object.__setattr__(self, name, _positive_int(f"Budget.{name}", value))
         if self.max_seconds is not None:
             object.__setattr__(self, "max_seconds", _positive_seconds(self.max_seconds))
+        if self.max_cost_usd is not None:
+            object.__setattr__(self, "max_cost_usd", _positive_dollars(self.max_cost_usd))
 
     @property
     def effective_seconds(self) -> float | None:
@@ -85,6 +131,14 @@ def _positive_int(field: str, value: Any) -> int:
 def _positive_seconds(value: Any) -> float:
     if isinstance(value, bool) or not isinstance(value, int | float) or math.isnan(value) or value <= 0:
         raise InvalidBudgetError("Budget.max_seconds", value, "a positive number of seconds or None")
+    return float(value)
+
+
+def _positive_dollars(value: Any) -> float:
+    if isinstance(value, bool) or not isinstance(value, int | float) or not math.isfinite(value) \
+            or value <= 0:
+        raise InvalidBudgetError("Budget.max_cost_usd", value,
+                                 "a finite positive number of US dollars or None")
     return float(value)
 
 
@@ -107,14 +161,15 @@ class BudgetMeter:
     """
 
     def __init__(
-        self, budget: Budget, *, iterations: int = 0, tokens: int = 0, cost_usd: float = 0.0
+        self, budget: Budget, *, iterations: int = 0, tokens: int = 0, cost_usd: float = 0.0,
+        unpriced_calls: int = 0,
     ) -> None:
         self._budget = budget
         self._lock = threading.Lock()
         self._iterations = _count("BudgetMeter iterations", iterations)
         self._tokens = _count("BudgetMeter tokens", tokens)
         self._cost_usd = _cost("BudgetMeter cost_usd", cost_usd)
-        self._unpriced_calls = 0
+        self._unpriced_calls = _count("BudgetMeter unpriced_calls", unpriced_calls)
         self.started_at = monotonic()
 
     @property
@@ -152,10 +207,11 @@ class BudgetMeter:
             return self._iterations
 
     def charge_tokens(self, tokens: int, cost_usd: float | None = None, *, node: str | None = None) -> int:
-        """Add one call's usage, then raise if it crossed max_tokens.
+        """Add one call's usage, then raise if it crossed max_tokens or max_cost_usd.
 
         The usage is recorded before the check, so the overspend is bounded by the single call
-        that crossed the ceiling and the meter still shows what was really spent.
+        that crossed the ceiling and the meter still shows what was really spent. Under a dollar
+        ceiling, a call without a price raises ``UnpricedCallError`` (see the module docstring).
         """
         tokens = _count("charged tokens", tokens)
         cost = None if cost_usd is None else _cost("charged cost_usd", cost_usd)
@@ -166,16 +222,30 @@ class BudgetMeter:
                 self._unpriced_calls += 1
             else:
                 self._cost_usd += cost
-            total = self._tokens
+            total, spent, unpriced = self._tokens, self._cost_usd, self._unpriced_calls
         if limit is not None and total > limit:
             raise BudgetExceededError("tokens", limit, total, node)
+        dollars = self._budget.max_cost_usd
+        if dollars is not None and cost is None:
+            raise UnpricedCallError(dollars, spent, unpriced, node)
+        if dollars is not None and spent > dollars:
+            raise BudgetExceededError("cost_usd", dollars, spent, node)
         return total
 
-    def check_tokens_available(self, *, node: str | None = None) -> None:
-        """Raise before a model call if the run is already at or over its token ceiling."""
-        limit = self._budget.max_tokens
-        if limit is not None and self._tokens >= limit:
-            raise BudgetExceededError("tokens", limit, self._tokens, node)
+    def check_call_allowed(self, *, node: str | None = None) -> None:
+        """Raise before a model call once the run is at or over its token or dollar ceiling.
+
+        Under a dollar ceiling a run that already made an unpriced call may make no more.
+        """
+        tokens, dollars = self._budget.max_tokens, self._budget.max_cost_usd
+        with self._lock:
+            used, spent, unpriced = self._tokens, self._cost_usd, self._unpriced_calls
+        if tokens is not None and used >= tokens:
+            raise BudgetExceededError("tokens", tokens, used, node)
+        if dollars is not None and unpriced:
+            raise UnpricedCallError(dollars, spent, unpriced, node)
+        if dollars is not None and spent >= dollars:
+            raise BudgetExceededError("cost_usd", dollars, spent, node)
 
     def seconds_left(self) -> float | None:
         """Seconds until max_seconds (clamped like ``effective_seconds``), never below 0."""
@@ -185,14 +255,25 @@ class BudgetMeter:
         return max(0.0, allowed - (monotonic() - self.started_at))
 
     def remaining(self) -> dict[str, int | float | None]:
-        """What is left per consumable dimension (iterations, tokens, seconds); None = unlimited."""
+        """What is left per consumable dimension (iterations, tokens, seconds, cost_usd).
+
+        None means unlimited. Under a dollar ceiling, an unpriced call leaves ``cost_usd`` at 0:
+        what the run spent is unknown, so nothing more may be counted on.
+        """
         budget = self._budget
         with self._lock:
             iterations, tokens = self._iterations, self._tokens
+            spent, unpriced = self._cost_usd, self._unpriced_calls
+        dollars = budget.max_cost_usd
         return {
             "iterations": None
             if budget.max_iterations is None
             else max(0, budget.max_iterations - iterations),
             "tokens": None if budget.max_tokens is None else max(0, budget.max_tokens - tokens),
             "seconds": self.seconds_left(),
+            "cost_usd": None if dollars is None else 0.0 if unpriced else max(0.0, dollars - spent),
         }
+
+    def exhausted(self) -> list[str]:
+        """The dimensions with nothing left, in ``remaining()`` order (empty: the run may go on)."""
+        return [name for name, left in self.remaining().items() if left is not None and left <= 0]

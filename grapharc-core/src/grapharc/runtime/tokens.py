@@ -83,11 +83,11 @@ class _NodeUsageHandler(BaseCallbackHandler):
         _ACTIVE_SCOPE.reset(self._token)
 
     def on_chat_model_start(self, serialized: Any, messages: Any, **kwargs: Any) -> None:
-        """Refuse to start a call once the run's tokens are already spent."""
+        """Refuse to start a call once the run's tokens or dollars are already spent."""
         self._check_available()
 
     def on_llm_start(self, serialized: Any, prompts: Any, **kwargs: Any) -> None:
-        """Refuse to start a call once the run's tokens are already spent."""
+        """Refuse to start a call once the run's tokens or dollars are already spent."""
         self._check_available()
 
     def on_llm_end(self, response: LLMResult, *, run_id: UUID, **kwargs: Any) -> None:
@@ -118,7 +118,7 @@ class _NodeUsageHandler(BaseCallbackHandler):
 
     def _check_available(self) -> None:
         if self.meter is not None and self._owns_event():
-            self.meter.check_tokens_available(node=self.node)
+            self.meter.check_call_allowed(node=self.node)
 
 
 class _ClaimedRuns:
@@ -167,7 +167,7 @@ def charge_hand(tokens: int, cost_usd: float | None = None) -> None:
         )
     if isinstance(tokens, bool) or not isinstance(tokens, int) or tokens < 0:
         raise InvalidBudgetError("charge_hand tokens", tokens, "a non-negative integer")
-    scope.charge(tokens, 0, 0, _reported_cost(cost_usd, strict=True))
+    scope.charge(tokens, 0, 0, reported_cost(cost_usd, strict=True))
 
 
 def _read_usage(response: LLMResult) -> tuple[int, int, int, float | None]:
@@ -188,7 +188,7 @@ def _read_usage(response: LLMResult) -> tuple[int, int, int, float | None]:
             output_tokens += out
             total += _count(usage.get("total_tokens")) or inp + out
         metadata = getattr(message, "response_metadata", None) or {}
-        cost = _add_cost(cost, _reported_cost(metadata.get("cost_usd")))
+        cost = _add_cost(cost, reported_cost(metadata.get("cost_usd")))
     llm_output = response.llm_output or {}
     if not found:
         token_usage = llm_output.get("token_usage") or {}
@@ -196,7 +196,7 @@ def _read_usage(response: LLMResult) -> tuple[int, int, int, float | None]:
         output_tokens = _count(token_usage.get("completion_tokens"))
         total = _count(token_usage.get("total_tokens")) or input_tokens + output_tokens
     if cost is None:
-        cost = _reported_cost(llm_output.get("cost_usd"))
+        cost = reported_cost(llm_output.get("cost_usd"))
     return total, input_tokens, output_tokens, cost
 
 
@@ -204,7 +204,7 @@ def _count(value: Any) -> int:
     return value if isinstance(value, int) and not isinstance(value, bool) and value > 0 else 0
 
 
-def _reported_cost(value: Any, *, strict: bool = False) -> float | None:
+def reported_cost(value: Any, *, strict: bool = False) -> float | None:
     """A provider-reported price in USD, or None; malformed prices are treated as unreported
     (``strict`` rejects them instead, for charges made by hand)."""
     if value is None:

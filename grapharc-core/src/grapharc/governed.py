@@ -1,0 +1,271 @@
+"""One governed run, built from resolved configuration: surface, model, policy, budget, checker.
+
+``grapharc plan``, ``grapharc run`` and the HTTP server are thin callers of this module. They
+resolve a :class:`~grapharc.config.Config` once (:func:`resolve_config`: flag > env >
+grapharc.toml > the command's built-ins, decided in :mod:`grapharc.config` and nowhere else),
+and everything after follows from it: the registry surface, the planner model, the policy (the
+file the ``policy`` setting names, else a generated one, else the registry's default), the
+budget (the settings tightened by the policy's deny spend ceilings) and an admission checker
+that applies the node, edge and spend rules. Preparing does every fallible look-up and writes
+nothing, so a caller opens its trace only once the run can start.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import functools
+from collections.abc import Iterator, Mapping
+from contextlib import contextmanager
+from dataclasses import dataclass
+from pathlib import Path
+from typing import TYPE_CHECKING, Any, Literal
+from uuid import uuid4
+
+from pydantic import BaseModel
+
+from grapharc.config import Config, load_config
+from grapharc.errors import ConfigurationError, GraphARCError
+from grapharc.planner.admission import AdmissionChecker, AdmissionResult, Approver
+from grapharc.planner.proposal import Subgraph
+from grapharc.planner.registry import UnknownKindError
+from grapharc.planner.surface import DEMO, PLUGINS, Surface, load_surface
+from grapharc.policy.engine import PolicyDocumentError, PolicyEngine
+from grapharc.policy.schema import ToolRuleDoc
+from grapharc.policy.sources import LoadedPolicy, PolicyContext, resolve_policy
+from grapharc.runtime.budget import Budget, BudgetMeter
+
+if TYPE_CHECKING:
+    from grapharc.planner.loop import LoopResult
+    from grapharc.planner.materialize import Materializer
+    from grapharc.runtime.trace import TraceWriter
+
+Command = Literal["plan", "run"]
+BUILT_INS: Mapping[Command, Mapping[str, Any]] = {
+    "plan": {"registry": DEMO, "max_tokens": 500_000, "max_iterations": 1_000},
+    "run": {"registry": PLUGINS},
+}
+CANNOT_RUN_CODES = frozenset({"kind_unknown"})
+
+
+class EmptyGoalError(GraphARCError):
+    """A plan was asked for with a goal that has nothing in it."""
+
+    hint = 'say what the run is for, as in: grapharc plan "investigate the checkout outage"'
+
+
+class UnboundedRunError(GraphARCError):
+    """A run with no token, iteration, seconds or dollar budget that was not allowed to be one."""
+
+    hint = ("set --max-tokens, --max-iterations, --max-seconds or --max-cost-usd "
+            "(or pass --unbounded)")
+
+
+def resolve_config(command: Command, flags: Mapping[str, Any], *, config_path: Path | None = None,
+                   cwd: Path | None = None, env: Mapping[str, str] | None = None) -> Config:
+    """The settings of one ``plan`` or ``run``: flag > env > grapharc.toml > that command's built-ins."""
+    return load_config(flags, config=config_path, cwd=cwd, env=env, defaults=BUILT_INS[command])
+
+
+@dataclass(frozen=True)
+class Planner:
+    """The model that proposes; ``spec`` is None for the surface's free scripted planner."""
+
+    model: Any
+    spec: str | None
+
+    @property
+    def name(self) -> str:
+        return self.spec or "scripted"
+
+
+@dataclass(frozen=True)
+class GovernedRun:
+    """Everything one governed run resolved from its configuration, before anything is checked."""
+
+    config: Config
+    surface: Surface
+    policy: LoadedPolicy
+    engine: PolicyEngine
+    budget: Budget
+    planner: Planner | None = None
+
+    @property
+    def tenant(self) -> str | None:
+        return self.config.value("tenant")
+
+    @property
+    def bounded(self) -> bool:
+        """Whether any consumable dimension has a ceiling; unbounded, every worst case fits."""
+        budget = self.budget
+        return any(limit is not None for limit in (budget.max_tokens, budget.max_iterations,
+                                                   budget.max_seconds, budget.max_cost_usd))
+
+    def require_budget(self, graph: str) -> None:
+        """Refuse to execute ``graph`` when no dimension has a ceiling."""
+        if not self.bounded:
+            raise UnboundedRunError(f"refusing to run {graph}: no budget is set, so every dimension "
+                                    "would be unlimited and any worst case would be admitted")
+
+    def checker(self, approver: Approver | None = None) -> AdmissionChecker:
+        """The admission gate: this registry, the policy's node, edge and spend rules, the depth limit."""
+        engine, tenant = self.engine, self.tenant
+        return AdmissionChecker(
+            self.surface.registry, engine.edge_policy(tenant), node_policy=engine.node_policy(tenant),
+            max_depth=self.config.value("max_depth"), approver=approver,
+            spend_check=functools.partial(engine.check_spend, tenant=tenant, subject="proposal"))
+
+    def materializer(self, name: str, trace: TraceWriter | None) -> Materializer:
+        """Builds admitted proposals over this surface's registry, state and writes."""
+        from grapharc.planner.materialize import Materializer
+
+        return Materializer(self.surface.registry, self.state_schema(), self.surface.writes,
+                            trace=trace, name=name)
+
+    def state_schema(self) -> type[BaseModel]:
+        """The state the surface's kinds read and write; a run cannot start without one."""
+        schema = self.surface.state_schema
+        if schema is None:
+            raise ConfigurationError(f"registry {self.surface.spec!r} declares no STATE_SCHEMA",
+                                     hint="declare STATE_SCHEMA (a Pydantic model) beside the registry")
+        return schema
+
+
+def configured_budget(config: Config) -> Budget:
+    """The budget the settings name (every ``Budget`` field is a setting of the same name)."""
+    return Budget(**{field.name: config.value(field.name) for field in dataclasses.fields(Budget)})
+
+
+def budget_for(config: Config, engine: PolicyEngine) -> Budget:
+    """The configured budget, each dimension tightened by the policy's deny spend ceiling."""
+    budget = configured_budget(config)
+    tightened: dict[str, float] = {}
+    for dimension, ceiling in engine.spend_ceilings(config.value("tenant")).items():
+        name = f"max_{dimension}"
+        limit = int(ceiling) if dimension in ("tokens", "iterations") else ceiling
+        value = getattr(budget, name)
+        tightened[name] = limit if value is None else min(value, limit)
+    return dataclasses.replace(budget, **tightened)
+
+
+def _govern(config: Config, surface: Surface, planner: Planner | None) -> GovernedRun:
+    """Resolve the policy for ``surface`` and refuse one with rules nothing here would enforce."""
+    drafter = planner if planner is not None and planner.spec is not None else None
+    loaded = resolve_policy(PolicyContext(
+        configured=config.setting("policy"), registry_default=surface.default_policy,
+        registry_name=surface.spec, model=drafter.model if drafter else None,
+        model_name=drafter.name if drafter else "", workdir=Path.cwd(),
+        catalog=tuple(surface.registry.catalog())))
+    if loaded is None:
+        raise PolicyDocumentError(f"no policy for registry {surface.spec!r}",
+                                  hint="pass --policy PATH or set policy in grapharc.toml")
+    engine = PolicyEngine.from_loaded(loaded)
+    unknown = engine.unknown_kinds(surface.registry.kinds())
+    if unknown:
+        raise PolicyDocumentError(f"policy {loaded.origin}: " + "; ".join(unknown),
+                                  hint="fix the kind name, or use a glob if that is meant")
+    tools = [rule.id for rule in engine.document.rules if isinstance(rule, ToolRuleDoc)]
+    if tools:
+        raise PolicyDocumentError(
+            f"policy {loaded.origin}: rule(s) {', '.join(map(repr, tools))} have resource = \"tool\", "
+            "and a governed run gates no tool calls, so nothing would enforce them",
+            hint="remove the tool rules from this policy, or keep them in the agent's policy")
+    return GovernedRun(config, surface, loaded, engine, budget_for(config, engine), planner)
+
+
+def prepare_plan(config: Config) -> GovernedRun:
+    """What a governed loop needs: the planner model, surface, policy, budget and state schema."""
+    from grapharc.models import get_model
+
+    spec = config.value("model")
+    named = get_model(spec) if spec is not None else None  # a bad spec is reported first
+    surface = load_surface(config.value("registry"))
+    if named is None and surface.scripted_planner is None:
+        raise ConfigurationError(f"registry {surface.spec!r} ships no scripted planner",
+                                 hint="name a planner model with --model backend/model")
+    planner = Planner(named if named is not None else surface.scripted_planner(), spec)
+    governed = _govern(config, surface, planner)
+    governed.state_schema()
+    return governed
+
+
+def prepare_graph(config: Config) -> GovernedRun:
+    """What admitting (and running) a written graph needs: the surface, policy and budget."""
+    return _govern(config, load_surface(config.value("registry")), None)
+
+
+def require_goal(goal: str) -> str:
+    """``goal`` if it says something; an empty or blank goal is refused."""
+    if not goal.strip():
+        raise EmptyGoalError("the goal is empty; a planner needs something to plan for")
+    return goal
+
+
+def run_plan(governed: GovernedRun, goal: str, *, trace: TraceWriter | None = None,
+             approver: Approver | None = None) -> LoopResult:
+    """Run the governed loop for ``goal``: propose, admit, execute, replan, until a stated stop."""
+    from grapharc.planner.loop import GovernedLoop, LoopLimits
+    from grapharc.planner.planner_node import PlannerNode
+
+    if governed.planner is None:
+        raise ConfigurationError("this governed run was prepared without a planner",
+                                 hint="prepare it with prepare_plan(config)")
+    require_goal(goal)
+    surface, schema = governed.surface, governed.state_schema()
+    loop = GovernedLoop(
+        planner=PlannerNode(governed.planner.model, catalog=surface.registry.catalog()),
+        checker=governed.checker(approver), materializer=governed.materializer("plan", trace),
+        budget=governed.budget, limits=LoopLimits(max_rounds=governed.config.value("max_rounds")),
+        goal_reached=surface.goal_reached or (lambda state: False))
+    return loop.run(goal, schema(**({"goal": goal} if "goal" in schema.model_fields else {})))
+
+
+@dataclass(frozen=True)
+class GraphOutcome:
+    """A written graph's admission verdict and, when it was executed, its final state."""
+
+    verdict: AdmissionResult
+    state: BaseModel | None = None
+
+    @property
+    def executed(self) -> bool:
+        return self.state is not None
+
+
+def run_graph(governed: GovernedRun, proposal: Subgraph, initial: Mapping[str, Any], *, graph: str,
+              name: str, check_only: bool = False, trace: TraceWriter | None = None,
+              approver: Approver | None = None) -> GraphOutcome:
+    """Admit a written ``proposal`` (traced as ``graph``) and, unless ``check_only``, execute it.
+
+    A graph naming kinds the registry lacks could not run at all, so it raises
+    ``UnknownKindError`` (after its decision is traced) rather than returning a rejection.
+    """
+    from grapharc.planner import events
+
+    verdict = governed.checker(approver).check(proposal, meter=BudgetMeter(governed.budget))
+    events.emit(trace, "decision", str(uuid4()), source=graph, **verdict.event())
+    missing = [r for r in verdict.rejections if r.code in CANNOT_RUN_CODES]
+    if missing:
+        raise UnknownKindError("; ".join(f"{graph}: {r.location}: {r.message}" for r in missing),
+                               hint="see grapharc kinds for the kinds this registry holds")
+    if not verdict.admitted or check_only:
+        return GraphOutcome(verdict)
+    schema = governed.state_schema()
+    compiled = governed.materializer(name, trace).materialize(verdict, proposal,
+                                                              budget=governed.budget)
+    return GraphOutcome(verdict, schema.model_validate(compiled.invoke(schema(**initial))))
+
+
+@contextmanager
+def configured_trace(config: Config) -> Iterator[TraceWriter | None]:
+    """The trace writer the ``trace`` setting names (None when unset), closed on the way out."""
+    path = config.value("trace")
+    if path is None:
+        yield None
+        return
+    from grapharc.runtime.trace import TraceWriter
+
+    trace = TraceWriter(path)
+    try:
+        yield trace
+    finally:
+        trace.close()

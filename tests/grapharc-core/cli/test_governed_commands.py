@@ -1,0 +1,111 @@
+"""``grapharc plan`` / ``run`` as thin callers: config resolved once, dollars shown and enforced."""
+
+from __future__ import annotations
+
+import json
+import os
+
+import pytest
+import typer
+from typer.testing import CliRunner
+
+import grapharc.governed
+from grapharc.cli.governance_commands import add_governance_commands
+from grapharc.testing import plugin_host
+
+GRAPH = {"nodes": [{"name": "gather", "kind": "collect_context"},
+                   {"name": "sum", "kind": "summarize"}],
+         "edges": [{"source": "__start__", "target": "gather"},
+                   {"source": "gather", "target": "sum"}],
+         "input": {"goal": "checkout outage"}}
+ALLOW = ('version = "s"\n[[rules]]\nid = "n"\nresource = "node"\naction = "allow"\n'
+         '[[rules]]\nid = "e"\nresource = "edge"\naction = "allow"\n')
+
+
+def invoke(*args: str):
+    app = typer.Typer()
+    add_governance_commands(app)
+    return CliRunner().invoke(app, list(args))
+
+
+@pytest.fixture(autouse=True)
+def in_tmp(tmp_path, monkeypatch):
+    monkeypatch.chdir(tmp_path)
+    for name in [n for n in os.environ if n.startswith("GRAPHARC_") and n != "GRAPHARC_DEBUG"]:
+        monkeypatch.delenv(name)
+    (tmp_path / "graph.json").write_text(json.dumps(GRAPH))
+    with plugin_host(installed=False):
+        yield tmp_path
+
+
+@pytest.fixture
+def calls(monkeypatch):
+    """Count every resolution of the config and every load of the surface."""
+    counted = {"load_config": 0, "load_surface": 0}
+    for name in counted:
+        real = getattr(grapharc.governed, name)
+
+        def counting(*args, _real=real, _name=name, **kwargs):
+            counted[_name] += 1
+            return _real(*args, **kwargs)
+
+        monkeypatch.setattr(grapharc.governed, name, counting)
+    return counted
+
+
+@pytest.mark.parametrize("command", [("plan", "investigate the checkout outage"),
+                                     ("run", "graph.json", "--max-iterations", "5")],
+                         ids=["plan", "run"])
+def test_config_and_surface_are_resolved_once_per_command(calls, command):
+    assert invoke(*command).exit_code == 0
+    assert calls == {"load_config": 1, "load_surface": 1}
+
+
+def test_a_dollar_budget_from_the_flag_is_shown_in_the_budget_line_and_json():
+    text = invoke("run", "graph.json", "--max-cost-usd", "0.25")
+    assert text.exit_code == 0 and "budget    : max_cost_usd=0.25\n" in text.stdout
+    document = json.loads(invoke("run", "graph.json", "--max-cost-usd", "0.25", "--json").stdout)
+    assert (document["budget"]["max_cost_usd"], document["bounded"]) == (0.25, True)
+    assert document["sources"]["max_cost_usd"] == "flag"
+    assert document["admission"]["worst_case"]["cost_usd"] == 0.0
+
+
+def test_a_dollar_budget_comes_from_the_environment_or_grapharc_toml(in_tmp, monkeypatch):
+    (in_tmp / "grapharc.toml").write_text("[grapharc]\nmax_cost_usd = 3\n")
+    from_file = json.loads(invoke("plan", "outage", "--json").stdout)
+    assert (from_file["budget"]["max_cost_usd"], from_file["sources"]["max_cost_usd"]) == (3.0, "file")
+    monkeypatch.setenv("GRAPHARC_MAX_COST_USD", "1.5")
+    from_env = json.loads(invoke("plan", "outage", "--json").stdout)
+    assert (from_env["budget"]["max_cost_usd"], from_env["sources"]["max_cost_usd"]) == (1.5, "env")
+    assert from_env["stop"]["reason"] == "goal_met" and from_env["spent"]["unpriced_calls"] == 0
+
+
+@pytest.mark.parametrize("value", ["0", "-1", "nan", "inf"])
+def test_a_dollar_budget_that_is_not_a_positive_number_exits_2_naming_it(value):
+    result = invoke("run", "graph.json", f"--max-cost-usd={value}")
+    assert result.exit_code == 2 and "max_cost_usd" in result.stderr
+
+
+def test_a_policy_dollar_ceiling_tightens_the_flag(in_tmp):
+    (in_tmp / "p.toml").write_text(ALLOW + '[[rules]]\nid = "cap"\nresource = "spend"\n'
+                                           'action = "deny"\nmax_cost_usd = 0.1\n')
+    document = json.loads(invoke("run", "graph.json", "--policy", "p.toml", "--max-cost-usd", "5",
+                                 "--json").stdout)
+    assert document["budget"]["max_cost_usd"] == 0.1 and document["executed"]
+
+
+def test_an_ask_spend_rule_refuses_the_graph_when_nobody_can_approve(in_tmp):
+    (in_tmp / "p.toml").write_text(ALLOW + '[[rules]]\nid = "big"\nresource = "spend"\n'
+                                           'action = "ask"\nmax_iterations = 1\n')
+    result = invoke("run", "graph.json", "--policy", "p.toml", "--max-iterations", "9")
+    assert result.exit_code == 1
+    assert "spend_approval_required at proposal: spend rule 'big'" in result.stdout
+
+
+def test_a_policy_with_tool_rules_exits_2_before_anything_runs(in_tmp):
+    (in_tmp / "p.toml").write_text(ALLOW + '[[rules]]\nid = "shell"\nresource = "tool"\n'
+                                           'action = "allow"\n')
+    result = invoke("run", "graph.json", "--policy", "p.toml", "--trace", "t.jsonl",
+                    "--unbounded")
+    assert result.exit_code == 2 and "rule(s) 'shell' have resource = \"tool\"" in result.stderr
+    assert not (in_tmp / "t.jsonl").exists()
