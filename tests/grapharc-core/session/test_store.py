@@ -33,9 +33,10 @@ def test_the_audit_trail_cannot_be_edited_or_shortened_while_its_session_exists(
 def test_a_node_seen_again_after_a_crash_is_recorded_once(tmp_path):
     store = open_store(f"sqlite:{tmp_path}/sessions.db", kind="sessions")
     store.create("t", "g", 1.0)
+    lease = store.claim_start("t", runner="r", ttl=10.0, now=1.0, input={}, inbox=None)
     run = NodeRun(3, "n", "task-1", ("log",))
-    store.record_nodes("t", [run], 3, 2.0)
-    store.record_nodes("t", [run, NodeRun(3, "m", "task-2", ())], 3, 3.0)
+    store.record_nodes(lease, [run], 3, 2.0)
+    store.record_nodes(lease, [run, NodeRun(3, "m", "task-2", ())], 3, 3.0)
     assert [(e.node, e.step) for e in store.audit("t") if e.kind == "node"] == [("n", 3), ("m", 3)]
 
 
