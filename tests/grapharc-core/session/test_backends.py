@@ -12,7 +12,7 @@ from session_graphs import register_all
 
 from grapharc.checkpoints import SqliteCheckpoints, open_sqlite_checkpointer
 from grapharc.plugins import StoreInfo, hookimpl
-from grapharc.session import SessionManager, SessionStoreError
+from grapharc.session import CheckpointerProvider, SessionManager, SessionStore, SessionStoreError
 from grapharc.session.retention import weight
 from grapharc.session.store import open_session_store
 from grapharc.stores import StoreURIError, store_uri
@@ -40,6 +40,7 @@ def approved_once(manager: SessionManager) -> str:
 
 def test_a_sqlite_uri_lays_the_layer_out_as_two_files_in_one_directory(tmp_path):
     manager = SessionManager(f"sqlite:{tmp_path}/layer", lease_seconds=5.0)
+    assert isinstance(manager.store, SessionStore) and isinstance(manager.checkpoints, CheckpointerProvider)
     approval = approved_once(manager)
     manager.close()
     assert sorted(p.name for p in (tmp_path / "layer").glob("*.db")) == ["checkpoints.db", "sessions.db"]

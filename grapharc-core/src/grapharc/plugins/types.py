@@ -56,7 +56,7 @@ class StoreInfo:
     """A store for URIs ``<scheme>:<location>``: ``factory(location, kind)`` opens one.
 
     ``local_default`` says a bare path (no scheme) given for one of ``kinds`` means this
-    scheme: how ``SessionManager(".grapharc/sessions")`` finds core's SQLite stores.
+    scheme: how ``SessionManager(".grapharc/sessions")`` finds core's built-in stores.
     """
 
     scheme: str
