@@ -1,32 +1,98 @@
-"""Durable graph state: LangGraph's SQLite checkpointer behind the ``sqlite:`` store scheme."""
+"""Durable graph state: LangGraph's SQLite savers behind the ``sqlite:`` store scheme.
+
+``open_store("sqlite:LOCATION", kind="checkpoints")`` gives a ``SqliteCheckpoints``, the
+``CheckpointerProvider`` (``grapharc.session.contracts``) that core ships: a directory's
+``checkpoints.db``, or the file named (``grapharc.session.sqlite_files``). Its sync
+``SqliteSaver`` is shared by the process; each event loop gets an ``AsyncSqliteSaver`` of
+its own, since an async saver is bound to the loop that opened it.
+"""
 
 from __future__ import annotations
 
 import sqlite3
+import threading
+from collections.abc import AsyncIterator
+from contextlib import asynccontextmanager
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING
 
 from grapharc.errors import GraphARCError
+from grapharc.session.sqlite_files import CHECKPOINTS_FILE, database_path, footprint, prepare_database_file
+
+if TYPE_CHECKING:
+    from langgraph.checkpoint.sqlite import SqliteSaver
+    from langgraph.checkpoint.sqlite.aio import AsyncSqliteSaver
 
 
 class CheckpointStoreError(GraphARCError):
     """A checkpoint store location that cannot be opened."""
 
 
-def open_sqlite_checkpointer(location: str, kind: str = "checkpoints") -> Any:
-    """A ``SqliteSaver`` over the file at ``location`` (created with its folder if missing)."""
-    from langgraph.checkpoint.sqlite import SqliteSaver
+class SqliteCheckpoints:
+    """LangGraph's SQLite savers over the one file at ``path`` (created with its folder if missing)."""
 
-    if not location:
-        raise CheckpointStoreError("sqlite: needs a file path, as in sqlite:runs/checkpoints.db")
-    path = Path(location).expanduser()
-    if path.is_dir():
-        raise CheckpointStoreError(f"checkpoint store {path} is a directory; name a file in it")
-    path.parent.mkdir(parents=True, exist_ok=True)
-    try:
-        connection = sqlite3.connect(str(path), check_same_thread=False)
-        saver = SqliteSaver(connection)
-        saver.setup()
-    except sqlite3.DatabaseError as exc:
-        raise CheckpointStoreError(f"cannot use {path} as a checkpoint store: {exc}") from exc
-    return saver
+    def __init__(self, path: Path) -> None:
+        prepare_database_file(path, "checkpoint store", CheckpointStoreError)
+        self.path = path
+        self._saver: SqliteSaver | None = None
+        self._lock = threading.Lock()
+
+    def saver(self) -> SqliteSaver:
+        """The sync ``SqliteSaver``, opened on first call and shared by every thread."""
+        from langgraph.checkpoint.sqlite import SqliteSaver
+
+        with self._lock:
+            if self._saver is None:
+                connection = sqlite3.connect(str(self.path), check_same_thread=False)
+                try:
+                    saver = SqliteSaver(connection)
+                    saver.setup()
+                except sqlite3.DatabaseError as exc:
+                    connection.close()
+                    raise self._unusable(exc) from exc
+                self._saver = saver
+            return self._saver
+
+    @asynccontextmanager
+    async def async_saver(self) -> AsyncIterator[AsyncSqliteSaver]:
+        """An ``AsyncSqliteSaver`` on the running loop, its connection closed on exit."""
+        import aiosqlite
+        from langgraph.checkpoint.sqlite.aio import AsyncSqliteSaver
+
+        connection = await aiosqlite.connect(str(self.path))
+        try:
+            saver = AsyncSqliteSaver(connection)
+            try:
+                await saver.setup()
+            except sqlite3.DatabaseError as exc:
+                raise self._unusable(exc) from exc
+            yield saver
+        finally:
+            await connection.close()
+
+    def compact(self) -> None:
+        """``VACUUM`` the file and truncate its WAL, so deleted checkpoints free disk space."""
+        saver = self.saver()
+        with saver.lock:
+            saver.conn.execute("VACUUM")
+            saver.conn.execute("PRAGMA wal_checkpoint(TRUNCATE)")
+
+    def footprint(self) -> dict[str, int]:
+        """Bytes of the file, its WAL and shared-memory files included."""
+        return footprint(self.path)
+
+    def close(self) -> None:
+        """Close the sync saver's connection (it reopens on the next ``saver()``)."""
+        with self._lock:
+            saver, self._saver = self._saver, None
+        if saver is not None:
+            saver.conn.close()
+
+    def _unusable(self, exc: Exception) -> CheckpointStoreError:
+        return CheckpointStoreError(f"cannot use {self.path} as a checkpoint store: {exc}",
+                                    hint="point at a file GraphARC's checkpoints created, or a new one")
+
+
+def open_sqlite_checkpointer(location: str, kind: str = "checkpoints") -> SqliteCheckpoints:
+    """The store-hook factory behind ``sqlite:`` for ``kind="checkpoints"``."""
+    return SqliteCheckpoints(database_path(location, CHECKPOINTS_FILE, CheckpointStoreError))

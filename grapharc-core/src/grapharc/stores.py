@@ -3,11 +3,15 @@
 Plugins register a scheme for one or more kinds of store (claims, artifacts,
 checkpoints, sessions); ``open_store("memory:")`` and
 ``open_store("sqlite:runs/checkpoints.db", kind="checkpoints")`` go through the
-same lookup, so a new backend needs no change here.
+same lookup, so a new backend needs no change here. Where a bare path is accepted
+instead of a URI (a session directory), ``store_uri`` reads it as the scheme whose
+registration declares itself the kind's ``local_default``.
 """
 
 from __future__ import annotations
 
+import os
+import re
 from typing import Any
 
 from grapharc.errors import GraphARCError
@@ -21,6 +25,9 @@ class StoreURIError(GraphARCError, ValueError):
 
 class UnknownStoreSchemeError(UnknownNameError):
     """A URI scheme no installed distribution registered."""
+
+
+_SCHEME = re.compile(r"[A-Za-z][A-Za-z0-9+-]*:")
 
 
 def split_uri(uri: str) -> tuple[str, str]:
@@ -62,3 +69,24 @@ def open_store(uri: str, kind: str | None = None) -> Any:
         raise StoreURIError(f"scheme {scheme!r} does not serve {kind}; it serves {', '.join(served)}")
     info = registry("stores")[f"{scheme}:{kind}"].item
     return resolve_factory(info.factory)(location, kind)
+
+
+def store_uri(location: str | os.PathLike[str], kind: str) -> str:
+    """``location`` if it is a URI, else the bare path under the ``local_default`` scheme for ``kind``.
+
+    A ``Path`` is always a path; a string is a URI when it starts with ``scheme:`` (write
+    ``./name:x`` for a folder whose name holds a colon).
+    """
+    if isinstance(location, str) and _SCHEME.match(location):
+        return location
+    path = os.fspath(location)
+    defaults = sorted((key.partition(":")[0], entry.distribution) for key, entry in registry("stores").items()
+                      if key.endswith(f":{kind}") and entry.item.local_default)
+    if not defaults:
+        raise StoreURIError(f"no installed store serves {kind} at a bare path like {path!r}",
+                            hint="give a URI, <scheme>:<location>")
+    if len(defaults) > 1:
+        named = ", ".join(f"{scheme} ({distribution})" for scheme, distribution in defaults)
+        raise StoreURIError(f"several stores claim bare paths for {kind}: {named}",
+                            hint="give a URI, <scheme>:<location>, or uninstall one of them")
+    return f"{defaults[0][0]}:{path}"

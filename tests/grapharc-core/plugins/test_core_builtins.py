@@ -60,7 +60,7 @@ def test_memory_scheme_opens_the_in_process_claim_store():
 
 
 def test_sqlite_scheme_opens_a_durable_langgraph_checkpointer(tmp_path):
-    saver = open_store(f"sqlite:{tmp_path}/state/checkpoints.db", kind="checkpoints")
+    saver = open_store(f"sqlite:{tmp_path}/state/checkpoints.db", kind="checkpoints").saver()
     assert type(saver).__name__ == "SqliteSaver"
     assert (tmp_path / "state" / "checkpoints.db").is_file()
 

@@ -3,10 +3,11 @@
 from __future__ import annotations
 
 import pytest
+from langgraph.checkpoint.memory import InMemorySaver
 from session_graphs import register_all
 
 from grapharc.session import DurationError, SessionManager, parse_duration
-from grapharc.session.retention import footprint
+from grapharc.session.retention import delete_threads, weight
 
 DAY = 86400.0
 
@@ -40,14 +41,13 @@ def test_prune_removes_old_finished_sessions_and_the_files_shrink(aged):
                               input={}, inbox=None)
     clock.now += 10 * DAY
     manager.start("chain", thread_id="recent")
-    files = (manager.store.path, manager.checkpoints_path)
-    before = footprint(*files)
+    before = weight(manager.store, manager.checkpoints)
 
     report = manager.prune(7 * DAY)
 
     assert set(report.removed) == {f"old-{i}" for i in range(60)} | {"old-rejected"}
     assert report.bytes_after < report.bytes_before == before
-    assert footprint(*files) == report.bytes_after
+    assert weight(manager.store, manager.checkpoints) == report.bytes_after
     assert {s.thread_id for s in manager.list()} == {"old-paused", "old-running", "recent"}
     saver = manager.checkpointer
     assert saver.get_tuple({"configurable": {"thread_id": "old-3"}}) is None
@@ -62,6 +62,41 @@ def test_prune_keeps_finished_sessions_younger_than_the_cutoff(aged):
     clock.now += 2 * DAY
     assert manager.prune(7 * DAY).removed == ()
     assert manager.get("young").status == "completed"
+
+
+class PruningSaver(InMemorySaver):
+    """A saver offering LangGraph's extended ``prune`` capability, noting each call."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.calls: list[str] = []
+
+    def prune(self, thread_ids, *, strategy="keep_latest"):
+        self.calls.append(f"prune {sorted(thread_ids)} {strategy}")
+        for thread_id in thread_ids:
+            super().delete_thread(thread_id)
+
+    def delete_thread(self, thread_id):
+        self.calls.append(f"delete {thread_id}")
+        super().delete_thread(thread_id)
+
+
+def test_a_saver_offering_prune_deletes_finished_threads_in_one_batch():
+    saver = PruningSaver()
+    delete_threads(saver, ["a", "b"])
+    delete_threads(saver, [])
+    assert saver.calls == ["prune ['a', 'b'] delete"]
+
+
+def test_a_saver_without_prune_deletes_finished_threads_one_by_one():
+    calls: list[str] = []
+
+    class Plain(InMemorySaver):
+        def delete_thread(self, thread_id):
+            calls.append(thread_id)
+
+    delete_threads(Plain(), ["a", "b"])
+    assert calls == ["a", "b"]
 
 
 @pytest.mark.parametrize(("text", "seconds"), [("90s", 90), ("15m", 900), ("12h", 43200), ("7d", 7 * DAY),

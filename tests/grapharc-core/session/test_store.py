@@ -1,22 +1,42 @@
-"""The session store: opened through the store hook, its audit trail append-only, its claims atomic."""
+"""The SQLite session store: the session-store kit through the store hook, and what only SQLite has
+(a directory or a file per location, triggers that keep the audit trail append-only, a schema version)."""
 
 from __future__ import annotations
 
 import sqlite3
+from pathlib import Path
 
 import pytest
 from session_procs import wait_until
 
 from grapharc.session import LeaseLostError, SessionStoreError, SqliteSessionStore
-from grapharc.session.audit import NodeRun
 from grapharc.session.lease import Heartbeat, Lease
 from grapharc.stores import known_schemes, open_store
+from grapharc.testing.session_store_kit import SessionStoreConformance
+
+
+class TestSqliteSessionStoreConformance(SessionStoreConformance):
+    """The kit against ``sqlite:DIR`` opened through the store hook, including close-and-reopen."""
+
+    durable = True
+
+    def make_store(self, tmp_path: Path) -> SqliteSessionStore:
+        return open_store(f"sqlite:{tmp_path}/sessions", kind="sessions")
 
 
 def test_the_sqlite_scheme_serves_sessions_through_the_store_hook(tmp_path):
     store = open_store(f"sqlite:{tmp_path}/a/sessions.db", kind="sessions")
     assert isinstance(store, SqliteSessionStore) and store.path.is_file()
     assert {"checkpoints", "sessions"} <= set(known_schemes()["sqlite"])
+
+
+@pytest.mark.parametrize(("location", "file"), [("layer", "layer/sessions.db"), ("one.db", "one.db"),
+                                                ("made.db/", "made.db/sessions.db")])
+def test_a_directory_holds_sessions_db_and_a_name_with_a_suffix_is_the_file(tmp_path, location, file):
+    (tmp_path / "made.db").mkdir()
+    store = open_store(f"sqlite:{tmp_path}/{location}", kind="sessions")
+    assert store.path == tmp_path / file and store.path.is_file()
+    store.close()
 
 
 def test_the_audit_trail_cannot_be_edited_or_shortened_while_its_session_exists(tmp_path):
@@ -28,15 +48,6 @@ def test_the_audit_trail_cannot_be_edited_or_shortened_while_its_session_exists(
         with pytest.raises(sqlite3.IntegrityError, match="cannot be deleted"):
             conn.execute("DELETE FROM audit")
     assert [e.kind for e in store.audit("t")] == ["created"]
-
-
-def test_a_node_seen_again_after_a_crash_is_recorded_once(tmp_path):
-    store = open_store(f"sqlite:{tmp_path}/sessions.db", kind="sessions")
-    store.create("t", "g", 1.0)
-    run = NodeRun(3, "n", "task-1", ("log",))
-    store.record_nodes("t", [run], 3, 2.0)
-    store.record_nodes("t", [run, NodeRun(3, "m", "task-2", ())], 3, 3.0)
-    assert [(e.node, e.step) for e in store.audit("t") if e.kind == "node"] == [("n", 3), ("m", 3)]
 
 
 def test_a_store_path_that_is_a_directory_or_a_newer_schema_is_refused(tmp_path):

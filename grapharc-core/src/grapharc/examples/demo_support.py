@@ -58,7 +58,7 @@ def open_checkpoints(path: Path, schema: type[BaseModel]) -> Any:
     """The SQLite checkpoint store at ``path``, reading back ``schema``'s types without warnings."""
     from grapharc.stores import open_store
 
-    saver = open_store(f"sqlite:{path}", kind="checkpoints")
+    saver = open_store(f"sqlite:{path}", kind="checkpoints").saver()
     saver.serde = state_serde(schema)
     return saver
 

@@ -1,10 +1,11 @@
 """Core's own built-ins, registered through the same hooks as any plugin.
 
 Core is its own first plugin: the ``mock/`` scripted backend, the ``local``
-executor, the in-process claim store (``memory:``), the SQLite checkpoint
-store and the session store (``sqlite:``), the stdlib node kinds, the flag / env / grapharc.toml /
-generated / registry-default policy sources, and the core CLI commands. Factories are
-named as strings so nothing heavy is imported until one is used.
+executor, the in-process claim store (``memory:``), the SQLite checkpoint store and
+session store (``sqlite:``, also what a bare path means for those two kinds), the
+stdlib node kinds, the flag / env / grapharc.toml / generated / registry-default
+policy sources, and the core CLI commands. Factories are named as strings so nothing
+heavy is imported until one is used.
 """
 
 from __future__ import annotations
@@ -50,10 +51,12 @@ def register_stores(register: Register) -> None:
                        description="claims in a dict for the life of the process"))
     register(StoreInfo(scheme="sqlite", kinds=frozenset({"checkpoints"}),
                        factory="grapharc.checkpoints:open_sqlite_checkpointer",
-                       description="LangGraph's SQLite checkpointer in one file"))
+                       description="LangGraph's SQLite savers over DIR/checkpoints.db or one file",
+                       local_default=True))
     register(StoreInfo(scheme="sqlite", kinds=frozenset({"sessions"}),
                        factory="grapharc.session.store:open_session_store",
-                       description="session status, approvals, leases and audit trail in one file"))
+                       description="session status, approvals, leases and audit trail in DIR/sessions.db "
+                                   "or one file", local_default=True))
 
 
 @hookimpl

@@ -53,12 +53,17 @@ class ExecutorInfo:
 
 @dataclass(frozen=True)
 class StoreInfo:
-    """A store for URIs ``<scheme>:<location>``: ``factory(location, kind)`` opens one."""
+    """A store for URIs ``<scheme>:<location>``: ``factory(location, kind)`` opens one.
+
+    ``local_default`` says a bare path (no scheme) given for one of ``kinds`` means this
+    scheme: how ``SessionManager(".grapharc/sessions")`` finds core's built-in stores.
+    """
 
     scheme: str
     kinds: frozenset[str]
     factory: Factory
     description: str = ""
+    local_default: bool = False
 
     def __post_init__(self) -> None:
         unknown = set(self.kinds) - STORE_KINDS

@@ -19,6 +19,8 @@ _LAZY_EXPORTS = {
     "PruneReport": "grapharc.session.retention",
     "parse_duration": "grapharc.session.retention",
     "SqliteSessionStore": "grapharc.session.store",
+    "SessionStore": "grapharc.session.contracts",
+    "CheckpointerProvider": "grapharc.session.contracts",
     **{name: "grapharc.session.errors" for name in (
         "SessionError", "SessionStoreError", "UnknownSessionError", "SessionExistsError",
         "UnknownGraphError", "SessionInputError", "ThreadNotPausedError", "ThreadPausedError",

@@ -5,8 +5,8 @@ runner has taken the thread over. Its heartbeat notices at the next renewal, but
 checkpoint could be written before that. So every checkpoint write of a thread this
 process holds a lease on first checks, in the session store, that the lease is still
 this runner's; if not, the write is refused with ``LeaseLostError`` and the stale
-runner's turn ends there. The check and the write are two files, so a window of one
-SQLite statement remains; a takeover needs a stall of a whole lease.
+runner's turn ends there. The check and the write go to two stores, so a window of one
+statement remains; a takeover needs a stall of a whole lease.
 
 The wrapper delegates everything else to the checkpointer it wraps; writes for
 threads without a lease here (an operator's ``update_state``) pass unfenced.

@@ -1,10 +1,12 @@
-"""SessionManager: durable sessions over a directory, driven from any process.
+"""SessionManager: durable sessions kept at one location, driven from any process.
 
-``DIR/sessions.db`` (the ``sessions`` store) keeps status, the event queue, approval
-holds, leases and the audit trail; ``DIR/checkpoints.db`` (LangGraph's SQLite
-checkpointer) keeps graph state. Both are opened through the store hook. Between a
-pause and its answer nothing is alive: no daemon, no waiting thread, no object in
-memory; a decision made in another process tomorrow resumes the thread from disk.
+The location (a store URI, ``<scheme>:<location>``, or a bare directory path meaning
+the local default store) opens two stores through the stores hook
+(``grapharc.session.backends``): a ``SessionStore`` keeps status, the event queue,
+approval holds, leases and the audit trail; a ``CheckpointerProvider`` hands out
+LangGraph's savers for graph state (``grapharc.session.contracts``). Between a pause
+and its answer nothing is alive: no daemon, no waiting thread, no object in memory; a
+decision made in another process tomorrow resumes the thread from its stores.
 
 Semantics, in short. A turn is claimed under a lease (``grapharc.session.lease``) and
 driven until the thread pauses or ends (``grapharc.session.turns``). Execution is
@@ -24,23 +26,33 @@ import os
 import socket
 import time
 from collections.abc import Callable, Mapping
-from pathlib import Path
+from contextlib import AsyncExitStack
+from dataclasses import dataclass
 from typing import Any
 from uuid import uuid4
 
+from langgraph.checkpoint.base import BaseCheckpointSaver
+
 from grapharc.runtime.graph import GraphARC
 from grapharc.session.approvals import Approvers, Gate
-from grapharc.session.errors import SessionError, SessionInputError, SessionStoreError
+from grapharc.session.backends import open_backends
+from grapharc.session.errors import SessionError, SessionInputError
 from grapharc.session.fencing import FencedSaver, Leases
 from grapharc.session.lease import Lease
 from grapharc.session.records import APPROVED, DECLINED, Approval, AuditEntry, Event, Session
 from grapharc.session.registry import GraphRegistry, RegisteredGraph
 from grapharc.session.retention import PruneReport, prune
-from grapharc.session.store import SqliteSessionStore
 from grapharc.session.turns import AsyncTurn, OnUpdate, Turn
-from grapharc.stores import open_store
 
 DEFAULT_LEASE_SECONDS = 30.0
+
+
+@dataclass(frozen=True, slots=True)
+class _LoopSaver:
+    """An event loop's async checkpointer and the context that closes it."""
+
+    saver: BaseCheckpointSaver[Any]
+    exits: AsyncExitStack
 
 
 def _runner_name() -> str:
@@ -61,27 +73,22 @@ def _checked_input(input: Mapping[str, Any] | None) -> dict[str, Any]:
 
 
 class SessionManager:
-    """Create, run, pause, decide, resume, recover, list and prune sessions kept under ``directory``."""
+    """Create, run, pause, decide, resume, recover, list and prune the sessions kept at ``location``
+    (a store URI, or a bare directory path for the local default store)."""
 
-    def __init__(self, directory: str | Path, *, lease_seconds: float = DEFAULT_LEASE_SECONDS,
+    def __init__(self, location: str | os.PathLike[str], *, lease_seconds: float = DEFAULT_LEASE_SECONDS,
                  runner: str | None = None, clock: Callable[[], float] = time.time) -> None:
-        self.directory = Path(directory).expanduser()
-        if self.directory.exists() and not self.directory.is_dir():
-            raise SessionStoreError(f"session directory {self.directory} is a file",
-                                    hint="name a directory (it is created if missing)")
         if lease_seconds <= 0:
             raise SessionError(f"lease_seconds must be positive, got {lease_seconds}")
         self.lease_seconds = float(lease_seconds)
         self.runner = runner or _runner_name()
         self.clock = clock
-        self.store: SqliteSessionStore = open_store(f"sqlite:{self.directory / 'sessions.db'}",
-                                                    kind="sessions")
-        self.checkpoints_path = self.directory / "checkpoints.db"
+        self.store, self.checkpoints = open_backends(location)
         self.graphs = GraphRegistry()
         self.leases = Leases(self.store.holds)
-        self._saver: Any = None
-        self._async_savers: dict[asyncio.AbstractEventLoop, asyncio.Task[Any]] = {}
-        self._fenced: dict[Any, FencedSaver] = {}
+        self._saver: BaseCheckpointSaver[Any] | None = None
+        self._async_savers: dict[asyncio.AbstractEventLoop, asyncio.Task[_LoopSaver]] = {}
+        self._fenced: dict[BaseCheckpointSaver[Any], FencedSaver] = {}
 
     # -- registration ----------------------------------------------------------------
 
@@ -96,10 +103,10 @@ class SessionManager:
     # -- reading ---------------------------------------------------------------------
 
     @property
-    def checkpointer(self) -> Any:
-        """The sync checkpointer over ``DIR/checkpoints.db`` (opened on first use)."""
+    def checkpointer(self) -> BaseCheckpointSaver[Any]:
+        """The provider's sync checkpointer (opened on first use)."""
         if self._saver is None:
-            self._saver = open_store(f"sqlite:{self.checkpoints_path}", kind="checkpoints")
+            self._saver = self.checkpoints.saver()
         return self._saver
 
     def get(self, thread_id: str) -> Session:
@@ -189,15 +196,15 @@ class SessionManager:
         """Remove finished sessions unchanged for ``older_than`` seconds, with their checkpoints."""
         if older_than < 0:
             raise SessionError(f"older_than must not be negative, got {older_than}")
-        return prune(self.store, self.checkpointer, self.checkpoints_path, self.clock() - older_than)
+        return prune(self.store, self.checkpoints, self.clock() - older_than)
 
     def close(self) -> None:
         """Close the store's and the sync checkpointer's connections (async ones close with ``aclose``)."""
         self.store.close()
         if self._saver is not None:
             self._release(self._saver)
-            self._saver.conn.close()
             self._saver = None
+        self.checkpoints.close()
 
     # -- async turns -----------------------------------------------------------------
 
@@ -243,34 +250,31 @@ class SessionManager:
         """Close the async checkpointer of the running event loop, and the sync one."""
         opening = self._async_savers.pop(asyncio.get_running_loop(), None)
         if opening is not None:
-            saver = await opening
-            self._release(saver)
-            await saver.conn.close()
+            opened = await opening
+            self._release(opened.saver)
+            await opened.exits.aclose()
         self.close()
 
     # -- internals -------------------------------------------------------------------
 
-    def _release(self, saver: Any) -> None:
+    def _release(self, saver: BaseCheckpointSaver[Any]) -> None:
         """Forget the fenced wrapper and compiled graphs of a checkpointer being closed."""
         fenced = self._fenced.pop(saver, None)
         if fenced is not None:
             self.graphs.forget(fenced)
 
-    async def _async_checkpointer(self) -> Any:
+    async def _async_checkpointer(self) -> BaseCheckpointSaver[Any]:
         """One async checkpointer per event loop, shared by every session that loop drives."""
         loop = asyncio.get_running_loop()
         opening = self._async_savers.get(loop)
         if opening is None:  # stored before the first await, so concurrent turns share it
             opening = self._async_savers[loop] = loop.create_task(self._open_async_checkpointer())
-        return await opening
+        return (await opening).saver
 
-    async def _open_async_checkpointer(self) -> Any:
-        import aiosqlite
-        from langgraph.checkpoint.sqlite.aio import AsyncSqliteSaver
-
-        saver = AsyncSqliteSaver(await aiosqlite.connect(str(self.checkpoints_path)))
-        await saver.setup()
-        return saver
+    async def _open_async_checkpointer(self) -> _LoopSaver:
+        exits = AsyncExitStack()
+        saver = await exits.enter_async_context(self.checkpoints.async_saver())
+        return _LoopSaver(saver, exits)
 
     def _compiled(self, name: str, thread_id: str | None, saver: Any = None) -> Any:
         """``name`` compiled over the (fenced) checkpointer: the sync one unless ``saver`` is given."""

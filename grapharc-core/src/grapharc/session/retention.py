@@ -1,19 +1,24 @@
 """Retention: finished sessions older than a duration go, with their checkpoints and holds.
 
 A paused or running session is never removed, however old: someone may still answer
-it, or its runner may still be alive. Both files are vacuumed afterwards so the space
-goes back to the disk, not just to SQLite's free list.
+it, or its runner may still be alive. The session store removes its own records; the
+thread's checkpoints and writes go through what LangGraph's saver offers (its batch
+``prune(..., strategy="delete")`` where the saver implements that extended capability,
+else ``delete_thread`` per thread). Giving the space back (compacting a file) is each
+store's business.
 """
 
 from __future__ import annotations
 
 import re
+from collections.abc import Sequence
 from dataclasses import dataclass
-from pathlib import Path
 from typing import Any
 
+from langgraph.checkpoint.base import BaseCheckpointSaver
+
+from grapharc.session.contracts import CheckpointerProvider, SessionStore
 from grapharc.session.errors import DurationError
-from grapharc.session.store import SqliteSessionStore
 
 _UNITS = {"s": 1, "m": 60, "h": 3600, "d": 86400, "w": 604800}
 _PART = re.compile(r"(\d+)([smhdw])")
@@ -30,7 +35,7 @@ def parse_duration(text: str) -> float:
 
 @dataclass(frozen=True, slots=True)
 class PruneReport:
-    """What a prune removed and what the files weighed before and after."""
+    """What a prune removed and what the stores weighed before and after."""
 
     removed: tuple[str, ...]
     bytes_before: int
@@ -41,25 +46,33 @@ class PruneReport:
                 "bytes_before": self.bytes_before, "bytes_after": self.bytes_after}
 
 
-def footprint(*paths: Path) -> int:
-    """Bytes on disk of SQLite files, their WAL and shared-memory files included."""
-    total = 0
-    for path in paths:
-        for suffix in ("", "-wal", "-shm"):
-            candidate = path.with_name(path.name + suffix)
-            if candidate.exists():
-                total += candidate.stat().st_size
-    return total
+def offers(saver: BaseCheckpointSaver[Any], method: str) -> bool:
+    """True if the saver implements ``method`` rather than inheriting LangGraph's unimplemented one
+    (how LangGraph's conformance suite detects extended capabilities)."""
+    return getattr(type(saver), method, None) is not getattr(BaseCheckpointSaver, method, None)
 
 
-def prune(store: SqliteSessionStore, checkpointer: Any, checkpoints: Path, before: float) -> PruneReport:
-    """Remove finished sessions last changed before ``before`` and compact both files."""
-    size = footprint(store.path, checkpoints)
+def delete_threads(saver: BaseCheckpointSaver[Any], thread_ids: Sequence[str]) -> None:
+    """Delete every checkpoint and write of ``thread_ids``, in one call where the saver can."""
+    if not thread_ids:
+        return
+    if offers(saver, "prune"):
+        saver.prune(thread_ids, strategy="delete")
+        return
+    for thread_id in thread_ids:
+        saver.delete_thread(thread_id)
+
+
+def weight(store: SessionStore, checkpoints: CheckpointerProvider) -> int:
+    """Bytes both stores occupy, a place they share counted once."""
+    return sum({**store.footprint(), **checkpoints.footprint()}.values())
+
+
+def prune(store: SessionStore, checkpoints: CheckpointerProvider, before: float) -> PruneReport:
+    """Remove finished sessions last changed before ``before`` with their checkpoints; compact."""
+    size = weight(store, checkpoints)
     removed = store.prune(before)
-    for thread_id in removed:
-        checkpointer.delete_thread(thread_id)
-    with checkpointer.lock:
-        checkpointer.conn.execute("VACUUM")
-        checkpointer.conn.execute("PRAGMA wal_checkpoint(TRUNCATE)")
-    store.compact()
-    return PruneReport(tuple(removed), size, footprint(store.path, checkpoints))
+    if removed:
+        delete_threads(checkpoints.saver(), removed)
+        checkpoints.compact()
+    return PruneReport(tuple(removed), size, weight(store, checkpoints))

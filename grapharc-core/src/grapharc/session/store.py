@@ -1,11 +1,11 @@
 """The SQLite session store: status, event queue, approval holds, leases and the audit trail.
 
-Registered as the ``sessions`` kind of the ``sqlite:`` store scheme, so
-``open_store("sqlite:DIR/sessions.db", kind="sessions")`` opens it and another
-backend can serve the same methods later. Every change is one short
-``BEGIN IMMEDIATE`` transaction on a connection of its own, so claims and decisions
-are atomic across processes and the store is safe to call from any thread. Graph
-state is not kept here: it lives in LangGraph's checkpointer.
+The ``SessionStore`` (``grapharc.session.contracts``) that core ships, registered as
+the ``sessions`` kind of the ``sqlite:`` store scheme: ``open_store("sqlite:DIR",
+kind="sessions")`` opens ``DIR/sessions.db`` (``grapharc.session.sqlite_files``). Every
+change is one short ``BEGIN IMMEDIATE`` transaction on a connection of its own, so
+claims and decisions are atomic across processes and the store is safe to call from
+any thread. Graph state is not kept here: it lives in LangGraph's checkpointer.
 """
 
 from __future__ import annotations
@@ -57,6 +57,7 @@ from grapharc.session.records import (
     iso,
 )
 from grapharc.session.schema import SCHEMA, SCHEMA_VERSION
+from grapharc.session.sqlite_files import SESSIONS_FILE, database_path, footprint, prepare_database_file
 
 _FINISHED = tuple(sorted(FINISHED))
 
@@ -66,7 +67,7 @@ def _dumps(value: Any) -> str:
 
 
 class SqliteSessionStore:
-    """Sessions, approvals, events, leases and the audit trail in one SQLite file."""
+    """Sessions, approvals, events, leases and the audit trail in one SQLite file at ``path``."""
 
     def __init__(self, path: str | Path) -> None:
         self.path = Path(path).expanduser()
@@ -78,13 +79,8 @@ class SqliteSessionStore:
     # -- connections -----------------------------------------------------------------
 
     def _prepare(self) -> None:
-        if self.path.is_dir():
-            raise SessionStoreError(f"session store {self.path} is a directory; name a file in it")
-        for parent in self.path.parents:
-            if parent.exists() and not parent.is_dir():
-                raise SessionStoreError(f"session store {self.path}: {parent} is a file, not a directory")
+        prepare_database_file(self.path, "session store", SessionStoreError)
         try:
-            self.path.parent.mkdir(parents=True, exist_ok=True)
             with closing(self._connect()) as conn:
                 conn.execute("PRAGMA journal_mode=WAL")
                 conn.executescript(f"BEGIN IMMEDIATE;\n{SCHEMA}\nCOMMIT;")
@@ -251,10 +247,7 @@ class SqliteSessionStore:
                outcome: str | None = None, error: str | None = None) -> None:
         """End a turn: set ``status``, release the lease, open ``requests``; fenced by the token."""
         with self._write() as conn:
-            row = _row(conn, lease.thread_id)
-            if row["lease_token"] != lease.token or row["status"] != RUNNING:
-                raise LeaseLostError(f"runner {lease.runner} no longer holds thread {lease.thread_id}; "
-                                     "its turn ends without writing a status")
+            row = _fenced_row(conn, lease, "its turn ends without writing a status")
             keep_turn = row["turn"] if status == FAILED else None
             conn.execute(
                 "UPDATE sessions SET status = ?, updated_at = ?, runner = NULL, lease_token = NULL, "
@@ -389,9 +382,12 @@ class SqliteSessionStore:
         with self._read() as conn:
             return int(_row(conn, thread_id)["audited_step"])
 
-    def record_nodes(self, thread_id: str, runs: Iterable[NodeRun], audited_step: int, now: float) -> None:
-        """Record completed nodes, each (thread, step, node, task) once however often it is seen."""
+    def record_nodes(self, lease: Lease, runs: Iterable[NodeRun], audited_step: int, now: float) -> None:
+        """Record completed nodes, each (thread, step, node, task) once however often it is seen;
+        fenced by the lease's token."""
+        thread_id = lease.thread_id
         with self._write() as conn:
+            _fenced_row(conn, lease, "its completed nodes are not recorded")
             for run in runs:
                 conn.execute(
                     "INSERT OR IGNORE INTO audit (thread_id, at, kind, node, step, task_id, detail) "
@@ -411,7 +407,8 @@ class SqliteSessionStore:
     # -- retention -------------------------------------------------------------------
 
     def prune(self, before: float) -> list[str]:
-        """Remove finished sessions last changed before ``before``, with their holds, events and audit."""
+        """Remove finished sessions last changed before ``before``, with their holds, events and audit,
+        and give the space back to the file system."""
         marks = ",".join("?" * len(_FINISHED))
         with self._write() as conn:
             gone = [r[0] for r in conn.execute(
@@ -421,20 +418,25 @@ class SqliteSessionStore:
                 conn.execute("DELETE FROM sessions WHERE thread_id = ?", (thread_id,))
                 for table in ("approvals", "events", "audit"):
                     conn.execute(f"DELETE FROM {table} WHERE thread_id = ?", (thread_id,))
+        if gone:
+            self._compact()
         return gone
 
-    def compact(self) -> None:
-        """Give the space of removed rows back to the file system."""
+    def _compact(self) -> None:
+        """Give the space of removed rows back to the file system (outside any transaction)."""
         conn = self._thread_connection()
         conn.execute("VACUUM")
         conn.execute("PRAGMA wal_checkpoint(TRUNCATE)")
 
+    def footprint(self) -> dict[str, int]:
+        """Bytes of the store's file, its WAL and shared-memory files included."""
+        return footprint(self.path)
+
 
 def open_session_store(location: str, kind: str = "sessions") -> SqliteSessionStore:
-    """The store-hook factory behind ``sqlite:`` for ``kind="sessions"``."""
-    if not location:
-        raise SessionStoreError("sqlite: needs a file path, as in sqlite:sessions/sessions.db")
-    return SqliteSessionStore(location)
+    """The store-hook factory behind ``sqlite:`` for ``kind="sessions"``: a directory's
+    ``sessions.db``, or the file named."""
+    return SqliteSessionStore(database_path(location, SESSIONS_FILE, SessionStoreError))
 
 
 # -- row helpers ---------------------------------------------------------------------
@@ -444,6 +446,14 @@ def _row(conn: sqlite3.Connection, thread_id: str) -> sqlite3.Row:
     row = conn.execute("SELECT * FROM sessions WHERE thread_id = ?", (thread_id,)).fetchone()
     if row is None:
         raise UnknownSessionError(thread_id)
+    return row
+
+
+def _fenced_row(conn: sqlite3.Connection, lease: Lease, consequence: str) -> sqlite3.Row:
+    """The lease's thread row, or ``LeaseLostError`` if the lease is no longer its current one."""
+    row = _row(conn, lease.thread_id)
+    if row["lease_token"] != lease.token or row["status"] != RUNNING:
+        raise LeaseLostError(f"runner {lease.runner} no longer holds thread {lease.thread_id}; {consequence}")
     return row
 
 

@@ -18,13 +18,13 @@ from typing import Any
 from grapharc.runtime.compiled import CompiledGraphARC
 from grapharc.session.approvals import request
 from grapharc.session.audit import completed_runs
+from grapharc.session.contracts import SessionStore
 from grapharc.session.errors import LeaseLostError, NoProgressError
 from grapharc.session.fencing import Leases
 from grapharc.session.lease import AsyncHeartbeat, Heartbeat, Lease
 from grapharc.session.records import COMPLETED, FAILED, PAUSED
 from grapharc.session.registry import RegisteredGraph
 from grapharc.session.settle import CONTINUE, Plan, settle
-from grapharc.session.store import SqliteSessionStore
 
 TURN_KEY = "grapharc_session_turn"
 
@@ -47,7 +47,7 @@ def _starts_fresh(lease: Lease, snapshot: Any) -> bool:
 class _TurnBase:
     """State shared by both drivers: the lease, the graph, the config and the audit watermark."""
 
-    def __init__(self, store: SqliteSessionStore, leases: Leases, graph: RegisteredGraph,
+    def __init__(self, store: SessionStore, leases: Leases, graph: RegisteredGraph,
                  compiled: CompiledGraphARC, lease: Lease, clock: Callable[[], float],
                  on_update: OnUpdate | None) -> None:
         self.store = store
@@ -149,7 +149,7 @@ class Turn(_TurnBase):
         if self.audited is None:
             self.audited = self.store.audited_step(self.lease.thread_id)
         runs, resume_at = completed_runs(self.compiled.get_state_history(self.thread), self.audited)
-        self.store.record_nodes(self.lease.thread_id, runs, resume_at, self.clock())
+        self.store.record_nodes(self.lease, runs, resume_at, self.clock())
         self.audited = resume_at
 
 
@@ -210,7 +210,7 @@ class AsyncTurn(_TurnBase):
             self.audited = await asyncio.to_thread(self.store.audited_step, self.lease.thread_id)
         history = [s async for s in self._history(self.audited)]
         runs, resume_at = completed_runs(history, self.audited)
-        await asyncio.to_thread(self.store.record_nodes, self.lease.thread_id, runs, resume_at, self.clock())
+        await asyncio.to_thread(self.store.record_nodes, self.lease, runs, resume_at, self.clock())
         self.audited = resume_at
 
     async def _history(self, since: int) -> AsyncIterator[Any]:

@@ -4,8 +4,11 @@
 ``ScriptedChatModel`` is the free, deterministic chat model the ``mock/``
 backend builds. Conformance kits let any plugin, ours or a third party's, prove
 its contract in its own tests: ``claim_store_kit.ClaimStoreConformance``,
-``executor_kit.ExecutorConformance`` and ``backend_kit.ModelBackendConformance``
-(they import pytest, so they are not imported here).
+``executor_kit.ExecutorConformance``, ``backend_kit.ModelBackendConformance``,
+``session_store_kit.SessionStoreConformance`` and
+``checkpointer_kit.CheckpointerConformance`` (which runs LangGraph's
+``langgraph-checkpoint-conformance`` suite). They import pytest, so they are not
+imported here.
 """
 
 from __future__ import annotations

@@ -1,0 +1,170 @@
+"""What the session layer asks of its two stores, so a backend other than core's can serve it.
+
+A ``SessionStore`` keeps status, leases, approvals, the event queue and the audit trail;
+a ``CheckpointerProvider`` hands out LangGraph's checkpoint savers for graph state. Both
+are opened by URI through the stores hook (kinds ``sessions`` and ``checkpoints``), so a
+distribution that registers a scheme for both (PostgreSQL with LangGraph's
+``PostgresSaver`` and ``AsyncPostgresSaver``) runs every session unchanged. The
+conformance kits in ``grapharc.testing`` (``session_store_kit``, ``checkpointer_kit``)
+pin what these docstrings promise.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Mapping
+from contextlib import AbstractAsyncContextManager
+from typing import TYPE_CHECKING, Any, Protocol, runtime_checkable
+
+if TYPE_CHECKING:
+    from langgraph.checkpoint.base import BaseCheckpointSaver
+
+    from grapharc.session.approvals import Hold
+    from grapharc.session.audit import NodeRun
+    from grapharc.session.lease import Lease
+    from grapharc.session.records import Approval, AuditEntry, Event, Session
+
+
+@runtime_checkable
+class SessionStore(Protocol):
+    """Sessions, leases, approvals, events and the audit trail, shared by every runner.
+
+    Every change is atomic and safe to call from several threads and processes at once;
+    a change fenced by a lease takes effect only while that lease is the thread's
+    current one. Unknown thread ids raise ``UnknownSessionError``, unknown approval ids
+    ``UnknownApprovalError``; nothing is written when a call raises.
+    """
+
+    def create(self, thread_id: str, graph: str, now: float) -> Session:
+        """A new session in status ``created`` (``SessionExistsError`` if the id is taken)."""
+        ...
+
+    def get(self, thread_id: str) -> Session:
+        """The session, with its open approvals as ``holds`` and its last recorded node."""
+        ...
+
+    def list(self, status: str | None = None) -> list[Session]:
+        """Every session (or those in ``status``), most recently changed first."""
+        ...
+
+    def claim_start(self, thread_id: str, *, runner: str, ttl: float, now: float,
+                    input: Mapping[str, Any], inbox: str | None) -> Lease:
+        """Lease a created or completed thread for a new turn; undelivered events join ``inbox``.
+
+        Refuses a thread under a live lease or left running (``SessionBusyError``), a paused
+        one (``ThreadPausedError``) and an ended one (``SessionError``). Of two runners
+        claiming at once exactly one wins.
+        """
+        ...
+
+    def claim_recovery(self, thread_id: str, *, runner: str, ttl: float, now: float) -> Lease:
+        """Lease a thread whose runner's lease expired, or whose turn failed, carrying its turn on.
+
+        A live lease raises ``SessionBusyError``; any other status ``NothingToRecoverError``.
+        """
+        ...
+
+    def renew(self, lease: Lease, now: float) -> bool:
+        """Extend ``lease`` by its ttl from ``now``; False if it is no longer the thread's lease."""
+        ...
+
+    def holds(self, lease: Lease) -> bool:
+        """True while ``lease`` is still its thread's current lease."""
+        ...
+
+    def finish(self, lease: Lease, status: str, now: float, *, requests: Iterable[Approval] = (),
+               outcome: str | None = None, error: str | None = None) -> None:
+        """End a turn in ``status``, release the lease and open ``requests``.
+
+        ``LeaseLostError`` if the lease is gone. A turn that does not end paused
+        supersedes the thread's open approvals; a failed one keeps its turn for recovery.
+        """
+        ...
+
+    def approvals(self, thread_id: str) -> list[Approval]:
+        """Every approval the thread has asked for, oldest first."""
+        ...
+
+    def approval(self, approval_id: str) -> Approval:
+        """One approval by id."""
+        ...
+
+    def decide(self, thread_id: str, approval_id: str, decision: str, *, decider: str, now: float,
+               current: Hold | None, runner: str, ttl: float) -> Lease | None:
+        """Record a decision on a paused thread; a lease for ``runner`` when it was the last open hold.
+
+        Refused without a write: another thread's approval (``ApprovalMismatchError``), a
+        decided one (``AlreadyDecidedError``, or ``ThreadNotPausedError`` once the thread
+        moved on), a decider not named (``DeciderNotAllowedError``). An expired approval
+        ends the thread ``expired`` (``ApprovalExpiredError``); one that no longer matches
+        ``current`` (the hold the checkpoint shows) is superseded, and a fresh one opened
+        for ``current`` (``StaleApprovalError``). A rejected gate ends the thread ``rejected``.
+        """
+        ...
+
+    def post_event(self, thread_id: str, kind: str, payload: Mapping[str, Any], now: float) -> Event:
+        """Queue an event for the thread's next start turn."""
+        ...
+
+    def events(self, thread_id: str) -> list[Event]:
+        """Every event posted to the thread, oldest first, delivered or not."""
+        ...
+
+    def audited_step(self, thread_id: str) -> int:
+        """The checkpoint step the next scan for completed nodes starts from (-1 before the first)."""
+        ...
+
+    def record_nodes(self, lease: Lease, runs: Iterable[NodeRun], audited_step: int, now: float) -> None:
+        """Append completed nodes, each (step, node, task) once, and move the scan's watermark.
+
+        Fenced: ``LeaseLostError`` if ``lease`` is no longer the thread's.
+        """
+        ...
+
+    def audit(self, thread_id: str) -> list[AuditEntry]:
+        """The thread's audit trail, oldest first; entries are only ever appended."""
+        ...
+
+    def prune(self, before: float) -> list[str]:
+        """Remove finished sessions last changed before ``before`` with all their records; their ids.
+
+        Paused, running and created sessions stay however old. Giving freed space back to
+        the medium (a file's ``VACUUM``) is the store's business.
+        """
+        ...
+
+    def footprint(self) -> dict[str, int]:
+        """Bytes the store occupies, by where (a file, a table), so shared places count once."""
+        ...
+
+    def close(self) -> None:
+        """Release connections; closing twice is harmless."""
+        ...
+
+
+@runtime_checkable
+class CheckpointerProvider(Protocol):
+    """LangGraph checkpoint savers over one place: a sync one for the process, async ones per loop.
+
+    ``saver()`` and every ``async_saver()`` see the same checkpoints, so a thread paused
+    by a CLI process resumes in a server's event loop and back.
+    """
+
+    def saver(self) -> BaseCheckpointSaver[Any]:
+        """The sync saver, opened on first call and shared by every thread of the process."""
+        ...
+
+    def async_saver(self) -> AbstractAsyncContextManager[BaseCheckpointSaver[Any]]:
+        """A new async saver bound to the running event loop, closed when the context exits."""
+        ...
+
+    def compact(self) -> None:
+        """Give the space of deleted checkpoints back to the medium (a no-op where it does so itself)."""
+        ...
+
+    def footprint(self) -> dict[str, int]:
+        """Bytes the checkpoints occupy, by where (a file, a table), so shared places count once."""
+        ...
+
+    def close(self) -> None:
+        """Close the sync saver; async savers close with their contexts. Closing twice is harmless."""
+        ...

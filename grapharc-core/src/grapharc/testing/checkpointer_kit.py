@@ -1,0 +1,297 @@
+"""A conformance kit for ``CheckpointerProvider`` implementations, ours or a third party's.
+
+Subclass ``CheckpointerConformance`` in a class pytest collects and override
+``make_provider(tmp_path)``. The kit runs LangGraph's own conformance suite
+(``langgraph-checkpoint-conformance``'s ``validate()``, which must be installed) against
+the provider's async saver, its sync saver (each call in a worker thread, since the suite
+speaks only the async API), and GraphARC's ``FencedSaver`` wrapping each; then adds what
+that suite lacks: a fenced saver whose lease was lost writes nothing, the sync and async
+savers share one store, and retention's deletion removes a thread's checkpoints and
+writes and nothing else. Set ``durable = True`` to prove checkpoints survive ``close()``.
+
+    class TestMyCheckpoints(CheckpointerConformance):
+        durable = True
+
+        def make_provider(self, tmp_path):
+            return open_store(f"mine:{tmp_path}", kind="checkpoints")
+"""
+
+from __future__ import annotations
+
+import asyncio
+from abc import ABC, abstractmethod
+from collections.abc import AsyncIterator, Callable, Iterator, Sequence
+from contextlib import AbstractAsyncContextManager, asynccontextmanager
+from pathlib import Path
+from typing import Any
+
+import pytest
+from langgraph.checkpoint.base import BaseCheckpointSaver, CheckpointTuple
+from langgraph.checkpoint.conformance import checkpointer_test, validate
+from langgraph.checkpoint.conformance.capabilities import Capability
+from langgraph.checkpoint.conformance.test_utils import (
+    generate_checkpoint,
+    generate_config,
+    generate_metadata,
+)
+
+from grapharc.session.contracts import CheckpointerProvider
+from grapharc.session.errors import LeaseLostError
+from grapharc.session.fencing import FencedSaver, Leases
+from grapharc.session.lease import Lease
+from grapharc.session.retention import delete_threads, offers
+
+OpenSaver = Callable[[], AbstractAsyncContextManager[BaseCheckpointSaver[Any]]]
+
+_SYNC_METHODS = {
+    Capability.PUT: "put", Capability.PUT_WRITES: "put_writes", Capability.GET_TUPLE: "get_tuple",
+    Capability.LIST: "list", Capability.DELETE_THREAD: "delete_thread",
+    Capability.DELETE_FOR_RUNS: "delete_for_runs", Capability.COPY_THREAD: "copy_thread",
+    Capability.PRUNE: "prune",
+}
+
+
+class ThreadedSaver(BaseCheckpointSaver[Any]):
+    """A sync saver behind the async API, each call in a worker thread, for LangGraph's async suite."""
+
+    def __init__(self, inner: BaseCheckpointSaver[Any]) -> None:
+        super().__init__(serde=inner.serde)
+        self.inner = inner
+
+    async def aget_tuple(self, config: Any) -> CheckpointTuple | None:
+        return await asyncio.to_thread(self.inner.get_tuple, config)
+
+    async def alist(self, config: Any, **kwargs: Any) -> AsyncIterator[CheckpointTuple]:
+        for item in await asyncio.to_thread(lambda: list(self.inner.list(config, **kwargs))):
+            yield item
+
+    async def aput(self, config: Any, checkpoint: Any, metadata: Any, new_versions: Any) -> Any:
+        return await asyncio.to_thread(self.inner.put, config, checkpoint, metadata, new_versions)
+
+    async def aput_writes(self, config: Any, writes: Sequence[tuple[str, Any]], task_id: str,
+                          task_path: str = "") -> None:
+        await asyncio.to_thread(self.inner.put_writes, config, writes, task_id, task_path)
+
+    async def adelete_thread(self, thread_id: str) -> None:
+        await asyncio.to_thread(self.inner.delete_thread, thread_id)
+
+    async def adelete_for_runs(self, run_ids: Sequence[str]) -> None:
+        await asyncio.to_thread(self.inner.delete_for_runs, run_ids)
+
+    async def acopy_thread(self, source_thread_id: str, target_thread_id: str) -> None:
+        await asyncio.to_thread(self.inner.copy_thread, source_thread_id, target_thread_id)
+
+    async def aprune(self, thread_ids: Sequence[str], *, strategy: str = "keep_latest") -> None:
+        await asyncio.to_thread(lambda: self.inner.prune(thread_ids, strategy=strategy))
+
+    def get_next_version(self, current: Any, channel: Any) -> Any:
+        return self.inner.get_next_version(current, channel)
+
+
+class _EveryThreadLeased(dict[str, Lease]):
+    """Every thread counts as leased, so each write of LangGraph's suite goes through the fence."""
+
+    def get(self, thread_id: str, default: Any = None) -> Lease:  # type: ignore[override]
+        return Lease(thread_id, "kit-runner", "kit-token", 60.0)
+
+
+def engaged_fence() -> tuple[Leases, list[Lease]]:
+    """Leases that hold every thread, and the list of leases the fence checked."""
+    checked: list[Lease] = []
+
+    def still_held(lease: Lease) -> bool:
+        checked.append(lease)
+        return True
+
+    leases = Leases(still_held)
+    leases.held = _EveryThreadLeased()
+    return leases, checked
+
+
+def lost_fence(thread_id: str) -> Leases:
+    """Leases under which this process held ``thread_id`` and has since lost it."""
+    leases = Leases(lambda lease: False)
+    leases.held[thread_id] = Lease(thread_id, "stale-runner", "old-token", 60.0)
+    return leases
+
+
+def run_langgraph_suite(name: str, open_saver: OpenSaver, capabilities: set[str] | None = None) -> None:
+    """Run LangGraph's checkpointer conformance suite; fail naming every failed test."""
+
+    async def factory() -> AsyncIterator[BaseCheckpointSaver[Any]]:
+        async with open_saver() as saver:
+            yield saver
+
+    report = asyncio.run(validate(checkpointer_test(name=name)(factory), capabilities=capabilities))
+    failures = {cap: result.failures for cap, result in report.results.items()
+                if result.detected and result.passed is not True}
+    assert report.passed_all_base() and not failures, f"{name}: {failures}"
+
+
+def fenced(open_saver: OpenSaver, leases: Leases) -> OpenSaver:
+    """``open_saver`` with each saver it opens wrapped in a ``FencedSaver`` over ``leases``."""
+
+    @asynccontextmanager
+    async def opened() -> AsyncIterator[BaseCheckpointSaver[Any]]:
+        async with open_saver() as saver:
+            yield FencedSaver(saver, leases)
+
+    return opened
+
+
+def sync_capabilities(saver: BaseCheckpointSaver[Any]) -> set[str]:
+    """The suite's capabilities ``saver`` implements in its sync API."""
+    return {cap.value for cap, method in _SYNC_METHODS.items() if offers(saver, method)}
+
+
+def threaded(saver: BaseCheckpointSaver[Any]) -> OpenSaver:
+    """The sync ``saver`` offered to the async suite as a ``ThreadedSaver``."""
+
+    @asynccontextmanager
+    async def opened() -> AsyncIterator[BaseCheckpointSaver[Any]]:
+        yield ThreadedSaver(saver)
+
+    return opened
+
+
+def first_checkpoint(saver: BaseCheckpointSaver[Any], thread_id: str) -> Any:
+    """Put an empty checkpoint on ``thread_id``; its stored config."""
+    return saver.put(generate_config(thread_id), generate_checkpoint(), generate_metadata(), {})
+
+
+class CheckpointerConformance(ABC):
+    """The ``CheckpointerProvider`` contract as pytest tests; subclass it and implement ``make_provider``."""
+
+    durable: bool = False
+
+    @abstractmethod
+    def make_provider(self, tmp_path: Path) -> CheckpointerProvider:
+        """Return a new, empty provider of the implementation under test, located under tmp_path."""
+
+    def reopen_provider(self, tmp_path: Path) -> CheckpointerProvider:
+        """Return the provider ``make_provider(tmp_path)`` made, opened again after it was closed."""
+        return self.make_provider(tmp_path)
+
+    @pytest.fixture
+    def provider(self, tmp_path: Path) -> Iterator[CheckpointerProvider]:
+        """The provider under test, closed afterwards."""
+        provider = self.make_provider(tmp_path)
+        yield provider
+        provider.close()
+
+    # -- LangGraph's suite -----------------------------------------------------------
+
+    def test_provider_satisfies_the_checkpointer_provider_protocol(
+            self, provider: CheckpointerProvider) -> None:
+        assert isinstance(provider, CheckpointerProvider)
+        assert isinstance(provider.saver(), BaseCheckpointSaver)
+
+    def test_the_async_saver_passes_langgraphs_conformance_suite(
+            self, provider: CheckpointerProvider) -> None:
+        run_langgraph_suite("async saver", provider.async_saver)
+
+    def test_the_fenced_async_saver_passes_langgraphs_conformance_suite(
+            self, provider: CheckpointerProvider) -> None:
+        leases, checked = engaged_fence()
+        run_langgraph_suite("fenced async saver", fenced(provider.async_saver, leases))
+        assert checked, "the suite's writes never reached the fence"
+
+    def test_the_sync_saver_passes_langgraphs_conformance_suite(self, provider: CheckpointerProvider) -> None:
+        saver = provider.saver()
+        run_langgraph_suite("sync saver", threaded(saver), sync_capabilities(saver))
+
+    def test_the_fenced_sync_saver_passes_langgraphs_conformance_suite(
+            self, provider: CheckpointerProvider) -> None:
+        leases, checked = engaged_fence()
+        saver = FencedSaver(provider.saver(), leases)
+        run_langgraph_suite("fenced sync saver", threaded(saver), sync_capabilities(saver))
+        assert checked, "the suite's writes never reached the fence"
+
+    # -- what the suite lacks --------------------------------------------------------
+
+    def test_a_fenced_saver_that_lost_its_lease_writes_nothing(self, provider: CheckpointerProvider) -> None:
+        saver = provider.saver()
+        stored = first_checkpoint(saver, "lost")
+        stale = FencedSaver(saver, lost_fence("lost"))
+        with pytest.raises(LeaseLostError, match="stale-runner"):
+            stale.put(stored, generate_checkpoint(), generate_metadata(step=1), {})
+        with pytest.raises(LeaseLostError, match="stale-runner"):
+            stale.put_writes(stored, [("channel", "late")], "task-1")
+        assert [t.config for t in saver.list(generate_config("lost"))] == [stored]
+        assert saver.get_tuple(stored).pending_writes == []
+        assert stale.put(generate_config("unleased"), generate_checkpoint(), generate_metadata(), {})
+
+    def test_a_fenced_async_saver_that_lost_its_lease_writes_nothing(
+            self, provider: CheckpointerProvider) -> None:
+        stored = first_checkpoint(provider.saver(), "lost")
+
+        async def scenario() -> None:
+            async with provider.async_saver() as saver:
+                stale = FencedSaver(saver, lost_fence("lost"))
+                with pytest.raises(LeaseLostError, match="stale-runner"):
+                    await stale.aput(stored, generate_checkpoint(), generate_metadata(step=1), {})
+                with pytest.raises(LeaseLostError, match="stale-runner"):
+                    await stale.aput_writes(stored, [("channel", "late")], "task-1")
+
+        asyncio.run(scenario())
+        saver = provider.saver()
+        assert [t.config for t in saver.list(generate_config("lost"))] == [stored]
+        assert saver.get_tuple(stored).pending_writes == []
+
+    def test_the_sync_and_async_savers_share_one_store(self, provider: CheckpointerProvider) -> None:
+        sync = provider.saver()
+        first = first_checkpoint(sync, "shared")
+
+        async def scenario() -> tuple[CheckpointTuple | None, Any]:
+            async with provider.async_saver() as saver:
+                seen = await saver.aget_tuple(generate_config("shared"))
+                second = await saver.aput(first, generate_checkpoint(), generate_metadata(step=1), {})
+                await saver.aput_writes(second, [("channel", "value")], "task-1")
+                return seen, second
+
+        seen, second = asyncio.run(scenario())
+        assert seen is not None and seen.config == first
+        latest = sync.get_tuple(generate_config("shared"))
+        assert latest is not None and latest.config == second
+        assert latest.pending_writes == [("task-1", "channel", "value")]
+
+    def test_deleting_finished_threads_removes_their_checkpoints_and_writes_only(
+            self, provider: CheckpointerProvider) -> None:
+        saver = provider.saver()
+        for thread_id in ("gone-1", "gone-2", "kept"):
+            stored = first_checkpoint(saver, thread_id)
+            saver.put_writes(stored, [("channel", thread_id)], f"task-{thread_id}")
+        delete_threads(saver, ["gone-1", "gone-2"])
+        provider.compact()
+        for gone in ("gone-1", "gone-2"):
+            assert saver.get_tuple(generate_config(gone)) is None
+            assert list(saver.list(generate_config(gone))) == []
+        kept = saver.get_tuple(generate_config("kept"))
+        assert kept is not None and kept.pending_writes == [("task-kept", "channel", "kept")]
+
+    def test_footprint_names_where_the_bytes_are(self, provider: CheckpointerProvider) -> None:
+        first_checkpoint(provider.saver(), "weighed")
+        sizes = provider.footprint()
+        assert all(isinstance(where, str) and isinstance(size, int) and size >= 0
+                   for where, size in sizes.items())
+
+    def test_a_closed_provider_closes_again_quietly(self, tmp_path: Path) -> None:
+        provider = self.make_provider(tmp_path)
+        first_checkpoint(provider.saver(), "t")
+        provider.close()
+        provider.close()
+
+    def test_checkpoints_survive_close_and_reopen(self, tmp_path: Path) -> None:
+        if not self.durable:
+            pytest.skip("provider under test declares durable = False")
+        provider = self.make_provider(tmp_path)
+        stored = first_checkpoint(provider.saver(), "kept")
+        provider.saver().put_writes(stored, [("channel", "東京")], "task-1")
+        provider.close()
+        reopened = self.reopen_provider(tmp_path)
+        try:
+            found = reopened.saver().get_tuple(generate_config("kept"))
+            assert found is not None and found.config == stored
+            assert found.pending_writes == [("task-1", "channel", "東京")]
+        finally:
+            reopened.close()

@@ -1,0 +1,516 @@
+"""A conformance kit for ``SessionStore`` implementations, ours or a third party's.
+
+Subclass ``SessionStoreConformance`` in a class pytest collects (``Test...``) and
+override ``make_store(tmp_path)``; every ``test_`` method here then runs against your
+store. Set ``durable = True`` to also prove that sessions, approvals and leases survive
+``close()`` and reopening; ``reopen_store(tmp_path)`` defaults to ``make_store(tmp_path)``.
+Times are passed explicitly, so nothing here waits on a clock.
+
+    class TestMySessionStore(SessionStoreConformance):
+        durable = True
+
+        def make_store(self, tmp_path):
+            return open_store(f"mine:{tmp_path}", kind="sessions")
+"""
+
+from __future__ import annotations
+
+import threading
+from abc import ABC, abstractmethod
+from collections.abc import Callable, Iterator
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from grapharc.session.approvals import Approvers, Hold, request
+from grapharc.session.audit import NodeRun
+from grapharc.session.contracts import SessionStore
+from grapharc.session.errors import (
+    AlreadyDecidedError,
+    ApprovalExpiredError,
+    ApprovalMismatchError,
+    DeciderNotAllowedError,
+    LeaseLostError,
+    NothingToRecoverError,
+    SessionBusyError,
+    SessionError,
+    SessionExistsError,
+    StaleApprovalError,
+    ThreadNotPausedError,
+    ThreadPausedError,
+    UnknownApprovalError,
+    UnknownSessionError,
+)
+from grapharc.session.lease import Lease
+from grapharc.session.records import (
+    APPROVED,
+    COMPLETED,
+    CREATED,
+    DECLINED,
+    EXPIRED,
+    FAILED,
+    GATE,
+    INTERRUPT,
+    LAPSED,
+    OPEN,
+    PAUSED,
+    REJECTED,
+    RUNNING,
+    SUPERSEDED,
+    Approval,
+)
+
+GRAPH = "kit-graph"
+TTL = 10.0
+RACERS = 8
+
+
+def make_hold(node: str = "review", *, kind: str = INTERRUPT, digest: str = "digest-1",
+              who: tuple[str, ...] = (), ttl: float | None = None) -> Hold:
+    """A hold on ``node`` as the session runtime would read it from a checkpoint."""
+    return Hold(kind, node, f"key-{node}", f"may {node} go ahead?", digest, Approvers(frozenset(who), ttl))
+
+
+def claim(store: SessionStore, thread_id: str, now: float, runner: str = "runner-a") -> Lease:
+    """A start turn on ``thread_id`` with no input and no inbox."""
+    return store.claim_start(thread_id, runner=runner, ttl=TTL, now=now, input={}, inbox=None)
+
+
+def pause(store: SessionStore, thread_id: str, *holds: Hold, now: float = 10.0) -> list[Approval]:
+    """Create ``thread_id``, run a turn and end it paused on ``holds``; their approval records."""
+    store.create(thread_id, GRAPH, now)
+    lease = claim(store, thread_id, now)
+    requests = [request(hold, thread_id, now) for hold in holds]
+    store.finish(lease, PAUSED, now, requests=requests)
+    return requests
+
+
+def race(count: int, attempt: Callable[[int], Any]) -> tuple[list[Any], list[Exception]]:
+    """Run ``attempt(i)`` in ``count`` threads released together; what they returned and raised."""
+    start = threading.Barrier(count)
+    won: list[Any] = []
+    refused: list[Exception] = []
+
+    def run(i: int) -> None:
+        start.wait()
+        try:
+            won.append(attempt(i))
+        except SessionError as exc:
+            refused.append(exc)
+
+    threads = [threading.Thread(target=run, args=(i,)) for i in range(count)]
+    for thread in threads:
+        thread.start()
+    for thread in threads:
+        thread.join()
+    return won, refused
+
+
+class SessionStoreConformance(ABC):
+    """The ``SessionStore`` contract as pytest tests; subclass it and implement ``make_store``."""
+
+    durable: bool = False
+
+    @abstractmethod
+    def make_store(self, tmp_path: Path) -> SessionStore:
+        """Return a new, empty store of the implementation under test, located under tmp_path."""
+
+    def reopen_store(self, tmp_path: Path) -> SessionStore:
+        """Return the store ``make_store(tmp_path)`` made, opened again after it was closed."""
+        return self.make_store(tmp_path)
+
+    @pytest.fixture
+    def store(self, tmp_path: Path) -> Iterator[SessionStore]:
+        """The store under test, closed afterwards."""
+        store = self.make_store(tmp_path)
+        yield store
+        store.close()
+
+    def decide(self, store: SessionStore, approval: Approval, decision: str = APPROVED, *,
+               current: Hold | None, decider: str = "ana", now: float = 20.0,
+               thread_id: str | None = None) -> Lease | None:
+        """``store.decide`` with the kit's defaults, as runner ``runner-b``."""
+        return store.decide(thread_id or approval.thread_id, approval.approval_id, decision, decider=decider,
+                            now=now, current=current, runner="runner-b", ttl=TTL)
+
+    # -- sessions and statuses -------------------------------------------------------
+
+    def test_store_satisfies_the_session_store_protocol(self, store: SessionStore) -> None:
+        assert isinstance(store, SessionStore)
+
+    def test_a_new_session_reads_back_as_created(self, store: SessionStore) -> None:
+        made = store.create("t1", GRAPH, 5.0)
+        assert made == store.get("t1")
+        assert (made.thread_id, made.graph, made.status) == ("t1", GRAPH, CREATED)
+        assert (made.created_at, made.updated_at, made.runner, made.holds) == (5.0, 5.0, None, ())
+
+    def test_a_taken_thread_id_is_refused_and_the_first_session_kept(self, store: SessionStore) -> None:
+        first = store.create("t1", GRAPH, 5.0)
+        with pytest.raises(SessionExistsError, match="t1"):
+            store.create("t1", "other-graph", 6.0)
+        assert store.get("t1") == first
+
+    def test_unknown_thread_ids_raise_unknown_session_error_everywhere(self, store: SessionStore) -> None:
+        calls: list[Callable[[], Any]] = [
+            lambda: store.get("nope"), lambda: store.approvals("nope"), lambda: store.events("nope"),
+            lambda: store.audit("nope"), lambda: store.audited_step("nope"),
+            lambda: claim(store, "nope", 1.0),
+            lambda: store.claim_recovery("nope", runner="r", ttl=TTL, now=1.0),
+            lambda: store.post_event("nope", "note", {}, 1.0),
+        ]
+        for call in calls:
+            with pytest.raises(UnknownSessionError, match="nope"):
+                call()
+        assert store.list() == []
+
+    def test_unknown_approval_ids_raise_unknown_approval_error(self, store: SessionStore) -> None:
+        [asked] = pause(store, "t1", make_hold())
+        with pytest.raises(UnknownApprovalError, match="ap-missing"):
+            store.approval("ap-missing")
+        with pytest.raises(UnknownApprovalError, match="ap-missing"):
+            store.decide("t1", "ap-missing", APPROVED, decider="ana", now=20.0, current=make_hold(),
+                         runner="r", ttl=TTL)
+        assert store.approval(asked.approval_id).state == OPEN
+
+    @pytest.mark.parametrize("thread_id", ["it's \"quoted\"; DROP TABLE sessions; --", "東京/スレッド 1",
+                                           "x" * 500, "100%_*", " padded "])
+    def test_odd_thread_ids_round_trip_verbatim_and_match_only_themselves(
+            self, store: SessionStore, thread_id: str) -> None:
+        store.create(thread_id, GRAPH, 1.0)
+        store.post_event(thread_id, "note", {"text": "東京"}, 2.0)
+        assert store.get(thread_id).thread_id == thread_id
+        assert [s.thread_id for s in store.list()] == [thread_id]
+        assert store.events(thread_id)[0].payload == {"text": "東京"}
+        for near in (thread_id.strip() + "?", thread_id[:-1], thread_id.upper() + "Z"):
+            with pytest.raises(UnknownSessionError):
+                store.get(near)
+
+    def test_a_turn_goes_from_created_to_running_to_completed_and_may_run_again(
+            self, store: SessionStore) -> None:
+        store.create("t1", GRAPH, 1.0)
+        lease = claim(store, "t1", 2.0)
+        running = store.get("t1")
+        assert (running.status, running.runner, running.lease_expires_at) == (RUNNING, "runner-a", 2.0 + TTL)
+        assert running.lease_live(3.0) and store.holds(lease)
+        store.finish(lease, COMPLETED, 3.0, outcome="done")
+        done = store.get("t1")
+        assert (done.status, done.runner, done.outcome, done.updated_at) == (COMPLETED, None, "done", 3.0)
+        again = claim(store, "t1", 4.0, runner="runner-b")
+        assert store.get("t1").status == RUNNING and again.token != lease.token
+
+    def test_a_paused_thread_refuses_a_new_turn(self, store: SessionStore) -> None:
+        pause(store, "t1", make_hold())
+        with pytest.raises(ThreadPausedError, match="t1"):
+            claim(store, "t1", 20.0)
+        with pytest.raises(NothingToRecoverError, match="t1"):
+            store.claim_recovery("t1", runner="r", ttl=TTL, now=20.0)
+        assert store.get("t1").status == PAUSED
+
+    def test_a_failed_turn_is_recovered_with_its_turn_not_restarted(self, store: SessionStore) -> None:
+        store.create("t1", GRAPH, 1.0)
+        lease = store.claim_start("t1", runner="runner-a", ttl=TTL, now=2.0, input={"amount": 3}, inbox=None)
+        store.finish(lease, FAILED, 3.0, error="ValueError: boom")
+        failed = store.get("t1")
+        assert (failed.status, failed.error) == (FAILED, "ValueError: boom")
+        with pytest.raises(SessionError, match="t1"):
+            claim(store, "t1", 4.0)
+        recovered = store.claim_recovery("t1", runner="runner-b", ttl=TTL, now=5.0)
+        assert recovered.turn == lease.turn and recovered.turn["input"] == {"amount": 3}
+        assert (store.get("t1").status, store.get("t1").error) == (RUNNING, None)
+
+    def test_a_completed_thread_has_nothing_to_recover(self, store: SessionStore) -> None:
+        store.create("t1", GRAPH, 1.0)
+        store.finish(claim(store, "t1", 2.0), COMPLETED, 3.0)
+        with pytest.raises(NothingToRecoverError, match="t1"):
+            store.claim_recovery("t1", runner="r", ttl=TTL, now=4.0)
+
+    # -- leases ----------------------------------------------------------------------
+
+    def test_a_live_lease_refuses_every_other_claim(self, store: SessionStore) -> None:
+        store.create("t1", GRAPH, 1.0)
+        lease = claim(store, "t1", 2.0)
+        with pytest.raises(SessionBusyError, match="runner-a"):
+            claim(store, "t1", 3.0, runner="runner-b")
+        with pytest.raises(SessionBusyError, match="runner-a"):
+            store.claim_recovery("t1", runner="runner-b", ttl=TTL, now=3.0)
+        assert store.get("t1").runner == "runner-a" and store.holds(lease)
+
+    def test_an_expired_lease_is_recovered_not_restarted(self, store: SessionStore) -> None:
+        store.create("t1", GRAPH, 1.0)
+        lease = claim(store, "t1", 0.0)
+        with pytest.raises(SessionBusyError, match="left running by runner runner-a"):
+            claim(store, "t1", TTL + 1, runner="runner-b")
+        taken = store.claim_recovery("t1", runner="runner-b", ttl=TTL, now=TTL + 1)
+        assert taken.turn == lease.turn and taken.token != lease.token
+        assert store.get("t1").runner == "runner-b"
+
+    def test_renewal_keeps_a_lease_alive_past_its_first_expiry(self, store: SessionStore) -> None:
+        store.create("t1", GRAPH, 0.0)
+        lease = claim(store, "t1", 0.0)
+        assert store.renew(lease, 8.0)
+        assert store.get("t1").lease_expires_at == 8.0 + TTL
+        with pytest.raises(SessionBusyError):
+            store.claim_recovery("t1", runner="runner-b", ttl=TTL, now=15.0)
+        store.claim_recovery("t1", runner="runner-b", ttl=TTL, now=19.0)
+
+    def test_of_concurrent_start_claims_exactly_one_wins(self, store: SessionStore) -> None:
+        store.create("t1", GRAPH, 1.0)
+        won, refused = race(RACERS, lambda i: claim(store, "t1", 2.0, runner=f"runner-{i}"))
+        assert len(won) == 1 and len(refused) == RACERS - 1
+        assert all(isinstance(exc, SessionBusyError) for exc in refused)
+        assert store.get("t1").runner == won[0].runner and store.holds(won[0])
+
+    def test_of_concurrent_recoveries_exactly_one_wins(self, store: SessionStore) -> None:
+        store.create("t1", GRAPH, 0.0)
+        claim(store, "t1", 0.0)
+        won, refused = race(RACERS, lambda i: store.claim_recovery(
+            "t1", runner=f"runner-{i}", ttl=TTL, now=TTL + 1))
+        assert len(won) == 1 and all(isinstance(exc, SessionBusyError) for exc in refused)
+        assert len(refused) == RACERS - 1
+        assert [e.kind for e in store.audit("t1")].count("reclaimed") == 1
+
+    def test_a_runner_that_lost_its_lease_cannot_finish_record_or_renew(self, store: SessionStore) -> None:
+        store.create("t1", GRAPH, 0.0)
+        stale = claim(store, "t1", 0.0)
+        current = store.claim_recovery("t1", runner="runner-b", ttl=TTL, now=TTL + 1)
+        assert not store.holds(stale) and store.holds(current)
+        assert not store.renew(stale, TTL + 2)
+        with pytest.raises(LeaseLostError, match="runner-a"):
+            store.record_nodes(stale, [NodeRun(1, "n", "task-1", ())], 1, TTL + 2)
+        with pytest.raises(LeaseLostError, match="runner-a"):
+            store.finish(stale, COMPLETED, TTL + 2, requests=[request(make_hold(), "t1", TTL + 2)])
+        now = store.get("t1")
+        assert (now.status, now.runner, now.holds, now.last_node) == (RUNNING, "runner-b", (), None)
+        assert store.approvals("t1") == [] and store.audited_step("t1") == -1
+        store.finish(current, COMPLETED, TTL + 3)
+        assert store.get("t1").status == COMPLETED
+
+    def test_a_finished_turns_lease_is_released(self, store: SessionStore) -> None:
+        store.create("t1", GRAPH, 0.0)
+        lease = claim(store, "t1", 1.0)
+        store.finish(lease, COMPLETED, 2.0)
+        assert not store.holds(lease) and not store.renew(lease, 3.0)
+        with pytest.raises(LeaseLostError):
+            store.finish(lease, FAILED, 3.0, error="late")
+        assert store.get("t1").status == COMPLETED
+
+    # -- approvals -------------------------------------------------------------------
+
+    def test_a_pause_opens_its_requests_as_the_threads_holds(self, store: SessionStore) -> None:
+        asked = pause(store, "t1", make_hold("a"), make_hold("b", who=("ana", "bo")))
+        paused = store.get("t1")
+        assert paused.status == PAUSED and paused.runner is None
+        assert list(paused.holds) == asked == store.approvals("t1")
+        assert store.approval(asked[1].approval_id) == asked[1]
+        assert asked[1].deciders == ("ana", "bo") and asked[1].state == OPEN
+
+    def test_deciding_the_last_open_hold_hands_out_a_lease(self, store: SessionStore) -> None:
+        first, second = pause(store, "t1", make_hold("a"), make_hold("b"))
+        assert self.decide(store, first, current=make_hold("a")) is None
+        assert store.get("t1").status == PAUSED and [h.node for h in store.get("t1").holds] == ["b"]
+        decided = store.approval(first.approval_id)
+        assert (decided.state, decided.decided_by, decided.decided_at) == (APPROVED, "ana", 20.0)
+        lease = self.decide(store, second, DECLINED, current=make_hold("b"), now=21.0)
+        assert lease is not None and lease.runner == "runner-b" and store.holds(lease)
+        assert lease.turn["kind"] == "continue"
+        resumed = store.get("t1")
+        assert (resumed.status, resumed.runner, resumed.holds) == (RUNNING, "runner-b", ())
+        assert store.approval(second.approval_id).state == DECLINED
+
+    def test_an_approval_is_decided_once(self, store: SessionStore) -> None:
+        first, second = pause(store, "t1", make_hold("a"), make_hold("b"))
+        self.decide(store, first, current=make_hold("a"))
+        with pytest.raises(AlreadyDecidedError, match="already approved by ana"):
+            self.decide(store, first, DECLINED, current=make_hold("a"), decider="bo")
+        self.decide(store, second, current=make_hold("b"))
+        with pytest.raises(ThreadNotPausedError, match="already approved by ana"):
+            self.decide(store, second, DECLINED, current=make_hold("b"), decider="bo")
+        assert [a.state for a in store.approvals("t1")] == [APPROVED, APPROVED]
+
+    def test_of_concurrent_decisions_on_the_last_hold_exactly_one_resumes(self, store: SessionStore) -> None:
+        [asked] = pause(store, "t1", make_hold())
+        won, refused = race(RACERS, lambda i: self.decide(store, asked, current=make_hold(),
+                                                          decider=f"person-{i}"))
+        assert len(won) == 1 and won[0] is not None and store.holds(won[0])
+        assert len(refused) == RACERS - 1
+        assert all(isinstance(exc, ThreadNotPausedError | AlreadyDecidedError) for exc in refused)
+        assert [e.kind for e in store.audit("t1")].count("decided") == 1
+
+    def test_a_stale_approval_is_superseded_and_asked_again(self, store: SessionStore) -> None:
+        [asked] = pause(store, "t1", make_hold(digest="before"))
+        changed = make_hold(digest="after")
+        with pytest.raises(StaleApprovalError, match=asked.approval_id):
+            self.decide(store, asked, current=changed)
+        old, fresh = store.approvals("t1")
+        assert old.state == SUPERSEDED and old.decided_by is None
+        assert (fresh.state, fresh.digest, fresh.hold_key) == (OPEN, "after", changed.key)
+        assert store.get("t1").status == PAUSED and store.get("t1").holds == (fresh,)
+        with pytest.raises(StaleApprovalError):
+            self.decide(store, old, current=changed)
+        assert self.decide(store, fresh, current=changed) is not None
+
+    def test_an_approval_whose_hold_is_gone_is_superseded_without_a_new_one(
+            self, store: SessionStore) -> None:
+        [asked] = pause(store, "t1", make_hold())
+        with pytest.raises(StaleApprovalError):
+            self.decide(store, asked, current=None)
+        assert [a.state for a in store.approvals("t1")] == [SUPERSEDED]
+
+    def test_an_approval_cannot_release_another_threads_hold(self, store: SessionStore) -> None:
+        [mine] = pause(store, "mine", make_hold())
+        [theirs] = pause(store, "theirs", make_hold())
+        with pytest.raises(ApprovalMismatchError, match="belongs to thread mine"):
+            self.decide(store, mine, current=make_hold(), thread_id="theirs")
+        assert store.approval(mine.approval_id).state == OPEN == store.approval(theirs.approval_id).state
+        assert store.get("theirs").status == PAUSED
+
+    def test_a_decision_by_someone_not_named_or_by_no_one_is_refused(self, store: SessionStore) -> None:
+        [asked] = pause(store, "t1", make_hold(who=("ana",)))
+        for decider in ("bo", ""):
+            with pytest.raises(DeciderNotAllowedError):
+                self.decide(store, asked, current=make_hold(who=("ana",)), decider=decider)
+        assert store.approval(asked.approval_id).state == OPEN
+
+    def test_a_decision_other_than_approved_or_rejected_is_refused(self, store: SessionStore) -> None:
+        [asked] = pause(store, "t1", make_hold())
+        with pytest.raises(ApprovalMismatchError, match="maybe"):
+            self.decide(store, asked, "maybe", current=make_hold())
+        assert store.approval(asked.approval_id).state == OPEN
+
+    def test_an_expired_approval_ends_the_thread_expired(self, store: SessionStore) -> None:
+        late, other = pause(store, "t1", make_hold("a", ttl=5.0), make_hold("b"), now=10.0)
+        with pytest.raises(ApprovalExpiredError, match=late.approval_id):
+            self.decide(store, late, current=make_hold("a", ttl=5.0), now=15.0)
+        assert store.get("t1").status == EXPIRED
+        assert [store.approval(a.approval_id).state for a in (late, other)] == [LAPSED, SUPERSEDED]
+
+    def test_a_rejected_gate_ends_the_thread_rejected(self, store: SessionStore) -> None:
+        gate = make_hold(kind=GATE)
+        [asked] = pause(store, "t1", gate)
+        assert self.decide(store, asked, DECLINED, current=gate) is None
+        assert store.get("t1").status == REJECTED and store.approval(asked.approval_id).state == DECLINED
+
+    # -- events ----------------------------------------------------------------------
+
+    def test_events_queue_until_a_start_turn_with_an_inbox_takes_them_in_order(
+            self, store: SessionStore) -> None:
+        store.create("t1", GRAPH, 1.0)
+        first = store.post_event("t1", "note", {"text": "one"}, 2.0)
+        second = store.post_event("t1", "note", {"text": "two"}, 3.0)
+        assert first.event_id < second.event_id and store.events("t1") == [first, second]
+        assert first.delivered_at is None
+        lease = store.claim_start("t1", runner="r", ttl=TTL, now=4.0, input={"inbox": [{"given": 1}]},
+                                  inbox="inbox")
+        assert lease.turn["input"]["inbox"] == [
+            {"given": 1},
+            {"event_id": first.event_id, "kind": "note", "payload": {"text": "one"}},
+            {"event_id": second.event_id, "kind": "note", "payload": {"text": "two"}}]
+        assert [e.delivered_at for e in store.events("t1")] == [4.0, 4.0]
+        third = store.post_event("t1", "note", {"text": "three"}, 5.0)
+        store.finish(lease, COMPLETED, 6.0)
+        again = store.claim_start("t1", runner="r", ttl=TTL, now=7.0, input={}, inbox="inbox")
+        assert [e["event_id"] for e in again.turn["input"]["inbox"]] == [third.event_id]
+
+    def test_events_wait_while_a_turn_has_no_inbox(self, store: SessionStore) -> None:
+        store.create("t1", GRAPH, 1.0)
+        store.post_event("t1", "note", {}, 2.0)
+        lease = claim(store, "t1", 3.0)
+        assert lease.turn["input"] == {} and store.events("t1")[0].delivered_at is None
+
+    # -- audit -----------------------------------------------------------------------
+
+    def test_the_audit_trail_only_grows(self, store: SessionStore) -> None:
+        store.create("t1", GRAPH, 1.0)
+        lease = claim(store, "t1", 2.0)
+        early = store.audit("t1")
+        assert [e.kind for e in early] == ["created", "claimed"]
+        store.finish(lease, PAUSED, 3.0, requests=[request(make_hold(), "t1", 3.0)])
+        store.post_event("t1", "note", {}, 4.0)
+        later = store.audit("t1")
+        assert later[:len(early)] == early
+        assert [e.kind for e in later] == ["created", "claimed", "asked", PAUSED, "event"]
+        assert [e.seq for e in later] == sorted({e.seq for e in later})
+        assert [e.at for e in later] == [1.0, 2.0, 3.0, 3.0, 4.0]
+
+    def test_a_completed_node_is_recorded_once_however_often_it_is_seen(self, store: SessionStore) -> None:
+        store.create("t1", GRAPH, 1.0)
+        lease = claim(store, "t1", 2.0)
+        seen = NodeRun(3, "n", "task-1", ("log",))
+        store.record_nodes(lease, [seen], 3, 3.0)
+        store.record_nodes(lease, [seen, NodeRun(4, "m", "task-2", ())], 4, 4.0)
+        nodes = [(e.node, e.step, e.detail) for e in store.audit("t1") if e.kind == "node"]
+        assert nodes == [("n", 3, {"writes": ["log"]}), ("m", 4, {"writes": []})]
+        assert store.audited_step("t1") == 4
+        assert (store.get("t1").last_node, store.get("t1").last_step) == ("m", 4)
+        assert [(s.last_node, s.last_step) for s in store.list()] == [("m", 4)]
+
+    # -- listing and retention ---------------------------------------------------------
+
+    def test_list_filters_by_status_most_recently_changed_first(self, store: SessionStore) -> None:
+        for i, thread_id in enumerate(("a", "b", "c")):
+            store.create(thread_id, GRAPH, float(i))
+        claim(store, "a", 5.0)
+        pause(store, "d", make_hold(), now=6.0)
+        assert [s.thread_id for s in store.list()] == ["d", "a", "c", "b"]
+        assert [s.thread_id for s in store.list(CREATED)] == ["c", "b"]
+        assert [s.thread_id for s in store.list(RUNNING)] == ["a"]
+        assert store.list(COMPLETED) == []
+        assert [s.holds for s in store.list(PAUSED)] == [store.get("d").holds]
+
+    def test_prune_removes_old_finished_sessions_and_keeps_live_ones(self, store: SessionStore) -> None:
+        for status in (COMPLETED, FAILED):
+            store.create(status, GRAPH, 1.0)
+            store.post_event(status, "note", {}, 1.0)
+            store.finish(claim(store, status, 1.0), status, 2.0, error="e" if status == FAILED else None)
+        gate = make_hold(kind=GATE)
+        self.decide(store, pause(store, REJECTED, gate, now=1.0)[0], DECLINED, current=gate, now=2.0)
+        late = make_hold(ttl=0.5)
+        with pytest.raises(ApprovalExpiredError):
+            self.decide(store, pause(store, EXPIRED, late, now=1.0)[0], current=late, now=2.0)
+        store.create(CREATED, GRAPH, 1.0)
+        pause(store, PAUSED, make_hold(), now=1.0)
+        store.create(RUNNING, GRAPH, 1.0)
+        claim(store, RUNNING, 1.0)
+        store.create("young", GRAPH, 1.0)
+        store.finish(claim(store, "young", 1.0), COMPLETED, 50.0)
+
+        assert sorted(store.prune(10.0)) == sorted([COMPLETED, FAILED, REJECTED, EXPIRED])
+        assert sorted(s.thread_id for s in store.list()) == sorted([CREATED, PAUSED, RUNNING, "young"])
+        for gone in (COMPLETED, FAILED, REJECTED, EXPIRED):
+            for read in (store.get, store.approvals, store.events, store.audit):
+                with pytest.raises(UnknownSessionError):
+                    read(gone)
+        assert [a.state for a in store.approvals(PAUSED)] == [OPEN]
+        assert store.prune(10.0) == []
+
+    def test_footprint_names_where_the_bytes_are(self, store: SessionStore) -> None:
+        pause(store, "t1", make_hold())
+        sizes = store.footprint()
+        assert all(isinstance(where, str) and isinstance(size, int) and size >= 0
+                   for where, size in sizes.items())
+
+    def test_a_closed_store_closes_again_quietly(self, tmp_path: Path) -> None:
+        store = self.make_store(tmp_path)
+        store.create("t1", GRAPH, 1.0)
+        store.close()
+        store.close()
+
+    def test_sessions_approvals_and_leases_survive_close_and_reopen(self, tmp_path: Path) -> None:
+        if not self.durable:
+            pytest.skip("store under test declares durable = False")
+        store = self.make_store(tmp_path)
+        [asked] = pause(store, "paused", make_hold())
+        store.post_event("paused", "note", {"text": "東京"}, 11.0)
+        store.create("running", GRAPH, 1.0)
+        lease = claim(store, "running", 2.0)
+        before = (store.list(), store.approvals("paused"), store.events("paused"), store.audit("paused"))
+        store.close()
+        reopened = self.reopen_store(tmp_path)
+        try:
+            assert (reopened.list(), reopened.approvals("paused"), reopened.events("paused"),
+                    reopened.audit("paused")) == before
+            assert reopened.holds(lease)
+            assert self.decide(reopened, asked, current=make_hold()) is not None
+        finally:
+            reopened.close()
