@@ -56,7 +56,7 @@ def test_a_dollar_budget_stops_the_run_at_the_call_the_spend_meter_would_stop_it
         runtime_calls = len(fresh.completions)
     assert isinstance(stopped, BudgetExceededError) and stopped.dimension == "cost_usd"
     assert gateway_calls == runtime_calls == 3
-    assert (run_end["status"], run_end["reason"]) == ("budget_exceeded", "cost_usd")
+    assert (run_end["status"], run_end["stop_reason"]) == ("budget_exceeded", "cost_usd")
     assert run_end["cost_usd"] == observer.spent_usd == gateway.spent_usd == stopped.used
     assert gateway_end["cost_usd"] == gateway.spent_usd
 

@@ -99,8 +99,14 @@ SHARED_COPY: Final = "shared"
 """The ``copy`` value of a node that opted out of the deep copy of its input."""
 ADMISSION_ACTIONS: Final = ("plan", "decision", "round", "stop")
 """What an ``admission`` event records: a planner's proposal, a verdict, a round, the loop's stop."""
-RUN_STATUSES: Final = ("completed", "interrupted", "cancelled", "budget_exceeded", "error")
-"""How a run ended (``run_end.status``); ``stop_reason`` says why."""
+COMPLETED: Final = "completed"
+INTERRUPTED: Final = "interrupted"
+CANCELLED: Final = "cancelled"
+BUDGET_EXCEEDED: Final = "budget_exceeded"
+FAILED_RUN: Final = "error"
+RUN_STATUSES: Final = (COMPLETED, INTERRUPTED, CANCELLED, BUDGET_EXCEEDED, FAILED_RUN)
+"""How a run ended (``run_end.status``); ``stop_reason`` says why (and is the status itself when
+nothing more specific stopped it)."""
 
 
 @dataclass(frozen=True)

@@ -71,7 +71,7 @@ def test_a_written_graph_is_admitted_and_run_from_a_config_alone(in_tmp):
                             graph="graph", name="graph", trace=writer)
     assert outcome.executed and outcome.state.summary.startswith("1 finding(s)")
     events = list(read_events(trace))
-    assert events[0]["step"] == "decision" and events[-1]["status"] == "completed"
+    assert events[0]["action"] == "decision" and events[-1]["status"] == "completed"
 
 
 def test_check_only_returns_the_verdict_and_builds_nothing(in_tmp):

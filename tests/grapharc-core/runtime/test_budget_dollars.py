@@ -114,7 +114,7 @@ def test_a_runs_dollar_ceiling_stops_the_node_at_the_call_that_crossed_it(tmp_pa
         asking(model, Budget(max_cost_usd=0.5), trace).invoke({})
     assert caught.value.dimension == "cost_usd" and len(model.calls) == 3
     run_end = list(read_events(trace))[-1]
-    assert (run_end["reason"], run_end["cost_usd"]) == ("cost_usd", pytest.approx(0.6))
+    assert (run_end["stop_reason"], run_end["cost_usd"]) == ("cost_usd", pytest.approx(0.6))
 
 
 def test_an_unpriced_model_under_a_dollar_ceiling_makes_one_call_and_no_more(tmp_path):

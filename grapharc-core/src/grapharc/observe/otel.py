@@ -123,7 +123,7 @@ class _RunSpans:
 
 
 _SKIPPED_FIELDS = frozenset({ts.PHASE, ts.TS, ts.STATE_DELTA, ts.EXCEPTION, ts.LABELS, ts.ROUTE})
-_FAILED_STATUSES = frozenset({"error", "budget_exceeded"})
+_FAILED_STATUSES = frozenset({ts.FAILED_RUN, ts.BUDGET_EXCEEDED})
 """The ``run_end`` statuses (as the kernel writes them) that mark the run span as an error."""
 
 

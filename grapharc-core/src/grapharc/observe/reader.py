@@ -21,7 +21,15 @@ from typing import Any, BinaryIO
 from grapharc.observe import codec
 from grapharc.observe.errors import TraceFormatError, TraceUnreadableError, TraceVersionError
 from grapharc.observe.torn import is_torn
-from grapharc.trace_schema import PHASE, RUN_START, SCHEMA_VERSION_FIELD, SUPPORTED_VERSIONS
+from grapharc.trace_schema import (
+    ATTEMPT,
+    PHASE,
+    RUN_ID,
+    RUN_START,
+    SCHEMA_VERSION_FIELD,
+    SUPPORTED_VERSIONS,
+    THREAD_ID,
+)
 
 Event = dict[str, Any]
 _SNIFF_BYTES = 8192
@@ -136,11 +144,11 @@ class TraceReader:
             yield from events
             return
         for event in events:
-            if run_id is not None and event.get("run_id") != run_id:
+            if run_id is not None and event.get(RUN_ID) != run_id:
                 continue
-            if thread_id is not None and event.get("thread_id") != thread_id:
+            if thread_id is not None and event.get(THREAD_ID) != thread_id:
                 continue
-            if attempt is not None and event.get("attempt") != attempt:
+            if attempt is not None and event.get(ATTEMPT) != attempt:
                 continue
             yield event
 

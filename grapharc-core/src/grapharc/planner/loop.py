@@ -240,8 +240,8 @@ class GovernedLoop:
         budget = Budget(max_iterations=left["iterations"], max_tokens=left["tokens"],
                         max_seconds=left["seconds"], max_cost_usd=left["cost_usd"],
                         max_concurrency=self.budget.max_concurrency)
-        self.materializer.meters.reset()
         failure: tuple[StopReason, str] | None = None
+        graph = None
         try:
             graph = self.materializer.materialize(verdict, proposal, budget=budget)
             out = graph.invoke(state)
@@ -250,9 +250,12 @@ class GovernedLoop:
             failure = (StopReason.BUDGET_EXHAUSTED, str(exc))
         except Exception as exc:
             failure = (StopReason.RUN_FAILED, f"{type(exc).__name__}: {exc}")
-        ran = self.materializer.meters.spent()
-        for name, amount in ran.items():
-            spent[name] += amount
-        record = RoundRecord(number, proposal, verdict, True, 0, int(ran["iterations"]), 0.0,
+        ran = graph.last_run if graph is not None else None
+        if ran is not None:
+            spent["iterations"] += ran.iterations
+            spent["tokens"] += ran.tokens
+            spent["cost_usd"] += ran.cost_usd
+            spent["unpriced_calls"] += ran.unpriced_calls
+        record = RoundRecord(number, proposal, verdict, True, 0, ran.iterations if ran else 0, 0.0,
                              failure[1] if failure else "")
         return record, state, failure

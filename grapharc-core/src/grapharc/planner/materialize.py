@@ -21,8 +21,7 @@ from grapharc.planner.admission import AdmissionResult
 from grapharc.planner.nesting import deeper
 from grapharc.planner.proposal import END, Subgraph
 from grapharc.planner.registry import NodeRegistry
-from grapharc.runtime.budget import Budget, BudgetMeter
-from grapharc.runtime.context import CURRENT_RUN
+from grapharc.runtime.budget import Budget
 from grapharc.runtime.graph import GraphARC
 from grapharc.runtime.trace import TraceWriter
 
@@ -31,42 +30,16 @@ class NotAdmitted(GraphARCError):
     """An attempt to build something an admission result did not authorise."""
 
 
-class RunMeters:
-    """The meters of the runs a materialised graph took part in, seen from inside its bodies."""
-
-    def __init__(self) -> None:
-        self.seen: dict[int, BudgetMeter] = {}
-
-    def reset(self) -> None:
-        """Forget earlier runs, so ``spent()`` covers only what runs next."""
-        self.seen.clear()
-
-    def note(self) -> None:
-        run = CURRENT_RUN.get()
-        if run is not None:
-            self.seen.setdefault(id(run.meter), run.meter)
-
-    def spent(self) -> dict[str, float]:
-        """Iterations, tokens, cost and unpriced calls charged to those runs."""
-        meters = list(self.seen.values())
-        return {"iterations": sum(m.iterations for m in meters),
-                "tokens": sum(m.tokens for m in meters),
-                "cost_usd": sum(m.cost_usd for m in meters),
-                "unpriced_calls": sum(m.unpriced_calls for m in meters)}
-
-
-def _at_level(body: Callable[..., Any], level: int, meters: RunMeters) -> Callable[..., Any]:
-    """Wrap a body so it runs ``level`` admitted levels deeper and reports its run's meter."""
+def _at_level(body: Callable[..., Any], level: int) -> Callable[..., Any]:
+    """Wrap a body so it runs ``level`` admitted levels deeper (what the depth check counts)."""
     if inspect.iscoroutinefunction(body):
         async def run_async(state: Any) -> Any:
-            meters.note()
             with deeper(level):
                 return await body(state)
 
         return run_async
 
     def run(state: Any) -> Any:
-        meters.note()
         with deeper(level):
             return body(state)
 
@@ -84,7 +57,6 @@ class Materializer:
         self.writes = {kind: frozenset(fields) for kind, fields in (writes or {}).items()}
         self.trace = trace
         self.name = name
-        self.meters = RunMeters()
 
     def materialize(self, admitted: AdmissionResult, proposal: Subgraph, *,
                     budget: Budget | None = None) -> Any:
@@ -116,7 +88,7 @@ class Materializer:
             spec = self.registry.get(node.kind)
             body = spec.factory(spec) if spec.args_schema is None \
                 else spec.factory(spec, args[f"{prefix}{node.name}"])
-            graph.add_node(node.name, _at_level(body, level, self.meters),
+            graph.add_node(node.name, _at_level(body, level),
                            writes=self._writes(node.kind))
         has_out = set()
         for edge in scope.edges:

@@ -60,15 +60,15 @@ def termination(exc: BaseException | None, interrupted: bool, reported: str | No
     """(status, stop reason) for a run's ``run_end``; ``reported`` is a guard's stop reason."""
     if exc is None:
         if interrupted:
-            return "interrupted", "interrupted"
-        return "completed", reported or "completed"
+            return schema.INTERRUPTED, schema.INTERRUPTED
+        return schema.COMPLETED, reported or schema.COMPLETED
     if isinstance(exc, (GeneratorExit, asyncio.CancelledError)):
-        return "cancelled", "cancelled"
+        return schema.CANCELLED, schema.CANCELLED
     if isinstance(exc, BudgetExceededError):
-        return "budget_exceeded", exc.dimension
+        return schema.BUDGET_EXCEEDED, exc.dimension
     if isinstance(exc, GraphRecursionError):
-        return "error", "recursion_limit"
-    return "error", type(exc).__name__
+        return schema.FAILED_RUN, "recursion_limit"
+    return schema.FAILED_RUN, type(exc).__name__
 
 
 def _chosen_run_id(given: Any) -> str:
@@ -208,7 +208,7 @@ class RunLifecycle:
         run, meter = opened.run, opened.run.meter
         status, reason = termination(exc, interrupted, run.stop_reason)
         duration_ms = (perf_counter() - opened.started) * 1000.0
-        failed = exc is not None and status != "cancelled"
+        failed = exc is not None and status != schema.CANCELLED
         remember(self.owner, self._info(opened, status, reason, duration_ms,
                                         f"{type(exc).__name__}: {exc}" if failed else None))
         if self.trace is None:

@@ -21,6 +21,7 @@ from collections import deque
 from typing import Any
 
 from grapharc.runtime.trace import TraceWriter
+from grapharc.trace_schema import RUN_ID
 
 FLUSH_SECONDS = 0.1
 
@@ -51,7 +52,7 @@ class RunTraceWriter(TraceWriter):
 
         Queueing is a lock-free ``deque.append``, so a worker never waits on another.
         """
-        owner = self._owners.get(event.get("run_id"))  # type: ignore[arg-type]
+        owner = self._owners.get(event.get(RUN_ID))  # type: ignore[arg-type]
         if owner is None or owner == threading.get_ident():
             with self._order:
                 self._drain()
