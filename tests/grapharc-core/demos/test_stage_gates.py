@@ -11,7 +11,7 @@ from grapharc.examples.demo_choices import Case, ClaimScenario, Failure, FanoutS
 from grapharc.examples.demo_support import demo_model, open_checkpoints, thread_config
 from grapharc.examples.stage0 import run_stage0
 from grapharc.examples.stage1 import run_stage1
-from grapharc.examples.stage2 import SCRIPTS, Stage2State, build_stage2, run_stage2
+from grapharc.examples.stage2 import SCRIPTS, build_stage2, run_stage2
 from grapharc.examples.stage3 import run_stage3
 from grapharc.examples.stage4 import run_stage4
 from grapharc.runtime.budget import Budget
@@ -125,7 +125,7 @@ def test_stage2_a_bad_model_output_is_pinned_to_node_step_and_delta_with_a_repla
     assert replay["step"] == 2 and replay["next"] == ["extract"]
 
     good = demo_model(None, SCRIPTS[ClaimScenario.CLEAN][1:], name="replayed")
-    saver = open_checkpoints(db, Stage2State)
+    saver = open_checkpoints(db)
     try:
         graph = build_stage2(good, trace=trace, checkpointer=saver)
         config = thread_config(outcome.run.thread_id)

@@ -4,14 +4,11 @@ from __future__ import annotations
 
 import re
 from collections.abc import Sequence
-from enum import Enum
 from pathlib import Path
-from typing import Any, get_args
+from typing import Any
 from uuid import uuid4
 
 from langchain_core.messages import HumanMessage
-from langgraph.checkpoint.serde.jsonplus import JsonPlusSerializer
-from pydantic import BaseModel
 
 from grapharc.errors import GraphARCError
 
@@ -33,34 +30,11 @@ def thread_config(thread_id: str) -> dict[str, Any]:
     return {"configurable": {"thread_id": thread_id}}
 
 
-def state_serde(schema: type[BaseModel]) -> JsonPlusSerializer:
-    """A checkpoint serializer that allows exactly the models and enums ``schema`` holds.
-
-    LangGraph's default one warns on every such type it reads back (and will refuse them);
-    it builds this allowlist itself only under ``LANGGRAPH_STRICT_MSGPACK``.
-    """
-    allowed: set[tuple[str, str]] = set()
-    pending: list[Any] = [schema]
-    while pending:
-        kind = pending.pop()
-        pending.extend(get_args(kind))
-        if not isinstance(kind, type) or not issubclass(kind, BaseModel | Enum):
-            continue
-        key = (kind.__module__, kind.__qualname__)
-        if key not in allowed:
-            allowed.add(key)
-            if issubclass(kind, BaseModel):
-                pending.extend(field.annotation for field in kind.model_fields.values())
-    return JsonPlusSerializer(allowed_msgpack_modules=sorted(allowed))
-
-
-def open_checkpoints(path: Path, schema: type[BaseModel]) -> Any:
-    """The SQLite checkpoint store at ``path``, reading back ``schema``'s types without warnings."""
+def open_checkpoints(path: Path) -> Any:
+    """The SQLite checkpoint store at ``path`` (compile() allowlists the state's classes on it)."""
     from grapharc.stores import open_store
 
-    saver = open_store(f"sqlite:{path}", kind="checkpoints").saver()
-    saver.serde = state_serde(schema)
-    return saver
+    return open_store(f"sqlite:{path}", kind="checkpoints").saver()
 
 
 def demo_model(spec: str | None, script: Sequence[str], *, name: str) -> Any:

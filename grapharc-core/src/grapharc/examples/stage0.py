@@ -176,7 +176,7 @@ def run_stage0(*, trace: Path, checkpoints: Path, report_dir: Path, thread_id: s
                              hint="use letters, digits, '.', '_' and '-' (at most 100)")
     thread_id = thread_id or new_thread_id("stage0")
     config = thread_config(thread_id)
-    saver = open_checkpoints(checkpoints, Stage0State)
+    saver = open_checkpoints(checkpoints)
     graph = build_stage0(trace=trace, checkpointer=saver, thread_id=thread_id, failure=inject_failure)
     error: InjectedFailureError | None = None
     try:

@@ -27,7 +27,6 @@ from grapharc.examples.demo_support import (
     demo_model,
     first_integer,
     new_thread_id,
-    state_serde,
     thread_config,
 )
 from grapharc.runtime.budget import Budget, BudgetExceededError
@@ -192,7 +191,7 @@ def run_stage1(*, trace: Path, task: Task = Task.IMPOSSIBLE, model_spec: str | N
     thread_id = new_thread_id("stage1")
     config = thread_config(thread_id)
     graph = build_stage1(model, task, trace=trace, budget=budget, max_rounds=max_rounds,
-                         window=window, checkpointer=InMemorySaver(serde=state_serde(Stage1State)))
+                         window=window, checkpointer=InMemorySaver())
     try:
         graph.invoke({"task": task}, config)
     except BudgetExceededError:

@@ -30,7 +30,6 @@ from grapharc.examples.demo_support import (
     ask,
     demo_model,
     new_thread_id,
-    state_serde,
     thread_config,
 )
 from grapharc.runtime.budget import Budget, BudgetExceededError
@@ -176,7 +175,7 @@ def run_stage3(*, trace: Path, scenario: Scenario = Scenario.ISOLATION, model_sp
     config = thread_config(thread_id)
     graph = build_stage3(readers, writer, trace=trace, faults=FAULTS[scenario],
                          worker_timeout=worker_timeout, budget=budget,
-                         checkpointer=InMemorySaver(serde=state_serde(Stage3State)))
+                         checkpointer=InMemorySaver())
     exhausted = False
     try:
         graph.invoke({"question": QUESTION}, config)

@@ -25,7 +25,6 @@ from grapharc.examples.demo_support import (
     ask,
     demo_model,
     new_thread_id,
-    state_serde,
     thread_config,
 )
 from grapharc.runtime.budget import Budget, BudgetExceededError
@@ -179,7 +178,7 @@ def run_stage4(*, trace: Path, case: Case = Case.IMPOSSIBLE, model_spec: str | N
     thread_id = new_thread_id("stage4")
     config = thread_config(thread_id)
     graph = build_stage4(model, case, trace=trace, budget=budget, max_rounds=max_rounds,
-                         window=window, checkpointer=InMemorySaver(serde=state_serde(Stage4State)))
+                         window=window, checkpointer=InMemorySaver())
     try:
         graph.invoke({"question": QUESTION, "case": case}, config)
     except BudgetExceededError:

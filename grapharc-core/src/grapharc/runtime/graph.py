@@ -10,7 +10,7 @@ with every node and router inside a governed wrapper (see ``grapharc.runtime.nod
 from __future__ import annotations
 
 import inspect
-from collections.abc import Callable, Hashable, Iterable, Mapping, Sequence
+from collections.abc import Callable, Hashable, Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass
 from os import PathLike
 from typing import Any, Self
@@ -37,6 +37,7 @@ from grapharc.runtime.node import (
     governed_runnable,
 )
 from grapharc.runtime.routing import RouteCheck, checked_mapping, governed_router
+from grapharc.runtime.serde import allowlisted, annotation_hints, checkpoint_allowlist
 from grapharc.runtime.state import StateContract
 from grapharc.runtime.subgraph import subgraph_bodies
 from grapharc.runtime.topology import check_acyclic, check_write_conflicts
@@ -75,6 +76,17 @@ class _Route:
     path_map: Any
     copy_state: bool
     is_async: bool
+
+
+def _checkpointed_hints(state: type[BaseModel], nodes: Mapping[str, NodeSpec]) -> Iterator[Any]:
+    """The type hints a graph's checkpoints hold values of: its state, each fan-out worker's
+    annotations (its item travels in a checkpointed Send), and the same for hosted subgraphs."""
+    yield state
+    for spec in nodes.values():
+        if isinstance(spec.fn, CompiledGraphARC):
+            yield from _checkpointed_hints(spec.fn.contract.schema, spec.fn.nodes)
+        elif spec.fresh_input:
+            yield from annotation_hints(spec.fn)
 
 
 class GraphARC:
@@ -286,9 +298,12 @@ class GraphARC:
     ) -> CompiledGraphARC:
         """Check the topology and build the governed LangGraph graph.
 
-        ``checkpointer``, ``cache``, ``store`` and the interrupt lists go straight to
-        LangGraph's ``StateGraph.compile()``.
+        ``cache``, ``store`` and the interrupt lists go straight to LangGraph's
+        ``StateGraph.compile()``; so does ``checkpointer``, as a copy whose serializer
+        allowlists every class the state can hold (see ``grapharc.runtime.serde``).
         """
+        allowlist = checkpoint_allowlist(*_checkpointed_hints(self.state, self.nodes))
+        checkpointer = allowlisted(checkpointer, allowlist)
         builder = LangGraphStateGraph(self.state)
         reducers = {
             name: channel.operator

@@ -15,11 +15,12 @@ threads without a lease here (an operator's ``update_state``) pass unfenced.
 from __future__ import annotations
 
 import asyncio
-from collections.abc import AsyncIterator, Callable, Iterator, Sequence
+from collections.abc import AsyncIterator, Callable, Collection, Iterator, Sequence
 from typing import Any
 
 from langgraph.checkpoint.base import BaseCheckpointSaver, CheckpointTuple
 
+from grapharc.runtime.serde import allowlisted
 from grapharc.session.errors import LeaseLostError
 from grapharc.session.lease import Lease
 
@@ -52,6 +53,10 @@ class FencedSaver(BaseCheckpointSaver):
     @property
     def config_specs(self) -> list[Any]:
         return self.inner.config_specs
+
+    def with_allowlist(self, extra_allowlist: Collection[tuple[str, ...]]) -> FencedSaver:
+        """The same fence over the inner checkpointer allowlisted, as the inner one (de)serializes."""
+        return FencedSaver(allowlisted(self.inner, extra_allowlist), self.leases)
 
     def get_tuple(self, config: Any) -> CheckpointTuple | None:
         return self.inner.get_tuple(config)
