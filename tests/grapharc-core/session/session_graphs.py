@@ -20,9 +20,13 @@ from typing import Annotated, Any
 from langgraph.types import interrupt
 from pydantic import Field
 
-from grapharc import GraphARC, GraphARCState
+from grapharc import Budget, GraphARC, GraphARCState
 from grapharc.runtime.graph import END, START
 from grapharc.session import Approvers, Gate
+from grapharc.testing import ScriptedChatModel
+
+SPEND_CEILING = 100
+"""The token budget of the ``spender`` graph: each of its two model calls costs about 90."""
 
 
 def visit(name: str) -> None:
@@ -135,6 +139,30 @@ def crowd() -> GraphARC:
     return g
 
 
+def _spend(name: str) -> Any:
+    """A node that calls a scripted model: about 90 tokens, counted by the run's meter."""
+    model = ScriptedChatModel(responses=["word " * 70], cycle=True)
+
+    def node(state: Ledger) -> dict[str, Any]:
+        visit(name)
+        model.invoke(f"{name} the letter")
+        return {"log": [name]}
+
+    node.__name__ = name
+    return node
+
+
+def spender(name: str) -> GraphARC:
+    """draft (~90 tokens) -> send (~90 tokens), under a 100-token budget."""
+    g = GraphARC(Ledger, name=name, budget=Budget(max_tokens=SPEND_CEILING))
+    g.add_node("draft", _spend("draft"), writes={"log"})
+    g.add_node("send", _spend("send"), writes={"log"})
+    g.add_edge(START, "draft")
+    g.add_edge("draft", "send")
+    g.add_edge("send", END)
+    return g
+
+
 def amount_of(values: dict[str, Any]) -> dict[str, Any]:
     return {"amount": values.get("amount")}
 
@@ -150,3 +178,5 @@ def register_all(manager: Any, *, deciders: frozenset[str] = frozenset(), ttl: f
     })
     manager.register(chain(), inbox="inbox")
     manager.register(crowd())
+    manager.register(spender("spender"), gates={"send": Gate("send the letter?", approvers)})
+    manager.register(spender("spender-ungated"))

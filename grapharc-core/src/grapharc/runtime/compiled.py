@@ -42,6 +42,7 @@ from grapharc.runtime.resume import (
 )
 from grapharc.runtime.run_info import RunInfo, latest
 from grapharc.runtime.state import StateContract
+from grapharc.runtime.thread_spend import NOTHING, carried
 from grapharc.runtime.trace import TraceWriter
 from grapharc.runtime.trace_buffer import RunTraceWriter
 
@@ -63,6 +64,7 @@ class CompiledGraphARC:
         async_parts: frozenset[str],
         checkpointer: Any,
         edges: list[list[str]] | None = None,
+        thread_metered: bool = False,
     ) -> None:
         self.inner = inner
         self.name = name
@@ -77,7 +79,8 @@ class CompiledGraphARC:
         )
         self.writable = frozenset().union(*(spec.writes for spec in self.nodes.values()))
         self._runs = RunLifecycle(self, name=name, budget=budget, trace=self.trace,
-                                  checkpointer=checkpointer, inner=inner, edges=edges or [])
+                                  checkpointer=checkpointer, inner=inner, edges=edges or [],
+                                  thread_metered=thread_metered)
 
     @property
     def last_run(self) -> RunInfo | None:
@@ -301,12 +304,11 @@ class CompiledGraphARC:
         checked = self._checked_update(values, as_node, current)
         saver = self._require_checkpointer()
         thread_id = str(config["configurable"]["thread_id"])
-        attempt, high = history_of(saver.get_tuple(thread_config(thread_id)))
+        before = saver.get_tuple(thread_config(thread_id))
         new_config = self.inner.update_state(config, checked, as_node=as_node)
         latest = saver.get_tuple(new_config)
         if latest is not None:
-            step = int(latest.metadata.get("step", 0))
-            saver.put_writes(latest.config, [_carried(attempt, high, step)], f"grapharc:update:{uuid4()}")
+            saver.put_writes(latest.config, [_carried(before, latest)], f"grapharc:update:{uuid4()}")
         return new_config
 
     async def aupdate_state(
@@ -317,14 +319,11 @@ class CompiledGraphARC:
         checked = self._checked_update(values, as_node, current)
         saver = self._require_checkpointer()
         thread_id = str(config["configurable"]["thread_id"])
-        attempt, high = history_of(await saver.aget_tuple(thread_config(thread_id)))
+        before = await saver.aget_tuple(thread_config(thread_id))
         new_config = await self.inner.aupdate_state(config, checked, as_node=as_node)
         latest = await saver.aget_tuple(new_config)
         if latest is not None:
-            step = int(latest.metadata.get("step", 0))
-            await saver.aput_writes(
-                latest.config, [_carried(attempt, high, step)], f"grapharc:update:{uuid4()}"
-            )
+            await saver.aput_writes(latest.config, [_carried(before, latest)], f"grapharc:update:{uuid4()}")
         return new_config
 
     def _require_checkpointer(self) -> Any:
@@ -354,6 +353,10 @@ class CompiledGraphARC:
         return f"<CompiledGraphARC {self.name!r} nodes={sorted(self.nodes)}>"
 
 
-def _carried(attempt: int, high: int, step: int) -> tuple[str, dict[str, int]]:
-    """The marker that carries a thread's attempt and step floor over an update checkpoint."""
-    return MARKER_CHANNEL, end_marker(attempt, high - step, high)
+def _carried(before: Any, update: Any) -> tuple[str, dict[str, Any]]:
+    """The marker that carries a thread's attempt, step floor and spend from the checkpoint
+    ``before`` an edit over the ``update`` checkpoint it made."""
+    attempt, high = history_of(before)
+    step = int(update.metadata.get("step", 0))
+    spent = carried(before, MARKER_CHANNEL)
+    return MARKER_CHANNEL, end_marker(attempt, high - step, high, spent if spent != NOTHING else None)

@@ -13,10 +13,11 @@ import inspect
 from collections.abc import Callable, Hashable, Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass
 from os import PathLike
-from typing import Any, Self
+from typing import Any, Literal, Self
 
 from langchain_core.runnables import Runnable
 from langgraph.channels.binop import BinaryOperatorAggregate
+from langgraph.checkpoint.base import BaseCheckpointSaver
 from langgraph.constants import END, START
 from langgraph.graph import StateGraph as LangGraphStateGraph
 from pydantic import BaseModel
@@ -40,6 +41,7 @@ from grapharc.runtime.routing import RouteCheck, checked_mapping, governed_route
 from grapharc.runtime.serde import allowlisted, annotation_hints, checkpoint_allowlist
 from grapharc.runtime.state import StateContract
 from grapharc.runtime.subgraph import subgraph_bodies
+from grapharc.runtime.thread_spend import SpendStampingSaver
 from grapharc.runtime.topology import check_acyclic, check_write_conflicts
 from grapharc.runtime.trace import TraceWriter
 
@@ -295,15 +297,23 @@ class GraphARC:
         interrupt_before: Sequence[str] | None = None,
         interrupt_after: Sequence[str] | None = None,
         debug: bool = False,
+        budget_scope: Literal["run", "thread"] = "run",
     ) -> CompiledGraphARC:
         """Check the topology and build the governed LangGraph graph.
 
         ``cache``, ``store`` and the interrupt lists go straight to LangGraph's
         ``StateGraph.compile()``; so does ``checkpointer``, as a copy whose serializer
         allowlists every class the state can hold (see ``grapharc.runtime.serde``).
+        ``budget_scope="thread"`` makes the budget bound a checkpointed thread across its
+        attempts rather than each run (``grapharc.runtime.thread_spend``).
         """
+        if budget_scope not in ("run", "thread"):
+            raise GraphBuildError(f"budget_scope must be 'run' or 'thread', got {budget_scope!r}")
         allowlist = checkpoint_allowlist(*_checkpointed_hints(self.state, self.nodes))
         checkpointer = allowlisted(checkpointer, allowlist)
+        thread_metered = budget_scope == "thread" and isinstance(checkpointer, BaseCheckpointSaver)
+        if thread_metered:
+            checkpointer = SpendStampingSaver(checkpointer)
         builder = LangGraphStateGraph(self.state)
         reducers = {
             name: channel.operator
@@ -357,6 +367,7 @@ class GraphARC:
             async_parts=frozenset(async_parts),
             checkpointer=checkpointer,
             edges=self.declared_edges(),
+            thread_metered=thread_metered,
         )
 
     def declared_edges(self) -> list[list[str]]:

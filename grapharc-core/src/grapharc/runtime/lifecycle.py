@@ -41,6 +41,7 @@ from grapharc.runtime.resume import (
     plan,
 )
 from grapharc.runtime.run_info import RUNNING, RunInfo, remember
+from grapharc.runtime.thread_spend import NOTHING, Spent
 from grapharc.runtime.trace import TraceWriter, exception_document
 from grapharc.runtime.trace_buffer import RunTraceWriter
 
@@ -54,6 +55,12 @@ class OpenRun:
     ledger: ThreadLedger | None
     started: float
     attribution: dict[str, Any] = dataclasses.field(default_factory=dict)
+    carried: Spent = NOTHING
+    """The thread's spend before this run (a thread-metered run's meter starts there)."""
+
+    def own_spend(self) -> Spent:
+        """What this run itself spent."""
+        return Spent.of(self.run.meter).less(self.carried)
 
 
 def termination(exc: BaseException | None, interrupted: bool, reported: str | None = None) -> tuple[str, str]:
@@ -86,8 +93,9 @@ class RunLifecycle:
     """Opens and finishes the runs of ``owner``, one compiled graph."""
 
     def __init__(self, owner: Any, *, name: str, budget: Budget, trace: TraceWriter | None,
-                 checkpointer: Any, inner: Any, edges: list[list[str]]) -> None:
+                 checkpointer: Any, inner: Any, edges: list[list[str]], thread_metered: bool) -> None:
         self.owner = owner
+        self.thread_metered = thread_metered and checkpointer is not None
         self.name = name
         self.budget = budget
         self.trace = trace
@@ -112,15 +120,18 @@ class RunLifecycle:
         budget = self.budget
         thread_id = thread_id or uuid4().hex
         attribution = run_attribution(config)
+        carried = continuity.spent if self.thread_metered else NOTHING
         run = RunContext(
             run_id=run_id,
             thread_id=thread_id,
             attempt=continuity.attempt,
             shift=continuity.shift,
-            meter=BudgetMeter(budget),
+            meter=BudgetMeter(budget, iterations=carried.iterations, tokens=carried.tokens,
+                              cost_usd=carried.cost_usd, unpriced_calls=carried.unpriced_calls),
             trace=self.trace,
             timed=budget.max_seconds is not None,
             high_step=continuity.floor,
+            thread_metered=self.thread_metered,
         )
         cfg = self._config(config, run, continuity, recursion_limit)
         if isinstance(self.trace, RunTraceWriter):
@@ -132,7 +143,7 @@ class RunLifecycle:
                 schema.SCHEMA_VERSION_FIELD: schema.SCHEMA_VERSION,
                 schema.BUDGET: dataclasses.asdict(budget), schema.EDGES: self.edges, **attribution,
             })
-        opened = OpenRun(run, cfg, ledger, perf_counter(), attribution)
+        opened = OpenRun(run, cfg, ledger, perf_counter(), attribution, carried)
         remember(self.owner, self._info(opened, RUNNING, None, None, None))
         return opened
 
@@ -197,15 +208,15 @@ class RunLifecycle:
 
     def _info(self, opened: OpenRun, status: str, stop_reason: str | None, duration_ms: float | None,
               error: str | None) -> RunInfo:
-        run, meter = opened.run, opened.run.meter
+        run, own = opened.run, opened.own_spend()
         used = run.low_step != NO_STEP
         return RunInfo(run.run_id, run.thread_id, run.attempt, self.name, status, stop_reason,
                        run.low_step if used else None, run.high_step if used else None,
-                       meter.iterations, meter.tokens, meter.cost_usd, meter.unpriced_calls,
+                       own.iterations, own.tokens, own.cost_usd, own.unpriced_calls,
                        duration_ms, error)
 
     def _end(self, opened: OpenRun, exc: BaseException | None, interrupted: bool) -> None:
-        run, meter = opened.run, opened.run.meter
+        run, own = opened.run, opened.own_spend()
         status, reason = termination(exc, interrupted, run.stop_reason)
         duration_ms = (perf_counter() - opened.started) * 1000.0
         failed = exc is not None and status != schema.CANCELLED
@@ -217,8 +228,8 @@ class RunLifecycle:
         event: dict[str, Any] = {
             schema.PHASE: schema.RUN_END, schema.RUN_ID: run.run_id, schema.THREAD_ID: run.thread_id,
             schema.ATTEMPT: run.attempt, schema.GRAPH: self.name, schema.STATUS: status,
-            schema.STOP_REASON: reason, schema.ITERATIONS: meter.iterations, schema.TOKENS: meter.tokens,
-            schema.COST_USD: meter.cost_usd, schema.UNPRICED_CALLS: meter.unpriced_calls,
+            schema.STOP_REASON: reason, schema.ITERATIONS: own.iterations, schema.TOKENS: own.tokens,
+            schema.COST_USD: own.cost_usd, schema.UNPRICED_CALLS: own.unpriced_calls,
             schema.DURATION_MS: duration_ms, **opened.attribution,
         }
         if failed:
@@ -231,7 +242,8 @@ class RunLifecycle:
         interrupted = False
         if opened.ledger is not None:
             run = opened.run
-            marker = end_marker(run.attempt, run.shift, run.high_step)
+            marker = end_marker(run.attempt, run.shift, run.high_step,
+                                Spent.of(run.meter) if run.thread_metered else None)
             try:
                 latest = opened.ledger.close(run.run_id, marker)
                 interrupted = exc is None and latest is not None and bool(self.inner.get_state(latest).next)
@@ -246,7 +258,8 @@ class RunLifecycle:
         interrupted = False
         if opened.ledger is not None:
             run = opened.run
-            marker = end_marker(run.attempt, run.shift, run.high_step)
+            marker = end_marker(run.attempt, run.shift, run.high_step,
+                                Spent.of(run.meter) if run.thread_metered else None)
             try:
                 latest = await opened.ledger.aclose(run.run_id, marker)
                 interrupted = (

@@ -27,6 +27,8 @@ from typing import Any
 from langchain_core.runnables import RunnableConfig
 from langgraph.checkpoint.base import BaseCheckpointSaver, CheckpointTuple
 
+from grapharc.runtime.thread_spend import NOTHING, SPENT_MARKER, Spent, carried
+
 MARKER_CHANNEL = "__grapharc_attempt__"
 META_ATTEMPT = "grapharc_attempt"
 META_SHIFT = "grapharc_shift"
@@ -46,6 +48,8 @@ class Continuity:
     floor: int
     ceiling: int
     durable: bool = False
+    spent: Spent = NOTHING
+    """What the thread had spent before this attempt (read off its latest checkpoint)."""
 
 
 def thread_config(thread_id: str, checkpoint_id: str | None = None) -> RunnableConfig:
@@ -105,7 +109,8 @@ def plan(latest: CheckpointTuple | None, resumed: CheckpointTuple | None, recurs
     attempt, high = history_of(latest)
     base = _step(resumed) if resumed is not None else 0  # a new thread's nodes start at 1
     shift = high - base
-    return Continuity(attempt + 1, shift, high, shift + base + recursion_limit + 3, durable)
+    return Continuity(attempt + 1, shift, high, shift + base + recursion_limit + 3, durable,
+                      carried(latest, MARKER_CHANNEL))
 
 
 def start_marker(continuity: Continuity) -> dict[str, Any]:
@@ -118,9 +123,13 @@ def start_marker(continuity: Continuity) -> dict[str, Any]:
     }
 
 
-def end_marker(attempt: int, shift: int, high: int) -> dict[str, int]:
-    """The pending-write value a run pins when it ends, with the highest step it used."""
-    return {"attempt": attempt, "shift": shift, "high": high}
+def end_marker(attempt: int, shift: int, high: int, spent: Spent | None = None) -> dict[str, Any]:
+    """The pending-write value a run pins when it ends: the highest step it used and, for a
+    thread-metered run, the thread's spend."""
+    marker: dict[str, Any] = {"attempt": attempt, "shift": shift, "high": high}
+    if spent is not None:
+        marker[SPENT_MARKER] = spent.written()
+    return marker
 
 
 def _marker_config(tup: CheckpointTuple) -> RunnableConfig:

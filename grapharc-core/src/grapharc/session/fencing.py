@@ -14,13 +14,12 @@ threads without a lease here (an operator's ``update_state``) pass unfenced.
 
 from __future__ import annotations
 
-import asyncio
-from collections.abc import AsyncIterator, Callable, Collection, Iterator, Sequence
+from collections.abc import Callable
 from typing import Any
 
-from langgraph.checkpoint.base import BaseCheckpointSaver, CheckpointTuple
+from langgraph.checkpoint.base import BaseCheckpointSaver
 
-from grapharc.runtime.serde import allowlisted
+from grapharc.runtime.wrapped_saver import WrappedSaver
 from grapharc.session.errors import LeaseLostError
 from grapharc.session.lease import Lease
 
@@ -42,58 +41,17 @@ class Leases:
                 "was refused", hint="another runner has taken the thread over and carries on")
 
 
-class FencedSaver(BaseCheckpointSaver):
+class FencedSaver(WrappedSaver):
     """A checkpointer whose writes for leased threads are fenced by ``Leases``."""
 
+    guard_blocks = True  # the lease check reads the session store
+
     def __init__(self, inner: BaseCheckpointSaver, leases: Leases) -> None:
-        super().__init__(serde=inner.serde)
-        self.inner = inner
+        super().__init__(inner)
         self.leases = leases
 
-    @property
-    def config_specs(self) -> list[Any]:
-        return self.inner.config_specs
+    def rewrap(self, inner: BaseCheckpointSaver) -> FencedSaver:
+        return FencedSaver(inner, self.leases)
 
-    def with_allowlist(self, extra_allowlist: Collection[tuple[str, ...]]) -> FencedSaver:
-        """The same fence over the inner checkpointer allowlisted, as the inner one (de)serializes."""
-        return FencedSaver(allowlisted(self.inner, extra_allowlist), self.leases)
-
-    def get_tuple(self, config: Any) -> CheckpointTuple | None:
-        return self.inner.get_tuple(config)
-
-    def list(self, config: Any, **kwargs: Any) -> Iterator[CheckpointTuple]:
-        return self.inner.list(config, **kwargs)
-
-    def put(self, config: Any, checkpoint: Any, metadata: Any, new_versions: Any) -> Any:
+    def guard(self, config: Any) -> None:
         self.leases.check(config)
-        return self.inner.put(config, checkpoint, metadata, new_versions)
-
-    def put_writes(self, config: Any, writes: Sequence[tuple[str, Any]], task_id: str,
-                   task_path: str = "") -> None:
-        self.leases.check(config)
-        self.inner.put_writes(config, writes, task_id, task_path)
-
-    def delete_thread(self, thread_id: str) -> None:
-        self.inner.delete_thread(thread_id)
-
-    def get_next_version(self, current: Any, channel: Any) -> Any:
-        return self.inner.get_next_version(current, channel)
-
-    async def aget_tuple(self, config: Any) -> CheckpointTuple | None:
-        return await self.inner.aget_tuple(config)
-
-    async def alist(self, config: Any, **kwargs: Any) -> AsyncIterator[CheckpointTuple]:
-        async for item in self.inner.alist(config, **kwargs):
-            yield item
-
-    async def aput(self, config: Any, checkpoint: Any, metadata: Any, new_versions: Any) -> Any:
-        await asyncio.to_thread(self.leases.check, config)
-        return await self.inner.aput(config, checkpoint, metadata, new_versions)
-
-    async def aput_writes(self, config: Any, writes: Sequence[tuple[str, Any]], task_id: str,
-                          task_path: str = "") -> None:
-        await asyncio.to_thread(self.leases.check, config)
-        await self.inner.aput_writes(config, writes, task_id, task_path)
-
-    async def adelete_thread(self, thread_id: str) -> None:
-        await self.inner.adelete_thread(thread_id)

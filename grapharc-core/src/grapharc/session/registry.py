@@ -34,8 +34,10 @@ class RegisteredGraph:
         return self.builder.name
 
     def compile(self, checkpointer: Any) -> CompiledGraphARC:
-        """The governed graph over ``checkpointer``, held before every gated node."""
-        return self.builder.compile(checkpointer=checkpointer, interrupt_before=sorted(self.gates) or None)
+        """The governed graph over ``checkpointer``, held before every gated node; its budget
+        bounds the whole thread, so a pause, an approval or a crash cannot reset it."""
+        return self.builder.compile(checkpointer=checkpointer, interrupt_before=sorted(self.gates) or None,
+                                    budget_scope="thread")
 
     def holds(self, snapshot: Any) -> list[Hold]:
         """What the thread at ``snapshot`` waits on: its interrupts, then its gated nodes."""
