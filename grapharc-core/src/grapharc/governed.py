@@ -23,9 +23,10 @@ from uuid import uuid4
 
 from pydantic import BaseModel
 
+from grapharc.approvals import Approver
 from grapharc.config import Config, load_config
 from grapharc.errors import ConfigurationError, GraphARCError
-from grapharc.planner.admission import AdmissionChecker, AdmissionResult, Approver
+from grapharc.planner.admission import AdmissionChecker, AdmissionResult
 from grapharc.planner.proposal import Subgraph
 from grapharc.planner.registry import UnknownKindError
 from grapharc.planner.surface import DEMO, PLUGINS, Surface, load_surface

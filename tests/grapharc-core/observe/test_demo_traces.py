@@ -79,3 +79,32 @@ def test_two_runs_of_a_deterministic_stage_diff_as_the_same_path_and_state(demo_
     code, diff = grapharc("diff", str(trace), first, second)
     assert diff["node_path"]["same"] and diff["state"]["same"] and diff["tokens"]["same"]
     assert code == 0 and diff["identical"] is True
+
+
+def test_every_event_of_every_demo_and_of_a_governed_plan_fits_the_published_json_schema(demo_runs, tmp_path):
+    import jsonschema
+
+    from grapharc.trace_schema import SCHEMA_FILE
+
+    validator = jsonschema.Draft202012Validator(json.loads(SCHEMA_FILE.read_text()))
+    plan_trace = tmp_path / "plan.jsonl"
+    result = CliRunner().invoke(build_app(), ["plan", "investigate the outage", "--trace", str(plan_trace),
+                                              "--json"])
+    assert result.exit_code == 0, result.stdout
+    traces = [trace for trace, _ in demo_runs.values()] + [plan_trace]
+    checked = 0
+    for trace in traces:
+        for number, line in enumerate(trace.read_text().splitlines(), start=1):
+            errors = [error.message for error in validator.iter_errors(json.loads(line))]
+            assert not errors, f"{trace.name}:{number}: {errors}"
+            checked += 1
+    phases = {json.loads(line)["phase"] for trace in traces for line in trace.read_text().splitlines()}
+    assert {"run_start", "start", "end", "admission", "run_end"} <= phases and checked > 100
+
+
+def test_metrics_and_replay_say_what_stopped_the_stage1_loop(demo_runs):
+    trace, run_id = demo_runs["stage1"]
+    _, metrics = grapharc("metrics", str(trace), run_id)
+    _, replay = grapharc("replay", str(trace), run_id)
+    assert (metrics["status"], metrics["stop_reason"]) == ("completed", "no_progress")
+    assert replay["stop_reason"] == "no_progress"

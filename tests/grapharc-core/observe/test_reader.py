@@ -170,3 +170,20 @@ def test_the_reader_knows_the_kernels_truncation_marker():
 def test_a_path_object_and_a_string_path_read_alike(builder):
     path = builder.node("a", "x", 1).write()
     assert list(read_events(str(path))) == list(read_events(Path(path)))
+
+
+def test_a_run_written_in_an_unknown_format_version_is_refused_with_one_line(tmp_path):
+    from typer.testing import CliRunner
+
+    from grapharc.cli.main import build_app
+    from grapharc.observe.errors import TraceVersionError
+
+    path = tmp_path / "t.jsonl"
+    path.write_text(json.dumps({"phase": "run_start", "run_id": "r", "schema_version": 99}) + "\n")
+    refusal = ":1: written in trace format version 99; this GraphARC reads 1"
+    with pytest.raises(TraceVersionError, match=refusal):
+        list(read_events(path))
+    result = CliRunner().invoke(build_app(), ["metrics", str(path)])
+    assert result.exit_code == 2
+    assert [line for line in result.stderr.splitlines() if line.startswith("error")] == [
+        f"error: {path}:1: written in trace format version 99; this GraphARC reads 1"]

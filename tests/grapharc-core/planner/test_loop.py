@@ -109,8 +109,8 @@ def test_admission_events_do_not_pollute_node_metrics(registry, deny_deploy, tmp
     result = loop.run("fix", State())
     trace.close()
     events = [json.loads(line) for line in (tmp_path / "t.jsonl").read_text().splitlines()]
-    ends = [e for e in events if e["phase"] == "end"]
-    assert sorted(e["node"] for e in ends) == ["edit", "search"]  # only nodes that executed
+    ends = [e for e in events if e["phase"] == "end" and e["graph"] != "governed_loop"]
+    assert sorted(e["node"] for e in ends) == ["edit", "search"]  # only admitted nodes executed
     governance = [e for e in events if e.get("phase") == "admission"]
     assert [e["action"] for e in governance if e["action"] in ("decision", "round")] == [
         "decision", "round", "decision", "round", "decision", "round"]
@@ -124,7 +124,7 @@ def test_admission_events_do_not_pollute_node_metrics(registry, deny_deploy, tmp
     assert result.rounds[1].iterations == 1
 
 
-def test_metrics_count_the_planners_spend_once_outside_any_node(registry, deny_deploy, tmp_path):
+def test_metrics_count_the_planners_spend_once_on_the_loops_plan_node(registry, deny_deploy, tmp_path):
     from grapharc.observe.metrics import metrics
 
     trace = TraceWriter(tmp_path / "t.jsonl")
@@ -136,5 +136,6 @@ def test_metrics_count_the_planners_spend_once_outside_any_node(registry, deny_d
     document = metrics(tmp_path / "t.jsonl").to_document()
     loop_run = next(run for run in document["runs"].values() if run["admission_events"])
     assert planner_tokens > 0
-    assert loop_run["node_executions"] == 0
-    assert loop_run["tokens"]["outside_nodes"] == planner_tokens
+    assert loop_run["nodes"]["plan"]["tokens"] == loop_run["tokens"]["total"] == planner_tokens
+    assert loop_run["tokens"]["outside_nodes"] == 0
+    assert (loop_run["status"], loop_run["stop_reason"]) == ("completed", "goal_met")

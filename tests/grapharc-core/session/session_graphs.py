@@ -18,10 +18,25 @@ from pathlib import Path
 from typing import Annotated, Any
 
 from langgraph.types import interrupt
-from pydantic import Field
+from pydantic import BaseModel, Field
 
 from grapharc import Budget, GraphARC, GraphARCState
+from grapharc.harness.permissions import Decision
+from grapharc.planner import (
+    AdmissionChecker,
+    EdgePolicy,
+    EdgeRule,
+    GovernedLoop,
+    LoopLimits,
+    Materializer,
+    NodePolicy,
+    NodeRegistry,
+    NodeRule,
+    NodeSpec,
+    PlannerNode,
+)
 from grapharc.runtime.graph import END, START
+from grapharc.runtime.trace import TraceWriter
 from grapharc.session import Approvers, Gate
 from grapharc.testing import ScriptedChatModel
 
@@ -163,6 +178,45 @@ def spender(name: str) -> GraphARC:
     return g
 
 
+class Release(BaseModel):
+    """What the governed release loop's admitted nodes write."""
+
+    tested: str = ""
+    deployed: str = ""
+
+
+def _release_factory(spec: Any) -> Any:
+    def body(state: Release) -> dict[str, Any]:
+        visit(spec.name)
+        return {"tested": "ok"} if spec.name == "test" else {"deployed": "v2"}
+
+    return body
+
+
+RELEASE_PLAN = ('{"nodes": [{"name": "t", "kind": "test"}, {"name": "d", "kind": "deploy"}], '
+                '"edges": [{"source": "__start__", "target": "t"}, {"source": "t", "target": "d"}]}')
+
+
+def release_loop() -> GovernedLoop:
+    """A governed loop whose planner proposes test -> deploy; the policy asks before any deploy."""
+    registry = NodeRegistry([NodeSpec(name="test", factory=_release_factory),
+                             NodeSpec(name="deploy", factory=_release_factory)]).freeze()
+    trace = os.environ.get("GRAPHARC_TEST_TRACE")
+    return GovernedLoop(
+        planner=PlannerNode(ScriptedChatModel(responses=[RELEASE_PLAN], cycle=True),
+                            catalog=registry.catalog()),
+        checker=AdmissionChecker(
+            registry, EdgePolicy(rules=(EdgeRule(action=Decision.ALLOW),)),
+            node_policy=NodePolicy(rules=(
+                NodeRule(action=Decision.ASK, kind="deploy", id="deploys-need-a-person",
+                         reason="a deploy cannot be undone"),
+                NodeRule(action=Decision.ALLOW)))),
+        materializer=Materializer(registry, Release, {"test": {"tested"}, "deploy": {"deployed"}},
+                                  trace=TraceWriter(trace) if trace else None),
+        budget=Budget(max_tokens=100_000), limits=LoopLimits(max_rounds=3),
+        goal_reached=lambda state: bool(state.deployed))
+
+
 def amount_of(values: dict[str, Any]) -> dict[str, Any]:
     return {"amount": values.get("amount")}
 
@@ -180,3 +234,4 @@ def register_all(manager: Any, *, deciders: frozenset[str] = frozenset(), ttl: f
     manager.register(crowd())
     manager.register(spender("spender"), gates={"send": Gate("send the letter?", approvers)})
     manager.register(spender("spender-ungated"))
+    manager.register(release_loop().graph("release"), approvers={"round": approvers})

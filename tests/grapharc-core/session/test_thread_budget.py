@@ -43,3 +43,11 @@ def test_a_thread_killed_after_spending_90_percent_cannot_spend_another_100_on_r
     assert (code, recovered["error"]) == (2, "BudgetExceededError")
     assert visits(marks, "draft") == 1 and visits(marks, "send") == 2
     assert manager.get("killed").status == "failed"
+
+
+def test_each_run_a_turn_makes_is_on_the_sessions_audit_trail_with_its_spend(
+        manager: SessionManager) -> None:
+    manager.start("spender", {}, thread_id="runs")
+    runs = [entry.detail for entry in manager.audit("runs") if entry.kind == "run"]
+    assert [(run["attempt"], run["status"]) for run in runs] == [(1, "interrupted")]
+    assert runs[0]["tokens"] > 0 and runs[0]["run_id"]

@@ -12,7 +12,7 @@
 Nothing runs during a check: no factory is called and the budget meter is only
 read. Each scope is walked once, so a check is O(N + E) in the proposal's size
 (policy decisions are memoised per kind pair). Every ``ask`` (node, edge or
-spend) is resolved in one place, ``AdmissionChecker._decided``.
+spend) is resolved in one place, ``AdmissionChecker._refusal``, by the one approval model.
 """
 
 from __future__ import annotations
@@ -25,6 +25,7 @@ from typing import TYPE_CHECKING, Any
 
 from pydantic import BaseModel, ValidationError
 
+from grapharc.approvals import Answer, ApprovalRequest, Approver, request_approval, unanswered_reason
 from grapharc.errors import GraphARCError
 from grapharc.harness.permissions import Decision
 from grapharc.planner.nesting import current_depth
@@ -38,7 +39,6 @@ if TYPE_CHECKING:
     from grapharc.policy.engine import PolicyDecision
 
 CHECKS: tuple[str, ...] = ("kinds", "edges", "budget", "depth", "acyclic")
-Approver = Callable[[AuditRecord], bool]
 SpendCheck = Callable[[Mapping[str, float]], "PolicyDecision"]
 
 
@@ -201,12 +201,22 @@ class AdmissionChecker:
                                runtime + walk.depth, walk.nodes,
                                walk.args if not walk.rejections else {}, tuple(walk.audit))
 
-    def _decided(self, record: AuditRecord, decision: Decision) -> Decision:
-        """Resolve an ``ask`` through the approver; everything else stands."""
-        if decision is Decision.ASK:
-            return Decision.ALLOW if self.approver is not None and self.approver(record) \
-                else Decision.ASK
-        return decision
+    def _refusal(self, record: AuditRecord, decision: Decision, resource: str) -> tuple[str, str] | None:
+        """None when ``decision`` lets the proposal through, else (code, what to add to the message).
+
+        An ``ask`` goes to the one approval model (``grapharc.approvals``): approved passes,
+        declined is ``<resource>_approval_declined``, unanswered ``<resource>_approval_required``.
+        """
+        if decision is Decision.ALLOW:
+            return None
+        if decision is Decision.DENY:
+            return f"{resource}_denied", ""
+        answer = request_approval(ApprovalRequest.from_audit(record), self.approver)
+        if answer is Answer.APPROVED:
+            return None
+        if answer is Answer.DECLINED:
+            return f"{resource}_approval_declined", " (the approval was declined)"
+        return f"{resource}_approval_required", f"; {unanswered_reason()}"
 
     def _kinds(self, scope: Subgraph, prefix: str, names: str, level: int, walk: _Walk,
                scopes: list[tuple[Subgraph, str, str, int]]) -> dict[str, str]:
@@ -235,11 +245,10 @@ class AdmissionChecker:
             if node_policy is not None:
                 decided, record = node_policy.judge(node.kind)
                 walk.audit.append(record)
-                final = self._decided(record, decided.decision)
-                if final is not Decision.ALLOW:
-                    code = "node_denied" if final is Decision.DENY else "node_approval_required"
-                    walk.reject("kinds", code, f"node {node.name!r} of kind {node.kind!r}: "
-                                f"{decided.reason}", f"{prefix}nodes[{index}]", decided.rule_id)
+                refused = self._refusal(record, decided.decision, "node")
+                if refused is not None:
+                    walk.reject("kinds", refused[0], f"node {node.name!r} of kind {node.kind!r}: "
+                                f"{decided.reason}{refused[1]}", f"{prefix}nodes[{index}]", decided.rule_id)
             if spec.args_schema is not None or node.args:
                 self._args(spec.args_schema, node.args, f"{names}{node.name}",
                            f"{prefix}nodes[{index}]", walk)
@@ -311,14 +320,11 @@ class AdmissionChecker:
                      walk: _Walk) -> None:
         decided, record = self.edge_policy.judge(source, target)
         walk.audit.append(record)
-        if decided.decision is Decision.ALLOW:
-            return
-        final = self._decided(record, decided.decision)
-        if final is not Decision.ALLOW:
-            code = "edge_denied" if final is Decision.DENY else "edge_approval_required"
+        refused = self._refusal(record, decided.decision, "edge")
+        if refused is not None:
             where = prefix if index is None else f"{prefix}edges[{index}]"
-            walk.reject("edges", code, f"edge {source} -> {target}: {decided.reason}", where,
-                        decided.rule_id)
+            walk.reject("edges", refused[0], f"edge {source} -> {target}: {decided.reason}{refused[1]}",
+                        where, decided.rule_id)
 
     @staticmethod
     def _acyclic(kinds: dict[str, str], wiring: _Wiring, prefix: str, walk: _Walk) -> None:
@@ -376,8 +382,7 @@ class AdmissionChecker:
             projected["cost_usd"] += meter.cost_usd
         decided = self.spend_check(projected)
         walk.audit.append(decided.record)
-        final = self._decided(decided.record, decided.decision)
-        if final is not Decision.ALLOW:
-            code = "spend_denied" if final is Decision.DENY else "spend_approval_required"
-            walk.reject("budget", code, f"spend rule {decided.record.rule_id!r}: "
-                        f"{decided.record.reason}", "proposal", decided.record.rule_id)
+        refused = self._refusal(decided.record, decided.decision, "spend")
+        if refused is not None:
+            walk.reject("budget", refused[0], f"spend rule {decided.record.rule_id!r}: "
+                        f"{decided.record.reason}{refused[1]}", "proposal", decided.record.rule_id)

@@ -4,18 +4,27 @@ A rejection is data: its feedback goes back to the planner, and nothing of a
 rejected proposal runs. A proposal identical to one already seen is never
 checked or run again. Every round and decision is traced as a ``phase="admission"``
 event, and the loop ends with a machine-readable ``StopReason``.
+
+The loop is itself a graph (``GovernedLoop.graph()``): a ``plan`` node asks the planner, a
+``round`` node admits the proposal and, if admitted, materialises and runs it; everything the
+loop knows lives in its state (``LoopState``). ``run()`` compiles and invokes it in-process. A
+session can drive the same graph, which is what makes an ``ask`` durable: when admission
+needs a person, the ``round`` node pauses on the session's approval record
+(``grapharc.approvals``) before anything of the proposal runs, and a decision made later, in
+any process, resumes it. A declined approval stops the loop (``approval_declined``). The
+loop graph's own run carries the stop reason on its ``run_end``; each admitted subgraph runs
+as a run of its own.
 """
 
 from __future__ import annotations
 
 import time
 from collections.abc import Callable
-from dataclasses import dataclass, field
+from dataclasses import asdict, dataclass, field, replace
 from enum import StrEnum
-from typing import Any
-from uuid import uuid4
+from typing import Any, Literal
 
-from pydantic import BaseModel
+from pydantic import BaseModel, Field
 
 from grapharc.errors import GraphARCError
 from grapharc.planner import events
@@ -29,7 +38,11 @@ from grapharc.planner.materialize import Materializer
 from grapharc.planner.planner_node import PlannerNode
 from grapharc.planner.proposal import Subgraph
 from grapharc.planner.registry import CostEstimate
+from grapharc.policy.audit import AuditRecord
 from grapharc.runtime.budget import Budget, BudgetExceededError, BudgetMeter
+from grapharc.runtime.context import CURRENT_RUN, record_stop_reason
+from grapharc.runtime.graph import END, START, GraphARC
+from grapharc.runtime.state import GraphARCState
 from grapharc.runtime.trace import TraceWriter
 
 
@@ -42,6 +55,7 @@ class StopReason(StrEnum):
     NO_NEW_PROPOSAL = "no_new_proposal"
     PLANNER_FAILED = "planner_failed"
     RUN_FAILED = "run_failed"
+    APPROVAL_DECLINED = "approval_declined"
 
     @property
     def description(self) -> str:
@@ -55,6 +69,7 @@ _DESCRIPTIONS = {
     StopReason.NO_NEW_PROPOSAL: "the planner kept repeating proposals it had already made",
     StopReason.PLANNER_FAILED: "the planner's model call failed",
     StopReason.RUN_FAILED: "an admitted subgraph failed while running",
+    StopReason.APPROVAL_DECLINED: "a person declined an approval the proposal needed",
 }
 
 
@@ -102,6 +117,31 @@ class RoundRecord:
                 "tokens": self.tokens, "iterations": self.iterations,
                 "duration_ms": round(self.duration_ms, 3), "error": self.error}
 
+    def record(self) -> dict[str, Any]:
+        """The round as loop state keeps it: plain data a checkpoint holds (args left out)."""
+        verdict = self.admission
+        return {"round": self.round, "executed": self.executed, "tokens": self.tokens,
+                "iterations": self.iterations, "duration_ms": self.duration_ms, "error": self.error,
+                "proposal": None if self.proposal is None else self.proposal.model_dump(mode="json"),
+                "admission": {"status": verdict.status.value, "fingerprint": verdict.fingerprint,
+                              "rejections": [asdict(r) for r in verdict.rejections],
+                              "worst_case": asdict(verdict.worst_case), "depth": verdict.depth,
+                              "nodes": verdict.node_count, "audit": [asdict(a) for a in verdict.audit],
+                              "checks_run": list(verdict.checks_run)}}
+
+    @classmethod
+    def from_record(cls, data: dict[str, Any]) -> RoundRecord:
+        """A round as ``record()`` kept it."""
+        verdict = data["admission"]
+        admission = AdmissionResult(
+            AdmissionStatus(verdict["status"]), verdict["fingerprint"],
+            tuple(Rejection(**r) for r in verdict["rejections"]), CostEstimate(**verdict["worst_case"]),
+            verdict["depth"], verdict["nodes"], audit=tuple(AuditRecord(**a) for a in verdict["audit"]),
+            checks_run=tuple(verdict["checks_run"]))
+        proposal = None if data["proposal"] is None else Subgraph.model_validate(data["proposal"])
+        return cls(data["round"], proposal, admission, data["executed"], data["tokens"],
+                   data["iterations"], data["duration_ms"], data["error"])
+
 
 @dataclass
 class LoopResult:
@@ -116,6 +156,31 @@ class LoopResult:
     def rejections(self) -> list[Rejection]:
         """Every rejection of every round, in order."""
         return [r for record in self.rounds for r in record.admission.rejections]
+
+
+def _nothing_spent() -> dict[str, float]:
+    return {"iterations": 0, "tokens": 0, "cost_usd": 0.0, "unpriced_calls": 0}
+
+
+class LoopState(GraphARCState):
+    """Everything the governed loop knows between its steps (so a checkpoint holds all of it).
+
+    ``domain`` is the state the admitted subgraphs work on, as JSON; ``plan`` the current
+    round's proposal (as JSON) or why there is none; ``rounds`` every round's record.
+    """
+
+    goal: str
+    domain: dict[str, Any] = Field(default_factory=dict)
+    round: int = 0
+    started_at: float = 0.0
+    plan: dict[str, Any] | None = None
+    feedback: str = ""
+    seen: dict[str, int] = Field(default_factory=dict)
+    repeats: int = 0
+    rounds: list[dict[str, Any]] = Field(default_factory=list)
+    spent: dict[str, float] = Field(default_factory=_nothing_spent)
+    stop: str | None = None
+    detail: str = ""
 
 
 def _exhausted(meter: BudgetMeter) -> str | None:
@@ -136,6 +201,12 @@ def _refused(code: str, message: str, fingerprint: str = "") -> AdmissionResult:
                            0, 0, checks_run=())
 
 
+def _loop_id() -> str:
+    """The loop's id: the run id of the loop graph's run (its events carry it)."""
+    run = CURRENT_RUN.get()
+    return run.run_id if run is not None else ""
+
+
 class GovernedLoop:
     """Drives planner, checker and materialiser against one budget, shared by every round."""
 
@@ -151,74 +222,131 @@ class GovernedLoop:
         self.limits = limits or LoopLimits()
         self.goal_reached = goal_reached
         self.trace = trace if trace is not None else materializer.trace
+        self.schema = materializer.state_schema
+
+    # -- in-process and session use ------------------------------------------------------
 
     def run(self, goal: str, state: BaseModel) -> LoopResult:
         """Plan and run rounds until the goal is met or a limit stops the loop."""
-        loop_id = str(uuid4())
-        spent = {"iterations": 0, "tokens": 0, "cost_usd": 0.0, "unpriced_calls": 0}
-        started = time.monotonic()
-        rounds: list[RoundRecord] = []
-        seen: dict[str, int] = {}
-        feedback, repeats = "", 0
+        compiled = self.graph().compile()
+        try:
+            return self.result(compiled.invoke(self.start(goal, state)))
+        finally:
+            compiled.close()
 
-        def meter() -> BudgetMeter:
-            current = BudgetMeter(self.budget, iterations=spent["iterations"],
-                                  tokens=spent["tokens"], cost_usd=spent["cost_usd"],
-                                  unpriced_calls=spent["unpriced_calls"])
-            current.started_at = started
-            return current
+    def start(self, goal: str, state: BaseModel) -> dict[str, Any]:
+        """The loop graph's input for ``goal`` starting from the domain ``state``."""
+        return {"goal": goal, "domain": state.model_dump(mode="json")}
 
-        def stop(reason: StopReason, detail: str = "") -> LoopResult:
-            events.emit(self.trace, "stop", loop_id, stop_reason=reason.value,
-                        detail=detail or reason.description, rounds=len(rounds))
-            return LoopResult(reason, rounds, state, detail or reason.description, dict(spent))
+    def result(self, values: dict[str, Any]) -> LoopResult:
+        """The ``LoopResult`` of a finished loop graph's state."""
+        loop = LoopState.model_validate(values)
+        stop = StopReason(loop.stop) if loop.stop is not None else StopReason.MAX_ROUNDS
+        return LoopResult(stop, [RoundRecord.from_record(r) for r in loop.rounds],
+                          self.schema.model_validate(loop.domain), loop.detail, dict(loop.spent))
 
-        for number in range(1, self.limits.max_rounds + 1):
-            exhausted = _exhausted(meter())
-            if exhausted is not None:
-                return stop(StopReason.BUDGET_EXHAUSTED, exhausted)
-            round_started = time.monotonic()
-            try:
-                plan = self.planner.propose(goal, state, feedback)
-            except Exception as exc:
-                return stop(StopReason.PLANNER_FAILED, f"{type(exc).__name__}: {exc}")
-            spent["tokens"] += plan.tokens
-            spent["cost_usd"] += plan.cost_usd or 0.0
-            spent["unpriced_calls"] += int(plan.cost_usd is None)
-            events.emit(self.trace, "plan", loop_id, round=number,
-                        tokens=plan.tokens, readable=plan.proposal is not None)
-            record, state, failure = self._round(number, plan, state, seen, meter, spent,
-                                                 loop_id)
-            record = RoundRecord(record.round, record.proposal, record.admission, record.executed,
-                                 plan.tokens, record.iterations,
-                                 (time.monotonic() - round_started) * 1000.0, record.error)
-            rounds.append(record)
-            events.emit(self.trace, "round", loop_id, round=number,
-                        status=record.admission.status.value,
-                        fingerprint=record.admission.fingerprint, executed=record.executed,
-                        failed=record.admission.codes(),
-                        state_delta={"round_tokens": record.tokens,
-                               "round_iterations": record.iterations,
-                               "round_duration_ms": record.duration_ms})
-            if failure is not None:
-                return stop(*failure)
-            if record.executed and self.goal_reached(state):
-                return stop(StopReason.GOAL_MET)
-            repeated = record.admission.codes() == ["proposal_repeated"]
-            repeats = repeats + 1 if repeated else 0
-            if repeats >= self.limits.max_repeats:
-                return stop(StopReason.NO_NEW_PROPOSAL)
-            feedback = record.admission.feedback() if not record.executed else \
-                "your last proposal was admitted and ran; the goal is not met yet"
-        return stop(StopReason.MAX_ROUNDS)
+    def graph(self, name: str = "governed_loop") -> GraphARC:
+        """The loop as a graph: plan -> round -> plan ... until a stop; a session can drive it."""
+        limit = 2 * self.limits.max_rounds + 1  # the loop's own steps; spend is metered in its state
+        graph = GraphARC(LoopState, name=name, budget=Budget(max_iterations=limit), trace=self.trace)
+        graph.add_node("plan", self._plan, writes={"round", "started_at", "plan", "spent", "stop", "detail"})
+        graph.add_node("round", self._round_node,
+                       writes={"domain", "seen", "repeats", "rounds", "spent", "feedback", "stop", "detail"})
+        graph.add_edge(START, "plan")
+        graph.add_conditional_edge("plan", _next_after_plan, {"round": "round", "stop": END})
+        graph.add_conditional_edge("round", _next_after_round, {"plan": "plan", "stop": END})
+        return graph
 
-    def _round(self, number: int, plan: Any, state: BaseModel, seen: dict[str, int],
-               meter: Callable[[], BudgetMeter], spent: dict[str, Any],
-               loop_id: str) -> tuple[RoundRecord, BaseModel, tuple[StopReason, str] | None]:
+    # -- the two steps -------------------------------------------------------------------
+
+    def _meter(self, spent: dict[str, float]) -> BudgetMeter:
+        """The loop budget with what the loop has spent so far (seconds from this attempt's start)."""
+        meter = BudgetMeter(self.budget, iterations=int(spent["iterations"]), tokens=int(spent["tokens"]),
+                            cost_usd=spent["cost_usd"], unpriced_calls=int(spent["unpriced_calls"]))
+        run = CURRENT_RUN.get()
+        if run is not None:
+            meter.started_at = run.meter.started_at
+        return meter
+
+    def _stop(self, loop: LoopState, reason: StopReason, detail: str = "",
+              rounds: int | None = None) -> dict[str, Any]:
+        """The state writes that end the loop, with its stop event and the run's stop reason."""
+        detail = detail or reason.description
+        events.emit(self.trace, "stop", _loop_id(), stop_reason=reason.value, detail=detail,
+                    rounds=len(loop.rounds) if rounds is None else rounds)
+        record_stop_reason(reason.value)
+        return {"stop": reason.value, "detail": detail}
+
+    def _plan(self, loop: LoopState) -> dict[str, Any]:
+        """Ask the planner for this round's proposal, unless the budget has nothing left."""
+        exhausted = _exhausted(self._meter(loop.spent))
+        if exhausted is not None:
+            return self._stop(loop, StopReason.BUDGET_EXHAUSTED, exhausted)
+        number = loop.round + 1
+        started = time.time()
+        try:
+            plan = self.planner.propose(loop.goal, self.schema.model_validate(loop.domain), loop.feedback)
+        except Exception as exc:
+            return self._stop(loop, StopReason.PLANNER_FAILED, f"{type(exc).__name__}: {exc}")
+        spent = dict(loop.spent)
+        spent["tokens"] += plan.tokens
+        spent["cost_usd"] += plan.cost_usd or 0.0
+        spent["unpriced_calls"] += int(plan.cost_usd is None)
+        events.emit(self.trace, "plan", _loop_id(), round=number, readable=plan.proposal is not None)
+        proposal = None if plan.proposal is None else plan.proposal.model_dump(mode="json")
+        return {"round": number, "started_at": started, "spent": spent,
+                "plan": {"proposal": proposal, "error": plan.error, "tokens": plan.tokens}}
+
+    def _round_node(self, loop: LoopState) -> dict[str, Any]:
+        """Admit this round's proposal and, if admitted, run it; then decide whether to go on."""
+        number, plan = loop.round, loop.plan or {}
+        proposal = None if plan.get("proposal") is None else Subgraph.model_validate(plan["proposal"])
+        seen, spent = dict(loop.seen), dict(loop.spent)
+        domain = self.schema.model_validate(loop.domain)
+        record, domain, failure = self._round(number, proposal, plan.get("error", ""), domain, seen, spent)
+        record = replace(record, tokens=int(plan.get("tokens", 0)),
+                         duration_ms=(time.time() - loop.started_at) * 1000.0)
+        rounds = [*loop.rounds, record.record()]
+        events.emit(self.trace, "round", _loop_id(), round=number, status=record.admission.status.value,
+                    fingerprint=record.admission.fingerprint, executed=record.executed,
+                    failed=record.admission.codes(),
+                    state_delta={"round_tokens": record.tokens, "round_iterations": record.iterations,
+                                 "round_duration_ms": record.duration_ms})
+        repeats = loop.repeats + 1 if record.admission.codes() == ["proposal_repeated"] else 0
+        writes: dict[str, Any] = {
+            "domain": domain.model_dump(mode="json"), "seen": seen, "spent": spent, "rounds": rounds,
+            "repeats": repeats,
+            "feedback": record.admission.feedback() if not record.executed else
+            "your last proposal was admitted and ran; the goal is not met yet",
+        }
+        stop = self._verdict(record, domain, repeats, failure)
+        if stop is not None:
+            writes.update(self._stop(loop, *stop, rounds=len(rounds)))
+        return writes
+
+    def _verdict(self, record: RoundRecord, domain: BaseModel, repeats: int,
+                 failure: tuple[StopReason, str] | None) -> tuple[StopReason, str] | None:
+        """Why the loop stops after this round, if it does."""
+        if failure is not None:
+            return failure
+        if record.executed and self.goal_reached(domain):
+            return StopReason.GOAL_MET, ""
+        declined = [r for r in record.admission.rejections if r.code.endswith("_approval_declined")]
+        if declined:
+            return StopReason.APPROVAL_DECLINED, f"{declined[0].code} at {declined[0].location}: " \
+                                                 f"{declined[0].message}"
+        if repeats >= self.limits.max_repeats:
+            return StopReason.NO_NEW_PROPOSAL, ""
+        if record.round >= self.limits.max_rounds:
+            return StopReason.MAX_ROUNDS, ""
+        return None
+
+    def _round(self, number: int, proposal: Subgraph | None, plan_error: str, state: BaseModel,
+               seen: dict[str, int], spent: dict[str, Any]
+               ) -> tuple[RoundRecord, BaseModel, tuple[StopReason, str] | None]:
         """Check, and if admitted run, one round's proposal."""
-        proposal: Subgraph | None = plan.proposal
         if proposal is None:
-            verdict = _refused("proposal_invalid", plan.error)
+            verdict = _refused("proposal_invalid", plan_error)
             return RoundRecord(number, None, verdict, False, 0, 0, 0.0), state, None
         fingerprint = proposal.fingerprint()
         if fingerprint in seen:
@@ -227,9 +355,9 @@ class GovernedLoop:
                                "propose something different", fingerprint)
             return RoundRecord(number, proposal, verdict, False, 0, 0, 0.0), state, None
         seen[fingerprint] = number
-        current = meter()
+        current = self._meter(spent)
         verdict = self.checker.check(proposal, meter=current)
-        events.emit(self.trace, "decision", loop_id, round=number, **verdict.event())
+        events.emit(self.trace, "decision", _loop_id(), round=number, **verdict.event())
         if not verdict.admitted:
             return RoundRecord(number, proposal, verdict, False, 0, 0, 0.0), state, None
         exhausted = _exhausted(current)
@@ -259,3 +387,11 @@ class GovernedLoop:
         record = RoundRecord(number, proposal, verdict, True, 0, ran.iterations if ran else 0, 0.0,
                              failure[1] if failure else "")
         return record, state, failure
+
+
+def _next_after_plan(loop: LoopState) -> Literal["round", "stop"]:
+    return "stop" if loop.stop is not None else "round"
+
+
+def _next_after_round(loop: LoopState) -> Literal["plan", "stop"]:
+    return "stop" if loop.stop is not None else "plan"

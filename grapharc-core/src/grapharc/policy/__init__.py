@@ -18,7 +18,7 @@ from grapharc.policy.sources import (
 )
 
 _LAZY = {
-    "ApprovalRequest": "grapharc.policy.engine",
+    "ApprovalRequest": "grapharc.approvals",
     "ApprovalRouter": "grapharc.policy.engine",
     "PolicyDecision": "grapharc.policy.engine",
     "PolicyDocumentError": "grapharc.policy.engine",

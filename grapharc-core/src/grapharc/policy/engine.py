@@ -14,13 +14,14 @@ document allow. A flag can narrow a document; it can never widen it.
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterable, Mapping
+from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
 from pydantic import ValidationError
 
+from grapharc.approvals import Answer, ApprovalRequest, Approver, request_approval
 from grapharc.errors import GraphARCError
 from grapharc.harness.permissions import Decision, PermissionPolicy, PermissionRule
 from grapharc.planner.proposal import location
@@ -49,21 +50,6 @@ class PolicyDecision:
     decision: Decision
     record: AuditRecord
     route: str = ""
-
-
-@dataclass(frozen=True)
-class ApprovalRequest:
-    """What an approver is shown: the subject, the rule that asked, and why."""
-
-    resource: str
-    subject: str
-    rule_id: str
-    reason: str
-    route: str
-    tenant: str | None
-
-
-Approver = Callable[[ApprovalRequest], bool]
 
 
 def validate_document(document: Mapping[str, Any], origin: str) -> PolicyDocument:
@@ -205,7 +191,8 @@ def _is_glob(name: str) -> bool:
 
 
 class ApprovalRouter:
-    """Turns ``ask`` into allow or deny by asking the approver of the rule's route.
+    """Turns ``ask`` into allow or deny by the one approval model (``grapharc.approvals``), with
+    the approver of the rule's route where no session holds the ask.
 
     A route with no approver, or an approver that raises or says no, denies:
     approval fails closed. Every routed outcome is audited as resource ``approval``.
@@ -216,24 +203,15 @@ class ApprovalRouter:
         self.approvers = dict(approvers)
 
     def resolve(self, decided: PolicyDecision) -> Decision:
-        """The final decision: deny and allow stand; ask goes to its route's approver."""
+        """The final decision: deny and allow stand; ask goes to the approval model."""
         if decided.decision is not Decision.ASK:
             return decided.decision
         record = decided.record
         route = decided.route or "human"
-        request = ApprovalRequest(record.resource, record.subject, record.rule_id, record.reason,
-                                  route, record.tenant)
-        approver = self.approvers.get(route)
-        try:
-            approved = approver is not None and approver(request) is True
-        except Exception as exc:
-            reason = f"approver for route {route!r} raised {type(exc).__name__}: {exc}"
-            approved = False
-        else:
-            reason = (f"approved via route {route!r}" if approved else
-                      f"no approver for route {route!r}" if approver is None else
-                      f"declined via route {route!r}")
-        final = Decision.ALLOW if approved else Decision.DENY
-        self.engine.record("approval", record.subject, final, record.rule_id, reason,
-                            record.tenant)
+        answer = request_approval(ApprovalRequest.from_audit(record, route), self.approvers.get(route))
+        reason = {Answer.APPROVED: f"approved via route {route!r}",
+                  Answer.DECLINED: f"declined via route {route!r}",
+                  Answer.UNANSWERED: f"no approver for route {route!r}"}[answer]
+        final = Decision.ALLOW if answer is Answer.APPROVED else Decision.DENY
+        self.engine.record("approval", record.subject, final, record.rule_id, reason, record.tenant)
         return final

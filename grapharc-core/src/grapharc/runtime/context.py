@@ -55,11 +55,13 @@ class RunContext:
     """The top-level run a subgraph's context belongs to (None for the top level itself)."""
     thread_metered: bool = False
     """True when the meter carries the thread's spend (``grapharc.runtime.thread_spend``)."""
+    asks: str = "none"
+    """How the run's asks are answered: ``session``, ``checkpoint`` or ``none`` (``grapharc.approvals``)."""
 
     def child(self) -> RunContext:
         """The context a subgraph's nodes run under: same run, its own step numbering."""
         return RunContext(self.run_id, self.thread_id, self.attempt, 0, self.meter, self.trace, self.timed,
-                          root=self.root or self, thread_metered=self.thread_metered)
+                          root=self.root or self, thread_metered=self.thread_metered, asks=self.asks)
 
 
 CURRENT_RUN: ContextVar[RunContext | None] = ContextVar("grapharc_run", default=None)

@@ -23,6 +23,7 @@ from langgraph._internal._constants import CONFIG_KEY_DURABILITY
 from langgraph.errors import GraphRecursionError
 
 from grapharc import trace_schema as schema
+from grapharc.approvals import ask_mode
 from grapharc.errors import GraphARCError
 from grapharc.runtime import route_trace
 from grapharc.runtime.attribution import run_attribution
@@ -132,6 +133,7 @@ class RunLifecycle:
             timed=budget.max_seconds is not None,
             high_step=continuity.floor,
             thread_metered=self.thread_metered,
+            asks=ask_mode((config or {}).get("configurable") or {}, self.checkpointer is not None),
         )
         cfg = self._config(config, run, continuity, recursion_limit)
         if isinstance(self.trace, RunTraceWriter):

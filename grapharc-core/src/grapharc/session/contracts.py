@@ -120,6 +120,13 @@ class SessionStore(Protocol):
         """
         ...
 
+    def record_run(self, lease: Lease, run: Mapping[str, Any], now: float) -> None:
+        """Append one run a turn made (kind ``run``; ``run["run_id"]`` recorded once).
+
+        Fenced: ``LeaseLostError`` if ``lease`` is no longer the thread's.
+        """
+        ...
+
     def audit(self, thread_id: str) -> list[AuditEntry]:
         """The thread's audit trail, oldest first; entries are only ever appended."""
         ...

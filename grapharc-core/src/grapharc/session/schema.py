@@ -70,6 +70,7 @@ CREATE TABLE IF NOT EXISTS audit (
 CREATE INDEX IF NOT EXISTS audit_by_thread ON audit (thread_id, seq);
 CREATE UNIQUE INDEX IF NOT EXISTS audit_node_once ON audit (thread_id, step, node, task_id)
     WHERE kind = 'node';
+CREATE UNIQUE INDEX IF NOT EXISTS audit_run_once ON audit (thread_id, task_id) WHERE kind = 'run';
 CREATE TRIGGER IF NOT EXISTS audit_is_append_only BEFORE UPDATE ON audit
 BEGIN
     SELECT RAISE(ABORT, 'the audit trail is append-only');

@@ -396,6 +396,16 @@ class SqliteSessionStore:
             conn.execute("UPDATE sessions SET audited_step = ? WHERE thread_id = ?",
                          (audited_step, thread_id))
 
+    def record_run(self, lease: Lease, run: Mapping[str, Any], now: float) -> None:
+        """Record one run a turn made (its id, status, stop reason, steps and spend), once per
+        run id; fenced by the lease's token."""
+        with self._write() as conn:
+            _fenced_row(conn, lease, "its run is not recorded")
+            conn.execute(
+                "INSERT OR IGNORE INTO audit (thread_id, at, kind, node, step, task_id, detail) "
+                "VALUES (?, ?, 'run', NULL, NULL, ?, ?)",
+                (lease.thread_id, now, str(run["run_id"]), _dumps(dict(run))))
+
     def audit(self, thread_id: str) -> list[AuditEntry]:
         """The thread's audit trail, in the order it was written."""
         with self._read() as conn:

@@ -6,15 +6,19 @@ is checked and newly saved node completions go to the audit trail. After each pa
 the thread is settled (``grapharc.session.settle``) and either continues or the turn
 ends, writing the status and any new approval requests under the lease's token.
 ``Turn`` is the sync driver; ``AsyncTurn`` does the same on the event loop with no
-thread of its own (store calls go through ``asyncio.to_thread``).
+thread of its own (store calls go through ``asyncio.to_thread``). A turn's runs answer every
+``ask`` with a durable approval (``grapharc.approvals``): the thread pauses on it like on an
+``interrupt()``.
 """
 
 from __future__ import annotations
 
 import asyncio
+import dataclasses
 from collections.abc import AsyncIterator, Callable
 from typing import Any
 
+from grapharc.approvals import DURABLE_ASKS
 from grapharc.runtime.compiled import CompiledGraphARC
 from grapharc.session.approvals import request
 from grapharc.session.audit import completed_runs
@@ -58,7 +62,8 @@ class _TurnBase:
         self.clock = clock
         self.on_update = on_update
         self.thread = {"configurable": {"thread_id": lease.thread_id}}
-        self.config = {**self.thread, "metadata": {TURN_KEY: lease.turn.get("id", "")}}
+        self.config = {"configurable": {"thread_id": lease.thread_id, DURABLE_ASKS: True},
+                       "metadata": {TURN_KEY: lease.turn.get("id", "")}}
         self.audited: int | None = None  # read from the store on first use
         self.snapshot: Any = None
 
@@ -75,6 +80,17 @@ class _TurnBase:
 
     def _plan(self, approvals: list[Any]) -> Plan:
         return settle(self.snapshot, self.graph.holds(self.snapshot), approvals)
+
+    def _record_run(self) -> None:
+        """Put the run this pass made on the thread's audit trail (it ties the session to its
+        trace: run id, attempt, status, stop reason, steps, spend)."""
+        info = self.compiled.last_run
+        if info is None or not info.finished:
+            return
+        try:
+            self.store.record_run(self.lease, dataclasses.asdict(info), self.clock())
+        except LeaseLostError:
+            return  # the runner that took the thread over records its own runs
 
     def _fail(self, exc: BaseException) -> None:
         """Record a failed turn, unless the lease went to another runner meanwhile."""
@@ -134,10 +150,14 @@ class Turn(_TurnBase):
         return self.store.renew(lease, self.clock())
 
     def _pass(self, payload: Any, beat: Heartbeat) -> None:
-        for chunk in self.compiled.stream(payload, self.config, stream_mode="updates", durability="sync"):
-            beat.check()
-            self._record()
-            self._show(chunk)
+        try:
+            for chunk in self.compiled.stream(payload, self.config, stream_mode="updates",
+                                              durability="sync"):
+                beat.check()
+                self._record()
+                self._show(chunk)
+        finally:
+            self._record_run()
 
     def settled(self) -> Plan:
         """Settle the thread as it stands: read its checkpoint, record completions, plan."""
@@ -193,11 +213,14 @@ class AsyncTurn(_TurnBase):
         return self.store.renew(lease, self.clock())
 
     async def _pass(self, payload: Any, beat: AsyncHeartbeat) -> None:
-        async for chunk in self.compiled.astream(payload, self.config, stream_mode="updates",
-                                                 durability="sync"):
-            beat.check()
-            await self._record()
-            self._show(chunk)
+        try:
+            async for chunk in self.compiled.astream(payload, self.config, stream_mode="updates",
+                                                     durability="sync"):
+                beat.check()
+                await self._record()
+                self._show(chunk)
+        finally:
+            await asyncio.to_thread(self._record_run)
 
     async def settled(self) -> Plan:
         """Async ``Turn.settled``."""

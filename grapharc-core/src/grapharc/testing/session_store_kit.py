@@ -445,6 +445,19 @@ class SessionStoreConformance(ABC):
         assert (store.get("t1").last_node, store.get("t1").last_step) == ("m", 4)
         assert [(s.last_node, s.last_step) for s in store.list()] == [("m", 4)]
 
+    def test_a_run_is_recorded_once_and_a_lost_lease_cannot_record_one(self, store: SessionStore) -> None:
+        store.create("t1", GRAPH, 1.0)
+        stale = claim(store, "t1", 2.0)
+        run = {"run_id": "run-1", "attempt": 1, "status": "completed", "stop_reason": "completed",
+               "tokens": 12}
+        store.record_run(stale, run, 3.0)
+        store.record_run(stale, run, 3.5)
+        assert [e.detail for e in store.audit("t1") if e.kind == "run"] == [run]
+        store.claim_recovery("t1", runner="runner-b", ttl=TTL, now=TTL + 3)
+        with pytest.raises(LeaseLostError):
+            store.record_run(stale, {**run, "run_id": "run-2"}, TTL + 4)
+        assert [e.detail["run_id"] for e in store.audit("t1") if e.kind == "run"] == ["run-1"]
+
     # -- listing and retention ---------------------------------------------------------
 
     def test_list_filters_by_status_most_recently_changed_first(self, store: SessionStore) -> None:
