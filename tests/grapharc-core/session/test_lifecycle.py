@@ -39,7 +39,10 @@ def test_the_audit_trail_records_each_completed_node_once_across_processes(direc
     nodes = sorted((e.step, e.node) for e in trail if e.kind == "node")
     assert nodes == [(1, "prepare"), (2, "ask"), (3, "pay")]
     kinds = [e.kind for e in trail if e.kind != "node"]
-    assert kinds == ["created", "claimed", "asked", "paused", "decided", "claimed", "completed"]
+    assert kinds == ["created", "claimed", "run", "asked", "paused", "decided", "claimed", "run",
+                     "completed"]
+    runs = [e.detail for e in trail if e.kind == "run"]
+    assert [(run["attempt"], run["status"]) for run in runs] == [(1, "interrupted"), (2, "completed")]
 
 
 def test_a_resuming_process_that_has_not_registered_the_graph_gets_unknown_graph_error(directory, reap):
