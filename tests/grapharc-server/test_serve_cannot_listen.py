@@ -1,0 +1,51 @@
+"""An address ``grapharc serve`` cannot listen on: exit 2, one error naming it and why, never a traceback."""
+
+from __future__ import annotations
+
+import json
+
+import pytest
+from server_process import ServerProcess, grapharc_serve
+
+# name: (options, error code, the address or option the message names, the reason it gives)
+CANNOT_LISTEN = {
+    "port in use": (["--port", "{busy_port}"], "AddressInUseError", "127.0.0.1:{busy_port}",
+                    "already in use"),
+    "host not of this machine": (["--host", "203.0.113.1"], "AddressNotLocalError", "203.0.113.1:8000",
+                                 "not an address of this machine"),
+    "host that does not resolve": (["--host", "no-such-host.invalid"], "HostNotFoundError",
+                                   "no-such-host.invalid:8000", "does not resolve"),
+    "port above 65535": (["--port", "65536"], "PortOutOfRangeError", "127.0.0.1:65536", "0 to 65535"),
+    "negative port": (["--port", "-1"], "PortOutOfRangeError", "127.0.0.1:-1", "0 to 65535"),
+    "port not a number": (["--port", "http"], "UsageError", "'--port'", "valid integer"),
+}
+
+
+def run_serve(options: list[str], busy_port: int, *extra: str) -> ServerProcess:
+    command = grapharc_serve(*(option.format(busy_port=busy_port) for option in options), *extra)
+    with ServerProcess(command) as server:
+        server.wait()
+    return server
+
+
+@pytest.mark.parametrize("case", CANNOT_LISTEN.values(), ids=CANNOT_LISTEN.keys())
+def test_json_mode_prints_one_error_document_and_exits_2(case, busy_port):
+    options, code, names, reason = case
+    server = run_serve(options, busy_port, "--json")
+    assert server.process.returncode == 2
+    error = json.loads(server.stdout)["error"]
+    assert json.loads(server.stdout)["ok"] is False and error["code"] == code
+    assert names.format(busy_port=busy_port) in error["message"] and reason in error["message"]
+    assert error["hint"]
+    assert server.stderr == ""
+
+
+@pytest.mark.parametrize("case", CANNOT_LISTEN.values(), ids=CANNOT_LISTEN.keys())
+def test_human_mode_prints_the_error_on_stderr_never_serving_on_and_exits_2(case, busy_port):
+    options, _, names, reason = case
+    server = run_serve(options, busy_port)
+    assert server.process.returncode == 2
+    assert server.stdout == ""
+    error, hint = server.stderr.splitlines()
+    assert error.startswith("error: ") and names.format(busy_port=busy_port) in error and reason in error
+    assert hint.startswith("hint: ")
