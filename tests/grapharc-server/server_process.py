@@ -1,4 +1,5 @@
-"""A server run as its own process, with its stdout and stderr read line by line as they arrive."""
+"""Helpers for tests that run a server as its own process: the command lines, the process (its
+stdout and stderr read line by line as they arrive), and whether this machine has IPv6."""
 
 from __future__ import annotations
 
@@ -6,6 +7,7 @@ import json
 import os
 import queue
 import signal
+import socket
 import subprocess
 import sys
 import threading
@@ -13,10 +15,24 @@ from pathlib import Path
 from types import TracebackType
 from typing import IO, Any
 
+import pytest
+
 # Bounds on waiting for a process that has stopped answering; no test measures time with them.
 PATIENCE_SECONDS = 60
 
 GATED_SERVER = Path(__file__).with_name("gated_server.py")
+
+
+def has_ipv6_loopback() -> bool:
+    """Whether this machine can listen on ::1 (containers often run without IPv6)."""
+    try:
+        socket.create_server(("::1", 0), family=socket.AF_INET6).close()
+    except OSError:
+        return False
+    return True
+
+
+needs_ipv6 = pytest.mark.skipif(not has_ipv6_loopback(), reason="this machine cannot listen on ::1")
 
 
 def grapharc_serve(*options: str) -> list[str]:

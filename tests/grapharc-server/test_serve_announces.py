@@ -8,7 +8,7 @@ import signal
 import socket
 
 import httpx
-from server_process import ServerProcess, grapharc_serve
+from server_process import ServerProcess, grapharc_serve, needs_ipv6
 
 
 def free_port() -> int:
@@ -46,5 +46,15 @@ def test_a_port_0_in_human_mode_says_the_port_it_got():
         url = re.search(r"serving on (http://127\.0\.0\.1:(\d+))", line)
         assert url is not None and url.group(2) != "0"
         assert httpx.get(url.group(1) + "/healthz").status_code == 200
+        server.send(signal.SIGTERM)
+        assert server.wait() == 0
+
+
+@needs_ipv6
+def test_an_ipv6_address_is_announced_in_brackets():
+    with ServerProcess(grapharc_serve("--host", "::1", "--port", "0", "--json")) as server:
+        announced = server.json_announcement()
+        assert announced["host"] == "::1" and announced["url"] == f"http://[::1]:{announced['port']}"
+        assert httpx.get(announced["url"] + "/healthz").status_code == 200
         server.send(signal.SIGTERM)
         assert server.wait() == 0

@@ -5,7 +5,7 @@ from __future__ import annotations
 import json
 
 import pytest
-from server_process import ServerProcess, grapharc_serve
+from server_process import ServerProcess, grapharc_serve, needs_ipv6
 
 # name: (options, error code, the address or option the message names, the reason it gives)
 CANNOT_LISTEN = {
@@ -18,7 +18,12 @@ CANNOT_LISTEN = {
     "port above 65535": (["--port", "65536"], "PortOutOfRangeError", "127.0.0.1:65536", "0 to 65535"),
     "negative port": (["--port", "-1"], "PortOutOfRangeError", "127.0.0.1:-1", "0 to 65535"),
     "port not a number": (["--port", "http"], "UsageError", "'--port'", "valid integer"),
+    # any other refusal: the operating system's reason (a link-local address needs a scope)
+    "IPv6 link-local address without a scope": (["--host", "fe80::1"], "CannotListenError",
+                                                "[fe80::1]:8000", "invalid argument"),
 }
+CASES = [pytest.param(case, id=name, marks=[needs_ipv6] if "IPv6" in name else [])
+         for name, case in CANNOT_LISTEN.items()]
 
 
 def run_serve(options: list[str], busy_port: int, *extra: str) -> ServerProcess:
@@ -28,19 +33,20 @@ def run_serve(options: list[str], busy_port: int, *extra: str) -> ServerProcess:
     return server
 
 
-@pytest.mark.parametrize("case", CANNOT_LISTEN.values(), ids=CANNOT_LISTEN.keys())
+@pytest.mark.parametrize("case", CASES)
 def test_json_mode_prints_one_error_document_and_exits_2(case, busy_port):
     options, code, names, reason = case
     server = run_serve(options, busy_port, "--json")
     assert server.process.returncode == 2
-    error = json.loads(server.stdout)["error"]
-    assert json.loads(server.stdout)["ok"] is False and error["code"] == code
+    document = json.loads(server.stdout)
+    error = document["error"]
+    assert document["ok"] is False and error["code"] == code
     assert names.format(busy_port=busy_port) in error["message"] and reason in error["message"]
     assert error["hint"]
     assert server.stderr == ""
 
 
-@pytest.mark.parametrize("case", CANNOT_LISTEN.values(), ids=CANNOT_LISTEN.keys())
+@pytest.mark.parametrize("case", CASES)
 def test_human_mode_prints_the_error_on_stderr_never_serving_on_and_exits_2(case, busy_port):
     options, _, names, reason = case
     server = run_serve(options, busy_port)
