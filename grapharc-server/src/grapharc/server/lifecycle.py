@@ -1,0 +1,113 @@
+"""Run an ASGI app on an already-bound socket until SIGTERM or SIGINT, then drain it and stop.
+
+uvicorn's own signal handling re-raises the signal once it has shut down (so SIGTERM ends
+the process with status 143), waits for in-flight requests for as long as they take, and
+stops waiting early only on a second SIGINT. This module keeps uvicorn's drain (stop
+accepting, close idle connections, let in-flight requests finish) and changes the rest:
+
+- the first SIGTERM or SIGINT starts the drain and is not re-raised, so a drained server
+  returns normally (``grapharc serve`` then exits 0);
+- a second signal of either kind, or a drain that outlasts its timeout, ends the process at
+  once with exit status 1. A request handler running in a worker thread cannot be cancelled,
+  so ending the process is the only stop that is bounded.
+"""
+
+from __future__ import annotations
+
+import os
+import signal
+import socket
+import sys
+import threading
+from collections.abc import Callable
+from types import FrameType
+from typing import NoReturn
+
+import uvicorn
+from starlette.types import ASGIApp
+from uvicorn.config import STARTUP_FAILURE
+
+from grapharc.cli.output import ExitCode
+from grapharc.server.errors import ServerStartupError
+from grapharc.server.listener import ListeningAddress
+
+
+def serve_until_stopped(listener: socket.socket, app: ASGIApp, *, drain_timeout: float,
+                        on_listening: Callable[[ListeningAddress], None]) -> None:
+    """Serve ``app`` on ``listener`` until a signal stops it; return once every request has finished.
+
+    ``on_listening`` is called once the app has started and its requests are being accepted.
+    Raises ServerStartupError when the app's startup (its lifespan) fails. When the drain is cut
+    short (a second signal, or ``drain_timeout`` seconds pass) the process exits 1 instead.
+    """
+    config = uvicorn.Config(app, log_level="warning", access_log=False, timeout_graceful_shutdown=None)
+    server = _DrainingServer(config, drain_timeout=drain_timeout, on_listening=on_listening)
+    try:
+        server.run(sockets=[listener])
+    except SystemExit as exc:
+        if exc.code != STARTUP_FAILURE:
+            raise
+        where = ListeningAddress.of(listener).url
+        raise ServerStartupError(f"the app failed to start on {where}, so nothing was served",
+                                 hint="the log lines above say why") from None
+    finally:
+        server.cancel_drain_deadline()
+        listener.close()
+    _notice("stopped: every request finished")
+
+
+class _DrainingServer(uvicorn.Server):
+    """uvicorn's server with the announcement and stop rules this module's docstring describes."""
+
+    def __init__(self, config: uvicorn.Config, *, drain_timeout: float,
+                 on_listening: Callable[[ListeningAddress], None]) -> None:
+        super().__init__(config)
+        self._drain_timeout = drain_timeout
+        self._on_listening = on_listening
+        self._drain_deadline: threading.Timer | None = None
+
+    async def startup(self, sockets: list[socket.socket] | None = None) -> None:
+        """Start as uvicorn does, then announce the address once requests are being accepted."""
+        await super().startup(sockets=sockets)
+        if self.started and sockets:
+            self._on_listening(ListeningAddress.of(sockets[0]))
+
+    def handle_exit(self, sig: int, frame: FrameType | None) -> None:
+        """The first signal starts a bounded drain; a second one stops the process now."""
+        name = signal.Signals(sig).name
+        if self.should_exit:
+            _stop_now(f"{name} again: stopped without finishing {self._in_flight()}")
+        self.should_exit = True
+        _notice(f"{name}: stopping, {self._in_flight()} (waiting at most {self._drain_timeout:g}s; "
+                f"send {name} again to stop now)")
+        self._drain_deadline = threading.Timer(self._drain_timeout, self._drain_timed_out)
+        self._drain_deadline.daemon = True
+        self._drain_deadline.start()
+
+    def cancel_drain_deadline(self) -> None:
+        """Forget the drain's deadline (the drain finished, or it never started)."""
+        if self._drain_deadline is not None:
+            self._drain_deadline.cancel()
+
+    def _drain_timed_out(self) -> None:
+        _stop_now(f"the drain outlasted {self._drain_timeout:g}s: stopped without finishing "
+                  f"{self._in_flight()}")
+
+    def _in_flight(self) -> str:
+        count = len(self.server_state.tasks)
+        if count == 1:
+            return "1 request in flight"
+        return f"{count or 'no'} requests in flight"
+
+
+def _notice(message: str) -> None:
+    """A line for the operator, on stderr (stdout carries only the ``--json`` document)."""
+    sys.stderr.write(message + "\n")
+    sys.stderr.flush()
+
+
+def _stop_now(message: str) -> NoReturn:
+    """End the process with status 1 at once, leaving whatever requests are still running."""
+    _notice(message)
+    sys.stdout.flush()
+    os._exit(int(ExitCode.NEGATIVE))

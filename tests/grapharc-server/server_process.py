@@ -1,0 +1,136 @@
+"""Helpers for tests that run a server as its own process: the command lines, the process (its
+stdout and stderr read line by line as they arrive), and whether this machine has IPv6."""
+
+from __future__ import annotations
+
+import json
+import os
+import queue
+import signal
+import socket
+import subprocess
+import sys
+import threading
+from pathlib import Path
+from types import TracebackType
+from typing import IO, Any
+
+import pytest
+
+# Bounds on waiting for a process that has stopped answering; no test measures time with them.
+PATIENCE_SECONDS = 60
+
+GATED_SERVER = Path(__file__).with_name("gated_server.py")
+
+
+def has_ipv6_loopback() -> bool:
+    """Whether this machine can listen on ::1 (containers often run without IPv6)."""
+    try:
+        socket.create_server(("::1", 0), family=socket.AF_INET6).close()
+    except OSError:
+        return False
+    return True
+
+
+needs_ipv6 = pytest.mark.skipif(not has_ipv6_loopback(), reason="this machine cannot listen on ::1")
+
+
+def grapharc_serve(*options: str) -> list[str]:
+    """The command line of ``grapharc serve`` run by this interpreter."""
+    return [sys.executable, "-m", "grapharc.cli", "serve", *options]
+
+
+def gated_serve(app: str, *options: str) -> list[str]:
+    """The command line of ``grapharc serve`` with a test app (see gated_server.py)."""
+    return [sys.executable, str(GATED_SERVER), app, *options]
+
+
+class ServerProcess:
+    """A running server: its announcement, its stderr lines, signals, and its exit status."""
+
+    def __init__(self, command: list[str]) -> None:
+        self.process = subprocess.Popen(command, stdin=subprocess.PIPE, stdout=subprocess.PIPE,
+                                        stderr=subprocess.PIPE, text=True,
+                                        env={**os.environ, "GRAPHARC_DEBUG": ""})
+        self._stdout = _LineReader(self.process.stdout)
+        self._stderr = _LineReader(self.process.stderr)
+
+    def __enter__(self) -> ServerProcess:
+        return self
+
+    def __exit__(self, kind: type[BaseException] | None, error: BaseException | None,
+                 trace: TracebackType | None) -> None:
+        if self.process.poll() is None:
+            self.process.kill()
+        self.wait()
+
+    def json_announcement(self) -> dict[str, Any]:
+        """The one JSON document ``--json`` prints on stdout once the server listens."""
+        text = ""
+        while True:
+            text += self._stdout.next_line()
+            try:
+                return json.loads(text)
+            except json.JSONDecodeError:
+                continue
+
+    def stderr_line_containing(self, fragment: str) -> str:
+        """The next stderr line that contains ``fragment`` (waiting for it to be written)."""
+        while fragment not in (line := self._stderr.next_line()):
+            pass
+        return line
+
+    def send(self, sig: signal.Signals) -> None:
+        self.process.send_signal(sig)
+
+    def release_gated_request(self) -> None:
+        """Let the gated app's request in flight finish."""
+        assert self.process.stdin is not None
+        self.process.stdin.write("\n")
+        self.process.stdin.flush()
+
+    def wait(self) -> int:
+        """The exit status, once the process has ended and its output has been read to the end."""
+        status = self.process.wait(timeout=PATIENCE_SECONDS)
+        self._stdout.join()
+        self._stderr.join()
+        return status
+
+    @property
+    def stdout(self) -> str:
+        return self._stdout.text
+
+    @property
+    def stderr(self) -> str:
+        return self._stderr.text
+
+
+class _LineReader:
+    """Reads a pipe on a thread so the test can wait for a line without blocking on the other pipe."""
+
+    def __init__(self, pipe: IO[str] | None) -> None:
+        assert pipe is not None
+        self._lines: queue.Queue[str] = queue.Queue()
+        self._seen: list[str] = []
+        self._thread = threading.Thread(target=self._read, args=(pipe,), daemon=True)
+        self._thread.start()
+
+    def _read(self, pipe: IO[str]) -> None:
+        for line in pipe:
+            self._seen.append(line)
+            self._lines.put(line)
+        self._lines.put("")
+
+    def next_line(self) -> str:
+        line = self._lines.get(timeout=PATIENCE_SECONDS)
+        if not line:
+            self._lines.put(line)  # keep the end marker for whoever asks next
+            raise EOFError("the server closed this stream before writing the expected line")
+        return line
+
+    def join(self) -> None:
+        self._thread.join(timeout=PATIENCE_SECONDS)
+
+    @property
+    def text(self) -> str:
+        return "".join(self._seen)
