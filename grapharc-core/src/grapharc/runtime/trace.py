@@ -117,9 +117,11 @@ class TraceWriter:
                 if first:
                     data = self._torn_tail_fix() + data
                     self._tail_checked = True
-                view = memoryview(data)
-                while view:  # one write unless the disk is full; finishing the line beats tearing it
-                    view = view[os.write(self._fd, view) :]
+                written = os.write(self._fd, data)
+                if written < len(data):  # a short write (a full disk): finishing the line beats tearing it
+                    view = memoryview(data)[written:]
+                    while view:
+                        view = view[os.write(self._fd, view) :]
             finally:
                 fcntl.flock(self._fd, fcntl.LOCK_UN)
 

@@ -55,8 +55,10 @@ class RunTraceWriter(TraceWriter):
         owner = self._owners.get(event.get(RUN_ID))  # type: ignore[arg-type]
         if owner is None or owner == threading.get_ident():
             with self._order:
-                self._drain()
-                super().append(event)
+                if self._pending:
+                    self._drain(event)
+                else:
+                    super().append(event)
             return
         if not self._pending:
             self._wake.set()
@@ -87,13 +89,15 @@ class RunTraceWriter(TraceWriter):
         self._wake.set()
         super().close()
 
-    def _drain(self) -> None:
-        """Append the queue in one write, so a fan-out's hundreds of queued events cost one
-        ``os.write`` rather than one each."""
+    def _drain(self, last: dict[str, Any] | None = None) -> None:
+        """Append the queue (then ``last``, if given) in one write, so a fan-out's hundreds of
+        queued events cost one ``os.write`` rather than one each."""
         pending = self._pending
         batch = []
         while pending:
             batch.append(pending.popleft())
+        if last is not None:
+            batch.append(last)
         TraceWriter.append_many(self, batch)
 
 
