@@ -209,6 +209,40 @@ SHAPES: Final[Mapping[str, Shape]] = {
 }
 
 
+def _numeric_rules() -> dict[str, tuple[bool, bool, float | None]]:
+    """(integer only, null allowed, minimum) of every numeric field, read off ``FIELDS``."""
+    rules = {}
+    for name, field in FIELDS.items():
+        kinds = field.schema.get("type")
+        kinds = [kinds] if isinstance(kinds, str) else list(kinds or ())
+        if "integer" in kinds or "number" in kinds:
+            rules[name] = ("number" not in kinds, "null" in kinds, field.schema.get("minimum"))
+    return rules
+
+
+_NUMERIC_RULES: Final = _numeric_rules()
+_INF: Final = float("inf")
+
+
+def damaged_field(event: Mapping[str, Any]) -> str | None:
+    """What is wrong with the first numeric field of ``event`` that breaks the schema, if any.
+
+    Readers sum these fields, so a negative, non-finite or non-numeric one would corrupt a
+    total; a reader reports the line as damaged instead.
+    """
+    for name in event.keys() & _NUMERIC_RULES.keys():
+        value = event[name]
+        integer, nullable, minimum = _NUMERIC_RULES[name]
+        if value is None and nullable:
+            continue
+        kind = type(value)
+        if kind is not int and (integer or kind is not float or value != value or value in (_INF, -_INF)):
+            return f"{name} is {value!r}, not {'an integer' if integer else 'a finite number'}"
+        if minimum is not None and value < minimum:
+            return f"{name} is {value!r}, below its minimum {minimum}"
+    return None
+
+
 def json_schema() -> dict[str, Any]:
     """The JSON Schema (draft 2020-12) of one trace line, derived from ``SHAPES`` and ``FIELDS``."""
     variants = []

@@ -170,3 +170,16 @@ def test_listing_the_demo_commands_imports_no_langgraph() -> None:
     result = subprocess.run([sys.executable, "-c", probe], capture_output=True, text=True, timeout=60)
 
     assert result.returncode == 0 and result.stdout.strip() == "[]", result.stderr
+
+
+def test_a_trace_path_the_demo_cannot_write_is_one_line_and_exit_2(tmp_path: Path) -> None:
+    from typer.testing import CliRunner
+
+    from grapharc.cli.main import build_app
+
+    for target in (tmp_path, tmp_path / "f.txt" / "t.jsonl"):
+        (tmp_path / "f.txt").write_text("a file")
+        result = CliRunner().invoke(build_app(), ["demo", "stage0", "--trace", str(target), "--json"])
+        assert result.exit_code == 2
+        document = json.loads(result.stdout)
+        assert document["error"]["code"] == "TraceOpenError" and str(target) in document["error"]["message"]

@@ -187,3 +187,26 @@ def test_a_run_written_in_an_unknown_format_version_is_refused_with_one_line(tmp
     assert result.exit_code == 2
     assert [line for line in result.stderr.splitlines() if line.startswith("error")] == [
         f"error: {path}:1: written in trace format version 99; this GraphARC reads 1"]
+
+
+@pytest.mark.parametrize(("field", "value", "problem"), [
+    ("tokens", -5, "tokens is -5, below its minimum 0"),
+    ("tokens", "12", "tokens is '12', not an integer"),
+    ("cost_usd", -0.5, "cost_usd is -0.5, below its minimum 0"),
+    ("duration_ms", "slow", "duration_ms is 'slow', not a finite number"),
+    ("step", 1.5, "step is 1.5, not an integer"),
+])
+def test_a_line_whose_numbers_a_reader_would_sum_wrongly_is_reported_as_damaged(tmp_path, field, value,
+                                                                                 problem):
+    from typer.testing import CliRunner
+
+    from grapharc.cli.main import build_app
+
+    path = tmp_path / "t.jsonl"
+    path.write_text(lines(EVENT) + json.dumps({**EVENT, field: value}) + "\n")
+    with pytest.raises(TraceFormatError, match=f":2: is damaged: {problem}"):
+        list(read_events(path))
+    for command in (["metrics", str(path)], ["replay", str(path), "r"], ["cost", str(path)]):
+        result = CliRunner().invoke(build_app(), command)
+        assert result.exit_code == 2 and "Traceback" not in result.output
+        assert f":2: is damaged: {problem}" in result.stderr

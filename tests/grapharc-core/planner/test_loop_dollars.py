@@ -50,7 +50,7 @@ def test_the_planners_priced_calls_count_against_the_dollar_budget(registry):
 
 
 def test_an_unpriced_planner_under_a_dollar_ceiling_stops_before_anything_runs(registry, factories):
-    model = ScriptedChatModel(responses=[PLAN % ("deploy", "deploy")] * 3)
+    model = ScriptedChatModel(responses=[PLAN % ("deploy", "deploy")] * 3, cost_usd=None)
     result = loop_with(registry, model, Budget(max_cost_usd=5.0)).run("fix", State())
     assert result.stop is StopReason.BUDGET_EXHAUSTED and "reported no price" in result.detail
     assert result.spent["unpriced_calls"] == 1 and factories.calls == []
@@ -68,7 +68,7 @@ def test_a_planner_that_spends_the_last_tokens_ends_the_loop_instead_of_running_
 
 
 def test_spent_counts_the_unpriced_calls_the_nodes_of_a_round_made():
-    unpriced = ScriptedChatModel()
+    unpriced = ScriptedChatModel(cost_usd=None)
 
     def ask(spec):
         return lambda state: {"found": str(unpriced.invoke("q").content)}

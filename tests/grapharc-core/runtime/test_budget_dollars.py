@@ -118,7 +118,7 @@ def test_a_runs_dollar_ceiling_stops_the_node_at_the_call_that_crossed_it(tmp_pa
 
 
 def test_an_unpriced_model_under_a_dollar_ceiling_makes_one_call_and_no_more(tmp_path):
-    model = ScriptedChatModel()
+    model = ScriptedChatModel(cost_usd=None)  # a provider that reports no price
     with pytest.raises(UnpricedCallError):
         asking(model, Budget(max_cost_usd=0.5), tmp_path / "t.jsonl").invoke({})
     assert len(model.calls) == 1

@@ -6,6 +6,7 @@ import datetime
 import enum
 import json
 import math
+import os
 import subprocess
 import sys
 import threading
@@ -298,3 +299,27 @@ def test_writing_after_close_is_refused_and_closing_twice_is_harmless(tmp_path: 
     writer.close()
     with pytest.raises(TraceClosedError, match="closed"):
         writer.emit({"phase": "late"})
+
+
+@pytest.mark.parametrize("make", ["directory", "fifo", "under_a_file"])
+def test_a_trace_path_that_is_not_a_writable_regular_file_is_refused(tmp_path: Path, make: str) -> None:
+    from grapharc.runtime.trace import TraceOpenError
+
+    target = tmp_path / "trace"
+    if make == "directory":
+        target.mkdir()
+    elif make == "fifo":
+        os.mkfifo(target)
+    else:
+        target.write_text("a file")
+        target = target / "t.jsonl"
+    with pytest.raises(TraceOpenError, match=f"cannot write the trace to {target}"):
+        TraceWriter(target)
+
+
+@pytest.mark.skipif(not Path("/proc/version").exists(), reason="needs Linux /proc")
+def test_a_trace_the_kernel_refuses_to_append_to_fails_with_the_librarys_error() -> None:
+    from grapharc.runtime.trace import TraceOpenError
+
+    with TraceWriter("/proc/version") as writer, pytest.raises(TraceOpenError, match="/proc/version"):
+        writer.emit({"phase": "run_start"})

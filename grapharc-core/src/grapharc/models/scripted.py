@@ -34,7 +34,8 @@ class ScriptedChatModel(BaseChatModel):
     """Replies from a script, in order; with no script, echoes the last message.
 
     ``cycle=True`` starts the script again when it runs out instead of raising.
-    ``cost_usd`` (optional) is reported per call the way a priced provider would.
+    ``cost_usd`` is reported per call the way a priced provider would: 0.0 by default, since a
+    scripted reply is free (so a dollar ceiling can be kept); None makes it an unpriced call.
     """
 
     model_config = ConfigDict(arbitrary_types_allowed=True)
@@ -42,7 +43,7 @@ class ScriptedChatModel(BaseChatModel):
     responses: Sequence[str | AIMessage] | None = None
     model_name: str = "scripted"
     cycle: bool = False
-    cost_usd: float | None = None
+    cost_usd: float | None = 0.0
     calls: list[list[BaseMessage]] = Field(default_factory=list)
     _position: int = PrivateAttr(default=0)
     _lock: threading.Lock = PrivateAttr(default_factory=threading.Lock)

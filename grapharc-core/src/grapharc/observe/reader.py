@@ -29,6 +29,7 @@ from grapharc.trace_schema import (
     SCHEMA_VERSION_FIELD,
     SUPPORTED_VERSIONS,
     THREAD_ID,
+    damaged_field,
 )
 
 Event = dict[str, Any]
@@ -96,6 +97,9 @@ class TraceScanner:
                 version = event.get(SCHEMA_VERSION_FIELD, 1)
                 if version not in SUPPORTED_VERSIONS:
                     raise TraceVersionError(self.path, line, version)
+            damage = damaged_field(event)
+            if damage is not None:
+                raise TraceFormatError(self.path, line, f"is damaged: {damage}")
             self.line = line
             self.consumed += len(raw)
             yield event

@@ -21,6 +21,7 @@ import fcntl
 import json
 import math
 import os
+import stat
 import threading
 import time
 from collections.abc import Callable
@@ -53,13 +54,37 @@ class TraceFieldError(GraphARCError):
     """An extra field would overwrite one of the fields the trace contract defines."""
 
 
+class TraceOpenError(GraphARCError):
+    """The trace file cannot be opened or appended to (a directory, a device, /proc, no space...)."""
+
+    hint = "name a regular file in a directory you can write, e.g. --trace runs/trace.jsonl"
+
+
+def _open_for_append(path: Path) -> int:
+    """A descriptor appending to the regular file ``path`` (created with its folder if missing)."""
+    try:
+        path.parent.mkdir(parents=True, exist_ok=True)
+    except (FileExistsError, NotADirectoryError):
+        raise TraceOpenError(f"cannot write the trace to {path}: part of its folder is a file") from None
+    except OSError as exc:
+        raise TraceOpenError(f"cannot write the trace to {path}: {exc.strerror or exc}") from None
+    try:
+        fd = os.open(path, os.O_RDWR | os.O_APPEND | os.O_CREAT | os.O_NONBLOCK, 0o644)
+    except OSError as exc:
+        raise TraceOpenError(f"cannot write the trace to {path}: {exc.strerror or exc}") from None
+    if not stat.S_ISREG(os.fstat(fd).st_mode):
+        os.close(fd)
+        raise TraceOpenError(f"cannot write the trace to {path}: it is not a regular file")
+    os.set_blocking(fd, True)
+    return fd
+
+
 class TraceWriter:
     """Appends events to one JSONL file; safe to share between threads and processes."""
 
     def __init__(self, path: str | os.PathLike[str]) -> None:
         self.path = Path(path)
-        self.path.parent.mkdir(parents=True, exist_ok=True)
-        self._fd = os.open(self.path, os.O_RDWR | os.O_APPEND | os.O_CREAT, 0o644)
+        self._fd = _open_for_append(self.path)
         self._lock = threading.Lock()
         self._tail_checked = False
 
@@ -117,11 +142,15 @@ class TraceWriter:
                 if first:
                     data = self._torn_tail_fix() + data
                     self._tail_checked = True
-                written = os.write(self._fd, data)
-                if written < len(data):  # a short write (a full disk): finishing the line beats tearing it
-                    view = memoryview(data)[written:]
-                    while view:
-                        view = view[os.write(self._fd, view) :]
+                try:
+                    written = os.write(self._fd, data)
+                    if written < len(data):  # short (a full disk): finishing the line beats tearing it
+                        view = memoryview(data)[written:]
+                        while view:
+                            view = view[os.write(self._fd, view) :]
+                except OSError as exc:
+                    raise TraceOpenError(f"cannot write the trace to {self.path}: {exc.strerror or exc}",
+                                         hint="name a regular file on a writable disk") from None
             finally:
                 fcntl.flock(self._fd, fcntl.LOCK_UN)
 
