@@ -20,6 +20,7 @@ from __future__ import annotations
 
 import hashlib
 import json
+import math
 from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass, field
 from typing import Any
@@ -29,9 +30,13 @@ from grapharc.session.errors import (
     AlreadyDecidedError,
     ApprovalMismatchError,
     DeciderNotAllowedError,
+    SessionError,
     StaleApprovalError,
 )
 from grapharc.session.records import DECISIONS, GATE, INTERRUPT, OPEN, SUPERSEDED, Approval
+
+MAX_TTL_SECONDS = 366 * 86_400.0
+"""An approval may stand at most a year."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -40,6 +45,13 @@ class Approvers:
 
     who: frozenset[str] = frozenset()
     ttl: float | None = None
+
+    def __post_init__(self) -> None:
+        ttl = self.ttl
+        if ttl is not None and (isinstance(ttl, bool) or not isinstance(ttl, int | float)
+                                or not math.isfinite(ttl) or not 0 < ttl <= MAX_TTL_SECONDS):
+            raise SessionError(f"an approval's ttl must be None or seconds above 0 and at most "
+                               f"{MAX_TTL_SECONDS:g}, got {ttl!r}")
 
 
 @dataclass(frozen=True, slots=True)

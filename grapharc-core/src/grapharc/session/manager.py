@@ -22,6 +22,7 @@ from __future__ import annotations
 
 import asyncio
 import json
+import math
 import os
 import socket
 import time
@@ -45,6 +46,18 @@ from grapharc.session.retention import PruneReport, prune
 from grapharc.session.turns import AsyncTurn, OnUpdate, Turn
 
 DEFAULT_LEASE_SECONDS = 30.0
+MAX_LEASE_SECONDS = 86_400.0
+"""A lease is renewed while its runner lives; one longer than a day only delays a takeover."""
+
+
+def checked_lease(seconds: Any) -> float:
+    """``seconds`` as a lease length, refused unless a finite number in (0, MAX_LEASE_SECONDS]."""
+    if isinstance(seconds, bool) or not isinstance(seconds, int | float) or not math.isfinite(seconds) \
+            or not 0 < seconds <= MAX_LEASE_SECONDS:
+        raise SessionError(f"a lease must be a number of seconds above 0 and at most "
+                           f"{MAX_LEASE_SECONDS:g}, got {seconds!r}",
+                           hint="the default is 30 seconds; the runner renews it while it works")
+    return float(seconds)
 
 
 @dataclass(frozen=True, slots=True)
@@ -78,9 +91,7 @@ class SessionManager:
 
     def __init__(self, location: str | os.PathLike[str], *, lease_seconds: float = DEFAULT_LEASE_SECONDS,
                  runner: str | None = None, clock: Callable[[], float] = time.time) -> None:
-        if lease_seconds <= 0:
-            raise SessionError(f"lease_seconds must be positive, got {lease_seconds}")
-        self.lease_seconds = float(lease_seconds)
+        self.lease_seconds = checked_lease(lease_seconds)
         self.runner = runner or _runner_name()
         self.clock = clock
         self.store, self.checkpoints = open_backends(location)

@@ -21,8 +21,20 @@ DECISIONS = (APPROVED, DECLINED)
 
 
 def iso(moment: float | None) -> str | None:
-    """Epoch seconds as ISO 8601 in UTC (None stays None)."""
-    return None if moment is None else datetime.fromtimestamp(moment, UTC).isoformat(timespec="seconds")
+    """Epoch seconds as ISO 8601 in UTC (None, and a value no calendar holds, give None)."""
+    if moment is None:
+        return None
+    try:
+        return datetime.fromtimestamp(moment, UTC).isoformat(timespec="seconds")
+    except (OverflowError, OSError, ValueError, TypeError):
+        return None
+
+
+def unreadable_times(**moments: Any) -> str | None:
+    """Which of the named times is not a time a calendar holds (a damaged row), if any."""
+    bad = [f"{name}={value!r}" for name, value in moments.items()
+           if value is not None and iso(value) is None]
+    return f"unreadable {', '.join(bad)}" if bad else None
 
 
 @dataclass(frozen=True, slots=True)
@@ -102,6 +114,8 @@ class Session:
     last_node: str | None = None
     last_step: int | None = None
     holds: tuple[Approval, ...] = field(default=())
+    damaged: str | None = None
+    """What of this session's stored record cannot be read (it is listed, flagged, not dropped)."""
 
     def lease_live(self, now: float) -> bool:
         """True while a runner holds a lease that has not expired."""
@@ -122,4 +136,5 @@ class Session:
             "outcome": self.outcome, "error": self.error,
             "last_node": self.last_node, "last_step": self.last_step,
             "holds": [hold.to_dict() for hold in self.holds],
+            "damaged": self.damaged,
         }

@@ -55,6 +55,7 @@ from grapharc.session.records import (
     Event,
     Session,
     iso,
+    unreadable_times,
 )
 from grapharc.session.schema import SCHEMA, SCHEMA_VERSION
 from grapharc.session.sqlite_files import SESSIONS_FILE, database_path, footprint, prepare_database_file
@@ -531,7 +532,10 @@ def _audit(conn: sqlite3.Connection, thread_id: str, now: float, kind: str, deta
 
 
 def _session(row: sqlite3.Row, holds: list[Approval], last: sqlite3.Row | None) -> Session:
+    """A session from its row; times no calendar holds are flagged in ``damaged``, not raised."""
     return Session(
+        damaged=unreadable_times(created_at=row["created_at"], updated_at=row["updated_at"],
+                                 lease_expires_at=row["lease_expires_at"]),
         thread_id=row["thread_id"], graph=row["graph"], status=row["status"],
         created_at=row["created_at"], updated_at=row["updated_at"], runner=row["runner"],
         lease_expires_at=row["lease_expires_at"], outcome=row["outcome"], error=row["error"],
