@@ -108,3 +108,12 @@ def test_metrics_and_replay_say_what_stopped_the_stage1_loop(demo_runs):
     _, replay = grapharc("replay", str(trace), run_id)
     assert (metrics["status"], metrics["stop_reason"]) == ("completed", "no_progress")
     assert replay["stop_reason"] == "no_progress"
+
+
+def test_two_stage0_runs_on_different_threads_diff_as_identical(demo_runs, tmp_path):
+    trace, first = demo_runs["stage0"]
+    result = subprocess.run([sys.executable, "-m", "grapharc.cli", "demo", "stage0", "--json", "--trace",
+                             str(trace)], capture_output=True, text=True, cwd=tmp_path, timeout=180)
+    second = json.loads(result.stdout)["run_id"]
+    code, diff = grapharc("diff", str(trace), first, second)
+    assert (code, diff["identical"]) == (0, True), diff

@@ -66,7 +66,8 @@ class InjectedFailureError(GraphARCError):
 
 
 class Stage0State(GraphARCState):
-    """The pipeline's state: where the report goes, then what each step derived."""
+    """The pipeline's state: where the report goes, then what each step derived (``report`` is
+    the text written there)."""
 
     report_path: str
     text: str = ""
@@ -145,8 +146,9 @@ def build_stage0(*, trace: Path | None, checkpointer: Any, thread_id: str,
         path = Path(state.report_path)
         for orphan in temp_files(path):  # left by an attempt that was killed mid-write
             orphan.unlink(missing_ok=True)
-        write_atomically(path, render_report(state.counts), hook)
-        return {"report": str(path)}
+        text = render_report(state.counts)
+        write_atomically(path, text, hook)
+        return {"report": text}  # the text, not the per-thread path: runs of the demo trace alike
 
     graph = GraphARC(Stage0State, name="stage0", budget=BUDGET, dag=True, trace=trace)
     graph.add_node("load", load, writes={"text"})
@@ -205,7 +207,7 @@ def _start_or_resume(graph: Any, config: dict[str, Any], thread_id: str, checkpo
                                   "--checkpoints file")
     if resume and snapshot.values.get("report"):
         raise DemoInputError(f"thread {thread_id!r} already finished: its report is "
-                             f"{snapshot.values['report']}",
+                             f"{snapshot.values['report_path']}",
                              hint="nothing to resume; run grapharc demo stage0 for a new thread")
     if exists and not resume:
         raise DemoInputError(f"thread {thread_id!r} already has checkpoints in {checkpoints}",
