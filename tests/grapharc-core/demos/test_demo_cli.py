@@ -58,7 +58,7 @@ BAD_INPUT = [
     (["stage0", "--thread", "../escape"], "not usable"),
     (["stage1", "--config", "missing.toml"], "does not exist"),
     (["stage4", "--model", "nobackend"], "names no backend"),
-    (["stage1", "--trace", "."], "cannot use"),
+    (["stage1", "--trace", "."], "cannot write the trace to"),
     (["stage0", "--report-dir", "/proc/no-such-place"], "cannot use"),
 ]
 
