@@ -160,6 +160,10 @@ def _govern(config: Config, surface: Surface, planner: Planner | None) -> Govern
         raise PolicyDocumentError(f"no policy for registry {surface.spec!r}",
                                   hint="pass --policy PATH or set policy in grapharc.toml")
     engine = PolicyEngine.from_loaded(loaded)
+    if not any(engine.governs(resource) for resource in ("node", "edge", "spend")):
+        raise PolicyDocumentError(f"policy {loaded.origin} has no node, edge or spend rules, so it "
+                                  "would govern nothing in this run",
+                                  hint="add the rules this run should follow, e.g. an edge rule")
     unknown = engine.unknown_kinds(surface.registry.kinds())
     if unknown:
         raise PolicyDocumentError(f"policy {loaded.origin}: " + "; ".join(unknown),
