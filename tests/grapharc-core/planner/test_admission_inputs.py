@@ -132,8 +132,15 @@ graph_documents = st.fixed_dictionaries(
         max_size=3))})
 
 
+inputs_to_a_runnable_graph = st.fixed_dictionaries(
+    {"nodes": st.just([{"name": "verify"}]),
+     "edges": st.just([{"source": "__start__", "target": "verify"}]),
+     "input": st.dictionaries(st.sampled_from(["goal", "findings", "verified", "unknown"]),
+                              input_values, max_size=2)})
+
+
 @settings(max_examples=150, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
-@given(st.one_of(graph_documents, st.text(max_size=40)))
+@given(st.one_of(inputs_to_a_runnable_graph, graph_documents, st.text(max_size=40)))
 def test_any_graph_file_runs_or_is_refused_with_a_grapharc_error(governed, in_tmp, document):
     path = Path(in_tmp) / "g.json"
     path.write_text(document if isinstance(document, str) else json.dumps(document))
