@@ -14,6 +14,7 @@ from grapharc import GraphARCState
 from grapharc.harness.permissions import Decision
 from grapharc.planner import (
     AdmissionChecker,
+    AdmissionSetupError,
     EdgePolicy,
     EdgeRule,
     Materializer,
@@ -183,3 +184,10 @@ def test_whatever_admission_admits_builds_and_runs(graph):
         materializer.materialize(verdict, graph).invoke({})
     else:
         assert set(verdict.codes()) <= {"write_conflict", "unreachable_node"}, verdict.feedback()
+
+
+def test_a_target_over_another_registry_cannot_back_a_checker():
+    other = NodeRegistry([NodeSpec(name="summarise", factory=writer, writes={"summary"})]).freeze()
+
+    with pytest.raises(AdmissionSetupError, match="another registry"):
+        AdmissionChecker(REGISTRY, ALLOW, target=Materializer(other, State).target)

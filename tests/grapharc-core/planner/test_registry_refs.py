@@ -82,7 +82,7 @@ def test_a_registry_object_and_a_factory_declared_to_return_one_both_resolve():
     ("unannotated", "does not declare that it returns a NodeRegistry; it was not called"),
     ("needs_arguments", "cannot be called without arguments"),
     ("unresolvable", "whose annotations cannot be resolved"),
-    ("NUMBER", "'NUMBER', a int, not a NodeRegistry"),
+    ("NUMBER", r"'NUMBER' \(int\), not a NodeRegistry"),
 ])
 def test_anything_that_does_not_declare_a_registry_is_refused_uncalled(attr, message):
     with pytest.raises(RegistrySpecError, match=message):

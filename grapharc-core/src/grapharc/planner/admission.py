@@ -176,6 +176,9 @@ class AdmissionChecker:
                                       hint="call registry.freeze() once every kind is added")
         if isinstance(max_depth, bool) or not isinstance(max_depth, int) or max_depth < 1:
             raise AdmissionSetupError(f"max_depth must be a positive integer, got {max_depth!r}")
+        if target is not None and target.registry is not registry:
+            raise AdmissionSetupError("the build target is over another registry than the checker",
+                                      hint="pass the target of a Materializer over this registry")
         self.registry = registry
         self.edge_policy = edge_policy
         self.node_policy = node_policy
@@ -397,7 +400,8 @@ class AdmissionChecker:
             masks = superstep_masks([(edge.source, edge.target) for edge in scope.edges
                                      if (edge.source == START or edge.source in where)
                                      and edge.target in where])
-            for first, second, field in clashing_writers(masks or {}, writes, target.reducer_fields):
+            for first, second, field in clashing_writers(masks or {}, writes,  # None: a cycle (check 5)
+                                                         target.reducer_fields):
                 walk.reject("edges", "write_conflict",
                             f"nodes {first!r} and {second!r} may run in the same superstep and both "
                             f"write {field!r}, which has no reducer in {schema}", where[second])

@@ -105,7 +105,7 @@ def _names(fields: Any) -> frozenset[str] | None:
 
 def _built(spec: str, attr: str, factory: Any) -> NodeRegistry:
     """The registry ``factory`` builds, called only if it declares it returns a NodeRegistry."""
-    what = f"registry {spec!r} names {attr!r}, a {type(factory).__name__}"
+    what = f"registry {spec!r} names {attr!r} ({type(factory).__name__})"
     if not callable(factory):
         raise RegistrySpecError(f"{what}, not a NodeRegistry or a function returning one")
     try:
