@@ -62,7 +62,7 @@ def test_the_write_your_own_plugin_example_registers_its_kind_and_command():
         assert host.records["my-grapharc-plugin"].status == "loaded"
         spec = NodeRegistry.from_plugins().get("lookup")
         body = spec.factory(spec)
-        assert body(types.SimpleNamespace(question="q")) == {"answer": "looked up q"}
+        assert body(types.SimpleNamespace(goal="q")) == {"answer": "looked up q"}
         result = CliRunner().invoke(build_app(), ["hello"])
         assert result.exit_code == 0 and result.output == "hello from my plugin\n"
 

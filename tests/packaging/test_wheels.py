@@ -123,6 +123,56 @@ def test_a_third_party_plugin_adds_its_kind_and_command(wheels: dict[str, Path],
                 "from grapharc.planner import NodeRegistry;"
                 "print(' '.join(sorted(NodeRegistry.from_plugins().kinds())))")
     assert "triage_ticket" in kinds.stdout.split()
+    (tmp_path / "ticket.json").write_text(json.dumps({
+        "nodes": [{"name": "triage_ticket"}],
+        "edges": [{"source": "__start__", "target": "triage_ticket"}],
+        "input": {"goal": "checkout outage"}}))
+    ran = run(venv / "bin" / "grapharc", "run", "ticket.json", "--max-tokens", "10", "--json",
+              cwd=tmp_path)
+    assert json.loads(ran.stdout)["state"]["label"] == "urgent"
+
+
+def readme_block(language: str, section: str = "## Write your own plugin") -> str:
+    """The first ``language`` code block of a README section."""
+    text = (ROOT / "README.md").read_text().split(section, 1)[1]
+    return text.split(f"```{language}\n", 1)[1].split("```", 1)[0]
+
+
+def readme_plugin_project(folder: Path) -> Path:
+    """The README's plugin as a project: its hooks module and entry point, verbatim."""
+    package = folder / "src" / "my_grapharc_plugin"
+    package.mkdir(parents=True)
+    (package / "__init__.py").write_text("")
+    (package / "hooks.py").write_text(readme_block("python"))
+    (folder / "pyproject.toml").write_text(
+        '[build-system]\nrequires = ["hatchling>=1.25"]\nbuild-backend = "hatchling.build"\n\n'
+        '[project]\nname = "my-grapharc-plugin"\nversion = "0.1.0"\n'
+        'requires-python = ">=3.11"\ndependencies = ["grapharc-core"]\n\n'
+        + readme_block("toml") +
+        '\n[tool.hatch.build.targets.wheel]\npackages = ["src/my_grapharc_plugin"]\n')
+    return folder
+
+
+def test_the_readmes_plugin_example_is_admitted_and_runs_end_to_end(wheels: dict[str, Path],
+                                                                    tmp_path: Path):
+    project = readme_plugin_project(tmp_path / "my-grapharc-plugin")
+    run(uv(), "build", "--wheel", "--out-dir", tmp_path / "plugin-wheel", "--quiet", project)
+    plugin_wheel = next((tmp_path / "plugin-wheel").glob("*.whl"))
+    venv = make_venv(tmp_path, "readme", wheels["grapharc-core"], plugin_wheel)
+    work = tmp_path / "work"
+    work.mkdir()
+    (work / "graph.json").write_text(readme_block("json"))
+    grapharc = venv / "bin" / "grapharc"
+
+    checked = json.loads(run(grapharc, "run", "graph.json", "--check-only", "--json",
+                             cwd=work).stdout)
+    ran = json.loads(run(grapharc, "run", "graph.json", "--max-tokens", "100", "--json",
+                         cwd=work).stdout)
+    hello = run(grapharc, "hello")
+
+    assert (checked["admission"]["status"], checked["executed"]) == ("admitted", False)
+    assert ran["executed"] and ran["state"]["answer"] == "looked up the weather"
+    assert hello.stdout == "hello from my plugin\n"
 
 
 def test_all_six_and_the_fixture_list_everything(wheels: dict[str, Path], tmp_path: Path):

@@ -27,8 +27,8 @@ from grapharc.approvals import Approver
 from grapharc.config import Config, load_config
 from grapharc.errors import ConfigurationError, GraphARCError
 from grapharc.planner.admission import AdmissionChecker, AdmissionResult
+from grapharc.planner.build_target import BuildTarget
 from grapharc.planner.proposal import Subgraph
-from grapharc.planner.registry import UnknownKindError
 from grapharc.planner.surface import DEMO, PLUGINS, Surface, load_surface
 from grapharc.policy.engine import PolicyDocumentError, PolicyEngine
 from grapharc.policy.schema import ToolRuleDoc
@@ -45,7 +45,6 @@ BUILT_INS: Mapping[Command, Mapping[str, Any]] = {
     "plan": {"registry": DEMO, "max_tokens": 500_000, "max_iterations": 1_000},
     "run": {"registry": PLUGINS},
 }
-CANNOT_RUN_CODES = frozenset({"kind_unknown"})
 
 
 class EmptyGoalError(GraphARCError):
@@ -108,12 +107,14 @@ class GovernedRun:
                                     "would be unlimited and any worst case would be admitted")
 
     def checker(self, approver: Approver | None = None) -> AdmissionChecker:
-        """The admission gate: this registry, the policy's node, edge and spend rules, the depth limit."""
+        """The admission gate: this registry, the policy's node, edge and spend rules, the depth
+        limit, and the build target, so whatever it admits can be built and run."""
         engine, tenant = self.engine, self.tenant
         return AdmissionChecker(
             self.surface.registry, engine.edge_policy(tenant), node_policy=engine.node_policy(tenant),
             max_depth=self.config.value("max_depth"), approver=approver,
-            spend_check=functools.partial(engine.check_spend, tenant=tenant, subject="proposal"))
+            spend_check=functools.partial(engine.check_spend, tenant=tenant, subject="proposal"),
+            target=BuildTarget.of(self.surface.registry, self.state_schema(), self.surface.writes))
 
     def materializer(self, name: str, trace: TraceWriter | None) -> Materializer:
         """Builds admitted proposals over this surface's registry, state and writes."""
@@ -160,6 +161,10 @@ def _govern(config: Config, surface: Surface, planner: Planner | None) -> Govern
         raise PolicyDocumentError(f"no policy for registry {surface.spec!r}",
                                   hint="pass --policy PATH or set policy in grapharc.toml")
     engine = PolicyEngine.from_loaded(loaded)
+    if not any(engine.governs(resource) for resource in ("node", "edge", "spend")):
+        raise PolicyDocumentError(f"policy {loaded.origin} has no node, edge or spend rules, so it "
+                                  "would govern nothing in this run",
+                                  hint="add the rules this run should follow, e.g. an edge rule")
     unknown = engine.unknown_kinds(surface.registry.kinds())
     if unknown:
         raise PolicyDocumentError(f"policy {loaded.origin}: " + "; ".join(unknown),
@@ -237,23 +242,22 @@ def run_graph(governed: GovernedRun, proposal: Subgraph, initial: Mapping[str, A
               approver: Approver | None = None) -> GraphOutcome:
     """Admit a written ``proposal`` (traced as ``graph``) and, unless ``check_only``, execute it.
 
-    A graph naming kinds the registry lacks could not run at all, so it raises
-    ``UnknownKindError`` (after its decision is traced) rather than returning a rejection.
+    Every check runs and every failure is in the verdict, an unknown kind among them.
+    ``initial`` is checked against the state first (names and types), so a check-only run
+    refuses input the real run would refuse.
     """
     from grapharc.planner import events
+    from grapharc.runtime.state import StateContract
 
+    schema = governed.state_schema()
+    start = StateContract(schema, {}).initial_state(f"{graph} input", initial)
     verdict = governed.checker(approver).check(proposal, meter=BudgetMeter(governed.budget))
     events.emit(trace, "decision", str(uuid4()), source=graph, **verdict.event())
-    missing = [r for r in verdict.rejections if r.code in CANNOT_RUN_CODES]
-    if missing:
-        raise UnknownKindError("; ".join(f"{graph}: {r.location}: {r.message}" for r in missing),
-                               hint="see grapharc kinds for the kinds this registry holds")
     if not verdict.admitted or check_only:
         return GraphOutcome(verdict)
-    schema = governed.state_schema()
     compiled = governed.materializer(name, trace).materialize(verdict, proposal,
                                                               budget=governed.budget)
-    return GraphOutcome(verdict, schema.model_validate(compiled.invoke(schema(**initial))))
+    return GraphOutcome(verdict, schema.model_validate(compiled.invoke(start)))
 
 
 @contextmanager

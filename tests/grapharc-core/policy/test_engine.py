@@ -130,8 +130,11 @@ def test_admission_audit_records_name_rule_version_and_document_digest(engine, p
     assert record.document_digest == hashlib.sha256(policy_file.read_bytes()).hexdigest()
 
 
-def test_unmatched_is_deny_in_every_half():
-    engine = PolicyEngine({"version": "empty"})
+def test_unmatched_is_deny_in_every_half_the_document_governs():
+    engine = PolicyEngine({"version": "narrow", "rules": [
+        {"id": "n", "resource": "node", "action": "allow", "kind": "search"},
+        {"id": "e", "resource": "edge", "action": "allow", "source": "search"},
+        {"id": "t", "resource": "tool", "action": "allow", "tool": "grep"}]})
     assert engine.edge_policy().decide("a", "b").decision is Decision.DENY
     assert engine.node_policy().decide("a").decision is Decision.DENY
     assert engine.check_tool("read_file").decision is Decision.DENY

@@ -49,9 +49,15 @@ def provenance(governed: GovernedRun) -> dict[str, Any]:
     config = governed.config
     return {"policy": policy_document(governed.policy, governed.engine),
             "policy_line": policy_line(governed.policy, governed.engine),
+            "policy_note": governed.engine.scope_note(),
             "policy_source": governed.policy.source,
             "config": {"path": str(config.path) if config.path else None, "line": config.line()},
             "sources": config.sources()}
+
+
+def _note(doc: dict[str, Any]) -> list[str]:
+    """The line saying what the policy does not govern, when there is something to say."""
+    return [f"            {doc['policy_note']}"] if doc["policy_note"] else []
 
 
 def state_line(state: Any) -> str:
@@ -93,8 +99,8 @@ def render_plan(doc: dict[str, Any]) -> str:
     """The human view of a plan run, in the seed's layout."""
     lines = [f"goal      : {doc['goal']}", f"model     : {doc['model']}",
              f"registry  : {doc['registry']}", f"kinds     : {', '.join(doc['kinds'])}",
-             f"policy    : {doc['policy_line']}", f"config    : {doc['config']['line']}", "",
-             f"stopped   : {doc['stop']['reason']}  ({doc['stop']['detail']})",
+             f"policy    : {doc['policy_line']}", *_note(doc), f"config    : {doc['config']['line']}",
+             "", f"stopped   : {doc['stop']['reason']}  ({doc['stop']['detail']})",
              f"rounds    : {len(doc['rounds'])} of max {doc['max_rounds']}"]
     for record in doc["rounds"]:
         line = (f"   round {record['round']}: {record['status']}  nodes={record['nodes']} "
@@ -168,7 +174,7 @@ def render_run(doc: dict[str, Any]) -> str:
     set_limits = [f"{k}={v}" for k, v in doc["budget"].items() if v is not None]
     worst = admission["worst_case"]
     lines = [f"graph     : {doc['graph']}", f"registry  : {doc['registry']}",
-             f"policy    : {doc['policy_line']}", f"config    : {doc['config']['line']}",
+             f"policy    : {doc['policy_line']}", *_note(doc), f"config    : {doc['config']['line']}",
              f"budget    : {', '.join(set_limits) if doc['bounded'] else 'unbounded'}", "",
              f"admission : {admission['status']}  nodes={admission['nodes']} "
              f"worst_case tokens={worst['tokens']} iterations={worst['iterations']} "

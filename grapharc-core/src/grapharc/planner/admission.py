@@ -2,7 +2,11 @@
 
 1. kinds   - every node's kind is registered, permitted by the node policy, and
              its args validate against the kind's ``args_schema`` (no schema: no args);
+             given the build target, every field it writes is in the run's state, and
+             no nested scope writes a field that has a reducer;
 2. edges   - every edge joins known nodes and is permitted between their *kinds*;
+             given the build target, no two nodes that may run in one superstep write
+             one field without a reducer (the kernel's own conflict detection);
 3. budget  - the summed worst case of every node fits what is left of the budget
              (tokens, iterations, seconds and dollars), and the policy's spend rules,
              judged on what the run has spent plus that worst case, allow it;
@@ -13,12 +17,16 @@ Nothing runs during a check: no factory is called and the budget meter is only
 read. Each scope is walked once, so a check is O(N + E) in the proposal's size
 (policy decisions are memoised per kind pair). Every ``ask`` (node, edge or
 spend) is resolved in one place, ``AdmissionChecker._refusal``, by the one approval model.
+
+With a ``BuildTarget`` (the materialiser's), whatever is admitted can be built and
+run. Its write-conflict half keeps a bitmask of the supersteps each node may run in,
+which adds O(E * N / 64) machine-word operations in the worst case.
 """
 
 from __future__ import annotations
 
 from collections import deque
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass, field
 from enum import StrEnum
 from typing import TYPE_CHECKING, Any
@@ -36,6 +44,7 @@ from grapharc.policy.audit import AuditRecord
 from grapharc.runtime.budget import BudgetMeter, amount
 
 if TYPE_CHECKING:
+    from grapharc.planner.build_target import BuildTarget
     from grapharc.policy.engine import PolicyDecision
 
 CHECKS: tuple[str, ...] = ("kinds", "edges", "budget", "depth", "acyclic")
@@ -153,23 +162,30 @@ class AdmissionChecker:
     ``node_policy`` of None means every registered kind may be proposed.
     ``spend_check`` (e.g. ``PolicyEngine.check_spend``) judges the run's projected
     spend; None means no spend rules. An ``ask`` decision is rejected unless
-    ``approver`` (approval routing) says yes.
+    ``approver`` (approval routing) says yes. ``target`` (``Materializer.target``)
+    is what admitted proposals are built against; with it, a proposal the build
+    would refuse is rejected here instead.
     """
 
     def __init__(self, registry: NodeRegistry, edge_policy: EdgePolicy, *,
                  node_policy: NodePolicy | None = None, max_depth: int = 3,
-                 approver: Approver | None = None, spend_check: SpendCheck | None = None) -> None:
+                 approver: Approver | None = None, spend_check: SpendCheck | None = None,
+                 target: BuildTarget | None = None) -> None:
         if not registry.frozen:
             raise AdmissionSetupError("the registry must be frozen before admission",
                                       hint="call registry.freeze() once every kind is added")
         if isinstance(max_depth, bool) or not isinstance(max_depth, int) or max_depth < 1:
             raise AdmissionSetupError(f"max_depth must be a positive integer, got {max_depth!r}")
+        if target is not None and target.registry is not registry:
+            raise AdmissionSetupError("the build target is over another registry than the checker",
+                                      hint="pass the target of a Materializer over this registry")
         self.registry = registry
         self.edge_policy = edge_policy
         self.node_policy = node_policy
         self.max_depth = max_depth
         self.approver = approver
         self.spend_check = spend_check
+        self.target = target
 
     def check(self, proposal: Subgraph, *, meter: BudgetMeter | None = None,
               live: Mapping[str, str | None] | None = None) -> AdmissionResult:
@@ -181,12 +197,16 @@ class AdmissionChecker:
         """
         walk = _Walk()
         scopes: list[tuple[Subgraph, str, str, int]] = [(proposal, "", "", 1)]
+        visited: list[tuple[Subgraph, str]] = []  # each scope after the one holding it
         while scopes:  # one pass over each scope's nodes and one over its edges
             scope, prefix, names, level = scopes.pop()
+            visited.append((scope, prefix))
             walk.depth = max(walk.depth, level)
             kinds = self._kinds(scope, prefix, names, level, walk, scopes)
             wiring = self._edges(scope, kinds, prefix, walk, live if not prefix else None)
             self._acyclic(kinds, wiring, prefix, walk)
+        if self.target is not None:
+            self._buildable(self.target, reversed(visited), walk)
         self._budget(walk, meter.remaining() if meter is not None else None)
         self._spend(walk, meter)
         runtime = current_depth()
@@ -354,6 +374,43 @@ class AdmissionChecker:
         if unreachable and wiring.starts:
             walk.reject("acyclic", "unreachable_node",
                         f"no path from __start__ reaches: {_listed(unreachable)}", f"{prefix}nodes")
+
+    def _buildable(self, target: BuildTarget, scopes: Iterable[tuple[Subgraph, str]],
+                   walk: _Walk) -> None:
+        """Checks 1 and 2 against the build target, inner scopes first (a scope writes what its
+        nodes write): fields the state lacks, reducer fields under a scope, superstep conflicts."""
+        from grapharc.runtime.topology import clashing_writers, superstep_masks
+
+        schema = target.state_schema.__name__
+        scope_writes: dict[int, frozenset[str]] = {}
+        for scope, prefix in scopes:
+            writes: dict[str, frozenset[str]] = {}
+            where = {node.name: f"{prefix}nodes[{index}]" for index, node in enumerate(scope.nodes)}
+            for node in scope.nodes:
+                if node.subgraph is not None:
+                    writes[node.name] = scope_writes[id(node.subgraph)]
+                    for field in sorted(writes[node.name] & target.reducer_fields):
+                        walk.reject("kinds", "scope_writes_reducer_field",
+                                    f"scope node {node.name!r} holds nodes writing {field!r}, which "
+                                    "has a reducer; a scope returns whole values, so they would be "
+                                    "merged twice", where[node.name])
+                elif node.kind in self.registry:
+                    declared = target.writes_of(node.kind)
+                    for field in sorted(declared - target.fields):
+                        walk.reject("kinds", "write_unknown_field",
+                                    f"node {node.name!r} of kind {node.kind!r} writes {field!r}, "
+                                    f"which the run's state {schema} has no field for",
+                                    where[node.name])
+                    writes[node.name] = declared & target.fields
+            scope_writes[id(scope)] = frozenset().union(*writes.values())
+            masks = superstep_masks([(edge.source, edge.target) for edge in scope.edges
+                                     if (edge.source == START or edge.source in where)
+                                     and edge.target in where])
+            for first, second, field in clashing_writers(masks or {}, writes,  # None: a cycle (check 5)
+                                                         target.reducer_fields):
+                walk.reject("edges", "write_conflict",
+                            f"nodes {first!r} and {second!r} may run in the same superstep and both "
+                            f"write {field!r}, which has no reducer in {schema}", where[second])
 
     @staticmethod
     def _budget(walk: _Walk, remaining: Mapping[str, float | int | None] | None) -> None:

@@ -6,6 +6,8 @@ come from the registry's factories, never the proposal; a kind with an
 ``args_schema`` gets the args admission validated (``factory(spec, args)``),
 any other kind gets none (``factory(spec)``). Writes come from ``writes`` (else
 the spec's ``writes``); a kind nobody declared writes for may write nothing.
+``Materializer.target`` is what it builds against; an ``AdmissionChecker`` given the
+same target admits only what this can build.
 """
 
 from __future__ import annotations
@@ -18,6 +20,7 @@ from pydantic import BaseModel
 
 from grapharc.errors import GraphARCError
 from grapharc.planner.admission import AdmissionResult
+from grapharc.planner.build_target import BuildTarget
 from grapharc.planner.nesting import deeper
 from grapharc.planner.proposal import END, Subgraph
 from grapharc.planner.registry import NodeRegistry
@@ -54,7 +57,7 @@ class Materializer:
                  trace: TraceWriter | None = None, name: str = "admitted") -> None:
         self.registry = registry
         self.state_schema = state_schema
-        self.writes = {kind: frozenset(fields) for kind, fields in (writes or {}).items()}
+        self.target = BuildTarget.of(registry, state_schema, writes)
         self.trace = trace
         self.name = name
 
@@ -70,11 +73,6 @@ class Materializer:
                               f"not {actual[:12]}; nothing is built")
         return self._build(proposal, admitted.args, self.name, "", 1, budget or Budget()).compile()
 
-    def _writes(self, kind: str) -> frozenset[str]:
-        if kind in self.writes:
-            return self.writes[kind]
-        return self.registry.get(kind).writes
-
     def _build(self, scope: Subgraph, args: Mapping[str, BaseModel], name: str, prefix: str,
                level: int, budget: Budget) -> GraphARC:
         graph = GraphARC(self.state_schema, name=name, budget=budget, trace=self.trace)
@@ -89,7 +87,7 @@ class Materializer:
             body = spec.factory(spec) if spec.args_schema is None \
                 else spec.factory(spec, args[f"{prefix}{node.name}"])
             graph.add_node(node.name, _at_level(body, level),
-                           writes=self._writes(node.kind))
+                           writes=self.target.writes_of(node.kind))
         has_out = set()
         for edge in scope.edges:
             graph.add_edge(edge.source, edge.target)

@@ -2,7 +2,8 @@
 
 ``Subgraph``, ``ProposedNode`` and ``ProposedEdge`` are Pydantic models with
 ``extra="forbid"``, so a ``body=`` or ``fn=`` key is a validation error: a
-proposal names registry kinds and carries plain-data args, nothing callable.
+proposal names registry kinds and carries plain-data args (JSON values, finite
+numbers), nothing callable, so its fingerprint always exists.
 A node may hold a nested ``subgraph`` (a scope it runs as its body). Parsing
 bounds size and depth before Pydantic sees the data, and every error names
 where in the document it is.
@@ -18,6 +19,7 @@ from pydantic import (
     BaseModel,
     ConfigDict,
     Field,
+    JsonValue,
     ValidationError,
     field_serializer,
     model_validator,
@@ -28,7 +30,7 @@ from grapharc.errors import GraphARCError
 START = "__start__"
 END = "__end__"
 SCOPE_KIND = "__scope__"
-RESERVED = frozenset({START, END, SCOPE_KIND})
+RESERVED = frozenset({START, END, SCOPE_KIND, "START", "END"})  # the kernel aliases the last two
 MAX_DOCUMENT_BYTES = 16 * 1024 * 1024
 MAX_JSON_DEPTH = 64
 
@@ -42,7 +44,7 @@ class ProposalError(GraphARCError):
 class ProposedEdge(BaseModel):
     """A directed edge between two node names of the same scope (or START / END)."""
 
-    model_config = ConfigDict(extra="forbid", frozen=True)
+    model_config = ConfigDict(extra="forbid", frozen=True, allow_inf_nan=False)
 
     source: str = Field(min_length=1, max_length=200)
     target: str = Field(min_length=1, max_length=200)
@@ -56,15 +58,15 @@ class ProposedNode(BaseModel):
     A node with a ``subgraph`` is a scope: it runs that subgraph as its body.
     """
 
-    model_config = ConfigDict(extra="forbid", frozen=True)
+    model_config = ConfigDict(extra="forbid", frozen=True, allow_inf_nan=False)
 
     name: str = Field(min_length=1, max_length=200)
     kind: str = Field(default="", max_length=200)
-    args: dict[str, Any] = Field(default_factory=dict)
+    args: dict[str, JsonValue] = Field(default_factory=dict)
     subgraph: Subgraph | None = None
 
     @field_serializer("args")
-    def _canonical_args(self, args: dict[str, Any]) -> dict[str, Any]:
+    def _canonical_args(self, args: dict[str, JsonValue]) -> dict[str, Any]:
         return _sorted_keys(args) if args else args
 
     @model_validator(mode="before")
@@ -95,7 +97,7 @@ class ProposedNode(BaseModel):
 class Subgraph(BaseModel):
     """A proposed topology: nodes, and the edges wiring them within this scope."""
 
-    model_config = ConfigDict(extra="forbid", frozen=True)
+    model_config = ConfigDict(extra="forbid", frozen=True, allow_inf_nan=False)
 
     nodes: list[ProposedNode] = Field(min_length=1)
     edges: list[ProposedEdge] = Field(default_factory=list)

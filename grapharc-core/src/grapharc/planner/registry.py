@@ -7,8 +7,9 @@ because plugins build ``NodeSpec`` objects in their hook modules.
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterable, Iterator
+from collections.abc import Callable, Iterable, Iterator, Mapping
 from dataclasses import dataclass, field
+from types import MappingProxyType
 from typing import Any
 
 from grapharc.errors import GraphARCError
@@ -50,6 +51,11 @@ class NodeSpec:
     admission; a kind without one receives no args at all. The materialiser
     calls ``factory(spec)``, or ``factory(spec, args)`` with the validated args
     model when the kind has a schema; the factory returns the node's body.
+
+    ``writes`` names the state fields the body may write: a set of names the run's
+    state must already have, or a mapping of names to types (``{"answer": str}``)
+    that brings the fields with it, so a run with the ``plugins`` registry has them.
+    Either way ``writes`` holds the names afterwards and ``write_types`` the types.
     """
 
     name: str
@@ -57,13 +63,28 @@ class NodeSpec:
     worst_case: CostEstimate = field(default_factory=CostEstimate)
     args_schema: type | None = None
     description: str = ""
-    writes: frozenset[str] = frozenset()
+    writes: Iterable[str] | Mapping[str, Any] = frozenset()  # a frozenset of names once built
+    write_types: Mapping[str, Any] = field(init=False, compare=False, repr=False)
 
     def __post_init__(self) -> None:
         if not isinstance(self.name, str) or not self.name.isidentifier():
             raise ValueError(f"NodeSpec name must be an identifier, got {self.name!r}")
         if not callable(self.factory):
             raise ValueError(f"NodeSpec {self.name!r}: factory must be callable")
+        if self.args_schema is not None and not callable(getattr(self.args_schema, "model_validate", None)):
+            raise ValueError(f"NodeSpec {self.name!r}: args_schema must be a Pydantic model class")
+        declared: Any = self.writes
+        if isinstance(declared, str | bytes) or not isinstance(declared, Iterable):
+            raise ValueError(f"NodeSpec {self.name!r}: writes must be a set of field names or a "
+                             f"mapping of field names to types, got {declared!r}")
+        types = dict(declared) if isinstance(declared, Mapping) else {}
+        names = frozenset(declared)
+        for name in sorted(names, key=repr):
+            if not isinstance(name, str) or not name.isidentifier() or name.startswith("_"):
+                raise ValueError(f"NodeSpec {self.name!r}: written field {name!r} must be an "
+                                 "identifier that does not start with '_'")
+        object.__setattr__(self, "writes", names)
+        object.__setattr__(self, "write_types", MappingProxyType(types))
 
     def describe(self) -> dict[str, Any]:
         """What a planner may see of this kind: never the factory."""

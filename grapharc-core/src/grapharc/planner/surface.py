@@ -1,21 +1,28 @@
 """A planning surface: the registry named by ``--registry`` and what its module declares beside it.
 
-``module:attr`` names a ``NodeRegistry`` (or a callable returning one); the
+``module:attr`` names a ``NodeRegistry``, or a function that declares it returns
+one (``def build_registry() -> NodeRegistry``); anything else is refused without
+being called, so a reference can never run ``sys:exit`` or ``builtins:input``. The
 module may declare ``STATE_SCHEMA``, ``WRITES``, ``DEFAULT_POLICY``,
 ``goal_reached`` and ``scripted_planner``. The name ``plugins`` is every kind
-installed plugins registered (the stdlib's among them), with the stdlib's state,
-writes and default policy: the zero-configuration surface.
+installed plugins registered (the stdlib's among them), with the stdlib's
+writes and default policy, and the stdlib's state plus every field a kind
+declares with a type: the zero-configuration surface.
 """
 
 from __future__ import annotations
 
 import importlib
-from collections.abc import Callable, Mapping
+import inspect
+from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, get_type_hints
+
+from pydantic import BaseModel
 
 from grapharc.errors import GraphARCError
 from grapharc.planner.registry import NodeRegistry
+from grapharc.planner.run_state import state_with_writes
 
 PLUGINS = "plugins"
 DEMO = "grapharc.examples.plan_incident:build_registry"
@@ -24,7 +31,8 @@ DEMO = "grapharc.examples.plan_incident:build_registry"
 class RegistrySpecError(GraphARCError):
     """A ``--registry`` value that does not name a usable registry."""
 
-    hint = "use module:attr naming a NodeRegistry or a function returning one, or 'plugins'"
+    hint = ("use module:attr naming a NodeRegistry or a function declared '-> NodeRegistry', "
+            "or 'plugins'")
 
 
 @dataclass(frozen=True)
@@ -50,22 +58,80 @@ def load_surface(spec: str) -> Surface:
         raise RegistrySpecError(f"registry {spec!r} is not of the form module:attr")
     try:
         module = importlib.import_module(module_name)
-    except ImportError as exc:
+    except (ImportError, TypeError, ValueError) as exc:  # e.g. a relative or NUL-bearing name
         raise RegistrySpecError(f"registry {spec!r}: cannot import {module_name!r}: {exc}") from None
     target = getattr(module, attr, None)
     if target is None:
         raise RegistrySpecError(f"registry {spec!r}: module {module_name!r} has no {attr!r}")
-    registry = target() if callable(target) and not isinstance(target, NodeRegistry) else target
-    if not isinstance(registry, NodeRegistry):
-        raise RegistrySpecError(f"registry {spec!r} is a {type(registry).__name__}, "
-                                "not a NodeRegistry")
+    registry = target if isinstance(target, NodeRegistry) else _built(spec, attr, target)
     registry.freeze()
-    writes = getattr(module, "WRITES", {}) or {}
-    return Surface(spec, registry, getattr(module, "STATE_SCHEMA", None),
-                   {kind: frozenset(fields) for kind, fields in writes.items()},
+    return Surface(spec, registry, _state_schema(spec, module), _writes(spec, module),
                    getattr(module, "DEFAULT_POLICY", None), getattr(module, "goal_reached", None),
                    getattr(module, "scripted_planner", None),
                    dict.fromkeys(registry.kinds(), spec))
+
+
+def _state_schema(spec: str, module: Any) -> type[BaseModel] | None:
+    """The module's ``STATE_SCHEMA``: a Pydantic model class, or None when it declares none."""
+    schema = getattr(module, "STATE_SCHEMA", None)
+    if schema is not None and not (isinstance(schema, type) and issubclass(schema, BaseModel)):
+        raise RegistrySpecError(f"registry {spec!r}: STATE_SCHEMA is a {type(schema).__name__}, "
+                                "not a Pydantic model class")
+    return schema
+
+
+def _writes(spec: str, module: Any) -> dict[str, frozenset[str]]:
+    """The module's ``WRITES``: each kind's field names (empty when it declares none)."""
+    declared = getattr(module, "WRITES", None) or {}
+    named = {kind: _names(fields) for kind, fields in declared.items()} \
+        if isinstance(declared, Mapping) else {}
+    writes = {kind: names for kind, names in named.items() if names is not None}
+    if not isinstance(declared, Mapping) or len(writes) < len(declared):
+        raise RegistrySpecError(f"registry {spec!r}: WRITES must map each kind to a set of field "
+                                f"names, got a {type(declared).__name__} that does not")
+    return writes
+
+
+def _names(fields: Any) -> frozenset[str] | None:
+    """``fields`` as a set of field names, or None when it is not one."""
+    if isinstance(fields, str | bytes) or not isinstance(fields, Iterable):
+        return None
+    try:
+        names = frozenset(fields)
+    except TypeError:  # an unhashable member
+        return None
+    return names if all(isinstance(name, str) for name in names) else None
+
+
+def _built(spec: str, attr: str, factory: Any) -> NodeRegistry:
+    """The registry ``factory`` builds, called only if it declares it returns a NodeRegistry."""
+    what = f"registry {spec!r} names {attr!r} ({type(factory).__name__})"
+    if not callable(factory):
+        raise RegistrySpecError(f"{what}, not a NodeRegistry or a function returning one")
+    try:
+        returns = get_type_hints(factory).get("return")
+    except Exception as exc:  # an annotation naming what its module cannot import, or not Python
+        raise RegistrySpecError(f"{what}, whose annotations cannot be resolved "
+                                f"({type(exc).__name__}: {exc}); it was not called") from None
+    if not (isinstance(returns, type) and issubclass(returns, NodeRegistry)):
+        raise RegistrySpecError(f"{what}, which does not declare that it returns a NodeRegistry; "
+                                "it was not called",
+                                hint="annotate the factory: def build_registry() -> NodeRegistry")
+    try:
+        inspect.signature(factory).bind()
+    except (TypeError, ValueError) as exc:
+        raise RegistrySpecError(f"{what}, which cannot be called without arguments ({exc}); "
+                                "it was not called") from None
+    try:
+        registry = factory()
+    except GraphARCError:
+        raise
+    except Exception as exc:
+        raise RegistrySpecError(f"{what}, which raised {type(exc).__name__}: {exc}") from exc
+    if not isinstance(registry, NodeRegistry):
+        raise RegistrySpecError(f"{what}, which returned a {type(registry).__name__}, "
+                                "not the NodeRegistry it declares")
+    return registry
 
 
 def _plugins_surface() -> Surface:
@@ -74,6 +140,7 @@ def _plugins_surface() -> Surface:
 
     registry = NodeRegistry.from_plugins().freeze()
     sources = {name: entry.distribution for name, entry in plugin_registry("node_kinds").items()}
-    return Surface(PLUGINS, registry, StdlibState,
+    state = state_with_writes(StdlibState, registry, name="PluginsState", owners=sources)
+    return Surface(PLUGINS, registry, state,
                    {spec.name: spec.writes for spec in registry}, DEFAULT_POLICY,
                    lambda state: bool(getattr(state, "summary", "")), None, sources)

@@ -7,6 +7,12 @@ rule with one applies only when evaluating for that tenant. Every decision
 carries an ``AuditRecord`` naming the rule id, reason, policy version and the
 document's digest.
 
+A document governs nodes (or edges) only if it has a node (or edge) rule, for
+any tenant. One with edge rules alone, like the seed's "deny -> deploy,
+otherwise allow", leaves every registered kind proposable rather than denying
+them all; :meth:`PolicyEngine.scope_note` says so in one line, and the decisions
+it lets through carry that reason in their audit records.
+
 Precedence with CLI flags (``--allow/--ask/--deny``): flags add rules to the
 same tiers, so a document deny beats a flag allow, and a flag deny beats a
 document allow. A flag can narrow a document; it can never widen it.
@@ -35,6 +41,11 @@ from grapharc.policy.schema import (
     ToolRuleDoc,
 )
 from grapharc.policy.sources import LoadedPolicy, document_digest, load_policy_file
+
+UNGOVERNED_REASONS = {
+    "node": "the policy has no node rules, so it does not govern which kinds may be proposed",
+    "edge": "the policy has no edge rules, so it does not govern how kinds are wired",
+}
 
 
 class PolicyDocumentError(GraphARCError):
@@ -111,16 +122,33 @@ class PolicyEngine:
         self.audit_log.append(record)
         return record
 
+    def governs(self, resource: str) -> bool:
+        """Whether the document has any rule for ``resource`` (node, edge, tool or spend)."""
+        return any(rule.resource == resource for rule in self.document.rules)
+
+    def scope_note(self) -> str:
+        """One line naming what admission consults that this document does not govern, or ""."""
+        return "; ".join(reason for resource, reason in UNGOVERNED_REASONS.items()
+                         if not self.governs(resource))
+
     def node_policy(self, tenant: str | None = None) -> NodePolicy:
-        """The node rules admission consults (for ``tenant``, plus every unscoped rule)."""
+        """The node rules admission consults (for ``tenant``, plus every unscoped rule).
+
+        A document without node rules does not govern nodes: every kind is allowed.
+        """
         rules = tuple(NodeRule(Decision(r.action), r.kind, r.id, r.reason)
-                      for r in self._rules(NodeRuleDoc, tenant))
+                      for r in self._rules(NodeRuleDoc, tenant)) if self.governs("node") \
+            else (NodeRule(Decision.ALLOW, reason=UNGOVERNED_REASONS["node"]),)
         return NodePolicy(version=self.version, digest=self.digest, tenant=tenant, rules=rules)
 
     def edge_policy(self, tenant: str | None = None) -> EdgePolicy:
-        """The edge rules admission consults (for ``tenant``, plus every unscoped rule)."""
+        """The edge rules admission consults (for ``tenant``, plus every unscoped rule).
+
+        A document without edge rules does not govern edges: every edge is allowed.
+        """
         rules = tuple(EdgeRule(Decision(r.action), r.source, r.target, r.id, r.reason)
-                      for r in self._rules(EdgeRuleDoc, tenant))
+                      for r in self._rules(EdgeRuleDoc, tenant)) if self.governs("edge") \
+            else (EdgeRule(Decision.ALLOW, reason=UNGOVERNED_REASONS["edge"]),)
         return EdgePolicy(version=self.version, digest=self.digest, tenant=tenant, rules=rules)
 
     def permission_policy(self, tenant: str | None = None,

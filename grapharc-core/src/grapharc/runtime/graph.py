@@ -16,7 +16,6 @@ from os import PathLike
 from typing import Any, Literal, Self
 
 from langchain_core.runnables import Runnable
-from langgraph.channels.binop import BinaryOperatorAggregate
 from langgraph.checkpoint.base import BaseCheckpointSaver
 from langgraph.constants import END, START
 from langgraph.graph import StateGraph as LangGraphStateGraph
@@ -39,7 +38,7 @@ from grapharc.runtime.node import (
 )
 from grapharc.runtime.routing import RouteCheck, checked_mapping, governed_router
 from grapharc.runtime.serde import allowlisted, annotation_hints, checkpoint_allowlist
-from grapharc.runtime.state import StateContract
+from grapharc.runtime.state import StateContract, channel_reducers
 from grapharc.runtime.subgraph import subgraph_bodies
 from grapharc.runtime.thread_spend import SpendStampingSaver
 from grapharc.runtime.topology import check_acyclic, check_write_conflicts
@@ -315,12 +314,7 @@ class GraphARC:
         if thread_metered:
             checkpointer = SpendStampingSaver(checkpointer)
         builder = LangGraphStateGraph(self.state)
-        reducers = {
-            name: channel.operator
-            for name, channel in builder.channels.items()
-            if isinstance(channel, BinaryOperatorAggregate)
-        }
-        contract = StateContract(self.state, reducers)
+        contract = StateContract(self.state, channel_reducers(builder.channels))
         self._check_topology(contract)
         routers: dict[str, int] = {}
         for route in self.routes:

@@ -5,23 +5,35 @@ field (built from the field's own ``FieldInfo``, so ``Field(gt=0)`` and
 ``AfterValidator`` bite) and knows which fields have a LangGraph reducer. When the
 model declares its own ``@field_validator`` / ``@model_validator``, a write is also
 validated as part of the whole model, so those validators run on every write too;
-models without them pay only the per-field check.
+models without them pay only the per-field check. Every value that lands must also fit
+the checkpoint: LangGraph's msgpack serializer holds integers from -2**63 to 2**64-1 and
+fails the whole checkpoint write on a wider one, so a write holding one is refused,
+naming the node, the field and where in the value it sits.
 """
 
 from __future__ import annotations
 
 import copy
+import dataclasses
 from collections.abc import Callable, Iterable, Mapping
 from typing import Annotated, Any
 
+import orjson
+from langgraph.channels.binop import BinaryOperatorAggregate
 from pydantic import BaseModel, ConfigDict, PydanticUserError, TypeAdapter, ValidationError
 from pydantic.fields import FieldInfo
 
 from grapharc.runtime.errors import (
+    RunInputError,
     StateTypeError,
     UnknownFieldError,
     WritePermissionError,
 )
+
+# The integers LangGraph's msgpack checkpoint serializer can store (int64 and uint64).
+CHECKPOINT_INT_MIN = -(2**63)
+CHECKPOINT_INT_MAX = 2**64 - 1
+_PLAIN = (str, bytes, float, bool, type(None))  # values that hold no integer at all
 
 # Model config keys that describe the model as a whole rather than how a value validates.
 _MODEL_ONLY_CONFIG = frozenset(
@@ -40,6 +52,65 @@ def type_name(annotation: Any) -> str:
     if isinstance(annotation, type):
         return annotation.__name__
     return str(annotation).replace("typing.", "")
+
+
+def channel_reducers(channels: Mapping[str, Any]) -> dict[str, Callable[[Any, Any], Any]]:
+    """The reducer of each LangGraph state channel that has one (``Annotated[T, operator.add]``)."""
+    return {
+        name: channel.operator
+        for name, channel in channels.items()
+        if isinstance(channel, BinaryOperatorAggregate)
+    }
+
+
+def _inside(item: Any) -> Iterable[tuple[str, Any]]:
+    """Each value directly inside a container, model or dataclass instance, with where it sits."""
+    if isinstance(item, list | tuple):
+        return ((f"[{index}]", child) for index, child in enumerate(item))
+    if isinstance(item, Mapping):
+        return [*((f" key {key!r}", key) for key in item), *((f"[{key!r}]", v) for key, v in item.items())]
+    if isinstance(item, set | frozenset):
+        return ((" member", child) for child in item)
+    if isinstance(item, BaseModel):
+        return ((f".{name}", child) for name, child in item)
+    if dataclasses.is_dataclass(item) and not isinstance(item, type):
+        return ((f".{field.name}", getattr(item, field.name)) for field in dataclasses.fields(item))
+    return ()
+
+
+def _as_plain(item: Any) -> Any:
+    """orjson's fallback: a model as its fields, a set as a list; anything else holds nothing."""
+    if isinstance(item, BaseModel):
+        return {**item.__dict__, **(item.__pydantic_extra__ or {})}
+    if isinstance(item, set | frozenset):
+        return list(item)
+    return None
+
+
+def unstorable_int(value: Any, where: str) -> str | None:
+    """Where in ``value`` (named from ``where``) an integer a checkpoint cannot store sits, or None.
+
+    orjson refuses exactly the integers msgpack does, in C: when it encodes the value, every
+    integer fits. Otherwise (a wide integer, or something else orjson refuses, such as a
+    tuple key) the walk decides, visiting each container once.
+    """
+    try:
+        orjson.dumps(value, default=_as_plain, option=orjson.OPT_NON_STR_KEYS)
+        return None
+    except TypeError:
+        pass
+    stack, seen = [(where, value)], set()
+    while stack:
+        at, item = stack.pop()
+        if isinstance(item, _PLAIN):
+            continue
+        if isinstance(item, int):
+            if not CHECKPOINT_INT_MIN <= item <= CHECKPOINT_INT_MAX:
+                return at
+        elif id(item) not in seen:
+            seen.add(id(item))
+            stack.extend((at + place, child) for place, child in _inside(item))
+    return None
 
 
 def _first_error(error: ValidationError) -> str:
@@ -119,11 +190,12 @@ class StateContract:
             if field not in declared:
                 raise WritePermissionError(node, field, declared)
             spec = self.fields[field]
-            landed[field] = (
+            fitted = (
                 self._fit(node, spec, value, writer)
                 if spec.reducer is None
                 else self._fit_reduced(node, spec, value, writer)
             )
+            landed[field] = self._storable(node, spec, fitted, writer)
         if self.has_validators and current is not None and landed:
             return self._validate_whole(node, landed, current, writer)
         return landed
@@ -131,7 +203,37 @@ class StateContract:
     def check_values(self, where: str, values: Mapping[str, Any]) -> dict[str, Any]:
         """Check run input or an operator's update: known fields, declared types."""
         self.require_fields(where, values)
-        return {field: self._fit(where, self.fields[field], value, where) for field, value in values.items()}
+        checked = {}
+        for field, value in values.items():
+            spec = self.fields[field]
+            checked[field] = self._storable(where, spec, self._fit(where, spec, value, where), where)
+        return checked
+
+    def initial_state(self, where: str, values: Mapping[str, Any]) -> BaseModel:
+        """The state a run starts from: ``values`` checked as run input, the rest defaults."""
+        checked = self.check_values(where, values)
+        try:
+            return self.schema.model_validate(checked)
+        except ValidationError as error:
+            raise RunInputError(
+                f"{where}: {_first_error(error)}", hint="give every required state field a value of its type"
+            ) from None
+
+    @staticmethod
+    def _storable(node: str, spec: FieldContract, value: Any, writer: str | None) -> Any:
+        """``value``, if a checkpoint can store it: an integer wider than 64 bits is refused."""
+        at = unstorable_int(value, spec.name)
+        if at is not None:
+            raise StateTypeError(
+                node,
+                spec.name,
+                spec.expected,
+                value,
+                f"{at} is outside the integers a checkpoint can store "
+                f"({CHECKPOINT_INT_MIN} .. {CHECKPOINT_INT_MAX})",
+                writer=writer,
+            )
+        return value
 
     def _fit(self, node: str, spec: FieldContract, value: Any, writer: str | None) -> Any:
         try:
