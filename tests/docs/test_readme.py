@@ -14,7 +14,7 @@ import pytest
 from typer.testing import CliRunner
 
 from grapharc.cli.main import build_app
-from grapharc.planner import NodeRegistry
+from grapharc.planner.surface import registry_from_plugins
 from grapharc.testing import in_process_source, plugin_host
 
 pytestmark = pytest.mark.smoke
@@ -60,7 +60,7 @@ def test_the_write_your_own_plugin_example_registers_its_kind_and_command():
     with plugin_host(in_process_source(module, name="my-grapharc-plugin", core_requires=None),
                      installed=False) as host:
         assert host.records["my-grapharc-plugin"].status == "loaded"
-        spec = NodeRegistry.from_plugins().get("lookup")
+        spec = registry_from_plugins().get("lookup")
         body = spec.factory(spec)
         assert body(types.SimpleNamespace(question="q")) == {"answer": "looked up q"}
         result = CliRunner().invoke(build_app(), ["hello"])

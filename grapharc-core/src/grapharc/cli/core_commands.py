@@ -37,7 +37,7 @@ def add_core_commands(app: typer.Typer) -> None:
 def plugins_command(as_json: JsonOption = False) -> None:
     """List each installed distribution, its version, what it registered, and load errors."""
     from grapharc.cli.output import ExitCode, emit
-    from grapharc.cli.plugin_report import plugin_report, render_plugin_report
+    from grapharc.plugins.report import plugin_report, render_plugin_report
 
     document = plugin_report()
     code = ExitCode.OK if document["ok"] else ExitCode.NEGATIVE

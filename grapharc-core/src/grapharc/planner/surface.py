@@ -10,12 +10,12 @@ writes and default policy: the zero-configuration surface.
 from __future__ import annotations
 
 import importlib
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
 from grapharc.errors import GraphARCError
-from grapharc.planner.registry import NodeRegistry
+from grapharc.planner.registry import NodeRegistry, NodeSpec
 
 PLUGINS = "plugins"
 DEMO = "grapharc.examples.plan_incident:build_registry"
@@ -68,11 +68,18 @@ def load_surface(spec: str) -> Surface:
                    dict.fromkeys(registry.kinds(), spec))
 
 
+def registry_from_plugins(extra: Iterable[NodeSpec] = ()) -> NodeRegistry:
+    """Every kind installed plugins registered, plus ``extra`` kinds from the caller (unfrozen)."""
+    from grapharc.plugins import registry as plugin_registry
+
+    return NodeRegistry([entry.item for entry in plugin_registry("node_kinds").values()] + list(extra))
+
+
 def _plugins_surface() -> Surface:
     from grapharc.plugins import registry as plugin_registry
     from grapharc.stdlib import DEFAULT_POLICY, StdlibState
 
-    registry = NodeRegistry.from_plugins().freeze()
+    registry = registry_from_plugins().freeze()
     sources = {name: entry.distribution for name, entry in plugin_registry("node_kinds").items()}
     return Surface(PLUGINS, registry, StdlibState,
                    {spec.name: spec.writes for spec in registry}, DEFAULT_POLICY,

@@ -2,8 +2,9 @@
 
 A plugin is a distribution with an entry point in group ``grapharc`` naming a
 light module of ``@hookimpl`` functions; see :mod:`grapharc.plugins.hookspecs`
-for the contract of each hook. Core's own built-ins register through the same
-hooks (:mod:`grapharc.plugins.builtin`).
+for the contract of each hook. This package is the bottom layer: it imports nothing of
+the planner, policy or CLI. Core's own built-ins register through the same hooks from
+one layer up (:mod:`grapharc.core_plugin`).
 """
 
 from __future__ import annotations

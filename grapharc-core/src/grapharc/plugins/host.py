@@ -24,7 +24,7 @@ from grapharc.plugins.facets import FACETS, Facet
 from grapharc.plugins.types import Registered
 
 CORE_DISTRIBUTION = "grapharc-core"
-CORE_HOOK_MODULE = "grapharc.plugins.builtin"
+CORE_HOOK_MODULE = "grapharc.core_plugin"
 ENTRY_POINT_GROUP = "grapharc"
 REQUIRES_ATTRIBUTE = "GRAPHARC_CORE_REQUIRES"
 
