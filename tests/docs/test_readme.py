@@ -7,6 +7,7 @@ import io
 import re
 import subprocess
 import sys
+import tomllib
 import types
 from pathlib import Path
 
@@ -15,6 +16,7 @@ from typer.testing import CliRunner
 
 from grapharc.cli.main import build_app
 from grapharc.planner.surface import registry_from_plugins
+from grapharc.plugins.host import core_requirement
 from grapharc.testing import in_process_source, plugin_host
 
 pytestmark = pytest.mark.smoke
@@ -57,7 +59,9 @@ def test_the_write_your_own_plugin_example_registers_its_kind_and_command():
     module = types.ModuleType("readme_plugin")
     exec(compile(python_block_after("## Write your own plugin"), "README.md", "exec"),
          module.__dict__)
-    with plugin_host(in_process_source(module, name="my-grapharc-plugin", core_requires=None),
+    pyproject = re.search(r"```toml\n(.*?)```", README.split("## Write your own plugin", 1)[1], re.S)
+    requires = core_requirement(tomllib.loads(pyproject.group(1))["project"]["dependencies"])
+    with plugin_host(in_process_source(module, name="my-grapharc-plugin", core_requires=requires),
                      installed=False) as host:
         assert host.records["my-grapharc-plugin"].status == "loaded"
         spec = registry_from_plugins().get("lookup")

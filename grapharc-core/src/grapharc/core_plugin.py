@@ -14,11 +14,8 @@ from __future__ import annotations
 from collections.abc import Callable
 from typing import Any
 
-from grapharc._version import __version__
 from grapharc.plugins.hookspecs import hookimpl
 from grapharc.plugins.types import BackendInfo, ExecutorInfo, PolicySourceInfo, StoreInfo
-
-GRAPHARC_CORE_REQUIRES = f"=={__version__}"
 
 Register = Callable[[Any], None]
 

@@ -82,7 +82,8 @@ def test_a_store_kind_the_scheme_does_not_serve_is_refused():
 
 
 def test_the_local_executor_runs_a_tool_with_keyword_arguments():
-    executor = resolve_factory(registry("executors")["local"].item.factory)()
+    entry = registry("executors")["local"]
+    executor = resolve_factory(entry.item.factory, plugin=entry.distribution)()
     assert isinstance(executor, LocalExecutor)
     assert executor.run(lambda a, b: a + b, {"a": 2, "b": 3}) == 5
     with pytest.raises(ToolArgumentError):

@@ -9,7 +9,17 @@ one layer up (:mod:`grapharc.core_plugin`).
 
 from __future__ import annotations
 
-from grapharc.plugins.errors import DuplicateRegistrationError, PluginError, UnknownNameError
+import sys
+
+from grapharc.plugins.errors import (
+    DuplicateRegistrationError,
+    IncompatiblePluginError,
+    PluginError,
+    PluginFactoryError,
+    PluginFailedError,
+    UnknownNameError,
+    UnknownPluginError,
+)
 from grapharc.plugins.hookspecs import hookimpl, hookspec
 from grapharc.plugins.host import (
     CORE_DISTRIBUTION,
@@ -36,7 +46,10 @@ __all__ = [
     "DistributionRecord",
     "DuplicateRegistrationError",
     "ExecutorInfo",
+    "IncompatiblePluginError",
     "PluginError",
+    "PluginFactoryError",
+    "PluginFailedError",
     "PluginHost",
     "PluginSource",
     "PolicySourceInfo",
@@ -44,6 +57,7 @@ __all__ = [
     "StoreInfo",
     "ToolInfo",
     "UnknownNameError",
+    "UnknownPluginError",
     "get_host",
     "hookimpl",
     "hookspec",
@@ -56,10 +70,16 @@ _host: PluginHost | None = None
 
 
 def get_host() -> PluginHost:
-    """The process's plugin host, discovering installed plugins on first use."""
+    """The process's plugin host, discovering installed plugins on first use.
+
+    A name in ``GRAPHARC_LOAD_PLUGINS`` that is not installed is named on stderr (an
+    error in strict mode), so a typo does not silently load nothing.
+    """
     global _host
     if _host is None:
         _host = PluginHost(discover_sources(), strict=strict_mode(), allowed=load_filter())
+        for unknown in _host.not_installed:
+            sys.stderr.write(f"warning: {unknown}\n")
     return _host
 
 

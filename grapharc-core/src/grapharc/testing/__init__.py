@@ -27,8 +27,8 @@ def in_process_source(plugin: Any, *, name: str, version: str = "0.0.0",
                       core_requires: str | None = f"=={__version__}") -> PluginSource:
     """Describe an object of ``@hookimpl`` functions as if a distribution had installed it.
 
-    ``core_requires`` applies only when the object declares no
-    ``GRAPHARC_CORE_REQUIRES`` of its own; pass ``None`` to require one.
+    ``core_requires`` is the range its ``grapharc-core`` dependency would declare
+    (``None``: it declares none, so it is reported incompatible).
     """
     return PluginSource(name, version, f"<in-process {name}>", lambda: plugin, core_requires)
 
