@@ -16,7 +16,7 @@ from typing import Annotated, Any
 import typer
 
 from grapharc.cli.output import JSON_OPTION_HELP, ExitCode, emit, fail
-from grapharc.errors import GraphARCError
+from grapharc.errors import ConfigurationError, GraphARCError
 
 JsonOption = Annotated[bool, typer.Option("--json", help=JSON_OPTION_HELP)]
 DirOption = Annotated[Path | None, typer.Option(
@@ -26,6 +26,10 @@ LeaseOption = Annotated[float, typer.Option(
 DEFAULT_DIR = ".grapharc/sessions"
 TRAP_NOTE = ("on resume, sign_off runs again from its first line: nothing with an effect sits above its "
              "interrupt(), and the payout is a node of its own (disburse)")
+
+
+class UnknownStatusError(ConfigurationError):
+    """``session list --status`` names a status no session can have."""
 
 
 def add_session_commands(app: typer.Typer) -> None:
@@ -86,7 +90,7 @@ def list_command(directory: DirOption = None, as_json: JsonOption = False,
     where = session_dir(directory)
     try:
         if status is not None and status not in STATUSES:
-            raise GraphARCError(f"unknown status {status!r}; statuses: {', '.join(STATUSES)}")
+            raise UnknownStatusError(f"unknown status {status!r}; statuses: {', '.join(STATUSES)}")
         sessions = _manager(where).list(status) if where.exists() else []
     except GraphARCError as exc:
         fail(exc, as_json)

@@ -21,11 +21,11 @@ from langchain_core.runnables import RunnableConfig
 from langgraph.types import Command
 from pydantic import BaseModel
 
-from grapharc.errors import GraphARCError
 from grapharc.runtime.budget import Budget
 from grapharc.runtime.context import CURRENT_RUN
 from grapharc.runtime.errors import (
     AsyncNodeError,
+    NoCheckpointerError,
     RunInputError,
     UnknownNodeError,
     UnsupportedStreamError,
@@ -329,10 +329,7 @@ class CompiledGraphARC:
 
     def _require_checkpointer(self) -> Any:
         if self.checkpointer is None:
-            raise GraphARCError(
-                f"graph {self.name!r} has no checkpointer, so it has no state to update",
-                hint="compile(checkpointer=...)",
-            )
+            raise NoCheckpointerError(self.name)
         return self.checkpointer
 
     def get_graph(self, *args: Any, **kwargs: Any) -> Any:
