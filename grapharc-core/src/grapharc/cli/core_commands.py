@@ -6,13 +6,11 @@ Each command imports what it needs inside its body, so listing commands for
 
 from __future__ import annotations
 
-from typing import Annotated, Any
+from typing import Any
 
 import typer
 
-from grapharc.cli.output import JSON_OPTION_HELP
-
-JsonOption = Annotated[bool, typer.Option("--json", help=JSON_OPTION_HELP)]
+from grapharc.cli.output import JsonOption
 
 
 def add_core_commands(app: typer.Typer) -> None:

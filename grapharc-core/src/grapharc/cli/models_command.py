@@ -15,9 +15,8 @@ from typing import Annotated, Any
 
 import typer
 
-from grapharc.cli.output import JSON_OPTION_HELP
+from grapharc.cli.output import JsonOption
 
-JsonOption = Annotated[bool, typer.Option("--json", help=JSON_OPTION_HELP)]
 SpecArgument = Annotated[str | None, typer.Argument(
     metavar="SPEC",
     help="A backend/model spec, e.g. openrouter/anthropic/claude-haiku-4.5 (default: list every backend).")]
