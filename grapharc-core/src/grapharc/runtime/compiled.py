@@ -32,7 +32,7 @@ from grapharc.runtime.errors import (
     WritePermissionError,
 )
 from grapharc.runtime.lifecycle import RunLifecycle
-from grapharc.runtime.node import NodeSpec
+from grapharc.runtime.node import DeclaredNode
 from grapharc.runtime.pump import ContextPump
 from grapharc.runtime.resume import (
     MARKER_CHANNEL,
@@ -59,7 +59,7 @@ class CompiledGraphARC:
         contract: StateContract,
         budget: Budget,
         trace: str | PathLike[str] | TraceWriter | None,
-        nodes: Mapping[str, NodeSpec],
+        nodes: Mapping[str, DeclaredNode],
         async_parts: frozenset[str],
         checkpointer: Any,
         edges: list[list[str]] | None = None,
