@@ -14,6 +14,7 @@ from grapharc.plugins import (
     PluginError,
     PluginFactoryError,
     PluginFailedError,
+    PluginHost,
     PluginSource,
     StoreInfo,
     hookimpl,
@@ -248,3 +249,12 @@ def test_a_backend_whose_factory_is_missing_names_its_distribution_when_used():
     with plugin_host(in_process_source(plugin, name="gone-dist"), installed=False), \
             pytest.raises(PluginFactoryError, match=r"gone-dist's factory 'gone_package\.models:build'"):
         get_model("gone/x")
+
+
+def test_a_core_whose_hook_module_cannot_load_is_an_error_even_outside_strict_mode():
+    def load():
+        raise ModuleNotFoundError("No module named 'grapharc.plugins.builtin'")
+
+    stale = PluginSource("grapharc-core", __version__, "grapharc.plugins.builtin", load)
+    with pytest.raises(PluginFailedError, match=r"grapharc-core: could not load grapharc\.plugins\.builtin"):
+        PluginHost([stale])

@@ -179,16 +179,14 @@ class PluginHost:
     def _load(self, source: PluginSource, allowed: set[str] | None) -> None:
         name = source.distribution
         record = self.records[name] = DistributionRecord(name, source.version, source.module)
-        if name == CORE_DISTRIBUTION:  # core always loads, and supports itself
-            self.manager.register(source.load(), name=name)
-            return
-        if allowed is not None and name not in allowed:
-            record.status = "disabled"
-            return
-        reason = supports_this_core(source.requires)
-        if reason is not None:
-            self._report(record, "incompatible", IncompatiblePluginError(f"{name} {reason}"))
-            return
+        if name != CORE_DISTRIBUTION:  # core always loads, and supports itself
+            if allowed is not None and name not in allowed:
+                record.status = "disabled"
+                return
+            reason = supports_this_core(source.requires)
+            if reason is not None:
+                self._report(record, "incompatible", IncompatiblePluginError(f"{name} {reason}"))
+                return
         try:
             self.manager.register(source.load(), name=name)
         except Exception as exc:
@@ -204,11 +202,11 @@ class PluginHost:
 
     def _report(self, record: DistributionRecord, status: str, error: PluginError,
                 cause: BaseException | None = None) -> None:
-        """Put a plugin's problem on its record, or raise it in strict mode."""
+        """Put a plugin's problem on its record, or raise it in strict mode (core's, always)."""
         if record.status in ACTIVE:
             record.status = status
         record.errors.append(str(error))
-        if self.strict:
+        if self.strict or record.name == CORE_DISTRIBUTION:
             raise error from cause
 
     def loaded(self) -> list[str]:
