@@ -7,6 +7,7 @@ import io
 import re
 import subprocess
 import sys
+import tomllib
 import types
 from pathlib import Path
 
@@ -14,7 +15,8 @@ import pytest
 from typer.testing import CliRunner
 
 from grapharc.cli.main import build_app
-from grapharc.planner import NodeRegistry
+from grapharc.planner.surface import registry_from_plugins
+from grapharc.plugins.host import core_requirement
 from grapharc.testing import in_process_source, plugin_host
 
 pytestmark = pytest.mark.smoke
@@ -57,10 +59,12 @@ def test_the_write_your_own_plugin_example_registers_its_kind_and_command():
     module = types.ModuleType("readme_plugin")
     exec(compile(python_block_after("## Write your own plugin"), "README.md", "exec"),
          module.__dict__)
-    with plugin_host(in_process_source(module, name="my-grapharc-plugin", core_requires=None),
+    pyproject = re.search(r"```toml\n(.*?)```", README.split("## Write your own plugin", 1)[1], re.S)
+    requires = core_requirement(tomllib.loads(pyproject.group(1))["project"]["dependencies"])
+    with plugin_host(in_process_source(module, name="my-grapharc-plugin", core_requires=requires),
                      installed=False) as host:
         assert host.records["my-grapharc-plugin"].status == "loaded"
-        spec = NodeRegistry.from_plugins().get("lookup")
+        spec = registry_from_plugins().get("lookup")
         body = spec.factory(spec)
         assert body(types.SimpleNamespace(goal="q")) == {"answer": "looked up q"}
         result = CliRunner().invoke(build_app(), ["hello"])

@@ -15,7 +15,7 @@ def test_discovery_and_resolving_factories_import_no_model_library():
         "from grapharc.models import resolve_backend\n"
         "from grapharc.plugins import resolve_factory\n"
         "for spec in ('openai/x', 'openrouter/a/b', 'ollama/x', 'novita/a/b', 'claude-cli/x'):\n"
-        "    resolve_factory(resolve_backend(spec).info.factory)\n"
+        "    resolve_factory(resolve_backend(spec).info.factory, plugin='grapharc-gateway')\n"
         f"print(','.join(sorted(m for m in sys.modules if m.split('.')[0] in {HEAVY!r})))\n"
     )
     result = subprocess.run([sys.executable, "-c", probe], capture_output=True, text=True, timeout=120)

@@ -120,8 +120,8 @@ def test_a_third_party_plugin_adds_its_kind_and_command(wheels: dict[str, Path],
     hello = run(venv / "bin" / "grapharc", "fixture-hello", "--json")
     assert json.loads(hello.stdout) == {"hello": "from grapharc-fixture-plugin"}
     kinds = run(venv / "bin" / "python", "-c",
-                "from grapharc.planner import NodeRegistry;"
-                "print(' '.join(sorted(NodeRegistry.from_plugins().kinds())))")
+                "from grapharc.planner.surface import registry_from_plugins;"
+                "print(' '.join(sorted(registry_from_plugins().kinds())))")
     assert "triage_ticket" in kinds.stdout.split()
     (tmp_path / "ticket.json").write_text(json.dumps({
         "nodes": [{"name": "triage_ticket"}],

@@ -25,7 +25,7 @@ from typing import TYPE_CHECKING, Any
 from grapharc.runtime.context import CURRENT_RUN
 
 if TYPE_CHECKING:
-    from grapharc.policy.audit import AuditRecord
+    from grapharc.audit_record import AuditRecord
 
 DURABLE_ASKS = "grapharc_durable_asks"
 """The ``configurable`` key a session turn sets so the run's asks become durable approvals."""

@@ -85,6 +85,7 @@ KEYS: dict[str, Key] = {
     "model": Key(_text, help="planner model spec, backend/model"),
     "tenant": Key(_text, help="tenant whose scoped policy rules apply"),
     "trace": Key(_text, is_path=True, help="JSONL trace file"),
+    "sessions": Key(_text, is_path=True, help="session directory (status, approvals, checkpoints)"),
     "max_rounds": Key(_count(1, 1000), help="planning rounds before the loop stops"),
     "max_depth": Key(_count(1, 64), help="admitted nesting limit"),
     "max_tokens": Key(_count(1, 10**15)),

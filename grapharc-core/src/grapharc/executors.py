@@ -1,8 +1,9 @@
 """The ``local`` executor: runs a tool in this process and confines nothing.
 
 Every executor has the same ``run(tool, args)`` interface so a caller never
-branches on which one it holds; sandboxed and container executors come from
-grapharc-tools. Confinement must live in the tool itself when this one is used.
+branches on which one it holds; any other executor is registered by a plugin
+through the executors hook. Confinement must live in the tool itself when this
+one is used.
 """
 
 from __future__ import annotations

@@ -67,8 +67,8 @@ def open_store(uri: str, kind: str | None = None) -> Any:
         raise StoreURIError(f"unknown kind of store {kind!r}; kinds: {', '.join(sorted(STORE_KINDS))}")
     if kind not in served:
         raise StoreURIError(f"scheme {scheme!r} does not serve {kind}; it serves {', '.join(served)}")
-    info = registry("stores")[f"{scheme}:{kind}"].item
-    return resolve_factory(info.factory)(location, kind)
+    entry = registry("stores")[f"{scheme}:{kind}"]
+    return resolve_factory(entry.item.factory, plugin=entry.distribution)(location, kind)
 
 
 def store_uri(location: str | os.PathLike[str], kind: str) -> str:

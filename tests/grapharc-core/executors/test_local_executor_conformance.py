@@ -8,4 +8,5 @@ from grapharc.testing.executor_kit import ExecutorConformance
 
 class TestLocalExecutor(ExecutorConformance):
     def make_executor(self):
-        return resolve_factory(registry("executors")["local"].item.factory)()
+        entry = registry("executors")["local"]
+        return resolve_factory(entry.item.factory, plugin=entry.distribution)()

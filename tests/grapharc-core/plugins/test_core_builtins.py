@@ -7,7 +7,7 @@ import pytest
 from grapharc.config import load_config
 from grapharc.executors import LocalExecutor, ToolArgumentError
 from grapharc.models import BareModelSpecError, ModelSpecError, UnknownBackendError, get_model
-from grapharc.planner import NodeRegistry
+from grapharc.planner.surface import registry_from_plugins
 from grapharc.plugins import registry, resolve_factory
 from grapharc.policy import PolicyContext, resolve_policy
 from grapharc.stdlib import DEFAULT_POLICY, StdlibState
@@ -82,7 +82,8 @@ def test_a_store_kind_the_scheme_does_not_serve_is_refused():
 
 
 def test_the_local_executor_runs_a_tool_with_keyword_arguments():
-    executor = resolve_factory(registry("executors")["local"].item.factory)()
+    entry = registry("executors")["local"]
+    executor = resolve_factory(entry.item.factory, plugin=entry.distribution)()
     assert isinstance(executor, LocalExecutor)
     assert executor.run(lambda a, b: a + b, {"a": 2, "b": 3}) == 5
     with pytest.raises(ToolArgumentError):
@@ -90,14 +91,14 @@ def test_the_local_executor_runs_a_tool_with_keyword_arguments():
 
 
 def test_the_stdlib_kinds_are_proposable_from_the_plugin_registry():
-    kinds = NodeRegistry.from_plugins().freeze()
+    kinds = registry_from_plugins().freeze()
     assert set(kinds.kinds()) == STDLIB_KINDS
     assert {entry.distribution for entry in registry("node_kinds").values()} == {"grapharc-core"}
 
 
 def test_stdlib_bodies_write_only_their_declared_fields():
     state = StdlibState(goal="checkout outage")
-    for spec in NodeRegistry.from_plugins():
+    for spec in registry_from_plugins():
         delta = spec.factory(spec)(state)
         assert set(delta) <= spec.writes
         state = state.model_copy(update=delta)

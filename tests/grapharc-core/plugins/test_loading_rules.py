@@ -6,15 +6,21 @@ import types
 
 import pytest
 
+from grapharc import __version__
 from grapharc.models import get_model, resolve_backend
 from grapharc.plugins import (
     BackendInfo,
     DuplicateRegistrationError,
     PluginError,
+    PluginFactoryError,
+    PluginFailedError,
+    PluginHost,
     PluginSource,
     StoreInfo,
     hookimpl,
+    resolve_factory,
 )
+from grapharc.plugins.host import core_requirement
 from grapharc.testing import in_process_source, plugin_host
 
 pytestmark = pytest.mark.smoke
@@ -41,7 +47,7 @@ def broken_import_source(name: str = "broken-dist") -> PluginSource:
     def load():
         raise ImportError("No module named 'missing_dependency'")
 
-    return PluginSource(name, "1.0", "broken_dist.hooks", load)
+    return PluginSource(name, "1.0", "broken_dist.hooks", load, requires=f"=={__version__}")
 
 
 def test_a_plugin_whose_module_fails_to_import_is_reported_and_the_rest_keep_working():
@@ -65,52 +71,86 @@ def test_a_plugin_whose_hook_raises_is_reported_and_its_registrations_are_droppe
         assert "register_model_backends raised RuntimeError: the plugin's own bug" in record.errors[0]
 
 
-def test_a_plugin_that_excludes_this_core_version_is_reported_incompatible_and_not_loaded():
-    plugin = backend_plugin("future")
-    plugin.GRAPHARC_CORE_REQUIRES = ">=99"
-    with plugin_host(in_process_source(plugin, name="future-dist"), installed=False) as host:
+def test_a_plugin_whose_core_range_excludes_this_core_is_reported_incompatible_and_never_imported():
+    imported = []
+    source = in_process_source(backend_plugin("future"), name="future-dist", core_requires=">=99")
+    source = PluginSource(source.distribution, source.version, source.module,
+                          lambda: imported.append(True), source.requires)
+    with plugin_host(source, installed=False) as host:
         record = host.records["future-dist"]
         assert record.status == "incompatible"
         assert ">=99" in record.errors[0]
         assert "future" not in host.registry("model_backends")
+    assert imported == []
 
 
 def test_a_plugin_that_declares_no_supported_core_versions_is_not_loaded():
     with plugin_host(in_process_source(backend_plugin("vague"), name="vague-dist",
                                        core_requires=None), installed=False) as host:
         assert host.records["vague-dist"].status == "incompatible"
-        assert "GRAPHARC_CORE_REQUIRES" in host.records["vague-dist"].errors[0]
+        assert "list grapharc-core in its dependencies" in host.records["vague-dist"].errors[0]
 
 
-def test_strict_mode_re_raises_the_plugins_own_error():
-    with pytest.raises(ImportError, match="missing_dependency"), \
+@pytest.mark.parametrize(("requires", "expected"), [
+    (["fastapi>=0.110", "grapharc-core==0.1.0"], "==0.1.0"),
+    (["grapharc_core>=0.1,<0.2"], ">=0.1,<0.2"),
+    (["Grapharc.Core[otel] (>=0.1)"], ">=0.1"),
+    (["grapharc-core>=99; extra == 'future'", "grapharc-core>=0.1"], ">=0.1"),
+    (["grapharc-core"], ""),
+    (["grapharc-core-extras>=1", "fastapi", "not a requirement !"], None),
+])
+def test_a_plugins_core_range_is_its_grapharc_core_dependency(requires, expected):
+    assert core_requirement(requires) == expected
+
+
+def test_strict_mode_raises_a_plugin_error_naming_the_plugin_that_failed_to_import():
+    with pytest.raises(PluginFailedError, match="broken-dist: could not load") as caught, \
             plugin_host(broken_import_source(), installed=False, strict=True):
         pass
+    assert isinstance(caught.value.__cause__, ImportError)
 
 
-def test_strict_mode_re_raises_a_hook_failure_when_the_registry_is_filled():
+def test_strict_mode_raises_a_hook_failure_naming_the_plugin_when_the_registry_is_filled():
     with plugin_host(in_process_source(raising_plugin(), name="raiser"), installed=False,
-                     strict=True) as host, pytest.raises(RuntimeError, match="own bug"):
+                     strict=True) as host, pytest.raises(PluginFailedError, match=r"raiser: .*own bug"):
         host.registry("model_backends")
 
 
-def test_two_distributions_registering_one_backend_prefix_is_an_error_naming_both():
+def test_a_plugin_registering_one_name_twice_fails_and_keeps_none_of_that_hooks_items():
+    @hookimpl
+    def register_model_backends(register):
+        for prefix in ("twice-a", "twice", "twice"):
+            register(BackendInfo(prefix=prefix, factory="x:y", vendor="test"))
+
+    plugin = types.SimpleNamespace(register_model_backends=register_model_backends)
+    with plugin_host(in_process_source(plugin, name="stutter"), installed=False) as host:
+        assert sorted(host.registry("model_backends")) == ["mock"]
+        assert host.records["stutter"].status == "failed"
+        assert "model backend 'twice' twice" in host.records["stutter"].errors[0]
+
+
+def test_a_backend_prefix_core_registers_stays_cores_and_the_plugin_shows_conflict():
     with plugin_host(in_process_source(backend_plugin("mock"), name="impostor-dist"),
                      installed=False) as host:
-        with pytest.raises(DuplicateRegistrationError) as caught:
-            host.registry("model_backends")
-        assert "grapharc-core" in str(caught.value) and "impostor-dist" in str(caught.value)
+        assert host.registry("model_backends")["mock"].distribution == "grapharc-core"
+        record = host.records["impostor-dist"]
+        assert record.status == "conflict"
+        assert "grapharc-core" in record.errors[0] and "impostor-dist" in record.errors[0]
 
 
-def test_two_distributions_claiming_one_store_scheme_for_one_kind_is_an_error():
+def test_two_distributions_claiming_one_store_scheme_for_one_kind_is_a_conflict_core_wins():
     @hookimpl
     def register_stores(register):
         register(StoreInfo(scheme="memory", kinds=frozenset({"claims"}),
                            factory="grapharc.memory.inprocess:open_inprocess_store"))
 
     plugin = types.SimpleNamespace(register_stores=register_stores)
-    with plugin_host(in_process_source(plugin, name="other-memory"), installed=False) as host, \
-            pytest.raises(DuplicateRegistrationError, match="other-memory"):
+    with plugin_host(in_process_source(plugin, name="other-memory"), installed=False) as host:
+        assert host.registry("stores")["memory:claims"].distribution == "grapharc-core"
+        assert host.records["other-memory"].status == "conflict"
+    with plugin_host(in_process_source(plugin, name="other-memory"), installed=False,
+                     strict=True) as host, \
+            pytest.raises(DuplicateRegistrationError, match="grapharc-core and other-memory"):
         host.registry("stores")
 
 
@@ -191,3 +231,30 @@ def test_an_in_process_backend_builds_a_working_model():
 def test_plugin_error_is_a_grapharc_error_with_a_code():
     error = PluginError("x")
     assert error.code == "PluginError"
+
+
+@pytest.mark.parametrize("factory", ["no_colon", "grapharc.no_such_module:thing",
+                                     "grapharc.executors:no_such_attr", 42])
+def test_a_factory_that_cannot_be_resolved_is_a_plugin_error_naming_the_plugin(factory):
+    with pytest.raises(PluginFactoryError, match=r"^my-dist"):
+        resolve_factory(factory, plugin="my-dist")
+
+
+def test_a_backend_whose_factory_is_missing_names_its_distribution_when_used():
+    @hookimpl
+    def register_model_backends(register):
+        register(BackendInfo(prefix="gone", factory="gone_package.models:build", vendor="test"))
+
+    plugin = types.SimpleNamespace(register_model_backends=register_model_backends)
+    with plugin_host(in_process_source(plugin, name="gone-dist"), installed=False), \
+            pytest.raises(PluginFactoryError, match=r"gone-dist's factory 'gone_package\.models:build'"):
+        get_model("gone/x")
+
+
+def test_a_core_whose_hook_module_cannot_load_is_an_error_even_outside_strict_mode():
+    def load():
+        raise ModuleNotFoundError("No module named 'grapharc.plugins.builtin'")
+
+    stale = PluginSource("grapharc-core", __version__, "grapharc.plugins.builtin", load)
+    with pytest.raises(PluginFailedError, match=r"grapharc-core: could not load grapharc\.plugins\.builtin"):
+        PluginHost([stale])

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import importlib
 import tomllib
 from pathlib import Path
 
@@ -9,6 +10,7 @@ import pytest
 
 import grapharc
 from grapharc._missing import PLUGIN_PACKAGES, MissingPluginFinder
+from grapharc.plugins import discover_sources
 
 ROOT = Path(__file__).resolve().parents[3]
 DISTRIBUTIONS = ["grapharc-core", "grapharc-gateway", "grapharc-tools", "grapharc-memory-sqlite",
@@ -27,6 +29,13 @@ def test_every_distribution_carries_the_module_version(dist):
 def test_plugins_pin_the_core_they_were_released_with(dist):
     project = tomllib.loads((ROOT / dist / "pyproject.toml").read_text())["project"]
     assert f"grapharc-core=={grapharc.__version__}" in project["dependencies"]
+
+
+@pytest.mark.parametrize("dist", DISTRIBUTIONS[1:])
+def test_the_core_a_plugin_supports_is_declared_once_by_its_core_dependency(dist):
+    source = {source.distribution: source for source in discover_sources()}[dist]
+    assert source.requires == f"=={grapharc.__version__}"
+    assert not hasattr(importlib.import_module(source.module), "GRAPHARC_CORE_REQUIRES")
 
 
 @pytest.mark.parametrize(("module", "dist"), sorted(PLUGIN_PACKAGES.items()))

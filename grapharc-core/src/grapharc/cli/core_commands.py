@@ -6,13 +6,11 @@ Each command imports what it needs inside its body, so listing commands for
 
 from __future__ import annotations
 
-from typing import Annotated, Any
+from typing import Any
 
 import typer
 
-from grapharc.cli.output import JSON_OPTION_HELP
-
-JsonOption = Annotated[bool, typer.Option("--json", help=JSON_OPTION_HELP)]
+from grapharc.cli.output import JsonOption
 
 
 def add_core_commands(app: typer.Typer) -> None:
@@ -37,7 +35,7 @@ def add_core_commands(app: typer.Typer) -> None:
 def plugins_command(as_json: JsonOption = False) -> None:
     """List each installed distribution, its version, what it registered, and load errors."""
     from grapharc.cli.output import ExitCode, emit
-    from grapharc.cli.plugin_report import plugin_report, render_plugin_report
+    from grapharc.plugins.report import plugin_report, render_plugin_report
 
     document = plugin_report()
     code = ExitCode.OK if document["ok"] else ExitCode.NEGATIVE

@@ -18,7 +18,7 @@ from typing import TYPE_CHECKING, Annotated, Any
 
 import typer
 
-from grapharc.cli.output import JSON_OPTION_HELP
+from grapharc.cli.output import JsonOption
 from grapharc.examples.demo_choices import Case, ClaimScenario, Failure, FanoutScenario, Task
 
 if TYPE_CHECKING:
@@ -31,7 +31,6 @@ HELP = (
 )
 CHECKPOINTS = Path(".grapharc/checkpoints.db")
 
-JsonOption = Annotated[bool, typer.Option("--json", help=JSON_OPTION_HELP)]
 ConfigOption = Annotated[Path | None, typer.Option(
     "--config", help="Config file to read instead of ./grapharc.toml (no parent search).")]
 TraceOption = Annotated[Path | None, typer.Option(

@@ -11,9 +11,8 @@ from typing import Annotated
 
 import typer
 
-from grapharc.cli.output import JSON_OPTION_HELP
+from grapharc.cli.output import JsonOption
 
-JsonOption = Annotated[bool, typer.Option("--json", help=JSON_OPTION_HELP)]
 ConfigOption = Annotated[Path | None, typer.Option(
     "--config", help="Config file to read instead of ./grapharc.toml (no parent search).")]
 RegistryOption = Annotated[str | None, typer.Option(

@@ -15,9 +15,8 @@ from typing import Annotated, Any
 
 import typer
 
-from grapharc.cli.output import JSON_OPTION_HELP
+from grapharc.cli.output import JsonOption
 
-JsonOption = Annotated[bool, typer.Option("--json", help=JSON_OPTION_HELP)]
 SpecArgument = Annotated[str | None, typer.Argument(
     metavar="SPEC",
     help="A backend/model spec, e.g. openrouter/anthropic/claude-haiku-4.5 (default: list every backend).")]
@@ -50,7 +49,7 @@ def models_command(spec: SpecArgument = None, check: CheckOption = False,
         except ModelSpecError as error:
             fail(error, as_json)
         entry = registry("model_backends")[resolved.backend]
-        document = {**resolved.describe(), **_checks(entry.item.factory, check)}
+        document = {**resolved.describe(), **_checks(entry, check)}
         document = {"ok": document.get("ready") is not False, **document}
         render = _render_spec
     emit(document, as_json, render, ExitCode.OK if document["ok"] else ExitCode.NEGATIVE)
@@ -60,17 +59,17 @@ def _describe_backend(entry: Any, check: bool) -> dict[str, Any]:
     info = entry.item
     return {"backend": info.prefix, "vendor": info.vendor, "capabilities": sorted(info.capabilities),
             "distribution": entry.distribution, "description": info.description,
-            **_checks(info.factory, check)}
+            **_checks(entry, check)}
 
 
-def _checks(factory: Any, check: bool) -> dict[str, Any]:
+def _checks(entry: Any, check: bool) -> dict[str, Any]:
     """``{"ready": bool | None, "checks": [...]}`` when checking, else nothing."""
     if not check:
         return {}
     from grapharc.plugins import resolve_factory
 
     try:
-        probe = getattr(resolve_factory(factory), "probe", None)
+        probe = getattr(resolve_factory(entry.item.factory, plugin=entry.distribution), "probe", None)
         checks = [dict(item) for item in probe()] if probe is not None else None
     except Exception as error:  # a broken plugin is reported as a failed check, not a crash
         checks = [{"name": "factory", "ok": False, "detail": f"{type(error).__name__}: {error}"}]

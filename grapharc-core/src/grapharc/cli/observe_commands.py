@@ -16,11 +16,10 @@ from typing import Annotated, Any, TypeVar
 
 import typer
 
-from grapharc.cli.output import JSON_OPTION_HELP, ExitCode, emit, fail
+from grapharc.cli.output import ExitCode, JsonOption, emit, fail
 
 T = TypeVar("T")
 
-JsonOption = Annotated[bool, typer.Option("--json", help=JSON_OPTION_HELP)]
 TracePath = Annotated[Path, typer.Argument(help="A JSONL trace a GraphARC run wrote.", show_default=False)]
 RunArg = Annotated[str, typer.Argument(help="The run id (see: grapharc metrics PATH).", show_default=False)]
 OptionalRun = Annotated[str | None, typer.Argument(help="The run id; every run in the trace if omitted.",

@@ -14,11 +14,12 @@ import sys
 import traceback
 from collections.abc import Callable
 from enum import IntEnum
-from typing import Any, NoReturn
+from typing import Annotated, Any, NoReturn
 
 import typer
 
 JSON_OPTION_HELP = "Print one JSON document on stdout (errors too)."
+JsonOption = Annotated[bool, typer.Option("--json", help=JSON_OPTION_HELP)]
 
 
 class ExitCode(IntEnum):

@@ -1,31 +1,35 @@
 """The ``session`` commands (status, list, prune) and the ``demo approval`` story (run, resume, recover).
 
-Sessions live in a directory (``--dir``, else ``$GRAPHARC_SESSIONS``, else
-``.grapharc/sessions``). ``status`` and ``list`` read only the session store, so they
-work from any process without the graph; ``demo approval`` registers the credit graph
-of ``grapharc.examples.approval`` and drives its threads. Every command takes ``--json``.
+Sessions live in a directory: the ``sessions`` setting (``--dir``, else ``$GRAPHARC_SESSIONS``,
+else ``sessions`` in grapharc.toml, else ``.grapharc/sessions``). ``status`` and ``list`` read
+only the session store, so they work from any process without the graph; ``demo approval``
+registers the credit graph of ``grapharc.examples.approval`` and drives its threads. Every
+command takes ``--json``.
 """
 
 from __future__ import annotations
 
-import os
 import time
 from pathlib import Path
 from typing import Annotated, Any
 
 import typer
 
-from grapharc.cli.output import JSON_OPTION_HELP, ExitCode, emit, fail
-from grapharc.errors import GraphARCError
+from grapharc.cli.output import ExitCode, JsonOption, emit, fail
+from grapharc.errors import ConfigurationError, GraphARCError
 
-JsonOption = Annotated[bool, typer.Option("--json", help=JSON_OPTION_HELP)]
 DirOption = Annotated[Path | None, typer.Option(
-    "--dir", help="Session directory (default: $GRAPHARC_SESSIONS or .grapharc/sessions).")]
+    "--dir", help="Session directory (default: $GRAPHARC_SESSIONS, sessions in grapharc.toml, "
+                  "or .grapharc/sessions).")]
 LeaseOption = Annotated[float, typer.Option(
     "--lease", help="Seconds a runner's lease lives between heartbeats before others may reclaim.")]
 DEFAULT_DIR = ".grapharc/sessions"
 TRAP_NOTE = ("on resume, sign_off runs again from its first line: nothing with an effect sits above its "
              "interrupt(), and the payout is a node of its own (disburse)")
+
+
+class UnknownStatusError(ConfigurationError):
+    """``session list --status`` names a status no session can have."""
 
 
 def add_session_commands(app: typer.Typer) -> None:
@@ -49,8 +53,10 @@ def add_approval_demo(demo_app: typer.Typer) -> None:
 
 
 def session_dir(given: Path | None) -> Path:
-    """The session directory the flag, the environment or the default names."""
-    return given or Path(os.environ.get("GRAPHARC_SESSIONS") or DEFAULT_DIR)
+    """The ``sessions`` setting, resolved like every other: flag > env > grapharc.toml > default."""
+    from grapharc.config import load_config
+
+    return load_config({"sessions": given}, defaults={"sessions": DEFAULT_DIR}).value("sessions")
 
 
 def _manager(directory: Path, lease: float = 30.0) -> Any:
@@ -67,8 +73,8 @@ def status_command(thread: Annotated[str, typer.Argument(help="The thread id.")]
     """Show where one thread stands: status, lease, last node, what it waits on."""
     from grapharc.session.errors import UnknownSessionError
 
-    where = session_dir(directory)
     try:
+        where = session_dir(directory)
         if not where.exists():
             raise UnknownSessionError(thread)
         session = _manager(where).get(thread)
@@ -83,10 +89,10 @@ def list_command(directory: DirOption = None, as_json: JsonOption = False,
     """List every thread and where it stands, most recently changed first."""
     from grapharc.session.records import STATUSES
 
-    where = session_dir(directory)
     try:
+        where = session_dir(directory)
         if status is not None and status not in STATUSES:
-            raise GraphARCError(f"unknown status {status!r}; statuses: {', '.join(STATUSES)}")
+            raise UnknownStatusError(f"unknown status {status!r}; statuses: {', '.join(STATUSES)}")
         sessions = _manager(where).list(status) if where.exists() else []
     except GraphARCError as exc:
         fail(exc, as_json)
@@ -102,8 +108,8 @@ def prune_command(
     """Remove finished threads (with checkpoints and holds); paused or running ones always stay."""
     from grapharc.session.retention import PruneReport, parse_duration
 
-    where = session_dir(directory)
     try:
+        where = session_dir(directory)
         seconds = parse_duration(older_than)
         report = _manager(where).prune(seconds) if where.exists() else PruneReport((), 0, 0)
     except GraphARCError as exc:

@@ -86,4 +86,4 @@ def resolve_backend(spec: str) -> ModelSpec:
 def get_model(spec: str, **kwargs: Any) -> Any:
     """Build the LangChain chat model a spec names; ``kwargs`` go to the backend's factory."""
     resolved = resolve_backend(spec)
-    return resolve_factory(resolved.info.factory)(resolved.model, **kwargs)
+    return resolve_factory(resolved.info.factory, plugin=resolved.distribution)(resolved.model, **kwargs)

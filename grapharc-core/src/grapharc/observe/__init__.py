@@ -8,38 +8,25 @@ and nothing here needs OpenTelemetry unless spans are exported to it.
 
 from __future__ import annotations
 
-import importlib
-from typing import Any
+from grapharc._lazy import lazy_exports
 
-_EXPORTS = {
-    "read_events": "reader", "TraceReader": "reader",
-    "TraceError": "errors", "TraceFormatError": "errors", "TraceUnreadableError": "errors",
-    "TraceVersionError": "errors",
-    "UnknownRunError": "errors", "NoEventsError": "errors", "ReducerError": "errors",
-    "RateCardError": "errors", "GroupingError": "errors", "OTelUnavailableError": "errors",
-    "metrics": "metrics", "MetricsReport": "metrics",
-    "cost": "cost", "CostReport": "cost", "RateCard": "cost", "Rate": "cost",
-    "viz": "viz", "ExecutedPath": "viz",
-    "replay": "replay", "ReplayStep": "replay", "ReplayResult": "replay",
-    "diff": "diff", "RunDiff": "diff",
-    "ThreadSummarizer": "summary", "ThreadSummary": "summary",
-    "StateFolder": "fold", "REDUCERS": "fold",
-    "export_spans": "otel", "SpanSink": "otel", "SpanHandle": "otel", "OpenTelemetrySink": "otel",
-    "ExportReport": "otel",
-    "Tally": "tally", "Usage": "tally",
+_NAMES_BY_MODULE = {
+    "reader": ("read_events", "TraceReader"),
+    "errors": ("TraceError", "TraceFormatError", "TraceUnreadableError", "TraceVersionError",
+               "UnknownRunError", "NoEventsError", "ReducerError", "RateCardError", "GroupingError",
+               "OTelUnavailableError"),
+    "metrics": ("metrics", "MetricsReport"),
+    "cost": ("cost", "CostReport", "RateCard", "Rate"),
+    "viz": ("viz", "ExecutedPath"),
+    "replay": ("replay", "ReplayStep", "ReplayResult"),
+    "diff": ("diff", "RunDiff"),
+    "summary": ("ThreadSummarizer", "ThreadSummary"),
+    "fold": ("StateFolder", "REDUCERS"),
+    "otel": ("export_spans", "SpanSink", "SpanHandle", "OpenTelemetrySink", "ExportReport"),
+    "tally": ("Tally", "Usage"),
 }
+_EXPORTS = {name: f"{__name__}.{module}" for module, names in _NAMES_BY_MODULE.items() for name in names}
 
 __all__ = sorted(_EXPORTS)
 
-
-def __getattr__(name: str) -> Any:
-    module = _EXPORTS.get(name)
-    if module is None:
-        raise AttributeError(f"module 'grapharc.observe' has no attribute {name!r}")
-    value = getattr(importlib.import_module(f"grapharc.observe.{module}"), name)
-    globals()[name] = value
-    return value
-
-
-def __dir__() -> list[str]:
-    return sorted(set(globals()) | set(_EXPORTS))
+__getattr__, __dir__ = lazy_exports(__name__, _EXPORTS)

@@ -2,8 +2,7 @@
 
 from __future__ import annotations
 
-from typing import Any
-
+from grapharc._lazy import lazy_exports
 from grapharc.planner.admission import (
     CHECKS,
     AdmissionChecker,
@@ -69,12 +68,4 @@ __all__ = [
 ]
 
 
-def __getattr__(name: str) -> Any:
-    module = _LAZY.get(name)  # the kernel-backed half is imported on first use
-    if module is None:
-        raise AttributeError(f"module 'grapharc.planner' has no attribute {name!r}")
-    import importlib
-
-    value = getattr(importlib.import_module(module), name)
-    globals()[name] = value
-    return value
+__getattr__, __dir__ = lazy_exports(__name__, _LAZY)  # the kernel-backed half, on first use

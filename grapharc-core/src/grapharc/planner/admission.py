@@ -34,13 +34,13 @@ from typing import TYPE_CHECKING, Any
 from pydantic import BaseModel, ValidationError
 
 from grapharc.approvals import Answer, ApprovalRequest, Approver, request_approval, unanswered_reason
+from grapharc.audit_record import AuditRecord
 from grapharc.errors import GraphARCError
 from grapharc.harness.permissions import Decision
 from grapharc.planner.nesting import current_depth
 from grapharc.planner.proposal import END, START, Subgraph, location
 from grapharc.planner.registry import CostEstimate, NodeRegistry
 from grapharc.planner.rules import EdgePolicy, NodePolicy
-from grapharc.policy.audit import AuditRecord
 from grapharc.runtime.budget import BudgetMeter, amount
 
 if TYPE_CHECKING:

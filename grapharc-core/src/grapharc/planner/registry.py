@@ -147,10 +147,3 @@ class NodeRegistry:
     def catalog(self) -> list[dict[str, Any]]:
         """What a planner is shown: kind, description, worst case and args schema."""
         return [spec.describe() for spec in self._specs.values()]
-
-    @classmethod
-    def from_plugins(cls, extra: Iterable[NodeSpec] = ()) -> NodeRegistry:
-        """Every kind installed plugins registered, plus ``extra`` kinds from the caller."""
-        from grapharc.plugins import registry
-
-        return cls([entry.item for entry in registry("node_kinds").values()] + list(extra))

@@ -13,8 +13,8 @@ from dataclasses import dataclass, field
 from fnmatch import fnmatchcase
 from typing import Any
 
+from grapharc.audit_record import AuditRecord
 from grapharc.harness.permissions import TIERS, Decision
-from grapharc.policy.audit import AuditRecord
 
 
 @dataclass(frozen=True)

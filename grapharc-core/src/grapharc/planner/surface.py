@@ -21,7 +21,7 @@ from typing import Any, get_type_hints
 from pydantic import BaseModel
 
 from grapharc.errors import GraphARCError
-from grapharc.planner.registry import NodeRegistry
+from grapharc.planner.registry import NodeRegistry, NodeSpec
 from grapharc.planner.run_state import state_with_writes
 
 PLUGINS = "plugins"
@@ -134,11 +134,18 @@ def _built(spec: str, attr: str, factory: Any) -> NodeRegistry:
     return registry
 
 
+def registry_from_plugins(extra: Iterable[NodeSpec] = ()) -> NodeRegistry:
+    """Every kind installed plugins registered, plus ``extra`` kinds from the caller (unfrozen)."""
+    from grapharc.plugins import registry as plugin_registry
+
+    return NodeRegistry([entry.item for entry in plugin_registry("node_kinds").values()] + list(extra))
+
+
 def _plugins_surface() -> Surface:
     from grapharc.plugins import registry as plugin_registry
     from grapharc.stdlib import DEFAULT_POLICY, StdlibState
 
-    registry = NodeRegistry.from_plugins().freeze()
+    registry = registry_from_plugins().freeze()
     sources = {name: entry.distribution for name, entry in plugin_registry("node_kinds").items()}
     state = state_with_writes(StdlibState, registry, name="PluginsState", owners=sources)
     return Surface(PLUGINS, registry, state,

@@ -2,13 +2,24 @@
 
 A plugin is a distribution with an entry point in group ``grapharc`` naming a
 light module of ``@hookimpl`` functions; see :mod:`grapharc.plugins.hookspecs`
-for the contract of each hook. Core's own built-ins register through the same
-hooks (:mod:`grapharc.plugins.builtin`).
+for the contract of each hook. This package is the bottom layer: it imports nothing of
+the planner, policy or CLI. Core's own built-ins register through the same hooks from
+one layer up (:mod:`grapharc.core_plugin`).
 """
 
 from __future__ import annotations
 
-from grapharc.plugins.errors import DuplicateRegistrationError, PluginError, UnknownNameError
+import sys
+
+from grapharc.plugins.errors import (
+    DuplicateRegistrationError,
+    IncompatiblePluginError,
+    PluginError,
+    PluginFactoryError,
+    PluginFailedError,
+    UnknownNameError,
+    UnknownPluginError,
+)
 from grapharc.plugins.hookspecs import hookimpl, hookspec
 from grapharc.plugins.host import (
     CORE_DISTRIBUTION,
@@ -35,7 +46,10 @@ __all__ = [
     "DistributionRecord",
     "DuplicateRegistrationError",
     "ExecutorInfo",
+    "IncompatiblePluginError",
     "PluginError",
+    "PluginFactoryError",
+    "PluginFailedError",
     "PluginHost",
     "PluginSource",
     "PolicySourceInfo",
@@ -43,6 +57,7 @@ __all__ = [
     "StoreInfo",
     "ToolInfo",
     "UnknownNameError",
+    "UnknownPluginError",
     "get_host",
     "hookimpl",
     "hookspec",
@@ -55,10 +70,16 @@ _host: PluginHost | None = None
 
 
 def get_host() -> PluginHost:
-    """The process's plugin host, discovering installed plugins on first use."""
+    """The process's plugin host, discovering installed plugins on first use.
+
+    A name in ``GRAPHARC_LOAD_PLUGINS`` that is not installed is named on stderr (an
+    error in strict mode), so a typo does not silently load nothing.
+    """
     global _host
     if _host is None:
         _host = PluginHost(discover_sources(), strict=strict_mode(), allowed=load_filter())
+        for unknown in _host.not_installed:
+            sys.stderr.write(f"warning: {unknown}\n")
     return _host
 
 

@@ -2,23 +2,33 @@
 
 from __future__ import annotations
 
+import importlib
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 from typing import Any
 
-from grapharc.plugins import types
+from grapharc.plugins.types import StoreInfo
 
 
 @dataclass(frozen=True)
 class Facet:
-    """One registry: the hook that fills it, the item type it takes, and its keys."""
+    """One registry: the hook that fills it, the class of item it takes, and its keys.
+
+    ``expected`` names the class (``package.Class``) instead of importing it, so this
+    bottom layer depends on no layer above it: node kinds are the planner's ``NodeSpec``.
+    The class is imported when the first item is checked.
+    """
 
     name: str
     hook: str
     label: str
     keys: Callable[[Any], Iterator[str]]
-    accepts: Callable[[Any], bool]
     expected: str
+
+    def accepts(self, item: Any) -> bool:
+        """Whether ``item`` is an instance of the class this registry takes."""
+        module, _, class_name = self.expected.rpartition(".")
+        return isinstance(item, getattr(importlib.import_module(module), class_name))
 
 
 def _attr_key(attr: str) -> Callable[[Any], Iterator[str]]:
@@ -28,35 +38,25 @@ def _attr_key(attr: str) -> Callable[[Any], Iterator[str]]:
     return keys
 
 
-def _store_keys(item: types.StoreInfo) -> Iterator[str]:
+def _store_keys(item: StoreInfo) -> Iterator[str]:
     for kind in sorted(item.kinds):
         yield f"{item.scheme}:{kind}"
-
-
-def _is_node_spec(item: Any) -> bool:
-    from grapharc.planner.registry import NodeSpec
-
-    return isinstance(item, NodeSpec)
-
-
-def _instance_of(cls: type) -> Callable[[Any], bool]:
-    return lambda item: isinstance(item, cls)
 
 
 FACETS: dict[str, Facet] = {
     facet.name: facet
     for facet in (
         Facet("node_kinds", "register_node_kinds", "node kind", _attr_key("name"),
-              _is_node_spec, "grapharc.planner.NodeSpec"),
+              "grapharc.planner.NodeSpec"),
         Facet("model_backends", "register_model_backends", "model backend", _attr_key("prefix"),
-              _instance_of(types.BackendInfo), "grapharc.plugins.types.BackendInfo"),
+              "grapharc.plugins.types.BackendInfo"),
         Facet("executors", "register_executors", "executor", _attr_key("name"),
-              _instance_of(types.ExecutorInfo), "grapharc.plugins.types.ExecutorInfo"),
+              "grapharc.plugins.types.ExecutorInfo"),
         Facet("stores", "register_stores", "store", _store_keys,
-              _instance_of(types.StoreInfo), "grapharc.plugins.types.StoreInfo"),
+              "grapharc.plugins.types.StoreInfo"),
         Facet("policy_sources", "register_policy_sources", "policy source", _attr_key("name"),
-              _instance_of(types.PolicySourceInfo), "grapharc.plugins.types.PolicySourceInfo"),
+              "grapharc.plugins.types.PolicySourceInfo"),
         Facet("tools", "register_tools", "tool", _attr_key("name"),
-              _instance_of(types.ToolInfo), "grapharc.plugins.types.ToolInfo"),
+              "grapharc.plugins.types.ToolInfo"),
     )
 }

@@ -67,7 +67,11 @@ def register_policy_sources(register: Callable[[Any], None]) -> None:
 
 @hookspec
 def register_tools(register: Callable[[Any], None]) -> None:
-    """Register tools for the agent harness: ``register(ToolInfo(name=..., factory=...))``."""
+    """Register tools for the agent harness: ``register(ToolInfo(name=..., factory=...))``.
+
+    ``factory(workspace)`` returns the tool for that workspace directory: a callable
+    taking keyword arguments that refuses any path outside the workspace itself.
+    """
 
 
 @hookspec

@@ -1,37 +1,54 @@
 """Discovery and loading: core's own loop over the ``grapharc`` entry points.
 
-One try/except per plugin, so a plugin that fails to import, whose hook raises,
-or that does not support this core is reported with a status and skipped while
-the rest keep working (pluggy's own entry-point loader would let one broken
-plugin take the whole CLI down). Only each plugin's small hook module is
-imported here; registries are filled lazily, one hook at a time, on first use.
+One try/except per plugin, so a plugin that fails to import, whose hook raises, that
+does not support this core, or that registers a name another distribution already holds
+is reported with a status and the rest keep working (pluggy's own entry-point loader
+would let one broken plugin take the whole CLI down). Plugins load core first, then by
+distribution name, and that order decides every name two of them claim. Only each
+plugin's small hook module is imported here; registries are filled lazily, one hook at a
+time, on first use.
 """
 
 from __future__ import annotations
 
 import os
+import re
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
-from types import ModuleType
+from functools import partial
 from typing import Any
 
 import pluggy
 
 from grapharc._version import __version__
 from grapharc.plugins import hookspecs
-from grapharc.plugins.errors import DuplicateRegistrationError, PluginError
+from grapharc.plugins.errors import (
+    DuplicateRegistrationError,
+    IncompatiblePluginError,
+    PluginError,
+    PluginFailedError,
+    UnknownPluginError,
+)
 from grapharc.plugins.facets import FACETS, Facet
 from grapharc.plugins.types import Registered
 
 CORE_DISTRIBUTION = "grapharc-core"
-CORE_HOOK_MODULE = "grapharc.plugins.builtin"
+CORE_HOOK_MODULE = "grapharc.core_plugin"
 ENTRY_POINT_GROUP = "grapharc"
-REQUIRES_ATTRIBUTE = "GRAPHARC_CORE_REQUIRES"
+ACTIVE = frozenset({"loaded", "conflict"})
+CORE_REQUIREMENT = re.compile(  # PEP 508: name, [extras], range (bare or in parentheses), ; marker
+    r"^\s*grapharc[-_.]+core(?![\w.-])\s*(?:\[[^\]]*\])?\s*\(?(?P<range>[^;()]*)\)?\s*(?P<marker>;.*)?$",
+    re.IGNORECASE)
 
 
 @dataclass(frozen=True)
 class PluginSource:
-    """Where a plugin's hook module comes from: an entry point, or an in-process object."""
+    """Where a plugin's hook module comes from, and the core versions it supports.
+
+    ``requires`` is the version range of the distribution's own ``grapharc-core``
+    dependency: its metadata is the one place a plugin declares which cores it supports
+    (``None``: it declares none).
+    """
 
     distribution: str
     version: str
@@ -42,7 +59,11 @@ class PluginSource:
 
 @dataclass
 class DistributionRecord:
-    """What ``grapharc plugins`` reports for one distribution."""
+    """What ``grapharc plugins`` reports for one distribution.
+
+    ``status`` is ``loaded``, ``conflict`` (loaded, but lost a name to another
+    distribution), ``failed``, ``incompatible`` or ``disabled``.
+    """
 
     name: str
     version: str
@@ -63,7 +84,7 @@ class DistributionRecord:
 
 
 def strict_mode() -> bool:
-    """``GRAPHARC_STRICT_PLUGINS=1`` re-raises plugin failures instead of reporting them."""
+    """``GRAPHARC_STRICT_PLUGINS=1`` raises plugin failures instead of reporting them."""
     return os.environ.get("GRAPHARC_STRICT_PLUGINS", "").strip().lower() in {"1", "true", "yes"}
 
 
@@ -75,20 +96,42 @@ def load_filter() -> set[str] | None:
     return {name.strip() for name in raw.split(",") if name.strip()}
 
 
+def in_load_order(sources: Iterable[PluginSource]) -> list[PluginSource]:
+    """Core first, then by distribution name: the order that decides a contested name."""
+    return sorted(sources, key=lambda source: (source.distribution != CORE_DISTRIBUTION,
+                                               source.distribution))
+
+
+def core_requirement(requirements: Iterable[str]) -> str | None:
+    """The version range of the unconditional ``grapharc-core`` dependency among ``requirements``.
+
+    Matched with one pattern rather than ``packaging.requirements``, whose marker support
+    imports ``packaging.tags`` and adds tens of milliseconds to every CLI start; the range
+    it returns is still checked by ``packaging.specifiers`` (an unreadable one is refused).
+    """
+    for line in requirements:
+        match = CORE_REQUIREMENT.match(line)
+        if match is not None and match["marker"] is None:
+            return match["range"].strip()
+    return None
+
+
 def discover_sources() -> list[PluginSource]:
-    """Every installed distribution's ``grapharc`` entry point, core's first."""
+    """Every installed distribution's ``grapharc`` entry point, in load order."""
     from importlib_metadata import entry_points
 
     sources: dict[str, PluginSource] = {}
     for ep in entry_points(group=ENTRY_POINT_GROUP):
         dist = ep.dist
-        name = dist.name if dist is not None else ep.name
-        version = dist.version if dist is not None else "unknown"
-        sources.setdefault(name, PluginSource(name, version, ep.value, ep.load))
+        if dist is None:
+            source = PluginSource(ep.name, "unknown", ep.value, ep.load)
+        else:
+            source = PluginSource(dist.name, dist.version, ep.value, ep.load,
+                                  core_requirement(dist.requires or ()))
+        sources.setdefault(source.distribution, source)
     if CORE_DISTRIBUTION not in sources:  # running from a source tree without metadata
         sources[CORE_DISTRIBUTION] = builtin_source()
-    core = sources.pop(CORE_DISTRIBUTION)
-    return [core, *(sources[name] for name in sorted(sources))]
+    return in_load_order(sources.values())
 
 
 def builtin_source() -> PluginSource:
@@ -101,19 +144,18 @@ def builtin_source() -> PluginSource:
     )
 
 
-def supports_this_core(module: ModuleType | Any, fallback: str | None = None) -> str | None:
-    """Return why a plugin does not support this core, or ``None`` when it does."""
-    requires = getattr(module, REQUIRES_ATTRIBUTE, fallback)
+def supports_this_core(requires: str | None) -> str | None:
+    """Return why a plugin with this ``grapharc-core`` range does not support this core, or ``None``."""
     if requires is None:
-        return f"declares no supported core versions (set {REQUIRES_ATTRIBUTE} in its hook module)"
+        return f"declares no supported core versions (list {CORE_DISTRIBUTION} in its dependencies)"
     from packaging.specifiers import InvalidSpecifier, SpecifierSet
 
     try:
-        specifier = SpecifierSet(str(requires))
+        specifier = SpecifierSet(requires)
     except InvalidSpecifier:
-        return f"declares an unreadable {REQUIRES_ATTRIBUTE} {requires!r}"
+        return f"declares an unreadable {CORE_DISTRIBUTION} range {requires!r}"
     if not specifier.contains(__version__, prereleases=True):
-        return f"supports grapharc-core {requires}, but this is grapharc-core {__version__}"
+        return f"supports {CORE_DISTRIBUTION} {requires}, but this is {CORE_DISTRIBUTION} {__version__}"
     return None
 
 
@@ -127,44 +169,49 @@ class PluginHost:
         self.manager.add_hookspecs(hookspecs)
         self.records: dict[str, DistributionRecord] = {}
         self._registries: dict[str, dict[str, Registered]] = {}
-        for source in sources:
+        for source in in_load_order(sources):
             self._load(source, allowed)
+        self.not_installed = [UnknownPluginError(name, self.records)
+                              for name in sorted(set(allowed or ()) - set(self.records))]
+        if self.not_installed and strict:
+            raise self.not_installed[0]
 
     def _load(self, source: PluginSource, allowed: set[str] | None) -> None:
-        record = DistributionRecord(source.distribution, source.version, source.module)
-        self.records[source.distribution] = record
-        if allowed is not None and source.distribution != CORE_DISTRIBUTION \
-                and source.distribution not in allowed:
-            record.status = "disabled"
-            return
-        try:
-            module = source.load()
-            reason = supports_this_core(module, source.requires)
-            if reason is not None:
-                record.status = "incompatible"
-                record.errors.append(reason)
-                if self.strict:
-                    raise PluginError(f"{source.distribution} {reason}")
+        name = source.distribution
+        record = self.records[name] = DistributionRecord(name, source.version, source.module)
+        if name != CORE_DISTRIBUTION:  # core always loads, and supports itself
+            if allowed is not None and name not in allowed:
+                record.status = "disabled"
                 return
-            self.manager.register(module, name=source.distribution)
+            reason = supports_this_core(source.requires)
+            if reason is not None:
+                self._report(record, "incompatible", IncompatiblePluginError(f"{name} {reason}"))
+                return
+        try:
+            self.manager.register(source.load(), name=name)
         except Exception as exc:
-            self._fail(record, f"could not load {source.module}: {type(exc).__name__}: {exc}", exc)
+            self._report(record, "failed", PluginFailedError(
+                f"{name}: could not load {source.module}: {type(exc).__name__}: {exc}"), exc)
             return
         try:
             self.manager.check_pending()
         except Exception as exc:
-            self.manager.unregister(name=source.distribution)
-            self._fail(record, f"{source.module} implements an unknown hook: {exc}", exc)
+            self.manager.unregister(name=name)
+            self._report(record, "failed", PluginFailedError(
+                f"{name}: {source.module} implements an unknown hook: {exc}"), exc)
 
-    def _fail(self, record: DistributionRecord, message: str, exc: BaseException) -> None:
-        record.status = "failed"
-        record.errors.append(message)
-        if self.strict:
-            raise exc
+    def _report(self, record: DistributionRecord, status: str, error: PluginError,
+                cause: BaseException | None = None) -> None:
+        """Put a plugin's problem on its record, or raise it in strict mode (core's, always)."""
+        if record.status in ACTIVE:
+            record.status = status
+        record.errors.append(str(error))
+        if self.strict or record.name == CORE_DISTRIBUTION:
+            raise error from cause
 
     def loaded(self) -> list[str]:
         """Names of the distributions whose hooks are active, in load order."""
-        return [name for name, rec in self.records.items() if rec.status == "loaded"]
+        return [name for name, rec in self.records.items() if rec.status in ACTIVE]
 
     def registry(self, facet_name: str) -> dict[str, Registered]:
         """Fill (once) and return one registry, keyed as its facet defines."""
@@ -172,24 +219,63 @@ class PluginHost:
             self._registries[facet_name] = self._collect(FACETS[facet_name])
         return self._registries[facet_name]
 
+    def commands(self) -> dict[str, Registered]:
+        """Every plugin's CLI commands by name, collected once; items are Typer command/group infos."""
+        if "commands" not in self._registries:
+            self._registries["commands"] = self._collect_commands()
+        return self._registries["commands"]
+
+    def add_commands(self, app: Any) -> None:
+        """Merge every plugin's CLI commands into ``app`` (a ``typer.Typer``)."""
+        from typer.models import TyperInfo
+
+        for entry in self.commands().values():
+            target = app.registered_groups if isinstance(entry.item, TyperInfo) else app.registered_commands
+            target.append(entry.item)
+
+    def _implementations(self, hook: str) -> list[tuple[str, Callable[..., Any]]]:
+        """``(distribution, function)`` for each active plugin implementing ``hook``, in load order."""
+        by_plugin = {impl.plugin_name: impl.function
+                     for impl in getattr(self.manager.hook, hook).get_hookimpls()}
+        return [(name, by_plugin[name]) for name in self.loaded() if name in by_plugin]
+
     def _collect(self, facet: Facet) -> dict[str, Registered]:
         entries: dict[str, Registered] = {}
-        caller = getattr(self.manager.hook, facet.hook)
-        by_plugin = {impl.plugin_name: impl for impl in caller.get_hookimpls()}
-        for distribution in self.loaded():
-            impl = by_plugin.get(distribution)
-            if impl is None:
-                continue
-            staged = self._run_hook(facet, distribution, impl.function)
-            for key, item in staged:
-                if key in entries:
-                    raise DuplicateRegistrationError(
-                        facet.label, key, entries[key].distribution, distribution)
-                entries[key] = Registered(key, distribution, item)
-            if staged:
+        for distribution, function in self._implementations(facet.hook):
+            staged = self._run_hook(facet, distribution, function)
+            kept = [item for key, item in staged
+                    if self._claim(entries, facet.label, key, distribution, item)]
+            if kept:
                 names = self.records[distribution].registered.setdefault(facet.name, [])
-                names.extend(dict.fromkeys(self._display_name(facet, item) for _, item in staged))
+                names.extend(dict.fromkeys(self._display_name(facet, item) for item in kept))
         return entries
+
+    def _collect_commands(self) -> dict[str, Registered]:
+        import typer
+
+        entries: dict[str, Registered] = {}
+        for distribution, function in self._implementations("register_commands"):
+            sub = typer.Typer()
+            if not self._call_hook(distribution, "register_commands", partial(function, app=sub)):
+                continue
+            staged = [(command_name(info), info) for info in sub.registered_commands]
+            staged += [(info.name or "", info) for info in sub.registered_groups]
+            kept = [name for name, info in staged
+                    if self._claim(entries, "command", name, distribution, info)]
+            if kept:
+                self.records[distribution].registered.setdefault("commands", []).extend(kept)
+        return entries
+
+    def _claim(self, entries: dict[str, Registered], label: str, key: str, distribution: str,
+               item: Any) -> bool:
+        """Register ``item`` under ``key`` unless an earlier distribution holds it (a conflict)."""
+        holder = entries.get(key)
+        if holder is not None:
+            self._report(self.records[distribution], "conflict",
+                         DuplicateRegistrationError(label, key, holder.distribution, distribution))
+            return False
+        entries[key] = Registered(key, distribution, item)
+        return True
 
     @staticmethod
     def _display_name(facet: Facet, item: Any) -> str:
@@ -207,47 +293,21 @@ class PluginHost:
                     f"expected {facet.expected}")
             for key in facet.keys(item):
                 if any(key == seen for seen, _ in staged):
-                    raise DuplicateRegistrationError(facet.label, key, distribution, distribution)
+                    raise PluginError(f"{distribution} registered {facet.label} {key!r} twice")
                 staged.append((key, item))
 
+        succeeded = self._call_hook(distribution, facet.hook, partial(function, register=register))
+        return staged if succeeded else []
+
+    def _call_hook(self, distribution: str, hook: str, call: Callable[[], Any]) -> bool:
+        """Run one plugin's hook; if it raises, that plugin has failed (raised in strict mode)."""
         try:
-            function(register=register)
-        except DuplicateRegistrationError:
-            raise
+            call()
         except Exception as exc:
-            self._fail(self.records[distribution],
-                       f"hook {facet.hook} raised {type(exc).__name__}: {exc}", exc)
-            return []
-        return staged
-
-    def add_commands(self, app: Any) -> dict[str, str]:
-        """Merge every plugin's CLI commands into ``app``; return command -> distribution."""
-        import typer
-
-        owners: dict[str, str] = {}
-        by_plugin = {impl.plugin_name: impl for impl in self.manager.hook.register_commands.get_hookimpls()}
-        for distribution in self.loaded():
-            impl = by_plugin.get(distribution)
-            if impl is None:
-                continue
-            sub = typer.Typer()
-            try:
-                impl.function(app=sub)
-            except Exception as exc:
-                self._fail(self.records[distribution],
-                           f"hook register_commands raised {type(exc).__name__}: {exc}", exc)
-                continue
-            names = [command_name(info) for info in sub.registered_commands]
-            names += [info.name or "" for info in sub.registered_groups]
-            for name in names:
-                if name in owners:
-                    raise DuplicateRegistrationError("command", name, owners[name], distribution)
-                owners[name] = distribution
-            app.registered_commands.extend(sub.registered_commands)
-            app.registered_groups.extend(sub.registered_groups)
-            if names:
-                self.records[distribution].registered.setdefault("commands", []).extend(names)
-        return owners
+            self._report(self.records[distribution], "failed", PluginFailedError(
+                f"{distribution}: hook {hook} raised {type(exc).__name__}: {exc}"), exc)
+            return False
+        return True
 
 
 def command_name(info: Any) -> str:

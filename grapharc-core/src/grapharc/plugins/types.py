@@ -13,21 +13,31 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
 
+from grapharc.plugins.errors import PluginFactoryError
+
 Factory = Callable[..., Any] | str
 
 STORE_KINDS = frozenset({"claims", "artifacts", "checkpoints", "sessions"})
 
 
-def resolve_factory(factory: Factory) -> Callable[..., Any]:
-    """Return the callable a factory names, importing its module if it is a string."""
+def resolve_factory(factory: Factory, *, plugin: str) -> Callable[..., Any]:
+    """Return the callable a factory names, importing its module if it is a string.
+
+    ``plugin`` is the distribution that registered the factory: every failure names it.
+    """
     if callable(factory):
         return factory
-    module_name, _, attr = factory.partition(":")
+    module_name, _, attr = factory.partition(":") if isinstance(factory, str) else ("", "", "")
     if not module_name or not attr:
-        raise ValueError(f"factory {factory!r} is not of the form 'module:attr'")
-    target: Any = importlib.import_module(module_name)
-    for part in attr.split("."):
-        target = getattr(target, part)
+        raise PluginFactoryError(f"{plugin} registered the factory {factory!r}, which is neither "
+                                 "a callable nor of the form 'module:attr'")
+    try:
+        target: Any = importlib.import_module(module_name)
+        for part in attr.split("."):
+            target = getattr(target, part)
+    except (ImportError, AttributeError) as exc:
+        raise PluginFactoryError(f"{plugin}'s factory {factory!r} cannot be imported: "
+                                 f"{type(exc).__name__}: {exc}") from exc
     return target
 
 
@@ -44,7 +54,7 @@ class BackendInfo:
 
 @dataclass(frozen=True)
 class ExecutorInfo:
-    """A tool executor, selected by name (``local``, ``sandboxed``, ``container``)."""
+    """A tool executor, selected by name (core registers ``local``); ``factory(**options)`` builds it."""
 
     name: str
     factory: Factory
@@ -90,7 +100,11 @@ class PolicySourceInfo:
 
 @dataclass(frozen=True)
 class ToolInfo:
-    """A tool the agent harness can offer a model; ``factory()`` builds it."""
+    """A tool the agent harness can offer a model.
+
+    ``factory(workspace)`` builds the tool for one workspace directory: a callable that
+    confines every path it is given to that workspace itself, whichever executor runs it.
+    """
 
     name: str
     factory: Factory

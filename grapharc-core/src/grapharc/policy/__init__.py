@@ -1,14 +1,13 @@
 """Policy: where a document comes from, its schema, and the engine that evaluates it.
 
-The engine is exported lazily: the planner's rules import ``grapharc.policy.audit``,
-and the engine imports the planner's rules, so importing this package must not
-import the engine eagerly.
+The engine is exported lazily: it imports the planner's rules, which importing this
+package should not pay for.
 """
 
 from __future__ import annotations
 
 from grapharc._lazy import lazy_exports
-from grapharc.policy.audit import AuditRecord
+from grapharc.audit_record import AuditRecord
 from grapharc.policy.sources import (
     LoadedPolicy,
     PolicyContext,

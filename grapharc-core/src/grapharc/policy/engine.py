@@ -28,11 +28,11 @@ from typing import Any
 from pydantic import ValidationError
 
 from grapharc.approvals import Answer, ApprovalRequest, Approver, request_approval
+from grapharc.audit_record import AuditRecord
 from grapharc.errors import GraphARCError
 from grapharc.harness.permissions import Decision, PermissionPolicy, PermissionRule
 from grapharc.planner.proposal import location
 from grapharc.planner.rules import EdgePolicy, EdgeRule, NodePolicy, NodeRule
-from grapharc.policy.audit import AuditRecord
 from grapharc.policy.schema import (
     EdgeRuleDoc,
     NodeRuleDoc,

@@ -32,6 +32,8 @@ _LAZY_EXPORTS = {
     "GraphBuildError": "grapharc.runtime.errors",
     "GraphRoutingError": "grapharc.runtime.errors",
     "MissingRunContextError": "grapharc.runtime.errors",
+    "MissingThreadIdError": "grapharc.runtime.errors",
+    "NoCheckpointerError": "grapharc.runtime.errors",
     "NodeOutputError": "grapharc.runtime.errors",
     "RouteMappingError": "grapharc.runtime.errors",
     "RunInputError": "grapharc.runtime.errors",

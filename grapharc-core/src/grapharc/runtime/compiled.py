@@ -21,18 +21,18 @@ from langchain_core.runnables import RunnableConfig
 from langgraph.types import Command
 from pydantic import BaseModel
 
-from grapharc.errors import GraphARCError
 from grapharc.runtime.budget import Budget
 from grapharc.runtime.context import CURRENT_RUN
 from grapharc.runtime.errors import (
     AsyncNodeError,
+    NoCheckpointerError,
     RunInputError,
     UnknownNodeError,
     UnsupportedStreamError,
     WritePermissionError,
 )
 from grapharc.runtime.lifecycle import RunLifecycle
-from grapharc.runtime.node import NodeSpec
+from grapharc.runtime.node import DeclaredNode
 from grapharc.runtime.pump import ContextPump
 from grapharc.runtime.resume import (
     MARKER_CHANNEL,
@@ -60,7 +60,7 @@ class CompiledGraphARC:
         contract: StateContract,
         budget: Budget,
         trace: str | PathLike[str] | TraceWriter | None,
-        nodes: Mapping[str, NodeSpec],
+        nodes: Mapping[str, DeclaredNode],
         async_parts: frozenset[str],
         checkpointer: Any,
         edges: list[list[str]] | None = None,
@@ -328,10 +328,7 @@ class CompiledGraphARC:
 
     def _require_checkpointer(self) -> Any:
         if self.checkpointer is None:
-            raise GraphARCError(
-                f"graph {self.name!r} has no checkpointer, so it has no state to update",
-                hint="compile(checkpointer=...)",
-            )
+            raise NoCheckpointerError(self.name)
         return self.checkpointer
 
     def get_graph(self, *args: Any, **kwargs: Any) -> Any:

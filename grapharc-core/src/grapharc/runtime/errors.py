@@ -154,5 +154,25 @@ class RunInputError(GraphARCError):
     """A run's input is neither state values nor a bare resume value."""
 
 
+class MissingThreadIdError(RunInputError):
+    """A run of a checkpointed graph without ``config['configurable']['thread_id']``."""
+
+    def __init__(self, graph: str) -> None:
+        self.graph = graph
+        super().__init__(
+            f"graph {graph!r} has a checkpointer, so a run needs config['configurable']['thread_id']",
+            hint="pass config={'configurable': {'thread_id': '...'}}",
+        )
+
+
+class NoCheckpointerError(GraphARCError):
+    """A state operation (``update_state``) on a graph compiled without a checkpointer."""
+
+    def __init__(self, graph: str) -> None:
+        self.graph = graph
+        super().__init__(f"graph {graph!r} has no checkpointer, so it has no state to update",
+                         hint="compile(checkpointer=...)")
+
+
 class UnsupportedStreamError(GraphARCError):
     """An astream_events version GraphARC does not carry (v3 returns a stream object)."""

@@ -31,8 +31,8 @@ from grapharc.runtime.errors import (
 )
 from grapharc.runtime.fanout import FanOut
 from grapharc.runtime.node import (
+    DeclaredNode,
     GraphFacts,
-    NodeSpec,
     function_bodies,
     governed_runnable,
 )
@@ -79,7 +79,7 @@ class _Route:
     is_async: bool
 
 
-def _checkpointed_hints(state: type[BaseModel], nodes: Mapping[str, NodeSpec]) -> Iterator[Any]:
+def _checkpointed_hints(state: type[BaseModel], nodes: Mapping[str, DeclaredNode]) -> Iterator[Any]:
     """The type hints a graph's checkpoints hold values of: its state, each fan-out worker's
     annotations (its item travels in a checkpointed Send), and the same for hosted subgraphs."""
     yield state
@@ -120,7 +120,7 @@ class GraphARC:
         self.dag = dag
         self.trace = trace
         self.fields = frozenset(state.model_fields)
-        self.nodes: dict[str, NodeSpec] = {}
+        self.nodes: dict[str, DeclaredNode] = {}
         self.edges: list[tuple[str, str]] = []
         self._sources: set[str] = set()
         self.joins: list[tuple[tuple[str, ...], str]] = []
@@ -164,7 +164,7 @@ class GraphARC:
                     raise UnknownFieldError(f"add_node({name!r}) writes=", field, self.fields)
         is_sub = isinstance(fn, CompiledGraphARC)
         is_async = fn.has_async if is_sub else (not isinstance(fn, Runnable) and _is_async(fn))
-        self.nodes[name] = NodeSpec(
+        self.nodes[name] = DeclaredNode(
             name=name,
             fn=fn,
             writes=declared,
@@ -271,7 +271,7 @@ class GraphARC:
         self._check_new_node(name)
         fan = FanOut(name, worker, after, over, into, then, timeout, _is_async(worker))
         self.fanouts[name] = fan
-        self.nodes[name] = NodeSpec(
+        self.nodes[name] = DeclaredNode(
             name=name, fn=worker, writes=frozenset({into}), fresh_input=True, is_async=fan.is_async
         )
         self.routes.append(
@@ -371,7 +371,7 @@ class GraphARC:
         edges += [[source, target] for sources, target in self.joins for source in sources]
         return edges
 
-    def _runnable(self, spec: NodeSpec, facts: GraphFacts) -> Runnable:
+    def _runnable(self, spec: DeclaredNode, facts: GraphFacts) -> Runnable:
         fan = self.fanouts.get(spec.name)
         if fan is not None:
             bodies = (None, fan.async_body) if fan.is_async else (fan.sync_body, None)

@@ -24,12 +24,11 @@ from langgraph.errors import GraphRecursionError
 
 from grapharc import trace_schema as schema
 from grapharc.approvals import ask_mode
-from grapharc.errors import GraphARCError
 from grapharc.runtime import route_trace
 from grapharc.runtime.attribution import run_attribution
 from grapharc.runtime.budget import Budget, BudgetExceededError, BudgetMeter
 from grapharc.runtime.context import NO_STEP, RunContext
-from grapharc.runtime.errors import RunInputError
+from grapharc.runtime.errors import MissingThreadIdError, RunInputError
 from grapharc.runtime.resume import (
     META_ATTEMPT,
     META_CEILING,
@@ -110,10 +109,7 @@ class RunLifecycle:
         if self.checkpointer is None:
             return (None if thread_id is None else str(thread_id)), None
         if thread_id is None:
-            raise GraphARCError(
-                f"graph {self.name!r} has a checkpointer, so a run needs config['configurable']['thread_id']",
-                hint="pass config={'configurable': {'thread_id': '...'}}",
-            )
+            raise MissingThreadIdError(self.name)
         return str(thread_id), ThreadLedger(self.checkpointer, config or {}, str(thread_id))
 
     def _begin(self, config: RunnableConfig | None, run_id: str, thread_id: str | None,

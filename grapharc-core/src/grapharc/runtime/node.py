@@ -51,7 +51,7 @@ SHARED_COPY = {schema.COPY: schema.SHARED_COPY}
 
 
 @dataclass(frozen=True, slots=True)
-class NodeSpec:
+class DeclaredNode:
     """A node as declared: its body, its write allowlist and how LangGraph should run it.
 
     ``fresh_input`` marks a node whose input is built for it alone (a fan-out worker's
@@ -215,7 +215,7 @@ class NodeGovernor:
 
     __slots__ = ("copy_state", "graph", "marks", "node", "routers", "settle")
 
-    def __init__(self, spec: NodeSpec, facts: GraphFacts) -> None:
+    def __init__(self, spec: DeclaredNode, facts: GraphFacts) -> None:
         self.node = spec.name
         self.graph = facts.name
         self.copy_state = spec.copy_state and not spec.fresh_input
@@ -316,7 +316,7 @@ async def _atimed(run: RunContext, node: str, body: AsyncBody, view: Any, config
         raise seconds_exceeded(run.meter, node) from exc
 
 
-def make_sync(spec: NodeSpec, facts: GraphFacts, body: Body) -> Body:
+def make_sync(spec: DeclaredNode, facts: GraphFacts, body: Body) -> Body:
     """The synchronous governed wrapper around ``body``."""
     gov = NodeGovernor(spec, facts)
     node, copy_state, settle = spec.name, gov.copy_state, gov.settle
@@ -337,7 +337,7 @@ def make_sync(spec: NodeSpec, facts: GraphFacts, body: Body) -> Body:
     return run_node
 
 
-def make_async(spec: NodeSpec, facts: GraphFacts, body: AsyncBody) -> AsyncBody:
+def make_async(spec: DeclaredNode, facts: GraphFacts, body: AsyncBody) -> AsyncBody:
     """The asynchronous governed wrapper around an ``async def`` body."""
     gov = NodeGovernor(spec, facts)
     node, copy_state, settle = spec.name, gov.copy_state, gov.settle
@@ -408,7 +408,7 @@ class GovernedRunnable(Runnable[Any, Any]):
 
 
 def governed_runnable(
-    spec: NodeSpec, facts: GraphFacts, body: Body | None, abody: AsyncBody | None
+    spec: DeclaredNode, facts: GraphFacts, body: Body | None, abody: AsyncBody | None
 ) -> GovernedRunnable:
     """The runnable LangGraph runs for this node (sync and async paths)."""
     if abody is not None:
@@ -417,7 +417,7 @@ def governed_runnable(
     return GovernedRunnable(spec.name, facts.name, make_sync(spec, facts, body), None)
 
 
-def function_bodies(spec: NodeSpec) -> tuple[Body | None, AsyncBody | None]:
+def function_bodies(spec: DeclaredNode) -> tuple[Body | None, AsyncBody | None]:
     """The (sync, async) bodies that call a plain node function, with config if it wants it."""
     fn = spec.fn
     if spec.is_async:

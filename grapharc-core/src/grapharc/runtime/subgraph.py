@@ -18,8 +18,8 @@ from langgraph.errors import ParentCommand
 from grapharc.runtime.node import (
     AsyncBody,
     Body,
+    DeclaredNode,
     GraphFacts,
-    NodeSpec,
     Settler,
     check_parent_command,
 )
@@ -28,7 +28,7 @@ if TYPE_CHECKING:
     from grapharc.runtime.compiled import CompiledGraphARC
 
 
-def subgraph_bodies(spec: NodeSpec, facts: GraphFacts) -> tuple[Body | None, AsyncBody | None]:
+def subgraph_bodies(spec: DeclaredNode, facts: GraphFacts) -> tuple[Body | None, AsyncBody | None]:
     """The (sync, async) bodies of a node that hosts the compiled subgraph ``spec.fn``."""
     sub: CompiledGraphARC = spec.fn
     settle = Settler(spec.name, spec.writes, facts)

@@ -8,16 +8,10 @@ kind here is given ``run_command``.
 
 from __future__ import annotations
 
-from typing import Any
-
+from grapharc._lazy import lazy_exports
 from grapharc.stdlib.kinds import DEFAULT_POLICY, DENIED_BY_DEFAULT, STDLIB_WRITES, stdlib_specs
 
 __all__ = ["DEFAULT_POLICY", "DENIED_BY_DEFAULT", "STDLIB_WRITES", "StdlibState", "stdlib_specs"]
 
 
-def __getattr__(name: str) -> Any:
-    if name == "StdlibState":  # built on first use so importing the kinds stays cheap
-        from grapharc.stdlib import kinds
-
-        return kinds.StdlibState
-    raise AttributeError(f"module 'grapharc.stdlib' has no attribute {name!r}")
+__getattr__, __dir__ = lazy_exports(__name__, {"StdlibState": "grapharc.stdlib.kinds"})  # built on first use

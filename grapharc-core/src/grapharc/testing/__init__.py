@@ -17,6 +17,7 @@ from collections.abc import Iterator
 from contextlib import contextmanager
 from typing import Any
 
+from grapharc._lazy import lazy_exports
 from grapharc._version import __version__
 from grapharc.plugins import PluginHost, PluginSource, discover_sources, set_host
 
@@ -27,8 +28,8 @@ def in_process_source(plugin: Any, *, name: str, version: str = "0.0.0",
                       core_requires: str | None = f"=={__version__}") -> PluginSource:
     """Describe an object of ``@hookimpl`` functions as if a distribution had installed it.
 
-    ``core_requires`` applies only when the object declares no
-    ``GRAPHARC_CORE_REQUIRES`` of its own; pass ``None`` to require one.
+    ``core_requires`` is the range its ``grapharc-core`` dependency would declare
+    (``None``: it declares none, so it is reported incompatible).
     """
     return PluginSource(name, version, f"<in-process {name}>", lambda: plugin, core_requires)
 
@@ -49,9 +50,5 @@ def plugin_host(*plugins: PluginSource, installed: bool = True, strict: bool = F
         set_host(previous)
 
 
-def __getattr__(name: str) -> Any:
-    if name == "ScriptedChatModel":  # imported on demand: it needs langchain-core
-        from grapharc.models.scripted import ScriptedChatModel
-
-        return ScriptedChatModel
-    raise AttributeError(f"module 'grapharc.testing' has no attribute {name!r}")
+# ScriptedChatModel needs langchain-core, so it is imported on first use
+__getattr__, __dir__ = lazy_exports(__name__, {"ScriptedChatModel": "grapharc.models.scripted"})

@@ -45,7 +45,7 @@ class WireBackend:
         if api_key is None:
             api_key = credential(self.key_variable, env_file=env_file) if self.key_variable else NO_KEY
         kwargs.setdefault("free", self.free)
-        model_class = resolve_factory(self.model_class)
+        model_class = resolve_factory(self.model_class, plugin="grapharc-gateway")
         return model_class(model=model, base_url=base_url, api_key=api_key, backend=self.name, **kwargs)
 
     def probe(self, *, env_file: Path | str | None = None, timeout: float = 3.0) -> list[dict[str, Any]]:

@@ -11,8 +11,6 @@ from typing import Any
 
 from grapharc.plugins import BackendInfo, hookimpl
 
-GRAPHARC_CORE_REQUIRES = ">=0.1,<0.2"
-
 WIRE_CAPABILITIES = frozenset({"completion", "tools", "structured_output", "streaming", "async"})
 CLI_CAPABILITIES = frozenset({"completion", "async"})
 

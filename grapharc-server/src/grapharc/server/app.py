@@ -19,7 +19,7 @@ def create_app() -> FastAPI:
 
     @app.get("/plugins")
     def plugins() -> dict[str, Any]:
-        from grapharc.cli.plugin_report import plugin_report
+        from grapharc.plugins.report import plugin_report
 
         return plugin_report()
 

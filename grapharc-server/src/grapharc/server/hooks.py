@@ -6,8 +6,6 @@ from typing import Any
 
 from grapharc.plugins import hookimpl
 
-GRAPHARC_CORE_REQUIRES = ">=0.1,<0.2"
-
 
 @hookimpl
 def register_commands(app: Any) -> None:

@@ -1,10 +1,13 @@
-"""File tools confined to a workspace: read_file, write_file and list_dir."""
+"""File tools confined to a workspace: read_file, write_file and list_dir.
+
+Each ``*_tool(workspace)`` is the factory ``hooks`` registers, with the signature the
+``ToolInfo`` contract names: called with one workspace directory, it returns the tool.
+"""
 
 from __future__ import annotations
 
 from collections.abc import Callable
 from pathlib import Path
-from typing import Any
 
 from grapharc.errors import GraphARCError
 from grapharc.tools.workspace import Workspace
@@ -62,10 +65,3 @@ def list_dir_tool(workspace: str | Path) -> Callable[..., list[str]]:
         return sorted(entry.name + ("/" if entry.is_dir() else "") for entry in target.iterdir())
 
     return list_dir
-
-
-TOOL_FACTORIES: dict[str, Callable[..., Callable[..., Any]]] = {
-    "read_file": read_file_tool,
-    "write_file": write_file_tool,
-    "list_dir": list_dir_tool,
-}

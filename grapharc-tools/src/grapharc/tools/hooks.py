@@ -7,8 +7,6 @@ from typing import Any
 
 from grapharc.plugins import ToolInfo, hookimpl
 
-GRAPHARC_CORE_REQUIRES = ">=0.1,<0.2"
-
 
 @hookimpl
 def register_tools(register: Callable[[Any], None]) -> None:

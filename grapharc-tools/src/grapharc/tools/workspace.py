@@ -16,13 +16,19 @@ class WorkspaceEscape(GraphARCError, PermissionError):
     """A path argument that resolves outside the tool's workspace."""
 
 
+class WorkspaceNotADirectoryError(GraphARCError, NotADirectoryError):
+    """A workspace given to a tool that is not an existing directory."""
+
+    hint = "create the directory first, or give the tool a workspace that exists"
+
+
 class Workspace:
     """A directory that tools may touch, and nothing outside it."""
 
     def __init__(self, root: str | Path) -> None:
         self.root = Path(root).expanduser().resolve()
         if not self.root.is_dir():
-            raise GraphARCError(f"workspace {self.root} is not a directory")
+            raise WorkspaceNotADirectoryError(f"workspace {self.root} is not a directory")
 
     def resolve(self, path: str | Path) -> Path:
         """The absolute path ``path`` names, refused if it leaves the workspace."""

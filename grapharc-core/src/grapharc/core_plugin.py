@@ -1,11 +1,12 @@
-"""Core's own built-ins, registered through the same hooks as any plugin.
+"""Core's own hook implementations: core is its own first plugin, registered like any other.
 
-Core is its own first plugin: the ``mock/`` scripted backend, the ``local``
-executor, the in-process claim store (``memory:``), the SQLite checkpoint store and
-session store (``sqlite:``, also what a bare path means for those two kinds), the
-stdlib node kinds, the flag / env / grapharc.toml / generated / registry-default
-policy sources, and the core CLI commands. Factories are named as strings so nothing
-heavy is imported until one is used.
+This module sits one layer above :mod:`grapharc.plugins` (which knows no planner, policy
+or CLI) because what it registers names those layers: the ``mock/`` scripted backend,
+the ``local`` executor, the in-process claim store (``memory:``), the SQLite checkpoint
+and session stores (``sqlite:``, also what a bare path means for those two kinds), the
+stdlib node kinds, the flag / env / grapharc.toml / generated / registry-default policy
+sources, and the core CLI commands. Factories are named as strings so nothing heavy is
+imported until one is used.
 """
 
 from __future__ import annotations
@@ -13,11 +14,8 @@ from __future__ import annotations
 from collections.abc import Callable
 from typing import Any
 
-from grapharc._version import __version__
 from grapharc.plugins.hookspecs import hookimpl
 from grapharc.plugins.types import BackendInfo, ExecutorInfo, PolicySourceInfo, StoreInfo
-
-GRAPHARC_CORE_REQUIRES = f"=={__version__}"
 
 Register = Callable[[Any], None]
 

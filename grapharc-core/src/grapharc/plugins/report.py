@@ -1,4 +1,5 @@
-"""What ``grapharc plugins`` reports: every distribution, what it registered, and its errors."""
+"""What ``grapharc plugins`` (and the server's inventory) report: every distribution, what it
+registered, and its errors. It reads only the plugin layer, so listing plugins imports no CLI."""
 
 from __future__ import annotations
 
@@ -6,22 +7,21 @@ from typing import Any
 
 from grapharc.plugins.facets import FACETS
 
+HEALTHY = frozenset({"loaded", "disabled"})
+
 
 def plugin_report() -> dict[str, Any]:
-    """Fill every registry, then describe each distribution; a collision is reported, not raised."""
-    from grapharc.plugins import DuplicateRegistrationError, get_host
+    """Fill every registry, then describe each distribution; ``ok`` is false if any plugin is not healthy.
+
+    Commands appear only once the CLI has merged them (``grapharc plugins`` does).
+    """
+    from grapharc.plugins import get_host
 
     host = get_host()
-    problems: list[str] = []
     for facet in FACETS:
-        try:
-            host.registry(facet)
-        except DuplicateRegistrationError as exc:
-            problems.append(str(exc))
+        host.registry(facet)
     distributions = [record.as_dict() for record in host.records.values()]
-    failed = [d for d in distributions if d["status"] in {"failed", "incompatible"}]
-    return {"ok": not problems and not failed, "distributions": distributions,
-            "problems": problems}
+    return {"ok": all(d["status"] in HEALTHY for d in distributions), "distributions": distributions}
 
 
 def render_plugin_report(document: dict[str, Any]) -> str:
@@ -32,5 +32,4 @@ def render_plugin_report(document: dict[str, Any]) -> str:
         for facet, names in dist["registered"].items():
             lines.append(f"    {facet:<15} {', '.join(names)}")
         lines.extend(f"    error: {error}" for error in dist["errors"])
-    lines.extend(f"problem: {problem}" for problem in document["problems"])
     return "\n".join(lines)

@@ -1,4 +1,9 @@
-"""Audit records: every policy decision tied to the exact document text that made it."""
+"""Audit records: every policy decision tied to the exact document text that made it.
+
+The policy engine makes them and the planner's rules and admission gate carry them, so
+the record lives below both: the planner never imports the policy package (the policy
+engine imports the planner's rules, and the two must not import each other).
+"""
 
 from __future__ import annotations
 
