@@ -70,7 +70,7 @@ def history_of(latest: CheckpointTuple | None) -> tuple[int, int]:
         return 0, 0
     starts: dict[int, dict[str, Any]] = {}
     highs: dict[int, int] = {}
-    meta = latest.metadata or {}
+    meta: dict[str, Any] = dict(latest.metadata or {})
     if META_ATTEMPT in meta:
         starts[int(meta[META_ATTEMPT])] = {"shift": int(meta.get(META_SHIFT, 0)),
                                            "ceiling": int(meta[META_CEILING]),
@@ -140,7 +140,7 @@ def _marker_config(tup: CheckpointTuple) -> RunnableConfig:
 class ThreadLedger:
     """Reads and pins the continuity records of one thread through its checkpointer."""
 
-    def __init__(self, saver: BaseCheckpointSaver, config: RunnableConfig, thread_id: str) -> None:
+    def __init__(self, saver: BaseCheckpointSaver[Any], config: RunnableConfig, thread_id: str) -> None:
         self.saver = saver
         self.thread_id = thread_id
         self.resume_id: str | None = config.get("configurable", {}).get("checkpoint_id")

@@ -87,7 +87,7 @@ def carried(latest: CheckpointTuple | None, marker_channel: str) -> Spent:
 class SpendStampingSaver(WrappedSaver):
     """Writes the current thread-metered run's spend into every checkpoint it saves."""
 
-    def rewrap(self, inner: BaseCheckpointSaver) -> SpendStampingSaver:
+    def rewrap(self, inner: BaseCheckpointSaver[Any]) -> SpendStampingSaver:
         return SpendStampingSaver(inner)
 
     def stamp(self, metadata: Any) -> Any:

@@ -16,18 +16,18 @@ from langgraph.checkpoint.base import BaseCheckpointSaver, CheckpointTuple
 from grapharc.runtime.serde import allowlisted
 
 
-class WrappedSaver(BaseCheckpointSaver):
+class WrappedSaver(BaseCheckpointSaver[Any]):
     """Delegates to ``inner``; ``guard`` runs before every write and ``stamp`` adds to the
     metadata of every checkpoint. Subclasses override what they need and ``rewrap``."""
 
     guard_blocks = False
     """True when ``guard`` does I/O, so the async writes run it in a thread."""
 
-    def __init__(self, inner: BaseCheckpointSaver) -> None:
+    def __init__(self, inner: BaseCheckpointSaver[Any]) -> None:
         super().__init__(serde=inner.serde)
         self.inner = inner
 
-    def rewrap(self, inner: BaseCheckpointSaver) -> Self:
+    def rewrap(self, inner: BaseCheckpointSaver[Any]) -> Self:
         """This wrapper around another inner checkpointer."""
         raise NotImplementedError
 

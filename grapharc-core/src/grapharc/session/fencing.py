@@ -46,11 +46,11 @@ class FencedSaver(WrappedSaver):
 
     guard_blocks = True  # the lease check reads the session store
 
-    def __init__(self, inner: BaseCheckpointSaver, leases: Leases) -> None:
+    def __init__(self, inner: BaseCheckpointSaver[Any], leases: Leases) -> None:
         super().__init__(inner)
         self.leases = leases
 
-    def rewrap(self, inner: BaseCheckpointSaver) -> FencedSaver:
+    def rewrap(self, inner: BaseCheckpointSaver[Any]) -> FencedSaver:
         return FencedSaver(inner, self.leases)
 
     def guard(self, config: Any) -> None:
