@@ -26,6 +26,7 @@ from typing import Any, Literal
 
 from pydantic import BaseModel, Field
 
+from grapharc.audit_record import AuditRecord
 from grapharc.errors import GraphARCError
 from grapharc.planner import events
 from grapharc.planner.admission import (
@@ -38,7 +39,6 @@ from grapharc.planner.materialize import Materializer
 from grapharc.planner.planner_node import PlannerNode
 from grapharc.planner.proposal import Subgraph
 from grapharc.planner.registry import CostEstimate
-from grapharc.policy.audit import AuditRecord
 from grapharc.runtime.budget import Budget, BudgetExceededError, BudgetMeter
 from grapharc.runtime.context import CURRENT_RUN, record_stop_reason
 from grapharc.runtime.graph import END, START, GraphARC
