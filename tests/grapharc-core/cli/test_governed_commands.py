@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import json
-import os
 
 import pytest
 import typer
@@ -11,7 +10,6 @@ from typer.testing import CliRunner
 
 import grapharc.governed
 from grapharc.cli.governance_commands import add_governance_commands
-from grapharc.testing import plugin_host
 
 GRAPH = {"nodes": [{"name": "gather", "kind": "collect_context"},
                    {"name": "sum", "kind": "summarize"}],
@@ -29,13 +27,9 @@ def invoke(*args: str):
 
 
 @pytest.fixture(autouse=True)
-def in_tmp(tmp_path, monkeypatch):
-    monkeypatch.chdir(tmp_path)
-    for name in [n for n in os.environ if n.startswith("GRAPHARC_") and n != "GRAPHARC_DEBUG"]:
-        monkeypatch.delenv(name)
-    (tmp_path / "graph.json").write_text(json.dumps(GRAPH))
-    with plugin_host(installed=False):
-        yield tmp_path
+def in_tmp(clean_workdir):
+    (clean_workdir / "graph.json").write_text(json.dumps(GRAPH))
+    return clean_workdir
 
 
 @pytest.fixture

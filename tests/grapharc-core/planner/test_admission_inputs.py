@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import json
 import math
-import os
 from pathlib import Path
 
 import pytest
@@ -19,7 +18,6 @@ from grapharc.errors import GraphARCError
 from grapharc.governed import prepare_graph, resolve_config, run_graph
 from grapharc.planner import ProposalError, ProposedNode, Subgraph
 from grapharc.planner.proposal import proposal_from_data
-from grapharc.testing import plugin_host
 
 EVERY_FAILURE = {
     "nodes": [{"name": "x", "kind": "nope"}, {"name": "fix", "kind": "apply_change"},
@@ -30,12 +28,8 @@ EVERY_FAILURE = {
 
 
 @pytest.fixture(autouse=True)
-def in_tmp(tmp_path, monkeypatch):
-    monkeypatch.chdir(tmp_path)
-    for name in [n for n in os.environ if n.startswith("GRAPHARC_") and n != "GRAPHARC_DEBUG"]:
-        monkeypatch.delenv(name)
-    with plugin_host(installed=False):
-        yield tmp_path
+def in_tmp(clean_workdir):
+    return clean_workdir
 
 
 @pytest.fixture

@@ -51,12 +51,8 @@ def invoke(*args: str):
 
 
 @pytest.fixture(autouse=True)
-def in_tmp(tmp_path, monkeypatch):
-    monkeypatch.chdir(tmp_path)
-    for name in [n for n in os.environ if n.startswith("GRAPHARC_") and n != "GRAPHARC_DEBUG"]:
-        monkeypatch.delenv(name)
-    with plugin_host(installed=False):
-        yield tmp_path
+def in_tmp(clean_workdir):
+    return clean_workdir
 
 
 def graph_file(tmp_path: Path, document: dict | None = None, name: str = "graph.json") -> Path:

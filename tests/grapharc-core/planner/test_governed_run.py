@@ -2,8 +2,6 @@
 
 from __future__ import annotations
 
-import os
-
 import pytest
 
 from grapharc.governed import (
@@ -24,7 +22,6 @@ from grapharc.planner import StopReason
 from grapharc.planner.proposal import proposal_from_data
 from grapharc.planner.surface import DEMO, PLUGINS
 from grapharc.policy.engine import PolicyDocumentError, PolicyEngine
-from grapharc.testing import plugin_host
 
 GRAPH = {"nodes": [{"name": "gather", "kind": "collect_context"},
                    {"name": "look", "kind": "investigate"}, {"name": "sum", "kind": "summarize"}],
@@ -35,12 +32,8 @@ OPEN = ('version = "open"\n[[rules]]\nid = "e"\nresource = "edge"\naction = "all
 
 
 @pytest.fixture(autouse=True)
-def in_tmp(tmp_path, monkeypatch):
-    monkeypatch.chdir(tmp_path)
-    for name in [n for n in os.environ if n.startswith("GRAPHARC_") and n != "GRAPHARC_DEBUG"]:
-        monkeypatch.delenv(name)
-    with plugin_host(installed=False):
-        yield tmp_path
+def in_tmp(clean_workdir):
+    return clean_workdir
 
 
 def config_for(command, tmp_path, flags=None, env=None):

@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import json
-import os
 from typing import Annotated, Any, Literal
 
 import pytest
@@ -46,12 +45,9 @@ def invoke(*args: str) -> Any:
 
 
 @pytest.fixture(autouse=True)
-def in_tmp(tmp_path, monkeypatch):
-    monkeypatch.chdir(tmp_path)
-    for name in [n for n in os.environ if n.startswith("GRAPHARC_") and n != "GRAPHARC_DEBUG"]:
-        monkeypatch.delenv(name)
-    (tmp_path / "graph.json").write_text(json.dumps(LOOKUP_GRAPH))
-    return tmp_path
+def in_tmp(clean_workdir):
+    (clean_workdir / "graph.json").write_text(json.dumps(LOOKUP_GRAPH))
+    return clean_workdir
 
 
 def test_typed_writes_keep_the_names_and_remember_the_types():

@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import json
-import os
 
 import pytest
 import typer
@@ -15,7 +14,6 @@ from grapharc.cli.governance_commands import add_governance_commands
 from grapharc.governed import prepare_graph, resolve_config
 from grapharc.harness.permissions import Decision
 from grapharc.policy import PolicyDocumentError, PolicyEngine
-from grapharc.testing import plugin_host
 
 SEED_POLICY = """\
 version = "seed"
@@ -42,13 +40,9 @@ def invoke(*args: str):
 
 
 @pytest.fixture(autouse=True)
-def in_tmp(tmp_path, monkeypatch):
-    monkeypatch.chdir(tmp_path)
-    for name in [n for n in os.environ if n.startswith("GRAPHARC_") and n != "GRAPHARC_DEBUG"]:
-        monkeypatch.delenv(name)
-    (tmp_path / "seed.toml").write_text(SEED_POLICY)
-    with plugin_host(installed=False):
-        yield tmp_path
+def in_tmp(clean_workdir):
+    (clean_workdir / "seed.toml").write_text(SEED_POLICY)
+    return clean_workdir
 
 
 def test_an_edge_only_document_lets_every_kind_be_proposed_and_says_why():

@@ -105,9 +105,8 @@ def test_a_resumed_thread_is_the_next_attempt_and_its_steps_continue_above_the_l
     assert min(second) == max(first) + 1
 
 
-def test_a_killed_process_leaves_a_thread_whose_next_attempt_still_steps_above_it(
-    tmp_path: Path,
-) -> None:
+def run_killed(tmp_path: Path, durability: str) -> tuple[dict, Path, Path, Path]:
+    """Run the stage graph in a separate process that dies (os._exit) inside ``report``."""
     module = load_graph_module(tmp_path)
     trace, db, failure = tmp_path / "t.jsonl", tmp_path / "cp.sqlite", tmp_path / "fail"
     failure.write_text("kill")
@@ -120,17 +119,19 @@ def test_a_killed_process_leaves_a_thread_whose_next_attempt_still_steps_above_i
         "from langgraph.checkpoint.sqlite import SqliteSaver\n"
         "saver = SqliteSaver(sqlite3.connect(sys.argv[3], check_same_thread=False))\n"
         "build(Path(sys.argv[2]), saver, Path(sys.argv[4])).invoke("
-        "{}, {'configurable': {'thread_id': 'stage-thread'}})\n"
+        f"{{}}, {{'configurable': {{'thread_id': 'stage-thread'}}}}, durability={durability!r})\n"
     )
-
-    killed = subprocess.run(
-        [sys.executable, str(script), str(tmp_path), str(trace), str(db), str(failure)],
-        capture_output=True,
-        text=True,
-        timeout=120,
-    )
+    killed = subprocess.run([sys.executable, str(script), str(tmp_path), str(trace), str(db), str(failure)],
+                            capture_output=True, text=True, timeout=120)
     assert killed.returncode == 3, killed.stderr
     failure.unlink()
+    return module, trace, db, failure
+
+
+def test_a_killed_process_leaves_a_thread_whose_next_attempt_still_steps_above_it(
+    tmp_path: Path,
+) -> None:
+    module, trace, db, failure = run_killed(tmp_path, "sync")
     result = module["build"](trace, saver(db), failure).invoke(None, CONFIG)
 
     assert result["report"] == "3 words"
@@ -141,24 +142,7 @@ def test_a_killed_process_leaves_a_thread_whose_next_attempt_still_steps_above_i
 def test_a_killed_run_without_sync_durability_is_still_stepped_above_never_overlapped(
     tmp_path: Path,
 ) -> None:
-    module = load_graph_module(tmp_path)
-    trace, db, failure = tmp_path / "t.jsonl", tmp_path / "cp.sqlite", tmp_path / "fail"
-    failure.write_text("kill")
-    script = tmp_path / "run_once.py"
-    script.write_text(
-        "import sqlite3, sys\n"
-        "from pathlib import Path\n"
-        "sys.path.insert(0, sys.argv[1])\n"
-        "from stage_graph import build\n"
-        "from langgraph.checkpoint.sqlite import SqliteSaver\n"
-        "saver = SqliteSaver(sqlite3.connect(sys.argv[3], check_same_thread=False))\n"
-        "build(Path(sys.argv[2]), saver, Path(sys.argv[4])).invoke("
-        "{}, {'configurable': {'thread_id': 'stage-thread'}}, durability='async')\n"
-    )
-    killed = subprocess.run([sys.executable, str(script), str(tmp_path), str(trace), str(db), str(failure)],
-                            capture_output=True, text=True, timeout=120)
-    assert killed.returncode == 3, killed.stderr
-    failure.unlink()
+    module, trace, db, failure = run_killed(tmp_path, "async")
 
     module["build"](trace, saver(db), failure).invoke(None, CONFIG)
 
