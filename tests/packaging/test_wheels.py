@@ -144,12 +144,12 @@ def readme_plugin_project(folder: Path) -> Path:
     package.mkdir(parents=True)
     (package / "__init__.py").write_text("")
     (package / "hooks.py").write_text(readme_block("python"))
+    project = readme_block("toml").replace(
+        "[project]\n", '[project]\nname = "my-grapharc-plugin"\nversion = "0.1.0"\n'
+        'requires-python = ">=3.11"\n', 1)
     (folder / "pyproject.toml").write_text(
         '[build-system]\nrequires = ["hatchling>=1.25"]\nbuild-backend = "hatchling.build"\n\n'
-        '[project]\nname = "my-grapharc-plugin"\nversion = "0.1.0"\n'
-        'requires-python = ">=3.11"\ndependencies = ["grapharc-core"]\n\n'
-        + readme_block("toml") +
-        '\n[tool.hatch.build.targets.wheel]\npackages = ["src/my_grapharc_plugin"]\n')
+        + project + '\n[tool.hatch.build.targets.wheel]\npackages = ["src/my_grapharc_plugin"]\n')
     return folder
 
 
