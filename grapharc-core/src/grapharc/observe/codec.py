@@ -14,9 +14,11 @@ from typing import Any
 try:
     import orjson
 except ImportError:
-    orjson = None  # type: ignore[assignment]
+    _HAS_ORJSON = False
+else:
+    _HAS_ORJSON = True
 
-BACKEND = "stdlib" if orjson is None else "orjson"
+BACKEND = "orjson" if _HAS_ORJSON else "stdlib"
 
 
 def _stdlib_loads(raw: bytes) -> Any:
@@ -32,8 +34,8 @@ def _orjson_dumps(value: Any) -> bytes:
     return orjson.dumps(value, default=str, option=orjson.OPT_NON_STR_KEYS)
 
 
-loads: Callable[[bytes], Any] = _stdlib_loads if orjson is None else orjson.loads
+loads: Callable[[bytes], Any] = orjson.loads if _HAS_ORJSON else _stdlib_loads
 """Decode one line (bytes) of a trace."""
 
-dumps: Callable[[Any], bytes] = _stdlib_dumps if orjson is None else _orjson_dumps
+dumps: Callable[[Any], bytes] = _orjson_dumps if _HAS_ORJSON else _stdlib_dumps
 """Encode one value compactly as UTF-8 bytes (no trailing newline)."""

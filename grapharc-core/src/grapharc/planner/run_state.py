@@ -9,7 +9,7 @@ refused naming both, never silently settled.
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Mapping
+from collections.abc import Callable, Iterable, Mapping
 from typing import Any, get_origin
 
 from pydantic import BaseModel, PydanticUserError, TypeAdapter, create_model
@@ -71,7 +71,8 @@ def _definition(annotation: Any, who: str, field: str) -> Any:
     if not FieldInfo.from_annotation(annotation).is_required():
         return annotation
     adapter = TypeAdapter(annotation)
-    for make in (get_origin(annotation) or annotation, type(None)):
+    makers: tuple[Callable[[], Any], ...] = (get_origin(annotation) or annotation, type(None))
+    for make in makers:
         try:
             return annotation, adapter.validate_python(make())
         except (TypeError, ValueError):

@@ -11,20 +11,22 @@ without the context these entry points set.
 
 from __future__ import annotations
 
-from collections.abc import AsyncIterator, Callable, Iterator, Mapping
+from collections.abc import AsyncIterator, Callable, Generator, Iterator, Mapping
 from contextvars import copy_context
 from os import PathLike
-from typing import Any
+from typing import Any, Literal
 from uuid import uuid4
 
 from langchain_core.runnables import RunnableConfig
-from langgraph.types import Command
+from langgraph.graph.state import CompiledStateGraph
+from langgraph.types import Command, StateSnapshot
 from pydantic import BaseModel
 
 from grapharc.runtime.budget import Budget
-from grapharc.runtime.context import CURRENT_RUN
+from grapharc.runtime.context import CURRENT_RUN, RunContext
 from grapharc.runtime.errors import (
     AsyncNodeError,
+    MissingRunContextError,
     NoCheckpointerError,
     RunInputError,
     UnknownNodeError,
@@ -46,7 +48,18 @@ from grapharc.runtime.thread_spend import NOTHING, carried
 from grapharc.runtime.trace import TraceWriter
 from grapharc.runtime.trace_buffer import RunTraceWriter
 
-_STREAM_VERSIONS = ("v1", "v2")
+_STREAM_VERSIONS: tuple[Literal["v1", "v2"], ...] = ("v1", "v2")
+
+
+def _event_stream_version(version: str) -> Literal["v1", "v2"]:
+    """``version`` as a version LangChain's event stream takes; v3 and anything else refused."""
+    for known in _STREAM_VERSIONS:
+        if version == known:
+            return known
+    raise UnsupportedStreamError(
+        f"astream_events(version={version!r}) is not supported; use 'v1' or 'v2'",
+        hint="LangGraph returns a stream object for v3 rather than an async iterator",
+    )
 
 
 class CompiledGraphARC:
@@ -54,7 +67,7 @@ class CompiledGraphARC:
 
     def __init__(
         self,
-        inner: Any,
+        inner: CompiledStateGraph[Any, Any, Any, Any],
         *,
         name: str,
         contract: StateContract,
@@ -73,10 +86,10 @@ class CompiledGraphARC:
         self.nodes = dict(nodes)
         self.async_parts = async_parts
         self.checkpointer = checkpointer
-        self._owns_trace = trace is not None and not isinstance(trace, TraceWriter)
         self.trace: TraceWriter | None = (
-            RunTraceWriter(trace) if self._owns_trace else trace  # type: ignore[arg-type]
+            trace if trace is None or isinstance(trace, TraceWriter) else RunTraceWriter(trace)
         )
+        self._owns_trace = self.trace is not trace
         self.writable = frozenset().union(*(spec.writes for spec in self.nodes.values()))
         self._runs = RunLifecycle(self, name=name, budget=budget, trace=self.trace,
                                   checkpointer=checkpointer, inner=inner, edges=edges or [],
@@ -150,7 +163,7 @@ class CompiledGraphARC:
         opened = self._runs.open(config, kwargs.get("durability"))
         context = copy_context()
         context.run(CURRENT_RUN.set, opened.run)
-        chunks = context.run(self.inner.stream, payload, opened.config, **kwargs)
+        chunks = context.run(lambda: self.inner.stream(payload, opened.config, **kwargs))
         try:
             while True:
                 try:
@@ -159,7 +172,8 @@ class CompiledGraphARC:
                     break
                 yield chunk
         except GeneratorExit as stop:
-            context.run(chunks.close)
+            if isinstance(chunks, Generator):  # Pregel.stream is a generator; its stub says Iterator
+                context.run(chunks.close)
             self._runs.finish(opened, stop)
             raise
         except BaseException as exc:
@@ -210,15 +224,11 @@ class CompiledGraphARC:
     ) -> AsyncIterator[Any]:
         """LangChain's event stream, v1 or v2; v3 is refused (it is a stream object, not an
         async iterator)."""
-        if version not in _STREAM_VERSIONS:
-            raise UnsupportedStreamError(
-                f"astream_events(version={version!r}) is not supported; use 'v1' or 'v2'",
-                hint="LangGraph returns a stream object for v3 rather than an async iterator",
-            )
+        known = _event_stream_version(version)
         payload = self._prepare_input(input)
         return self._apump(
             config,
-            lambda cfg: self.inner.astream_events(payload, cfg, version=version, **kwargs),
+            lambda cfg: self.inner.astream_events(payload, cfg, version=known, **kwargs),
             kwargs.get("durability"),
         )
 
@@ -244,15 +254,22 @@ class CompiledGraphARC:
 
     def run_nested(self, values: dict[str, Any], config: RunnableConfig) -> dict[str, Any]:
         """Run as a node of a parent graph, inside the parent's run (same meter and trace)."""
-        token = CURRENT_RUN.set(CURRENT_RUN.get().child())  # type: ignore[union-attr]
+        token = CURRENT_RUN.set(self._child_run())
         try:
             return self.inner.invoke(values, config)
         finally:
             CURRENT_RUN.reset(token)
 
+    def _child_run(self) -> RunContext:
+        """The hosting node's run, one level down (a nested run outside any run is refused)."""
+        run = CURRENT_RUN.get()
+        if run is None:
+            raise MissingRunContextError(self.name)
+        return run.child()
+
     async def arun_nested(self, values: dict[str, Any], config: RunnableConfig) -> dict[str, Any]:
         """Async ``run_nested``."""
-        token = CURRENT_RUN.set(CURRENT_RUN.get().child())  # type: ignore[union-attr]
+        token = CURRENT_RUN.set(self._child_run())
         try:
             return await self.inner.ainvoke(values, config)
         finally:
@@ -260,19 +277,19 @@ class CompiledGraphARC:
 
     # -- state inspection and checked edits ----------------------------------------
 
-    def get_state(self, config: RunnableConfig, *, subgraphs: bool = False) -> Any:
+    def get_state(self, config: RunnableConfig, *, subgraphs: bool = False) -> StateSnapshot:
         """LangGraph's StateSnapshot of the thread (inspection runs no node)."""
         return self.inner.get_state(config, subgraphs=subgraphs)
 
-    async def aget_state(self, config: RunnableConfig, *, subgraphs: bool = False) -> Any:
+    async def aget_state(self, config: RunnableConfig, *, subgraphs: bool = False) -> StateSnapshot:
         """Async ``get_state``."""
         return await self.inner.aget_state(config, subgraphs=subgraphs)
 
-    def get_state_history(self, config: RunnableConfig, **kwargs: Any) -> Iterator[Any]:
+    def get_state_history(self, config: RunnableConfig, **kwargs: Any) -> Iterator[StateSnapshot]:
         """LangGraph's checkpoint history of the thread, newest first."""
         return self.inner.get_state_history(config, **kwargs)
 
-    def aget_state_history(self, config: RunnableConfig, **kwargs: Any) -> AsyncIterator[Any]:
+    def aget_state_history(self, config: RunnableConfig, **kwargs: Any) -> AsyncIterator[StateSnapshot]:
         """Async ``get_state_history``."""
         return self.inner.aget_state_history(config, **kwargs)
 

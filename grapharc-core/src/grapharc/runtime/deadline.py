@@ -30,7 +30,7 @@ from abc import ABC, abstractmethod
 from contextlib import AbstractAsyncContextManager, AbstractContextManager, nullcontext
 from time import monotonic
 from types import FrameType, TracebackType
-from typing import Any
+from typing import Any, Literal
 
 from grapharc.errors import GraphARCError
 
@@ -138,7 +138,7 @@ class _Deadline(ABC):
         exc_type: type[BaseException] | None,
         exc: BaseException | None,
         tb: TracebackType | None,
-    ) -> bool:
+    ) -> Literal[False]:
         late: DeadlineInterrupt | None = None
         while True:
             try:
@@ -316,16 +316,19 @@ class _ThreadDeadline(_Deadline):
                 _send_async_exception(self._thread_id, None)
 
 
-_THREAD_DEADLINES = threading.local()
+class _OpenDeadlines(threading.local):
+    """Per thread: the deadlines open on it, outermost first (empty on a thread's first use)."""
+
+    def __init__(self) -> None:
+        self.open: list[_ThreadDeadline] = []
+
+
+_THREAD_DEADLINES = _OpenDeadlines()
 
 
 def _open_on_this_thread() -> list[_ThreadDeadline]:
     """The deadlines currently open on the calling thread, outermost first."""
-    try:
-        return _THREAD_DEADLINES.open
-    except AttributeError:
-        _THREAD_DEADLINES.open = []
-        return _THREAD_DEADLINES.open
+    return _THREAD_DEADLINES.open
 
 
 class _Watchdog:

@@ -19,6 +19,7 @@ from langchain_core.runnables import Runnable
 from langgraph.checkpoint.base import BaseCheckpointSaver
 from langgraph.constants import END, START
 from langgraph.graph import StateGraph as LangGraphStateGraph
+from langgraph.types import All
 from pydantic import BaseModel
 
 from grapharc.runtime.budget import Budget
@@ -31,7 +32,10 @@ from grapharc.runtime.errors import (
 )
 from grapharc.runtime.fanout import FanOut
 from grapharc.runtime.node import (
+    AsyncBody,
+    Body,
     DeclaredNode,
+    GovernedRunnable,
     GraphFacts,
     function_bodies,
     governed_runnable,
@@ -45,6 +49,10 @@ from grapharc.runtime.topology import check_acyclic, check_write_conflicts
 from grapharc.runtime.trace import TraceWriter
 
 __all__ = ["END", "START", "GraphARC", "StateGraph"]
+
+# What a node runs: a function (sync or async), a LangChain Runnable, or a compiled GraphARC
+# (hosted as a subgraph).
+NodeBody = Callable[..., Any] | Runnable[Any, Any] | CompiledGraphARC
 
 _ALIASES = {"START": START, "END": END}
 _RESERVED = frozenset({START, END, "START", "END"})
@@ -129,8 +137,8 @@ class GraphARC:
 
     def add_node(
         self,
-        name: str | Callable[..., Any],
-        fn: Callable[..., Any] | None = None,
+        name: str | NodeBody,
+        fn: NodeBody | None = None,
         *,
         writes: Iterable[str] | None = None,
         copy_state: bool = True,
@@ -150,10 +158,11 @@ class GraphARC:
         the node's trace events say ``"copy": "shared"``. ``retry_policy``,
         ``cache_policy``, ``defer``, ``metadata`` and ``destinations`` go to LangGraph.
         """
-        if fn is None:
-            fn, name = name, getattr(name, "__name__", None)  # type: ignore[assignment]
-        if not isinstance(name, str) or not name:
-            raise GraphBuildError(f"add_node: a node needs a name, got {name!r}")
+        body = name if fn is None else fn
+        label = getattr(name, "__name__", None) if fn is None else name
+        if not isinstance(label, str) or not label:
+            raise GraphBuildError(f"add_node: a node needs a name, got {label!r}")
+        name = label
         self._check_new_node(name)
         if writes is None:
             declared = self.fields if self._writes_default_all else frozenset()
@@ -162,15 +171,18 @@ class GraphARC:
             for field in sorted(declared):
                 if field not in self.fields:
                     raise UnknownFieldError(f"add_node({name!r}) writes=", field, self.fields)
-        is_sub = isinstance(fn, CompiledGraphARC)
-        is_async = fn.has_async if is_sub else (not isinstance(fn, Runnable) and _is_async(fn))
+        is_sub = isinstance(body, CompiledGraphARC)
+        if isinstance(body, CompiledGraphARC):
+            is_async = body.has_async
+        else:
+            is_async = not isinstance(body, Runnable) and _is_async(body)
         self.nodes[name] = DeclaredNode(
             name=name,
-            fn=fn,
+            fn=body,
             writes=declared,
             copy_state=copy_state,
             is_async=is_async,
-            wants_config=not is_sub and not isinstance(fn, Runnable) and _wants_config(fn),
+            wants_config=not is_sub and not isinstance(body, Runnable) and _wants_config(body),
             options={
                 "retry_policy": retry_policy,
                 "cache_policy": cache_policy,
@@ -293,8 +305,8 @@ class GraphARC:
         *,
         cache: Any = None,
         store: Any = None,
-        interrupt_before: Sequence[str] | None = None,
-        interrupt_after: Sequence[str] | None = None,
+        interrupt_before: All | list[str] | None = None,
+        interrupt_after: All | list[str] | None = None,
         debug: bool = False,
         budget_scope: Literal["run", "thread"] = "run",
     ) -> CompiledGraphARC:
@@ -371,8 +383,9 @@ class GraphARC:
         edges += [[source, target] for sources, target in self.joins for source in sources]
         return edges
 
-    def _runnable(self, spec: DeclaredNode, facts: GraphFacts) -> Runnable:
+    def _runnable(self, spec: DeclaredNode, facts: GraphFacts) -> GovernedRunnable:
         fan = self.fanouts.get(spec.name)
+        bodies: tuple[Body | None, AsyncBody | None]
         if fan is not None:
             bodies = (None, fan.async_body) if fan.is_async else (fan.sync_body, None)
         elif isinstance(spec.fn, CompiledGraphARC):

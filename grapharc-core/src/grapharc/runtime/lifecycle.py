@@ -146,11 +146,11 @@ class RunLifecycle:
         return opened
 
     def _config(self, config: RunnableConfig | None, run: RunContext, continuity: Continuity,
-                recursion_limit: int) -> dict[str, Any]:
+                recursion_limit: int) -> RunnableConfig:
         """The LangGraph config the run executes with: the caller's, plus the thread, the
         continuity metadata every checkpoint carries, durability, concurrency and recursion."""
-        user = dict(config or {})
-        cfg: dict[str, Any] = {
+        user: RunnableConfig = config or {}
+        cfg: RunnableConfig = {
             **user,
             "configurable": {**(user.get("configurable") or {}), "thread_id": run.thread_id},
             "metadata": {
@@ -217,9 +217,9 @@ class RunLifecycle:
         run, own = opened.run, opened.own_spend()
         status, reason = termination(exc, interrupted, run.stop_reason)
         duration_ms = (perf_counter() - opened.started) * 1000.0
-        failed = exc is not None and status != schema.CANCELLED
+        failure = None if status == schema.CANCELLED else exc
         remember(self.owner, self._info(opened, status, reason, duration_ms,
-                                        f"{type(exc).__name__}: {exc}" if failed else None))
+                                        None if failure is None else f"{type(failure).__name__}: {failure}"))
         if self.trace is None:
             return
         route_trace.flush(run)
@@ -230,8 +230,8 @@ class RunLifecycle:
             schema.COST_USD: own.cost_usd, schema.UNPRICED_CALLS: own.unpriced_calls,
             schema.DURATION_MS: duration_ms, **opened.attribution,
         }
-        if failed:
-            event[schema.EXCEPTION] = exception_document(exc)  # type: ignore[arg-type]
+        if failure is not None:
+            event[schema.EXCEPTION] = exception_document(failure)
         self.trace.emit(event)
         if isinstance(self.trace, RunTraceWriter):
             self.trace.release(run.run_id)

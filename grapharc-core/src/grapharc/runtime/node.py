@@ -141,7 +141,7 @@ def seconds_exceeded(meter: BudgetMeter, node: str) -> BudgetExceededError:
     limit = meter.budget.max_seconds or 0.0
     allowed = meter.budget.effective_seconds or 0.0
     used = round(allowed - (meter.seconds_left() or 0.0), 3)
-    return BudgetExceededError("seconds", limit, used, node)  # type: ignore[arg-type]
+    return BudgetExceededError("seconds", limit, used, node)
 
 
 class Settler:
@@ -158,7 +158,7 @@ class Settler:
         self.dag = facts.dag
         self.graph = facts.name
 
-    def __call__(self, out: Any, state: Any) -> tuple[Any, dict[str, Any], dict | None]:
+    def __call__(self, out: Any, state: Any) -> tuple[Any, dict[str, Any], dict[str, Any] | None]:
         """(value for LangGraph, state delta for the trace, extra trace fields)."""
         if isinstance(out, dict):
             current = state if isinstance(state, self.schema) else None
@@ -170,7 +170,9 @@ class Settler:
             return self.command(out, state)
         raise NodeOutputError(self.node, out)
 
-    def command(self, cmd: Command, state: Any) -> tuple[Command, dict[str, Any], dict | None]:
+    def command(
+        self, cmd: Command[Any], state: Any
+    ) -> tuple[Command[Any], dict[str, Any], dict[str, Any] | None]:
         """Check a Command's update like any write and its goto against the graph's nodes."""
         if cmd.graph == Command.PARENT:  # addressed to the parent; the hosting node checks it
             return cmd, {}, None
@@ -361,7 +363,7 @@ def make_async(spec: DeclaredNode, facts: GraphFacts, body: AsyncBody) -> AsyncB
     return run_node
 
 
-def _merge(marks: dict | None, extra: dict | None) -> dict | None:
+def _merge(marks: dict[str, Any] | None, extra: dict[str, Any] | None) -> dict[str, Any] | None:
     if extra is None:
         return marks
     return extra if marks is None else {**marks, **extra}
@@ -394,17 +396,28 @@ class GovernedRunnable(Runnable[Any, Any]):
 
     def invoke(self, input: Any, config: RunnableConfig | None = None, **kwargs: Any) -> Any:
         """Run the sync wrapper (async-only nodes are refused: they need ainvoke)."""
-        if self.func is None:
-            raise AsyncNodeError(self.graph, {self.name})
-        return self.func(input, config)  # type: ignore[arg-type]
+        return self._sync_body()(input, self._given(config))
 
     async def ainvoke(self, input: Any, config: RunnableConfig | None = None, **kwargs: Any) -> Any:
         """Run the async wrapper, or the sync one (in a thread when ``offload``)."""
+        given = self._given(config)
         if self.afunc is not None:
-            return await self.afunc(input, config)  # type: ignore[arg-type]
+            return await self.afunc(input, given)
+        func = self._sync_body()
         if self.offload:
-            return await run_in_executor(None, self.func, input, config)
-        return self.func(input, config)  # type: ignore[misc]
+            return await run_in_executor(None, func, input, given)
+        return func(input, given)
+
+    def _sync_body(self) -> Body:
+        if self.func is None:
+            raise AsyncNodeError(self.graph, {self.get_name()})
+        return self.func
+
+    def _given(self, config: RunnableConfig | None) -> RunnableConfig:
+        """LangGraph always hands a node its config; a call without one is not inside a run."""
+        if config is None:
+            raise MissingRunContextError(self.get_name())
+        return config
 
 
 def governed_runnable(

@@ -52,35 +52,39 @@ def checked_mapping(
 ) -> dict[Hashable, str] | None:
     """Validate a conditional edge's mapping as declared; returns it as a dict (or None)."""
     keys = declared_keys(router)
+    declared: Mapping[Hashable, Hashable]
     if mapping is None:
         if keys is None:
             return None
-        mapping = {key: key for key in keys}
-    elif not isinstance(mapping, Mapping):
-        mapping = {name: name for name in mapping}
-    mapping = dict(mapping)
-    if not mapping:
+        declared = {key: key for key in keys}
+    elif isinstance(mapping, Mapping):
+        declared = mapping
+    else:
+        declared = {name: name for name in mapping}
+    if not declared:
         raise RouteMappingError(
             f"conditional edge from {source!r}: the mapping is empty",
             hint="map each key the router returns to a node or END",
         )
     targets = nodes | {END}
-    for key, target in mapping.items():
-        if target not in targets:
+    checked: dict[Hashable, str] = {}
+    for key, target in declared.items():
+        if not isinstance(target, str) or target not in targets:
             raise RouteMappingError(
                 f"conditional edge from {source!r}: key {key!r} maps to {target!r}, "
                 f"which is not a node (nodes: {quoted_names(nodes)}) or END",
                 hint="add the node before the edge, or fix the target",
             )
+        checked[key] = target
     if keys is not None:
-        missing = [key for key in keys if not _in_mapping(key, mapping)]
+        missing = [key for key in keys if not _in_mapping(key, checked)]
         if missing:
             raise RouteMappingError(
                 f"conditional edge from {source!r}: the router's return annotation allows "
-                f"{missing!r}, which the mapping does not have (keys: {quoted_names(mapping)})",
+                f"{missing!r}, which the mapping does not have (keys: {quoted_names(checked)})",
                 hint="add those keys to the mapping or narrow the router's return type",
             )
-    return mapping
+    return checked
 
 
 class RouteCheck:

@@ -16,7 +16,7 @@ from __future__ import annotations
 import copy
 import dataclasses
 from collections.abc import Callable, Iterable, Mapping
-from typing import Annotated, Any
+from typing import Annotated, Any, Literal, get_args
 
 import orjson
 from langgraph.channels.binop import BinaryOperatorAggregate
@@ -33,12 +33,16 @@ from grapharc.runtime.errors import (
 # The integers LangGraph's msgpack checkpoint serializer can store (int64 and uint64).
 CHECKPOINT_INT_MIN = -(2**63)
 CHECKPOINT_INT_MAX = 2**64 - 1
+Reducer = Callable[[Any, Any], Any]
+"""A LangGraph channel reducer: (current value, update) to the new value."""
+
 _PLAIN = (str, bytes, float, bool, type(None))  # values that hold no integer at all
 
 # Model config keys that describe the model as a whole rather than how a value validates.
-_MODEL_ONLY_CONFIG = frozenset(
-    {"title", "extra", "frozen", "validate_assignment", "revalidate_instances", "defer_build"}
-)
+ModelOnlyConfig = Literal[
+    "title", "extra", "frozen", "validate_assignment", "revalidate_instances", "defer_build"
+]
+_MODEL_ONLY_CONFIG: tuple[ModelOnlyConfig, ...] = get_args(ModelOnlyConfig)
 
 
 class GraphARCState(BaseModel):
@@ -54,7 +58,7 @@ def type_name(annotation: Any) -> str:
     return str(annotation).replace("typing.", "")
 
 
-def channel_reducers(channels: Mapping[str, Any]) -> dict[str, Callable[[Any, Any], Any]]:
+def channel_reducers(channels: Mapping[str, Any]) -> dict[str, Reducer]:
     """The reducer of each LangGraph state channel that has one (``Annotated[T, operator.add]``)."""
     return {
         name: channel.operator
@@ -120,7 +124,7 @@ def _first_error(error: ValidationError) -> str:
     return f"{where}: {first['msg']}" if where else first["msg"]
 
 
-def _adapter(annotation: Any, config: ConfigDict) -> TypeAdapter:
+def _adapter(annotation: Any, config: ConfigDict) -> TypeAdapter[Any]:
     """A TypeAdapter under the model's config, unless the type carries a config of its own."""
     try:
         return TypeAdapter(annotation, config=config or None)
@@ -135,7 +139,7 @@ class FieldContract:
 
     __slots__ = ("adapter", "empty", "expected", "name", "reducer")
 
-    def __init__(self, name: str, info: FieldInfo, config: ConfigDict, reducer: Callable | None) -> None:
+    def __init__(self, name: str, info: FieldInfo, config: ConfigDict, reducer: Reducer | None) -> None:
         self.name = name
         self.adapter = _adapter(Annotated[info.annotation, info], config)
         self.expected = type_name(info.annotation)
@@ -148,9 +152,11 @@ class FieldContract:
 class StateContract:
     """The state schema as the kernel enforces it: field types, reducers and validators."""
 
-    def __init__(self, schema: type[BaseModel], reducers: Mapping[str, Callable]) -> None:
+    def __init__(self, schema: type[BaseModel], reducers: Mapping[str, Reducer]) -> None:
         self.schema = schema
-        config = ConfigDict(**{k: v for k, v in schema.model_config.items() if k not in _MODEL_ONLY_CONFIG})
+        config = schema.model_config.copy()
+        for key in _MODEL_ONLY_CONFIG:
+            config.pop(key, None)
         self.fields: dict[str, FieldContract] = {
             name: FieldContract(name, info, config, reducers.get(name))
             for name, info in schema.model_fields.items()

@@ -39,7 +39,9 @@ from grapharc.errors import GraphARCError
 try:
     import orjson
 except ImportError:  # pragma: no cover - orjson ships with langsmith on CPython
-    orjson = None  # type: ignore[assignment]
+    _HAS_ORJSON = False
+else:
+    _HAS_ORJSON = True
 
 MAX_STRING_CHARS = schema.MAX_STRING_CHARS
 TRUNCATION_MARKER = schema.TRUNCATION_MARKER
@@ -273,7 +275,7 @@ def _dumps_orjson(value: Any) -> bytes:
     return orjson.dumps(value, default=_default, option=_ORJSON_OPTIONS)
 
 
-if orjson is not None:
+if _HAS_ORJSON:
     _ORJSON_OPTIONS = (
         orjson.OPT_APPEND_NEWLINE | orjson.OPT_PASSTHROUGH_DATETIME | orjson.OPT_PASSTHROUGH_DATACLASS
     )

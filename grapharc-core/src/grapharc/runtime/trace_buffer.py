@@ -52,7 +52,7 @@ class RunTraceWriter(TraceWriter):
 
         Queueing is a lock-free ``deque.append``, so a worker never waits on another.
         """
-        owner = self._owners.get(event.get(RUN_ID))  # type: ignore[arg-type]
+        owner = self._owners.get(event.get(RUN_ID, ""))
         if owner is None or owner == threading.get_ident():
             with self._order:
                 if self._pending:

@@ -11,6 +11,7 @@ pin what these docstrings promise.
 
 from __future__ import annotations
 
+import builtins  # `builtins.list` in annotations: the class below has a method named `list`
 from collections.abc import Iterable, Mapping
 from contextlib import AbstractAsyncContextManager
 from typing import TYPE_CHECKING, Any, Protocol, runtime_checkable
@@ -80,7 +81,7 @@ class SessionStore(Protocol):
         """
         ...
 
-    def approvals(self, thread_id: str) -> list[Approval]:
+    def approvals(self, thread_id: str) -> builtins.list[Approval]:
         """Every approval the thread has asked for, oldest first."""
         ...
 
@@ -105,7 +106,7 @@ class SessionStore(Protocol):
         """Queue an event for the thread's next start turn."""
         ...
 
-    def events(self, thread_id: str) -> list[Event]:
+    def events(self, thread_id: str) -> builtins.list[Event]:
         """Every event posted to the thread, oldest first, delivered or not."""
         ...
 
@@ -127,11 +128,11 @@ class SessionStore(Protocol):
         """
         ...
 
-    def audit(self, thread_id: str) -> list[AuditEntry]:
+    def audit(self, thread_id: str) -> builtins.list[AuditEntry]:
         """The thread's audit trail, oldest first; entries are only ever appended."""
         ...
 
-    def prune(self, before: float) -> list[str]:
+    def prune(self, before: float) -> builtins.list[str]:
         """Remove finished sessions last changed before ``before`` with all their records; their ids.
 
         Paused, running and created sessions stay however old. Giving freed space back to

@@ -21,6 +21,7 @@ event loop, so a server needs no thread per session.
 from __future__ import annotations
 
 import asyncio
+import builtins  # `builtins.list` in annotations: the class below has a method named `list`
 import json
 import math
 import os
@@ -128,15 +129,15 @@ class SessionManager:
         """Every session, most recently changed first (or only those in ``status``)."""
         return self.store.list(status)
 
-    def approvals(self, thread_id: str) -> list[Approval]:
+    def approvals(self, thread_id: str) -> builtins.list[Approval]:
         """Every approval the thread has asked for, oldest first."""
         return self.store.approvals(thread_id)
 
-    def audit(self, thread_id: str) -> list[AuditEntry]:
+    def audit(self, thread_id: str) -> builtins.list[AuditEntry]:
         """The thread's append-only audit trail."""
         return self.store.audit(thread_id)
 
-    def events(self, thread_id: str) -> list[Event]:
+    def events(self, thread_id: str) -> builtins.list[Event]:
         """Every event posted to the thread."""
         return self.store.events(thread_id)
 

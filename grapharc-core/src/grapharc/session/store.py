@@ -10,6 +10,7 @@ any thread. Graph state is not kept here: it lives in LangGraph's checkpointer.
 
 from __future__ import annotations
 
+import builtins  # `builtins.list` in annotations: the class below has a method named `list`
 import json
 import sqlite3
 import threading
@@ -268,7 +269,7 @@ class SqliteSessionStore:
 
     # -- approvals -------------------------------------------------------------------
 
-    def approvals(self, thread_id: str) -> list[Approval]:
+    def approvals(self, thread_id: str) -> builtins.list[Approval]:
         """Every approval the thread has asked for, oldest first."""
         with self._read() as conn:
             _row(conn, thread_id)
@@ -368,7 +369,7 @@ class SqliteSessionStore:
             _audit(conn, thread_id, now, "event", {"event": cursor.lastrowid, "kind": kind})
         return Event(int(cursor.lastrowid or 0), thread_id, kind, dict(payload), now, None)
 
-    def events(self, thread_id: str) -> list[Event]:
+    def events(self, thread_id: str) -> builtins.list[Event]:
         """Every event posted to the thread, oldest first."""
         with self._read() as conn:
             _row(conn, thread_id)
@@ -407,7 +408,7 @@ class SqliteSessionStore:
                 "VALUES (?, ?, 'run', NULL, NULL, ?, ?)",
                 (lease.thread_id, now, str(run["run_id"]), _dumps(dict(run))))
 
-    def audit(self, thread_id: str) -> list[AuditEntry]:
+    def audit(self, thread_id: str) -> builtins.list[AuditEntry]:
         """The thread's audit trail, in the order it was written."""
         with self._read() as conn:
             _row(conn, thread_id)
@@ -417,7 +418,7 @@ class SqliteSessionStore:
 
     # -- retention -------------------------------------------------------------------
 
-    def prune(self, before: float) -> list[str]:
+    def prune(self, before: float) -> builtins.list[str]:
         """Remove finished sessions last changed before ``before``, with their holds, events and audit,
         and give the space back to the file system."""
         marks = ",".join("?" * len(_FINISHED))
