@@ -234,7 +234,8 @@ def test_plugin_error_is_a_grapharc_error_with_a_code():
 
 
 @pytest.mark.parametrize("factory", ["no_colon", "grapharc.no_such_module:thing",
-                                     "grapharc.executors:no_such_attr", 42])
+                                     "grapharc.executors:no_such_attr", "grapharc.plugins.types:STORE_KINDS",
+                                     42])
 def test_a_factory_that_cannot_be_resolved_is_a_plugin_error_naming_the_plugin(factory):
     with pytest.raises(PluginFactoryError, match=r"^my-dist"):
         resolve_factory(factory, plugin="my-dist")

@@ -32,12 +32,15 @@ def resolve_factory(factory: Factory, *, plugin: str) -> Callable[..., Any]:
         raise PluginFactoryError(f"{plugin} registered the factory {factory!r}, which is neither "
                                  "a callable nor of the form 'module:attr'")
     try:
-        target: Any = importlib.import_module(module_name)
+        target: object = importlib.import_module(module_name)
         for part in attr.split("."):
             target = getattr(target, part)
     except (ImportError, AttributeError) as exc:
         raise PluginFactoryError(f"{plugin}'s factory {factory!r} cannot be imported: "
                                  f"{type(exc).__name__}: {exc}") from exc
+    if not callable(target):
+        raise PluginFactoryError(f"{plugin}'s factory {factory!r} names a {type(target).__name__}, "
+                                 "not something to call")
     return target
 
 
