@@ -11,17 +11,24 @@ imported until one is used.
 
 from __future__ import annotations
 
-from collections.abc import Callable
-from typing import Any
+from typing import TYPE_CHECKING
 
-from grapharc.plugins.hookspecs import hookimpl
+from grapharc.plugins.hookspecs import (
+    RegisterBackend,
+    RegisterExecutor,
+    RegisterNodeKind,
+    RegisterPolicySource,
+    RegisterStore,
+    hookimpl,
+)
 from grapharc.plugins.types import BackendInfo, ExecutorInfo, PolicySourceInfo, StoreInfo
 
-Register = Callable[[Any], None]
+if TYPE_CHECKING:
+    import typer
 
 
 @hookimpl
-def register_node_kinds(register: Register) -> None:
+def register_node_kinds(register: RegisterNodeKind) -> None:
     from grapharc.stdlib import stdlib_specs
 
     for spec in stdlib_specs():
@@ -29,7 +36,7 @@ def register_node_kinds(register: Register) -> None:
 
 
 @hookimpl
-def register_model_backends(register: Register) -> None:
+def register_model_backends(register: RegisterBackend) -> None:
     register(BackendInfo(
         prefix="mock", factory="grapharc.models.scripted:create_scripted_model",
         vendor="grapharc", capabilities=frozenset({"completion", "async", "streaming"}),
@@ -37,13 +44,13 @@ def register_model_backends(register: Register) -> None:
 
 
 @hookimpl
-def register_executors(register: Register) -> None:
+def register_executors(register: RegisterExecutor) -> None:
     register(ExecutorInfo(name="local", factory="grapharc.executors:create_local_executor",
                           description="runs the tool in this process; confines nothing"))
 
 
 @hookimpl
-def register_stores(register: Register) -> None:
+def register_stores(register: RegisterStore) -> None:
     register(StoreInfo(scheme="memory", kinds=frozenset({"claims"}),
                        factory="grapharc.memory.inprocess:open_inprocess_store",
                        description="claims in a dict for the life of the process"))
@@ -58,7 +65,7 @@ def register_stores(register: Register) -> None:
 
 
 @hookimpl
-def register_policy_sources(register: Register) -> None:
+def register_policy_sources(register: RegisterPolicySource) -> None:
     register(PolicySourceInfo(name="config", precedence=30,
                               load="grapharc.policy.sources:from_config",
                               description="--policy, GRAPHARC_POLICY or policy = ... in grapharc.toml"))
@@ -71,7 +78,7 @@ def register_policy_sources(register: Register) -> None:
 
 
 @hookimpl
-def register_commands(app: Any) -> None:
+def register_commands(app: typer.Typer) -> None:
     from grapharc.cli.core_commands import add_core_commands
 
     add_core_commands(app)

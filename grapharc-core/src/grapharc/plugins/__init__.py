@@ -20,7 +20,16 @@ from grapharc.plugins.errors import (
     UnknownNameError,
     UnknownPluginError,
 )
-from grapharc.plugins.hookspecs import hookimpl, hookspec
+from grapharc.plugins.hookspecs import (
+    RegisterBackend,
+    RegisterExecutor,
+    RegisterNodeKind,
+    RegisterPolicySource,
+    RegisterStore,
+    RegisterTool,
+    hookimpl,
+    hookspec,
+)
 from grapharc.plugins.host import (
     CORE_DISTRIBUTION,
     DistributionRecord,
@@ -33,6 +42,7 @@ from grapharc.plugins.host import (
 from grapharc.plugins.types import (
     BackendInfo,
     ExecutorInfo,
+    NodeKind,
     PolicySourceInfo,
     Registered,
     StoreInfo,
@@ -47,12 +57,19 @@ __all__ = [
     "DuplicateRegistrationError",
     "ExecutorInfo",
     "IncompatiblePluginError",
+    "NodeKind",
     "PluginError",
     "PluginFactoryError",
     "PluginFailedError",
     "PluginHost",
     "PluginSource",
     "PolicySourceInfo",
+    "RegisterBackend",
+    "RegisterExecutor",
+    "RegisterNodeKind",
+    "RegisterPolicySource",
+    "RegisterStore",
+    "RegisterTool",
     "Registered",
     "StoreInfo",
     "ToolInfo",

@@ -8,19 +8,38 @@ kinds hook runs the first time something asks for node kinds, not at start-up.
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Any
+from collections.abc import Callable
+from typing import TYPE_CHECKING
 
 import pluggy
 
+from grapharc.plugins.types import (
+    BackendInfo,
+    ExecutorInfo,
+    NodeKind,
+    PolicySourceInfo,
+    StoreInfo,
+    ToolInfo,
+)
+
 if TYPE_CHECKING:
-    from collections.abc import Callable
+    import typer
 
 hookspec = pluggy.HookspecMarker("grapharc")
 hookimpl = pluggy.HookimplMarker("grapharc")
 
+# The register callback each hook receives; a plugin's hook implementation annotates its
+# parameter with the same alias, so what it registers is checked against what the registry takes.
+RegisterNodeKind = Callable[[NodeKind], None]
+RegisterBackend = Callable[[BackendInfo], None]
+RegisterExecutor = Callable[[ExecutorInfo], None]
+RegisterStore = Callable[[StoreInfo], None]
+RegisterPolicySource = Callable[[PolicySourceInfo], None]
+RegisterTool = Callable[[ToolInfo], None]
+
 
 @hookspec
-def register_node_kinds(register: Callable[[Any], None]) -> None:
+def register_node_kinds(register: RegisterNodeKind) -> None:
     """Register node kinds a planner may propose.
 
     Call ``register(NodeSpec(...))`` (``grapharc.planner.NodeSpec``) once per kind.
@@ -29,7 +48,7 @@ def register_node_kinds(register: Callable[[Any], None]) -> None:
 
 
 @hookspec
-def register_model_backends(register: Callable[[Any], None]) -> None:
+def register_model_backends(register: RegisterBackend) -> None:
     """Register model backends: ``register(BackendInfo(prefix=..., factory=..., vendor=...))``.
 
     A spec ``<prefix>/<model>`` resolves to ``factory(model, **kwargs)``, which
@@ -39,7 +58,7 @@ def register_model_backends(register: Callable[[Any], None]) -> None:
 
 
 @hookspec
-def register_executors(register: Callable[[Any], None]) -> None:
+def register_executors(register: RegisterExecutor) -> None:
     """Register tool executors by name: ``register(ExecutorInfo(name=..., factory=...))``.
 
     ``factory(**options)`` returns an object with ``run(tool, args)``.
@@ -47,7 +66,7 @@ def register_executors(register: Callable[[Any], None]) -> None:
 
 
 @hookspec
-def register_stores(register: Callable[[Any], None]) -> None:
+def register_stores(register: RegisterStore) -> None:
     """Register stores by URI scheme: ``register(StoreInfo(scheme=..., kinds=..., factory=...))``.
 
     ``kinds`` says which of claims / artifacts / checkpoints / sessions the
@@ -57,7 +76,7 @@ def register_stores(register: Callable[[Any], None]) -> None:
 
 
 @hookspec
-def register_policy_sources(register: Callable[[Any], None]) -> None:
+def register_policy_sources(register: RegisterPolicySource) -> None:
     """Register places a policy may come from: ``register(PolicySourceInfo(...))``.
 
     Sources are consulted in descending precedence; the first whose ``load``
@@ -66,7 +85,7 @@ def register_policy_sources(register: Callable[[Any], None]) -> None:
 
 
 @hookspec
-def register_tools(register: Callable[[Any], None]) -> None:
+def register_tools(register: RegisterTool) -> None:
     """Register tools for the agent harness: ``register(ToolInfo(name=..., factory=...))``.
 
     ``factory(workspace)`` returns the tool for that workspace directory: a callable
@@ -75,7 +94,7 @@ def register_tools(register: Callable[[Any], None]) -> None:
 
 
 @hookspec
-def register_commands(app: Any) -> None:
+def register_commands(app: typer.Typer) -> None:
     """Add CLI commands to ``app``, a ``typer.Typer`` owned by this plugin alone.
 
     Core merges the plugin's commands into ``grapharc``; a command name that is

@@ -16,7 +16,7 @@ import re
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
 from functools import partial
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import pluggy
 
@@ -31,6 +31,9 @@ from grapharc.plugins.errors import (
 )
 from grapharc.plugins.facets import FACETS, Facet
 from grapharc.plugins.types import Registered
+
+if TYPE_CHECKING:
+    from typer.models import CommandInfo, TyperInfo
 
 CORE_DISTRIBUTION = "grapharc-core"
 CORE_HOOK_MODULE = "grapharc.core_plugin"
@@ -258,7 +261,9 @@ class PluginHost:
             sub = typer.Typer()
             if not self._call_hook(distribution, "register_commands", partial(function, app=sub)):
                 continue
-            staged = [(command_name(info), info) for info in sub.registered_commands]
+            staged: list[tuple[str, CommandInfo | TyperInfo]] = [
+                (command_name(info), info) for info in sub.registered_commands
+            ]
             staged += [(info.name or "", info) for info in sub.registered_groups]
             kept = [name for name, info in staged
                     if self._claim(entries, "command", name, distribution, info)]
@@ -310,8 +315,10 @@ class PluginHost:
         return True
 
 
-def command_name(info: Any) -> str:
+def command_name(info: CommandInfo) -> str:
     """The name Typer gives a registered command (explicit, or the function's, dashed)."""
     if info.name:
         return info.name
+    if info.callback is None:  # Typer's command decorator always sets one
+        return ""
     return info.callback.__name__.lower().replace("_", "-")

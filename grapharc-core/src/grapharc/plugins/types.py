@@ -9,9 +9,9 @@ called, which is how heavy dependencies wait until they are needed.
 from __future__ import annotations
 
 import importlib
-from collections.abc import Callable
+from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, Protocol
 
 from grapharc.plugins.errors import PluginFactoryError
 
@@ -42,6 +42,23 @@ def resolve_factory(factory: Factory, *, plugin: str) -> Callable[..., Any]:
         raise PluginFactoryError(f"{plugin}'s factory {factory!r} names a {type(target).__name__}, "
                                  "not something to call")
     return target
+
+
+class NodeKind(Protocol):
+    """A node kind as this layer sees one. The node-kinds registry takes only the planner's
+    ``grapharc.planner.NodeSpec``, which this bottom layer may not import, so its shape stands in."""
+
+    @property
+    def name(self) -> str:
+        """The kind's name, unique across every installed distribution."""
+
+    @property
+    def factory(self) -> Callable[..., Any]:
+        """What builds the node's body."""
+
+    @property
+    def writes(self) -> Iterable[str] | Mapping[str, Any]:
+        """The state fields the body may write (names, or names to types)."""
 
 
 @dataclass(frozen=True)

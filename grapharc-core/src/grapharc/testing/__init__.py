@@ -19,7 +19,8 @@ from typing import Any
 
 from grapharc._lazy import lazy_exports
 from grapharc._version import __version__
-from grapharc.plugins import PluginHost, PluginSource, discover_sources, set_host
+from grapharc.plugins import PluginHost, PluginSource, set_host
+from grapharc.plugins.host import discover_sources
 
 __all__ = ["ScriptedChatModel", "in_process_source", "plugin_host"]
 

@@ -6,10 +6,7 @@ Factories are named as strings so nothing heavier than the factory objects in
 
 from __future__ import annotations
 
-from collections.abc import Callable
-from typing import Any
-
-from grapharc.plugins import BackendInfo, hookimpl
+from grapharc.plugins import BackendInfo, RegisterBackend, hookimpl
 
 WIRE_CAPABILITIES = frozenset({"completion", "tools", "structured_output", "streaming", "async"})
 CLI_CAPABILITIES = frozenset({"completion", "async"})
@@ -37,6 +34,6 @@ BACKENDS = (
 
 
 @hookimpl
-def register_model_backends(register: Callable[[Any], None]) -> None:
+def register_model_backends(register: RegisterBackend) -> None:
     for backend in BACKENDS:
         register(backend)

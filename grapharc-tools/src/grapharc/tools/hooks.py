@@ -2,14 +2,11 @@
 
 from __future__ import annotations
 
-from collections.abc import Callable
-from typing import Any
-
-from grapharc.plugins import ToolInfo, hookimpl
+from grapharc.plugins import RegisterTool, ToolInfo, hookimpl
 
 
 @hookimpl
-def register_tools(register: Callable[[Any], None]) -> None:
+def register_tools(register: RegisterTool) -> None:
     register(ToolInfo(name="read_file", factory="grapharc.tools.files:read_file_tool",
                       description="read a UTF-8 file inside the workspace"))
     register(ToolInfo(name="write_file", factory="grapharc.tools.files:write_file_tool",

@@ -2,14 +2,11 @@
 
 from __future__ import annotations
 
-from collections.abc import Callable
-from typing import Any
-
-from grapharc.plugins import StoreInfo, hookimpl
+from grapharc.plugins import RegisterStore, StoreInfo, hookimpl
 
 
 @hookimpl
-def register_stores(register: Callable[[Any], None]) -> None:
+def register_stores(register: RegisterStore) -> None:
     register(StoreInfo(scheme="ladybug", kinds=frozenset({"claims"}),
                        factory="grapharc.memory.ladybug.store:open_claim_store",
                        description="claims in LadybugDB; supersession is a graph edge"))
