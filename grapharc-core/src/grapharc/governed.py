@@ -91,7 +91,8 @@ class GovernedRun:
 
     @property
     def tenant(self) -> str | None:
-        return self.config.value("tenant")
+        tenant: str | None = self.config.value("tenant")
+        return tenant
 
     @property
     def bounded(self) -> bool:
@@ -140,7 +141,7 @@ def configured_budget(config: Config) -> Budget:
 def budget_for(config: Config, engine: PolicyEngine) -> Budget:
     """The configured budget, each dimension tightened by the policy's deny spend ceiling."""
     budget = configured_budget(config)
-    tightened: dict[str, float] = {}
+    tightened: dict[str, Any] = {}  # counts for tokens and iterations, floats for the rest
     for dimension, ceiling in engine.spend_ceilings(config.value("tenant")).items():
         name = f"max_{dimension}"
         limit = int(ceiling) if dimension in ("tokens", "iterations") else ceiling
@@ -185,10 +186,14 @@ def prepare_plan(config: Config) -> GovernedRun:
     spec = config.value("model")
     named = get_model(spec) if spec is not None else None  # a bad spec is reported first
     surface = load_surface(config.value("registry"))
-    if named is None and surface.scripted_planner is None:
+    if named is not None:
+        model = named
+    elif surface.scripted_planner is not None:
+        model = surface.scripted_planner()
+    else:
         raise ConfigurationError(f"registry {surface.spec!r} ships no scripted planner",
                                  hint="name a planner model with --model backend/model")
-    planner = Planner(named if named is not None else surface.scripted_planner(), spec)
+    planner = Planner(model, spec)
     governed = _govern(config, surface, planner)
     governed.state_schema()
     return governed

@@ -81,7 +81,7 @@ class ScriptedChatModel(BaseChatModel):
         input_tokens, output_tokens = count_tokens(prompt), count_tokens(str(reply.content))
         reply.usage_metadata = {"input_tokens": input_tokens, "output_tokens": output_tokens,
                                 "total_tokens": input_tokens + output_tokens}
-        metadata = {"model_name": self.model_name}
+        metadata: dict[str, Any] = {"model_name": self.model_name}
         if self.cost_usd is not None:
             metadata["cost_usd"] = self.cost_usd
         reply.response_metadata = {**reply.response_metadata, **metadata}

@@ -80,7 +80,7 @@ def diff(path: str | os.PathLike[str], run_a: str, run_b: str, *,
     digests = {run_id: _RunDigest(folder=StateFolder(reducers)) for run_id in (run_a, run_b)}
     reader = TraceReader(path)
     for event in reader:
-        digest = digests.get(event.get(ts.RUN_ID))
+        digest = digests.get(event.get(ts.RUN_ID, ""))
         if digest is not None:
             digest.add(event)
     for run_id, digest in digests.items():

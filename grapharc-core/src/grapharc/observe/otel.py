@@ -208,7 +208,8 @@ class _Exporter:
         run.latest[(event.get(ts.ATTEMPT), event.get(ts.GRAPH), node)].remove(span)
         span.set_attributes(_attributes(event))
         if phase == ts.ERROR:
-            exception = event.get(ts.EXCEPTION) if isinstance(event.get(ts.EXCEPTION), dict) else {}
+            document = event.get(ts.EXCEPTION)
+            exception = document if isinstance(document, dict) else {}
             kind = str(exception.get(ts.EXCEPTION_TYPE, ""))
             message = str(exception.get(ts.EXCEPTION_MESSAGE, ""))
             span.set_attributes({"grapharc.exception.type": kind, "grapharc.exception.message": message})

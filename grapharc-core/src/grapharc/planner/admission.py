@@ -41,7 +41,7 @@ from grapharc.planner.nesting import current_depth
 from grapharc.planner.proposal import END, START, Subgraph, location
 from grapharc.planner.registry import CostEstimate, NodeRegistry
 from grapharc.planner.rules import EdgePolicy, NodePolicy
-from grapharc.runtime.budget import BudgetMeter, amount
+from grapharc.runtime.budget import BudgetMeter, Remaining, amount
 
 if TYPE_CHECKING:
     from grapharc.planner.build_target import BuildTarget
@@ -275,14 +275,16 @@ class AdmissionChecker:
         return kinds
 
     @staticmethod
-    def _args(schema: type | None, args: dict[str, Any], key: str, where: str, walk: _Walk) -> None:
+    def _args(
+        schema: type[BaseModel] | None, args: dict[str, Any], key: str, where: str, walk: _Walk
+    ) -> None:
         if schema is None:
             walk.reject("kinds", "args_unexpected",
                         f"this kind declares no args_schema, so it takes no args "
                         f"(got {', '.join(sorted(args))})", f"{where}.args")
             return
         try:
-            walk.args[key] = schema.model_validate(args)  # type: ignore[attr-defined]
+            walk.args[key] = schema.model_validate(args)
         except ValidationError as exc:
             for err in exc.errors()[:10]:
                 walk.reject("kinds", "args_invalid", err["msg"],
@@ -413,13 +415,13 @@ class AdmissionChecker:
                             f"write {field!r}, which has no reducer in {schema}", where[second])
 
     @staticmethod
-    def _budget(walk: _Walk, remaining: Mapping[str, float | int | None] | None) -> None:
+    def _budget(walk: _Walk, remaining: Remaining | None) -> None:
         """Check 3: the worst case against what the meter has left (an overspent run has 0)."""
         if remaining is None:
             return
         for dimension, need in walk.worst_case().items():
             left = remaining.get(dimension)
-            if left is not None and need > 0 and need > left:
+            if isinstance(left, int | float) and need > 0 and need > left:
                 walk.reject("budget", "over_budget",
                             f"worst case needs {amount(dimension, need)} {dimension}, but only "
                             f"{amount(dimension, left)} are left", "proposal")

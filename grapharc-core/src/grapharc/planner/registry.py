@@ -10,9 +10,12 @@ from __future__ import annotations
 from collections.abc import Callable, Iterable, Iterator, Mapping
 from dataclasses import dataclass, field
 from types import MappingProxyType
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from grapharc.errors import GraphARCError
+
+if TYPE_CHECKING:
+    from pydantic import BaseModel
 
 
 class DuplicateKindError(GraphARCError):
@@ -61,7 +64,7 @@ class NodeSpec:
     name: str
     factory: Callable[..., Any]
     worst_case: CostEstimate = field(default_factory=CostEstimate)
-    args_schema: type | None = None
+    args_schema: type[BaseModel] | None = None
     description: str = ""
     writes: Iterable[str] | Mapping[str, Any] = frozenset()  # a frozenset of names once built
     write_types: Mapping[str, Any] = field(init=False, compare=False, repr=False)

@@ -149,5 +149,5 @@ def _plugins_surface() -> Surface:
     sources = {name: entry.distribution for name, entry in plugin_registry("node_kinds").items()}
     state = state_with_writes(StdlibState, registry, name="PluginsState", owners=sources)
     return Surface(PLUGINS, registry, state,
-                   {spec.name: spec.writes for spec in registry}, DEFAULT_POLICY,
+                   {spec.name: frozenset(spec.writes) for spec in registry}, DEFAULT_POLICY,
                    lambda state: bool(getattr(state, "summary", "")), None, sources)

@@ -134,7 +134,7 @@ def resolve_policy(context: PolicyContext) -> LoadedPolicy | None:
 
     sources = sorted(registry("policy_sources").values(), key=lambda e: -e.item.precedence)
     for entry in sources:
-        loaded = resolve_factory(entry.item.load, plugin=entry.distribution)(context)
+        loaded: LoadedPolicy | None = resolve_factory(entry.item.load, plugin=entry.distribution)(context)
         if loaded is not None:
             return loaded
     return None

@@ -16,7 +16,7 @@ import math
 import threading
 from dataclasses import dataclass
 from time import monotonic
-from typing import Any
+from typing import Any, TypedDict
 
 from grapharc.errors import GraphARCError
 from grapharc.runtime.deadline import MAX_DEADLINE_SECONDS
@@ -41,6 +41,15 @@ def amount(dimension: str, value: float) -> str:
 
 def _where(node: str | None) -> str:
     return f" (node {node!r})" if node is not None else ""
+
+
+class Remaining(TypedDict):
+    """What a run has left per consumable dimension (``BudgetMeter.remaining``); None is unlimited."""
+
+    iterations: int | None
+    tokens: int | None
+    seconds: float | None
+    cost_usd: float | None
 
 
 class BudgetExceededError(GraphARCError):
@@ -254,7 +263,7 @@ class BudgetMeter:
             return None
         return max(0.0, allowed - (monotonic() - self.started_at))
 
-    def remaining(self) -> dict[str, int | float | None]:
+    def remaining(self) -> Remaining:
         """What is left per consumable dimension (iterations, tokens, seconds, cost_usd).
 
         None means unlimited. Under a dollar ceiling, an unpriced call leaves ``cost_usd`` at 0:
@@ -276,4 +285,5 @@ class BudgetMeter:
 
     def exhausted(self) -> list[str]:
         """The dimensions with nothing left, in ``remaining()`` order (empty: the run may go on)."""
-        return [name for name, left in self.remaining().items() if left is not None and left <= 0]
+        remaining = self.remaining().items()
+        return [name for name, left in remaining if isinstance(left, int | float) and left <= 0]

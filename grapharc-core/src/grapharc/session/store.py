@@ -455,7 +455,8 @@ def open_session_store(location: str, kind: str = "sessions") -> SqliteSessionSt
 
 
 def _row(conn: sqlite3.Connection, thread_id: str) -> sqlite3.Row:
-    row = conn.execute("SELECT * FROM sessions WHERE thread_id = ?", (thread_id,)).fetchone()
+    found = conn.execute("SELECT * FROM sessions WHERE thread_id = ?", (thread_id,))
+    row: sqlite3.Row | None = found.fetchone()  # the store's connections make sqlite3.Row rows
     if row is None:
         raise UnknownSessionError(thread_id)
     return row

@@ -18,6 +18,9 @@ import dataclasses
 from collections.abc import AsyncIterator, Callable
 from typing import Any
 
+from langchain_core.runnables import RunnableConfig
+from langgraph.types import StateSnapshot
+
 from grapharc.approvals import DURABLE_ASKS
 from grapharc.runtime.compiled import CompiledGraphARC
 from grapharc.session.approvals import request
@@ -35,17 +38,18 @@ TURN_KEY = "grapharc_session_turn"
 OnUpdate = Callable[[str, dict[str, Any]], None]
 
 
-def _position(snapshot: Any) -> tuple[str, tuple[str, ...]]:
+def _position(snapshot: StateSnapshot) -> tuple[str, tuple[str, ...]]:
     """Where a thread stands, to notice a continuation that went nowhere."""
     interrupts = tuple(sorted(i.id for i in getattr(snapshot, "interrupts", ())))
     return snapshot.config["configurable"].get("checkpoint_id", ""), interrupts
 
 
-def _starts_fresh(lease: Lease, snapshot: Any) -> bool:
+def _starts_fresh(lease: Lease, snapshot: StateSnapshot) -> bool:
     """True if a start turn's input never reached the checkpoint (so it must be sent again)."""
     if lease.turn.get("kind") != "start":
         return False
-    return (snapshot.metadata or {}).get(TURN_KEY) != lease.turn["id"]
+    turn_id: object = lease.turn["id"]
+    return (snapshot.metadata or {}).get(TURN_KEY) != turn_id
 
 
 class _TurnBase:
@@ -61,9 +65,9 @@ class _TurnBase:
         self.lease = lease
         self.clock = clock
         self.on_update = on_update
-        self.thread = {"configurable": {"thread_id": lease.thread_id}}
-        self.config = {"configurable": {"thread_id": lease.thread_id, DURABLE_ASKS: True},
-                       "metadata": {TURN_KEY: lease.turn.get("id", "")}}
+        self.thread: RunnableConfig = {"configurable": {"thread_id": lease.thread_id}}
+        self.config: RunnableConfig = {"configurable": {"thread_id": lease.thread_id, DURABLE_ASKS: True},
+                                       "metadata": {TURN_KEY: lease.turn.get("id", "")}}
         self.audited: int | None = None  # read from the store on first use
         self.snapshot: Any = None
 

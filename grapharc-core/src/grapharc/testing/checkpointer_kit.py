@@ -91,7 +91,7 @@ class ThreadedSaver(BaseCheckpointSaver[Any]):
 class _EveryThreadLeased(dict[str, Lease]):
     """Every thread counts as leased, so each write of LangGraph's suite goes through the fence."""
 
-    def get(self, thread_id: str, default: Any = None) -> Lease:  # type: ignore[override]
+    def get(self, thread_id: str, default: Any = None) -> Lease:
         return Lease(thread_id, "kit-runner", "kit-token", 60.0)
 
 
@@ -218,7 +218,8 @@ class CheckpointerConformance(ABC):
         with pytest.raises(LeaseLostError, match="stale-runner"):
             stale.put_writes(stored, [("channel", "late")], "task-1")
         assert [t.config for t in saver.list(generate_config("lost"))] == [stored]
-        assert saver.get_tuple(stored).pending_writes == []
+        kept = saver.get_tuple(stored)
+        assert kept is not None and kept.pending_writes == []
         assert stale.put(generate_config("unleased"), generate_checkpoint(), generate_metadata(), {})
 
     def test_a_fenced_async_saver_that_lost_its_lease_writes_nothing(
@@ -236,7 +237,8 @@ class CheckpointerConformance(ABC):
         asyncio.run(scenario())
         saver = provider.saver()
         assert [t.config for t in saver.list(generate_config("lost"))] == [stored]
-        assert saver.get_tuple(stored).pending_writes == []
+        kept = saver.get_tuple(stored)
+        assert kept is not None and kept.pending_writes == []
 
     def test_the_sync_and_async_savers_share_one_store(self, provider: CheckpointerProvider) -> None:
         sync = provider.saver()
