@@ -15,12 +15,13 @@ from typing import Any
 import openai
 from langchain_core.callbacks import AsyncCallbackManagerForLLMRun, CallbackManagerForLLMRun
 from langchain_core.messages import AIMessage, AIMessageChunk, BaseMessage
+from langchain_core.messages.ai import UsageMetadata
 from langchain_core.outputs import ChatGenerationChunk, ChatResult, LLMResult
 from langchain_openai import ChatOpenAI
 from pydantic import ConfigDict, Field, field_validator
 
 from grapharc.errors import ConfigurationError
-from grapharc.gateway.envelope import call_cost, reported_cost, wire_usage
+from grapharc.gateway.envelope import call_cost, metered_result, reported_cost, wire_usage
 from grapharc.gateway.errors import ProviderError, SpendCeilingError
 from grapharc.gateway.retry import RetryPolicy, http_errors, is_transient
 from grapharc.gateway.spend import SpendMeter, TokenPrice
@@ -93,7 +94,7 @@ class WireChatModel(ChatOpenAI):
         return f"grapharc-{self.backend}"
 
     def _get_request_payload(self, input_: Any, *, stop: list[str] | None = None,
-                             **kwargs: Any) -> dict:
+                             **kwargs: Any) -> dict[str, Any]:
         payload = super()._get_request_payload(input_, stop=stop, **kwargs)
         if self.backend != "openai" and "max_completion_tokens" in payload:
             payload["max_tokens"] = payload.pop("max_completion_tokens")
@@ -109,20 +110,20 @@ class WireChatModel(ChatOpenAI):
     def _envelope(self, result: ChatResult) -> float | None:
         """Put the usage envelope and ``cost_usd`` on every generation; return the cost."""
         raw = (result.llm_output or {}).get("token_usage") or None
-        envelope: dict[str, Any] | None = wire_usage(raw) if raw else None
+        envelope: UsageMetadata | None = wire_usage(raw) if raw else None
         first = result.generations[0].message if result.generations else None
         if envelope is None and isinstance(first, AIMessage) and first.usage_metadata:
-            envelope = dict(first.usage_metadata)  # e.g. the Responses API, if a caller opts in
+            envelope = first.usage_metadata.copy()  # e.g. the Responses API, if a caller opts in
         cost = call_cost(reported_cost(raw.get("cost")) if raw else None, envelope,
                          self.price_per_million, self.free)
         for generation in result.generations:
             if envelope is not None and isinstance(generation.message, AIMessage):
-                generation.message.usage_metadata = envelope  # type: ignore[assignment]
+                generation.message.usage_metadata = envelope
             generation.message.response_metadata["cost_usd"] = cost
         result.llm_output = {**(result.llm_output or {}), "cost_usd": cost}
         return cost
 
-    def _combine_llm_outputs(self, llm_outputs: list[dict | None]) -> dict:
+    def _combine_llm_outputs(self, llm_outputs: list[dict[str, Any] | None]) -> dict[str, Any]:
         counts_only = [{**output, "token_usage": _counts(output.get("token_usage") or {})} if output
                        else output for output in llm_outputs]  # langchain sums counts, not prices
         combined = super()._combine_llm_outputs(counts_only)
@@ -131,15 +132,16 @@ class WireChatModel(ChatOpenAI):
         combined["cost_usd"] = sum(costs) if complete else None  # a partial sum would understate
         return combined
 
-    def _convert_chunk_to_generation_chunk(self, chunk: dict, default_chunk_class: type,
-                                           base_generation_info: dict | None) -> ChatGenerationChunk | None:
+    def _convert_chunk_to_generation_chunk(
+        self, chunk: dict[str, Any], default_chunk_class: type, base_generation_info: dict[str, Any] | None
+    ) -> ChatGenerationChunk | None:
         generation = super()._convert_chunk_to_generation_chunk(chunk, default_chunk_class,
                                                                 base_generation_info)
         usage = chunk.get("usage")
         if generation is not None and usage:
             envelope = wire_usage(usage)
             if isinstance(generation.message, AIMessageChunk):
-                generation.message.usage_metadata = envelope  # type: ignore[assignment]
+                generation.message.usage_metadata = envelope
             generation.message.response_metadata["cost_usd"] = call_cost(
                 reported_cost(usage.get("cost")), envelope, self.price_per_million, self.free)
         return generation
@@ -167,8 +169,7 @@ class WireChatModel(ChatOpenAI):
         crossed = self._crossed(self._envelope(result))
         if crossed is not None:
             if run_manager is not None:  # usage meters still see the call that crossed the line
-                run_manager.on_llm_end(LLMResult(generations=[result.generations],
-                                                 llm_output=result.llm_output))
+                run_manager.on_llm_end(metered_result(result))
             raise crossed
         return result
 
@@ -182,8 +183,7 @@ class WireChatModel(ChatOpenAI):
         crossed = self._crossed(self._envelope(result))
         if crossed is not None:
             if run_manager is not None:
-                await run_manager.on_llm_end(LLMResult(generations=[result.generations],
-                                                       llm_output=result.llm_output))
+                await run_manager.on_llm_end(metered_result(result))
             raise crossed
         return result
 
@@ -232,9 +232,9 @@ class WireChatModel(ChatOpenAI):
             raise crossed
 
 
-def _counts(usage: dict) -> dict:
+def _counts(usage: dict[str, Any]) -> dict[str, Any]:
     """The integer counts of a usage object (nested ones too), without prices like ``cost``."""
-    kept: dict = {}
+    kept: dict[str, Any] = {}
     for key, value in usage.items():
         if isinstance(value, dict):
             kept[key] = _counts(value)

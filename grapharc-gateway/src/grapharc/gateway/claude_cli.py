@@ -29,10 +29,10 @@ from typing import Any, NoReturn
 from langchain_core.callbacks import AsyncCallbackManagerForLLMRun, CallbackManagerForLLMRun
 from langchain_core.language_models.chat_models import BaseChatModel
 from langchain_core.messages import AIMessage, BaseMessage, HumanMessage, SystemMessage
-from langchain_core.outputs import ChatGeneration, ChatResult, LLMResult
+from langchain_core.outputs import ChatGeneration, ChatResult
 from pydantic import ConfigDict, Field
 
-from grapharc.gateway.envelope import cli_usage, reported_cost
+from grapharc.gateway.envelope import cli_usage, metered_result, reported_cost
 from grapharc.gateway.errors import ClaudeCLIError, SpendCeilingError
 from grapharc.gateway.spend import SpendMeter
 
@@ -204,8 +204,7 @@ class ClaudeCLIChatModel(BaseChatModel):
         crossed = self._crossed(result)
         if crossed is not None:
             if run_manager is not None:  # usage meters still see the call that crossed the line
-                run_manager.on_llm_end(LLMResult(generations=[result.generations],
-                                                 llm_output=result.llm_output))
+                run_manager.on_llm_end(metered_result(result))
             raise crossed
         return result
 
@@ -236,7 +235,6 @@ class ClaudeCLIChatModel(BaseChatModel):
         crossed = self._crossed(result)
         if crossed is not None:
             if run_manager is not None:
-                await run_manager.on_llm_end(LLMResult(generations=[result.generations],
-                                                       llm_output=result.llm_output))
+                await run_manager.on_llm_end(metered_result(result))
             raise crossed
         return result

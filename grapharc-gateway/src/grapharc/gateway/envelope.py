@@ -13,6 +13,9 @@ import math
 from collections.abc import Mapping
 from typing import Any
 
+from langchain_core.messages.ai import InputTokenDetails, UsageMetadata
+from langchain_core.outputs import ChatResult, LLMResult
+
 from grapharc.gateway.spend import TokenPrice
 
 
@@ -21,15 +24,18 @@ def _tokens(value: Any) -> int:
 
 
 def usage_envelope(input_tokens: int, output_tokens: int, *, cache_read: int = 0,
-                   cache_creation: int = 0, reasoning: int = 0) -> dict[str, Any]:
+                   cache_creation: int = 0, reasoning: int = 0) -> UsageMetadata:
     """The envelope for a call whose ``input_tokens`` already include the cached ones."""
-    envelope: dict[str, Any] = {
+    envelope: UsageMetadata = {
         "input_tokens": input_tokens,
         "output_tokens": output_tokens,
         "total_tokens": input_tokens + output_tokens,
     }
-    input_details = {name: count for name, count in
-                     (("cache_read", cache_read), ("cache_creation", cache_creation)) if count}
+    input_details: InputTokenDetails = {}
+    if cache_read:
+        input_details["cache_read"] = cache_read
+    if cache_creation:
+        input_details["cache_creation"] = cache_creation
     if input_details:
         envelope["input_token_details"] = input_details
     if reasoning:
@@ -37,7 +43,7 @@ def usage_envelope(input_tokens: int, output_tokens: int, *, cache_read: int = 0
     return envelope
 
 
-def wire_usage(usage: Mapping[str, Any]) -> dict[str, Any]:
+def wire_usage(usage: Mapping[str, Any]) -> UsageMetadata:
     """The envelope of an OpenAI-wire ``usage`` object (its ``prompt_tokens`` include cached ones)."""
     prompt_details = usage.get("prompt_tokens_details") or {}
     completion_details = usage.get("completion_tokens_details") or {}
@@ -48,7 +54,7 @@ def wire_usage(usage: Mapping[str, Any]) -> dict[str, Any]:
         reasoning=_tokens(completion_details.get("reasoning_tokens")))
 
 
-def cli_usage(usage: Mapping[str, Any]) -> dict[str, Any]:
+def cli_usage(usage: Mapping[str, Any]) -> UsageMetadata:
     """The envelope of Claude's ``usage`` object, whose ``input_tokens`` exclude cached input."""
     cache_read = _tokens(usage.get("cache_read_input_tokens"))
     cache_creation = _tokens(usage.get("cache_creation_input_tokens"))
@@ -65,7 +71,7 @@ def reported_cost(value: Any) -> float | None:
     return None
 
 
-def call_cost(reported: float | None, envelope: Mapping[str, Any] | None,
+def call_cost(reported: float | None, envelope: UsageMetadata | None,
               price: TokenPrice | None, free: bool) -> float | None:
     """The call's price: reported, else priced from tokens, else 0.0 when free, else None."""
     if reported is not None:
@@ -74,3 +80,9 @@ def call_cost(reported: float | None, envelope: Mapping[str, Any] | None,
         cached = (envelope.get("input_token_details") or {}).get("cache_read", 0)
         return price.cost(envelope["input_tokens"], envelope["output_tokens"], cached)
     return 0.0 if free else None
+
+
+def metered_result(result: ChatResult) -> LLMResult:
+    """One chat call as usage meters' ``on_llm_end`` reads it (a call that crossed a spend ceiling
+    is still reported before the error is raised)."""
+    return LLMResult(generations=[list(result.generations)], llm_output=result.llm_output)

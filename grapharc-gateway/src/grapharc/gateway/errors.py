@@ -49,7 +49,9 @@ class SpendCeilingError(GatewayError):
     """
 
     def __init__(self, spec: str, dimension: str, limit: float, used: float, *, before: bool) -> None:
-        shown = (lambda v: f"${v:.6g}") if dimension == "usd" else (lambda v: f"{v:g}")
+        def shown(value: float) -> str:
+            return f"${value:.6g}" if dimension == "usd" else f"{value:g}"
+
         what = "spend" if dimension == "usd" else "unpriced calls"
         if before:
             message = (f"{spec} refused before the call: the {what} ceiling {shown(limit)} is "
