@@ -1,5 +1,6 @@
 # Two entry points for a fresh machine with only python3, pip and make:
 #   make demo   runs the main demo        make test   runs the whole test suite
+# make typecheck runs mypy on each distribution from its own folder (see [tool.mypy] in pyproject.toml).
 # uv is bootstrapped into .tools/ with pip; the workspace is installed into .venv/
 # from uv.lock. PYTHON picks the interpreter (default: python3).
 
@@ -9,7 +10,10 @@ UV     := $(TOOLS)/bin/uv
 VENV   := .venv
 UV_VERSION := 0.13.9
 
-.PHONY: install demo test lint bench wheels clean
+.PHONY: install demo test lint typecheck bench wheels clean
+
+# every distribution in the workspace, so a new one is type-checked without touching this file
+DISTRIBUTIONS := $(patsubst %/pyproject.toml,%,$(wildcard grapharc-*/pyproject.toml))
 
 $(UV):
 	$(PYTHON) -m venv $(TOOLS)
@@ -26,6 +30,12 @@ test: install
 
 lint: install
 	$(VENV)/bin/ruff check .
+
+typecheck: install
+	for dist in $(DISTRIBUTIONS); do \
+	    echo "== mypy $$dist"; \
+	    (cd $$dist && ../$(VENV)/bin/mypy --config-file ../pyproject.toml src) || exit 1; \
+	done
 
 wheels: install
 	for dist in grapharc-core grapharc-gateway grapharc-tools grapharc-memory-sqlite \
