@@ -171,18 +171,18 @@ class GraphARC:
             for field in sorted(declared):
                 if field not in self.fields:
                     raise UnknownFieldError(f"add_node({name!r}) writes=", field, self.fields)
-        is_sub = isinstance(body, CompiledGraphARC)
         if isinstance(body, CompiledGraphARC):
-            is_async = body.has_async
+            is_async, wants_config = body.has_async, False
         else:
-            is_async = not isinstance(body, Runnable) and _is_async(body)
+            plain = not isinstance(body, Runnable)
+            is_async, wants_config = plain and _is_async(body), plain and _wants_config(body)
         self.nodes[name] = DeclaredNode(
             name=name,
             fn=body,
             writes=declared,
             copy_state=copy_state,
             is_async=is_async,
-            wants_config=not is_sub and not isinstance(body, Runnable) and _wants_config(body),
+            wants_config=wants_config,
             options={
                 "retry_policy": retry_policy,
                 "cache_policy": cache_policy,
