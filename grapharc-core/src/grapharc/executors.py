@@ -1,21 +1,56 @@
-"""The ``local`` executor: runs a tool in this process and confines nothing.
+"""Executors run one tool call; the ``local`` one runs it in this process and confines nothing.
 
-Every executor has the same ``run(tool, args)`` interface so a caller never
-branches on which one it holds; any other executor is registered by a plugin
-through the executors hook. Confinement must live in the tool itself when this
-one is used.
+Every executor has the same interface, ``run(tool, args, *, workspace, timeout)``, so a
+caller never branches on which one it holds: it validates ``args`` against the tool's
+args model, calls ``tool.function(workspace, **args)`` (in this process, a sandboxed child,
+a container...) and returns the result, raising ``ToolTimeoutError`` past ``timeout``
+seconds and ``ToolFailedError`` when the tool raised where its exception cannot travel
+back. Other executors come from plugins (grapharc-tools registers ``sandboxed`` and
+``container``). With this one, confinement is only what the tool does itself.
 """
 
 from __future__ import annotations
 
-from collections.abc import Callable, Mapping
+from collections.abc import Mapping
+from pathlib import Path
 from typing import Any, Protocol
 
 from grapharc.errors import GraphARCError
+from grapharc.harness.tools import Tool, ToolArgumentError
+from grapharc.runtime.deadline import NodeTimeoutError, deadline
+
+__all__ = ["Executor", "ExecutorOptionError", "LocalExecutor", "ToolArgumentError", "ToolFailedError",
+           "ToolTimeoutError", "create_local_executor"]
 
 
-class ToolArgumentError(GraphARCError, TypeError):
-    """Tool arguments that are not a mapping of names to values, or do not fit the tool."""
+class ExecutorOptionError(GraphARCError):
+    """An executor was built with options it does not take."""
+
+
+class ToolTimeoutError(GraphARCError, TimeoutError):
+    """A tool call ran past its timeout and was stopped; nothing it returned is used."""
+
+    def __init__(self, tool: str, seconds: float) -> None:
+        super().__init__(f"tool {tool!r} ran past its timeout of {seconds:g} s and was stopped",
+                         hint="give the tool a larger timeout, or make the call cheaper")
+        self.tool = tool
+        self.seconds = seconds
+
+    def __reduce__(self) -> tuple[type[ToolTimeoutError], tuple[str, float]]:
+        return (type(self), (self.tool, self.seconds))
+
+
+class ToolFailedError(GraphARCError):
+    """A tool raised where its exception could not travel back (another process, a container)."""
+
+    def __init__(self, tool: str, exception_type: str, message: str) -> None:
+        super().__init__(f"tool {tool!r} raised {exception_type}: {message}")
+        self.tool = tool
+        self.exception_type = exception_type
+        self.message = message
+
+    def __reduce__(self) -> tuple[type[ToolFailedError], tuple[str, str, str]]:
+        return (type(self), (self.tool, self.exception_type, self.message))
 
 
 class Executor(Protocol):
@@ -23,24 +58,29 @@ class Executor(Protocol):
 
     name: str
 
-    def run(self, tool: Callable[..., Any], args: Mapping[str, Any]) -> Any: ...
+    def run(self, tool: Tool, args: Mapping[str, Any], *, workspace: str | Path,
+            timeout: float | None = None) -> Any: ...
 
 
 class LocalExecutor:
-    """Calls the tool directly, in this process, with keyword arguments."""
+    """Calls the tool directly, in this process; the timeout interrupts it like a node deadline."""
 
     name = "local"
 
-    def run(self, tool: Callable[..., Any], args: Mapping[str, Any]) -> Any:
-        if not isinstance(args, Mapping) or not all(isinstance(key, str) for key in args):
-            raise ToolArgumentError(
-                f"tool {getattr(tool, '__name__', tool)!r} takes a mapping of argument names "
-                f"to values, got {type(args).__name__}")
-        return tool(**args)
+    def run(self, tool: Tool, args: Mapping[str, Any], *, workspace: str | Path,
+            timeout: float | None = None) -> Any:
+        kwargs = tool.arguments(args)
+        try:
+            with deadline(timeout, node=f"tool {tool.name}"):
+                return tool.function(str(workspace), **kwargs)
+        except NodeTimeoutError as exc:
+            if exc.node != f"tool {tool.name}":  # the enclosing node's own deadline: not ours
+                raise
+            raise ToolTimeoutError(tool.name, float(timeout or 0.0)) from None
 
 
 def create_local_executor(**options: Any) -> LocalExecutor:
     """Factory registered under the name ``local``; it takes no options."""
     if options:
-        raise ToolArgumentError(f"the local executor takes no options, got {sorted(options)}")
+        raise ExecutorOptionError(f"the local executor takes no options, got {sorted(options)}")
     return LocalExecutor()

@@ -61,7 +61,8 @@ def register_model_backends(register: RegisterBackend) -> None:
 def register_executors(register: RegisterExecutor) -> None:
     """Register tool executors by name: ``register(ExecutorInfo(name=..., factory=...))``.
 
-    ``factory(**options)`` returns an object with ``run(tool, args)``.
+    ``factory(**options)`` returns an object with
+    ``run(tool, args, *, workspace, timeout=None)`` (see ``grapharc.executors``).
     """
 
 
@@ -88,8 +89,8 @@ def register_policy_sources(register: RegisterPolicySource) -> None:
 def register_tools(register: RegisterTool) -> None:
     """Register tools for the agent harness: ``register(ToolInfo(name=..., factory=...))``.
 
-    ``factory(workspace)`` returns the tool for that workspace directory: a callable
-    taking keyword arguments that refuses any path outside the workspace itself.
+    ``factory()`` returns a ``grapharc.harness.tools.Tool`` named ``name``; its function is
+    called as ``function(workspace, **arguments)`` and refuses any path outside the workspace.
     """
 
 

@@ -122,8 +122,9 @@ class PolicySourceInfo:
 class ToolInfo:
     """A tool the agent harness can offer a model.
 
-    ``factory(workspace)`` builds the tool for one workspace directory: a callable that
-    confines every path it is given to that workspace itself, whichever executor runs it.
+    ``factory()`` returns the ``grapharc.harness.tools.Tool``: its function is called as
+    ``function(workspace, **arguments)`` and confines every path it is given to that
+    workspace itself, whichever executor runs it.
     """
 
     name: str

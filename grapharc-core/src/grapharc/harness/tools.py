@@ -1,0 +1,164 @@
+"""The tool contract: what a tool is, what a model is shown of it, and what reaches it.
+
+A ``Tool`` names a module-level function, the Pydantic model of its arguments (the schema
+a model is shown is derived from it, and every call's arguments are validated against it
+before anything runs), its side effect (read / write / exec), whether it needs the
+network, and whether calling it twice is harmless (``idempotent``). The function is called
+as ``function(workspace, **arguments)``: the workspace is given by the harness, never by
+the model, and the tool confines every path to it itself, whichever executor runs it.
+Third parties register tools the same way, through the ``register_tools`` hook.
+
+A ``ToolRegistry`` holds the tools one agent may use, by name.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Callable, Iterable, Iterator, Mapping
+from dataclasses import dataclass
+from enum import StrEnum
+from typing import Any
+
+from pydantic import BaseModel, ValidationError
+
+from grapharc.errors import GraphARCError
+
+TOOL_NAME = re.compile(r"[A-Za-z_][A-Za-z0-9_-]{0,63}")
+WORKSPACE_ARGUMENT = "workspace"
+
+
+class ToolDefinitionError(GraphARCError):
+    """A tool declared with something the harness cannot offer a model or call safely."""
+
+
+class ToolArgumentError(GraphARCError, TypeError):
+    """A model's (or caller's) arguments that do not fit the tool; nothing was run."""
+
+    hint = "call the tool with the arguments its schema describes"
+
+
+class UnknownToolError(GraphARCError, LookupError):
+    """A tool name that no registered tool has."""
+
+
+class SideEffect(StrEnum):
+    """What a call may change: nothing, files in the workspace, or anything a process can."""
+
+    READ = "read"
+    WRITE = "write"
+    EXEC = "exec"
+
+
+@dataclass(frozen=True)
+class Tool:
+    """One tool an agent may call."""
+
+    name: str
+    description: str
+    args_model: type[BaseModel]
+    function: Callable[..., Any]
+    side_effect: SideEffect = SideEffect.READ
+    needs_network: bool = False
+    idempotent: bool = True
+
+    def __post_init__(self) -> None:
+        if not isinstance(self.name, str) or not TOOL_NAME.fullmatch(self.name):
+            raise ToolDefinitionError(f"tool name {self.name!r} must be 1-64 letters, digits, '_' or '-', "
+                                      "starting with a letter or '_'")
+        if not (isinstance(self.args_model, type) and issubclass(self.args_model, BaseModel)):
+            raise ToolDefinitionError(f"tool {self.name!r}: args_model must be a Pydantic model class")
+        if WORKSPACE_ARGUMENT in self.args_model.model_fields:
+            raise ToolDefinitionError(f"tool {self.name!r}: its arguments cannot include "
+                                      f"{WORKSPACE_ARGUMENT!r}; the harness gives the workspace")
+        if not callable(self.function):
+            raise ToolDefinitionError(f"tool {self.name!r}: function is not callable")
+        if not isinstance(self.side_effect, SideEffect):
+            raise ToolDefinitionError(f"tool {self.name!r}: side_effect must be a SideEffect")
+
+    def schema(self) -> dict[str, Any]:
+        """The tool as a model is shown it (the OpenAI function-calling shape LangChain takes)."""
+        return {"type": "function", "function": {
+            "name": self.name, "description": self.description,
+            "parameters": self.args_model.model_json_schema()}}
+
+    def arguments(self, raw: Any) -> dict[str, Any]:
+        """``raw`` validated against the args model, as the keyword arguments of a call."""
+        if not isinstance(raw, Mapping) or not all(isinstance(key, str) for key in raw):
+            raise ToolArgumentError(f"tool {self.name!r} takes an object of named arguments, "
+                                    f"got {type(raw).__name__}")
+        try:
+            return self.args_model.model_validate(dict(raw)).model_dump()
+        except ValidationError as exc:
+            problems = "; ".join(
+                f"{'.'.join(str(part) for part in error['loc']) or 'arguments'}: {error['msg']}"
+                for error in exc.errors(include_url=False)[:5])
+            raise ToolArgumentError(f"tool {self.name!r}: {problems}") from None
+
+    @property
+    def import_path(self) -> str | None:
+        """``module:name`` of the function if another process can import it, else None
+        (a lambda, a closure, a ``functools.partial`` or a bound method)."""
+        module = getattr(self.function, "__module__", None)
+        qualname = getattr(self.function, "__qualname__", None)
+        if not isinstance(module, str) or not isinstance(qualname, str) or "<" in qualname \
+                or "." in qualname or getattr(self.function, "__self__", None) is not None:
+            return None
+        return f"{module}:{qualname}"
+
+
+class ToolRegistry:
+    """The tools one agent may use, by name; two tools of one name are refused."""
+
+    def __init__(self, tools: Iterable[Tool] = ()) -> None:
+        self._tools: dict[str, Tool] = {}
+        for tool in tools:
+            self.add(tool)
+
+    @classmethod
+    def from_plugins(cls, names: Iterable[str] | None = None) -> ToolRegistry:
+        """The tools installed plugins registered (only ``names``, if given)."""
+        from grapharc.plugins import registry, resolve_factory
+
+        installed = registry("tools")
+        wanted = list(installed) if names is None else list(names)
+        unknown = [name for name in wanted if name not in installed]
+        if unknown:
+            raise UnknownToolError(f"no installed plugin registers tool(s) {', '.join(unknown)}; "
+                                   f"installed: {', '.join(sorted(installed)) or 'none'}",
+                                   hint="install grapharc-tools for the seven core tools")
+        tools = []
+        for name in wanted:
+            entry = installed[name]
+            tool = resolve_factory(entry.item.factory, plugin=entry.distribution)()
+            if not isinstance(tool, Tool) or tool.name != name:
+                raise ToolDefinitionError(f"plugin {entry.distribution} registered tool {name!r}, whose "
+                                          "factory did not return a Tool of that name")
+            tools.append(tool)
+        return cls(tools)
+
+    def add(self, tool: Tool) -> None:
+        """Register ``tool``; its name must be new here."""
+        if not isinstance(tool, Tool):
+            raise ToolDefinitionError(f"a ToolRegistry holds Tool objects, got {type(tool).__name__}")
+        if tool.name in self._tools:
+            raise ToolDefinitionError(f"tool {tool.name!r} is registered twice")
+        self._tools[tool.name] = tool
+
+    def get(self, name: str) -> Tool:
+        """The tool named ``name``."""
+        tool = self._tools.get(name)
+        if tool is None:
+            raise UnknownToolError(f"no tool named {name!r}; tools: {', '.join(sorted(self._tools))}")
+        return tool
+
+    def names(self) -> list[str]:
+        return sorted(self._tools)
+
+    def __contains__(self, name: object) -> bool:
+        return name in self._tools
+
+    def __iter__(self) -> Iterator[Tool]:
+        return iter(self._tools[name] for name in self.names())
+
+    def __len__(self) -> int:
+        return len(self._tools)
