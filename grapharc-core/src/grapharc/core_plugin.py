@@ -39,8 +39,8 @@ def register_node_kinds(register: RegisterNodeKind) -> None:
 def register_model_backends(register: RegisterBackend) -> None:
     register(BackendInfo(
         prefix="mock", factory="grapharc.models.scripted:create_scripted_model",
-        vendor="grapharc", capabilities=frozenset({"completion", "async", "streaming"}),
-        description="scripted replies: free, deterministic, no network"))
+        vendor="grapharc", capabilities=frozenset({"completion", "async", "streaming", "tools"}),
+        description="scripted replies (and tool calls): free, deterministic, no network"))
 
 
 @hookimpl

@@ -36,6 +36,12 @@ INTERRUPT: Final = "interrupt"
 PARENT_COMMAND: Final = "parent_command"
 ADMISSION: Final = "admission"
 RUN_END: Final = "run_end"
+MODEL_CALL: Final = "model"
+PERMISSION: Final = "permission"
+TOOL_CALL: Final = "tool"
+EVIDENCE: Final = "evidence"
+AGENT_PHASES: Final = frozenset({MODEL_CALL, PERMISSION, TOOL_CALL, EVIDENCE})
+"""An agent node's sub-steps: inside its node execution, never executions themselves."""
 
 CLOSING_PHASES: Final = frozenset({END, ERROR, INTERRUPT, PARENT_COMMAND})
 """Phases that close a node execution a ``start`` opened."""
@@ -89,12 +95,28 @@ EXECUTED: Final = "executed"
 DETAIL: Final = "detail"
 ROUNDS: Final = "rounds"
 SOURCE: Final = "source"
+TOOL: Final = "tool"
+TOOL_CALLS: Final = "tool_calls"
+CALL_ID: Final = "call_id"
+DECISION: Final = "decision"
+RULE_ID: Final = "rule_id"
+REASON: Final = "reason"
+EXECUTOR: Final = "executor"
+OUTCOME: Final = "outcome"
+ARGS_DIGEST: Final = "args_digest"
+OUTPUT_CHARS: Final = "output_chars"
+REFERENCE: Final = "reference"
 
 MAX_STRING_CHARS: Final = 2000
 """Strings longer than this are written cut to this length, followed by ``TRUNCATION_MARKER``."""
 TRUNCATION_MARKER: Final = "…[truncated]"
 REPR_KEY: Final = "__repr__"
 """The one key of the object written where a value JSON cannot hold was: ``{"__repr__": "..."}``."""
+DELEGATED: Final = "delegated"
+"""The ``executor`` of every event of an agent whose loop a backend ran itself (ungoverned)."""
+TOOL_OUTCOMES: Final = ("ok", "error", "refused", "replayed", "timeout")
+"""What became of a tool call: ran, raised, was refused (permission, arguments), was answered from
+the idempotency record of an earlier attempt, or ran out of time."""
 SHARED_COPY: Final = "shared"
 """The ``copy`` value of a node that opted out of the deep copy of its input."""
 ADMISSION_ACTIONS: Final = ("plan", "decision", "round", "stop")
@@ -173,6 +195,17 @@ FIELDS: Final[Mapping[str, Field]] = {
     DETAIL: Field(_type("string"), "the stop reason in words"),
     ROUNDS: Field(_COUNT, "rounds the governed loop ran"),
     SOURCE: Field(_type("string"), "the graph file a written topology came from"),
+    TOOL: Field(_type("string"), "the tool a call named"),
+    TOOL_CALLS: Field(_COUNT, "tool calls the model asked for in one reply"),
+    CALL_ID: Field(_type("string"), "the model's id for one tool call"),
+    DECISION: Field({"enum": ["allow", "ask", "deny"]}, "what the permission policy decided"),
+    RULE_ID: Field(_type("string"), "the rule that decided (empty: no rule matched)"),
+    REASON: Field(_type("string"), "why, in words"),
+    EXECUTOR: Field(_type("string"), "what ran the tool (local, sandboxed, container, delegated)"),
+    OUTCOME: Field({"enum": list(TOOL_OUTCOMES)}, "what became of a tool call"),
+    ARGS_DIGEST: Field(_type("string"), "a digest of the call's validated arguments"),
+    OUTPUT_CHARS: Field(_COUNT, "characters the tool returned (before any truncation)"),
+    REFERENCE: Field(_type("string"), "where an output too large to show in full was stored"),
 }
 
 
@@ -203,6 +236,15 @@ SHAPES: Final[Mapping[str, Shape]] = {
                      (PHASE, TS, RUN_ID, THREAD_ID, LOOP_ID, ACTION),
                      (ROUND, READABLE, STATUS, FINGERPRINT, CHECKS_RUN, FAILED, NODES, DEPTH, WORST_CASE,
                       REJECTIONS, EXECUTED, STATE_DELTA, STOP_REASON, DETAIL, ROUNDS, SOURCE, *_SPEND)),
+    MODEL_CALL: Shape("an agent node called its model (a sub-step: its spend is on the node's end)",
+                      (*_NODE, DURATION_MS), (*_SPEND, MODEL, TOOL_CALLS, EXECUTOR)),
+    PERMISSION: Shape("an agent node's permission decision on one tool call",
+                      (*_NODE, TOOL, DECISION, REASON), (RULE_ID, CALL_ID, EXECUTOR)),
+    TOOL_CALL: Shape("an agent node's tool call: what ran it and what became of it",
+                     (*_NODE, TOOL, CALL_ID, OUTCOME, DURATION_MS),
+                     (EXECUTOR, ARGS_DIGEST, EXCEPTION, OUTPUT_CHARS, REFERENCE)),
+    EVIDENCE: Shape("an agent node's check of its answer before it leaves", (*_NODE, STATUS, DETAIL),
+                    (EXECUTOR,)),
     RUN_END: Shape("a run ended: how, why, and what its meter charged",
                    (*_RUN, STATUS, STOP_REASON, ITERATIONS, *_SPEND, UNPRICED_CALLS, DURATION_MS),
                    (TENANT, LABELS, EXCEPTION)),

@@ -2,7 +2,10 @@
 
 It replies with the next scripted response (or echoes the last message when
 given none) and reports usage in LangChain's ``usage_metadata`` shape so token
-budgets and traces see it exactly as they would see a real backend.
+budgets and traces see it exactly as they would see a real backend. A scripted
+``AIMessage`` may carry ``tool_calls``, so an agent's tool loop can be scripted; the
+model records which tools it was shown on every call (``offered``), so a test can
+check that a denied tool never reached it.
 """
 
 from __future__ import annotations
@@ -13,9 +16,11 @@ from collections.abc import Sequence
 from typing import Any
 
 from langchain_core.callbacks import CallbackManagerForLLMRun
+from langchain_core.language_models import LanguageModelInput
 from langchain_core.language_models.chat_models import BaseChatModel
 from langchain_core.messages import AIMessage, BaseMessage
 from langchain_core.outputs import ChatGeneration, ChatResult
+from langchain_core.runnables import Runnable
 from pydantic import ConfigDict, Field, PrivateAttr
 
 from grapharc.errors import GraphARCError
@@ -45,6 +50,7 @@ class ScriptedChatModel(BaseChatModel):
     cycle: bool = False
     cost_usd: float | None = 0.0
     calls: list[list[BaseMessage]] = Field(default_factory=list)
+    offered: list[list[str]] = Field(default_factory=list)
     _position: int = PrivateAttr(default=0)
     _lock: threading.Lock = PrivateAttr(default_factory=threading.Lock)
 
@@ -73,9 +79,21 @@ class ScriptedChatModel(BaseChatModel):
             self._position += 1
         return reply.model_copy() if isinstance(reply, AIMessage) else AIMessage(content=reply)
 
+    def bind_tools(self, tools: Sequence[Any], *, tool_choice: str | None = None,
+                   **kwargs: Any) -> Runnable[LanguageModelInput, AIMessage]:
+        """The model shown ``tools`` (OpenAI function schemas); replies still come from the script."""
+        return self.bind(tools=[_tool_name(tool) for tool in tools], **kwargs)
+
+    def with_structured_output(self, schema: Any, **kwargs: Any) -> Any:
+        """Not offered: a scripted reply is whatever the script says, not a parsed schema."""
+        raise NotImplementedError("the scripted model replies from its script; script an AIMessage "
+                                  "with the tool call or JSON you want instead")
+
     def _generate(self, messages: list[BaseMessage], stop: list[str] | None = None,
                   run_manager: CallbackManagerForLLMRun | None = None,
                   **kwargs: Any) -> ChatResult:
+        with self._lock:
+            self.offered.append(list(kwargs.get("tools") or []))
         reply = self._next_reply(messages)
         prompt = "".join(str(message.content) for message in messages)
         input_tokens, output_tokens = count_tokens(prompt), count_tokens(str(reply.content))
@@ -86,6 +104,14 @@ class ScriptedChatModel(BaseChatModel):
             metadata["cost_usd"] = self.cost_usd
         reply.response_metadata = {**reply.response_metadata, **metadata}
         return ChatResult(generations=[ChatGeneration(message=reply)], llm_output=metadata)
+
+
+def _tool_name(tool: Any) -> str:
+    """The name of a tool as ``bind_tools`` receives it (a function schema, or anything named)."""
+    if isinstance(tool, dict):
+        function = tool.get("function")
+        return str(function.get("name") if isinstance(function, dict) else tool.get("name"))
+    return str(getattr(tool, "name", getattr(tool, "__name__", tool)))
 
 
 def create_scripted_model(model: str, **kwargs: Any) -> ScriptedChatModel:

@@ -1,0 +1,99 @@
+"""Idempotency records for side-effecting tool calls, kept where the thread's state is kept.
+
+A call that may change something (a write, a command) gets a key: the thread, the agent node,
+the model step, the call's index in that step, and a digest of the tool and its validated
+arguments. The key is recorded as *started* before the call runs and *completed*, with the
+result, after; both records are pending writes pinned on the thread's latest checkpoint
+through its checkpointer (LangGraph ignores writes of no task of its own), so they are on disk
+before and after the call, whichever checkpointer the graph uses. A node re-run after a kill
+finds them: a completed call is answered from its record instead of running again (a kill
+between "executed" and "checkpointed" repeats no write); a call started and never completed
+may or may not have happened, so it is not repeated blindly. Without a checkpointer the
+records live in memory for the run (nothing can resume it anyway).
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+from dataclasses import dataclass
+from typing import Any
+from uuid import uuid4
+
+from langchain_core.runnables import RunnableConfig
+from langgraph._internal._constants import CONFIG_KEY_CHECKPOINTER
+from langgraph.checkpoint.base import BaseCheckpointSaver
+
+from grapharc.runtime.resume import thread_config
+
+LEDGER_CHANNEL = "__grapharc_tool_calls__"
+STARTED, COMPLETED = "started", "completed"
+
+
+def digest(tool: str, arguments: dict[str, Any]) -> str:
+    """A stable digest of a tool and its validated arguments."""
+    text = json.dumps({"tool": tool, "arguments": arguments}, sort_keys=True, default=str,
+                      separators=(",", ":"), ensure_ascii=False)
+    return hashlib.sha256(text.encode()).hexdigest()
+
+
+@dataclass(frozen=True)
+class CallRecord:
+    """What an earlier attempt recorded for one key."""
+
+    state: str
+    result: Any = None
+
+
+class ToolCallLedger:
+    """The idempotency records of one thread (see the module docstring)."""
+
+    def __init__(self, checkpointer: BaseCheckpointSaver[Any] | None, thread_id: str) -> None:
+        self.checkpointer = checkpointer
+        self.thread_id = thread_id
+        self._memory: dict[str, CallRecord] = {}
+
+    @classmethod
+    def of(cls, config: RunnableConfig) -> ToolCallLedger:
+        """The ledger of the thread a node's ``config`` runs on (its checkpointer, if any)."""
+        configurable = config.get("configurable") or {}
+        saver = configurable.get(CONFIG_KEY_CHECKPOINTER)
+        return cls(saver if isinstance(saver, BaseCheckpointSaver) else None,
+                   str(configurable.get("thread_id", "")))
+
+    @staticmethod
+    def key(thread_id: str, node: str, step: int, index: int, call_digest: str) -> str:
+        return f"{thread_id}:{node}:{step}:{index}:{call_digest}"
+
+    def recorded(self, key: str) -> CallRecord | None:
+        """What an earlier attempt recorded for ``key`` (the latest record wins), if anything."""
+        if key in self._memory or self.checkpointer is None:
+            return self._memory.get(key)
+        latest = self.checkpointer.get_tuple(thread_config(self.thread_id))
+        pending = (latest.pending_writes or []) if latest is not None else []
+        records = [value for _task, channel, value in pending
+                   if channel == LEDGER_CHANNEL and isinstance(value, dict) and value.get("key") == key]
+        if not records:
+            return None
+        final = next((r for r in records if r.get("state") == COMPLETED), records[0])
+        return CallRecord(str(final.get("state")), final.get("result"))
+
+    def started(self, key: str) -> None:
+        """Record that the call is about to run."""
+        self._pin({"key": key, "state": STARTED})
+
+    def completed(self, key: str, result: Any) -> None:
+        """Record that the call ran, and what it returned."""
+        self._pin({"key": key, "state": COMPLETED, "result": result})
+
+    def _pin(self, record: dict[str, Any]) -> None:
+        if self.checkpointer is None:
+            self._memory[record["key"]] = CallRecord(record["state"], record.get("result"))
+            return
+        latest = self.checkpointer.get_tuple(thread_config(self.thread_id))
+        if latest is None:  # a thread without a checkpoint yet cannot be resumed: memory will do
+            self._memory[record["key"]] = CallRecord(record["state"], record.get("result"))
+            return
+        conf = latest.config["configurable"]
+        self.checkpointer.put_writes(thread_config(conf["thread_id"], conf["checkpoint_id"]),
+                                     [(LEDGER_CHANNEL, record)], f"grapharc:tool:{uuid4()}")
