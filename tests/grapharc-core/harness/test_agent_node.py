@@ -150,3 +150,24 @@ def test_a_backend_that_runs_its_own_loop_is_delegated_with_a_warning_and_every_
     assert out["answer"] == "did it my way"
     events = [json.loads(line) for line in (tmp_path / "t.jsonl").read_text().splitlines()]
     assert [e["executor"] for e in events if e["phase"] == "model"] == ["delegated"]
+
+
+def test_a_policy_documents_deny_beats_a_flag_allow_and_every_decision_is_audited(tmp_path):
+    from grapharc.policy.engine import PolicyEngine
+
+    engine = PolicyEngine({"version": "7", "rules": [
+        {"id": "no-notes", "resource": "tool", "action": "deny", "tool": "append_note"},
+        {"id": "review-big", "resource": "tool", "action": "ask", "tool": "big_output", "route": "leads"},
+        {"id": "reads", "resource": "tool", "action": "allow", "tool": "read_*"}]})
+    script = [reply(call("append_note", {"name": "a", "text": "b"}, 1), call("read_note", {"name": "a"}, 2),
+                    call("big_output", {"chars": 3}, 3)), "done"]
+    asked = []
+    _, model, _ = run(tmp_path, script, permissions=ALLOW_ALL, policy=engine,
+                      approver=lambda request: asked.append(request.route) or True)
+    assert "append_note" not in model.offered[0] and not (tmp_path / "a.txt").exists()
+    assert asked == ["leads"]
+    audited = [(r.resource, r.subject, r.decision, r.rule_id) for r in engine.audit_log]
+    assert audited == [("tool", "append_note", "deny", "no-notes"), ("tool", "read_note", "allow", "reads"),
+                       ("tool", "big_output", "ask", "review-big"), ("approval", "big_output", "allow",
+                                                                      "review-big")]
+    assert all(r.policy_version == "7" for r in engine.audit_log)

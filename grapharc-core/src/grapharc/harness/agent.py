@@ -6,8 +6,10 @@ and each batch of tool calls is its own checkpointed step:
 * ``model`` observes the conversation, checks the budget can pay for a call, and calls the
   model bound to the tools it may see (a denied tool's schema is never shown);
 * ``tools`` runs each call the model asked for: is the tool offered, what does the permission
-  policy say (deny -> ask -> allow, unmatched is deny; an ask goes to the one approval model,
-  so inside a session it is a durable approval), are the arguments valid, has an earlier
+  policy say (deny -> ask -> allow, unmatched is deny; with a policy document, its tool rules
+  decide with the flag rules layered under them, every decision is audited by its
+  ``PolicyEngine`` and asks are routed by its approval router; an ask goes to the one approval
+  model, so inside a session it is a durable approval), are the arguments valid, has an earlier
   attempt already done it (side-effecting calls carry an idempotency key, see
   ``grapharc.harness.ledger``), then the executor runs it; output too large to show whole is
   stored in the workspace and shown truncated (``grapharc.harness.overflow``);
@@ -30,6 +32,7 @@ import operator
 import time
 import warnings
 from collections.abc import Callable
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Annotated, Any, Literal
 
@@ -46,6 +49,7 @@ from grapharc.harness.ledger import COMPLETED, ToolCallLedger, digest
 from grapharc.harness.overflow import shown
 from grapharc.harness.permissions import Decision, PermissionPolicy
 from grapharc.harness.tools import SideEffect, Tool, ToolArgumentError, ToolRegistry
+from grapharc.policy.engine import PolicyDecision, PolicyEngine
 from grapharc.runtime.budget import Budget, BudgetExceededError
 from grapharc.runtime.context import CURRENT_RUN, record_stop_reason
 from grapharc.runtime.graph import END, START, GraphARC
@@ -84,7 +88,8 @@ class AgentNode:
     """The governed tool loop over ``tools`` for one ``workspace`` (see the module docstring)."""
 
     def __init__(self, model: Any, tools: ToolRegistry, *, workspace: str | Path,
-                 permissions: PermissionPolicy | None = None, executor: Executor | None = None,
+                 permissions: PermissionPolicy | None = None, policy: PolicyEngine | None = None,
+                 tenant: str | None = None, executor: Executor | None = None,
                  approver: Approver | None = None, evidence: Evidence | None = None,
                  max_steps: int = 20, window: int = 3, tool_timeout: float = 60.0,
                  output_limit: int = 8000, instructions: str = INSTRUCTIONS, name: str = "agent",
@@ -101,6 +106,8 @@ class AgentNode:
         self.model = model
         self.tools = tools
         self.permissions = permissions if permissions is not None else PermissionPolicy()
+        self.policy = policy
+        self.tenant = tenant
         self.executor: Executor = executor if executor is not None else LocalExecutor()
         self.approver = approver
         self.evidence = evidence
@@ -141,9 +148,15 @@ class AgentNode:
         graph.add_edge("evidence", END)
         return graph
 
+    def effective_permissions(self) -> PermissionPolicy:
+        """The rules that decide: the policy document's tool rules over the flag rules, if any."""
+        if self.policy is None:
+            return self.permissions
+        return self.policy.permission_policy(self.tenant, flags=self.permissions)
+
     def visible(self) -> list[Tool]:
         """The tools the model is shown: every registered tool the policy does not deny."""
-        shown_names = set(self.permissions.visible(self.tools.names()))
+        shown_names = set(self.effective_permissions().visible(self.tools.names()))
         return [tool for tool in self.tools if tool.name in shown_names]
 
     # -- model ---------------------------------------------------------------------------------
@@ -229,28 +242,46 @@ class AgentNode:
 
     def _permitted(self, config: RunnableConfig, name: str, call_id: str) -> Tool | str:
         """The tool, if it is offered and the policy lets this call through; else what the model is told."""
-        decided = self.permissions.decide(name)
-        rule_id = decided.rule.id if decided.rule is not None else ""
-        if name not in self.tools or decided.decision is Decision.DENY:
-            reason = decided.reason if name in self.tools else "no tool of this name is offered"
-            self._record(config, "tools", ts.PERMISSION, {ts.TOOL: name, ts.CALL_ID: call_id,
-                                                           ts.DECISION: "deny", ts.REASON: reason,
-                                                           ts.RULE_ID: rule_id})
+        verdict = self._decide(name)
+        fields = {ts.TOOL: name, ts.CALL_ID: call_id, ts.RULE_ID: verdict.rule_id}
+        if name not in self.tools or verdict.decision is Decision.DENY:
+            reason = verdict.reason if name in self.tools else "no tool of this name is offered"
+            self._record(config, "tools", ts.PERMISSION, {**fields, ts.DECISION: "deny", ts.REASON: reason})
             return f"error: no tool named {name!r} is available to you"
-        if decided.decision is Decision.ASK:
-            route = decided.rule.route if decided.rule is not None else "human"
-            answer = request_approval(ApprovalRequest("tool", name, rule_id, decided.reason, route),
-                                      self.approver)
-            if answer is not Answer.APPROVED:
-                reason = "the approval was declined" if answer is Answer.DECLINED else unanswered_reason()
-                self._record(config, "tools", ts.PERMISSION, {ts.TOOL: name, ts.CALL_ID: call_id,
-                                                               ts.DECISION: "ask", ts.REASON: reason,
-                                                               ts.RULE_ID: rule_id})
-                return f"error: calling {name!r} needs an approval; {reason}"
-        self._record(config, "tools", ts.PERMISSION, {ts.TOOL: name, ts.CALL_ID: call_id,
-                                                       ts.DECISION: "allow", ts.REASON: decided.reason,
-                                                       ts.RULE_ID: rule_id})
+        if verdict.decision is Decision.ASK:
+            refusal = self._ask(name, verdict)
+            if refusal is not None:
+                self._record(config, "tools", ts.PERMISSION,
+                             {**fields, ts.DECISION: "ask", ts.REASON: refusal})
+                return f"error: calling {name!r} needs an approval; {refusal}"
+        self._record(config, "tools", ts.PERMISSION,
+                     {**fields, ts.DECISION: "allow", ts.REASON: verdict.reason})
         return self.tools.get(name)
+
+    def _decide(self, name: str) -> _Verdict:
+        """What the rules say about a call of ``name`` (audited by the policy engine, if any)."""
+        if self.policy is not None:
+            decided = self.policy.check_tool(name, tenant=self.tenant, flags=self.permissions)
+            return _Verdict(decided.decision, decided.record.rule_id, decided.record.reason,
+                            decided.route or "human", decided)
+        verdict = self.permissions.decide(name)
+        rule = verdict.rule
+        return _Verdict(verdict.decision, rule.id if rule else "", verdict.reason,
+                        rule.route if rule else "human")
+
+    def _ask(self, name: str, verdict: _Verdict) -> str | None:
+        """None when the ask is approved, else why not (the one approval model decides; with a
+        policy document its approval router routes it and audits the outcome)."""
+        if self.policy is not None and verdict.decided is not None:
+            approvers = {verdict.route: self.approver} if self.approver is not None else {}
+            if self.policy.approval_router(approvers).resolve(verdict.decided) is Decision.ALLOW:
+                return None
+            return self.policy.audit_log[-1].reason
+        request = ApprovalRequest("tool", name, verdict.rule_id, verdict.reason, verdict.route)
+        answer = request_approval(request, self.approver)
+        if answer is Answer.APPROVED:
+            return None
+        return "the approval was declined" if answer is Answer.DECLINED else unanswered_reason()
 
     def _execute(self, config: RunnableConfig, ledger: ToolCallLedger | None, key: str, tool: Tool,
                  arguments: dict[str, Any], call_id: str, call_digest: str) -> str:
@@ -332,6 +363,17 @@ class AgentNode:
         if self.delegated:
             fields = {**fields, ts.EXECUTOR: ts.DELEGATED}
         run.trace.write(event, fields)
+
+
+@dataclass(frozen=True)
+class _Verdict:
+    """What the rules say about one tool call, and the engine's audited decision if there is one."""
+
+    decision: Decision
+    rule_id: str
+    reason: str
+    route: str
+    decided: PolicyDecision | None = None
 
 
 def _stop(reason: str) -> dict[str, Any]:
