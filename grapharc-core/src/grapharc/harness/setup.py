@@ -1,0 +1,105 @@
+"""Building an agent from settings: the one place ``grapharc agent`` (and a server) get it from.
+
+``AgentSettings`` say what to do and under which rules: the task, the workspace, the model
+spec, a policy document and ``--allow/--ask/--deny`` globs, the executor, limits. With no
+policy and no globs at all, tools that only read are allowed and every other tool is asked
+for, so a first run can look around but changes nothing without a person. The settings
+round-trip through JSON, so a session can rebuild the same agent in another process.
+"""
+
+from __future__ import annotations
+
+import json
+from dataclasses import asdict, dataclass, field, fields
+from pathlib import Path
+from typing import Any
+
+from grapharc.approvals import Approver
+from grapharc.errors import GraphARCError
+from grapharc.executors import Executor
+from grapharc.harness.agent import AgentNode, Evidence
+from grapharc.harness.permissions import PermissionPolicy
+from grapharc.harness.tools import SideEffect, ToolRegistry
+from grapharc.runtime.budget import Budget
+
+
+class AgentSettingsError(GraphARCError):
+    """Agent settings that name something that does not exist or cannot be used."""
+
+
+@dataclass(frozen=True)
+class AgentSettings:
+    """Everything that decides what an agent may do (see the module docstring)."""
+
+    task: str
+    workspace: str
+    model: str
+    policy: str | None = None
+    allow: tuple[str, ...] = ()
+    ask: tuple[str, ...] = ()
+    deny: tuple[str, ...] = ()
+    executor: str = "local"
+    tools: tuple[str, ...] | None = None
+    max_steps: int = 20
+    tool_timeout: float = 60.0
+    budget: dict[str, Any] = field(default_factory=dict)
+    tenant: str | None = None
+
+    def __post_init__(self) -> None:
+        if not isinstance(self.task, str) or not self.task.strip():
+            raise AgentSettingsError("the task is empty; say what the agent should do")
+
+    def to_json(self) -> str:
+        return json.dumps(asdict(self), sort_keys=True)
+
+    @classmethod
+    def from_json(cls, text: str) -> AgentSettings:
+        """Settings written by ``to_json`` (lists become tuples again)."""
+        try:
+            data = json.loads(text)
+            names = {f.name for f in fields(cls)}
+            values: dict[str, Any] = {key: tuple(value) if isinstance(value, list) else value
+                                      for key, value in data.items() if key in names}
+            return cls(**values)
+        except (TypeError, ValueError) as exc:
+            raise AgentSettingsError(f"stored agent settings cannot be read: {exc}") from None
+
+
+def default_permissions(tools: ToolRegistry) -> PermissionPolicy:
+    """With no policy and no globs: allow what only reads, ask for everything else."""
+    reads = [tool.name for tool in tools if tool.side_effect is SideEffect.READ]
+    others = [tool.name for tool in tools if tool.side_effect is not SideEffect.READ]
+    return PermissionPolicy.from_flags(allow=reads, ask=others)
+
+
+def open_executor(name: str) -> Executor:
+    """The executor a plugin registered under ``name`` (``local`` is core's)."""
+    from grapharc.plugins import registry, resolve_factory
+
+    installed = registry("executors")
+    entry = installed.get(name)
+    if entry is None:
+        raise AgentSettingsError(f"no executor named {name!r}; installed: {', '.join(sorted(installed))}",
+                                 hint="grapharc-tools adds the sandboxed and container executors")
+    executor: Executor = resolve_factory(entry.item.factory, plugin=entry.distribution)()
+    return executor
+
+
+def build_agent(settings: AgentSettings, *, model: Any = None, approver: Approver | None = None,
+                evidence: Evidence | None = None, name: str = "agent") -> AgentNode:
+    """The AgentNode ``settings`` describe (``model`` overrides the spec, e.g. in tests)."""
+    from grapharc.models import get_model
+    from grapharc.policy.engine import PolicyEngine
+
+    tools = ToolRegistry.from_plugins(settings.tools)
+    flagged = settings.allow or settings.ask or settings.deny
+    policy = PolicyEngine.from_file(Path(settings.policy)) if settings.policy else None
+    if flagged or policy is not None:
+        permissions = PermissionPolicy.from_flags(allow=settings.allow, ask=settings.ask, deny=settings.deny)
+    else:
+        permissions = default_permissions(tools)
+    return AgentNode(model if model is not None else get_model(settings.model), tools,
+                     workspace=settings.workspace, permissions=permissions, policy=policy,
+                     tenant=settings.tenant, executor=open_executor(settings.executor), approver=approver,
+                     evidence=evidence, max_steps=settings.max_steps, tool_timeout=settings.tool_timeout,
+                     budget=Budget(**settings.budget), name=name)
