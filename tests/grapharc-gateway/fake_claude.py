@@ -2,7 +2,8 @@
 
 The fixture in conftest.py copies this file onto PATH as ``claude`` (with a shebang
 for the test interpreter). It refuses, with exit code 97, any run that is not the
-tool-free, settings-free, stdin-fed invocation the gateway promises; otherwise it
+tool-free, settings-free, stdin-fed invocation the gateway promises (or, for a delegated agent,
+the settings-free bypassPermissions one); otherwise it
 appends ``{"argv", "stdin", "cwd", "cwd_entries", "env", "pid"}`` to $FAKE_CLAUDE_LOG
 and answers with the JSON in $FAKE_CLAUDE_REPLY (or a default success).
 """
@@ -14,6 +15,8 @@ import time
 
 REQUIRED = ["-p", "--output-format", "json", "--tools", "", "--strict-mcp-config", "--setting-sources",
             "--safe-mode", "--disable-slash-commands", "--no-session-persistence"]
+DELEGATED = ["-p", "--output-format", "json", "--strict-mcp-config", "--setting-sources",
+             "--no-session-persistence", "--permission-mode", "bypassPermissions"]
 DEFAULT_RESULT = {
     "type": "result", "subtype": "success", "is_error": False, "result": "fake claude says hi",
     "total_cost_usd": 0.0042, "session_id": "fake-session", "stop_reason": "end_turn",
@@ -28,7 +31,8 @@ def main() -> int:
         print("9.9.9 (Claude Code)")
         return 0
     stdin = sys.stdin.read()
-    missing = [flag for flag in REQUIRED if flag not in argv]
+    required = DELEGATED if "bypassPermissions" in argv else REQUIRED
+    missing = [flag for flag in required if flag not in argv]
     if missing or not stdin or stdin in argv:
         sys.stderr.write(f"fake claude refused: missing {missing}, stdin {stdin!r}\n")
         return 97

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import asyncio
+import json
 import os
 from pathlib import Path
 
@@ -157,3 +158,29 @@ def test_the_spend_meter_guards_claude_calls_on_both_sides(fake_claude):
     with pytest.raises(SpendCeilingError, match="before the call"):
         model.invoke("three")
     assert len(fake_claude.runs()) == 2
+
+
+def test_an_agent_on_claude_cli_is_delegated_in_its_workspace_and_its_spend_lands_on_the_node(
+        fake_claude, tmp_path):
+    import warnings
+
+    from grapharc.harness import AgentNode, DelegatedToolUseWarning, ToolRegistry
+
+    workspace = tmp_path / "ws"
+    workspace.mkdir()
+    model = get_model("claude-cli/claude-sonnet-5")
+    with pytest.warns(DelegatedToolUseWarning):
+        agent = AgentNode(model, ToolRegistry(), workspace=workspace)
+    graph = agent.graph()
+    graph.trace = tmp_path / "t.jsonl"
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        out = graph.compile().invoke({"task": "fix the failing test"})
+    assert out["answer"] == "fake claude says hi"
+    run = fake_claude.runs()[-1]
+    assert run["cwd"] == str(workspace) and run["stdin"] == "fix the failing test"
+    assert "bypassPermissions" in run["argv"] and "--tools" not in run["argv"]
+    events = [json.loads(line) for line in (tmp_path / "t.jsonl").read_text().splitlines()]
+    end = next(e for e in events if e["phase"] == "end")
+    assert (end["tokens"], end["cost_usd"]) == (1010, 0.0042)
+    assert {e["executor"] for e in events if e["phase"] == "model"} == {"delegated"}

@@ -13,7 +13,7 @@ from agent_tools import registry
 from langchain_core.messages import AIMessage
 
 from grapharc import trace_schema as ts
-from grapharc.harness.agent import AgentNode, AgentSetupError, DelegatedToolUseWarning
+from grapharc.harness.agent import AgentNode, AgentSetupError, DelegatedRun, DelegatedToolUseWarning
 from grapharc.harness.permissions import PermissionPolicy
 from grapharc.observe.metrics import metrics
 from grapharc.runtime.budget import Budget
@@ -136,9 +136,9 @@ def test_a_backend_that_runs_its_own_loop_is_delegated_with_a_warning_and_every_
         delegates_tools = True
         model_name = "claude-cli/test"
 
-        def run_delegated(self, task: str, *, workspace: Path, timeout: float) -> str:
+        def run_delegated(self, task: str, *, workspace: Path, timeout: float) -> DelegatedRun:
             (workspace / "done.txt").write_text(task)
-            return "did it my way"
+            return DelegatedRun("did it my way", tokens=120, cost_usd=0.5)
 
     with pytest.warns(DelegatedToolUseWarning):
         agent = AgentNode(Delegating(), registry(), workspace=tmp_path)
@@ -150,6 +150,8 @@ def test_a_backend_that_runs_its_own_loop_is_delegated_with_a_warning_and_every_
     assert out["answer"] == "did it my way"
     events = [json.loads(line) for line in (tmp_path / "t.jsonl").read_text().splitlines()]
     assert [e["executor"] for e in events if e["phase"] == "model"] == ["delegated"]
+    end = next(e for e in events if e["phase"] == "end")
+    assert (end["tokens"], end["cost_usd"]) == (120, 0.5)  # the sub-agent's spend, on the node
 
 
 def test_a_policy_documents_deny_beats_a_flag_allow_and_every_decision_is_audited(tmp_path):

@@ -54,6 +54,7 @@ from grapharc.runtime.budget import Budget, BudgetExceededError
 from grapharc.runtime.context import CURRENT_RUN, record_stop_reason
 from grapharc.runtime.graph import END, START, GraphARC
 from grapharc.runtime.state import GraphARCState
+from grapharc.runtime.tokens import charge_hand
 from grapharc.runtime.trace import exception_document, node_identity
 
 INSTRUCTIONS = ("You are an agent working in a workspace directory. Use the tools you are given to do "
@@ -66,6 +67,20 @@ Evidence = Callable[[str, Path], tuple[bool, str]]
 
 class DelegatedToolUseWarning(UserWarning):
     """An agent whose backend runs its own tool loop: its calls are not governed by this graph."""
+
+
+@dataclass(frozen=True)
+class DelegatedRun:
+    """What a backend that ran the whole task itself reports: its answer and its own spend.
+
+    A delegating model (``delegates_tools = True``) offers
+    ``run_delegated(task, *, workspace, timeout) -> DelegatedRun``; the agent charges the spend
+    to the run's budget by hand, since no model call of the graph's own saw it.
+    """
+
+    text: str
+    tokens: int = 0
+    cost_usd: float | None = None
 
 
 class AgentSetupError(GraphARCError):
@@ -327,8 +342,12 @@ class AgentNode:
     def _delegate(self, state: AgentState, config: RunnableConfig) -> dict[str, Any]:
         """Hand the whole task to a backend that runs its own loop (ungoverned, marked so)."""
         started = time.perf_counter()
-        answer = str(self.model.run_delegated(state.task, workspace=self.workspace,
-                                              timeout=self.tool_timeout))
+        result = self.model.run_delegated(state.task, workspace=self.workspace, timeout=self.tool_timeout)
+        if not isinstance(result, DelegatedRun):
+            raise AgentSetupError(f"{type(self.model).__name__}.run_delegated returned a "
+                                  f"{type(result).__name__}, not a DelegatedRun")
+        charge_hand(result.tokens, result.cost_usd)
+        answer = result.text
         self._record(config, "delegate", ts.MODEL_CALL, {
             ts.DURATION_MS: _ms(started), ts.TOOL_CALLS: 0, ts.EXECUTOR: ts.DELEGATED,
             ts.MODEL: str(getattr(self.model, "model_name", type(self.model).__name__))})

@@ -11,6 +11,13 @@ an argv array, never through a shell. Its JSON result gives the text, the usage
 There is no tool-calling wire on this path, so ``bind_tools`` and
 ``with_structured_output`` raise NotImplementedError rather than pretend. Calls
 spend the Claude subscription's quota; the CLI decides prompt caching.
+
+An agent on this backend is delegated (``delegates_tools``): ``run_delegated`` runs Claude
+Code's own headless agent on the task in the workspace, with every tool it has under
+``bypassPermissions`` — not governed by GraphARC's permission policy or executor, and said so
+by a ``DelegatedToolUseWarning`` and ``executor=delegated`` on the trace. Still no MCP
+servers and no settings sources; the workspace is its working directory and its only
+stated scope, and the timeout holds.
 """
 
 from __future__ import annotations
@@ -24,7 +31,7 @@ import signal
 import subprocess
 import tempfile
 from collections.abc import Sequence
-from typing import Any, NoReturn
+from typing import Any, ClassVar, NoReturn
 
 from langchain_core.callbacks import AsyncCallbackManagerForLLMRun, CallbackManagerForLLMRun
 from langchain_core.language_models.chat_models import BaseChatModel
@@ -35,11 +42,25 @@ from pydantic import ConfigDict, Field
 from grapharc.gateway.envelope import cli_usage, metered_result, reported_cost
 from grapharc.gateway.errors import ClaudeCLIError, SpendCeilingError
 from grapharc.gateway.spend import SpendMeter
+from grapharc.harness.agent import DelegatedRun
 
 DEFAULT_SYSTEM_PROMPT = "You are a helpful assistant."
 EMPTY_MCP_CONFIG = '{"mcpServers":{}}'
 CHILD_ENVIRONMENT = {"CLAUDE_CODE_DISABLE_NONESSENTIAL_TRAFFIC": "1"}
 WIRE_BACKENDS = "openrouter/, openai/, ollama/ or novita/"
+
+
+def delegated_arguments(executable: str, model: str) -> list[str]:
+    """The argv that runs Claude Code's own agent on a task (prompt on stdin) in a workspace."""
+    return [
+        executable, "-p",
+        "--output-format", "json",
+        f"--model={model}",
+        "--strict-mcp-config", "--mcp-config", EMPTY_MCP_CONFIG,
+        "--setting-sources", "",
+        "--no-session-persistence",
+        "--permission-mode", "bypassPermissions",
+    ]
 
 
 def cli_arguments(executable: str, model: str, system_prompt: str) -> list[str]:
@@ -129,6 +150,7 @@ class ClaudeCLIChatModel(BaseChatModel):
     executable: str = "claude"
     timeout: float = 600.0
     spend_meter: SpendMeter | None = Field(default=None, exclude=True)
+    delegates_tools: ClassVar[bool] = True
 
     @property
     def spec(self) -> str:
@@ -157,13 +179,16 @@ class ClaudeCLIChatModel(BaseChatModel):
             f"{self.spec} is completion-only and offers no structured output; use an OpenAI-wire "
             f"backend ({WIRE_BACKENDS})")
 
-    def _command(self, messages: list[BaseMessage]) -> tuple[list[str], str]:
+    def _executable(self) -> str:
         path = shutil.which(self.executable)
         if path is None:
             raise ClaudeCLIError(f"{self.spec}: {self.executable} is not on PATH",
                                  hint="install Claude Code and run `claude` once to log in")
+        return path
+
+    def _command(self, messages: list[BaseMessage]) -> tuple[list[str], str]:
         system, prompt = render_prompt(messages)
-        return cli_arguments(path, self.model_name, system), prompt
+        return cli_arguments(self._executable(), self.model_name, system), prompt
 
     def _result(self, document: dict[str, Any], stop: list[str] | None) -> ChatResult:
         usage = cli_usage(document.get("usage") or {})
@@ -207,6 +232,30 @@ class ClaudeCLIChatModel(BaseChatModel):
                 run_manager.on_llm_end(metered_result(result))
             raise crossed
         return result
+
+    def run_delegated(self, task: str, *, workspace: str | os.PathLike[str], timeout: float) -> DelegatedRun:
+        """Run Claude Code's own agent on ``task`` in ``workspace`` (see the module docstring)."""
+        if self.spend_meter is not None:
+            self.spend_meter.before_call(self.spec)
+        argv = delegated_arguments(self._executable(), self.model_name)
+        process = subprocess.Popen(argv, stdin=subprocess.PIPE, stdout=subprocess.PIPE,
+                                   stderr=subprocess.PIPE, text=True, cwd=os.fspath(workspace),
+                                   env={**os.environ, **CHILD_ENVIRONMENT}, start_new_session=True)
+        limit = min(timeout, self.timeout)
+        try:
+            stdout, stderr = process.communicate(task, timeout=limit)
+        except subprocess.TimeoutExpired:
+            _kill(process)
+            process.communicate()
+            raise ClaudeCLIError(f"{self.spec}: the delegated agent did not finish within {limit:g} s") \
+                from None
+        except BaseException:
+            _kill(process)
+            raise
+        document = parse_result(self.spec, stdout, stderr, process.returncode)
+        usage = cli_usage(document.get("usage") or {})
+        return DelegatedRun(str(document["result"]), tokens=usage["total_tokens"],
+                            cost_usd=reported_cost(document.get("total_cost_usd")))
 
     async def _agenerate(self, messages: list[BaseMessage], stop: list[str] | None = None,
                          run_manager: AsyncCallbackManagerForLLMRun | None = None,
