@@ -70,7 +70,7 @@ def test_a_denied_tool_is_never_shown_and_calling_it_anyway_is_refused_on_the_tr
     assert not (tmp_path / "x.txt").exists()
     permission = of_phase(events, "permission")[0]
     assert (permission["tool"], permission["decision"]) == ("append_note", "deny")
-    told = json.loads(json.dumps(out["messages"]))[-2]["data"]["content"]
+    told = out["messages"][-2].content
     assert told == "error: no tool named 'append_note' is available to you"
 
 
@@ -85,7 +85,7 @@ def test_an_ask_with_nobody_to_answer_is_refused_with_the_reason_and_an_approver
     script = [reply(call("append_note", {"name": "todo", "text": "a"})), "ok"]
     out, _, events = run(tmp_path, script, permissions=policy)
     assert not (tmp_path / "todo.txt").exists()
-    assert "needs an approval" in out["messages"][-2]["data"]["content"]
+    assert "needs an approval" in out["messages"][-2].content
     assert of_phase(events, "permission")[0]["decision"] == "ask"
 
     asked = []
@@ -98,7 +98,7 @@ def test_arguments_that_do_not_fit_are_refused_before_anything_runs_and_the_mode
     out, _, events = run(tmp_path, [reply(call("append_note", {"name": "../etc", "text": 3})), "sorry"])
     assert list(tmp_path.glob("*.txt")) == []
     assert of_phase(events, "tool")[0]["outcome"] == "refused"
-    assert "tool 'append_note'" in out["messages"][-2]["data"]["content"]
+    assert "tool 'append_note'" in out["messages"][-2].content
 
 
 def test_an_output_too_large_is_stored_and_shown_truncated_with_its_reference(tmp_path):
@@ -106,7 +106,7 @@ def test_an_output_too_large_is_stored_and_shown_truncated_with_its_reference(tm
                          output_limit=1000)
     reference = of_phase(events, "tool")[0]["reference"]
     assert (tmp_path / reference).read_text() == "x" * 50_000
-    told = out["messages"][-2]["data"]["content"]
+    told = out["messages"][-2].content
     assert told.startswith("x" * 1000) and reference in told and len(told) < 1300
 
 

@@ -36,8 +36,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Annotated, Any, Literal
 
-from langchain_core.messages import AIMessage, HumanMessage, SystemMessage, ToolMessage, messages_from_dict
-from langchain_core.messages import messages_to_dict as _to_dict
+from langchain_core.messages import AIMessage, AnyMessage, HumanMessage, SystemMessage, ToolMessage
 from langchain_core.runnables import RunnableConfig
 from pydantic import Field
 
@@ -88,10 +87,10 @@ class AgentSetupError(GraphARCError):
 
 
 class AgentState(GraphARCState):
-    """The agent's conversation and where it stands; messages are LangChain message dicts."""
+    """The agent's conversation (LangChain messages) and where it stands."""
 
     task: str
-    messages: Annotated[list[dict[str, Any]], operator.add] = Field(default_factory=list)
+    messages: Annotated[list[AnyMessage], operator.add] = Field(default_factory=list)
     steps: int = 0
     calls_seen: Annotated[list[str], operator.add] = Field(default_factory=list)
     answer: str = ""
@@ -146,20 +145,28 @@ class AgentNode:
     # -- the graph ---------------------------------------------------------------------------
 
     def graph(self) -> GraphARC:
-        """The loop as a graph over ``AgentState`` (input: ``{"task": ...}``)."""
+        """The loop as a graph over ``AgentState`` (input: ``{"task": ...}``).
+
+        Its nodes read the state without a private copy (``copy_state=False``, marked on the
+        trace): they are this module's own code, never mutate what they read, and the
+        conversation they would copy grows with every step.
+        """
         graph = GraphARC(AgentState, name=self.name, budget=self.budget)
         if self.delegated:
-            graph.add_node("delegate", self._delegate, writes={"messages", "answer", "status", "stop_reason"})
+            graph.add_node("delegate", self._delegate, writes={"messages", "answer", "status", "stop_reason"},
+                           copy_state=False)
             graph.add_edge(START, "delegate")
             graph.add_edge("delegate", END)
             return graph
-        graph.add_node("model", self._model, writes={"messages", "steps", "answer", "status", "stop_reason"})
-        graph.add_node("tools", self._tools, writes={"messages", "calls_seen", "status", "stop_reason"})
-        graph.add_node("evidence", self._evidence, writes={"status", "stop_reason"})
+        graph.add_node("model", self._model, writes={"messages", "steps", "answer", "status", "stop_reason"},
+                       copy_state=False)
+        graph.add_node("tools", self._tools, writes={"messages", "calls_seen", "status", "stop_reason"},
+                       copy_state=False)
+        graph.add_node("evidence", self._evidence, writes={"status", "stop_reason"}, copy_state=False)
         graph.add_edge(START, "model")
         graph.add_conditional_edge("model", _after_model, {"tools": "tools", "evidence": "evidence",
-                                                            "stop": END})
-        graph.add_conditional_edge("tools", _after_tools, {"model": "model", "stop": END})
+                                                            "stop": END}, copy_state=False)
+        graph.add_conditional_edge("tools", _after_tools, {"model": "model", "stop": END}, copy_state=False)
         graph.add_edge("evidence", END)
         return graph
 
@@ -186,8 +193,7 @@ class AgentNode:
                 run.meter.check_call_allowed(node="model")
             except BudgetExceededError:
                 return _stop("budget")
-        history = messages_from_dict(state.messages) if state.messages else [
-            SystemMessage(self.instructions), HumanMessage(state.task)]
+        history = state.messages or [SystemMessage(self.instructions), HumanMessage(state.task)]
         bound = self.model.bind_tools([tool.schema() for tool in self.visible()])
         started = time.perf_counter()
         try:
@@ -199,7 +205,7 @@ class AgentNode:
             ts.DURATION_MS: (time.perf_counter() - started) * 1000.0, ts.TOOL_CALLS: len(calls),
             ts.MODEL: str(getattr(self.model, "model_name", type(self.model).__name__))})
         added = [] if state.messages else history
-        writes: dict[str, Any] = {"messages": _to_dict([*added, reply]), "steps": state.steps + 1}
+        writes: dict[str, Any] = {"messages": [*added, reply], "steps": state.steps + 1}
         if not calls:
             writes["answer"] = _text(reply.content)
         return writes
@@ -208,8 +214,7 @@ class AgentNode:
 
     def _tools(self, state: AgentState, config: RunnableConfig) -> dict[str, Any]:
         """Run every tool call of the model's last reply, each through permission and executor."""
-        reply = messages_from_dict(state.messages[-1:])[0]
-        calls = list(getattr(reply, "tool_calls", None) or [])
+        calls = list(getattr(state.messages[-1], "tool_calls", None) or [])
         ledger = ToolCallLedger.of(config)
         answers: list[ToolMessage] = []
         for index, call in enumerate(calls):
@@ -217,9 +222,9 @@ class AgentNode:
             answers.append(ToolMessage(content=content, tool_call_id=str(call.get("id") or index),
                                        name=str(call.get("name"))))
             if uncertain:
-                return {"messages": _to_dict(answers), **_stop("uncertain_side_effect")}
+                return {"messages": answers, **_stop("uncertain_side_effect")}
         signature = json.dumps([[c.get("name"), c.get("args")] for c in calls], sort_keys=True, default=str)
-        writes: dict[str, Any] = {"messages": _to_dict(answers), "calls_seen": [signature]}
+        writes: dict[str, Any] = {"messages": answers, "calls_seen": [signature]}
         recent = [*state.calls_seen, signature][-self.window:]
         if len(recent) == self.window and len(set(recent)) == 1:
             writes.update(_stop("no_progress"))
@@ -352,7 +357,7 @@ class AgentNode:
             ts.DURATION_MS: _ms(started), ts.TOOL_CALLS: 0, ts.EXECUTOR: ts.DELEGATED,
             ts.MODEL: str(getattr(self.model, "model_name", type(self.model).__name__))})
         record_stop_reason("answered")
-        return {"messages": _to_dict([HumanMessage(state.task), AIMessage(answer)]), "answer": answer,
+        return {"messages": [HumanMessage(state.task), AIMessage(answer)], "answer": answer,
                 "status": ANSWERED, "stop_reason": "answered"}
 
     # -- the trace -----------------------------------------------------------------------------
@@ -404,8 +409,7 @@ def _stop(reason: str) -> dict[str, Any]:
 def _after_model(state: AgentState) -> Literal["tools", "evidence", "stop"]:
     if state.status == STOPPED:
         return "stop"
-    last = state.messages[-1] if state.messages else {}
-    calls = (last.get("data") or {}).get("tool_calls") or []
+    calls = getattr(state.messages[-1], "tool_calls", None) if state.messages else None
     return "tools" if calls else "evidence"
 
 

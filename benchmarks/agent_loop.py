@@ -1,0 +1,121 @@
+"""Agent loop overhead: GraphARC's AgentNode against LangGraph's prebuilt tool loop, same run.
+
+Both drive the same scripted tool-calling model (``mock/``: each step asks for one tool call,
+then it answers) and the same trivial tool, for ``--steps`` model-and-tool steps. The plain
+loop is LangGraph's own: a model node and the prebuilt ``ToolNode`` joined by
+``tools_condition``. The GraphARC loop adds what governs it: permission decisions, argument
+validation, the executor, the idempotency check, the trace of every sub-step (trace on, a
+JSONL file in a temporary directory), typed writes and deep copies. Each figure is the best of
+``--runs`` interleaved runs; per-step cost is the run's wall time over its steps.
+
+    .venv/bin/python benchmarks/agent_loop.py [--steps N] [--runs N] [--json]
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import tempfile
+import time
+from pathlib import Path
+from typing import Annotated, Any
+
+from langchain_core.messages import AIMessage, AnyMessage, HumanMessage
+from langchain_core.tools import tool as langchain_tool
+from langgraph.graph import START, StateGraph
+from langgraph.graph.message import add_messages
+from langgraph.prebuilt import ToolNode, tools_condition
+from pydantic import BaseModel
+
+from grapharc.harness import AgentNode, PermissionPolicy, Tool, ToolRegistry
+from grapharc.testing import ScriptedChatModel
+
+
+class LookupArgs(BaseModel):
+    key: str
+
+
+def lookup(workspace: str, key: str) -> str:
+    """The tool both loops call: a dictionary lookup."""
+    return f"value of {key}"
+
+
+@langchain_tool("lookup")
+def plain_lookup(key: str) -> str:
+    """Look a key up."""
+    return f"value of {key}"
+
+
+def script(steps: int) -> list[Any]:
+    calls = [AIMessage(content="", tool_calls=[{"name": "lookup", "args": {"key": f"k{i}"}, "id": f"c{i}"}])
+             for i in range(steps)]
+    return [*calls, "done"]
+
+
+class PlainState(BaseModel):
+    messages: Annotated[list[AnyMessage], add_messages]
+
+
+def plain_loop(steps: int) -> Any:
+    model = ScriptedChatModel(responses=script(steps)).bind_tools([plain_lookup])
+
+    def call_model(state: PlainState) -> dict[str, Any]:
+        return {"messages": [model.invoke(state.messages)]}
+
+    graph = StateGraph(PlainState)
+    graph.add_node("model", call_model)
+    graph.add_node("tools", ToolNode([plain_lookup]))
+    graph.add_edge(START, "model")
+    graph.add_conditional_edges("model", tools_condition)
+    graph.add_edge("tools", "model")
+    compiled = graph.compile()
+    return lambda: compiled.invoke({"messages": [HumanMessage("look things up")]},
+                                   {"recursion_limit": 4 * steps + 10})
+
+
+def grapharc_loop(steps: int, workspace: Path) -> Any:
+    model = ScriptedChatModel(responses=script(steps))
+    tools = ToolRegistry([Tool("lookup", "look a key up", LookupArgs, lookup)])
+    agent = AgentNode(model, tools, workspace=workspace, permissions=PermissionPolicy.from_flags(allow=["*"]),
+                      max_steps=steps + 1)
+    graph = agent.graph()
+    graph.trace = workspace / "trace.jsonl"
+    compiled = graph.compile()
+    return lambda: compiled.invoke({"task": "look things up"}, {"recursion_limit": 4 * steps + 10})
+
+
+def best_per_step(make: Any, steps: int, runs: int) -> float:
+    best = float("inf")
+    for _ in range(runs):
+        run = make()
+        started = time.perf_counter()
+        run()
+        best = min(best, (time.perf_counter() - started) / steps)
+    return best
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--steps", type=int, default=200)
+    parser.add_argument("--runs", type=int, default=7)
+    parser.add_argument("--json", action="store_true")
+    options = parser.parse_args()
+    with tempfile.TemporaryDirectory() as folder:
+        workspace = Path(folder)
+        plain = grapharc = float("inf")
+        for _ in range(options.runs):  # interleaved, so drift hits both alike
+            plain = min(plain, best_per_step(lambda: plain_loop(options.steps), options.steps, 1))
+            grapharc = min(grapharc, best_per_step(lambda: grapharc_loop(options.steps, workspace),
+                                                   options.steps, 1))
+    result = {"steps": options.steps, "runs": options.runs, "langgraph_prebuilt_us_per_step": plain * 1e6,
+              "grapharc_agent_us_per_step": grapharc * 1e6, "ratio": grapharc / plain}
+    if options.json:
+        print(json.dumps(result))
+        return
+    print(f"agent loop, {options.steps} steps   langgraph prebuilt  {plain * 1e6:9.1f} us/step   1.00x")
+    print(f"agent loop, {options.steps} steps   grapharc AgentNode  {grapharc * 1e6:9.1f} us/step   "
+          f"{grapharc / plain:.2f}x  (trace on)")
+
+
+if __name__ == "__main__":
+    main()
