@@ -91,7 +91,8 @@ class _Search:
             self.cut_files += 1
             data = data[:MAX_FILE_BYTES]
         self.bytes_read += len(data)
-        for number, line in enumerate(data.decode("utf-8", errors="replace").split("\n"), start=1):
+        for number, raw in enumerate(data.decode("utf-8", errors="replace").split("\n"), start=1):
+            line = raw.removesuffix("\r")
             remaining = self.deadline - time.monotonic()
             if remaining <= 0:
                 self.stopped = f"it reached the {TIME_LIMIT:g} s time limit"
@@ -99,15 +100,14 @@ class _Search:
             try:
                 found = self.expression.search(line, timeout=remaining)
             except TimeoutError:
-                self.stopped = f"matching one line ran into the {TIME_LIMIT:g} s time limit"
+                self.stopped = f"it reached the {TIME_LIMIT:g} s time limit"
                 return
             if found is None:
                 continue
             if len(self.lines) == MAX_MATCHES:
                 self.stopped = f"it found more than {MAX_MATCHES} matching lines"
                 return
-            text = line.rstrip("\r")
-            cut = text[:MAX_LINE_CHARS] + ("…" if len(text) > MAX_LINE_CHARS else "")
+            cut = line[:MAX_LINE_CHARS] + ("…" if len(line) > MAX_LINE_CHARS else "")
             self.lines.append(f"{shown}:{number}: {cut}")
         if self.bytes_read >= MAX_TOTAL_BYTES:
             self.stopped = f"it had read {MAX_TOTAL_BYTES} bytes in all"

@@ -23,14 +23,15 @@ MAX_VISITED = 100_000
 class Walk:
     """The entries under ``start``, depth first in name order, never through a symlink.
 
-    ``truncated`` is set when the walk stopped at ``limit`` entries.
+    ``truncated`` is set when the walk stopped at ``limit`` entries (``MAX_VISITED`` if None).
     """
 
     start: Path
-    limit: int = MAX_VISITED
+    limit: int | None = None
     truncated: bool = field(default=False, init=False)
 
     def __iter__(self) -> Iterator[os.DirEntry[str]]:
+        limit = MAX_VISITED if self.limit is None else self.limit
         visited = 0
         stack = [str(self.start)]
         while stack:
@@ -42,7 +43,7 @@ class Walk:
             below = []
             for entry in entries:
                 visited += 1
-                if visited > self.limit:
+                if visited > limit:
                     self.truncated = True
                     return
                 yield entry
