@@ -42,7 +42,7 @@ def call(tools: ToolRegistry, workspace: Path) -> Callable[..., Any]:
     """``call("read_file", path="a.txt")``: one tool call in ``workspace`` through LocalExecutor."""
     executor = LocalExecutor()
 
-    def call(name: str, timeout: float | None = 60.0, **arguments: Any) -> Any:
-        return executor.run(tools.get(name), arguments, workspace=workspace, timeout=timeout)
+    def call(name: str, *, executor_timeout: float = 120.0, **arguments: Any) -> Any:
+        return executor.run(tools.get(name), arguments, workspace=workspace, timeout=executor_timeout)
 
     return call

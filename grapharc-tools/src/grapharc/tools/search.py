@@ -39,8 +39,9 @@ def compiled(pattern: str) -> regex.Pattern[str]:
     try:
         return regex.compile(pattern)
     except (regex.error, ValueError, TypeError, OverflowError, RecursionError) as exc:
-        raise ToolArgumentError(f"grep: {pattern!r} is not a valid regular expression: {exc}",
-                                hint="use Python `re` syntax; escape special characters with \\") from None
+        raise ToolArgumentError(f"tool 'grep': pattern {pattern!r} is not a valid regular expression "
+                                f"({exc}); use Python `re` syntax and escape special characters "
+                                "with a backslash") from None
 
 
 class GrepArgs(BaseModel):
@@ -64,7 +65,7 @@ class GrepArgs(BaseModel):
         try:
             compiled(pattern)
         except ToolArgumentError as exc:
-            raise ValueError(str(exc)) from None
+            raise ValueError(str(exc).removeprefix("tool 'grep': pattern ")) from None
         return pattern
 
 
