@@ -19,7 +19,7 @@ import signal
 import subprocess
 import time
 from collections.abc import Mapping
-from typing import Any
+from typing import Annotated, Any
 
 from pydantic import BaseModel, ConfigDict, Field, field_validator
 
@@ -34,6 +34,8 @@ MAX_OUTPUT_BYTES = 64 * 1024
 """Of stdout and of stderr each, this much is kept; the rest is read and counted, not kept."""
 MAX_ARGV = 1000
 MAX_ARGUMENT_CHARS = 100_000
+"""The longest single argv element or env value."""
+Argument = Annotated[str, Field(max_length=MAX_ARGUMENT_CHARS)]
 
 INHERITED = ("PATH", "LANG", "LC_ALL", "LC_CTYPE", "TZ")
 """Variables copied from GraphARC's own environment when set there."""
@@ -82,14 +84,14 @@ class RunCommandArgs(BaseModel):
 
     model_config = ConfigDict(extra="forbid")
 
-    argv: list[str] = Field(min_length=1, max_length=MAX_ARGV,
+    argv: list[Argument] = Field(min_length=1, max_length=MAX_ARGV,
                             description='the program and its arguments as a list, e.g. ["pytest", "-q"]; '
                                         'never one string. A pipeline is ["bash", "-lc", "a | b"]')
     cwd: str = Field(".", min_length=1, max_length=MAX_PATH_CHARS,
                      description="the directory to run in, relative to the workspace root")
     timeout: float = Field(DEFAULT_TIMEOUT, gt=0, le=MAX_TIMEOUT,
                            description=f"seconds before the command is killed (at most {MAX_TIMEOUT:g})")
-    env: dict[str, str] = Field(default_factory=dict,
+    env: dict[str, Argument] = Field(default_factory=dict,
                                 description="extra environment variables; only these names may be set: "
                                             + ", ".join(sorted(SETTABLE)))
 

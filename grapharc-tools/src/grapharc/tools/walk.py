@@ -15,6 +15,8 @@ from dataclasses import dataclass, field
 from fnmatch import fnmatchcase
 from pathlib import Path, PurePosixPath
 
+from grapharc.errors import GraphARCError
+
 MAX_VISITED = 100_000
 """The most directory entries one walk looks at before it stops (and says so)."""
 
@@ -38,6 +40,8 @@ class Walk:
             try:
                 with os.scandir(stack.pop()) as listing:
                     entries = sorted(listing, key=lambda entry: entry.name)
+            except GraphARCError:  # an executor's refusal is not an unreadable directory
+                raise
             except OSError:  # unreadable or vanished: nothing to list there
                 continue
             below = []
