@@ -129,6 +129,27 @@ def test_a_random_path_given_to_a_tool_is_used_inside_or_refused_by_name(random_
     assert _outside(random_workspace) == before
 
 
+GLOBS = st.one_of(st.lists(st.sampled_from(["**", "*", "..", ".", "", "dir-out", "evil", "sub", "*.txt",
+                                              "[", "?", "/", "\x00", "loop"]), max_size=6).map("/".join),
+                  st.text(alphabet=st.sampled_from("*?[]!./\\a\x00-"), max_size=20))
+
+
+@settings(max_examples=200, deadline=None)
+@given(pattern=GLOBS, tool=st.sampled_from(["glob", "grep"]))
+def test_a_random_glob_finds_only_workspace_paths_or_is_refused_by_name(random_workspace, tools, pattern,
+                                                                         tool):
+    arguments = {"pattern": pattern} if tool == "glob" else {"pattern": "o", "glob": pattern}
+    try:
+        found = tools.get(tool).function(str(random_workspace), **tools.get(tool).arguments(arguments))
+    except (WorkspaceEscape, ToolArgumentError):
+        return
+    for line in found.split("\n"):
+        if not line.startswith("["):
+            shown = line.split(":")[0] if tool == "grep" else line.rstrip("/@")
+            assert Workspace(random_workspace).contains(Path(os.path.abspath(random_workspace / shown)))
+    assert "outside" not in found
+
+
 def _outside(workspace: Path) -> dict[str, bytes]:
     """Every file next to the workspace (not in it), with its content."""
     top = workspace.parent

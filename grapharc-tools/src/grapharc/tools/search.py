@@ -185,7 +185,7 @@ def grep_tool() -> Tool:
         name="grep",
         description=("Search workspace text files for lines matching a Python regular expression; "
                      "returns `path:line: text` lines in path order. Limits: "
-                     f"{MAX_MATCHES} matching lines, the first {MAX_FILE_BYTES // 1024} KiB of each "
+                     f"{MAX_MATCHES} matching lines, the first {MAX_FILE_BYTES // (1024 * 1024)} MiB of each "
                      f"file, {MAX_TOTAL_BYTES // (1024 * 1024)} MiB in all, {TIME_LIMIT:g} s; binary "
                      "files are skipped; the reply says when a limit was reached."),
         args_model=GrepArgs, function=grep, side_effect=SideEffect.READ, idempotent=True)
