@@ -1,7 +1,8 @@
 """``list_dir`` and ``glob``: what is in the workspace, sorted and capped.
 
 Directories are shown with a trailing ``/`` and symlinks with a trailing ``@``; neither tool
-follows a symlink, and ``glob`` leaves out a symlink that points outside the workspace.
+follows a symlink, and ``glob`` leaves out a symlink that points outside the workspace. ``glob``
+skips names starting with ``.`` unless the pattern spells the dot; ``list_dir`` shows everything.
 """
 
 from __future__ import annotations
@@ -77,7 +78,7 @@ def glob(workspace: str, pattern: str) -> str:
                               "without '..' or NUL bytes")
     matcher = GlobPattern(pattern)
     start = root.resolve(PurePosixPath(*matcher.base)) if matcher.base else root.root
-    walk = Walk(start)
+    walk = Walk(start, hidden=matcher.wants_hidden)
     found = []
     if start.is_dir():
         for entry in walk:
@@ -110,5 +111,6 @@ def glob_tool() -> Tool:
         description=("Find workspace paths matching a glob such as `**/*.py` or `src/*.txt` "
                      "(matched against the whole path from the workspace root). Returns sorted "
                      f"paths, directories ending in `/`; at most {MAX_ENTRIES}. Symlinks are not "
-                     "followed."),
+                     "followed; names starting with `.` are skipped unless the pattern spells the dot "
+                     "(`**/.env`)."),
         args_model=GlobArgs, function=glob, side_effect=SideEffect.READ, idempotent=True)

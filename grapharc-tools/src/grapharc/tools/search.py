@@ -147,7 +147,7 @@ def grep(workspace: str, pattern: str, path: str = ".", glob: str | None = None)
         if not target.is_dir():
             raise ToolInputError(f"grep: {path!r} is not a file or directory in the workspace")
         selected = _selector(glob)
-        walk = Walk(target)
+        walk = Walk(target, hidden=selected is not None and selected.wants_hidden)
         for entry in walk:
             if search.stopped:
                 break
@@ -187,5 +187,6 @@ def grep_tool() -> Tool:
                      "returns `path:line: text` lines in path order. Limits: "
                      f"{MAX_MATCHES} matching lines, the first {MAX_FILE_BYTES // (1024 * 1024)} MiB of each "
                      f"file, {MAX_TOTAL_BYTES // (1024 * 1024)} MiB in all, {TIME_LIMIT:g} s; binary "
-                     "files are skipped; the reply says when a limit was reached."),
+                     "files, and names starting with `.` (unless `path` or `glob` names them), are "
+                     "skipped; the reply says when a limit was reached."),
         args_model=GrepArgs, function=grep, side_effect=SideEffect.READ, idempotent=True)

@@ -1,4 +1,7 @@
-"""Walking the workspace for list_dir, glob and grep: sorted, symlinks not followed, capped.
+"""Walking the workspace for glob and grep: sorted, symlinks not followed, hidden names skipped, capped.
+
+Names starting with ``.`` (``.git``, ``.venv``, caches) are skipped unless asked for, as a shell's
+``*`` skips them: a search of a real project would otherwise spend its limits inside them.
 
 Glob patterns are matched one path segment at a time with ``fnmatch`` (``*``, ``?``,
 ``[...]``; ``*`` never crosses a ``/``), and a ``**`` segment matches any number of directories,
@@ -26,9 +29,11 @@ class Walk:
     """The entries under ``start``, depth first in name order, never through a symlink.
 
     ``truncated`` is set when the walk stopped at ``limit`` entries (``MAX_VISITED`` if None).
+    Entries whose name starts with ``.`` are left out, and not entered, unless ``hidden``.
     """
 
     start: Path
+    hidden: bool = False
     limit: int | None = None
     truncated: bool = field(default=False, init=False)
 
@@ -46,6 +51,8 @@ class Walk:
                 continue
             below = []
             for entry in entries:
+                if not self.hidden and entry.name.startswith("."):
+                    continue
                 visited += 1
                 if visited > limit:
                     self.truncated = True
@@ -62,6 +69,11 @@ class GlobPattern:
     def __init__(self, pattern: str) -> None:
         self.pattern = pattern
         self.segments = tuple(part for part in PurePosixPath(pattern).parts if part != ".")
+
+    @property
+    def wants_hidden(self) -> bool:
+        """Whether a segment of the pattern spells out a leading ``.`` (``**/.env``, ``.github/*``)."""
+        return any(part.startswith(".") for part in self.segments)
 
     @property
     def base(self) -> tuple[str, ...]:
