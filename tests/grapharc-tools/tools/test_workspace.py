@@ -119,11 +119,16 @@ def test_a_random_path_resolves_inside_or_is_refused(random_workspace, path):
 
 
 @settings(max_examples=150, deadline=None)
-@given(path=PATHS, tool=st.sampled_from(["read_file", "list_dir", "write_file"]))
+@given(path=PATHS, tool=st.sampled_from(["read_file", "list_dir", "write_file", "edit_file", "grep",
+                                          "run_command"]))
 def test_a_random_path_given_to_a_tool_is_used_inside_or_refused_by_name(random_workspace, tools, path,
                                                                          tool):
     before = _outside(random_workspace)
-    arguments = {"path": path, **({"content": "x"} if tool == "write_file" else {})}
+    arguments = {"read_file": {"path": path}, "list_dir": {"path": path},
+                 "write_file": {"path": path, "content": "x"},
+                 "edit_file": {"path": path, "old": "side", "new": "SIDE"},
+                 "grep": {"path": path, "pattern": "side"},
+                 "run_command": {"cwd": path, "argv": ["true"]}}[tool]
     with contextlib.suppress(WorkspaceEscape, ToolArgumentError, ToolInputError):
         tools.get(tool).function(str(random_workspace), **tools.get(tool).arguments(arguments))
     assert _outside(random_workspace) == before
