@@ -117,3 +117,13 @@ def test_hidden_directories_are_skipped_unless_path_or_glob_names_them(workspace
     assert call("grep", pattern="token") == "app.py:1: token in app.py"
     assert call("grep", pattern="token", path=".venv") == ".venv/lib/site.py:1: token in .venv/lib/site.py"
     assert call("grep", pattern="token", glob=".env") == "sub/.env:1: token in sub/.env"
+
+
+def test_a_walk_that_hits_its_entry_limit_says_so(workspace, call, monkeypatch):
+    monkeypatch.setattr("grapharc.tools.walk.MAX_VISITED", 3)
+    monkeypatch.setattr("grapharc.tools.search.MAX_VISITED", 3)
+    for index in range(6):
+        (workspace / f"f{index}.txt").write_text("hit\n")
+    assert call("grep", pattern="hit").split("\n") == [
+        "f0.txt:1: hit", "f1.txt:1: hit", "f2.txt:1: hit",
+        "[grep: looked at the first 3 entries only; narrow `path` or `glob`]"]
