@@ -161,3 +161,16 @@ def _outside(workspace: Path) -> dict[str, bytes]:
     return {str(path): path.read_bytes() for path in top.rglob("*")
             if path.is_file() and not path.is_symlink() and not path.is_relative_to(workspace)
             and os.path.realpath(path) == str(path)}
+
+
+LONG = "a" * 300  # one path component past the filesystem's 255 bytes
+
+
+@pytest.mark.parametrize(("tool", "arguments"), [
+    ("read_file", {"path": LONG}), ("list_dir", {"path": LONG}), ("grep", {"pattern": "x", "path": LONG}),
+    ("write_file", {"path": LONG, "content": "x"}), ("edit_file", {"path": LONG, "old": "x", "new": "y"}),
+    ("run_command", {"argv": ["true"], "cwd": LONG}), ("glob", {"pattern": LONG + "/*"}),
+])
+def test_a_name_too_long_for_the_filesystem_is_a_tool_input_error(call, tool, arguments):
+    with pytest.raises(ToolInputError, match="File name too long"):
+        call(tool, **arguments)

@@ -25,7 +25,7 @@ from pydantic import BaseModel, ConfigDict, Field, field_validator
 
 from grapharc.errors import GraphARCError
 from grapharc.harness.tools import SideEffect, Tool, ToolArgumentError
-from grapharc.tools.errors import ToolInputError
+from grapharc.tools.errors import ToolInputError, os_errors
 from grapharc.tools.workspace import MAX_PATH_CHARS, Workspace
 
 DEFAULT_TIMEOUT = 30.0
@@ -156,8 +156,9 @@ def run_command(workspace: str, argv: list[str], cwd: str = ".", timeout: float 
     _refuse(env_problem(extra))
     root = Workspace(workspace)
     directory = root.resolve(cwd)
-    if not directory.is_dir():
-        raise ToolInputError(f"run_command: cwd {cwd!r} is not a directory in the workspace")
+    with os_errors("run_command", cwd):
+        if not directory.is_dir():
+            raise ToolInputError(f"run_command: cwd {cwd!r} is not a directory in the workspace")
     try:
         process = subprocess.Popen(argv, cwd=directory, env=environment(str(root.root), extra),
                                    stdin=subprocess.DEVNULL, stdout=subprocess.PIPE,

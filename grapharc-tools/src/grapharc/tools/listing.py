@@ -77,7 +77,9 @@ def glob(workspace: str, pattern: str) -> str:
     start = root.resolve(PurePosixPath(*matcher.base)) if matcher.base else root.root
     walk = Walk(start, hidden=matcher.wants_hidden)
     found = []
-    if start.is_dir():
+    with os_errors("glob", pattern):
+        is_dir = start.is_dir()
+    if is_dir:
         for entry in walk:
             parts = matcher.base + Path(entry.path).relative_to(start).parts
             if not matcher.matches(parts):
