@@ -15,7 +15,7 @@ from typing import Annotated, Any
 
 import typer
 
-from grapharc.cli.output import ExitCode, JsonOption, emit, fail
+from grapharc.cli.output import ExitCode, JsonOption, emit, fail, terminal_text
 from grapharc.errors import ConfigurationError, GraphARCError
 
 DirOption = Annotated[Path | None, typer.Option(
@@ -172,7 +172,7 @@ class _Story:
             line = f"{'[' + node + ']':<20}{note}"
             self.lines.append(line)
             if not self.as_json:
-                typer.echo(line)
+                typer.echo(terminal_text(line))
 
 
 def _demo_manager(directory: Path | None, lease: float) -> Any:
