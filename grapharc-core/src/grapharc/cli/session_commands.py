@@ -118,8 +118,10 @@ def prune_command(
 
 
 def render_prune(doc: dict[str, Any]) -> str:
-    return (f"removed {doc['count']} finished thread(s); "
-            f"{doc['bytes_before']} -> {doc['bytes_after']} bytes on disk")
+    if not doc["count"]:
+        return "nothing to prune: no finished thread is that old; nothing was removed"
+    return (f"removed {doc['count']} finished thread(s) with {doc['checkpoints']} checkpoint(s); "
+            f"freed {doc['bytes_freed']} bytes ({doc['bytes_on_disk']} on disk now)")
 
 
 def render_status(doc: dict[str, Any]) -> str:
