@@ -30,8 +30,10 @@ import pytest
 from pydantic import BaseModel
 from pydantic.fields import FieldInfo
 
+from grapharc import config
 from grapharc.cli.governance import read_graph_file
-from grapharc.errors import GraphARCError
+from grapharc.cli.session_commands import DEFAULT_DIR
+from grapharc.errors import ConfigurationError, GraphARCError
 from grapharc.observe.cost import CARD_KEYS, RATE_KEYS, RateCard
 from grapharc.observe.errors import RateCardError
 from grapharc.observe.reader import TraceReader
@@ -85,9 +87,14 @@ def _read_trace(path: Path) -> None:
     assert list(reader) and not reader.warnings()
 
 
+def _load_config(path: Path) -> None:
+    config.load_config({}, config=path, cwd=path.parent, env={})
+
+
 Loader = tuple[Callable[[Path], Any], tuple[type[GraphARCError], ...]]
 GRAPH: Loader = (read_graph_file, (ProposalError,))
 LOADERS: dict[str, dict[str, Loader]] = {
+    "config.md": {"toml": (_load_config, (ConfigurationError,))},
     "graph-files.md": {"json": GRAPH},
     "policy.md": {"json": GRAPH, "toml": (PolicyEngine.from_file, (PolicyLoadError, PolicyDocumentError))},
     "rate-cards.md": {"jsonl": (_read_trace, ()), "toml": (RateCard.from_toml, (RateCardError,))},
@@ -184,6 +191,27 @@ RULES = (NodeRuleDoc, EdgeRuleDoc, ToolRuleDoc, SpendRuleDoc)
 COMMON = set.intersection(*(set(rule.model_fields) for rule in RULES))
 
 
+PER_COMMAND = {"registry", "trace", "max_tokens", "max_iterations"}
+"""Settings whose default differs by command (see grapharc.governed.BUILT_INS and the demos)."""
+
+
+def setting_type(key: config.Key) -> str:
+    """What a setting's parser accepts: any text, a fraction, or only whole numbers."""
+    for word, probe in (("string", "text"), ("number", "1.5"), ("integer", "2")):
+        with contextlib.suppress(ValueError):
+            key.parse(probe)
+            return word
+    raise AssertionError(key)
+
+
+def setting_default(name: str) -> str:
+    if name in PER_COMMAND:
+        return "per command"
+    if name == "sessions":
+        return f"`{json.dumps(DEFAULT_DIR)}`"
+    return f"`{json.dumps(config.DEFAULTS[name])}`" if name in config.DEFAULTS else "none"
+
+
 def expected_tables() -> dict[str, dict[str, dict[str, list[str]]]]:
     node = schema_rows(ProposedNode, "object")
     node["kind"][1] = "`name`"  # the validator fills the kind in from the name
@@ -192,6 +220,8 @@ def expected_tables() -> dict[str, dict[str, dict[str, list[str]]]]:
     policy.update({rule.model_fields["resource"].annotation.__args__[0]:  # type: ignore[union-attr]
                    schema_rows(rule, "table", set(rule.model_fields) - COMMON) for rule in RULES})
     return {
+        "config.md": {"settings": {name: [setting_type(key), setting_default(name)]
+                                   for name, key in config.KEYS.items()}},
         "graph-files.md": {"graph-file": {**schema_rows(Subgraph, "object"), "input": ["object", "`{}`"]},
                            "node": node, "edge": schema_rows(ProposedEdge, "object")},
         "policy.md": policy,

@@ -152,17 +152,18 @@ def read_config_file(path: Path) -> dict[str, Any]:
         raise ConfigurationError(str(exc), hint=hint) from None
     except tomllib.TOMLDecodeError as exc:
         raise ConfigurationError(f"config file {path} is not valid TOML: {exc}", hint=hint) from None
+    listed = "the settings are listed in docs/reference/config.md"
     extra = sorted(set(document) - {"grapharc"})
     if extra:
         raise ConfigurationError(f"{path}: unknown top-level key(s) {', '.join(extra)}; "
-                                 "settings go in a [grapharc] table")
+                                 "settings go in a [grapharc] table", hint=listed)
     table = document.get("grapharc", {})
     if not isinstance(table, dict):
-        raise ConfigurationError(f"{path}: grapharc must be a table ([grapharc])")
+        raise ConfigurationError(f"{path}: grapharc must be a table ([grapharc])", hint=listed)
     unknown = sorted(set(table) - set(KEYS))
     if unknown:
         raise ConfigurationError(f"{path}: [grapharc].{unknown[0]} is not a setting "
-                                 f"(settings: {', '.join(KEYS)})")
+                                 f"(settings: {', '.join(KEYS)})", hint=listed)
     return table
 
 
