@@ -85,7 +85,6 @@ def host_config(options: ContainerOptions, workspace: Path, *, needs_network: bo
         "mem_limit": memory,
         "memswap_limit": memory,
         "pids_limit": options.pids_limit,
-        "privileged": False,
     }
 
 

@@ -1,0 +1,64 @@
+"""The executor conformance kit, run on the container executor: against the fake engine always,
+and against a real Docker engine when one is reachable and an image to test is named."""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+import pytest
+from conftest import IMAGE
+from fake_docker import FakeDockerEngine
+
+from grapharc.testing.executor_kit import ECHO, ExecutorConformance
+from grapharc.tools import ContainerExecutor
+
+REAL_IMAGE_ENV = "GRAPHARC_TEST_CONTAINER_IMAGE"
+
+
+class TestContainerExecutorOnTheFakeEngine(ExecutorConformance):
+    """The fake runs the runner locally, in the workspace itself: the tool sees the host path."""
+
+    @pytest.fixture(autouse=True)
+    def _engine(self, engine: FakeDockerEngine) -> None:
+        self.engine = engine
+
+    def make_executor(self) -> ContainerExecutor:
+        return ContainerExecutor(IMAGE, base_url=self.engine.base_url)
+
+
+def real_engine_image() -> str | None:
+    """The image named for real-engine tests, or None (with why) when they cannot run."""
+    image = os.environ.get(REAL_IMAGE_ENV)
+    if not image:
+        return None
+    try:
+        import docker
+
+        docker.from_env().ping()
+    except Exception:
+        return None
+    return image
+
+
+@pytest.mark.skipif(real_engine_image() is None,
+                    reason=f"needs a reachable Docker engine and {REAL_IMAGE_ENV} naming a local image "
+                           "with python, grapharc-tools and pytest inside (never pulled)")
+class TestContainerExecutorOnARealEngine(ExecutorConformance):
+    """In a real container the workspace is mounted at /workspace, which is what the tool sees."""
+
+    def make_executor(self) -> ContainerExecutor:
+        image = real_engine_image()
+        assert image is not None
+        return ContainerExecutor(image)
+
+    @pytest.fixture
+    def workspace(self, tmp_path: Path) -> Iterator[Path]:
+        tmp_path.chmod(0o777)  # whichever uid the engine maps the caller to can write there
+        yield tmp_path
+
+    def test_the_tool_gets_the_workspace_and_defaults_apply(self, workspace: Path) -> None:
+        result: Any = self.make_executor().run(ECHO, {}, workspace=workspace)
+        assert result == {"text": "default", "workspace": "/workspace"}
