@@ -2,16 +2,12 @@
 
 from __future__ import annotations
 
-from importlib import import_module
-from typing import Any
+from grapharc._lazy import lazy_exports
 
-_LAZY = {
-    "ContainerExecutor": "grapharc.tools.container",
+_LAZY_EXPORTS = {
+    "ContainerExecutor": "grapharc.tools.container.executor",
 }
 
+__all__ = sorted(_LAZY_EXPORTS)
 
-def __getattr__(name: str) -> Any:
-    """Public names load on first use, so ``import grapharc.tools`` stays cheap."""
-    if name not in _LAZY:
-        raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
-    return getattr(import_module(_LAZY[name]), name)
+__getattr__, __dir__ = lazy_exports(__name__, _LAZY_EXPORTS)

@@ -5,13 +5,12 @@ Names load lazily so that the runner, started inside the image, imports only wha
 
 from __future__ import annotations
 
-from importlib import import_module
-from typing import Any
+from grapharc._lazy import lazy_exports
 
-_EXPORTS = {
+_LAZY_EXPORTS = {
     "ContainerExecutor": "grapharc.tools.container.executor",
-    "ContainerOptions": "grapharc.tools.container.spec",
     "create_container_executor": "grapharc.tools.container.executor",
+    "ContainerOptions": "grapharc.tools.container.spec",
     "ContainerEngineError": "grapharc.tools.container.errors",
     "ContainerImageMissingError": "grapharc.tools.container.errors",
     "ContainerNoResultError": "grapharc.tools.container.errors",
@@ -20,10 +19,6 @@ _EXPORTS = {
     "ToolNotPortableError": "grapharc.tools.container.errors",
 }
 
-__all__ = sorted(_EXPORTS)
+__all__ = sorted(_LAZY_EXPORTS)
 
-
-def __getattr__(name: str) -> Any:
-    if name not in _EXPORTS:
-        raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
-    return getattr(import_module(_EXPORTS[name]), name)
+__getattr__, __dir__ = lazy_exports(__name__, _LAZY_EXPORTS)
