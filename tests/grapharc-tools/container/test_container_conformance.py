@@ -12,6 +12,7 @@ import pytest
 from conftest import IMAGE
 from fake_docker import FakeDockerEngine
 
+from grapharc.executors import ToolTimeoutError
 from grapharc.testing.executor_kit import ECHO, ExecutorConformance
 from grapharc.tools import ContainerExecutor
 
@@ -62,3 +63,16 @@ class TestContainerExecutorOnARealEngine(ExecutorConformance):
     def test_the_tool_gets_the_workspace_and_defaults_apply(self, workspace: Path) -> None:
         result: Any = self.make_executor().run(ECHO, {}, workspace=workspace)
         assert result == {"text": "default", "workspace": "/workspace"}
+
+    @pytest.mark.parametrize("tool", ["hang", "stubborn"])
+    def test_a_timed_out_tools_process_is_gone(self, tool: str, workspace: Path) -> None:
+        """A pid from inside a container means nothing on the host: its container must be gone."""
+        import docker
+
+        from grapharc.testing import executor_kit
+
+        with pytest.raises(ToolTimeoutError):
+            self.make_executor().run(getattr(executor_kit, tool.upper()), {"seconds": 60},
+                                     workspace=workspace, timeout=2.0)
+        left = docker.from_env().containers.list(all=True, filters={"label": f"grapharc.tool={tool}"})
+        assert left == []

@@ -18,6 +18,7 @@ from fake_docker import FakeDockerEngine
 from grapharc.executors import ExecutorOptionError, ToolFailedError, ToolTimeoutError
 from grapharc.harness.setup import open_executor
 from grapharc.harness.tools import Tool
+from grapharc.runtime.deadline import InvalidDeadlineError
 from grapharc.testing.executor_kit import ADD, FAIL, SLEEP
 from grapharc.tools import ContainerExecutor
 from grapharc.tools.container import (
@@ -162,6 +163,20 @@ def test_a_timed_out_container_is_killed_then_removed(engine: FakeDockerEngine, 
     assert container.killed and container.process is not None and container.process.returncode is not None
     ordered = [(r.method, r.path.rsplit("/", 1)[-1]) for r in engine.requests if container.id in r.path]
     assert ordered.index(("POST", "kill")) < ordered.index(("DELETE", container.id))
+
+
+@pytest.mark.parametrize(("timeout", "error"), [
+    (float("nan"), InvalidDeadlineError), ("5", InvalidDeadlineError), (True, InvalidDeadlineError),
+    (0, ToolTimeoutError), (-1.0, ToolTimeoutError)])
+def test_a_timeout_that_is_no_time_is_refused_before_a_container_starts(
+        timeout: Any, error: type[Exception], engine: FakeDockerEngine, tmp_path: Path) -> None:
+    with pytest.raises(error, match="'add'"):
+        executor(engine).run(ADD, {"a": 1, "b": 1}, workspace=tmp_path, timeout=timeout)
+    assert engine.requests == []
+
+
+def test_an_infinite_timeout_is_no_limit(engine: FakeDockerEngine, tmp_path: Path) -> None:
+    assert executor(engine).run(ADD, {"a": 1, "b": 1}, workspace=tmp_path, timeout=float("inf")) == 2
 
 
 def closure_tool() -> Tool:

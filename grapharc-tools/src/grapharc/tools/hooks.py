@@ -15,8 +15,8 @@ def register_tools(register: RegisterTool) -> None:
                       description="list a directory inside the workspace"))
 
 
-@hookimpl
-def register_executors(register: RegisterExecutor) -> None:
+@hookimpl(specname="register_executors")
+def register_container_executor(register: RegisterExecutor) -> None:
     register(ExecutorInfo(name="container", factory="grapharc.tools.container:create_container_executor",
                           description="each call in a throwaway Docker container: only the workspace "
                                       "mounted, no network unless declared, non-root, read-only root"))

@@ -21,7 +21,7 @@ from contextlib import contextmanager, suppress
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from grapharc.executors import ExecutorOptionError, ToolFailedError, ToolTimeoutError
+from grapharc.executors import ExecutorOptionError, ToolFailedError, ToolTimeoutError, call_timeout
 from grapharc.harness.tools import Tool
 from grapharc.tools.container.errors import (
     ContainerEngineError,
@@ -130,6 +130,7 @@ class ContainerExecutor:
             timeout: float | None = None) -> Any:
         marker = f"grapharc-answer-{secrets.token_hex(8)}"
         call = encode_tool_call(tool, args, marker)
+        seconds = call_timeout(tool, timeout)
         root = Workspace(workspace).root
         api = self._client()
         with engine_errors(self.options.image):
@@ -140,7 +141,7 @@ class ContainerExecutor:
                     **host_config(self.options, root, needs_network=tool.needs_network)))["Id"]
             try:
                 api.start(container)
-                exit_code = self._wait(api, container, tool.name, timeout)
+                exit_code = self._wait(api, container, tool.name, seconds)
                 stdout = api.logs(container, stdout=True, stderr=False).decode("utf-8", "replace")
                 answer = find_answer(stdout, marker)
                 if answer is None:
