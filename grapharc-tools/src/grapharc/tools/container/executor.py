@@ -151,12 +151,6 @@ class ContainerExecutor:
                 self._discard(api, container)
         return self._result(tool.name, answer)
 
-    def close(self) -> None:
-        """Close the connection to the engine (a later call opens a new one)."""
-        if self._api is not None:
-            self._api.close()
-            self._api = None
-
     def _client(self) -> APIClient:
         if self._api is None:
             self._api = connect(self.options.base_url)

@@ -61,9 +61,13 @@ def answer_line(marker: str, answer: dict[str, Any]) -> str:
 
 
 def find_answer(stdout: str, marker: str) -> dict[str, Any] | None:
-    """The answer the runner printed on ``stdout``, or None if it never printed one."""
+    """The answer the runner printed on ``stdout``, or None if it never printed a whole one
+    (a process killed mid-line leaves a line that is not JSON)."""
     for line in reversed(stdout.splitlines()):
         if line.startswith(marker + " "):
-            answer: dict[str, Any] = json.loads(line[len(marker) + 1:])
-            return answer
+            try:
+                answer = json.loads(line[len(marker) + 1:])
+            except ValueError:
+                return None
+            return answer if isinstance(answer, dict) else None
     return None
