@@ -273,3 +273,14 @@ def test_without_the_docker_sdk_the_error_names_the_extra(monkeypatch: pytest.Mo
     with pytest.raises(ContainerUnavailableError) as caught:
         ContainerExecutor(IMAGE).run(ADD, {"a": 1, "b": 1}, workspace=tmp_path)
     assert "grapharc-tools[container]" in caught.value.hint
+
+
+def test_the_fake_engine_speaks_the_real_sdks_dialect(engine: FakeDockerEngine) -> None:
+    import docker
+
+    client = docker.DockerClient(base_url=engine.base_url)
+    assert client.ping() is True
+    assert client.version()["ApiVersion"] == "1.44"
+    assert client.images.get(IMAGE).tags == [IMAGE]
+    with pytest.raises(docker.errors.ImageNotFound):
+        client.images.get("absent:1")
