@@ -13,7 +13,9 @@ are real; what it cannot do is enforce the confinement (user, network, capabilit
 read-only root, limits) — those are asserted on the recorded spec, and need a real engine.
 
 Endpoints: ``GET /_ping``, ``GET /version``, ``GET /images/{name}/json``,
-``POST /containers/create``, ``GET /containers/{id}/json``, ``POST /containers/{id}/start``,
+``POST /containers/create``, ``GET /containers/{id}/json``, ``POST /containers/{id}/attach``
+(stdin only: the connection is hijacked with ``101 UPGRADED`` and everything the client sends
+until it shuts its side down becomes the process's stdin), ``POST /containers/{id}/start``,
 ``POST /containers/{id}/wait``, ``GET /containers/{id}/logs`` (the multiplexed stream: an
 8-byte header ``[stream, 0, 0, 0, size as big-endian uint32]`` before each frame, stdout
 frames first, then stderr ones), ``POST /containers/{id}/kill`` and
@@ -66,6 +68,8 @@ class FakeContainer:
     stdout: Path | None = None
     stderr: Path | None = None
     killed: bool = False
+    stdin: bytes | None = None
+    stdin_sent: threading.Event = field(default_factory=threading.Event)
 
     @property
     def running(self) -> bool:
@@ -104,6 +108,24 @@ class FakeDockerEngine:
     def calls(self, method: str, pattern: str) -> list[Request]:
         """The recorded requests of ``method`` whose path matches the regex ``pattern``."""
         return [r for r in self.requests if r.method == method and re.fullmatch(pattern, r.path)]
+
+    def attach(self, container_id: str, query: dict[str, str], handler: _Handler) -> bool:
+        """Hijack ``handler``'s connection for a container's stdin; False if there is no such one."""
+        container = self.containers.get(container_id)
+        if container is None:
+            return False
+        with self._lock:
+            self.requests.append(Request("POST", f"/containers/{container_id}/attach", query, None))
+        handler.send_response(101, "UPGRADED")
+        handler.send_header("Content-Type", "application/vnd.docker.raw-stream")
+        handler.send_header("Connection", "Upgrade")
+        handler.send_header("Upgrade", "tcp")
+        handler.end_headers()
+        handler.wfile.flush()
+        handler.close_connection = True
+        container.stdin = handler.rfile.read() if query.get("stdin") == "1" else b""
+        container.stdin_sent.set()
+        return True
 
     # ---- the endpoints; each returns (status, JSON-able body or bytes)
     def handle(self, method: str, path: str, query: dict[str, str], body: Any) -> tuple[int, Any]:
@@ -180,9 +202,22 @@ class FakeDockerEngine:
         container.stdout = self._dir / f"{container.id}.out"
         container.stderr = self._dir / f"{container.id}.err"
         cwd = self._host_path(spec, spec.get("WorkingDir") or "/")
+        stdin = subprocess.PIPE if spec.get("OpenStdin") else subprocess.DEVNULL
         with container.stdout.open("wb") as out, container.stderr.open("wb") as err:
-            container.process = subprocess.Popen(argv, cwd=cwd, env=env, stdin=subprocess.DEVNULL,
-                                                 stdout=out, stderr=err)
+            container.process = subprocess.Popen(argv, cwd=cwd, env=env, stdin=stdin, stdout=out, stderr=err)
+        if stdin == subprocess.PIPE:
+            threading.Thread(target=self._feed, args=(container,), daemon=True).start()
+
+    @staticmethod
+    def _feed(container: FakeContainer) -> None:
+        """Give the process what was sent to its stdin, then close it (StdinOnce)."""
+        container.stdin_sent.wait()
+        assert container.process is not None and container.process.stdin is not None
+        try:
+            container.process.stdin.write(container.stdin or b"")
+            container.process.stdin.close()
+        except BrokenPipeError:
+            pass  # it exited (or was killed) without reading
 
     @staticmethod
     def _host_path(spec: dict[str, Any], target: str) -> str:
@@ -223,6 +258,9 @@ class _Handler(BaseHTTPRequestHandler):
         url = urlsplit(self.path)
         path = (match.group(1) if (match := VERSIONED.match(url.path)) else url.path)
         query = {key: values[-1] for key, values in parse_qs(url.query).items()}
+        attach = re.fullmatch(r"/containers/([0-9a-f]+)/attach", path)
+        if self.command == "POST" and attach and self.server.engine.attach(attach.group(1), query, self):
+            return
         length = int(self.headers.get("Content-Length") or 0)
         raw = self.rfile.read(length) if length else b""
         body = json.loads(raw) if raw and "json" in (self.headers.get("Content-Type") or "") else None

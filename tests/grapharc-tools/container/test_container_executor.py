@@ -61,9 +61,10 @@ def test_the_container_has_the_workspace_as_its_only_mount_and_every_lock_on(eng
     assert spec["WorkingDir"] == "/workspace"
     assert spec["Image"] == IMAGE
     assert spec["Entrypoint"] == ["python", "-m", "grapharc.tools.container.runner"]
-    assert sorted(item.split("=", 1)[0] for item in spec["Env"]) == [
-        "GRAPHARC_TOOL_CALL", "HOME", "PYTHONDONTWRITEBYTECODE"]
-    assert spec["Tty"] is False and spec["OpenStdin"] is False
+    assert spec["Env"] == ["HOME=/tmp", "PYTHONDONTWRITEBYTECODE=1"]
+    assert spec["Tty"] is False and spec["OpenStdin"] is spec["StdinOnce"] is True
+    [attach] = engine.calls("POST", r"/containers/\w+/attach")
+    assert attach.query == {"stdin": "1", "stream": "1"}
 
 
 def test_options_reach_the_spec(engine: FakeDockerEngine, tmp_path: Path) -> None:
@@ -214,15 +215,17 @@ def test_a_function_from_a_script_is_refused_before_a_container_starts(engine: F
     assert engine.requests == []
 
 
-@pytest.mark.parametrize(("tool", "args", "where"), [
-    (WHEN, {"when": "2026-12-01T10:00:00"}, "arguments.when: datetime"),
-    (NOTE, {"name": "big", "text": "x" * 100_000}, "bytes as JSON"),
-])
 def test_arguments_that_cannot_cross_as_json_are_refused_before_a_container_starts(
-        tool: Tool, args: dict[str, Any], where: str, engine: FakeDockerEngine, tmp_path: Path) -> None:
-    with pytest.raises(NotJSONError, match=where):
-        executor(engine).run(tool, args, workspace=tmp_path)
+        engine: FakeDockerEngine, tmp_path: Path) -> None:
+    with pytest.raises(NotJSONError, match=r"'when': arguments\.when: datetime"):
+        executor(engine).run(WHEN, {"when": "2026-12-01T10:00:00"}, workspace=tmp_path)
     assert engine.requests == []
+
+
+def test_a_megabyte_of_arguments_crosses_intact_on_stdin(engine: FakeDockerEngine, tmp_path: Path) -> None:
+    text = "naïve ☃ \u0000 \"quoted\"\n" * 50_000
+    assert executor(engine).run(NOTE, {"name": "big.txt", "text": text}, workspace=tmp_path) == ["big.txt"]
+    assert (tmp_path / "big.txt").read_text(encoding="utf-8") == text
 
 
 @pytest.mark.parametrize(("options", "named"), [

@@ -3,10 +3,11 @@
 Same ``run(tool, args, *, workspace, timeout)`` as every executor. Before any container
 exists it refuses a tool with no import path (lambda, partial, bound method, closure) and
 arguments that are not plain JSON; then it creates a container from the caller's image
-(never pulled), starts it, waits at most ``timeout`` seconds, reads the runner's answer from
-its stdout and removes it, on every path: a timed-out container is killed, then removed.
-The ``docker`` SDK is imported when the first call connects, so listing executors costs
-nothing; without it the error names ``grapharc-tools[container]``.
+(never pulled), attaches to its stdin, starts it, sends the call, waits at most ``timeout``
+seconds, reads the runner's answer from its stdout and removes it, on every path: a timed-out
+container is killed, then removed. The ``docker`` SDK is imported when the first call
+connects, so listing executors costs nothing; without it the error names
+``grapharc-tools[container]``.
 """
 
 from __future__ import annotations
@@ -14,6 +15,7 @@ from __future__ import annotations
 import dataclasses
 import os
 import secrets
+import socket
 import sys
 import time
 from collections.abc import Iterator, Mapping
@@ -32,7 +34,6 @@ from grapharc.tools.container.errors import (
     ToolNotPortableError,
 )
 from grapharc.tools.container.protocol import (
-    MAX_CALL_BYTES,
     NOT_JSON,
     encode_call,
     find_answer,
@@ -68,12 +69,17 @@ def encode_tool_call(tool: Tool, args: Mapping[str, Any], marker: str) -> str:
     kwargs = tool.arguments(args)
     if problem := json_problem(kwargs, "arguments"):
         raise NotJSONError(f"tool {tool.name!r}: {problem} cannot cross into a container")
-    call = encode_call(portable_path(tool), tool.name, kwargs, marker)
-    if len(call.encode()) >= MAX_CALL_BYTES:
-        raise NotJSONError(f"tool {tool.name!r}: its arguments take {len(call.encode())} bytes as JSON, "
-                           f"more than a container call carries ({MAX_CALL_BYTES})",
-                           hint="pass large data through a file in the workspace")
-    return call
+    return encode_call(portable_path(tool), tool.name, kwargs, marker)
+
+
+def send_call(attached: Any, call: str) -> None:
+    """Write the call to the container's stdin and close it, so the runner reads to its end."""
+    sock = getattr(attached, "_sock", attached)  # the SDK hands back a SocketIO over plain sockets
+    try:
+        sock.sendall(call.encode("ascii"))
+        sock.shutdown(socket.SHUT_WR)
+    finally:
+        attached.close()
 
 
 def connect(base_url: str | None) -> APIClient:
@@ -136,11 +142,13 @@ class ContainerExecutor:
         with engine_errors(self.options.image):
             api.inspect_image(self.options.image)  # type: ignore[no-untyped-call]  # untyped in the stubs
             container = api.create_container(
-                **container_config(self.options, tool=tool.name, call=call),
+                **container_config(self.options, tool=tool.name),
                 host_config=api.create_host_config(
                     **host_config(self.options, root, needs_network=tool.needs_network)))["Id"]
             try:
+                attached = api.attach_socket(container, params={"stdin": 1, "stream": 1})
                 api.start(container)
+                send_call(attached, call)
                 exit_code = self._wait(api, container, tool.name, seconds)
                 stdout = api.logs(container, stdout=True, stderr=False).decode("utf-8", "replace")
                 answer = find_answer(stdout, marker)

@@ -1,4 +1,4 @@
-"""What crosses the container boundary: one call in (an environment variable), one answer out.
+"""What crosses the container boundary: one call in (on the container's stdin), one answer out.
 
 The host and the runner inside the image both import this module, so it needs nothing but
 the standard library. A call is JSON naming the tool's import path, its validated arguments
@@ -15,10 +15,7 @@ import json
 import math
 from typing import Any
 
-CALL_ENV = "GRAPHARC_TOOL_CALL"
 RUNNER_MODULE = "grapharc.tools.container.runner"
-MAX_CALL_BYTES = 100_000
-"""Linux caps one environment string at 128 KiB; a call this size or larger is refused."""
 
 NOT_IMPORTABLE = "not_importable"
 NOT_JSON = "not_json"
@@ -44,7 +41,7 @@ def json_problem(value: Any, where: str) -> str | None:
 
 
 def encode_call(import_path: str, name: str, args: dict[str, Any], marker: str) -> str:
-    """The call as the runner reads it from ``CALL_ENV``."""
+    """The call as the runner reads it from stdin (ASCII: every other character is escaped)."""
     return json.dumps({"tool": import_path, "name": name, "args": args, "marker": marker},
                       allow_nan=False, separators=(",", ":"))
 

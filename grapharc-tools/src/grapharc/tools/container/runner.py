@@ -1,7 +1,7 @@
 """Runs one tool call inside the container: ``python -m grapharc.tools.container.runner``.
 
-The call comes from the ``GRAPHARC_TOOL_CALL`` environment variable (removed before the tool
-runs); the workspace is the working directory the executor gave the container. The import
+The call comes on stdin (read to its end before the tool runs); the workspace is the working
+directory the executor gave the container. The import
 path the host derived is checked here, inside the container, where importing it runs no host
 code: it must name a callable whose own ``module:qualname`` is that path. The tool's prints
 go to stderr so that stdout carries exactly one line, the answer.
@@ -16,7 +16,6 @@ from collections.abc import Callable
 from typing import Any
 
 from grapharc.tools.container.protocol import (
-    CALL_ENV,
     NOT_IMPORTABLE,
     NOT_JSON,
     answer_line,
@@ -53,10 +52,10 @@ def answer(import_path: str, name: str, args: dict[str, Any]) -> dict[str, Any]:
 
 
 def main() -> int:
-    """Answer the call in the environment on the original stdout; 2 if there is no call."""
-    raw = os.environ.pop(CALL_ENV, None)
-    if raw is None:
-        print(f"{CALL_ENV} is not set: this runner is started by GraphARC's container executor",
+    """Answer the call read from stdin on the original stdout; 2 if there is no call."""
+    raw = sys.stdin.read()
+    if not raw:
+        print("no call on stdin: this runner is started by GraphARC's container executor",
               file=sys.stderr)
         return 2
     import_path, name, args, marker = decode_call(raw)

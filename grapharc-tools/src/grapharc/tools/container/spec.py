@@ -17,7 +17,7 @@ from pathlib import Path
 from typing import Any
 
 from grapharc.executors import ExecutorOptionError
-from grapharc.tools.container.protocol import CALL_ENV, RUNNER_MODULE
+from grapharc.tools.container.protocol import RUNNER_MODULE
 
 WORKSPACE_MOUNT = "/workspace"
 NOBODY = "65534:65534"
@@ -88,15 +88,16 @@ def host_config(options: ContainerOptions, workspace: Path, *, needs_network: bo
     }
 
 
-def container_config(options: ContainerOptions, *, tool: str, call: str) -> dict[str, Any]:
-    """Keyword arguments for the SDK's ``create_container`` (``host_config`` added by the caller)."""
+def container_config(options: ContainerOptions, *, tool: str) -> dict[str, Any]:
+    """Keyword arguments for the SDK's ``create_container`` (``host_config`` added by the caller);
+    stdin is open once, for the call."""
     return {
         "image": options.image,
         "entrypoint": [options.python, "-m", RUNNER_MODULE],
         "user": options.user,
         "working_dir": WORKSPACE_MOUNT,
-        "environment": {CALL_ENV: call, "HOME": "/tmp", "PYTHONDONTWRITEBYTECODE": "1"},
+        "environment": {"HOME": "/tmp", "PYTHONDONTWRITEBYTECODE": "1"},
         "labels": {LABEL: tool},
         "tty": False,
-        "stdin_open": False,
+        "stdin_open": True,
     }
