@@ -16,7 +16,8 @@ Endpoints: ``GET /_ping``, ``GET /version``, ``GET /images/{name}/json``,
 ``POST /containers/create``, ``GET /containers/{id}/json``, ``POST /containers/{id}/attach``
 (stdin only: the connection is hijacked with ``101 UPGRADED`` and everything the client sends
 until it shuts its side down becomes the process's stdin), ``POST /containers/{id}/start``,
-``POST /containers/{id}/wait``, ``GET /containers/{id}/logs`` (the multiplexed stream: an
+``POST /containers/{id}/wait`` (as Docker does, its 200 and headers are sent at once and
+the body, chunked, when the process exits), ``GET /containers/{id}/logs`` (the multiplexed stream: an
 8-byte header ``[stream, 0, 0, 0, size as big-endian uint32]`` before each frame, stdout
 frames first, then stderr ones), ``POST /containers/{id}/kill`` and
 ``DELETE /containers/{id}``. Anything else is answered 404 and recorded.
@@ -34,6 +35,7 @@ import subprocess
 import sys
 import tempfile
 import threading
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from http.server import BaseHTTPRequestHandler
 from pathlib import Path
@@ -129,6 +131,7 @@ class FakeDockerEngine:
 
     # ---- the endpoints; each returns (status, JSON-able body or bytes)
     def handle(self, method: str, path: str, query: dict[str, str], body: Any) -> tuple[int, Any]:
+        """``(status, body)``: JSON-able, bytes, or a callable whose JSON-able result comes later."""
         with self._lock:
             self.requests.append(Request(method, path, query, body))
         if path == "/_ping":
@@ -168,8 +171,9 @@ class FakeDockerEngine:
             self._start(container)
             return 204, b""
         if method == "POST" and action == "/wait":
-            assert container.process is not None, "wait on a container that was never started"
-            return 200, {"StatusCode": container.process.wait(), "Error": None}
+            process = container.process
+            assert process is not None, "wait on a container that was never started"
+            return 200, lambda: {"StatusCode": process.wait(), "Error": None}
         if method == "GET" and action == "/logs":
             return 200, self._logs(container, query)
         if method == "POST" and action == "/kill":
@@ -265,6 +269,9 @@ class _Handler(BaseHTTPRequestHandler):
         raw = self.rfile.read(length) if length else b""
         body = json.loads(raw) if raw and "json" in (self.headers.get("Content-Type") or "") else None
         status, answer = self.server.engine.handle(self.command, path, query, body)
+        if callable(answer):
+            self._deferred(status, answer)
+            return
         data = answer if isinstance(answer, bytes) else json.dumps(answer).encode()
         try:
             self.send_response(status)
@@ -277,6 +284,20 @@ class _Handler(BaseHTTPRequestHandler):
             self.wfile.write(data)
         except (BrokenPipeError, ConnectionResetError):
             pass  # the client gave up waiting (a timed-out wait): nothing to answer
+
+    def _deferred(self, status: int, answer: Callable[[], Any]) -> None:
+        """Headers now, the JSON body (one chunk) when ``answer`` returns."""
+        try:
+            self.send_response(status)
+            self.send_header("Content-Type", "application/json")
+            self.send_header("Transfer-Encoding", "chunked")
+            self.send_header("Api-Version", API_VERSION)
+            self.end_headers()
+            self.wfile.flush()
+            data = json.dumps(answer()).encode()
+            self.wfile.write(b"%x\r\n%s\r\n0\r\n\r\n" % (len(data), data))
+        except (BrokenPipeError, ConnectionResetError):
+            pass  # the client stopped waiting
 
     do_GET = do_POST = do_DELETE = _serve
 

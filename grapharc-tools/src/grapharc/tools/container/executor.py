@@ -17,7 +17,7 @@ import os
 import secrets
 import socket
 import sys
-import time
+import threading
 from collections.abc import Iterator, Mapping
 from contextlib import contextmanager, suppress
 from pathlib import Path
@@ -99,6 +99,16 @@ def connect(base_url: str | None) -> APIClient:
     return client.api
 
 
+def expire(api: APIClient, container: str, expired: threading.Event) -> None:
+    """Kill a container past its time (it may have just exited: removal follows either way)."""
+    from docker.errors import APIError
+    from requests.exceptions import ConnectionError as RequestsConnectionError
+
+    expired.set()
+    with suppress(APIError, RequestsConnectionError):
+        api.kill(container)
+
+
 @contextmanager
 def engine_errors(image: str) -> Iterator[None]:
     """Turn the SDK's failures into GraphARC errors that say what the engine did."""
@@ -165,22 +175,24 @@ class ContainerExecutor:
         return self._api
 
     @staticmethod
-    def _wait(api: APIClient, container: str, tool: str, timeout: float | None) -> int:
-        """The container's exit code; past ``timeout`` it is killed and the call times out."""
-        from docker.errors import APIError
-        from requests.exceptions import ConnectionError as RequestsConnectionError
-        from requests.exceptions import ReadTimeout
+    def _wait(api: APIClient, container: str, tool: str, seconds: float | None) -> int:
+        """The container's exit code; at ``seconds`` a timer kills it and the call times out.
 
-        started = time.monotonic()
+        The timer, not the HTTP read timeout, bounds the call: the engine sends the wait's
+        headers at once and its body at exit, and the SDK's timeout is only ever a socket one.
+        """
+        if seconds is None:
+            return int(api.wait(container)["StatusCode"])
+        expired = threading.Event()
+        timer = threading.Timer(seconds, expire, args=(api, container, expired))
+        timer.daemon = True
+        timer.start()
         try:
-            # the stubs say int; the SDK hands the timeout to requests, which takes any seconds
-            status = api.wait(container, timeout=timeout)  # type: ignore[arg-type]
-        except (ReadTimeout, RequestsConnectionError):
-            if timeout is None or time.monotonic() - started < timeout:
-                raise
-            with suppress(APIError):  # it may have exited meanwhile; removal follows either way
-                api.kill(container)
-            raise ToolTimeoutError(tool, timeout) from None
+            status = api.wait(container)
+        finally:
+            timer.cancel()
+        if expired.is_set():
+            raise ToolTimeoutError(tool, seconds)
         return int(status["StatusCode"])
 
     @staticmethod
