@@ -78,6 +78,8 @@ def send_call(attached: Any, call: str) -> None:
     try:
         sock.sendall(call.encode("ascii"))
         sock.shutdown(socket.SHUT_WR)
+    except OSError:
+        pass  # it exited before reading: its exit code and logs will say why
     finally:
         attached.close()
 
@@ -156,18 +158,24 @@ class ContainerExecutor:
                 host_config=api.create_host_config(
                     **host_config(self.options, root, needs_network=tool.needs_network)))["Id"]
             try:
-                attached = api.attach_socket(container, params={"stdin": 1, "stream": 1})
-                api.start(container)
-                send_call(attached, call)
-                exit_code = self._wait(api, container, tool.name, seconds)
-                stdout = api.logs(container, stdout=True, stderr=False).decode("utf-8", "replace")
-                answer = find_answer(stdout, marker)
-                if answer is None:
-                    tail = api.logs(container, stdout=True, stderr=True, tail=LOG_TAIL_LINES)
-                    raise ContainerNoResultError(tool.name, exit_code, tail.decode("utf-8", "replace"))
+                answer = self._call(api, container, tool.name, call, marker, seconds)
             finally:
                 self._discard(api, container)
         return self._result(tool.name, answer)
+
+    def _call(self, api: APIClient, container: str, tool: str, call: str, marker: str,
+              seconds: float | None) -> dict[str, Any]:
+        """Start the container, hand it the call, and return the runner's answer."""
+        attached = api.attach_socket(container, params={"stdin": 1, "stream": 1})
+        api.start(container)
+        send_call(attached, call)
+        exit_code = self._wait(api, container, tool, seconds)
+        stdout = api.logs(container, stdout=True, stderr=False).decode("utf-8", "replace")
+        answer = find_answer(stdout, marker)
+        if answer is None:
+            tail = api.logs(container, stdout=True, stderr=True, tail=LOG_TAIL_LINES)
+            raise ContainerNoResultError(tool, exit_code, tail.decode("utf-8", "replace"))
+        return answer
 
     def _client(self) -> APIClient:
         if self._api is None:
