@@ -6,6 +6,7 @@ import os
 import sys
 from datetime import datetime
 from pathlib import Path
+from typing import Any
 
 from pydantic import BaseModel
 
@@ -27,6 +28,10 @@ class ExitArgs(BaseModel):
 
 class WhenArgs(BaseModel):
     when: datetime
+
+
+class AnyArgs(BaseModel):
+    value: Any
 
 
 def write_note(workspace: str, name: str, text: str) -> list[str]:
@@ -57,6 +62,10 @@ def when(workspace: str, when: datetime) -> str:
     return when.isoformat()
 
 
+def mirror(workspace: str, value: Any) -> Any:
+    return value
+
+
 def fetch(workspace: str) -> str:
     return "fetched"
 
@@ -67,3 +76,4 @@ AS_TUPLE = Tool("as_tuple", "returns a tuple", NoArgs, as_tuple)
 DIE = Tool("die", "exits abruptly", ExitArgs, die)
 WHEN = Tool("when", "takes a datetime", WhenArgs, when)
 FETCH = Tool("fetch", "uses the network", NoArgs, fetch, needs_network=True)
+MIRROR = Tool("mirror", "returns its value", AnyArgs, mirror)

@@ -12,7 +12,7 @@ from typing import Any
 
 import pytest
 from conftest import BARE, IMAGE
-from container_tools import AS_TUPLE, CHATTY, DIE, FETCH, NOTE, WHEN, NoArgs, NoteArgs, write_note
+from container_tools import AS_TUPLE, CHATTY, DIE, FETCH, MIRROR, NOTE, WHEN, NoArgs, NoteArgs, write_note
 from fake_docker import FakeDockerEngine
 
 from grapharc.executors import ExecutorOptionError, ToolFailedError, ToolTimeoutError
@@ -220,6 +220,20 @@ def test_arguments_that_cannot_cross_as_json_are_refused_before_a_container_star
     with pytest.raises(NotJSONError, match=r"'when': arguments\.when: datetime"):
         executor(engine).run(WHEN, {"when": "2026-12-01T10:00:00"}, workspace=tmp_path)
     assert engine.requests == []
+
+
+def test_hostile_nesting_is_refused_before_a_container_starts_and_fair_nesting_crosses(
+        engine: FakeDockerEngine, tmp_path: Path) -> None:
+    deep: list[Any] = []
+    for _ in range(50_000):
+        deep = [deep]
+    with pytest.raises(NotJSONError, match="nested deeper than 200"):
+        executor(engine).run(MIRROR, {"value": deep}, workspace=tmp_path)
+    assert engine.requests == []
+    fair: list[Any] = []
+    for _ in range(150):
+        fair = [fair]
+    assert executor(engine).run(MIRROR, {"value": fair}, workspace=tmp_path) == fair
 
 
 def test_a_megabyte_of_arguments_crosses_intact_on_stdin(engine: FakeDockerEngine, tmp_path: Path) -> None:

@@ -17,27 +17,35 @@ from typing import Any
 
 RUNNER_MODULE = "grapharc.tools.container.runner"
 
+MAX_DEPTH = 200
+"""Deeper data is refused: JSON encoders and decoders recurse, and no tool needs it."""
 NOT_IMPORTABLE = "not_importable"
 NOT_JSON = "not_json"
 
 
 def json_problem(value: Any, where: str) -> str | None:
-    """Where ``value`` stops being plain JSON data (e.g. ``"args.when: datetime"``), or None."""
-    if value is None or type(value) in (bool, int, str):
-        return None
-    if type(value) is float:
-        return None if math.isfinite(value) else f"{where}: {value!r} (not a finite number)"
-    if type(value) is list:
-        return next((problem for index, item in enumerate(value)
-                     if (problem := json_problem(item, f"{where}[{index}]"))), None)
-    if type(value) is dict:
-        for key, item in value.items():
-            if type(key) is not str:
-                return f"{where}: key {key!r} ({type(key).__name__}, not str)"
-            if problem := json_problem(item, f"{where}.{key}"):
-                return problem
-        return None
-    return f"{where}: {type(value).__name__}"
+    """Where ``value`` stops being plain JSON data (e.g. ``"args.when: datetime"``), or None.
+
+    Walked with a stack rather than recursion, so a hostile nesting is named, not a crash.
+    """
+    stack = [(value, where, 0)]
+    while stack:
+        item, at, depth = stack.pop()
+        if depth > MAX_DEPTH:
+            return f"{at}: nested deeper than {MAX_DEPTH}"
+        if type(item) is float and not math.isfinite(item):
+            return f"{at}: {item!r} (not a finite number)"
+        if type(item) is list:
+            children = list(enumerate(item))
+            stack.extend((child, f"{at}[{index}]", depth + 1) for index, child in reversed(children))
+        elif type(item) is dict:
+            bad = [key for key in item if type(key) is not str]
+            if bad:
+                return f"{at}: key {bad[0]!r} ({type(bad[0]).__name__}, not str)"
+            stack.extend((child, f"{at}.{key}", depth + 1) for key, child in reversed(list(item.items())))
+        elif item is not None and type(item) not in (bool, int, float, str):
+            return f"{at}: {type(item).__name__}"
+    return None
 
 
 def encode_call(import_path: str, name: str, args: dict[str, Any], marker: str) -> str:
