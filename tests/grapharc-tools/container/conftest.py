@@ -12,16 +12,11 @@ HERE = Path(__file__).parent
 sys.path.insert(0, str(HERE))
 sys.path.insert(0, str(HERE.parent))
 
-from fake_docker import FakeDockerEngine, FakeImage  # noqa: E402
-
-IMAGE = "grapharc-tools-test:1"
-"""Has this virtualenv's python (so GraphARC) and, on its PYTHONPATH, container_tools.py."""
-BARE = "grapharc-only:1"
-"""Has GraphARC but not the test tools."""
+from container_images import images  # noqa: E402
+from fake_docker import FakeDockerEngine  # noqa: E402
 
 
 @pytest.fixture
 def engine() -> Iterator[FakeDockerEngine]:
-    images = {IMAGE: FakeImage(env={"PYTHONPATH": str(HERE)}), BARE: FakeImage()}
-    with FakeDockerEngine(images) as running:
+    with FakeDockerEngine(images()) as running:
         yield running

@@ -7,7 +7,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from conftest import IMAGE
+from container_images import IMAGE
 from container_tools import DIE, NOTE
 from fake_docker import FakeDockerEngine
 from langchain_core.messages import AIMessage

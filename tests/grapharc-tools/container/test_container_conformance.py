@@ -9,7 +9,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from conftest import IMAGE
+from container_images import IMAGE
 from fake_docker import FakeDockerEngine
 
 from grapharc.executors import ToolTimeoutError

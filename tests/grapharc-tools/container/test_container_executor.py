@@ -11,7 +11,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from conftest import BARE, IMAGE
+from container_images import BARE, IMAGE
 from container_tools import AS_TUPLE, CHATTY, DIE, FETCH, MIRROR, NOTE, WHEN, NoArgs, NoteArgs, write_note
 from fake_docker import FakeDockerEngine
 
