@@ -30,30 +30,31 @@ class TestContainerExecutorOnTheFakeEngine(ExecutorConformance):
         return ContainerExecutor(IMAGE, base_url=self.engine.base_url)
 
 
-def real_engine_image() -> str | None:
-    """The image named for real-engine tests, or None (with why) when they cannot run."""
+def real_engine() -> tuple[str | None, str]:
+    """The image named for real-engine tests, or None and why they cannot run here."""
     image = os.environ.get(REAL_IMAGE_ENV)
     if not image:
-        return None
+        return None, (f"{REAL_IMAGE_ENV} names no local image (with python, grapharc-tools and pytest "
+                      "inside; it is never pulled)")
     try:
         import docker
 
         docker.from_env().ping()
-    except Exception:
-        return None
-    return image
+    except Exception as exc:
+        return None, f"no Docker engine is reachable ({type(exc).__name__}: {exc})"
+    return image, ""
 
 
-@pytest.mark.skipif(real_engine_image() is None,
-                    reason=f"needs a reachable Docker engine and {REAL_IMAGE_ENV} naming a local image "
-                           "with python, grapharc-tools and pytest inside (never pulled)")
+REAL_IMAGE, NO_ENGINE = real_engine()
+
+
+@pytest.mark.skipif(REAL_IMAGE is None, reason=NO_ENGINE)
 class TestContainerExecutorOnARealEngine(ExecutorConformance):
     """In a real container the workspace is mounted at /workspace, which is what the tool sees."""
 
     def make_executor(self) -> ContainerExecutor:
-        image = real_engine_image()
-        assert image is not None
-        return ContainerExecutor(image)
+        assert REAL_IMAGE is not None
+        return ContainerExecutor(REAL_IMAGE)
 
     @pytest.fixture
     def workspace(self, tmp_path: Path) -> Iterator[Path]:
