@@ -4,7 +4,6 @@ and against a real Docker engine when one is reachable and an image to test is n
 from __future__ import annotations
 
 import os
-from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
@@ -57,9 +56,9 @@ class TestContainerExecutorOnARealEngine(ExecutorConformance):
         return ContainerExecutor(REAL_IMAGE)
 
     @pytest.fixture
-    def workspace(self, tmp_path: Path) -> Iterator[Path]:
+    def workspace(self, tmp_path: Path) -> Path:
         tmp_path.chmod(0o777)  # whichever uid the engine maps the caller to can write there
-        yield tmp_path
+        return tmp_path
 
     def test_the_tool_gets_the_workspace_and_defaults_apply(self, workspace: Path) -> None:
         result: Any = self.make_executor().run(ECHO, {}, workspace=workspace)
