@@ -12,7 +12,9 @@ _LAZY_EXPORTS = {
     **dict.fromkeys(("Workspace", "WorkspaceEscape", "WorkspaceNotADirectoryError"),
                     "grapharc.tools.workspace"),
     "ToolInputError": "grapharc.tools.errors",
+    "ContainerExecutor": "grapharc.tools.container.executor",
 }
 
 __all__ = sorted(_LAZY_EXPORTS)
+
 __getattr__, __dir__ = lazy_exports(__name__, _LAZY_EXPORTS)
