@@ -8,7 +8,8 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from grapharc.planner.planner_node import MAX_REPLY_CHARS, NoJSONError, PlannerNode, extract_json
+from grapharc.models.replies import MAX_REPLY_CHARS, NoJSONError, extract_json
+from grapharc.planner.planner_node import PlannerNode
 from grapharc.testing import ScriptedChatModel
 
 PROPOSAL = {"nodes": [{"name": "triage"}], "edges": [{"source": "__start__", "target": "triage"}]}

@@ -17,14 +17,17 @@ from grapharc.models.spec import (
     parse_spec,
     resolve_backend,
 )
+from grapharc.models.vendors import different_providers, vendor_of
 
 __all__ = [
     "BareModelSpecError",
     "ModelSpec",
     "ModelSpecError",
     "UnknownBackendError",
+    "different_providers",
     "get_model",
     "known_backends",
     "parse_spec",
     "resolve_backend",
+    "vendor_of",
 ]

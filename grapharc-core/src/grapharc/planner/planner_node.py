@@ -1,9 +1,8 @@
 """The planner: a chat model asked for a proposal, and a reply read without trusting its prose.
 
-JSON extraction tries every ``{`` and ``[`` in the reply as an opener and keeps
-the longest valid parse, so a bracket in prose (``see note [1]``) cannot stand
-in for the proposal that follows it. Replies are capped in length, which also
-bounds the quadratic worst case of trying every opener.
+The reply is read with :func:`grapharc.models.replies.extract_json` (longest parse
+from any opener), so a bracket in prose (``see note [1]``) cannot stand in for the
+proposal that follows it.
 """
 
 from __future__ import annotations
@@ -14,10 +13,9 @@ from typing import Any
 
 from pydantic import BaseModel
 
-from grapharc.errors import GraphARCError
+from grapharc.models.replies import NoJSONError, extract_json
 from grapharc.planner.proposal import ProposalError, Subgraph, proposal_from_data
 
-MAX_REPLY_CHARS = 200_000
 INSTRUCTIONS = """\
 You are the planner of a governed graph runtime. Propose the next subgraph to run toward the goal.
 Reply with one JSON object: {"nodes": [{"name": <identifier>, "kind": <kind>, "args": {...}}],
@@ -25,30 +23,6 @@ Reply with one JSON object: {"nodes": [{"name": <identifier>, "kind": <kind>, "a
 Use only the kinds listed; give args only to kinds that declare an args_schema. A deterministic
 checker admits or rejects the proposal; if it was rejected you are told every reason. Never repeat
 a rejected proposal."""
-
-
-class NoJSONError(GraphARCError):
-    """A model reply with no JSON value in it."""
-
-
-def extract_json(text: str) -> Any:
-    """The longest valid JSON value starting at any ``{`` or ``[`` in ``text``."""
-    if len(text) > MAX_REPLY_CHARS:
-        raise NoJSONError(f"reply is {len(text)} characters, over the {MAX_REPLY_CHARS} limit")
-    decoder = json.JSONDecoder()
-    best: tuple[int, Any] | None = None
-    for position, char in enumerate(text):
-        if char not in "{[":
-            continue
-        try:
-            value, end = decoder.raw_decode(text, position)
-        except (ValueError, RecursionError):
-            continue
-        if best is None or end - position > best[0]:
-            best = (end - position, value)
-    if best is None:
-        raise NoJSONError("reply contains no JSON object or array")
-    return best[1]
 
 
 @dataclass(frozen=True)

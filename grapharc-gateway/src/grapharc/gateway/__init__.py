@@ -19,8 +19,7 @@ from grapharc.gateway.errors import (
 from grapharc.gateway.retry import RetryPolicy
 from grapharc.gateway.routing import ProviderRouting
 from grapharc.gateway.spend import SpendMeter, TokenPrice
-from grapharc.gateway.vendors import different_providers, vendor_of
-from grapharc.models import get_model, resolve_backend
+from grapharc.models import different_providers, get_model, resolve_backend, vendor_of
 
 _LAZY_EXPORTS = {
     "WireChatModel": "grapharc.gateway.base",

@@ -5,14 +5,16 @@ The vendor is the model's author when the model id names one
 well-known model family (``ollama/llama3.1`` reaches meta), else the backend's own
 vendor (``claude-cli/...`` reaches anthropic). A Claude CLI author and an Anthropic
 model over OpenRouter are therefore correlated, which is what a verifier must avoid.
-The scripted ``mock/`` double is GraphARC's own, whatever name it is given.
+The scripted ``mock/`` double is GraphARC's own, whatever name it is given. This lives
+in core beside the spec grammar it reads, so core's demo CLI can warn about a correlated
+pair; grapharc-gateway re-exports it.
 """
 
 from __future__ import annotations
 
 import re
 
-from grapharc.models import resolve_backend
+from grapharc.models.spec import resolve_backend
 
 SCRIPTED_VENDOR = "grapharc"
 
