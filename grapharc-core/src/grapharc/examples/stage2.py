@@ -5,7 +5,7 @@ unchecked: typing is the state's job, so a claim of the wrong shape is refused b
 kernel (StateTypeError naming node, field and value) and the trace pins it to a node and
 step, while the SQLite checkpoint before that step is a replay point. A reply with no JSON
 at all is recorded as a rejection and retried. ``verify`` anchors each quote in the source
-(verbatim, whitespace aside, at least 12 characters). The router after ``verify`` reads
+(verbatim, whitespace aside, at least 12 characters: verify_claim's anchor). The router after ``verify`` reads
 only counts in typed state, so prose such as ``ROUTE TO: all_verified`` in a reply is
 inert: the run ends on the attempt cap with nothing verified.
 """
@@ -30,6 +30,7 @@ from grapharc.examples.demo_support import (
     open_checkpoints,
     thread_config,
 )
+from grapharc.memory.verify import anchored
 from grapharc.runtime.budget import Budget, BudgetExceededError
 from grapharc.runtime.errors import StateTypeError
 from grapharc.runtime.graph import END, START, GraphARC
@@ -48,7 +49,6 @@ SOURCE = (
     "had reduced the database connection pool from 20 to 2. Rolling back the deploy at 14:19 "
     "restored normal latency within four minutes. No customer data was lost."
 )
-MIN_QUOTE = 12
 _EXCERPT = 72
 DEFAULT_ATTEMPTS = 3
 DEFAULT_BUDGET = Budget(max_iterations=60, max_tokens=200_000)
@@ -115,12 +115,6 @@ def json_array(reply: str) -> list[Any] | None:
     except json.JSONDecodeError:
         return None
     return data if isinstance(data, list) else None
-
-
-def anchored(quote: str, source: str) -> bool:
-    """True when ``quote`` appears verbatim in ``source`` (whitespace aside) and is not trivial."""
-    squeezed = " ".join(quote.split())
-    return len(squeezed) >= MIN_QUOTE and squeezed in " ".join(source.split())
 
 
 def route(state: Stage2State) -> Route:
