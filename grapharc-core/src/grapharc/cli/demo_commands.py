@@ -1,17 +1,19 @@
-"""The ``grapharc demo`` group: stage0 ... stage4, each a runnable lesson with a failure gate.
+"""The ``grapharc demo`` group: stage0 ... stage5, each a runnable lesson with a failure gate.
 
 Scripted models by default, so a stage is free and does the same thing every time;
-``--model SPEC`` runs stages 1-4 against a real backend (stage0 has no model); only the flag
-does, so a ``model`` configured for ``plan`` never makes a demo spend money. Other settings
-resolve flag > env > grapharc.toml > the stage's default. A stage exits 0 when it showed
-what it demonstrates (for the loops, the halt is the demonstration), 1 when a check did not
-hold, 2 when it could not run. Each command imports its stage inside its body, so
+``--model SPEC`` runs stages 1-5 against a real backend (stage0 has no model), and stage5's
+``--reviewer-model SPEC`` picks its reviewer, with a warning on stderr when author and reviewer
+reach one vendor; only the flags do, so a ``model`` configured for ``plan`` never makes a demo
+spend money. Other settings resolve flag > env > grapharc.toml > the stage's default. A stage
+exits 0 when it showed what it demonstrates (for the loops, the halt is the demonstration), 1
+when a check did not hold, 2 when it could not run. Each command imports its stage inside its body, so
 ``grapharc --help`` pays nothing for LangGraph.
 """
 
 from __future__ import annotations
 
 import dataclasses
+import sys
 from collections.abc import Callable
 from pathlib import Path
 from typing import TYPE_CHECKING, Annotated, Any
@@ -27,7 +29,7 @@ if TYPE_CHECKING:
 
 HELP = (
     "Runnable lessons, one mechanism each, every one with a failure gate. Scripted models by "
-    "default: free and deterministic. --model SPEC runs stages 1-4 against a real backend."
+    "default: free and deterministic. --model SPEC runs stages 1-5 against a real backend."
 )
 CHECKPOINTS = Path(".grapharc/checkpoints.db")
 
@@ -46,7 +48,7 @@ CheckpointsOption = Annotated[Path, typer.Option(
 
 
 def build_demo_app() -> typer.Typer:
-    """The ``demo`` group with the commands stage0 ... stage4."""
+    """The ``demo`` group with the commands stage0 ... stage5."""
     app = typer.Typer(name="demo", help=HELP, no_args_is_help=True, add_completion=False,
                       pretty_exceptions_enable=False, rich_markup_mode=None)
     app.command("stage0")(stage0_command)
@@ -54,13 +56,14 @@ def build_demo_app() -> typer.Typer:
     app.command("stage2")(stage2_command)
     app.command("stage3")(stage3_command)
     app.command("stage4")(stage4_command)
+    app.command("stage5")(stage5_command)
     return app
 
 
 def _run(stage: str, as_json: bool, flags: dict[str, Any], config_path: Path | None,
          defaults: dict[str, Any], work: Callable[[Config], StageOutcome]) -> None:
     """Resolve the settings, run the stage, and report it (0 demonstrated, 1 not, 2 could not run)."""
-    from grapharc.cli.output import ExitCode, emit, fail, terminal_safe
+    from grapharc.cli.output import ExitCode, emit, fail, terminal_safe, terminal_text
     from grapharc.config import load_config
     from grapharc.errors import GraphARCError
     from grapharc.examples.demo_support import DemoInputError
@@ -74,6 +77,8 @@ def _run(stage: str, as_json: bool, flags: dict[str, Any], config_path: Path | N
     except OSError as exc:  # a trace, checkpoint or report path the stage cannot use
         fail(DemoInputError(f"cannot use {exc.filename or 'a file'}: {exc.strerror or exc}",
                             hint="check the --trace, --checkpoints and --report-dir paths"), as_json)
+    for warning in outcome.warnings:  # on stderr in both modes; the JSON document carries them too
+        sys.stderr.write(f"warning: {terminal_text(warning)}\n")
     shown = dataclasses.replace(  # the human view shows model output: escape what a terminal acts on
         outcome, facts=terminal_safe((("config", config.line()), *outcome.facts)),
         summary=terminal_safe(outcome.summary), model=terminal_safe(outcome.model),
@@ -122,7 +127,7 @@ def stage0_command(
 
         if model is not None:
             raise DemoInputError("stage0 is pure code with no model in it, so it takes no --model",
-                                 hint="--model works for stage1 through stage4")
+                                 hint="--model works for stage1 through stage5")
         return run_stage0(trace=settings.value("trace"), checkpoints=checkpoints.resolve(),
                           report_dir=report_dir.resolve(), thread_id=thread, resume=resume,
                           inject_failure=inject_failure)
@@ -230,3 +235,27 @@ def stage4_command(
     _run("stage4", as_json, {"trace": trace, "model": model, "max_rounds": max_rounds,
                              "max_iterations": max_iterations, "max_tokens": max_tokens}, config,
          {"max_rounds": DEFAULT_ROUNDS, **_budget_defaults(DEFAULT_BUDGET)}, work)
+
+
+def stage5_command(
+    as_json: JsonOption = False,
+    config: ConfigOption = None,
+    trace: TraceOption = None,
+    model: Annotated[str | None, typer.Option(
+        "--model", help="Real model spec for the author (default: the scripted author).")] = None,
+    reviewer_model: Annotated[str | None, typer.Option(
+        "--reviewer-model", help="Real model spec for the reviewer (default: the scripted reviewer, "
+                                 "or --model's spec when that is given); best from another vendor.")
+    ] = None,
+    max_iterations: MaxIterations = None,
+    max_tokens: MaxTokens = None,
+) -> None:
+    """Verifier: fresh context + deterministic evidence anchor, failing closed."""
+    from grapharc.examples.stage5 import DEFAULT_BUDGET, run_stage5
+
+    def work(settings: Config) -> StageOutcome:
+        return run_stage5(trace=settings.value("trace"), model_spec=model,
+                          reviewer_spec=reviewer_model, budget=_budget(settings))
+
+    _run("stage5", as_json, {"trace": trace, "model": model, "max_iterations": max_iterations,
+                             "max_tokens": max_tokens}, config, _budget_defaults(DEFAULT_BUDGET), work)

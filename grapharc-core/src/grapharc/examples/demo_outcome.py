@@ -26,7 +26,10 @@ class Check:
 
 @dataclass(frozen=True)
 class StageOutcome:
-    """The result of one demo run, as a JSON document or a short readable summary."""
+    """The result of one demo run, as a JSON document or a short readable summary.
+
+    ``warnings`` are for stderr (the CLI prints them there); the JSON document carries them too.
+    """
 
     stage: str
     title: str
@@ -41,6 +44,7 @@ class StageOutcome:
     model: str | None = None
     details: dict[str, Any] = field(default_factory=dict)
     hints: tuple[str, ...] = ()
+    warnings: tuple[str, ...] = ()
 
     @property
     def demonstrated(self) -> bool:
@@ -58,6 +62,7 @@ class StageOutcome:
                     "steps": self.run.steps()},
             "checks": [{"claim": check.claim, "ok": check.ok} for check in self.checks],
             "state": self.state, **self.details, "hints": list(self.hints),
+            "warnings": list(self.warnings),
         }
 
     def render(self) -> str:
