@@ -1,4 +1,4 @@
-"""``grapharc demo stage0`` ... ``stage4``: --json documents, the human view, flags, exit codes 0/1/2."""
+"""``grapharc demo stage0`` ... ``stage5``: --json documents, the human view, flags, exit codes 0/1/2."""
 
 from __future__ import annotations
 
@@ -11,8 +11,11 @@ import pytest
 from typer.testing import CliRunner
 
 from grapharc.cli.demo_commands import build_demo_app
+from grapharc.plugins import BackendInfo, hookimpl
+from grapharc.testing import in_process_source, plugin_host
 
-FAST = {"stage0": [], "stage1": [], "stage2": [], "stage3": ["--worker-timeout", "0.3"], "stage4": []}
+FAST = {"stage0": [], "stage1": [], "stage2": [], "stage3": ["--worker-timeout", "0.3"], "stage4": [],
+        "stage5": []}
 
 
 def invoke(*args: str):
@@ -58,6 +61,8 @@ BAD_INPUT = [
     (["stage0", "--thread", "../escape"], "not usable"),
     (["stage1", "--config", "missing.toml"], "does not exist"),
     (["stage4", "--model", "nobackend"], "names no backend"),
+    (["stage5", "--reviewer-model", "nobackend"], "names no backend"),
+    (["stage5", "--reviewer-model", "nosuch/gpt-4o"], "nosuch"),
     (["stage1", "--trace", "."], "cannot write the trace to"),
     (["stage0", "--report-dir", "/proc/no-such-place"], "cannot use"),
 ]
@@ -183,3 +188,58 @@ def test_a_trace_path_the_demo_cannot_write_is_one_line_and_exit_2(tmp_path: Pat
         assert result.exit_code == 2
         document = json.loads(result.stdout)
         assert document["error"]["code"] == "TraceOpenError" and str(target) in document["error"]["message"]
+
+
+VOLATILE = ("run_id", "thread_id", "trace", "config", "sources")
+
+
+def test_stage5_is_deterministic_and_its_json_is_one_document(workdir: Path) -> None:
+    first, second = (invoke("stage5", "--json") for _ in range(2))
+
+    assert first.exit_code == second.exit_code == 0
+    documents = [json.loads(result.stdout) for result in (first, second)]
+    stable = [{key: value for key, value in d.items() if key not in VOLATILE} for d in documents]
+    assert stable[0] == stable[1] and stable[0]["ok"] is True
+    reviewed = {r["claim"]: r for r in documents[0]["state"]["reviewed"]}
+    assert reviewed["A payment-gateway timeout caused the outage"]["reviewer_calls"] == 0
+    assert documents[0]["reviewer_calls"] == 4 and documents[0]["warnings"] == []
+    human = [invoke("stage5").stdout for _ in range(2)]
+    assert [line for line in human[0].splitlines() if not line.startswith(("run", "see also"))] == \
+        [line for line in human[1].splitlines() if not line.startswith(("run", "see also"))]
+
+
+def test_stage5_warns_on_stderr_when_author_and_reviewer_reach_one_vendor(workdir: Path, grapharc) -> None:
+    code, out, err = grapharc("stage5", "--model", "mock/author", "--reviewer-model", "mock/reviewer",
+                              "--json")
+
+    assert code == 0, err
+    document = json.loads(out)
+    assert err.startswith("warning: the author (mock/author) and the reviewer (mock/reviewer) both "
+                          "reach grapharc")
+    assert document["warnings"] and document["independence"]["different_providers"] is False
+
+
+class Acme:
+    """An aggregator backend whose models are scripted doubles, so no test reaches a network."""
+
+    @staticmethod
+    @hookimpl
+    def register_model_backends(register):
+        register(BackendInfo(prefix="acme", factory="grapharc.models.scripted:create_scripted_model",
+                             vendor="acme"))
+
+
+@pytest.mark.parametrize(("flags", "warned"), [
+    (["--reviewer-model", "acme/openai/gpt-4o-mini"], False),
+    (["--model", "acme/anthropic/claude-haiku-4.5", "--reviewer-model", "acme/openai/gpt-4o-mini"], False),
+    (["--model", "acme/anthropic/claude-haiku-4.5", "--reviewer-model", "acme/claude-sonnet-5"], True),
+    (["--model", "acme/anthropic/claude-haiku-4.5"], True),  # the reviewer defaults to --model's spec
+])
+def test_stage5_compares_the_vendors_the_specs_reach(flags: list[str], warned: bool, workdir: Path,
+                                                      grapharc) -> None:
+    with plugin_host(in_process_source(Acme, name="acme-backend")):
+        code, out, err = grapharc("stage5", *flags)
+
+    assert code == 0, err
+    assert ("both reach anthropic" in err) is warned and ("warning" in err) is warned
+    assert "result    : demonstrated" in out

@@ -7,6 +7,9 @@ import signal
 import time
 from pathlib import Path
 
+import pytest
+from langgraph.checkpoint.memory import InMemorySaver
+
 from grapharc.examples.demo_choices import Case, ClaimScenario, Failure, FanoutScenario, Task
 from grapharc.examples.demo_support import demo_model, open_checkpoints, thread_config
 from grapharc.examples.stage0 import run_stage0
@@ -14,7 +17,12 @@ from grapharc.examples.stage1 import run_stage1
 from grapharc.examples.stage2 import SCRIPTS, build_stage2, run_stage2
 from grapharc.examples.stage3 import run_stage3
 from grapharc.examples.stage4 import run_stage4
+from grapharc.examples.stage5 import CASES as STAGE5_CASES
+from grapharc.examples.stage5 import REVIEWER_SCRIPT, author_script, build_stage5, run_stage5
+from grapharc.examples.stage5 import SOURCE as STAGE5_SOURCE
+from grapharc.memory.verify import ReviewerNotIndependentError
 from grapharc.runtime.budget import Budget
+from grapharc.testing import ScriptedChatModel
 
 
 def node_steps(events, trace: Path, attempt: int) -> list[int]:
@@ -216,3 +224,72 @@ def test_stage4_a_solvable_investigation_stops_on_its_target(tmp_path: Path) -> 
 
     assert outcome.stop_reason == "target_met"
     assert outcome.state["conclusion"].startswith("root cause: 14:01 deploy")
+
+
+# -- stage 5 ---------------------------------------------------------------------------------------
+
+
+def stage5_verdicts(outcome) -> dict[str, tuple[str, int]]:
+    return {r["claim"]: (r["verdict"], r["reviewer_calls"]) for r in outcome.state["reviewed"]}
+
+
+def test_stage5_a_fabricated_citation_is_rejected_with_the_reviewer_never_called(tmp_path: Path) -> None:
+    outcome = run_stage5(trace=tmp_path / "t.jsonl")
+
+    assert outcome.demonstrated and outcome.status == "verified"
+    verdicts = stage5_verdicts(outcome)
+    by_case = {case.name: verdicts[case.claim] for case in STAGE5_CASES}
+    assert by_case == {"fabricated": ("not_in_source", 0), "trivial": ("trivial_citation", 0),
+                       "negated": ("not_supported", 1), "unparseable": ("unparseable", 1),
+                       "non-boolean": ("not_boolean", 1), "correct": ("supported", 1)}
+    assert outcome.state["published"] == ["The 14:01 deploy shrank the database connection pool"]
+    assert outcome.details["reviewer_calls"] == 4 and outcome.warnings == ()
+
+
+def test_stage5_a_reviewer_that_agrees_with_everything_still_publishes_no_unanchored_claim(
+        tmp_path: Path) -> None:
+    yes_man = ScriptedChatModel(responses=['{"supported": true, "reason": "fine"}'], cycle=True)
+    author = ScriptedChatModel(responses=[author_script()])
+    graph = build_stage5(author, yes_man, trace=tmp_path / "t.jsonl", checkpointer=InMemorySaver())
+
+    state = graph.invoke({"source": STAGE5_SOURCE}, thread_config("yes"))
+
+    anchored = [c.claim for c in STAGE5_CASES if c.name not in ("fabricated", "trivial")]
+    assert state["published"] == anchored and len(yes_man.calls) == len(anchored)
+
+
+def test_stage5_the_reviewer_sees_the_window_and_never_the_authors_conversation(tmp_path: Path) -> None:
+    author = ScriptedChatModel(responses=[author_script()])
+    reviewer = ScriptedChatModel(responses=list(REVIEWER_SCRIPT))
+    graph = build_stage5(author, reviewer, trace=tmp_path / "t.jsonl", checkpointer=InMemorySaver())
+
+    graph.invoke({"source": STAGE5_SOURCE}, thread_config("fresh"))
+
+    [[author_message]] = author.calls
+    negated = next(c for c in STAGE5_CASES if c.name == "negated")
+    prompts = [messages for messages in reviewer.calls]
+    assert all(len(messages) == 1 for messages in prompts)  # a fresh context: one message each
+    texts = [messages[0].content for messages in prompts]
+    assert "did not restore normal latency" in texts[0] and negated.claim in texts[0]
+    assert not any(author_message.content in text or "List the factual claims" in text for text in texts)
+    assert not any(author_script() in text for text in texts)
+
+
+def test_stage5_the_reviewers_tokens_are_charged_to_the_run(tmp_path: Path, events) -> None:
+    trace = tmp_path / "t.jsonl"
+
+    outcome = run_stage5(trace=trace)
+
+    ends = {e["node"]: e for e in events(trace, phase="end")}
+    assert ends["review"]["tokens"] > 0 and ends["author"]["tokens"] > 0
+    assert outcome.run.tokens == sum(e["tokens"] for e in ends.values())
+    starved = run_stage5(trace=trace, budget=Budget(max_tokens=ends["author"]["tokens"] + 1))
+    assert not starved.demonstrated and starved.status == "exhausted"
+
+
+def test_stage5_refuses_one_object_as_author_and_reviewer(tmp_path: Path) -> None:
+    model = ScriptedChatModel(responses=[author_script()])
+
+    with pytest.raises(ReviewerNotIndependentError, match="same model object"):
+        build_stage5(model, model, trace=None)
+    build_stage5(model, ScriptedChatModel(), trace=None)  # two objects pass the identity check
