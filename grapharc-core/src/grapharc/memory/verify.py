@@ -4,8 +4,9 @@ The anchor runs first and costs nothing: the citation must be at least ``MIN_CIT
 characters and appear verbatim in the source (runs of whitespace are the only latitude),
 so a fabricated or trivial quote is rejected before any model is called. The reviewer
 then gets a fresh context, one message holding only the claim, the quote and a window of
-source cut mechanically around each place the quote appears, never the author's
-conversation; the window is what shows it a real quote lifted out of a negated sentence.
+source cut mechanically around each place the quote appears (the first
+``MAX_OCCURRENCES``), never the author's conversation; the window is what shows it a real
+quote lifted out of a negated sentence.
 Its reply must hold a JSON object whose ``supported`` is a boolean; anything else is a
 rejection (fail closed). The reviewer is an ordinary model call, so inside a node the
 run's budget charges its tokens and cost like any other.
@@ -27,6 +28,7 @@ MIN_CITATION = 12
 WINDOW_CHARS = 240
 MAX_OCCURRENCES = 3
 CUT = "[...]"
+_MARKER_RUN = re.compile(r"<{3,}|>{3,}")
 INSTRUCTIONS = """\
 You are an independent reviewer. Decide whether the source excerpt supports the claim.
 The quote was found verbatim in the source; read it in its context, because a quote can be
@@ -137,9 +139,17 @@ def _word_end(source: str, index: int, limit: int) -> int:
 
 
 def review_prompt(claim: str, citation: str, window: str) -> str:
-    """The whole of what the reviewer is given: instructions, the claim, the quote, the window."""
-    return (f"{INSTRUCTIONS}\n\n<<<CLAIM\n{claim}\nCLAIM>>>\n\n<<<QUOTE\n{squeeze(citation)}\nQUOTE>>>"
-            f"\n\n<<<SOURCE EXCERPT\n{window}\nSOURCE EXCERPT>>>")
+    """The whole of what the reviewer is given: instructions, then the claim, the quote and the
+    window, each between markers that nothing inside them can close."""
+    return (f"{INSTRUCTIONS}\n\n<<<CLAIM\n{_data(claim)}\nCLAIM>>>\n\n"
+            f"<<<QUOTE\n{_data(squeeze(citation))}\nQUOTE>>>\n\n"
+            f"<<<SOURCE EXCERPT\n{_data(window)}\nSOURCE EXCERPT>>>")
+
+
+def _data(text: str) -> str:
+    """``text`` with every run of three or more ``<`` or ``>`` cut to two, the same way in every
+    block, so no marker can be closed from inside and a quote still reads as in the window."""
+    return _MARKER_RUN.sub(lambda run: run.group()[:2], text)
 
 
 def read_verdict(reply: str) -> tuple[Verdict, str]:
