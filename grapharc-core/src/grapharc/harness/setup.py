@@ -40,6 +40,7 @@ class AgentSettings:
     deny: tuple[str, ...] = ()
     executor: str = "local"
     tools: tuple[str, ...] | None = None
+    model_options: dict[str, Any] = field(default_factory=dict)
     max_steps: int = 20
     tool_timeout: float = 60.0
     budget: dict[str, Any] = field(default_factory=dict)
@@ -85,10 +86,26 @@ def open_executor(name: str) -> Executor:
     return executor
 
 
+def tool_calling_model(spec: str, options: dict[str, Any]) -> Any:
+    """The model ``spec`` names, refused unless its backend declares the ``tools`` capability
+    (a backend that cannot call tools would answer without ever touching the workspace)."""
+    from grapharc.models import get_model, resolve_backend
+    from grapharc.plugins import registry
+
+    backend = resolve_backend(spec)
+    if "tools" not in backend.info.capabilities:
+        able = sorted(name for name, entry in registry("model_backends").items()
+                      if "tools" in entry.item.capabilities)
+        raise AgentSettingsError(f"model backend {backend.backend}/ cannot call tools, so it cannot drive "
+                                 f"an agent; backends that can: {', '.join(f'{n}/' for n in able)}",
+                                 hint=f"e.g. --model {able[0]}/<model>" if able else
+                                 "install grapharc-gateway for openai/, openrouter/ and ollama/")
+    return get_model(spec, **options)
+
+
 def build_agent(settings: AgentSettings, *, model: Any = None, approver: Approver | None = None,
                 evidence: Evidence | None = None, name: str = "agent") -> AgentNode:
     """The AgentNode ``settings`` describe (``model`` overrides the spec, e.g. in tests)."""
-    from grapharc.models import get_model
     from grapharc.policy.engine import PolicyEngine
 
     tools = ToolRegistry.from_plugins(settings.tools)
@@ -98,7 +115,8 @@ def build_agent(settings: AgentSettings, *, model: Any = None, approver: Approve
         permissions = PermissionPolicy.from_flags(allow=settings.allow, ask=settings.ask, deny=settings.deny)
     else:
         permissions = default_permissions(tools)
-    return AgentNode(model if model is not None else get_model(settings.model), tools,
+    chosen = model if model is not None else tool_calling_model(settings.model, settings.model_options)
+    return AgentNode(chosen, tools,
                      workspace=settings.workspace, permissions=permissions, policy=policy,
                      tenant=settings.tenant, executor=open_executor(settings.executor), approver=approver,
                      evidence=evidence, max_steps=settings.max_steps, tool_timeout=settings.tool_timeout,
