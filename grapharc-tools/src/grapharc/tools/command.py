@@ -1,0 +1,229 @@
+"""``run_command``: run one program from an argv list in the workspace, bounded in time and output.
+
+A decision of a different size from the other tools. The argv is a list and never a shell
+string: ``shell=False`` always, a single string is refused rather than split, and a pipeline is
+spelled ``["bash", "-lc", "..."]`` so it stays visible in the tool-call record. The cwd is
+resolved inside the workspace, the environment is built from an allowlist (``HOME`` is the
+workspace; no host secret is passed on), and the child leads its own process group, which is
+SIGKILLed when the timeout passes and, so that nothing outlives the call, when the program
+itself exits. Past that the child is an ordinary process with the caller's privileges: what
+limits it is the permission policy that decides whether it may run at all, and the executor.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import os
+import selectors
+import signal
+import subprocess
+import time
+from collections.abc import Mapping
+from typing import Any
+
+from pydantic import BaseModel, ConfigDict, Field, field_validator
+
+from grapharc.errors import GraphARCError
+from grapharc.harness.tools import SideEffect, Tool, ToolArgumentError
+from grapharc.tools.errors import ToolInputError
+from grapharc.tools.workspace import MAX_PATH_CHARS, Workspace
+
+DEFAULT_TIMEOUT = 30.0
+MAX_TIMEOUT = 600.0
+MAX_OUTPUT_BYTES = 64 * 1024
+"""Of stdout and of stderr each, this much is kept; the rest is read and counted, not kept."""
+MAX_ARGV = 1000
+MAX_ARGUMENT_CHARS = 100_000
+
+INHERITED = ("PATH", "LANG", "LC_ALL", "LC_CTYPE", "TZ")
+"""Variables copied from GraphARC's own environment when set there."""
+SETTABLE = frozenset({"LANG", "LC_ALL", "LC_CTYPE", "TZ", "TERM", "NO_COLOR", "COLUMNS", "CI",
+                      "PYTHONPATH", "PYTHONDONTWRITEBYTECODE", "PYTHONUNBUFFERED", "PYTHONHASHSEED",
+                      "PYTHONWARNINGS", "PYTEST_ADDOPTS"})
+"""The only variables a call may set itself."""
+
+_POLL_SECONDS = 0.05
+_READ_BYTES = 65536
+
+
+def checked_argv(argv: Any) -> list[str]:
+    """``argv`` if it is a non-empty list of strings without NUL bytes; never a string split up."""
+    if isinstance(argv, str | bytes):
+        raise ToolArgumentError("run_command: argv must be a list of strings, not one string; a "
+                                "command line is never split or given to a shell",
+                                hint='pass ["pytest", "-q"], or ["bash", "-lc", "a | b"] for a pipeline')
+    if not isinstance(argv, list | tuple) or not argv or not all(isinstance(arg, str) for arg in argv):
+        raise ToolArgumentError("run_command: argv must be a non-empty list of strings")
+    if any("\x00" in arg for arg in argv):
+        raise ToolArgumentError("run_command: an argv element contains a NUL byte")
+    return list(argv)
+
+
+def checked_env(env: Mapping[str, Any] | None) -> dict[str, str]:
+    """``env`` if it only sets allowlisted names to strings."""
+    given = dict(env or {})
+    refused = sorted(name for name in given if name not in SETTABLE)
+    if refused:
+        raise ToolArgumentError(f"run_command: env may not set {', '.join(map(repr, refused))}; "
+                                f"it may set only {', '.join(sorted(SETTABLE))}")
+    if not all(isinstance(value, str) and "\x00" not in value for value in given.values()):
+        raise ToolArgumentError("run_command: env values must be strings without NUL bytes")
+    return given
+
+
+class RunCommandArgs(BaseModel):
+    """What run_command takes."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    argv: list[str] = Field(min_length=1, max_length=MAX_ARGV,
+                            description='the program and its arguments as a list, e.g. ["pytest", "-q"]; '
+                                        'never one string. A pipeline is ["bash", "-lc", "a | b"]')
+    cwd: str = Field(".", min_length=1, max_length=MAX_PATH_CHARS,
+                     description="the directory to run in, relative to the workspace root")
+    timeout: float = Field(DEFAULT_TIMEOUT, gt=0, le=MAX_TIMEOUT,
+                           description=f"seconds before the command is killed (at most {MAX_TIMEOUT:g})")
+    env: dict[str, str] = Field(default_factory=dict,
+                                description="extra environment variables; only these names may be set: "
+                                            + ", ".join(sorted(SETTABLE)))
+
+    @field_validator("argv", mode="before")
+    @classmethod
+    def _a_list(cls, argv: Any) -> Any:
+        try:
+            if isinstance(argv, str | bytes):
+                checked_argv(argv)
+            if isinstance(argv, list) and all(isinstance(arg, str) for arg in argv):
+                checked_argv(argv)
+        except ToolArgumentError as exc:
+            raise ValueError(str(exc)) from None
+        return argv
+
+    @field_validator("env")
+    @classmethod
+    def _allowlisted(cls, env: dict[str, str]) -> dict[str, str]:
+        try:
+            return checked_env(env)
+        except ToolArgumentError as exc:
+            raise ValueError(str(exc)) from None
+
+
+def environment(home: str, extra: Mapping[str, str]) -> dict[str, str]:
+    """The child's environment: allowlisted host variables, ``HOME`` the workspace, then ``extra``."""
+    built = {name: os.environ[name] for name in INHERITED if name in os.environ}
+    built.setdefault("PATH", os.defpath)
+    built.setdefault("LANG", "C.UTF-8")
+    return {**built, "HOME": home, **extra}
+
+
+class _Output:
+    """One stream's first ``MAX_OUTPUT_BYTES`` and how much there was in all."""
+
+    def __init__(self) -> None:
+        self.kept = bytearray()
+        self.total = 0
+
+    def add(self, chunk: bytes) -> None:
+        self.total += len(chunk)
+        room = MAX_OUTPUT_BYTES - len(self.kept)
+        if room > 0:
+            self.kept += chunk[:room]
+
+    def text(self, stream: str) -> str:
+        shown = self.kept.decode("utf-8", errors="replace")
+        if self.total > len(self.kept):
+            shown += (f"\n[run_command: {stream} cut to its first {len(self.kept)} of "
+                      f"{self.total} bytes]")
+        return shown
+
+
+def run_command(workspace: str, argv: list[str], cwd: str = ".", timeout: float = DEFAULT_TIMEOUT,
+                env: dict[str, str] | None = None) -> dict[str, Any]:
+    """Run ``argv`` in ``cwd``; returns exit_code, stdout, stderr and whether it timed out."""
+    argv = checked_argv(argv)
+    extra = checked_env(env)
+    root = Workspace(workspace)
+    directory = root.resolve(cwd)
+    if not directory.is_dir():
+        raise ToolInputError(f"run_command: cwd {cwd!r} is not a directory in the workspace")
+    try:
+        process = subprocess.Popen(argv, cwd=directory, env=environment(str(root.root), extra),
+                                   stdin=subprocess.DEVNULL, stdout=subprocess.PIPE,
+                                   stderr=subprocess.PIPE, shell=False, start_new_session=True)
+    except OSError as exc:
+        if isinstance(exc, GraphARCError):  # an executor's refusal (a sandbox violation)
+            raise
+        raise ToolInputError(f"run_command: cannot run {argv[0]!r}: {exc.strerror or exc}",
+                             hint="name a program installed on PATH, or give its path") from None
+    outputs = {"stdout": _Output(), "stderr": _Output()}
+    try:
+        timed_out = _collect(process, outputs, time.monotonic() + timeout)
+    finally:
+        _kill_group(process)
+        process.wait()
+        for stream in (process.stdout, process.stderr):
+            if stream is not None:
+                stream.close()
+    return {"exit_code": process.returncode, "timed_out": timed_out,
+            "stdout": outputs["stdout"].text("stdout"), "stderr": outputs["stderr"].text("stderr")}
+
+
+def _collect(process: subprocess.Popen[bytes], outputs: dict[str, _Output], deadline: float) -> bool:
+    """Read both pipes until they close and the program has exited; True if the deadline came first.
+
+    The program is left unreaped, so the caller can still kill its whole group by its pid. When
+    the program exits, the rest of its group is killed at once, so a background child holding
+    the pipes open cannot keep the call waiting until the deadline.
+    """
+    with selectors.DefaultSelector() as selector:
+        selector.register(process.stdout, selectors.EVENT_READ, outputs["stdout"])  # type: ignore[arg-type]
+        selector.register(process.stderr, selectors.EVENT_READ, outputs["stderr"])  # type: ignore[arg-type]
+        exited = False
+        while selector.get_map():
+            remaining = deadline - time.monotonic()
+            if remaining <= 0:
+                return True
+            if not exited and _has_exited(process.pid):
+                exited = True
+                _kill_group(process)
+            for key, _ in selector.select(remaining if exited else min(remaining, _POLL_SECONDS)):
+                chunk = os.read(key.fd, _READ_BYTES)
+                if chunk:
+                    key.data.add(chunk)
+                else:
+                    selector.unregister(key.fileobj)
+    while not _has_exited(process.pid):  # it closed its pipes but runs on
+        if time.monotonic() >= deadline:
+            return True
+        time.sleep(_POLL_SECONDS)
+    return False
+
+
+def _has_exited(pid: int) -> bool:
+    """Whether the program has exited, leaving it unreaped so its process group id stays its own."""
+    try:
+        return os.waitid(os.P_PID, pid, os.WEXITED | os.WNOHANG | os.WNOWAIT) is not None
+    except ChildProcessError:
+        return True
+
+
+def _kill_group(process: subprocess.Popen[bytes]) -> None:
+    """SIGKILL every process in the program's group (the group id is the program's pid)."""
+    if process.returncode is not None:
+        return
+    with contextlib.suppress(ProcessLookupError, PermissionError):
+        os.killpg(process.pid, signal.SIGKILL)
+
+
+def run_command_tool() -> Tool:
+    """The ``run_command`` tool, as the grapharc-tools plugin registers it."""
+    return Tool(
+        name="run_command",
+        description=("Run a program in the workspace from an argv list (no shell: a single string is "
+                     'refused; for a pipeline use ["bash", "-lc", "..."]). Returns exit_code, stdout, '
+                     f"stderr and timed_out. The command is killed after `timeout` seconds (default "
+                     f"{DEFAULT_TIMEOUT:g}), and so is anything it left running when it exits; "
+                     f"stdout and stderr are each cut to {MAX_OUTPUT_BYTES // 1024} KiB. HOME is the "
+                     "workspace and the environment holds only PATH, locale and the allowed `env` names."),
+        args_model=RunCommandArgs, function=run_command, side_effect=SideEffect.EXEC,
+        needs_network=False, idempotent=False)
