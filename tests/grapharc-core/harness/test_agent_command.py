@@ -169,7 +169,8 @@ def test_in_a_session_an_ask_pauses_and_an_approval_from_a_new_manager_finishes_
     done = json.loads(decided.stdout)
     assert (done["status"], done["answer"], done["ok"]) == ("completed", "wrote milk", True)
     assert (note_tools / "ws" / "todo.txt").read_text() == "milk\n"
-    assert [c["decision"] for c in done["tool_calls"] if c["tool"] == "append_note"][-1] == "allow"
+    assert [(c["decision"], c["approval"], c["outcome"]) for c in done["tool_calls"]
+            if c["tool"] == "append_note"][-1] == ("ask", "approved", "ok")
 
 
 def test_a_rejected_ask_is_refused_to_the_model_and_the_write_never_happens(note_tools):

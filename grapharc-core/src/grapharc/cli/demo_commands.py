@@ -54,6 +54,7 @@ def build_demo_app() -> typer.Typer:
     app.command("stage2")(stage2_command)
     app.command("stage3")(stage3_command)
     app.command("stage4")(stage4_command)
+    app.command("agent")(agent_command)
     return app
 
 
@@ -227,3 +228,21 @@ def stage4_command(
     _run("stage4", as_json, {"trace": trace, "model": model, "max_rounds": max_rounds,
                              "max_iterations": max_iterations, "max_tokens": max_tokens}, config,
          {"max_rounds": DEFAULT_ROUNDS, **_budget_defaults(DEFAULT_BUDGET)}, work)
+
+
+def agent_command(
+    as_json: JsonOption = False,
+    trace: Annotated[Path, typer.Option(
+        "--trace", help="Append JSONL events here.")] = Path(".grapharc/traces/demo-agent.jsonl"),
+) -> None:
+    """A scripted model fixes a failing test: one denied call, one refused escape, approved commands."""
+    from grapharc.cli.output import ExitCode, emit, fail
+    from grapharc.errors import GraphARCError
+    from grapharc.examples.agent_demo import run_agent_demo
+
+    try:
+        demo = run_agent_demo(trace)
+    except GraphARCError as exc:
+        fail(exc, as_json)
+    emit(demo.document, as_json, lambda _doc: "\n".join(demo.lines),
+         ExitCode.OK if demo.demonstrated else ExitCode.NEGATIVE)

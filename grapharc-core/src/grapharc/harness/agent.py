@@ -270,10 +270,12 @@ class AgentNode:
             return f"error: no tool named {name!r} is available to you"
         if verdict.decision is Decision.ASK:
             refusal = self._ask(name, verdict)
+            self._record(config, "tools", ts.PERMISSION,
+                         {**fields, ts.DECISION: "ask", ts.APPROVAL: "refused" if refusal else "approved",
+                          ts.REASON: refusal or verdict.reason})
             if refusal is not None:
-                self._record(config, "tools", ts.PERMISSION,
-                             {**fields, ts.DECISION: "ask", ts.REASON: refusal})
                 return f"error: calling {name!r} needs an approval; {refusal}"
+            return self.tools.get(name)
         self._record(config, "tools", ts.PERMISSION,
                      {**fields, ts.DECISION: "allow", ts.REASON: verdict.reason})
         return self.tools.get(name)

@@ -1,8 +1,9 @@
 """What an agent run did, read back from its trace (the one record) and its final state.
 
 Every tool call the model asked for is listed with the permission decision made about it
-(``allow``, ``ask``, ``deny``), the rule and reason, and what became of it (``ok``, ``error``,
-``refused``, ``timeout``, ``replayed``, or None when it never reached an executor). Spend is the
+(``allow``, ``ask``, ``deny``; for an ask, its ``approval``: approved or refused), the rule and
+reason, and what became of it (``ok``, ``error``, ``refused``, ``timeout``, ``replayed``, or None
+when it never reached an executor). Spend is the
 sum of the thread's ``run_end`` events, so a session's pauses and resumes add up.
 """
 
@@ -31,7 +32,8 @@ def tool_calls(events: Iterable[dict[str, Any]]) -> list[dict[str, Any]]:
         key = (str(event.get(ts.TOOL)), str(event.get(ts.CALL_ID)))
         if event.get(ts.PHASE) == ts.PERMISSION:
             record = {"tool": key[0], "call_id": key[1], "step": event.get(ts.STEP),
-                      "decision": event.get(ts.DECISION), "rule_id": event.get(ts.RULE_ID) or None,
+                      "decision": event.get(ts.DECISION), "approval": event.get(ts.APPROVAL),
+                      "rule_id": event.get(ts.RULE_ID) or None,
                       "reason": event.get(ts.REASON), "outcome": None, "error": None}
             calls.append(record)
             open_calls[key] = record

@@ -15,15 +15,18 @@ from typing import Any
 from langchain_core.runnables import RunnableConfig
 
 from grapharc.approvals import Approver
+from grapharc.harness.agent import Evidence
 from grapharc.harness.setup import AgentSettings, build_agent
 
 OnUpdate = Callable[[str, dict[str, Any]], None]
 
 
 def run_agent(settings: AgentSettings, *, trace: Path, thread_id: str, on_update: OnUpdate | None = None,
-              model: Any = None, approver: Approver | None = None) -> dict[str, Any]:
-    """Run the agent ``settings`` describe; its final state values."""
-    graph = build_agent(settings, model=model, approver=approver).graph()
+              model: Any = None, approver: Approver | None = None,
+              evidence: Evidence | None = None) -> dict[str, Any]:
+    """Run the agent ``settings`` describe (``model``, ``approver`` and ``evidence`` as for
+    ``build_agent``); its final state values."""
+    graph = build_agent(settings, model=model, approver=approver, evidence=evidence).graph()
     graph.trace = trace
     compiled = graph.compile()
     values: dict[str, Any] = {}
