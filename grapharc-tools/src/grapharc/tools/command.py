@@ -19,7 +19,7 @@ import signal
 import subprocess
 import time
 from collections.abc import Mapping
-from typing import Any
+from typing import Annotated, Any
 
 from pydantic import BaseModel, ConfigDict, Field, field_validator
 
@@ -34,6 +34,8 @@ MAX_OUTPUT_BYTES = 64 * 1024
 """Of stdout and of stderr each, this much is kept; the rest is read and counted, not kept."""
 MAX_ARGV = 1000
 MAX_ARGUMENT_CHARS = 100_000
+"""The longest single argv element or env value."""
+Argument = Annotated[str, Field(max_length=MAX_ARGUMENT_CHARS)]
 
 INHERITED = ("PATH", "LANG", "LC_ALL", "LC_CTYPE", "TZ")
 """Variables copied from GraphARC's own environment when set there."""
@@ -46,29 +48,35 @@ _POLL_SECONDS = 0.05
 _READ_BYTES = 65536
 
 
-def checked_argv(argv: Any) -> list[str]:
-    """``argv`` if it is a non-empty list of strings without NUL bytes; never a string split up."""
+def argv_problem(argv: Any) -> str | None:
+    """What is wrong with ``argv`` unless it is a non-empty list of strings without NUL bytes."""
     if isinstance(argv, str | bytes):
-        raise ToolArgumentError("run_command: argv must be a list of strings, not one string; a "
-                                "command line is never split or given to a shell",
-                                hint='pass ["pytest", "-q"], or ["bash", "-lc", "a | b"] for a pipeline')
+        return ('argv must be a list of strings such as ["pytest", "-q"], not one string; a command '
+                'line is never split or given to a shell (spell a pipeline ["bash", "-lc", "a | b"])')
     if not isinstance(argv, list | tuple) or not argv or not all(isinstance(arg, str) for arg in argv):
-        raise ToolArgumentError("run_command: argv must be a non-empty list of strings")
+        return "argv must be a non-empty list of strings"
+    if not argv[0]:
+        return "argv[0], the program to run, is empty"
     if any("\x00" in arg for arg in argv):
-        raise ToolArgumentError("run_command: an argv element contains a NUL byte")
-    return list(argv)
+        return "an argv element contains a NUL byte"
+    return None
 
 
-def checked_env(env: Mapping[str, Any] | None) -> dict[str, str]:
-    """``env`` if it only sets allowlisted names to strings."""
-    given = dict(env or {})
-    refused = sorted(name for name in given if name not in SETTABLE)
+def env_problem(env: Mapping[str, Any]) -> str | None:
+    """What is wrong with ``env`` unless it sets only allowlisted names to strings."""
+    refused = sorted(name for name in env if name not in SETTABLE)
     if refused:
-        raise ToolArgumentError(f"run_command: env may not set {', '.join(map(repr, refused))}; "
-                                f"it may set only {', '.join(sorted(SETTABLE))}")
-    if not all(isinstance(value, str) and "\x00" not in value for value in given.values()):
-        raise ToolArgumentError("run_command: env values must be strings without NUL bytes")
-    return given
+        return (f"env may not set {', '.join(map(repr, refused))}; it may set only "
+                f"{', '.join(sorted(SETTABLE))}")
+    if not all(isinstance(value, str) and "\x00" not in value for value in env.values()):
+        return "env values must be strings without NUL bytes"
+    return None
+
+
+def _refuse(problem: str | None) -> None:
+    """Raise a problem found in a direct call (the args model raises it for a model's call)."""
+    if problem is not None:
+        raise ToolArgumentError(f"tool 'run_command': {problem}")
 
 
 class RunCommandArgs(BaseModel):
@@ -76,36 +84,39 @@ class RunCommandArgs(BaseModel):
 
     model_config = ConfigDict(extra="forbid")
 
-    argv: list[str] = Field(min_length=1, max_length=MAX_ARGV,
+    argv: list[Argument] = Field(min_length=1, max_length=MAX_ARGV,
                             description='the program and its arguments as a list, e.g. ["pytest", "-q"]; '
                                         'never one string. A pipeline is ["bash", "-lc", "a | b"]')
     cwd: str = Field(".", min_length=1, max_length=MAX_PATH_CHARS,
                      description="the directory to run in, relative to the workspace root")
     timeout: float = Field(DEFAULT_TIMEOUT, gt=0, le=MAX_TIMEOUT,
                            description=f"seconds before the command is killed (at most {MAX_TIMEOUT:g})")
-    env: dict[str, str] = Field(default_factory=dict,
+    env: dict[str, Argument] = Field(default_factory=dict,
                                 description="extra environment variables; only these names may be set: "
                                             + ", ".join(sorted(SETTABLE)))
 
     @field_validator("argv", mode="before")
     @classmethod
-    def _a_list(cls, argv: Any) -> Any:
-        try:
-            if isinstance(argv, str | bytes):
-                checked_argv(argv)
-            if isinstance(argv, list) and all(isinstance(arg, str) for arg in argv):
-                checked_argv(argv)
-        except ToolArgumentError as exc:
-            raise ValueError(str(exc)) from None
+    def _not_one_string(cls, argv: Any) -> Any:
+        if isinstance(argv, str | bytes):
+            raise ValueError(argv_problem(argv))
+        return argv
+
+    @field_validator("argv")
+    @classmethod
+    def _without_nul(cls, argv: list[str]) -> list[str]:
+        problem = argv_problem(argv)
+        if problem is not None:
+            raise ValueError(problem)
         return argv
 
     @field_validator("env")
     @classmethod
     def _allowlisted(cls, env: dict[str, str]) -> dict[str, str]:
-        try:
-            return checked_env(env)
-        except ToolArgumentError as exc:
-            raise ValueError(str(exc)) from None
+        problem = env_problem(env)
+        if problem is not None:
+            raise ValueError(problem)
+        return env
 
 
 def environment(home: str, extra: Mapping[str, str]) -> dict[str, str]:
@@ -140,8 +151,9 @@ class _Output:
 def run_command(workspace: str, argv: list[str], cwd: str = ".", timeout: float = DEFAULT_TIMEOUT,
                 env: dict[str, str] | None = None) -> dict[str, Any]:
     """Run ``argv`` in ``cwd``; returns exit_code, stdout, stderr and whether it timed out."""
-    argv = checked_argv(argv)
-    extra = checked_env(env)
+    extra = dict(env or {})
+    _refuse(argv_problem(argv))
+    _refuse(env_problem(extra))
     root = Workspace(workspace)
     directory = root.resolve(cwd)
     if not directory.is_dir():

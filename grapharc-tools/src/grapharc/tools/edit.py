@@ -47,7 +47,7 @@ def edit_file(workspace: str, path: str, old: str, new: str) -> str:
             raise ToolInputError(f"edit_file: the text to replace occurs {found} times in {path!r}; "
                                  "it must occur exactly once",
                                  hint="include more of the surrounding text so that it matches once")
-        write_text(target, text.replace(old, new, 1))
+        write_text(target, text.replace(old, new, 1), tool="edit_file")
     line = text.count("\n", 0, text.find(old)) + 1
     return f"edited {root.relative(target)}: replaced {len(old)} characters at line {line} with {len(new)}"
 

@@ -16,6 +16,7 @@ from pathlib import Path, PurePosixPath
 import regex
 from pydantic import BaseModel, ConfigDict, Field, field_validator
 
+from grapharc.errors import GraphARCError
 from grapharc.harness.tools import SideEffect, Tool, ToolArgumentError
 from grapharc.tools.errors import ToolInputError, os_errors
 from grapharc.tools.textfiles import looks_binary
@@ -34,13 +35,22 @@ TIME_LIMIT = 10.0
 """Seconds one grep call may take, regular-expression matching included."""
 
 
+def regex_problem(pattern: str) -> str | None:
+    """Why ``pattern`` is not a regular expression grep can use, or None if it is one."""
+    try:
+        regex.compile(pattern)
+    except (regex.error, ValueError, TypeError, OverflowError, RecursionError) as exc:
+        return (f"{pattern!r} is not a valid regular expression ({exc}); use Python `re` syntax and "
+                "escape special characters with a backslash")
+    return None
+
+
 def compiled(pattern: str) -> regex.Pattern[str]:
     """``pattern`` compiled, or a ToolArgumentError saying why it is not a regular expression."""
-    try:
-        return regex.compile(pattern)
-    except (regex.error, ValueError, TypeError, OverflowError, RecursionError) as exc:
-        raise ToolArgumentError(f"grep: {pattern!r} is not a valid regular expression: {exc}",
-                                hint="use Python `re` syntax; escape special characters with \\") from None
+    problem = regex_problem(pattern)
+    if problem is not None:
+        raise ToolArgumentError(f"tool 'grep': pattern: {problem}")
+    return regex.compile(pattern)
 
 
 class GrepArgs(BaseModel):
@@ -61,10 +71,9 @@ class GrepArgs(BaseModel):
     @field_validator("pattern")
     @classmethod
     def _a_regular_expression(cls, pattern: str) -> str:
-        try:
-            compiled(pattern)
-        except ToolArgumentError as exc:
-            raise ValueError(str(exc)) from None
+        problem = regex_problem(pattern)
+        if problem is not None:
+            raise ValueError(problem)
         return pattern
 
 
@@ -91,23 +100,22 @@ class _Search:
             self.cut_files += 1
             data = data[:MAX_FILE_BYTES]
         self.bytes_read += len(data)
-        for number, line in enumerate(data.decode("utf-8", errors="replace").split("\n"), start=1):
-            remaining = self.deadline - time.monotonic()
-            if remaining <= 0:
-                self.stopped = f"it reached the {TIME_LIMIT:g} s time limit"
-                return
+        for number, raw in enumerate(data.decode("utf-8", errors="replace").split("\n"), start=1):
+            line = raw.removesuffix("\r")
             try:
+                remaining = self.deadline - time.monotonic()
+                if remaining <= 0:
+                    raise TimeoutError
                 found = self.expression.search(line, timeout=remaining)
             except TimeoutError:
-                self.stopped = f"matching one line ran into the {TIME_LIMIT:g} s time limit"
+                self.stopped = f"it reached the {TIME_LIMIT:g} s time limit"
                 return
             if found is None:
                 continue
             if len(self.lines) == MAX_MATCHES:
                 self.stopped = f"it found more than {MAX_MATCHES} matching lines"
                 return
-            text = line.rstrip("\r")
-            cut = text[:MAX_LINE_CHARS] + ("…" if len(text) > MAX_LINE_CHARS else "")
+            cut = line[:MAX_LINE_CHARS] + ("…" if len(line) > MAX_LINE_CHARS else "")
             self.lines.append(f"{shown}:{number}: {cut}")
         if self.bytes_read >= MAX_TOTAL_BYTES:
             self.stopped = f"it had read {MAX_TOTAL_BYTES} bytes in all"
@@ -148,6 +156,8 @@ def grep(workspace: str, pattern: str, path: str = ".", glob: str | None = None)
             if selected is None or selected.matches(_matched_parts(selected, target, entry.path)):
                 try:
                     search.file(Path(entry.path), root.relative(Path(entry.path)))
+                except GraphARCError:  # an executor's refusal is not an unreadable file
+                    raise
                 except OSError:  # unreadable or vanished since the walk saw it
                     continue
         return search.report(walk)

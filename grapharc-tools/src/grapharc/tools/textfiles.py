@@ -50,17 +50,22 @@ def read_text(target: Path, *, tool: str, shown: str) -> str:
                              hint="binary files cannot be read or edited") from None
 
 
-def write_text(target: Path, text: str) -> None:
+def write_text(target: Path, text: str, *, tool: str) -> None:
     """Replace (or create) ``target`` with ``text`` atomically, keeping an existing file's mode
     (a new file gets ``NEW_FILE_MODE``)."""
+    try:
+        data = text.encode("utf-8")
+    except UnicodeEncodeError as exc:
+        raise ToolInputError(f"{tool}: the text cannot be written as UTF-8 ({exc.reason} at "
+                             f"character {exc.start})", hint="send text without lone surrogates") from None
     try:
         mode = stat.S_IMODE(target.stat().st_mode)
     except FileNotFoundError:
         mode = NEW_FILE_MODE
     fd, temp = tempfile.mkstemp(dir=target.parent, prefix=f".{target.name}.", suffix=".tmp")
     try:
-        with os.fdopen(fd, "w", encoding="utf-8", newline="") as handle:
-            handle.write(text)
+        with os.fdopen(fd, "wb") as handle:
+            handle.write(data)
         os.chmod(temp, mode)
         os.replace(temp, target)
     except BaseException:

@@ -15,6 +15,8 @@ from dataclasses import dataclass, field
 from fnmatch import fnmatchcase
 from pathlib import Path, PurePosixPath
 
+from grapharc.errors import GraphARCError
+
 MAX_VISITED = 100_000
 """The most directory entries one walk looks at before it stops (and says so)."""
 
@@ -23,26 +25,29 @@ MAX_VISITED = 100_000
 class Walk:
     """The entries under ``start``, depth first in name order, never through a symlink.
 
-    ``truncated`` is set when the walk stopped at ``limit`` entries.
+    ``truncated`` is set when the walk stopped at ``limit`` entries (``MAX_VISITED`` if None).
     """
 
     start: Path
-    limit: int = MAX_VISITED
+    limit: int | None = None
     truncated: bool = field(default=False, init=False)
 
     def __iter__(self) -> Iterator[os.DirEntry[str]]:
+        limit = MAX_VISITED if self.limit is None else self.limit
         visited = 0
         stack = [str(self.start)]
         while stack:
             try:
                 with os.scandir(stack.pop()) as listing:
                     entries = sorted(listing, key=lambda entry: entry.name)
+            except GraphARCError:  # an executor's refusal is not an unreadable directory
+                raise
             except OSError:  # unreadable or vanished: nothing to list there
                 continue
             below = []
             for entry in entries:
                 visited += 1
-                if visited > self.limit:
+                if visited > limit:
                     self.truncated = True
                     return
                 yield entry

@@ -35,7 +35,7 @@ def write_file(workspace: str, path: str, content: str) -> str:
             raise ToolInputError(f"write_file: {path!r} is a directory")
         existed = target.exists()
         target.parent.mkdir(parents=True, exist_ok=True)
-        write_text(target, content)
+        write_text(target, content, tool="write_file")
     return f"{'replaced' if existed else 'created'} {shown} ({len(content)} characters)"
 
 
