@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from grapharc.plugins import RegisterTool, ToolInfo, hookimpl
+from grapharc.plugins import ExecutorInfo, RegisterExecutor, RegisterTool, ToolInfo, hookimpl
 
 
 @hookimpl
@@ -13,3 +13,9 @@ def register_tools(register: RegisterTool) -> None:
                       description="create or replace a text file inside the workspace"))
     register(ToolInfo(name="list_dir", factory="grapharc.tools.files:list_dir_tool",
                       description="list a directory inside the workspace"))
+
+
+@hookimpl
+def register_executors(register: RegisterExecutor) -> None:
+    register(ExecutorInfo(name="sandboxed", factory="grapharc.tools.sandbox:create_sandboxed_executor",
+                          description="each call in a fresh forked child under a CPython audit hook"))
