@@ -28,9 +28,10 @@ def serve(reply_fd: int, *, tool: str, import_path: str, workspace: str, argumen
     except BaseException as exc:  # nothing may unwind into the parent's code in this process
         reply = _error_reply(exc)
     try:
-        _write_all(reply_fd, reply.encode("utf-8"))
         for stream in (sys.stdout, sys.stderr):
             stream.flush()
+        _write_all(reply_fd, reply.encode("utf-8"))
+        os.close(reply_fd)  # the caller has its answer now, not after this process is torn down
     except BaseException:
         status = 70
     os._exit(status)

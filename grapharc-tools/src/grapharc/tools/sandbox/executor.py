@@ -15,8 +15,9 @@ import os
 import select
 import signal
 import sys
-from collections.abc import Callable, Iterator, Mapping
-from contextlib import contextmanager, suppress
+import threading
+from collections.abc import Callable, Mapping
+from contextlib import suppress
 from pathlib import Path
 from time import monotonic
 from typing import Any, NoReturn
@@ -87,7 +88,12 @@ def _seconds(tool: Tool, timeout: float | None) -> float | None:
 
 
 def _fork_and_wait(tool: Tool, seconds: float | None, serve: Callable[[int], NoReturn]) -> bytes:
-    """Fork a child that runs ``serve(write_fd)``; its reply, or b"" if it died without one."""
+    """Fork a child that runs ``serve(write_fd)`` and return its reply.
+
+    The child's whole process group is SIGKILLed whatever happens. A child that answered is
+    reaped in the background (tearing down a copy of a large interpreter takes milliseconds
+    nobody needs to wait for); one that timed out or died is reaped before this returns.
+    """
     read_fd, write_fd = os.pipe()
     for stream in (sys.stdout, sys.stderr):
         stream.flush()  # or the child would flush the parent's pending output a second time
@@ -98,16 +104,20 @@ def _fork_and_wait(tool: Tool, seconds: float | None, serve: Callable[[int], NoR
     os.close(write_fd)
     expires = None if seconds is None else monotonic() + seconds
     reply: bytes | None = None
-    exited = False
     try:
         _own_group(pid)
-        with _pidfd(pid) as exit_fd:
-            reply = _read_until_closed(read_fd, expires)
-            exited = reply is not None and _readable(exit_fd, expires)
+        reply = _read_until_closed(read_fd, expires)
+        if reply == b"" and not _exits(pid, expires):  # closed its pipe but is still running
+            reply = None
     finally:
         os.close(read_fd)
-        status = _kill_and_reap(pid)
-    if reply is None or not exited:
+        with suppress(ProcessLookupError):  # not reaped yet, so the group's id is still ours
+            os.killpg(pid, signal.SIGKILL)
+        if reply:
+            _reap_in_background(pid)
+        else:
+            status = os.waitpid(pid, 0)[1]
+    if reply is None:
         raise ToolTimeoutError(tool.name, seconds or 0.0)
     if not reply:
         raise ToolProcessDiedError(tool.name, _death(status))
@@ -120,14 +130,13 @@ def _own_group(pid: int) -> None:
         os.setpgid(pid, pid)
 
 
-@contextmanager
-def _pidfd(pid: int) -> Iterator[int]:
-    """A descriptor that becomes readable when ``pid`` exits."""
-    fd = os.pidfd_open(pid)
+def _exits(pid: int, expires: float | None) -> bool:
+    """Whether ``pid`` exits before ``expires``."""
+    exit_fd = os.pidfd_open(pid)
     try:
-        yield fd
+        return _readable(exit_fd, expires)
     finally:
-        os.close(fd)
+        os.close(exit_fd)
 
 
 def _read_until_closed(fd: int, expires: float | None) -> bytes | None:
@@ -148,15 +157,9 @@ def _readable(fd: int, expires: float | None) -> bool:
     return bool(ready)
 
 
-def _kill_and_reap(pid: int) -> int:
-    """SIGKILL whatever is left of the child's process group, then reap the child; its status.
-
-    The child is not reaped before the kill, so its pid (the group's id) cannot have been
-    reused by an unrelated process when the signal is sent.
-    """
-    with suppress(ProcessLookupError):
-        os.killpg(pid, signal.SIGKILL)
-    return os.waitpid(pid, 0)[1]
+def _reap_in_background(pid: int) -> None:
+    threading.Thread(target=os.waitpid, args=(pid, 0), name=f"grapharc-sandbox-reap-{pid}",
+                     daemon=True).start()
 
 
 def _death(status: int) -> str:
