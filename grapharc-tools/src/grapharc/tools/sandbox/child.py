@@ -101,7 +101,11 @@ def _violation_reply(violation: SandboxViolation) -> str:
 
 
 def _error_reply(exc: BaseException) -> str:
-    return json.dumps({"error": {"type": type(exc).__qualname__, "message": str(exc)}})
+    try:
+        message = str(exc)
+    except Exception:
+        message = f"<{type(exc).__qualname__} whose message could not be read>"
+    return json.dumps({"error": {"type": type(exc).__qualname__, "message": message}})
 
 
 def _write_all(fd: int, data: bytes) -> None:

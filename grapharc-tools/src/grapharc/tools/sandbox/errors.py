@@ -25,6 +25,10 @@ class SandboxViolation(GraphARCError):
         return (type(self), (self.tool, self.operation, self.target))
 
 
+class SandboxUnavailableError(GraphARCError):
+    """This system lacks what the sandbox is built on (fork, /proc, pidfd_open: Linux)."""
+
+
 class UnsandboxableToolError(GraphARCError, TypeError):
     """A tool the sandbox cannot run: its function has no import path, or its data is not JSON."""
 

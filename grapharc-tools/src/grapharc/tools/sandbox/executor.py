@@ -9,13 +9,13 @@ dies with it. See ``guard`` for what the hook refuses and ``grants`` for what it
 
 from __future__ import annotations
 
+import atexit
 import json
 import math
 import os
 import select
 import signal
 import sys
-import threading
 from collections.abc import Callable, Mapping
 from contextlib import suppress
 from pathlib import Path
@@ -26,7 +26,12 @@ from grapharc.executors import ExecutorOptionError, ToolFailedError, ToolTimeout
 from grapharc.harness.tools import Tool
 from grapharc.runtime.deadline import InvalidDeadlineError
 from grapharc.tools.sandbox import child
-from grapharc.tools.sandbox.errors import SandboxViolation, ToolProcessDiedError, UnsandboxableToolError
+from grapharc.tools.sandbox.errors import (
+    SandboxUnavailableError,
+    SandboxViolation,
+    ToolProcessDiedError,
+    UnsandboxableToolError,
+)
 from grapharc.tools.sandbox.grants import Grants
 from grapharc.tools.workspace import Workspace
 
@@ -37,6 +42,11 @@ class SandboxedExecutor:
     """Runs every tool call in its own forked child, confined by a CPython audit hook."""
 
     name = "sandboxed"
+
+    def __init__(self) -> None:
+        if not (hasattr(os, "fork") and hasattr(os, "pidfd_open") and os.path.isdir("/proc/self/fd")):
+            raise SandboxUnavailableError("the sandboxed executor needs Linux (fork, /proc and pidfd_open)",
+                                          hint="use the container executor on this system")
 
     def run(self, tool: Tool, args: Mapping[str, Any], *, workspace: str | Path,
             timeout: float | None = None) -> Any:
@@ -91,9 +101,10 @@ def _fork_and_wait(tool: Tool, seconds: float | None, serve: Callable[[int], NoR
     """Fork a child that runs ``serve(write_fd)`` and return its reply.
 
     The child's whole process group is SIGKILLed whatever happens. A child that answered is
-    reaped in the background (tearing down a copy of a large interpreter takes milliseconds
+    reaped by a later call (tearing down a copy of a large interpreter takes milliseconds
     nobody needs to wait for); one that timed out or died is reaped before this returns.
     """
+    _reap_finished()
     read_fd, write_fd = os.pipe()
     for stream in (sys.stdout, sys.stderr):
         stream.flush()  # or the child would flush the parent's pending output a second time
@@ -114,7 +125,7 @@ def _fork_and_wait(tool: Tool, seconds: float | None, serve: Callable[[int], NoR
         with suppress(ProcessLookupError):  # not reaped yet, so the group's id is still ours
             os.killpg(pid, signal.SIGKILL)
         if reply:
-            _reap_in_background(pid)
+            _UNREAPED.add(pid)
         else:
             status = os.waitpid(pid, 0)[1]
     if reply is None:
@@ -157,9 +168,26 @@ def _readable(fd: int, expires: float | None) -> bool:
     return bool(ready)
 
 
-def _reap_in_background(pid: int) -> None:
-    threading.Thread(target=os.waitpid, args=(pid, 0), name=f"grapharc-sandbox-reap-{pid}",
-                     daemon=True).start()
+_UNREAPED: set[int] = set()
+"""Children that answered and were killed but not waited for yet (zombies until reaped)."""
+
+
+def _reap_finished() -> None:
+    for pid in list(_UNREAPED):
+        try:
+            done = os.waitpid(pid, os.WNOHANG)[0] != 0
+        except ChildProcessError:  # reaped already, by another thread's call or an os.wait()
+            done = True
+        if done:
+            _UNREAPED.discard(pid)
+
+
+@atexit.register
+def _reap_all() -> None:
+    for pid in list(_UNREAPED):
+        with suppress(ChildProcessError):
+            os.waitpid(pid, 0)
+    _UNREAPED.clear()
 
 
 def _death(status: int) -> str:
@@ -173,7 +201,10 @@ def _death(status: int) -> str:
 
 
 def _decode(tool: Tool, reply: bytes) -> Any:
-    message = json.loads(reply)
+    try:
+        message = json.loads(reply)
+    except ValueError:
+        raise ToolProcessDiedError(tool.name, "its answer was cut off or garbled") from None
     if "result" in message:
         return message["result"]
     if "violation" in message:
