@@ -1,4 +1,5 @@
-"""grapharc-tools: the seven core tools for the agent harness, each confining itself to a workspace.
+"""grapharc-tools: the seven core tools for the agent harness, each confining itself to a workspace,
+and the sandboxed executor.
 
 Names are exported lazily (PEP 562), so ``from grapharc.tools import WorkspaceEscape`` does not
 import every tool.
@@ -12,6 +13,7 @@ _LAZY_EXPORTS = {
     **dict.fromkeys(("Workspace", "WorkspaceEscape", "WorkspaceNotADirectoryError"),
                     "grapharc.tools.workspace"),
     "ToolInputError": "grapharc.tools.errors",
+    **dict.fromkeys(("SandboxViolation", "SandboxedExecutor"), "grapharc.tools.sandbox"),
 }
 
 __all__ = sorted(_LAZY_EXPORTS)

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from grapharc.plugins import RegisterTool, ToolInfo, hookimpl
+from grapharc.plugins import ExecutorInfo, RegisterExecutor, RegisterTool, ToolInfo, hookimpl
 
 
 @hookimpl
@@ -21,3 +21,9 @@ def register_tools(register: RegisterTool) -> None:
                       description="search workspace text files with a regular expression"))
     register(ToolInfo(name="run_command", factory="grapharc.tools.command:run_command_tool",
                       description="run a program from an argv list in the workspace"))
+
+
+@hookimpl
+def register_executors(register: RegisterExecutor) -> None:
+    register(ExecutorInfo(name="sandboxed", factory="grapharc.tools.sandbox:create_sandboxed_executor",
+                          description="each call in a fresh forked child under a CPython audit hook"))

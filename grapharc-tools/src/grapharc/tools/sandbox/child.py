@@ -1,0 +1,114 @@
+"""What a forked child does for one sandboxed call: confine itself, run the tool, answer, exit.
+
+The child never returns into the caller's code: it leaves through ``os._exit`` whatever
+happens, after writing one JSON reply to the pipe (``{"result": ...}``, ``{"violation": ...}``
+or ``{"error": ...}``). A child that dies before that leaves the pipe empty.
+"""
+
+from __future__ import annotations
+
+import gc
+import importlib
+import json
+import os
+import sys
+from typing import Any, NoReturn
+
+from grapharc.tools.sandbox.errors import SandboxViolation
+from grapharc.tools.sandbox.grants import Grants
+from grapharc.tools.sandbox.guard import Guard
+
+
+def serve(reply_fd: int, *, tool: str, import_path: str, workspace: str, arguments: str,
+          grants: Grants, network: bool) -> NoReturn:
+    """Run ``import_path`` with the JSON ``arguments`` under a guard, write the reply, exit."""
+    status = 0
+    try:
+        reply = _call(reply_fd, tool, import_path, workspace, arguments, grants, network)
+    except BaseException as exc:  # nothing may unwind into the parent's code in this process
+        reply = _error_reply(exc)
+    try:
+        for stream in (sys.stdout, sys.stderr):
+            stream.flush()
+        _write_all(reply_fd, reply.encode("utf-8"))
+        os.close(reply_fd)  # the caller has its answer now, not after this process is torn down
+    except BaseException:
+        status = 70
+    os._exit(status)
+
+
+def _call(reply_fd: int, tool: str, import_path: str, workspace: str, arguments: str, grants: Grants,
+          network: bool) -> str:
+    _isolate(reply_fd, workspace)
+    guard = Guard(tool, workspace, grants, network=network)
+    sys.addaudithook(guard)
+    try:
+        result = _resolve(import_path)(workspace, **json.loads(arguments))
+    except SandboxViolation as exc:
+        return _violation_reply(guard.violation or exc)
+    if guard.violation is not None:  # the tool caught a refusal; its result is not trusted
+        return _violation_reply(guard.violation)
+    try:
+        return json.dumps({"result": result}, allow_nan=False)
+    except (TypeError, ValueError) as exc:
+        return json.dumps({"error": {"type": "UnsandboxableToolError",
+                                     "message": f"its result is not JSON data ({exc})"}})
+
+
+def _isolate(reply_fd: int, workspace: str) -> None:
+    """Own process group, cwd in the workspace, no inherited descriptors beyond stdio and the pipe."""
+    os.setpgid(0, 0)
+    os.chdir(workspace)
+    _blank_inherited_descriptors(keep=(1, 2, reply_fd))
+    gc.freeze()  # the parent's objects are never collected here, so their pages stay shared
+    sys.dont_write_bytecode = True  # a .pyc next to a runtime module would be a refused write
+    _disable_unaudited_spawn()
+
+
+def _blank_inherited_descriptors(*, keep: tuple[int, ...]) -> None:
+    """Point every inherited descriptor (a socket, a log file, the terminal) at /dev/null.
+
+    Overwritten rather than closed: objects copied from the parent still hold those numbers,
+    and a closed number would be reused by the tool's own next file.
+    """
+    null = os.open(os.devnull, os.O_RDWR)
+    for name in os.listdir("/proc/self/fd"):
+        fd = int(name)
+        if fd != null and fd not in keep:
+            os.dup2(null, fd)
+    os.close(null)
+
+
+def _disable_unaudited_spawn() -> None:
+    """``_posixsubprocess.fork_exec`` raises no audit event of its own; take it away."""
+    module = sys.modules.get("_posixsubprocess")
+    if module is not None:
+        module.fork_exec = _refuse_fork_exec  # type: ignore[attr-defined]
+
+
+def _refuse_fork_exec(*args: Any) -> NoReturn:
+    sys.audit("subprocess.Popen", "_posixsubprocess.fork_exec", None, None, None)
+    raise AssertionError("unreachable: the guard refuses subprocess.Popen")
+
+
+def _resolve(import_path: str) -> Any:
+    module, _, name = import_path.partition(":")
+    return getattr(importlib.import_module(module), name)
+
+
+def _violation_reply(violation: SandboxViolation) -> str:
+    return json.dumps({"violation": {"operation": violation.operation, "target": violation.target}})
+
+
+def _error_reply(exc: BaseException) -> str:
+    try:
+        message = str(exc)
+    except Exception:
+        message = f"<{type(exc).__qualname__} whose message could not be read>"
+    return json.dumps({"error": {"type": type(exc).__qualname__, "message": message}})
+
+
+def _write_all(fd: int, data: bytes) -> None:
+    view = memoryview(data)
+    while view:
+        view = view[os.write(fd, view):]

@@ -1,0 +1,291 @@
+"""What the sandboxed executor refuses, what it still allows, and how its children end.
+
+Decision pinned here: a sandboxed tool may read its workspace and the interpreter's runtime
+paths, and nothing else, so ``/etc/passwd`` is refused even though it is world-readable.
+"""
+
+from __future__ import annotations
+
+import os
+import shutil
+import signal
+import socket
+import subprocess
+import sys
+import sysconfig
+from pathlib import Path
+from typing import Any
+
+import pytest
+from pydantic import BaseModel
+
+from grapharc.errors import GraphARCError
+from grapharc.executors import ExecutorOptionError
+from grapharc.harness.tools import SideEffect, Tool
+from grapharc.tools import SandboxedExecutor, SandboxViolation
+from grapharc.tools.sandbox import ToolProcessDiedError, create_sandboxed_executor
+
+SITE_PACKAGES = sysconfig.get_paths()["purelib"]
+PLANTED = Path(SITE_PACKAGES, "grapharc_sandbox_planted.pth")
+
+
+class PathArgs(BaseModel):
+    path: str
+
+
+class NoArgs(BaseModel):
+    pass
+
+
+class PortArgs(BaseModel):
+    port: int
+
+
+class FdArgs(BaseModel):
+    fd: int
+
+
+def write_text(workspace: str, path: str) -> str:
+    Path(path).write_text("import os; os.system('echo pwned')\n")
+    return "written"
+
+
+def read_text(workspace: str, path: str) -> str:
+    return Path(path).read_text()
+
+
+def swallow_refusal(workspace: str, path: str) -> str:
+    try:
+        Path(path).write_text("planted")
+    except Exception:
+        return "carried on"
+    return "written"
+
+
+def import_module(workspace: str, path: str) -> str:
+    module = __import__(path)
+    return str(module.__name__)
+
+
+def work_in_workspace(workspace: str) -> list[str]:
+    root = Path(workspace)
+    (root / "dir" / "sub").mkdir(parents=True)
+    (root / "dir" / "a.txt").write_text("a")
+    os.rename(root / "dir" / "a.txt", root / "dir" / "b.txt")
+    shutil.copyfile(root / "dir" / "b.txt", root / "c.txt")
+    os.symlink("c.txt", root / "link")
+    (root / "link").unlink()
+    (root / "c.txt").unlink()
+    shutil.rmtree(root / "dir" / "sub")
+    return [*sorted(os.listdir(root / "dir")), (root / "dir" / "b.txt").read_text()]
+
+
+def link_out(workspace: str, path: str) -> str:
+    os.symlink(path, Path(workspace, "escape"))
+    return "linked"
+
+
+def move_out(workspace: str, path: str) -> str:
+    Path(workspace, "mine.txt").write_text("mine")
+    os.rename(Path(workspace, "mine.txt"), path)
+    return "moved"
+
+
+def open_directory(workspace: str, path: str) -> int:
+    return os.open(path, os.O_RDONLY)
+
+
+def connect(workspace: str, port: int) -> str:
+    with socket.create_connection(("127.0.0.1", port), timeout=10) as conn:
+        return conn.recv(16).decode()
+
+
+def run_argv(workspace: str) -> int:
+    return subprocess.run(["true"], shell=False, check=False).returncode
+
+
+def run_system(workspace: str) -> int:
+    return os.system("true")
+
+
+def fork(workspace: str) -> int:
+    return os.fork()
+
+
+def fork_exec_directly(workspace: str) -> int:
+    import _posixsubprocess
+
+    return _posixsubprocess.fork_exec(*([None] * 23))
+
+
+def load_libc(workspace: str) -> str:
+    import ctypes
+
+    return str(ctypes.CDLL(None))
+
+
+def write_to_inherited(workspace: str, fd: int) -> int:
+    return os.write(fd, b"leaked")
+
+
+def exit_quietly(workspace: str) -> None:
+    os._exit(3)
+
+
+def kill_itself(workspace: str) -> None:
+    signal.raise_signal(signal.SIGKILL)
+
+
+def crash(workspace: str) -> None:
+    import faulthandler
+
+    faulthandler._sigsegv()
+
+
+def tool(function: Any, args: type[BaseModel] = PathArgs, **flags: Any) -> Tool:
+    return Tool(function.__name__, function.__name__, args, function, side_effect=SideEffect.WRITE, **flags)
+
+
+@pytest.fixture
+def sandbox() -> SandboxedExecutor:
+    return SandboxedExecutor()
+
+
+@pytest.fixture
+def workspace(tmp_path: Path) -> Path:
+    root = tmp_path / "workspace"
+    root.mkdir()
+    return root
+
+
+def test_the_names_the_spec_uses_are_importable_from_grapharc_tools():
+    assert SandboxedExecutor.name == "sandboxed"
+    assert issubclass(SandboxViolation, GraphARCError)
+
+
+def test_the_factory_takes_no_options():
+    with pytest.raises(ExecutorOptionError, match="retries"):
+        create_sandboxed_executor(retries=3)
+
+
+def test_a_pth_planted_in_site_packages_is_refused_and_no_file_appears(sandbox, workspace):
+    with pytest.raises(SandboxViolation) as refused:
+        sandbox.run(tool(write_text), {"path": str(PLANTED)}, workspace=workspace)
+    assert not PLANTED.exists()
+    assert (refused.value.tool, refused.value.target) == ("write_text", str(PLANTED))
+    assert "write" in refused.value.operation
+    assert "'write_text'" in str(refused.value) and str(PLANTED) in str(refused.value)
+
+
+def test_a_tool_that_catches_the_refusal_is_still_reported_as_a_violation(sandbox, workspace):
+    with pytest.raises(SandboxViolation, match=r"grapharc_sandbox_planted\.pth"):
+        sandbox.run(tool(swallow_refusal), {"path": str(PLANTED)}, workspace=workspace)
+    assert not PLANTED.exists()
+
+
+def test_stdlib_imports_still_work_and_do_not_reach_the_caller(sandbox, workspace):
+    fresh = next(name for name in ("colorsys", "wave", "netrc", "mailcap", "sndhdr")
+                 if name not in sys.modules)
+    assert sandbox.run(tool(import_module), {"path": fresh}, workspace=workspace) == fresh
+    assert fresh not in sys.modules
+
+
+def test_runtime_files_are_readable(sandbox, workspace):
+    source = sandbox.run(tool(read_text), {"path": os.__file__}, workspace=workspace)
+    assert source == Path(os.__file__).read_text()
+
+
+def test_reading_outside_the_workspace_and_runtime_paths_is_refused(sandbox, workspace, tmp_path):
+    secret = tmp_path / "secret.txt"
+    secret.write_text("secret")
+    for path in ("/etc/passwd", str(secret)):
+        with pytest.raises(SandboxViolation, match="read access") as refused:
+            sandbox.run(tool(read_text), {"path": path}, workspace=workspace)
+        assert refused.value.target == path
+
+
+def test_a_symlink_out_of_the_workspace_is_not_a_way_out(sandbox, workspace, tmp_path):
+    secret = tmp_path / "secret.txt"
+    secret.write_text("secret")
+    (workspace / "inside").symlink_to(secret)
+    with pytest.raises(SandboxViolation, match="read access"):
+        sandbox.run(tool(read_text), {"path": "inside"}, workspace=workspace)
+    with pytest.raises(SandboxViolation, match="symlink pointing outside"):
+        sandbox.run(tool(link_out), {"path": str(secret)}, workspace=workspace)
+    assert not (workspace / "escape").exists()
+
+
+def test_moving_a_file_out_of_the_workspace_is_refused(sandbox, workspace, tmp_path):
+    with pytest.raises(SandboxViolation, match=r"change access \(os.rename\)"):
+        sandbox.run(tool(move_out), {"path": str(tmp_path / "moved.txt")}, workspace=workspace)
+    assert not (tmp_path / "moved.txt").exists()
+
+
+def test_a_directory_outside_the_workspace_cannot_be_opened_as_a_descriptor(sandbox, workspace):
+    with pytest.raises(SandboxViolation, match="opening a directory"):
+        sandbox.run(tool(open_directory), {"path": SITE_PACKAGES}, workspace=workspace)
+
+
+def test_files_and_directories_in_the_workspace_are_the_tools_to_change(sandbox, workspace):
+    assert sandbox.run(tool(work_in_workspace, NoArgs), {}, workspace=workspace) == ["b.txt", "a"]
+    assert (workspace / "dir" / "b.txt").read_text() == "a"
+
+
+@pytest.fixture
+def listener() -> Any:
+    server = socket.create_server(("127.0.0.1", 0))
+    yield server
+    server.close()
+
+
+def test_a_socket_is_refused_without_needs_network(sandbox, workspace, listener):
+    port = listener.getsockname()[1]
+    with pytest.raises(SandboxViolation, match=r"network access .* without needs_network"):
+        sandbox.run(tool(connect, PortArgs), {"port": port}, workspace=workspace)
+
+
+def test_a_tool_that_needs_the_network_may_connect(sandbox, workspace, listener):
+    port = listener.getsockname()[1]
+    listener.settimeout(30)
+    child = os.fork()
+    if child == 0:  # the server side: accept one connection and greet it
+        conn, _ = listener.accept()
+        conn.sendall(b"hello")
+        conn.close()
+        os._exit(0)
+    try:
+        assert sandbox.run(tool(connect, PortArgs, needs_network=True), {"port": port},
+                           workspace=workspace) == "hello"
+    finally:
+        os.waitpid(child, 0)
+
+
+@pytest.mark.parametrize("function", [run_argv, run_system, fork, fork_exec_directly])
+def test_starting_a_process_is_refused_every_time(function, sandbox, workspace):
+    for _ in range(3):
+        with pytest.raises(SandboxViolation, match="starting or signalling a process"):
+            sandbox.run(tool(function, NoArgs), {}, workspace=workspace)
+
+
+def test_native_code_through_ctypes_is_refused(sandbox, workspace):
+    with pytest.raises(SandboxViolation, match="native code"):
+        sandbox.run(tool(load_libc, NoArgs), {}, workspace=workspace)
+
+
+def test_descriptors_the_caller_holds_are_not_handed_to_the_tool(sandbox, workspace, tmp_path):
+    outside = tmp_path / "outside.log"
+    fd = os.open(outside, os.O_WRONLY | os.O_CREAT)
+    try:
+        sandbox.run(tool(write_to_inherited, FdArgs), {"fd": fd}, workspace=workspace)
+    finally:
+        os.close(fd)
+    assert outside.read_bytes() == b""
+
+
+@pytest.mark.parametrize(("function", "how"), [(exit_quietly, "exited with status 3"),
+                                               (kill_itself, "killed by signal SIGKILL"),
+                                               (crash, "killed by signal SIGSEGV")])
+def test_a_child_that_dies_without_answering_names_the_tool_and_how(function, how, sandbox, workspace):
+    with pytest.raises(ToolProcessDiedError) as died:
+        sandbox.run(tool(function, NoArgs), {}, workspace=workspace)
+    assert f"{function.__name__!r}" in str(died.value) and how in str(died.value)
