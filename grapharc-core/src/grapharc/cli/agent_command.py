@@ -196,12 +196,18 @@ class Progress:
         self.quiet = as_json
         self.asked: dict[str, dict[str, Any]] = {}
 
+    def remember(self, values: dict[str, Any]) -> Progress:
+        """Know the calls an earlier turn asked for (a resumed thread answers them now)."""
+        for message in values.get("messages") or []:
+            for call in getattr(message, "tool_calls", None) or []:
+                self.asked[str(call.get("id"))] = call
+        return self
+
     def __call__(self, node: str, writes: dict[str, Any]) -> None:
         if self.quiet:
             return
+        self.remember(writes)
         for message in writes.get("messages") or []:
-            for call in getattr(message, "tool_calls", None) or []:
-                self.asked[str(call.get("id"))] = call
             if getattr(message, "type", "") == "tool":
                 call = self.asked.get(str(message.tool_call_id), {})
                 arguments = json.dumps(call.get("args"), ensure_ascii=False, default=str)

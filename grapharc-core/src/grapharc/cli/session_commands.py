@@ -199,8 +199,9 @@ def _decide(thread: str, decision: str, approval: str | None, decider: str | Non
             if graph != AGENT_GRAPH:
                 _register_demo_graphs(manager)
             approval_id = approval or _only_hold(manager, thread)
+            progress = Progress(as_json).remember(manager.values(thread)) if trace else None
             session = manager.resume(thread, approval_id, decision, decider=decider or getpass.getuser(),
-                                     on_update=Progress(as_json) if trace else None)
+                                     on_update=progress)
             document = session_document(manager, session, trace, where) if trace else None
         finally:
             manager.close()
