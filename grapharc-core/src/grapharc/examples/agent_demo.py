@@ -141,7 +141,7 @@ def _story(values: dict[str, Any], calls: list[dict[str, Any]]) -> list[str]:
     lines = []
     for number, (call, record) in enumerate(zip(asked, calls, strict=False), start=1):
         decision = record["decision"] + (f" -> {record['approval']}" if record["approval"] else "")
-        lines.append(f"{number:>2}. {_shown_call(call):<50} {decision:<16} {_result(results[call['id']])}")
+        lines.append(f"{number:>2}. {_shown_call(call):<46} {decision:<16} {_result(results[call['id']])}")
     return lines
 
 
