@@ -82,7 +82,7 @@ def test_under_the_local_executor_a_misbehaving_tool_gets_through_and_the_kit_co
     assert any("a subprocess from a sandboxed tool: not refused" in v for v in report.violations)
 
 
-def test_the_planted_instructions_were_read_before_the_model_obeyed_them(tmp_path):
+def test_a_model_that_obeys_planted_instructions_changes_nothing(tmp_path):
     with prepare_arena(tmp_path / "arena") as arena:
         report = run_hostile(arena, "local", tmp_path / "trace.jsonl")
         notes = (arena.workspace / "NOTES.md").read_text()

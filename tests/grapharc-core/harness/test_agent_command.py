@@ -181,3 +181,16 @@ def test_a_rejected_ask_is_refused_to_the_model_and_the_write_never_happens(note
     done = json.loads(decided.stdout)
     assert done["answer"] == "could not write"
     assert not (note_tools / "ws" / "todo.txt").exists()
+
+
+def test_a_policy_document_deny_beats_an_allow_flag_and_its_rule_is_named(note_tools):
+    (note_tools / "policy.toml").write_text(
+        'version = "p1"\n[[rules]]\nid = "no-notes"\nresource = "tool"\ntool = "append_note"\n'
+        'action = "deny"\nreason = "notes are read-only here"\n')
+    replies = script(note_tools, call("append_note", name="x", text="y"), "could not")
+    result = agent("write", "--workspace", "ws", "--model", "mock/agent", "--script", replies,
+                   "--policy", "policy.toml", "--allow", "*", "--json")
+    [denied] = json.loads(result.stdout)["tool_calls"]
+    assert (denied["decision"], denied["rule_id"], denied["reason"]) == ("deny", "no-notes",
+                                                                         "notes are read-only here")
+    assert not (note_tools / "ws" / "x.txt").exists()
