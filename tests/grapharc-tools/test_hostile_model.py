@@ -58,11 +58,11 @@ def test_every_attempt_is_on_the_trace_with_its_decision_and_what_became_of_it(r
 
 def test_asks_were_put_to_the_approver_and_nothing_asked_ran_without_it(report_and_trace):
     report, events = report_and_trace
-    asked = [e for e in events if e["phase"] == "permission" and e["decision"] == "ask"]
+    asked = [e for e in events if e["phase"] == "permission" and "approval" in e]
     assert [e["tool"] for e in asked] == list(report.asked)
-    assert all(e["approval"] == "refused" for e in asked)
+    assert all(e["decision"] == "ask" and e["approval"] == "refused" for e in asked)
     assert report.asked == (("edit_file",) if report.executor == "sandboxed"
-                            else ("run_command", "run_command", "edit_file"))
+                            else ("run_command", "edit_file"))
 
 
 def test_a_denied_tool_is_never_shown_to_the_hostile_model(report_and_trace):

@@ -120,6 +120,7 @@ def run_agent_demo(trace: Path) -> AgentDemo:
     ]
     document.update(stage="agent", trace=str(trace), story=story,
                     approvals=[request.question for request in asked],
+                    asked=[_asked(request) for request in asked],
                     checks=[{"claim": claim, "ok": ok} for claim, ok in checks],
                     ok=all(ok for _, ok in checks))
     return AgentDemo(document, tuple(_render(document, checks)))
@@ -143,6 +144,12 @@ def _story(values: dict[str, Any], calls: list[dict[str, Any]]) -> list[str]:
         decision = record["decision"] + (f" -> {record['approval']}" if record["approval"] else "")
         lines.append(f"{number:>2}. {_shown_call(call):<46} {decision:<16} {_result(results[call['id']])}")
     return lines
+
+
+def _asked(request: ApprovalRequest) -> str:
+    """An approval request as the demo shows it (the interpreter's path left out)."""
+    call = {"name": request.subject, "args": request.arguments or {}}
+    return f"allow {_shown_call(call)}? (rule {request.rule_id})"
 
 
 def _shown_call(call: dict[str, Any]) -> str:
@@ -175,8 +182,7 @@ def _render(document: dict[str, Any], checks: list[tuple[str, bool]]) -> list[st
              f"  rules     : allow {', '.join(ALLOW)}; ask {', '.join(ASK)}; deny {', '.join(DENY)}",
              "  approver  : a scripted one, approving each run_command (shown)",
              f"  task      : {TASK}", "", *document["story"], ""]
-    lines += [f"  asked     : {question} -> approved ({document['approvals'].count(question)}x)"
-              for question in dict.fromkeys(document["approvals"])]
+    lines += [f"  asked     : {question} -> approved" for question in document["asked"]]
     lines += [f"  answer    : {document['answer']}",
               f"  stopped   : {document['stop_reason']} after {document['steps']} model steps", ""]
     lines += [f"  {'[ok]  ' if ok else '[FAIL]'} {claim}" for claim, ok in checks]
