@@ -194,3 +194,13 @@ def test_a_policy_document_deny_beats_an_allow_flag_and_its_rule_is_named(note_t
     assert (denied["decision"], denied["rule_id"], denied["reason"]) == ("deny", "no-notes",
                                                                          "notes are read-only here")
     assert not (note_tools / "ws" / "x.txt").exists()
+
+
+@pytest.mark.parametrize(("limit", "reason"), [(["--max-tokens", "60"], "budget"),
+                                               (["--max-steps", "2"], "max_steps")])
+def test_a_budget_or_step_limit_stops_the_agent_short_with_exit_1(note_tools, limit, reason):
+    replies = script(note_tools, *[call("read_note", name=f"n{i}") for i in range(8)], "never")
+    result = agent("read", "--workspace", "ws", "--model", "mock/agent", "--script", replies, *limit,
+                   "--json")
+    assert result.exit_code == 1
+    assert json.loads(result.stdout)["stop_reason"] == reason
