@@ -29,8 +29,12 @@ from grapharc.cli.output import ExitCode, JsonOption, emit, fail
 from grapharc.errors import GraphARCError
 
 MAX_SCRIPT_BYTES = 4 * 1024 * 1024
-Globs = Annotated[list[str] | None, typer.Option(
-    help="Tool-name glob (repeatable); a --policy document's deny still wins.")]
+AllowGlobs = Annotated[list[str] | None, typer.Option(
+    "--allow", help="Allow tools whose name matches this glob (repeatable; a --policy deny still wins).")]
+AskGlobs = Annotated[list[str] | None, typer.Option(
+    "--ask", help="Ask before running tools matching this glob (repeatable).")]
+DenyGlobs = Annotated[list[str] | None, typer.Option(
+    "--deny", help="Deny tools matching this glob: never shown, never run (repeatable).")]
 
 
 class AgentInputError(GraphARCError):
@@ -50,9 +54,9 @@ def agent_command(
         help="mock/ only: a JSON list of scripted replies (strings, or objects with 'content' and "
              "'tool_calls').")] = None,
     policy: Annotated[Path | None, typer.Option(help="Policy TOML document (its tool rules).")] = None,
-    allow: Globs = None,
-    ask: Globs = None,
-    deny: Globs = None,
+    allow: AllowGlobs = None,
+    ask: AskGlobs = None,
+    deny: DenyGlobs = None,
     executor: Annotated[str, typer.Option(
         help="local, sandboxed or container (the last two from grapharc-tools).")] = "local",
     sessions: Annotated[Path | None, typer.Option(
@@ -181,6 +185,8 @@ def render(doc: dict[str, Any]) -> str:
                   f"  reject  : grapharc session reject {thread} --dir {where}"]
     else:
         lines.append(f"answer    : {_safe(doc['answer'])}")
+    if doc.get("error"):
+        lines.append(f"error     : {_safe(doc['error'])}")
     lines.append(f"stopped   : {doc['stop_reason'] or doc['status']} after {doc['steps']} step(s); "
                  f"{len(calls)} tool call(s), {refused} not run or failed")
     spent = doc["spend"]
