@@ -108,3 +108,22 @@ def test_grep_does_not_follow_symlinks_out(project, call):
 def test_a_missing_path_is_named(project, call):
     with pytest.raises(ToolInputError, match="'nowhere' is not a file or directory"):
         call("grep", pattern="x", path="nowhere")
+
+
+def test_hidden_directories_are_skipped_unless_path_or_glob_names_them(workspace, call):
+    for name in ("app.py", ".venv/lib/site.py", ".git/config", "sub/.env"):
+        (workspace / name).parent.mkdir(parents=True, exist_ok=True)
+        (workspace / name).write_text(f"token in {name}\n")
+    assert call("grep", pattern="token") == "app.py:1: token in app.py"
+    assert call("grep", pattern="token", path=".venv") == ".venv/lib/site.py:1: token in .venv/lib/site.py"
+    assert call("grep", pattern="token", glob=".env") == "sub/.env:1: token in sub/.env"
+
+
+def test_a_walk_that_hits_its_entry_limit_says_so(workspace, call, monkeypatch):
+    monkeypatch.setattr("grapharc.tools.walk.MAX_VISITED", 3)
+    monkeypatch.setattr("grapharc.tools.search.MAX_VISITED", 3)
+    for index in range(6):
+        (workspace / f"f{index}.txt").write_text("hit\n")
+    assert call("grep", pattern="hit").split("\n") == [
+        "f0.txt:1: hit", "f1.txt:1: hit", "f2.txt:1: hit",
+        "[grep: looked at the first 3 entries only; narrow `path` or `glob`]"]

@@ -101,3 +101,26 @@ def test_a_walk_that_hits_its_entry_limit_says_results_may_be_missing(workspace,
 ])
 def test_glob_segments_match_one_at_a_time_and_globstar_any_number(pattern, path, matches):
     assert GlobPattern(pattern).matches(path) is matches
+
+
+@pytest.fixture
+def project(workspace):
+    for name in ("app.py", ".venv/lib/site.py", ".git/config", "sub/.env", ".github/workflows/ci.yml"):
+        (workspace / name).parent.mkdir(parents=True, exist_ok=True)
+        (workspace / name).write_text(name)
+    return workspace
+
+
+@pytest.mark.parametrize(("pattern", "expected"), [
+    ("**/*.py", ["app.py"]),
+    ("**", ["app.py", "sub/"]),
+    (".venv/**/*.py", [".venv/lib/site.py"]),
+    ("**/.env", ["sub/.env"]),
+    (".github/*/*.yml", [".github/workflows/ci.yml"]),
+])
+def test_glob_skips_hidden_names_unless_the_pattern_spells_the_dot(project, call, pattern, expected):
+    assert call("glob", pattern=pattern).split("\n") == expected
+
+
+def test_list_dir_shows_hidden_names(project, call):
+    assert call("list_dir").split("\n") == [".git/", ".github/", ".venv/", "app.py", "sub/"]

@@ -77,7 +77,8 @@ def test_a_file_over_the_size_cap_is_refused_with_its_size(workspace, call):
 
 @pytest.mark.parametrize(("make", "message"), [
     (lambda ws: (ws / "sub").mkdir(), "'sub' is a directory"),
-    (lambda ws: None, "'sub' is not a file"),
+    (lambda ws: None, "'sub' does not exist"),
+    (lambda ws: os.mkfifo(ws / "sub"), "'sub' is not a regular file"),
 ])
 def test_a_directory_or_a_missing_file_is_named(workspace, call, make, message):
     make(workspace)

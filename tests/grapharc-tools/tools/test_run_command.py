@@ -143,3 +143,12 @@ def test_a_timeout_outside_the_schema_is_refused(call, timeout):
 def test_stdin_is_empty_so_a_command_waiting_for_input_ends(call):
     assert call("run_command", argv=["cat"]) == {"exit_code": 0, "timed_out": False, "stdout": "",
                                                  "stderr": ""}
+
+
+def test_without_a_pidfd_the_exit_is_polled_for_and_leftovers_are_still_killed(call, workspace, monkeypatch):
+    monkeypatch.delattr("os.pidfd_open")  # as on systems other than Linux
+    result = call("run_command", argv=["bash", "-c", "sleep 300 & echo $! > child.pid; echo done"])
+    assert result == {"exit_code": 0, "timed_out": False, "stdout": "done\n", "stderr": ""}
+    assert wait_until_gone(int((workspace / "child.pid").read_text()))
+    timed = call("run_command", argv=["bash", "-c", "echo $$ > leader.pid; exec sleep 300"], timeout=2)
+    assert timed["timed_out"] is True and wait_until_gone(int((workspace / "leader.pid").read_text()))

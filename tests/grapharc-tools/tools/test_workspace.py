@@ -119,14 +119,40 @@ def test_a_random_path_resolves_inside_or_is_refused(random_workspace, path):
 
 
 @settings(max_examples=150, deadline=None)
-@given(path=PATHS, tool=st.sampled_from(["read_file", "list_dir", "write_file"]))
+@given(path=PATHS, tool=st.sampled_from(["read_file", "list_dir", "write_file", "edit_file", "grep",
+                                          "run_command"]))
 def test_a_random_path_given_to_a_tool_is_used_inside_or_refused_by_name(random_workspace, tools, path,
                                                                          tool):
     before = _outside(random_workspace)
-    arguments = {"path": path, **({"content": "x"} if tool == "write_file" else {})}
+    arguments = {"read_file": {"path": path}, "list_dir": {"path": path},
+                 "write_file": {"path": path, "content": "x"},
+                 "edit_file": {"path": path, "old": "side", "new": "SIDE"},
+                 "grep": {"path": path, "pattern": "side"},
+                 "run_command": {"cwd": path, "argv": ["true"]}}[tool]
     with contextlib.suppress(WorkspaceEscape, ToolArgumentError, ToolInputError):
         tools.get(tool).function(str(random_workspace), **tools.get(tool).arguments(arguments))
     assert _outside(random_workspace) == before
+
+
+GLOBS = st.one_of(st.lists(st.sampled_from(["**", "*", "..", ".", "", "dir-out", "evil", "sub", "*.txt",
+                                              "[", "?", "/", "\x00", "loop"]), max_size=6).map("/".join),
+                  st.text(alphabet=st.sampled_from("*?[]!./\\a\x00-"), max_size=20))
+
+
+@settings(max_examples=200, deadline=None)
+@given(pattern=GLOBS, tool=st.sampled_from(["glob", "grep"]))
+def test_a_random_glob_finds_only_workspace_paths_or_is_refused_by_name(random_workspace, tools, pattern,
+                                                                         tool):
+    arguments = {"pattern": pattern} if tool == "glob" else {"pattern": "o", "glob": pattern}
+    try:
+        found = tools.get(tool).function(str(random_workspace), **tools.get(tool).arguments(arguments))
+    except (WorkspaceEscape, ToolArgumentError):
+        return
+    for line in found.split("\n"):
+        if not line.startswith("["):
+            shown = line.split(":")[0] if tool == "grep" else line.rstrip("/@")
+            assert Workspace(random_workspace).contains(Path(os.path.abspath(random_workspace / shown)))
+    assert "outside" not in found
 
 
 def _outside(workspace: Path) -> dict[str, bytes]:
@@ -135,3 +161,16 @@ def _outside(workspace: Path) -> dict[str, bytes]:
     return {str(path): path.read_bytes() for path in top.rglob("*")
             if path.is_file() and not path.is_symlink() and not path.is_relative_to(workspace)
             and os.path.realpath(path) == str(path)}
+
+
+LONG = "a" * 300  # one path component past the filesystem's 255 bytes
+
+
+@pytest.mark.parametrize(("tool", "arguments"), [
+    ("read_file", {"path": LONG}), ("list_dir", {"path": LONG}), ("grep", {"pattern": "x", "path": LONG}),
+    ("write_file", {"path": LONG, "content": "x"}), ("edit_file", {"path": LONG, "old": "x", "new": "y"}),
+    ("run_command", {"argv": ["true"], "cwd": LONG}), ("glob", {"pattern": LONG + "/*"}),
+])
+def test_a_name_too_long_for_the_filesystem_is_a_tool_input_error(call, tool, arguments):
+    with pytest.raises(ToolInputError, match="File name too long"):
+        call(tool, **arguments)

@@ -25,7 +25,7 @@ from pydantic import BaseModel, ConfigDict, Field, field_validator
 
 from grapharc.errors import GraphARCError
 from grapharc.harness.tools import SideEffect, Tool, ToolArgumentError
-from grapharc.tools.errors import ToolInputError
+from grapharc.tools.errors import ToolInputError, os_errors
 from grapharc.tools.workspace import MAX_PATH_CHARS, Workspace
 
 DEFAULT_TIMEOUT = 30.0
@@ -156,8 +156,9 @@ def run_command(workspace: str, argv: list[str], cwd: str = ".", timeout: float 
     _refuse(env_problem(extra))
     root = Workspace(workspace)
     directory = root.resolve(cwd)
-    if not directory.is_dir():
-        raise ToolInputError(f"run_command: cwd {cwd!r} is not a directory in the workspace")
+    with os_errors("run_command", cwd):
+        if not directory.is_dir():
+            raise ToolInputError(f"run_command: cwd {cwd!r} is not a directory in the workspace")
     try:
         process = subprocess.Popen(argv, cwd=directory, env=environment(str(root.root), extra),
                                    stdin=subprocess.DEVNULL, stdout=subprocess.PIPE,
@@ -185,30 +186,47 @@ def _collect(process: subprocess.Popen[bytes], outputs: dict[str, _Output], dead
 
     The program is left unreaped, so the caller can still kill its whole group by its pid. When
     the program exits, the rest of its group is killed at once, so a background child holding
-    the pipes open cannot keep the call waiting until the deadline.
+    the pipes open cannot keep the call waiting until the deadline. On Linux a pidfd wakes the
+    loop when the program exits; elsewhere it looks every ``_POLL_SECONDS``.
     """
+    exit_fd = _exit_fd(process.pid)
     with selectors.DefaultSelector() as selector:
         selector.register(process.stdout, selectors.EVENT_READ, outputs["stdout"])  # type: ignore[arg-type]
         selector.register(process.stderr, selectors.EVENT_READ, outputs["stderr"])  # type: ignore[arg-type]
-        exited = False
-        while selector.get_map():
-            remaining = deadline - time.monotonic()
-            if remaining <= 0:
-                return True
-            if not exited and _has_exited(process.pid):
-                exited = True
-                _kill_group(process)
-            for key, _ in selector.select(remaining if exited else min(remaining, _POLL_SECONDS)):
-                chunk = os.read(key.fd, _READ_BYTES)
-                if chunk:
-                    key.data.add(chunk)
-                else:
-                    selector.unregister(key.fileobj)
-    while not _has_exited(process.pid):  # it closed its pipes but runs on
-        if time.monotonic() >= deadline:
-            return True
-        time.sleep(_POLL_SECONDS)
+        if exit_fd is not None:
+            selector.register(exit_fd, selectors.EVENT_READ, None)
+        exited, pipes = False, 2
+        try:
+            while not exited or pipes:
+                remaining = deadline - time.monotonic()
+                if remaining <= 0:
+                    return True
+                if not exited and exit_fd is None and _has_exited(process.pid):
+                    exited = True
+                    _kill_group(process)
+                polling = not exited and exit_fd is None
+                for key, _ in selector.select(min(remaining, _POLL_SECONDS) if polling else remaining):
+                    if key.data is None:  # the pidfd: the program has exited
+                        exited = True
+                        selector.unregister(key.fileobj)
+                        _kill_group(process)
+                    elif chunk := os.read(key.fd, _READ_BYTES):
+                        key.data.add(chunk)
+                    else:
+                        selector.unregister(key.fileobj)
+                        pipes -= 1
+        finally:
+            if exit_fd is not None:
+                os.close(exit_fd)
     return False
+
+
+def _exit_fd(pid: int) -> int | None:
+    """A descriptor that becomes readable when ``pid`` exits (Linux's pidfd), or None elsewhere."""
+    try:
+        return os.pidfd_open(pid)
+    except (AttributeError, OSError):
+        return None
 
 
 def _has_exited(pid: int) -> bool:

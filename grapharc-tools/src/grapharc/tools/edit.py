@@ -25,12 +25,17 @@ class EditFileArgs(BaseModel):
 
 
 def occurrences(text: str, old: str) -> int:
-    """How many times ``old`` starts in ``text``, overlapping occurrences included."""
-    count, start = 0, text.find(old)
-    while start != -1:
-        count += 1
-        start = text.find(old, start + 1)
-    return count
+    """0, 1, or how many times ``old`` occurs in ``text`` (at least 2 when two occurrences overlap).
+
+    Two ``find`` calls and one ``count``, each linear: counting every overlapping occurrence one
+    by one could take quadratic time on text like ``"a" * 10**6``.
+    """
+    first = text.find(old)
+    if first == -1:
+        return 0
+    if text.find(old, first + 1) == -1:
+        return 1
+    return max(text.count(old), 2)
 
 
 def edit_file(workspace: str, path: str, old: str, new: str) -> str:
@@ -41,12 +46,11 @@ def edit_file(workspace: str, path: str, old: str, new: str) -> str:
         text = read_text(target, tool="edit_file", shown=path)
         found = occurrences(text, old)
         if found == 0:
-            raise ToolInputError(f"edit_file: the text to replace does not occur in {path!r}",
-                                 hint="read the file and copy the text exactly, whitespace included")
+            raise ToolInputError(f"edit_file: the text to replace does not occur in {path!r}; copy it "
+                                 "exactly as read_file shows it, whitespace included")
         if found > 1:
             raise ToolInputError(f"edit_file: the text to replace occurs {found} times in {path!r}; "
-                                 "it must occur exactly once",
-                                 hint="include more of the surrounding text so that it matches once")
+                                 "it must occur exactly once, so include more of the text around it")
         write_text(target, text.replace(old, new, 1), tool="edit_file")
     line = text.count("\n", 0, text.find(old)) + 1
     return f"edited {root.relative(target)}: replaced {len(old)} characters at line {line} with {len(new)}"

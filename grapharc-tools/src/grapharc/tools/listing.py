@@ -1,7 +1,8 @@
 """``list_dir`` and ``glob``: what is in the workspace, sorted and capped.
 
 Directories are shown with a trailing ``/`` and symlinks with a trailing ``@``; neither tool
-follows a symlink, and ``glob`` leaves out a symlink that points outside the workspace.
+follows a symlink, and ``glob`` leaves out a symlink that points outside the workspace. ``glob``
+skips names starting with ``.`` unless the pattern spells the dot; ``list_dir`` shows everything.
 """
 
 from __future__ import annotations
@@ -14,7 +15,7 @@ from pydantic import BaseModel, ConfigDict, Field
 from grapharc.harness.tools import SideEffect, Tool
 from grapharc.tools.errors import ToolInputError, os_errors
 from grapharc.tools.walk import MAX_VISITED, GlobPattern, Walk
-from grapharc.tools.workspace import MAX_PATH_CHARS, Workspace, WorkspaceEscape
+from grapharc.tools.workspace import MAX_PATH_CHARS, Workspace
 
 MAX_ENTRIES = 1000
 """The most names list_dir or glob returns; a note says how many more there were."""
@@ -72,14 +73,13 @@ def list_dir(workspace: str, path: str = ".") -> str:
 def glob(workspace: str, pattern: str) -> str:
     """The workspace paths matching ``pattern``, one per line, sorted."""
     root = Workspace(workspace)
-    if "\x00" in pattern or PurePosixPath(pattern).is_absolute() or ".." in PurePosixPath(pattern).parts:
-        raise WorkspaceEscape(f"glob pattern {pattern!r} must be relative to the workspace root, "
-                              "without '..' or NUL bytes")
     matcher = GlobPattern(pattern)
     start = root.resolve(PurePosixPath(*matcher.base)) if matcher.base else root.root
-    walk = Walk(start)
+    walk = Walk(start, hidden=matcher.wants_hidden)
     found = []
-    if start.is_dir():
+    with os_errors("glob", pattern):
+        is_dir = start.is_dir()
+    if is_dir:
         for entry in walk:
             parts = matcher.base + Path(entry.path).relative_to(start).parts
             if not matcher.matches(parts):
@@ -110,5 +110,6 @@ def glob_tool() -> Tool:
         description=("Find workspace paths matching a glob such as `**/*.py` or `src/*.txt` "
                      "(matched against the whole path from the workspace root). Returns sorted "
                      f"paths, directories ending in `/`; at most {MAX_ENTRIES}. Symlinks are not "
-                     "followed."),
+                     "followed; names starting with `.` are skipped unless the pattern spells the dot "
+                     "(`**/.env`)."),
         args_model=GlobArgs, function=glob, side_effect=SideEffect.READ, idempotent=True)

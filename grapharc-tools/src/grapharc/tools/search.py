@@ -11,7 +11,7 @@ binary files are skipped, and the reply ends with a note for every limit that wa
 from __future__ import annotations
 
 import time
-from pathlib import Path, PurePosixPath
+from pathlib import Path
 
 import regex
 from pydantic import BaseModel, ConfigDict, Field, field_validator
@@ -21,7 +21,7 @@ from grapharc.harness.tools import SideEffect, Tool, ToolArgumentError
 from grapharc.tools.errors import ToolInputError, os_errors
 from grapharc.tools.textfiles import looks_binary
 from grapharc.tools.walk import MAX_VISITED, GlobPattern, Walk
-from grapharc.tools.workspace import MAX_PATH_CHARS, Workspace, WorkspaceEscape
+from grapharc.tools.workspace import MAX_PATH_CHARS, Workspace
 
 MAX_PATTERN_CHARS = 1000
 MAX_FILE_BYTES = 1024 * 1024
@@ -146,8 +146,8 @@ def grep(workspace: str, pattern: str, path: str = ".", glob: str | None = None)
             return search.report(None)
         if not target.is_dir():
             raise ToolInputError(f"grep: {path!r} is not a file or directory in the workspace")
-        selected = _selector(glob)
-        walk = Walk(target)
+        selected = None if glob is None else GlobPattern(glob)
+        walk = Walk(target, hidden=selected is not None and selected.wants_hidden)
         for entry in walk:
             if search.stopped:
                 break
@@ -171,21 +171,14 @@ def _matched_parts(selected: GlobPattern, target: Path, found: str) -> tuple[str
     return (Path(found).name,)
 
 
-def _selector(glob: str | None) -> GlobPattern | None:
-    if glob is None:
-        return None
-    if "\x00" in glob or PurePosixPath(glob).is_absolute() or ".." in PurePosixPath(glob).parts:
-        raise WorkspaceEscape(f"grep glob {glob!r} must be relative, without '..' or NUL bytes")
-    return GlobPattern(glob)
-
-
 def grep_tool() -> Tool:
     """The ``grep`` tool, as the grapharc-tools plugin registers it."""
     return Tool(
         name="grep",
         description=("Search workspace text files for lines matching a Python regular expression; "
                      "returns `path:line: text` lines in path order. Limits: "
-                     f"{MAX_MATCHES} matching lines, the first {MAX_FILE_BYTES // 1024} KiB of each "
+                     f"{MAX_MATCHES} matching lines, the first {MAX_FILE_BYTES // (1024 * 1024)} MiB of each "
                      f"file, {MAX_TOTAL_BYTES // (1024 * 1024)} MiB in all, {TIME_LIMIT:g} s; binary "
-                     "files are skipped; the reply says when a limit was reached."),
+                     "files, and names starting with `.` (unless `path` or `glob` names them), are "
+                     "skipped; the reply says when a limit was reached."),
         args_model=GrepArgs, function=grep, side_effect=SideEffect.READ, idempotent=True)

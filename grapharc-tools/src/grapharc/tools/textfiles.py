@@ -32,12 +32,13 @@ def looks_binary(head: bytes) -> bool:
 def read_text(target: Path, *, tool: str, shown: str) -> str:
     """The whole of the text file ``target`` (named ``shown`` in messages), or a ToolInputError."""
     if not target.is_file():
-        raise ToolInputError(f"{tool}: {shown!r} is {'a directory' if target.is_dir() else 'not a file'} "
-                             "in the workspace")
+        what = "is a directory" if target.is_dir() else "is not a regular file" if target.exists() \
+            else "does not exist"
+        raise ToolInputError(f"{tool}: {shown!r} {what} in the workspace")
     size = target.stat().st_size
     if size > MAX_TEXT_BYTES:
         raise ToolInputError(f"{tool}: {shown!r} is {size} bytes, larger than the {MAX_TEXT_BYTES} bytes "
-                             f"{tool} reads", hint="search it with grep instead")
+                             f"{tool} reads; search it with grep instead", hint="search it with grep instead")
     data = target.read_bytes()
     if b"\x00" in data:
         raise ToolInputError(f"{tool}: {shown!r} is a binary file (it contains NUL bytes); "

@@ -1,4 +1,7 @@
-"""Walking the workspace for list_dir, glob and grep: sorted, symlinks not followed, capped.
+"""Walking the workspace for glob and grep: sorted, symlinks not followed, hidden names skipped, capped.
+
+Names starting with ``.`` (``.git``, ``.venv``, caches) are skipped unless asked for, as a shell's
+``*`` skips them: a search of a real project would otherwise spend its limits inside them.
 
 Glob patterns are matched one path segment at a time with ``fnmatch`` (``*``, ``?``,
 ``[...]``; ``*`` never crosses a ``/``), and a ``**`` segment matches any number of directories,
@@ -16,6 +19,7 @@ from fnmatch import fnmatchcase
 from pathlib import Path, PurePosixPath
 
 from grapharc.errors import GraphARCError
+from grapharc.tools.workspace import WorkspaceEscape
 
 MAX_VISITED = 100_000
 """The most directory entries one walk looks at before it stops (and says so)."""
@@ -25,15 +29,15 @@ MAX_VISITED = 100_000
 class Walk:
     """The entries under ``start``, depth first in name order, never through a symlink.
 
-    ``truncated`` is set when the walk stopped at ``limit`` entries (``MAX_VISITED`` if None).
+    ``truncated`` is set when the walk stopped after ``MAX_VISITED`` entries. Entries whose name
+    starts with ``.`` are left out, and not entered, unless ``hidden``.
     """
 
     start: Path
-    limit: int | None = None
+    hidden: bool = False
     truncated: bool = field(default=False, init=False)
 
     def __iter__(self) -> Iterator[os.DirEntry[str]]:
-        limit = MAX_VISITED if self.limit is None else self.limit
         visited = 0
         stack = [str(self.start)]
         while stack:
@@ -46,8 +50,10 @@ class Walk:
                 continue
             below = []
             for entry in entries:
+                if not self.hidden and entry.name.startswith("."):
+                    continue
                 visited += 1
-                if visited > limit:
+                if visited > MAX_VISITED:
                     self.truncated = True
                     return
                 yield entry
@@ -57,11 +63,24 @@ class Walk:
 
 
 class GlobPattern:
-    """A relative glob pattern (``src/**/*.py``) matched against workspace-relative paths."""
+    """A relative glob pattern (``src/**/*.py``) matched against workspace-relative paths.
+
+    A pattern that could reach outside (absolute, with a ``..`` segment, or a NUL byte) raises
+    WorkspaceEscape.
+    """
 
     def __init__(self, pattern: str) -> None:
+        parts = PurePosixPath(pattern).parts
+        if "\x00" in pattern or PurePosixPath(pattern).is_absolute() or ".." in parts:
+            raise WorkspaceEscape(f"glob pattern {pattern!r} must be relative to the workspace root, "
+                                  "without '..' or NUL bytes")
         self.pattern = pattern
-        self.segments = tuple(part for part in PurePosixPath(pattern).parts if part != ".")
+        self.segments = tuple(part for part in parts if part != ".")
+
+    @property
+    def wants_hidden(self) -> bool:
+        """Whether a segment of the pattern spells out a leading ``.`` (``**/.env``, ``.github/*``)."""
+        return any(part.startswith(".") for part in self.segments)
 
     @property
     def base(self) -> tuple[str, ...]:

@@ -36,7 +36,7 @@ class Workspace:
 
     def __init__(self, root: str | os.PathLike[str]) -> None:
         self.root = Path(os.path.realpath(Path(root).expanduser()))
-        if not self.root.is_dir():
+        if not os.path.isdir(self.root):  # False, not an OSError, for a name the system cannot take
             raise WorkspaceNotADirectoryError(f"workspace {self.root} is not a directory")
 
     def resolve(self, path: str | os.PathLike[str]) -> Path:
