@@ -6,6 +6,7 @@ paths, and nothing else, so ``/etc/passwd`` is refused even though it is world-r
 
 from __future__ import annotations
 
+import importlib.util
 import os
 import shutil
 import signal
@@ -13,6 +14,7 @@ import socket
 import subprocess
 import sys
 import sysconfig
+import time
 from pathlib import Path
 from typing import Any
 
@@ -20,7 +22,7 @@ import pytest
 from pydantic import BaseModel
 
 from grapharc.errors import GraphARCError
-from grapharc.executors import ExecutorOptionError
+from grapharc.executors import ExecutorOptionError, ToolFailedError, ToolTimeoutError
 from grapharc.harness.tools import SideEffect, Tool
 from grapharc.tools import SandboxedExecutor, SandboxViolation
 from grapharc.tools.sandbox import ToolProcessDiedError, create_sandboxed_executor
@@ -43,6 +45,10 @@ class PortArgs(BaseModel):
 
 class FdArgs(BaseModel):
     fd: int
+
+
+class SleepArgs(BaseModel):
+    seconds: float
 
 
 def write_text(workspace: str, path: str) -> str:
@@ -140,6 +146,20 @@ def crash(workspace: str) -> None:
     import faulthandler
 
     faulthandler._sigsegv()
+
+
+def leave_group_and_hang(workspace: str, seconds: float) -> str:
+    os.setpgid(0, os.getpgid(os.getppid()))  # out of the group the executor kills
+    Path(workspace, "pid").write_text(str(os.getpid()))
+    time.sleep(seconds)
+    return "woke"
+
+
+def load_native(workspace: str, path: str) -> str:
+    name = Path(path).name.split(".")[0]
+    spec = importlib.util.spec_from_file_location(name, path)
+    assert spec is not None
+    return importlib.util.module_from_spec(spec).__name__
 
 
 def tool(function: Any, args: type[BaseModel] = PathArgs, **flags: Any) -> Tool:
@@ -289,3 +309,35 @@ def test_a_child_that_dies_without_answering_names_the_tool_and_how(function, ho
     with pytest.raises(ToolProcessDiedError) as died:
         sandbox.run(tool(function, NoArgs), {}, workspace=workspace)
     assert f"{function.__name__!r}" in str(died.value) and how in str(died.value)
+
+
+def test_a_tool_that_leaves_its_process_group_is_still_killed(sandbox, workspace):
+    with pytest.raises(ToolTimeoutError):
+        sandbox.run(tool(leave_group_and_hang, SleepArgs), {"seconds": 60}, workspace=workspace, timeout=2)
+    with pytest.raises(ProcessLookupError):
+        os.kill(int((workspace / "pid").read_text()), 0)
+
+
+def unloaded_extension() -> str:
+    """The file of a standard extension module nothing here has imported yet."""
+    name = next(name for name in ("_lzma", "_bz2", "_crypt", "_lsprof", "_csv", "_curses")
+                if name not in sys.modules and importlib.util.find_spec(name) is not None)
+    return importlib.util.find_spec(name).origin
+
+
+def test_native_code_loads_from_the_runtime_paths_but_not_from_the_workspace(sandbox, workspace):
+    runtime = unloaded_extension()
+    planted = workspace / Path(runtime).name
+    shutil.copyfile(runtime, planted)
+    loaded = sandbox.run(tool(load_native), {"path": runtime}, workspace=workspace)
+    assert loaded == Path(runtime).name.split(".")[0]
+    with pytest.raises(SandboxViolation, match="loading native code") as refused:
+        sandbox.run(tool(load_native), {"path": str(planted)}, workspace=workspace)
+    assert refused.value.target == str(planted)
+
+
+def test_an_empty_search_path_entry_still_means_the_callers_directory(sandbox, workspace, monkeypatch):
+    (workspace / "planted_module.py").write_text("WHERE = 'workspace'\n")
+    monkeypatch.syspath_prepend("")
+    with pytest.raises(ToolFailedError, match="ModuleNotFoundError"):
+        sandbox.run(tool(import_module), {"path": "planted_module"}, workspace=workspace)

@@ -7,6 +7,7 @@ or ``{"error": ...}``). A child that dies before that leaves the pipe empty.
 
 from __future__ import annotations
 
+import _imp
 import gc
 import importlib
 import json
@@ -41,6 +42,7 @@ def _call(reply_fd: int, tool: str, import_path: str, workspace: str, arguments:
           network: bool) -> str:
     _isolate(reply_fd, workspace)
     guard = Guard(tool, workspace, grants, network=network)
+    _guard_native_loading(guard)
     sys.addaudithook(guard)
     try:
         result = _resolve(import_path)(workspace, **json.loads(arguments))
@@ -58,6 +60,7 @@ def _call(reply_fd: int, tool: str, import_path: str, workspace: str, arguments:
 def _isolate(reply_fd: int, workspace: str) -> None:
     """Own process group, cwd in the workspace, no inherited descriptors beyond stdio and the pipe."""
     os.setpgid(0, 0)
+    sys.path[:] = [entry or os.getcwd() for entry in sys.path]  # "" meant the caller's cwd, not the workspace
     os.chdir(workspace)
     _blank_inherited_descriptors(keep=(1, 2, reply_fd))
     gc.freeze()  # the parent's objects are never collected here, so their pages stay shared
@@ -84,6 +87,17 @@ def _disable_unaudited_spawn() -> None:
     module = sys.modules.get("_posixsubprocess")
     if module is not None:
         module.fork_exec = _refuse_fork_exec  # type: ignore[attr-defined]
+
+
+def _guard_native_loading(guard: Guard) -> None:
+    """Loading an extension module raises no audit event; check it before ``_imp`` loads one."""
+    create_dynamic = _imp.create_dynamic
+
+    def checked(spec: Any, *args: Any) -> Any:
+        guard.check_native(spec.origin)
+        return create_dynamic(spec, *args)
+
+    _imp.create_dynamic = checked
 
 
 def _refuse_fork_exec(*args: Any) -> NoReturn:

@@ -122,8 +122,7 @@ def _fork_and_wait(tool: Tool, seconds: float | None, serve: Callable[[int], NoR
             reply = None
     finally:
         os.close(read_fd)
-        with suppress(ProcessLookupError):  # not reaped yet, so the group's id is still ours
-            os.killpg(pid, signal.SIGKILL)
+        _kill(pid)
         if reply:
             _UNREAPED.add(pid)
         else:
@@ -139,6 +138,16 @@ def _own_group(pid: int) -> None:
     """Put the child in its own process group from this side too (whichever runs first wins)."""
     with suppress(PermissionError, ProcessLookupError):  # the child did it first, or has exited
         os.setpgid(pid, pid)
+
+
+def _kill(pid: int) -> None:
+    """SIGKILL the child's process group, and the child itself in case it left the group.
+
+    The child is not reaped yet, so neither its pid nor its group id can have been reused.
+    """
+    for send in (os.killpg, os.kill):
+        with suppress(ProcessLookupError):
+            send(pid, signal.SIGKILL)
 
 
 def _exits(pid: int, expires: float | None) -> bool:

@@ -38,13 +38,13 @@ def within(path: str, roots: tuple[str, ...]) -> bool:
 
 def runtime_roots(*, network: bool) -> tuple[str, ...]:
     """The interpreter's own paths (plus name-resolution and CA files for a network tool)."""
-    return _runtime_roots(network, tuple(sys.path))
+    return _runtime_roots(network, tuple(sys.path), os.getcwd())
 
 
 @lru_cache(maxsize=8)
-def _runtime_roots(network: bool, search_path: tuple[str, ...]) -> tuple[str, ...]:
+def _runtime_roots(network: bool, search_path: tuple[str, ...], cwd: str) -> tuple[str, ...]:
     candidates = [sys.prefix, sys.base_prefix, sys.exec_prefix, sys.base_exec_prefix,
-                  *sysconfig.get_paths().values(), *(entry for entry in search_path if entry),
+                  *sysconfig.get_paths().values(), *(entry or cwd for entry in search_path),
                   *RUNTIME_DATA, *(NETWORK_DATA if network else ())]
     roots = {canonical(path) for path in candidates if os.path.exists(path)}
     roots.discard(os.sep)  # a sys.path entry of "/" must not grant the whole disk
@@ -53,18 +53,23 @@ def _runtime_roots(network: bool, search_path: tuple[str, ...]) -> tuple[str, ..
 
 @dataclass(frozen=True)
 class Grants:
-    """The canonical roots a tool may read and the ones it may change."""
+    """The canonical roots a tool may read, the ones it may change, and where native code may load from."""
 
     read: tuple[str, ...]
     write: tuple[str, ...]
+    native: tuple[str, ...]
 
     @classmethod
     def for_workspace(cls, workspace: str, *, network: bool) -> Grants:
         root = canonical(workspace)
-        return cls(read=(root, *runtime_roots(network=network)), write=(root, *WRITABLE_DEVICES))
+        runtime = runtime_roots(network=network)
+        return cls(read=(root, *runtime), write=(root, *WRITABLE_DEVICES), native=runtime)
 
     def may_read(self, path: str) -> bool:
         return within(path, self.read)
 
     def may_write(self, path: str) -> bool:
         return within(path, self.write)
+
+    def may_load_native(self, path: str) -> bool:
+        return within(path, self.native)

@@ -127,6 +127,13 @@ class Guard:
                 name = name[len("file:"):].split("?", 1)[0]
             self._check_path("sqlite3.connect", WRITE, name, None)
 
+    def check_native(self, path: str) -> None:
+        """Refuse loading an extension module from outside the runtime paths (say, the workspace):
+        native code would run where no audit hook reaches."""
+        target = canonical(path)
+        if not self.grants.may_load_native(target):
+            self._refuse("loading native code from outside the runtime paths", target)
+
     def _refuse(self, operation: str, target: str) -> None:
         violation = SandboxViolation(self.tool, operation, target)
         if self.violation is None:
