@@ -23,7 +23,8 @@ from pydantic import BaseModel
 
 from grapharc.errors import GraphARCError
 from grapharc.executors import ExecutorOptionError, ToolFailedError, ToolTimeoutError
-from grapharc.harness.tools import SideEffect, Tool
+from grapharc.harness.tools import SideEffect, Tool, ToolRegistry
+from grapharc.plugins import registry
 from grapharc.tools import SandboxedExecutor, SandboxViolation
 from grapharc.tools.sandbox import ToolProcessDiedError, create_sandboxed_executor
 
@@ -341,3 +342,12 @@ def test_an_empty_search_path_entry_still_means_the_callers_directory(sandbox, w
     monkeypatch.syspath_prepend("")
     with pytest.raises(ToolFailedError, match="ModuleNotFoundError"):
         sandbox.run(tool(import_module), {"path": "planted_module"}, workspace=workspace)
+
+
+def test_run_command_raises_sandbox_violation_every_time(sandbox, workspace):
+    if "run_command" not in registry("tools"):
+        pytest.skip("run_command is not installed (it comes with the seven tools)")
+    run_command = ToolRegistry.from_plugins(["run_command"]).get("run_command")
+    for argv in (["true"], [sys.executable, "-c", "print(1)"], ["true"]):
+        with pytest.raises(SandboxViolation, match="starting or signalling a process"):
+            sandbox.run(run_command, {"argv": argv}, workspace=workspace, timeout=30)
