@@ -1,8 +1,13 @@
 """grapharc-tools: tools for the agent harness, each confining itself to a workspace."""
 
+from __future__ import annotations
+
 from grapharc._lazy import lazy_exports
 
-__all__ = ["SandboxViolation", "SandboxedExecutor"]
+_LAZY_EXPORTS = {
+    **dict.fromkeys(("SandboxViolation", "SandboxedExecutor"), "grapharc.tools.sandbox"),
+}
 
-__getattr__, __dir__ = lazy_exports(__name__, {"SandboxViolation": "grapharc.tools.sandbox",
-                                               "SandboxedExecutor": "grapharc.tools.sandbox"})
+__all__ = sorted(_LAZY_EXPORTS)
+
+__getattr__, __dir__ = lazy_exports(__name__, _LAZY_EXPORTS)

@@ -94,7 +94,7 @@ def _seconds(tool: Tool, timeout: float | None) -> float | None:
                                    f"None, got {timeout!r}")
     if timeout <= 0:
         raise ToolTimeoutError(tool.name, float(timeout))
-    return float(timeout)
+    return None if math.isinf(timeout) else float(timeout)
 
 
 def _fork_and_wait(tool: Tool, seconds: float | None, serve: Callable[[int], NoReturn]) -> bytes:
