@@ -18,6 +18,7 @@ from typing import Any, NoReturn
 from grapharc.tools.sandbox.errors import SandboxViolation
 from grapharc.tools.sandbox.grants import Grants
 from grapharc.tools.sandbox.guard import Guard
+from grapharc.tools.sandbox.jsondata import json_problem
 
 
 def serve(reply_fd: int, *, tool: str, import_path: str, workspace: str, arguments: str,
@@ -50,11 +51,11 @@ def _call(reply_fd: int, tool: str, import_path: str, workspace: str, arguments:
         return _violation_reply(guard.violation or exc)
     if guard.violation is not None:  # the tool caught a refusal; its result is not trusted
         return _violation_reply(guard.violation)
-    try:
-        return json.dumps({"result": result}, allow_nan=False)
-    except (TypeError, ValueError) as exc:
+    problem = json_problem(result, "result")
+    if problem is not None:
         return json.dumps({"error": {"type": "UnsandboxableToolError",
-                                     "message": f"its result is not JSON data ({exc})"}})
+                                     "message": f"its result is not plain JSON data ({problem})"}})
+    return json.dumps({"result": result}, allow_nan=False)
 
 
 def _isolate(reply_fd: int, workspace: str) -> None:

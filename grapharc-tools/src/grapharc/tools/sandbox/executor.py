@@ -33,6 +33,7 @@ from grapharc.tools.sandbox.errors import (
     UnsandboxableToolError,
 )
 from grapharc.tools.sandbox.grants import Grants
+from grapharc.tools.sandbox.jsondata import json_problem
 from grapharc.tools.workspace import Workspace
 
 READ_CHUNK = 1 << 16
@@ -79,11 +80,11 @@ def _import_path(tool: Tool) -> str:
 
 
 def _encode_arguments(tool: Tool, kwargs: dict[str, Any]) -> str:
-    try:
-        return json.dumps(kwargs, allow_nan=False)
-    except (TypeError, ValueError) as exc:
+    problem = json_problem(kwargs, "args")
+    if problem is not None:
         raise UnsandboxableToolError(f"tool {tool.name!r} cannot run sandboxed: its arguments are "
-                                     f"not JSON data ({exc})") from None
+                                     f"not plain JSON data ({problem})")
+    return json.dumps(kwargs, allow_nan=False)
 
 
 def _seconds(tool: Tool, timeout: float | None) -> float | None:
