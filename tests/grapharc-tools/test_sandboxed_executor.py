@@ -69,6 +69,14 @@ def swallow_refusal(workspace: str, path: str) -> str:
     return "written"
 
 
+def disguise_refusal(workspace: str, path: str) -> str:
+    try:
+        Path(path).write_text("planted")
+    except Exception as exc:
+        raise RuntimeError("could not save the file") from exc
+    return "written"
+
+
 def import_module(workspace: str, path: str) -> str:
     module = __import__(path)
     return str(module.__name__)
@@ -202,6 +210,11 @@ def test_a_tool_that_catches_the_refusal_is_still_reported_as_a_violation(sandbo
     with pytest.raises(SandboxViolation, match=r"grapharc_sandbox_planted\.pth"):
         sandbox.run(tool(swallow_refusal), {"path": str(PLANTED)}, workspace=workspace)
     assert not PLANTED.exists()
+
+
+def test_a_refusal_the_tool_turns_into_another_error_is_still_a_violation(sandbox, workspace):
+    with pytest.raises(SandboxViolation, match=r"grapharc_sandbox_planted\.pth"):
+        sandbox.run(tool(disguise_refusal), {"path": str(PLANTED)}, workspace=workspace)
 
 
 def test_stdlib_imports_still_work_and_do_not_reach_the_caller(sandbox, workspace):

@@ -13,6 +13,7 @@ import importlib
 import json
 import os
 import sys
+from contextlib import suppress
 from typing import Any, NoReturn
 
 from grapharc.tools.sandbox.errors import SandboxViolation
@@ -30,12 +31,13 @@ def serve(reply_fd: int, *, tool: str, import_path: str, workspace: str, argumen
     except BaseException as exc:  # nothing may unwind into the parent's code in this process
         reply = _error_reply(exc)
     try:
-        for stream in (sys.stdout, sys.stderr):
-            stream.flush()
         _write_all(reply_fd, reply.encode("utf-8"))
         os.close(reply_fd)  # the caller has its answer now, not after this process is torn down
     except BaseException:
         status = 70
+    with suppress(BaseException):  # what the tool printed; a broken stream must not cost the answer
+        for stream in (sys.stdout, sys.stderr):
+            stream.flush()
     os._exit(status)
 
 
@@ -49,6 +51,10 @@ def _call(reply_fd: int, tool: str, import_path: str, workspace: str, arguments:
         result = _resolve(import_path)(workspace, **json.loads(arguments))
     except SandboxViolation as exc:
         return _violation_reply(guard.violation or exc)
+    except BaseException:
+        if guard.violation is None:
+            raise
+        return _violation_reply(guard.violation)  # whatever the tool turned a refusal into, it was one
     if guard.violation is not None:  # the tool caught a refusal; its result is not trusted
         return _violation_reply(guard.violation)
     problem = json_problem(result, "result")

@@ -17,7 +17,8 @@ from dataclasses import dataclass
 from functools import lru_cache
 
 RUNTIME_DATA = ("/usr/share/zoneinfo", "/usr/lib/locale", "/usr/share/locale", "/usr/share/i18n",
-                "/etc/localtime", "/etc/timezone", "/dev/null", "/dev/zero", "/dev/urandom",
+                "/etc/localtime", "/etc/timezone", "/etc/mime.types", "/etc/os-release",
+                "/usr/lib/os-release", "/dev/null", "/dev/zero", "/dev/urandom",
                 "/dev/random", *glob.glob("/usr/lib/python3*"), *glob.glob("/usr/local/lib/python3*"))
 NETWORK_DATA = ("/etc/hosts", "/etc/resolv.conf", "/etc/nsswitch.conf", "/etc/gai.conf",
                 "/etc/host.conf", "/etc/services", "/etc/protocols", "/etc/ssl", "/etc/pki",
