@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import importlib.util
 import os
+import resource
 import shutil
 import signal
 import socket
@@ -364,3 +365,22 @@ def test_run_command_raises_sandbox_violation_every_time(sandbox, workspace):
     for argv in (["true"], [sys.executable, "-c", "print(1)"], ["true"]):
         with pytest.raises(SandboxViolation, match="starting or signalling a process"):
             sandbox.run(run_command, {"argv": argv}, workspace=workspace, timeout=30)
+
+
+@pytest.fixture
+def many_descriptors() -> Any:
+    """Hold enough open descriptors that the executor's own pipe is numbered past 1023."""
+    soft, hard = resource.getrlimit(resource.RLIMIT_NOFILE)
+    if hard != resource.RLIM_INFINITY and hard < 2048:
+        pytest.skip(f"the descriptor limit ({hard}) is too low")
+    resource.setrlimit(resource.RLIMIT_NOFILE, (2048, hard))
+    held = [os.open(os.devnull, os.O_RDONLY) for _ in range(1100)]
+    yield held
+    for fd in held:
+        os.close(fd)
+    resource.setrlimit(resource.RLIMIT_NOFILE, (soft, hard))
+
+
+def test_a_caller_holding_many_descriptors_can_still_run_tools(sandbox, workspace, many_descriptors):
+    assert max(many_descriptors) > 1024
+    assert sandbox.run(tool(read_text), {"path": os.__file__}, workspace=workspace, timeout=30)

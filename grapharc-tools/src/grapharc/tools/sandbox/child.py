@@ -35,10 +35,16 @@ def serve(reply_fd: int, *, tool: str, import_path: str, workspace: str, argumen
         os.close(reply_fd)  # the caller has its answer now, not after this process is torn down
     except BaseException:
         status = 70
-    with suppress(BaseException):  # what the tool printed; a broken stream must not cost the answer
-        for stream in (sys.stdout, sys.stderr):
-            stream.flush()
+    flush_output()  # what the tool printed
     os._exit(status)
+
+
+def flush_output() -> None:
+    """Flush Python's buffered stdout and stderr; a missing or broken stream is left alone."""
+    for stream in (sys.stdout, sys.stderr):
+        with suppress(Exception):
+            if stream is not None:
+                stream.flush()
 
 
 def _call(reply_fd: int, tool: str, import_path: str, workspace: str, arguments: str, grants: Grants,

@@ -15,7 +15,6 @@ import math
 import os
 import select
 import signal
-import sys
 from collections.abc import Callable, Mapping
 from contextlib import suppress
 from pathlib import Path
@@ -26,6 +25,7 @@ from grapharc.executors import ExecutorOptionError, ToolFailedError, ToolTimeout
 from grapharc.harness.tools import Tool
 from grapharc.runtime.deadline import InvalidDeadlineError
 from grapharc.tools.sandbox import child
+from grapharc.tools.sandbox.child import flush_output
 from grapharc.tools.sandbox.errors import (
     SandboxUnavailableError,
     SandboxViolation,
@@ -107,12 +107,14 @@ def _fork_and_wait(tool: Tool, seconds: float | None, serve: Callable[[int], NoR
     """
     _reap_finished()
     read_fd, write_fd = os.pipe()
-    for stream in (sys.stdout, sys.stderr):
-        stream.flush()  # or the child would flush the parent's pending output a second time
+    flush_output()  # or the child would write the parent's pending output a second time
     pid = os.fork()
     if pid == 0:
-        os.close(read_fd)
-        serve(write_fd)
+        try:
+            os.close(read_fd)
+            serve(write_fd)
+        finally:
+            os._exit(70)  # never return into the caller's code from the child
     os.close(write_fd)
     expires = None if seconds is None else monotonic() + seconds
     reply: bytes | None = None
@@ -124,13 +126,12 @@ def _fork_and_wait(tool: Tool, seconds: float | None, serve: Callable[[int], NoR
     finally:
         os.close(read_fd)
         _kill(pid)
-        if reply:
+        status = None if reply else os.waitpid(pid, 0)[1]
+        if status is None:
             _UNREAPED.add(pid)
-        else:
-            status = os.waitpid(pid, 0)[1]
     if reply is None:
         raise ToolTimeoutError(tool.name, seconds or 0.0)
-    if not reply:
+    if status is not None:
         raise ToolProcessDiedError(tool.name, _death(status))
     return reply
 
@@ -173,9 +174,10 @@ def _read_until_closed(fd: int, expires: float | None) -> bytes | None:
 
 def _readable(fd: int, expires: float | None) -> bool:
     """Whether ``fd`` becomes readable before ``expires`` (None: wait as long as it takes)."""
-    left = None if expires is None else max(expires - monotonic(), 0.0)
-    ready, _, _ = select.select([fd], [], [], left)
-    return bool(ready)
+    poller = select.poll()  # not select(): descriptors past 1023 are common in a busy server
+    poller.register(fd, select.POLLIN)
+    left = None if expires is None else max(math.ceil((expires - monotonic()) * 1000), 0)
+    return bool(poller.poll(left))
 
 
 _UNREAPED: set[int] = set()
