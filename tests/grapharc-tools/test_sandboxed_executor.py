@@ -384,3 +384,14 @@ def many_descriptors() -> Any:
 def test_a_caller_holding_many_descriptors_can_still_run_tools(sandbox, workspace, many_descriptors):
     assert max(many_descriptors) > 1024
     assert sandbox.run(tool(read_text), {"path": os.__file__}, workspace=workspace, timeout=30)
+
+
+def test_a_search_path_entry_holding_the_workspace_grants_imports_not_its_other_files(
+        sandbox, workspace, tmp_path, monkeypatch):
+    (tmp_path / "secret.txt").write_text("secret")
+    (tmp_path / "sandbox_sibling_helper.py").write_text("NAME = 'helper'\n")
+    monkeypatch.syspath_prepend(str(tmp_path))  # as `python -m` run from a parent directory does
+    assert sandbox.run(tool(import_module), {"path": "sandbox_sibling_helper"},
+                       workspace=workspace) == "sandbox_sibling_helper"
+    with pytest.raises(SandboxViolation, match="read access"):
+        sandbox.run(tool(read_text), {"path": str(tmp_path / "secret.txt")}, workspace=workspace)

@@ -63,6 +63,7 @@ REFUSED_PREFIXES = ("ctypes.", "sqlite3.enable_load_extension", "sqlite3.load_ex
 WRITE_MODES = frozenset("wax+")
 WRITE_FLAGS = os.O_WRONLY | os.O_RDWR | os.O_CREAT | os.O_TRUNC | os.O_APPEND
 SQLITE_MEMORY = ("", ":memory:")
+LISTING_EVENTS = frozenset({"os.listdir", "os.scandir", "os.fwalk", "os.chdir"})
 
 
 class Guard:
@@ -109,7 +110,8 @@ class Guard:
         if path is None:
             return ""
         target = _resolve(path, dir_fd, follow=how != ENTRY)
-        allowed = self.grants.may_read(target) if how == READ else self.grants.may_write(target)
+        allowed = self.grants.may_read(target, listing=event in LISTING_EVENTS) if how == READ \
+            else self.grants.may_write(target)
         if not allowed:
             self._refuse(f"{how} access ({event})", target)
         return target
