@@ -256,9 +256,25 @@ def test_moving_a_file_out_of_the_workspace_is_refused(sandbox, workspace, tmp_p
     assert not (tmp_path / "moved.txt").exists()
 
 
-def test_a_directory_outside_the_workspace_cannot_be_opened_as_a_descriptor(sandbox, workspace):
-    with pytest.raises(SandboxViolation, match="opening a directory"):
-        sandbox.run(tool(open_directory), {"path": SITE_PACKAGES}, workspace=workspace)
+def relative_to_descriptor(workspace: str, path: str) -> str:
+    directory = os.open(Path(workspace, "sub"), os.O_RDONLY)
+    fd = os.open(path, os.O_RDONLY, dir_fd=directory)
+    return os.read(fd, 100).decode()
+
+
+def test_no_directory_can_be_opened_as_a_descriptor(sandbox, workspace, tmp_path):
+    (workspace / "sub").mkdir()
+    for path in (SITE_PACKAGES, str(workspace / "sub")):
+        with pytest.raises(SandboxViolation, match="opening a directory as a descriptor"):
+            sandbox.run(tool(open_directory), {"path": path}, workspace=workspace)
+
+
+def test_a_symlink_out_cannot_be_followed_relative_to_a_directory_descriptor(sandbox, workspace, tmp_path):
+    (tmp_path / "secret.txt").write_text("secret")
+    (workspace / "sub").mkdir()
+    (workspace / "sub" / "link").symlink_to(tmp_path / "secret.txt")
+    with pytest.raises(SandboxViolation, match="opening a directory as a descriptor"):
+        sandbox.run(tool(relative_to_descriptor), {"path": "link"}, workspace=workspace)
 
 
 def test_files_and_directories_in_the_workspace_are_the_tools_to_change(sandbox, workspace):

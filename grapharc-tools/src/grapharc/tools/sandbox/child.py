@@ -12,6 +12,7 @@ import gc
 import importlib
 import json
 import os
+import shutil
 import sys
 from contextlib import suppress
 from typing import Any, NoReturn
@@ -78,6 +79,7 @@ def _isolate(reply_fd: int, workspace: str) -> None:
     _blank_inherited_descriptors(keep=(1, 2, reply_fd))
     gc.freeze()  # the parent's objects are never collected here, so their pages stay shared
     sys.dont_write_bytecode = True  # a .pyc next to a runtime module would be a refused write
+    shutil._use_fd_functions = False  # type: ignore[attr-defined]  # rmtree by path: no directory descriptors
     _disable_unaudited_spawn()
 
 

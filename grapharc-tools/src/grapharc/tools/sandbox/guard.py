@@ -99,10 +99,10 @@ class Guard:
         writes = (isinstance(mode, str) and not WRITE_MODES.isdisjoint(mode)) \
             or bool((flags or 0) & WRITE_FLAGS)
         target = self._check_path("open", WRITE if writes else READ, path, None)
-        if mode is None and not within(target, (self.workspace,)) and os.path.isdir(target):
-            # os.open's event does not say which dir_fd a later call resolves against, so a
-            # descriptor of a directory outside the workspace is never handed out
-            self._refuse("opening a directory outside the workspace (open)", target)
+        if mode is None and os.path.isdir(target):
+            # os.open's event does not say which dir_fd a call resolves against, so a directory
+            # descriptor (through which a relative path could follow a symlink out) is never made
+            self._refuse("opening a directory as a descriptor (os.open)", target)
 
     def _check_path(self, event: str, how: str, path: Any, dir_fd: Any) -> str:
         if path is None and event in ("os.listdir", "os.scandir"):
