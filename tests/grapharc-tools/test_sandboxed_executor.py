@@ -6,6 +6,7 @@ paths, and nothing else, so ``/etc/passwd`` is refused even though it is world-r
 
 from __future__ import annotations
 
+import functools
 import importlib.util
 import os
 import resource
@@ -27,7 +28,7 @@ from grapharc.executors import ExecutorOptionError, ToolFailedError, ToolTimeout
 from grapharc.harness.tools import SideEffect, Tool, ToolRegistry
 from grapharc.plugins import registry
 from grapharc.tools import SandboxedExecutor, SandboxViolation
-from grapharc.tools.sandbox import ToolProcessDiedError, create_sandboxed_executor
+from grapharc.tools.sandbox import ToolProcessDiedError, UnsandboxableToolError, create_sandboxed_executor
 
 SITE_PACKAGES = sysconfig.get_paths()["purelib"]
 PLANTED = Path(SITE_PACKAGES, "grapharc_sandbox_planted.pth")
@@ -191,6 +192,29 @@ def workspace(tmp_path: Path) -> Path:
 def test_the_names_the_spec_uses_are_importable_from_grapharc_tools():
     assert SandboxedExecutor.name == "sandboxed"
     assert issubclass(SandboxViolation, GraphARCError)
+
+
+class Marker:
+    def touch(self, workspace: str) -> str:
+        Path(workspace, "ran").write_text("ran")
+        return "ran"
+
+
+def closure() -> Any:
+    def touch(workspace: str) -> str:
+        Path(workspace, "ran").write_text("ran")
+        return "ran"
+    return touch
+
+
+@pytest.mark.parametrize("function", [functools.partial(write_text, path="ran"), Marker().touch, closure(),
+                                      lambda workspace: Path(workspace, "ran").write_text("ran")],
+                         ids=["partial", "bound-method", "closure", "lambda"])
+def test_a_function_another_process_cannot_import_is_refused_before_forking(function, sandbox, workspace):
+    unimportable = Tool("unimportable", "no import path", NoArgs, function)
+    with pytest.raises(UnsandboxableToolError, match=r"'unimportable'.*no import path"):
+        sandbox.run(unimportable, {}, workspace=workspace)
+    assert not (workspace / "ran").exists()
 
 
 def test_the_factory_takes_no_options():
