@@ -125,7 +125,7 @@ HANG = Tool("hang", "hang a while", SleepArgs, hang)
 STUBBORN = Tool("stubborn", "hang a while, ignoring SIGTERM", SleepArgs, stubborn)
 MIRROR = Tool("mirror", "return the value", MirrorArgs, mirror)
 TOUCH = Tool("touch", "create a file", TouchArgs, touch, side_effect=SideEffect.WRITE)
-UNSERIALISABLE = Tool("unserialisable", "return a set", MirrorArgs, unserialisable)
+UNSERIALISABLE = Tool("unserialisable", "return what JSON would lose or change", MirrorArgs, unserialisable)
 BLOB = Tool("blob", "count bytes", BlobArgs, blob)
 JSON_VALUES = [None, True, 0, -(2**63), 2**70, 1.5, "", "naïve ☃ \u0000 \"quoted\"\n",
                [], {}, [1, "two", [3.0, None], {"k": False}], {"nested": {"list": [{"x": "y"}] * 3}}]
