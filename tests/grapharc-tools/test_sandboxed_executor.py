@@ -121,6 +121,10 @@ def run_argv(workspace: str) -> int:
     return subprocess.run(["true"], shell=False, check=False).returncode
 
 
+def run_with_secret(workspace: str) -> int:
+    return subprocess.run(["env"], env={"API_KEY": "sk-secret-value"}, check=False).returncode
+
+
 def run_system(workspace: str) -> int:
     return os.system("true")
 
@@ -340,6 +344,12 @@ def test_starting_a_process_is_refused_every_time(function, sandbox, workspace):
     for _ in range(3):
         with pytest.raises(SandboxViolation, match="starting or signalling a process"):
             sandbox.run(tool(function, NoArgs), {}, workspace=workspace)
+
+
+def test_a_refused_process_is_named_without_its_environment(sandbox, workspace):
+    with pytest.raises(SandboxViolation) as refused:
+        sandbox.run(tool(run_with_secret, NoArgs), {}, workspace=workspace)
+    assert "['env']" in refused.value.target and "sk-secret-value" not in str(refused.value)
 
 
 def test_native_code_through_ctypes_is_refused(sandbox, workspace):

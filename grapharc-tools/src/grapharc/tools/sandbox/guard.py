@@ -12,7 +12,7 @@ defense in depth inside one interpreter, not a kernel boundary.
 from __future__ import annotations
 
 import os
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 from typing import Any
 
 from grapharc.tools.sandbox.errors import SandboxViolation
@@ -158,5 +158,8 @@ def _resolve(path: Any, dir_fd: Any, *, follow: bool) -> str:
 
 
 def _describe(args: tuple[Any, ...]) -> str:
-    text = ", ".join(repr(arg) for arg in args if arg is not None and not hasattr(arg, "fileno"))
-    return text[:200] or "(no arguments)"
+    """An event's arguments for the refusal message, leaving out sockets and environments
+    (a process's environment may hold secrets, and the message lands on the trace)."""
+    shown = [repr(arg) for arg in args
+             if arg is not None and not hasattr(arg, "fileno") and not isinstance(arg, Mapping)]
+    return ", ".join(shown)[:200] or "(no arguments)"
