@@ -149,6 +149,12 @@ def write_to_inherited(workspace: str, fd: int) -> int:
     return os.write(fd, b"leaked")
 
 
+def chatty(workspace: str) -> str:
+    print("said on stdout", end="")  # no newline: only a flush gets it out
+    print("said on stderr", end="", file=sys.stderr)
+    return "answered"
+
+
 def exit_quietly(workspace: str) -> None:
     os._exit(3)
 
@@ -365,6 +371,12 @@ def test_descriptors_the_caller_holds_are_not_handed_to_the_tool(sandbox, worksp
     finally:
         os.close(fd)
     assert outside.read_bytes() == b""
+
+
+def test_what_a_tool_prints_reaches_the_callers_descriptors_before_its_answer(sandbox, workspace, capfd):
+    assert sandbox.run(tool(chatty, NoArgs), {}, workspace=workspace) == "answered"
+    printed = capfd.readouterr()
+    assert (printed.out, printed.err) == ("said on stdout", "said on stderr")
 
 
 @pytest.mark.parametrize(("function", "how"), [(exit_quietly, "exited with status 3"),

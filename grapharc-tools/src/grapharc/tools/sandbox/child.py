@@ -31,12 +31,12 @@ def serve(reply_fd: int, *, tool: str, import_path: str, workspace: str, argumen
         reply = _call(reply_fd, tool, import_path, workspace, arguments, grants, network)
     except BaseException as exc:  # nothing may unwind into the parent's code in this process
         reply = _error_reply(exc)
+    flush_output()  # what the tool printed goes out before the answer, which ends the call
     try:
         _write_all(reply_fd, reply.encode("utf-8"))
         os.close(reply_fd)  # the caller has its answer now, not after this process is torn down
     except BaseException:
         status = 70
-    flush_output()  # what the tool printed
     os._exit(status)
 
 
@@ -74,6 +74,7 @@ def _call(reply_fd: int, tool: str, import_path: str, workspace: str, arguments:
 def _isolate(reply_fd: int, workspace: str) -> None:
     """Own process group, cwd in the workspace, no inherited descriptors beyond stdio and the pipe."""
     os.setpgid(0, 0)
+    _fresh_output_streams()
     sys.path[:] = [entry or os.getcwd() for entry in sys.path]  # "" meant the caller's cwd, not the workspace
     os.chdir(workspace)
     _blank_inherited_descriptors(keep=(1, 2, reply_fd))
@@ -81,6 +82,21 @@ def _isolate(reply_fd: int, workspace: str) -> None:
     sys.dont_write_bytecode = True  # a .pyc next to a runtime module would be a refused write
     shutil._use_fd_functions = False  # type: ignore[attr-defined]  # rmtree by path: no directory descriptors
     _disable_unaudited_spawn()
+
+
+def _fresh_output_streams() -> None:
+    """New ``sys.stdout``/``sys.stderr`` on descriptors 1 and 2, line-buffered.
+
+    The copied ones may hold a lock another of the caller's threads had at the fork, which
+    nothing here would ever release; new objects start unlocked.
+    """
+    for name, fd in (("stdout", 1), ("stderr", 2)):
+        old = getattr(sys, name)
+        if old is not None:
+            with suppress(OSError, ValueError):
+                stream = open(fd, "w", buffering=1, closefd=False, errors="backslashreplace",  # noqa: SIM115
+                              encoding=getattr(old, "encoding", None) or "utf-8")
+                setattr(sys, name, stream)
 
 
 def _blank_inherited_descriptors(*, keep: tuple[int, ...]) -> None:
