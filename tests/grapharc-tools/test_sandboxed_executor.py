@@ -6,13 +6,17 @@ paths, and nothing else, so ``/etc/passwd`` is refused even though it is world-r
 
 from __future__ import annotations
 
+import functools
+import importlib.util
 import os
+import resource
 import shutil
 import signal
 import socket
 import subprocess
 import sys
 import sysconfig
+import time
 from pathlib import Path
 from typing import Any
 
@@ -20,10 +24,11 @@ import pytest
 from pydantic import BaseModel
 
 from grapharc.errors import GraphARCError
-from grapharc.executors import ExecutorOptionError
-from grapharc.harness.tools import SideEffect, Tool
+from grapharc.executors import ExecutorOptionError, ToolFailedError, ToolTimeoutError
+from grapharc.harness.tools import SideEffect, Tool, ToolRegistry
+from grapharc.plugins import registry
 from grapharc.tools import SandboxedExecutor, SandboxViolation
-from grapharc.tools.sandbox import ToolProcessDiedError, create_sandboxed_executor
+from grapharc.tools.sandbox import ToolProcessDiedError, UnsandboxableToolError, create_sandboxed_executor
 
 SITE_PACKAGES = sysconfig.get_paths()["purelib"]
 PLANTED = Path(SITE_PACKAGES, "grapharc_sandbox_planted.pth")
@@ -45,6 +50,10 @@ class FdArgs(BaseModel):
     fd: int
 
 
+class SleepArgs(BaseModel):
+    seconds: float
+
+
 def write_text(workspace: str, path: str) -> str:
     Path(path).write_text("import os; os.system('echo pwned')\n")
     return "written"
@@ -59,6 +68,14 @@ def swallow_refusal(workspace: str, path: str) -> str:
         Path(path).write_text("planted")
     except Exception:
         return "carried on"
+    return "written"
+
+
+def disguise_refusal(workspace: str, path: str) -> str:
+    try:
+        Path(path).write_text("planted")
+    except Exception as exc:
+        raise RuntimeError("could not save the file") from exc
     return "written"
 
 
@@ -104,6 +121,10 @@ def run_argv(workspace: str) -> int:
     return subprocess.run(["true"], shell=False, check=False).returncode
 
 
+def run_with_secret(workspace: str) -> int:
+    return subprocess.run(["env"], env={"API_KEY": "sk-secret-value"}, check=False).returncode
+
+
 def run_system(workspace: str) -> int:
     return os.system("true")
 
@@ -128,6 +149,12 @@ def write_to_inherited(workspace: str, fd: int) -> int:
     return os.write(fd, b"leaked")
 
 
+def chatty(workspace: str) -> str:
+    print("said on stdout", end="")  # no newline: only a flush gets it out
+    print("said on stderr", end="", file=sys.stderr)
+    return "answered"
+
+
 def exit_quietly(workspace: str) -> None:
     os._exit(3)
 
@@ -140,6 +167,20 @@ def crash(workspace: str) -> None:
     import faulthandler
 
     faulthandler._sigsegv()
+
+
+def leave_group_and_hang(workspace: str, seconds: float) -> str:
+    os.setpgid(0, os.getpgid(os.getppid()))  # out of the group the executor kills
+    Path(workspace, "pid").write_text(str(os.getpid()))
+    time.sleep(seconds)
+    return "woke"
+
+
+def load_native(workspace: str, path: str) -> str:
+    name = Path(path).name.split(".")[0]
+    spec = importlib.util.spec_from_file_location(name, path)
+    assert spec is not None
+    return importlib.util.module_from_spec(spec).__name__
 
 
 def tool(function: Any, args: type[BaseModel] = PathArgs, **flags: Any) -> Tool:
@@ -163,6 +204,29 @@ def test_the_names_the_spec_uses_are_importable_from_grapharc_tools():
     assert issubclass(SandboxViolation, GraphARCError)
 
 
+class Marker:
+    def touch(self, workspace: str) -> str:
+        Path(workspace, "ran").write_text("ran")
+        return "ran"
+
+
+def closure() -> Any:
+    def touch(workspace: str) -> str:
+        Path(workspace, "ran").write_text("ran")
+        return "ran"
+    return touch
+
+
+@pytest.mark.parametrize("function", [functools.partial(write_text, path="ran"), Marker().touch, closure(),
+                                      lambda workspace: Path(workspace, "ran").write_text("ran")],
+                         ids=["partial", "bound-method", "closure", "lambda"])
+def test_a_function_another_process_cannot_import_is_refused_before_forking(function, sandbox, workspace):
+    unimportable = Tool("unimportable", "no import path", NoArgs, function)
+    with pytest.raises(UnsandboxableToolError, match=r"'unimportable'.*no import path"):
+        sandbox.run(unimportable, {}, workspace=workspace)
+    assert not (workspace / "ran").exists()
+
+
 def test_the_factory_takes_no_options():
     with pytest.raises(ExecutorOptionError, match="retries"):
         create_sandboxed_executor(retries=3)
@@ -181,6 +245,11 @@ def test_a_tool_that_catches_the_refusal_is_still_reported_as_a_violation(sandbo
     with pytest.raises(SandboxViolation, match=r"grapharc_sandbox_planted\.pth"):
         sandbox.run(tool(swallow_refusal), {"path": str(PLANTED)}, workspace=workspace)
     assert not PLANTED.exists()
+
+
+def test_a_refusal_the_tool_turns_into_another_error_is_still_a_violation(sandbox, workspace):
+    with pytest.raises(SandboxViolation, match=r"grapharc_sandbox_planted\.pth"):
+        sandbox.run(tool(disguise_refusal), {"path": str(PLANTED)}, workspace=workspace)
 
 
 def test_stdlib_imports_still_work_and_do_not_reach_the_caller(sandbox, workspace):
@@ -221,9 +290,25 @@ def test_moving_a_file_out_of_the_workspace_is_refused(sandbox, workspace, tmp_p
     assert not (tmp_path / "moved.txt").exists()
 
 
-def test_a_directory_outside_the_workspace_cannot_be_opened_as_a_descriptor(sandbox, workspace):
-    with pytest.raises(SandboxViolation, match="opening a directory"):
-        sandbox.run(tool(open_directory), {"path": SITE_PACKAGES}, workspace=workspace)
+def relative_to_descriptor(workspace: str, path: str) -> str:
+    directory = os.open(Path(workspace, "sub"), os.O_RDONLY)
+    fd = os.open(path, os.O_RDONLY, dir_fd=directory)
+    return os.read(fd, 100).decode()
+
+
+def test_no_directory_can_be_opened_as_a_descriptor(sandbox, workspace, tmp_path):
+    (workspace / "sub").mkdir()
+    for path in (SITE_PACKAGES, str(workspace / "sub")):
+        with pytest.raises(SandboxViolation, match="opening a directory as a descriptor"):
+            sandbox.run(tool(open_directory), {"path": path}, workspace=workspace)
+
+
+def test_a_symlink_out_cannot_be_followed_relative_to_a_directory_descriptor(sandbox, workspace, tmp_path):
+    (tmp_path / "secret.txt").write_text("secret")
+    (workspace / "sub").mkdir()
+    (workspace / "sub" / "link").symlink_to(tmp_path / "secret.txt")
+    with pytest.raises(SandboxViolation, match="opening a directory as a descriptor"):
+        sandbox.run(tool(relative_to_descriptor), {"path": "link"}, workspace=workspace)
 
 
 def test_files_and_directories_in_the_workspace_are_the_tools_to_change(sandbox, workspace):
@@ -267,6 +352,12 @@ def test_starting_a_process_is_refused_every_time(function, sandbox, workspace):
             sandbox.run(tool(function, NoArgs), {}, workspace=workspace)
 
 
+def test_a_refused_process_is_named_without_its_environment(sandbox, workspace):
+    with pytest.raises(SandboxViolation) as refused:
+        sandbox.run(tool(run_with_secret, NoArgs), {}, workspace=workspace)
+    assert "['env']" in refused.value.target and "sk-secret-value" not in str(refused.value)
+
+
 def test_native_code_through_ctypes_is_refused(sandbox, workspace):
     with pytest.raises(SandboxViolation, match="native code"):
         sandbox.run(tool(load_libc, NoArgs), {}, workspace=workspace)
@@ -282,6 +373,12 @@ def test_descriptors_the_caller_holds_are_not_handed_to_the_tool(sandbox, worksp
     assert outside.read_bytes() == b""
 
 
+def test_what_a_tool_prints_reaches_the_callers_descriptors_before_its_answer(sandbox, workspace, capfd):
+    assert sandbox.run(tool(chatty, NoArgs), {}, workspace=workspace) == "answered"
+    printed = capfd.readouterr()
+    assert (printed.out, printed.err) == ("said on stdout", "said on stderr")
+
+
 @pytest.mark.parametrize(("function", "how"), [(exit_quietly, "exited with status 3"),
                                                (kill_itself, "killed by signal SIGKILL"),
                                                (crash, "killed by signal SIGSEGV")])
@@ -289,3 +386,74 @@ def test_a_child_that_dies_without_answering_names_the_tool_and_how(function, ho
     with pytest.raises(ToolProcessDiedError) as died:
         sandbox.run(tool(function, NoArgs), {}, workspace=workspace)
     assert f"{function.__name__!r}" in str(died.value) and how in str(died.value)
+
+
+def test_a_tool_that_leaves_its_process_group_is_still_killed(sandbox, workspace):
+    with pytest.raises(ToolTimeoutError):
+        sandbox.run(tool(leave_group_and_hang, SleepArgs), {"seconds": 60}, workspace=workspace, timeout=2)
+    with pytest.raises(ProcessLookupError):
+        os.kill(int((workspace / "pid").read_text()), 0)
+
+
+def unloaded_extension() -> str:
+    """The file of a standard extension module nothing here has imported yet."""
+    name = next(name for name in ("_lzma", "_bz2", "_crypt", "_lsprof", "_csv", "_curses")
+                if name not in sys.modules and importlib.util.find_spec(name) is not None)
+    return importlib.util.find_spec(name).origin
+
+
+def test_native_code_loads_from_the_runtime_paths_but_not_from_the_workspace(sandbox, workspace):
+    runtime = unloaded_extension()
+    planted = workspace / Path(runtime).name
+    shutil.copyfile(runtime, planted)
+    loaded = sandbox.run(tool(load_native), {"path": runtime}, workspace=workspace)
+    assert loaded == Path(runtime).name.split(".")[0]
+    with pytest.raises(SandboxViolation, match="loading native code") as refused:
+        sandbox.run(tool(load_native), {"path": str(planted)}, workspace=workspace)
+    assert refused.value.target == str(planted)
+
+
+def test_an_empty_search_path_entry_still_means_the_callers_directory(sandbox, workspace, monkeypatch):
+    (workspace / "planted_module.py").write_text("WHERE = 'workspace'\n")
+    monkeypatch.syspath_prepend("")
+    with pytest.raises(ToolFailedError, match="ModuleNotFoundError"):
+        sandbox.run(tool(import_module), {"path": "planted_module"}, workspace=workspace)
+
+
+def test_run_command_raises_sandbox_violation_every_time(sandbox, workspace):
+    if "run_command" not in registry("tools"):
+        pytest.skip("run_command is not installed (it comes with the seven tools)")
+    run_command = ToolRegistry.from_plugins(["run_command"]).get("run_command")
+    for argv in (["true"], [sys.executable, "-c", "print(1)"], ["true"]):
+        with pytest.raises(SandboxViolation, match="starting or signalling a process"):
+            sandbox.run(run_command, {"argv": argv}, workspace=workspace, timeout=30)
+
+
+@pytest.fixture
+def many_descriptors() -> Any:
+    """Hold enough open descriptors that the executor's own pipe is numbered past 1023."""
+    soft, hard = resource.getrlimit(resource.RLIMIT_NOFILE)
+    if hard != resource.RLIM_INFINITY and hard < 2048:
+        pytest.skip(f"the descriptor limit ({hard}) is too low")
+    resource.setrlimit(resource.RLIMIT_NOFILE, (2048, hard))
+    held = [os.open(os.devnull, os.O_RDONLY) for _ in range(1100)]
+    yield held
+    for fd in held:
+        os.close(fd)
+    resource.setrlimit(resource.RLIMIT_NOFILE, (soft, hard))
+
+
+def test_a_caller_holding_many_descriptors_can_still_run_tools(sandbox, workspace, many_descriptors):
+    assert max(many_descriptors) > 1024
+    assert sandbox.run(tool(read_text), {"path": os.__file__}, workspace=workspace, timeout=30)
+
+
+def test_a_search_path_entry_holding_the_workspace_grants_imports_not_its_other_files(
+        sandbox, workspace, tmp_path, monkeypatch):
+    (tmp_path / "secret.txt").write_text("secret")
+    (tmp_path / "sandbox_sibling_helper.py").write_text("NAME = 'helper'\n")
+    monkeypatch.syspath_prepend(str(tmp_path))  # as `python -m` run from a parent directory does
+    assert sandbox.run(tool(import_module), {"path": "sandbox_sibling_helper"},
+                       workspace=workspace) == "sandbox_sibling_helper"
+    with pytest.raises(SandboxViolation, match="read access"):
+        sandbox.run(tool(read_text), {"path": str(tmp_path / "secret.txt")}, workspace=workspace)

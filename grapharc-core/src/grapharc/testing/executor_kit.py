@@ -106,8 +106,9 @@ def touch(workspace: str, name: str) -> str:
 
 
 def unserialisable(workspace: str, value: Any) -> Any:
-    """A tool whose result is no JSON value."""
-    return {value}
+    """A tool whose result JSON cannot carry, or would carry as something else."""
+    return {"set": {value}, "tuple": (value, value), "int-keyed": {1: value},
+            "nan": float("nan"), "inf": float("inf")}[value]
 
 
 def blob(workspace: str, data: bytes) -> int:
@@ -124,7 +125,7 @@ HANG = Tool("hang", "hang a while", SleepArgs, hang)
 STUBBORN = Tool("stubborn", "hang a while, ignoring SIGTERM", SleepArgs, stubborn)
 MIRROR = Tool("mirror", "return the value", MirrorArgs, mirror)
 TOUCH = Tool("touch", "create a file", TouchArgs, touch, side_effect=SideEffect.WRITE)
-UNSERIALISABLE = Tool("unserialisable", "return a set", MirrorArgs, unserialisable)
+UNSERIALISABLE = Tool("unserialisable", "return what JSON would lose or change", MirrorArgs, unserialisable)
 BLOB = Tool("blob", "count bytes", BlobArgs, blob)
 JSON_VALUES = [None, True, 0, -(2**63), 2**70, 1.5, "", "naïve ☃ \u0000 \"quoted\"\n",
                [], {}, [1, "two", [3.0, None], {"k": False}], {"nested": {"list": [{"x": "y"}] * 3}}]
@@ -181,11 +182,13 @@ class ExecutorConformance(ABC):
     def test_json_arguments_and_results_survive_the_trip(self, value: Any, workspace: Path) -> None:
         assert self.make_executor().run(MIRROR, {"value": value}, workspace=workspace) == value
 
-    def test_a_result_that_is_not_json_is_refused_naming_the_tool(self, workspace: Path) -> None:
+    @pytest.mark.parametrize("kind", ["set", "tuple", "int-keyed", "nan", "inf"])
+    def test_a_result_that_is_not_plain_json_is_refused_naming_the_tool(self, kind: str,
+                                                                         workspace: Path) -> None:
         if not self.in_another_process:
             pytest.skip("results are handed back as they are in this process")
         with pytest.raises(GraphARCError, match="'unserialisable'"):
-            self.make_executor().run(UNSERIALISABLE, {"value": 1}, workspace=workspace)
+            self.make_executor().run(UNSERIALISABLE, {"value": kind}, workspace=workspace)
 
     def test_arguments_that_are_not_json_are_refused_before_the_tool_runs(self, workspace: Path) -> None:
         if not self.in_another_process:

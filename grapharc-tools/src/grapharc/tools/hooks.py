@@ -23,7 +23,7 @@ def register_tools(register: RegisterTool) -> None:
                       description="run a program from an argv list in the workspace"))
 
 
-@hookimpl
-def register_executors(register: RegisterExecutor) -> None:
+@hookimpl(specname="register_executors")
+def register_sandboxed_executor(register: RegisterExecutor) -> None:
     register(ExecutorInfo(name="sandboxed", factory="grapharc.tools.sandbox:create_sandboxed_executor",
                           description="each call in a fresh forked child under a CPython audit hook"))

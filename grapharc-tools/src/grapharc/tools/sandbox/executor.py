@@ -15,7 +15,6 @@ import math
 import os
 import select
 import signal
-import sys
 from collections.abc import Callable, Mapping
 from contextlib import suppress
 from pathlib import Path
@@ -26,6 +25,7 @@ from grapharc.executors import ExecutorOptionError, ToolFailedError, ToolTimeout
 from grapharc.harness.tools import Tool
 from grapharc.runtime.deadline import InvalidDeadlineError
 from grapharc.tools.sandbox import child
+from grapharc.tools.sandbox.child import flush_output
 from grapharc.tools.sandbox.errors import (
     SandboxUnavailableError,
     SandboxViolation,
@@ -33,6 +33,7 @@ from grapharc.tools.sandbox.errors import (
     UnsandboxableToolError,
 )
 from grapharc.tools.sandbox.grants import Grants
+from grapharc.tools.sandbox.jsondata import json_problem
 from grapharc.tools.workspace import Workspace
 
 READ_CHUNK = 1 << 16
@@ -79,11 +80,11 @@ def _import_path(tool: Tool) -> str:
 
 
 def _encode_arguments(tool: Tool, kwargs: dict[str, Any]) -> str:
-    try:
-        return json.dumps(kwargs, allow_nan=False)
-    except (TypeError, ValueError) as exc:
+    problem = json_problem(kwargs, "args")
+    if problem is not None:
         raise UnsandboxableToolError(f"tool {tool.name!r} cannot run sandboxed: its arguments are "
-                                     f"not JSON data ({exc})") from None
+                                     f"not plain JSON data ({problem})")
+    return json.dumps(kwargs, allow_nan=False)
 
 
 def _seconds(tool: Tool, timeout: float | None) -> float | None:
@@ -94,7 +95,7 @@ def _seconds(tool: Tool, timeout: float | None) -> float | None:
                                    f"None, got {timeout!r}")
     if timeout <= 0:
         raise ToolTimeoutError(tool.name, float(timeout))
-    return float(timeout)
+    return None if math.isinf(timeout) else float(timeout)
 
 
 def _fork_and_wait(tool: Tool, seconds: float | None, serve: Callable[[int], NoReturn]) -> bytes:
@@ -106,12 +107,14 @@ def _fork_and_wait(tool: Tool, seconds: float | None, serve: Callable[[int], NoR
     """
     _reap_finished()
     read_fd, write_fd = os.pipe()
-    for stream in (sys.stdout, sys.stderr):
-        stream.flush()  # or the child would flush the parent's pending output a second time
+    flush_output()  # or the child would write the parent's pending output a second time
     pid = os.fork()
     if pid == 0:
-        os.close(read_fd)
-        serve(write_fd)
+        try:
+            os.close(read_fd)
+            serve(write_fd)
+        finally:
+            os._exit(70)  # never return into the caller's code from the child
     os.close(write_fd)
     expires = None if seconds is None else monotonic() + seconds
     reply: bytes | None = None
@@ -122,15 +125,13 @@ def _fork_and_wait(tool: Tool, seconds: float | None, serve: Callable[[int], NoR
             reply = None
     finally:
         os.close(read_fd)
-        with suppress(ProcessLookupError):  # not reaped yet, so the group's id is still ours
-            os.killpg(pid, signal.SIGKILL)
-        if reply:
+        _kill(pid)
+        status = None if reply else os.waitpid(pid, 0)[1]
+        if status is None:
             _UNREAPED.add(pid)
-        else:
-            status = os.waitpid(pid, 0)[1]
     if reply is None:
         raise ToolTimeoutError(tool.name, seconds or 0.0)
-    if not reply:
+    if status is not None:
         raise ToolProcessDiedError(tool.name, _death(status))
     return reply
 
@@ -139,6 +140,16 @@ def _own_group(pid: int) -> None:
     """Put the child in its own process group from this side too (whichever runs first wins)."""
     with suppress(PermissionError, ProcessLookupError):  # the child did it first, or has exited
         os.setpgid(pid, pid)
+
+
+def _kill(pid: int) -> None:
+    """SIGKILL the child's process group, and the child itself in case it left the group.
+
+    The child is not reaped yet, so neither its pid nor its group id can have been reused.
+    """
+    for send in (os.killpg, os.kill):
+        with suppress(ProcessLookupError):
+            send(pid, signal.SIGKILL)
 
 
 def _exits(pid: int, expires: float | None) -> bool:
@@ -163,9 +174,10 @@ def _read_until_closed(fd: int, expires: float | None) -> bytes | None:
 
 def _readable(fd: int, expires: float | None) -> bool:
     """Whether ``fd`` becomes readable before ``expires`` (None: wait as long as it takes)."""
-    left = None if expires is None else max(expires - monotonic(), 0.0)
-    ready, _, _ = select.select([fd], [], [], left)
-    return bool(ready)
+    poller = select.poll()  # not select(): descriptors past 1023 are common in a busy server
+    poller.register(fd, select.POLLIN)
+    left = None if expires is None else max(math.ceil((expires - monotonic()) * 1000), 0)
+    return bool(poller.poll(left))
 
 
 _UNREAPED: set[int] = set()

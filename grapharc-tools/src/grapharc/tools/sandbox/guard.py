@@ -12,7 +12,7 @@ defense in depth inside one interpreter, not a kernel boundary.
 from __future__ import annotations
 
 import os
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 from typing import Any
 
 from grapharc.tools.sandbox.errors import SandboxViolation
@@ -63,6 +63,7 @@ REFUSED_PREFIXES = ("ctypes.", "sqlite3.enable_load_extension", "sqlite3.load_ex
 WRITE_MODES = frozenset("wax+")
 WRITE_FLAGS = os.O_WRONLY | os.O_RDWR | os.O_CREAT | os.O_TRUNC | os.O_APPEND
 SQLITE_MEMORY = ("", ":memory:")
+LISTING_EVENTS = frozenset({"os.listdir", "os.scandir", "os.fwalk", "os.chdir"})
 
 
 class Guard:
@@ -98,10 +99,10 @@ class Guard:
         writes = (isinstance(mode, str) and not WRITE_MODES.isdisjoint(mode)) \
             or bool((flags or 0) & WRITE_FLAGS)
         target = self._check_path("open", WRITE if writes else READ, path, None)
-        if mode is None and not within(target, (self.workspace,)) and os.path.isdir(target):
-            # os.open's event does not say which dir_fd a later call resolves against, so a
-            # descriptor of a directory outside the workspace is never handed out
-            self._refuse("opening a directory outside the workspace (open)", target)
+        if mode is None and os.path.isdir(target):
+            # os.open's event does not say which dir_fd a call resolves against, so a directory
+            # descriptor (through which a relative path could follow a symlink out) is never made
+            self._refuse("opening a directory as a descriptor (os.open)", target)
 
     def _check_path(self, event: str, how: str, path: Any, dir_fd: Any) -> str:
         if path is None and event in ("os.listdir", "os.scandir"):
@@ -109,7 +110,8 @@ class Guard:
         if path is None:
             return ""
         target = _resolve(path, dir_fd, follow=how != ENTRY)
-        allowed = self.grants.may_read(target) if how == READ else self.grants.may_write(target)
+        allowed = self.grants.may_read(target, listing=event in LISTING_EVENTS) if how == READ \
+            else self.grants.may_write(target)
         if not allowed:
             self._refuse(f"{how} access ({event})", target)
         return target
@@ -126,6 +128,13 @@ class Guard:
             if name.startswith("file:"):
                 name = name[len("file:"):].split("?", 1)[0]
             self._check_path("sqlite3.connect", WRITE, name, None)
+
+    def check_native(self, path: str) -> None:
+        """Refuse loading an extension module from outside the runtime paths (say, the workspace):
+        native code would run where no audit hook reaches."""
+        target = canonical(path)
+        if not self.grants.may_load_native(target):
+            self._refuse("loading native code from outside the runtime paths", target)
 
     def _refuse(self, operation: str, target: str) -> None:
         violation = SandboxViolation(self.tool, operation, target)
@@ -149,5 +158,8 @@ def _resolve(path: Any, dir_fd: Any, *, follow: bool) -> str:
 
 
 def _describe(args: tuple[Any, ...]) -> str:
-    text = ", ".join(repr(arg) for arg in args if arg is not None and not hasattr(arg, "fileno"))
-    return text[:200] or "(no arguments)"
+    """An event's arguments for the refusal message, leaving out sockets and environments
+    (a process's environment may hold secrets, and the message lands on the trace)."""
+    shown = [repr(arg) for arg in args
+             if arg is not None and not hasattr(arg, "fileno") and not isinstance(arg, Mapping)]
+    return ", ".join(shown)[:200] or "(no arguments)"
