@@ -19,7 +19,7 @@ import json
 import sys
 import tempfile
 from pathlib import Path
-from typing import Annotated, Any
+from typing import TYPE_CHECKING, Annotated, Any
 from uuid import uuid4
 
 import typer
@@ -27,6 +27,9 @@ import typer
 from grapharc.cli.governance_commands import MaxCostUsd, MaxIterations, MaxSeconds, MaxTokens
 from grapharc.cli.output import ExitCode, JsonOption, emit, fail
 from grapharc.errors import GraphARCError
+
+if TYPE_CHECKING:
+    from grapharc.harness.setup import AgentSettings
 
 MAX_SCRIPT_BYTES = 4 * 1024 * 1024
 AllowGlobs = Annotated[list[str] | None, typer.Option(
@@ -124,7 +127,7 @@ def outside(workspace: str, path: Path, what: str) -> Path:
     return resolved
 
 
-def run_once(settings: Any, thread: str, trace: Path | None, as_json: bool) -> dict[str, Any]:
+def run_once(settings: AgentSettings, thread: str, trace: Path | None, as_json: bool) -> dict[str, Any]:
     """Run the agent to its end here; the document is read back from the trace."""
     from grapharc.harness.report import agent_document, thread_events
     from grapharc.harness.run import run_agent
@@ -135,7 +138,7 @@ def run_once(settings: Any, thread: str, trace: Path | None, as_json: bool) -> d
         return agent_document(values, thread_events(path, thread), thread=thread)
 
 
-def run_in_session(settings: Any, sessions: Path, thread: str | None, trace: Path | None,
+def run_in_session(settings: AgentSettings, sessions: Path, thread: str | None, trace: Path | None,
                    as_json: bool) -> dict[str, Any]:
     """Start the agent as a durable session; the document says where it stands."""
     from grapharc.harness.sessions import start_agent_session
