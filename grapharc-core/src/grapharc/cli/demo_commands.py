@@ -61,7 +61,7 @@ def build_demo_app() -> typer.Typer:
 def _run(stage: str, as_json: bool, flags: dict[str, Any], config_path: Path | None,
          defaults: dict[str, Any], work: Callable[[Config], StageOutcome]) -> None:
     """Resolve the settings, run the stage, and report it (0 demonstrated, 1 not, 2 could not run)."""
-    from grapharc.cli.output import ExitCode, emit, fail
+    from grapharc.cli.output import ExitCode, emit, fail, terminal_safe
     from grapharc.config import load_config
     from grapharc.errors import GraphARCError
     from grapharc.examples.demo_support import DemoInputError
@@ -75,7 +75,10 @@ def _run(stage: str, as_json: bool, flags: dict[str, Any], config_path: Path | N
     except OSError as exc:  # a trace, checkpoint or report path the stage cannot use
         fail(DemoInputError(f"cannot use {exc.filename or 'a file'}: {exc.strerror or exc}",
                             hint="check the --trace, --checkpoints and --report-dir paths"), as_json)
-    shown = dataclasses.replace(outcome, facts=(("config", config.line()), *outcome.facts))
+    shown = dataclasses.replace(  # the human view shows model output: escape what a terminal acts on
+        outcome, facts=terminal_safe((("config", config.line()), *outcome.facts)),
+        summary=terminal_safe(outcome.summary), model=terminal_safe(outcome.model),
+        hints=terminal_safe(outcome.hints))
     document = {**outcome.document(),
                 "config": {"path": str(config.path) if config.path else None, "line": config.line()},
                 "sources": config.sources()}

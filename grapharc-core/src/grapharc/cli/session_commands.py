@@ -15,7 +15,7 @@ from typing import Annotated, Any
 
 import typer
 
-from grapharc.cli.output import ExitCode, JsonOption, emit, fail
+from grapharc.cli.output import ExitCode, JsonOption, emit, fail, terminal_text
 from grapharc.errors import ConfigurationError, GraphARCError
 
 DirOption = Annotated[Path | None, typer.Option(
@@ -120,8 +120,10 @@ def prune_command(
 
 
 def render_prune(doc: dict[str, Any]) -> str:
-    return (f"removed {doc['count']} finished thread(s); "
-            f"{doc['bytes_before']} -> {doc['bytes_after']} bytes on disk")
+    if not doc["count"]:
+        return "nothing to prune: no finished thread is that old; nothing was removed"
+    return (f"removed {doc['count']} finished thread(s) with {doc['checkpoints']} checkpoint(s); "
+            f"freed {doc['bytes_freed']} bytes ({doc['bytes_on_disk']} on disk now)")
 
 
 def render_status(doc: dict[str, Any]) -> str:
@@ -235,7 +237,7 @@ class _Story:
             line = f"{'[' + node + ']':<20}{note}"
             self.lines.append(line)
             if not self.as_json:
-                typer.echo(line)
+                typer.echo(terminal_text(line))
 
 
 def _demo_manager(directory: Path | None, lease: float) -> Any:

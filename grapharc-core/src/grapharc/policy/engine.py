@@ -51,7 +51,7 @@ UNGOVERNED_REASONS = {
 class PolicyDocumentError(GraphARCError):
     """A policy document that does not fit the schema; names the file and the rule."""
 
-    hint = "see grapharc.policy.schema for the document's keys and resources"
+    hint = "the keys, resources and rules of a policy document are in docs/reference/policy.md"
 
 
 @dataclass(frozen=True)
