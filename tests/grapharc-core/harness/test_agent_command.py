@@ -204,3 +204,12 @@ def test_a_budget_or_step_limit_stops_the_agent_short_with_exit_1(note_tools, li
                    "--json")
     assert result.exit_code == 1
     assert json.loads(result.stdout)["stop_reason"] == reason
+
+
+def test_model_output_cannot_fake_terminal_lines(note_tools):
+    replies = script(note_tools, {"content": "", "tool_calls": [{"name": "read_note", "args": {"name": "a"},
+                                                                 "id": "x\x1b[2J\rfake"}]},
+                     "\x1b[2Jdone\nstopped   : fake")
+    result = agent("x", "--workspace", "ws", "--model", "mock/agent", "--script", replies)
+    assert "\x1b" not in result.stdout + result.stderr and "\r" not in result.stdout
+    assert "answer    : \\x1b[2Jdone\\nstopped   : fake" in result.stdout

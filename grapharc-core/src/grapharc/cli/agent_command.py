@@ -25,7 +25,7 @@ from uuid import uuid4
 import typer
 
 from grapharc.cli.governance_commands import MaxCostUsd, MaxIterations, MaxSeconds, MaxTokens
-from grapharc.cli.output import ExitCode, JsonOption, emit, fail
+from grapharc.cli.output import ExitCode, JsonOption, emit, fail, terminal_text
 from grapharc.errors import GraphARCError
 
 if TYPE_CHECKING:
@@ -176,20 +176,21 @@ def finish(document: dict[str, Any], as_json: bool) -> None:
 
 
 def render(doc: dict[str, Any]) -> str:
-    """The human view: the answer and why the agent stopped, or what a paused thread waits on."""
+    """The human view: the answer and why the agent stopped, or what a paused thread waits on
+    (``emit`` hands it a terminal-safe copy of the document)."""
     calls = doc["tool_calls"]
     refused = sum(1 for call in calls if call["outcome"] != "ok")
     lines = []
     if doc["status"] == "paused":
         thread, where = doc["thread"], doc["sessions"]
         lines.append(f"PAUSED    thread {thread} waits on {len(doc['approvals'])} approval(s)")
-        lines += [f"  {hold['approval_id']}: {_safe(hold['question'])}" for hold in doc["approvals"]]
+        lines += [f"  {hold['approval_id']}: {hold['question']}" for hold in doc["approvals"]]
         lines += [f"  approve : grapharc session approve {thread} --dir {where}",
                   f"  reject  : grapharc session reject {thread} --dir {where}"]
     else:
-        lines.append(f"answer    : {_safe(doc['answer'])}")
+        lines.append(f"answer    : {doc['answer']}")
     if doc.get("error"):
-        lines.append(f"error     : {_safe(doc['error'])}")
+        lines.append(f"error     : {doc['error']}")
     lines.append(f"stopped   : {doc['stop_reason'] or doc['status']} after {doc['steps']} step(s); "
                  f"{len(calls)} tool call(s), {refused} not run or failed")
     spent = doc["spend"]
@@ -222,13 +223,8 @@ class Progress:
                 arguments = json.dumps(call.get("args"), ensure_ascii=False, default=str)
                 text = str(message.content)
                 outcome = text.splitlines()[0] if text.startswith("error:") else f"ok ({len(text)} chars)"
-                sys.stderr.write(_safe(f"tool {message.name} {_clip(arguments)} -> {_clip(outcome, 200)}")
-                                 + "\n")
-
-
-def _safe(text: str) -> str:
-    """``text`` with control characters escaped, so model output cannot fake terminal lines."""
-    return "".join(char if char.isprintable() or char == " " else repr(char)[1:-1] for char in text)
+                line = f"tool {message.name} {_clip(arguments)} -> {_clip(outcome, 200)}"
+                sys.stderr.write(terminal_text(line) + "\n")
 
 
 def _clip(text: str, limit: int = 120) -> str:

@@ -74,6 +74,7 @@ def test_passes(answer: str, workspace: Path) -> tuple[bool, str]:
 
 def run_agent_demo(trace: Path) -> AgentDemo:
     """Run the demo in a temporary workspace; the trace is appended to ``trace``."""
+    from grapharc._missing import install_hint
     from grapharc.harness.report import agent_document, thread_events
     from grapharc.harness.run import run_agent
     from grapharc.harness.setup import AgentSettings
@@ -83,7 +84,7 @@ def run_agent_demo(trace: Path) -> AgentDemo:
     missing = [name for name in SEVEN_TOOLS if name not in registry("tools")]
     if missing:
         raise DemoInputError(f"demo agent needs the grapharc-tools plugin for {', '.join(missing)}",
-                             hint="install grapharc-tools (pip install ./grapharc-tools from a checkout)")
+                             hint=install_hint("grapharc-tools"))
     asked: list[ApprovalRequest] = []
 
     def approver(request: ApprovalRequest) -> bool:
