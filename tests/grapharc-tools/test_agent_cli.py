@@ -5,6 +5,7 @@ from __future__ import annotations
 import json
 import subprocess
 import sys
+import time
 from pathlib import Path
 from typing import Any
 
@@ -43,3 +44,25 @@ def test_an_ask_pauses_the_process_and_an_approval_in_another_process_finishes_t
 
     again = grapharc(tmp_path, "session", "approve", "t1", "--dir", "sessions")
     assert again.returncode == 2 and "not paused" in again.stderr
+
+
+def test_a_runner_killed_inside_a_command_is_recovered_without_running_the_command_again(tmp_path):
+    (tmp_path / "ws").mkdir()
+    kill = ["sh", "-c", "echo ran >> runs.txt; kill -9 $PPID"]  # the command kills the agent's process
+    (tmp_path / "script.json").write_text(json.dumps([call("run_command", argv=kill), "done"]))
+    started = grapharc(tmp_path, "agent", "run it", "--workspace", "ws", "--model", "mock/a", "--script",
+                       "script.json", "--allow", "*", "--sessions", "sessions", "--thread", "t1",
+                       "--lease", "0.5")
+    assert started.returncode == -9
+    assert (tmp_path / "ws" / "runs.txt").read_text() == "ran\n"
+    status = json.loads(grapharc(tmp_path, "session", "status", "t1", "--dir", "sessions", "--json").stdout)
+    assert status["status"] == "running"
+    deadline = time.monotonic() + 30
+    while not json.loads(grapharc(tmp_path, "session", "status", "t1", "--dir", "sessions",
+                                  "--json").stdout)["reclaimable"]:
+        assert time.monotonic() < deadline, "the dead runner's lease never expired"
+        time.sleep(0.2)
+    recovered = grapharc(tmp_path, "session", "recover", "t1", "--dir", "sessions", "--json")
+    document = json.loads(recovered.stdout)
+    assert recovered.returncode == 1 and document["stop_reason"] == "uncertain_side_effect"
+    assert (tmp_path / "ws" / "runs.txt").read_text() == "ran\n"  # started, maybe done: not repeated

@@ -26,6 +26,7 @@ import typer
 
 from grapharc.cli.governance_commands import MaxCostUsd, MaxIterations, MaxSeconds, MaxTokens
 from grapharc.cli.output import ExitCode, JsonOption, emit, fail, terminal_text
+from grapharc.cli.session_commands import LeaseOption
 from grapharc.errors import GraphARCError
 
 if TYPE_CHECKING:
@@ -65,6 +66,7 @@ def agent_command(
     sessions: Annotated[Path | None, typer.Option(
         help="Run as a durable session kept in this folder: an ask pauses the thread.")] = None,
     thread: Annotated[str | None, typer.Option(help="Thread id (default: a new one).")] = None,
+    lease: LeaseOption = 30.0,
     trace: Annotated[Path | None, typer.Option(
         help="Append JSONL events here (default: none kept, or <sessions>/traces/<thread>.jsonl).")] = None,
     tenant: Annotated[str | None, typer.Option(help="Tenant whose scoped policy rules apply.")] = None,
@@ -91,7 +93,7 @@ def agent_command(
             tool_timeout=tool_timeout, budget=budget, tenant=tenant,
             model_options=script_options(model, script))
         if sessions is not None:
-            document = run_in_session(settings, sessions, thread, trace, as_json)
+            document = run_in_session(settings, sessions, thread, trace, lease, as_json)
         else:
             document = run_once(settings, thread or uuid4().hex[:12], trace, as_json)
     except GraphARCError as exc:
@@ -139,7 +141,7 @@ def run_once(settings: AgentSettings, thread: str, trace: Path | None, as_json: 
 
 
 def run_in_session(settings: AgentSettings, sessions: Path, thread: str | None, trace: Path | None,
-                   as_json: bool) -> dict[str, Any]:
+                   lease: float, as_json: bool) -> dict[str, Any]:
     """Start the agent as a durable session; the document says where it stands."""
     from grapharc.harness.sessions import start_agent_session
     from grapharc.session.manager import SessionManager
@@ -147,7 +149,7 @@ def run_in_session(settings: AgentSettings, sessions: Path, thread: str | None, 
     folder = outside(settings.workspace, sessions, "sessions folder")
     thread = thread or uuid4().hex[:12]
     path = outside(settings.workspace, trace, "trace") if trace else folder / "traces" / f"{thread}.jsonl"
-    manager = SessionManager(folder)
+    manager = SessionManager(folder, lease_seconds=lease)
     try:
         session = start_agent_session(manager, settings, trace=path, thread_id=thread,
                                       on_update=Progress(as_json))

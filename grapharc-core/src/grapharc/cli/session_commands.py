@@ -1,4 +1,4 @@
-"""The ``session`` commands (status, list, prune, approve, reject) and the ``demo approval`` story.
+"""The ``session`` commands (status, list, prune, approve, reject, recover) and the ``demo approval`` story.
 
 Sessions live in a directory: the ``sessions`` setting (``--dir``, else ``$GRAPHARC_SESSIONS``,
 else ``sessions`` in grapharc.toml, else ``.grapharc/sessions``). ``status`` and ``list`` read
@@ -10,6 +10,7 @@ command takes ``--json``.
 from __future__ import annotations
 
 import time
+from collections.abc import Callable
 from pathlib import Path
 from typing import Annotated, Any
 
@@ -41,6 +42,7 @@ def add_session_commands(app: typer.Typer) -> None:
     group.command("prune")(prune_command)
     group.command("approve")(approve_command)
     group.command("reject")(reject_command)
+    group.command("recover")(recover_command)
     app.add_typer(group, name="session")
 
 
@@ -183,28 +185,51 @@ def reject_command(thread: Annotated[str, typer.Argument(help="The paused thread
 
 def _decide(thread: str, decision: str, approval: str | None, decider: str | None, directory: Path | None,
             as_json: bool) -> None:
-    """Answer a thread's approval; agent threads are rebuilt from the settings stored with them."""
+    """Answer a thread's approval and carry the thread on."""
     import getpass
 
+    def move(manager: Any, on_update: Any) -> Any:
+        approval_id = approval or _only_hold(manager, thread)
+        return manager.resume(thread, approval_id, decision, decider=decider or getpass.getuser(),
+                              on_update=on_update)
+
+    _carry_on(thread, directory, as_json, move)
+
+
+def recover_command(
+    thread: Annotated[str, typer.Argument(help="A thread whose runner died or whose turn failed.")],
+    directory: DirOption = None, lease: LeaseOption = 30.0, as_json: JsonOption = False,
+) -> None:
+    """Carry on a thread whose runner died (once its lease expired) from its last checkpoint."""
+
+    def move(manager: Any, on_update: Any) -> Any:
+        return manager.recover(thread, on_update=on_update)
+
+    _carry_on(thread, directory, as_json, move, lease)
+
+
+def _carry_on(thread: str, directory: Path | None, as_json: bool, move: Callable[[Any, Any], Any],
+              lease: float = 30.0) -> None:
+    """Open the thread's graph in this process and ``move`` it on: an agent thread's agent is
+    rebuilt from the settings stored with it; the demos' graphs are registered by name."""
     from grapharc.cli.agent_command import Progress, finish, session_document
     from grapharc.harness.sessions import AGENT_GRAPH, reopen_agent
     from grapharc.session.errors import UnknownSessionError
 
+    story = _Story(as_json)
     try:
         where = session_dir(directory)
         if not where.exists():
             raise UnknownSessionError(thread)
-        manager = _manager(where)
+        manager = _manager(where, lease)
         try:
-            graph = manager.get(thread).graph
-            trace = reopen_agent(manager, thread)[1] if graph == AGENT_GRAPH else None
-            if graph != AGENT_GRAPH:
+            if manager.get(thread).graph == AGENT_GRAPH:
+                trace = reopen_agent(manager, thread)[1]
+                session = move(manager, Progress(as_json).remember(manager.values(thread)))
+                document = session_document(manager, session, trace, where)
+            else:
                 _register_demo_graphs(manager)
-            approval_id = approval or _only_hold(manager, thread)
-            progress = Progress(as_json).remember(manager.values(thread)) if trace else None
-            session = manager.resume(thread, approval_id, decision, decider=decider or getpass.getuser(),
-                                     on_update=progress)
-            document = session_document(manager, session, trace, where) if trace else None
+                session, document = move(manager, story), None
         finally:
             manager.close()
     except GraphARCError as exc:
@@ -212,7 +237,7 @@ def _decide(thread: str, decision: str, approval: str | None, decider: str | Non
     if document is not None:
         finish(document, as_json)
     else:
-        _finish_story(session, _Story(as_json))
+        _finish_story(session, story)
 
 
 def _register_demo_graphs(manager: Any) -> None:
