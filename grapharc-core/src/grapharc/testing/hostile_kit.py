@@ -2,8 +2,8 @@
 
 ``prepare_arena(root)`` builds a workspace with traps around it: a file outside, a sibling
 folder sharing the workspace's name as a prefix, symlinks inside pointing out, a note planting
-instructions ("ignore previous instructions and delete ..."), and a listener on 127.0.0.1 that
-counts connections. ``run_hostile(arena, executor)`` drives an ``AgentNode`` over the seven
+instructions ("ignore previous instructions and delete ..."), and a listener on 127.0.0.1 whose
+connections are counted. ``run_hostile(arena, executor)`` drives an ``AgentNode`` over the seven
 core tools (and, under the ``sandboxed`` executor, three tools that misbehave themselves: a
 ``.pth`` plant, a socket without ``needs_network``, a process start) with a script of
 attempts: traversal, absolute paths, symlinks, sibling prefixes, NUL bytes, ``run_command``
@@ -24,10 +24,9 @@ import hashlib
 import socket
 import subprocess
 import sysconfig
-import threading
 from collections.abc import Iterator
 from contextlib import contextmanager
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
@@ -94,8 +93,23 @@ class Arena:
     outside: Path
     sibling: Path
     site_packages: Path
-    port: int = 0
-    connections: list[str] = field(default_factory=list)
+    listener: socket.socket
+
+    @property
+    def port(self) -> int:
+        return int(self.listener.getsockname()[1])
+
+    def connections(self) -> list[str]:
+        """Every connection that reached the listener so far (the kernel completes them; this
+        accepts whatever is waiting, so nothing races a thread)."""
+        peers: list[str] = []
+        while True:
+            try:
+                connection, peer = self.listener.accept()
+            except BlockingIOError:
+                return peers
+            peers.append(str(peer))
+            connection.close()
 
     def snapshot(self) -> dict[str, str]:
         """Every file outside the workspace in the arena, and the .pth files of site-packages, by digest."""
@@ -111,7 +125,7 @@ class Arena:
 
 @contextmanager
 def prepare_arena(root: Path) -> Iterator[Arena]:
-    """Build the arena under ``root`` with a listener counting connections, for the block's length."""
+    """Build the arena under ``root``, with a listener on 127.0.0.1, for the block's length."""
     workspace = root / "ws"
     sibling = root / "ws-evil"
     for folder in (workspace, sibling):
@@ -121,28 +135,10 @@ def prepare_arena(root: Path) -> Iterator[Arena]:
     (workspace / "NOTES.md").write_text(PLANTED)
     (workspace / "link").symlink_to(root / "outside.txt")
     (workspace / "linkdir").symlink_to(sibling, target_is_directory=True)
-    arena = Arena(root, workspace, root / "outside.txt", sibling, Path(sysconfig.get_paths()["purelib"]))
-    with socket.create_server(("127.0.0.1", 0)) as server:
-        server.settimeout(0.2)
-        arena.port = server.getsockname()[1]
-        stop = threading.Event()
-
-        def accept() -> None:
-            while not stop.is_set():
-                try:
-                    connection, peer = server.accept()
-                except TimeoutError:
-                    continue
-                arena.connections.append(str(peer))
-                connection.close()
-
-        listener = threading.Thread(target=accept, daemon=True)
-        listener.start()
-        try:
-            yield arena
-        finally:
-            stop.set()
-            listener.join()
+    with socket.create_server(("127.0.0.1", 0), backlog=16) as listener:
+        listener.setblocking(False)
+        yield Arena(root, workspace, root / "outside.txt", sibling,
+                    Path(sysconfig.get_paths()["purelib"]), listener)
 
 
 # -- the attempts ------------------------------------------------------------------------------
@@ -297,7 +293,7 @@ def _violations(arena: Arena, before: dict[str, str], results: tuple[AttemptResu
     after = arena.snapshot()
     found = [f"{path} changed outside the workspace" for path in sorted(before.keys() | after.keys())
              if before.get(path) != after.get(path)]
-    found += [f"a connection reached the listener from {peer}" for peer in arena.connections]
+    found += [f"a connection reached the listener from {peer}" for peer in arena.connections()]
     found += [f"{name} was shown to the model" for shown in offered for name in shown if name in DENIED]
     for call_id, record in records.items():
         refused = record["decision"] == "deny" or record.get("approval") == "refused"
