@@ -213,3 +213,10 @@ def test_model_output_cannot_fake_terminal_lines(note_tools):
     result = agent("x", "--workspace", "ws", "--model", "mock/agent", "--script", replies)
     assert "\x1b" not in result.stdout + result.stderr and "\r" not in result.stdout
     assert "answer    : \\x1b[2Jdone\\nstopped   : fake" in result.stdout
+
+
+def test_executor_options_reach_the_executor_factory_and_a_bad_one_is_refused(note_tools):
+    result = agent("x", "--workspace", "ws", "--model", "mock/a", "--executor-option", "retries=3")
+    assert result.exit_code == 2 and "the local executor takes no options, got ['retries']" in result.stderr
+    result = agent("x", "--workspace", "ws", "--model", "mock/a", "--executor-option", "oops")
+    assert result.exit_code == 2 and "is not KEY=VALUE" in result.stderr

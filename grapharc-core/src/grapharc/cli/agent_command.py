@@ -63,6 +63,9 @@ def agent_command(
     deny: DenyGlobs = None,
     executor: Annotated[str, typer.Option(
         help="local, sandboxed or container (the last two from grapharc-tools).")] = "local",
+    executor_option: Annotated[list[str] | None, typer.Option(
+        help="KEY=VALUE for the executor (repeatable), e.g. image=my-tools:1 for container; "
+             "a VALUE that reads as JSON (a number, true) is taken as one.")] = None,
     sessions: Annotated[Path | None, typer.Option(
         help="Run as a durable session kept in this folder: an ask pauses the thread.")] = None,
     thread: Annotated[str | None, typer.Option(help="Thread id (default: a new one).")] = None,
@@ -89,7 +92,8 @@ def agent_command(
         settings = AgentSettings(
             task=task, workspace=str(workspace.expanduser().resolve()), model=model,
             policy=str(policy.expanduser().resolve()) if policy else None, allow=tuple(allow or ()),
-            ask=tuple(ask or ()), deny=tuple(deny or ()), executor=executor, max_steps=max_steps,
+            ask=tuple(ask or ()), deny=tuple(deny or ()), executor=executor,
+            executor_options=key_values(executor_option or [], "--executor-option"), max_steps=max_steps,
             tool_timeout=tool_timeout, budget=budget, tenant=tenant,
             model_options=script_options(model, script))
         if sessions is not None:
@@ -117,6 +121,20 @@ def script_options(model: str, script: Path | None) -> dict[str, Any]:
     except ValueError as exc:
         raise AgentInputError(f"script {script} is not JSON: {exc}") from None
     return {"responses": replies, "follow_conversation": True}
+
+
+def key_values(pairs: list[str], flag: str) -> dict[str, Any]:
+    """``KEY=VALUE`` flags as a dict; a VALUE that parses as JSON is taken as that value."""
+    options: dict[str, Any] = {}
+    for pair in pairs:
+        key, equals, value = pair.partition("=")
+        if not equals or not key.isidentifier():
+            raise AgentInputError(f"{flag} {pair!r} is not KEY=VALUE", hint=f"e.g. {flag} image=my-tools:1")
+        try:
+            options[key] = json.loads(value)
+        except ValueError:
+            options[key] = value
+    return options
 
 
 def outside(workspace: str, path: Path, what: str) -> Path:

@@ -39,6 +39,7 @@ class AgentSettings:
     ask: tuple[str, ...] = ()
     deny: tuple[str, ...] = ()
     executor: str = "local"
+    executor_options: dict[str, Any] = field(default_factory=dict)
     tools: tuple[str, ...] | None = None
     model_options: dict[str, Any] = field(default_factory=dict)
     max_steps: int = 20
@@ -73,8 +74,9 @@ def default_permissions(tools: ToolRegistry) -> PermissionPolicy:
     return PermissionPolicy.from_flags(allow=reads, ask=others)
 
 
-def open_executor(name: str) -> Executor:
-    """The executor a plugin registered under ``name`` (``local`` is core's)."""
+def open_executor(name: str, options: dict[str, Any] | None = None) -> Executor:
+    """The executor a plugin registered under ``name`` (``local`` is core's), built with ``options``
+    (the container executor's ``image``, say)."""
     from grapharc.plugins import registry, resolve_factory
 
     installed = registry("executors")
@@ -82,7 +84,7 @@ def open_executor(name: str) -> Executor:
     if entry is None:
         raise AgentSettingsError(f"no executor named {name!r}; installed: {', '.join(sorted(installed))}",
                                  hint="grapharc-tools adds the sandboxed and container executors")
-    executor: Executor = resolve_factory(entry.item.factory, plugin=entry.distribution)()
+    executor: Executor = resolve_factory(entry.item.factory, plugin=entry.distribution)(**(options or {}))
     return executor
 
 
@@ -116,8 +118,9 @@ def build_agent(settings: AgentSettings, *, model: Any = None, approver: Approve
     else:
         permissions = default_permissions(tools)
     chosen = model if model is not None else tool_calling_model(settings.model, settings.model_options)
+    executor = open_executor(settings.executor, settings.executor_options)
     return AgentNode(chosen, tools,
                      workspace=settings.workspace, permissions=permissions, policy=policy,
-                     tenant=settings.tenant, executor=open_executor(settings.executor), approver=approver,
+                     tenant=settings.tenant, executor=executor, approver=approver,
                      evidence=evidence, max_steps=settings.max_steps, tool_timeout=settings.tool_timeout,
                      budget=Budget(**settings.budget), name=name)
