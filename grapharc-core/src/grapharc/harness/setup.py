@@ -91,6 +91,7 @@ def open_executor(name: str, options: dict[str, Any] | None = None) -> Executor:
 def tool_calling_model(spec: str, options: dict[str, Any]) -> Any:
     """The model ``spec`` names, refused unless its backend declares the ``tools`` capability
     (a backend that cannot call tools would answer without ever touching the workspace)."""
+    from grapharc._missing import install_hint
     from grapharc.models import get_model, resolve_backend
     from grapharc.plugins import registry
 
@@ -101,7 +102,8 @@ def tool_calling_model(spec: str, options: dict[str, Any]) -> Any:
         raise AgentSettingsError(f"model backend {backend.backend}/ cannot call tools, so it cannot drive "
                                  f"an agent; backends that can: {', '.join(f'{n}/' for n in able)}",
                                  hint=f"e.g. --model {able[0]}/<model>" if able else
-                                 "install grapharc-gateway for openai/, openrouter/ and ollama/")
+                                 "openai/, openrouter/ and ollama/ come with grapharc-gateway; "
+                                 + install_hint("grapharc-gateway"))
     return get_model(spec, **options)
 
 
