@@ -11,16 +11,17 @@ back. Other executors come from plugins (grapharc-tools registers ``sandboxed`` 
 
 from __future__ import annotations
 
+import math
 from collections.abc import Mapping
 from pathlib import Path
 from typing import Any, Protocol
 
 from grapharc.errors import GraphARCError
 from grapharc.harness.tools import Tool, ToolArgumentError
-from grapharc.runtime.deadline import NodeTimeoutError, deadline
+from grapharc.runtime.deadline import InvalidDeadlineError, NodeTimeoutError, deadline
 
 __all__ = ["Executor", "ExecutorOptionError", "LocalExecutor", "ToolArgumentError", "ToolFailedError",
-           "ToolTimeoutError", "create_local_executor"]
+           "ToolTimeoutError", "call_timeout", "create_local_executor"]
 
 
 class ExecutorOptionError(GraphARCError):
@@ -60,6 +61,19 @@ class Executor(Protocol):
 
     def run(self, tool: Tool, args: Mapping[str, Any], *, workspace: str | Path,
             timeout: float | None = None) -> Any: ...
+
+
+def call_timeout(tool: Tool, timeout: float | None) -> float | None:
+    """``timeout`` as the seconds an out-of-process executor waits (None: no limit), checked before
+    anything starts: not a number -> InvalidDeadlineError, none left -> ToolTimeoutError."""
+    if timeout is None:
+        return None
+    if isinstance(timeout, bool) or not isinstance(timeout, int | float) or math.isnan(timeout):
+        raise InvalidDeadlineError(f"timeout for tool {tool.name!r} must be a number of seconds or None, "
+                                   f"got {timeout!r}")
+    if timeout <= 0:
+        raise ToolTimeoutError(tool.name, float(timeout))
+    return None if math.isinf(timeout) else float(timeout)
 
 
 class LocalExecutor:

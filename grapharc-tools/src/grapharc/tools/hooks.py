@@ -1,4 +1,5 @@
-"""grapharc-tools' hook implementations: the seven workspace-confined tools (light module)."""
+"""grapharc-tools' hook implementations: the seven workspace-confined tools and the container executor
+(light module)."""
 
 from __future__ import annotations
 
@@ -21,6 +22,13 @@ def register_tools(register: RegisterTool) -> None:
                       description="search workspace text files with a regular expression"))
     register(ToolInfo(name="run_command", factory="grapharc.tools.command:run_command_tool",
                       description="run a program from an argv list in the workspace"))
+
+
+@hookimpl(specname="register_executors")
+def register_container_executor(register: RegisterExecutor) -> None:
+    register(ExecutorInfo(name="container", factory="grapharc.tools.container:create_container_executor",
+                          description="each call in a throwaway Docker container: only the workspace "
+                                      "mounted, no network unless declared, non-root, read-only root"))
 
 
 @hookimpl(specname="register_executors")
