@@ -108,6 +108,8 @@ def test_an_ask_outside_a_session_is_refused_with_its_reason(note_tools):
     assert (asked["tool"], asked["decision"], asked["outcome"]) == ("append_note", "ask", None)
     assert "run it in a session" in asked["reason"]
     assert not (note_tools / "ws" / "x.txt").exists()
+    text = agent("write", "--workspace", "ws", "--model", "mock/agent", "--script", replies)
+    assert "hint: 1 call(s) needed an approval nobody could give; run with --sessions DIR" in text.stderr
 
 
 def test_a_backend_that_cannot_call_tools_is_refused_naming_one_that_can(note_tools):

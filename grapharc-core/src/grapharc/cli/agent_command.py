@@ -191,7 +191,15 @@ def session_document(manager: Any, session: Any, trace: Path, folder: Path) -> d
 
 
 def finish(document: dict[str, Any], as_json: bool) -> None:
-    """Print the document and exit 0 when the agent answered, 1 otherwise."""
+    """Print the document and exit 0 when the agent answered, 1 otherwise; say on stderr when
+    asks went unanswered because no session could hold them."""
+    from grapharc.approvals import unanswered_reason
+
+    unanswered = [call for call in document["tool_calls"] if call.get("approval") == "refused"
+                  and unanswered_reason() in str(call.get("reason"))]
+    if unanswered and not as_json:
+        sys.stderr.write(f"hint: {len(unanswered)} call(s) needed an approval nobody could give; "
+                         "run with --sessions DIR to pause on asks and answer them\n")
     emit(document, as_json, render, ExitCode.OK if document["ok"] else ExitCode.NEGATIVE)
 
 
