@@ -4,8 +4,10 @@ The tool is a plain module-level read of one workspace file (``read_file`` itsel
 ``tools`` branch); what is measured is the executor: argument validation, and for the sandbox a
 fresh forked child per call with its audit hook, the JSON reply over a pipe and the reaping.
 The caller has LangGraph and the harness imported, as ``grapharc agent`` does, since the cost
-of a fork grows with the parent's memory. Calls alternate between the executors so drift hits
-both alike; p50 and p99 are over ``--calls`` calls each.
+of a fork grows with the parent's memory. A third line is the floor under any fork-per-call
+design: a bare fork whose child answers one byte, reaped late like the sandbox's. Calls
+alternate so drift (and other load on the machine) hits all three alike; p50 and p99 are over
+``--calls`` calls each.
 
     .venv/bin/python benchmarks/tool_executors.py [--calls N] [--json]
 """
@@ -14,6 +16,7 @@ from __future__ import annotations
 
 import argparse
 import json
+import os
 import statistics
 import tempfile
 import time
@@ -41,21 +44,46 @@ def read_small(workspace: str, path: str) -> str:
 READ = Tool("read_small", "read a file in the workspace", ReadArgs, read_small)
 
 
+class BareFork:
+    """A fork whose child answers one byte over a pipe: what the sandbox cannot go below."""
+
+    def __init__(self) -> None:
+        self.unreaped: list[int] = []
+
+    def run(self, *_: Any, **__: Any) -> str:
+        for pid in self.unreaped:
+            os.waitpid(pid, 0)
+        read_fd, write_fd = os.pipe()
+        pid = os.fork()
+        if pid == 0:
+            os.write(write_fd, b"x")
+            os.close(write_fd)  # answered before teardown, as the sandbox's child does
+            os._exit(0)
+        os.close(write_fd)
+        while os.read(read_fd, 1):
+            pass
+        os.close(read_fd)
+        self.unreaped = [pid]
+        return "x"
+
+
 def percentiles(samples: list[float]) -> tuple[float, float]:
     cuts = statistics.quantiles(samples, n=100, method="inclusive")
     return cuts[49], cuts[98]
 
 
 def measure(calls: int, workspace: Path) -> dict[str, list[float]]:
-    executors: dict[str, Any] = {"local": LocalExecutor(), "sandboxed": SandboxedExecutor()}
-    expected = (workspace / "small.txt").read_text()
+    executors: dict[str, Any] = {"local": LocalExecutor(), "sandboxed": SandboxedExecutor(),
+                                 "bare fork": BareFork()}
+    expected = {"local": (workspace / "small.txt").read_text(), "bare fork": "x"}
+    expected["sandboxed"] = expected["local"]
     samples: dict[str, list[float]] = {name: [] for name in executors}
     for _ in range(calls):
         for name, executor in executors.items():
             started = time.perf_counter()
             result = executor.run(READ, {"path": "small.txt"}, workspace=workspace, timeout=30)
             samples[name].append(time.perf_counter() - started)
-            assert result == expected
+            assert result == expected[name]
     return samples
 
 
@@ -68,18 +96,17 @@ def main() -> None:
         workspace = Path(folder)
         (workspace / "small.txt").write_text("x" * (FILE_BYTES - 1) + "\n")
         samples = measure(options.calls, workspace)
-    (local_p50, local_p99), (sandbox_p50, sandbox_p99) = (percentiles(samples[name])
-                                                          for name in ("local", "sandboxed"))
-    result = {"calls": options.calls, "local_p50_ms": local_p50 * 1e3, "local_p99_ms": local_p99 * 1e3,
-              "sandboxed_p50_ms": sandbox_p50 * 1e3, "sandboxed_p99_ms": sandbox_p99 * 1e3,
-              "p50_ratio": sandbox_p50 / local_p50}
+    cuts = {name: percentiles(values) for name, values in samples.items()}
+    ratio = cuts["sandboxed"][0] / cuts["local"][0]
     if options.json:
-        print(json.dumps(result))
+        print(json.dumps({"calls": options.calls, "p50_ratio": ratio, **{
+            f"{name.replace(' ', '_')}_{which}_ms": cut * 1e3
+            for name, (p50, p99) in cuts.items() for which, cut in (("p50", p50), ("p99", p99))}}))
         return
-    print(f"read 4 KB, {options.calls} calls   local      p50 {local_p50 * 1e3:7.3f} ms   "
-          f"p99 {local_p99 * 1e3:7.3f} ms")
-    print(f"read 4 KB, {options.calls} calls   sandboxed  p50 {sandbox_p50 * 1e3:7.3f} ms   "
-          f"p99 {sandbox_p99 * 1e3:7.3f} ms   {sandbox_p50 / local_p50:.0f}x local at p50")
+    print(f"a 4 KB read, {options.calls} calls each (bare fork: the floor, no tool)")
+    for name, (p50, p99) in cuts.items():
+        print(f"  {name:10} p50 {p50 * 1e3:7.3f} ms   p99 {p99 * 1e3:7.3f} ms")
+    print(f"  sandboxed / local at p50: {ratio:.0f}x")
 
 
 if __name__ == "__main__":

@@ -139,6 +139,15 @@ def fork_exec_directly(workspace: str) -> int:
     return _posixsubprocess.fork_exec(*([None] * 23))
 
 
+def reload_posixsubprocess(workspace: str) -> int:
+    del sys.modules["_posixsubprocess"]
+    return importlib.import_module("_posixsubprocess").fork_exec(*([None] * 23))
+
+
+def signal_the_caller(workspace: str) -> None:
+    signal.pidfd_send_signal(os.pidfd_open(os.getppid()), 0)
+
+
 def load_libc(workspace: str) -> str:
     import ctypes
 
@@ -345,7 +354,7 @@ def test_a_tool_that_needs_the_network_may_connect(sandbox, workspace, listener)
         os.waitpid(child, 0)
 
 
-@pytest.mark.parametrize("function", [run_argv, run_system, fork, fork_exec_directly])
+@pytest.mark.parametrize("function", [run_argv, run_system, fork, fork_exec_directly, signal_the_caller])
 def test_starting_a_process_is_refused_every_time(function, sandbox, workspace):
     for _ in range(3):
         with pytest.raises(SandboxViolation, match="starting or signalling a process"):
@@ -356,6 +365,11 @@ def test_a_refused_process_is_named_without_its_environment(sandbox, workspace):
     with pytest.raises(SandboxViolation) as refused:
         sandbox.run(tool(run_with_secret, NoArgs), {}, workspace=workspace)
     assert "['env']" in refused.value.target and "sk-secret-value" not in str(refused.value)
+
+
+def test_a_disarmed_module_cannot_be_loaded_afresh(sandbox, workspace):
+    with pytest.raises(SandboxViolation, match="disarmed module _posixsubprocess"):
+        sandbox.run(tool(reload_posixsubprocess, NoArgs), {}, workspace=workspace)
 
 
 def test_native_code_through_ctypes_is_refused(sandbox, workspace):

@@ -14,12 +14,13 @@ import json
 import os
 import shutil
 import sys
+from collections.abc import Callable
 from contextlib import suppress
 from typing import Any, NoReturn
 
 from grapharc.tools.sandbox.errors import SandboxViolation
 from grapharc.tools.sandbox.grants import Grants
-from grapharc.tools.sandbox.guard import Guard
+from grapharc.tools.sandbox.guard import UNAUDITED, Guard
 from grapharc.tools.sandbox.jsondata import json_problem
 
 
@@ -81,7 +82,7 @@ def _isolate(reply_fd: int, workspace: str) -> None:
     gc.freeze()  # the parent's objects are never collected here, so their pages stay shared
     sys.dont_write_bytecode = True  # a .pyc next to a runtime module would be a refused write
     shutil._use_fd_functions = False  # type: ignore[attr-defined]  # rmtree by path: no directory descriptors
-    _disable_unaudited_spawn()
+    _disarm_unaudited_calls()
 
 
 def _fresh_output_streams() -> None:
@@ -113,11 +114,21 @@ def _blank_inherited_descriptors(*, keep: tuple[int, ...]) -> None:
     os.close(null)
 
 
-def _disable_unaudited_spawn() -> None:
-    """``_posixsubprocess.fork_exec`` raises no audit event of its own; take it away."""
-    module = sys.modules.get("_posixsubprocess")
-    if module is not None:
-        module.fork_exec = _refuse_fork_exec  # type: ignore[attr-defined]
+def _disarm_unaudited_calls() -> None:
+    """Replace the process calls CPython raises no audit event for by ones that raise it."""
+    for module_name, names in UNAUDITED.items():
+        module = importlib.import_module(module_name)
+        for name in names:
+            if hasattr(module, name):
+                setattr(module, name, _audited(f"{module_name}.{name}"))
+
+
+def _audited(event: str) -> Callable[..., NoReturn]:
+    def refused(*args: Any, **kwargs: Any) -> NoReturn:
+        sys.audit(event, *args)
+        raise PermissionError(f"{event} is not available in the sandbox")  # the guard raised first
+
+    return refused
 
 
 def _guard_native_loading(guard: Guard) -> None:
@@ -125,15 +136,10 @@ def _guard_native_loading(guard: Guard) -> None:
     create_dynamic = _imp.create_dynamic
 
     def checked(spec: Any, *args: Any) -> Any:
-        guard.check_native(spec.origin)
+        guard.check_native(spec.name, spec.origin)
         return create_dynamic(spec, *args)
 
     _imp.create_dynamic = checked
-
-
-def _refuse_fork_exec(*args: Any) -> NoReturn:
-    sys.audit("subprocess.Popen", "_posixsubprocess.fork_exec", None, None, None)
-    raise AssertionError("unreachable: the guard refuses subprocess.Popen")
 
 
 def _resolve(import_path: str) -> Any:

@@ -40,8 +40,10 @@ def within(path: str, roots: tuple[str, ...]) -> bool:
                for root in roots)
 
 
+@lru_cache(maxsize=2)
 def runtime_roots(*, network: bool) -> tuple[str, ...]:
-    """The interpreter's own paths (plus name-resolution and CA files for a network tool)."""
+    """The interpreter's own paths (plus name-resolution and CA files for a network tool);
+    they do not move while it runs."""
     candidates = [sys.prefix, sys.base_prefix, sys.exec_prefix, sys.base_exec_prefix,
                   *sysconfig.get_paths().values(), *RUNTIME_DATA, *(NETWORK_DATA if network else ())]
     return _existing(tuple(candidates))

@@ -54,9 +54,14 @@ PATH_EVENTS: dict[str, Callable[[tuple[Any, ...]], list[Access]]] = {
     "tempfile.mkdtemp": lambda a: [(WRITE, a[0], None)],
 }
 
+UNAUDITED = {"_posixsubprocess": ("fork_exec",), "posix": ("pidfd_open",), "os": ("pidfd_open",),
+             "signal": ("pidfd_send_signal",)}
+"""Process calls CPython raises no audit event for: the child replaces them by ones that raise
+``<module>.<name>``, and refuses to load their modules afresh."""
 PROCESS_EVENTS = frozenset({"subprocess.Popen", "os.exec", "os.posix_spawn", "os.spawn", "os.system",
                             "os.fork", "os.forkpty", "pty.spawn", "os.startfile", "os.kill", "os.killpg",
-                            "signal.pthread_kill", "webbrowser.open"})
+                            "signal.pthread_kill", "webbrowser.open",
+                            *(f"{module}.{name}" for module, names in UNAUDITED.items() for name in names)})
 NETWORK_EVENTS = frozenset({"http.client.connect", "ftplib.connect", "smtplib.connect", "imaplib.open",
                             "poplib.connect", "nntplib.connect", "telnetlib.Telnet.open", "urllib.Request"})
 REFUSED_PREFIXES = ("ctypes.", "sqlite3.enable_load_extension", "sqlite3.load_extension")
@@ -129,12 +134,14 @@ class Guard:
                 name = name[len("file:"):].split("?", 1)[0]
             self._check_path("sqlite3.connect", WRITE, name, None)
 
-    def check_native(self, path: str) -> None:
+    def check_native(self, module: str, path: str) -> None:
         """Refuse loading an extension module from outside the runtime paths (say, the workspace):
-        native code would run where no audit hook reaches."""
+        native code would run where no audit hook reaches; nor may a disarmed one load afresh."""
         target = canonical(path)
         if not self.grants.may_load_native(target):
             self._refuse("loading native code from outside the runtime paths", target)
+        if module in UNAUDITED:
+            self._refuse(f"loading the disarmed module {module} afresh", target)
 
     def _refuse(self, operation: str, target: str) -> None:
         violation = SandboxViolation(self.tool, operation, target)
