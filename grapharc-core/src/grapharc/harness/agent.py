@@ -43,7 +43,7 @@ from pydantic import Field
 from grapharc import trace_schema as ts
 from grapharc.approvals import Answer, ApprovalRequest, Approver, request_approval, unanswered_reason
 from grapharc.errors import GraphARCError
-from grapharc.executors import Executor, LocalExecutor, ToolTimeoutError
+from grapharc.executors import Executor, ExecutorUnavailableError, LocalExecutor, ToolTimeoutError
 from grapharc.harness.ledger import COMPLETED, ToolCallLedger, digest
 from grapharc.harness.overflow import shown
 from grapharc.harness.permissions import Decision, PermissionPolicy
@@ -319,6 +319,8 @@ class AgentNode:
             self._outcome(config, tool.name, call_id, "timeout", _ms(started), digest=call_digest,
                           exception=exc)
             return f"error: {exc}"
+        except ExecutorUnavailableError:  # nothing the model can work around: the run stops
+            raise
         except Exception as exc:  # the tool's own failure is the model's to read, not the run's
             self._outcome(config, tool.name, call_id, "error", _ms(started), digest=call_digest,
                           exception=exc)
