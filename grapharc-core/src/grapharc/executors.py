@@ -20,12 +20,18 @@ from grapharc.errors import GraphARCError
 from grapharc.harness.tools import Tool, ToolArgumentError
 from grapharc.runtime.deadline import InvalidDeadlineError, NodeTimeoutError, deadline
 
-__all__ = ["Executor", "ExecutorOptionError", "LocalExecutor", "ToolArgumentError", "ToolFailedError",
-           "ToolTimeoutError", "call_timeout", "create_local_executor"]
+__all__ = ["Executor", "ExecutorOptionError", "ExecutorUnavailableError", "LocalExecutor",
+           "ToolArgumentError", "ToolFailedError", "ToolTimeoutError", "call_timeout",
+           "create_local_executor"]
 
 
 class ExecutorOptionError(GraphARCError):
     """An executor was built with options it does not take."""
+
+
+class ExecutorUnavailableError(GraphARCError):
+    """The executor cannot run any call here (no engine, a missing image, no sandbox on this
+    system): the run stops with it rather than showing it to the model as a tool's failure."""
 
 
 class ToolTimeoutError(GraphARCError, TimeoutError):

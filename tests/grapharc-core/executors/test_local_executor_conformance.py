@@ -7,6 +7,8 @@ from grapharc.testing.executor_kit import ExecutorConformance
 
 
 class TestLocalExecutor(ExecutorConformance):
+    in_another_process = False
+
     def make_executor(self):
         entry = registry("executors")["local"]
         return resolve_factory(entry.item.factory, plugin=entry.distribution)()

@@ -50,3 +50,24 @@ def test_an_agents_tool_calls_each_run_in_a_container_of_the_named_image(
     assert [spec["Labels"]["grapharc.tool"] for spec in specs] == ["write_note", "die"]
     assert all(spec["Image"] == IMAGE and spec["HostConfig"]["NetworkMode"] == "none" for spec in specs)
     assert engine.containers == {} and len(engine.removed) == 2
+
+
+def test_a_missing_image_stops_the_run_instead_of_reaching_the_model_as_a_tool_error(
+        engine: FakeDockerEngine, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    from grapharc.executors import ExecutorUnavailableError
+
+    monkeypatch.setenv("DOCKER_HOST", engine.base_url)
+    monkeypatch.setenv("GRAPHARC_CONTAINER_IMAGE", "not-pulled:latest")
+    workspace = tmp_path / "ws"
+    workspace.mkdir()
+    model = ScriptedChatModel(responses=[reply("write_note", {"name": "todo.txt", "text": "milk"}, 1),
+                                         "noted"])
+    agent = AgentNode(model, ToolRegistry([NOTE]), workspace=workspace,
+                      permissions=PermissionPolicy.from_flags(allow=["*"]),
+                      executor=open_executor("container"))
+    compiled = agent.graph().compile()
+    with pytest.raises(ExecutorUnavailableError, match="not-pulled:latest"):
+        compiled.invoke({"task": "keep notes"})
+    compiled.close()
+    assert not (workspace / "todo.txt").exists()
+    assert engine.calls("POST", r"/containers/create") == []

@@ -6,8 +6,8 @@ Scripted models by default, so a stage is free and does the same thing every tim
 reach one vendor; only the flags do, so a ``model`` configured for ``plan`` never makes a demo
 spend money. Other settings resolve flag > env > grapharc.toml > the stage's default. A stage
 exits 0 when it showed what it demonstrates (for the loops, the halt is the demonstration), 1
-when a check did not hold, 2 when it could not run. Each command imports its stage inside its body, so
-``grapharc --help`` pays nothing for LangGraph.
+when a check did not hold, 2 when it could not run. Each command imports its stage inside its
+body, so ``grapharc --help`` pays nothing for LangGraph.
 """
 
 from __future__ import annotations
@@ -57,6 +57,7 @@ def build_demo_app() -> typer.Typer:
     app.command("stage3")(stage3_command)
     app.command("stage4")(stage4_command)
     app.command("stage5")(stage5_command)
+    app.command("agent")(agent_command)
     return app
 
 
@@ -259,3 +260,21 @@ def stage5_command(
 
     _run("stage5", as_json, {"trace": trace, "model": model, "max_iterations": max_iterations,
                              "max_tokens": max_tokens}, config, _budget_defaults(DEFAULT_BUDGET), work)
+
+
+def agent_command(
+    as_json: JsonOption = False,
+    trace: Annotated[Path, typer.Option(
+        "--trace", help="Append JSONL events here.")] = Path(".grapharc/traces/demo-agent.jsonl"),
+) -> None:
+    """A scripted model fixes a failing test: one denied call, one refused escape, approved commands."""
+    from grapharc.cli.output import ExitCode, emit, fail
+    from grapharc.errors import GraphARCError
+    from grapharc.examples.agent_demo import run_agent_demo
+
+    try:
+        demo = run_agent_demo(trace)
+    except GraphARCError as exc:
+        fail(exc, as_json)
+    emit(demo.document, as_json, lambda _doc: "\n".join(demo.lines),
+         ExitCode.OK if demo.demonstrated else ExitCode.NEGATIVE)

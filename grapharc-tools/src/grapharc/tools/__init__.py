@@ -1,4 +1,5 @@
-"""grapharc-tools: the seven core tools for the agent harness, each confining itself to a workspace.
+"""grapharc-tools: the seven core tools for the agent harness, each confining itself to a workspace,
+and the sandboxed and container executors.
 
 Names are exported lazily (PEP 562), so ``from grapharc.tools import WorkspaceEscape`` does not
 import every tool.
@@ -13,6 +14,7 @@ _LAZY_EXPORTS = {
                     "grapharc.tools.workspace"),
     "ToolInputError": "grapharc.tools.errors",
     "ContainerExecutor": "grapharc.tools.container.executor",
+    **dict.fromkeys(("SandboxViolation", "SandboxedExecutor"), "grapharc.tools.sandbox"),
 }
 
 __all__ = sorted(_LAZY_EXPORTS)

@@ -24,8 +24,11 @@ def register_tools(register: RegisterTool) -> None:
                       description="run a program from an argv list in the workspace"))
 
 
-@hookimpl(specname="register_executors")
-def register_container_executor(register: RegisterExecutor) -> None:
+@hookimpl
+def register_executors(register: RegisterExecutor) -> None:
+    """Both executors in one implementation: the host keeps one implementation of a hook per plugin."""
+    register(ExecutorInfo(name="sandboxed", factory="grapharc.tools.sandbox:create_sandboxed_executor",
+                          description="each call in a fresh forked child under a CPython audit hook"))
     register(ExecutorInfo(name="container", factory="grapharc.tools.container:create_container_executor",
                           description="each call in a throwaway Docker container: only the workspace "
                                       "mounted, no network unless declared, non-root, read-only root"))

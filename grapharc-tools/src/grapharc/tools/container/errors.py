@@ -3,17 +3,18 @@
 from __future__ import annotations
 
 from grapharc.errors import GraphARCError
+from grapharc.executors import ExecutorUnavailableError
 
 
 class ContainerEngineError(GraphARCError):
     """The Docker engine refused or failed a request the executor made."""
 
 
-class ContainerUnavailableError(ContainerEngineError):
+class ContainerUnavailableError(ContainerEngineError, ExecutorUnavailableError):
     """The docker SDK is not installed, or no Docker engine answers where it was looked for."""
 
 
-class ContainerImageMissingError(GraphARCError, LookupError):
+class ContainerImageMissingError(ExecutorUnavailableError, LookupError):
     """The image the executor was given is not on the engine; it is never pulled implicitly."""
 
 

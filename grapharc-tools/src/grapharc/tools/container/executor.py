@@ -23,6 +23,7 @@ from contextlib import contextmanager, suppress
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+from grapharc._missing import install_hint
 from grapharc.executors import ExecutorOptionError, ToolFailedError, ToolTimeoutError, call_timeout
 from grapharc.harness.tools import Tool
 from grapharc.tools.container.errors import (
@@ -90,8 +91,9 @@ def connect(base_url: str | None) -> APIClient:
         import docker
         from docker.errors import DockerException
     except ImportError:
-        raise ContainerUnavailableError("the container executor needs the docker SDK, which is not "
-                                        "installed", hint="pip install 'grapharc-tools[container]'") from None
+        raise ContainerUnavailableError(
+            "the container executor needs the docker SDK, which is not installed",
+            hint=install_hint("grapharc-tools", extra="container")) from None
     try:
         client = docker.from_env() if base_url is None else docker.DockerClient(base_url=base_url)
     except DockerException as exc:

@@ -1,0 +1,113 @@
+"""Per-call cost of reading a 4 KB file through the ``local`` and ``sandboxed`` executors.
+
+The tool is a plain module-level read of one workspace file (``read_file`` itself lives on the
+``tools`` branch); what is measured is the executor: argument validation, and for the sandbox a
+fresh forked child per call with its audit hook, the JSON reply over a pipe and the reaping.
+The caller has LangGraph and the harness imported, as ``grapharc agent`` does, since the cost
+of a fork grows with the parent's memory. A third line is the floor under any fork-per-call
+design: a bare fork whose child answers one byte, reaped late like the sandbox's. Calls
+alternate so drift (and other load on the machine) hits all three alike; p50 and p99 are over
+``--calls`` calls each.
+
+    .venv/bin/python benchmarks/tool_executors.py [--calls N] [--json]
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import statistics
+import tempfile
+import time
+from pathlib import Path
+from typing import Any
+
+from pydantic import BaseModel
+
+from grapharc.executors import LocalExecutor
+from grapharc.harness import AgentNode, Tool  # noqa: F401  (the caller a real agent run is)
+from grapharc.tools import SandboxedExecutor
+
+FILE_BYTES = 4096
+
+
+class ReadArgs(BaseModel):
+    path: str
+
+
+def read_small(workspace: str, path: str) -> str:
+    """The tool both executors run: a text file inside the workspace."""
+    return Path(workspace, path).read_text()
+
+
+READ = Tool("read_small", "read a file in the workspace", ReadArgs, read_small)
+
+
+class BareFork:
+    """A fork whose child answers one byte over a pipe: what the sandbox cannot go below."""
+
+    def __init__(self) -> None:
+        self.unreaped: list[int] = []
+
+    def run(self, *_: Any, **__: Any) -> str:
+        for pid in self.unreaped:
+            os.waitpid(pid, 0)
+        read_fd, write_fd = os.pipe()
+        pid = os.fork()
+        if pid == 0:
+            os.write(write_fd, b"x")
+            os.close(write_fd)  # answered before teardown, as the sandbox's child does
+            os._exit(0)
+        os.close(write_fd)
+        while os.read(read_fd, 1):
+            pass
+        os.close(read_fd)
+        self.unreaped = [pid]
+        return "x"
+
+
+def percentiles(samples: list[float]) -> tuple[float, float]:
+    cuts = statistics.quantiles(samples, n=100, method="inclusive")
+    return cuts[49], cuts[98]
+
+
+def measure(calls: int, workspace: Path) -> dict[str, list[float]]:
+    executors: dict[str, Any] = {"local": LocalExecutor(), "sandboxed": SandboxedExecutor(),
+                                 "bare fork": BareFork()}
+    expected = {"local": (workspace / "small.txt").read_text(), "bare fork": "x"}
+    expected["sandboxed"] = expected["local"]
+    samples: dict[str, list[float]] = {name: [] for name in executors}
+    for _ in range(calls):
+        for name, executor in executors.items():
+            started = time.perf_counter()
+            result = executor.run(READ, {"path": "small.txt"}, workspace=workspace, timeout=30)
+            samples[name].append(time.perf_counter() - started)
+            assert result == expected[name]
+    return samples
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--calls", type=int, default=500)
+    parser.add_argument("--json", action="store_true")
+    options = parser.parse_args()
+    with tempfile.TemporaryDirectory() as folder:
+        workspace = Path(folder)
+        (workspace / "small.txt").write_text("x" * (FILE_BYTES - 1) + "\n")
+        samples = measure(options.calls, workspace)
+    cuts = {name: percentiles(values) for name, values in samples.items()}
+    ratio = cuts["sandboxed"][0] / cuts["local"][0]
+    if options.json:
+        print(json.dumps({"calls": options.calls, "p50_ratio": ratio, **{
+            f"{name.replace(' ', '_')}_{which}_ms": cut * 1e3
+            for name, (p50, p99) in cuts.items() for which, cut in (("p50", p50), ("p99", p99))}}))
+        return
+    print(f"a 4 KB read, {options.calls} calls each (bare fork: the floor, no tool)")
+    for name, (p50, p99) in cuts.items():
+        print(f"  {name:10} p50 {p50 * 1e3:7.3f} ms   p99 {p99 * 1e3:7.3f} ms")
+    print(f"  sandboxed / local at p50: {ratio:.0f}x")
+
+
+if __name__ == "__main__":
+    main()

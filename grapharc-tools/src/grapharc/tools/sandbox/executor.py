@@ -1,0 +1,227 @@
+"""The ``sandboxed`` executor: each call runs in a fresh forked child under an audit hook.
+
+The parent validates the arguments, checks that the tool can cross a process boundary (an
+import path, JSON arguments), forks, and waits on a pipe for the child's one JSON reply. Past
+the timeout it SIGKILLs the child's whole process group, so a hung tool and one that ignores
+SIGTERM both stop for real. A child is never reused: whatever one tool did to its interpreter
+dies with it. See ``guard`` for what the hook refuses and ``grants`` for what it allows.
+"""
+
+from __future__ import annotations
+
+import atexit
+import json
+import math
+import os
+import select
+import signal
+from collections.abc import Callable, Mapping
+from contextlib import suppress
+from pathlib import Path
+from time import monotonic
+from typing import Any, NoReturn
+
+from grapharc.executors import ExecutorOptionError, ToolFailedError, ToolTimeoutError
+from grapharc.harness.tools import Tool
+from grapharc.runtime.deadline import InvalidDeadlineError
+from grapharc.tools.sandbox import child
+from grapharc.tools.sandbox.child import flush_output
+from grapharc.tools.sandbox.errors import (
+    SandboxUnavailableError,
+    SandboxViolation,
+    ToolProcessDiedError,
+    UnsandboxableToolError,
+)
+from grapharc.tools.sandbox.grants import Grants
+from grapharc.tools.sandbox.jsondata import json_problem
+from grapharc.tools.workspace import Workspace
+
+READ_CHUNK = 1 << 16
+
+
+class SandboxedExecutor:
+    """Runs every tool call in its own forked child, confined by a CPython audit hook."""
+
+    name = "sandboxed"
+
+    def __init__(self) -> None:
+        if not (hasattr(os, "fork") and hasattr(os, "pidfd_open") and os.path.isdir("/proc/self/fd")):
+            raise SandboxUnavailableError("the sandboxed executor needs Linux (fork, /proc and pidfd_open)",
+                                          hint="use the container executor on this system")
+
+    def run(self, tool: Tool, args: Mapping[str, Any], *, workspace: str | Path,
+            timeout: float | None = None) -> Any:
+        kwargs = tool.arguments(args)
+        import_path = _import_path(tool)
+        arguments = _encode_arguments(tool, kwargs)
+        seconds = _seconds(tool, timeout)
+        root = str(Workspace(workspace).root)
+        grants = Grants.for_workspace(root, network=tool.needs_network)
+        reply = _fork_and_wait(tool, seconds, lambda fd: child.serve(
+            fd, tool=tool.name, import_path=import_path, workspace=str(workspace), arguments=arguments,
+            grants=grants, network=tool.needs_network))
+        return _decode(tool, reply)
+
+
+def create_sandboxed_executor(**options: Any) -> SandboxedExecutor:
+    """Factory registered under the name ``sandboxed``; it takes no options."""
+    if options:
+        raise ExecutorOptionError(f"the sandboxed executor takes no options, got {sorted(options)}")
+    return SandboxedExecutor()
+
+
+def _import_path(tool: Tool) -> str:
+    path = tool.import_path
+    if path is None:
+        raise UnsandboxableToolError(
+            f"tool {tool.name!r} cannot run sandboxed: its function {tool.function!r} has no import "
+            "path (a lambda, closure, functools.partial or bound method)")
+    return path
+
+
+def _encode_arguments(tool: Tool, kwargs: dict[str, Any]) -> str:
+    problem = json_problem(kwargs, "args")
+    if problem is not None:
+        raise UnsandboxableToolError(f"tool {tool.name!r} cannot run sandboxed: its arguments are "
+                                     f"not plain JSON data ({problem})")
+    return json.dumps(kwargs, allow_nan=False)
+
+
+def _seconds(tool: Tool, timeout: float | None) -> float | None:
+    if timeout is None:
+        return None
+    if isinstance(timeout, bool) or not isinstance(timeout, int | float) or math.isnan(timeout):
+        raise InvalidDeadlineError(f"timeout for tool {tool.name!r} must be a number of seconds or "
+                                   f"None, got {timeout!r}")
+    if timeout <= 0:
+        raise ToolTimeoutError(tool.name, float(timeout))
+    return None if math.isinf(timeout) else float(timeout)
+
+
+def _fork_and_wait(tool: Tool, seconds: float | None, serve: Callable[[int], NoReturn]) -> bytes:
+    """Fork a child that runs ``serve(write_fd)`` and return its reply.
+
+    The child's whole process group is SIGKILLed whatever happens. A child that answered is
+    reaped by a later call (tearing down a copy of a large interpreter takes milliseconds
+    nobody needs to wait for); one that timed out or died is reaped before this returns.
+    """
+    _reap_finished()
+    read_fd, write_fd = os.pipe()
+    flush_output()  # or the child would write the parent's pending output a second time
+    pid = os.fork()
+    if pid == 0:
+        try:
+            os.close(read_fd)
+            serve(write_fd)
+        finally:
+            os._exit(70)  # never return into the caller's code from the child
+    os.close(write_fd)
+    expires = None if seconds is None else monotonic() + seconds
+    reply: bytes | None = None
+    try:
+        _own_group(pid)
+        reply = _read_until_closed(read_fd, expires)
+        if reply == b"" and not _exits(pid, expires):  # closed its pipe but is still running
+            reply = None
+    finally:
+        os.close(read_fd)
+        _kill(pid)
+        status = None if reply else os.waitpid(pid, 0)[1]
+        if status is None:
+            _UNREAPED.add(pid)
+    if reply is None:
+        raise ToolTimeoutError(tool.name, seconds or 0.0)
+    if status is not None:
+        raise ToolProcessDiedError(tool.name, _death(status))
+    return reply
+
+
+def _own_group(pid: int) -> None:
+    """Put the child in its own process group from this side too (whichever runs first wins)."""
+    with suppress(PermissionError, ProcessLookupError):  # the child did it first, or has exited
+        os.setpgid(pid, pid)
+
+
+def _kill(pid: int) -> None:
+    """SIGKILL the child's process group, and the child itself in case it left the group.
+
+    The child is not reaped yet, so neither its pid nor its group id can have been reused.
+    """
+    for send in (os.killpg, os.kill):
+        with suppress(ProcessLookupError):
+            send(pid, signal.SIGKILL)
+
+
+def _exits(pid: int, expires: float | None) -> bool:
+    """Whether ``pid`` exits before ``expires``."""
+    exit_fd = os.pidfd_open(pid)
+    try:
+        return _readable(exit_fd, expires)
+    finally:
+        os.close(exit_fd)
+
+
+def _read_until_closed(fd: int, expires: float | None) -> bytes | None:
+    """Everything written to ``fd`` until it closes, or None if ``expires`` comes first."""
+    chunks: list[bytes] = []
+    while _readable(fd, expires):
+        chunk = os.read(fd, READ_CHUNK)
+        if not chunk:
+            return b"".join(chunks)
+        chunks.append(chunk)
+    return None
+
+
+def _readable(fd: int, expires: float | None) -> bool:
+    """Whether ``fd`` becomes readable before ``expires`` (None: wait as long as it takes)."""
+    poller = select.poll()  # not select(): descriptors past 1023 are common in a busy server
+    poller.register(fd, select.POLLIN)
+    left = None if expires is None else max(math.ceil((expires - monotonic()) * 1000), 0)
+    return bool(poller.poll(left))
+
+
+_UNREAPED: set[int] = set()
+"""Children that answered and were killed but not waited for yet (zombies until reaped)."""
+
+
+def _reap_finished() -> None:
+    for pid in list(_UNREAPED):
+        try:
+            done = os.waitpid(pid, os.WNOHANG)[0] != 0
+        except ChildProcessError:  # reaped already, by another thread's call or an os.wait()
+            done = True
+        if done:
+            _UNREAPED.discard(pid)
+
+
+@atexit.register
+def _reap_all() -> None:
+    for pid in list(_UNREAPED):
+        with suppress(ChildProcessError):
+            os.waitpid(pid, 0)
+    _UNREAPED.clear()
+
+
+def _death(status: int) -> str:
+    if os.WIFSIGNALED(status):
+        number = os.WTERMSIG(status)
+        try:
+            return f"killed by signal {signal.Signals(number).name}"
+        except ValueError:
+            return f"killed by signal {number}"
+    return f"exited with status {os.waitstatus_to_exitcode(status)}"
+
+
+def _decode(tool: Tool, reply: bytes) -> Any:
+    try:
+        message = json.loads(reply)
+    except ValueError:
+        raise ToolProcessDiedError(tool.name, "its answer was cut off or garbled") from None
+    if "result" in message:
+        return message["result"]
+    if "violation" in message:
+        raise SandboxViolation(tool.name, message["violation"]["operation"], message["violation"]["target"])
+    error = message["error"]
+    if error["type"] == UnsandboxableToolError.__name__:
+        raise UnsandboxableToolError(f"tool {tool.name!r} cannot run sandboxed: {error['message']}")
+    raise ToolFailedError(tool.name, error["type"], error["message"])

@@ -1,0 +1,12 @@
+"""The ``sandboxed`` executor passes the executor conformance kit."""
+
+from __future__ import annotations
+
+from grapharc.plugins import registry, resolve_factory
+from grapharc.testing.executor_kit import ExecutorConformance
+
+
+class TestSandboxedExecutor(ExecutorConformance):
+    def make_executor(self):
+        entry = registry("executors")["sandboxed"]
+        return resolve_factory(entry.item.factory, plugin=entry.distribution)()
