@@ -243,3 +243,12 @@ def test_stage5_compares_the_vendors_the_specs_reach(flags: list[str], warned: b
     assert code == 0, err
     assert ("both reach anthropic" in err) is warned and ("warning" in err) is warned
     assert "result    : demonstrated" in out
+
+
+def test_stage5_exits_1_when_a_budget_stops_it_before_the_review(workdir: Path) -> None:
+    result = invoke("stage5", "--max-tokens", "50", "--json")
+
+    assert result.exit_code == 1
+    document = json.loads(result.stdout)
+    assert document["ok"] is False and document["status"] == "exhausted"
+    assert document["run"]["status"] == "budget_exceeded" and document["reviewer_calls"] == 0
