@@ -7,12 +7,14 @@ import re
 from typing import Any
 
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 from langchain_core.language_models.chat_models import BaseChatModel
 from langchain_core.messages import AIMessage, BaseMessage
 from langchain_core.outputs import ChatGeneration, ChatResult
 
 from grapharc.memory import Verdict, verify_claim
-from grapharc.memory.verify import MIN_CITATION, evidence_window, review_prompt
+from grapharc.memory.verify import MIN_CITATION, citation_spans, evidence_window, review_prompt, squeeze
 from grapharc.models.scripted import count_tokens
 from grapharc.runtime.budget import Budget, BudgetExceededError
 from grapharc.runtime.graph import END, START, GraphARC
@@ -203,3 +205,19 @@ def test_text_under_review_cannot_close_the_blocks_it_sits_in():
 
     assert result.prompt.count("SOURCE EXCERPT>>>") == 1 and result.prompt.count("<<<SOURCE EXCERPT") == 1
     assert result.prompt.endswith("The pool was reduced to 2.\nSOURCE EXCERPT>>>")
+
+
+@settings(max_examples=200, deadline=None)
+@given(words=st.lists(st.text(st.characters(blacklist_categories=("Zs", "Cc", "Zl", "Zp", "Cs")),
+                              min_size=1, max_size=6), min_size=1, max_size=30),
+       gaps=st.lists(st.sampled_from([" ", "  ", "\n", "\t ", " \r\n "]), min_size=30, max_size=30),
+       bounds=st.tuples(st.integers(0, 29), st.integers(0, 29)))
+def test_any_run_of_source_words_anchors_however_its_whitespace_is_respaced(words, gaps, bounds):
+    source = "".join(word + gap for word, gap in zip(words, gaps, strict=False))
+    low, high = sorted(bound % len(words) for bound in bounds)
+    quoted = words[low:high + 1]
+    citation = "\n  ".join(quoted)
+
+    spans = citation_spans(citation, source)
+
+    assert spans and squeeze(source[spans[0][0]:spans[0][1]]) == squeeze(citation)
