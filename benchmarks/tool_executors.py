@@ -51,8 +51,7 @@ class BareFork:
         self.unreaped: list[int] = []
 
     def run(self, *_: Any, **__: Any) -> str:
-        for pid in self.unreaped:
-            os.waitpid(pid, 0)
+        self.unreaped = [pid for pid in self.unreaped if os.waitpid(pid, os.WNOHANG)[0] == 0]
         read_fd, write_fd = os.pipe()
         pid = os.fork()
         if pid == 0:
@@ -63,7 +62,7 @@ class BareFork:
         while os.read(read_fd, 1):
             pass
         os.close(read_fd)
-        self.unreaped = [pid]
+        self.unreaped.append(pid)
         return "x"
 
 
