@@ -77,3 +77,15 @@ def test_the_readme_names_exactly_the_two_make_targets_that_exist():
         assert f"make {target}" in README
         assert re.search(rf"^{target}: ", makefile, re.M)
     assert "make test" in (ROOT / ".ci" / "run").read_text()
+
+
+def test_the_approval_story_prints_exactly_what_the_readme_shows(tmp_path):
+    section = README.split("## Sessions: stop for a person, die, come back", 1)[1]
+    command = re.search(r"```sh\n(grapharc demo approval run [^#\n]*?)\s+#", section).group(1)
+    shown = re.search(r"The first command prints each step and stops[^\n]*\n\n```text\n(.*?)```",
+                      section, re.S).group(1)
+    result = subprocess.run([sys.executable, "-m", "grapharc", *command.split()[1:]],
+                            capture_output=True, text=True, cwd=tmp_path, timeout=120)
+    assert result.returncode == 0, result.stderr
+    approval = re.compile(r"ap-[0-9a-f]{12}")
+    assert approval.sub("ap-ID", result.stdout) == approval.sub("ap-ID", shown)

@@ -100,7 +100,7 @@ def test_core_alone_is_a_working_product(wheels: dict[str, Path], tmp_path: Path
     assert backends_json(venv) == ["mock"]
     failed = run(venv / "bin" / "python", "-c", "import grapharc.gateway", check=False)
     assert failed.returncode == 1
-    assert "pip install grapharc-gateway" in failed.stderr
+    assert "pip install ./grapharc-gateway" in failed.stderr
     reply = run(venv / "bin" / "python", "-c",
                 "from grapharc.models import get_model;"
                 "print(get_model('mock/x', responses=['ok']).invoke('q').content)")

@@ -1,8 +1,10 @@
-"""A clear error for ``import grapharc.<plugin>`` when that plugin is not installed.
+"""A clear error for ``import grapharc.<plugin>`` when that plugin is not installed, and how to get it.
 
 Without this, importing a plugin subpackage that is absent fails with a bare
 "No module named 'grapharc.gateway'"; the finder below runs last on
 ``sys.meta_path`` and names the distribution that provides the module instead.
+:func:`install_hint` is the one phrasing of "how to install X" every hint uses:
+nothing is on PyPI yet, so it says how to install from this repository.
 """
 
 from __future__ import annotations
@@ -19,6 +21,16 @@ PLUGIN_PACKAGES: dict[str, str] = {
 }
 
 
+def install_hint(distribution: str, extra: str = "") -> str:
+    """How to install ``distribution`` (with an optional extra) from a checkout of the repository."""
+    if extra:
+        return (f"{distribution} is not on PyPI yet; from a checkout of the GraphARC repository: "
+                f"pip install './{distribution}[{extra}]'")
+    wheel = distribution.replace("-", "_")
+    return (f"{distribution} is not on PyPI yet; from a checkout of the GraphARC repository: "
+            f"pip install ./{distribution} (or make wheels, then pip install dist/{wheel}-*.whl)")
+
+
 class MissingPluginFinder:
     """Meta-path finder of last resort for GraphARC plugin packages."""
 
@@ -29,7 +41,7 @@ class MissingPluginFinder:
             return None
         raise ModuleNotFoundError(
             f"No module named {fullname!r}: it is provided by the {distribution} distribution; "
-            f"install it with: pip install {distribution}",
+            f"{install_hint(distribution)}",
             name=fullname,
         )
 

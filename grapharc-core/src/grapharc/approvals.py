@@ -17,6 +17,7 @@ semantics), so what it does before asking must be repeatable; admission is, by d
 
 from __future__ import annotations
 
+import json
 from collections.abc import Callable
 from dataclasses import asdict, dataclass
 from enum import StrEnum
@@ -30,6 +31,8 @@ if TYPE_CHECKING:
 DURABLE_ASKS = "grapharc_durable_asks"
 """The ``configurable`` key a session turn sets so the run's asks become durable approvals."""
 APPROVED_ANSWERS = frozenset({True, "approved"})
+QUESTION_ARGUMENTS = 400
+"""Characters of a request's arguments its one-line question shows (the payload keeps them all)."""
 
 
 class AskMode(StrEnum):
@@ -58,17 +61,26 @@ class ApprovalRequest:
     reason: str
     route: str = "human"
     tenant: str | None = None
+    arguments: dict[str, Any] | None = None
+    """What exactly would run (a tool call's validated arguments), so the answer is about it."""
 
     @classmethod
-    def from_audit(cls, record: AuditRecord, route: str = "human") -> ApprovalRequest:
-        """The request an audited ``ask`` decision makes."""
-        return cls(record.resource, record.subject, record.rule_id, record.reason, route, record.tenant)
+    def from_audit(cls, record: AuditRecord, route: str = "human",
+                   arguments: dict[str, Any] | None = None) -> ApprovalRequest:
+        """The request an audited ``ask`` decision makes (about ``arguments``, if given)."""
+        return cls(record.resource, record.subject, record.rule_id, record.reason, route, record.tenant,
+                   arguments)
 
     @property
     def question(self) -> str:
-        """The request in one line, as an approval inbox shows it."""
+        """The request in one line, as an approval inbox shows it (long arguments clipped)."""
         rule = f" (rule {self.rule_id})" if self.rule_id else ""
-        return f"allow {self.resource} {self.subject}?{rule} {self.reason}".rstrip()
+        called = ""
+        if self.arguments is not None:
+            shown = json.dumps(self.arguments, ensure_ascii=False, sort_keys=True, default=str)
+            clipped = len(shown) > QUESTION_ARGUMENTS
+            called = f" with {shown[:QUESTION_ARGUMENTS] + '…' if clipped else shown}"
+        return f"allow {self.resource} {self.subject}{called}?{rule} {self.reason}".rstrip()
 
     def payload(self) -> dict[str, Any]:
         """What the durable approval records: the question and the request itself."""

@@ -143,35 +143,47 @@ class Config:
 
 def read_config_file(path: Path) -> dict[str, Any]:
     """The ``[grapharc]`` table of a config file; anything else in the file is an error."""
-    text = read_user_text(path, what="config file", limit=MAX_CONFIG_BYTES,
-                          error=ConfigurationError, kind="TOML")
+    hint = f"fix {path} or move it away; a run reads ./{CONFIG_NAME} or the file --config names"
     try:
+        text = read_user_text(path, what="config file", limit=MAX_CONFIG_BYTES,
+                              error=ConfigurationError, kind="TOML")
         document = tomllib.loads(text)
+    except ConfigurationError as exc:
+        raise ConfigurationError(str(exc), hint=hint) from None
     except tomllib.TOMLDecodeError as exc:
-        raise ConfigurationError(f"config file {path} is not valid TOML: {exc}") from None
+        raise ConfigurationError(f"config file {path} is not valid TOML: {exc}", hint=hint) from None
+    listed = "the settings are listed in docs/reference/config.md"
     extra = sorted(set(document) - {"grapharc"})
     if extra:
         raise ConfigurationError(f"{path}: unknown top-level key(s) {', '.join(extra)}; "
-                                 "settings go in a [grapharc] table")
+                                 "settings go in a [grapharc] table", hint=listed)
     table = document.get("grapharc", {})
     if not isinstance(table, dict):
-        raise ConfigurationError(f"{path}: grapharc must be a table ([grapharc])")
+        raise ConfigurationError(f"{path}: grapharc must be a table ([grapharc])", hint=listed)
     unknown = sorted(set(table) - set(KEYS))
     if unknown:
         raise ConfigurationError(f"{path}: [grapharc].{unknown[0]} is not a setting "
-                                 f"(settings: {', '.join(KEYS)})")
+                                 f"(settings: {', '.join(KEYS)})", hint=listed)
     return table
 
 
 def find_config(cwd: Path, explicit: Path | None) -> Path | None:
-    """``--config PATH`` if given (it must exist), else ``./grapharc.toml`` if present; no search up."""
-    if explicit is not None:
-        path = explicit if explicit.is_absolute() else cwd / explicit
-        if not path.exists():
-            raise ConfigurationError(f"config file {path} does not exist")
-        return path.resolve()
-    local = cwd / CONFIG_NAME
-    return local.resolve() if local.is_file() else None
+    """``--config PATH`` if given (it must exist), else ``./grapharc.toml`` if present; no search up.
+
+    Whatever sits at ``./grapharc.toml`` is the config: a directory, a dangling link or a
+    pipe there is refused rather than ignored, so a run never goes ungoverned by mistake.
+    """
+    path = cwd / CONFIG_NAME if explicit is None else explicit if explicit.is_absolute() else cwd / explicit
+    if explicit is None and not (path.exists() or path.is_symlink()):
+        return None
+    hint = f"replace {path} with a TOML file, or move it away" if explicit is None \
+        else "check the path given to --config"
+    if not path.exists():
+        raise ConfigurationError(f"config file {path} does not exist"
+                                 + (" (a link to nowhere)" if path.is_symlink() else ""), hint=hint)
+    if not (path.is_file() or path.is_dir()):  # a pipe or device would block the read, or never end
+        raise ConfigurationError(f"config file {path} is not a regular file", hint=hint)
+    return path.resolve()
 
 
 def load_config(flags: Mapping[str, Any], *, config: Path | None = None, cwd: Path | None = None,

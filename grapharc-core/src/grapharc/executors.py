@@ -11,20 +11,27 @@ back. Other executors come from plugins (grapharc-tools registers ``sandboxed`` 
 
 from __future__ import annotations
 
+import math
 from collections.abc import Mapping
 from pathlib import Path
 from typing import Any, Protocol
 
 from grapharc.errors import GraphARCError
 from grapharc.harness.tools import Tool, ToolArgumentError
-from grapharc.runtime.deadline import NodeTimeoutError, deadline
+from grapharc.runtime.deadline import InvalidDeadlineError, NodeTimeoutError, deadline
 
-__all__ = ["Executor", "ExecutorOptionError", "LocalExecutor", "ToolArgumentError", "ToolFailedError",
-           "ToolTimeoutError", "create_local_executor"]
+__all__ = ["Executor", "ExecutorOptionError", "ExecutorUnavailableError", "LocalExecutor",
+           "ToolArgumentError", "ToolFailedError", "ToolTimeoutError", "call_timeout",
+           "create_local_executor"]
 
 
 class ExecutorOptionError(GraphARCError):
     """An executor was built with options it does not take."""
+
+
+class ExecutorUnavailableError(GraphARCError):
+    """The executor cannot run any call here (no engine, a missing image, no sandbox on this
+    system): the run stops with it rather than showing it to the model as a tool's failure."""
 
 
 class ToolTimeoutError(GraphARCError, TimeoutError):
@@ -60,6 +67,19 @@ class Executor(Protocol):
 
     def run(self, tool: Tool, args: Mapping[str, Any], *, workspace: str | Path,
             timeout: float | None = None) -> Any: ...
+
+
+def call_timeout(tool: Tool, timeout: float | None) -> float | None:
+    """``timeout`` as the seconds an out-of-process executor waits (None: no limit), checked before
+    anything starts: not a number -> InvalidDeadlineError, none left -> ToolTimeoutError."""
+    if timeout is None:
+        return None
+    if isinstance(timeout, bool) or not isinstance(timeout, int | float) or math.isnan(timeout):
+        raise InvalidDeadlineError(f"timeout for tool {tool.name!r} must be a number of seconds or None, "
+                                   f"got {timeout!r}")
+    if timeout <= 0:
+        raise ToolTimeoutError(tool.name, float(timeout))
+    return None if math.isinf(timeout) else float(timeout)
 
 
 class LocalExecutor:

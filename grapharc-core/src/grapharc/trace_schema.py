@@ -99,6 +99,7 @@ TOOL: Final = "tool"
 TOOL_CALLS: Final = "tool_calls"
 CALL_ID: Final = "call_id"
 DECISION: Final = "decision"
+APPROVAL: Final = "approval"
 RULE_ID: Final = "rule_id"
 REASON: Final = "reason"
 EXECUTOR: Final = "executor"
@@ -199,6 +200,8 @@ FIELDS: Final[Mapping[str, Field]] = {
     TOOL_CALLS: Field(_COUNT, "tool calls the model asked for in one reply"),
     CALL_ID: Field(_type("string"), "the model's id for one tool call"),
     DECISION: Field({"enum": ["allow", "ask", "deny"]}, "what the permission policy decided"),
+    APPROVAL: Field({"enum": ["approved", "refused"]}, "what became of an ask: approved, or refused "
+                    "(declined, or nobody could answer)"),
     RULE_ID: Field(_type("string"), "the rule that decided (empty: no rule matched)"),
     REASON: Field(_type("string"), "why, in words"),
     EXECUTOR: Field(_type("string"), "what ran the tool (local, sandboxed, container, delegated)"),
@@ -239,7 +242,7 @@ SHAPES: Final[Mapping[str, Shape]] = {
     MODEL_CALL: Shape("an agent node called its model (a sub-step: its spend is on the node's end)",
                       (*_NODE, DURATION_MS), (*_SPEND, MODEL, TOOL_CALLS, EXECUTOR)),
     PERMISSION: Shape("an agent node's permission decision on one tool call",
-                      (*_NODE, TOOL, DECISION, REASON), (RULE_ID, CALL_ID, EXECUTOR)),
+                      (*_NODE, TOOL, DECISION, REASON), (APPROVAL, RULE_ID, CALL_ID, EXECUTOR)),
     TOOL_CALL: Shape("an agent node's tool call: what ran it and what became of it",
                      (*_NODE, TOOL, CALL_ID, OUTCOME, DURATION_MS),
                      (EXECUTOR, ARGS_DIGEST, EXCEPTION, OUTPUT_CHARS, REFERENCE)),

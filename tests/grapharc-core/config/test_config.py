@@ -2,6 +2,9 @@
 
 from __future__ import annotations
 
+import os
+import subprocess
+import sys
 from pathlib import Path
 
 import pytest
@@ -89,3 +92,42 @@ def test_a_missing_binary_or_directory_config_is_refused(tmp_path):
     (tmp_path / "bin.toml").write_bytes(b"\x00\x01")
     with pytest.raises(ConfigurationError, match="binary"):
         load_config({}, config=tmp_path / "bin.toml", cwd=tmp_path, env={})
+
+
+def _directory(path: Path) -> None:
+    path.mkdir()
+
+
+def _dangling_link(path: Path) -> None:
+    path.symlink_to(path.parent / "gone.toml")
+
+
+def _fifo(path: Path) -> None:
+    os.mkfifo(path)
+
+
+def _binary(path: Path) -> None:
+    path.write_bytes(b"\x00\xff[grapharc]")
+
+
+@pytest.mark.parametrize(("make", "says"), [(_directory, "is a directory"),
+                                            (_dangling_link, "a link to nowhere"),
+                                            (_fifo, "is not a regular file"),
+                                            (_binary, "is binary data")],
+                         ids=["directory", "dangling-link", "fifo", "binary"])
+def test_an_unusable_grapharc_toml_in_the_working_directory_is_refused_not_ignored(tmp_path, make, says):
+    make(tmp_path / "grapharc.toml")
+    with pytest.raises(ConfigurationError, match=says) as caught:
+        load_config({}, cwd=tmp_path, env={})
+    assert str(tmp_path / "grapharc.toml") in str(caught.value) and caught.value.hint
+
+
+def test_a_command_run_beside_a_grapharc_toml_directory_exits_2_naming_it(tmp_path):
+    (tmp_path / "grapharc.toml").mkdir()
+    env = {k: v for k, v in os.environ.items() if not k.startswith("GRAPHARC_")}
+    for args in (["plan", "a goal"], ["session", "list", "--json"]):
+        result = subprocess.run([sys.executable, "-m", "grapharc.cli", *args], capture_output=True,
+                                text=True, cwd=tmp_path, env=env, timeout=120, stdin=subprocess.DEVNULL)
+        assert result.returncode == 2, result.stdout
+        assert "grapharc.toml is a directory" in result.stderr + result.stdout
+        assert "Traceback" not in result.stderr

@@ -173,3 +173,14 @@ def test_a_policy_documents_deny_beats_a_flag_allow_and_every_decision_is_audite
                        ("tool", "big_output", "ask", "review-big"), ("approval", "big_output", "allow",
                                                                       "review-big")]
     assert all(r.policy_version == "7" for r in engine.audit_log)
+
+
+def test_an_ask_shows_the_approver_the_exact_arguments_and_bad_arguments_are_never_asked_about(tmp_path):
+    policy = PermissionPolicy.from_flags(allow=["*"], ask=["append_note"])
+    asked = []
+    script = [reply(call("append_note", {"name": "BAD", "text": "a"})),
+              reply(call("append_note", {"name": "todo", "text": "milk"}, 2)), "ok"]
+    _, _, events = run(tmp_path, script, permissions=policy, approver=lambda r: asked.append(r) or True)
+    assert [r.arguments for r in asked] == [{"name": "todo", "text": "milk"}]
+    assert 'with {"name": "todo", "text": "milk"}?' in asked[0].question
+    assert [e.get("approval") for e in of_phase(events, "permission")] == [None, "approved"]

@@ -40,7 +40,7 @@ def test_the_core_a_plugin_supports_is_declared_once_by_its_core_dependency(dist
 
 @pytest.mark.parametrize(("module", "dist"), sorted(PLUGIN_PACKAGES.items()))
 def test_a_missing_plugin_package_names_the_distribution_to_install(module, dist):
-    with pytest.raises(ModuleNotFoundError, match=f"pip install {dist}"):
+    with pytest.raises(ModuleNotFoundError, match=f"pip install ./{dist}"):
         MissingPluginFinder.find_spec(module)
 
 

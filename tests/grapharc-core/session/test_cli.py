@@ -7,6 +7,7 @@ Typer's CliRunner and must exit 2 with one line and nothing written.
 from __future__ import annotations
 
 import json
+import re
 
 import pytest
 from session_cli import build_app
@@ -119,8 +120,26 @@ def test_prune_from_the_command_line_keeps_the_paused_thread(d):
     ok("demo", "approval", "run", "--application", "LN-7310", "--thread", "keep", "--dir", d)
     ok("demo", "approval", "run", "--application", "LN-2204", "--thread", "gone", "--dir", d)
     report = doc("session", "prune", "--older-than", "0s", "--dir", d)
-    assert report["removed"] == ["gone"]
+    assert report["removed"] == ["gone"] and report["count"] == 1 and report["checkpoints"] > 0
+    assert report["bytes_freed"] >= 0 and report["bytes_on_disk"] > 0
     assert [s["thread_id"] for s in doc("session", "list", "--dir", d)["sessions"]] == ["keep"]
+
+
+def test_a_prune_that_removes_nothing_says_so_and_frees_nothing(d):
+    ok("demo", "approval", "run", "--application", "LN-2204", "--thread", "young", "--dir", d)
+    for _ in range(3):
+        assert ok("session", "prune", "--older-than", "30d", "--dir", d) == (
+            "nothing to prune: no finished thread is that old; nothing was removed\n")
+    report = doc("session", "prune", "--older-than", "30d", "--dir", d)
+    assert (report["count"], report["checkpoints"], report["bytes_freed"]) == (0, 0, 0)
+
+
+def test_a_prune_that_removes_threads_reports_their_checkpoints_and_the_bytes_freed(d):
+    for number in range(3):
+        ok("demo", "approval", "run", "--application", "LN-2204", "--thread", f"t{number}", "--dir", d)
+    text = ok("session", "prune", "--older-than", "0s", "--dir", d)
+    assert re.fullmatch(r"removed 3 finished thread\(s\) with [1-9]\d* checkpoint\(s\); "
+                        r"freed \d+ bytes \(\d+ on disk now\)\n", text), text
 
 
 # -- bad input: exit 2, one line, nothing written ---------------------------------------------

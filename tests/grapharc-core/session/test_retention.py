@@ -7,7 +7,7 @@ from langgraph.checkpoint.memory import InMemorySaver
 from session_graphs import register_all
 
 from grapharc.session import DurationError, SessionManager, parse_duration
-from grapharc.session.retention import delete_threads, weight
+from grapharc.session.retention import count_checkpoints, delete_threads, weight
 
 DAY = 86400.0
 
@@ -42,11 +42,13 @@ def test_prune_removes_old_finished_sessions_and_the_files_shrink(aged):
     clock.now += 10 * DAY
     manager.start("chain", thread_id="recent")
     before = weight(manager.store, manager.checkpoints)
+    held = count_checkpoints(manager.checkpointer, [f"old-{i}" for i in range(60)] + ["old-rejected"])
 
     report = manager.prune(7 * DAY)
 
     assert set(report.removed) == {f"old-{i}" for i in range(60)} | {"old-rejected"}
     assert report.bytes_after < report.bytes_before == before
+    assert report.checkpoints == held > 61 and report.bytes_freed == before - report.bytes_after
     assert weight(manager.store, manager.checkpoints) == report.bytes_after
     assert {s.thread_id for s in manager.list()} == {"old-paused", "old-running", "recent"}
     saver = manager.checkpointer

@@ -15,6 +15,7 @@ from grapharc.cli.output import JsonOption
 
 def add_core_commands(app: typer.Typer) -> None:
     """Register core's commands on ``app``: its own, then each command family's."""
+    from grapharc.cli.agent_command import add_agent_command
     from grapharc.cli.demo_commands import build_demo_app
     from grapharc.cli.governance_commands import add_governance_commands
     from grapharc.cli.models_command import add_models_command
@@ -27,6 +28,7 @@ def add_core_commands(app: typer.Typer) -> None:
     add_governance_commands(app)
     add_observe_commands(app)
     add_session_commands(app)
+    add_agent_command(app)
     demo_app = build_demo_app()
     add_approval_demo(demo_app)
     app.add_typer(demo_app, name="demo")

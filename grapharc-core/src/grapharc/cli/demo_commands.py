@@ -54,13 +54,14 @@ def build_demo_app() -> typer.Typer:
     app.command("stage2")(stage2_command)
     app.command("stage3")(stage3_command)
     app.command("stage4")(stage4_command)
+    app.command("agent")(agent_command)
     return app
 
 
 def _run(stage: str, as_json: bool, flags: dict[str, Any], config_path: Path | None,
          defaults: dict[str, Any], work: Callable[[Config], StageOutcome]) -> None:
     """Resolve the settings, run the stage, and report it (0 demonstrated, 1 not, 2 could not run)."""
-    from grapharc.cli.output import ExitCode, emit, fail
+    from grapharc.cli.output import ExitCode, emit, fail, terminal_safe
     from grapharc.config import load_config
     from grapharc.errors import GraphARCError
     from grapharc.examples.demo_support import DemoInputError
@@ -74,7 +75,10 @@ def _run(stage: str, as_json: bool, flags: dict[str, Any], config_path: Path | N
     except OSError as exc:  # a trace, checkpoint or report path the stage cannot use
         fail(DemoInputError(f"cannot use {exc.filename or 'a file'}: {exc.strerror or exc}",
                             hint="check the --trace, --checkpoints and --report-dir paths"), as_json)
-    shown = dataclasses.replace(outcome, facts=(("config", config.line()), *outcome.facts))
+    shown = dataclasses.replace(  # the human view shows model output: escape what a terminal acts on
+        outcome, facts=terminal_safe((("config", config.line()), *outcome.facts)),
+        summary=terminal_safe(outcome.summary), model=terminal_safe(outcome.model),
+        hints=terminal_safe(outcome.hints))
     document = {**outcome.document(),
                 "config": {"path": str(config.path) if config.path else None, "line": config.line()},
                 "sources": config.sources()}
@@ -227,3 +231,21 @@ def stage4_command(
     _run("stage4", as_json, {"trace": trace, "model": model, "max_rounds": max_rounds,
                              "max_iterations": max_iterations, "max_tokens": max_tokens}, config,
          {"max_rounds": DEFAULT_ROUNDS, **_budget_defaults(DEFAULT_BUDGET)}, work)
+
+
+def agent_command(
+    as_json: JsonOption = False,
+    trace: Annotated[Path, typer.Option(
+        "--trace", help="Append JSONL events here.")] = Path(".grapharc/traces/demo-agent.jsonl"),
+) -> None:
+    """A scripted model fixes a failing test: one denied call, one refused escape, approved commands."""
+    from grapharc.cli.output import ExitCode, emit, fail
+    from grapharc.errors import GraphARCError
+    from grapharc.examples.agent_demo import run_agent_demo
+
+    try:
+        demo = run_agent_demo(trace)
+    except GraphARCError as exc:
+        fail(exc, as_json)
+    emit(demo.document, as_json, lambda _doc: "\n".join(demo.lines),
+         ExitCode.OK if demo.demonstrated else ExitCode.NEGATIVE)

@@ -9,11 +9,12 @@ from __future__ import annotations
 
 import sys
 from collections.abc import Sequence
+from typing import Annotated
 
 import typer
 
-from grapharc.cli.output import ExitCode, report_error
-from grapharc.errors import GraphARCError
+from grapharc.cli.output import ExitCode, JsonOption, report_error
+from grapharc.errors import ConfigurationError, GraphARCError
 
 HELP = (
     "GraphARC: a governed agent runtime on LangGraph. A planner proposes, a deterministic "
@@ -21,6 +22,28 @@ HELP = (
     "Every command takes --json. Exit codes: 0 did the job, 1 ran and the answer was "
     "negative, 2 could not run."
 )
+CONTEXT_SETTINGS = {"help_option_names": ["-h", "--help"]}
+"""Every command and group inherits these from the root's context: -h works like --help."""
+
+
+class MisplacedOptionError(ConfigurationError):
+    """A command's own option given before the command, where the root cannot honour it."""
+
+
+def root(
+    context: typer.Context,
+    version: Annotated[bool, typer.Option("--version", help="Print the version and exit.")] = False,
+    as_json: JsonOption = False,
+) -> None:
+    """The root's own options: ``--version`` (with ``--json``); a bare ``--json`` is misplaced."""
+    if version:
+        from grapharc.cli.core_commands import version_command
+
+        version_command(as_json)
+        raise typer.Exit(int(ExitCode.OK))
+    if as_json or context.invoked_subcommand is None:
+        raise MisplacedOptionError("--json goes after the command, as in: grapharc plugins --json",
+                                   hint="see: grapharc --help")
 
 
 def build_app() -> typer.Typer:
@@ -28,7 +51,9 @@ def build_app() -> typer.Typer:
     from grapharc.plugins import get_host
 
     app = typer.Typer(name="grapharc", help=HELP, no_args_is_help=True, add_completion=False,
-                      pretty_exceptions_enable=False, rich_markup_mode=None)
+                      pretty_exceptions_enable=False, rich_markup_mode=None,
+                      context_settings=CONTEXT_SETTINGS, invoke_without_command=True)
+    app.callback()(root)
     get_host().add_commands(app)
     return app
 

@@ -16,7 +16,7 @@ from typing import Annotated, Any, TypeVar
 
 import typer
 
-from grapharc.cli.output import ExitCode, JsonOption, emit, fail
+from grapharc.cli.output import ExitCode, JsonOption, emit, fail, terminal_safe, terminal_text
 
 T = TypeVar("T")
 
@@ -57,7 +57,7 @@ def _warn(warnings: list[str], as_json: bool) -> None:
     """Human-mode warnings go to stderr (the JSON document carries them itself)."""
     if not as_json:
         for warning in warnings:
-            sys.stderr.write(f"warning: {warning}\n")
+            sys.stderr.write(f"warning: {terminal_text(warning)}\n")
 
 
 def trace_command(
@@ -84,7 +84,8 @@ def trace_command(
     shown = 0
     try:
         for event in reader:
-            write(codec.dumps(event).decode("utf-8") + "\n" if as_json else event_line(event) + "\n")
+            line = codec.dumps(event).decode("utf-8") if as_json else event_line(terminal_safe(event))
+            write(line + "\n")
             shown += 1
         if not shown:
             filters = (("run", run), ("thread", thread), ("attempt", attempt))
@@ -117,7 +118,7 @@ def viz_command(path: TracePath, run: RunArg, as_json: JsonOption = False) -> No
 
     result = _guarded(as_json, lambda: viz(path, run))
     _warn(result.warnings, as_json)
-    emit(result.to_document(), as_json, lambda doc: doc["mermaid"])
+    emit(result.to_document(), as_json, lambda _doc: result.mermaid())  # labels escaped by viz
 
 
 def replay_command(path: TracePath, run: RunArg, reducer: ReducerOption = None,
@@ -139,7 +140,7 @@ def replay_command(path: TracePath, run: RunArg, reducer: ReducerOption = None,
                 spool.write(separator[0] + codec.dumps(document).decode("utf-8"))
                 separator[0] = ",\n"
             else:
-                spool.write(render_step(document) + "\n")
+                spool.write(render_step(terminal_safe(document)) + "\n")
 
         result = _guarded(as_json, lambda: replay(
             path, run, reducers=parse_reducer_options(reducer or []), on_step=keep))
@@ -162,7 +163,7 @@ def _write_replay(summary: dict[str, Any], spool: Any, as_json: bool,
         out.write("\n  ]\n}\n")
     else:
         shutil.copyfileobj(spool, out)
-        out.write(render(summary) + "\n")
+        out.write(render(terminal_safe(summary)) + "\n")
     out.flush()
 
 

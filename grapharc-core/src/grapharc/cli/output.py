@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import json
 import os
+import re
 import sys
 import traceback
 from collections.abc import Callable
@@ -30,6 +31,32 @@ class ExitCode(IntEnum):
     CANNOT_RUN = 2
 
 
+_CONTROL = re.compile("[\x00-\x08\x0a-\x1f\x7f-\x9f\u2028\u2029\u202a-\u202e\u2066-\u2069]")
+"""Characters a terminal acts on (escape sequences, carriage return, line breaks, bidi overrides)."""
+
+
+def terminal_text(text: str) -> str:
+    """``text`` with every character a terminal would act on shown as an escape (``\\x1b``, ``\\n``).
+
+    Data (a goal, trace content, model output) must never move the cursor or start a
+    line of its own, or it could fake what a command printed; tabs stay as they are.
+    """
+    return _CONTROL.sub(lambda match: match.group().encode("unicode_escape").decode("ascii"), text)
+
+
+def terminal_safe(value: Any) -> Any:
+    """``value`` with :func:`terminal_text` applied to every string in it, dict keys included."""
+    if isinstance(value, str):
+        return terminal_text(value)
+    if isinstance(value, dict):
+        return {terminal_safe(key): terminal_safe(item) for key, item in value.items()}
+    if isinstance(value, list):
+        return [terminal_safe(item) for item in value]
+    if isinstance(value, tuple):
+        return tuple(terminal_safe(item) for item in value)
+    return value
+
+
 def debug_enabled() -> bool:
     return os.environ.get("GRAPHARC_DEBUG", "").strip() not in {"", "0"}
 
@@ -42,11 +69,11 @@ def write_json(document: Any) -> None:
 
 def emit(document: Any, as_json: bool, render: Callable[[Any], str],
          code: ExitCode = ExitCode.OK) -> None:
-    """Print the result (JSON or rendered text) and exit with ``code`` if it is not 0."""
+    """Print the result (JSON, or text rendered from a terminal-safe copy) and exit with ``code``."""
     if as_json:
         write_json(document)
     else:
-        text = render(document)
+        text = render(terminal_safe(document))
         if text:
             sys.stdout.write(text if text.endswith("\n") else text + "\n")
     if code != ExitCode.OK:
@@ -66,9 +93,9 @@ def report_error(code: str, message: str, hint: str, as_json: bool,
     if as_json:
         write_json(error_document(code, message, hint))
     else:
-        sys.stderr.write(f"error: {message}\n")
+        sys.stderr.write(f"error: {terminal_text(message)}\n")
         if hint:
-            sys.stderr.write(f"hint: {hint}\n")
+            sys.stderr.write(f"hint: {terminal_text(hint)}\n")
     if debug_enabled():
         traceback.print_exc(file=sys.stderr)
     return int(exit_code)

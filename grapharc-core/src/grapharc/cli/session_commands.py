@@ -1,4 +1,4 @@
-"""The ``session`` commands (status, list, prune) and the ``demo approval`` story (run, resume, recover).
+"""The ``session`` commands (status, list, prune, approve, reject, recover) and the ``demo approval`` story.
 
 Sessions live in a directory: the ``sessions`` setting (``--dir``, else ``$GRAPHARC_SESSIONS``,
 else ``sessions`` in grapharc.toml, else ``.grapharc/sessions``). ``status`` and ``list`` read
@@ -10,12 +10,13 @@ command takes ``--json``.
 from __future__ import annotations
 
 import time
+from collections.abc import Callable
 from pathlib import Path
 from typing import Annotated, Any
 
 import typer
 
-from grapharc.cli.output import ExitCode, JsonOption, emit, fail
+from grapharc.cli.output import ExitCode, JsonOption, emit, fail, terminal_text
 from grapharc.errors import ConfigurationError, GraphARCError
 
 DirOption = Annotated[Path | None, typer.Option(
@@ -39,6 +40,9 @@ def add_session_commands(app: typer.Typer) -> None:
     group.command("status")(status_command)
     group.command("list")(list_command)
     group.command("prune")(prune_command)
+    group.command("approve")(approve_command)
+    group.command("reject")(reject_command)
+    group.command("recover")(recover_command)
     app.add_typer(group, name="session")
 
 
@@ -118,8 +122,10 @@ def prune_command(
 
 
 def render_prune(doc: dict[str, Any]) -> str:
-    return (f"removed {doc['count']} finished thread(s); "
-            f"{doc['bytes_before']} -> {doc['bytes_after']} bytes on disk")
+    if not doc["count"]:
+        return "nothing to prune: no finished thread is that old; nothing was removed"
+    return (f"removed {doc['count']} finished thread(s) with {doc['checkpoints']} checkpoint(s); "
+            f"freed {doc['bytes_freed']} bytes ({doc['bytes_on_disk']} on disk now)")
 
 
 def render_status(doc: dict[str, Any]) -> str:
@@ -157,6 +163,90 @@ def render_list(doc: dict[str, Any]) -> str:
     return text
 
 
+ApprovalOption = Annotated[str | None, typer.Option(
+    "--approval", help="The approval answered (default: the thread's only open one).")]
+DeciderOption = Annotated[str | None, typer.Option(
+    "--decider", help="Who decides (default: your user name).")]
+
+
+def approve_command(thread: Annotated[str, typer.Argument(help="The paused thread.")],
+                    approval: ApprovalOption = None, decider: DeciderOption = None,
+                    directory: DirOption = None, as_json: JsonOption = False) -> None:
+    """Approve what a paused thread waits on, and carry the thread on in this process."""
+    _decide(thread, "approved", approval, decider, directory, as_json)
+
+
+def reject_command(thread: Annotated[str, typer.Argument(help="The paused thread.")],
+                   approval: ApprovalOption = None, decider: DeciderOption = None,
+                   directory: DirOption = None, as_json: JsonOption = False) -> None:
+    """Reject what a paused thread waits on (an agent is told no and carries on)."""
+    _decide(thread, "rejected", approval, decider, directory, as_json)
+
+
+def _decide(thread: str, decision: str, approval: str | None, decider: str | None, directory: Path | None,
+            as_json: bool) -> None:
+    """Answer a thread's approval and carry the thread on."""
+    import getpass
+
+    def move(manager: Any, on_update: Any) -> Any:
+        approval_id = approval or _only_hold(manager, thread)
+        return manager.resume(thread, approval_id, decision, decider=decider or getpass.getuser(),
+                              on_update=on_update)
+
+    _carry_on(thread, directory, as_json, move)
+
+
+def recover_command(
+    thread: Annotated[str, typer.Argument(help="A thread whose runner died or whose turn failed.")],
+    directory: DirOption = None, lease: LeaseOption = 30.0, as_json: JsonOption = False,
+) -> None:
+    """Carry on a thread whose runner died (once its lease expired) from its last checkpoint."""
+
+    def move(manager: Any, on_update: Any) -> Any:
+        return manager.recover(thread, on_update=on_update)
+
+    _carry_on(thread, directory, as_json, move, lease)
+
+
+def _carry_on(thread: str, directory: Path | None, as_json: bool, move: Callable[[Any, Any], Any],
+              lease: float = 30.0) -> None:
+    """Open the thread's graph in this process and ``move`` it on: an agent thread's agent is
+    rebuilt from the settings stored with it; the demos' graphs are registered by name."""
+    from grapharc.cli.agent_command import Progress, finish, session_document
+    from grapharc.harness.sessions import AGENT_GRAPH, reopen_agent
+    from grapharc.session.errors import UnknownSessionError
+
+    story = _Story(as_json)
+    try:
+        where = session_dir(directory)
+        if not where.exists():
+            raise UnknownSessionError(thread)
+        manager = _manager(where, lease)
+        try:
+            if manager.get(thread).graph == AGENT_GRAPH:
+                trace = reopen_agent(manager, thread)[1]
+                session = move(manager, Progress(as_json).remember(manager.values(thread)))
+                document = session_document(manager, session, trace, where)
+            else:
+                _register_demo_graphs(manager)
+                session, document = move(manager, story), None
+        finally:
+            manager.close()
+    except GraphARCError as exc:
+        fail(exc, as_json)
+    if document is not None:
+        finish(document, as_json)
+    else:
+        _finish_story(session, story)
+
+
+def _register_demo_graphs(manager: Any) -> None:
+    """Register the graphs core's demos run sessions of, so their threads can be decided here."""
+    from grapharc.examples.approval import register_credit_graph
+
+    register_credit_graph(manager)
+
+
 # -- demo approval group -----------------------------------------------------------------
 
 
@@ -172,7 +262,7 @@ class _Story:
             line = f"{'[' + node + ']':<20}{note}"
             self.lines.append(line)
             if not self.as_json:
-                typer.echo(line)
+                typer.echo(terminal_text(line))
 
 
 def _demo_manager(directory: Path | None, lease: float) -> Any:

@@ -43,7 +43,7 @@ from pydantic import Field
 from grapharc import trace_schema as ts
 from grapharc.approvals import Answer, ApprovalRequest, Approver, request_approval, unanswered_reason
 from grapharc.errors import GraphARCError
-from grapharc.executors import Executor, LocalExecutor, ToolTimeoutError
+from grapharc.executors import Executor, ExecutorUnavailableError, LocalExecutor, ToolTimeoutError
 from grapharc.harness.ledger import COMPLETED, ToolCallLedger, digest
 from grapharc.harness.overflow import shown
 from grapharc.harness.permissions import Decision, PermissionPolicy
@@ -234,14 +234,23 @@ class AgentNode:
               call: dict[str, Any]) -> tuple[str, bool]:
         """One tool call: (what the model is told, whether an earlier attempt left it uncertain)."""
         name, call_id = str(call.get("name")), str(call.get("id") or index)
-        tool = self._permitted(config, name, call_id)
-        if isinstance(tool, str):
-            return tool, False
+        verdict = self._decide(name)
+        fields = {ts.TOOL: name, ts.CALL_ID: call_id, ts.RULE_ID: verdict.rule_id}
+        if name not in self.tools or verdict.decision is Decision.DENY:
+            reason = verdict.reason if name in self.tools else "no tool of this name is offered"
+            self._record(config, "tools", ts.PERMISSION, {**fields, ts.DECISION: "deny", ts.REASON: reason})
+            return f"error: no tool named {name!r} is available to you", False
+        tool = self.tools.get(name)
         try:
             arguments = tool.arguments(call.get("args"))
-        except ToolArgumentError as exc:
+        except ToolArgumentError as exc:  # refused before anyone is asked about a call that cannot run
+            self._record(config, "tools", ts.PERMISSION,
+                         {**fields, ts.DECISION: verdict.decision.value, ts.REASON: verdict.reason})
             self._outcome(config, name, call_id, "refused", 0.0, exception=exc)
             return f"error: {exc}", False
+        refusal = self._permitted(config, tool, arguments, verdict, fields)
+        if refusal is not None:
+            return refusal, False
         call_digest = digest(name, arguments)
         key = ToolCallLedger.key(ledger.thread_id, "tools", step, index, call_digest)
         guarded = tool.side_effect is not SideEffect.READ or not tool.idempotent
@@ -260,23 +269,19 @@ class AgentNode:
         return self._execute(config, ledger if guarded else None, key, tool, arguments, call_id,
                              call_digest), False
 
-    def _permitted(self, config: RunnableConfig, name: str, call_id: str) -> Tool | str:
-        """The tool, if it is offered and the policy lets this call through; else what the model is told."""
-        verdict = self._decide(name)
-        fields = {ts.TOOL: name, ts.CALL_ID: call_id, ts.RULE_ID: verdict.rule_id}
-        if name not in self.tools or verdict.decision is Decision.DENY:
-            reason = verdict.reason if name in self.tools else "no tool of this name is offered"
-            self._record(config, "tools", ts.PERMISSION, {**fields, ts.DECISION: "deny", ts.REASON: reason})
-            return f"error: no tool named {name!r} is available to you"
+    def _permitted(self, config: RunnableConfig, tool: Tool, arguments: dict[str, Any], verdict: _Verdict,
+                   fields: dict[str, Any]) -> str | None:
+        """None when an allowed call, or an ask approved for exactly these arguments, may run;
+        else what the model is told. The decision is on the trace either way."""
         if verdict.decision is Decision.ASK:
-            refusal = self._ask(name, verdict)
-            if refusal is not None:
-                self._record(config, "tools", ts.PERMISSION,
-                             {**fields, ts.DECISION: "ask", ts.REASON: refusal})
-                return f"error: calling {name!r} needs an approval; {refusal}"
+            refusal = self._ask(tool.name, arguments, verdict)
+            self._record(config, "tools", ts.PERMISSION,
+                         {**fields, ts.DECISION: "ask", ts.APPROVAL: "refused" if refusal else "approved",
+                          ts.REASON: refusal or verdict.reason})
+            return None if refusal is None else f"error: calling {tool.name!r} needs an approval; {refusal}"
         self._record(config, "tools", ts.PERMISSION,
                      {**fields, ts.DECISION: "allow", ts.REASON: verdict.reason})
-        return self.tools.get(name)
+        return None
 
     def _decide(self, name: str) -> _Verdict:
         """What the rules say about a call of ``name`` (audited by the policy engine, if any)."""
@@ -289,15 +294,16 @@ class AgentNode:
         return _Verdict(verdict.decision, rule.id if rule else "", verdict.reason,
                         rule.route if rule else "human")
 
-    def _ask(self, name: str, verdict: _Verdict) -> str | None:
-        """None when the ask is approved, else why not (the one approval model decides; with a
-        policy document its approval router routes it and audits the outcome)."""
+    def _ask(self, name: str, arguments: dict[str, Any], verdict: _Verdict) -> str | None:
+        """None when the ask is approved, else why not (the one approval model decides, shown the
+        call's arguments; with a policy document its approval router routes it and audits it)."""
         if self.policy is not None and verdict.decided is not None:
             approvers = {verdict.route: self.approver} if self.approver is not None else {}
-            if self.policy.approval_router(approvers).resolve(verdict.decided) is Decision.ALLOW:
+            if self.policy.approval_router(approvers).resolve(verdict.decided, arguments) is Decision.ALLOW:
                 return None
             return self.policy.audit_log[-1].reason
-        request = ApprovalRequest("tool", name, verdict.rule_id, verdict.reason, verdict.route)
+        request = ApprovalRequest("tool", name, verdict.rule_id, verdict.reason, verdict.route,
+                                  arguments=arguments)
         answer = request_approval(request, self.approver)
         if answer is Answer.APPROVED:
             return None
@@ -313,6 +319,8 @@ class AgentNode:
             self._outcome(config, tool.name, call_id, "timeout", _ms(started), digest=call_digest,
                           exception=exc)
             return f"error: {exc}"
+        except ExecutorUnavailableError:  # nothing the model can work around: the run stops
+            raise
         except Exception as exc:  # the tool's own failure is the model's to read, not the run's
             self._outcome(config, tool.name, call_id, "error", _ms(started), digest=call_digest,
                           exception=exc)

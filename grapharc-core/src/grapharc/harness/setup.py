@@ -39,7 +39,9 @@ class AgentSettings:
     ask: tuple[str, ...] = ()
     deny: tuple[str, ...] = ()
     executor: str = "local"
+    executor_options: dict[str, Any] = field(default_factory=dict)
     tools: tuple[str, ...] | None = None
+    model_options: dict[str, Any] = field(default_factory=dict)
     max_steps: int = 20
     tool_timeout: float = 60.0
     budget: dict[str, Any] = field(default_factory=dict)
@@ -72,8 +74,9 @@ def default_permissions(tools: ToolRegistry) -> PermissionPolicy:
     return PermissionPolicy.from_flags(allow=reads, ask=others)
 
 
-def open_executor(name: str) -> Executor:
-    """The executor a plugin registered under ``name`` (``local`` is core's)."""
+def open_executor(name: str, options: dict[str, Any] | None = None) -> Executor:
+    """The executor a plugin registered under ``name`` (``local`` is core's), built with ``options``
+    (the container executor's ``image``, say)."""
     from grapharc.plugins import registry, resolve_factory
 
     installed = registry("executors")
@@ -81,14 +84,32 @@ def open_executor(name: str) -> Executor:
     if entry is None:
         raise AgentSettingsError(f"no executor named {name!r}; installed: {', '.join(sorted(installed))}",
                                  hint="grapharc-tools adds the sandboxed and container executors")
-    executor: Executor = resolve_factory(entry.item.factory, plugin=entry.distribution)()
+    executor: Executor = resolve_factory(entry.item.factory, plugin=entry.distribution)(**(options or {}))
     return executor
+
+
+def tool_calling_model(spec: str, options: dict[str, Any]) -> Any:
+    """The model ``spec`` names, refused unless its backend declares the ``tools`` capability
+    (a backend that cannot call tools would answer without ever touching the workspace)."""
+    from grapharc._missing import install_hint
+    from grapharc.models import get_model, resolve_backend
+    from grapharc.plugins import registry
+
+    backend = resolve_backend(spec)
+    if "tools" not in backend.info.capabilities:
+        able = sorted(name for name, entry in registry("model_backends").items()
+                      if "tools" in entry.item.capabilities)
+        raise AgentSettingsError(f"model backend {backend.backend}/ cannot call tools, so it cannot drive "
+                                 f"an agent; backends that can: {', '.join(f'{n}/' for n in able)}",
+                                 hint=f"e.g. --model {able[0]}/<model>" if able else
+                                 "openai/, openrouter/ and ollama/ come with grapharc-gateway; "
+                                 + install_hint("grapharc-gateway"))
+    return get_model(spec, **options)
 
 
 def build_agent(settings: AgentSettings, *, model: Any = None, approver: Approver | None = None,
                 evidence: Evidence | None = None, name: str = "agent") -> AgentNode:
     """The AgentNode ``settings`` describe (``model`` overrides the spec, e.g. in tests)."""
-    from grapharc.models import get_model
     from grapharc.policy.engine import PolicyEngine
 
     tools = ToolRegistry.from_plugins(settings.tools)
@@ -98,8 +119,10 @@ def build_agent(settings: AgentSettings, *, model: Any = None, approver: Approve
         permissions = PermissionPolicy.from_flags(allow=settings.allow, ask=settings.ask, deny=settings.deny)
     else:
         permissions = default_permissions(tools)
-    return AgentNode(model if model is not None else get_model(settings.model), tools,
+    chosen = model if model is not None else tool_calling_model(settings.model, settings.model_options)
+    executor = open_executor(settings.executor, settings.executor_options)
+    return AgentNode(chosen, tools,
                      workspace=settings.workspace, permissions=permissions, policy=policy,
-                     tenant=settings.tenant, executor=open_executor(settings.executor), approver=approver,
+                     tenant=settings.tenant, executor=executor, approver=approver,
                      evidence=evidence, max_steps=settings.max_steps, tool_timeout=settings.tool_timeout,
                      budget=Budget(**settings.budget), name=name)

@@ -21,6 +21,7 @@ from typing import Any
 
 from pydantic import BaseModel, ValidationError
 
+from grapharc._missing import install_hint
 from grapharc.errors import GraphARCError
 
 TOOL_NAME = re.compile(r"[A-Za-z_][A-Za-z0-9_-]{0,63}")
@@ -125,7 +126,8 @@ class ToolRegistry:
         if unknown:
             raise UnknownToolError(f"no installed plugin registers tool(s) {', '.join(unknown)}; "
                                    f"installed: {', '.join(sorted(installed)) or 'none'}",
-                                   hint="install grapharc-tools for the seven core tools")
+                                   hint=f"the seven core tools come with grapharc-tools: "
+                                        f"{install_hint('grapharc-tools')}")
         tools = []
         for name in wanted:
             entry = installed[name]

@@ -5,14 +5,16 @@ given none) and reports usage in LangChain's ``usage_metadata`` shape so token
 budgets and traces see it exactly as they would see a real backend. A scripted
 ``AIMessage`` may carry ``tool_calls``, so an agent's tool loop can be scripted; the
 model records which tools it was shown on every call (``offered``), so a test can
-check that a denied tool never reached it.
+check that a denied tool never reached it. With ``follow_conversation`` the reply is picked by
+how many AI replies the conversation already holds rather than by a counter, so a conversation
+resumed in another process (a paused agent session) carries on where it stopped.
 """
 
 from __future__ import annotations
 
 import math
 import threading
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from typing import Any
 
 from langchain_core.callbacks import CallbackManagerForLLMRun
@@ -30,6 +32,13 @@ class ScriptExhaustedError(GraphARCError):
     """A scripted model was called more times than it has responses."""
 
 
+class ScriptError(GraphARCError, ValueError):
+    """A script for the scripted model that is not a list of replies it can give."""
+
+    hint = ('a script is a JSON list; each reply is a string (an answer) or {"content": "...", '
+            '"tool_calls": [{"name": "read_file", "args": {"path": "a.txt"}}]}')
+
+
 def count_tokens(text: str) -> int:
     """A deterministic stand-in for a tokenizer: one token per four characters, at least one."""
     return max(1, math.ceil(len(text) / 4))
@@ -38,7 +47,8 @@ def count_tokens(text: str) -> int:
 class ScriptedChatModel(BaseChatModel):
     """Replies from a script, in order; with no script, echoes the last message.
 
-    ``cycle=True`` starts the script again when it runs out instead of raising.
+    ``cycle=True`` starts the script again when it runs out instead of raising;
+    ``follow_conversation=True`` answers a conversation holding N AI replies with response N.
     ``cost_usd`` is reported per call the way a priced provider would: 0.0 by default, since a
     scripted reply is free (so a dollar ceiling can be kept); None makes it an unpriced call.
     """
@@ -48,6 +58,7 @@ class ScriptedChatModel(BaseChatModel):
     responses: Sequence[str | AIMessage] | None = None
     model_name: str = "scripted"
     cycle: bool = False
+    follow_conversation: bool = False
     cost_usd: float | None = 0.0
     calls: list[list[BaseMessage]] = Field(default_factory=list)
     offered: list[list[str]] = Field(default_factory=list)
@@ -68,6 +79,8 @@ class ScriptedChatModel(BaseChatModel):
             if self.responses is None:
                 last = messages[-1].content if messages else ""
                 return AIMessage(content=f"scripted reply to: {last}")
+            if self.follow_conversation:
+                self._position = sum(isinstance(message, AIMessage) for message in messages)
             if self._position >= len(self.responses):
                 if not self.cycle or not self.responses:
                     raise ScriptExhaustedError(
@@ -114,6 +127,37 @@ def _tool_name(tool: Any) -> str:
     return str(getattr(tool, "name", getattr(tool, "__name__", tool)))
 
 
+def scripted_reply(entry: Any, index: int) -> str | AIMessage:
+    """One script entry as a reply: a string, an ``AIMessage``, or JSON data
+    ``{"content": "...", "tool_calls": [{"name": ..., "args": {...}}]}`` (ids are made up if absent)."""
+    if isinstance(entry, str | AIMessage):
+        return entry
+    if not isinstance(entry, Mapping) or not set(entry) <= {"content", "tool_calls"}:
+        raise ScriptError(f"script entry {index} must be a string or an object with 'content' and "
+                          f"'tool_calls', got {_shape(entry)}")
+    content, calls = entry.get("content", ""), entry.get("tool_calls", [])
+    if not isinstance(content, str) or not isinstance(calls, list):
+        raise ScriptError(f"script entry {index}: 'content' must be a string and 'tool_calls' a list")
+    tool_calls = []
+    for number, call in enumerate(calls):
+        if not isinstance(call, Mapping) or not isinstance(call.get("name"), str) or "args" not in call:
+            raise ScriptError(f"script entry {index}, tool call {number}: needs a 'name' (a string) "
+                              "and 'args'")
+        tool_calls.append({"name": call["name"], "args": call["args"],
+                           "id": str(call.get("id") or f"call-{index}-{number}")})
+    return AIMessage(content=content, tool_calls=tool_calls)
+
+
+def _shape(entry: Any) -> str:
+    return f"keys {sorted(map(str, entry))}" if isinstance(entry, Mapping) else type(entry).__name__
+
+
 def create_scripted_model(model: str, **kwargs: Any) -> ScriptedChatModel:
-    """Factory for ``mock/<name>``: ``kwargs`` are ScriptedChatModel fields (``responses``...)."""
-    return ScriptedChatModel(model_name=model, **kwargs)
+    """Factory for ``mock/<name>``: ``kwargs`` are ScriptedChatModel fields (``responses``...);
+    responses may be JSON data (see ``scripted_reply``), so a script can come from a file."""
+    responses = kwargs.pop("responses", None)
+    if responses is not None:
+        if isinstance(responses, str | bytes) or not isinstance(responses, Sequence):
+            raise ScriptError(f"a script is a list of replies, got {type(responses).__name__}")
+        responses = [scripted_reply(entry, index) for index, entry in enumerate(responses)]
+    return ScriptedChatModel(model_name=model, responses=responses, **kwargs)

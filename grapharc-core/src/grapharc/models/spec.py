@@ -5,6 +5,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any
 
+from grapharc._missing import install_hint
 from grapharc.errors import GraphARCError
 from grapharc.plugins import BackendInfo, UnknownNameError, registry, resolve_factory
 
@@ -77,8 +78,8 @@ def resolve_backend(spec: str) -> ModelSpec:
     entry = entries.get(backend)
     if entry is None:
         raise UnknownBackendError("model backend", backend, sorted(entries),
-                                  hint="install the distribution that provides it "
-                                       "(e.g. pip install grapharc-gateway)")
+                                  hint="install the distribution that provides it; real backends "
+                                       f"come with grapharc-gateway: {install_hint('grapharc-gateway')}")
     return ModelSpec(spec=spec, backend=backend, model=model, info=entry.item,
                      distribution=entry.distribution)
 

@@ -23,7 +23,8 @@ from grapharc.observe.ledger import Ledger, total_usage
 from grapharc.observe.reader import TraceReader
 from grapharc.observe.tally import Tally, Usage
 
-_RATE_KEYS = ("per_million", "input_per_million", "output_per_million")
+CARD_KEYS = ("default", "models")
+RATE_KEYS = ("per_million", "input_per_million", "output_per_million")
 
 
 @dataclass(frozen=True, slots=True)
@@ -87,7 +88,7 @@ class RateCard:
     @classmethod
     def from_mapping(cls, data: Mapping[str, Any], *, source: str = "api") -> RateCard:
         """Build a card from ``{"default": {...}, "models": {spec: {...}}}``."""
-        unknown = set(data) - {"default", "models"}
+        unknown = set(data) - set(CARD_KEYS)
         if unknown:
             raise RateCardError(f"{source}: unknown key(s) {sorted(unknown)}",
                                 hint="a rate card has a [default] table and [models.\"SPEC\"] tables")
@@ -102,16 +103,16 @@ class RateCard:
 def _rate(value: Any, where: str) -> Rate:
     if not isinstance(value, Mapping):
         raise RateCardError(f"{where} must be a table of rates")
-    unknown = set(value) - set(_RATE_KEYS)
+    unknown = set(value) - set(RATE_KEYS)
     if unknown:
         raise RateCardError(f"{where} has unknown key(s) {sorted(unknown)}",
-                            hint=f"the keys are {', '.join(_RATE_KEYS)} (USD per million tokens)")
+                            hint=f"the keys are {', '.join(RATE_KEYS)} (USD per million tokens)")
     for key, number in value.items():
         if isinstance(number, bool) or not isinstance(number, int | float) or \
                 not math.isfinite(number) or number < 0:
             raise RateCardError(f"{where} {key} must be a non-negative number, got {number!r}")
     if not value:
-        raise RateCardError(f"{where} names no rate", hint=f"set one of {', '.join(_RATE_KEYS)}")
+        raise RateCardError(f"{where} names no rate", hint=f"set one of {', '.join(RATE_KEYS)}")
     return Rate(**{key: float(number) for key, number in value.items()})
 
 

@@ -9,7 +9,7 @@ admission events become span events on the run span.
 
 OpenTelemetry is confined behind the ``SpanSink`` protocol: this module and
 ``grapharc.observe`` import without it, and only ``OpenTelemetrySink`` needs the ``otel``
-extra (``pip install grapharc-core[otel]``).
+extra (``grapharc-core[otel]``).
 """
 
 from __future__ import annotations
@@ -20,6 +20,7 @@ from dataclasses import dataclass, field
 from typing import Any, Protocol
 
 from grapharc import trace_schema as ts
+from grapharc._missing import install_hint
 from grapharc.observe import events as ev
 from grapharc.observe.errors import OTelUnavailableError
 from grapharc.observe.reader import TraceReader
@@ -62,7 +63,7 @@ class OpenTelemetrySink:
         except ImportError:
             raise OTelUnavailableError(
                 "OpenTelemetry export needs opentelemetry-sdk, which is not installed",
-                hint="pip install 'grapharc-core[otel]'") from None
+                hint=install_hint("grapharc-core", extra="otel")) from None
         self._trace = trace
         self._tracer = tracer if tracer is not None else trace.get_tracer("grapharc.observe")
 

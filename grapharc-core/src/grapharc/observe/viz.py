@@ -115,7 +115,9 @@ class ExecutedPath:
 
 
 def _escape(text: str) -> str:
-    return text.replace('"', "#quot;")
+    """A label Mermaid shows as written: quotes and control characters as entity codes."""
+    text = text.replace('"', "#quot;")
+    return "".join(ch if ch.isprintable() else f"#{ord(ch)};" for ch in text)
 
 
 class _PathTracer:

@@ -51,7 +51,7 @@ UNGOVERNED_REASONS = {
 class PolicyDocumentError(GraphARCError):
     """A policy document that does not fit the schema; names the file and the rule."""
 
-    hint = "see grapharc.policy.schema for the document's keys and resources"
+    hint = "the keys, resources and rules of a policy document are in docs/reference/policy.md"
 
 
 @dataclass(frozen=True)
@@ -230,13 +230,15 @@ class ApprovalRouter:
         self.engine = engine
         self.approvers = dict(approvers)
 
-    def resolve(self, decided: PolicyDecision) -> Decision:
-        """The final decision: deny and allow stand; ask goes to the approval model."""
+    def resolve(self, decided: PolicyDecision, arguments: dict[str, Any] | None = None) -> Decision:
+        """The final decision: deny and allow stand; ask goes to the approval model (asking about
+        ``arguments``, when the caller says exactly what would run)."""
         if decided.decision is not Decision.ASK:
             return decided.decision
         record = decided.record
         route = decided.route or "human"
-        answer = request_approval(ApprovalRequest.from_audit(record, route), self.approvers.get(route))
+        answer = request_approval(ApprovalRequest.from_audit(record, route, arguments),
+                                  self.approvers.get(route))
         reason = {Answer.APPROVED: f"approved via route {route!r}",
                   Answer.DECLINED: f"declined via route {route!r}",
                   Answer.UNANSWERED: f"no approver for route {route!r}"}[answer]

@@ -19,9 +19,9 @@ Unknown keys and unknown resources are errors, never ignored.
 
 from __future__ import annotations
 
-from typing import Annotated, Literal
+from typing import Annotated, Any, Literal
 
-from pydantic import BaseModel, ConfigDict, Field, model_validator
+from pydantic import BaseModel, ConfigDict, Field, field_validator, model_validator
 
 from grapharc.harness.permissions import Decision
 
@@ -70,6 +70,14 @@ class SpendRuleDoc(_Rule):
     max_iterations: int | None = Field(default=None, gt=0, le=MAX_CEILING)
     max_seconds: float | None = Field(default=None, gt=0, le=MAX_CEILING)
     max_cost_usd: float | None = Field(default=None, gt=0, le=MAX_CEILING)
+
+    @field_validator("action", mode="before")
+    @classmethod
+    def _deny_or_ask(cls, value: Any) -> Any:
+        """Say it in the document's words (Pydantic would name the enum members)."""
+        if value not in (Decision.DENY, Decision.ASK):
+            raise ValueError(f"a spend rule's action is deny or ask, got {value!r}")
+        return value
 
     @model_validator(mode="after")
     def _has_a_ceiling(self) -> SpendRuleDoc:

@@ -35,21 +35,33 @@ def parse_duration(text: str) -> float:
 
 @dataclass(frozen=True, slots=True)
 class PruneReport:
-    """What a prune removed and what the stores weighed before and after."""
+    """What a prune removed (threads, their checkpoints) and what the stores weighed before and after."""
 
     removed: tuple[str, ...]
     bytes_before: int
     bytes_after: int
+    checkpoints: int = 0
+
+    @property
+    def bytes_freed(self) -> int:
+        """Bytes given back; never negative (a store may grow a little just by being opened)."""
+        return max(0, self.bytes_before - self.bytes_after)
 
     def to_dict(self) -> dict[str, Any]:
         return {"removed": list(self.removed), "count": len(self.removed),
-                "bytes_before": self.bytes_before, "bytes_after": self.bytes_after}
+                "checkpoints": self.checkpoints, "bytes_freed": self.bytes_freed,
+                "bytes_on_disk": self.bytes_after}
 
 
 def offers(saver: BaseCheckpointSaver[Any], method: str) -> bool:
     """True if the saver implements ``method`` rather than inheriting LangGraph's unimplemented one
     (how LangGraph's conformance suite detects extended capabilities)."""
     return getattr(type(saver), method, None) is not getattr(BaseCheckpointSaver, method, None)
+
+
+def count_checkpoints(saver: BaseCheckpointSaver[Any], thread_ids: Sequence[str]) -> int:
+    """How many checkpoints ``thread_ids`` hold, in every namespace."""
+    return sum(1 for thread_id in thread_ids for _ in saver.list({"configurable": {"thread_id": thread_id}}))
 
 
 def delete_threads(saver: BaseCheckpointSaver[Any], thread_ids: Sequence[str]) -> None:
@@ -72,7 +84,10 @@ def prune(store: SessionStore, checkpoints: CheckpointerProvider, before: float)
     """Remove finished sessions last changed before ``before`` with their checkpoints; compact."""
     size = weight(store, checkpoints)
     removed = store.prune(before)
-    if removed:
-        delete_threads(checkpoints.saver(), removed)
-        checkpoints.compact()
-    return PruneReport(tuple(removed), size, weight(store, checkpoints))
+    if not removed:
+        return PruneReport((), size, size)
+    saver = checkpoints.saver()
+    held = count_checkpoints(saver, removed)
+    delete_threads(saver, removed)
+    checkpoints.compact()
+    return PruneReport(tuple(removed), size, weight(store, checkpoints), held)

@@ -8,7 +8,8 @@ its contract in its own tests: ``claim_store_kit.ClaimStoreConformance``,
 ``session_store_kit.SessionStoreConformance`` and
 ``checkpointer_kit.CheckpointerConformance`` (which runs LangGraph's
 ``langgraph-checkpoint-conformance`` suite). They import pytest, so they are not
-imported here.
+imported here. ``hostile_kit`` scripts a model that tries every escape against an agent's
+tools and executor and counts the governance violations.
 """
 
 from __future__ import annotations

@@ -1,4 +1,5 @@
-"""grapharc-tools' hook implementations: workspace-confined file tools (light module)."""
+"""grapharc-tools' hook implementations: the seven workspace-confined tools and the container executor
+(light module)."""
 
 from __future__ import annotations
 
@@ -7,15 +8,27 @@ from grapharc.plugins import ExecutorInfo, RegisterExecutor, RegisterTool, ToolI
 
 @hookimpl
 def register_tools(register: RegisterTool) -> None:
-    register(ToolInfo(name="read_file", factory="grapharc.tools.files:read_file_tool",
-                      description="read a UTF-8 file inside the workspace"))
-    register(ToolInfo(name="write_file", factory="grapharc.tools.files:write_file_tool",
-                      description="create or replace a text file inside the workspace"))
-    register(ToolInfo(name="list_dir", factory="grapharc.tools.files:list_dir_tool",
-                      description="list a directory inside the workspace"))
+    register(ToolInfo(name="read_file", factory="grapharc.tools.read:read_file_tool",
+                      description="read a window of a UTF-8 text file in the workspace"))
+    register(ToolInfo(name="write_file", factory="grapharc.tools.write:write_file_tool",
+                      description="create or replace a text file in the workspace, atomically"))
+    register(ToolInfo(name="edit_file", factory="grapharc.tools.edit:edit_file_tool",
+                      description="replace one exact, unique piece of text in a workspace file"))
+    register(ToolInfo(name="list_dir", factory="grapharc.tools.listing:list_dir_tool",
+                      description="list a directory in the workspace"))
+    register(ToolInfo(name="glob", factory="grapharc.tools.listing:glob_tool",
+                      description="find workspace paths matching a glob"))
+    register(ToolInfo(name="grep", factory="grapharc.tools.search:grep_tool",
+                      description="search workspace text files with a regular expression"))
+    register(ToolInfo(name="run_command", factory="grapharc.tools.command:run_command_tool",
+                      description="run a program from an argv list in the workspace"))
 
 
-@hookimpl(specname="register_executors")
-def register_sandboxed_executor(register: RegisterExecutor) -> None:
+@hookimpl
+def register_executors(register: RegisterExecutor) -> None:
+    """Both executors in one implementation: the host keeps one implementation of a hook per plugin."""
     register(ExecutorInfo(name="sandboxed", factory="grapharc.tools.sandbox:create_sandboxed_executor",
                           description="each call in a fresh forked child under a CPython audit hook"))
+    register(ExecutorInfo(name="container", factory="grapharc.tools.container:create_container_executor",
+                          description="each call in a throwaway Docker container: only the workspace "
+                                      "mounted, no network unless declared, non-root, read-only root"))

@@ -1,19 +1,28 @@
 """Workspace confinement, done by the tool itself rather than trusted to an executor.
 
-Every path argument is resolved (symlinks followed) and must stay inside the
-workspace; a sibling whose name merely starts with the workspace's path is
-outside. ``../../etc/passwd`` and ``/etc/passwd`` both raise ``WorkspaceEscape``.
+A path argument is relative to the workspace root. It is resolved with every symlink followed
+(a symlinked parent directory too) and must land inside the root: ``../`` that climbs out, any
+absolute path, a symlink pointing out and a sibling whose name merely starts with the root's
+(``/tmp/ws-evil`` next to ``/tmp/ws``) all raise ``WorkspaceEscape``, as does a NUL byte.
+Containment is compared path component by component, never as a string prefix. A write goes to
+the resolved target, so it can never pass through a symlink to somewhere outside.
 """
 
 from __future__ import annotations
 
-from pathlib import Path
+import os
+from pathlib import Path, PurePath
 
 from grapharc.errors import GraphARCError
 
+MAX_PATH_CHARS = 4096
+"""The longest path argument a tool's args model accepts (Linux's PATH_MAX)."""
+
 
 class WorkspaceEscape(GraphARCError, PermissionError):
-    """A path argument that resolves outside the tool's workspace."""
+    """A path argument that is absolute, contains a NUL byte, or resolves outside the workspace."""
+
+    hint = "name a path relative to the workspace root that stays inside it"
 
 
 class WorkspaceNotADirectoryError(GraphARCError, NotADirectoryError):
@@ -25,17 +34,29 @@ class WorkspaceNotADirectoryError(GraphARCError, NotADirectoryError):
 class Workspace:
     """A directory that tools may touch, and nothing outside it."""
 
-    def __init__(self, root: str | Path) -> None:
-        self.root = Path(root).expanduser().resolve()
-        if not self.root.is_dir():
+    def __init__(self, root: str | os.PathLike[str]) -> None:
+        self.root = Path(os.path.realpath(Path(root).expanduser()))
+        if not os.path.isdir(self.root):  # False, not an OSError, for a name the system cannot take
             raise WorkspaceNotADirectoryError(f"workspace {self.root} is not a directory")
 
-    def resolve(self, path: str | Path) -> Path:
-        """The absolute path ``path`` names, refused if it leaves the workspace."""
-        if not isinstance(path, str | Path) or str(path) == "" or "\x00" in str(path):
-            raise WorkspaceEscape(f"path argument {path!r} is not a usable path")
-        candidate = (self.root / Path(path)).resolve()
-        if candidate != self.root and not candidate.is_relative_to(self.root):
-            raise WorkspaceEscape(f"{path!r} resolves to {candidate}, outside the workspace "
-                                  f"{self.root}")
+    def resolve(self, path: str | os.PathLike[str]) -> Path:
+        """The real path ``path`` names inside the workspace; refused if it leaves it."""
+        if not isinstance(path, str | PurePath):
+            raise WorkspaceEscape(f"a path argument must be text, got {type(path).__name__}")
+        text = os.fspath(path)
+        if "\x00" in text:
+            raise WorkspaceEscape(f"path {text!r} contains a NUL byte")
+        if PurePath(text).is_absolute():
+            raise WorkspaceEscape(f"path {text!r} is absolute; paths are relative to the workspace root")
+        candidate = Path(os.path.realpath(self.root / text))
+        if not self.contains(candidate):
+            raise WorkspaceEscape(f"path {text!r} resolves to {candidate}, outside the workspace {self.root}")
         return candidate
+
+    def contains(self, real: Path) -> bool:
+        """Whether the already-resolved path ``real`` is the root or lies under it."""
+        return real == self.root or real.is_relative_to(self.root)
+
+    def relative(self, real: Path) -> str:
+        """``real`` as the workspace-relative path a model would name it by (``.`` for the root)."""
+        return real.relative_to(self.root).as_posix() or "."

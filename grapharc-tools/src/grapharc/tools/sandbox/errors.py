@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from grapharc.errors import GraphARCError
+from grapharc.executors import ExecutorUnavailableError
 
 
 class SandboxViolation(GraphARCError):
@@ -25,7 +26,7 @@ class SandboxViolation(GraphARCError):
         return (type(self), (self.tool, self.operation, self.target))
 
 
-class SandboxUnavailableError(GraphARCError):
+class SandboxUnavailableError(ExecutorUnavailableError):
     """This system lacks what the sandbox is built on (fork, /proc, pidfd_open: Linux)."""
 
 

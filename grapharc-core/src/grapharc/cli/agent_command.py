@@ -1,0 +1,259 @@
+"""``grapharc agent "TASK"``: the governed tool loop on a workspace, once or as a durable session.
+
+The agent is built by ``grapharc.harness.setup.build_agent`` from the flags: the installed
+tools, the permission rules (a ``--policy`` document's tool rules decide over the
+``--allow/--ask/--deny`` globs; with neither, reads are allowed and everything else asked),
+the executor and the limits. Tool calls are summarised on stderr as they happen; stdout holds
+the answer and the stop reason (or one JSON document with ``--json``: answer, stop reason,
+steps, every tool call with its decision, spend, thread), read back from the run's trace.
+
+Exit codes: 0 the agent answered; 1 it stopped short (budget, steps, no progress, a failed
+evidence check) or, in a session, paused on an approval (the output says how to answer it:
+``grapharc session approve|reject THREAD``); 2 it could not run. With ``--sessions DIR`` asks
+become durable approvals; without, an ask is refused and the model is told why.
+"""
+
+from __future__ import annotations
+
+import json
+import sys
+import tempfile
+from pathlib import Path
+from typing import TYPE_CHECKING, Annotated, Any
+from uuid import uuid4
+
+import typer
+
+from grapharc.cli.governance_commands import MaxCostUsd, MaxIterations, MaxSeconds, MaxTokens
+from grapharc.cli.output import ExitCode, JsonOption, emit, fail, terminal_text
+from grapharc.cli.session_commands import LeaseOption
+from grapharc.errors import GraphARCError
+
+if TYPE_CHECKING:
+    from grapharc.harness.setup import AgentSettings
+
+MAX_SCRIPT_BYTES = 4 * 1024 * 1024
+AllowGlobs = Annotated[list[str] | None, typer.Option(
+    "--allow", help="Allow tools whose name matches this glob (repeatable; a --policy deny still wins).")]
+AskGlobs = Annotated[list[str] | None, typer.Option(
+    "--ask", help="Ask before running tools matching this glob (repeatable).")]
+DenyGlobs = Annotated[list[str] | None, typer.Option(
+    "--deny", help="Deny tools matching this glob: never shown, never run (repeatable).")]
+
+
+class AgentInputError(GraphARCError):
+    """An agent flag naming something that cannot be used (a script, a trace, a sessions folder)."""
+
+
+def add_agent_command(app: typer.Typer) -> None:
+    """Register ``agent`` on ``app``."""
+    app.command("agent")(agent_command)
+
+
+def agent_command(
+    task: Annotated[str, typer.Argument(help="What the agent should do.")],
+    workspace: Annotated[Path, typer.Option(help="The folder the tools are confined to.")],
+    model: Annotated[str, typer.Option(help="Model spec backend/model of a tool-calling backend.")],
+    script: Annotated[Path | None, typer.Option(
+        help="mock/ only: a JSON list of scripted replies (strings, or objects with 'content' and "
+             "'tool_calls').")] = None,
+    policy: Annotated[Path | None, typer.Option(help="Policy TOML document (its tool rules).")] = None,
+    allow: AllowGlobs = None,
+    ask: AskGlobs = None,
+    deny: DenyGlobs = None,
+    executor: Annotated[str, typer.Option(
+        help="local, sandboxed or container (the last two from grapharc-tools).")] = "local",
+    executor_option: Annotated[list[str] | None, typer.Option(
+        help="KEY=VALUE for the executor (repeatable), e.g. image=my-tools:1 for container; "
+             "a VALUE that reads as JSON (a number, true) is taken as one.")] = None,
+    sessions: Annotated[Path | None, typer.Option(
+        help="Run as a durable session kept in this folder: an ask pauses the thread.")] = None,
+    thread: Annotated[str | None, typer.Option(help="Thread id (default: a new one).")] = None,
+    lease: LeaseOption = 30.0,
+    trace: Annotated[Path | None, typer.Option(
+        help="Append JSONL events here (default: none kept, or <sessions>/traces/<thread>.jsonl).")] = None,
+    tenant: Annotated[str | None, typer.Option(help="Tenant whose scoped policy rules apply.")] = None,
+    max_steps: Annotated[int, typer.Option(min=1, max=10_000, help="Model calls at most.")] = 20,
+    tool_timeout: Annotated[float, typer.Option(
+        min=0.01, max=86_400, help="Seconds a tool call may take.")] = 60.0,
+    max_tokens: MaxTokens = None,
+    max_iterations: MaxIterations = None,
+    max_seconds: MaxSeconds = None,
+    max_cost_usd: MaxCostUsd = None,
+    as_json: JsonOption = False,
+) -> None:
+    """Run a tool-using agent on a workspace, every call governed and on the trace."""
+    from grapharc.harness.setup import AgentSettings
+
+    budget = {name: value for name, value in (("max_tokens", max_tokens), ("max_iterations", max_iterations),
+                                              ("max_seconds", max_seconds), ("max_cost_usd", max_cost_usd))
+              if value is not None}
+    try:
+        settings = AgentSettings(
+            task=task, workspace=str(workspace.expanduser().resolve()), model=model,
+            policy=str(policy.expanduser().resolve()) if policy else None, allow=tuple(allow or ()),
+            ask=tuple(ask or ()), deny=tuple(deny or ()), executor=executor,
+            executor_options=key_values(executor_option or [], "--executor-option"), max_steps=max_steps,
+            tool_timeout=tool_timeout, budget=budget, tenant=tenant,
+            model_options=script_options(model, script))
+        if sessions is not None:
+            document = run_in_session(settings, sessions, thread, trace, lease, as_json)
+        else:
+            document = run_once(settings, thread or uuid4().hex[:12], trace, as_json)
+    except GraphARCError as exc:
+        fail(exc, as_json)
+    finish(document, as_json)
+
+
+def script_options(model: str, script: Path | None) -> dict[str, Any]:
+    """The mock/ model's script from ``--script`` (replies picked by conversation turn)."""
+    if script is None:
+        return {}
+    from grapharc._files import read_user_text
+    from grapharc.models import parse_spec
+
+    if parse_spec(model)[0] != "mock":
+        raise AgentInputError(f"--script scripts the mock/ backend, not {model!r}",
+                              hint="drop --script, or use --model mock/<name>")
+    text = read_user_text(script, what="script", limit=MAX_SCRIPT_BYTES, error=AgentInputError, kind="JSON")
+    try:
+        replies = json.loads(text)
+    except ValueError as exc:
+        raise AgentInputError(f"script {script} is not JSON: {exc}") from None
+    return {"responses": replies, "follow_conversation": True}
+
+
+def key_values(pairs: list[str], flag: str) -> dict[str, Any]:
+    """``KEY=VALUE`` flags as a dict; a VALUE that parses as JSON is taken as that value."""
+    options: dict[str, Any] = {}
+    for pair in pairs:
+        key, equals, value = pair.partition("=")
+        if not equals or not key.isidentifier():
+            raise AgentInputError(f"{flag} {pair!r} is not KEY=VALUE", hint=f"e.g. {flag} image=my-tools:1")
+        try:
+            options[key] = json.loads(value)
+        except ValueError:
+            options[key] = value
+    return options
+
+
+def outside(workspace: str, path: Path, what: str) -> Path:
+    """``path`` resolved, refused if inside the workspace (the agent's tools could rewrite it)."""
+    resolved = path.expanduser().resolve()
+    if resolved.is_relative_to(workspace):
+        raise AgentInputError(f"the {what} {resolved} is inside the workspace {workspace}, where the "
+                              "agent's own tools could change it",
+                              hint=f"keep the {what} outside the workspace")
+    return resolved
+
+
+def run_once(settings: AgentSettings, thread: str, trace: Path | None, as_json: bool) -> dict[str, Any]:
+    """Run the agent to its end here; the document is read back from the trace."""
+    from grapharc.harness.report import agent_document, thread_events
+    from grapharc.harness.run import run_agent
+
+    with tempfile.TemporaryDirectory(prefix="grapharc-agent-") as scratch:
+        path = outside(settings.workspace, trace, "trace") if trace else Path(scratch) / "trace.jsonl"
+        values = run_agent(settings, trace=path, thread_id=thread, on_update=Progress(as_json))
+        return agent_document(values, thread_events(path, thread), thread=thread)
+
+
+def run_in_session(settings: AgentSettings, sessions: Path, thread: str | None, trace: Path | None,
+                   lease: float, as_json: bool) -> dict[str, Any]:
+    """Start the agent as a durable session; the document says where it stands."""
+    from grapharc.harness.sessions import start_agent_session
+    from grapharc.session.manager import SessionManager
+
+    folder = outside(settings.workspace, sessions, "sessions folder")
+    thread = thread or uuid4().hex[:12]
+    path = outside(settings.workspace, trace, "trace") if trace else folder / "traces" / f"{thread}.jsonl"
+    manager = SessionManager(folder, lease_seconds=lease)
+    try:
+        session = start_agent_session(manager, settings, trace=path, thread_id=thread,
+                                      on_update=Progress(as_json))
+        return session_document(manager, session, path, folder)
+    finally:
+        manager.close()
+
+
+def session_document(manager: Any, session: Any, trace: Path, folder: Path) -> dict[str, Any]:
+    """An agent thread's document: the agent's result, its session status, and open approvals."""
+    from grapharc.harness.report import agent_document, thread_events
+
+    values = manager.values(session.thread_id)
+    document = agent_document(values, thread_events(trace, session.thread_id), thread=session.thread_id,
+                              status=session.status)
+    document["sessions"] = str(folder)
+    document["approvals"] = [hold.to_dict() for hold in session.holds]
+    if session.error:
+        document["error"] = session.error
+    return document
+
+
+def finish(document: dict[str, Any], as_json: bool) -> None:
+    """Print the document and exit 0 when the agent answered, 1 otherwise; say on stderr when
+    asks went unanswered because no session could hold them."""
+    from grapharc.approvals import unanswered_reason
+
+    unanswered = [call for call in document["tool_calls"] if call.get("approval") == "refused"
+                  and unanswered_reason() in str(call.get("reason"))]
+    if unanswered and not as_json:
+        sys.stderr.write(f"hint: {len(unanswered)} call(s) needed an approval nobody could give; "
+                         "run with --sessions DIR to pause on asks and answer them\n")
+    emit(document, as_json, render, ExitCode.OK if document["ok"] else ExitCode.NEGATIVE)
+
+
+def render(doc: dict[str, Any]) -> str:
+    """The human view: the answer and why the agent stopped, or what a paused thread waits on
+    (``emit`` hands it a terminal-safe copy of the document)."""
+    calls = doc["tool_calls"]
+    refused = sum(1 for call in calls if call["outcome"] != "ok")
+    lines = []
+    if doc["status"] == "paused":
+        thread, where = doc["thread"], doc["sessions"]
+        lines.append(f"PAUSED    thread {thread} waits on {len(doc['approvals'])} approval(s)")
+        lines += [f"  {hold['approval_id']}: {hold['question']}" for hold in doc["approvals"]]
+        lines += [f"  approve : grapharc session approve {thread} --dir {where}",
+                  f"  reject  : grapharc session reject {thread} --dir {where}"]
+    else:
+        lines.append(f"answer    : {doc['answer']}")
+    if doc.get("error"):
+        lines.append(f"error     : {doc['error']}")
+    lines.append(f"stopped   : {doc['stop_reason'] or doc['status']} after {doc['steps']} step(s); "
+                 f"{len(calls)} tool call(s), {refused} not run or failed")
+    spent = doc["spend"]
+    lines.append(f"spend     : {spent['tokens']} tokens, ${spent['cost_usd']:.4f}")
+    lines.append(f"thread    : {doc['thread']}")
+    return "\n".join(lines)
+
+
+class Progress:
+    """Writes each tool call and what became of it to stderr as it happens (not with --json)."""
+
+    def __init__(self, as_json: bool) -> None:
+        self.quiet = as_json
+        self.asked: dict[str, dict[str, Any]] = {}
+
+    def remember(self, values: dict[str, Any]) -> Progress:
+        """Know the calls an earlier turn asked for (a resumed thread answers them now)."""
+        for message in values.get("messages") or []:
+            for call in getattr(message, "tool_calls", None) or []:
+                self.asked[str(call.get("id"))] = call
+        return self
+
+    def __call__(self, node: str, writes: dict[str, Any]) -> None:
+        if self.quiet:
+            return
+        self.remember(writes)
+        for message in writes.get("messages") or []:
+            if getattr(message, "type", "") == "tool":
+                call = self.asked.get(str(message.tool_call_id), {})
+                arguments = json.dumps(call.get("args"), ensure_ascii=False, default=str)
+                text = str(message.content)
+                outcome = text.splitlines()[0] if text.startswith("error:") else f"ok ({len(text)} chars)"
+                line = f"tool {message.name} {_clip(arguments)} -> {_clip(outcome, 200)}"
+                sys.stderr.write(terminal_text(line) + "\n")
+
+
+def _clip(text: str, limit: int = 120) -> str:
+    return text if len(text) <= limit else text[:limit] + "…"

@@ -1,0 +1,119 @@
+"""Walking the workspace for glob and grep: sorted, symlinks not followed, hidden names skipped, capped.
+
+Names starting with ``.`` (``.git``, ``.venv``, caches) are skipped unless asked for, as a shell's
+``*`` skips them: a search of a real project would otherwise spend its limits inside them.
+
+Glob patterns are matched one path segment at a time with ``fnmatch`` (``*``, ``?``,
+``[...]``; ``*`` never crosses a ``/``), and a ``**`` segment matches any number of directories,
+none included. The standard library has no ``**`` matcher for relative paths before
+Python 3.13 (``glob.translate``), and ``glob.glob`` follows symlinked directories, which could
+lead a walk out of the workspace; so the matcher is the few lines below.
+"""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Iterator
+from dataclasses import dataclass, field
+from fnmatch import fnmatchcase
+from pathlib import Path, PurePosixPath
+
+from grapharc.errors import GraphARCError
+from grapharc.tools.workspace import WorkspaceEscape
+
+MAX_VISITED = 100_000
+"""The most directory entries one walk looks at before it stops (and says so)."""
+
+
+@dataclass
+class Walk:
+    """The entries under ``start``, depth first in name order, never through a symlink.
+
+    ``truncated`` is set when the walk stopped after ``MAX_VISITED`` entries. Entries whose name
+    starts with ``.`` are left out, and not entered, unless ``hidden``.
+    """
+
+    start: Path
+    hidden: bool = False
+    truncated: bool = field(default=False, init=False)
+
+    def __iter__(self) -> Iterator[os.DirEntry[str]]:
+        visited = 0
+        stack = [str(self.start)]
+        while stack:
+            try:
+                with os.scandir(stack.pop()) as listing:
+                    entries = sorted(listing, key=lambda entry: entry.name)
+            except GraphARCError:  # an executor's refusal is not an unreadable directory
+                raise
+            except OSError:  # unreadable or vanished: nothing to list there
+                continue
+            below = []
+            for entry in entries:
+                if not self.hidden and entry.name.startswith("."):
+                    continue
+                visited += 1
+                if visited > MAX_VISITED:
+                    self.truncated = True
+                    return
+                yield entry
+                if entry.is_dir(follow_symlinks=False):
+                    below.append(entry.path)
+            stack.extend(reversed(below))
+
+
+class GlobPattern:
+    """A relative glob pattern (``src/**/*.py``) matched against workspace-relative paths.
+
+    A pattern that could reach outside (absolute, with a ``..`` segment, or a NUL byte) raises
+    WorkspaceEscape.
+    """
+
+    def __init__(self, pattern: str) -> None:
+        parts = PurePosixPath(pattern).parts
+        if "\x00" in pattern or PurePosixPath(pattern).is_absolute() or ".." in parts:
+            raise WorkspaceEscape(f"glob pattern {pattern!r} must be relative to the workspace root, "
+                                  "without '..' or NUL bytes")
+        self.pattern = pattern
+        self.segments = tuple(part for part in parts if part != ".")
+
+    @property
+    def wants_hidden(self) -> bool:
+        """Whether a segment of the pattern spells out a leading ``.`` (``**/.env``, ``.github/*``)."""
+        return any(part.startswith(".") for part in self.segments)
+
+    @property
+    def base(self) -> tuple[str, ...]:
+        """The leading segments without wildcards: the only directory a walk need start from."""
+        literal = []
+        for part in self.segments[:-1]:
+            if any(char in part for char in "*?["):
+                break
+            literal.append(part)
+        return tuple(literal)
+
+    def matches(self, parts: tuple[str, ...]) -> bool:
+        """Whether the path whose segments are ``parts`` matches the pattern."""
+        states = self._closure({0})
+        for part in parts:
+            following = set()
+            for index in states:
+                if index == len(self.segments):
+                    continue
+                if self.segments[index] == "**":
+                    following.add(index)
+                elif fnmatchcase(part, self.segments[index]):
+                    following.add(index + 1)
+            if not following:
+                return False
+            states = self._closure(following)
+        return len(self.segments) in states
+
+    def _closure(self, states: set[int]) -> set[int]:
+        """``states`` plus every state reached by letting a ``**`` match no segment."""
+        reached = set(states)
+        for index in sorted(states):
+            while index < len(self.segments) and self.segments[index] == "**":
+                index += 1
+                reached.add(index)
+        return reached
