@@ -1,8 +1,8 @@
-"""Per-call cost of reading a 4 KB file through the ``local`` and ``sandboxed`` executors.
+"""Per-call cost of ``read_file`` on a 4 KB file through the ``local`` and ``sandboxed`` executors.
 
-The tool is a plain module-level read of one workspace file (``read_file`` itself lives on the
-``tools`` branch); what is measured is the executor: argument validation, and for the sandbox a
-fresh forked child per call with its audit hook, the JSON reply over a pipe and the reaping.
+The tool is grapharc-tools' own ``read_file``; what differs between the lines is the executor:
+for the sandbox a fresh forked child per call with its audit hook, the JSON reply over a pipe
+and the reaping.
 The caller has LangGraph and the harness imported, as ``grapharc agent`` does, since the cost
 of a fork grows with the parent's memory. A third line is the floor under any fork-per-call
 design: a bare fork whose child answers one byte, reaped late like the sandbox's. Calls
@@ -23,25 +23,11 @@ import time
 from pathlib import Path
 from typing import Any
 
-from pydantic import BaseModel
-
 from grapharc.executors import LocalExecutor
-from grapharc.harness import AgentNode, Tool  # noqa: F401  (the caller a real agent run is)
+from grapharc.harness import AgentNode, ToolRegistry  # noqa: F401  (the caller a real agent run is)
 from grapharc.tools import SandboxedExecutor
 
 FILE_BYTES = 4096
-
-
-class ReadArgs(BaseModel):
-    path: str
-
-
-def read_small(workspace: str, path: str) -> str:
-    """The tool both executors run: a text file inside the workspace."""
-    return Path(workspace, path).read_text()
-
-
-READ = Tool("read_small", "read a file in the workspace", ReadArgs, read_small)
 
 
 class BareFork:
@@ -51,8 +37,7 @@ class BareFork:
         self.unreaped: list[int] = []
 
     def run(self, *_: Any, **__: Any) -> str:
-        for pid in self.unreaped:
-            os.waitpid(pid, 0)
+        self.unreaped = [pid for pid in self.unreaped if os.waitpid(pid, os.WNOHANG)[0] == 0]
         read_fd, write_fd = os.pipe()
         pid = os.fork()
         if pid == 0:
@@ -63,7 +48,7 @@ class BareFork:
         while os.read(read_fd, 1):
             pass
         os.close(read_fd)
-        self.unreaped = [pid]
+        self.unreaped.append(pid)
         return "x"
 
 
@@ -73,15 +58,17 @@ def percentiles(samples: list[float]) -> tuple[float, float]:
 
 
 def measure(calls: int, workspace: Path) -> dict[str, list[float]]:
+    read_file = ToolRegistry.from_plugins(["read_file"]).get("read_file")
     executors: dict[str, Any] = {"local": LocalExecutor(), "sandboxed": SandboxedExecutor(),
                                  "bare fork": BareFork()}
-    expected = {"local": (workspace / "small.txt").read_text(), "bare fork": "x"}
+    expected = {"local": read_file.function(str(workspace), **read_file.arguments({"path": "small.txt"})),
+                "bare fork": "x"}
     expected["sandboxed"] = expected["local"]
     samples: dict[str, list[float]] = {name: [] for name in executors}
     for _ in range(calls):
         for name, executor in executors.items():
             started = time.perf_counter()
-            result = executor.run(READ, {"path": "small.txt"}, workspace=workspace, timeout=30)
+            result = executor.run(read_file, {"path": "small.txt"}, workspace=workspace, timeout=30)
             samples[name].append(time.perf_counter() - started)
             assert result == expected[name]
     return samples

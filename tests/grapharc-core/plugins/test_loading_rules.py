@@ -11,6 +11,7 @@ from grapharc.models import get_model, resolve_backend
 from grapharc.plugins import (
     BackendInfo,
     DuplicateRegistrationError,
+    ExecutorInfo,
     PluginError,
     PluginFactoryError,
     PluginFailedError,
@@ -177,6 +178,22 @@ def test_registering_the_wrong_kind_of_object_fails_that_plugin_with_a_clear_mes
         assert "local" in host.registry("executors")
         assert host.records["sloppy"].status == "failed"
         assert "expected grapharc.plugins.types.ExecutorInfo" in host.records["sloppy"].errors[0]
+
+
+def test_a_plugin_implementing_one_hook_twice_through_specname_gets_both_registrations():
+    @hookimpl(specname="register_executors")
+    def register_first(register):
+        register(ExecutorInfo(name="first", factory="grapharc.executors:create_local_executor"))
+
+    @hookimpl(specname="register_executors")
+    def register_second(register):
+        register(ExecutorInfo(name="second", factory="grapharc.executors:create_local_executor"))
+
+    plugin = types.SimpleNamespace(register_first=register_first, register_second=register_second)
+    with plugin_host(in_process_source(plugin, name="two-executors"), installed=False) as host:
+        executors = host.registry("executors")
+        assert {executors[name].distribution for name in ("first", "second")} == {"two-executors"}
+        assert sorted(host.records["two-executors"].registered["executors"]) == ["first", "second"]
 
 
 def test_a_hook_module_implementing_an_unknown_hook_is_refused():

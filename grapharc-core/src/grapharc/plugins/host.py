@@ -237,10 +237,12 @@ class PluginHost:
             target.append(entry.item)
 
     def _implementations(self, hook: str) -> list[tuple[str, Callable[..., Any]]]:
-        """``(distribution, function)`` for each active plugin implementing ``hook``, in load order."""
-        by_plugin = {impl.plugin_name: impl.function
-                     for impl in getattr(self.manager.hook, hook).get_hookimpls()}
-        return [(name, by_plugin[name]) for name in self.loaded() if name in by_plugin]
+        """``(distribution, function)`` for every implementation of ``hook`` by an active plugin, in
+        load order; one plugin may implement a hook more than once (``specname``), each is called."""
+        by_plugin: dict[str, list[Callable[..., Any]]] = {}
+        for impl in getattr(self.manager.hook, hook).get_hookimpls():
+            by_plugin.setdefault(impl.plugin_name, []).append(impl.function)
+        return [(name, function) for name in self.loaded() for function in by_plugin.get(name, [])]
 
     def _collect(self, facet: Facet) -> dict[str, Registered]:
         entries: dict[str, Registered] = {}

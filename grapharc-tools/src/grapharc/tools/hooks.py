@@ -1,5 +1,5 @@
-"""grapharc-tools' hook implementations: the seven workspace-confined tools and the container executor
-(light module)."""
+"""grapharc-tools' hook implementations: the seven workspace-confined tools and the sandboxed and
+container executors (light module)."""
 
 from __future__ import annotations
 
@@ -26,7 +26,7 @@ def register_tools(register: RegisterTool) -> None:
 
 @hookimpl
 def register_executors(register: RegisterExecutor) -> None:
-    """Both executors in one implementation: the host keeps one implementation of a hook per plugin."""
+    """The sandboxed and container executors."""
     register(ExecutorInfo(name="sandboxed", factory="grapharc.tools.sandbox:create_sandboxed_executor",
                           description="each call in a fresh forked child under a CPython audit hook"))
     register(ExecutorInfo(name="container", factory="grapharc.tools.container:create_container_executor",

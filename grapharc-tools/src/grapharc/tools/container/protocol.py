@@ -1,51 +1,28 @@
 """What crosses the container boundary: one call in (on the container's stdin), one answer out.
 
 The host and the runner inside the image both import this module, so it needs nothing but
-the standard library. A call is JSON naming the tool's import path, its validated arguments
-and a per-call marker; the runner prints one line, the marker then a JSON answer, on its
-own stdout (the tool's prints are sent to stderr). Only plain JSON data crosses: ``None``,
-``bool``, ``int``, finite ``float``, ``str``, lists and string-keyed dicts, checked by type
-rather than by a lossy round trip, so a tuple or a ``datetime`` is refused instead of
-silently becoming something else.
+the standard library and ``grapharc.tools.jsondata`` (shared with the sandbox). A call is JSON
+naming the tool's import path, its validated arguments and a per-call marker; the runner
+prints one line, the marker then a JSON answer, on its own stdout (the tool's prints are sent
+to stderr). Only plain JSON data crosses: ``None``, ``bool``, ``int``, finite ``float``,
+``str``, lists and string-keyed dicts, checked by type rather than by a lossy round trip, so a
+tuple or a ``datetime`` is refused instead of silently becoming something else.
 """
 
 from __future__ import annotations
 
 import json
-import math
 from typing import Any
+
+from grapharc.tools.jsondata import MAX_DEPTH, json_problem
+
+__all__ = ["MAX_DEPTH", "NOT_IMPORTABLE", "NOT_JSON", "RUNNER_MODULE", "answer_line", "decode_call",
+           "encode_call", "find_answer", "json_problem"]
 
 RUNNER_MODULE = "grapharc.tools.container.runner"
 
-MAX_DEPTH = 200
-"""Deeper data is refused: JSON encoders and decoders recurse, and no tool needs it."""
 NOT_IMPORTABLE = "not_importable"
 NOT_JSON = "not_json"
-
-
-def json_problem(value: Any, where: str) -> str | None:
-    """Where ``value`` stops being plain JSON data (e.g. ``"args.when: datetime"``), or None.
-
-    Walked with a stack rather than recursion, so a hostile nesting is named, not a crash.
-    """
-    stack = [(value, where, 0)]
-    while stack:
-        item, at, depth = stack.pop()
-        if depth > MAX_DEPTH:
-            return f"{at}: nested deeper than {MAX_DEPTH}"
-        if type(item) is float and not math.isfinite(item):
-            return f"{at}: {item!r} (not a finite number)"
-        if type(item) is list:
-            children = list(enumerate(item))
-            stack.extend((child, f"{at}[{index}]", depth + 1) for index, child in reversed(children))
-        elif type(item) is dict:
-            bad = [key for key in item if type(key) is not str]
-            if bad:
-                return f"{at}: key {bad[0]!r} ({type(bad[0]).__name__}, not str)"
-            stack.extend((child, f"{at}.{key}", depth + 1) for key, child in reversed(list(item.items())))
-        elif item is not None and type(item) not in (bool, int, float, str):
-            return f"{at}: {type(item).__name__}"
-    return None
 
 
 def encode_call(import_path: str, name: str, args: dict[str, Any], marker: str) -> str:

@@ -18,10 +18,10 @@ from collections.abc import Callable
 from contextlib import suppress
 from typing import Any, NoReturn
 
+from grapharc.tools.jsondata import json_problem
 from grapharc.tools.sandbox.errors import SandboxViolation
 from grapharc.tools.sandbox.grants import Grants
 from grapharc.tools.sandbox.guard import UNAUDITED, Guard
-from grapharc.tools.sandbox.jsondata import json_problem
 
 
 def serve(reply_fd: int, *, tool: str, import_path: str, workspace: str, arguments: str,

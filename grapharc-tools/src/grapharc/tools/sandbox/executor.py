@@ -21,9 +21,9 @@ from pathlib import Path
 from time import monotonic
 from typing import Any, NoReturn
 
-from grapharc.executors import ExecutorOptionError, ToolFailedError, ToolTimeoutError
+from grapharc.executors import ExecutorOptionError, ToolFailedError, ToolTimeoutError, call_timeout
 from grapharc.harness.tools import Tool
-from grapharc.runtime.deadline import InvalidDeadlineError
+from grapharc.tools.jsondata import json_problem
 from grapharc.tools.sandbox import child
 from grapharc.tools.sandbox.child import flush_output
 from grapharc.tools.sandbox.errors import (
@@ -33,7 +33,6 @@ from grapharc.tools.sandbox.errors import (
     UnsandboxableToolError,
 )
 from grapharc.tools.sandbox.grants import Grants
-from grapharc.tools.sandbox.jsondata import json_problem
 from grapharc.tools.workspace import Workspace
 
 READ_CHUNK = 1 << 16
@@ -54,7 +53,7 @@ class SandboxedExecutor:
         kwargs = tool.arguments(args)
         import_path = _import_path(tool)
         arguments = _encode_arguments(tool, kwargs)
-        seconds = _seconds(tool, timeout)
+        seconds = call_timeout(tool, timeout)
         root = str(Workspace(workspace).root)
         grants = Grants.for_workspace(root, network=tool.needs_network)
         reply = _fork_and_wait(tool, seconds, lambda fd: child.serve(
@@ -85,17 +84,6 @@ def _encode_arguments(tool: Tool, kwargs: dict[str, Any]) -> str:
         raise UnsandboxableToolError(f"tool {tool.name!r} cannot run sandboxed: its arguments are "
                                      f"not plain JSON data ({problem})")
     return json.dumps(kwargs, allow_nan=False)
-
-
-def _seconds(tool: Tool, timeout: float | None) -> float | None:
-    if timeout is None:
-        return None
-    if isinstance(timeout, bool) or not isinstance(timeout, int | float) or math.isnan(timeout):
-        raise InvalidDeadlineError(f"timeout for tool {tool.name!r} must be a number of seconds or "
-                                   f"None, got {timeout!r}")
-    if timeout <= 0:
-        raise ToolTimeoutError(tool.name, float(timeout))
-    return None if math.isinf(timeout) else float(timeout)
 
 
 def _fork_and_wait(tool: Tool, seconds: float | None, serve: Callable[[int], NoReturn]) -> bytes:
