@@ -131,6 +131,12 @@ def test_a_model_that_cannot_call_tools_is_refused_naming_backends_that_can(tmp_
         AgentNode(Plain(), registry(), workspace=tmp_path)
 
 
+@pytest.mark.parametrize("folder", ["/", "~"])
+def test_the_filesystem_root_or_the_home_folder_is_refused_as_a_workspace(folder):
+    with pytest.raises(AgentSetupError, match="whole filesystem or your home folder"):
+        AgentNode(ScriptedChatModel(responses=["done"]), registry(), workspace=folder)
+
+
 def test_a_backend_that_runs_its_own_loop_is_delegated_with_a_warning_and_every_event_marked(tmp_path):
     class Delegating:
         delegates_tools = True

@@ -112,6 +112,10 @@ class AgentNode:
         if not self.workspace.is_dir():
             raise AgentSetupError(f"workspace {self.workspace} is not a directory",
                                   hint="create it first, or name an existing directory")
+        if self.workspace in {Path(self.workspace.anchor), Path.home().resolve()}:
+            raise AgentSetupError(f"workspace {self.workspace} would hand the agent the whole "
+                                  "filesystem or your home folder",
+                                  hint="give the agent a folder of its own, e.g. a project checkout")
         if not isinstance(tools, ToolRegistry):
             raise AgentSetupError(f"tools must be a ToolRegistry, got {type(tools).__name__}")
         for label, value in (("max_steps", max_steps), ("window", window), ("output_limit", output_limit)):
