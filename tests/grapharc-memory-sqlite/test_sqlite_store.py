@@ -125,7 +125,7 @@ def test_the_file_is_in_wal_mode_with_a_schema_version(tmp_path: Path) -> None:
     try:
         assert raw.execute("PRAGMA journal_mode").fetchone() == ("wal",)
         assert raw.execute("SELECT component, version FROM schema_versions").fetchall() == [
-            ("claims", 1)
+            ("claims", 2)
         ]
     finally:
         raw.close()
@@ -163,7 +163,7 @@ def test_a_file_from_a_newer_schema_is_refused_naming_both_versions(tmp_path: Pa
     raw.execute("UPDATE schema_versions SET version = 7 WHERE component = 'claims'")
     raw.commit()
     raw.close()
-    with pytest.raises(ClaimStoreError, match=r"version 7.*reads version 1"):
+    with pytest.raises(ClaimStoreError, match=r"version 7.*reads version 2"):
         SQLiteMemoryStore(path)
 
 

@@ -1,10 +1,38 @@
-"""Claim memory: the ``ClaimStore`` contract and the in-process store.
+"""Claim memory: the ``ClaimStore`` contract, the in-process store, retrieval and context.
 
 ``grapharc.memory.claims`` defines ``Claim``, ``Provenance``, ``ClaimStore``
 and ``normalise_entity``; ``grapharc.memory.inprocess`` holds the default
-``InMemoryClaimStore``. Neither is imported here, so this package stays cheap.
+``InMemoryClaimStore``; ``retrieve``, ``render_context``, ``ClaimIndex`` and
+``contradictions`` read any store. Public names are exported lazily (PEP 562),
+so this package stays cheap; a name a plugin provides (``SQLiteMemoryStore``,
+``LadybugMemoryStore``) names the distribution to install when it is missing.
 Owned by grapharc-core; durable backends (grapharc-memory-sqlite,
 grapharc-memory-ladybug) join this package as subpackages.
 """
 
 __path__ = __import__("pkgutil").extend_path(__path__, __name__)
+
+from grapharc._lazy import lazy_exports
+
+_LAZY_EXPORTS = {
+    "Claim": "grapharc.memory.claims",
+    "ClaimStore": "grapharc.memory.claims",
+    "Provenance": "grapharc.memory.claims",
+    "ScoredClaim": "grapharc.memory.claims",
+    "normalise_entity": "grapharc.memory.claims",
+    "InMemoryClaimStore": "grapharc.memory.inprocess",
+    "ClaimIndex": "grapharc.memory.claim_index",
+    "exact_search": "grapharc.memory.bm25f",
+    "Embedder": "grapharc.memory.retrieval",
+    "Hit": "grapharc.memory.retrieval",
+    "retrieve": "grapharc.memory.retrieval",
+    "estimate_tokens": "grapharc.memory.context",
+    "render_context": "grapharc.memory.context",
+    "contradictions": "grapharc.memory.contradictions",
+    "SQLiteMemoryStore": "grapharc.memory.sqlite.store",
+    "LadybugMemoryStore": "grapharc.memory.ladybug.store",
+}
+
+__all__ = list(_LAZY_EXPORTS)
+
+__getattr__, __dir__ = lazy_exports(__name__, _LAZY_EXPORTS)

@@ -6,7 +6,12 @@ Claims are insert-only rows; a correction is a row in ``supersessions``
 (``old_id`` is its primary key, so a claim is superseded at most once, even by
 racing processes), and triggers refuse UPDATE and DELETE on both tables. A
 supersession writes the new claim and its link in one ``BEGIN IMMEDIATE``
-transaction, so a crash leaves both or neither. ``schema_versions`` records
+transaction, so a crash leaves both or neither. ``claims_fts`` is an FTS5 index
+of each claim's terms (``grapharc.memory.terms``, space-joined so FTS5 keeps
+them as they are), keyed by the claim's ``seq``; ``search`` ranks with FTS5's
+``bm25()`` under ``grapharc.memory.bm25f``'s field weights, which is the score
+that module defines, so only claims sharing a query term are touched.
+``add_many`` writes a batch in one transaction. ``schema_versions`` records
 the layout per component so a later GraphARC can migrate the file (and an
 older one refuses a newer file instead of misreading it).
 """
@@ -15,11 +20,12 @@ from __future__ import annotations
 
 import sqlite3
 import threading
-from collections.abc import Iterator
+from collections.abc import Iterator, Sequence
 from contextlib import contextmanager
 from datetime import datetime
 from pathlib import Path
 
+from grapharc.memory.bm25f import FIELD_WEIGHTS, check_k, field_terms
 from grapharc.memory.claims import (
     Claim,
     ClaimAlreadySupersededError,
@@ -28,12 +34,19 @@ from grapharc.memory.claims import (
     ClaimStoreError,
     DuplicateClaimError,
     Provenance,
+    ScoredClaim,
     durable_store_path,
     normalise_entity,
 )
+from grapharc.memory.terms import query_terms
 
 SCHEMA_COMPONENT = "claims"
-SCHEMA_VERSION = 1
+SCHEMA_VERSION = 2
+
+_FULL_TEXT = (
+    "CREATE VIRTUAL TABLE claims_fts USING fts5(subject, predicate, object, content='', "
+    "tokenize=\"unicode61 remove_diacritics 0 categories 'L* N* Co M*'\")"
+)
 
 _SCHEMA = (
     """CREATE TABLE claims (
@@ -58,11 +71,23 @@ _SCHEMA = (
         for table in ("claims", "supersessions")
         for verb in ("update", "delete")
     ),
+    _FULL_TEXT,
 )
 
 _SELECT = """
 SELECT c.id, c.subject, c.predicate, c.object, c.source, c.observed_at, c.run_id, s.new_id
 FROM claims AS c LEFT JOIN supersessions AS s ON s.old_id = c.id
+"""
+
+_WEIGHTS = ", ".join(str(weight) for _, weight in FIELD_WEIGHTS)
+
+_SEARCH = f"""
+SELECT c.id, c.subject, c.predicate, c.object, c.source, c.observed_at, c.run_id, s.new_id,
+       bm25(claims_fts, {_WEIGHTS}) AS rank
+FROM claims_fts JOIN claims AS c ON c.seq = claims_fts.rowid
+LEFT JOIN supersessions AS s ON s.old_id = c.id
+WHERE claims_fts MATCH ? {{current}}
+ORDER BY rank, c.seq LIMIT ?
 """
 
 _HISTORY = f"""
@@ -149,12 +174,25 @@ class SQLiteMemoryStore:
                     "INSERT INTO schema_versions (component, version) VALUES (?, ?)",
                     (SCHEMA_COMPONENT, SCHEMA_VERSION),
                 )
+            elif row[0] == 1:
+                self._index_version_1_claims(cursor)
             elif row[0] != SCHEMA_VERSION:
                 raise ClaimStoreError(
                     f"claim store {str(self.path)!r} has claims schema version {row[0]}, "
                     f"but this grapharc-memory-sqlite reads version {SCHEMA_VERSION}",
                     hint="open it with the GraphARC version that wrote it",
                 )
+
+    def _index_version_1_claims(self, cursor: sqlite3.Cursor) -> None:
+        """Migrate a version-1 file: build the full-text index over the claims it holds."""
+        cursor.execute(_FULL_TEXT)
+        rows = cursor.execute(
+            "SELECT seq, id, subject, predicate, object, source, observed_at, run_id "
+            "FROM claims ORDER BY seq").fetchall()
+        for seq, *fields in rows:
+            self._index(cursor, seq, _to_claim((*fields, None)))
+        cursor.execute("UPDATE schema_versions SET version = ? WHERE component = ?",
+                       (SCHEMA_VERSION, SCHEMA_COMPONENT))
 
     def _open_connection(self) -> sqlite3.Connection:
         if self._connection is None:
@@ -198,12 +236,33 @@ class SQLiteMemoryStore:
                 claim.provenance.run_id,
             ),
         )
+        assert cursor.lastrowid is not None, "an INSERT sets lastrowid"
+        self._index(cursor, cursor.lastrowid, claim)
+
+    @staticmethod
+    def _index(cursor: sqlite3.Cursor, seq: int, claim: Claim) -> None:
+        """Add the claim's terms to the full-text index under its ``seq``."""
+        cursor.execute(
+            "INSERT INTO claims_fts (rowid, subject, predicate, object) VALUES (?, ?, ?, ?)",
+            (seq, *(" ".join(found) for found in field_terms(claim))),
+        )
 
     def add(self, claim: Claim) -> Claim:
         """Store a new claim; see ``ClaimStore.add``."""
         with self._lock, self._transaction() as cursor:
             self._insert(cursor, claim)
         return claim
+
+    def add_many(self, claims: Sequence[Claim]) -> list[Claim]:
+        """Store several new claims in one transaction; see ``ClaimStore.add_many``."""
+        with self._lock, self._transaction() as cursor:
+            seen: set[str] = set()
+            for claim in claims:
+                if claim.id in seen:
+                    raise DuplicateClaimError(claim.id)
+                seen.add(claim.id)
+                self._insert(cursor, claim)
+        return list(claims)
 
     def get(self, claim_id: str) -> Claim:
         """Return the claim with this id; see ``ClaimStore.get``."""
@@ -249,6 +308,20 @@ class SQLiteMemoryStore:
         """Return current claims, or every claim if ``include_superseded``."""
         where = "" if include_superseded else "WHERE s.new_id IS NULL"
         return self._read(f"{_SELECT} {where} ORDER BY c.seq")
+
+    def search(self, query: str, k: int = 10,
+               include_superseded: bool = False) -> list[ScoredClaim]:
+        """The ``k`` best claims for ``query``, ranked by FTS5; see ``ClaimStore.search``."""
+        check_k(k)
+        wanted = query_terms(query)
+        if not wanted:
+            self._open_connection()
+            return []
+        sql = _SEARCH.format(current="" if include_superseded else "AND s.new_id IS NULL")
+        match = " OR ".join(f'"{term}"' for term in wanted)
+        with self._lock:
+            rows = self._open_connection().execute(sql, (match, k)).fetchall()
+        return [ScoredClaim(_to_claim(row[:8]), -row[8]) for row in rows]
 
     def close(self) -> None:
         """Close the connection; idempotent."""
