@@ -11,8 +11,8 @@ from __future__ import annotations
 
 import unicodedata
 import uuid
-from datetime import UTC, datetime
 from collections.abc import Sequence
+from datetime import UTC, datetime
 from typing import NamedTuple, Protocol, runtime_checkable
 
 from pydantic import (

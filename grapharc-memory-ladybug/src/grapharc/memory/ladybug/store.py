@@ -23,15 +23,21 @@ Behaviour of LadybugDB (package ``real-ladybug``, import ``real_ladybug``,
   ``MAX_CHAIN_LENGTH`` and its history query only matches a complete chain.
 - ``TIMESTAMP`` drops a datetime's timezone without converting it, so
   observation times are written as naive UTC and read back as UTC.
+
+``search`` here is the exact BM25F scan (``bm25f.exact_search`` over every
+claim), correct but O(claims) per query: unlike the SQLite and in-process
+stores, this one keeps no full-text index yet.
 """
 
 from __future__ import annotations
 
 import threading
+from collections.abc import Sequence
 from datetime import UTC, datetime
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+from grapharc.memory.bm25f import exact_search
 from grapharc.memory.claims import (
     Claim,
     ClaimAlreadySupersededError,
@@ -40,6 +46,7 @@ from grapharc.memory.claims import (
     ClaimStoreError,
     DuplicateClaimError,
     Provenance,
+    ScoredClaim,
     durable_store_path,
     normalise_entity,
 )
@@ -208,6 +215,25 @@ class LadybugMemoryStore:
             self._query(f"CREATE {_NEW_CLAIM}", _parameters(claim))
         return claim
 
+    def add_many(self, claims: Sequence[Claim]) -> list[Claim]:
+        """Store several new claims in one transaction; see ``ClaimStore.add_many``."""
+        with self._lock:
+            seen: set[str] = set()
+            for claim in claims:
+                self._check_insertable(claim)
+                if claim.id in seen:
+                    raise DuplicateClaimError(claim.id)
+                seen.add(claim.id)
+            self._query("BEGIN TRANSACTION")
+            try:
+                for claim in claims:
+                    self._query(f"CREATE {_NEW_CLAIM}", _parameters(claim))
+            except BaseException:
+                self._query("ROLLBACK")
+                raise
+            self._query("COMMIT")
+        return list(claims)
+
     def get(self, claim_id: str) -> Claim:
         """Return the claim with this id; see ``ClaimStore.get``."""
         found = self._claims(f"MATCH (c:Claim {{id: $id}}) {_WITH_SUCCESSOR}", {"id": claim_id})
@@ -261,6 +287,11 @@ class LadybugMemoryStore:
         """Return current claims, or every claim if ``include_superseded``."""
         current_only = "" if include_superseded else "WITH c, s WHERE s IS NULL"
         return self._claims(f"MATCH (c:Claim) {_WITH_SUCCESSOR} {current_only}")
+
+    def search(self, query: str, k: int = 10,
+               include_superseded: bool = False) -> list[ScoredClaim]:
+        """The ``k`` best claims for ``query`` by the exact scan; see the module docstring."""
+        return exact_search(self.all(include_superseded=True), query, k, include_superseded)
 
     def close(self) -> None:
         """Close the connection and database, releasing the file lock; idempotent."""
