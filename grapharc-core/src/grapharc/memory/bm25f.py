@@ -74,11 +74,17 @@ def exact_search(claims: Sequence[Claim], query: str, k: int = 10,
 
     The reference the stores' indexes are tested and benchmarked against.
     """
+    return scan(claims, [weighted_frequencies(claim) for claim in claims], query, k,
+                include_superseded)
+
+
+def scan(claims: Sequence[Claim], documents: Sequence[tuple[dict[str, float], int]], query: str,
+         k: int, include_superseded: bool) -> list[ScoredClaim]:
+    """``exact_search`` over claims whose ``weighted_frequencies`` are already computed."""
     check_k(k)
     wanted = query_terms(query)
     if not wanted or not claims:
         return []
-    documents = [weighted_frequencies(claim) for claim in claims]
     average_length = sum(length for _, length in documents) / len(documents)
     idfs = [idf(len(documents), sum(1 for freqs, _ in documents if term in freqs))
             for term in wanted]

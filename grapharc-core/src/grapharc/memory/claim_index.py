@@ -2,7 +2,8 @@
 
 It answers the same ``about``/``search``/``all`` questions a store does, from a
 list of claims held in memory, so ``retrieve`` runs over either. Its search is
-``bm25f.exact_search`` (every claim scored), which makes it the reference the
+``bm25f.exact_search`` (every claim scored; each claim's term frequencies are
+computed once, when the snapshot is taken), which makes it the reference the
 stores' indexes are checked against, and a convenient way to retrieve over
 claims that are not in a store.
 """
@@ -11,7 +12,7 @@ from __future__ import annotations
 
 from collections.abc import Iterable
 
-from grapharc.memory.bm25f import exact_search
+from grapharc.memory.bm25f import scan, weighted_frequencies
 from grapharc.memory.claims import Claim, ClaimStore, ScoredClaim, normalise_entity
 
 
@@ -20,6 +21,7 @@ class ClaimIndex:
 
     def __init__(self, claims: Iterable[Claim]) -> None:
         self._claims = list(claims)
+        self._documents = [weighted_frequencies(claim) for claim in self._claims]
         self._by_entity: dict[str, list[Claim]] = {}
         for claim in self._claims:
             if claim.superseded_by is None:
@@ -43,4 +45,4 @@ class ClaimIndex:
     def search(self, query: str, k: int = 10,
                include_superseded: bool = False) -> list[ScoredClaim]:
         """The ``k`` best claims by scoring every claim in the snapshot: O(claims)."""
-        return exact_search(self._claims, query, k, include_superseded)
+        return scan(self._claims, self._documents, query, k, include_superseded)

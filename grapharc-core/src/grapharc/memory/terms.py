@@ -9,35 +9,49 @@ with ``categories 'L* N* Co M*'``, so terms joined by spaces reach FTS5 unchange
 
 from __future__ import annotations
 
+import re
 import unicodedata
+from enum import Enum
+from functools import lru_cache
 
 _TERM_CATEGORIES = frozenset("LNM")
 _SPACELESS_SCRIPTS = ("CJK UNIFIED IDEOGRAPH", "CJK COMPATIBILITY IDEOGRAPH", "HIRAGANA",
                       "KATAKANA")
+# In ASCII the term characters are exactly the letters and digits.
+_ASCII_TERM = re.compile(r"[a-z0-9]+")
 
 
-def _is_term_char(char: str) -> bool:
+class _Kind(Enum):
+    SEPARATOR = 0
+    TERM = 1
+    SPACELESS = 2
+
+
+@lru_cache(maxsize=8192)
+def _kind(char: str) -> _Kind:
     category = unicodedata.category(char)
-    return category[0] in _TERM_CATEGORIES or category == "Co"
-
-
-def _is_spaceless(char: str) -> bool:
-    return unicodedata.name(char, "").startswith(_SPACELESS_SCRIPTS)
+    if category[0] not in _TERM_CATEGORIES and category != "Co":
+        return _Kind.SEPARATOR
+    if unicodedata.name(char, "").startswith(_SPACELESS_SCRIPTS):
+        return _Kind.SPACELESS
+    return _Kind.TERM
 
 
 def terms(text: str) -> list[str]:
     """Split ``text`` into its search terms, in order, repeats kept (they count as frequency)."""
+    if text.isascii():  # NFKC leaves ASCII as it is, and casefolding it is lowercasing
+        return _ASCII_TERM.findall(text.lower())
     folded = unicodedata.normalize("NFKC", unicodedata.normalize("NFKC", text).casefold())
     found: list[str] = []
     run: list[str] = []
     for char in folded:
-        if not _is_term_char(char):
-            found.extend(_flush(run))
-        elif _is_spaceless(char):
-            found.extend(_flush(run))
-            found.append(char)
-        else:
+        kind = _kind(char)
+        if kind is _Kind.TERM:
             run.append(char)
+            continue
+        found.extend(_flush(run))
+        if kind is _Kind.SPACELESS:
+            found.append(char)
     found.extend(_flush(run))
     return found
 

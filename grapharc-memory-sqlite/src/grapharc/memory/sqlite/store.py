@@ -43,6 +43,8 @@ from grapharc.memory.terms import query_terms
 SCHEMA_COMPONENT = "claims"
 SCHEMA_VERSION = 2
 
+_ID_CHUNK = 500  # ids per "id IN (...)" probe, well under SQLite's parameter limit
+
 _FULL_TEXT = (
     "CREATE VIRTUAL TABLE claims_fts USING fts5(subject, predicate, object, content='', "
     "tokenize=\"unicode61 remove_diacritics 0 categories 'L* N* Co M*'\")"
@@ -189,8 +191,7 @@ class SQLiteMemoryStore:
         rows = cursor.execute(
             "SELECT seq, id, subject, predicate, object, source, observed_at, run_id "
             "FROM claims ORDER BY seq").fetchall()
-        for seq, *fields in rows:
-            self._index(cursor, seq, _to_claim((*fields, None)))
+        self._index(cursor, [(seq, _to_claim((*fields, None))) for seq, *fields in rows])
         cursor.execute("UPDATE schema_versions SET version = ? WHERE component = ?",
                        (SCHEMA_VERSION, SCHEMA_COMPONENT))
 
@@ -217,51 +218,57 @@ class SQLiteMemoryStore:
             rows = self._open_connection().execute(sql, parameters).fetchall()
         return [_to_claim(row) for row in rows]
 
-    def _insert(self, cursor: sqlite3.Cursor, claim: Claim) -> None:
-        if claim.superseded_by is not None:
-            raise ClaimAlreadySupersededError(claim.id, claim.superseded_by)
-        if cursor.execute("SELECT 1 FROM claims WHERE id = ?", (claim.id,)).fetchone():
-            raise DuplicateClaimError(claim.id)
-        cursor.execute(
-            "INSERT INTO claims (id, subject, subject_key, predicate, object, source, "
-            "observed_at, run_id) VALUES (?, ?, ?, ?, ?, ?, ?, ?)",
-            (
-                claim.id,
-                claim.subject,
-                claim.subject_key,
-                claim.predicate,
-                claim.object,
-                claim.provenance.source,
-                claim.provenance.observed_at.isoformat(),
-                claim.provenance.run_id,
-            ),
+    @staticmethod
+    def _refuse_unstorable(cursor: sqlite3.Cursor, claims: Sequence[Claim]) -> None:
+        """Raise for the first claim that is marked superseded, repeated, or already stored."""
+        seen: set[str] = set()
+        for claim in claims:
+            if claim.superseded_by is not None:
+                raise ClaimAlreadySupersededError(claim.id, claim.superseded_by)
+            if claim.id in seen:
+                raise DuplicateClaimError(claim.id)
+            seen.add(claim.id)
+        ids = [claim.id for claim in claims]
+        for start in range(0, len(ids), _ID_CHUNK):
+            chunk = ids[start:start + _ID_CHUNK]
+            taken = {row[0] for row in cursor.execute(
+                f"SELECT id FROM claims WHERE id IN ({', '.join('?' * len(chunk))})", chunk)}
+            if taken:
+                raise DuplicateClaimError(next(i for i in chunk if i in taken))
+
+    def _insert_all(self, cursor: sqlite3.Cursor, claims: Sequence[Claim]) -> None:
+        """Insert new claims and index them; the caller holds the write transaction."""
+        self._refuse_unstorable(cursor, claims)
+        row = cursor.execute("SELECT seq FROM sqlite_sequence WHERE name = 'claims'").fetchone()
+        first = (row[0] if row else 0) + 1
+        numbered = list(enumerate(claims, start=first))
+        cursor.executemany(
+            "INSERT INTO claims (seq, id, subject, subject_key, predicate, object, source, "
+            "observed_at, run_id) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)",
+            [(seq, claim.id, claim.subject, claim.subject_key, claim.predicate, claim.object,
+              claim.provenance.source, claim.provenance.observed_at.isoformat(),
+              claim.provenance.run_id) for seq, claim in numbered],
         )
-        assert cursor.lastrowid is not None, "an INSERT sets lastrowid"
-        self._index(cursor, cursor.lastrowid, claim)
+        self._index(cursor, numbered)
 
     @staticmethod
-    def _index(cursor: sqlite3.Cursor, seq: int, claim: Claim) -> None:
-        """Add the claim's terms to the full-text index under its ``seq``."""
-        cursor.execute(
+    def _index(cursor: sqlite3.Cursor, numbered: Sequence[tuple[int, Claim]]) -> None:
+        """Add each claim's terms to the full-text index under its ``seq``."""
+        cursor.executemany(
             "INSERT INTO claims_fts (rowid, subject, predicate, object) VALUES (?, ?, ?, ?)",
-            (seq, *(" ".join(found) for found in field_terms(claim))),
+            [(seq, *(" ".join(found) for found in field_terms(claim))) for seq, claim in numbered],
         )
 
     def add(self, claim: Claim) -> Claim:
         """Store a new claim; see ``ClaimStore.add``."""
         with self._lock, self._transaction() as cursor:
-            self._insert(cursor, claim)
+            self._insert_all(cursor, [claim])
         return claim
 
     def add_many(self, claims: Sequence[Claim]) -> list[Claim]:
         """Store several new claims in one transaction; see ``ClaimStore.add_many``."""
         with self._lock, self._transaction() as cursor:
-            seen: set[str] = set()
-            for claim in claims:
-                if claim.id in seen:
-                    raise DuplicateClaimError(claim.id)
-                seen.add(claim.id)
-                self._insert(cursor, claim)
+            self._insert_all(cursor, claims)
         return list(claims)
 
     def get(self, claim_id: str) -> Claim:
@@ -283,7 +290,7 @@ class SQLiteMemoryStore:
                 raise ClaimNotFoundError(old_id)
             if row[0] is not None:
                 raise ClaimAlreadySupersededError(old_id, row[0])
-            self._insert(cursor, new_claim)
+            self._insert_all(cursor, [new_claim])
             cursor.execute(
                 "INSERT INTO supersessions (old_id, new_id) VALUES (?, ?)",
                 (old_id, new_claim.id),
