@@ -28,7 +28,7 @@ _LAZY_EXPORTS = {
     "retrieve": "grapharc.memory.retrieval",
     "estimate_tokens": "grapharc.memory.context",
     "render_context": "grapharc.memory.context",
-    "contradictions": "grapharc.memory.contradictions",
+    "contradictions": "grapharc.memory.conflicts",
     "SQLiteMemoryStore": "grapharc.memory.sqlite.store",
     "LadybugMemoryStore": "grapharc.memory.ladybug.store",
 }

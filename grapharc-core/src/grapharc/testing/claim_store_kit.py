@@ -41,7 +41,7 @@ from grapharc.memory.claims import (
     InvalidSearchError,
     Provenance,
 )
-from grapharc.memory.contradictions import contradictions
+from grapharc.memory.conflicts import contradictions
 from grapharc.memory.retrieval import retrieve
 
 OBSERVED_AT = datetime(2024, 5, 1, 12, 30, 15, 123456, tzinfo=UTC)
