@@ -96,9 +96,8 @@ class InMemoryClaimStore:
                 raise ClaimAlreadySupersededError(old_id, old.superseded_by)
             self._check_insertable(new_claim)
             self._store(new_claim)
-            corrected = old.model_copy(update={"superseded_by": new_claim.id})
-            self._claims[old_id] = corrected
-            self._index.update(corrected)
+            self._claims[old_id] = old.model_copy(update={"superseded_by": new_claim.id})
+            self._index.mark_superseded(old_id, new_claim.id)
             self._predecessor[new_claim.id] = old_id
             return new_claim
 

@@ -34,9 +34,10 @@ class TermIndex:
         self._positions[claim.id] = position
         self._total_length += length
 
-    def update(self, claim: Claim) -> None:
-        """Replace an indexed claim's record (its ``superseded_by`` changed; its text cannot)."""
-        self._claims[self._positions[claim.id]] = claim
+    def mark_superseded(self, old_id: str, new_id: str) -> None:
+        """Record that the indexed claim ``old_id`` was corrected by ``new_id``."""
+        position = self._positions[old_id]
+        self._claims[position] = self._claims[position].model_copy(update={"superseded_by": new_id})
 
     def search(self, query: str, k: int, include_superseded: bool) -> list[ScoredClaim]:
         """The ``k`` best claims for ``query``; see ``ClaimStore.search``."""

@@ -24,9 +24,11 @@ Behaviour of LadybugDB (package ``real-ladybug``, import ``real_ladybug``,
 - ``TIMESTAMP`` drops a datetime's timezone without converting it, so
   observation times are written as naive UTC and read back as UTC.
 
-``search`` here is the exact BM25F scan (``bm25f.exact_search`` over every
-claim), correct but O(claims) per query: unlike the SQLite and in-process
-stores, this one keeps no full-text index yet.
+LadybugDB's own full-text search is an extension it downloads on first use,
+so it does not work offline; ``search`` is answered instead from a
+``TermIndex`` (the in-process store's inverted index) built from the database
+when it is opened, O(claims) once, and kept up to date by every write. That is
+sound because no other process can write the database while this one holds it.
 """
 
 from __future__ import annotations
@@ -37,7 +39,6 @@ from datetime import UTC, datetime
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from grapharc.memory.bm25f import exact_search
 from grapharc.memory.claims import (
     Claim,
     ClaimAlreadySupersededError,
@@ -50,6 +51,7 @@ from grapharc.memory.claims import (
     durable_store_path,
     normalise_entity,
 )
+from grapharc.memory.term_index import TermIndex
 
 if TYPE_CHECKING:
     import real_ladybug
@@ -130,6 +132,7 @@ class LadybugMemoryStore:
         self._database: real_ladybug.Database | None = None
         self._connection: real_ladybug.Connection | None = None
         self._registered = False
+        self._index = TermIndex()
         with _OPEN_PATHS_LOCK:
             if self._key in _OPEN_PATHS:
                 raise LadybugLockedError(
@@ -140,6 +143,8 @@ class LadybugMemoryStore:
             self._registered = True
         try:
             self._open()
+            for claim in self.all(include_superseded=True):
+                self._index.add(claim)
         except BaseException:
             self.close()
             raise
@@ -213,6 +218,7 @@ class LadybugMemoryStore:
         with self._lock:
             self._check_insertable(claim)
             self._query(f"CREATE {_NEW_CLAIM}", _parameters(claim))
+            self._index.add(claim)
         return claim
 
     def add_many(self, claims: Sequence[Claim]) -> list[Claim]:
@@ -232,6 +238,8 @@ class LadybugMemoryStore:
                 self._query("ROLLBACK")
                 raise
             self._query("COMMIT")
+            for claim in claims:
+                self._index.add(claim)
         return list(claims)
 
     def get(self, claim_id: str) -> Claim:
@@ -258,6 +266,8 @@ class LadybugMemoryStore:
                 f"MATCH (o:Claim {{id: $old_id}}) CREATE (o)-[:SUPERSEDED_BY]->{_NEW_CLAIM}",
                 {"old_id": old_id, **_parameters(new_claim)},
             )
+            self._index.add(new_claim)
+            self._index.mark_superseded(old_id, new_claim.id)
         return new_claim
 
     def about(self, subject: str) -> list[Claim]:
@@ -290,8 +300,11 @@ class LadybugMemoryStore:
 
     def search(self, query: str, k: int = 10,
                include_superseded: bool = False) -> list[ScoredClaim]:
-        """The ``k`` best claims for ``query`` by the exact scan; see the module docstring."""
-        return exact_search(self.all(include_superseded=True), query, k, include_superseded)
+        """The ``k`` best claims for ``query`` from the maintained index; see the module docstring."""
+        with self._lock:
+            if self._connection is None:
+                raise ClaimStoreClosedError(f"LadybugDB claim store {str(self.path)!r}")
+            return self._index.search(query, k, include_superseded)
 
     def close(self) -> None:
         """Close the connection and database, releasing the file lock; idempotent."""
@@ -302,6 +315,7 @@ class LadybugMemoryStore:
                 self._database.close()
             self._connection = None
             self._database = None
+            self._index = TermIndex()
             if self._registered:
                 with _OPEN_PATHS_LOCK:
                     _OPEN_PATHS.discard(self._key)
