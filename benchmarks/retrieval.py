@@ -6,13 +6,16 @@ of them naming another subject, so entity links exist). Queries mix a subject
 with a predicate word, an object word alone, and a subject alone. Measured at
 each size, in the same run:
 - query latency (median and 95th percentile, ms) of ``search(query, k=10)`` on the
-  in-process store (inverted index) and the SQLite store (FTS5), against the exact
+  in-process store (inverted index), the SQLite store (FTS5) and the LadybugDB store
+  (the in-process index, rebuilt when the database is opened), against the exact
   scan (``ClaimIndex``, each claim's term frequencies precomputed, so only the
   per-query O(claims) work is timed);
 - recall@10 of each index against the scan; a tie on the 10th score counts as a
   hit, since either claim is a correct answer;
 - insert cost per claim: ``add_many`` in batches of 1,000 (one transaction each on
-  SQLite, a file in WAL mode with ``synchronous=FULL``).
+  SQLite, a file in WAL mode with ``synchronous=FULL``; one ``UNWIND`` statement on
+  LadybugDB);
+- reopening the LadybugDB store (the seconds its index rebuild costs).
 Run time stays under three minutes; ``--quick`` stops at 10k claims.
 
     .venv/bin/python benchmarks/retrieval.py [--quick] [--json]
@@ -32,13 +35,14 @@ from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
-from grapharc.memory import ClaimIndex, InMemoryClaimStore, SQLiteMemoryStore
+from grapharc.memory import ClaimIndex, InMemoryClaimStore, LadybugMemoryStore, SQLiteMemoryStore
 from grapharc.memory.claims import Claim, ClaimStore, Provenance, ScoredClaim
 
 SIZES = (1_000, 10_000, 100_000)
 QUERIES = 60
 SCAN_QUERIES = {1_000: 60, 10_000: 30, 100_000: 8}
 BATCH = 1_000
+STORES = ("memory", "sqlite", "ladybug")
 K = 10
 SYLLABLES = ("ka", "lo", "mi", "ra", "tu", "ven", "do", "shi", "par", "el", "no", "qui", "zor",
              "ba", "fen", "gri", "hol", "jas", "wek", "yun")
@@ -122,23 +126,28 @@ def measure(count: int, directory: Path) -> dict[str, Any]:
     """Every figure for one corpus size."""
     claims, queries = corpus(count)
     scan_queries = queries[:SCAN_QUERIES[count]]
-    memory, sqlite = InMemoryClaimStore(), SQLiteMemoryStore(directory / f"claims-{count}.db")
+    ladybug_path = directory / f"claims-{count}.lbug"
+    stores: dict[str, ClaimStore] = {"memory": InMemoryClaimStore(),
+                                     "sqlite": SQLiteMemoryStore(directory / f"claims-{count}.db"),
+                                     "ladybug": LadybugMemoryStore(ladybug_path)}
     try:
         row: dict[str, Any] = {"claims": count, "queries": len(queries),
                                "scan_queries": len(scan_queries),
-                               "insert_us": {"memory": fill(memory, claims),
-                                             "sqlite": fill(sqlite, claims)}}
+                               "insert_us": {name: fill(store, claims)
+                                             for name, store in stores.items()}}
+        stores["ladybug"].close()
+        row["ladybug_reopen_s"], stores["ladybug"] = timed(lambda: LadybugMemoryStore(ladybug_path))
         index = ClaimIndex(claims)
         scan_times, exact = latencies(lambda q: index.search(q, k=K), scan_queries)
         row["scan"] = summary(scan_times)
-        for name, store in (("memory", memory), ("sqlite", sqlite)):
+        for name, store in stores.items():
             times, found = latencies(lambda q, store=store: store.search(q, k=K), queries)
             recalls = [recall(f, e) for f, e in zip(found, exact, strict=False)]
             row[name] = {**summary(times), "recall_at_10": statistics.mean(recalls)}
         return row
     finally:
-        memory.close()
-        sqlite.close()
+        for store in stores.values():
+            store.close()
 
 
 def table(rows: list[dict[str, Any]]) -> str:
@@ -148,11 +157,13 @@ def table(rows: list[dict[str, Any]]) -> str:
     for row in rows:
         lines.append(f"{row['claims']:>8} {'scan':>7} {row['scan']['median_ms']:>10.2f} "
                      f"{row['scan']['p95_ms']:>8.2f} {'1.000':>9} {'-':>15}")
-        for name in ("memory", "sqlite"):
+        for name in STORES:
             figures = row[name]
             lines.append(f"{row['claims']:>8} {name:>7} {figures['median_ms']:>10.2f} "
                          f"{figures['p95_ms']:>8.2f} {figures['recall_at_10']:>9.3f} "
                          f"{row['insert_us'][name]:>15.1f}")
+    lines.append("ladybug reopen (index rebuild): " + ", ".join(
+        f"{row['ladybug_reopen_s']:.2f} s at {row['claims']}" for row in rows))
     return "\n".join(lines)
 
 

@@ -311,7 +311,8 @@ class ClaimStoreConformance(ABC):
             reopened.close()
 
     def test_add_many_stores_a_batch_in_order(self, store: ClaimStore) -> None:
-        batch = [make_claim("Tokyo", f"v{n}") for n in range(5)]
+        batch = [make_claim("Tokyo", f"v{n}", run_id=f"run-{n}" if n % 2 else None)
+                 for n in range(5)]
         assert store.add_many(batch) == batch
         assert store.all() == batch
 

@@ -73,6 +73,11 @@ _NEW_CLAIM = (
     "object: $object, source: $source, observed_at: $observed_at, run_id: $run_id})"
 )
 
+_NEW_CLAIM_FROM_ROW = (
+    "(n:Claim {id: r.id, subject: r.subject, subject_key: r.subject_key, predicate: r.predicate, "
+    "object: r.object, source: r.source, observed_at: r.observed_at, run_id: r.run_id})"
+)
+
 _WITH_SUCCESSOR = "OPTIONAL MATCH (c)-[:SUPERSEDED_BY]->(s:Claim)"
 
 _HISTORY = """
@@ -222,22 +227,23 @@ class LadybugMemoryStore:
         return claim
 
     def add_many(self, claims: Sequence[Claim]) -> list[Claim]:
-        """Store several new claims in one transaction; see ``ClaimStore.add_many``."""
+        """Store several new claims with one ``UNWIND ... CREATE`` statement, all or none."""
         with self._lock:
             seen: set[str] = set()
             for claim in claims:
-                self._check_insertable(claim)
+                if claim.superseded_by is not None:
+                    raise ClaimAlreadySupersededError(claim.id, claim.superseded_by)
                 if claim.id in seen:
                     raise DuplicateClaimError(claim.id)
                 seen.add(claim.id)
-            self._query("BEGIN TRANSACTION")
-            try:
-                for claim in claims:
-                    self._query(f"CREATE {_NEW_CLAIM}", _parameters(claim))
-            except BaseException:
-                self._query("ROLLBACK")
-                raise
-            self._query("COMMIT")
+            if not claims:
+                return []
+            taken = {row[0] for row in self._query(
+                "UNWIND $ids AS i MATCH (c:Claim {id: i}) RETURN c.id", {"ids": list(seen)})}
+            if taken:
+                raise DuplicateClaimError(next(c.id for c in claims if c.id in taken))
+            self._query(f"UNWIND $rows AS r CREATE {_NEW_CLAIM_FROM_ROW}",
+                        {"rows": [_parameters(claim) for claim in claims]})
             for claim in claims:
                 self._index.add(claim)
         return list(claims)
