@@ -12,7 +12,7 @@ ROOT = Path(__file__).resolve().parents[3]
 PACKAGES = sorted(ROOT.glob("grapharc-*/src/grapharc/**/__init__.py"))
 LAZY_PACKAGES = ["grapharc", "grapharc.runtime", "grapharc.planner", "grapharc.policy", "grapharc.session",
                  "grapharc.observe", "grapharc.stdlib", "grapharc.testing", "grapharc.gateway",
-                 "grapharc.tools", "grapharc.tools.container"]
+                 "grapharc.memory", "grapharc.tools", "grapharc.tools.container"]
 
 
 def hand_rolled(path: Path) -> list[str]:
