@@ -24,7 +24,7 @@ pytestmark = pytest.mark.smoke
 
 ROOT = Path(__file__).resolve().parents[2]
 README = (ROOT / "README.md").read_text()
-PRINTED = re.compile(r"```python\n(.*?)```\n\nprints:\n\n```text\n(.*?)```", re.S)
+PRINTED = re.compile(r"```python\n((?:(?!```).)*?)```\n\nprints:\n\n```text\n(.*?)```", re.S)
 CONSOLE = re.compile(r"```console\n\$ (grapharc [^\n]*)\n(.*?)```", re.S)
 
 
