@@ -6,6 +6,7 @@ import math
 
 import pytest
 
+from grapharc.memory import term_index
 from grapharc.memory.bm25f import IDF_FLOOR, K1, B, exact_search
 from grapharc.memory.claims import InvalidSearchError
 from grapharc.memory.inprocess import InMemoryClaimStore
@@ -79,3 +80,21 @@ def test_corpus_statistics_include_superseded_claims() -> None:
 def test_asking_for_no_results_is_refused() -> None:
     with pytest.raises(InvalidSearchError, match="k=0"):
         exact_search([make_claim("Ada")], "Ada", k=0)
+
+
+def test_the_in_process_index_scores_only_claims_sharing_a_query_term(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    store = InMemoryClaimStore()
+    store.add_many([make_claim(f"Town {n}", "quiet streets") for n in range(2_000)])
+    wanted = store.add_many([make_claim("Tokyo", "busy"), make_claim("Kyoto", "Tokyo's rival")])
+    scored: list[float] = []
+    original = term_index.term_score
+
+    def counting(*args: float) -> float:
+        scored.append(args[1])
+        return original(*args)
+
+    monkeypatch.setattr(term_index, "term_score", counting)
+    assert [hit.claim for hit in store.search("Tokyo")] == wanted
+    assert len(scored) == 2
