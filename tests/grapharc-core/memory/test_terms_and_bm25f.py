@@ -88,13 +88,34 @@ def test_the_in_process_index_scores_only_claims_sharing_a_query_term(
     store = InMemoryClaimStore()
     store.add_many([make_claim(f"Town {n}", "quiet streets") for n in range(2_000)])
     wanted = store.add_many([make_claim("Tokyo", "busy"), make_claim("Kyoto", "Tokyo's rival")])
-    scored: list[float] = []
-    original = term_index.term_score
-
-    def counting(*args: float) -> float:
-        scored.append(args[1])
-        return original(*args)
-
-    monkeypatch.setattr(term_index, "term_score", counting)
+    scored = count_scored_claims(monkeypatch)
     assert [hit.claim for hit in store.search("Tokyo")] == wanted
     assert len(scored) == 2
+
+
+def test_a_common_term_is_looked_up_for_candidates_once_it_cannot_change_the_top_k(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    store = InMemoryClaimStore()
+    store.add_many([make_claim(f"Town {n}", "quiet streets") for n in range(2_000)])
+    tokyo = store.add(make_claim("Tokyo", "busy streets"))
+    everything = store.all(include_superseded=True)
+    scored = count_scored_claims(monkeypatch)
+    assert store.search("streets Tokyo", k=1) == exact_search(everything, "streets Tokyo", k=1)
+    assert store.search("streets Tokyo", k=1)[0].claim == tokyo
+    assert len(scored) == 4  # two searches, each scoring the Tokyo claim for both terms
+    assert store.search("streets Tokyo", k=3) == exact_search(everything, "streets Tokyo", k=3)
+
+
+def count_scored_claims(monkeypatch: pytest.MonkeyPatch) -> list[int]:
+    """Record the length of every claim the index scores a term for (bounds use length 0)."""
+    lengths: list[int] = []
+    original = term_index.term_score
+
+    def counting(term_idf: float, frequency: float, length: int, average: float) -> float:
+        if length:
+            lengths.append(length)
+        return original(term_idf, frequency, length, average)
+
+    monkeypatch.setattr(term_index, "term_score", counting)
+    return lengths
