@@ -260,6 +260,21 @@ class ClaimStore(Protocol):
         ...
 
 
+def check_new_batch(claims: Sequence[Claim]) -> None:
+    """Refuse a batch for ``add_many`` in which a claim is marked superseded or an id repeats.
+
+    Shared by the stores so a bad batch is refused alike before any is written;
+    each store then checks the ids against what it already holds.
+    """
+    seen: set[str] = set()
+    for claim in claims:
+        if claim.superseded_by is not None:
+            raise ClaimAlreadySupersededError(claim.id, claim.superseded_by)
+        if claim.id in seen:
+            raise DuplicateClaimError(claim.id)
+        seen.add(claim.id)
+
+
 def durable_store_path(scheme: str, distribution: str, location: str, kind: str, *,
                        noun: str, example: str) -> str:
     """The path a durable ``<scheme>:<location>`` claim-store URI names, or a clear refusal.

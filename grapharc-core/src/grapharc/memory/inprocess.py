@@ -18,6 +18,7 @@ from grapharc.memory.claims import (
     ClaimStoreClosedError,
     DuplicateClaimError,
     ScoredClaim,
+    check_new_batch,
     normalise_entity,
 )
 from grapharc.memory.term_index import TermIndex
@@ -71,12 +72,9 @@ class InMemoryClaimStore:
         """Store several new claims, all or none; see ``ClaimStore.add_many``."""
         with self._lock:
             self._check_open()
-            seen: set[str] = set()
+            check_new_batch(claims)
             for claim in claims:
                 self._check_insertable(claim)
-                if claim.id in seen:
-                    raise DuplicateClaimError(claim.id)
-                seen.add(claim.id)
             for claim in claims:
                 self._store(claim)
             return list(claims)

@@ -326,6 +326,15 @@ class ClaimStoreConformance(ABC):
         assert store.all(include_superseded=True) == [kept]
         assert store.search("Tokyo") == []
 
+    def test_add_many_with_a_claim_marked_superseded_writes_nothing(
+        self, store: ClaimStore
+    ) -> None:
+        marked = make_claim("Tokyo", claim_id="c2").model_copy(update={"superseded_by": "c9"})
+        with pytest.raises(ClaimAlreadySupersededError, match="c2"):
+            store.add_many([make_claim("Tokyo", claim_id="c1"), marked])
+        assert store.all(include_superseded=True) == []
+        assert store.add_many([]) == []
+
     def test_search_ranks_a_subject_match_above_an_object_match(self, store: ClaimStore) -> None:
         in_object = store.add(make_claim("Kyoto", "Babbage", predicate="admired"))
         in_subject = store.add(make_claim("Babbage", "Kyoto", predicate="visited"))

@@ -48,6 +48,7 @@ from grapharc.memory.claims import (
     DuplicateClaimError,
     Provenance,
     ScoredClaim,
+    check_new_batch,
     durable_store_path,
     normalise_entity,
 )
@@ -229,17 +230,12 @@ class LadybugMemoryStore:
     def add_many(self, claims: Sequence[Claim]) -> list[Claim]:
         """Store several new claims with one ``UNWIND ... CREATE`` statement, all or none."""
         with self._lock:
-            seen: set[str] = set()
-            for claim in claims:
-                if claim.superseded_by is not None:
-                    raise ClaimAlreadySupersededError(claim.id, claim.superseded_by)
-                if claim.id in seen:
-                    raise DuplicateClaimError(claim.id)
-                seen.add(claim.id)
+            check_new_batch(claims)
             if not claims:
                 return []
             taken = {row[0] for row in self._query(
-                "UNWIND $ids AS i MATCH (c:Claim {id: i}) RETURN c.id", {"ids": list(seen)})}
+                "UNWIND $ids AS i MATCH (c:Claim {id: i}) RETURN c.id",
+                {"ids": [claim.id for claim in claims]})}
             if taken:
                 raise DuplicateClaimError(next(c.id for c in claims if c.id in taken))
             self._query(f"UNWIND $rows AS r CREATE {_NEW_CLAIM_FROM_ROW}",

@@ -35,6 +35,7 @@ from grapharc.memory.claims import (
     DuplicateClaimError,
     Provenance,
     ScoredClaim,
+    check_new_batch,
     durable_store_path,
     normalise_entity,
 )
@@ -221,13 +222,7 @@ class SQLiteMemoryStore:
     @staticmethod
     def _refuse_unstorable(cursor: sqlite3.Cursor, claims: Sequence[Claim]) -> None:
         """Raise for the first claim that is marked superseded, repeated, or already stored."""
-        seen: set[str] = set()
-        for claim in claims:
-            if claim.superseded_by is not None:
-                raise ClaimAlreadySupersededError(claim.id, claim.superseded_by)
-            if claim.id in seen:
-                raise DuplicateClaimError(claim.id)
-            seen.add(claim.id)
+        check_new_batch(claims)
         ids = [claim.id for claim in claims]
         for start in range(0, len(ids), _ID_CHUNK):
             chunk = ids[start:start + _ID_CHUNK]
