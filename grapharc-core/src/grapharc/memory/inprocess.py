@@ -19,8 +19,8 @@ from grapharc.memory.claims import (
     DuplicateClaimError,
     ScoredClaim,
     check_new_batch,
-    normalise_entity,
 )
+from grapharc.memory.subject_index import SubjectIndex
 from grapharc.memory.term_index import TermIndex
 
 
@@ -34,7 +34,7 @@ class InMemoryClaimStore:
     def __init__(self) -> None:
         self._claims: dict[str, Claim] = {}
         self._predecessor: dict[str, str] = {}
-        self._by_subject: dict[str, list[str]] = {}
+        self._subjects = SubjectIndex()
         self._index = TermIndex()
         self._lock = threading.RLock()
         self._closed = False
@@ -57,7 +57,7 @@ class InMemoryClaimStore:
 
     def _store(self, claim: Claim) -> None:
         self._claims[claim.id] = claim
-        self._by_subject.setdefault(claim.subject_key, []).append(claim.id)
+        self._subjects.add(claim)
         self._index.add(claim)
 
     def add(self, claim: Claim) -> Claim:
@@ -101,10 +101,9 @@ class InMemoryClaimStore:
 
     def about(self, subject: str) -> list[Claim]:
         """Return current claims about ``subject``; see ``ClaimStore.about``."""
-        key = normalise_entity(subject)
         with self._lock:
             self._check_open()
-            found = (self._claims[claim_id] for claim_id in self._by_subject.get(key, ()))
+            found = (self._claims[claim_id] for claim_id in self._subjects.ids_about(subject))
             return [claim for claim in found if claim.superseded_by is None]
 
     def history(self, claim_id: str) -> list[Claim]:
@@ -142,7 +141,7 @@ class InMemoryClaimStore:
             self._closed = True
             self._claims.clear()
             self._predecessor.clear()
-            self._by_subject.clear()
+            self._subjects = SubjectIndex()
             self._index = TermIndex()
 
 

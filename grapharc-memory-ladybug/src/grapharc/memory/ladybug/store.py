@@ -29,6 +29,9 @@ so it does not work offline; ``search`` is answered instead from a
 ``TermIndex`` (the in-process store's inverted index) built from the database
 when it is opened, O(claims) once, and kept up to date by every write. That is
 sound because no other process can write the database while this one holds it.
+LadybugDB indexes only primary keys, so ``about`` likewise takes the claim ids
+per subject from a ``SubjectIndex`` built alongside and fetches those claims by
+key, instead of a pass over every ``Claim`` node.
 """
 
 from __future__ import annotations
@@ -50,8 +53,8 @@ from grapharc.memory.claims import (
     ScoredClaim,
     check_new_batch,
     durable_store_path,
-    normalise_entity,
 )
+from grapharc.memory.subject_index import SubjectIndex
 from grapharc.memory.term_index import TermIndex
 
 if TYPE_CHECKING:
@@ -139,6 +142,7 @@ class LadybugMemoryStore:
         self._connection: real_ladybug.Connection | None = None
         self._registered = False
         self._index = TermIndex()
+        self._subjects = SubjectIndex()
         with _OPEN_PATHS_LOCK:
             if self._key in _OPEN_PATHS:
                 raise LadybugLockedError(
@@ -150,7 +154,7 @@ class LadybugMemoryStore:
         try:
             self._open()
             for claim in self.all(include_superseded=True):
-                self._index.add(claim)
+                self._remember(claim)
         except BaseException:
             self.close()
             raise
@@ -213,6 +217,11 @@ class LadybugMemoryStore:
             rows = self._query(f"{match} RETURN c, s.id ORDER BY c.seq", parameters)
         return [_to_claim(node, successor) for node, successor in rows]
 
+    def _remember(self, claim: Claim) -> None:
+        """Add a stored claim to the in-memory term and subject indexes."""
+        self._index.add(claim)
+        self._subjects.add(claim)
+
     def _check_insertable(self, claim: Claim) -> None:
         if claim.superseded_by is not None:
             raise ClaimAlreadySupersededError(claim.id, claim.superseded_by)
@@ -224,7 +233,7 @@ class LadybugMemoryStore:
         with self._lock:
             self._check_insertable(claim)
             self._query(f"CREATE {_NEW_CLAIM}", _parameters(claim))
-            self._index.add(claim)
+            self._remember(claim)
         return claim
 
     def add_many(self, claims: Sequence[Claim]) -> list[Claim]:
@@ -241,7 +250,7 @@ class LadybugMemoryStore:
             self._query(f"UNWIND $rows AS r CREATE {_NEW_CLAIM_FROM_ROW}",
                         {"rows": [_parameters(claim) for claim in claims]})
             for claim in claims:
-                self._index.add(claim)
+                self._remember(claim)
         return list(claims)
 
     def get(self, claim_id: str) -> Claim:
@@ -268,17 +277,17 @@ class LadybugMemoryStore:
                 f"MATCH (o:Claim {{id: $old_id}}) CREATE (o)-[:SUPERSEDED_BY]->{_NEW_CLAIM}",
                 {"old_id": old_id, **_parameters(new_claim)},
             )
-            self._index.add(new_claim)
+            self._remember(new_claim)
             self._index.mark_superseded(old_id, new_claim.id)
         return new_claim
 
     def about(self, subject: str) -> list[Claim]:
-        """Return current claims about ``subject``; see ``ClaimStore.about``."""
+        """Return current claims about ``subject``, fetched by key; see ``ClaimStore.about``."""
+        with self._lock:
+            ids = self._subjects.ids_about(subject)
         return self._claims(
-            f"MATCH (c:Claim) WHERE c.subject_key = $key {_WITH_SUCCESSOR} "
-            "WITH c, s WHERE s IS NULL",
-            {"key": normalise_entity(subject)},
-        )
+            f"UNWIND $ids AS i MATCH (c:Claim {{id: i}}) {_WITH_SUCCESSOR} WITH c, s WHERE s IS NULL",
+            {"ids": ids})
 
     def history(self, claim_id: str) -> list[Claim]:
         """Return the correction chain ``claim_id`` is in, oldest first, as one path query."""
@@ -318,6 +327,7 @@ class LadybugMemoryStore:
             self._connection = None
             self._database = None
             self._index = TermIndex()
+            self._subjects = SubjectIndex()
             if self._registered:
                 with _OPEN_PATHS_LOCK:
                     _OPEN_PATHS.discard(self._key)
