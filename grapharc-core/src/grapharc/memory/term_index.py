@@ -53,6 +53,10 @@ class TermIndex:
         position = self._positions[old_id]
         self._claims[position] = self._claims[position].model_copy(update={"superseded_by": new_id})
 
+    def get(self, claim_id: str) -> Claim:
+        """The indexed record of a claim, ``superseded_by`` included; KeyError if not indexed."""
+        return self._claims[self._positions[claim_id]]
+
     def search(self, query: str, k: int, include_superseded: bool) -> list[ScoredClaim]:
         """The ``k`` best claims for ``query``; see ``ClaimStore.search``."""
         check_k(k)

@@ -29,9 +29,9 @@ so it does not work offline; ``search`` is answered instead from a
 ``TermIndex`` (the in-process store's inverted index) built from the database
 when it is opened, O(claims) once, and kept up to date by every write. That is
 sound because no other process can write the database while this one holds it.
-LadybugDB indexes only primary keys, so ``about`` likewise takes the claim ids
-per subject from a ``SubjectIndex`` built alongside and fetches those claims by
-key, instead of a pass over every ``Claim`` node.
+LadybugDB indexes only primary keys, so ``about`` is answered the same way:
+claim ids per subject from a ``SubjectIndex`` built alongside, and the claims'
+records from the ``TermIndex``, instead of a pass over every ``Claim`` node.
 """
 
 from __future__ import annotations
@@ -205,9 +205,7 @@ class LadybugMemoryStore:
 
     def _query(self, cypher: str, parameters: dict[str, Any] | None = None) -> list[Any]:
         """Run one Cypher statement and return its rows."""
-        if self._connection is None:
-            raise ClaimStoreClosedError(f"LadybugDB claim store {str(self.path)!r}")
-        result = self._connection.execute(cypher, parameters or {})
+        result = self._open_connection().execute(cypher, parameters or {})
         assert not isinstance(result, list), "one statement yields one result"
         return result.get_all()
 
@@ -282,12 +280,11 @@ class LadybugMemoryStore:
         return new_claim
 
     def about(self, subject: str) -> list[Claim]:
-        """Return current claims about ``subject``, fetched by key; see ``ClaimStore.about``."""
+        """Return current claims about ``subject`` from the indexes; see ``ClaimStore.about``."""
         with self._lock:
-            ids = self._subjects.ids_about(subject)
-        return self._claims(
-            f"UNWIND $ids AS i MATCH (c:Claim {{id: i}}) {_WITH_SUCCESSOR} WITH c, s WHERE s IS NULL",
-            {"ids": ids})
+            self._open_connection()
+            found = [self._index.get(claim_id) for claim_id in self._subjects.ids_about(subject)]
+        return [claim for claim in found if claim.superseded_by is None]
 
     def history(self, claim_id: str) -> list[Claim]:
         """Return the correction chain ``claim_id`` is in, oldest first, as one path query."""
@@ -313,9 +310,13 @@ class LadybugMemoryStore:
                include_superseded: bool = False) -> list[ScoredClaim]:
         """The ``k`` best claims for ``query`` from the maintained index; see the module docstring."""
         with self._lock:
-            if self._connection is None:
-                raise ClaimStoreClosedError(f"LadybugDB claim store {str(self.path)!r}")
+            self._open_connection()
             return self._index.search(query, k, include_superseded)
+
+    def _open_connection(self) -> real_ladybug.Connection:
+        if self._connection is None:
+            raise ClaimStoreClosedError(f"LadybugDB claim store {str(self.path)!r}")
+        return self._connection
 
     def close(self) -> None:
         """Close the connection and database, releasing the file lock; idempotent."""
