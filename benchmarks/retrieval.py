@@ -10,6 +10,8 @@ each size, in the same run:
   (the in-process index, rebuilt when the database is opened), against the exact
   scan (``ClaimIndex``, each claim's term frequencies precomputed, so only the
   per-query O(claims) work is timed);
+- ``retrieve(store, query, k=10)`` (search, then one hop along entity links),
+  median ms per store;
 - recall@10 of each index against the scan; a tie on the 10th score counts as a
   hit, since either claim is a correct answer;
 - insert cost per claim: ``add_many`` in batches of 1,000 (one transaction each on
@@ -35,7 +37,13 @@ from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
-from grapharc.memory import ClaimIndex, InMemoryClaimStore, LadybugMemoryStore, SQLiteMemoryStore
+from grapharc.memory import (
+    ClaimIndex,
+    InMemoryClaimStore,
+    LadybugMemoryStore,
+    SQLiteMemoryStore,
+    retrieve,
+)
 from grapharc.memory.claims import Claim, ClaimStore, Provenance, ScoredClaim
 
 SIZES = (1_000, 10_000, 100_000)
@@ -94,8 +102,8 @@ def fill(store: ClaimStore, claims: Sequence[Claim]) -> float:
     return seconds / len(claims) * 1e6
 
 
-def latencies(search: Callable[[str], list[ScoredClaim]],
-              queries: Sequence[str]) -> tuple[list[float], list[list[ScoredClaim]]]:
+def latencies(search: Callable[[str], list[Any]],
+              queries: Sequence[str]) -> tuple[list[float], list[list[Any]]]:
     """Milliseconds per query and the results."""
     times, results = [], []
     for query in queries:
@@ -143,7 +151,9 @@ def measure(count: int, directory: Path) -> dict[str, Any]:
         for name, store in stores.items():
             times, found = latencies(lambda q, store=store: store.search(q, k=K), queries)
             recalls = [recall(f, e) for f, e in zip(found, exact, strict=False)]
-            row[name] = {**summary(times), "recall_at_10": statistics.mean(recalls)}
+            walks, _ = latencies(lambda q, store=store: retrieve(store, q, k=K), queries)
+            row[name] = {**summary(times), "recall_at_10": statistics.mean(recalls),
+                         "retrieve_median_ms": statistics.median(walks)}
         return row
     finally:
         for store in stores.values():
@@ -153,15 +163,16 @@ def measure(count: int, directory: Path) -> dict[str, Any]:
 def table(rows: list[dict[str, Any]]) -> str:
     """The results as a fixed-width table."""
     lines = [f"{'claims':>8} {'store':>7} {'median ms':>10} {'p95 ms':>8} {'recall@10':>9} "
-             f"{'insert us/claim':>15}"]
+             f"{'insert us/claim':>15} {'retrieve ms':>11}"]
     for row in rows:
         lines.append(f"{row['claims']:>8} {'scan':>7} {row['scan']['median_ms']:>10.2f} "
-                     f"{row['scan']['p95_ms']:>8.2f} {'1.000':>9} {'-':>15}")
+                     f"{row['scan']['p95_ms']:>8.2f} {'1.000':>9} {'-':>15} {'-':>11}")
         for name in STORES:
             figures = row[name]
             lines.append(f"{row['claims']:>8} {name:>7} {figures['median_ms']:>10.2f} "
                          f"{figures['p95_ms']:>8.2f} {figures['recall_at_10']:>9.3f} "
-                         f"{row['insert_us'][name]:>15.1f}")
+                         f"{row['insert_us'][name]:>15.1f} "
+                         f"{figures['retrieve_median_ms']:>11.2f}")
     lines.append("ladybug reopen (index rebuild): " + ", ".join(
         f"{row['ladybug_reopen_s']:.2f} s at {row['claims']}" for row in rows))
     return "\n".join(lines)
