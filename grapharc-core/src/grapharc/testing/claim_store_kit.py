@@ -369,6 +369,12 @@ class ClaimStoreConformance(ABC):
         assert [hit.claim for hit in store.search("東京の人口", k=1)] == [tokyo]
         assert len(store.search("capital", k=2)) == 2
 
+    def test_search_words_are_plain_words_never_query_syntax(self, store: ClaimStore) -> None:
+        near = store.add(make_claim("Near and far", "not or", predicate="title"))
+        store.add(make_claim("Elsewhere", "nothing"))
+        for query in ("AND", "or NOT", "NEAR(far)", 'far" OR "x', "far*", "title:near"):
+            assert [hit.claim for hit in store.search(query)] == [near], query
+
     def test_search_with_no_terms_finds_nothing_and_k_below_one_is_refused(
         self, store: ClaimStore
     ) -> None:
