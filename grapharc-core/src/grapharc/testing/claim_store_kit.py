@@ -362,6 +362,15 @@ class ClaimStoreConformance(ABC):
         with_history = [hit.claim for hit in store.search("Tokyo", include_superseded=True)]
         assert with_history == [store.get(old.id), new]
 
+    def test_search_skips_a_long_run_of_superseded_claims(self, store: ClaimStore) -> None:
+        head = store.add(make_claim("Counter", "0"))
+        for value in range(1, 60):
+            head = store.supersede(head.id, make_claim("Counter", str(value)))
+        store.add_many([make_claim(f"Other {n}", "counter value") for n in range(3)])
+        assert store.search("counter", k=1)[0].claim == head
+        assert_exact_top_k(store, "counter", k=2)
+        assert_exact_top_k(store, "counter", k=50, include_superseded=True)
+
     def test_search_finds_terms_in_other_scripts_and_honours_k(self, store: ClaimStore) -> None:
         tokyo = store.add(make_claim("東京", "首都"))
         store.add(make_claim("北京", "首都"))

@@ -10,7 +10,9 @@ transaction, so a crash leaves both or neither. ``claims_fts`` is an FTS5 index
 of each claim's terms (``grapharc.memory.terms``, space-joined so FTS5 keeps
 them as they are), keyed by the claim's ``seq``; ``search`` ranks with FTS5's
 ``bm25()`` under ``grapharc.memory.bm25f``'s field weights, which is the score
-that module defines, so only claims sharing a query term are touched.
+that module defines, so only claims sharing a query term are touched, and only
+the best-ranked rows are joined to their claims (more when superseded ones
+must be skipped).
 ``add_many`` writes a batch in one transaction. ``schema_versions`` records
 the layout per component so a later GraphARC can migrate the file (and an
 older one refuses a newer file instead of misreading it).
@@ -84,14 +86,22 @@ FROM claims AS c LEFT JOIN supersessions AS s ON s.old_id = c.id
 
 _WEIGHTS = ", ".join(str(weight) for _, weight in FIELD_WEIGHTS)
 
+# FTS5 ranks on its own, and only the best rows are joined to their claims: joining
+# every matching row first would cost as much as the ranking itself.
 _SEARCH = f"""
+WITH ranked AS (
+    SELECT rowid, bm25(claims_fts, {_WEIGHTS}) AS rank FROM claims_fts
+    WHERE claims_fts MATCH ? ORDER BY rank, rowid LIMIT ?
+)
 SELECT c.id, c.subject, c.predicate, c.object, c.source, c.observed_at, c.run_id, s.new_id,
-       bm25(claims_fts, {_WEIGHTS}) AS rank
-FROM claims_fts JOIN claims AS c ON c.seq = claims_fts.rowid
+       ranked.rank
+FROM ranked JOIN claims AS c ON c.seq = ranked.rowid
 LEFT JOIN supersessions AS s ON s.old_id = c.id
-WHERE claims_fts MATCH ? {{current}}
-ORDER BY rank, c.seq LIMIT ?
+ORDER BY ranked.rank, c.seq
 """
+
+# Rows ranked beyond k on a first try, room for superseded claims to be skipped.
+_SEARCH_SLACK = 16
 
 _HISTORY = f"""
 WITH RECURSIVE
@@ -319,11 +329,16 @@ class SQLiteMemoryStore:
         if not wanted:
             self._open_connection()
             return []
-        sql = _SEARCH.format(current="" if include_superseded else "AND s.new_id IS NULL")
         match = " OR ".join(f'"{term}"' for term in wanted)
-        with self._lock:
-            rows = self._open_connection().execute(sql, (match, k)).fetchall()
-        return [ScoredClaim(_to_claim(row[:8]), -row[8]) for row in rows]
+        limit = k + _SEARCH_SLACK
+        while True:
+            with self._lock:
+                rows = self._open_connection().execute(_SEARCH, (match, limit)).fetchall()
+            found = [ScoredClaim(_to_claim(row[:8]), -row[8]) for row in rows
+                     if include_superseded or row[7] is None]
+            if len(found) >= k or len(rows) < limit:
+                return found[:k]
+            limit *= 4
 
     def close(self) -> None:
         """Close the connection; idempotent."""
