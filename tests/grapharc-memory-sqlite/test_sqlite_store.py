@@ -13,7 +13,7 @@ import pytest
 from grapharc.errors import ConfigurationError
 from grapharc.memory.claims import ClaimStoreError
 from grapharc.memory.sqlite.store import SQLiteMemoryStore, open_claim_store
-from grapharc.testing.claim_store_kit import ClaimStoreConformance, make_claim
+from grapharc.testing.claim_store_kit import ClaimStoreConformance, assert_exact_top_k, make_claim
 
 WRITER = """
 import json, sys
@@ -125,7 +125,7 @@ def test_the_file_is_in_wal_mode_with_a_schema_version(tmp_path: Path) -> None:
     try:
         assert raw.execute("PRAGMA journal_mode").fetchone() == ("wal",)
         assert raw.execute("SELECT component, version FROM schema_versions").fetchall() == [
-            ("claims", 1)
+            ("claims", 2)
         ]
     finally:
         raw.close()
@@ -163,7 +163,7 @@ def test_a_file_from_a_newer_schema_is_refused_naming_both_versions(tmp_path: Pa
     raw.execute("UPDATE schema_versions SET version = 7 WHERE component = 'claims'")
     raw.commit()
     raw.close()
-    with pytest.raises(ClaimStoreError, match=r"version 7.*reads version 1"):
+    with pytest.raises(ClaimStoreError, match=r"version 7.*reads version 2"):
         SQLiteMemoryStore(path)
 
 
@@ -195,3 +195,52 @@ def test_sqlite_uri_without_a_path_is_refused() -> None:
 def test_sqlite_uri_for_another_store_kind_is_refused_naming_the_kind(tmp_path: Path) -> None:
     with pytest.raises(ConfigurationError, match="'sessions'"):
         open_claim_store(str(tmp_path / "memory.db"), "sessions")
+
+
+def test_a_version_1_file_gains_a_search_index_over_the_claims_it_holds(tmp_path: Path) -> None:
+    path = tmp_path / "memory.db"
+    store = SQLiteMemoryStore(path)
+    old = store.add(make_claim("東京", "8 million", predicate="population"))
+    new = store.supersede(old.id, make_claim("東京", "14 million", predicate="population"))
+    store.add(make_claim("Kyoto", "1.5 million", predicate="population"))
+    store.close()
+    raw = sqlite3.connect(path)
+    raw.execute("DROP TABLE claims_fts")
+    raw.execute("UPDATE schema_versions SET version = 1 WHERE component = 'claims'")
+    raw.commit()
+    raw.close()
+    migrated = SQLiteMemoryStore(path)
+    try:
+        assert [hit.claim for hit in migrated.search("東京")] == [new]
+        assert_exact_top_k(migrated, "population million", k=3, include_superseded=True)
+    finally:
+        migrated.close()
+    raw = sqlite3.connect(path)
+    try:
+        assert raw.execute("SELECT version FROM schema_versions").fetchone() == (2,)
+    finally:
+        raw.close()
+
+
+def test_search_reads_the_full_text_index_and_claims_by_key_only(tmp_path: Path) -> None:
+    store = SQLiteMemoryStore(tmp_path / "memory.db")
+    store.add(make_claim("Tokyo"))
+    plans: list[str] = []
+    connection = store._connection
+    assert connection is not None
+    original = connection.execute
+
+    class Spy:
+        def execute(self, sql: str, parameters: tuple[object, ...] = ()) -> sqlite3.Cursor:
+            plans.extend(row[3] for row in original(f"EXPLAIN QUERY PLAN {sql}", parameters))
+            return original(sql, parameters)
+
+    store._connection = Spy()  # type: ignore[assignment]
+    try:
+        assert len(store.search("Tokyo")) == 1
+    finally:
+        store._connection = connection
+        store.close()
+    assert any(plan.startswith("SCAN claims_fts VIRTUAL TABLE") for plan in plans)
+    assert "SEARCH c USING INTEGER PRIMARY KEY (rowid=?)" in plans
+    assert not any(plan.startswith(("SCAN c ", "SCAN claims ")) for plan in plans)

@@ -1,9 +1,11 @@
-"""Claim memory: the ``ClaimStore`` contract, the in-process store, and claim verification.
+"""Claim memory: the ``ClaimStore`` contract, the in-process store, retrieval and context.
 
 ``grapharc.memory.claims`` defines ``Claim``, ``Provenance``, ``ClaimStore``
 and ``normalise_entity``; ``grapharc.memory.inprocess`` holds the default
-``InMemoryClaimStore``; ``grapharc.memory.verify`` holds ``verify_claim``. Nothing is
-imported until it is used (PEP 562), so this package stays cheap.
+``InMemoryClaimStore``; ``retrieve``, ``render_context``, ``ClaimIndex`` and
+``contradictions`` read any store; ``verify_claim`` checks a claim against its source.
+Public names are exported lazily (PEP 562), so this package stays cheap; a name a plugin provides (``SQLiteMemoryStore``,
+``LadybugMemoryStore``) names the distribution to install when it is missing.
 Owned by grapharc-core; durable backends (grapharc-memory-sqlite,
 grapharc-memory-ladybug) join this package as subpackages.
 """
@@ -13,11 +15,27 @@ __path__ = __import__("pkgutil").extend_path(__path__, __name__)
 from grapharc._lazy import lazy_exports
 
 _LAZY_EXPORTS = {
+    "Claim": "grapharc.memory.claims",
+    "ClaimStore": "grapharc.memory.claims",
+    "Provenance": "grapharc.memory.claims",
+    "ScoredClaim": "grapharc.memory.claims",
+    "normalise_entity": "grapharc.memory.claims",
+    "InMemoryClaimStore": "grapharc.memory.inprocess",
+    "ClaimIndex": "grapharc.memory.claim_index",
+    "exact_search": "grapharc.memory.bm25f",
+    "Embedder": "grapharc.memory.retrieval",
+    "Hit": "grapharc.memory.retrieval",
+    "retrieve": "grapharc.memory.retrieval",
+    "estimate_tokens": "grapharc.memory.context",
+    "render_context": "grapharc.memory.context",
+    "contradictions": "grapharc.memory.conflicts",
+    "SQLiteMemoryStore": "grapharc.memory.sqlite.store",
+    "LadybugMemoryStore": "grapharc.memory.ladybug.store",
     "Verdict": "grapharc.memory.verify",
     "Verification": "grapharc.memory.verify",
     "verify_claim": "grapharc.memory.verify",
 }
 
-__all__ = [*_LAZY_EXPORTS]
+__all__ = list(_LAZY_EXPORTS)
 
 __getattr__, __dir__ = lazy_exports(__name__, _LAZY_EXPORTS)

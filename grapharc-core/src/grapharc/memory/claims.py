@@ -11,8 +11,9 @@ from __future__ import annotations
 
 import unicodedata
 import uuid
+from collections.abc import Sequence
 from datetime import UTC, datetime
-from typing import Protocol, runtime_checkable
+from typing import NamedTuple, Protocol, runtime_checkable
 
 from pydantic import (
     AwareDatetime,
@@ -71,6 +72,10 @@ class ClaimAlreadySupersededError(ClaimStoreError):
         )
         self.claim_id = claim_id
         self.superseded_by = superseded_by
+
+
+class InvalidSearchError(GraphARCError, ValueError):
+    """A search that cannot be answered as asked, such as one for no results."""
 
 
 class ClaimStoreClosedError(ClaimStoreError):
@@ -182,6 +187,13 @@ class Claim(BaseModel):
         return normalise_entity(self.subject)
 
 
+class ScoredClaim(NamedTuple):
+    """A claim a search found, with its BM25F score (higher is better)."""
+
+    claim: Claim
+    score: float
+
+
 @runtime_checkable
 class ClaimStore(Protocol):
     """Durable or in-process storage for claims where corrections supersede, never overwrite.
@@ -195,6 +207,13 @@ class ClaimStore(Protocol):
 
         Raises ``DuplicateClaimError`` if its id is taken and
         ``ClaimAlreadySupersededError`` if it arrives with ``superseded_by`` set.
+        """
+        ...
+
+    def add_many(self, claims: Sequence[Claim]) -> list[Claim]:
+        """Store several new claims in one transaction: all of them, or none on any error.
+
+        Raises as ``add`` does, also for an id repeated within ``claims``.
         """
         ...
 
@@ -224,9 +243,36 @@ class ClaimStore(Protocol):
         """Return every current claim, or every claim ever stored if ``include_superseded``."""
         ...
 
+    def search(self, query: str, k: int = 10,
+               include_superseded: bool = False) -> list[ScoredClaim]:
+        """Return the ``k`` claims that best match ``query`` by BM25F, best first.
+
+        Scores are ``grapharc.memory.bm25f``'s over every stored claim (ties go to
+        the older claim), answered from an index the store keeps up to date as
+        claims are added, so a query touches the claims that share a term with it
+        rather than all of them. Superseded claims are left out unless
+        ``include_superseded``. Raises ``InvalidSearchError`` for ``k < 1``.
+        """
+        ...
+
     def close(self) -> None:
         """Release resources; idempotent. Later calls raise ``ClaimStoreClosedError``."""
         ...
+
+
+def check_new_batch(claims: Sequence[Claim]) -> None:
+    """Refuse a batch for ``add_many`` in which a claim is marked superseded or an id repeats.
+
+    Shared by the stores so a bad batch is refused alike before any is written;
+    each store then checks the ids against what it already holds.
+    """
+    seen: set[str] = set()
+    for claim in claims:
+        if claim.superseded_by is not None:
+            raise ClaimAlreadySupersededError(claim.id, claim.superseded_by)
+        if claim.id in seen:
+            raise DuplicateClaimError(claim.id)
+        seen.add(claim.id)
 
 
 def durable_store_path(scheme: str, distribution: str, location: str, kind: str, *,

@@ -8,6 +8,7 @@ grapharc-memory-sqlite and grapharc-memory-ladybug plugins.
 from __future__ import annotations
 
 import threading
+from collections.abc import Sequence
 
 from grapharc.errors import ConfigurationError
 from grapharc.memory.claims import (
@@ -16,16 +17,25 @@ from grapharc.memory.claims import (
     ClaimNotFoundError,
     ClaimStoreClosedError,
     DuplicateClaimError,
-    normalise_entity,
+    ScoredClaim,
+    check_new_batch,
 )
+from grapharc.memory.subject_index import SubjectIndex
+from grapharc.memory.term_index import TermIndex
 
 
 class InMemoryClaimStore:
-    """A thread-safe ``ClaimStore`` that keeps claims in a dict, in insertion order."""
+    """A thread-safe ``ClaimStore`` that keeps claims in a dict, in insertion order.
+
+    Alongside the dict it maintains an inverted index for ``search`` and the
+    claim ids per normalised subject for ``about``, so neither scans every claim.
+    """
 
     def __init__(self) -> None:
         self._claims: dict[str, Claim] = {}
         self._predecessor: dict[str, str] = {}
+        self._subjects = SubjectIndex()
+        self._index = TermIndex()
         self._lock = threading.RLock()
         self._closed = False
 
@@ -45,13 +55,29 @@ class InMemoryClaimStore:
         if claim.superseded_by is not None:
             raise ClaimAlreadySupersededError(claim.id, claim.superseded_by)
 
+    def _store(self, claim: Claim) -> None:
+        self._claims[claim.id] = claim
+        self._subjects.add(claim)
+        self._index.add(claim)
+
     def add(self, claim: Claim) -> Claim:
         """Store a new claim; see ``ClaimStore.add``."""
         with self._lock:
             self._check_open()
             self._check_insertable(claim)
-            self._claims[claim.id] = claim
+            self._store(claim)
             return claim
+
+    def add_many(self, claims: Sequence[Claim]) -> list[Claim]:
+        """Store several new claims, all or none; see ``ClaimStore.add_many``."""
+        with self._lock:
+            self._check_open()
+            check_new_batch(claims)
+            for claim in claims:
+                self._check_insertable(claim)
+            for claim in claims:
+                self._store(claim)
+            return list(claims)
 
     def get(self, claim_id: str) -> Claim:
         """Return the claim with this id; see ``ClaimStore.get``."""
@@ -67,17 +93,18 @@ class InMemoryClaimStore:
             if old.superseded_by is not None:
                 raise ClaimAlreadySupersededError(old_id, old.superseded_by)
             self._check_insertable(new_claim)
-            self._claims[new_claim.id] = new_claim
+            self._store(new_claim)
             self._claims[old_id] = old.model_copy(update={"superseded_by": new_claim.id})
+            self._index.mark_superseded(old_id, new_claim.id)
             self._predecessor[new_claim.id] = old_id
             return new_claim
 
     def about(self, subject: str) -> list[Claim]:
         """Return current claims about ``subject``; see ``ClaimStore.about``."""
-        key = normalise_entity(subject)
         with self._lock:
             self._check_open()
-            return [c for c in self._current() if c.subject_key == key]
+            found = (self._claims[claim_id] for claim_id in self._subjects.ids_about(subject))
+            return [claim for claim in found if claim.superseded_by is None]
 
     def history(self, claim_id: str) -> list[Claim]:
         """Return the correction chain ``claim_id`` is in, oldest first."""
@@ -98,6 +125,13 @@ class InMemoryClaimStore:
             self._check_open()
             return list(self._claims.values()) if include_superseded else self._current()
 
+    def search(self, query: str, k: int = 10,
+               include_superseded: bool = False) -> list[ScoredClaim]:
+        """The ``k`` best claims for ``query`` from the inverted index; see ``ClaimStore.search``."""
+        with self._lock:
+            self._check_open()
+            return self._index.search(query, k, include_superseded)
+
     def _current(self) -> list[Claim]:
         return [c for c in self._claims.values() if c.superseded_by is None]
 
@@ -107,6 +141,8 @@ class InMemoryClaimStore:
             self._closed = True
             self._claims.clear()
             self._predecessor.clear()
+            self._subjects = SubjectIndex()
+            self._index = TermIndex()
 
 
 def open_inprocess_store(location: str, kind: str) -> InMemoryClaimStore:

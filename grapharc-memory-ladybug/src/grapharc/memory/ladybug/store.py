@@ -23,11 +23,21 @@ Behaviour of LadybugDB (package ``real-ladybug``, import ``real_ladybug``,
   ``MAX_CHAIN_LENGTH`` and its history query only matches a complete chain.
 - ``TIMESTAMP`` drops a datetime's timezone without converting it, so
   observation times are written as naive UTC and read back as UTC.
+
+LadybugDB's own full-text search is an extension it downloads on first use,
+so it does not work offline; ``search`` is answered instead from a
+``TermIndex`` (the in-process store's inverted index) built from the database
+when it is opened, O(claims) once, and kept up to date by every write. That is
+sound because no other process can write the database while this one holds it.
+LadybugDB indexes only primary keys, so ``about`` is answered the same way:
+claim ids per subject from a ``SubjectIndex`` built alongside, and the claims'
+records from the ``TermIndex``, instead of a pass over every ``Claim`` node.
 """
 
 from __future__ import annotations
 
 import threading
+from collections.abc import Sequence
 from datetime import UTC, datetime
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -40,9 +50,12 @@ from grapharc.memory.claims import (
     ClaimStoreError,
     DuplicateClaimError,
     Provenance,
+    ScoredClaim,
+    check_new_batch,
     durable_store_path,
-    normalise_entity,
 )
+from grapharc.memory.subject_index import SubjectIndex
+from grapharc.memory.term_index import TermIndex
 
 if TYPE_CHECKING:
     import real_ladybug
@@ -62,6 +75,11 @@ _SCHEMA = (
 _NEW_CLAIM = (
     "(n:Claim {id: $id, subject: $subject, subject_key: $subject_key, predicate: $predicate, "
     "object: $object, source: $source, observed_at: $observed_at, run_id: $run_id})"
+)
+
+_NEW_CLAIM_FROM_ROW = (
+    "(n:Claim {id: r.id, subject: r.subject, subject_key: r.subject_key, predicate: r.predicate, "
+    "object: r.object, source: r.source, observed_at: r.observed_at, run_id: r.run_id})"
 )
 
 _WITH_SUCCESSOR = "OPTIONAL MATCH (c)-[:SUPERSEDED_BY]->(s:Claim)"
@@ -123,6 +141,8 @@ class LadybugMemoryStore:
         self._database: real_ladybug.Database | None = None
         self._connection: real_ladybug.Connection | None = None
         self._registered = False
+        self._index = TermIndex()
+        self._subjects = SubjectIndex()
         with _OPEN_PATHS_LOCK:
             if self._key in _OPEN_PATHS:
                 raise LadybugLockedError(
@@ -133,6 +153,8 @@ class LadybugMemoryStore:
             self._registered = True
         try:
             self._open()
+            for claim in self.all(include_superseded=True):
+                self._remember(claim)
         except BaseException:
             self.close()
             raise
@@ -183,9 +205,7 @@ class LadybugMemoryStore:
 
     def _query(self, cypher: str, parameters: dict[str, Any] | None = None) -> list[Any]:
         """Run one Cypher statement and return its rows."""
-        if self._connection is None:
-            raise ClaimStoreClosedError(f"LadybugDB claim store {str(self.path)!r}")
-        result = self._connection.execute(cypher, parameters or {})
+        result = self._open_connection().execute(cypher, parameters or {})
         assert not isinstance(result, list), "one statement yields one result"
         return result.get_all()
 
@@ -194,6 +214,11 @@ class LadybugMemoryStore:
         with self._lock:
             rows = self._query(f"{match} RETURN c, s.id ORDER BY c.seq", parameters)
         return [_to_claim(node, successor) for node, successor in rows]
+
+    def _remember(self, claim: Claim) -> None:
+        """Add a stored claim to the in-memory term and subject indexes."""
+        self._index.add(claim)
+        self._subjects.add(claim)
 
     def _check_insertable(self, claim: Claim) -> None:
         if claim.superseded_by is not None:
@@ -206,7 +231,25 @@ class LadybugMemoryStore:
         with self._lock:
             self._check_insertable(claim)
             self._query(f"CREATE {_NEW_CLAIM}", _parameters(claim))
+            self._remember(claim)
         return claim
+
+    def add_many(self, claims: Sequence[Claim]) -> list[Claim]:
+        """Store several new claims with one ``UNWIND ... CREATE`` statement, all or none."""
+        with self._lock:
+            check_new_batch(claims)
+            if not claims:
+                return []
+            taken = {row[0] for row in self._query(
+                "UNWIND $ids AS i MATCH (c:Claim {id: i}) RETURN c.id",
+                {"ids": [claim.id for claim in claims]})}
+            if taken:
+                raise DuplicateClaimError(next(c.id for c in claims if c.id in taken))
+            self._query(f"UNWIND $rows AS r CREATE {_NEW_CLAIM_FROM_ROW}",
+                        {"rows": [_parameters(claim) for claim in claims]})
+            for claim in claims:
+                self._remember(claim)
+        return list(claims)
 
     def get(self, claim_id: str) -> Claim:
         """Return the claim with this id; see ``ClaimStore.get``."""
@@ -232,15 +275,16 @@ class LadybugMemoryStore:
                 f"MATCH (o:Claim {{id: $old_id}}) CREATE (o)-[:SUPERSEDED_BY]->{_NEW_CLAIM}",
                 {"old_id": old_id, **_parameters(new_claim)},
             )
+            self._remember(new_claim)
+            self._index.mark_superseded(old_id, new_claim.id)
         return new_claim
 
     def about(self, subject: str) -> list[Claim]:
-        """Return current claims about ``subject``; see ``ClaimStore.about``."""
-        return self._claims(
-            f"MATCH (c:Claim) WHERE c.subject_key = $key {_WITH_SUCCESSOR} "
-            "WITH c, s WHERE s IS NULL",
-            {"key": normalise_entity(subject)},
-        )
+        """Return current claims about ``subject`` from the indexes; see ``ClaimStore.about``."""
+        with self._lock:
+            self._open_connection()
+            found = [self._index.get(claim_id) for claim_id in self._subjects.ids_about(subject)]
+        return [claim for claim in found if claim.superseded_by is None]
 
     def history(self, claim_id: str) -> list[Claim]:
         """Return the correction chain ``claim_id`` is in, oldest first, as one path query."""
@@ -262,6 +306,18 @@ class LadybugMemoryStore:
         current_only = "" if include_superseded else "WITH c, s WHERE s IS NULL"
         return self._claims(f"MATCH (c:Claim) {_WITH_SUCCESSOR} {current_only}")
 
+    def search(self, query: str, k: int = 10,
+               include_superseded: bool = False) -> list[ScoredClaim]:
+        """The ``k`` best claims for ``query`` from the maintained index; see the module docstring."""
+        with self._lock:
+            self._open_connection()
+            return self._index.search(query, k, include_superseded)
+
+    def _open_connection(self) -> real_ladybug.Connection:
+        if self._connection is None:
+            raise ClaimStoreClosedError(f"LadybugDB claim store {str(self.path)!r}")
+        return self._connection
+
     def close(self) -> None:
         """Close the connection and database, releasing the file lock; idempotent."""
         with self._lock:
@@ -271,6 +327,8 @@ class LadybugMemoryStore:
                 self._database.close()
             self._connection = None
             self._database = None
+            self._index = TermIndex()
+            self._subjects = SubjectIndex()
             if self._registered:
                 with _OPEN_PATHS_LOCK:
                     _OPEN_PATHS.discard(self._key)

@@ -6,7 +6,14 @@ Claims are insert-only rows; a correction is a row in ``supersessions``
 (``old_id`` is its primary key, so a claim is superseded at most once, even by
 racing processes), and triggers refuse UPDATE and DELETE on both tables. A
 supersession writes the new claim and its link in one ``BEGIN IMMEDIATE``
-transaction, so a crash leaves both or neither. ``schema_versions`` records
+transaction, so a crash leaves both or neither. ``claims_fts`` is an FTS5 index
+of each claim's terms (``grapharc.memory.terms``, space-joined so FTS5 keeps
+them as they are), keyed by the claim's ``seq``; ``search`` ranks with FTS5's
+``bm25()`` under ``grapharc.memory.bm25f``'s field weights, which is the score
+that module defines, so only claims sharing a query term are touched, and only
+the best-ranked rows are joined to their claims (more when superseded ones
+must be skipped).
+``add_many`` writes a batch in one transaction. ``schema_versions`` records
 the layout per component so a later GraphARC can migrate the file (and an
 older one refuses a newer file instead of misreading it).
 """
@@ -15,11 +22,12 @@ from __future__ import annotations
 
 import sqlite3
 import threading
-from collections.abc import Iterator
+from collections.abc import Iterator, Sequence
 from contextlib import contextmanager
 from datetime import datetime
 from pathlib import Path
 
+from grapharc.memory.bm25f import FIELD_WEIGHTS, check_k, field_terms
 from grapharc.memory.claims import (
     Claim,
     ClaimAlreadySupersededError,
@@ -28,12 +36,22 @@ from grapharc.memory.claims import (
     ClaimStoreError,
     DuplicateClaimError,
     Provenance,
+    ScoredClaim,
+    check_new_batch,
     durable_store_path,
     normalise_entity,
 )
+from grapharc.memory.terms import query_terms
 
 SCHEMA_COMPONENT = "claims"
-SCHEMA_VERSION = 1
+SCHEMA_VERSION = 2
+
+_ID_CHUNK = 500  # ids per "id IN (...)" probe, well under SQLite's parameter limit
+
+_FULL_TEXT = (
+    "CREATE VIRTUAL TABLE claims_fts USING fts5(subject, predicate, object, content='', "
+    "tokenize=\"unicode61 remove_diacritics 0 categories 'L* N* Co M*'\")"
+)
 
 _SCHEMA = (
     """CREATE TABLE claims (
@@ -58,12 +76,32 @@ _SCHEMA = (
         for table in ("claims", "supersessions")
         for verb in ("update", "delete")
     ),
+    _FULL_TEXT,
 )
 
 _SELECT = """
 SELECT c.id, c.subject, c.predicate, c.object, c.source, c.observed_at, c.run_id, s.new_id
 FROM claims AS c LEFT JOIN supersessions AS s ON s.old_id = c.id
 """
+
+_WEIGHTS = ", ".join(str(weight) for _, weight in FIELD_WEIGHTS)
+
+# FTS5 ranks on its own, and only the best rows are joined to their claims: joining
+# every matching row first would cost as much as the ranking itself.
+_SEARCH = f"""
+WITH ranked AS (
+    SELECT rowid, bm25(claims_fts, {_WEIGHTS}) AS rank FROM claims_fts
+    WHERE claims_fts MATCH ? ORDER BY rank, rowid LIMIT ?
+)
+SELECT c.id, c.subject, c.predicate, c.object, c.source, c.observed_at, c.run_id, s.new_id,
+       ranked.rank
+FROM ranked JOIN claims AS c ON c.seq = ranked.rowid
+LEFT JOIN supersessions AS s ON s.old_id = c.id
+ORDER BY ranked.rank, c.seq
+"""
+
+# Rows ranked beyond k on a first try, room for superseded claims to be skipped.
+_SEARCH_SLACK = 16
 
 _HISTORY = f"""
 WITH RECURSIVE
@@ -149,12 +187,24 @@ class SQLiteMemoryStore:
                     "INSERT INTO schema_versions (component, version) VALUES (?, ?)",
                     (SCHEMA_COMPONENT, SCHEMA_VERSION),
                 )
+            elif row[0] == 1:
+                self._index_version_1_claims(cursor)
             elif row[0] != SCHEMA_VERSION:
                 raise ClaimStoreError(
                     f"claim store {str(self.path)!r} has claims schema version {row[0]}, "
                     f"but this grapharc-memory-sqlite reads version {SCHEMA_VERSION}",
                     hint="open it with the GraphARC version that wrote it",
                 )
+
+    def _index_version_1_claims(self, cursor: sqlite3.Cursor) -> None:
+        """Migrate a version-1 file: build the full-text index over the claims it holds."""
+        cursor.execute(_FULL_TEXT)
+        rows = cursor.execute(
+            "SELECT seq, id, subject, predicate, object, source, observed_at, run_id "
+            "FROM claims ORDER BY seq").fetchall()
+        self._index(cursor, [(seq, _to_claim((*fields, None))) for seq, *fields in rows])
+        cursor.execute("UPDATE schema_versions SET version = ? WHERE component = ?",
+                       (SCHEMA_VERSION, SCHEMA_COMPONENT))
 
     def _open_connection(self) -> sqlite3.Connection:
         if self._connection is None:
@@ -179,31 +229,52 @@ class SQLiteMemoryStore:
             rows = self._open_connection().execute(sql, parameters).fetchall()
         return [_to_claim(row) for row in rows]
 
-    def _insert(self, cursor: sqlite3.Cursor, claim: Claim) -> None:
-        if claim.superseded_by is not None:
-            raise ClaimAlreadySupersededError(claim.id, claim.superseded_by)
-        if cursor.execute("SELECT 1 FROM claims WHERE id = ?", (claim.id,)).fetchone():
-            raise DuplicateClaimError(claim.id)
-        cursor.execute(
-            "INSERT INTO claims (id, subject, subject_key, predicate, object, source, "
-            "observed_at, run_id) VALUES (?, ?, ?, ?, ?, ?, ?, ?)",
-            (
-                claim.id,
-                claim.subject,
-                claim.subject_key,
-                claim.predicate,
-                claim.object,
-                claim.provenance.source,
-                claim.provenance.observed_at.isoformat(),
-                claim.provenance.run_id,
-            ),
+    @staticmethod
+    def _refuse_unstorable(cursor: sqlite3.Cursor, claims: Sequence[Claim]) -> None:
+        """Raise for the first claim that is marked superseded, repeated, or already stored."""
+        check_new_batch(claims)
+        ids = [claim.id for claim in claims]
+        for start in range(0, len(ids), _ID_CHUNK):
+            chunk = ids[start:start + _ID_CHUNK]
+            taken = {row[0] for row in cursor.execute(
+                f"SELECT id FROM claims WHERE id IN ({', '.join('?' * len(chunk))})", chunk)}
+            if taken:
+                raise DuplicateClaimError(next(i for i in chunk if i in taken))
+
+    def _insert_all(self, cursor: sqlite3.Cursor, claims: Sequence[Claim]) -> None:
+        """Insert new claims and index them; the caller holds the write transaction."""
+        self._refuse_unstorable(cursor, claims)
+        row = cursor.execute("SELECT seq FROM sqlite_sequence WHERE name = 'claims'").fetchone()
+        first = (row[0] if row else 0) + 1
+        numbered = list(enumerate(claims, start=first))
+        cursor.executemany(
+            "INSERT INTO claims (seq, id, subject, subject_key, predicate, object, source, "
+            "observed_at, run_id) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)",
+            [(seq, claim.id, claim.subject, claim.subject_key, claim.predicate, claim.object,
+              claim.provenance.source, claim.provenance.observed_at.isoformat(),
+              claim.provenance.run_id) for seq, claim in numbered],
+        )
+        self._index(cursor, numbered)
+
+    @staticmethod
+    def _index(cursor: sqlite3.Cursor, numbered: Sequence[tuple[int, Claim]]) -> None:
+        """Add each claim's terms to the full-text index under its ``seq``."""
+        cursor.executemany(
+            "INSERT INTO claims_fts (rowid, subject, predicate, object) VALUES (?, ?, ?, ?)",
+            [(seq, *(" ".join(found) for found in field_terms(claim))) for seq, claim in numbered],
         )
 
     def add(self, claim: Claim) -> Claim:
         """Store a new claim; see ``ClaimStore.add``."""
         with self._lock, self._transaction() as cursor:
-            self._insert(cursor, claim)
+            self._insert_all(cursor, [claim])
         return claim
+
+    def add_many(self, claims: Sequence[Claim]) -> list[Claim]:
+        """Store several new claims in one transaction; see ``ClaimStore.add_many``."""
+        with self._lock, self._transaction() as cursor:
+            self._insert_all(cursor, claims)
+        return list(claims)
 
     def get(self, claim_id: str) -> Claim:
         """Return the claim with this id; see ``ClaimStore.get``."""
@@ -224,7 +295,7 @@ class SQLiteMemoryStore:
                 raise ClaimNotFoundError(old_id)
             if row[0] is not None:
                 raise ClaimAlreadySupersededError(old_id, row[0])
-            self._insert(cursor, new_claim)
+            self._insert_all(cursor, [new_claim])
             cursor.execute(
                 "INSERT INTO supersessions (old_id, new_id) VALUES (?, ?)",
                 (old_id, new_claim.id),
@@ -249,6 +320,25 @@ class SQLiteMemoryStore:
         """Return current claims, or every claim if ``include_superseded``."""
         where = "" if include_superseded else "WHERE s.new_id IS NULL"
         return self._read(f"{_SELECT} {where} ORDER BY c.seq")
+
+    def search(self, query: str, k: int = 10,
+               include_superseded: bool = False) -> list[ScoredClaim]:
+        """The ``k`` best claims for ``query``, ranked by FTS5; see ``ClaimStore.search``."""
+        check_k(k)
+        wanted = query_terms(query)
+        if not wanted:
+            self._open_connection()
+            return []
+        match = " OR ".join(f'"{term}"' for term in wanted)
+        limit = k + _SEARCH_SLACK
+        while True:
+            with self._lock:
+                rows = self._open_connection().execute(_SEARCH, (match, limit)).fetchall()
+            found = [ScoredClaim(_to_claim(row[:8]), -row[8]) for row in rows
+                     if include_superseded or row[7] is None]
+            if len(found) >= k or len(rows) < limit:
+                return found[:k]
+            limit *= 4
 
     def close(self) -> None:
         """Close the connection; idempotent."""

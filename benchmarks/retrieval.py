@@ -1,0 +1,197 @@
+"""Claim search: the stores' indexes against the exact O(claims) BM25F scan, in one run.
+
+Corpus: synthetic claims over a vocabulary of made-up words (subjects are two-word
+names, one per four claims; 40 predicates; objects of one to four words, a third
+of them naming another subject, so entity links exist). Queries mix a subject
+with a predicate word, an object word alone, and a subject alone. Measured at
+each size, in the same run:
+- query latency (median and 95th percentile, ms) of ``search(query, k=10)`` on the
+  in-process store (inverted index), the SQLite store (FTS5) and the LadybugDB store
+  (the in-process index, rebuilt when the database is opened), against the exact
+  scan (``ClaimIndex``, each claim's term frequencies precomputed, so only the
+  per-query O(claims) work is timed);
+- ``retrieve(store, query, k=10)`` (search, then one hop along entity links),
+  median ms per store;
+- recall@10 of each index against the scan; a tie on the 10th score counts as a
+  hit, since either claim is a correct answer;
+- insert cost per claim: ``add_many`` in batches of 1,000 (one transaction each on
+  SQLite, a file in WAL mode with ``synchronous=FULL``; one ``UNWIND`` statement on
+  LadybugDB);
+- reopening the LadybugDB store (the seconds its index rebuild costs).
+Run time stays under three minutes; ``--quick`` stops at 10k claims.
+
+    .venv/bin/python benchmarks/retrieval.py [--quick] [--json]
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import random
+import statistics
+import sys
+import tempfile
+import time
+from collections.abc import Callable, Sequence
+from datetime import UTC, datetime
+from pathlib import Path
+from typing import Any
+
+from grapharc.memory import (
+    ClaimIndex,
+    InMemoryClaimStore,
+    LadybugMemoryStore,
+    SQLiteMemoryStore,
+    retrieve,
+)
+from grapharc.memory.claims import Claim, ClaimStore, Provenance, ScoredClaim
+
+SIZES = (1_000, 10_000, 100_000)
+QUERIES = 60
+SCAN_QUERIES = {1_000: 60, 10_000: 30, 100_000: 8}
+BATCH = 1_000
+STORES = ("memory", "sqlite", "ladybug")
+K = 10
+SYLLABLES = ("ka", "lo", "mi", "ra", "tu", "ven", "do", "shi", "par", "el", "no", "qui", "zor",
+             "ba", "fen", "gri", "hol", "jas", "wek", "yun")
+
+
+def vocabulary(rng: random.Random, size: int) -> list[str]:
+    """``size`` distinct made-up words of two or three syllables."""
+    words: set[str] = set()
+    while len(words) < size:
+        words.add("".join(rng.choices(SYLLABLES, k=rng.randint(2, 3))))
+    return sorted(words)
+
+
+def corpus(count: int, seed: int = 7) -> tuple[list[Claim], list[str]]:
+    """``count`` claims and the queries to ask of them."""
+    rng = random.Random(seed)
+    words = vocabulary(rng, 6_000)
+    subjects = [f"{rng.choice(words).title()} {rng.choice(words).title()}"
+                for _ in range(max(count // 4, 1))]
+    predicates = [" ".join(rng.sample(words[:300], rng.randint(1, 2))) for _ in range(40)]
+    provenance = Provenance(source="benchmark", observed_at=datetime(2026, 1, 1, tzinfo=UTC))
+    claims = []
+    for n in range(count):
+        if rng.random() < 0.33:
+            obj = rng.choice(subjects)
+        else:
+            obj = " ".join(rng.choices(words, k=rng.randint(1, 4)))
+        claims.append(Claim(id=f"c{n:07d}", subject=rng.choice(subjects),
+                            predicate=rng.choice(predicates), object=obj, provenance=provenance))
+    queries = []
+    for n in range(QUERIES):
+        claim = rng.choice(claims)
+        queries.append([f"{claim.subject} {claim.predicate.split()[0]}", claim.object.split()[-1],
+                        claim.subject][n % 3])
+    return claims, queries
+
+
+def timed(function: Callable[[], Any]) -> tuple[float, Any]:
+    """Seconds ``function`` took, and what it returned."""
+    start = time.perf_counter()
+    result = function()
+    return time.perf_counter() - start, result
+
+
+def fill(store: ClaimStore, claims: Sequence[Claim]) -> float:
+    """Add ``claims`` in batches; return microseconds per claim."""
+    seconds = sum(timed(lambda i=i: store.add_many(claims[i:i + BATCH]))[0]
+                  for i in range(0, len(claims), BATCH))
+    return seconds / len(claims) * 1e6
+
+
+def latencies(search: Callable[[str], list[Any]],
+              queries: Sequence[str]) -> tuple[list[float], list[list[Any]]]:
+    """Milliseconds per query and the results."""
+    times, results = [], []
+    for query in queries:
+        seconds, found = timed(lambda query=query: search(query))
+        times.append(seconds * 1e3)
+        results.append(found)
+    return times, results
+
+
+def recall(found: list[ScoredClaim], exact: list[ScoredClaim]) -> float:
+    """Share of the exact top-k the index found; a claim tied with the k-th score counts."""
+    if not exact:
+        return 1.0
+    floor = exact[-1].score * (1 - 1e-9)
+    exact_ids = {hit.claim.id for hit in exact}
+    right = sum(1 for hit in found if hit.claim.id in exact_ids or hit.score >= floor)
+    return min(right, len(exact)) / len(exact)
+
+
+def summary(times: list[float]) -> dict[str, float]:
+    """Median and 95th percentile of a list of milliseconds."""
+    ordered = sorted(times)
+    return {"median_ms": statistics.median(ordered),
+            "p95_ms": ordered[min(len(ordered) - 1, round(0.95 * (len(ordered) - 1)))]}
+
+
+def measure(count: int, directory: Path) -> dict[str, Any]:
+    """Every figure for one corpus size."""
+    claims, queries = corpus(count)
+    scan_queries = queries[:SCAN_QUERIES[count]]
+    ladybug_path = directory / f"claims-{count}.lbug"
+    stores: dict[str, ClaimStore] = {"memory": InMemoryClaimStore(),
+                                     "sqlite": SQLiteMemoryStore(directory / f"claims-{count}.db"),
+                                     "ladybug": LadybugMemoryStore(ladybug_path)}
+    try:
+        row: dict[str, Any] = {"claims": count, "queries": len(queries),
+                               "scan_queries": len(scan_queries),
+                               "insert_us": {name: fill(store, claims)
+                                             for name, store in stores.items()}}
+        stores["ladybug"].close()
+        row["ladybug_reopen_s"], stores["ladybug"] = timed(lambda: LadybugMemoryStore(ladybug_path))
+        index = ClaimIndex(claims)
+        scan_times, exact = latencies(lambda q: index.search(q, k=K), scan_queries)
+        row["scan"] = summary(scan_times)
+        for name, store in stores.items():
+            times, found = latencies(lambda q, store=store: store.search(q, k=K), queries)
+            recalls = [recall(f, e) for f, e in zip(found, exact, strict=False)]
+            walks, _ = latencies(lambda q, store=store: retrieve(store, q, k=K), queries)
+            row[name] = {**summary(times), "recall_at_10": statistics.mean(recalls),
+                         "retrieve_median_ms": statistics.median(walks)}
+        return row
+    finally:
+        for store in stores.values():
+            store.close()
+
+
+def table(rows: list[dict[str, Any]]) -> str:
+    """The results as a fixed-width table."""
+    lines = [f"{'claims':>8} {'store':>7} {'median ms':>10} {'p95 ms':>8} {'recall@10':>9} "
+             f"{'insert us/claim':>15} {'retrieve ms':>11}"]
+    for row in rows:
+        lines.append(f"{row['claims']:>8} {'scan':>7} {row['scan']['median_ms']:>10.2f} "
+                     f"{row['scan']['p95_ms']:>8.2f} {'1.000':>9} {'-':>15} {'-':>11}")
+        for name in STORES:
+            figures = row[name]
+            lines.append(f"{row['claims']:>8} {name:>7} {figures['median_ms']:>10.2f} "
+                         f"{figures['p95_ms']:>8.2f} {figures['recall_at_10']:>9.3f} "
+                         f"{row['insert_us'][name]:>15.1f} "
+                         f"{figures['retrieve_median_ms']:>11.2f}")
+    lines.append("ladybug reopen (index rebuild): " + ", ".join(
+        f"{row['ladybug_reopen_s']:.2f} s at {row['claims']}" for row in rows))
+    return "\n".join(lines)
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--quick", action="store_true", help="stop at 10k claims")
+    parser.add_argument("--json", action="store_true", help="print one JSON document")
+    arguments = parser.parse_args(argv)
+    sizes = SIZES[:2] if arguments.quick else SIZES
+    with tempfile.TemporaryDirectory() as directory:
+        rows = []
+        for count in sizes:
+            rows.append(measure(count, Path(directory)))
+            print(f"measured {count} claims", file=sys.stderr)
+    print(json.dumps(rows, indent=2) if arguments.json else table(rows))
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
