@@ -5,7 +5,8 @@ and ``normalise_entity``; ``grapharc.memory.inprocess`` holds the default
 ``InMemoryClaimStore``; ``retrieve``, ``render_context``, ``ClaimIndex`` and
 ``contradictions`` read any store; ``verify_claim`` checks a claim against its source.
 Public names are exported lazily (PEP 562), so this package stays cheap; a name a
-plugin provides (``SQLiteMemoryStore``, ``LadybugMemoryStore``) names the distribution to install when it is missing.
+plugin provides (``SQLiteMemoryStore``, ``LadybugMemoryStore``) names the distribution to
+install when it is missing.
 Owned by grapharc-core; durable backends (grapharc-memory-sqlite,
 grapharc-memory-ladybug) join this package as subpackages.
 """
