@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import os
 import subprocess
 import sys
 from pathlib import Path
@@ -29,23 +30,23 @@ print(json.dumps({"claims": [c.model_dump(mode="json") for c in claims]}))
 store.close()
 """
 
-OPEN_READ_ONLY_WITH_THE_ENGINE = """
+READ_ONLY_WITH_THE_ENGINE = """
 import sys
-import real_ladybug
+import ladybug
 
-try:
-    real_ladybug.Database(sys.argv[1], read_only=True)
-except RuntimeError as error:
-    print(error)
-    sys.exit(2)
+connection = ladybug.Connection(ladybug.Database(sys.argv[1], read_only=True))
+for _ in sys.stdin:
+    rows = connection.execute("MATCH (c:Claim) RETURN c.subject ORDER BY c.seq").get_all()
+    print([row[0] for row in rows], flush=True)
 """
+
 
 IMPORT_WITHOUT_THE_ENGINE = """
 import sys
 import grapharc.memory.ladybug
 import grapharc.memory.ladybug.hooks
 import grapharc.memory.ladybug.store
-print("real_ladybug" in sys.modules)
+print("ladybug" in sys.modules)
 """
 
 
@@ -76,21 +77,35 @@ def test_a_second_process_cannot_open_a_database_this_process_holds(tmp_path: Pa
         assert code == 2
         report = json.loads(out)
         assert report["error"] == "LadybugLockedError"
-        assert "locked by another process" in report["message"]
+        assert f"locked by process {os.getpid()}" in report["message"]
         assert str(path) in report["message"]
     finally:
         holder.close()
 
 
-def test_not_even_a_read_only_open_succeeds_while_a_writer_holds_it(tmp_path: Path) -> None:
+def test_a_read_only_reader_neither_waits_for_nor_blocks_the_writer(tmp_path: Path) -> None:
     path = tmp_path / "memory.lbug"
     holder = LadybugMemoryStore(path)
+    holder.add(make_claim("Tokyo"))
+    reader = subprocess.Popen([sys.executable, "-c", READ_ONLY_WITH_THE_ENGINE, str(path)],
+                              stdin=subprocess.PIPE, stdout=subprocess.PIPE, text=True)
+    assert reader.stdin is not None and reader.stdout is not None
     try:
-        code, out = run_python(OPEN_READ_ONLY_WITH_THE_ENGINE, str(path))
-        assert code == 2
-        assert "Could not set lock" in out
+        reader.stdin.write("\n")
+        reader.stdin.flush()
+        assert reader.stdout.readline().strip() == "['Tokyo']"
+        holder.add(make_claim("Kyoto"))
+        holder.close()
+        reopened = LadybugMemoryStore(path)
+        reopened.add(make_claim("Osaka"))
+        reopened.close()
+        reader.stdin.write("\n")
+        reader.stdin.flush()
+        assert reader.stdout.readline().strip() == "['Tokyo']"
     finally:
         holder.close()
+        reader.stdin.close()
+        assert reader.wait() == 0
 
 
 def test_claims_pass_to_the_next_process_once_the_holder_closes(tmp_path: Path) -> None:

@@ -6,15 +6,19 @@ refuses a second correction of a claim, and ``history()`` is one Cypher path
 query. A supersession is a single statement that creates the new node and its
 edge together, so it commits whole or not at all.
 
-Behaviour of LadybugDB (package ``real-ladybug``, import ``real_ladybug``,
-0.15.x) this module relies on, as observed and pinned by the tests:
+Behaviour of LadybugDB (package ``ladybug``, 0.22.x) this module relies on,
+as observed and pinned by the tests:
 
-- Concurrency is by an exclusive file lock. While one process has the database
-  open for writing, any other process fails to open it, read-write or
-  read-only, with ``RuntimeError: IO exception: Could not set lock on file``;
-  this store turns that into ``LadybugLockedError``. Sequential hand-off (close
-  in one process, open in the next) works; concurrent multi-process writing
-  does not. Use grapharc-memory-sqlite when several processes must share claims.
+- Writers exclude each other by a file lock. While one process has the
+  database open read-write, another read-write open fails with ``RuntimeError:
+  IO exception: Could not set lock on file : PATH (Lock is held by PID N)``;
+  this store, which always opens read-write, turns that into
+  ``LadybugLockedError`` naming the holder. Sequential hand-off (close in one
+  process, open in the next) works; concurrent multi-process writing does not.
+  Use grapharc-memory-sqlite when several processes must write the same claims.
+- A read-only open takes no lock: it succeeds while a writer holds the file
+  and sees the database as it was when it opened, never the writer's later
+  commits. (``real-ladybug`` 0.15 refused it.)
 - The lock does not guard a process against itself: a second ``Database`` on
   the same path in the same process opens, and two writers would corrupt the
   file. This module therefore refuses a second open of a path within a process.
@@ -36,6 +40,7 @@ records from the ``TermIndex``, instead of a pass over every ``Claim`` node.
 
 from __future__ import annotations
 
+import re
 import threading
 from collections.abc import Sequence
 from datetime import UTC, datetime
@@ -58,7 +63,7 @@ from grapharc.memory.subject_index import SubjectIndex
 from grapharc.memory.term_index import TermIndex
 
 if TYPE_CHECKING:
-    import real_ladybug
+    import ladybug
 
 SCHEMA_COMPONENT = "claims"
 SCHEMA_VERSION = 1
@@ -93,12 +98,26 @@ WHERE NOT EXISTS { MATCH (head)-[:SUPERSEDED_BY]->(:Claim) }
 RETURN nodes(chain)
 """
 
+_LOCK_HOLDER = re.compile(r"Lock is held by PID (\d+)")
+
 _OPEN_PATHS: set[Path] = set()
 _OPEN_PATHS_LOCK = threading.Lock()
 
 
 class LadybugLockedError(ClaimStoreError):
     """The LadybugDB database is already open elsewhere, and LadybugDB allows one writer."""
+
+
+def _locked_error(path: Path, message: str) -> LadybugLockedError:
+    """Explain LadybugDB's lock failure, naming the holding process when it says which."""
+    holder = _LOCK_HOLDER.search(message)
+    who = f"process {holder.group(1)}" if holder else "another process"
+    return LadybugLockedError(
+        f"LadybugDB database {str(path)!r} is locked by {who}; "
+        "LadybugDB lets one process at a time open it for writing",
+        hint=f"close it in {who} first, or use grapharc-memory-sqlite "
+        "for claims written by concurrent processes",
+    )
 
 
 def _to_claim(node: dict[str, Any], superseded_by: str | None) -> Claim:
@@ -138,8 +157,8 @@ class LadybugMemoryStore:
         self.path = Path(path)
         self._key = self.path.resolve()
         self._lock = threading.Lock()
-        self._database: real_ladybug.Database | None = None
-        self._connection: real_ladybug.Connection | None = None
+        self._database: ladybug.Database | None = None
+        self._connection: ladybug.Connection | None = None
         self._registered = False
         self._index = TermIndex()
         self._subjects = SubjectIndex()
@@ -161,19 +180,14 @@ class LadybugMemoryStore:
 
     def _open(self) -> None:
         """Open the database (translating its lock error) and create or check the schema."""
-        import real_ladybug
+        import ladybug
 
         try:
-            self._database = real_ladybug.Database(self.path)
-            self._connection = real_ladybug.Connection(self._database)
+            self._database = ladybug.Database(self.path)
+            self._connection = ladybug.Connection(self._database)
         except RuntimeError as error:
             if "Could not set lock" in str(error):
-                raise LadybugLockedError(
-                    f"LadybugDB database {str(self.path)!r} is locked by another process; "
-                    "LadybugDB lets one process write it, and no other open it meanwhile",
-                    hint="close it in the other process first, or use grapharc-memory-sqlite "
-                    "for claims shared by concurrent processes",
-                ) from error
+                raise _locked_error(self.path, str(error)) from error
             raise ClaimStoreError(
                 f"cannot open LadybugDB claim store {str(self.path)!r}: {error}",
                 hint="give the path of a LadybugDB database file (created if missing) "
