@@ -13,7 +13,7 @@ pytestmark = pytest.mark.smoke
 
 
 HEAVY = ("langgraph", "langchain_core", "langchain", "langchain_openai", "fastapi", "uvicorn",
-         "docker", "ladybug", "real_ladybug", "openai")
+         "docker", "ladybug", "openai")
 
 
 def grapharc(*args: str, env: dict[str, str] | None = None) -> subprocess.CompletedProcess[str]:
