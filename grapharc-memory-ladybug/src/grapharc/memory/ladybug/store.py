@@ -28,11 +28,12 @@ as observed and pinned by the tests:
 - ``TIMESTAMP`` drops a datetime's timezone without converting it, so
   observation times are written as naive UTC and read back as UTC.
 
-LadybugDB's own full-text search is an extension it downloads on first use,
-so it does not work offline; ``search`` is answered instead from a
-``TermIndex`` (the in-process store's inverted index) built from the database
-when it is opened, O(claims) once, and kept up to date by every write. That is
-sound because no other process can write the database while this one holds it.
+LadybugDB's own full-text search is the ``fts`` extension, which is not in the
+wheel: ``INSTALL fts`` downloads it from extension.ladybugdb.com, so it does not
+work offline. ``search`` is answered instead from a ``TermIndex`` (the
+in-process store's inverted index) built from the database when it is opened,
+O(claims) once, and kept up to date by every write. That is sound because no
+other process can write the database while this one holds it.
 LadybugDB indexes only primary keys, so ``about`` is answered the same way:
 claim ids per subject from a ``SubjectIndex`` built alongside, and the claims'
 records from the ``TermIndex``, instead of a pass over every ``Claim`` node.
