@@ -328,7 +328,7 @@ class LadybugMemoryStore:
             self._open_connection()
             return self._index.search(query, k, include_superseded)
 
-    def _open_connection(self) -> real_ladybug.Connection:
+    def _open_connection(self) -> ladybug.Connection:
         if self._connection is None:
             raise ClaimStoreClosedError(f"LadybugDB claim store {str(self.path)!r}")
         return self._connection
