@@ -114,6 +114,25 @@ def test_a_missing_blob_is_reported_as_corruption_naming_its_path(
     assert str(store.blob_path(artifact)) in str(corrupt.value)
 
 
+def test_an_unreadable_blob_is_one_clear_error_naming_it(store: SQLiteArtifactStore) -> None:
+    artifact = store.put("report.md", b"words", PROVENANCE)
+    store.blob_path(artifact).unlink()
+    store.blob_path(artifact).mkdir()
+    with pytest.raises(ArtifactStoreError, match="cannot read blob") as refused:
+        store.get("report.md")
+    assert artifact.sha256 in str(refused.value) and refused.value.hint
+
+
+def test_a_blob_that_cannot_be_written_stores_nothing_and_says_why(
+    store: SQLiteArtifactStore,
+) -> None:
+    store.blobs.rmdir()
+    store.blobs.write_text("a file where the blobs folder should be")
+    with pytest.raises(ArtifactStoreError, match=r"cannot write the blob of artifact 'report\.md'"):
+        store.put("report.md", b"words", PROVENANCE)
+    assert store.list() == []
+
+
 def test_identical_bytes_share_one_blob_named_by_their_digest(store: SQLiteArtifactStore) -> None:
     first = store.put("a.txt", b"same bytes", PROVENANCE)
     store.put("b.txt", b"same bytes", PROVENANCE)

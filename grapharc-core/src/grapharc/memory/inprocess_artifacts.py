@@ -47,7 +47,7 @@ class InMemoryArtifactStore:
             self._check_open()
             existing = self._versions.get(name, [])
             artifact = new_version(name, data, provenance, media_type, len(existing) + 1)
-            self._blobs.setdefault(artifact.sha256, bytes(data))
+            self._blobs.setdefault(artifact.sha256, data)
             self._versions[name] = [*existing, artifact]
             return artifact
 

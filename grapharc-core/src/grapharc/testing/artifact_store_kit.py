@@ -83,8 +83,12 @@ class ArtifactStoreConformance(ABC):
         assert stored.created_at.utcoffset() is not None
         assert store.get("report.md") == (stored, data)
 
-    def test_media_type_defaults_to_octet_stream(self, store: ArtifactStore) -> None:
+    def test_media_type_defaults_to_octet_stream_and_keeps_its_parameters(
+        self, store: ArtifactStore
+    ) -> None:
         assert store.put("blob", b"\x00\x01", PROVENANCE).media_type == DEFAULT_MEDIA_TYPE
+        typed = store.put("page.html", b"<p>hi</p>", PROVENANCE, "text/html; charset=utf-8")
+        assert store.get("page.html")[0].media_type == typed.media_type == "text/html; charset=utf-8"
 
     def test_each_put_appends_a_version_and_older_ones_stay_readable(
         self, store: ArtifactStore

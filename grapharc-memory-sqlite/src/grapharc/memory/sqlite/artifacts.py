@@ -91,8 +91,9 @@ class SQLiteArtifactStore:
         self._lock = threading.Lock()
         self._connection: sqlite3.Connection | None = None
         try:
-            self.blobs.mkdir(exist_ok=True)
-            _fsync_folder(self.blobs.parent)
+            if not self.blobs.is_dir():
+                self.blobs.mkdir(exist_ok=True)
+                _fsync_folder(self.blobs.parent)
             self._connection = sqlite3.connect(
                 self.path, isolation_level=None, check_same_thread=False, timeout=30.0)
             self._prepare()
@@ -219,6 +220,11 @@ class SQLiteArtifactStore:
             data: bytes | None = blob.read_bytes()
         except FileNotFoundError:
             data = None
+        except OSError as error:
+            raise ArtifactStoreError(
+                f"cannot read blob {str(blob)!r} of artifact {name!r}: {error}",
+                hint="check that the blobs folder beside the database is readable",
+            ) from error
         return artifact, check_blob(artifact, data, str(blob))
 
     def versions(self, name: str) -> builtins.list[Artifact]:
