@@ -3,10 +3,11 @@
 ``grapharc.memory.claims`` defines ``Claim``, ``Provenance``, ``ClaimStore``
 and ``normalise_entity``; ``grapharc.memory.inprocess`` holds the default
 ``InMemoryClaimStore``; ``retrieve``, ``render_context``, ``ClaimIndex`` and
-``contradictions`` read any store; ``verify_claim`` checks a claim against its source.
-Public names are exported lazily (PEP 562), so this package stays cheap; a name a
-plugin provides (``SQLiteMemoryStore``, ``LadybugMemoryStore``) names the distribution to
-install when it is missing.
+``contradictions`` read any store; ``verify_claim`` checks a claim against its source;
+``grapharc.memory.artifacts`` defines ``Artifact`` and ``ArtifactStore`` (versioned blobs
+with provenance). Public names are exported lazily (PEP 562), so this package stays cheap;
+a name a plugin provides (``SQLiteMemoryStore``, ``SQLiteArtifactStore``,
+``LadybugMemoryStore``) names the distribution to install when it is missing.
 Owned by grapharc-core; durable backends (grapharc-memory-sqlite,
 grapharc-memory-ladybug) join this package as subpackages.
 """
@@ -32,6 +33,10 @@ _LAZY_EXPORTS = {
     "contradictions": "grapharc.memory.conflicts",
     "SQLiteMemoryStore": "grapharc.memory.sqlite.store",
     "LadybugMemoryStore": "grapharc.memory.ladybug.store",
+    "Artifact": "grapharc.memory.artifacts",
+    "ArtifactStore": "grapharc.memory.artifacts",
+    "InMemoryArtifactStore": "grapharc.memory.inprocess_artifacts",
+    "SQLiteArtifactStore": "grapharc.memory.sqlite.artifacts",
     "Verdict": "grapharc.memory.verify",
     "Verification": "grapharc.memory.verify",
     "verify_claim": "grapharc.memory.verify",

@@ -276,17 +276,17 @@ def check_new_batch(claims: Sequence[Claim]) -> None:
 
 
 def durable_store_path(scheme: str, distribution: str, location: str, kind: str, *,
-                       noun: str, example: str) -> str:
-    """The path a durable ``<scheme>:<location>`` claim-store URI names, or a clear refusal.
+                       noun: str, example: str, serves: str = "claims") -> str:
+    """The path a durable ``<scheme>:<location>`` store URI for ``serves`` names, or a clear refusal.
 
-    Shared by the durable claim-store plugins so they refuse a wrong kind or an empty
-    location with the same words.
+    Shared by the durable memory plugins (claims and artifacts) so they refuse a wrong
+    kind or an empty location with the same words.
     """
     from grapharc.errors import ConfigurationError
 
-    if kind != "claims":
+    if kind != serves:
         raise ConfigurationError(
-            f"the {scheme}: store scheme of {distribution} serves claims, not {kind!r}")
+            f"the {scheme}: store scheme of {distribution} serves {serves}, not {kind!r}")
     if not location:
         raise ConfigurationError(f"store URI '{scheme}:' names no {noun}",
                                  hint=f"give a path, for example '{scheme}:{example}'")

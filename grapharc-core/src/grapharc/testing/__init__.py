@@ -4,6 +4,7 @@
 ``ScriptedChatModel`` is the free, deterministic chat model the ``mock/``
 backend builds. Conformance kits let any plugin, ours or a third party's, prove
 its contract in its own tests: ``claim_store_kit.ClaimStoreConformance``,
+``artifact_store_kit.ArtifactStoreConformance``,
 ``executor_kit.ExecutorConformance``, ``backend_kit.ModelBackendConformance``,
 ``session_store_kit.SessionStoreConformance`` and
 ``checkpointer_kit.CheckpointerConformance`` (which runs LangGraph's

@@ -1,4 +1,4 @@
-"""grapharc-memory-sqlite's hook implementations: the ``sqlite:`` scheme for claims."""
+"""grapharc-memory-sqlite's hook implementations: the ``sqlite:`` scheme for claims and artifacts."""
 
 from __future__ import annotations
 
@@ -10,3 +10,6 @@ def register_stores(register: RegisterStore) -> None:
     register(StoreInfo(scheme="sqlite", kinds=frozenset({"claims"}),
                        factory="grapharc.memory.sqlite.store:open_claim_store",
                        description="durable claims with provenance in one SQLite file"))
+    register(StoreInfo(scheme="sqlite", kinds=frozenset({"artifacts"}),
+                       factory="grapharc.memory.sqlite.artifacts:open_artifact_store",
+                       description="versioned artifacts in the claims file, blobs in FILE.blobs/"))

@@ -1,0 +1,254 @@
+"""``SQLiteArtifactStore``: versioned artifacts beside the claims, in the same SQLite file.
+
+Rows (one per version, with provenance and digest) live in the ``artifacts``
+table of the claims file; the bytes live in ``<file>.blobs/``, one file per
+SHA-256, so identical bytes are stored once. A ``put`` writes its blob to a
+temporary file, fsyncs it, renames it to its digest and fsyncs the folder
+*before* the row that references it is committed: a crash in between leaves an
+unreferenced blob, never a row pointing at nothing. Rows are insert-only
+(triggers refuse UPDATE and DELETE), and ``(name, version)`` is unique, so two
+processes putting the same name get distinct versions.
+"""
+
+from __future__ import annotations
+
+import builtins
+import os
+import sqlite3
+import tempfile
+import threading
+from collections.abc import Iterator
+from contextlib import contextmanager
+from datetime import datetime
+from pathlib import Path
+
+from grapharc.memory.artifacts import (
+    DEFAULT_MEDIA_TYPE,
+    Artifact,
+    ArtifactNotFoundError,
+    ArtifactStoreClosedError,
+    ArtifactStoreError,
+    check_blob,
+    new_version,
+)
+from grapharc.memory.claims import Provenance, durable_store_path
+
+SCHEMA_COMPONENT = "artifacts"
+SCHEMA_VERSION = 1
+
+_SCHEMA = (
+    """CREATE TABLE artifacts (
+        seq INTEGER PRIMARY KEY AUTOINCREMENT,
+        id TEXT NOT NULL UNIQUE,
+        name TEXT NOT NULL,
+        version INTEGER NOT NULL CHECK (version >= 1),
+        media_type TEXT NOT NULL,
+        size INTEGER NOT NULL CHECK (size >= 0),
+        sha256 TEXT NOT NULL,
+        source TEXT NOT NULL,
+        observed_at TEXT NOT NULL,
+        run_id TEXT,
+        created_at TEXT NOT NULL,
+        UNIQUE (name, version)
+    )""",
+    *(
+        f"CREATE TRIGGER artifacts_are_never_{verb}d BEFORE {verb.upper()} ON artifacts "
+        f"BEGIN SELECT RAISE(ABORT, 'artifacts are append-only; put a new version'); END"
+        for verb in ("update", "delete")
+    ),
+)
+
+_SELECT = """SELECT id, name, version, media_type, size, sha256, source, observed_at, run_id,
+    created_at FROM artifacts"""
+
+_Row = tuple[str, str, int, str, int, str, str, str, str | None, str]
+
+
+def _to_artifact(row: _Row) -> Artifact:
+    artifact_id, name, version, media_type, size, sha256, source, observed, run_id, created = row
+    provenance = Provenance(source=source, observed_at=datetime.fromisoformat(observed),
+                            run_id=run_id)
+    return Artifact(id=artifact_id, name=name, version=version, media_type=media_type, size=size,
+                    sha256=sha256, provenance=provenance,
+                    created_at=datetime.fromisoformat(created))
+
+
+def _fsync_folder(folder: Path) -> None:
+    """Make a rename or a new entry in ``folder`` durable."""
+    descriptor = os.open(folder, os.O_RDONLY)
+    try:
+        os.fsync(descriptor)
+    finally:
+        os.close(descriptor)
+
+
+class SQLiteArtifactStore:
+    """A durable ``ArtifactStore`` sharing its SQLite file with the claims; processes may share it."""
+
+    def __init__(self, path: str | Path) -> None:
+        self.path = Path(path)
+        self.blobs = self.path.with_name(f"{self.path.name}.blobs")
+        self._lock = threading.Lock()
+        self._connection: sqlite3.Connection | None = None
+        try:
+            if not self.blobs.is_dir():
+                self.blobs.mkdir(exist_ok=True)
+                _fsync_folder(self.blobs.parent)
+            self._connection = sqlite3.connect(
+                self.path, isolation_level=None, check_same_thread=False, timeout=30.0)
+            self._prepare()
+        except (OSError, sqlite3.Error) as error:
+            self.close()
+            raise ArtifactStoreError(
+                f"cannot open artifact store {str(self.path)!r}: {error}",
+                hint="give the path of a SQLite file (it is created if missing) in an existing, "
+                     "writable directory; blobs go in a folder beside it",
+            ) from error
+        except ArtifactStoreError:
+            self.close()
+            raise
+
+    def _prepare(self) -> None:
+        """Switch the file to WAL and create or check the artifacts schema."""
+        connection = self._open_connection()
+        mode = connection.execute("PRAGMA journal_mode=WAL").fetchone()[0]
+        if mode != "wal":
+            raise ArtifactStoreError(
+                f"artifact store {str(self.path)!r} cannot use WAL mode (it stays {mode!r})",
+                hint="keep the file on a local filesystem that supports shared memory")
+        connection.execute("PRAGMA synchronous=FULL")
+        with self._transaction() as cursor:
+            cursor.execute("CREATE TABLE IF NOT EXISTS schema_versions "
+                           "(component TEXT PRIMARY KEY, version INTEGER NOT NULL)")
+            row = cursor.execute("SELECT version FROM schema_versions WHERE component = ?",
+                                 (SCHEMA_COMPONENT,)).fetchone()
+            if row is None:
+                for statement in _SCHEMA:
+                    cursor.execute(statement)
+                cursor.execute("INSERT INTO schema_versions (component, version) VALUES (?, ?)",
+                               (SCHEMA_COMPONENT, SCHEMA_VERSION))
+            elif row[0] != SCHEMA_VERSION:
+                raise ArtifactStoreError(
+                    f"artifact store {str(self.path)!r} has artifacts schema version {row[0]}, "
+                    f"but this grapharc-memory-sqlite reads version {SCHEMA_VERSION}",
+                    hint="open it with the GraphARC version that wrote it")
+
+    def _open_connection(self) -> sqlite3.Connection:
+        if self._connection is None:
+            raise ArtifactStoreClosedError(f"artifact store {str(self.path)!r}")
+        return self._connection
+
+    @contextmanager
+    def _transaction(self) -> Iterator[sqlite3.Cursor]:
+        """Run the block in one write transaction that takes the file's write lock up front."""
+        cursor = self._open_connection().cursor()
+        cursor.execute("BEGIN IMMEDIATE")
+        try:
+            yield cursor
+        except BaseException:
+            if cursor.connection.in_transaction:
+                cursor.execute("ROLLBACK")
+            raise
+        cursor.execute("COMMIT")
+
+    def blob_path(self, artifact: Artifact) -> Path:
+        """Where the bytes of ``artifact`` are kept: ``<file>.blobs/<sha256>``."""
+        return self.blobs / artifact.sha256
+
+    def _write_blob(self, artifact: Artifact, data: bytes) -> None:
+        """Durably write ``data`` under its digest: temporary file, fsync, rename, fsync folder."""
+        descriptor, temporary = tempfile.mkstemp(dir=self.blobs, prefix=".incoming-")
+        try:
+            with os.fdopen(descriptor, "wb") as handle:
+                handle.write(data)
+                handle.flush()
+                os.fsync(handle.fileno())
+            os.replace(temporary, self.blob_path(artifact))
+        except BaseException:
+            Path(temporary).unlink(missing_ok=True)
+            raise
+        _fsync_folder(self.blobs)
+
+    def put(self, name: str, data: bytes, provenance: Provenance,
+            media_type: str = DEFAULT_MEDIA_TYPE) -> Artifact:
+        """Write the blob, then append the row naming it as the next version of ``name``."""
+        with self._lock:
+            self._open_connection()
+            described = new_version(name, data, provenance, media_type, version=1)
+            try:
+                self._write_blob(described, data)
+            except OSError as error:
+                raise ArtifactStoreError(
+                    f"cannot write the blob of artifact {name!r} to {str(self.blobs)!r}: {error}",
+                    hint="free disk space or fix the folder's permissions; nothing was stored",
+                ) from error
+            with self._transaction() as cursor:
+                latest = cursor.execute("SELECT MAX(version) FROM artifacts WHERE name = ?",
+                                        (name,)).fetchone()[0]
+                artifact = described.model_copy(update={"version": (latest or 0) + 1})
+                self._insert(cursor, artifact)
+        return artifact
+
+    @staticmethod
+    def _insert(cursor: sqlite3.Cursor, artifact: Artifact) -> None:
+        provenance = artifact.provenance
+        cursor.execute(
+            "INSERT INTO artifacts (id, name, version, media_type, size, sha256, source, "
+            "observed_at, run_id, created_at) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
+            (artifact.id, artifact.name, artifact.version, artifact.media_type, artifact.size,
+             artifact.sha256, provenance.source, provenance.observed_at.isoformat(),
+             provenance.run_id, artifact.created_at.isoformat()))
+
+    def _read(self, sql: str, parameters: tuple[str | int, ...] = ()) -> builtins.list[Artifact]:
+        with self._lock:
+            rows = self._open_connection().execute(sql, parameters).fetchall()
+        return [_to_artifact(row) for row in rows]
+
+    def get(self, name: str, version: int | None = None) -> tuple[Artifact, bytes]:
+        """Return a version of ``name`` (the latest by default) and its digest-checked bytes."""
+        if version is None:
+            found = self._read(f"{_SELECT} WHERE name = ? ORDER BY version DESC LIMIT 1", (name,))
+        else:
+            found = self._read(f"{_SELECT} WHERE name = ? AND version = ?", (name, version))
+        if not found:
+            if version is not None and self._read(f"{_SELECT} WHERE name = ? LIMIT 1", (name,)):
+                raise ArtifactNotFoundError(name, version)
+            raise ArtifactNotFoundError(name)
+        artifact = found[0]
+        blob = self.blob_path(artifact)
+        try:
+            data: bytes | None = blob.read_bytes()
+        except FileNotFoundError:
+            data = None
+        except OSError as error:
+            raise ArtifactStoreError(
+                f"cannot read blob {str(blob)!r} of artifact {name!r}: {error}",
+                hint="check that the blobs folder beside the database is readable",
+            ) from error
+        return artifact, check_blob(artifact, data, str(blob))
+
+    def versions(self, name: str) -> builtins.list[Artifact]:
+        """Return every version of ``name``, oldest first."""
+        found = self._read(f"{_SELECT} WHERE name = ? ORDER BY version", (name,))
+        if not found:
+            raise ArtifactNotFoundError(name)
+        return found
+
+    def list(self) -> builtins.list[Artifact]:
+        """Return the latest version of every name, sorted by name."""
+        return self._read(f"{_SELECT} AS a WHERE version = "
+                          "(SELECT MAX(version) FROM artifacts WHERE name = a.name) ORDER BY name")
+
+    def close(self) -> None:
+        """Close the connection; idempotent."""
+        with self._lock:
+            if self._connection is not None:
+                self._connection.close()
+                self._connection = None
+
+
+def open_artifact_store(location: str, kind: str) -> SQLiteArtifactStore:
+    """Open the artifact store for the URI ``sqlite:<location>``, the claims file's path."""
+    path = durable_store_path("sqlite", "grapharc-memory-sqlite", location, kind,
+                              noun="file", example="memory.db", serves="artifacts")
+    return SQLiteArtifactStore(path)

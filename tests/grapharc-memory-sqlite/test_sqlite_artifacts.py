@@ -1,0 +1,219 @@
+"""SQLiteArtifactStore keeps the ArtifactStore contract in the claims file, across processes and crashes."""
+
+from __future__ import annotations
+
+import json
+import signal
+import sqlite3
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from grapharc.errors import ConfigurationError
+from grapharc.memory.artifacts import (
+    Artifact,
+    ArtifactCorruptedError,
+    ArtifactStore,
+    ArtifactStoreError,
+)
+from grapharc.memory.sqlite.artifacts import SQLiteArtifactStore
+from grapharc.memory.sqlite.store import SQLiteMemoryStore
+from grapharc.stores import open_store
+from grapharc.testing.artifact_store_kit import PROVENANCE, ArtifactStoreConformance
+from grapharc.testing.claim_store_kit import make_claim
+
+# Puts two versions, then a third whose process SIGKILLs itself at the point argv[2]
+# names: just before its blob is written, just after, or as its row is inserted.
+KILLED_DURING_A_PUT = """
+import os, signal, sys
+from grapharc.memory.sqlite.artifacts import SQLiteArtifactStore
+from grapharc.testing.artifact_store_kit import PROVENANCE
+
+def die():
+    os.kill(os.getpid(), signal.SIGKILL)
+
+store = SQLiteArtifactStore(sys.argv[1])
+store.put("report.md", b"version one", PROVENANCE)
+store.put("report.md", b"version two", PROVENANCE)
+write_blob = store._write_blob
+if sys.argv[2] == "before-blob":
+    store._write_blob = lambda *args: (die(), write_blob(*args))
+elif sys.argv[2] == "after-blob":
+    store._write_blob = lambda *args: (write_blob(*args), die())
+else:
+    store._connection.set_trace_callback(
+        lambda statement: statement.startswith("INSERT INTO artifacts") and die())
+store.put("report.md", b"version three, never recorded", PROVENANCE)
+"""
+
+WRITER = """
+import json, sys
+from grapharc.memory.sqlite.artifacts import SQLiteArtifactStore
+from grapharc.testing.artifact_store_kit import PROVENANCE
+
+store = SQLiteArtifactStore(sys.argv[1])
+written = [store.put("log.txt", f"writer {sys.argv[2]} line {i}".encode(), PROVENANCE).version
+           for i in range(20)]
+store.close()
+print(json.dumps(written))
+"""
+
+
+class TestSQLiteArtifactStoreConformance(ArtifactStoreConformance):
+    """Runs the conformance kit against a SQLite file, including close-and-reopen."""
+
+    durable = True
+
+    def make_store(self, tmp_path: Path) -> SQLiteArtifactStore:
+        return SQLiteArtifactStore(tmp_path / "memory.db")
+
+    def damage_blob(self, store: ArtifactStore, artifact: Artifact) -> None:
+        assert isinstance(store, SQLiteArtifactStore)
+        store.blob_path(artifact).write_bytes(b"bit rot")
+
+
+@pytest.fixture
+def store(tmp_path: Path):
+    opened = SQLiteArtifactStore(tmp_path / "memory.db")
+    yield opened
+    opened.close()
+
+
+@pytest.mark.parametrize("moment", ["before-blob", "after-blob", "at-row-insert"])
+def test_a_process_killed_inside_a_put_never_leaves_a_row_without_its_blob(
+    tmp_path: Path, moment: str
+) -> None:
+    path = tmp_path / "memory.db"
+    killed = subprocess.run([sys.executable, "-c", KILLED_DURING_A_PUT, str(path), moment],
+                            capture_output=True, text=True, check=False)
+    assert killed.returncode == -signal.SIGKILL, killed.stderr
+    store = SQLiteArtifactStore(path)
+    try:
+        assert [a.version for a in store.versions("report.md")] == [1, 2]
+        for artifact in store.list() + store.versions("report.md"):
+            assert store.get(artifact.name, artifact.version)[0] == artifact
+        assert store.get("report.md")[1] == b"version two"
+        referenced = {a.sha256 for a in store.versions("report.md")}
+        on_disk = {blob.name for blob in store.blobs.iterdir() if not blob.name.startswith(".")}
+        garbage = on_disk - referenced
+        assert len(garbage) == (0 if moment == "before-blob" else 1)
+        assert store.put("report.md", b"after the crash", PROVENANCE).version == 3
+    finally:
+        store.close()
+
+
+def test_a_missing_blob_is_reported_as_corruption_naming_its_path(
+    store: SQLiteArtifactStore,
+) -> None:
+    artifact = store.put("report.md", b"words", PROVENANCE)
+    store.blob_path(artifact).unlink()
+    with pytest.raises(ArtifactCorruptedError, match="is missing") as corrupt:
+        store.get("report.md")
+    assert str(store.blob_path(artifact)) in str(corrupt.value)
+
+
+def test_an_unreadable_blob_is_one_clear_error_naming_it(store: SQLiteArtifactStore) -> None:
+    artifact = store.put("report.md", b"words", PROVENANCE)
+    store.blob_path(artifact).unlink()
+    store.blob_path(artifact).mkdir()
+    with pytest.raises(ArtifactStoreError, match="cannot read blob") as refused:
+        store.get("report.md")
+    assert artifact.sha256 in str(refused.value) and refused.value.hint
+
+
+def test_a_blob_that_cannot_be_written_stores_nothing_and_says_why(
+    store: SQLiteArtifactStore,
+) -> None:
+    store.blobs.rmdir()
+    store.blobs.write_text("a file where the blobs folder should be")
+    with pytest.raises(ArtifactStoreError, match=r"cannot write the blob of artifact 'report\.md'"):
+        store.put("report.md", b"words", PROVENANCE)
+    assert store.list() == []
+
+
+def test_identical_bytes_share_one_blob_named_by_their_digest(store: SQLiteArtifactStore) -> None:
+    first = store.put("a.txt", b"same bytes", PROVENANCE)
+    store.put("b.txt", b"same bytes", PROVENANCE)
+    assert [blob.name for blob in store.blobs.iterdir()] == [first.sha256]
+
+
+def test_artifacts_share_the_claims_file_without_disturbing_the_claims(tmp_path: Path) -> None:
+    path = tmp_path / "memory.db"
+    claims = SQLiteMemoryStore(path)
+    artifacts = SQLiteArtifactStore(path)
+    try:
+        claim = claims.add(make_claim("Tokyo", "14 million"))
+        artifact = artifacts.put("census.csv", b"city,people\nTokyo,14000000\n", PROVENANCE,
+                                 media_type="text/csv")
+        assert claims.all() == [claim]
+        assert artifacts.list() == [artifact]
+    finally:
+        claims.close()
+        artifacts.close()
+    raw = sqlite3.connect(path)
+    try:
+        assert sorted(raw.execute("SELECT component, version FROM schema_versions")) == [
+            ("artifacts", 1), ("claims", 1)]
+    finally:
+        raw.close()
+
+
+def test_two_processes_putting_one_name_get_every_version_once(tmp_path: Path) -> None:
+    path = str(tmp_path / "memory.db")
+    SQLiteArtifactStore(path).close()
+    writers = [subprocess.Popen([sys.executable, "-c", WRITER, path, str(n)],
+                                stdout=subprocess.PIPE, text=True) for n in (1, 2)]
+    written = [json.loads(writer.communicate()[0]) for writer in writers]
+    assert all(writer.returncode == 0 for writer in writers)
+    assert sorted(written[0] + written[1]) == list(range(1, 41))
+    store = SQLiteArtifactStore(path)
+    try:
+        contents = {store.get("log.txt", v)[1] for v in range(1, 41)}
+        assert contents == {f"writer {n} line {i}".encode() for n in (1, 2) for i in range(20)}
+    finally:
+        store.close()
+
+
+@pytest.mark.parametrize("statement", ["UPDATE artifacts SET size = 0", "DELETE FROM artifacts"])
+def test_rows_cannot_be_rewritten_or_deleted_even_by_raw_sql(
+    store: SQLiteArtifactStore, statement: str
+) -> None:
+    store.put("report.md", b"words", PROVENANCE)
+    raw = sqlite3.connect(store.path)
+    try:
+        with pytest.raises(sqlite3.IntegrityError, match="append-only"):
+            raw.execute(statement)
+    finally:
+        raw.close()
+
+
+def test_sqlite_uri_opens_the_artifact_store_of_that_file(tmp_path: Path) -> None:
+    store = open_store(f"sqlite:{tmp_path / 'memory.db'}", kind="artifacts")
+    try:
+        assert isinstance(store, SQLiteArtifactStore)
+        assert store.path == tmp_path / "memory.db"
+    finally:
+        store.close()
+    with pytest.raises(ConfigurationError, match="names no file"):
+        open_store("sqlite:", kind="artifacts")
+
+
+def test_a_file_with_a_newer_artifacts_schema_is_refused(tmp_path: Path) -> None:
+    path = tmp_path / "memory.db"
+    SQLiteArtifactStore(path).close()
+    raw = sqlite3.connect(path)
+    raw.execute("UPDATE schema_versions SET version = 2 WHERE component = 'artifacts'")
+    raw.commit()
+    raw.close()
+    with pytest.raises(ArtifactStoreError, match="artifacts schema version 2") as refused:
+        SQLiteArtifactStore(path)
+    assert refused.value.hint
+
+
+def test_an_unusable_location_is_one_clear_error(tmp_path: Path) -> None:
+    (tmp_path / "a-file").write_text("not a folder")
+    with pytest.raises(ArtifactStoreError, match="cannot open artifact store") as refused:
+        SQLiteArtifactStore(tmp_path / "a-file" / "memory.db")
+    assert "a-file" in str(refused.value) and refused.value.hint
