@@ -18,7 +18,9 @@ from grapharc.memory.artifacts import (
     ArtifactStore,
     ArtifactStoreError,
 )
+from grapharc.memory.sqlite.artifacts import SCHEMA_VERSION as ARTIFACTS_SCHEMA
 from grapharc.memory.sqlite.artifacts import SQLiteArtifactStore
+from grapharc.memory.sqlite.store import SCHEMA_VERSION as CLAIMS_SCHEMA
 from grapharc.memory.sqlite.store import SQLiteMemoryStore
 from grapharc.stores import open_store
 from grapharc.testing.artifact_store_kit import PROVENANCE, ArtifactStoreConformance
@@ -28,6 +30,7 @@ from grapharc.testing.claim_store_kit import make_claim
 # names: just before its blob is written, just after, or as its row is inserted.
 KILLED_DURING_A_PUT = """
 import os, signal, sys
+from grapharc.memory.sqlite.artifacts import SCHEMA_VERSION as ARTIFACTS_SCHEMA
 from grapharc.memory.sqlite.artifacts import SQLiteArtifactStore
 from grapharc.testing.artifact_store_kit import PROVENANCE
 
@@ -50,6 +53,7 @@ store.put("report.md", b"version three, never recorded", PROVENANCE)
 
 WRITER = """
 import json, sys
+from grapharc.memory.sqlite.artifacts import SCHEMA_VERSION as ARTIFACTS_SCHEMA
 from grapharc.memory.sqlite.artifacts import SQLiteArtifactStore
 from grapharc.testing.artifact_store_kit import PROVENANCE
 
@@ -155,7 +159,7 @@ def test_artifacts_share_the_claims_file_without_disturbing_the_claims(tmp_path:
     raw = sqlite3.connect(path)
     try:
         assert sorted(raw.execute("SELECT component, version FROM schema_versions")) == [
-            ("artifacts", 1), ("claims", 1)]
+            ("artifacts", ARTIFACTS_SCHEMA), ("claims", CLAIMS_SCHEMA)]
     finally:
         raw.close()
 
