@@ -83,6 +83,7 @@ def test_a_correction_is_a_chain_in_history_and_searches_skip_the_old_claim_unle
     again = grapharc(tmp_path, "memory", "add", "Tokyo", "population", "13 million", "--source", "x",
                      "--supersedes", old, "--memory", STORE)
     assert again.returncode == 2 and f"already superseded by '{new}'" in again.stderr
+    assert "hint: supersede the current claim of the chain" in again.stderr
 
 
 def test_add_reports_the_contradiction_it_creates_and_resolves_nothing(tmp_path):
@@ -138,7 +139,12 @@ def test_an_unknown_claim_id_is_one_error_line(tmp_path):
     add(tmp_path, "Tokyo", "population", "14 million")
     result = grapharc(tmp_path, "memory", "history", "no-such-id", "--memory", STORE)
     assert result.returncode == 2 and result.stdout == ""
-    assert result.stderr.splitlines()[0] == "error: no claim with id 'no-such-id' in this store"
+    assert result.stderr.splitlines() == [
+        "error: no claim with id 'no-such-id' in this store",
+        "hint: find claim ids with: grapharc memory search WORDS --include-superseded"]
+    unknown = grapharc(tmp_path, "memory", "add", "Tokyo", "population", "13 million", "--source", "x",
+                       "--supersedes", "no-such-id", "--memory", STORE, "--json")
+    assert unknown.returncode == 2 and document(unknown)["error"]["code"] == "ClaimNotFoundError"
 
 
 @pytest.mark.parametrize(("uri", "says"), [

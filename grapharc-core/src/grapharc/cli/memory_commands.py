@@ -89,11 +89,20 @@ def opened(uri: str, *, reading: bool) -> Iterator[ClaimStore]:
         store.close()
 
 
+CLI_HINTS = {
+    "ClaimNotFoundError": "find claim ids with: grapharc memory search WORDS --include-superseded",
+    "ClaimAlreadySupersededError": "supersede the current claim of the chain; "
+                                   "see it with: grapharc memory history ID",
+}
+"""Hints in this CLI's words for store errors whose own hint names the Python API."""
+
+
 def _guarded(as_json: bool, produce: Callable[[], T]) -> T:
     """Run ``produce``; a known error is one line (or one JSON document) and exit 2."""
     try:
         return produce()
     except GraphARCError as exc:
+        exc.hint = CLI_HINTS.get(exc.code, exc.hint)
         fail(exc, as_json)
 
 
