@@ -18,6 +18,7 @@ def add_core_commands(app: typer.Typer) -> None:
     from grapharc.cli.agent_command import add_agent_command
     from grapharc.cli.demo_commands import build_demo_app
     from grapharc.cli.governance_commands import add_governance_commands
+    from grapharc.cli.memory_commands import add_memory_commands
     from grapharc.cli.models_command import add_models_command
     from grapharc.cli.observe_commands import add_observe_commands
     from grapharc.cli.session_commands import add_approval_demo, add_session_commands
@@ -28,6 +29,7 @@ def add_core_commands(app: typer.Typer) -> None:
     add_governance_commands(app)
     add_observe_commands(app)
     add_session_commands(app)
+    add_memory_commands(app)
     add_agent_command(app)
     demo_app = build_demo_app()
     add_approval_demo(demo_app)

@@ -1,0 +1,289 @@
+"""The ``memory`` commands (add, search, history, contradictions): a claim store without Python.
+
+``--memory URI`` names the store and opens it through the stores hook like every other
+(``sqlite:PATH``, ``ladybug:PATH``). ``memory:`` lives only as long as the command, so
+it serves ``add`` (to see the id and what a claim would contradict) and the commands that
+read refuse it, as they refuse a path where no store exists rather than create one there.
+Exit codes: 0 did the job; 1 ``search`` found nothing, or ``contradictions`` found
+contradicting claims (so a script can gate on a consistent store); 2 could not run (a bad
+URI, a missing, binary or locked store, an unknown claim id, a blank field).
+"""
+
+from __future__ import annotations
+
+import os
+import sys
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
+from typing import TYPE_CHECKING, Annotated, Any, TypeVar
+
+import typer
+
+from grapharc.cli.output import ExitCode, JsonOption, emit, fail, terminal_text
+from grapharc.errors import ConfigurationError, GraphARCError
+
+if TYPE_CHECKING:
+    from grapharc.memory.claims import Claim, ClaimStore
+    from grapharc.memory.retrieval import Hit
+
+T = TypeVar("T")
+
+MemoryOption = Annotated[str, typer.Option(
+    "--memory", metavar="URI", show_default=False,
+    help="The claim store: sqlite:PATH or ladybug:PATH; memory: (in-process, gone when the "
+         "command exits) only for add.")]
+ClaimArg = Annotated[str, typer.Argument(help="The claim id.", show_default=False)]
+
+
+class InProcessStoreReadError(ConfigurationError):
+    """``memory:`` named for a command that reads: a fresh in-process store holds nothing."""
+
+
+class ClaimStoreMissingError(ConfigurationError):
+    """A command that reads named a store path where nothing exists; reading never creates one."""
+
+
+class InvalidClaimInputError(GraphARCError, ValueError):
+    """Fields given on the command line that make no valid claim."""
+
+
+def add_memory_commands(app: typer.Typer) -> None:
+    """Add the ``memory`` group (add, search, history, contradictions) to ``app``."""
+    group = typer.Typer(name="memory", no_args_is_help=True,
+                        help="Claim memory: add a claim with provenance, search, follow a "
+                             "correction chain, list contradictions.")
+    group.command("add")(add_command)
+    group.command("search")(search_command)
+    group.command("history")(history_command)
+    group.command("contradictions")(contradictions_command)
+    app.add_typer(group, name="memory")
+
+
+def _refuse_reading_nothing(uri: str) -> None:
+    """Refuse a read of ``memory:`` or of a path that holds no store (opening would create one)."""
+    from grapharc.stores import known_schemes, split_uri
+
+    scheme, location = split_uri(uri)
+    if scheme not in known_schemes():
+        return  # open_store names the schemes that exist
+    if scheme == "memory":
+        raise InProcessStoreReadError(
+            "memory: is an in-process store that starts empty in every command, so there is "
+            "nothing in it to read", hint="name a durable store, for example --memory sqlite:memory.db")
+    if location and not os.path.lexists(location):
+        raise ClaimStoreMissingError(f"no claim store at {location!r} (from {uri!r})",
+                                     hint="check the path, or create the store with: grapharc memory add")
+
+
+@contextmanager
+def opened(uri: str, *, reading: bool) -> Iterator[ClaimStore]:
+    """The claim store ``uri`` names, closed on the way out."""
+    from grapharc.stores import open_store
+
+    if reading:
+        _refuse_reading_nothing(uri)
+    store = open_store(uri, kind="claims")
+    try:
+        yield store
+    finally:
+        store.close()
+
+
+CLI_HINTS = {
+    "ClaimNotFoundError": "find claim ids with: grapharc memory search WORDS --include-superseded",
+    "ClaimAlreadySupersededError": "supersede the current claim of the chain; "
+                                   "see it with: grapharc memory history ID",
+}
+"""Hints in this CLI's words for store errors whose own hint names the Python API."""
+
+
+def _guarded(as_json: bool, produce: Callable[[], T]) -> T:
+    """Run ``produce``; a known error is one line (or one JSON document) and exit 2."""
+    try:
+        return produce()
+    except GraphARCError as exc:
+        exc.hint = CLI_HINTS.get(exc.code, exc.hint)
+        fail(exc, as_json)
+
+
+def claim_document(claim: Claim) -> dict[str, Any]:
+    return claim.model_dump(mode="json")
+
+
+def claim_line(doc: dict[str, Any]) -> str:
+    """One claim as a line: id, the fact, where it came from, and whether it was corrected."""
+    provenance = doc["provenance"]
+    line = (f"{doc['id']}  {doc['subject']} | {doc['predicate']} | {doc['object']}  "
+            f"(source: {provenance['source']}; observed {provenance['observed_at']}")
+    if provenance["run_id"]:
+        line += f"; run {provenance['run_id']}"
+    if doc["superseded_by"]:
+        line += f"; superseded by {doc['superseded_by']}"
+    return line + ")"
+
+
+# -- add ---------------------------------------------------------------------------------
+
+
+def new_claim(subject: str, predicate: str, object_: str, source: str, run_id: str | None) -> Claim:
+    """The claim the command line describes, observed now; blank fields are refused by name."""
+    from datetime import UTC, datetime
+
+    from pydantic import ValidationError
+
+    from grapharc.memory.claims import Claim, Provenance
+
+    try:
+        provenance = Provenance(source=source, observed_at=datetime.now(UTC), run_id=run_id)
+        return Claim(subject=subject, predicate=predicate, object=object_, provenance=provenance)
+    except ValidationError as exc:
+        problems = "; ".join(f"{'.'.join(map(str, error['loc']))}: "
+                             f"{error['msg'].removeprefix('Value error, ')}" for error in exc.errors())
+        raise InvalidClaimInputError(
+            f"not a valid claim: {problems}",
+            hint="give a subject that names an entity, a predicate, an object and --source, "
+                 "none of them blank") from None
+
+
+def add_command(
+    subject: Annotated[str, typer.Argument(help="Who or what the fact is about.", show_default=False)],
+    predicate: Annotated[str, typer.Argument(help="The relation, e.g. 'population'.",
+                                             show_default=False)],
+    object_: Annotated[str, typer.Argument(metavar="OBJECT", help="The value.", show_default=False)],
+    source: Annotated[str, typer.Option(
+        "--source", show_default=False,
+        help="Where the fact came from (a file, a URL, a document); required: a claim without "
+             "provenance is refused.")],
+    memory: MemoryOption,
+    supersedes: Annotated[str | None, typer.Option(
+        "--supersedes", metavar="CLAIM_ID",
+        help="Record this claim as the correction of that one (kept, marked superseded).")] = None,
+    run_id: Annotated[str | None, typer.Option("--run-id", help="The run that produced the fact.")]
+    = None,
+    as_json: JsonOption = False,
+) -> None:
+    """Store one claim with provenance and print its id; contradictions are reported, never resolved."""
+    from grapharc.memory.conflicts import contradictions
+    from grapharc.stores import split_uri
+
+    def store_it() -> tuple[Claim, list[Claim]]:
+        claim = new_claim(subject, predicate, object_, source, run_id)
+        with opened(memory, reading=False) as store:
+            stored = store.supersede(supersedes, claim) if supersedes else store.add(claim)
+            return stored, contradictions(store, stored)
+
+    stored, conflicts = _guarded(as_json, store_it)
+    in_process = split_uri(memory)[0] == "memory"
+    document = {"ok": True, "memory": memory, "in_process": in_process, "claim": claim_document(stored),
+                "supersedes": supersedes, "contradicts": [claim_document(c) for c in conflicts]}
+    if not as_json:
+        for claim in conflicts:
+            sys.stderr.write(f"warning: contradicts {terminal_text(claim_line(claim_document(claim)))}\n")
+        if in_process:
+            sys.stderr.write("note: memory: keeps the claim only until this command exits; "
+                             "use --memory sqlite:PATH to keep it\n")
+    emit(document, as_json, lambda doc: doc["claim"]["id"])
+
+
+# -- search ------------------------------------------------------------------------------
+
+
+def hit_document(hit: Hit) -> dict[str, Any]:
+    return {"score": hit.score, "channels": list(hit.channels), "via": hit.via, "hops": hit.hops,
+            "claim": claim_document(hit.claim)}
+
+
+def render_hits(doc: dict[str, Any]) -> str:
+    lines = []
+    for hit in doc["hits"]:
+        found = "+".join(hit["channels"]) + (f" via {hit['via']}" if hit["via"] else "")
+        lines.append(f"{hit['score']:.3f}  {claim_line(hit['claim'])}  [{found}]")
+    return "\n".join(lines)
+
+
+def search_command(
+    query: Annotated[str, typer.Argument(help="Words to look for.", show_default=False)],
+    memory: MemoryOption,
+    k: Annotated[int, typer.Option("--k", min=1, max=1000, help="How many claims to return.")] = 10,
+    hops: Annotated[int, typer.Option(
+        "--hops", min=0, max=5, help="Entity hops from each match to the claims about its object.")] = 1,
+    include_superseded: Annotated[bool, typer.Option(
+        "--include-superseded", help="Let corrected claims match too.")] = False,
+    as_json: JsonOption = False,
+) -> None:
+    """Rank claims by BM25F and entity hops, best first; exits 1 when nothing matches."""
+    from grapharc.memory.retrieval import retrieve
+
+    def search() -> list[Hit]:
+        with opened(memory, reading=True) as store:
+            return retrieve(store, query, k, include_superseded=include_superseded, hops=hops)
+
+    hits = _guarded(as_json, search)
+    if not hits and not as_json:
+        sys.stderr.write(f"no claim matches {terminal_text(repr(query))}\n")
+    emit({"ok": bool(hits), "query": query, "hits": [hit_document(hit) for hit in hits]},
+         as_json, render_hits, ExitCode.OK if hits else ExitCode.NEGATIVE)
+
+
+# -- history -----------------------------------------------------------------------------
+
+
+def history_command(claim_id: ClaimArg, memory: MemoryOption, as_json: JsonOption = False) -> None:
+    """Print the correction chain a claim belongs to, oldest first; the last is current."""
+
+    def chain() -> list[Claim]:
+        with opened(memory, reading=True) as store:
+            return store.history(claim_id)
+
+    claims = _guarded(as_json, chain)
+    emit({"ok": True, "claim_id": claim_id, "chain": [claim_document(c) for c in claims]},
+         as_json, lambda doc: "\n".join(claim_line(claim) for claim in doc["chain"]))
+
+
+# -- contradictions ----------------------------------------------------------------------
+
+
+def contradicting_pairs(store: ClaimStore, subject: str | None) -> tuple[int, list[tuple[Claim, Claim]]]:
+    """How many current claims were checked, and each contradicting pair (older, newer) once."""
+    from grapharc.memory.conflicts import contradictions
+
+    claims = store.about(subject) if subject is not None else store.all()
+    seen: set[frozenset[str]] = set()
+    pairs = []
+    for claim in claims:  # insertion order, so a pair is first met from its older claim
+        for other in contradictions(store, claim):
+            pair = frozenset((claim.id, other.id))
+            if pair not in seen:
+                seen.add(pair)
+                pairs.append((claim, other))
+    return len(claims), pairs
+
+
+def render_pairs(doc: dict[str, Any]) -> str:
+    if not doc["pairs"]:
+        return f"no contradictions among {doc['checked']} current claim(s)"
+    return "\n\n".join(f"{claim_line(pair['older'])}\n{claim_line(pair['newer'])}"
+                       for pair in doc["pairs"])
+
+
+def contradictions_command(
+    memory: MemoryOption,
+    subject: Annotated[str | None, typer.Argument(
+        help="Only claims about this entity; every current claim if omitted.", show_default=False)]
+    = None,
+    as_json: JsonOption = False,
+) -> None:
+    """List pairs of current claims that disagree (same subject and predicate, different objects).
+
+    Exits 1 when there is any, so a script can gate on a consistent store; nothing is resolved.
+    """
+
+    def find() -> tuple[int, list[tuple[Claim, Claim]]]:
+        with opened(memory, reading=True) as store:
+            return contradicting_pairs(store, subject)
+
+    checked, pairs = _guarded(as_json, find)
+    document = {"ok": not pairs, "subject": subject, "checked": checked,
+                "pairs": [{"older": claim_document(older), "newer": claim_document(newer)}
+                          for older, newer in pairs]}
+    emit(document, as_json, render_pairs, ExitCode.NEGATIVE if pairs else ExitCode.OK)

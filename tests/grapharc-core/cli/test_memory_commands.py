@@ -1,0 +1,193 @@
+"""``grapharc memory add | search | history | contradictions``: a claim store looked into from the shell.
+
+Every command runs in a process of its own, so a claim one adds is read back by another
+from the SQLite (or LadybugDB) file alone.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+STORE = "sqlite:memory.db"
+
+
+def grapharc(cwd: Path, *args: str) -> subprocess.CompletedProcess[str]:
+    env = {name: value for name, value in os.environ.items()
+           if not name.startswith("GRAPHARC_") or name == "GRAPHARC_DEBUG"}
+    return subprocess.run([sys.executable, "-m", "grapharc.cli", *args], capture_output=True,
+                          text=True, cwd=cwd, env=env, timeout=120)
+
+
+def document(result: subprocess.CompletedProcess[str]) -> dict:
+    """The one JSON document a --json command printed (json.loads refuses anything more)."""
+    return json.loads(result.stdout)
+
+
+def add(cwd: Path, subject: str, predicate: str, object_: str, *extra: str,
+        store: str = STORE) -> str:
+    result = grapharc(cwd, "memory", "add", subject, predicate, object_, "--source", "letters.txt",
+                      "--memory", store, *extra)
+    assert result.returncode == 0, result.stderr
+    return result.stdout.strip()
+
+
+def test_claims_added_by_one_process_are_ranked_by_a_search_in_another(tmp_path):
+    ada = add(tmp_path, "Ada Lovelace", "worked with", "Charles Babbage")
+    engine = add(tmp_path, "Charles Babbage", "designed", "the Analytical Engine")
+    add(tmp_path, "Tokyo", "population", "14 million")
+
+    found = grapharc(tmp_path, "memory", "search", "Ada Lovelace", "--memory", STORE, "--json")
+    assert found.returncode == 0, found.stderr
+    hits = document(found)["hits"]
+    assert [hit["claim"]["id"] for hit in hits] == [ada, engine]  # the second by one entity hop
+    assert hits[0]["score"] == 1.0 and hits[0]["channels"] == ["bm25f"]
+    assert hits[1]["channels"] == ["graph"] and hits[1]["via"] == ada and hits[1]["score"] == 0.5
+    assert hits[0]["claim"]["provenance"]["source"] == "letters.txt"
+
+    no_hops = grapharc(tmp_path, "memory", "search", "Ada Lovelace", "--hops", "0", "--memory", STORE)
+    lines = no_hops.stdout.splitlines()
+    assert no_hops.returncode == 0 and len(lines) == 1
+    assert lines[0].startswith("1.000  " + ada) and "source: letters.txt" in lines[0]
+
+
+def test_a_search_that_matches_nothing_exits_1_with_an_empty_list(tmp_path):
+    add(tmp_path, "Tokyo", "population", "14 million")
+    human = grapharc(tmp_path, "memory", "search", "zebra", "--memory", STORE)
+    assert human.returncode == 1 and human.stdout == "" and "no claim matches 'zebra'" in human.stderr
+    as_json = grapharc(tmp_path, "memory", "search", "zebra", "--memory", STORE, "--json")
+    assert as_json.returncode == 1 and document(as_json) == {"ok": False, "query": "zebra", "hits": []}
+
+
+def test_a_correction_is_a_chain_in_history_and_searches_skip_the_old_claim_unless_asked(tmp_path):
+    old = add(tmp_path, "Tokyo", "population", "14 million")
+    new = add(tmp_path, "Tokyo", "population", "13.9 million", "--supersedes", old)
+
+    chain = document(grapharc(tmp_path, "memory", "history", new, "--memory", STORE, "--json"))["chain"]
+    assert [claim["id"] for claim in chain] == [old, new]
+    assert chain[0]["superseded_by"] == new and chain[1]["superseded_by"] is None
+    human = grapharc(tmp_path, "memory", "history", old, "--memory", STORE).stdout.splitlines()
+    assert human[0].startswith(old) and f"superseded by {new}" in human[0] and human[1].startswith(new)
+
+    current = document(grapharc(tmp_path, "memory", "search", "Tokyo", "--memory", STORE, "--json"))
+    assert [hit["claim"]["id"] for hit in current["hits"]] == [new]
+    every = document(grapharc(tmp_path, "memory", "search", "Tokyo", "--include-superseded",
+                              "--memory", STORE, "--json"))
+    assert {hit["claim"]["id"] for hit in every["hits"]} == {old, new}
+
+    again = grapharc(tmp_path, "memory", "add", "Tokyo", "population", "13 million", "--source", "x",
+                     "--supersedes", old, "--memory", STORE)
+    assert again.returncode == 2 and f"already superseded by '{new}'" in again.stderr
+    assert "hint: supersede the current claim of the chain" in again.stderr
+
+
+def test_add_reports_the_contradiction_it_creates_and_resolves_nothing(tmp_path):
+    first = add(tmp_path, "Tokyo", "population", "14 million")
+    added = grapharc(tmp_path, "memory", "add", "tokyo", "Population", "13 million",
+                     "--source", "census.csv", "--memory", STORE, "--json")
+    assert added.returncode == 0
+    report = document(added)
+    assert [claim["id"] for claim in report["contradicts"]] == [first]
+    second = report["claim"]["id"]
+
+    human = grapharc(tmp_path, "memory", "add", "Tokyo", "population", "12 million",
+                     "--source", "old atlas", "--memory", STORE)
+    assert human.returncode == 0 and len(human.stdout.split()) == 1  # stdout is the id alone
+    assert human.stderr.count("warning: contradicts") == 2 and first in human.stderr
+
+    listed = grapharc(tmp_path, "memory", "contradictions", "TOKYO", "--memory", STORE, "--json")
+    assert listed.returncode == 1
+    pairs = document(listed)["pairs"]
+    assert len(pairs) == 3 and (pairs[0]["older"]["id"], pairs[0]["newer"]["id"]) == (first, second)
+    assert all(pair[side]["superseded_by"] is None for pair in pairs for side in ("older", "newer"))
+
+
+def test_a_consistent_store_passes_the_contradictions_check(tmp_path):
+    add(tmp_path, "Tokyo", "population", "14 million")
+    add(tmp_path, "Kyoto", "population", "1.5 million")
+    checked = grapharc(tmp_path, "memory", "contradictions", "--memory", STORE)
+    assert checked.returncode == 0 and checked.stdout == "no contradictions among 2 current claim(s)\n"
+    as_json = document(grapharc(tmp_path, "memory", "contradictions", "--memory", STORE, "--json"))
+    assert as_json == {"ok": True, "subject": None, "checked": 2, "pairs": []}
+
+
+def test_a_claim_without_provenance_is_refused_and_nothing_is_written(tmp_path):
+    missing = grapharc(tmp_path, "memory", "add", "Tokyo", "population", "14 million", "--memory", STORE)
+    assert missing.returncode == 2 and "Missing option '--source'" in missing.stderr
+    blank = grapharc(tmp_path, "memory", "add", "Tokyo", "population", "14 million", "--source", " ",
+                     "--memory", STORE, "--json")
+    assert blank.returncode == 2
+    assert document(blank)["error"]["code"] == "InvalidClaimInputError"
+    assert "provenance.source must not be empty" in document(blank)["error"]["message"]
+    assert not (tmp_path / "memory.db").exists()
+
+
+def test_memory_uri_serves_add_only(tmp_path):
+    added = grapharc(tmp_path, "memory", "add", "Tokyo", "population", "14 million", "--source", "x",
+                     "--memory", "memory:", "--json")
+    assert added.returncode == 0 and document(added)["in_process"] is True
+    read = grapharc(tmp_path, "memory", "search", "Tokyo", "--memory", "memory:")
+    assert read.returncode == 2 and "in-process store that starts empty" in read.stderr
+
+
+def test_an_unknown_claim_id_is_one_error_line(tmp_path):
+    add(tmp_path, "Tokyo", "population", "14 million")
+    result = grapharc(tmp_path, "memory", "history", "no-such-id", "--memory", STORE)
+    assert result.returncode == 2 and result.stdout == ""
+    assert result.stderr.splitlines() == [
+        "error: no claim with id 'no-such-id' in this store",
+        "hint: find claim ids with: grapharc memory search WORDS --include-superseded"]
+    unknown = grapharc(tmp_path, "memory", "add", "Tokyo", "population", "13 million", "--source", "x",
+                       "--supersedes", "no-such-id", "--memory", STORE, "--json")
+    assert unknown.returncode == 2 and document(unknown)["error"]["code"] == "ClaimNotFoundError"
+
+
+@pytest.mark.parametrize(("uri", "says"), [
+    ("sqlite:missing.db", "no claim store at 'missing.db'"),
+    ("sqlite:folder", "unable to open database file"),
+    ("sqlite:noise.bin", "file is not a database"),
+    ("ladybug:noise.bin", "not a valid Lbug database file"),
+    ("nosuch:memory.db", "unknown store scheme 'nosuch'"),
+    ("memory.db", "is not of the form <scheme>:<location>"),
+    ("sqlite:", "names no file"),
+])
+def test_a_store_that_cannot_be_read_is_one_error_line_and_is_left_as_it_was(tmp_path, uri, says):
+    (tmp_path / "folder").mkdir()
+    noise = bytes(range(256)) * 64
+    (tmp_path / "noise.bin").write_bytes(noise)
+    result = grapharc(tmp_path, "memory", "search", "Tokyo", "--memory", uri)
+    assert result.returncode == 2 and result.stdout == "", result.stderr
+    lines = result.stderr.splitlines()
+    assert len(lines) == 2 and lines[0].startswith("error: ") and says in lines[0]
+    assert lines[1].startswith("hint: ")
+    as_json = grapharc(tmp_path, "memory", "contradictions", "--memory", uri, "--json")
+    assert as_json.returncode == 2 and says in document(as_json)["error"]["message"]
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["folder", "noise.bin"]
+    assert (tmp_path / "noise.bin").read_bytes() == noise
+
+
+def test_a_ladybug_database_another_process_holds_is_refused_in_one_line(tmp_path):
+    from grapharc.memory.ladybug.store import LadybugMemoryStore
+
+    add(tmp_path, "Tokyo", "population", "14 million", store="ladybug:memory.lbug")
+    holder = LadybugMemoryStore(tmp_path / "memory.lbug")
+    try:
+        result = grapharc(tmp_path, "memory", "search", "Tokyo", "--memory", "ladybug:memory.lbug",
+                          "--json")
+        assert result.returncode == 2
+        assert document(result)["error"]["code"] == "LadybugLockedError"
+    finally:
+        holder.close()
+    freed = grapharc(tmp_path, "memory", "search", "Tokyo", "--memory", "ladybug:memory.lbug")
+    assert freed.returncode == 0 and "Tokyo | population | 14 million" in freed.stdout
+
+
+def test_claim_text_cannot_move_the_terminal_cursor(tmp_path):
+    add(tmp_path, "Tokyo", "population", "14 million\x1b[2J\rfake")
+    shown = grapharc(tmp_path, "memory", "search", "Tokyo", "--memory", STORE).stdout
+    assert "\x1b" not in shown and "\r" not in shown and "14 million\\x1b[2J\\rfake" in shown
