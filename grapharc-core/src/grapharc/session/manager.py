@@ -147,6 +147,12 @@ class SessionManager:
         compiled = self._compiled(session.graph, thread_id)
         return dict(compiled.get_state({"configurable": {"thread_id": thread_id}}).values)
 
+    def history(self, thread_id: str) -> builtins.list[Any]:
+        """The thread's checkpoints as LangGraph snapshots, newest first (needs its graph registered)."""
+        session = self.store.get(thread_id)
+        compiled = self._compiled(session.graph, thread_id)
+        return builtins.list(compiled.get_state_history({"configurable": {"thread_id": thread_id}}))
+
     # -- sync turns ------------------------------------------------------------------
 
     def create(self, graph: str, *, thread_id: str | None = None) -> Session:

@@ -86,6 +86,10 @@ class GraphRegistry:
                                     hint="register the graph with SessionManager.register before driving it")
         return graph
 
+    def names(self) -> list[str]:
+        """The registered graphs' names, sorted."""
+        return sorted(self._graphs)
+
     def compiled(self, name: str, checkpointer: Any) -> CompiledGraphARC:
         """``name`` compiled over ``checkpointer`` (once per checkpointer)."""
         key = (name, checkpointer)

@@ -20,19 +20,31 @@ DEFAULT_DRAIN_TIMEOUT = 10.0
 DRAIN_TIMEOUT_HELP = ("Seconds to let in-flight requests finish after SIGTERM or Ctrl+C before stopping "
                       "without them (exit 1).")
 
+SESSIONS_HELP = ("Session store URI (or a directory) the threads API keeps its threads in; "
+                 "with it the server offers assistants, threads and runs.")
+REGISTRY_HELP = ("module:attr of a function that registers graphs on the SessionManager "
+                 "(repeatable); those graphs are the API's assistants.")
+
 
 def serve_command(
     host: Annotated[str, typer.Option(help="Address to listen on.")] = "127.0.0.1",
     port: Annotated[int, typer.Option(help="Port to listen on (0 picks a free one).")] = 8000,
     drain_timeout: Annotated[float, typer.Option(min=0.0, help=DRAIN_TIMEOUT_HELP)] = DEFAULT_DRAIN_TIMEOUT,
     as_json: Annotated[bool, typer.Option("--json", help=JSON_OPTION_HELP)] = False,
+    sessions: Annotated[str | None, typer.Option(help=SESSIONS_HELP)] = None,
+    registry: Annotated[list[str] | None, typer.Option(help=REGISTRY_HELP)] = None,
 ) -> None:
     """Serve the GraphARC HTTP API until SIGTERM or Ctrl+C, then finish in-flight requests and exit 0."""
     from grapharc.server.app import create_app
     from grapharc.server.lifecycle import serve_until_stopped
 
+    api = None
+    if sessions is not None or registry:
+        from grapharc.server.api.context import open_context
+
+        api = open_context(sessions or ".grapharc/sessions", registry or [])
     listener = listen(host, port)
-    serve_until_stopped(listener, create_app(), drain_timeout=drain_timeout,
+    serve_until_stopped(listener, create_app(api), drain_timeout=drain_timeout,
                         on_listening=lambda address: announce(address, as_json))
 
 

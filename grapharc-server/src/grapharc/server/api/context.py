@@ -1,0 +1,61 @@
+"""What the API's routes share: the one SessionManager, the graphs the operator registered, the runs."""
+
+from __future__ import annotations
+
+import importlib
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from typing import Any
+
+from fastapi import Request
+
+from grapharc.errors import GraphARCError
+from grapharc.server.api.runbook import RunBook
+from grapharc.session.manager import SessionManager
+
+
+class RegistryError(GraphARCError):
+    """The --registry the operator named cannot be loaded or called."""
+
+
+def load_registry(spec: str) -> Callable[[SessionManager], None]:
+    """``module:attr`` as a callable that registers graphs on a SessionManager."""
+    module_name, _, attr = spec.partition(":")
+    if not module_name or not attr:
+        raise RegistryError(f"registry {spec!r} is not module:attr",
+                            hint="e.g. --registry grapharc.examples.approval:register_credit_graph")
+    try:
+        found = getattr(importlib.import_module(module_name), attr)
+    except (ImportError, AttributeError) as exc:
+        raise RegistryError(f"registry {spec!r} cannot be loaded: {exc}",
+                            hint="name a module on this interpreter's path and a function in it") from None
+    if not callable(found):
+        raise RegistryError(f"registry {spec!r} is not callable",
+                            hint="it must be a function taking the SessionManager and registering graphs")
+    return found  # type: ignore[no-any-return]
+
+
+@dataclass
+class ApiContext:
+    """The session manager every route drives, and the runs this process started."""
+
+    manager: SessionManager
+    runs: RunBook = field(default_factory=RunBook)
+
+    def graph_names(self) -> list[str]:
+        """The names of the registered graphs, sorted."""
+        return self.manager.graphs.names()
+
+
+def open_context(sessions: str, registries: list[str]) -> ApiContext:
+    """Open the sessions at ``sessions`` and register every graph the ``registries`` register."""
+    manager = SessionManager(sessions)
+    for spec in registries:
+        load_registry(spec)(manager)
+    return ApiContext(manager)
+
+
+def api(request: Request) -> ApiContext:
+    """The route dependency: the app's ApiContext."""
+    context: Any = request.app.state.api
+    return context  # type: ignore[no-any-return]

@@ -1,0 +1,78 @@
+"""Request body limits, checked before any route sees the body: its size and its JSON nesting depth."""
+
+from __future__ import annotations
+
+import json
+from typing import Any
+
+from starlette.types import ASGIApp, Message, Receive, Scope, Send
+
+from grapharc.server.api.problems import problem
+
+DEFAULT_MAX_BODY_BYTES = 1_000_000
+DEFAULT_MAX_JSON_DEPTH = 32
+
+
+def json_depth(value: Any) -> int:
+    """How deeply ``value`` nests lists and objects (a scalar is 0)."""
+    depth, level = 0, [(value, 1)]
+    while level:
+        item, at = level.pop()
+        if isinstance(item, dict | list):
+            depth = max(depth, at)
+            level.extend((child, at + 1) for child in (item.values() if isinstance(item, dict) else item))
+    return depth
+
+
+class BodyLimits:
+    """ASGI middleware: a body over ``max_bytes`` gets 413, JSON nested deeper than ``max_depth`` 422."""
+
+    def __init__(self, app: ASGIApp, *, max_bytes: int = DEFAULT_MAX_BODY_BYTES,
+                 max_depth: int = DEFAULT_MAX_JSON_DEPTH) -> None:
+        self.app = app
+        self.max_bytes = max_bytes
+        self.max_depth = max_depth
+
+    async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
+        if scope["type"] != "http" or scope["method"] not in ("POST", "PUT", "PATCH"):
+            await self.app(scope, receive, send)
+            return
+        body = bytearray()
+        while True:
+            message = await receive()
+            body.extend(message.get("body", b""))
+            if len(body) > self.max_bytes:
+                await problem(413, f"the request body is over {self.max_bytes} bytes",
+                              hint="send less; the operator sets the limit")(scope, receive, send)
+                return
+            if not message.get("more_body", False):
+                break
+        refusal = self._refusal(bytes(body))
+        if refusal is not None:
+            await problem(422, refusal, hint="send a JSON object with less nesting")(scope, receive, send)
+            return
+        replayed = False
+
+        async def replay() -> Message:
+            nonlocal replayed
+            if replayed:
+                return await receive()
+            replayed = True
+            return {"type": "http.request", "body": bytes(body), "more_body": False}
+
+        await self.app(scope, replay, send)
+
+    def _refusal(self, body: bytes) -> str | None:
+        """Why a JSON body is refused before parsing it for a route (None when it is fine)."""
+        if not body:
+            return None
+        try:
+            parsed = json.loads(body)
+        except RecursionError:
+            return f"the request body nests deeper than the limit of {self.max_depth}"
+        except ValueError:
+            return None  # the route's own parser answers malformed JSON
+        depth = json_depth(parsed)
+        if depth > self.max_depth:
+            return f"the request body nests {depth} levels deep, over the limit of {self.max_depth}"
+        return None

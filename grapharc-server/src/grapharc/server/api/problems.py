@@ -1,0 +1,91 @@
+"""Errors as ``application/problem+json`` documents (RFC 9457): a status, a title, what is wrong
+and what to do, never a stack trace."""
+
+from __future__ import annotations
+
+import logging
+from typing import Any
+
+from fastapi import FastAPI, Request
+from fastapi.exceptions import RequestValidationError
+from fastapi.responses import JSONResponse
+from starlette.exceptions import HTTPException
+
+from grapharc.errors import GraphARCError
+from grapharc.session import errors as session_errors
+
+PROBLEM_TYPE = "application/problem+json"
+
+_STATUS: tuple[tuple[type[GraphARCError], int], ...] = (
+    (session_errors.UnknownSessionError, 404),
+    (session_errors.UnknownGraphError, 404),
+    (session_errors.UnknownApprovalError, 404),
+    (session_errors.DeciderNotAllowedError, 403),
+    (session_errors.SessionExistsError, 409),
+    (session_errors.SessionBusyError, 409),
+    (session_errors.ThreadPausedError, 409),
+    (session_errors.ThreadNotPausedError, 409),
+    (session_errors.ApprovalError, 409),
+    (session_errors.SessionInputError, 422),
+)
+
+_log = logging.getLogger("grapharc.server")
+
+
+class ApiProblem(GraphARCError):
+    """A request the API refuses, with the HTTP status it answers and any field errors."""
+
+    def __init__(self, status: int, message: str, *, hint: str = "",
+                 errors: list[dict[str, Any]] | None = None) -> None:
+        super().__init__(message, hint=hint)
+        self.status = status
+        self.errors = errors or []
+
+
+def problem(status: int, detail: str, *, hint: str = "", errors: list[dict[str, Any]] | None = None,
+            headers: dict[str, str] | None = None) -> JSONResponse:
+    """A problem document answering ``status``."""
+    from http import HTTPStatus
+
+    body: dict[str, Any] = {"type": "about:blank", "title": HTTPStatus(status).phrase, "status": status,
+                            "detail": detail}
+    if hint:
+        body["hint"] = hint
+    if errors:
+        body["errors"] = errors
+    return JSONResponse(body, status_code=status, media_type=PROBLEM_TYPE, headers=headers)
+
+
+def status_of(error: GraphARCError) -> int:
+    """The HTTP status a library error answers (input errors 422, conflicts 409, else 400)."""
+    if isinstance(error, ApiProblem):
+        return error.status
+    for kind, status in _STATUS:
+        if isinstance(error, kind):
+            return status
+    return 422 if "Input" in type(error).__name__ else 400
+
+
+def install_problem_handlers(app: FastAPI) -> None:
+    """Answer every error the API raises, and any it did not expect, with a problem document."""
+
+    @app.exception_handler(GraphARCError)
+    async def library_error(_request: Request, error: GraphARCError) -> JSONResponse:
+        errors = error.errors if isinstance(error, ApiProblem) else None
+        return problem(status_of(error), str(error), hint=error.hint, errors=errors)
+
+    @app.exception_handler(RequestValidationError)
+    async def invalid_request(_request: Request, error: RequestValidationError) -> JSONResponse:
+        fields = [{"loc": list(e.get("loc", ())), "msg": e.get("msg", ""), "type": e.get("type", "")}
+                  for e in error.errors()]
+        return problem(422, "the request body does not match what this route takes", errors=fields,
+                       hint="fix the fields listed in 'errors'; unknown fields are refused")
+
+    @app.exception_handler(HTTPException)
+    async def http_error(_request: Request, error: HTTPException) -> JSONResponse:
+        return problem(error.status_code, str(error.detail), headers=dict(error.headers or {}))
+
+    @app.exception_handler(Exception)
+    async def unexpected(_request: Request, error: Exception) -> JSONResponse:
+        _log.error("request failed: %s: %s", type(error).__name__, error)
+        return problem(500, "the server failed to answer this request; its log says why")

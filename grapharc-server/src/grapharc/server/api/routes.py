@@ -1,0 +1,19 @@
+"""Mount the JSON API on an app: its routes, problem documents, body limits, the session context."""
+
+from __future__ import annotations
+
+from fastapi import FastAPI
+
+from grapharc.server.api import assistants, runs, threads
+from grapharc.server.api.context import ApiContext
+from grapharc.server.api.limits import BodyLimits
+from grapharc.server.api.problems import install_problem_handlers
+
+
+def mount_api(app: FastAPI, context: ApiContext) -> None:
+    """Serve assistants, threads and runs over ``context``'s sessions on ``app``."""
+    app.state.api = context
+    for module in (assistants, threads, runs):
+        app.include_router(module.router)
+    install_problem_handlers(app)
+    app.add_middleware(BodyLimits)

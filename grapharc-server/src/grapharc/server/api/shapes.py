@@ -1,0 +1,66 @@
+"""The JSON shapes the LangGraph SDK reads, built from durable session records and checkpoints."""
+
+from __future__ import annotations
+
+from datetime import UTC, datetime
+from typing import Any
+
+from fastapi.encoders import jsonable_encoder
+
+from grapharc.session.records import (
+    COMPLETED,
+    CREATED,
+    EXPIRED,
+    FAILED,
+    PAUSED,
+    REJECTED,
+    RUNNING,
+    Session,
+    iso,
+)
+
+_THREAD_STATUS = {CREATED: "idle", COMPLETED: "idle", REJECTED: "idle", RUNNING: "busy",
+                  PAUSED: "interrupted", FAILED: "error", EXPIRED: "error"}
+
+
+def assistant(name: str) -> dict[str, Any]:
+    """A registered graph as an assistant (one per graph, its id the graph's name)."""
+    epoch = datetime.fromtimestamp(0, UTC).isoformat()
+    return {"assistant_id": name, "graph_id": name, "name": name, "description": None, "config": {},
+            "context": {}, "metadata": {}, "version": 1, "created_at": epoch, "updated_at": epoch}
+
+
+def interrupts(session: Session) -> list[dict[str, Any]]:
+    """The thread's open approvals as LangGraph interrupts (the id is the approval's id)."""
+    return [{"id": hold.approval_id, "value": hold.question,
+             "grapharc": {"node": hold.node, "kind": hold.kind, "deciders": list(hold.deciders),
+                          "expires_at": iso(hold.expires_at)}}
+            for hold in session.holds if hold.state == "open"]
+
+
+def thread(session: Session, values: dict[str, Any] | None = None) -> dict[str, Any]:
+    """A session as a thread: LangGraph's status words, the graph in its metadata."""
+    return {"thread_id": session.thread_id, "created_at": iso(session.created_at),
+            "updated_at": iso(session.updated_at), "status": _THREAD_STATUS.get(session.status, "idle"),
+            "metadata": {"graph_id": session.graph, "grapharc_status": session.status,
+                         "outcome": session.outcome},
+            "values": jsonable_encoder(values or {}), "interrupts": {"": interrupts(session)}}
+
+
+def state(snapshot: Any, session: Session | None = None) -> dict[str, Any]:
+    """A checkpoint as a thread state: values, the nodes due next, the tasks and their interrupts."""
+    configurable = dict(snapshot.config.get("configurable", {}))
+    parent = dict((snapshot.parent_config or {}).get("configurable", {}))
+    shaped: dict[str, Any] = jsonable_encoder({
+        "values": dict(snapshot.values), "next": list(snapshot.next),
+        "tasks": [{"id": t.id, "name": t.name, "error": str(t.error) if t.error else None,
+                   "interrupts": [{"id": i.id, "value": i.value} for i in t.interrupts],
+                   "checkpoint": None, "state": None, "result": t.result} for t in snapshot.tasks],
+        "metadata": dict(snapshot.metadata or {}), "created_at": snapshot.created_at,
+        "checkpoint": {"thread_id": configurable.get("thread_id"), "checkpoint_ns": "",
+                       "checkpoint_id": configurable.get("checkpoint_id")},
+        "parent_checkpoint": ({"thread_id": parent.get("thread_id"), "checkpoint_ns": "",
+                               "checkpoint_id": parent.get("checkpoint_id")} if parent else None),
+        "interrupts": interrupts(session) if session is not None else [],
+    })
+    return shaped

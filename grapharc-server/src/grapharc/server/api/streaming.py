@@ -1,0 +1,125 @@
+"""Server-sent events of a run, read from the thread's durable trace (its audit trail) in order.
+
+Every event carries an id ``<seq>-<mode>``: the trace entry it comes from and the stream mode.
+A client that reconnects with that id in ``Last-Event-ID`` gets every later event once and no
+earlier one. The run is a task of its own: a client that goes away stops only its stream, unless
+the run was started with ``on_disconnect: cancel``.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import json
+import re
+from collections.abc import AsyncIterator
+from typing import Any
+
+from fastapi.encoders import jsonable_encoder
+from sse_starlette.sse import EventSourceResponse
+
+from grapharc.server.api.problems import ApiProblem
+from grapharc.server.api.runbook import Run
+from grapharc.session.manager import SessionManager
+from grapharc.session.records import AuditEntry
+
+STREAM_MODES = ("values", "updates", "events")
+HEARTBEAT_SECONDS = 15.0
+POLL_SECONDS = 0.2
+
+_EVENT_ID = re.compile(r"^(\d+)-(\d+)$")
+Cursor = tuple[int, int]
+
+
+def stream_modes(requested: str | list[str]) -> list[str]:
+    """The requested modes in order without repeats; an unknown one is refused."""
+    modes = [requested] if isinstance(requested, str) else list(requested)
+    unknown = [m for m in modes if m not in STREAM_MODES]
+    if unknown or not modes:
+        raise ApiProblem(422, f"unknown stream mode(s): {', '.join(unknown) or 'none given'}",
+                         hint=f"this server streams {', '.join(STREAM_MODES)}")
+    return list(dict.fromkeys(modes))
+
+
+def cursor_of(last_event_id: str | None, run: Run) -> Cursor:
+    """Where a (re)joining client's stream resumes: after ``Last-Event-ID``, else at the run's start."""
+    if not last_event_id:
+        return (run.after_seq, len(STREAM_MODES))
+    match = _EVENT_ID.match(last_event_id.strip())
+    if match is None:
+        raise ApiProblem(422, f"Last-Event-ID {last_event_id!r} is not an id this server sent",
+                         hint="hand back the id of the last event received, such as 12-0")
+    return int(match[1]), int(match[2])
+
+
+def sse_response(manager: SessionManager, run: Run, modes: list[str], cursor: Cursor) -> EventSourceResponse:
+    """The run's events after ``cursor`` as an SSE response, with heartbeats; its Location rejoins it."""
+    location = f"/threads/{run.thread_id}/runs/{run.run_id}/stream"
+    return EventSourceResponse(_events(manager, run, modes, cursor), ping=HEARTBEAT_SECONDS,
+                               headers={"Location": location, "Content-Location": location})
+
+
+async def _events(manager: SessionManager, run: Run, modes: list[str],
+                  cursor: Cursor) -> AsyncIterator[dict[str, Any]]:
+    yield {"event": "metadata", "data": json.dumps({"run_id": run.run_id, "thread_id": run.thread_id})}
+    try:
+        while True:
+            finished = run.done.is_set()
+            entries = [e for e in await asyncio.to_thread(manager.audit, run.thread_id)
+                       if e.seq > run.after_seq and e.seq >= cursor[0]
+                       and (run.end_seq is None or e.seq <= run.end_seq)]
+            if entries:
+                steps = await asyncio.to_thread(_snapshots_by_step, manager, run.thread_id)
+                for entry in entries:
+                    for index, mode in enumerate(modes):
+                        if (entry.seq, index) <= cursor:
+                            continue
+                        cursor = (entry.seq, index)
+                        data = _render(mode, entry, steps)
+                        if data is not None:
+                            yield {"event": mode, "id": f"{entry.seq}-{index}",
+                                   "data": json.dumps(jsonable_encoder(data))}
+            if finished:
+                break
+            with contextlib.suppress(TimeoutError):
+                await asyncio.wait_for(run.done.wait(), timeout=POLL_SECONDS)
+        yield {"event": "end", "data": json.dumps({"run_id": run.run_id, "status": run.status})}
+    finally:
+        if run.on_disconnect == "cancel" and not run.done.is_set() and run.task is not None:
+            run.task.cancel()
+
+
+def _snapshots_by_step(manager: SessionManager, thread_id: str) -> dict[int, Any]:
+    """The thread's checkpoints by superstep (the newest one of each step)."""
+    steps: dict[int, Any] = {}
+    for snapshot in manager.history(thread_id):
+        steps.setdefault(int((snapshot.metadata or {}).get("step", -1)), snapshot)
+    return steps
+
+
+def _render(mode: str, entry: AuditEntry, steps: dict[int, Any]) -> Any:
+    """What one trace entry says in ``mode`` (None when it says nothing there)."""
+    if mode == "events":
+        if entry.kind == "node":
+            return {"event": "on_chain_end", "name": entry.node, "run_id": str(entry.seq),
+                    "data": {"output": _node_update(entry, steps)}, "metadata": {"step": entry.step}}
+        return {"event": "on_custom_event", "name": f"grapharc.{entry.kind}", "run_id": str(entry.seq),
+                "data": entry.detail, "metadata": {"node": entry.node}}
+    if entry.kind == "asked" and mode == "updates":
+        detail = entry.detail
+        return {"__interrupt__": [{"id": detail.get("approval"), "value": detail.get("question")}]}
+    if entry.kind != "node" or entry.step is None:
+        return None
+    if mode == "updates":
+        return {entry.node: _node_update(entry, steps)}
+    after = steps.get(entry.step)
+    return dict(after.values) if after is not None else None
+
+
+def _node_update(entry: AuditEntry, steps: dict[int, Any]) -> dict[str, Any]:
+    """What the node wrote, from the task result of the checkpoint it ran from."""
+    before = steps.get((entry.step or 0) - 1)
+    for task in getattr(before, "tasks", ()):
+        if task.name == entry.node and isinstance(task.result, dict):
+            return dict(task.result)
+    return {}

@@ -1,0 +1,131 @@
+"""Threads are durable sessions: create, read, search, their state and history, events, the trace."""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import json
+import uuid
+from collections.abc import Iterator
+from typing import Annotated, Any
+
+from fastapi import APIRouter, Depends
+from fastapi.responses import StreamingResponse
+from pydantic import BaseModel, ConfigDict, Field
+
+from grapharc.server.api import shapes
+from grapharc.server.api.context import ApiContext, api
+from grapharc.server.api.problems import ApiProblem
+from grapharc.session.errors import UnknownSessionError
+from grapharc.session.records import STATUSES
+
+router = APIRouter(prefix="/threads", tags=["threads"])
+Context = Annotated[ApiContext, Depends(api)]
+
+_SEARCH_STATUS = {"idle": ("created", "completed", "rejected"), "busy": ("running",),
+                  "interrupted": ("paused",), "error": ("failed", "expired")}
+
+
+class ThreadCreate(BaseModel):
+    """POST /threads: a thread of a registered graph (``graph_id``), optionally with its id."""
+
+    model_config = ConfigDict(extra="forbid")
+    thread_id: str | None = Field(default=None, pattern=r"^[A-Za-z0-9_.:-]{1,128}$")
+    graph_id: str | None = None
+    metadata: dict[str, Any] | None = None
+    if_exists: str | None = Field(default=None, pattern="^(raise|do_nothing)$")
+
+
+class ThreadSearch(BaseModel):
+    """POST /threads/search: by LangGraph status word (or GraphARC's), newest first, paged."""
+
+    model_config = ConfigDict(extra="forbid")
+    status: str | None = None
+    metadata: dict[str, Any] | None = None
+    limit: int = Field(default=10, ge=1, le=1000)
+    offset: int = Field(default=0, ge=0)
+
+
+class HistoryQuery(BaseModel):
+    """POST /threads/{id}/history: the newest ``limit`` checkpoints."""
+
+    model_config = ConfigDict(extra="forbid")
+    limit: int = Field(default=10, ge=1, le=1000)
+
+
+class EventPost(BaseModel):
+    """POST /threads/{id}/events: something said to the thread, delivered at its next turn."""
+
+    model_config = ConfigDict(extra="forbid")
+    kind: str = Field(min_length=1, max_length=200)
+    payload: dict[str, Any] = Field(default_factory=dict)
+
+
+@router.post("")
+async def create_thread(body: ThreadCreate, ctx: Context) -> dict[str, Any]:
+    graph = body.graph_id or (ctx.graph_names()[0] if len(ctx.graph_names()) == 1 else None)
+    if graph is None:
+        raise ApiProblem(422, "graph_id is needed: this server has more than one graph registered",
+                         hint=f"name one of: {', '.join(ctx.graph_names())}")
+    thread_id = body.thread_id or uuid.uuid4().hex[:12]
+    if body.if_exists == "do_nothing":
+        with contextlib.suppress(UnknownSessionError):
+            return shapes.thread(await asyncio.to_thread(ctx.manager.get, thread_id))
+    session = await asyncio.to_thread(ctx.manager.create, graph, thread_id=thread_id)
+    return shapes.thread(session)
+
+
+@router.post("/search")
+async def search_threads(body: ThreadSearch, ctx: Context) -> list[dict[str, Any]]:
+    if body.status is not None and body.status not in _SEARCH_STATUS and body.status not in STATUSES:
+        raise ApiProblem(422, f"unknown thread status {body.status!r}",
+                         hint=f"use one of: {', '.join([*_SEARCH_STATUS, *STATUSES])}")
+    wanted = _SEARCH_STATUS.get(body.status or "", (body.status,) if body.status else None)
+    sessions = await asyncio.to_thread(ctx.manager.list)
+    graph = (body.metadata or {}).get("graph_id")
+    found = [s for s in sessions
+             if (wanted is None or s.status in wanted) and (graph is None or s.graph == graph)]
+    return [shapes.thread(s) for s in found[body.offset:body.offset + body.limit]]
+
+
+@router.get("/{thread_id}")
+async def get_thread(thread_id: str, ctx: Context) -> dict[str, Any]:
+    session = await asyncio.to_thread(ctx.manager.get, thread_id)
+    values = await asyncio.to_thread(ctx.manager.values, thread_id)
+    return shapes.thread(session, values)
+
+
+@router.get("/{thread_id}/state")
+async def get_state(thread_id: str, ctx: Context) -> dict[str, Any]:
+    session = await asyncio.to_thread(ctx.manager.get, thread_id)
+    history = await asyncio.to_thread(ctx.manager.history, thread_id)
+    if not history:
+        return {"values": {}, "next": [], "tasks": [], "metadata": {}, "created_at": None,
+                "checkpoint": None, "parent_checkpoint": None, "interrupts": shapes.interrupts(session)}
+    return shapes.state(history[0], session)
+
+
+@router.post("/{thread_id}/history")
+async def get_history(thread_id: str, ctx: Context, body: HistoryQuery | None = None) -> list[dict[str, Any]]:
+    history = await asyncio.to_thread(ctx.manager.history, thread_id)
+    return [shapes.state(snapshot) for snapshot in history[:(body or HistoryQuery()).limit]]
+
+
+@router.post("/{thread_id}/events")
+async def post_event(thread_id: str, body: EventPost, ctx: Context) -> dict[str, Any]:
+    await asyncio.to_thread(ctx.manager.get, thread_id)
+    event = await asyncio.to_thread(ctx.manager.post_event, thread_id, body.kind, body.payload)
+    return {"event_id": event.event_id, "thread_id": thread_id, "kind": event.kind,
+            "delivered": "at the thread's next turn"}
+
+
+@router.get("/{thread_id}/trace")
+async def get_trace(thread_id: str, ctx: Context) -> StreamingResponse:
+    await asyncio.to_thread(ctx.manager.get, thread_id)
+    entries = await asyncio.to_thread(ctx.manager.audit, thread_id)
+
+    def lines() -> Iterator[str]:
+        for entry in entries:
+            yield json.dumps(entry.to_dict()) + "\n"
+
+    return StreamingResponse(lines(), media_type="application/x-ndjson")
