@@ -17,3 +17,16 @@ def busy_port() -> Iterator[int]:
     """A port on 127.0.0.1 that another socket is listening on for the length of the test."""
     with socket.create_server(("127.0.0.1", 0)) as taken:
         yield taken.getsockname()[1]
+
+
+@pytest.fixture
+def api_server(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Iterator[str]:
+    """The URL of a real ``grapharc serve`` on 127.0.0.1 with the threads API over sessions in
+    ``tmp_path``; its graphs are api_graphs.py's."""
+    from server_process import ServerProcess, grapharc_serve
+
+    monkeypatch.setenv("PYTHONPATH", str(Path(__file__).parent))
+    command = grapharc_serve("--port", "0", "--json", "--sessions", str(tmp_path / "sessions"),
+                             "--registry", "api_graphs:register")
+    with ServerProcess(command) as server:
+        yield server.json_announcement()["url"]

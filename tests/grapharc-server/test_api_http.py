@@ -1,0 +1,135 @@
+"""The threads API over HTTP against a real server: problem documents, validation, limits,
+the busy-thread rule, cancel, the NDJSON trace, and SSE resumed with Last-Event-ID."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import Any
+
+import httpx
+
+CREDIT = "credit-approval"
+PROBLEM = "application/problem+json"
+
+
+def _client(url: str) -> httpx.Client:
+    return httpx.Client(base_url=url, timeout=60)
+
+
+def _thread(client: httpx.Client, graph: str = CREDIT) -> str:
+    response = client.post("/threads", json={"graph_id": graph})
+    assert response.status_code == 200, response.text
+    return str(response.json()["thread_id"])
+
+
+def _problem(response: httpx.Response, status: int) -> dict[str, Any]:
+    assert response.status_code == status, response.text
+    assert response.headers["content-type"].startswith(PROBLEM)
+    doc: dict[str, Any] = response.json()
+    assert doc["status"] == status and doc["detail"]
+    assert "Traceback" not in response.text
+    return doc
+
+
+def _sse(text: str) -> list[dict[str, str]]:
+    """The events of an SSE body, each as its fields (comments and heartbeats dropped)."""
+    events = []
+    for block in text.replace("\r\n", "\n").split("\n\n"):
+        fields = dict(line.split(": ", 1) for line in block.splitlines() if line and not line.startswith(":"))
+        if "event" in fields:
+            events.append(fields)
+    return events
+
+
+def test_assistants_are_the_registered_graphs(api_server: str) -> None:
+    with _client(api_server) as client:
+        assert client.get(f"/assistants/{CREDIT}").json()["graph_id"] == CREDIT
+        found = client.post("/assistants/search", json={}).json()
+        assert sorted(a["assistant_id"] for a in found) == [CREDIT, "waiter"]
+        missing = _problem(client.get("/assistants/nope"), 404)
+        assert "nope" in missing["detail"] and missing["hint"]
+
+
+def test_input_is_checked_against_the_graphs_state(api_server: str) -> None:
+    with _client(api_server) as client:
+        thread = _thread(client)
+        bad = client.post(f"/threads/{thread}/runs/wait",
+                          json={"assistant_id": CREDIT, "input": {"amount": "lots", "colour": "red"}})
+        errors = _problem(bad, 422)["errors"]
+        assert {tuple(e["loc"]) for e in errors} == {("input", "amount"), ("input", "colour")}
+        assert client.get(f"/threads/{thread}").json()["metadata"]["grapharc_status"] == "created"
+
+
+def test_a_request_cannot_describe_the_graph(api_server: str) -> None:
+    with _client(api_server) as client:
+        thread = _thread(client)
+        sneaky = client.post(f"/threads/{thread}/runs",
+                             json={"assistant_id": CREDIT, "input": {}, "interrupt_before": ["disburse"]})
+        errors = _problem(sneaky, 422)["errors"]
+        assert errors[0]["loc"] == ["body", "interrupt_before"]
+        assert errors[0]["type"] == "extra_forbidden"
+        wrong = client.post(f"/threads/{thread}/runs", json={"assistant_id": "waiter", "input": {}})
+        assert "credit-approval" in _problem(wrong, 409)["detail"]
+
+
+def test_body_size_and_depth_are_limited(api_server: str) -> None:
+    with _client(api_server) as client:
+        deep: Any = "leaf"
+        for _ in range(40):
+            deep = {"a": deep}
+        assert "nests" in _problem(client.post("/threads", json={"metadata": deep}), 422)["detail"]
+        huge = {"metadata": {"blob": "x" * 1_100_000}}
+        _problem(client.post("/threads", json=huge), 413)
+        _problem(client.get("/threads/no-such-thread"), 404)
+
+
+def test_a_busy_thread_refuses_a_second_run_and_cancel_stops_the_first(api_server: str,
+                                                                       tmp_path: Path) -> None:
+    release = tmp_path / "release"
+    with _client(api_server) as client:
+        thread = _thread(client, "waiter")
+        body = {"assistant_id": "waiter", "input": {"release_file": str(release)}}
+        first = client.post(f"/threads/{thread}/runs", json=body)
+        assert first.status_code == 200, first.text
+        run = first.json()["run_id"]
+        second = client.post(f"/threads/{thread}/runs", json=body)
+        assert "busy" in _problem(second, 409)["detail"]
+        enqueue = client.post(f"/threads/{thread}/runs", json={**body, "multitask_strategy": "enqueue"})
+        assert "enqueue" in _problem(enqueue, 422)["detail"]
+        cancelled = client.post(f"/threads/{thread}/runs/{run}/cancel", params={"wait": "true"})
+        assert cancelled.json()["status"] == "interrupted"
+        assert client.get(f"/threads/{thread}/runs/{run}").json()["status"] == "interrupted"
+        release.touch()  # lets the worker thread the cancelled node ran in finish
+
+
+def test_sse_resumes_after_last_event_id_without_loss_or_duplicates(api_server: str) -> None:
+    with _client(api_server) as client:
+        thread = _thread(client)
+        body = {"assistant_id": CREDIT, "input": {"application_id": "LN-2204"},
+                "stream_mode": ["updates", "values"]}
+        with client.stream("POST", f"/threads/{thread}/runs/stream", json=body) as response:
+            assert response.headers["content-type"].startswith("text/event-stream")
+            location = response.headers["location"]
+            whole = _sse(response.read().decode())
+        assert whole[0]["event"] == "metadata" and whole[-1]["event"] == "end"
+        numbered = [e for e in whole if "id" in e]
+        assert {json.loads(e["data"]).get("disburse", {}).get("released") for e in numbered
+                if e["event"] == "updates"} >= {True}
+        cut = len(numbered) // 2
+        rejoined = _sse(client.get(location, params={"stream_mode": "updates,values"},
+                                   headers={"Last-Event-ID": numbered[cut - 1]["id"]}).text)
+        assert [e for e in rejoined if "id" in e] == numbered[cut:]
+        trace = [json.loads(line) for line in client.get(f"/threads/{thread}/trace").text.splitlines()]
+        assert [t["node"] for t in trace if t["kind"] == "node"][-1] == "disburse"
+        assert {f"{t['seq']}-0" for t in trace if t["kind"] == "node"} <= {e["id"] for e in numbered}
+
+
+def test_an_event_posted_to_a_thread_is_queued_durably(api_server: str) -> None:
+    with _client(api_server) as client:
+        thread = _thread(client)
+        posted = client.post(f"/threads/{thread}/events", json={"kind": "note", "payload": {"text": "hi"}})
+        assert posted.status_code == 200, posted.text
+        trace = client.get(f"/threads/{thread}/trace").text.splitlines()
+        assert json.loads(trace[-1])["kind"] == "event"
+        _problem(client.post(f"/threads/{thread}/events", json={"kind": "note", "extra": 1}), 422)
