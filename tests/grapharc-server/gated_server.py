@@ -23,8 +23,9 @@ from grapharc.cli.main import run
 IN_FLIGHT_NOTICE = "gated request in flight"
 
 
-def gated_app() -> FastAPI:
-    """An app whose one request finishes only when the test writes a line to stdin."""
+def gated_app(api: object = None) -> FastAPI:
+    """An app whose one request finishes only when the test writes a line to stdin (``api``, the
+    threads API's context ``create_app`` takes, is unused)."""
     app = FastAPI()
 
     @app.get("/gated")
@@ -37,8 +38,8 @@ def gated_app() -> FastAPI:
     return app
 
 
-def failing_startup_app() -> FastAPI:
-    """An app whose lifespan fails before it serves anything."""
+def failing_startup_app(api: object = None) -> FastAPI:
+    """An app whose lifespan fails before it serves anything (``api`` is unused)."""
 
     @asynccontextmanager
     async def lifespan(app: FastAPI) -> AsyncIterator[None]:

@@ -18,7 +18,7 @@ def _client(url: str) -> httpx.Client:
 
 
 def _thread(client: httpx.Client, graph: str = CREDIT) -> str:
-    response = client.post("/threads", json={"graph_id": graph})
+    response = client.post("/threads", json={"metadata": {"graph_id": graph}})
     assert response.status_code == 200, response.text
     return str(response.json()["thread_id"])
 

@@ -27,11 +27,11 @@ _SEARCH_STATUS = {"idle": ("created", "completed", "rejected"), "busy": ("runnin
 
 
 class ThreadCreate(BaseModel):
-    """POST /threads: a thread of a registered graph (``graph_id``), optionally with its id."""
+    """POST /threads: a thread of a registered graph (``metadata.graph_id``, as the SDK sends it),
+    optionally with its id."""
 
     model_config = ConfigDict(extra="forbid")
     thread_id: str | None = Field(default=None, pattern=r"^[A-Za-z0-9_.:-]{1,128}$")
-    graph_id: str | None = None
     metadata: dict[str, Any] | None = None
     if_exists: str | None = Field(default=None, pattern="^(raise|do_nothing)$")
 
@@ -63,9 +63,10 @@ class EventPost(BaseModel):
 
 @router.post("")
 async def create_thread(body: ThreadCreate, ctx: Context) -> dict[str, Any]:
-    graph = body.graph_id or (ctx.graph_names()[0] if len(ctx.graph_names()) == 1 else None)
-    if graph is None:
-        raise ApiProblem(422, "graph_id is needed: this server has more than one graph registered",
+    named = (body.metadata or {}).get("graph_id")
+    graph = named or (ctx.graph_names()[0] if len(ctx.graph_names()) == 1 else None)
+    if not isinstance(graph, str):
+        raise ApiProblem(422, "metadata.graph_id is needed: this server has more than one graph registered",
                          hint=f"name one of: {', '.join(ctx.graph_names())}")
     thread_id = body.thread_id or uuid.uuid4().hex[:12]
     if body.if_exists == "do_nothing":
