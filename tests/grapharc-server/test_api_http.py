@@ -133,3 +133,24 @@ def test_an_event_posted_to_a_thread_is_queued_durably(api_server: str) -> None:
         trace = client.get(f"/threads/{thread}/trace").text.splitlines()
         assert json.loads(trace[-1])["kind"] == "event"
         _problem(client.post(f"/threads/{thread}/events", json={"kind": "note", "extra": 1}), 422)
+
+
+def test_deleting_a_thread_removes_its_session_state_and_trace(api_server: str, tmp_path: Path) -> None:
+    with _client(api_server) as client:
+        thread = _thread(client)
+        done = client.post(f"/threads/{thread}/runs/wait",
+                           json={"assistant_id": CREDIT, "input": {"application_id": "LN-2204"}})
+        assert done.json()["released"] is True
+        assert client.delete(f"/threads/{thread}").status_code == 204
+        _problem(client.get(f"/threads/{thread}"), 404)
+        _problem(client.get(f"/threads/{thread}/trace"), 404)
+        _problem(client.delete(f"/threads/{thread}"), 404)
+
+        busy = _thread(client, "waiter")
+        release = tmp_path / "release"
+        run = client.post(f"/threads/{busy}/runs",
+                          json={"assistant_id": "waiter", "input": {"release_file": str(release)}}).json()
+        assert "in flight" in _problem(client.delete(f"/threads/{busy}"), 409)["detail"]
+        release.touch()
+        assert client.get(f"/threads/{busy}/runs/{run['run_id']}/join").json()["released"] is True
+        assert client.delete(f"/threads/{busy}").status_code == 204

@@ -140,6 +140,11 @@ class SessionStore(Protocol):
         """
         ...
 
+    def delete(self, thread_id: str, now: float) -> None:
+        """Remove one session with all its records, whatever its status, unless a runner's lease
+        on it is live (``SessionBusyError``); ``UnknownSessionError`` if there is none."""
+        ...
+
     def footprint(self) -> dict[str, int]:
         """Bytes the store occupies, by where (a file, a table), so shared places count once."""
         ...

@@ -43,7 +43,7 @@ from grapharc.session.fencing import FencedSaver, Leases
 from grapharc.session.lease import Lease
 from grapharc.session.records import APPROVED, DECLINED, Approval, AuditEntry, Event, Session
 from grapharc.session.registry import GraphRegistry, RegisteredGraph
-from grapharc.session.retention import PruneReport, prune
+from grapharc.session.retention import PruneReport, delete_threads, prune
 from grapharc.session.turns import AsyncTurn, OnUpdate, Turn
 
 DEFAULT_LEASE_SECONDS = 30.0
@@ -215,6 +215,12 @@ class SessionManager:
         if older_than < 0:
             raise SessionError(f"older_than must not be negative, got {older_than}")
         return prune(self.store, self.checkpoints, self.clock() - older_than)
+
+    def delete(self, thread_id: str) -> None:
+        """Remove one session and its checkpoints, whatever its status, unless a runner holds it now
+        (an open approval goes with it)."""
+        self.store.delete(thread_id, self.clock())
+        delete_threads(self.checkpointer, [thread_id])
 
     def close(self) -> None:
         """Close the store's and the sync checkpointer's connections (async ones close with ``aclose``)."""

@@ -434,6 +434,14 @@ class SqliteSessionStore:
             self._compact()
         return gone
 
+    def delete(self, thread_id: str, now: float) -> None:
+        """Remove one session with its holds, events and audit, unless its lease is live."""
+        with self._write() as conn:
+            _refuse_live(_row(conn, thread_id), now)
+            conn.execute("DELETE FROM sessions WHERE thread_id = ?", (thread_id,))
+            for table in ("approvals", "events", "audit"):
+                conn.execute(f"DELETE FROM {table} WHERE thread_id = ?", (thread_id,))
+
     def _compact(self) -> None:
         """Give the space of removed rows back to the file system (outside any transaction)."""
         conn = self._thread_connection()

@@ -9,7 +9,7 @@ import uuid
 from collections.abc import Iterator
 from typing import Annotated, Any
 
-from fastapi import APIRouter, Depends
+from fastapi import APIRouter, Depends, Response
 from fastapi.responses import StreamingResponse
 from pydantic import BaseModel, ConfigDict, Field
 
@@ -94,6 +94,15 @@ async def get_thread(thread_id: str, ctx: Context) -> dict[str, Any]:
     session = await asyncio.to_thread(ctx.manager.get, thread_id)
     values = await asyncio.to_thread(ctx.manager.values, thread_id)
     return shapes.thread(session, values)
+
+
+@router.delete("/{thread_id}", status_code=204)
+async def delete_thread(thread_id: str, ctx: Context) -> Response:
+    if ctx.runs.active(thread_id) is not None:
+        raise ApiProblem(409, f"thread {thread_id} has a run in flight",
+                         hint="cancel the run (POST .../runs/{run}/cancel), then delete the thread")
+    await asyncio.to_thread(ctx.manager.delete, thread_id)
+    return Response(status_code=204)
 
 
 @router.get("/{thread_id}/state")
