@@ -154,3 +154,26 @@ def test_deleting_a_thread_removes_its_session_state_and_trace(api_server: str, 
         release.touch()
         assert client.get(f"/threads/{busy}/runs/{run['run_id']}/join").json()["released"] is True
         assert client.delete(f"/threads/{busy}").status_code == 204
+
+
+def _leave_stream_after_metadata(client: httpx.Client, thread: str, body: dict[str, Any]) -> str:
+    """Start a streamed run, read its metadata event, hang up; the run's id."""
+    with client.stream("POST", f"/threads/{thread}/runs/stream", json=body) as response:
+        for line in response.iter_lines():
+            if line.startswith("data: "):
+                return str(json.loads(line[len("data: "):])["run_id"])
+    raise AssertionError("the stream closed before its metadata event")
+
+
+def test_a_hung_up_client_cancels_the_run_only_when_it_asked_to(api_server: str, tmp_path: Path) -> None:
+    release = tmp_path / "release"
+    with _client(api_server) as client:
+        kept, dropped = _thread(client, "waiter"), _thread(client, "waiter")
+        body = {"assistant_id": "waiter", "input": {"release_file": str(release)}}
+        kept_run = _leave_stream_after_metadata(client, kept, body)
+        dropped_run = _leave_stream_after_metadata(client, dropped, {**body, "on_disconnect": "cancel"})
+        client.get(f"/threads/{dropped}/runs/{dropped_run}/join")
+        assert client.get(f"/threads/{dropped}/runs/{dropped_run}").json()["status"] == "interrupted"
+        release.touch()
+        assert client.get(f"/threads/{kept}/runs/{kept_run}/join").json()["released"] is True
+        assert client.get(f"/threads/{kept}/runs/{kept_run}").json()["status"] == "success"

@@ -293,7 +293,8 @@ class SessionManager:
         opening = self._async_savers.get(loop)
         if opening is None:  # stored before the first await, so concurrent turns share it
             opening = self._async_savers[loop] = loop.create_task(self._open_async_checkpointer())
-        return (await opening).saver
+        # shielded: a turn cancelled while the saver opens must not cancel the opening every turn awaits
+        return (await asyncio.shield(opening)).saver
 
     async def _open_async_checkpointer(self) -> _LoopSaver:
         exits = AsyncExitStack()
