@@ -53,6 +53,11 @@ def test_the_sdk_joins_a_background_run_and_cancels_another(api_server: str, tmp
         joined = await client.runs.join(thread, run["run_id"])
         assert joined["released"] is True
         assert (await client.runs.get(thread, run["run_id"]))["status"] == "success"
+        rejoined = client.runs.join_stream(thread, run["run_id"], stream_mode="updates")
+        replayed = [part async for part in rejoined]
+        assert [p.event for p in replayed][-1] == "end"
+        assert {"disburse": {"released": True, "notes": ["EUR 6,500.00 released to Tomás Ekwueme"]}} in [
+            p.data for p in replayed if p.event == "updates"]
 
         waiting = (await client.threads.create(graph_id="waiter"))["thread_id"]
         release = tmp_path / "release"

@@ -31,7 +31,7 @@ class Run:
     assistant_id: str
     after_seq: int
     multitask_strategy: str = "reject"
-    on_disconnect: str = "continue"
+    stream_modes: list[str] = field(default_factory=lambda: ["values"])
     run_id: str = field(default_factory=lambda: str(uuid.uuid4()))
     created_at: float = field(default_factory=time.time)
     updated_at: float = field(default_factory=time.time)

@@ -13,7 +13,7 @@ import asyncio
 from collections.abc import Awaitable
 from typing import Annotated, Any, Literal
 
-from fastapi import APIRouter, Depends, Header
+from fastapi import APIRouter, Depends, Header, Query
 from pydantic import BaseModel, ConfigDict, Field, TypeAdapter, ValidationError
 from sse_starlette.sse import EventSourceResponse
 
@@ -69,7 +69,8 @@ async def wait_run(thread_id: str, body: RunCreate, ctx: Context) -> dict[str, A
 async def stream_run(thread_id: str, body: RunCreate, ctx: Context) -> EventSourceResponse:
     modes = stream_modes(body.stream_mode)
     run = await _start(ctx, thread_id, body)
-    return sse_response(ctx.manager, run, modes, cursor_of(None, run))
+    return sse_response(ctx.manager, run, modes, cursor_of(None, run),
+                        cancel_on_disconnect=body.on_disconnect == "cancel")
 
 
 @router.get("/{run_id}")
@@ -96,10 +97,13 @@ async def join_run(thread_id: str, run_id: str, ctx: Context) -> dict[str, Any]:
 
 @router.get("/{run_id}/stream")
 async def join_stream(thread_id: str, run_id: str, ctx: Context, last_event_id: LastEventId = None,
-                      stream_mode: str = "values") -> EventSourceResponse:
+                      stream_mode: Annotated[list[str] | None, Query()] = None,
+                      cancel_on_disconnect: bool = False) -> EventSourceResponse:
+    """Rejoin a run's stream (the run's own modes unless ``stream_mode`` names some)."""
     run = _run(ctx, thread_id, run_id)
-    modes = stream_modes(stream_mode.split(","))
-    return sse_response(ctx.manager, run, modes, cursor_of(last_event_id, run))
+    modes = stream_modes(stream_mode or run.stream_modes)
+    return sse_response(ctx.manager, run, modes, cursor_of(last_event_id, run),
+                        cancel_on_disconnect=cancel_on_disconnect)
 
 
 def _run(ctx: ApiContext, thread_id: str, run_id: str) -> Run:
@@ -133,10 +137,10 @@ async def _start(ctx: ApiContext, thread_id: str, body: RunCreate) -> Run:
         holder = f"run {active.run_id}" if active is not None else f"runner {session.runner}"
         raise ApiProblem(409, f"thread {thread_id} is busy: {holder} holds its lease",
                          hint="wait for that run (GET .../join) or cancel it, then start again")
+    after_seq = await asyncio.to_thread(_last_seq, ctx, thread_id)
     turn = _turn(ctx, session, body)
-    trail = await asyncio.to_thread(ctx.manager.audit, thread_id)
-    run = Run(thread_id, graph.name, trail[-1].seq if trail else 0, body.multitask_strategy,
-              body.on_disconnect)
+    run = Run(thread_id, graph.name, after_seq, body.multitask_strategy,
+              stream_modes(body.stream_mode))
     ctx.runs.start(run, turn, lambda: ctx.manager.get(thread_id).status,
                    lambda: _last_seq(ctx, thread_id))
     return run

@@ -1,9 +1,10 @@
 """Server-sent events of a run, read from the thread's durable trace (its audit trail) in order.
 
-Every event carries an id ``<seq>-<mode>``: the trace entry it comes from and the stream mode.
-A client that reconnects with that id in ``Last-Event-ID`` gets every later event once and no
-earlier one. The run is a task of its own: a client that goes away stops only its stream, unless
-the run was started with ``on_disconnect: cancel``.
+Every event carries an id ``<seq>-<mode>``: the trace entry it comes from and the stream mode's
+place in ``STREAM_MODES``. A client that reconnects with that id in ``Last-Event-ID`` (with the
+run's modes or a subset of them) gets every later event once and no earlier one. The run is a
+task of its own: a client that goes away stops only its stream, unless the run was started with
+``on_disconnect: cancel`` (or the rejoin asked ``cancel_on_disconnect``).
 """
 
 from __future__ import annotations
@@ -32,13 +33,15 @@ Cursor = tuple[int, int]
 
 
 def stream_modes(requested: str | list[str]) -> list[str]:
-    """The requested modes in order without repeats; an unknown one is refused."""
-    modes = [requested] if isinstance(requested, str) else list(requested)
-    unknown = [m for m in modes if m not in STREAM_MODES]
+    """The requested modes (comma-separated or listed) in ``STREAM_MODES`` order; an unknown one is
+    refused."""
+    given = [requested] if isinstance(requested, str) else list(requested)
+    modes = {m.strip() for text in given for m in text.split(",") if m.strip()}
+    unknown = sorted(modes - set(STREAM_MODES))
     if unknown or not modes:
         raise ApiProblem(422, f"unknown stream mode(s): {', '.join(unknown) or 'none given'}",
                          hint=f"this server streams {', '.join(STREAM_MODES)}")
-    return list(dict.fromkeys(modes))
+    return [m for m in STREAM_MODES if m in modes]
 
 
 def cursor_of(last_event_id: str | None, run: Run) -> Cursor:
@@ -52,15 +55,17 @@ def cursor_of(last_event_id: str | None, run: Run) -> Cursor:
     return int(match[1]), int(match[2])
 
 
-def sse_response(manager: SessionManager, run: Run, modes: list[str], cursor: Cursor) -> EventSourceResponse:
+def sse_response(manager: SessionManager, run: Run, modes: list[str], cursor: Cursor, *,
+                 cancel_on_disconnect: bool) -> EventSourceResponse:
     """The run's events after ``cursor`` as an SSE response, with heartbeats; its Location rejoins it."""
     location = f"/threads/{run.thread_id}/runs/{run.run_id}/stream"
-    return EventSourceResponse(_events(manager, run, modes, cursor), ping=HEARTBEAT_SECONDS,
+    events = _events(manager, run, modes, cursor, cancel_on_disconnect)
+    return EventSourceResponse(events, ping=HEARTBEAT_SECONDS,
                                headers={"Location": location, "Content-Location": location})
 
 
-async def _events(manager: SessionManager, run: Run, modes: list[str],
-                  cursor: Cursor) -> AsyncIterator[dict[str, Any]]:
+async def _events(manager: SessionManager, run: Run, modes: list[str], cursor: Cursor,
+                  cancel_on_disconnect: bool) -> AsyncIterator[dict[str, Any]]:
     yield {"event": "metadata", "data": json.dumps({"run_id": run.run_id, "thread_id": run.thread_id})}
     try:
         while True:
@@ -71,7 +76,8 @@ async def _events(manager: SessionManager, run: Run, modes: list[str],
             if entries:
                 steps = await asyncio.to_thread(_snapshots_by_step, manager, run.thread_id)
                 for entry in entries:
-                    for index, mode in enumerate(modes):
+                    for mode in modes:
+                        index = STREAM_MODES.index(mode)
                         if (entry.seq, index) <= cursor:
                             continue
                         cursor = (entry.seq, index)
@@ -85,7 +91,7 @@ async def _events(manager: SessionManager, run: Run, modes: list[str],
                 await asyncio.wait_for(run.done.wait(), timeout=POLL_SECONDS)
         yield {"event": "end", "data": json.dumps({"run_id": run.run_id, "status": run.status})}
     finally:
-        if run.on_disconnect == "cancel" and not run.done.is_set() and run.task is not None:
+        if cancel_on_disconnect and not run.done.is_set() and run.task is not None:
             run.task.cancel()
 
 
