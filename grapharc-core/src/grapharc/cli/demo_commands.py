@@ -57,6 +57,7 @@ def build_demo_app() -> typer.Typer:
     app.command("stage3")(stage3_command)
     app.command("stage4")(stage4_command)
     app.command("stage5")(stage5_command)
+    app.command("stage6")(stage6_command)
     app.command("agent")(agent_command)
     return app
 
@@ -259,6 +260,34 @@ def stage5_command(
                           reviewer_spec=reviewer_model, budget=_budget(settings))
 
     _run("stage5", as_json, {"trace": trace, "model": model, "max_iterations": max_iterations,
+                             "max_tokens": max_tokens}, config, _budget_defaults(DEFAULT_BUDGET), work)
+
+
+MemoryOption = Annotated[str, typer.Option(
+    "--memory", help="Claim store URI: memory: (gone when the process ends), sqlite:PATH or "
+                     "ladybug:PATH (durable).")]
+
+
+def stage6_command(
+    as_json: JsonOption = False,
+    config: ConfigOption = None,
+    trace: TraceOption = None,
+    model: ModelOption = None,
+    memory: MemoryOption = "memory:",
+    run: Annotated[int | None, typer.Option(
+        "--run", min=1, max=3, help="Only this run (1 investigate, 2 correct, 3 recall), so each "
+                                    "can be its own process; needs a durable --memory.")] = None,
+    max_iterations: MaxIterations = None,
+    max_tokens: MaxTokens = None,
+) -> None:
+    """Memory: three runs against one store; a later one reuses a fact and sees the dead end."""
+    from grapharc.examples.stage6 import DEFAULT_BUDGET, run_stage6
+
+    def work(settings: Config) -> StageOutcome:
+        return run_stage6(trace=settings.value("trace"), memory=memory, run_number=run,
+                          model_spec=model, budget=_budget(settings))
+
+    _run("stage6", as_json, {"trace": trace, "model": model, "max_iterations": max_iterations,
                              "max_tokens": max_tokens}, config, _budget_defaults(DEFAULT_BUDGET), work)
 
 
