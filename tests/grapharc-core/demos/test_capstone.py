@@ -163,3 +163,11 @@ def test_capstone_output_is_stable_and_its_json_is_one_document(scenario: Review
     assert json.loads(runs[0][1])["stage"] == "capstone"
     assert IDS.sub("<id>", runs[0][1]) == IDS.sub("<id>", runs[1][1])
     assert IDS.sub("<id>", human[0][1]) == IDS.sub("<id>", human[1][1])
+
+
+def test_a_budget_that_stops_the_research_exits_1_with_nothing_written(workdir: Path, grapharc) -> None:
+    code, out, _ = grapharc("capstone", "--max-tokens", "50", "--json")
+
+    document = json.loads(out)
+    assert code == 1 and document["status"] == "exhausted" and document["run"]["status"] == "budget_exceeded"
+    assert document["memory_writes"] == 0 and document["reviewer_calls"] == 0

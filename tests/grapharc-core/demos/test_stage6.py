@@ -132,3 +132,12 @@ def test_stage6_output_is_stable_and_its_json_is_one_document(workdir: Path, gra
     assert without_ids(runs[0][1]) == without_ids(runs[1][1])
     assert without_ids(human[0][1]) == without_ids(human[1][1])
     assert "result    : demonstrated: " in human[0][1]
+
+
+def test_a_budget_that_stops_the_runs_exits_1(workdir: Path, grapharc) -> None:
+    code, out, _ = grapharc("stage6", "--max-tokens", "50", "--json")
+
+    document = json.loads(out)
+    assert code == 1 and document["status"] == "exhausted"
+    assert [run["status"] for run in document["runs"]] == ["budget_exceeded"] * 3
+    assert document["state"]["claims"] == []
