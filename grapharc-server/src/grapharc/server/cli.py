@@ -8,7 +8,6 @@ from __future__ import annotations
 
 import ipaddress
 import os
-import socket
 import sys
 from pathlib import Path
 from typing import Annotated
@@ -43,28 +42,15 @@ def serve_command(
     from grapharc.server.auth import load_auth
     from grapharc.server.lifecycle import serve_until_stopped
 
-    if auth_file is None and not loopback_only(host):
-        raise AuthRequiredError(f"refusing to serve on {host} without sign-in: anyone who reaches it could "
-                                "decide approvals", hint="pass --auth-file FILE, or listen on 127.0.0.1")
     auth = load_auth(auth_file) if auth_file is not None else None
     location = sessions or str(session_dir(None))
     listener = listen(host, port)
+    if auth is None and not ipaddress.ip_address(ListeningAddress.of(listener).host).is_loopback:
+        listener.close()
+        raise AuthRequiredError(f"refusing to serve on {host} without sign-in: anyone who reaches it could "
+                                "decide approvals", hint="pass --auth-file FILE, or listen on 127.0.0.1")
     serve_until_stopped(listener, create_app(sessions=location, auth=auth), drain_timeout=drain_timeout,
                         on_listening=lambda address: announce(address, as_json))
-
-
-def loopback_only(host: str) -> bool:
-    """True when every address ``host`` stands for is a loopback one (a name that does not
-    resolve is left for ``listen`` to refuse)."""
-    try:
-        return ipaddress.ip_address(host).is_loopback
-    except ValueError:
-        pass
-    try:
-        found = socket.getaddrinfo(host, None, type=socket.SOCK_STREAM)
-    except OSError:
-        return True
-    return all(ipaddress.ip_address(str(info[4][0]).partition("%")[0]).is_loopback for info in found)
 
 
 def announce(address: ListeningAddress, as_json: bool) -> None:
