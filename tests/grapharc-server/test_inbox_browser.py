@@ -1,7 +1,8 @@
 """The approval inbox in a real browser: Debian's chromium driven by Playwright (never a
 downloaded browser). Sign in, see the pending approval, approve it, watch the thread finish;
-a double click, or the same form submitted again from another tab, decides once; a user who may not decide gets 403. Screenshots of the inbox
-and the approval page are left in the test's tmp dir for a person to look at."""
+a double click, or the same form submitted again from another tab, decides once; a user who
+may not decide gets 403. Screenshots of the inbox and the approval page are left in the
+test's tmp dir for a person to look at."""
 
 from __future__ import annotations
 
@@ -11,8 +12,8 @@ import pytest
 from inbox_setup import PASSWORDS, pause_credit_thread, reading, serve_inbox
 
 CHROMIUM = Path("/usr/bin/chromium")
-pytestmark = pytest.mark.skipif(not CHROMIUM.exists(),
-                                reason="needs Debian's chromium at /usr/bin/chromium (apt-get install chromium)")
+pytestmark = pytest.mark.skipif(
+    not CHROMIUM.exists(), reason="needs Debian's chromium at /usr/bin/chromium (apt-get install chromium)")
 RELOADS = 50
 """Bound on reloading the approval page while the thread carries on after the decision."""
 

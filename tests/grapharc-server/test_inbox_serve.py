@@ -36,3 +36,27 @@ def test_an_auth_file_that_is_not_toml_is_refused(tmp_path):
     auth.write_text("users = [", encoding="utf-8")
     error = serve_fails("--auth-file", str(auth))
     assert error["error"]["code"] == "AuthFileError" and "is not TOML" in error["error"]["message"]
+
+
+def test_the_credentials_helper_prints_hashes_the_auth_file_accepts(tmp_path):
+    import subprocess
+    import sys
+
+    from argon2 import PasswordHasher
+
+    from grapharc.server.auth import load_auth
+
+    def helper(*argv: str, given: str = "") -> str:
+        done = subprocess.run([sys.executable, "-m", "grapharc.server.credentials", *argv], input=given,
+                              capture_output=True, text=True, check=True)
+        return done.stdout
+
+    password_hash = helper("password", given="s3cret words\n").strip()
+    assert PasswordHasher().verify(password_hash, "s3cret words")
+    token, digest = (line.split()[1] for line in helper("token").splitlines())
+    auth = tmp_path / "auth.toml"
+    auth.write_text(f'[users.ana]\npassword_hash = "{password_hash}"\n\n'
+                    f'[tokens.ci]\nsha256 = "{digest}"\nuser = "ana"\n', encoding="utf-8")
+    loaded = load_auth(auth)
+    assert loaded.sign_in("ana", "s3cret words") is not None and loaded.sign_in("ana", "nope") is None
+    assert loaded.bearer(f"Bearer {token}").name == "ana" and loaded.bearer("Bearer other") is None

@@ -75,11 +75,13 @@ def details(location: str, approval_id: str) -> Details:
     with opened(location) as manager:
         approval = manager.store.approval(approval_id)
         session = manager.get(approval.thread_id)
-        try:
-            register_thread_graph(manager, approval.thread_id)
-            arguments = _arguments(manager, approval, session)
-        except GraphARCError as exc:
-            arguments = f"(cannot be shown: {exc})"
+        arguments = "(decided: the thread no longer holds them)"
+        if approval.state == OPEN:
+            try:
+                register_thread_graph(manager, approval.thread_id)
+                arguments = _arguments(manager, approval, session)
+            except GraphARCError as exc:
+                arguments = f"(cannot be shown: {exc})"
     return Details(approval, session, arguments)
 
 
