@@ -51,6 +51,15 @@ def test_sign_in_needs_the_right_password_and_the_form_s_token(served):
         assert client.get("/inbox", follow_redirects=False).status_code == 303
 
 
+def test_a_forged_cookie_signs_nobody_in_and_an_unknown_approval_is_404(served):
+    with signed_in(served.url, "alice") as client:
+        assert client.get("/inbox/approvals/ap-nosuchthing").status_code == 404
+        cookie = client.cookies["grapharc_session"]
+        client.cookies.clear()
+        client.cookies.set("grapharc_session", cookie[:-4] + ("BBBB" if cookie.endswith("AAAA") else "AAAA"))
+        assert client.get("/inbox", follow_redirects=False).status_code == 303
+
+
 def test_the_page_shows_what_it_takes_to_decide(served):
     asked = pause_credit_thread(served.sessions, "page-1")
     with signed_in(served.url, "alice") as client:

@@ -49,6 +49,10 @@ class _Pages:
             self.cookies.write(request, response, session)
         return response
 
+    def error(self, request: Request, status: int, message: str) -> Response:
+        """A page saying why the request cannot be done."""
+        return self.render(request, "error.html", status, message=message)
+
     def signed_in(self, request: Request) -> tuple[PageSession, User] | None:
         """The page session and its user, if someone is signed in."""
         session = self.cookies.read(request)
@@ -88,7 +92,7 @@ def inbox_router(location: str, auth: AuthConfig) -> APIRouter:
     def signout(request: Request, csrf: str = Form("")) -> Response:
         session = pages.cookies.read(request)
         if session is None or not session.csrf_ok(csrf):
-            raise HTTPException(403, "the form expired or came from elsewhere")
+            return pages.error(request, 403, "the form expired or came from elsewhere; reload the page")
         response = RedirectResponse(f"{PREFIX}/signin", status_code=303)
         pages.cookies.write(request, response, PageSession.new(None))
         return response
@@ -109,7 +113,9 @@ def inbox_router(location: str, auth: AuthConfig) -> APIRouter:
         who = pages.signed_in(request)
         if who is None:
             return _to_signin(request)
-        found = await _details(approval_id)
+        found = await _details(request, approval_id)
+        if isinstance(found, Response):
+            return found
         decider = who[1].decider_for(found.session.graph, found.approval.node, found.approval.deciders)
         if decider is None:
             return pages.render(request, "refused.html", 403, approval=found.approval,
@@ -125,11 +131,13 @@ def inbox_router(location: str, auth: AuthConfig) -> APIRouter:
             return _to_signin(request)
         session, user = who
         if not session.csrf_ok(csrf):
-            raise HTTPException(403, "the form's CSRF token is missing or not this session's; "
-                                     "reload the page")
+            return pages.error(request, 403, "the form's CSRF token is missing or not this session's; "
+                                             "reload the page")
         if decision not in DECISIONS:
-            raise HTTPException(422, f"decision must be one of {', '.join(DECISIONS)}")
-        found = await _details(approval_id)
+            return pages.error(request, 422, f"decision must be one of {', '.join(DECISIONS)}")
+        found = await _details(request, approval_id)
+        if isinstance(found, Response):
+            return found
         decider = user.decider_for(found.session.graph, found.approval.node, found.approval.deciders)
         if decider is None:
             return pages.render(request, "refused.html", 403, approval=found.approval,
@@ -144,15 +152,18 @@ def inbox_router(location: str, auth: AuthConfig) -> APIRouter:
             return await _refused(request, approval_id, decider, 409, str(exc))
         return RedirectResponse(f"{PREFIX}/approvals/{quote(approval_id)}", status_code=303)
 
-    async def _details(approval_id: str) -> queue.Details:
+    async def _details(request: Request, approval_id: str) -> queue.Details | Response:
+        """The approval's details, or the page saying there is no such approval."""
         try:
             return await run_in_threadpool(queue.details, location, approval_id)
         except UnknownApprovalError as exc:
-            raise HTTPException(404, str(exc)) from exc
+            return pages.error(request, 404, str(exc))
 
     async def _refused(request: Request, approval_id: str, decider: str, status: int,
                        refusal: str) -> Response:
-        found = await _details(approval_id)
+        found = await _details(request, approval_id)
+        if isinstance(found, Response):
+            return found
         return pages.render(request, "approval.html", status, found=found, decider=decider, now=time.time(),
                             refusal=refusal)
 
