@@ -16,6 +16,7 @@ def create_app(*, sessions: str | None = None, auth: AuthConfig | None = None) -
     """Build the FastAPI app (a fresh one per call, so tests can hold their own); the approval
     inbox is served when both the ``sessions`` location and the ``auth`` file are given."""
     app = FastAPI(title="GraphARC", version=__version__)
+    app.state.auth = auth  # None: nobody signs in (loopback only); API routes check bearer tokens with it
     if sessions is not None and auth is not None:
         from grapharc.server.inbox.routes import inbox_router
 
