@@ -23,7 +23,7 @@ from grapharc.cli.main import run
 IN_FLIGHT_NOTICE = "gated request in flight"
 
 
-def gated_app() -> FastAPI:
+def gated_app(**_settings: object) -> FastAPI:
     """An app whose one request finishes only when the test writes a line to stdin."""
     app = FastAPI()
 
@@ -37,7 +37,7 @@ def gated_app() -> FastAPI:
     return app
 
 
-def failing_startup_app() -> FastAPI:
+def failing_startup_app(**_settings: object) -> FastAPI:
     """An app whose lifespan fails before it serves anything."""
 
     @asynccontextmanager
