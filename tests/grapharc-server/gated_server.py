@@ -23,9 +23,8 @@ from grapharc.cli.main import run
 IN_FLIGHT_NOTICE = "gated request in flight"
 
 
-def gated_app(api: object = None) -> FastAPI:
-    """An app whose one request finishes only when the test writes a line to stdin (``api``, the
-    threads API's context ``create_app`` takes, is unused)."""
+def gated_app(**_settings: object) -> FastAPI:
+    """An app whose one request finishes only when the test writes a line to stdin."""
     app = FastAPI()
 
     @app.get("/gated")
@@ -38,8 +37,8 @@ def gated_app(api: object = None) -> FastAPI:
     return app
 
 
-def failing_startup_app(api: object = None) -> FastAPI:
-    """An app whose lifespan fails before it serves anything (``api`` is unused)."""
+def failing_startup_app(**_settings: object) -> FastAPI:
+    """An app whose lifespan fails before it serves anything."""
 
     @asynccontextmanager
     async def lifespan(app: FastAPI) -> AsyncIterator[None]:

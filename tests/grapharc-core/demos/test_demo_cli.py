@@ -15,7 +15,7 @@ from grapharc.plugins import BackendInfo, hookimpl
 from grapharc.testing import in_process_source, plugin_host
 
 FAST = {"stage0": [], "stage1": [], "stage2": [], "stage3": ["--worker-timeout", "0.3"], "stage4": [],
-        "stage5": []}
+        "stage5": [], "stage6": [], "capstone": []}
 
 
 def invoke(*args: str):

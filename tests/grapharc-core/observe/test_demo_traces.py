@@ -13,7 +13,7 @@ from typer.testing import CliRunner
 
 from grapharc.cli.main import build_app
 
-STAGES = ["stage0", "stage1", "stage2", "stage3", "stage4", "stage5"]
+STAGES = ["stage0", "stage1", "stage2", "stage3", "stage4", "stage5", "stage6", "capstone"]
 
 
 @pytest.fixture(scope="module")

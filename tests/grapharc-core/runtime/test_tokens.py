@@ -246,3 +246,27 @@ def test_a_hand_charge_lands_on_the_current_node_and_the_meter() -> None:
 def test_a_hand_charge_outside_any_node_is_refused() -> None:
     with pytest.raises(NoUsageScopeError, match="outside any node"):
         charge_hand(5)
+
+
+def test_a_budget_refusal_is_reported_once_not_also_as_langchains_callback_warning(tmp_path):
+    """LangChain logs "Error in <handler> callback" before re-raising; the run reports it already."""
+    import subprocess
+    import sys
+
+    script = (
+        "import logging\n"
+        "logging.basicConfig()\n"
+        "from grapharc.runtime.budget import Budget, BudgetMeter\n"
+        "from grapharc.runtime.tokens import node_usage_scope\n"
+        "from grapharc.testing import ScriptedChatModel\n"
+        "meter = BudgetMeter(Budget(max_tokens=1))\n"
+        "try:\n"
+        "    with node_usage_scope(meter, 'ask'):\n"
+        "        ScriptedChatModel(responses=['a long enough answer']).invoke('hi')\n"
+        "except Exception as exc:\n"
+        "    print(type(exc).__name__)\n"
+    )
+    done = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True, timeout=120,
+                          cwd=tmp_path)
+    assert done.stdout.strip() == "BudgetExceededError", done.stderr
+    assert "callback" not in done.stderr

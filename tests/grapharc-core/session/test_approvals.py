@@ -127,6 +127,16 @@ def test_only_the_named_deciders_may_decide(strict):
     assert strict.get("t7").holds[0].state == "open"
 
 
+def test_a_person_deciding_for_a_named_decider_is_accepted_and_the_audit_keeps_the_person(strict):
+    asked = strict.start("interview", thread_id="t7b").holds[0]
+    with pytest.raises(DeciderNotAllowedError):
+        strict.approve("t7b", asked.approval_id, decider="bo (finance)")
+    strict.approve("t7b", asked.approval_id, decider="bo (ana)")
+    decided = [e.detail for e in strict.audit("t7b") if e.kind == "decided"]
+    assert [d["by"] for d in decided] == ["bo (ana)"]
+    assert strict.approvals("t7b")[0].decided_by == "bo (ana)"
+
+
 def test_a_rejected_gate_ends_the_thread_and_no_held_node_runs(manager, marks):
     holds = holds_by_node(manager.start("gated", thread_id="t8"))
     done = manager.reject("t8", holds["wire"].approval_id, decider="ana")

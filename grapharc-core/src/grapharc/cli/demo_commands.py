@@ -1,12 +1,13 @@
-"""The ``grapharc demo`` group: stage0 ... stage5, each a runnable lesson with a failure gate.
+"""The ``grapharc demo`` group: stage0 ... stage6 and the capstone, each with a failure gate.
 
 Scripted models by default, so a stage is free and does the same thing every time;
-``--model SPEC`` runs stages 1-5 against a real backend (stage0 has no model), and stage5's
-``--reviewer-model SPEC`` picks its reviewer, with a warning on stderr when author and reviewer
-reach one vendor; only the flags do, so a ``model`` configured for ``plan`` never makes a demo
-spend money. Other settings resolve flag > env > grapharc.toml > the stage's default. A stage
-exits 0 when it showed what it demonstrates (for the loops, the halt is the demonstration), 1
-when a check did not hold, 2 when it could not run. Each command imports its stage inside its
+``--model SPEC`` runs stage1 ... stage6 and the capstone against a real backend (stage0 has no
+model), and the ``--reviewer-model SPEC`` of stage5 and the capstone picks the reviewer, with
+a warning on stderr when author and reviewer reach one vendor; only the flags do, so a
+``model`` configured for ``plan`` never makes a demo spend money. Other settings resolve
+flag > env > grapharc.toml > the stage's default. A stage exits 0 when it showed what it
+demonstrates (for the loops, the halt is the demonstration), 1 when a check did not hold, 2
+when it could not run. Each command imports its stage inside its
 body, so ``grapharc --help`` pays nothing for LangGraph.
 """
 
@@ -21,7 +22,14 @@ from typing import TYPE_CHECKING, Annotated, Any
 import typer
 
 from grapharc.cli.output import JsonOption
-from grapharc.examples.demo_choices import Case, ClaimScenario, Failure, FanoutScenario, Task
+from grapharc.examples.demo_choices import (
+    Case,
+    ClaimScenario,
+    Failure,
+    FanoutScenario,
+    ReviewScenario,
+    Task,
+)
 
 if TYPE_CHECKING:
     from grapharc.config import Config
@@ -29,7 +37,8 @@ if TYPE_CHECKING:
 
 HELP = (
     "Runnable lessons, one mechanism each, every one with a failure gate. Scripted models by "
-    "default: free and deterministic. --model SPEC runs stages 1-5 against a real backend."
+    "default: free and deterministic. --model SPEC runs stages 1-6 and the capstone against a real "
+    "backend."
 )
 CHECKPOINTS = Path(".grapharc/checkpoints.db")
 
@@ -48,7 +57,7 @@ CheckpointsOption = Annotated[Path, typer.Option(
 
 
 def build_demo_app() -> typer.Typer:
-    """The ``demo`` group with the commands stage0 ... stage5."""
+    """The ``demo`` group with the commands stage0 ... stage6, capstone and agent."""
     app = typer.Typer(name="demo", help=HELP, no_args_is_help=True, add_completion=False,
                       pretty_exceptions_enable=False, rich_markup_mode=None)
     app.command("stage0")(stage0_command)
@@ -57,6 +66,8 @@ def build_demo_app() -> typer.Typer:
     app.command("stage3")(stage3_command)
     app.command("stage4")(stage4_command)
     app.command("stage5")(stage5_command)
+    app.command("stage6")(stage6_command)
+    app.command("capstone")(capstone_command)
     app.command("agent")(agent_command)
     return app
 
@@ -128,7 +139,7 @@ def stage0_command(
 
         if model is not None:
             raise DemoInputError("stage0 is pure code with no model in it, so it takes no --model",
-                                 hint="--model works for stage1 through stage5")
+                                 hint="--model works for stage1 through stage6 and the capstone")
         return run_stage0(trace=settings.value("trace"), checkpoints=checkpoints.resolve(),
                           report_dir=report_dir.resolve(), thread_id=thread, resume=resume,
                           inject_failure=inject_failure)
@@ -260,6 +271,64 @@ def stage5_command(
 
     _run("stage5", as_json, {"trace": trace, "model": model, "max_iterations": max_iterations,
                              "max_tokens": max_tokens}, config, _budget_defaults(DEFAULT_BUDGET), work)
+
+
+MemoryOption = Annotated[str, typer.Option(
+    "--memory", help="Claim store URI: memory: (gone when the process ends), sqlite:PATH or "
+                     "ladybug:PATH (durable).")]
+
+
+def stage6_command(
+    as_json: JsonOption = False,
+    config: ConfigOption = None,
+    trace: TraceOption = None,
+    model: ModelOption = None,
+    memory: MemoryOption = "memory:",
+    run: Annotated[int | None, typer.Option(
+        "--run", min=1, max=3, help="Only this run (1 investigate, 2 correct, 3 recall), so each "
+                                    "can be its own process; needs a durable --memory.")] = None,
+    max_iterations: MaxIterations = None,
+    max_tokens: MaxTokens = None,
+) -> None:
+    """Memory: three runs against one store; a later one reuses a fact and sees the dead end."""
+    from grapharc.examples.stage6 import DEFAULT_BUDGET, run_stage6
+
+    def work(settings: Config) -> StageOutcome:
+        return run_stage6(trace=settings.value("trace"), memory=memory, run_number=run,
+                          model_spec=model, budget=_budget(settings))
+
+    _run("stage6", as_json, {"trace": trace, "model": model, "max_iterations": max_iterations,
+                             "max_tokens": max_tokens}, config, _budget_defaults(DEFAULT_BUDGET), work)
+
+
+def capstone_command(
+    as_json: JsonOption = False,
+    config: ConfigOption = None,
+    trace: TraceOption = None,
+    model: Annotated[str | None, typer.Option(
+        "--model", help="Real model spec for the research agent (default: the scripted author).")
+    ] = None,
+    reviewer_model: Annotated[str | None, typer.Option(
+        "--reviewer-model", help="Real model spec for the reviewer (default: the scripted reviewer, "
+                                 "or --model's spec when that is given); best from another vendor.")
+    ] = None,
+    memory: MemoryOption = "memory:",
+    scenario: Annotated[ReviewScenario, typer.Option(
+        "--scenario", help="The scripted reviewer: honest (judges each claim) or reject-all "
+                           "(supports nothing, so nothing is written or answered).")
+    ] = ReviewScenario.HONEST,
+    max_iterations: MaxIterations = None,
+    max_tokens: MaxTokens = None,
+) -> None:
+    """One research agent: recall, research, independent review, remember, answer from memory."""
+    from grapharc.examples.capstone import DEFAULT_BUDGET, run_capstone
+
+    def work(settings: Config) -> StageOutcome:
+        return run_capstone(trace=settings.value("trace"), memory=memory, model_spec=model,
+                            reviewer_spec=reviewer_model, scenario=scenario, budget=_budget(settings))
+
+    _run("capstone", as_json, {"trace": trace, "model": model, "max_iterations": max_iterations,
+                               "max_tokens": max_tokens}, config, _budget_defaults(DEFAULT_BUDGET), work)
 
 
 def agent_command(

@@ -213,7 +213,6 @@ def _carry_on(thread: str, directory: Path | None, as_json: bool, move: Callable
     """Open the thread's graph in this process and ``move`` it on: an agent thread's agent is
     rebuilt from the settings stored with it; the demos' graphs are registered by name."""
     from grapharc.cli.agent_command import Progress, finish, session_document
-    from grapharc.harness.sessions import AGENT_GRAPH, reopen_agent
     from grapharc.session.errors import UnknownSessionError
 
     story = _Story(as_json)
@@ -223,12 +222,11 @@ def _carry_on(thread: str, directory: Path | None, as_json: bool, move: Callable
             raise UnknownSessionError(thread)
         manager = _manager(where, lease)
         try:
-            if manager.get(thread).graph == AGENT_GRAPH:
-                trace = reopen_agent(manager, thread)[1]
+            trace = register_thread_graph(manager, thread)
+            if trace is not None:
                 session = move(manager, Progress(as_json).remember(manager.values(thread)))
                 document = session_document(manager, session, trace, where)
             else:
-                _register_demo_graphs(manager)
                 session, document = move(manager, story), None
         finally:
             manager.close()
@@ -240,11 +238,18 @@ def _carry_on(thread: str, directory: Path | None, as_json: bool, move: Callable
         _finish_story(session, story)
 
 
-def _register_demo_graphs(manager: Any) -> None:
-    """Register the graphs core's demos run sessions of, so their threads can be decided here."""
+def register_thread_graph(manager: Any, thread: str) -> Path | None:
+    """Register on ``manager`` the graph ``thread`` runs, so it can be decided and carried on here:
+    an agent rebuilt from the settings stored with it (its trace file is returned), or the graph of
+    one of core's demos (None is returned)."""
     from grapharc.examples.approval import register_credit_graph
+    from grapharc.harness.sessions import AGENT_GRAPH, reopen_agent
 
+    if manager.get(thread).graph == AGENT_GRAPH:
+        trace: Path = reopen_agent(manager, thread)[1]
+        return trace
     register_credit_graph(manager)
+    return None
 
 
 # -- demo approval group -----------------------------------------------------------------

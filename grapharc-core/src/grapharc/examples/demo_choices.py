@@ -40,3 +40,10 @@ class Case(StrEnum):
 
     IMPOSSIBLE = "impossible"
     SOLVABLE = "solvable"
+
+
+class ReviewScenario(StrEnum):
+    """Capstone: how the scripted reviewer judges (a real reviewer judges for itself)."""
+
+    HONEST = "honest"
+    REJECT_ALL = "reject-all"

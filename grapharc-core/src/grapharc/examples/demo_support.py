@@ -61,3 +61,10 @@ def first_integer(text: str) -> int | None:
     """The first whole number written in ``text``, if any (how the loops read a model's answer)."""
     match = _INTEGER.search(text)
     return int(match.group()) if match else None
+
+
+def open_memory(uri: str) -> Any:
+    """The claim store ``uri`` names (``memory:``, ``sqlite:PATH``, ``ladybug:PATH``, ...)."""
+    from grapharc.stores import open_store
+
+    return open_store(uri, kind="claims")

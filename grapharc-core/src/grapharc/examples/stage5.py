@@ -195,6 +195,15 @@ def independence(author_spec: str, reviewer_spec: str) -> dict[str, Any]:
             "reviewer_vendor": reviewer, "different_providers": author != reviewer}
 
 
+def shared_vendor_warnings(pair: dict[str, Any]) -> tuple[str, ...]:
+    """The warning for an ``independence`` pair whose author and reviewer reach one vendor."""
+    if pair["different_providers"]:
+        return ()
+    return (f"the author ({pair['author']}) and the reviewer ({pair['reviewer']}) both reach "
+            f"{pair['author_vendor']}: their agreement is correlated, not independent; pass "
+            "--reviewer-model with a model from another vendor",)
+
+
 def run_stage5(*, trace: Path, model_spec: str | None = None, reviewer_spec: str | None = None,
                budget: Budget = DEFAULT_BUDGET) -> StageOutcome:
     """Author and review the claims (scripted unless specs are given) and check every verdict.
@@ -220,10 +229,7 @@ def run_stage5(*, trace: Path, model_spec: str | None = None, reviewer_spec: str
         graph.close()
     state = Stage5State.model_validate(graph.get_state(config).values)
     scripted = model_spec is None and reviewer_spec is None
-    warnings = () if scripted or pair["different_providers"] else (
-        f"the author ({pair['author']}) and the reviewer ({pair['reviewer']}) both reach "
-        f"{pair['author_vendor']}: their agreement is correlated, not independent; pass "
-        "--reviewer-model with a model from another vendor",)
+    warnings = () if scripted else shared_vendor_warnings(pair)
     return _outcome(state, run_record(trace, graph.last_run), scripted, exhausted, pair, warnings,
                     calls=getattr(reviewer_model, "calls", None))
 

@@ -14,13 +14,14 @@ import unicodedata
 from grapharc.memory.claims import Claim, ClaimStore
 
 
-def _fold(text: str) -> str:
+def fold(text: str) -> str:
+    """``text`` with case, width and whitespace folded, as objects and predicates are compared."""
     return " ".join(unicodedata.normalize("NFKC", text).casefold().split())
 
 
 def contradictions(store: ClaimStore, new_claim: Claim) -> list[Claim]:
     """The current claims in ``store`` that ``new_claim`` contradicts, oldest first; writes nothing."""
-    predicate, value = _fold(new_claim.predicate), _fold(new_claim.object)
+    predicate, value = fold(new_claim.predicate), fold(new_claim.object)
     return [claim for claim in store.about(new_claim.subject)
-            if claim.id != new_claim.id and _fold(claim.predicate) == predicate
-            and _fold(claim.object) != value]
+            if claim.id != new_claim.id and fold(claim.predicate) == predicate
+            and fold(claim.object) != value]

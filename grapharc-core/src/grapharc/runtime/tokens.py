@@ -18,6 +18,7 @@ reported twice under the same ``run_id`` is charged once.
 
 from __future__ import annotations
 
+import logging
 import math
 import threading
 from collections import OrderedDict
@@ -36,6 +37,16 @@ from grapharc.errors import GraphARCError
 from grapharc.runtime.budget import BudgetMeter, InvalidBudgetError
 
 _CLAIMED_RUNS_KEPT = 4096
+_CALLBACK_LOGGER = "langchain_core.callbacks.manager"
+
+
+class _OwnRefusalFilter(logging.Filter):
+    """Drop LangChain's "Error in _NodeUsageHandler..." warning: that error is re-raised (the
+    handler's ``raise_error``) and reported by the run that it stops, so the warning only
+    duplicates it on stderr."""
+
+    def filter(self, record: logging.LogRecord) -> bool:
+        return not (isinstance(record.args, tuple) and record.args[:1] == ("_NodeUsageHandler",))
 
 
 class NoUsageScopeError(GraphARCError):
@@ -143,6 +154,7 @@ class _ClaimedRuns:
 _ACTIVE_SCOPE: ContextVar[_NodeUsageHandler | None] = ContextVar("grapharc_node_scope", default=None)
 _CLAIMED_RUNS = _ClaimedRuns(_CLAIMED_RUNS_KEPT)
 register_configure_hook(_ACTIVE_SCOPE, inheritable=True)
+logging.getLogger(_CALLBACK_LOGGER).addFilter(_OwnRefusalFilter())
 
 
 def node_usage_scope(meter: BudgetMeter | None, node: str) -> AbstractContextManager[NodeUsage]:

@@ -135,10 +135,17 @@ def check_decision(approval: Approval, thread_id: str, decision: str, decider: s
             + (f" by {approval.decided_by}" if approval.decided_by else ""))
     if not decider:
         raise DeciderNotAllowedError(f"a decision on approval {approval.approval_id} must name who made it")
-    if approval.deciders and decider not in approval.deciders:
+    if approval.deciders and not deciding_names(decider) & set(approval.deciders):
         raise DeciderNotAllowedError(
             f"{decider!r} may not decide approval {approval.approval_id}; "
             f"it may be decided by {', '.join(approval.deciders)}")
+
+
+def deciding_names(decider: str) -> set[str]:
+    """The names a decider answers to: ``alice`` is alice; ``alice (credit-desk)`` is alice deciding
+    for the credit desk, so an approval for either accepts it and the audit keeps both."""
+    person, _, role = decider.partition(" (")
+    return {decider, person, role[:-1]} if role.endswith(")") and person else {decider}
 
 
 def latest_by_key(approvals: Iterable[Approval]) -> dict[str, Approval]:

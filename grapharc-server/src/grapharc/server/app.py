@@ -12,11 +12,14 @@ from grapharc._version import __version__
 
 if TYPE_CHECKING:
     from grapharc.server.api.context import ApiContext
+    from grapharc.server.auth import AuthConfig
 
 
-def create_app(api: ApiContext | None = None) -> FastAPI:
-    """Build the FastAPI app (a fresh one per call, so tests can hold their own); with ``api``, the
-    assistants, threads and runs routes over its sessions."""
+def create_app(*, sessions: str | None = None, auth: AuthConfig | None = None,
+               api: ApiContext | None = None) -> FastAPI:
+    """Build the FastAPI app (a fresh one per call, so tests can hold their own); the approval
+    inbox is served when both the ``sessions`` location and the ``auth`` file are given, the
+    assistants, threads and runs routes when ``api`` (the sessions with registered graphs) is."""
 
     @asynccontextmanager
     async def lifespan(_app: FastAPI) -> AsyncIterator[None]:
@@ -25,6 +28,11 @@ def create_app(api: ApiContext | None = None) -> FastAPI:
             await api.manager.aclose()
 
     app = FastAPI(title="GraphARC", version=__version__, lifespan=lifespan)
+    app.state.auth = auth  # None: nobody signs in (loopback only); API routes check bearer tokens with it
+    if sessions is not None and auth is not None:
+        from grapharc.server.inbox.routes import inbox_router
+
+        app.include_router(inbox_router(sessions, auth))
 
     @app.get("/healthz")
     def healthz() -> dict[str, Any]:

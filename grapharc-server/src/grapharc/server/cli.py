@@ -6,24 +6,30 @@ or with ``--json`` one document on stdout whose ``port`` is the port actually bo
 
 from __future__ import annotations
 
+import ipaddress
 import os
 import sys
+from pathlib import Path
 from typing import Annotated
 
 import typer
 
 from grapharc.cli.output import JSON_OPTION_HELP, write_json
+from grapharc.server.errors import AuthRequiredError
 from grapharc.server.listener import ListeningAddress, listen
 
 DEFAULT_DRAIN_TIMEOUT = 10.0
 
+AUTH_FILE_HELP = ("TOML file of users (argon2 password hashes), API tokens (SHA-256) and who may decide "
+                  "which approvals; serves the approval inbox at /inbox. Required off loopback.")
+SESSIONS_HELP = ("Session store URI or directory whose approvals the inbox shows and whose threads the "
+                 "threads API drives (default: $GRAPHARC_SESSIONS, sessions in grapharc.toml, or "
+                 ".grapharc/sessions).")
 DRAIN_TIMEOUT_HELP = ("Seconds to let in-flight requests finish after SIGTERM or Ctrl+C before stopping "
                       "without them (exit 1).")
 
-SESSIONS_HELP = ("Session store URI (or a directory) the threads API keeps its threads in; "
-                 "with it the server offers assistants, threads and runs.")
 REGISTRY_HELP = ("module:attr of a function that registers graphs on the SessionManager "
-                 "(repeatable); those graphs are the API's assistants.")
+                 "(repeatable); with it the server offers assistants (those graphs), threads and runs.")
 
 
 def serve_command(
@@ -31,20 +37,30 @@ def serve_command(
     port: Annotated[int, typer.Option(help="Port to listen on (0 picks a free one).")] = 8000,
     drain_timeout: Annotated[float, typer.Option(min=0.0, help=DRAIN_TIMEOUT_HELP)] = DEFAULT_DRAIN_TIMEOUT,
     as_json: Annotated[bool, typer.Option("--json", help=JSON_OPTION_HELP)] = False,
-    sessions: Annotated[str | None, typer.Option(help=SESSIONS_HELP)] = None,
+    auth_file: Annotated[Path | None, typer.Option("--auth-file", help=AUTH_FILE_HELP)] = None,
+    sessions: Annotated[str | None, typer.Option("--sessions", help=SESSIONS_HELP)] = None,
     registry: Annotated[list[str] | None, typer.Option(help=REGISTRY_HELP)] = None,
 ) -> None:
     """Serve the GraphARC HTTP API until SIGTERM or Ctrl+C, then finish in-flight requests and exit 0."""
+    from grapharc.cli.session_commands import session_dir
     from grapharc.server.app import create_app
+    from grapharc.server.auth import load_auth
     from grapharc.server.lifecycle import serve_until_stopped
 
+    auth = load_auth(auth_file) if auth_file is not None else None
+    location = sessions or str(session_dir(None))
     api = None
-    if sessions is not None or registry:
+    if registry:
         from grapharc.server.api.context import open_context
 
-        api = open_context(sessions or ".grapharc/sessions", registry or [])
+        api = open_context(location, registry)
     listener = listen(host, port)
-    serve_until_stopped(listener, create_app(api), drain_timeout=drain_timeout,
+    if auth is None and not ipaddress.ip_address(ListeningAddress.of(listener).host).is_loopback:
+        listener.close()
+        raise AuthRequiredError(f"refusing to serve on {host} without sign-in: anyone who reaches it could "
+                                "decide approvals", hint="pass --auth-file FILE, or listen on 127.0.0.1")
+    serve_until_stopped(listener, create_app(sessions=location, auth=auth, api=api),
+                        drain_timeout=drain_timeout,
                         on_listening=lambda address: announce(address, as_json))
 
 

@@ -27,3 +27,11 @@ class AddressNotLocalError(CannotListenError):
 
 class ServerStartupError(GraphARCError):
     """The app failed its startup (its lifespan) after the socket was bound, so nothing was served."""
+
+
+class AuthFileError(GraphARCError):
+    """The auth file (users, tokens, who decides what) cannot be read or makes no sense."""
+
+
+class AuthRequiredError(GraphARCError):
+    """The server was asked to listen beyond this machine without sign-in configured."""

@@ -1,0 +1,62 @@
+"""The page session: a signed cookie (HttpOnly, SameSite=Lax) holding who signed in and a CSRF token.
+
+Nothing is kept on the server: the cookie is signed with the auth file's secret (itsdangerous)
+and expires after ``MAX_AGE``; every form carries the CSRF token the cookie holds.
+"""
+
+from __future__ import annotations
+
+import hmac
+import secrets
+from dataclasses import dataclass
+
+from fastapi import Request, Response
+from itsdangerous import BadSignature, URLSafeTimedSerializer
+
+COOKIE = "grapharc_session"
+MAX_AGE = 12 * 3600
+"""Seconds a sign-in lasts."""
+
+
+@dataclass(frozen=True, slots=True)
+class PageSession:
+    """Who is signed in (None: nobody yet) and the token every form of this session must carry."""
+
+    user: str | None
+    csrf: str
+
+    @classmethod
+    def new(cls, user: str | None) -> PageSession:
+        """A session for ``user`` with a fresh CSRF token (made again at every sign-in and out)."""
+        return cls(user, secrets.token_urlsafe(24))
+
+    def csrf_ok(self, presented: str | None) -> bool:
+        """True when a form's token is this session's."""
+        return bool(presented) and hmac.compare_digest(self.csrf, presented or "")
+
+
+class Cookies:
+    """Reads and writes page sessions signed with one secret."""
+
+    def __init__(self, secret: str) -> None:
+        self._signer = URLSafeTimedSerializer(secret, salt="grapharc-inbox")
+
+    def read(self, request: Request) -> PageSession | None:
+        """The request's page session, or None if it has none (or a forged or expired one)."""
+        raw = request.cookies.get(COOKIE)
+        if not raw:
+            return None
+        try:
+            data = self._signer.loads(raw, max_age=MAX_AGE)
+        except BadSignature:
+            return None
+        if not isinstance(data, dict) or not isinstance(data.get("csrf"), str):
+            return None
+        user = data.get("user")
+        return PageSession(user if isinstance(user, str) else None, data["csrf"])
+
+    def write(self, request: Request, response: Response, session: PageSession) -> None:
+        """Set ``session`` as the response's page session cookie."""
+        response.set_cookie(COOKIE, self._signer.dumps({"user": session.user, "csrf": session.csrf}),
+                            max_age=MAX_AGE, httponly=True, samesite="lax", path="/",
+                            secure=request.url.scheme == "https")

@@ -1,0 +1,132 @@
+"""What the inbox reads and does through the session layer: open approvals, one approval's
+details, and a decision (made and carried on as ``grapharc session approve`` does).
+
+Each call opens the sessions location and closes it again: between requests nothing is
+held, so a decision made here and one made from the CLI meet in the same store.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Iterator
+from contextlib import contextmanager
+from dataclasses import dataclass
+from typing import Any
+
+from grapharc.errors import GraphARCError
+from grapharc.session.errors import (
+    AlreadyDecidedError,
+    SessionBusyError,
+    ThreadNotPausedError,
+)
+from grapharc.session.manager import SessionManager
+from grapharc.session.records import GATE, OPEN, Approval, Session
+
+
+@dataclass(frozen=True, slots=True)
+class Pending:
+    """An open approval and the graph of the thread that waits on it."""
+
+    approval: Approval
+    graph: str
+
+
+@dataclass(frozen=True, slots=True)
+class Details:
+    """What it takes to decide one approval: the record, its thread, and the arguments asked about."""
+
+    approval: Approval
+    session: Session
+    arguments: str
+    """The arguments as indented JSON (or why they cannot be shown)."""
+
+
+class AlreadyDecided(GraphARCError):
+    """A decision for an approval that has its answer (a double click, a reload, another tab)."""
+
+    def __init__(self, approval: Approval) -> None:
+        super().__init__(f"already {approval.state} by {approval.decided_by or 'nobody named'} "
+                         f"at {_when(approval.decided_at)}")
+        self.approval = approval
+
+
+@contextmanager
+def opened(location: str) -> Iterator[SessionManager]:
+    """A session manager over ``location`` for one request."""
+    manager = SessionManager(location)
+    try:
+        yield manager
+    finally:
+        manager.close()
+
+
+def pending(location: str) -> list[Pending]:
+    """Every open approval of every paused thread, the oldest asked first."""
+    with opened(location) as manager:
+        found = [Pending(hold, session.graph) for session in manager.list("paused")
+                 for hold in session.holds if hold.state == OPEN]
+    return sorted(found, key=lambda p: p.approval.created_at)
+
+
+def details(location: str, approval_id: str) -> Details:
+    """The approval ``approval_id`` with its thread and arguments (``UnknownApprovalError`` if none)."""
+    from grapharc.cli.session_commands import register_thread_graph
+
+    with opened(location) as manager:
+        approval = manager.store.approval(approval_id)
+        session = manager.get(approval.thread_id)
+        arguments = "(decided: the thread no longer holds them)"
+        if approval.state == OPEN:
+            try:
+                register_thread_graph(manager, approval.thread_id)
+                arguments = _arguments(manager, approval, session)
+            except GraphARCError as exc:
+                arguments = f"(cannot be shown: {exc})"
+    return Details(approval, session, arguments)
+
+
+def decide(location: str, approval_id: str, decision: str, decider: str) -> Session:
+    """Record ``decider``'s decision and carry the thread on in this process until it pauses or ends.
+
+    A second decision of the same approval raises ``AlreadyDecided`` naming the first."""
+    from grapharc.cli.session_commands import register_thread_graph
+
+    with opened(location) as manager:
+        approval = manager.store.approval(approval_id)
+        if approval.state != OPEN:
+            raise AlreadyDecided(approval)
+        register_thread_graph(manager, approval.thread_id)
+        try:
+            return manager.resume(approval.thread_id, approval_id, decision, decider=decider)
+        except (AlreadyDecidedError, ThreadNotPausedError, SessionBusyError):
+            decided = manager.store.approval(approval_id)
+            if decided.state == OPEN:
+                raise
+            raise AlreadyDecided(decided) from None
+
+
+def _arguments(manager: SessionManager, approval: Approval, session: Session) -> str:
+    """What the approval is about: a gate's chosen arguments, or the value its interrupt carries."""
+    graph = manager.graphs.get(session.graph, session.thread_id)
+    compiled = manager.graphs.compiled(session.graph, manager.checkpointer)
+    snapshot = compiled.get_state({"configurable": {"thread_id": session.thread_id}})
+    value: Any = None
+    if approval.kind == GATE:
+        gate = graph.gates.get(approval.node)
+        values = dict(snapshot.values)
+        value = gate.arguments(values) if gate is not None and gate.arguments is not None else values
+    else:
+        value = next((i.value for task in snapshot.tasks for i in task.interrupts
+                      if i.id == approval.hold_key), None)
+    return json.dumps(value, indent=2, sort_keys=True, ensure_ascii=False, default=_plain)
+
+
+def _plain(value: Any) -> Any:
+    dump = getattr(value, "model_dump", None)
+    return dump(mode="json") if callable(dump) else repr(value)
+
+
+def _when(moment: float | None) -> str:
+    from grapharc.session.records import iso
+
+    return iso(moment) or "an unknown time"

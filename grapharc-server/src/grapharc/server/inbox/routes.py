@@ -1,0 +1,186 @@
+"""The inbox pages: sign in, see the approvals you may decide, open one, approve or reject it.
+
+Every form carries the page session's CSRF token; a decision answers 303 See Other back to
+the approval's page, which then shows who decided and where the thread stands. A second
+decision is refused (409, "already decided by X at T"), an expired approval says so (410),
+and a user the auth file does not let decide an approval gets 403.
+"""
+
+from __future__ import annotations
+
+import time
+from pathlib import Path
+from typing import Any
+from urllib.parse import quote
+
+from fastapi import APIRouter, Form, HTTPException, Request
+from fastapi.responses import RedirectResponse, Response
+from fastapi.templating import Jinja2Templates
+from starlette.concurrency import run_in_threadpool
+
+from grapharc.errors import GraphARCError
+from grapharc.server.auth import AuthConfig, User
+from grapharc.server.inbox import queue
+from grapharc.server.inbox.cookies import Cookies, PageSession
+from grapharc.session.errors import ApprovalExpiredError, UnknownApprovalError
+from grapharc.session.records import DECISIONS, iso
+
+TEMPLATES = Jinja2Templates(directory=Path(__file__).parent / "templates")
+TEMPLATES.env.globals["iso"] = iso
+PREFIX = "/inbox"
+
+
+class _Pages:
+    """Renders pages for one sessions location and one auth file."""
+
+    def __init__(self, location: str, auth: AuthConfig) -> None:
+        self.location = location
+        self.auth = auth
+        self.cookies = Cookies(auth.secret)
+
+    def render(self, request: Request, template: str, status: int = 200, **context: Any) -> Response:
+        """A page, with a page session (and its CSRF token) made for it if the request had none."""
+        session = self.cookies.read(request)
+        fresh = session is None
+        session = session or PageSession.new(None)
+        response = TEMPLATES.TemplateResponse(request, template, status_code=status,
+                                              context={"user": session.user, "csrf": session.csrf, **context})
+        if fresh:
+            self.cookies.write(request, response, session)
+        return response
+
+    def error(self, request: Request, status: int, message: str) -> Response:
+        """A page saying why the request cannot be done."""
+        return self.render(request, "error.html", status, message=message)
+
+    def signed_in(self, request: Request) -> tuple[PageSession, User] | None:
+        """The page session and its user, if someone is signed in."""
+        session = self.cookies.read(request)
+        user = self.auth.users.get(session.user) if session and session.user else None
+        return (session, user) if session and user else None
+
+
+def _to_signin(request: Request) -> RedirectResponse:
+    return RedirectResponse(f"{PREFIX}/signin?next={quote(request.url.path)}", status_code=303)
+
+
+def inbox_router(location: str, auth: AuthConfig) -> APIRouter:
+    """The inbox's routes over the sessions at ``location``, for the users of ``auth``."""
+    pages = _Pages(location, auth)
+    router = APIRouter(prefix=PREFIX)
+
+    @router.get("/signin")
+    def signin_form(request: Request, next: str = PREFIX) -> Response:
+        return pages.render(request, "signin.html", next=_local(next), error=None)
+
+    @router.post("/signin")
+    def signin(request: Request, username: str = Form(""), password: str = Form(""),
+               csrf: str = Form(""), next: str = Form(PREFIX)) -> Response:
+        session = pages.cookies.read(request)
+        if session is None or not session.csrf_ok(csrf):
+            return pages.render(request, "signin.html", 403, next=_local(next),
+                                error="the form expired or came from elsewhere; sign in again")
+        user = auth.sign_in(username, password)
+        if user is None:
+            return pages.render(request, "signin.html", 401, next=_local(next),
+                                error="wrong user name or password")
+        response = RedirectResponse(_local(next), status_code=303)
+        pages.cookies.write(request, response, PageSession.new(user.name))
+        return response
+
+    @router.post("/signout")
+    def signout(request: Request, csrf: str = Form("")) -> Response:
+        session = pages.cookies.read(request)
+        if session is None or not session.csrf_ok(csrf):
+            return pages.error(request, 403, "the form expired or came from elsewhere; reload the page")
+        response = RedirectResponse(f"{PREFIX}/signin", status_code=303)
+        pages.cookies.write(request, response, PageSession.new(None))
+        return response
+
+    @router.get("")
+    async def inbox(request: Request) -> Response:
+        who = pages.signed_in(request)
+        if who is None:
+            return _to_signin(request)
+        user = who[1]
+        waiting = await run_in_threadpool(queue.pending, location)
+        mine = [p for p in waiting if user.decider_for(p.graph, p.approval.node, p.approval.deciders)]
+        return pages.render(request, "inbox.html", pending=mine, others=len(waiting) - len(mine),
+                            now=time.time())
+
+    @router.get("/approvals/{approval_id}")
+    async def approval_page(request: Request, approval_id: str) -> Response:
+        who = pages.signed_in(request)
+        if who is None:
+            return _to_signin(request)
+        found = await _details(request, approval_id)
+        if isinstance(found, Response):
+            return found
+        decider = who[1].decider_for(found.session.graph, found.approval.node, found.approval.deciders)
+        if decider is None:
+            return pages.render(request, "refused.html", 403, approval=found.approval,
+                                reason=f"{who[1].name} may not decide this approval")
+        return pages.render(request, "approval.html", found=found, decider=decider, now=time.time(),
+                            refusal=None)
+
+    @router.post("/approvals/{approval_id}")
+    async def decide(request: Request, approval_id: str, decision: str = Form(""),
+                     csrf: str = Form("")) -> Response:
+        who = pages.signed_in(request)
+        if who is None:
+            return _to_signin(request)
+        session, user = who
+        if not session.csrf_ok(csrf):
+            return pages.error(request, 403, "the form's CSRF token is missing or not this session's; "
+                                             "reload the page")
+        if decision not in DECISIONS:
+            return pages.error(request, 422, f"decision must be one of {', '.join(DECISIONS)}")
+        found = await _details(request, approval_id)
+        if isinstance(found, Response):
+            return found
+        decider = user.decider_for(found.session.graph, found.approval.node, found.approval.deciders)
+        if decider is None:
+            return pages.render(request, "refused.html", 403, approval=found.approval,
+                                reason=f"{user.name} may not decide this approval")
+        try:
+            await run_in_threadpool(queue.decide, location, approval_id, decision, decider)
+        except queue.AlreadyDecided as exc:
+            return await _refused(request, approval_id, decider, 409, str(exc))
+        except ApprovalExpiredError as exc:
+            return await _refused(request, approval_id, decider, 410, str(exc))
+        except GraphARCError as exc:
+            return await _refused(request, approval_id, decider, 409, str(exc))
+        return RedirectResponse(f"{PREFIX}/approvals/{quote(approval_id)}", status_code=303)
+
+    async def _details(request: Request, approval_id: str) -> queue.Details | Response:
+        """The approval's details, or the page saying there is no such approval."""
+        try:
+            return await run_in_threadpool(queue.details, location, approval_id)
+        except UnknownApprovalError as exc:
+            return pages.error(request, 404, str(exc))
+
+    async def _refused(request: Request, approval_id: str, decider: str, status: int,
+                       refusal: str) -> Response:
+        found = await _details(request, approval_id)
+        if isinstance(found, Response):
+            return found
+        return pages.render(request, "approval.html", status, found=found, decider=decider, now=time.time(),
+                            refusal=refusal)
+
+    @router.get("/pending.json")
+    async def pending_json(request: Request) -> dict[str, Any]:
+        user = auth.bearer(request.headers.get("authorization"))
+        if user is None:
+            raise HTTPException(401, "send an API token: Authorization: Bearer TOKEN",
+                                headers={"WWW-Authenticate": "Bearer"})
+        waiting = await run_in_threadpool(queue.pending, location)
+        return {"user": user.name, "approvals": [
+            {**p.approval.to_dict(), "graph": p.graph} for p in waiting
+            if user.decider_for(p.graph, p.approval.node, p.approval.deciders)]}
+
+    return router
+
+
+def _local(target: str) -> str:
+    """``target`` if it is a page of the inbox, else the inbox (no redirect elsewhere)."""
+    return target if target.startswith(PREFIX) and not target.startswith("//") else PREFIX
