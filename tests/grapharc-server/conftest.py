@@ -19,14 +19,26 @@ def busy_port() -> Iterator[int]:
         yield taken.getsockname()[1]
 
 
-@pytest.fixture
-def api_server(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Iterator[str]:
-    """The URL of a real ``grapharc serve`` on 127.0.0.1 with the threads API over sessions in
-    ``tmp_path``; its graphs are api_graphs.py's."""
+def _api_server(tmp_path: Path, monkeypatch: pytest.MonkeyPatch, *options: str) -> Iterator[str]:
     from server_process import ServerProcess, grapharc_serve
 
     monkeypatch.setenv("PYTHONPATH", str(Path(__file__).parent))
     command = grapharc_serve("--port", "0", "--json", "--sessions", str(tmp_path / "sessions"),
-                             "--registry", "api_graphs:register")
+                             "--registry", "api_graphs:register", *options)
     with ServerProcess(command) as server:
         yield server.json_announcement()["url"]
+
+
+@pytest.fixture
+def api_server(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Iterator[str]:
+    """The URL of a real ``grapharc serve`` on 127.0.0.1 with the threads API over sessions in
+    ``tmp_path``; its graphs are api_graphs.py's."""
+    yield from _api_server(tmp_path, monkeypatch)
+
+
+@pytest.fixture
+def api_server_with_auth(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Iterator[str]:
+    """``api_server`` with inbox_setup.py's auth file (alice's token decides for the credit desk)."""
+    from inbox_setup import write_auth_file
+
+    yield from _api_server(tmp_path, monkeypatch, "--auth-file", str(write_auth_file(tmp_path / "auth.toml")))

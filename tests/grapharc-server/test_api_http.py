@@ -180,3 +180,28 @@ def test_a_hung_up_client_cancels_the_run_only_when_it_asked_to(api_server: str,
         release.touch()
         assert client.get(f"/threads/{kept}/runs/{kept_run}/join").json()["released"] is True
         assert client.get(f"/threads/{kept}/runs/{kept_run}").json()["status"] == "success"
+
+
+def test_with_an_auth_file_the_api_needs_a_token_and_the_token_says_who_decides(
+        api_server_with_auth: str) -> None:
+    from inbox_setup import TOKEN
+
+    with _client(api_server_with_auth) as anonymous:
+        refused = anonymous.post("/threads", json={"metadata": {"graph_id": CREDIT}})
+        _problem(refused, 401)
+        assert refused.headers["www-authenticate"] == "Bearer"
+    with httpx.Client(base_url=api_server_with_auth, timeout=60,
+                      headers={"Authorization": f"Bearer {TOKEN}"}) as client:
+        thread = _thread(client)
+        paused = client.post(f"/threads/{thread}/runs/wait",
+                             json={"assistant_id": CREDIT, "input": {"application_id": "LN-7310"}}).json()
+        assert paused["__interrupt__"]
+        named = {"assistant_id": CREDIT,
+                 "command": {"resume": {"decision": "approved", "decider": "credit-desk"}}}
+        assert "decider" in _problem(client.post(f"/threads/{thread}/runs/wait", json=named), 422)["detail"]
+        done = client.post(f"/threads/{thread}/runs/wait",
+                           json={"assistant_id": CREDIT, "command": {"resume": "approved"}})
+        assert done.json()["released"] is True
+        trace = [json.loads(line) for line in client.get(f"/threads/{thread}/trace").text.splitlines()]
+        decided = next(t for t in trace if t["kind"] == "decided")
+        assert "alice (credit-desk)" in json.dumps(decided["detail"])

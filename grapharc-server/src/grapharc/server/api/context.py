@@ -10,7 +10,9 @@ from typing import Any
 from fastapi import Request
 
 from grapharc.errors import GraphARCError
+from grapharc.server.api.problems import ApiProblem
 from grapharc.server.api.runbook import RunBook
+from grapharc.server.auth import AuthConfig, User
 from grapharc.session.manager import SessionManager
 
 
@@ -53,6 +55,19 @@ def open_context(sessions: str, registries: list[str]) -> ApiContext:
     for spec in registries:
         load_registry(spec)(manager)
     return ApiContext(manager)
+
+
+def caller(request: Request) -> User | None:
+    """Who calls: with an auth file, the user of the request's bearer token (401 without one);
+    without (a loopback server), nobody in particular."""
+    auth: AuthConfig | None = getattr(request.app.state, "auth", None)
+    if auth is None:
+        return None
+    user = auth.bearer(request.headers.get("authorization"))
+    if user is None:
+        raise ApiProblem(401, "this API needs a bearer token from the server's auth file",
+                         hint="send Authorization: Bearer <token>", headers={"WWW-Authenticate": "Bearer"})
+    return user
 
 
 def api(request: Request) -> ApiContext:

@@ -36,10 +36,11 @@ class ApiProblem(GraphARCError):
     """A request the API refuses, with the HTTP status it answers and any field errors."""
 
     def __init__(self, status: int, message: str, *, hint: str = "",
-                 errors: list[dict[str, Any]] | None = None) -> None:
+                 errors: list[dict[str, Any]] | None = None, headers: dict[str, str] | None = None) -> None:
         super().__init__(message, hint=hint)
         self.status = status
         self.errors = errors or []
+        self.headers = headers
 
 
 def problem(status: int, detail: str, *, hint: str = "", errors: list[dict[str, Any]] | None = None,
@@ -72,7 +73,8 @@ def install_problem_handlers(app: FastAPI) -> None:
     @app.exception_handler(GraphARCError)
     async def library_error(_request: Request, error: GraphARCError) -> JSONResponse:
         errors = error.errors if isinstance(error, ApiProblem) else None
-        return problem(status_of(error), str(error), hint=error.hint, errors=errors)
+        headers = error.headers if isinstance(error, ApiProblem) else None
+        return problem(status_of(error), str(error), hint=error.hint, errors=errors, headers=headers)
 
     @app.exception_handler(RequestValidationError)
     async def invalid_request(_request: Request, error: RequestValidationError) -> JSONResponse:

@@ -2,10 +2,10 @@
 
 from __future__ import annotations
 
-from fastapi import FastAPI
+from fastapi import Depends, FastAPI
 
 from grapharc.server.api import assistants, runs, threads
-from grapharc.server.api.context import ApiContext
+from grapharc.server.api.context import ApiContext, caller
 from grapharc.server.api.limits import BodyLimits
 from grapharc.server.api.problems import install_problem_handlers
 
@@ -14,6 +14,6 @@ def mount_api(app: FastAPI, context: ApiContext) -> None:
     """Serve assistants, threads and runs over ``context``'s sessions on ``app``."""
     app.state.api = context
     for module in (assistants, threads, runs):
-        app.include_router(module.router)
+        app.include_router(module.router, dependencies=[Depends(caller)])
     install_problem_handlers(app)
     app.add_middleware(BodyLimits)

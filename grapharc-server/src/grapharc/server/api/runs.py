@@ -18,15 +18,17 @@ from pydantic import BaseModel, ConfigDict, Field, TypeAdapter, ValidationError
 from sse_starlette.sse import EventSourceResponse
 
 from grapharc.server.api import shapes
-from grapharc.server.api.context import ApiContext, api
+from grapharc.server.api.context import ApiContext, api, caller
 from grapharc.server.api.problems import ApiProblem
 from grapharc.server.api.runbook import Run
 from grapharc.server.api.streaming import cursor_of, sse_response, stream_modes
+from grapharc.server.auth import User
 from grapharc.session.errors import UnknownSessionError
 from grapharc.session.records import DECISIONS, OPEN, PAUSED, Approval, Session
 
 router = APIRouter(prefix="/threads/{thread_id}/runs", tags=["runs"])
 Context = Annotated[ApiContext, Depends(api)]
+Caller = Annotated[User | None, Depends(caller)]
 LastEventId = Annotated[str | None, Header(alias="Last-Event-ID")]
 
 
@@ -54,21 +56,21 @@ class RunCreate(BaseModel):
 
 
 @router.post("")
-async def create_run(thread_id: str, body: RunCreate, ctx: Context) -> dict[str, Any]:
-    return (await _start(ctx, thread_id, body)).to_dict()
+async def create_run(thread_id: str, body: RunCreate, ctx: Context, user: Caller) -> dict[str, Any]:
+    return (await _start(ctx, thread_id, body, user)).to_dict()
 
 
 @router.post("/wait")
-async def wait_run(thread_id: str, body: RunCreate, ctx: Context) -> dict[str, Any]:
-    run = await _start(ctx, thread_id, body)
+async def wait_run(thread_id: str, body: RunCreate, ctx: Context, user: Caller) -> dict[str, Any]:
+    run = await _start(ctx, thread_id, body, user)
     await run.done.wait()
     return await _final_values(ctx, run)
 
 
 @router.post("/stream")
-async def stream_run(thread_id: str, body: RunCreate, ctx: Context) -> EventSourceResponse:
+async def stream_run(thread_id: str, body: RunCreate, ctx: Context, user: Caller) -> EventSourceResponse:
     modes = stream_modes(body.stream_mode)
-    run = await _start(ctx, thread_id, body)
+    run = await _start(ctx, thread_id, body, user)
     return sse_response(ctx.manager, run, modes, cursor_of(None, run),
                         cancel_on_disconnect=body.on_disconnect == "cancel")
 
@@ -122,7 +124,7 @@ async def _final_values(ctx: ApiContext, run: Run) -> dict[str, Any]:
     return {**shapes.thread(session, values)["values"], **({"__interrupt__": pending} if pending else {})}
 
 
-async def _start(ctx: ApiContext, thread_id: str, body: RunCreate) -> Run:
+async def _start(ctx: ApiContext, thread_id: str, body: RunCreate, user: User | None) -> Run:
     """Check the request against the thread and its graph, then start the run's turn."""
     graph = ctx.manager.graphs.get(body.assistant_id)
     session = await _thread(ctx, thread_id, body)
@@ -138,7 +140,7 @@ async def _start(ctx: ApiContext, thread_id: str, body: RunCreate) -> Run:
         raise ApiProblem(409, f"thread {thread_id} is busy: {holder} holds its lease",
                          hint="wait for that run (GET .../join) or cancel it, then start again")
     after_seq = await asyncio.to_thread(_last_seq, ctx, thread_id)
-    turn = _turn(ctx, session, body)
+    turn = _turn(ctx, session, body, user)
     run = Run(thread_id, graph.name, after_seq, body.multitask_strategy,
               stream_modes(body.stream_mode))
     ctx.runs.start(run, turn, lambda: ctx.manager.get(thread_id).status,
@@ -160,13 +162,13 @@ async def _thread(ctx: ApiContext, thread_id: str, body: RunCreate) -> Session:
     return await asyncio.to_thread(ctx.manager.create, body.assistant_id, thread_id=thread_id)
 
 
-def _turn(ctx: ApiContext, session: Session, body: RunCreate) -> Awaitable[Any]:
+def _turn(ctx: ApiContext, session: Session, body: RunCreate, user: User | None) -> Awaitable[Any]:
     """The session-layer call this run makes: a resume answering an approval, or a start with input."""
     if body.command is not None:
         if body.input is not None:
             raise ApiProblem(422, "a run takes input or command, not both",
                              hint="send command.resume to answer an approval, input to start a turn")
-        approval, decision, decider = _answer(session, body.command.resume, ctx.manager.clock())
+        approval, decision, decider = _answer(session, body.command.resume, ctx.manager.clock(), user)
         return ctx.manager.aresume(session.thread_id, approval.approval_id, decision, decider=decider)
     if session.status == PAUSED:
         waiting = ", ".join(h.approval_id for h in session.holds if h.state == OPEN)
@@ -176,8 +178,10 @@ def _turn(ctx: ApiContext, session: Session, body: RunCreate) -> Awaitable[Any]:
     return ctx.manager.arun(session.thread_id, body.input or {})
 
 
-def _answer(session: Session, resume: str | dict[str, Any], now: float) -> tuple[Approval, str, str]:
-    """The approval a resume answers, the decision and who decides, checked before anything is written."""
+def _answer(session: Session, resume: str | dict[str, Any], now: float,
+            user: User | None) -> tuple[Approval, str, str]:
+    """The approval a resume answers, the decision and who decides (the token's user when the server
+    has an auth file, else the ``decider`` named), checked before anything is written."""
     answer = {"decision": resume} if isinstance(resume, str) else dict(resume)
     unknown = sorted(set(answer) - {"decision", "decider", "approval_id"})
     decision, decider = answer.get("decision"), answer.get("decider", "api")
@@ -194,7 +198,16 @@ def _answer(session: Session, resume: str | dict[str, Any], now: float) -> tuple
                               f"(open: {', '.join(h.approval_id for h in open_holds) or 'none'})",
                          hint="name the approval_id in command.resume, or read GET /threads/{id}/state")
     approval = chosen[0]
-    if approval.deciders and decider not in approval.deciders:
+    if user is not None:
+        if "decider" in answer:
+            raise ApiProblem(422, "command.resume names a decider, but the bearer token says who decides",
+                             hint="leave decider out")
+        signed = user.decider_for(session.graph, approval.node, approval.deciders)
+        if signed is None:
+            raise ApiProblem(403, f"{user.name} may not decide approval {approval.approval_id}",
+                             hint="the auth file's may_decide and decides_for say who may")
+        decider = signed
+    elif approval.deciders and decider not in approval.deciders:
         raise ApiProblem(403, f"{decider!r} may not decide approval {approval.approval_id}",
                          hint=f"it is for: {', '.join(approval.deciders)}")
     if approval.expired(now):
