@@ -39,7 +39,7 @@ typecheck: install
 
 wheels: install
 	for dist in grapharc-core grapharc-gateway grapharc-tools grapharc-memory-sqlite \
-	            grapharc-memory-ladybug grapharc-server; do \
+	            grapharc-memory-ladybug grapharc-server grapharc-postgres; do \
 	    $(UV) build --quiet --wheel --package $$dist --out-dir dist || exit 1; \
 	done
 

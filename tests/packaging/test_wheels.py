@@ -29,6 +29,7 @@ LEAVES = {
     "grapharc-memory-sqlite": "grapharc/memory/sqlite/",
     "grapharc-memory-ladybug": "grapharc/memory/ladybug/",
     "grapharc-server": "grapharc/server/",
+    "grapharc-postgres": "grapharc/postgres/",
 }
 PYTHON = os.environ.get("GRAPHARC_PACKAGING_PYTHON", sys.executable)
 

@@ -1,0 +1,1 @@
+"""GraphARC on PostgreSQL: sessions and checkpoints behind the ``postgres://`` store scheme."""

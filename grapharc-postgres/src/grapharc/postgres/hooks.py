@@ -1,0 +1,30 @@
+"""grapharc-postgres's hook implementations: the ``postgres``/``postgresql`` schemes and ``grapharc db``."""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING
+
+from grapharc.plugins import RegisterStore, StoreInfo, hookimpl
+
+if TYPE_CHECKING:
+    import typer
+
+SCHEMES = ("postgres", "postgresql")
+
+
+@hookimpl
+def register_stores(register: RegisterStore) -> None:
+    for scheme in SCHEMES:
+        register(StoreInfo(scheme=scheme, kinds=frozenset({"sessions"}),
+                           factory="grapharc.postgres.sessions:open_session_store",
+                           description="session status, approvals, leases and audit trail in PostgreSQL"))
+        register(StoreInfo(scheme=scheme, kinds=frozenset({"checkpoints"}),
+                           factory="grapharc.postgres.checkpoints:open_checkpointer",
+                           description="LangGraph's Postgres savers (sync and async) over a connection pool"))
+
+
+@hookimpl
+def register_commands(app: typer.Typer) -> None:
+    from grapharc.postgres.cli import db_app
+
+    app.add_typer(db_app, name="db")

@@ -1,0 +1,130 @@
+"""Versioned migrations of the session tables, recorded in ``grapharc_schema_versions``.
+
+Each migration runs once, in order, in one transaction holding an advisory lock, so
+workers starting together apply it once. A store refuses a database that has a version
+this code does not know (a newer GraphARC upgraded it). The audit trail refuses UPDATE
+always and DELETE while its session exists, as in the SQLite store.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import psycopg
+
+from grapharc.postgres.connect import PostgresStoreError, redacted
+
+_LOCK = 0x6772_6170_6861_7263 & 0x7FFF_FFFF_FFFF_FFFF  # "grapharc", one advisory lock key
+
+MIGRATIONS: tuple[tuple[int, str, str], ...] = ((1, "sessions, approvals, events and audit", """
+CREATE TABLE grapharc_sessions (
+    thread_id TEXT PRIMARY KEY,
+    graph TEXT NOT NULL,
+    status TEXT NOT NULL CHECK (status IN
+        ('created', 'running', 'paused', 'completed', 'rejected', 'expired', 'failed')),
+    created_at DOUBLE PRECISION NOT NULL,
+    updated_at DOUBLE PRECISION NOT NULL,
+    runner TEXT,
+    lease_token TEXT,
+    lease_expires_at DOUBLE PRECISION,
+    turn JSONB,
+    outcome TEXT,
+    error TEXT,
+    audited_step INTEGER NOT NULL DEFAULT -1
+);
+CREATE INDEX grapharc_sessions_by_status ON grapharc_sessions (status, updated_at);
+CREATE TABLE grapharc_approvals (
+    seq BIGSERIAL UNIQUE,
+    approval_id TEXT PRIMARY KEY,
+    thread_id TEXT NOT NULL,
+    kind TEXT NOT NULL CHECK (kind IN ('gate', 'interrupt')),
+    node TEXT NOT NULL,
+    hold_key TEXT NOT NULL,
+    question TEXT NOT NULL,
+    digest TEXT NOT NULL,
+    deciders JSONB NOT NULL,
+    created_at DOUBLE PRECISION NOT NULL,
+    expires_at DOUBLE PRECISION,
+    state TEXT NOT NULL CHECK (state IN ('open', 'approved', 'rejected', 'superseded', 'expired')),
+    decided_by TEXT,
+    decided_at DOUBLE PRECISION
+);
+CREATE INDEX grapharc_approvals_by_thread ON grapharc_approvals (thread_id, state);
+CREATE TABLE grapharc_events (
+    event_id BIGSERIAL PRIMARY KEY,
+    thread_id TEXT NOT NULL,
+    kind TEXT NOT NULL,
+    payload JSONB NOT NULL,
+    posted_at DOUBLE PRECISION NOT NULL,
+    delivered_at DOUBLE PRECISION,
+    turn_id TEXT
+);
+CREATE INDEX grapharc_events_by_thread ON grapharc_events (thread_id, delivered_at);
+CREATE TABLE grapharc_audit (
+    seq BIGSERIAL PRIMARY KEY,
+    thread_id TEXT NOT NULL,
+    at DOUBLE PRECISION NOT NULL,
+    kind TEXT NOT NULL,
+    node TEXT,
+    step INTEGER,
+    task_id TEXT,
+    detail JSONB NOT NULL
+);
+CREATE INDEX grapharc_audit_by_thread ON grapharc_audit (thread_id, seq);
+CREATE UNIQUE INDEX grapharc_audit_node_once ON grapharc_audit (thread_id, step, node, task_id)
+    WHERE kind = 'node';
+CREATE UNIQUE INDEX grapharc_audit_run_once ON grapharc_audit (thread_id, task_id) WHERE kind = 'run';
+CREATE FUNCTION grapharc_audit_guard() RETURNS trigger LANGUAGE plpgsql AS $$
+BEGIN
+    IF TG_OP = 'UPDATE' THEN
+        RAISE EXCEPTION 'the audit trail is append-only';
+    END IF;
+    IF EXISTS (SELECT 1 FROM grapharc_sessions WHERE thread_id = OLD.thread_id) THEN
+        RAISE EXCEPTION 'the audit trail of a live session cannot be deleted';
+    END IF;
+    RETURN OLD;
+END $$;
+CREATE TRIGGER grapharc_audit_is_append_only BEFORE UPDATE OR DELETE ON grapharc_audit
+    FOR EACH ROW EXECUTE FUNCTION grapharc_audit_guard();
+"""),)
+
+LATEST = MIGRATIONS[-1][0]
+
+_VERSIONS = """CREATE TABLE IF NOT EXISTS grapharc_schema_versions (
+    version INTEGER PRIMARY KEY, description TEXT NOT NULL, applied_at TIMESTAMPTZ NOT NULL DEFAULT now())"""
+
+
+def applied(conn: psycopg.Connection[Any]) -> list[int]:
+    """The versions applied to the database, oldest first (none on a fresh database)."""
+    found = conn.execute("SELECT to_regclass('grapharc_schema_versions') AS t").fetchone()
+    if found is None or _first(found) is None:
+        return []
+    return [_first(r) for r in conn.execute("SELECT version FROM grapharc_schema_versions ORDER BY version")]
+
+
+def upgrade(conn: psycopg.Connection[Any], uri: str) -> list[int]:
+    """Apply every migration the database lacks, in one transaction; the versions applied now."""
+    with conn.transaction():
+        conn.execute("SELECT pg_advisory_xact_lock(%s)", (_LOCK,))
+        conn.execute(_VERSIONS)
+        done = applied(conn)
+        refuse_unknown(done, uri)
+        fresh = [(v, what, sql) for v, what, sql in MIGRATIONS if v not in done]
+        for version, description, sql in fresh:
+            conn.execute(sql.encode())
+            conn.execute("INSERT INTO grapharc_schema_versions (version, description) VALUES (%s, %s)",
+                         (version, description))
+    return [version for version, _, _ in fresh]
+
+
+def refuse_unknown(done: list[int], uri: str) -> None:
+    """Refuse a database carrying a migration this GraphARC does not have."""
+    unknown = sorted(set(done) - {version for version, _, _ in MIGRATIONS})
+    if unknown:
+        raise PostgresStoreError(
+            f"the PostgreSQL store {redacted(uri)} has schema version {unknown[-1]}; this GraphARC "
+            f"knows versions up to {LATEST}", hint="upgrade grapharc-postgres on this machine")
+
+
+def _first(row: Any) -> Any:
+    return next(iter(row.values())) if isinstance(row, dict) else row[0]

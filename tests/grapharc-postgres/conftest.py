@@ -1,0 +1,96 @@
+"""A fresh PostgreSQL database per test on the server at 127.0.0.1:5432, dropped afterwards.
+
+The server is ``GRAPHARC_TEST_POSTGRES`` (default ``postgresql://postgres@127.0.0.1:5432/postgres``,
+trust authentication). Where it cannot be reached the tests skip with the reason, unless
+``GRAPHARC_REQUIRE_POSTGRES=1`` (CI), where they fail. The session tests' helpers (graphs,
+child processes) are shared from ``tests/grapharc-core/session``.
+"""
+
+from __future__ import annotations
+
+import os
+import sys
+from collections.abc import Callable, Iterator
+from pathlib import Path
+from uuid import uuid4
+
+import psycopg
+import pytest
+from psycopg import sql
+
+SESSION_HELPERS = Path(__file__).resolve().parents[1] / "grapharc-core" / "session"
+sys.path.insert(0, str(SESSION_HELPERS))
+
+from session_procs import Child  # noqa: E402
+
+ADMIN = os.environ.get("GRAPHARC_TEST_POSTGRES", "postgresql://postgres@127.0.0.1:5432/postgres")
+REQUIRED = os.environ.get("GRAPHARC_REQUIRE_POSTGRES", "") not in {"", "0"}
+"""CI sets this: there the PostgreSQL tests must run, so an unreachable server fails instead of skipping."""
+
+
+def _admin() -> psycopg.Connection:
+    return psycopg.connect(ADMIN, autocommit=True, connect_timeout=5)
+
+
+def _reachable() -> str | None:
+    """None when the server answers, else why not."""
+    try:
+        with _admin():
+            return None
+    except psycopg.Error as exc:
+        return f"no PostgreSQL server at {ADMIN}: {str(exc).strip()}"
+
+
+@pytest.fixture(scope="session")
+def postgres_server() -> str:
+    """The admin URI, once it is known the server answers."""
+    missing = _reachable()
+    if missing and REQUIRED:
+        pytest.fail(f"GRAPHARC_REQUIRE_POSTGRES is set but {missing}")
+    if missing:
+        pytest.skip(f"{missing} (set GRAPHARC_TEST_POSTGRES, or install postgresql)")
+    return ADMIN
+
+
+def database_uri(name: str) -> str:
+    """The URI of database ``name`` on the test server, as a store URI."""
+    return ADMIN.rsplit("/", 1)[0] + "/" + name
+
+
+@pytest.fixture
+def new_database(postgres_server: str) -> Iterator[Callable[[], str]]:
+    """Make fresh databases (``grapharc_test_<random>``) on demand; all dropped at the end."""
+    made: list[str] = []
+
+    def make() -> str:
+        name = f"grapharc_test_{uuid4().hex[:12]}"
+        with _admin() as conn:
+            conn.execute(sql.SQL("CREATE DATABASE {}").format(sql.Identifier(name)))
+        made.append(name)
+        return database_uri(name)
+
+    yield make
+    with _admin() as conn:
+        for name in made:
+            conn.execute(sql.SQL("DROP DATABASE IF EXISTS {} WITH (FORCE)").format(sql.Identifier(name)))
+
+
+@pytest.fixture
+def postgres_uri(new_database: Callable[[], str]) -> str:
+    """A fresh database for this test."""
+    return new_database()
+
+
+@pytest.fixture
+def reap() -> Iterator[Callable[[Child], Child]]:
+    """Register a child so it is SIGKILLed if the test ends while it still runs."""
+    children: list[Child] = []
+
+    def keep(child: Child) -> Child:
+        children.append(child)
+        return child
+
+    yield keep
+    for child in children:
+        if child.process.poll() is None:
+            child.kill()

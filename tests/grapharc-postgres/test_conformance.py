@@ -1,0 +1,39 @@
+"""The session-store and checkpointer kits from core, unchanged, against ``postgresql://`` stores
+opened through the store hook (LangGraph's own checkpoint conformance suite included)."""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from pathlib import Path
+
+import pytest
+
+from grapharc.postgres.checkpoints import PostgresCheckpoints
+from grapharc.postgres.sessions import PostgresSessionStore
+from grapharc.stores import open_store
+from grapharc.testing.checkpointer_kit import CheckpointerConformance
+from grapharc.testing.session_store_kit import SessionStoreConformance
+
+
+class _FreshDatabase:
+    """Each test gets its own database; ``make_*`` and ``reopen_*`` open stores on it."""
+
+    uri: str
+
+    @pytest.fixture(autouse=True)
+    def _database(self, new_database: Callable[[], str]) -> None:
+        self.uri = new_database()
+
+
+class TestPostgresSessionStoreConformance(_FreshDatabase, SessionStoreConformance):
+    durable = True
+
+    def make_store(self, tmp_path: Path) -> PostgresSessionStore:
+        return open_store(self.uri, kind="sessions")
+
+
+class TestPostgresCheckpointsConformance(_FreshDatabase, CheckpointerConformance):
+    durable = True
+
+    def make_provider(self, tmp_path: Path) -> PostgresCheckpoints:
+        return open_store(self.uri.replace("postgresql://", "postgres://", 1), kind="checkpoints")
