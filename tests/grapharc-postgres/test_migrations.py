@@ -23,7 +23,8 @@ def grapharc(*args: str) -> subprocess.CompletedProcess[str]:
 
 def versions(uri: str) -> list[int]:
     with psycopg.connect(uri) as conn:
-        return [row[0] for row in conn.execute("SELECT version FROM grapharc_schema_versions ORDER BY version")]
+        rows = conn.execute("SELECT version FROM grapharc_schema_versions ORDER BY version")
+        return [row[0] for row in rows]
 
 
 def tables(uri: str) -> set[str]:
@@ -64,7 +65,8 @@ def test_a_database_with_a_newer_schema_is_refused_by_the_store_and_the_command(
     refused = grapharc("db", "upgrade", "--store", postgres_uri, "--json")
     assert refused.returncode != 0 and "Traceback" not in refused.stderr
     error = json.loads(refused.stdout)["error"]
-    assert "has schema version 99" in error["message"] and error["hint"] == "upgrade grapharc-postgres on this machine"
+    assert "has schema version 99" in error["message"]
+    assert error["hint"] == "upgrade grapharc-postgres on this machine"
 
 
 def test_an_unreachable_server_and_a_store_of_another_kind_are_refused_plainly(tmp_path):
