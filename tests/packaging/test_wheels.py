@@ -1,6 +1,6 @@
 """Build every wheel, install them into clean virtualenvs, and prove the plugin story.
 
-Marked ``packaging``: it builds seven wheels and makes three virtualenvs
+Marked ``packaging``: it builds eight wheels and makes three virtualenvs
 (dependencies come from the package index through uv's cache). The Python
 under test is ``GRAPHARC_PACKAGING_PYTHON`` (default: this interpreter), so CI
 can repeat it under 3.12 and 3.13.
@@ -176,7 +176,7 @@ def test_the_readmes_plugin_example_is_admitted_and_runs_end_to_end(wheels: dict
     assert hello.stdout == "hello from my plugin\n"
 
 
-def test_all_six_and_the_fixture_list_everything(wheels: dict[str, Path], tmp_path: Path):
+def test_every_distribution_and_the_fixture_list_everything(wheels: dict[str, Path], tmp_path: Path):
     venv = make_venv(tmp_path, "all", *wheels.values())
     listed = plugins_json(venv)
     assert set(listed) == {*LEAVES, "grapharc-fixture-plugin"}
@@ -185,6 +185,7 @@ def test_all_six_and_the_fixture_list_everything(wheels: dict[str, Path], tmp_pa
     assert {"openai", "openrouter", "ollama", "novita"} <= set(backends)
     assert backends_json(venv) == ["claude-cli", "mock", "novita", "ollama", "openai", "openrouter"]
     assert listed["grapharc-server"]["registered"]["commands"] == ["serve"]
+    assert listed["grapharc-postgres"]["registered"]["commands"] == ["db"]
     plugin_first = run(
         venv / "bin" / "python", "-c",
         "import sys; sys.path.insert(0, sys.argv[1]);"

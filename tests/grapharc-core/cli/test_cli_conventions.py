@@ -13,7 +13,7 @@ pytestmark = pytest.mark.smoke
 
 
 HEAVY = ("langgraph", "langchain_core", "langchain", "langchain_openai", "fastapi", "uvicorn",
-         "docker", "ladybug", "openai")
+         "docker", "ladybug", "openai", "psycopg", "psycopg_pool")
 
 
 def grapharc(*args: str, env: dict[str, str] | None = None) -> subprocess.CompletedProcess[str]:
@@ -27,10 +27,12 @@ def test_plugins_json_lists_every_installed_distribution_and_what_it_registered(
     document = json.loads(result.stdout)
     by_name = {d["name"]: d for d in document["distributions"]}
     assert set(by_name) >= {"grapharc-core", "grapharc-gateway", "grapharc-tools",
-                            "grapharc-memory-sqlite", "grapharc-memory-ladybug", "grapharc-server"}
+                            "grapharc-memory-sqlite", "grapharc-memory-ladybug", "grapharc-server",
+                            "grapharc-postgres"}
     assert by_name["grapharc-core"]["registered"]["model_backends"] == ["mock"]
     assert "openai" in by_name["grapharc-gateway"]["registered"]["model_backends"]
     assert by_name["grapharc-server"]["registered"]["commands"] == ["serve"]
+    assert by_name["grapharc-postgres"]["registered"]["commands"] == ["db"]
     assert all(d["status"] == "loaded" for d in by_name.values())
 
 

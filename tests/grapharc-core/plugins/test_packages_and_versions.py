@@ -14,7 +14,7 @@ from grapharc.plugins import discover_sources
 
 ROOT = Path(__file__).resolve().parents[3]
 DISTRIBUTIONS = ["grapharc-core", "grapharc-gateway", "grapharc-tools", "grapharc-memory-sqlite",
-                 "grapharc-memory-ladybug", "grapharc-server"]
+                 "grapharc-memory-ladybug", "grapharc-server", "grapharc-postgres"]
 
 
 @pytest.mark.parametrize("dist", DISTRIBUTIONS)
