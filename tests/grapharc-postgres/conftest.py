@@ -21,7 +21,10 @@ from psycopg import sql
 SESSION_HELPERS = Path(__file__).resolve().parents[1] / "grapharc-core" / "session"
 sys.path.insert(0, str(SESSION_HELPERS))
 
+from session_graphs import register_all  # noqa: E402
 from session_procs import Child  # noqa: E402
+
+from grapharc.session import SessionManager  # noqa: E402
 
 ADMIN = os.environ.get("GRAPHARC_TEST_POSTGRES", "postgresql://postgres@127.0.0.1:5432/postgres")
 REQUIRED = os.environ.get("GRAPHARC_REQUIRE_POSTGRES", "") not in {"", "0"}
@@ -94,3 +97,21 @@ def reap() -> Iterator[Callable[[Child], Child]]:
     for child in children:
         if child.process.poll() is None:
             child.kill()
+
+
+@pytest.fixture
+def marks(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
+    """A folder where node visits are counted, for this process and its children."""
+    folder = tmp_path / "marks"
+    folder.mkdir()
+    monkeypatch.setenv("GRAPHARC_TEST_MARKS", str(folder))
+    return folder
+
+
+@pytest.fixture
+def manager(postgres_uri: str) -> Iterator[SessionManager]:
+    """A session manager on this test's database with the session tests' graphs registered."""
+    made = SessionManager(postgres_uri, lease_seconds=5.0)
+    register_all(made)
+    yield made
+    made.close()
