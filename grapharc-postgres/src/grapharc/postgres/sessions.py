@@ -2,10 +2,11 @@
 
 Core's ``SessionStore`` contract (``grapharc.session.contracts``) over tables shared by
 every worker: ``open_store("postgresql://HOST/DB", kind="sessions")``. Every change is
-one transaction on a pooled connection that first locks the thread's row (``SELECT ...
-FOR UPDATE``), so of two workers claiming or deciding at once one waits and then sees
-the other's lease; a write fenced by a lease checks its token under that same lock, in
-the transaction that writes.
+one transaction on a pooled connection that first locks the thread's row. A claim takes
+it with ``FOR UPDATE SKIP LOCKED``: a worker never waits on another's claim, it is told
+the thread is busy. A decision waits for the lock (``FOR UPDATE``), so the loser of two
+decisions sees what the winner decided; a write fenced by a lease checks its token
+under that lock, in the transaction that writes.
 """
 
 from __future__ import annotations
@@ -139,7 +140,7 @@ class PostgresSessionStore:
                     input: Mapping[str, Any], inbox: str | None) -> Lease:
         """Take a created or completed thread for a new turn; queued events join ``inbox``."""
         with self._tx() as conn:
-            row = _locked(conn, thread_id)
+            row = _claimed(conn, thread_id)
             _refuse_live(row, now)
             if row["status"] == PAUSED:
                 raise ThreadPausedError(f"thread {thread_id} is paused waiting on a decision",
@@ -163,7 +164,7 @@ class PostgresSessionStore:
     def claim_recovery(self, thread_id: str, *, runner: str, ttl: float, now: float) -> Lease:
         """Take over a thread whose runner died (lease expired) or whose turn failed."""
         with self._tx() as conn:
-            row = _locked(conn, thread_id)
+            row = _claimed(conn, thread_id)
             _refuse_live(row, now)
             if row["status"] not in (RUNNING, FAILED):
                 raise NothingToRecoverError(
@@ -393,6 +394,18 @@ def _row(conn: Conn, thread_id: str, lock: str = "") -> Row:
 def _locked(conn: Conn, thread_id: str) -> Row:
     """The thread's row, locked until the transaction ends: concurrent changes to it queue here."""
     return _row(conn, thread_id, "FOR UPDATE")
+
+
+def _claimed(conn: Conn, thread_id: str) -> Row:
+    """The thread's row locked for a claim, or ``SessionBusyError`` if another runner is claiming
+    it right now (its row is locked: skipped rather than waited for)."""
+    row = conn.execute("SELECT * FROM grapharc_sessions WHERE thread_id = %s FOR UPDATE SKIP LOCKED",
+                       (thread_id,)).fetchone()
+    if row is not None:
+        return row
+    _row(conn, thread_id)  # UnknownSessionError if there is no such thread at all
+    raise SessionBusyError(f"thread {thread_id} is being claimed by another runner right now",
+                           hint="look again in a moment: grapharc session status shows who holds it")
 
 
 def _fenced_row(conn: Conn, lease: Lease, consequence: str) -> Row:
