@@ -111,7 +111,7 @@ def upgrade(conn: psycopg.Connection[Any], uri: str) -> list[int]:
         refuse_unknown(done, uri)
         fresh = [(v, what, sql) for v, what, sql in MIGRATIONS if v not in done]
         for version, description, sql in fresh:
-            conn.execute(sql.encode())
+            conn.execute(sql.encode())  # several statements, no parameters: sent as one script
             conn.execute("INSERT INTO grapharc_schema_versions (version, description) VALUES (%s, %s)",
                          (version, description))
     return [version for version, _, _ in fresh]
