@@ -16,9 +16,9 @@ import re
 from collections.abc import AsyncIterator
 from typing import Any
 
-from fastapi.encoders import jsonable_encoder
 from sse_starlette.sse import EventSourceResponse
 
+from grapharc.server.api.encoding import json_text
 from grapharc.server.api.problems import ApiProblem
 from grapharc.server.api.runbook import Run
 from grapharc.session.manager import SessionManager
@@ -84,7 +84,7 @@ async def _events(manager: SessionManager, run: Run, modes: list[str], cursor: C
                         data = _render(mode, entry, steps)
                         if data is not None:
                             yield {"event": mode, "id": f"{entry.seq}-{index}",
-                                   "data": json.dumps(jsonable_encoder(data))}
+                                   "data": json_text(data)}
             if finished:
                 break
             with contextlib.suppress(TimeoutError):
