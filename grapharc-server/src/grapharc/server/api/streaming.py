@@ -2,9 +2,11 @@
 
 Every event carries an id ``<seq>-<mode>``: the trace entry it comes from and the stream mode's
 place in ``STREAM_MODES``. A client that reconnects with that id in ``Last-Event-ID`` (with the
-run's modes or a subset of them) gets every later event once and no earlier one. The run is a
-task of its own: a client that goes away stops only its stream, unless the run was started with
-``on_disconnect: cancel`` (or the rejoin asked ``cancel_on_disconnect``).
+run's modes or a subset of them) gets every later event once and no earlier one. An ``events``
+event's metadata carries ``at``, when its trace entry was written (epoch seconds), so a client
+can tell how late it reads it. The run is a task of its own: a client that goes away stops only
+its stream, unless the run was started with ``on_disconnect: cancel`` (or the rejoin asked
+``cancel_on_disconnect``).
 """
 
 from __future__ import annotations
@@ -108,9 +110,10 @@ def _render(mode: str, entry: AuditEntry, steps: dict[int, Any]) -> Any:
     if mode == "events":
         if entry.kind == "node":
             return {"event": "on_chain_end", "name": entry.node, "run_id": str(entry.seq),
-                    "data": {"output": _node_update(entry, steps)}, "metadata": {"step": entry.step}}
+                    "data": {"output": _node_update(entry, steps)},
+                    "metadata": {"step": entry.step, "at": entry.at}}
         return {"event": "on_custom_event", "name": f"grapharc.{entry.kind}", "run_id": str(entry.seq),
-                "data": entry.detail, "metadata": {"node": entry.node}}
+                "data": entry.detail, "metadata": {"node": entry.node, "at": entry.at}}
     if entry.kind == "asked" and mode == "updates":
         detail = entry.detail
         return {"__interrupt__": [{"id": detail.get("approval"), "value": detail.get("question")}]}
