@@ -140,9 +140,9 @@ async def _start(ctx: ApiContext, thread_id: str, body: RunCreate, user: User | 
         raise ApiProblem(409, f"thread {thread_id} is busy: {holder} holds its lease",
                          hint="wait for that run (GET .../join) or cancel it, then start again")
     after_seq = await asyncio.to_thread(_last_seq, ctx, thread_id)
-    turn = _turn(ctx, session, body, user)
     run = Run(thread_id, graph.name, after_seq, body.multitask_strategy,
               stream_modes(body.stream_mode))
+    turn = _turn(ctx, session, body, user, run)
     ctx.runs.start(run, turn, lambda: ctx.manager.get(thread_id).status,
                    lambda: _last_seq(ctx, thread_id))
     return run
@@ -162,20 +162,23 @@ async def _thread(ctx: ApiContext, thread_id: str, body: RunCreate) -> Session:
     return await asyncio.to_thread(ctx.manager.create, body.assistant_id, thread_id=thread_id)
 
 
-def _turn(ctx: ApiContext, session: Session, body: RunCreate, user: User | None) -> Awaitable[Any]:
-    """The session-layer call this run makes: a resume answering an approval, or a start with input."""
+def _turn(ctx: ApiContext, session: Session, body: RunCreate, user: User | None,
+          run: Run) -> Awaitable[Any]:
+    """The session-layer call this run makes: a resume answering an approval, or a start with input;
+    each saved node wakes the run's streams."""
     if body.command is not None:
         if body.input is not None:
             raise ApiProblem(422, "a run takes input or command, not both",
                              hint="send command.resume to answer an approval, input to start a turn")
         approval, decision, decider = _answer(session, body.command.resume, ctx.manager.clock(), user)
-        return ctx.manager.aresume(session.thread_id, approval.approval_id, decision, decider=decider)
+        return ctx.manager.aresume(session.thread_id, approval.approval_id, decision, decider=decider,
+                                   on_update=run.progressed)
     if session.status == PAUSED:
         waiting = ", ".join(h.approval_id for h in session.holds if h.state == OPEN)
         raise ApiProblem(409, f"thread {session.thread_id} waits on approval {waiting}",
                          hint='answer it with a run whose command is {"resume": "approved"} or "rejected"')
     _check_input(ctx, session.graph, body.input or {})
-    return ctx.manager.arun(session.thread_id, body.input or {})
+    return ctx.manager.arun(session.thread_id, body.input or {}, on_update=run.progressed)
 
 
 def _answer(session: Session, resume: str | dict[str, Any], now: float,

@@ -7,6 +7,11 @@ event's metadata carries ``at``, when its trace entry was written (epoch seconds
 can tell how late it reads it. The run is a task of its own: a client that goes away stops only
 its stream, unless the run was started with ``on_disconnect: cancel`` (or the rejoin asked
 ``cancel_on_disconnect``).
+
+The stream only reads: it is woken when the run's turn has saved and audited a node (the run's
+``progressed`` is the turn's update subscriber, and the session layer drops a subscriber that
+raises rather than fail the turn), and otherwise polls every ``POLL_SECONDS`` for entries
+written by others (a decision, a posted event). Nothing a stream client does reaches a node.
 """
 
 from __future__ import annotations
@@ -72,6 +77,7 @@ async def _events(manager: SessionManager, run: Run, modes: list[str], cursor: C
     try:
         while True:
             finished = run.done.is_set()
+            woken = run.changed()
             entries = [e for e in await asyncio.to_thread(manager.audit, run.thread_id)
                        if e.seq > run.after_seq and e.seq >= cursor[0]
                        and (run.end_seq is None or e.seq <= run.end_seq)]
@@ -90,7 +96,7 @@ async def _events(manager: SessionManager, run: Run, modes: list[str], cursor: C
             if finished:
                 break
             with contextlib.suppress(TimeoutError):
-                await asyncio.wait_for(run.done.wait(), timeout=POLL_SECONDS)
+                await asyncio.wait_for(woken.wait(), timeout=POLL_SECONDS)
         yield {"event": "end", "data": json.dumps({"run_id": run.run_id, "status": run.status})}
     finally:
         if cancel_on_disconnect and not run.done.is_set() and run.task is not None:
