@@ -9,7 +9,8 @@ ends, writing the status and any new approval requests under the lease's token.
 thread of its own (store calls go through ``asyncio.to_thread``). A turn's runs answer every
 ``ask`` with a durable approval (``grapharc.approvals``): the thread pauses on it like on an
 ``interrupt()``. An ``on_update`` subscriber sees each node's writes once they are saved; one
-that raises is dropped, never the turn.
+that raises is dropped, never the turn. A turn given a ``budget`` runs every pass under the
+stricter of it and the graph's (thread-wide) budget.
 """
 
 from __future__ import annotations
@@ -24,6 +25,7 @@ from langchain_core.runnables import RunnableConfig
 from langgraph.types import StateSnapshot
 
 from grapharc.approvals import DURABLE_ASKS
+from grapharc.runtime.budget import RUN_BUDGET_KEY, Budget
 from grapharc.runtime.compiled import CompiledGraphARC
 from grapharc.session.approvals import request
 from grapharc.session.audit import completed_runs
@@ -60,7 +62,7 @@ class _TurnBase:
 
     def __init__(self, store: SessionStore, leases: Leases, graph: RegisteredGraph,
                  compiled: CompiledGraphARC, lease: Lease, clock: Callable[[], float],
-                 on_update: OnUpdate | None) -> None:
+                 on_update: OnUpdate | None, budget: Budget | None = None) -> None:
         self.store = store
         self.leases = leases
         self.graph = graph
@@ -69,7 +71,9 @@ class _TurnBase:
         self.clock = clock
         self.on_update = on_update
         self.thread: RunnableConfig = {"configurable": {"thread_id": lease.thread_id}}
-        self.config: RunnableConfig = {"configurable": {"thread_id": lease.thread_id, DURABLE_ASKS: True},
+        tightened = {RUN_BUDGET_KEY: budget} if budget is not None else {}
+        self.config: RunnableConfig = {"configurable": {"thread_id": lease.thread_id, DURABLE_ASKS: True,
+                                                        **tightened},
                                        "metadata": {TURN_KEY: lease.turn.get("id", "")}}
         self.audited: int | None = None  # read from the store on first use
         self.snapshot: Any = None
