@@ -1,18 +1,25 @@
 """Graphs the API tests' server registers (``--registry api_graphs:register``): the credit demo,
-and a graph whose one node waits until a file the test names exists, so a run stays in flight
-for as long as the test needs it to."""
+a graph whose one node waits until a file the test names exists, so a run stays in flight
+for as long as the test needs it to, and one whose node writes a long answer and values JSON
+cannot hold as they are (NaN, a set, bytes, a datetime)."""
 
 from __future__ import annotations
 
+import math
 import time
+from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
+
+from pydantic import Field
 
 from grapharc.examples.approval import register_credit_graph
 from grapharc.runtime.graph import END, START, GraphARC
 from grapharc.runtime.state import GraphARCState
 
 WAITER = "waiter"
+ODD = "odd-values"
+LONG_ANSWER = "".join(f"{i:04d}é " for i in range(600))  # 3,600 characters, not all ASCII
 
 
 class WaiterState(GraphARCState):
@@ -28,11 +35,31 @@ def wait_for_release(state: WaiterState) -> dict[str, Any]:
     return {"released": True}
 
 
+class OddState(GraphARCState):
+    """A long answer and values JSON has no word for."""
+
+    answer: str = ""
+    reading: float = 0.0
+    tags: set[str] = Field(default_factory=set)
+    raw: bytes = b""
+    seen_at: datetime | None = None
+
+
+def answer_oddly(state: OddState) -> dict[str, Any]:
+    return {"answer": LONG_ANSWER, "reading": math.nan, "tags": {"b", "a"}, "raw": b"\x00\xffok",
+            "seen_at": datetime(2026, 12, 1, 15, 0, tzinfo=UTC)}
+
+
 def register(manager: Any) -> None:
-    """Register the credit demo and the waiter on ``manager``."""
+    """Register the credit demo, the waiter and the odd-values graph on ``manager``."""
     register_credit_graph(manager)
     waiter = GraphARC(WaiterState, name=WAITER)
     waiter.add_node("wait_for_release", wait_for_release, writes={"released"})
     waiter.add_edge(START, "wait_for_release")
     waiter.add_edge("wait_for_release", END)
     manager.register(waiter)
+    odd = GraphARC(OddState, name=ODD)
+    odd.add_node("answer_oddly", answer_oddly, writes={"answer", "reading", "tags", "raw", "seen_at"})
+    odd.add_edge(START, "answer_oddly")
+    odd.add_edge("answer_oddly", END)
+    manager.register(odd)

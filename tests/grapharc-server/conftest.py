@@ -42,3 +42,9 @@ def api_server_with_auth(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Ite
     from inbox_setup import write_auth_file
 
     yield from _api_server(tmp_path, monkeypatch, "--auth-file", str(write_auth_file(tmp_path / "auth.toml")))
+
+
+@pytest.fixture
+def api_server_with_ceiling(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Iterator[str]:
+    """``api_server`` whose operator caps every run at 5 node runs and 30 seconds."""
+    yield from _api_server(tmp_path, monkeypatch, "--max-iterations", "5", "--max-seconds", "30")

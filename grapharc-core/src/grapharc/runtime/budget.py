@@ -123,12 +123,29 @@ class Budget:
         if self.max_cost_usd is not None:
             object.__setattr__(self, "max_cost_usd", _positive_dollars(self.max_cost_usd))
 
+    def tightened(self, other: Budget | None) -> Budget:
+        """The stricter of this budget and ``other`` in every dimension (None is unlimited)."""
+        if other is None:
+            return self
+        return Budget(**{name: _stricter(getattr(self, name), getattr(other, name))
+                         for name in BUDGET_DIMENSIONS})
+
     @property
     def effective_seconds(self) -> float | None:
         """``max_seconds`` clamped to what a timer can be armed with (None when unlimited)."""
         if self.max_seconds is None:
             return None
         return min(self.max_seconds, MAX_DEADLINE_SECONDS)
+
+
+RUN_BUDGET_KEY = "grapharc_budget"  # a Budget in a run's configurable tightens the graph's for that run
+BUDGET_DIMENSIONS = ("max_iterations", "max_tokens", "max_seconds", "max_concurrency", "max_cost_usd")
+
+
+def _stricter(mine: Any, theirs: Any) -> Any:
+    if mine is None:
+        return theirs
+    return mine if theirs is None else min(mine, theirs)
 
 
 def _positive_int(field: str, value: Any) -> int:

@@ -7,6 +7,10 @@ budget's concurrency cap and recursion limit) and a ``run_start`` event. Finishi
 the thread's end marker and writes ``run_end`` with the status and the stop reason: a
 ProgressGuard's reason, the budget dimension that ran out, the error's type, or else
 completed / interrupted / cancelled. Both update the owner graph's ``last_run``.
+
+A caller may tighten one run's budget (never loosen it) with a ``Budget`` under
+``RUN_BUDGET_KEY`` in the config's ``configurable``: the run is metered against the stricter
+of the graph's budget and that one in every dimension.
 """
 
 from __future__ import annotations
@@ -26,7 +30,13 @@ from grapharc import trace_schema as schema
 from grapharc.approvals import ask_mode
 from grapharc.runtime import route_trace
 from grapharc.runtime.attribution import run_attribution
-from grapharc.runtime.budget import Budget, BudgetExceededError, BudgetMeter
+from grapharc.runtime.budget import (
+    RUN_BUDGET_KEY,
+    Budget,
+    BudgetExceededError,
+    BudgetMeter,
+    InvalidBudgetError,
+)
 from grapharc.runtime.context import NO_STEP, RunContext
 from grapharc.runtime.errors import MissingThreadIdError, RunInputError
 from grapharc.runtime.resume import (
@@ -114,7 +124,7 @@ class RunLifecycle:
 
     def _begin(self, config: RunnableConfig | None, run_id: str, thread_id: str | None,
                ledger: ThreadLedger | None, continuity: Continuity, recursion_limit: int) -> OpenRun:
-        budget = self.budget
+        budget = self._budget(config)
         thread_id = thread_id or uuid4().hex
         attribution = run_attribution(config)
         carried = continuity.spent if self.thread_metered else NOTHING
@@ -166,10 +176,9 @@ class RunLifecycle:
             # a run that can be killed must leave its checkpoints on disk before the next step:
             # LangGraph's default ("async") can lose every checkpoint of a short run to SIGKILL
             cfg["configurable"].setdefault(CONFIG_KEY_DURABILITY, "sync")
-        if self.budget.max_concurrency is not None:
-            cfg["max_concurrency"] = min(
-                self.budget.max_concurrency, user.get("max_concurrency") or self.budget.max_concurrency
-            )
+        cap = run.meter.budget.max_concurrency
+        if cap is not None:
+            cfg["max_concurrency"] = min(cap, user.get("max_concurrency") or cap)
         cfg["recursion_limit"] = recursion_limit
         return cfg
 
@@ -179,9 +188,17 @@ class RunLifecycle:
         given = (config or {}).get("recursion_limit")
         if given is not None:
             return int(given)
-        if self.budget.max_iterations is not None:
-            return self.budget.max_iterations + 2
+        iterations = self._budget(config).max_iterations
+        if iterations is not None:
+            return iterations + 2
         return int(DEFAULT_RECURSION_LIMIT)
+
+    def _budget(self, config: RunnableConfig | None) -> Budget:
+        """The graph's budget, tightened by the one the caller put under ``RUN_BUDGET_KEY``."""
+        requested = ((config or {}).get("configurable") or {}).get(RUN_BUDGET_KEY)
+        if requested is not None and not isinstance(requested, Budget):
+            raise InvalidBudgetError(f"configurable[{RUN_BUDGET_KEY!r}]", requested, "a Budget or None")
+        return self.budget.tightened(requested)
 
     def _identity(self, config: RunnableConfig | None, durability: str | None
                   ) -> tuple[str, str | None, ThreadLedger | None, int, bool]:

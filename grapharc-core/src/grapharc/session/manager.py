@@ -35,6 +35,7 @@ from uuid import uuid4
 
 from langgraph.checkpoint.base import BaseCheckpointSaver
 
+from grapharc.runtime.budget import Budget
 from grapharc.runtime.graph import GraphARC
 from grapharc.session.approvals import Approvers, Gate
 from grapharc.session.backends import open_backends
@@ -168,20 +169,21 @@ class SessionManager:
         return self.run(session.thread_id, values, on_update=on_update)
 
     def run(self, thread_id: str, input: Mapping[str, Any] | None = None, *,
-            on_update: OnUpdate | None = None) -> Session:
-        """Run a turn of a created (or completed) session until it pauses or ends."""
-        turn = self._start_turn(thread_id, input, Turn, on_update)
+            on_update: OnUpdate | None = None, budget: Budget | None = None) -> Session:
+        """Run a turn of a created (or completed) session until it pauses or ends; ``budget``
+        tightens the graph's (thread-wide) budget for this turn."""
+        turn = self._start_turn(thread_id, input, Turn, on_update, budget=budget)
         turn.drive(turn.start_plan())
         return self.get(thread_id)
 
     def resume(self, thread_id: str, approval_id: str, decision: str, *, decider: str,
-               on_update: OnUpdate | None = None) -> Session:
+               on_update: OnUpdate | None = None, budget: Budget | None = None) -> Session:
         """Answer ``approval_id`` (``approved`` or ``rejected``); the last open hold's answer
-        resumes the thread in this process."""
+        resumes the thread in this process (under ``budget`` as in ``run``)."""
         session, graph, compiled = self._for(thread_id)
         lease = self._decide(session, graph, compiled.get_state, approval_id, decision, decider)
         if lease is not None:
-            turn = Turn(self.store, self.leases, graph, compiled, lease, self.clock, on_update)
+            turn = Turn(self.store, self.leases, graph, compiled, lease, self.clock, on_update, budget)
             turn.drive(turn.settled())
         return self.get(thread_id)
 
@@ -240,15 +242,16 @@ class SessionManager:
         return await self.arun(session.thread_id, values, on_update=on_update)
 
     async def arun(self, thread_id: str, input: Mapping[str, Any] | None = None, *,
-                   on_update: OnUpdate | None = None) -> Session:
+                   on_update: OnUpdate | None = None, budget: Budget | None = None) -> Session:
         """Async ``run``."""
         saver = await self._async_checkpointer()
-        turn = await asyncio.to_thread(self._start_turn, thread_id, input, AsyncTurn, on_update, saver)
+        turn = await asyncio.to_thread(self._start_turn, thread_id, input, AsyncTurn, on_update, saver,
+                                       budget=budget)
         await turn.drive(turn.start_plan())
         return await asyncio.to_thread(self.get, thread_id)
 
     async def aresume(self, thread_id: str, approval_id: str, decision: str, *, decider: str,
-                      on_update: OnUpdate | None = None) -> Session:
+                      on_update: OnUpdate | None = None, budget: Budget | None = None) -> Session:
         """Async ``resume``."""
         saver = await self._async_checkpointer()
         session, graph, compiled = await asyncio.to_thread(self._for, thread_id, saver)
@@ -256,7 +259,7 @@ class SessionManager:
         lease = await asyncio.to_thread(self._decide, session, graph, lambda _config: snapshot,
                                         approval_id, decision, decider)
         if lease is not None:
-            turn = AsyncTurn(self.store, self.leases, graph, compiled, lease, self.clock, on_update)
+            turn = AsyncTurn(self.store, self.leases, graph, compiled, lease, self.clock, on_update, budget)
             await turn.drive(await turn.settled())
         return await asyncio.to_thread(self.get, thread_id)
 
@@ -324,13 +327,13 @@ class SessionManager:
         return values
 
     def _start_turn(self, thread_id: str, input: Mapping[str, Any] | None, kind: type[Any],
-                    on_update: OnUpdate | None, saver: Any = None) -> Any:
+                    on_update: OnUpdate | None, saver: Any = None, *, budget: Budget | None = None) -> Any:
         """Claim a start turn (after checking its input) and build its driver."""
         session, graph, compiled = self._for(thread_id, saver)
         values = self._input(session.graph, input, saver)
         lease = self.store.claim_start(thread_id, runner=self.runner, ttl=self.lease_seconds,
                                        now=self.clock(), input=values, inbox=graph.inbox)
-        return kind(self.store, self.leases, graph, compiled, lease, self.clock, on_update)
+        return kind(self.store, self.leases, graph, compiled, lease, self.clock, on_update, budget)
 
     def _decide(self, session: Session, graph: RegisteredGraph, get_state: Callable[[Any], Any],
                 approval_id: str, decision: str, decider: str) -> Lease | None:

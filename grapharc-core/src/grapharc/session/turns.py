@@ -8,13 +8,16 @@ ends, writing the status and any new approval requests under the lease's token.
 ``Turn`` is the sync driver; ``AsyncTurn`` does the same on the event loop with no
 thread of its own (store calls go through ``asyncio.to_thread``). A turn's runs answer every
 ``ask`` with a durable approval (``grapharc.approvals``): the thread pauses on it like on an
-``interrupt()``.
+``interrupt()``. An ``on_update`` subscriber sees each node's writes once they are saved; one
+that raises is dropped, never the turn. A turn given a ``budget`` runs every pass under the
+stricter of it and the graph's (thread-wide) budget.
 """
 
 from __future__ import annotations
 
 import asyncio
 import dataclasses
+import logging
 from collections.abc import AsyncIterator, Callable
 from typing import Any
 
@@ -22,6 +25,7 @@ from langchain_core.runnables import RunnableConfig
 from langgraph.types import StateSnapshot
 
 from grapharc.approvals import DURABLE_ASKS
+from grapharc.runtime.budget import RUN_BUDGET_KEY, Budget
 from grapharc.runtime.compiled import CompiledGraphARC
 from grapharc.session.approvals import request
 from grapharc.session.audit import completed_runs
@@ -34,6 +38,7 @@ from grapharc.session.registry import RegisteredGraph
 from grapharc.session.settle import CONTINUE, Plan, settle
 
 TURN_KEY = "grapharc_session_turn"
+_log = logging.getLogger(__name__)
 
 OnUpdate = Callable[[str, dict[str, Any]], None]
 
@@ -57,7 +62,7 @@ class _TurnBase:
 
     def __init__(self, store: SessionStore, leases: Leases, graph: RegisteredGraph,
                  compiled: CompiledGraphARC, lease: Lease, clock: Callable[[], float],
-                 on_update: OnUpdate | None) -> None:
+                 on_update: OnUpdate | None, budget: Budget | None = None) -> None:
         self.store = store
         self.leases = leases
         self.graph = graph
@@ -66,17 +71,29 @@ class _TurnBase:
         self.clock = clock
         self.on_update = on_update
         self.thread: RunnableConfig = {"configurable": {"thread_id": lease.thread_id}}
-        self.config: RunnableConfig = {"configurable": {"thread_id": lease.thread_id, DURABLE_ASKS: True},
+        tightened = {RUN_BUDGET_KEY: budget} if budget is not None else {}
+        self.config: RunnableConfig = {"configurable": {"thread_id": lease.thread_id, DURABLE_ASKS: True,
+                                                        **tightened},
                                        "metadata": {TURN_KEY: lease.turn.get("id", "")}}
         self.audited: int | None = None  # read from the store on first use
         self.snapshot: Any = None
 
     def _show(self, chunk: Any) -> None:
+        """Tell the subscriber what the nodes of ``chunk`` wrote (already saved and audited). A
+        subscriber that raises is logged and dropped for the rest of the turn: it cannot fail a
+        node, nor the turn, that recorded what it was shown."""
         if self.on_update is None or not isinstance(chunk, dict):
             return
         for node, update in chunk.items():
-            if not node.startswith("__"):
+            if node.startswith("__"):
+                continue
+            try:
                 self.on_update(node, update if isinstance(update, dict) else {})
+            except Exception:
+                _log.warning("thread %s: the update subscriber raised on node %s; it is no longer "
+                             "called this turn", self.lease.thread_id, node, exc_info=True)
+                self.on_update = None
+                return
 
     def start_plan(self) -> Plan:
         """The first move of a fresh start turn: send its input."""

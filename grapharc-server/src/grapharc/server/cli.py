@@ -30,6 +30,8 @@ DRAIN_TIMEOUT_HELP = ("Seconds to let in-flight requests finish after SIGTERM or
 
 REGISTRY_HELP = ("module:attr of a function that registers graphs on the SessionManager "
                  "(repeatable); with it the server offers assistants (those graphs), threads and runs.")
+CEILING_HELP = ("Ceiling on the {} any one run of the threads API may spend: a run's budget above it "
+                "is refused (422), and a run that asks for none runs under it.")
 
 
 def serve_command(
@@ -40,20 +42,27 @@ def serve_command(
     auth_file: Annotated[Path | None, typer.Option("--auth-file", help=AUTH_FILE_HELP)] = None,
     sessions: Annotated[str | None, typer.Option("--sessions", help=SESSIONS_HELP)] = None,
     registry: Annotated[list[str] | None, typer.Option(help=REGISTRY_HELP)] = None,
+    max_tokens: Annotated[int | None, typer.Option(help=CEILING_HELP.format("tokens"))] = None,
+    max_iterations: Annotated[int | None, typer.Option(help=CEILING_HELP.format("node runs"))] = None,
+    max_seconds: Annotated[float | None, typer.Option(help=CEILING_HELP.format("seconds"))] = None,
+    max_cost_usd: Annotated[float | None, typer.Option(help=CEILING_HELP.format("US dollars"))] = None,
 ) -> None:
     """Serve the GraphARC HTTP API until SIGTERM or Ctrl+C, then finish in-flight requests and exit 0."""
     from grapharc.cli.session_commands import session_dir
+    from grapharc.runtime.budget import Budget
     from grapharc.server.app import create_app
     from grapharc.server.auth import load_auth
     from grapharc.server.lifecycle import serve_until_stopped
 
     auth = load_auth(auth_file) if auth_file is not None else None
     location = sessions or str(session_dir(None))
+    ceiling = Budget(max_tokens=max_tokens, max_iterations=max_iterations, max_seconds=max_seconds,
+                     max_cost_usd=max_cost_usd)
     api = None
     if registry:
         from grapharc.server.api.context import open_context
 
-        api = open_context(location, registry)
+        api = open_context(location, registry, ceiling)
     listener = listen(host, port)
     if auth is None and not ipaddress.ip_address(ListeningAddress.of(listener).host).is_loopback:
         listener.close()

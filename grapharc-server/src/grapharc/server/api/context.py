@@ -10,6 +10,7 @@ from typing import Any
 from fastapi import Request
 
 from grapharc.errors import GraphARCError
+from grapharc.runtime.budget import Budget
 from grapharc.server.api.problems import ApiProblem
 from grapharc.server.api.runbook import RunBook
 from grapharc.server.auth import AuthConfig, User
@@ -39,22 +40,25 @@ def load_registry(spec: str) -> Callable[[SessionManager], None]:
 
 @dataclass
 class ApiContext:
-    """The session manager every route drives, and the runs this process started."""
+    """The session manager every route drives, the runs this process started, and the ceiling
+    on every run's budget (the operator's ``--max-*`` options)."""
 
     manager: SessionManager
     runs: RunBook = field(default_factory=RunBook)
+    ceiling: Budget = field(default_factory=Budget)
 
     def graph_names(self) -> list[str]:
         """The names of the registered graphs, sorted."""
         return self.manager.graphs.names()
 
 
-def open_context(sessions: str, registries: list[str]) -> ApiContext:
-    """Open the sessions at ``sessions`` and register every graph the ``registries`` register."""
+def open_context(sessions: str, registries: list[str], ceiling: Budget | None = None) -> ApiContext:
+    """Open the sessions at ``sessions`` and register every graph the ``registries`` register;
+    every run is held to ``ceiling``."""
     manager = SessionManager(sessions)
     for spec in registries:
         load_registry(spec)(manager)
-    return ApiContext(manager)
+    return ApiContext(manager, ceiling=ceiling or Budget())
 
 
 def caller(request: Request) -> User | None:

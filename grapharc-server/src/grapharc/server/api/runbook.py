@@ -40,6 +40,17 @@ class Run:
     end_seq: int | None = None
     done: asyncio.Event = field(default_factory=asyncio.Event)
     task: asyncio.Task[Any] | None = None
+    _changed: asyncio.Event = field(default_factory=asyncio.Event)
+
+    def changed(self) -> asyncio.Event:
+        """An event set at the run's next progress (a node's writes saved and audited, or its end);
+        take it before reading the trace, so progress made after the read is not missed."""
+        return self._changed
+
+    def progressed(self, *_: Any) -> None:
+        """Wake every stream waiting on this run (fits the session layer's ``on_update``)."""
+        self._changed.set()
+        self._changed = asyncio.Event()
 
     def to_dict(self) -> dict[str, Any]:
         return {"run_id": self.run_id, "thread_id": self.thread_id, "assistant_id": self.assistant_id,
@@ -89,5 +100,6 @@ class RunBook:
                 run.end_seq = await asyncio.shield(asyncio.to_thread(trace_end))
                 run.updated_at = time.time()
                 run.done.set()
+                run.progressed()
 
         run.task = asyncio.get_running_loop().create_task(drive())

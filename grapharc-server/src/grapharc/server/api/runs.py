@@ -2,7 +2,8 @@
 
 A request names a registered graph (``assistant_id``) and gives input for its state, or answers
 the thread's open approval with ``command: {"resume": ...}``; it can never describe a graph or a
-node. The resume value is ``"approved"`` / ``"rejected"`` or an object
+node. It may carry a ``budget`` within the operator's ceiling (``grapharc.server.api.budgets``).
+The resume value is ``"approved"`` / ``"rejected"`` or an object
 ``{"decision": ..., "decider": ..., "approval_id": ...}``; the decision is the durable one the
 session layer records (who decided, when), and the run carries the thread on.
 """
@@ -17,7 +18,9 @@ from fastapi import APIRouter, Depends, Header, Query
 from pydantic import BaseModel, ConfigDict, Field, TypeAdapter, ValidationError
 from sse_starlette.sse import EventSourceResponse
 
+from grapharc.runtime.budget import Budget
 from grapharc.server.api import shapes
+from grapharc.server.api.budgets import BudgetRequest, run_budget
 from grapharc.server.api.context import ApiContext, api, caller
 from grapharc.server.api.problems import ApiProblem
 from grapharc.server.api.runbook import Run
@@ -53,6 +56,7 @@ class RunCreate(BaseModel):
     multitask_strategy: Literal["reject", "enqueue"] = "reject"
     on_disconnect: Literal["cancel", "continue"] = "continue"
     if_not_exists: Literal["reject", "create"] = "reject"
+    budget: BudgetRequest | None = None
 
 
 @router.post("")
@@ -139,10 +143,11 @@ async def _start(ctx: ApiContext, thread_id: str, body: RunCreate, user: User | 
         holder = f"run {active.run_id}" if active is not None else f"runner {session.runner}"
         raise ApiProblem(409, f"thread {thread_id} is busy: {holder} holds its lease",
                          hint="wait for that run (GET .../join) or cancel it, then start again")
+    budget = run_budget(body.budget, ctx.ceiling)
     after_seq = await asyncio.to_thread(_last_seq, ctx, thread_id)
-    turn = _turn(ctx, session, body, user)
     run = Run(thread_id, graph.name, after_seq, body.multitask_strategy,
               stream_modes(body.stream_mode))
+    turn = _turn(ctx, session, body, user, run, budget)
     ctx.runs.start(run, turn, lambda: ctx.manager.get(thread_id).status,
                    lambda: _last_seq(ctx, thread_id))
     return run
@@ -162,20 +167,23 @@ async def _thread(ctx: ApiContext, thread_id: str, body: RunCreate) -> Session:
     return await asyncio.to_thread(ctx.manager.create, body.assistant_id, thread_id=thread_id)
 
 
-def _turn(ctx: ApiContext, session: Session, body: RunCreate, user: User | None) -> Awaitable[Any]:
-    """The session-layer call this run makes: a resume answering an approval, or a start with input."""
+def _turn(ctx: ApiContext, session: Session, body: RunCreate, user: User | None,
+          run: Run, budget: Budget | None) -> Awaitable[Any]:
+    """The session-layer call this run makes, under ``budget``: a resume answering an approval, or a
+    start with input; each saved node wakes the run's streams."""
     if body.command is not None:
         if body.input is not None:
             raise ApiProblem(422, "a run takes input or command, not both",
                              hint="send command.resume to answer an approval, input to start a turn")
         approval, decision, decider = _answer(session, body.command.resume, ctx.manager.clock(), user)
-        return ctx.manager.aresume(session.thread_id, approval.approval_id, decision, decider=decider)
+        return ctx.manager.aresume(session.thread_id, approval.approval_id, decision, decider=decider,
+                                   on_update=run.progressed, budget=budget)
     if session.status == PAUSED:
         waiting = ", ".join(h.approval_id for h in session.holds if h.state == OPEN)
         raise ApiProblem(409, f"thread {session.thread_id} waits on approval {waiting}",
                          hint='answer it with a run whose command is {"resume": "approved"} or "rejected"')
     _check_input(ctx, session.graph, body.input or {})
-    return ctx.manager.arun(session.thread_id, body.input or {})
+    return ctx.manager.arun(session.thread_id, body.input or {}, on_update=run.progressed, budget=budget)
 
 
 def _answer(session: Session, resume: str | dict[str, Any], now: float,

@@ -5,8 +5,7 @@ from __future__ import annotations
 from datetime import UTC, datetime
 from typing import Any
 
-from fastapi.encoders import jsonable_encoder
-
+from grapharc.server.api.encoding import json_value
 from grapharc.session.records import (
     COMPLETED,
     CREATED,
@@ -44,14 +43,14 @@ def thread(session: Session, values: dict[str, Any] | None = None) -> dict[str, 
             "updated_at": iso(session.updated_at), "status": _THREAD_STATUS.get(session.status, "idle"),
             "metadata": {"graph_id": session.graph, "grapharc_status": session.status,
                          "outcome": session.outcome},
-            "values": jsonable_encoder(values or {}), "interrupts": {"": interrupts(session)}}
+            "values": json_value(values or {}), "interrupts": {"": interrupts(session)}}
 
 
 def state(snapshot: Any, session: Session | None = None) -> dict[str, Any]:
     """A checkpoint as a thread state: values, the nodes due next, the tasks and their interrupts."""
     configurable = dict(snapshot.config.get("configurable", {}))
     parent = dict((snapshot.parent_config or {}).get("configurable", {}))
-    shaped: dict[str, Any] = jsonable_encoder({
+    shaped: dict[str, Any] = json_value({
         "values": dict(snapshot.values), "next": list(snapshot.next),
         "tasks": [{"id": t.id, "name": t.name, "error": str(t.error) if t.error else None,
                    "interrupts": [{"id": i.id, "value": i.value} for i in t.interrupts],

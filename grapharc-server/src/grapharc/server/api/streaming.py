@@ -2,9 +2,16 @@
 
 Every event carries an id ``<seq>-<mode>``: the trace entry it comes from and the stream mode's
 place in ``STREAM_MODES``. A client that reconnects with that id in ``Last-Event-ID`` (with the
-run's modes or a subset of them) gets every later event once and no earlier one. The run is a
-task of its own: a client that goes away stops only its stream, unless the run was started with
-``on_disconnect: cancel`` (or the rejoin asked ``cancel_on_disconnect``).
+run's modes or a subset of them) gets every later event once and no earlier one. An ``events``
+event's metadata carries ``at``, when its trace entry was written (epoch seconds), so a client
+can tell how late it reads it. The run is a task of its own: a client that goes away stops only
+its stream, unless the run was started with ``on_disconnect: cancel`` (or the rejoin asked
+``cancel_on_disconnect``).
+
+The stream only reads: it is woken when the run's turn has saved and audited a node (the run's
+``progressed`` is the turn's update subscriber, and the session layer drops a subscriber that
+raises rather than fail the turn), and otherwise polls every ``POLL_SECONDS`` for entries
+written by others (a decision, a posted event). Nothing a stream client does reaches a node.
 """
 
 from __future__ import annotations
@@ -16,9 +23,9 @@ import re
 from collections.abc import AsyncIterator
 from typing import Any
 
-from fastapi.encoders import jsonable_encoder
 from sse_starlette.sse import EventSourceResponse
 
+from grapharc.server.api.encoding import json_text
 from grapharc.server.api.problems import ApiProblem
 from grapharc.server.api.runbook import Run
 from grapharc.session.manager import SessionManager
@@ -70,6 +77,7 @@ async def _events(manager: SessionManager, run: Run, modes: list[str], cursor: C
     try:
         while True:
             finished = run.done.is_set()
+            woken = run.changed()
             entries = [e for e in await asyncio.to_thread(manager.audit, run.thread_id)
                        if e.seq > run.after_seq and e.seq >= cursor[0]
                        and (run.end_seq is None or e.seq <= run.end_seq)]
@@ -84,11 +92,11 @@ async def _events(manager: SessionManager, run: Run, modes: list[str], cursor: C
                         data = _render(mode, entry, steps)
                         if data is not None:
                             yield {"event": mode, "id": f"{entry.seq}-{index}",
-                                   "data": json.dumps(jsonable_encoder(data))}
+                                   "data": json_text(data)}
             if finished:
                 break
             with contextlib.suppress(TimeoutError):
-                await asyncio.wait_for(run.done.wait(), timeout=POLL_SECONDS)
+                await asyncio.wait_for(woken.wait(), timeout=POLL_SECONDS)
         yield {"event": "end", "data": json.dumps({"run_id": run.run_id, "status": run.status})}
     finally:
         if cancel_on_disconnect and not run.done.is_set() and run.task is not None:
@@ -108,9 +116,10 @@ def _render(mode: str, entry: AuditEntry, steps: dict[int, Any]) -> Any:
     if mode == "events":
         if entry.kind == "node":
             return {"event": "on_chain_end", "name": entry.node, "run_id": str(entry.seq),
-                    "data": {"output": _node_update(entry, steps)}, "metadata": {"step": entry.step}}
+                    "data": {"output": _node_update(entry, steps)},
+                    "metadata": {"step": entry.step, "at": entry.at}}
         return {"event": "on_custom_event", "name": f"grapharc.{entry.kind}", "run_id": str(entry.seq),
-                "data": entry.detail, "metadata": {"node": entry.node}}
+                "data": entry.detail, "metadata": {"node": entry.node, "at": entry.at}}
     if entry.kind == "asked" and mode == "updates":
         detail = entry.detail
         return {"__interrupt__": [{"id": detail.get("approval"), "value": detail.get("question")}]}

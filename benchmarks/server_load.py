@@ -1,0 +1,230 @@
+"""The threads API under load: concurrent SSE clients and a target rate of runs against one server.
+
+One ``grapharc serve`` process on 127.0.0.1 (sessions in a temporary directory) drives a short
+registered graph (three nodes in a chain, each sleeping ``--node-seconds``). ``--clients``
+client tasks share a schedule of runs paced at ``--rate`` runs/s for ``--duration`` seconds;
+each takes the next run due, creates a thread, streams the run in the ``events`` mode to its
+end, then reads the thread's trace. Per run it counts events lost (a trace entry of the run the
+stream never sent), duplicated (an id sent twice) and out of order; per event, the latency from
+the trace write (the event's ``metadata.at``) to the client's receipt. Reported: runs done and
+their rate, lost / duplicated / out-of-order events (the goal is 0, 0, 0), p50 / p99 / max
+latency, the most streams open at once, and the server's RSS before and after the load.
+
+Loopback only, bounded: the schedule ends after ``--duration`` seconds, each request gives up
+after ``--timeout`` seconds, and the server is stopped (SIGTERM) when the load ends. Exit
+status 1 if any event was lost, duplicated or out of order, or a run did not succeed.
+
+    .venv/bin/python benchmarks/server_load.py [--clients N] [--rate R] [--duration S] [--json]
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import itertools
+import json
+import os
+import signal
+import statistics
+import subprocess
+import sys
+import tempfile
+import textwrap
+import time
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+import httpx
+
+GRAPH = "bench-chain"
+
+REGISTRY = textwrap.dedent('''
+    """The load benchmark's graph: three nodes in a chain, each adding one to a counter after
+    BENCH_NODE_SECONDS of work (a sleep, so runs overlap as real ones would)."""
+
+    import os
+    import time
+
+    from grapharc.runtime.graph import END, START, GraphARC
+    from grapharc.runtime.state import GraphARCState
+
+
+    class ChainState(GraphARCState):
+        count: int = 0
+
+
+    def step(state: ChainState) -> dict[str, int]:
+        time.sleep(float(os.environ["BENCH_NODE_SECONDS"]))
+        return {"count": state.count + 1}
+
+
+    def register(manager):
+        chain = GraphARC(ChainState, name="bench-chain")
+        for name in ("first", "second", "third"):
+            chain.add_node(name, step, writes={"count"})
+        chain.add_edge(START, "first")
+        chain.add_edge("first", "second")
+        chain.add_edge("second", "third")
+        chain.add_edge("third", END)
+        manager.register(chain)
+''')
+
+
+@dataclass
+class Tally:
+    """What the clients saw, summed over runs."""
+
+    runs: int = 0
+    failed: list[str] = field(default_factory=list)
+    events: int = 0
+    lost: int = 0
+    duplicated: int = 0
+    out_of_order: int = 0
+    latencies_ms: list[float] = field(default_factory=list)
+    open_streams: int = 0
+    most_open: int = 0
+
+
+def rss_kib(pid: int) -> int:
+    """The resident set size of process ``pid`` in KiB (Linux /proc)."""
+    for line in Path(f"/proc/{pid}/status").read_text().splitlines():
+        if line.startswith("VmRSS:"):
+            return int(line.split()[1])
+    raise RuntimeError(f"/proc/{pid}/status has no VmRSS line")
+
+
+def start_server(work: Path, node_seconds: float) -> tuple[subprocess.Popen[str], str]:
+    """``grapharc serve`` on an ephemeral loopback port with the benchmark's graph; its URL."""
+    (work / "bench_graphs.py").write_text(REGISTRY)
+    command = [sys.executable, "-m", "grapharc.cli", "serve", "--host", "127.0.0.1", "--port", "0",
+               "--json", "--sessions", str(work / "sessions"), "--registry", "bench_graphs:register"]
+    env = {**os.environ, "PYTHONPATH": str(work), "BENCH_NODE_SECONDS": str(node_seconds)}
+    server = subprocess.Popen(command, stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, text=True, env=env)
+    assert server.stdout is not None
+    text = ""
+    while True:
+        line = server.stdout.readline()
+        if not line:
+            raise RuntimeError("the server exited before announcing its address")
+        text += line
+        try:
+            return server, str(json.loads(text)["url"])
+        except json.JSONDecodeError:
+            continue
+
+
+async def one_run(client: httpx.AsyncClient, tally: Tally) -> None:
+    """Create a thread, stream a run of it in the events mode, check the stream against the trace."""
+    thread = (await client.post("/threads", json={"metadata": {"graph_id": GRAPH}})).json()["thread_id"]
+    body = {"assistant_id": GRAPH, "input": {}, "stream_mode": ["events"]}
+    received: list[str] = []
+    event_id = ""
+    status = "no end event"
+    tally.open_streams += 1
+    tally.most_open = max(tally.most_open, tally.open_streams)
+    try:
+        async with client.stream("POST", f"/threads/{thread}/runs/stream", json=body) as response:
+            async for line in response.aiter_lines():
+                if line.startswith("id: "):
+                    event_id = line[4:]
+                elif line.startswith("data: ") and event_id:
+                    now = time.time()
+                    received.append(event_id)
+                    tally.latencies_ms.append((now - json.loads(line[6:])["metadata"]["at"]) * 1000)
+                    event_id = ""
+                elif line.startswith("data: ") and '"status"' in line:
+                    status = json.loads(line[6:])["status"]
+    finally:
+        tally.open_streams -= 1
+    trace = [json.loads(t) for t in (await client.get(f"/threads/{thread}/trace")).text.splitlines()]
+    expected = [f"{entry['seq']}-2" for entry in trace[1:]]  # every entry after the thread's creation
+    tally.runs += 1
+    tally.events += len(received)
+    tally.lost += len(set(expected) - set(received))
+    tally.duplicated += len(received) - len(set(received))
+    seqs = [int(i.split("-")[0]) for i in received]
+    tally.out_of_order += sum(1 for a, b in itertools.pairwise(seqs) if b <= a)
+    if status != "success":
+        tally.failed.append(f"{thread}: {status}")
+
+
+async def load(url: str, clients: int, rate: float, duration: float, timeout: float) -> tuple[Tally, float]:
+    """Run the schedule with ``clients`` client tasks; the tally and the seconds it took."""
+    due: asyncio.Queue[float | None] = asyncio.Queue()
+    tally = Tally()
+    limits = httpx.Limits(max_connections=clients * 2, max_keepalive_connections=clients * 2)
+
+    async def schedule() -> None:
+        start = time.monotonic()
+        for i in range(int(rate * duration)):
+            await asyncio.sleep(max(0.0, start + i / rate - time.monotonic()))
+            due.put_nowait(time.monotonic())
+        for _ in range(clients):
+            due.put_nowait(None)
+
+    async def client_task(client: httpx.AsyncClient) -> None:
+        while await due.get() is not None:
+            try:
+                await one_run(client, tally)
+            except httpx.HTTPError as exc:
+                tally.failed.append(f"{type(exc).__name__}: {exc}")
+
+    async with httpx.AsyncClient(base_url=url, timeout=timeout, limits=limits) as client:
+        began = time.monotonic()
+        await asyncio.gather(schedule(), *(client_task(client) for _ in range(clients)))
+        return tally, time.monotonic() - began
+
+
+def percentile(values: list[float], share: float) -> float:
+    """The ``share`` quantile of ``values`` (nearest rank), 0 for none."""
+    if not values:
+        return 0.0
+    ordered = sorted(values)
+    return ordered[min(len(ordered) - 1, max(0, round(share * len(ordered)) - 1))]
+
+
+def main() -> int:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("--clients", type=int, default=20, help="concurrent SSE client tasks")
+    parser.add_argument("--rate", type=float, default=5.0, help="target runs per second")
+    parser.add_argument("--duration", type=float, default=20.0, help="seconds of scheduled runs")
+    parser.add_argument("--node-seconds", type=float, default=0.3, help="each node's work (a sleep)")
+    parser.add_argument("--timeout", type=float, default=60.0, help="seconds before a request gives up")
+    parser.add_argument("--json", action="store_true", help="print the figures as one JSON document")
+    args = parser.parse_args()
+    with tempfile.TemporaryDirectory(prefix="grapharc-load-") as tmp:
+        server, url = start_server(Path(tmp), args.node_seconds)
+        try:
+            rss_before = rss_kib(server.pid)
+            tally, seconds = asyncio.run(load(url, args.clients, args.rate, args.duration, args.timeout))
+            rss_after = rss_kib(server.pid)
+        finally:
+            server.send_signal(signal.SIGTERM)
+            server.wait(timeout=args.timeout)
+    figures: dict[str, Any] = {
+        "clients": args.clients, "node_seconds": args.node_seconds, "target_runs_per_s": args.rate,
+        "duration_s": args.duration,
+        "runs": tally.runs, "runs_per_s": round(tally.runs / seconds, 2), "failed_runs": len(tally.failed),
+        "events": tally.events, "lost": tally.lost, "duplicated": tally.duplicated,
+        "out_of_order": tally.out_of_order, "most_open_streams": tally.most_open,
+        "latency_p50_ms": round(percentile(tally.latencies_ms, 0.50), 1),
+        "latency_p99_ms": round(percentile(tally.latencies_ms, 0.99), 1),
+        "latency_max_ms": round(max(tally.latencies_ms, default=0.0), 1),
+        "latency_mean_ms": round(statistics.fmean(tally.latencies_ms), 1) if tally.latencies_ms else 0.0,
+        "server_rss_before_mib": round(rss_before / 1024, 1),
+        "server_rss_after_mib": round(rss_after / 1024, 1),
+    }
+    if args.json:
+        print(json.dumps({**figures, "failures": tally.failed[:10]}, indent=2))
+    else:
+        width = max(map(len, figures))
+        for name, value in figures.items():
+            print(f"{name:<{width}}  {value}")
+        for failure in tally.failed[:10]:
+            print(f"failed: {failure}")
+    return 0 if not tally.failed and tally.lost == tally.duplicated == tally.out_of_order == 0 else 1
+
+
+if __name__ == "__main__":
+    sys.exit(main())
