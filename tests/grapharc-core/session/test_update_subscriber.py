@@ -35,7 +35,7 @@ def _finished_cleanly(manager: SessionManager, thread_id: str) -> None:
 def test_a_subscriber_that_raises_cannot_fail_a_sync_turn(manager: SessionManager,
                                                           caplog: pytest.LogCaptureFixture) -> None:
     subscriber = Breaks()
-    with caplog.at_level(logging.WARNING, logger="grapharc.session.turns"):
+    with caplog.at_level(logging.WARNING, logger="grapharc.subscribers"):
         session = manager.start("chain", thread_id="sync-sub", on_update=subscriber)
     assert session.status == "completed"
     assert subscriber.shown == ["n1"]  # dropped after it raised

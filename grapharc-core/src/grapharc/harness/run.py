@@ -3,12 +3,11 @@
 No checkpoint is kept, so nothing can pause: an ``ask`` that no approver answers is refused
 with the reason and the model is told (run it in a session to make asks durable approvals,
 ``grapharc.harness.sessions``). ``on_update(node, writes)`` sees each node's writes as they
-happen, so a caller can show the tool calls live.
+happen, so a caller can show the tool calls live; one that raises is dropped, not the run.
 """
 
 from __future__ import annotations
 
-from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
@@ -17,8 +16,7 @@ from langchain_core.runnables import RunnableConfig
 from grapharc.approvals import Approver
 from grapharc.harness.agent import Evidence
 from grapharc.harness.setup import AgentSettings, build_agent
-
-OnUpdate = Callable[[str, dict[str, Any]], None]
+from grapharc.subscribers import GuardedSubscriber, OnUpdate
 
 
 def run_agent(settings: AgentSettings, *, trace: Path, thread_id: str, on_update: OnUpdate | None = None,
@@ -30,15 +28,15 @@ def run_agent(settings: AgentSettings, *, trace: Path, thread_id: str, on_update
     graph.trace = trace
     compiled = graph.compile()
     values: dict[str, Any] = {}
+    subscriber = GuardedSubscriber(on_update, thread_id)
     try:
         config: RunnableConfig = {"configurable": {"thread_id": thread_id}}
         modes = ["updates", "values"]
         for mode, chunk in compiled.stream({"task": settings.task}, config, stream_mode=modes):
             if mode == "values":
                 values = dict(chunk)
-            elif on_update is not None:
-                for node, writes in chunk.items():
-                    on_update(node, writes if isinstance(writes, dict) else {})
+            else:
+                subscriber.show(chunk)
     finally:
         compiled.close()
     return values

@@ -27,7 +27,8 @@ class NodeRun:
 
 def completed_runs(history: Iterable[Any], since_step: int) -> tuple[list[NodeRun], int]:
     """Completed node runs in checkpoints at or after ``since_step`` (``history`` newest first),
-    and where the next scan must start.
+    oldest step first so the audit trail is written in the order the nodes ran, and where the
+    next scan must start.
 
     LangGraph may save a checkpoint before the writes of the step that led to it, so a
     checkpoint with a task still lacking its result is scanned again next time: the
@@ -47,4 +48,5 @@ def completed_runs(history: Iterable[Any], since_step: int) -> tuple[list[NodeRu
             elif not task.name.startswith("__"):
                 writes = tuple(sorted(task.result)) if isinstance(task.result, dict) else ()
                 runs.append(NodeRun(step + 1, task.name, task.id, writes))
+    runs.sort(key=lambda run: run.step)  # stable: a step's tasks keep their order
     return runs, newest if unfinished is None else unfinished

@@ -17,7 +17,6 @@ from __future__ import annotations
 
 import asyncio
 import dataclasses
-import logging
 from collections.abc import AsyncIterator, Callable
 from typing import Any
 
@@ -36,11 +35,9 @@ from grapharc.session.lease import AsyncHeartbeat, Heartbeat, Lease
 from grapharc.session.records import COMPLETED, FAILED, PAUSED
 from grapharc.session.registry import RegisteredGraph
 from grapharc.session.settle import CONTINUE, Plan, settle
+from grapharc.subscribers import GuardedSubscriber, OnUpdate
 
 TURN_KEY = "grapharc_session_turn"
-_log = logging.getLogger(__name__)
-
-OnUpdate = Callable[[str, dict[str, Any]], None]
 
 
 def _position(snapshot: StateSnapshot) -> tuple[str, tuple[str, ...]]:
@@ -69,7 +66,7 @@ class _TurnBase:
         self.compiled = compiled
         self.lease = lease
         self.clock = clock
-        self.on_update = on_update
+        self.subscriber = GuardedSubscriber(on_update, lease.thread_id)
         self.thread: RunnableConfig = {"configurable": {"thread_id": lease.thread_id}}
         tightened = {RUN_BUDGET_KEY: budget} if budget is not None else {}
         self.config: RunnableConfig = {"configurable": {"thread_id": lease.thread_id, DURABLE_ASKS: True,
@@ -77,23 +74,6 @@ class _TurnBase:
                                        "metadata": {TURN_KEY: lease.turn.get("id", "")}}
         self.audited: int | None = None  # read from the store on first use
         self.snapshot: Any = None
-
-    def _show(self, chunk: Any) -> None:
-        """Tell the subscriber what the nodes of ``chunk`` wrote (already saved and audited). A
-        subscriber that raises is logged and dropped for the rest of the turn: it cannot fail a
-        node, nor the turn, that recorded what it was shown."""
-        if self.on_update is None or not isinstance(chunk, dict):
-            return
-        for node, update in chunk.items():
-            if node.startswith("__"):
-                continue
-            try:
-                self.on_update(node, update if isinstance(update, dict) else {})
-            except Exception:
-                _log.warning("thread %s: the update subscriber raised on node %s; it is no longer "
-                             "called this turn", self.lease.thread_id, node, exc_info=True)
-                self.on_update = None
-                return
 
     def start_plan(self) -> Plan:
         """The first move of a fresh start turn: send its input."""
@@ -176,7 +156,7 @@ class Turn(_TurnBase):
                                               durability="sync"):
                 beat.check()
                 self._record()
-                self._show(chunk)
+                self.subscriber.show(chunk)
         finally:
             self._record_run()
 
@@ -239,7 +219,7 @@ class AsyncTurn(_TurnBase):
                                                      durability="sync"):
                 beat.check()
                 await self._record()
-                self._show(chunk)
+                self.subscriber.show(chunk)
         finally:
             await asyncio.to_thread(self._record_run)
 

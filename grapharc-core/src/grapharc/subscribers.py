@@ -1,0 +1,38 @@
+"""Update subscribers: callers that watch each node's writes as a run makes them.
+
+A subscriber only watches. One that raises (a closed pipe, a bug in a printer) is logged and
+dropped for the rest of the run, so it can never fail the node, or the run, that it was shown.
+"""
+
+from __future__ import annotations
+
+import logging
+from collections.abc import Callable
+from typing import Any
+
+OnUpdate = Callable[[str, dict[str, Any]], None]
+
+_log = logging.getLogger(__name__)
+
+
+class GuardedSubscriber:
+    """Calls ``on_update`` with each node's writes until it raises once, then no more."""
+
+    def __init__(self, on_update: OnUpdate | None, thread_id: str) -> None:
+        self.on_update = on_update
+        self.thread_id = thread_id
+
+    def show(self, chunk: Any) -> None:
+        """Tell the subscriber what the nodes of ``chunk`` (one ``updates`` stream item) wrote."""
+        if self.on_update is None or not isinstance(chunk, dict):
+            return
+        for node, update in chunk.items():
+            if node.startswith("__"):
+                continue
+            try:
+                self.on_update(node, update if isinstance(update, dict) else {})
+            except Exception:
+                _log.warning("thread %s: the update subscriber raised on node %s; it is no longer "
+                             "called this run", self.thread_id, node, exc_info=True)
+                self.on_update = None
+                return
