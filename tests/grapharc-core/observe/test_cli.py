@@ -6,9 +6,9 @@ import json
 
 import pytest
 import typer
-from typer.testing import CliRunner
 
 from grapharc.cli.observe_commands import add_observe_commands
+from grapharc.testing.cli import run_cli
 
 
 @pytest.fixture(scope="module")
@@ -20,10 +20,10 @@ def app():
 
 @pytest.fixture
 def invoke(app):
-    runner = CliRunner()
+    """The trace commands through the real entry point, so a usage error follows --json too."""
 
     def call(*args):
-        return runner.invoke(app, [str(arg) for arg in args])
+        return run_cli(args, app=app)
 
     return call
 
@@ -77,7 +77,7 @@ def test_a_path_that_cannot_be_read_exits_2_with_one_line(invoke, tmp_path, comm
     binary.write_bytes(b"\x00\x01\x02")
     malformed = tmp_path / "bad.jsonl"
     malformed.write_text('{"phase": "start"}\n{{{\n{"phase": "end"}\n')
-    cases = [(tmp_path / "absent.jsonl", "no such trace file"), (tmp_path, "is a directory"),
+    cases = [(tmp_path / "absent.jsonl", "does not exist"), (tmp_path, "is a directory"),
              (binary, "binary data")]
     if command[0] != "trace":  # trace streams: see the test of a malformed line below
         cases.append((malformed, "bad.jsonl:2: is not valid JSON"))

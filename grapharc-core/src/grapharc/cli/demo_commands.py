@@ -18,8 +18,20 @@ from typing import TYPE_CHECKING, Annotated, Any
 
 import typer
 
+from grapharc.cli.options import (
+    ConfigFile,
+    Folder,
+    MaxConcurrency,
+    MaxIterations,
+    MaxRounds,
+    MaxTokens,
+    Ranged,
+    WritableFile,
+    option,
+)
 from grapharc.cli.output import JsonOption
 from grapharc.examples.demo_choices import Case, ClaimScenario, Failure, FanoutScenario, Task
+from grapharc.values import Count, Number
 
 if TYPE_CHECKING:
     from grapharc.config import Config
@@ -31,19 +43,13 @@ HELP = (
 )
 CHECKPOINTS = Path(".grapharc/checkpoints.db")
 
-ConfigOption = Annotated[Path | None, typer.Option(
-    "--config", help="Config file to read instead of ./grapharc.toml (no parent search).")]
-TraceOption = Annotated[Path | None, typer.Option(
-    "--trace", help="Append JSONL events here (default: ./.grapharc/traces/<stage>.jsonl).")]
+TraceOption = Annotated[Path | None, option(
+    "--trace", kind=WritableFile("trace file"),
+    help="Append JSONL events here (default: ./.grapharc/traces/<stage>.jsonl).")]
 ModelOption = Annotated[str | None, typer.Option(
     "--model", help="Real model spec backend/model (default: the stage's scripted model).")]
-MaxIterations = Annotated[int | None, typer.Option(
-    "--max-iterations", min=1, help="Node-execution budget: the hard ceiling.")]
-MaxTokens = Annotated[int | None, typer.Option("--max-tokens", min=1, help="Token budget.")]
-MaxRounds = Annotated[int | None, typer.Option("--max-rounds", min=1, help="Round cap of the loop.")]
-CheckpointsOption = Annotated[Path, typer.Option(
-    "--checkpoints", help="SQLite checkpoint file.")]
-
+CheckpointsOption = Annotated[Path, option(
+    "--checkpoints", kind=WritableFile("checkpoint file"), help="SQLite checkpoint file.")]
 
 def build_demo_app() -> typer.Typer:
     """The ``demo`` group with the commands stage0 ... stage4."""
@@ -94,7 +100,7 @@ def _budget_defaults(budget: Any) -> dict[str, Any]:
 
 def stage0_command(
     as_json: JsonOption = False,
-    config: ConfigOption = None,
+    config: ConfigFile = None,
     trace: TraceOption = None,
     thread: Annotated[str | None, typer.Option(
         "--thread", help="Thread id: a new one by default; with --resume, the one to continue.")
@@ -105,8 +111,8 @@ def stage0_command(
     inject_failure: Annotated[Failure | None, typer.Option(
         "--inject-failure", help="Fail between the report's temp write and its rename: 'error' "
                                  "raises in process, 'kill' SIGKILLs the process.")] = None,
-    report_dir: Annotated[Path, typer.Option(
-        "--report-dir", help="Folder for the report, <thread>.txt.")
+    report_dir: Annotated[Path, option(
+        "--report-dir", kind=Folder("report folder"), help="Folder for the report, <thread>.txt.")
     ] = Path(".grapharc/reports"),
     checkpoints: CheckpointsOption = CHECKPOINTS,
     model: Annotated[str | None, typer.Option("--model", hidden=True)] = None,
@@ -129,7 +135,7 @@ def stage0_command(
 
 def stage1_command(
     as_json: JsonOption = False,
-    config: ConfigOption = None,
+    config: ConfigFile = None,
     trace: TraceOption = None,
     model: ModelOption = None,
     task: Annotated[Task, typer.Option(
@@ -153,15 +159,16 @@ def stage1_command(
 
 def stage2_command(
     as_json: JsonOption = False,
-    config: ConfigOption = None,
+    config: ConfigFile = None,
     trace: TraceOption = None,
     model: ModelOption = None,
     scenario: Annotated[ClaimScenario, typer.Option(
         "--scenario", help="The scripted model's replies: injection (prose that tries to steer), "
                            "bad-output (a malformed claim), clean (claims that verify).")
     ] = ClaimScenario.INJECTION,
-    max_attempts: Annotated[int, typer.Option(
-        "--max-attempts", min=1, max=100, help="Extraction attempts before the router gives up.")] = 3,
+    max_attempts: Annotated[int, option(
+        "--max-attempts", kind=Ranged(Count(1, 100), "N"),
+        help="Extraction attempts before the router gives up.")] = 3,
     max_iterations: MaxIterations = None,
     max_tokens: MaxTokens = None,
     checkpoints: CheckpointsOption = CHECKPOINTS,
@@ -180,17 +187,16 @@ def stage2_command(
 
 def stage3_command(
     as_json: JsonOption = False,
-    config: ConfigOption = None,
+    config: ConfigFile = None,
     trace: TraceOption = None,
     model: ModelOption = None,
     scenario: Annotated[FanoutScenario, typer.Option(
         "--scenario", help="isolation: one worker crashes and one hangs; overlap: all succeed and "
                            "the shared chunks come back twice.")] = FanoutScenario.ISOLATION,
-    max_concurrency: Annotated[int | None, typer.Option(
-        "--max-concurrency", min=1, help="Workers running at once, at most.")] = None,
-    worker_timeout: Annotated[float, typer.Option(
-        "--worker-timeout", min=0.01, max=3600, help="Seconds before a worker counts as hung.")
-    ] = 2.0,
+    max_concurrency: MaxConcurrency = None,
+    worker_timeout: Annotated[float, option(
+        "--worker-timeout", kind=Ranged(Number(0.01, 3600, "seconds", above=False), "SECONDS"),
+        help="Seconds before a worker counts as hung.")] = 2.0,
     max_tokens: MaxTokens = None,
 ) -> None:
     """Bounded fan-out over three workers with failure isolation and dedup."""
@@ -207,7 +213,7 @@ def stage3_command(
 
 def stage4_command(
     as_json: JsonOption = False,
-    config: ConfigOption = None,
+    config: ConfigFile = None,
     trace: TraceOption = None,
     model: ModelOption = None,
     case: Annotated[Case, typer.Option(

@@ -16,11 +16,14 @@ from typing import Annotated, Any, TypeVar
 
 import typer
 
+from grapharc.cli.options import Ranged, ReadableFile, argument, option
 from grapharc.cli.output import ExitCode, JsonOption, emit, fail
+from grapharc.values import Count
 
 T = TypeVar("T")
 
-TracePath = Annotated[Path, typer.Argument(help="A JSONL trace a GraphARC run wrote.", show_default=False)]
+TracePath = Annotated[Path, argument("TRACE", kind=ReadableFile("trace file"),
+                                     help="A JSONL trace a GraphARC run wrote.", show_default=False)]
 RunArg = Annotated[str, typer.Argument(help="The run id (see: grapharc metrics PATH).", show_default=False)]
 OptionalRun = Annotated[str | None, typer.Argument(help="The run id; every run in the trace if omitted.",
                                                    show_default=False)]
@@ -64,7 +67,8 @@ def trace_command(
     path: TracePath,
     run: Annotated[str | None, typer.Option("--run", help="Only this run's events.")] = None,
     thread: Annotated[str | None, typer.Option("--thread", help="Only this thread's events.")] = None,
-    attempt: Annotated[int | None, typer.Option("--attempt", help="Only this attempt's events.")] = None,
+    attempt: Annotated[int | None, option("--attempt", kind=Ranged(Count(1, 10**9), "N"),
+                                          help="Only this attempt's events.")] = None,
     as_json: JsonOption = False,
 ) -> None:
     """Pretty-print a trace, one event per line (JSON Lines with --json), optionally filtered.
@@ -182,8 +186,9 @@ def diff_command(path: TracePath, run_a: RunArg, run_b: RunArg, reducer: Reducer
 
 def cost_command(
     path: TracePath, run: OptionalRun = None,
-    rate_card: Annotated[Path | None, typer.Option(
-        "--rate-card", help="A TOML rate card (USD per million tokens) to estimate cost with.")] = None,
+    rate_card: Annotated[Path | None, option(
+        "--rate-card", kind=ReadableFile("rate card"),
+        help="A TOML rate card (USD per million tokens) to estimate cost with.")] = None,
     by: ByOption = None, as_json: JsonOption = False,
 ) -> None:
     """Spend per run, thread and node: provider-recorded cost and rate-card estimate, never mixed."""

@@ -15,14 +15,10 @@ from typing import Annotated, Any
 
 import typer
 
+from grapharc.cli.options import LeaseSeconds, SessionDir
 from grapharc.cli.output import ExitCode, JsonOption, emit, fail
 from grapharc.errors import ConfigurationError, GraphARCError
 
-DirOption = Annotated[Path | None, typer.Option(
-    "--dir", help="Session directory (default: $GRAPHARC_SESSIONS, sessions in grapharc.toml, "
-                  "or .grapharc/sessions).")]
-LeaseOption = Annotated[float, typer.Option(
-    "--lease", help="Seconds a runner's lease lives between heartbeats before others may reclaim.")]
 DEFAULT_DIR = ".grapharc/sessions"
 TRAP_NOTE = ("on resume, sign_off runs again from its first line: nothing with an effect sits above its "
              "interrupt(), and the payout is a node of its own (disburse)")
@@ -69,7 +65,7 @@ def _manager(directory: Path, lease: float = 30.0) -> Any:
 
 
 def status_command(thread: Annotated[str, typer.Argument(help="The thread id.")],
-                   directory: DirOption = None, as_json: JsonOption = False) -> None:
+                   directory: SessionDir = None, as_json: JsonOption = False) -> None:
     """Show where one thread stands: status, lease, last node, what it waits on."""
     from grapharc.session.errors import UnknownSessionError
 
@@ -83,7 +79,7 @@ def status_command(thread: Annotated[str, typer.Argument(help="The thread id.")]
     emit(session.to_dict(time.time()), as_json, render_status)
 
 
-def list_command(directory: DirOption = None, as_json: JsonOption = False,
+def list_command(directory: SessionDir = None, as_json: JsonOption = False,
                  status: Annotated[str | None, typer.Option(
                      "--status", help="Only threads in this status.")] = None) -> None:
     """List every thread and where it stands, most recently changed first."""
@@ -103,7 +99,7 @@ def list_command(directory: DirOption = None, as_json: JsonOption = False,
 def prune_command(
     older_than: Annotated[str, typer.Option(
         "--older-than", help="Remove finished threads unchanged for this long (30d, 12h, 1d12h).")],
-    directory: DirOption = None, as_json: JsonOption = False,
+    directory: SessionDir = None, as_json: JsonOption = False,
 ) -> None:
     """Remove finished threads (with checkpoints and holds); paused or running ones always stay."""
     from grapharc.session.retention import PruneReport, parse_duration
@@ -213,7 +209,7 @@ def demo_run_command(
     application: Annotated[str, typer.Option("--application", help="Application id, e.g. LN-7310.")],
     thread: Annotated[str | None, typer.Option(
         "--thread", help="Thread id to use (default: a new one).")] = None,
-    directory: DirOption = None, lease: LeaseOption = 30.0, as_json: JsonOption = False,
+    directory: SessionDir = None, lease: LeaseSeconds = 30.0, as_json: JsonOption = False,
 ) -> None:
     """Run an application until it is paid out, declined, or paused for the credit desk."""
     from grapharc.examples.approval import GRAPH_NAME, lookup
@@ -235,7 +231,7 @@ def demo_resume_command(
     approval: Annotated[str | None, typer.Option(
         "--approval", help="The approval answered (default: the thread's only open one).")] = None,
     decider: Annotated[str, typer.Option("--decider", help="Who decides.")] = "credit-desk",
-    directory: DirOption = None, lease: LeaseOption = 30.0, as_json: JsonOption = False,
+    directory: SessionDir = None, lease: LeaseSeconds = 30.0, as_json: JsonOption = False,
 ) -> None:
     """Answer a paused thread's approval and finish it, in this new process."""
     story = _Story(as_json)
@@ -250,7 +246,7 @@ def demo_resume_command(
 
 def demo_recover_command(
     thread: Annotated[str, typer.Argument(help="A thread whose runner died or whose turn failed.")],
-    directory: DirOption = None, lease: LeaseOption = 30.0, as_json: JsonOption = False,
+    directory: SessionDir = None, lease: LeaseSeconds = 30.0, as_json: JsonOption = False,
 ) -> None:
     """Carry on a thread whose runner died (once its lease expired) from its last checkpoint."""
     story = _Story(as_json)

@@ -45,9 +45,10 @@ from grapharc.session.records import APPROVED, DECLINED, Approval, AuditEntry, E
 from grapharc.session.registry import GraphRegistry, RegisteredGraph
 from grapharc.session.retention import PruneReport, prune
 from grapharc.session.turns import AsyncTurn, OnUpdate, Turn
+from grapharc.values import LEASE_SECONDS
 
 DEFAULT_LEASE_SECONDS = 30.0
-MAX_LEASE_SECONDS = 86_400.0
+MAX_LEASE_SECONDS = LEASE_SECONDS.high
 """A lease is renewed while its runner lives; one longer than a day only delays a takeover."""
 
 

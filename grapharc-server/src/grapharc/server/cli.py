@@ -12,10 +12,13 @@ from typing import Annotated
 
 import typer
 
+from grapharc.cli.options import Port, Ranged, option
 from grapharc.cli.output import JSON_OPTION_HELP, write_json
 from grapharc.server.listener import ListeningAddress, listen
+from grapharc.values import Number
 
 DEFAULT_DRAIN_TIMEOUT = 10.0
+DRAIN_TIMEOUT = Ranged(Number(0, 3600, "seconds", above=False), "SECONDS")
 
 DRAIN_TIMEOUT_HELP = ("Seconds to let in-flight requests finish after SIGTERM or Ctrl+C before stopping "
                       "without them (exit 1).")
@@ -23,8 +26,9 @@ DRAIN_TIMEOUT_HELP = ("Seconds to let in-flight requests finish after SIGTERM or
 
 def serve_command(
     host: Annotated[str, typer.Option(help="Address to listen on.")] = "127.0.0.1",
-    port: Annotated[int, typer.Option(help="Port to listen on (0 picks a free one).")] = 8000,
-    drain_timeout: Annotated[float, typer.Option(min=0.0, help=DRAIN_TIMEOUT_HELP)] = DEFAULT_DRAIN_TIMEOUT,
+    port: Port = 8000,
+    drain_timeout: Annotated[float, option("--drain-timeout", kind=DRAIN_TIMEOUT,
+                                           help=DRAIN_TIMEOUT_HELP)] = DEFAULT_DRAIN_TIMEOUT,
     as_json: Annotated[bool, typer.Option("--json", help=JSON_OPTION_HELP)] = False,
 ) -> None:
     """Serve the GraphARC HTTP API until SIGTERM or Ctrl+C, then finish in-flight requests and exit 0."""
