@@ -55,10 +55,7 @@ def args_for(command, run, path):
 def test_every_command_prints_one_json_document_and_exits_0(invoke, trace, command):
     result = invoke(*args_for(command, "r1", trace), "--json")
     assert result.exit_code == 0, result.stderr
-    if command[0] == "trace":
-        assert all(json.loads(line)["phase"] for line in result.stdout.splitlines())
-    else:
-        assert json.loads(result.stdout)["ok"] is True
+    assert json.loads(result.stdout)["ok"] is True
     assert result.stderr == ""
 
 
@@ -99,15 +96,32 @@ def test_trace_pretty_prints_and_filters(invoke, trace):
     assert invoke("trace", trace, "--thread", "t", "--attempt", "7").exit_code == 1
 
 
+def test_trace_json_is_one_document_holding_every_event(invoke, trace):
+    document = json.loads(invoke("trace", trace, "--run", "r2", "--json").stdout)
+    assert document["ok"] is True and document["count"] == 6 == len(document["events"])
+    assert document["events"][0]["phase"] == "run_start" and document["events"][0]["run_id"] == "r2"
+    streamed = invoke("trace", trace, "--run", "r2", "--jsonl").stdout.splitlines()
+    assert [json.loads(line) for line in streamed] == document["events"]
+    assert json.loads(invoke("trace", trace, "--run", "none", "--json").stdout)["ok"] is False
+
+
 def test_trace_streams_events_up_to_a_malformed_line_then_fails_with_its_number(invoke, tmp_path):
     path = tmp_path / "bad.jsonl"
     path.write_text('{"phase": "start", "node": "a"}\n{{{\n{"phase": "end"}\n')
     human = invoke("trace", path)
     assert human.exit_code == 2 and len(human.stdout.splitlines()) == 1
     assert human.stderr.startswith(f"error: {path}:2: is not valid JSON")
-    lines = invoke("trace", path, "--json").stdout.splitlines()
+    lines = invoke("trace", path, "--jsonl").stdout.splitlines()
     assert json.loads(lines[0])["node"] == "a"
     assert len(lines) == 2 and json.loads(lines[1])["error"]["code"] == "TraceFormatError"
+    document = invoke("trace", path, "--json")
+    assert document.exit_code == 2
+    assert json.loads(document.stdout)["error"]["code"] == "TraceFormatError"
+
+
+def test_trace_takes_one_format(invoke, trace):
+    result = invoke("trace", trace, "--json", "--jsonl")
+    assert result.exit_code == 2 and "choose one" in json.loads(result.stdout)["error"]["message"]
 
 
 def test_metrics_human_view_and_all_runs(invoke, trace):
