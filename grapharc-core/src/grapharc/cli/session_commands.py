@@ -171,10 +171,16 @@ class _Story:
                 typer.echo(line)
 
 
-def _demo_manager(directory: Path | None, lease: float) -> Any:
+def _demo_manager(directory: Path | None, lease: float, thread: str | None = None) -> Any:
+    """The credit graph's manager; to carry on ``thread``, its session folder must exist already
+    (a resume or recover of a thread that cannot be there creates no session store)."""
     from grapharc.examples.approval import register_credit_graph
+    from grapharc.session.errors import UnknownSessionError
 
-    manager = _manager(session_dir(directory), lease)
+    where = session_dir(directory)
+    if thread is not None and not where.exists():
+        raise UnknownSessionError(thread)
+    manager = _manager(where, lease)
     register_credit_graph(manager)
     return manager
 
@@ -236,7 +242,7 @@ def demo_resume_command(
     """Answer a paused thread's approval and finish it, in this new process."""
     story = _Story(as_json)
     try:
-        manager = _demo_manager(directory, lease)
+        manager = _demo_manager(directory, lease, thread)
         approval_id = approval or _only_hold(manager, thread)
         session = manager.resume(thread, approval_id, decision, decider=decider, on_update=story)
     except GraphARCError as exc:
@@ -251,7 +257,7 @@ def demo_recover_command(
     """Carry on a thread whose runner died (once its lease expired) from its last checkpoint."""
     story = _Story(as_json)
     try:
-        session = _demo_manager(directory, lease).recover(thread, on_update=story)
+        session = _demo_manager(directory, lease, thread).recover(thread, on_update=story)
     except GraphARCError as exc:
         fail(exc, as_json)
     _finish_story(session, story)
