@@ -46,7 +46,7 @@ class Workdir:
 
     PATHS = ("missing.json", "missing/deeper/file", "dir", "blob.bin", "fifo", "empty", "graph.json",
              "policy.toml", "t.jsonl", "sessions", "sessions/sessions.db", "/proc/version",
-             "/proc/self/status", "/proc", "/dev/null", "/sys/kernel/nothing", "/", "-", "",
+             "/proc/self/status", "/proc", "/dev/null", "/sys/kernel/nothing", "-", "",
              "x" * 5000, "dir/" + "y" * 300, "nul\x00byte")
 
     def build(self, graph: str, policy: str, trace: str) -> None:
@@ -86,34 +86,58 @@ def _strings() -> st.SearchStrategy[str]:
     return st.one_of(st.sampled_from(STRINGS), text)
 
 
-def value_strategy(param: Any) -> st.SearchStrategy[str] | None:
-    """Text to give ``param`` on the command line (None: a flag, which takes none)."""
+def value_strategy(param: Any, plausible: bool = False) -> st.SearchStrategy[str] | None:
+    """Text to give ``param`` on the command line (None: a flag, which takes none).
+
+    ``plausible`` values are ones a user would type (so a run gets past its options); the
+    others are hostile.
+    """
     info = param.type_descriptor.parameter_info
     annotation = param.type_descriptor.annotation
     kind: OptionType | None = info.parser if isinstance(info.parser, OptionType) else None
     if getattr(param, "is_flag", False):
         return None
     if isinstance(kind, Ranged) or annotation in (int, float):
-        return _numbers(param)
+        return st.sampled_from(SMALL) if plausible else _numbers(param)
     if isinstance(kind, ReadableFile | WritableFile | Folder) or (
             isinstance(annotation, type) and issubclass(annotation, PurePath)):
-        return st.sampled_from(Workdir.PATHS)
+        return st.sampled_from(_plausible_paths(kind) if plausible else Workdir.PATHS)
     if isinstance(annotation, type) and issubclass(annotation, Enum):
-        return st.one_of(st.sampled_from([str(member.value) for member in annotation]), _strings())
-    return _strings()
+        members = st.sampled_from([str(member.value) for member in annotation])
+        return members if plausible else st.one_of(members, _strings())
+    return st.sampled_from(WORDS) if plausible else _strings()
+
+
+WORDS = ["r1", "t1", "LN-7310", "LN-2204", "approved", "rejected", "goal", "tenant", "paused", "1d"]
+"""Strings a user would type for an id, a status, a decision, a goal or a duration."""
+
+
+def _plausible_paths(kind: OptionType | None) -> list[str]:
+    if isinstance(kind, Folder):
+        return ["sessions", "new-folder"]
+    if isinstance(kind, WritableFile):
+        return ["out.jsonl", "t.jsonl", "new/folder/file.db"]
+    return ["graph.json", "t.jsonl", "policy.toml"]
 
 
 @st.composite
 def command_line(draw: st.DrawFn, command: Any) -> list[str]:
-    """An argv for ``command``: every required parameter, a random subset of the others."""
+    """An argv for ``command``: every required parameter and a random subset of the others.
+
+    An example is one of: every value plausible, one value hostile, or every value either.
+    """
+    params = [p for p in command.params if p.opts[0] not in NEVER and p.opts[0] != "--json"]
+    chosen = [p for p in params if p.param_type_name == "argument" or p.required or draw(st.booleans())]
+    mode = draw(st.sampled_from(["plausible", "one hostile", "wild"]))
+    hostile = draw(st.sampled_from(chosen)) if chosen and mode == "one hostile" else None
     argv: list[str] = []
-    for param in command.params:
-        if param.opts[0] in NEVER or param.opts[0] == "--json":
-            continue
-        strategy = value_strategy(param)
+    for param in chosen:
+        plausible = mode == "plausible" or (mode == "one hostile" and param is not hostile) or (
+            mode == "wild" and draw(st.booleans()))
+        strategy = value_strategy(param, plausible)
         if param.param_type_name == "argument":
             argv.append(draw(strategy if strategy is not None else _strings()))
-        elif param.required or draw(st.booleans()):
+        else:
             argv += [param.opts[0]] if strategy is None else [param.opts[0], draw(strategy)]
     return argv
 
