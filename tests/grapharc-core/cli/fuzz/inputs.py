@@ -36,6 +36,9 @@ SMALL = ["1", "2", "0.3"]
 SLOW = {"--max-rounds", "--worker-timeout", "--max-attempts"}
 NEVER = {"--check"}
 """``models --check`` asks real endpoints whether they answer: no network in tests."""
+NEVER_VALUES = {"kill"}
+"""``demo stage0 --inject-failure kill`` SIGKILLs its own process (a crash, on purpose), which
+in-process is the test run itself; the demo's own tests run it in a child process."""
 
 
 @dataclass(frozen=True)
@@ -103,7 +106,8 @@ def value_strategy(param: Any, plausible: bool = False) -> st.SearchStrategy[str
             isinstance(annotation, type) and issubclass(annotation, PurePath)):
         return st.sampled_from(_plausible_paths(kind) if plausible else Workdir.PATHS)
     if isinstance(annotation, type) and issubclass(annotation, Enum):
-        members = st.sampled_from([str(member.value) for member in annotation])
+        members = st.sampled_from([str(member.value) for member in annotation
+                                   if str(member.value) not in NEVER_VALUES])
         return members if plausible else st.one_of(members, _strings())
     return st.sampled_from(WORDS) if plausible else _strings()
 
