@@ -30,9 +30,16 @@ def thread_config(thread_id: str) -> dict[str, Any]:
     return {"configurable": {"thread_id": thread_id}}
 
 
-def open_checkpoints(path: Path) -> Any:
-    """The SQLite checkpoint store at ``path`` (compile() allowlists the state's classes on it)."""
+def open_checkpoints(path: Path, *, trace: Path) -> Any:
+    """The SQLite checkpoint store at ``path`` (compile() allowlists the state's classes on it).
+
+    Refused when it is the stage's trace file too: one would overwrite the other.
+    """
     from grapharc.stores import open_store
+
+    if Path(path).resolve() == Path(trace).resolve():
+        raise DemoInputError(f"--checkpoints and --trace both name {path}; each needs a file of its own",
+                             hint="e.g. --checkpoints .grapharc/checkpoints.db")
 
     return open_store(f"sqlite:{path}", kind="checkpoints").saver()
 

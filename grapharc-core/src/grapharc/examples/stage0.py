@@ -180,7 +180,10 @@ def run_stage0(*, trace: Path, checkpoints: Path, report_dir: Path, thread_id: s
         raise _no_checkpoint(thread_id, checkpoints)
     thread_id = thread_id or new_thread_id("stage0")
     config = thread_config(thread_id)
-    saver = open_checkpoints(checkpoints)
+    saver = open_checkpoints(checkpoints, trace=trace)
+    if resume and saver.get_tuple(config) is None:  # refuse before the trace file is opened
+        saver.conn.close()
+        raise _no_checkpoint(thread_id, checkpoints)
     graph = build_stage0(trace=trace, checkpointer=saver, thread_id=thread_id, failure=inject_failure)
     error: InjectedFailureError | None = None
     try:
