@@ -73,3 +73,18 @@ def test_a_fifo_is_refused_without_waiting_for_a_writer(clean_workdir):
     for args in (["trace", "pipe"], ["run", "pipe"], ["plan", "g", "--policy", "pipe"]):
         result = run_cli(args)
         assert result.exit_code == 2 and "'pipe' is a FIFO (named pipe)" in result.stderr
+
+
+def test_a_trace_option_refuses_a_binary_file_it_would_damage(clean_workdir):
+    (clean_workdir / "blob").write_bytes(b"\x00\x01binary")
+    for args in (["plan", "g", "--trace", "blob"], ["demo", "stage1", "--trace", "blob"]):
+        result = run_cli(args)
+        assert result.exit_code == 2 and "'blob' holds binary data, not a trace file" in result.stderr
+    assert (clean_workdir / "blob").read_bytes() == b"\x00\x01binary"
+
+
+def test_reading_session_commands_create_no_store_in_an_empty_folder(clean_workdir):
+    (clean_workdir / "empty").mkdir()
+    for args in (["session", "list"], ["session", "status", "t"], ["demo", "approval", "recover", "t"]):
+        assert run_cli([*args, "--dir", "empty"]).exit_code in (0, 2)
+    assert list((clean_workdir / "empty").iterdir()) == []

@@ -44,7 +44,7 @@ HELP = (
 CHECKPOINTS = Path(".grapharc/checkpoints.db")
 
 TraceOption = Annotated[Path | None, option(
-    "--trace", kind=WritableFile("trace file"),
+    "--trace", kind=WritableFile("trace file", text=True),
     help="Append JSONL events here (default: ./.grapharc/traces/<stage>.jsonl).")]
 ModelOption = Annotated[str | None, typer.Option(
     "--model", help="Real model spec backend/model (default: the stage's scripted model).")]

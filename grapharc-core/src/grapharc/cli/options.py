@@ -16,7 +16,7 @@ from typing import Annotated, Any
 
 import typer
 
-from grapharc._files import not_regular
+from grapharc._files import not_regular, open_regular
 from grapharc.config import KEYS
 from grapharc.values import LEASE_SECONDS, PORT, Count, Number
 
@@ -124,12 +124,17 @@ class ReadableFile(OptionType):
 
 
 class WritableFile(OptionType):
-    """A regular file one may write, or a path where one can be created."""
+    """A regular file one may write, or a path where one can be created.
+
+    With ``text``, an existing file holding binary data is refused: appending to it would
+    damage it and leave a file no reader takes.
+    """
 
     metavar = "FILE"
 
-    def __init__(self, what: str) -> None:
+    def __init__(self, what: str, *, text: bool = False) -> None:
         self.what = what
+        self.text = text
 
     def describe(self) -> str:
         return f"a writable {self.what} (created if missing)"
@@ -145,7 +150,18 @@ class WritableFile(OptionType):
             raise ValueError(f"{shown(path)} is {kind}, not a {self.what}")
         if not os.access(path, os.W_OK):
             raise ValueError(f"{self.what} {shown(path)} is not writable")
+        if self.text and _binary(path):
+            raise ValueError(f"{shown(path)} holds binary data, not a {self.what}")
         return path
+
+
+def _binary(path: Path) -> bool:
+    """Whether the start of the regular file ``path`` holds a NUL byte (text never does)."""
+    try:
+        with open_regular(path) as handle:
+            return b"\x00" in handle.read(8192)
+    except OSError:
+        return False
 
 
 class Folder(OptionType):
@@ -206,7 +222,7 @@ ConfigFile = Annotated[Path | None, option(
     help="Config file to read instead of ./grapharc.toml (no parent search).")]
 PolicyFile = Annotated[Path | None, option("--policy", kind=ReadableFile("policy file"),
                                            help="Policy TOML document.")]
-TraceFile = Annotated[Path | None, option("--trace", kind=WritableFile("trace file"),
+TraceFile = Annotated[Path | None, option("--trace", kind=WritableFile("trace file", text=True),
                                           help="Append JSONL events here.")]
 SessionDir = Annotated[Path | None, option(
     "--dir", kind=Folder("session folder"),

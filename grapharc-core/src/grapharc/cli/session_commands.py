@@ -55,6 +55,14 @@ def session_dir(given: Path | None) -> Path:
     return load_config({"sessions": given}, defaults={"sessions": DEFAULT_DIR}).value("sessions")
 
 
+def _holds_sessions(where: Path) -> bool:
+    """Whether ``where`` holds a session store (reading commands never create one)."""
+    from grapharc.session.errors import SessionError
+    from grapharc.session.sqlite_files import SESSIONS_FILE, database_path
+
+    return database_path(str(where), SESSIONS_FILE, SessionError).is_file()
+
+
 def _manager(directory: Path, lease: float = 30.0) -> Any:
     from grapharc.session.manager import SessionManager
 
@@ -71,7 +79,7 @@ def status_command(thread: Annotated[str, typer.Argument(help="The thread id.")]
 
     try:
         where = session_dir(directory)
-        if not where.exists():
+        if not _holds_sessions(where):
             raise UnknownSessionError(thread)
         session = _manager(where).get(thread)
     except GraphARCError as exc:
@@ -89,7 +97,7 @@ def list_command(directory: SessionDir = None, as_json: JsonOption = False,
         where = session_dir(directory)
         if status is not None and status not in STATUSES:
             raise UnknownStatusError(f"unknown status {status!r}; statuses: {', '.join(STATUSES)}")
-        sessions = _manager(where).list(status) if where.exists() else []
+        sessions = _manager(where).list(status) if _holds_sessions(where) else []
     except GraphARCError as exc:
         fail(exc, as_json)
     now = time.time()
@@ -107,7 +115,7 @@ def prune_command(
     try:
         where = session_dir(directory)
         seconds = parse_duration(older_than)
-        report = _manager(where).prune(seconds) if where.exists() else PruneReport((), 0, 0)
+        report = _manager(where).prune(seconds) if _holds_sessions(where) else PruneReport((), 0, 0)
     except GraphARCError as exc:
         fail(exc, as_json)
     emit(report.to_dict(), as_json, render_prune)
@@ -178,7 +186,7 @@ def _demo_manager(directory: Path | None, lease: float, thread: str | None = Non
     from grapharc.session.errors import UnknownSessionError
 
     where = session_dir(directory)
-    if thread is not None and not where.exists():
+    if thread is not None and not _holds_sessions(where):
         raise UnknownSessionError(thread)
     manager = _manager(where, lease)
     register_credit_graph(manager)
