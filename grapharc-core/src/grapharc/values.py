@@ -81,7 +81,8 @@ DOLLARS = Number(0, 10**9, "US dollars")
 """A dollar budget or price: above 0, at most one billion."""
 PRICE_PER_MILLION = Number(0, 10**6, "US dollars per million tokens", above=False)
 """A rate: from 0 (free) to a million dollars per million tokens, so no estimate overflows."""
-LEASE_SECONDS = Number(0, 86_400, "seconds")
-"""A runner's lease between heartbeats: above 0, at most a day (longer only delays a takeover)."""
+LEASE_SECONDS = Number(1, 86_400, "seconds", above=False)
+"""A runner's lease between heartbeats: at least a second (its heartbeat, a third of it, must
+not spin) and at most a day (longer only delays a takeover)."""
 PORT = Count(0, 65_535)
 """A TCP port; 0 asks the system for a free one."""

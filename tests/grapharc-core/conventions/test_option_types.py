@@ -49,7 +49,7 @@ def test_a_new_command_with_a_raw_float_int_or_path_is_caught():
     (["run", "g.json", "--max-seconds", "inf"], "'--max-seconds': must be a number of seconds above 0"),
     (["run", "g.json", "--max-cost-usd", "1e308"], "'--max-cost-usd': must be a number of US dollars"),
     (["demo", "approval", "run", "--application", "A", "--lease", "-0"],
-     "'--lease': must be a number of seconds above 0 and at most 86400, got '-0'"),
+     "'--lease': must be a number of seconds at least 1 and at most 86400, got '-0'"),
     (["serve", "--port", "65536"], "'--port': must be an integer from 0 to 65535"),
     (["serve", "--drain-timeout", "nan"], "'--drain-timeout': must be a number of seconds at least 0"),
     (["trace", "/proc/self"], "'/proc/self' is a directory, not a trace file"),
