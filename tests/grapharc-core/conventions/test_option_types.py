@@ -75,12 +75,13 @@ def test_a_fifo_is_refused_without_waiting_for_a_writer(clean_workdir):
         assert result.exit_code == 2 and "'pipe' is a FIFO (named pipe)" in result.stderr
 
 
-def test_a_trace_option_refuses_a_binary_file_it_would_damage(clean_workdir):
-    (clean_workdir / "blob").write_bytes(b"\x00\x01binary")
-    for args in (["plan", "g", "--trace", "blob"], ["demo", "stage1", "--trace", "blob"]):
+@pytest.mark.parametrize("content", [b"\x00\x01binary", b'{"nodes": []}\n', b"notes\n"])
+def test_a_trace_option_refuses_a_file_that_is_not_a_trace(clean_workdir, content):
+    (clean_workdir / "other").write_bytes(content)
+    for args in (["plan", "g", "--trace", "other"], ["demo", "stage1", "--trace", "other"]):
         result = run_cli(args)
-        assert result.exit_code == 2 and "'blob' holds binary data, not a trace file" in result.stderr
-    assert (clean_workdir / "blob").read_bytes() == b"\x00\x01binary"
+        assert result.exit_code == 2 and "'other' is not a JSONL trace" in result.stderr
+    assert (clean_workdir / "other").read_bytes() == content
 
 
 def test_reading_session_commands_create_no_store_in_an_empty_folder(clean_workdir):

@@ -26,6 +26,7 @@ from grapharc.cli.options import (
     MaxRounds,
     MaxTokens,
     Ranged,
+    TraceOutput,
     WritableFile,
     option,
 )
@@ -44,7 +45,7 @@ HELP = (
 CHECKPOINTS = Path(".grapharc/checkpoints.db")
 
 TraceOption = Annotated[Path | None, option(
-    "--trace", kind=WritableFile("trace file", text=True),
+    "--trace", kind=TraceOutput(),
     help="Append JSONL events here (default: ./.grapharc/traces/<stage>.jsonl).")]
 ModelOption = Annotated[str | None, typer.Option(
     "--model", help="Real model spec backend/model (default: the stage's scripted model).")]

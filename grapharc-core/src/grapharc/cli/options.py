@@ -10,6 +10,7 @@ parameter declared without one of these types, so a new command cannot take a ra
 
 from __future__ import annotations
 
+import json
 import os
 from pathlib import Path
 from typing import Annotated, Any
@@ -124,17 +125,12 @@ class ReadableFile(OptionType):
 
 
 class WritableFile(OptionType):
-    """A regular file one may write, or a path where one can be created.
-
-    With ``text``, an existing file holding binary data is refused: appending to it would
-    damage it and leave a file no reader takes.
-    """
+    """A regular file one may write, or a path where one can be created."""
 
     metavar = "FILE"
 
-    def __init__(self, what: str, *, text: bool = False) -> None:
+    def __init__(self, what: str) -> None:
         self.what = what
-        self.text = text
 
     def describe(self) -> str:
         return f"a writable {self.what} (created if missing)"
@@ -150,18 +146,39 @@ class WritableFile(OptionType):
             raise ValueError(f"{shown(path)} is {kind}, not a {self.what}")
         if not os.access(path, os.W_OK):
             raise ValueError(f"{self.what} {shown(path)} is not writable")
-        if self.text and _binary(path):
-            raise ValueError(f"{shown(path)} holds binary data, not a {self.what}")
         return path
 
 
-def _binary(path: Path) -> bool:
-    """Whether the start of the regular file ``path`` holds a NUL byte (text never does)."""
+class TraceOutput(WritableFile):
+    """A trace to append to: a new file, an empty one, or one whose first line is a trace event.
+
+    Appending events to any other file would damage it and leave a trace no reader takes.
+    """
+
+    def __init__(self) -> None:
+        super().__init__("trace file")
+
+    def convert(self, value: Any) -> Path:
+        path = super().convert(value)
+        first = _first_line(path)
+        if first.strip():
+            try:
+                event = json.loads(first)
+            except (ValueError, RecursionError):
+                event = None
+            if not isinstance(event, dict) or "phase" not in event:
+                raise ValueError(f"{shown(path)} is not a JSONL trace (its first line is no trace "
+                                 "event); name a new file or a trace")
+        return path
+
+
+def _first_line(path: Path) -> str:
+    """The start of ``path``'s first line (empty when it is missing or unreadable)."""
     try:
         with open_regular(path) as handle:
-            return b"\x00" in handle.read(8192)
+            return handle.readline(1 << 16).decode("utf-8", errors="replace")
     except OSError:
-        return False
+        return ""
 
 
 class Folder(OptionType):
@@ -222,7 +239,7 @@ ConfigFile = Annotated[Path | None, option(
     help="Config file to read instead of ./grapharc.toml (no parent search).")]
 PolicyFile = Annotated[Path | None, option("--policy", kind=ReadableFile("policy file"),
                                            help="Policy TOML document.")]
-TraceFile = Annotated[Path | None, option("--trace", kind=WritableFile("trace file", text=True),
+TraceFile = Annotated[Path | None, option("--trace", kind=TraceOutput(),
                                           help="Append JSONL events here.")]
 SessionDir = Annotated[Path | None, option(
     "--dir", kind=Folder("session folder"),
