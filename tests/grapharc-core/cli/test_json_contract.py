@@ -54,3 +54,14 @@ def test_a_document_with_a_non_finite_number_is_never_written(capsys):
     with pytest.raises(ValueError, match="Out of range float values are not JSON compliant"):
         write_json({"ok": True, "cost": float("inf")})
     assert capsys.readouterr().out == ""
+
+
+@pytest.mark.parametrize("command", [["cost", "t.jsonl"], ["metrics", "t.jsonl"]])
+def test_costs_or_durations_that_would_sum_to_infinity_are_a_damaged_line(clean_workdir, command):
+    line = '{"phase": "model_call", "run_id": "r", "tokens": 5, "cost_usd": 1e308, "duration_ms": 1e308}\n'
+    (clean_workdir / "t.jsonl").write_text(line * 2)
+    with plugin_host():
+        result = run_cli([*command, "--json"])
+    error = strict(result.stdout)["error"]
+    assert result.exit_code == 2 and error["code"] == "TraceFormatError"
+    assert "t.jsonl:1: is damaged" in error["message"] and "above its maximum" in error["message"]
