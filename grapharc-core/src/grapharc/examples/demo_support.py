@@ -30,6 +30,18 @@ def thread_config(thread_id: str) -> dict[str, Any]:
     return {"configurable": {"thread_id": thread_id}}
 
 
+def refuse_shared_paths(**paths: Path) -> None:
+    """Refuse two of a stage's outputs (``--trace``, ``--checkpoints``, ``--report-dir``) naming one
+    path: one would overwrite the other."""
+    seen: dict[Path, str] = {}
+    for name, path in paths.items():
+        where = Path(path).resolve()
+        if where in seen:
+            raise DemoInputError(f"--{seen[where]} and --{name.replace('_', '-')} both name {path}; "
+                                 "each needs a path of its own")
+        seen[where] = name.replace("_", "-")
+
+
 def open_checkpoints(path: Path, *, trace: Path) -> Any:
     """The SQLite checkpoint store at ``path`` (compile() allowlists the state's classes on it).
 
@@ -37,9 +49,7 @@ def open_checkpoints(path: Path, *, trace: Path) -> Any:
     """
     from grapharc.stores import open_store
 
-    if Path(path).resolve() == Path(trace).resolve():
-        raise DemoInputError(f"--checkpoints and --trace both name {path}; each needs a file of its own",
-                             hint="e.g. --checkpoints .grapharc/checkpoints.db")
+    refuse_shared_paths(checkpoints=path, trace=trace)
 
     return open_store(f"sqlite:{path}", kind="checkpoints").saver()
 

@@ -36,6 +36,7 @@ from grapharc.examples.demo_support import (
     DemoInputError,
     new_thread_id,
     open_checkpoints,
+    refuse_shared_paths,
     thread_config,
 )
 from grapharc.runtime.budget import Budget
@@ -176,6 +177,7 @@ def run_stage0(*, trace: Path, checkpoints: Path, report_dir: Path, thread_id: s
     if thread_id is not None and not THREAD_ID.fullmatch(thread_id):
         raise DemoInputError(f"thread id {thread_id!r} is not usable here: it names the report file",
                              hint="use letters, digits, '.', '_' and '-' (at most 100)")
+    refuse_shared_paths(trace=trace, checkpoints=checkpoints, report_dir=report_dir)
     if resume and not Path(checkpoints).is_file():  # refuse before creating either file
         raise _no_checkpoint(thread_id, checkpoints)
     thread_id = thread_id or new_thread_id("stage0")
