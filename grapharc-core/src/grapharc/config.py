@@ -10,7 +10,6 @@ as a flag or in the environment resolves against the working directory.
 
 from __future__ import annotations
 
-import math
 import os
 import tomllib
 from collections.abc import Callable, Mapping
@@ -20,6 +19,7 @@ from typing import Any
 
 from grapharc._files import read_user_text
 from grapharc.errors import ConfigurationError
+from grapharc.values import DOLLARS, SECONDS, Count
 
 CONFIG_NAME = "grapharc.toml"
 ENV_PREFIX = "GRAPHARC_"
@@ -28,46 +28,9 @@ LAYERS = ("flag", "env", "file", "default")
 
 
 def _text(value: Any) -> str:
-    if not isinstance(value, str) or not value.strip() or len(value) > 4096:
-        raise ValueError("must be a non-empty string")
+    if not isinstance(value, str) or not value.strip() or len(value) > 4096 or "\x00" in value:
+        raise ValueError("must be a non-empty string of at most 4096 characters, without NUL")
     return value.strip()
-
-
-def _count(low: int, high: int) -> Callable[[Any], int]:
-    def parse(value: Any) -> int:
-        if isinstance(value, str):
-            value = value.strip()
-            if not value.lstrip("-").isdigit() or len(value) > 20:
-                raise ValueError(f"must be an integer from {low} to {high}")
-            value = int(value)
-        if isinstance(value, bool) or not isinstance(value, int) or not low <= value <= high:
-            raise ValueError(f"must be an integer from {low} to {high}")
-        return value
-
-    return parse
-
-
-def _number(value: Any) -> float:
-    """A TOML number or an environment string as a float; NaN when it is neither."""
-    try:
-        return float(value) if isinstance(value, str | int | float) \
-            and not isinstance(value, bool) else math.nan
-    except ValueError:
-        return math.nan
-
-
-def _seconds(value: Any) -> float:
-    number = _number(value)
-    if not math.isfinite(number) or not 0 < number <= 10**9:
-        raise ValueError("must be a number of seconds above 0 and at most 1e9")
-    return number
-
-
-def _dollars(value: Any) -> float:
-    number = _number(value)
-    if not math.isfinite(number) or not 0 < number <= 10**9:
-        raise ValueError("must be a number of US dollars above 0 and at most 1e9")
-    return number
 
 
 @dataclass(frozen=True)
@@ -86,13 +49,13 @@ KEYS: dict[str, Key] = {
     "tenant": Key(_text, help="tenant whose scoped policy rules apply"),
     "trace": Key(_text, is_path=True, help="JSONL trace file"),
     "sessions": Key(_text, is_path=True, help="session directory (status, approvals, checkpoints)"),
-    "max_rounds": Key(_count(1, 1000), help="planning rounds before the loop stops"),
-    "max_depth": Key(_count(1, 64), help="admitted nesting limit"),
-    "max_tokens": Key(_count(1, 10**15)),
-    "max_iterations": Key(_count(1, 10**9)),
-    "max_seconds": Key(_seconds),
-    "max_cost_usd": Key(_dollars, help="US dollars the run may spend on priced model calls"),
-    "max_concurrency": Key(_count(1, 10**6)),
+    "max_rounds": Key(Count(1, 1000), help="planning rounds before the loop stops"),
+    "max_depth": Key(Count(1, 64), help="admitted nesting limit"),
+    "max_tokens": Key(Count(1, 10**15)),
+    "max_iterations": Key(Count(1, 10**9)),
+    "max_seconds": Key(SECONDS),
+    "max_cost_usd": Key(DOLLARS, help="US dollars the run may spend on priced model calls"),
+    "max_concurrency": Key(Count(1, 10**6)),
 }
 DEFAULTS: dict[str, Any] = {"max_rounds": 8, "max_depth": 3}
 

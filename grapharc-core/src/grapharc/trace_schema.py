@@ -164,11 +164,11 @@ FIELDS: Final[Mapping[str, Field]] = {
     EDGES: Field({"type": "array", "items": {"type": "array", "items": _type("string")}},
                  "the graph's declared edges as [source, target] (joins list each source)"),
     STATE_DELTA: Field(_type("object"), "the state fields the node wrote, as they landed"),
-    DURATION_MS: Field({"type": "number", "minimum": 0}, "how long the work took"),
+    DURATION_MS: Field({"type": "number", "minimum": 0, "maximum": 1e15}, "how long the work took"),
     TOKENS: Field(_COUNT, "tokens charged: the node's own, or the run's total on run_end"),
     INPUT_TOKENS: Field(_COUNT, "input tokens, when the provider split them"),
     OUTPUT_TOKENS: Field(_COUNT, "output tokens, when the provider split them"),
-    COST_USD: Field({"type": ["number", "null"], "minimum": 0},
+    COST_USD: Field({"type": ["number", "null"], "minimum": 0, "maximum": 1e9},
                     "what the provider reported it cost (null: nothing reported)"),
     MODEL: Field(_type("string"), "the model that was called"),
     EXCEPTION: Field(_EXCEPTION, "the exception that ended a node or a run"),
@@ -254,14 +254,15 @@ SHAPES: Final[Mapping[str, Shape]] = {
 }
 
 
-def _numeric_rules() -> dict[str, tuple[bool, bool, float | None]]:
-    """(integer only, null allowed, minimum) of every numeric field, read off ``FIELDS``."""
+def _numeric_rules() -> dict[str, tuple[bool, bool, float | None, float | None]]:
+    """(integer only, null allowed, minimum, maximum) of every numeric field, read off ``FIELDS``."""
     rules = {}
     for name, field in FIELDS.items():
         kinds = field.schema.get("type")
         kinds = [kinds] if isinstance(kinds, str) else list(kinds or ())
         if "integer" in kinds or "number" in kinds:
-            rules[name] = ("number" not in kinds, "null" in kinds, field.schema.get("minimum"))
+            rules[name] = ("number" not in kinds, "null" in kinds, field.schema.get("minimum"),
+                           field.schema.get("maximum"))
     return rules
 
 
@@ -272,12 +273,12 @@ _INF: Final = float("inf")
 def damaged_field(event: Mapping[str, Any]) -> str | None:
     """What is wrong with the first numeric field of ``event`` that breaks the schema, if any.
 
-    Readers sum these fields, so a negative, non-finite or non-numeric one would corrupt a
-    total; a reader reports the line as damaged instead.
+    Readers sum these fields, so a negative, non-finite, non-numeric or absurdly large one (two
+    of which would sum to infinity) would corrupt a total; a reader reports the line as damaged.
     """
     for name in event.keys() & _NUMERIC_RULES.keys():
         value = event[name]
-        integer, nullable, minimum = _NUMERIC_RULES[name]
+        integer, nullable, minimum, maximum = _NUMERIC_RULES[name]
         if value is None and nullable:
             continue
         kind = type(value)
@@ -285,6 +286,8 @@ def damaged_field(event: Mapping[str, Any]) -> str | None:
             return f"{name} is {value!r}, not {'an integer' if integer else 'a finite number'}"
         if minimum is not None and value < minimum:
             return f"{name} is {value!r}, below its minimum {minimum}"
+        if maximum is not None and value > maximum:
+            return f"{name} is {value!r}, above its maximum {maximum:g}"
     return None
 
 

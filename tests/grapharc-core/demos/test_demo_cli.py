@@ -63,7 +63,7 @@ BAD_INPUT = [
     (["stage4", "--model", "nobackend"], "names no backend"),
     (["stage5", "--reviewer-model", "nobackend"], "names no backend"),
     (["stage5", "--reviewer-model", "nosuch/gpt-4o"], "nosuch"),
-    (["stage1", "--trace", "."], "cannot write the trace to"),
+    (["stage1", "--trace", "."], "'.' is a directory, not a trace file"),
     (["stage0", "--report-dir", "/proc/no-such-place"], "cannot use"),
 ]
 
@@ -181,12 +181,18 @@ def test_a_trace_path_the_demo_cannot_write_is_one_line_and_exit_2(tmp_path: Pat
     from typer.testing import CliRunner
 
     from grapharc.cli.main import build_app
+    from grapharc.testing.cli import run_cli
 
+    (tmp_path / "f.txt").write_text("a file")
     for target in (tmp_path, tmp_path / "f.txt" / "t.jsonl"):
-        (tmp_path / "f.txt").write_text("a file")
-        result = CliRunner().invoke(build_app(), ["demo", "stage0", "--trace", str(target), "--json"])
-        assert result.exit_code == 2
-        document = json.loads(result.stdout)
+        flag = run_cli(["demo", "stage0", "--trace", str(target), "--json"], app=build_app())
+        assert flag.exit_code == 2
+        document = json.loads(flag.stdout)
+        assert document["error"]["code"] == "UsageError" and str(target) in document["error"]["message"]
+        setting = CliRunner().invoke(build_app(), ["demo", "stage0", "--json"],
+                                     env={"GRAPHARC_TRACE": str(target)})
+        assert setting.exit_code == 2
+        document = json.loads(setting.stdout)
         assert document["error"]["code"] == "TraceOpenError" and str(target) in document["error"]["message"]
 
 

@@ -133,7 +133,7 @@ def test_stage2_a_bad_model_output_is_pinned_to_node_step_and_delta_with_a_repla
     assert replay["step"] == 2 and replay["next"] == ["extract"]
 
     good = demo_model(None, SCRIPTS[ClaimScenario.CLEAN][1:], name="replayed")
-    saver = open_checkpoints(db)
+    saver = open_checkpoints(db, trace=trace)
     try:
         graph = build_stage2(good, trace=trace, checkpointer=saver)
         config = thread_config(outcome.run.thread_id)

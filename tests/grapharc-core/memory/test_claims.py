@@ -8,7 +8,13 @@ import pytest
 from pydantic import ValidationError
 
 from grapharc.errors import GraphARCError
-from grapharc.memory.claims import Claim, InvalidEntityError, Provenance, normalise_entity
+from grapharc.memory.claims import (
+    Claim,
+    InvalidClaimError,
+    InvalidEntityError,
+    Provenance,
+    normalise_entity,
+)
 
 WHEN = datetime(2024, 5, 1, 12, 0, tzinfo=UTC)
 
@@ -69,7 +75,7 @@ def test_claim_gets_a_uuid4_hex_id_when_none_is_given() -> None:
 
 
 def test_claim_requires_provenance() -> None:
-    with pytest.raises(ValidationError, match="provenance"):
+    with pytest.raises(InvalidClaimError, match="provenance"):
         Claim(subject="Tokyo", predicate="is", object="a city")  # type: ignore[call-arg]
 
 
@@ -77,12 +83,12 @@ def test_claim_requires_provenance() -> None:
 def test_provenance_requires_source_and_observation_time(missing: str) -> None:
     fields = provenance()
     del fields[missing]
-    with pytest.raises(ValidationError, match=missing):
+    with pytest.raises(InvalidClaimError, match=missing):
         Provenance.model_validate(fields)
 
 
 def test_observation_time_must_be_timezone_aware() -> None:
-    with pytest.raises(ValidationError, match="timezone"):
+    with pytest.raises(InvalidClaimError, match="timezone"):
         Provenance.model_validate(provenance(observed_at=datetime(2024, 5, 1, 12, 0)))
 
 
@@ -97,23 +103,23 @@ def test_observation_time_is_kept_in_utc() -> None:
 @pytest.mark.parametrize("field", ["id", "predicate", "object"])
 def test_blank_claim_fields_are_rejected_naming_the_field(field: str) -> None:
     fields = {"subject": "Tokyo", "predicate": "is", "object": "a city", field: "  "}
-    with pytest.raises(ValidationError, match=f"{field} must not be empty"):
+    with pytest.raises(InvalidClaimError, match=f"{field} must not be empty"):
         Claim(provenance=Provenance.model_validate(provenance()), **fields)
 
 
 @pytest.mark.parametrize(("field", "value"), [("source", " "), ("run_id", "")])
 def test_blank_provenance_fields_are_rejected_naming_the_field(field: str, value: str) -> None:
-    with pytest.raises(ValidationError, match=f"provenance.{field} must not be empty"):
+    with pytest.raises(InvalidClaimError, match=f"provenance.{field} must not be empty"):
         Provenance.model_validate(provenance(**{field: value}))
 
 
 def test_a_subject_that_names_no_entity_is_rejected() -> None:
-    with pytest.raises(ValidationError, match="normalises to an empty key"):
+    with pytest.raises(InvalidClaimError, match="normalises to an empty key"):
         Claim(subject="...", predicate="is", object="x", provenance=provenance())
 
 
 def test_unknown_fields_are_rejected() -> None:
-    with pytest.raises(ValidationError, match="confidence"):
+    with pytest.raises(InvalidClaimError, match="confidence"):
         Claim(
             subject="Tokyo",
             predicate="is",
@@ -121,7 +127,7 @@ def test_unknown_fields_are_rejected() -> None:
             provenance=provenance(),
             confidence=0.9,  # type: ignore[call-arg]
         )
-    with pytest.raises(ValidationError, match="author"):
+    with pytest.raises(InvalidClaimError, match="author"):
         Provenance.model_validate(provenance(author="me"))
 
 

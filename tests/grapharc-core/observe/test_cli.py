@@ -6,9 +6,9 @@ import json
 
 import pytest
 import typer
-from typer.testing import CliRunner
 
 from grapharc.cli.observe_commands import add_observe_commands
+from grapharc.testing.cli import run_cli
 
 
 @pytest.fixture(scope="module")
@@ -20,10 +20,10 @@ def app():
 
 @pytest.fixture
 def invoke(app):
-    runner = CliRunner()
+    """The trace commands through the real entry point, so a usage error follows --json too."""
 
     def call(*args):
-        return runner.invoke(app, [str(arg) for arg in args])
+        return run_cli(args, app=app)
 
     return call
 
@@ -55,10 +55,7 @@ def args_for(command, run, path):
 def test_every_command_prints_one_json_document_and_exits_0(invoke, trace, command):
     result = invoke(*args_for(command, "r1", trace), "--json")
     assert result.exit_code == 0, result.stderr
-    if command[0] == "trace":
-        assert all(json.loads(line)["phase"] for line in result.stdout.splitlines())
-    else:
-        assert json.loads(result.stdout)["ok"] is True
+    assert json.loads(result.stdout)["ok"] is True
     assert result.stderr == ""
 
 
@@ -77,7 +74,7 @@ def test_a_path_that_cannot_be_read_exits_2_with_one_line(invoke, tmp_path, comm
     binary.write_bytes(b"\x00\x01\x02")
     malformed = tmp_path / "bad.jsonl"
     malformed.write_text('{"phase": "start"}\n{{{\n{"phase": "end"}\n')
-    cases = [(tmp_path / "absent.jsonl", "no such trace file"), (tmp_path, "is a directory"),
+    cases = [(tmp_path / "absent.jsonl", "does not exist"), (tmp_path, "is a directory"),
              (binary, "binary data")]
     if command[0] != "trace":  # trace streams: see the test of a malformed line below
         cases.append((malformed, "bad.jsonl:2: is not valid JSON"))
@@ -99,15 +96,32 @@ def test_trace_pretty_prints_and_filters(invoke, trace):
     assert invoke("trace", trace, "--thread", "t", "--attempt", "7").exit_code == 1
 
 
+def test_trace_json_is_one_document_holding_every_event(invoke, trace):
+    document = json.loads(invoke("trace", trace, "--run", "r2", "--json").stdout)
+    assert document["ok"] is True and document["count"] == 6 == len(document["events"])
+    assert document["events"][0]["phase"] == "run_start" and document["events"][0]["run_id"] == "r2"
+    streamed = invoke("trace", trace, "--run", "r2", "--jsonl").stdout.splitlines()
+    assert [json.loads(line) for line in streamed] == document["events"]
+    assert json.loads(invoke("trace", trace, "--run", "none", "--json").stdout)["ok"] is False
+
+
 def test_trace_streams_events_up_to_a_malformed_line_then_fails_with_its_number(invoke, tmp_path):
     path = tmp_path / "bad.jsonl"
     path.write_text('{"phase": "start", "node": "a"}\n{{{\n{"phase": "end"}\n')
     human = invoke("trace", path)
     assert human.exit_code == 2 and len(human.stdout.splitlines()) == 1
     assert human.stderr.startswith(f"error: {path}:2: is not valid JSON")
-    lines = invoke("trace", path, "--json").stdout.splitlines()
+    lines = invoke("trace", path, "--jsonl").stdout.splitlines()
     assert json.loads(lines[0])["node"] == "a"
     assert len(lines) == 2 and json.loads(lines[1])["error"]["code"] == "TraceFormatError"
+    document = invoke("trace", path, "--json")
+    assert document.exit_code == 2
+    assert json.loads(document.stdout)["error"]["code"] == "TraceFormatError"
+
+
+def test_trace_takes_one_format(invoke, trace):
+    result = invoke("trace", trace, "--json", "--jsonl")
+    assert result.exit_code == 2 and "choose one" in json.loads(result.stdout)["error"]["message"]
 
 
 def test_metrics_human_view_and_all_runs(invoke, trace):

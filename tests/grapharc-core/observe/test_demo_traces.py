@@ -56,10 +56,12 @@ def test_metrics_cost_viz_and_replay_read_each_demo_trace(demo_runs, stage):
 @pytest.mark.parametrize("stage", STAGES)
 def test_trace_lists_every_event_of_each_demo_trace(demo_runs, stage):
     trace, _ = demo_runs[stage]
-    result = CliRunner().invoke(build_app(), ["trace", str(trace), "--json"])
+    result = CliRunner().invoke(build_app(), ["trace", str(trace), "--jsonl"])
     lines = [json.loads(line) for line in result.stdout.splitlines()]
     assert result.exit_code == 0
     assert len(lines) == len(trace.read_text().splitlines())
+    document = json.loads(CliRunner().invoke(build_app(), ["trace", str(trace), "--json"]).stdout)
+    assert document["ok"] is True and document["events"] == lines
 
 
 def test_the_fan_out_demo_trace_replays_both_failures_by_cause(demo_runs):

@@ -40,9 +40,9 @@ def block_payroll(ready: str) -> None:
 def main(argv: list[str]) -> int:
     if "GRAPHARC_TEST_BLOCK_PAYROLL" in os.environ:
         block_payroll(os.environ["GRAPHARC_TEST_BLOCK_PAYROLL"])
-    command = typer.main.get_command(build_app())
-    result = command.main(args=argv, prog_name="grapharc", standalone_mode=False)
-    return result if isinstance(result, int) else 0
+    from grapharc.cli.main import run
+
+    return run(argv, app=build_app())
 
 
 if __name__ == "__main__":

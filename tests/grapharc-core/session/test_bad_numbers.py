@@ -13,7 +13,7 @@ from session_procs import cli
 from grapharc.session import Approvers, SessionError, SessionManager
 
 
-@pytest.mark.parametrize("lease", [0, -1, math.nan, math.inf, 1e308, True, "30"])
+@pytest.mark.parametrize("lease", [0, -1, math.nan, math.inf, 1e308, True, "30", 1e-320, 0.5])
 def test_a_lease_that_cannot_be_kept_is_refused(tmp_path: Path, lease: object) -> None:
     with pytest.raises(SessionError, match="a lease must be a number of seconds"):
         SessionManager(tmp_path / "s", lease_seconds=lease)  # type: ignore[arg-type]
@@ -45,8 +45,9 @@ def test_one_unreadable_row_is_flagged_and_every_other_session_is_still_listed(
 
 def test_the_demo_refuses_a_lease_it_cannot_keep_and_writes_nothing(tmp_path: Path) -> None:
     sessions = tmp_path / "sessions"
-    for lease in ("1e308", "nan", "inf", "-1"):
+    for lease in ("1e308", "nan", "inf", "-1", "1e-320"):
         code, out, _err = cli("demo", "approval", "run", "--application", "LN-7310", "--dir",
                               str(sessions), "--lease", lease, "--json").finish()
-        assert code == 2 and "a lease must be a number of seconds" in json.loads(out)["error"]["message"]
+        message = json.loads(out)["error"]["message"]
+        assert code == 2 and "'--lease': must be a number of seconds at least 1 and at most 86400" in message
     assert not sessions.exists()

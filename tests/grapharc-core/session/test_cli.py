@@ -1,7 +1,7 @@
 """The session commands and the credit-approval demo, as a person and a script run them.
 
 The story runs the real commands as separate processes; bad input goes through
-Typer's CliRunner and must exit 2 with one line and nothing written.
+the real entry point in-process and must exit 2 with one line and nothing written.
 """
 
 from __future__ import annotations
@@ -12,9 +12,9 @@ import re
 import pytest
 from session_cli import build_app
 from session_procs import cli, wait_for, wait_until
-from typer.testing import CliRunner
 
 from grapharc.session import SessionManager
+from grapharc.testing.cli import run_cli
 
 
 def ok(*args: str, env=None) -> str:
@@ -145,11 +145,8 @@ def test_a_prune_that_removes_threads_reports_their_checkpoints_and_the_bytes_fr
 # -- bad input: exit 2, one line, nothing written ---------------------------------------------
 
 
-runner = CliRunner()
-
-
 def invoke(*args: str):
-    return runner.invoke(build_app(), list(args))
+    return run_cli(args, app=build_app())
 
 
 def test_an_unknown_thread_exits_2_naming_it(d):

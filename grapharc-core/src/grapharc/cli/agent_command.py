@@ -24,10 +24,22 @@ from uuid import uuid4
 
 import typer
 
-from grapharc.cli.governance_commands import MaxCostUsd, MaxIterations, MaxSeconds, MaxTokens
+from grapharc.cli.options import (
+    ExistingFolder,
+    Folder,
+    LeaseSeconds,
+    MaxCostUsd,
+    MaxIterations,
+    MaxSeconds,
+    MaxTokens,
+    Ranged,
+    ReadableFile,
+    TraceOutput,
+    option,
+)
 from grapharc.cli.output import ExitCode, JsonOption, emit, fail, terminal_text
-from grapharc.cli.session_commands import LeaseOption
 from grapharc.errors import GraphARCError
+from grapharc.values import Count, Number
 
 if TYPE_CHECKING:
     from grapharc.harness.setup import AgentSettings
@@ -52,12 +64,15 @@ def add_agent_command(app: typer.Typer) -> None:
 
 def agent_command(
     task: Annotated[str, typer.Argument(help="What the agent should do.")],
-    workspace: Annotated[Path, typer.Option(help="The folder the tools are confined to.")],
+    workspace: Annotated[Path, option("--workspace", kind=ExistingFolder("workspace"),
+                                      help="The folder the tools are confined to.")],
     model: Annotated[str, typer.Option(help="Model spec backend/model of a tool-calling backend.")],
-    script: Annotated[Path | None, typer.Option(
+    script: Annotated[Path | None, option(
+        "--script", kind=ReadableFile("script"),
         help="mock/ only: a JSON list of scripted replies (strings, or objects with 'content' and "
              "'tool_calls').")] = None,
-    policy: Annotated[Path | None, typer.Option(help="Policy TOML document (its tool rules).")] = None,
+    policy: Annotated[Path | None, option("--policy", kind=ReadableFile("policy file"),
+                                          help="Policy TOML document (its tool rules).")] = None,
     allow: AllowGlobs = None,
     ask: AskGlobs = None,
     deny: DenyGlobs = None,
@@ -66,16 +81,20 @@ def agent_command(
     executor_option: Annotated[list[str] | None, typer.Option(
         help="KEY=VALUE for the executor (repeatable), e.g. image=my-tools:1 for container; "
              "a VALUE that reads as JSON (a number, true) is taken as one.")] = None,
-    sessions: Annotated[Path | None, typer.Option(
+    sessions: Annotated[Path | None, option(
+        "--sessions", kind=Folder("session folder"),
         help="Run as a durable session kept in this folder: an ask pauses the thread.")] = None,
     thread: Annotated[str | None, typer.Option(help="Thread id (default: a new one).")] = None,
-    lease: LeaseOption = 30.0,
-    trace: Annotated[Path | None, typer.Option(
+    lease: LeaseSeconds = 30.0,
+    trace: Annotated[Path | None, option(
+        "--trace", kind=TraceOutput(),
         help="Append JSONL events here (default: none kept, or <sessions>/traces/<thread>.jsonl).")] = None,
     tenant: Annotated[str | None, typer.Option(help="Tenant whose scoped policy rules apply.")] = None,
-    max_steps: Annotated[int, typer.Option(min=1, max=10_000, help="Model calls at most.")] = 20,
-    tool_timeout: Annotated[float, typer.Option(
-        min=0.01, max=86_400, help="Seconds a tool call may take.")] = 60.0,
+    max_steps: Annotated[int, option("--max-steps", kind=Ranged(Count(1, 10_000), "N"),
+                                     help="Model calls at most.")] = 20,
+    tool_timeout: Annotated[float, option(
+        "--tool-timeout", kind=Ranged(Number(0, 86_400, "seconds"), "SECONDS"),
+        help="Seconds a tool call may take.")] = 60.0,
     max_tokens: MaxTokens = None,
     max_iterations: MaxIterations = None,
     max_seconds: MaxSeconds = None,

@@ -21,6 +21,18 @@ from typing import TYPE_CHECKING, Annotated, Any
 
 import typer
 
+from grapharc.cli.options import (
+    ConfigFile,
+    Folder,
+    MaxConcurrency,
+    MaxIterations,
+    MaxRounds,
+    MaxTokens,
+    Ranged,
+    TraceOutput,
+    WritableFile,
+    option,
+)
 from grapharc.cli.output import JsonOption
 from grapharc.examples.demo_choices import (
     Case,
@@ -30,6 +42,7 @@ from grapharc.examples.demo_choices import (
     ReviewScenario,
     Task,
 )
+from grapharc.values import Count, Number
 
 if TYPE_CHECKING:
     from grapharc.config import Config
@@ -42,18 +55,13 @@ HELP = (
 )
 CHECKPOINTS = Path(".grapharc/checkpoints.db")
 
-ConfigOption = Annotated[Path | None, typer.Option(
-    "--config", help="Config file to read instead of ./grapharc.toml (no parent search).")]
-TraceOption = Annotated[Path | None, typer.Option(
-    "--trace", help="Append JSONL events here (default: ./.grapharc/traces/<stage>.jsonl).")]
+TraceOption = Annotated[Path | None, option(
+    "--trace", kind=TraceOutput(),
+    help="Append JSONL events here (default: ./.grapharc/traces/<stage>.jsonl).")]
 ModelOption = Annotated[str | None, typer.Option(
     "--model", help="Real model spec backend/model (default: the stage's scripted model).")]
-MaxIterations = Annotated[int | None, typer.Option(
-    "--max-iterations", min=1, help="Node-execution budget: the hard ceiling.")]
-MaxTokens = Annotated[int | None, typer.Option("--max-tokens", min=1, help="Token budget.")]
-MaxRounds = Annotated[int | None, typer.Option("--max-rounds", min=1, help="Round cap of the loop.")]
-CheckpointsOption = Annotated[Path, typer.Option(
-    "--checkpoints", help="SQLite checkpoint file.")]
+CheckpointsOption = Annotated[Path, option(
+    "--checkpoints", kind=WritableFile("checkpoint file"), help="SQLite checkpoint file.")]
 
 
 def build_demo_app() -> typer.Typer:
@@ -114,7 +122,7 @@ def _budget_defaults(budget: Any) -> dict[str, Any]:
 
 def stage0_command(
     as_json: JsonOption = False,
-    config: ConfigOption = None,
+    config: ConfigFile = None,
     trace: TraceOption = None,
     thread: Annotated[str | None, typer.Option(
         "--thread", help="Thread id: a new one by default; with --resume, the one to continue.")
@@ -125,8 +133,8 @@ def stage0_command(
     inject_failure: Annotated[Failure | None, typer.Option(
         "--inject-failure", help="Fail between the report's temp write and its rename: 'error' "
                                  "raises in process, 'kill' SIGKILLs the process.")] = None,
-    report_dir: Annotated[Path, typer.Option(
-        "--report-dir", help="Folder for the report, <thread>.txt.")
+    report_dir: Annotated[Path, option(
+        "--report-dir", kind=Folder("report folder"), help="Folder for the report, <thread>.txt.")
     ] = Path(".grapharc/reports"),
     checkpoints: CheckpointsOption = CHECKPOINTS,
     model: Annotated[str | None, typer.Option("--model", hidden=True)] = None,
@@ -149,7 +157,7 @@ def stage0_command(
 
 def stage1_command(
     as_json: JsonOption = False,
-    config: ConfigOption = None,
+    config: ConfigFile = None,
     trace: TraceOption = None,
     model: ModelOption = None,
     task: Annotated[Task, typer.Option(
@@ -173,15 +181,16 @@ def stage1_command(
 
 def stage2_command(
     as_json: JsonOption = False,
-    config: ConfigOption = None,
+    config: ConfigFile = None,
     trace: TraceOption = None,
     model: ModelOption = None,
     scenario: Annotated[ClaimScenario, typer.Option(
         "--scenario", help="The scripted model's replies: injection (prose that tries to steer), "
                            "bad-output (a malformed claim), clean (claims that verify).")
     ] = ClaimScenario.INJECTION,
-    max_attempts: Annotated[int, typer.Option(
-        "--max-attempts", min=1, max=100, help="Extraction attempts before the router gives up.")] = 3,
+    max_attempts: Annotated[int, option(
+        "--max-attempts", kind=Ranged(Count(1, 100), "N"),
+        help="Extraction attempts before the router gives up.")] = 3,
     max_iterations: MaxIterations = None,
     max_tokens: MaxTokens = None,
     checkpoints: CheckpointsOption = CHECKPOINTS,
@@ -200,17 +209,16 @@ def stage2_command(
 
 def stage3_command(
     as_json: JsonOption = False,
-    config: ConfigOption = None,
+    config: ConfigFile = None,
     trace: TraceOption = None,
     model: ModelOption = None,
     scenario: Annotated[FanoutScenario, typer.Option(
         "--scenario", help="isolation: one worker crashes and one hangs; overlap: all succeed and "
                            "the shared chunks come back twice.")] = FanoutScenario.ISOLATION,
-    max_concurrency: Annotated[int | None, typer.Option(
-        "--max-concurrency", min=1, help="Workers running at once, at most.")] = None,
-    worker_timeout: Annotated[float, typer.Option(
-        "--worker-timeout", min=0.01, max=3600, help="Seconds before a worker counts as hung.")
-    ] = 2.0,
+    max_concurrency: MaxConcurrency = None,
+    worker_timeout: Annotated[float, option(
+        "--worker-timeout", kind=Ranged(Number(0.01, 3600, "seconds", above=False), "SECONDS"),
+        help="Seconds before a worker counts as hung.")] = 2.0,
     max_tokens: MaxTokens = None,
 ) -> None:
     """Bounded fan-out over three workers with failure isolation and dedup."""
@@ -227,7 +235,7 @@ def stage3_command(
 
 def stage4_command(
     as_json: JsonOption = False,
-    config: ConfigOption = None,
+    config: ConfigFile = None,
     trace: TraceOption = None,
     model: ModelOption = None,
     case: Annotated[Case, typer.Option(
@@ -251,7 +259,7 @@ def stage4_command(
 
 def stage5_command(
     as_json: JsonOption = False,
-    config: ConfigOption = None,
+    config: ConfigFile = None,
     trace: TraceOption = None,
     model: Annotated[str | None, typer.Option(
         "--model", help="Real model spec for the author (default: the scripted author).")] = None,
@@ -280,13 +288,14 @@ MemoryOption = Annotated[str, typer.Option(
 
 def stage6_command(
     as_json: JsonOption = False,
-    config: ConfigOption = None,
+    config: ConfigFile = None,
     trace: TraceOption = None,
     model: ModelOption = None,
     memory: MemoryOption = "memory:",
-    run: Annotated[int | None, typer.Option(
-        "--run", min=1, max=3, help="Only this run (1 investigate, 2 correct, 3 recall), so each "
-                                    "can be its own process; needs a durable --memory.")] = None,
+    run: Annotated[int | None, option(
+        "--run", kind=Ranged(Count(1, 3), "N"),
+        help="Only this run (1 investigate, 2 correct, 3 recall), so each can be its own process; "
+             "needs a durable --memory.")] = None,
     max_iterations: MaxIterations = None,
     max_tokens: MaxTokens = None,
 ) -> None:
@@ -303,7 +312,7 @@ def stage6_command(
 
 def capstone_command(
     as_json: JsonOption = False,
-    config: ConfigOption = None,
+    config: ConfigFile = None,
     trace: TraceOption = None,
     model: Annotated[str | None, typer.Option(
         "--model", help="Real model spec for the research agent (default: the scripted author).")
@@ -333,8 +342,9 @@ def capstone_command(
 
 def agent_command(
     as_json: JsonOption = False,
-    trace: Annotated[Path, typer.Option(
-        "--trace", help="Append JSONL events here.")] = Path(".grapharc/traces/demo-agent.jsonl"),
+    trace: Annotated[Path, option(
+        "--trace", kind=TraceOutput(), help="Append JSONL events here.")] = Path(
+            ".grapharc/traces/demo-agent.jsonl"),
 ) -> None:
     """A scripted model fixes a failing test: one denied call, one refused escape, approved commands."""
     from grapharc.cli.output import ExitCode, emit, fail

@@ -11,25 +11,30 @@ from typing import Annotated
 
 import typer
 
+from grapharc.cli.options import (
+    ConfigFile,
+    MaxConcurrency,
+    MaxCostUsd,
+    MaxIterations,
+    MaxSeconds,
+    MaxTokens,
+    PolicyFile,
+    ReadableFile,
+    TraceFile,
+    argument,
+    option,
+    setting,
+)
 from grapharc.cli.output import JsonOption
 
-ConfigOption = Annotated[Path | None, typer.Option(
-    "--config", help="Config file to read instead of ./grapharc.toml (no parent search).")]
 RegistryOption = Annotated[str | None, typer.Option(
     "--registry", help="module:attr of the node registry, or 'plugins' for every installed kind.")]
-PolicyOption = Annotated[Path | None, typer.Option("--policy", help="Policy TOML document.")]
-TraceOption = Annotated[Path | None, typer.Option("--trace", help="Append JSONL events here.")]
 TenantOption = Annotated[str | None, typer.Option(
     "--tenant", help="Tenant whose scoped policy rules apply.")]
-MaxTokens = Annotated[int | None, typer.Option("--max-tokens", help="Token budget.")]
-MaxIterations = Annotated[int | None, typer.Option("--max-iterations",
-                                                   help="Node-execution budget.")]
-MaxSeconds = Annotated[float | None, typer.Option("--max-seconds", help="Wall-clock budget.")]
-MaxCostUsd = Annotated[float | None, typer.Option(
-    "--max-cost-usd", help="Dollar budget for priced model calls (an unpriced call ends the run).")]
-MaxConcurrency = Annotated[int | None, typer.Option("--max-concurrency",
-                                                    help="Parallel nodes at most.")]
-
+PlanRounds = Annotated[int | None, option("--max-rounds", kind=setting("max_rounds", "N"),
+                                          help="Planning rounds.")]
+GraphFile = Annotated[Path, argument("GRAPH", kind=ReadableFile("graph file"),
+                                     help="A graph file: a proposal you wrote, as JSON.")]
 
 def add_governance_commands(app: typer.Typer) -> None:
     """Register ``plan``, ``run`` and ``kinds`` on ``app``."""
@@ -41,15 +46,15 @@ def add_governance_commands(app: typer.Typer) -> None:
 def plan_command(
     goal: Annotated[str, typer.Argument(help="What the governed loop should achieve.")],
     as_json: JsonOption = False,
-    policy: PolicyOption = None,
+    policy: PolicyFile = None,
     registry: RegistryOption = None,
     model: Annotated[str | None, typer.Option(
         "--model", help="Planner model spec backend/model (default: the surface's scripted one).")
     ] = None,
-    config: ConfigOption = None,
-    trace: TraceOption = None,
+    config: ConfigFile = None,
+    trace: TraceFile = None,
     tenant: TenantOption = None,
-    max_rounds: Annotated[int | None, typer.Option("--max-rounds", help="Planning rounds.")] = None,
+    max_rounds: PlanRounds = None,
     max_tokens: MaxTokens = None,
     max_iterations: MaxIterations = None,
     max_seconds: MaxSeconds = None,
@@ -65,17 +70,17 @@ def plan_command(
 
 
 def run_command(
-    graph: Annotated[Path, typer.Argument(help="A graph file: a proposal you wrote, as JSON.")],
+    graph: GraphFile,
     check_only: Annotated[bool, typer.Option(
         "--check-only", help="Admission as a linter: check, report, execute nothing.")] = False,
     unbounded: Annotated[bool, typer.Option(
         "--unbounded", help="Run even though no token, iteration, seconds or dollar budget is set.")
     ] = False,
     as_json: JsonOption = False,
-    policy: PolicyOption = None,
+    policy: PolicyFile = None,
     registry: RegistryOption = None,
-    config: ConfigOption = None,
-    trace: TraceOption = None,
+    config: ConfigFile = None,
+    trace: TraceFile = None,
     tenant: TenantOption = None,
     max_tokens: MaxTokens = None,
     max_iterations: MaxIterations = None,

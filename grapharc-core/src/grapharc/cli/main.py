@@ -58,12 +58,12 @@ def build_app() -> typer.Typer:
     return app
 
 
-def run(argv: Sequence[str] | None = None) -> int:
-    """Run the CLI with ``argv`` and return the exit code instead of exiting."""
+def run(argv: Sequence[str] | None = None, *, app: typer.Typer | None = None) -> int:
+    """Run the CLI (``app``, by default the whole ``grapharc``) with ``argv``; return the exit code."""
     args = list(sys.argv[1:] if argv is None else argv)
     as_json = "--json" in args
     try:
-        command = typer.main.get_command(build_app())
+        command = typer.main.get_command(app or build_app())
         result = command.main(args=args, prog_name="grapharc", standalone_mode=False)
     except typer.Abort:
         return report_error("Aborted", "aborted", "", as_json)

@@ -19,8 +19,10 @@ from typing import TYPE_CHECKING, Annotated, Any, TypeVar
 
 import typer
 
+from grapharc.cli.options import Ranged, option
 from grapharc.cli.output import ExitCode, JsonOption, emit, fail, terminal_text
 from grapharc.errors import ConfigurationError, GraphARCError
+from grapharc.values import Count
 
 if TYPE_CHECKING:
     from grapharc.memory.claims import Claim, ClaimStore
@@ -204,9 +206,11 @@ def render_hits(doc: dict[str, Any]) -> str:
 def search_command(
     query: Annotated[str, typer.Argument(help="Words to look for.", show_default=False)],
     memory: MemoryOption,
-    k: Annotated[int, typer.Option("--k", min=1, max=1000, help="How many claims to return.")] = 10,
-    hops: Annotated[int, typer.Option(
-        "--hops", min=0, max=5, help="Entity hops from each match to the claims about its object.")] = 1,
+    k: Annotated[int, option("--k", kind=Ranged(Count(1, 1000), "N"),
+                             help="How many claims to return.")] = 10,
+    hops: Annotated[int, option(
+        "--hops", kind=Ranged(Count(0, 5), "N"),
+        help="Entity hops from each match to the claims about its object.")] = 1,
     include_superseded: Annotated[bool, typer.Option(
         "--include-superseded", help="Let corrected claims match too.")] = False,
     as_json: JsonOption = False,

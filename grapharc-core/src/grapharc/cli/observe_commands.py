@@ -16,11 +16,22 @@ from typing import Annotated, Any, TypeVar
 
 import typer
 
-from grapharc.cli.output import ExitCode, JsonOption, emit, fail, terminal_safe, terminal_text
+from grapharc.cli.options import Ranged, ReadableFile, argument, option
+from grapharc.cli.output import (
+    ExitCode,
+    JsonOption,
+    emit,
+    error_document,
+    fail,
+    terminal_safe,
+    terminal_text,
+)
+from grapharc.values import Count
 
 T = TypeVar("T")
 
-TracePath = Annotated[Path, typer.Argument(help="A JSONL trace a GraphARC run wrote.", show_default=False)]
+TracePath = Annotated[Path, argument("TRACE", kind=ReadableFile("trace file"),
+                                     help="A JSONL trace a GraphARC run wrote.", show_default=False)]
 RunArg = Annotated[str, typer.Argument(help="The run id (see: grapharc metrics PATH).", show_default=False)]
 OptionalRun = Annotated[str | None, typer.Argument(help="The run id; every run in the trace if omitted.",
                                                    show_default=False)]
@@ -64,41 +75,54 @@ def trace_command(
     path: TracePath,
     run: Annotated[str | None, typer.Option("--run", help="Only this run's events.")] = None,
     thread: Annotated[str | None, typer.Option("--thread", help="Only this thread's events.")] = None,
-    attempt: Annotated[int | None, typer.Option("--attempt", help="Only this attempt's events.")] = None,
+    attempt: Annotated[int | None, option("--attempt", kind=Ranged(Count(1, 10**9), "N"),
+                                          help="Only this attempt's events.")] = None,
     as_json: JsonOption = False,
+    as_jsonl: Annotated[bool, typer.Option(
+        "--jsonl", help="Stream the events as JSON Lines, one event per line, as they are read.")
+    ] = False,
 ) -> None:
-    """Pretty-print a trace, one event per line (JSON Lines with --json), optionally filtered.
+    """Pretty-print a trace, one event per line, optionally filtered (--json: one document).
 
-    Events stream out as they are read: a malformed line stops the listing there, with the
-    error on stderr (with --json, as a last line holding the error document).
+    --json prints one document, {"ok": true, "events": [...]}, once the whole trace has been
+    read, so a damaged trace prints only the error document. --jsonl streams the events as they
+    are read; a malformed line stops the stream there, and its last line is the error document.
     """
-    from grapharc.cli.output import error_document
     from grapharc.errors import GraphARCError
     from grapharc.observe import codec
     from grapharc.observe.errors import NoEventsError
     from grapharc.observe.reader import TraceReader
     from grapharc.observe.render import event_line
 
+    if as_json and as_jsonl:
+        raise typer.BadParameter("--json and --jsonl are two formats; choose one", param_hint="--jsonl")
     reader = TraceReader(path, run_id=run, thread_id=thread, attempt=attempt)
-    write = sys.stdout.write
-    shown = 0
-    try:
-        for event in reader:
-            line = codec.dumps(event).decode("utf-8") if as_json else event_line(terminal_safe(event))
-            write(line + "\n")
-            shown += 1
-        if not shown:
-            filters = (("run", run), ("thread", thread), ("attempt", attempt))
-            wanted = " and ".join(f"{name} {value!r}" for name, value in filters if value is not None)
-            raise NoEventsError(f"{path}: no events" + (f" for {wanted}" if wanted else ""),
-                                hint=f"list the runs it holds with: grapharc metrics {path}")
-    except GraphARCError as exc:
-        code = ExitCode.NEGATIVE if isinstance(exc, NoEventsError) else ExitCode.CANNOT_RUN
-        if not as_json:
-            fail(exc, as_json, code)
-        write(codec.dumps(error_document(exc.code, str(exc), exc.hint)).decode("utf-8") + "\n")
-        raise typer.Exit(int(code)) from None
-    _warn(reader.warnings(), as_json)
+    with _spool() as spool:
+        out = spool if as_json else sys.stdout
+        shown = 0
+        try:
+            for event in reader:
+                if as_json or as_jsonl:
+                    out.write(("\n" if as_json else "") + codec.dumps(event).decode("utf-8")
+                              + ("," if as_json else "\n"))
+                else:
+                    out.write(event_line(terminal_safe(event)) + "\n")
+                shown += 1
+            if not shown:
+                filters = (("run", run), ("thread", thread), ("attempt", attempt))
+                wanted = " and ".join(f"{name} {value!r}" for name, value in filters if value is not None)
+                raise NoEventsError(f"{path}: no events" + (f" for {wanted}" if wanted else ""),
+                                    hint=f"list the runs it holds with: grapharc metrics {path}")
+        except GraphARCError as exc:
+            code = ExitCode.NEGATIVE if isinstance(exc, NoEventsError) else ExitCode.CANNOT_RUN
+            if not as_jsonl:
+                fail(exc, as_json, code)
+            sys.stdout.write(codec.dumps(error_document(exc.code, str(exc), exc.hint)).decode("utf-8") + "\n")
+            raise typer.Exit(int(code)) from None
+        _warn(reader.warnings(), as_json)
+        if as_json:
+            _write_listing({"ok": True, "path": str(path), "count": shown, "warnings": reader.warnings()},
+                           "events", spool)
 
 
 def metrics_command(path: TracePath, run: OptionalRun = None, by: ByOption = None,
@@ -124,47 +148,51 @@ def viz_command(path: TracePath, run: RunArg, as_json: JsonOption = False) -> No
 def replay_command(path: TracePath, run: RunArg, reducer: ReducerOption = None,
                    as_json: JsonOption = False) -> None:
     """Reconstruct a run from its trace (node sequence, folded state, timing, failures); runs nothing."""
-    import tempfile
+    import shutil
 
     from grapharc.observe import codec
     from grapharc.observe.fold import parse_reducer_options
     from grapharc.observe.render import render_replay_summary, render_step
     from grapharc.observe.replay import ReplayStep, replay
 
-    with tempfile.SpooledTemporaryFile(max_size=1 << 20, mode="w+", encoding="utf-8") as spool:
-        separator = ["\n"]
-
+    with _spool() as spool:
         def keep(step: ReplayStep) -> None:
             document = step.to_document()
             if as_json:
-                spool.write(separator[0] + codec.dumps(document).decode("utf-8"))
-                separator[0] = ",\n"
+                spool.write("\n" + codec.dumps(document).decode("utf-8") + ",")
             else:
                 spool.write(render_step(terminal_safe(document)) + "\n")
 
         result = _guarded(as_json, lambda: replay(
             path, run, reducers=parse_reducer_options(reducer or []), on_step=keep))
         _warn(result.warnings, as_json)
-        _write_replay(result.to_document(), spool, as_json, render_replay_summary)
+        if as_json:
+            _write_listing(result.to_document(), "steps", spool)
+        else:
+            spool.seek(0)
+            shutil.copyfileobj(spool, sys.stdout)
+            sys.stdout.write(render_replay_summary(terminal_safe(result.to_document())) + "\n")
 
 
-def _write_replay(summary: dict[str, Any], spool: Any, as_json: bool,
-                  render: Callable[[dict[str, Any]], str]) -> None:
-    """The summary and the spooled steps as one JSON document, or the steps then the summary."""
-    import json
-    import shutil
+def _spool() -> Any:
+    """A text buffer that moves to a temporary file past 1 MiB, for listings too long to hold."""
+    import tempfile
+
+    return tempfile.SpooledTemporaryFile(max_size=1 << 20, mode="w+", encoding="utf-8")
+
+
+def _write_listing(head: dict[str, Any], key: str, spool: Any) -> None:
+    """One JSON document: ``head`` with ``key`` holding the items spooled as ``\\n<json>,`` each."""
+    from grapharc.cli.output import document_text
 
     spool.seek(0)
-    out = sys.stdout
-    if as_json:
-        head = json.dumps(summary, indent=2, default=str, ensure_ascii=False)
-        out.write(head[:-2] + ',\n  "steps": [')
-        shutil.copyfileobj(spool, out)
-        out.write("\n  ]\n}\n")
-    else:
-        shutil.copyfileobj(spool, out)
-        out.write(render(terminal_safe(summary)) + "\n")
-    out.flush()
+    sys.stdout.write(document_text(head)[:-2] + f',\n  "{key}": [')
+    held = ""  # the last character read; at the end, the last item's comma (dropped)
+    while chunk := spool.read(1 << 16):
+        sys.stdout.write(held + chunk[:-1])
+        held = chunk[-1]
+    sys.stdout.write("\n  ]\n}\n")
+    sys.stdout.flush()
 
 
 def diff_command(path: TracePath, run_a: RunArg, run_b: RunArg, reducer: ReducerOption = None,
@@ -183,8 +211,9 @@ def diff_command(path: TracePath, run_a: RunArg, run_b: RunArg, reducer: Reducer
 
 def cost_command(
     path: TracePath, run: OptionalRun = None,
-    rate_card: Annotated[Path | None, typer.Option(
-        "--rate-card", help="A TOML rate card (USD per million tokens) to estimate cost with.")] = None,
+    rate_card: Annotated[Path | None, option(
+        "--rate-card", kind=ReadableFile("rate card"),
+        help="A TOML rate card (USD per million tokens) to estimate cost with.")] = None,
     by: ByOption = None, as_json: JsonOption = False,
 ) -> None:
     """Spend per run, thread and node: provider-recorded cost and rate-card estimate, never mixed."""

@@ -61,15 +61,25 @@ def debug_enabled() -> bool:
     return os.environ.get("GRAPHARC_DEBUG", "").strip() not in {"", "0"}
 
 
+def document_text(document: Any) -> str:
+    """``document`` as indented JSON; NaN and infinities are refused (ValueError), as JSON has none."""
+    return json.dumps(document, indent=2, default=str, ensure_ascii=False, allow_nan=False)
+
+
 def write_json(document: Any) -> None:
     """Write one JSON document (and a newline) to stdout."""
-    sys.stdout.write(json.dumps(document, indent=2, default=str, ensure_ascii=False) + "\n")
+    sys.stdout.write(document_text(document) + "\n")
     sys.stdout.flush()
 
 
 def emit(document: Any, as_json: bool, render: Callable[[Any], str],
          code: ExitCode = ExitCode.OK) -> None:
-    """Print the result (JSON, or text rendered from a terminal-safe copy) and exit with ``code``."""
+    """Print the result (JSON, or text rendered from a terminal-safe copy) and exit with ``code``
+    if it is not 0. A document that does not say ``ok`` itself says whether the command did its
+    job (exit 0).
+    """
+    if isinstance(document, dict) and "ok" not in document:
+        document = {"ok": code == ExitCode.OK, **document}
     if as_json:
         write_json(document)
     else:

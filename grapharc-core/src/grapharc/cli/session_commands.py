@@ -16,14 +16,10 @@ from typing import Annotated, Any
 
 import typer
 
+from grapharc.cli.options import LeaseSeconds, SessionDir
 from grapharc.cli.output import ExitCode, JsonOption, emit, fail, terminal_text
 from grapharc.errors import ConfigurationError, GraphARCError
 
-DirOption = Annotated[Path | None, typer.Option(
-    "--dir", help="Session directory (default: $GRAPHARC_SESSIONS, sessions in grapharc.toml, "
-                  "or .grapharc/sessions).")]
-LeaseOption = Annotated[float, typer.Option(
-    "--lease", help="Seconds a runner's lease lives between heartbeats before others may reclaim.")]
 DEFAULT_DIR = ".grapharc/sessions"
 TRAP_NOTE = ("on resume, sign_off runs again from its first line: nothing with an effect sits above its "
              "interrupt(), and the payout is a node of its own (disburse)")
@@ -63,6 +59,14 @@ def session_dir(given: Path | None) -> Path:
     return load_config({"sessions": given}, defaults={"sessions": DEFAULT_DIR}).value("sessions")
 
 
+def _holds_sessions(where: Path) -> bool:
+    """Whether ``where`` holds a session store (reading commands never create one)."""
+    from grapharc.session.errors import SessionError
+    from grapharc.session.sqlite_files import SESSIONS_FILE, database_path
+
+    return database_path(str(where), SESSIONS_FILE, SessionError).is_file()
+
+
 def _manager(directory: Path, lease: float = 30.0) -> Any:
     from grapharc.session.manager import SessionManager
 
@@ -73,13 +77,13 @@ def _manager(directory: Path, lease: float = 30.0) -> Any:
 
 
 def status_command(thread: Annotated[str, typer.Argument(help="The thread id.")],
-                   directory: DirOption = None, as_json: JsonOption = False) -> None:
+                   directory: SessionDir = None, as_json: JsonOption = False) -> None:
     """Show where one thread stands: status, lease, last node, what it waits on."""
     from grapharc.session.errors import UnknownSessionError
 
     try:
         where = session_dir(directory)
-        if not where.exists():
+        if not _holds_sessions(where):
             raise UnknownSessionError(thread)
         session = _manager(where).get(thread)
     except GraphARCError as exc:
@@ -87,7 +91,7 @@ def status_command(thread: Annotated[str, typer.Argument(help="The thread id.")]
     emit(session.to_dict(time.time()), as_json, render_status)
 
 
-def list_command(directory: DirOption = None, as_json: JsonOption = False,
+def list_command(directory: SessionDir = None, as_json: JsonOption = False,
                  status: Annotated[str | None, typer.Option(
                      "--status", help="Only threads in this status.")] = None) -> None:
     """List every thread and where it stands, most recently changed first."""
@@ -97,7 +101,7 @@ def list_command(directory: DirOption = None, as_json: JsonOption = False,
         where = session_dir(directory)
         if status is not None and status not in STATUSES:
             raise UnknownStatusError(f"unknown status {status!r}; statuses: {', '.join(STATUSES)}")
-        sessions = _manager(where).list(status) if where.exists() else []
+        sessions = _manager(where).list(status) if _holds_sessions(where) else []
     except GraphARCError as exc:
         fail(exc, as_json)
     now = time.time()
@@ -107,7 +111,7 @@ def list_command(directory: DirOption = None, as_json: JsonOption = False,
 def prune_command(
     older_than: Annotated[str, typer.Option(
         "--older-than", help="Remove finished threads unchanged for this long (30d, 12h, 1d12h).")],
-    directory: DirOption = None, as_json: JsonOption = False,
+    directory: SessionDir = None, as_json: JsonOption = False,
 ) -> None:
     """Remove finished threads (with checkpoints and holds); paused or running ones always stay."""
     from grapharc.session.retention import PruneReport, parse_duration
@@ -115,7 +119,7 @@ def prune_command(
     try:
         where = session_dir(directory)
         seconds = parse_duration(older_than)
-        report = _manager(where).prune(seconds) if where.exists() else PruneReport((), 0, 0)
+        report = _manager(where).prune(seconds) if _holds_sessions(where) else PruneReport((), 0, 0)
     except GraphARCError as exc:
         fail(exc, as_json)
     emit(report.to_dict(), as_json, render_prune)
@@ -171,14 +175,14 @@ DeciderOption = Annotated[str | None, typer.Option(
 
 def approve_command(thread: Annotated[str, typer.Argument(help="The paused thread.")],
                     approval: ApprovalOption = None, decider: DeciderOption = None,
-                    directory: DirOption = None, as_json: JsonOption = False) -> None:
+                    directory: SessionDir = None, as_json: JsonOption = False) -> None:
     """Approve what a paused thread waits on, and carry the thread on in this process."""
     _decide(thread, "approved", approval, decider, directory, as_json)
 
 
 def reject_command(thread: Annotated[str, typer.Argument(help="The paused thread.")],
                    approval: ApprovalOption = None, decider: DeciderOption = None,
-                   directory: DirOption = None, as_json: JsonOption = False) -> None:
+                   directory: SessionDir = None, as_json: JsonOption = False) -> None:
     """Reject what a paused thread waits on (an agent is told no and carries on)."""
     _decide(thread, "rejected", approval, decider, directory, as_json)
 
@@ -198,7 +202,7 @@ def _decide(thread: str, decision: str, approval: str | None, decider: str | Non
 
 def recover_command(
     thread: Annotated[str, typer.Argument(help="A thread whose runner died or whose turn failed.")],
-    directory: DirOption = None, lease: LeaseOption = 30.0, as_json: JsonOption = False,
+    directory: SessionDir = None, lease: LeaseSeconds = 30.0, as_json: JsonOption = False,
 ) -> None:
     """Carry on a thread whose runner died (once its lease expired) from its last checkpoint."""
 
@@ -270,10 +274,16 @@ class _Story:
                 typer.echo(terminal_text(line))
 
 
-def _demo_manager(directory: Path | None, lease: float) -> Any:
+def _demo_manager(directory: Path | None, lease: float, thread: str | None = None) -> Any:
+    """The credit graph's manager; to carry on ``thread``, its session folder must exist already
+    (a resume or recover of a thread that cannot be there creates no session store)."""
     from grapharc.examples.approval import register_credit_graph
+    from grapharc.session.errors import UnknownSessionError
 
-    manager = _manager(session_dir(directory), lease)
+    where = session_dir(directory)
+    if thread is not None and not _holds_sessions(where):
+        raise UnknownSessionError(thread)
+    manager = _manager(where, lease)
     register_credit_graph(manager)
     return manager
 
@@ -308,7 +318,7 @@ def demo_run_command(
     application: Annotated[str, typer.Option("--application", help="Application id, e.g. LN-7310.")],
     thread: Annotated[str | None, typer.Option(
         "--thread", help="Thread id to use (default: a new one).")] = None,
-    directory: DirOption = None, lease: LeaseOption = 30.0, as_json: JsonOption = False,
+    directory: SessionDir = None, lease: LeaseSeconds = 30.0, as_json: JsonOption = False,
 ) -> None:
     """Run an application until it is paid out, declined, or paused for the credit desk."""
     from grapharc.examples.approval import GRAPH_NAME, lookup
@@ -330,12 +340,12 @@ def demo_resume_command(
     approval: Annotated[str | None, typer.Option(
         "--approval", help="The approval answered (default: the thread's only open one).")] = None,
     decider: Annotated[str, typer.Option("--decider", help="Who decides.")] = "credit-desk",
-    directory: DirOption = None, lease: LeaseOption = 30.0, as_json: JsonOption = False,
+    directory: SessionDir = None, lease: LeaseSeconds = 30.0, as_json: JsonOption = False,
 ) -> None:
     """Answer a paused thread's approval and finish it, in this new process."""
     story = _Story(as_json)
     try:
-        manager = _demo_manager(directory, lease)
+        manager = _demo_manager(directory, lease, thread)
         approval_id = approval or _only_hold(manager, thread)
         session = manager.resume(thread, approval_id, decision, decider=decider, on_update=story)
     except GraphARCError as exc:
@@ -345,12 +355,12 @@ def demo_resume_command(
 
 def demo_recover_command(
     thread: Annotated[str, typer.Argument(help="A thread whose runner died or whose turn failed.")],
-    directory: DirOption = None, lease: LeaseOption = 30.0, as_json: JsonOption = False,
+    directory: SessionDir = None, lease: LeaseSeconds = 30.0, as_json: JsonOption = False,
 ) -> None:
     """Carry on a thread whose runner died (once its lease expired) from its last checkpoint."""
     story = _Story(as_json)
     try:
-        session = _demo_manager(directory, lease).recover(thread, on_update=story)
+        session = _demo_manager(directory, lease, thread).recover(thread, on_update=story)
     except GraphARCError as exc:
         fail(exc, as_json)
     _finish_story(session, story)

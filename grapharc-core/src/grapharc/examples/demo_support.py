@@ -30,9 +30,26 @@ def thread_config(thread_id: str) -> dict[str, Any]:
     return {"configurable": {"thread_id": thread_id}}
 
 
-def open_checkpoints(path: Path) -> Any:
-    """The SQLite checkpoint store at ``path`` (compile() allowlists the state's classes on it)."""
+def refuse_shared_paths(**paths: Path) -> None:
+    """Refuse two of a stage's outputs (``--trace``, ``--checkpoints``, ``--report-dir``) naming one
+    path: one would overwrite the other."""
+    seen: dict[Path, str] = {}
+    for name, path in paths.items():
+        where = Path(path).resolve()
+        if where in seen:
+            raise DemoInputError(f"--{seen[where]} and --{name.replace('_', '-')} both name {path}; "
+                                 "each needs a path of its own")
+        seen[where] = name.replace("_", "-")
+
+
+def open_checkpoints(path: Path, *, trace: Path) -> Any:
+    """The SQLite checkpoint store at ``path`` (compile() allowlists the state's classes on it).
+
+    Refused when it is the stage's trace file too: one would overwrite the other.
+    """
     from grapharc.stores import open_store
+
+    refuse_shared_paths(checkpoints=path, trace=trace)
 
     return open_store(f"sqlite:{path}", kind="checkpoints").saver()
 

@@ -36,6 +36,7 @@ from grapharc.examples.demo_support import (
     DemoInputError,
     new_thread_id,
     open_checkpoints,
+    refuse_shared_paths,
     thread_config,
 )
 from grapharc.runtime.budget import Budget
@@ -176,9 +177,15 @@ def run_stage0(*, trace: Path, checkpoints: Path, report_dir: Path, thread_id: s
     if thread_id is not None and not THREAD_ID.fullmatch(thread_id):
         raise DemoInputError(f"thread id {thread_id!r} is not usable here: it names the report file",
                              hint="use letters, digits, '.', '_' and '-' (at most 100)")
+    refuse_shared_paths(trace=trace, checkpoints=checkpoints, report_dir=report_dir)
+    if resume and not Path(checkpoints).is_file():  # refuse before creating either file
+        raise _no_checkpoint(thread_id, checkpoints)
     thread_id = thread_id or new_thread_id("stage0")
     config = thread_config(thread_id)
-    saver = open_checkpoints(checkpoints)
+    saver = open_checkpoints(checkpoints, trace=trace)
+    if resume and saver.get_tuple(config) is None:  # refuse before the trace file is opened
+        saver.conn.close()
+        raise _no_checkpoint(thread_id, checkpoints)
     graph = build_stage0(trace=trace, checkpointer=saver, thread_id=thread_id, failure=inject_failure)
     error: InjectedFailureError | None = None
     try:
@@ -202,9 +209,7 @@ def _start_or_resume(graph: Any, config: dict[str, Any], thread_id: str, checkpo
     snapshot = graph.get_state(config)
     exists = bool(snapshot.values)
     if resume and not exists:
-        raise DemoInputError(f"no checkpoint for thread {thread_id!r} in {checkpoints}",
-                             hint="pass the thread id a failed stage0 run printed, and the same "
-                                  "--checkpoints file")
+        raise _no_checkpoint(thread_id, checkpoints)
     if resume and snapshot.values.get("report"):
         raise DemoInputError(f"thread {thread_id!r} already finished: its report is "
                              f"{snapshot.values['report_path']}",
@@ -215,6 +220,12 @@ def _start_or_resume(graph: Any, config: dict[str, Any], thread_id: str, checkpo
     if resume:
         return None
     return {"report_path": str((report_dir / f"{thread_id}.txt").resolve())}
+
+
+def _no_checkpoint(thread_id: str | None, checkpoints: Path) -> DemoInputError:
+    return DemoInputError(f"no checkpoint for thread {thread_id!r} in {checkpoints}",
+                          hint="pass the thread id a failed stage0 run printed, and the same "
+                               "--checkpoints file")
 
 
 def _resume_hint(thread_id: str, trace: Path, checkpoints: Path) -> str:

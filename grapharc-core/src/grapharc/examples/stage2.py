@@ -180,7 +180,7 @@ def run_stage2(*, trace: Path, checkpoints: Path, scenario: Scenario = Scenario.
     model = demo_model(model_spec, SCRIPTS[scenario], name=f"stage2-{scenario}")
     thread_id = new_thread_id("stage2")
     config = thread_config(thread_id)
-    saver = open_checkpoints(checkpoints)
+    saver = open_checkpoints(checkpoints, trace=trace)
     caught: StateTypeError | None = None
     ceiling: BudgetExceededError | None = None
     try:

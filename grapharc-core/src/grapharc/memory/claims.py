@@ -13,15 +13,18 @@ import unicodedata
 import uuid
 from collections.abc import Sequence
 from datetime import UTC, datetime
-from typing import NamedTuple, Protocol, runtime_checkable
+from typing import Any, NamedTuple, Protocol, runtime_checkable
 
 from pydantic import (
     AwareDatetime,
     BaseModel,
     ConfigDict,
     Field,
+    ModelWrapValidatorHandler,
+    ValidationError,
     ValidationInfo,
     field_validator,
+    model_validator,
 )
 
 from grapharc.errors import GraphARCError
@@ -33,6 +36,12 @@ _NAME_MARKS = frozenset("#%&*@")
 
 class InvalidEntityError(GraphARCError, ValueError):
     """Text that cannot name an entity because it normalises to an empty key."""
+
+
+class InvalidClaimError(GraphARCError):
+    """A claim or its provenance was given a value it cannot hold, or a store something not a claim."""
+
+    hint = "a claim needs subject, predicate and object text and a provenance with source and observed_at"
 
 
 class ClaimStoreError(GraphARCError):
@@ -102,6 +111,9 @@ def normalise_entity(text: str) -> str:
     whitespace to one space. Letters and marks of every script are kept.
     Raises ``InvalidEntityError`` when nothing is left.
     """
+    if not isinstance(text, str):
+        raise InvalidEntityError(f"an entity is text, got {type(text).__name__}",
+                                 hint="name an entity with a string")
     folded = unicodedata.normalize("NFKC", unicodedata.normalize("NFKC", text).casefold())
     start, end = 0, len(folded)
     while start < end and _is_edge_noise(folded[start]):
@@ -124,7 +136,38 @@ def _require_text(value: str, field: str) -> str:
     return value
 
 
-class Provenance(BaseModel):
+class _Checked(BaseModel):
+    """Validation refuses bad fields with ``InvalidClaimError`` naming each, not pydantic's error.
+
+    The error is not a ``ValueError``, so pydantic lets it through a nested model unchanged.
+    """
+
+    @model_validator(mode="wrap")
+    @classmethod
+    def _refuse_as_grapharc_error(cls, data: Any, handler: ModelWrapValidatorHandler[Any]) -> Any:
+        try:
+            return handler(data)
+        except ValidationError as exc:
+            problems = "; ".join(f"{'.'.join(str(part) for part in error['loc'])}: {error['msg']}"
+                                 for error in exc.errors()[:5])
+            raise InvalidClaimError(f"invalid {cls.__name__.lower()}: {problems}") from None
+
+
+def require_claim(value: object) -> Claim:
+    """``value`` if it is a ``Claim``; a store calls it on what it is handed to keep."""
+    if not isinstance(value, Claim):
+        raise InvalidClaimError(f"a claim store keeps Claim objects, got {type(value).__name__}")
+    return value
+
+
+def require_claim_id(value: object) -> str:
+    """``value`` if it is a claim id (text); a store calls it on ids it is handed."""
+    if not isinstance(value, str):
+        raise InvalidClaimError(f"a claim id is text, got {type(value).__name__}")
+    return value
+
+
+class Provenance(_Checked):
     """Where a claim came from: its source, when it was observed (UTC), and the producing run."""
 
     model_config = ConfigDict(frozen=True, extra="forbid")
@@ -149,7 +192,7 @@ class Provenance(BaseModel):
         return value.astimezone(UTC)
 
 
-class Claim(BaseModel):
+class Claim(_Checked):
     """One fact (subject, predicate, object) with mandatory provenance.
 
     ``superseded_by`` is set by a store when a correction replaces the claim;

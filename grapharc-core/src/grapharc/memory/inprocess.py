@@ -19,6 +19,8 @@ from grapharc.memory.claims import (
     DuplicateClaimError,
     ScoredClaim,
     check_new_batch,
+    require_claim,
+    require_claim_id,
 )
 from grapharc.memory.subject_index import SubjectIndex
 from grapharc.memory.term_index import TermIndex
@@ -44,12 +46,13 @@ class InMemoryClaimStore:
             raise ClaimStoreClosedError("the in-process claim store")
 
     def _require(self, claim_id: str) -> Claim:
-        claim = self._claims.get(claim_id)
+        claim = self._claims.get(require_claim_id(claim_id))
         if claim is None:
             raise ClaimNotFoundError(claim_id)
         return claim
 
     def _check_insertable(self, claim: Claim) -> None:
+        require_claim(claim)
         if claim.id in self._claims:
             raise DuplicateClaimError(claim.id)
         if claim.superseded_by is not None:

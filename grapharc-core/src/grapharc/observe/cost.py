@@ -9,7 +9,6 @@ from the other. Tokens are counted by the same ``Tally`` ``metrics`` uses, so th
 
 from __future__ import annotations
 
-import math
 import os
 import tomllib
 from collections.abc import Mapping
@@ -22,6 +21,7 @@ from grapharc.observe.grouping import parse_grouping
 from grapharc.observe.ledger import Ledger, total_usage
 from grapharc.observe.reader import TraceReader
 from grapharc.observe.tally import Tally, Usage
+from grapharc.values import PRICE_PER_MILLION
 
 CARD_KEYS = ("default", "models")
 RATE_KEYS = ("per_million", "input_per_million", "output_per_million")
@@ -108,9 +108,10 @@ def _rate(value: Any, where: str) -> Rate:
         raise RateCardError(f"{where} has unknown key(s) {sorted(unknown)}",
                             hint=f"the keys are {', '.join(RATE_KEYS)} (USD per million tokens)")
     for key, number in value.items():
-        if isinstance(number, bool) or not isinstance(number, int | float) or \
-                not math.isfinite(number) or number < 0:
-            raise RateCardError(f"{where} {key} must be a non-negative number, got {number!r}")
+        try:
+            PRICE_PER_MILLION(number)
+        except ValueError as exc:
+            raise RateCardError(f"{where} {key} {exc}, got {number!r}") from None
     if not value:
         raise RateCardError(f"{where} names no rate", hint=f"set one of {', '.join(RATE_KEYS)}")
     return Rate(**{key: float(number) for key, number in value.items()})

@@ -18,6 +18,7 @@ from collections.abc import Iterator
 from pathlib import Path
 from typing import Any, BinaryIO
 
+from grapharc._files import open_regular
 from grapharc.observe import codec
 from grapharc.observe.errors import TraceFormatError, TraceUnreadableError, TraceVersionError
 from grapharc.observe.torn import is_torn
@@ -41,7 +42,7 @@ def open_trace(path: str | os.PathLike[str]) -> BinaryIO:
     where = Path(path)
     hint = "pass the path of a JSONL trace a GraphARC run wrote"
     try:
-        handle = open(where, "rb")  # noqa: SIM115 - returned to the caller, who closes it
+        handle = open_regular(where)
     except FileNotFoundError:
         raise TraceUnreadableError(f"{where}: no such trace file", hint=hint) from None
     except IsADirectoryError:
@@ -50,6 +51,8 @@ def open_trace(path: str | os.PathLike[str]) -> BinaryIO:
         raise TraceUnreadableError(f"{where}: permission denied", hint="check the file's mode") from None
     except OSError as exc:
         raise TraceUnreadableError(f"{where}: cannot be read ({exc.strerror or exc})", hint=hint) from None
+    except ValueError:  # an embedded NUL byte in the name
+        raise TraceUnreadableError(f"{where!r}: is not a usable file name", hint=hint) from None
     try:
         head = handle.peek(_SNIFF_BYTES)[:_SNIFF_BYTES]
     except OSError as exc:

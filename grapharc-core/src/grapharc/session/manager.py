@@ -23,7 +23,6 @@ from __future__ import annotations
 import asyncio
 import builtins  # `builtins.list` in annotations: the class below has a method named `list`
 import json
-import math
 import os
 import socket
 import time
@@ -46,20 +45,22 @@ from grapharc.session.records import APPROVED, DECLINED, Approval, AuditEntry, E
 from grapharc.session.registry import GraphRegistry, RegisteredGraph
 from grapharc.session.retention import PruneReport, delete_threads, prune
 from grapharc.session.turns import AsyncTurn, OnUpdate, Turn
+from grapharc.values import LEASE_SECONDS
 
 DEFAULT_LEASE_SECONDS = 30.0
-MAX_LEASE_SECONDS = 86_400.0
+MAX_LEASE_SECONDS = LEASE_SECONDS.high
 """A lease is renewed while its runner lives; one longer than a day only delays a takeover."""
 
 
 def checked_lease(seconds: Any) -> float:
-    """``seconds`` as a lease length, refused unless a finite number in (0, MAX_LEASE_SECONDS]."""
-    if isinstance(seconds, bool) or not isinstance(seconds, int | float) or not math.isfinite(seconds) \
-            or not 0 < seconds <= MAX_LEASE_SECONDS:
-        raise SessionError(f"a lease must be a number of seconds above 0 and at most "
-                           f"{MAX_LEASE_SECONDS:g}, got {seconds!r}",
-                           hint="the default is 30 seconds; the runner renews it while it works")
-    return float(seconds)
+    """``seconds`` as a lease length, refused unless a number in ``LEASE_SECONDS``' range."""
+    try:
+        if not isinstance(seconds, int | float):
+            raise ValueError(f"must be {LEASE_SECONDS.describe()}")
+        return LEASE_SECONDS(seconds)
+    except ValueError as exc:
+        raise SessionError(f"a lease {exc}, got {seconds!r}",
+                           hint="the default is 30 seconds; the runner renews it while it works") from None
 
 
 @dataclass(frozen=True, slots=True)

@@ -26,7 +26,6 @@ from datetime import UTC, datetime
 from pathlib import Path
 
 import pytest
-from pydantic import ValidationError
 
 from grapharc.memory.bm25f import exact_search
 from grapharc.memory.claims import (
@@ -37,6 +36,7 @@ from grapharc.memory.claims import (
     ClaimStoreClosedError,
     ClaimStoreError,
     DuplicateClaimError,
+    InvalidClaimError,
     InvalidEntityError,
     InvalidSearchError,
     Provenance,
@@ -128,7 +128,7 @@ class ClaimStoreConformance(ABC):
         assert fetched.superseded_by is None
 
     def test_claim_without_provenance_never_reaches_the_store(self, store: ClaimStore) -> None:
-        with pytest.raises(ValidationError, match="provenance"):
+        with pytest.raises(InvalidClaimError, match="provenance"):
             Claim.model_validate({"subject": "Ada", "predicate": "wrote", "object": "notes"})
         assert store.all(include_superseded=True) == []
 

@@ -14,11 +14,14 @@ from typing import Annotated
 
 import typer
 
+from grapharc.cli.options import Port, Ranged, ReadableFile, option, setting
 from grapharc.cli.output import JSON_OPTION_HELP, write_json
 from grapharc.server.errors import AuthRequiredError
 from grapharc.server.listener import ListeningAddress, listen
+from grapharc.values import Number
 
 DEFAULT_DRAIN_TIMEOUT = 10.0
+DRAIN_TIMEOUT = Ranged(Number(0, 3600, "seconds", above=False), "SECONDS")
 
 AUTH_FILE_HELP = ("TOML file of users (argon2 password hashes), API tokens (SHA-256) and who may decide "
                   "which approvals; serves the approval inbox at /inbox. Required off loopback.")
@@ -36,16 +39,24 @@ CEILING_HELP = ("Ceiling on the {} any one run of the threads API may spend: a r
 
 def serve_command(
     host: Annotated[str, typer.Option(help="Address to listen on.")] = "127.0.0.1",
-    port: Annotated[int, typer.Option(help="Port to listen on (0 picks a free one).")] = 8000,
-    drain_timeout: Annotated[float, typer.Option(min=0.0, help=DRAIN_TIMEOUT_HELP)] = DEFAULT_DRAIN_TIMEOUT,
+    port: Port = 8000,
+    drain_timeout: Annotated[float, option("--drain-timeout", kind=DRAIN_TIMEOUT,
+                                           help=DRAIN_TIMEOUT_HELP)] = DEFAULT_DRAIN_TIMEOUT,
     as_json: Annotated[bool, typer.Option("--json", help=JSON_OPTION_HELP)] = False,
-    auth_file: Annotated[Path | None, typer.Option("--auth-file", help=AUTH_FILE_HELP)] = None,
+    auth_file: Annotated[Path | None, option("--auth-file", kind=ReadableFile("auth file"),
+                                             help=AUTH_FILE_HELP)] = None,
     sessions: Annotated[str | None, typer.Option("--sessions", help=SESSIONS_HELP)] = None,
     registry: Annotated[list[str] | None, typer.Option(help=REGISTRY_HELP)] = None,
-    max_tokens: Annotated[int | None, typer.Option(help=CEILING_HELP.format("tokens"))] = None,
-    max_iterations: Annotated[int | None, typer.Option(help=CEILING_HELP.format("node runs"))] = None,
-    max_seconds: Annotated[float | None, typer.Option(help=CEILING_HELP.format("seconds"))] = None,
-    max_cost_usd: Annotated[float | None, typer.Option(help=CEILING_HELP.format("US dollars"))] = None,
+    max_tokens: Annotated[int | None, option(
+        "--max-tokens", kind=setting("max_tokens", "N"), help=CEILING_HELP.format("tokens"))] = None,
+    max_iterations: Annotated[int | None, option(
+        "--max-iterations", kind=setting("max_iterations", "N"),
+        help=CEILING_HELP.format("node runs"))] = None,
+    max_seconds: Annotated[float | None, option(
+        "--max-seconds", kind=setting("max_seconds", "SECONDS"), help=CEILING_HELP.format("seconds"))] = None,
+    max_cost_usd: Annotated[float | None, option(
+        "--max-cost-usd", kind=setting("max_cost_usd", "USD"),
+        help=CEILING_HELP.format("US dollars"))] = None,
 ) -> None:
     """Serve the GraphARC HTTP API until SIGTERM or Ctrl+C, then finish in-flight requests and exit 0."""
     from grapharc.cli.session_commands import session_dir
