@@ -44,7 +44,8 @@ from grapharc.session.lease import Lease
 from grapharc.session.records import APPROVED, DECLINED, Approval, AuditEntry, Event, Session
 from grapharc.session.registry import GraphRegistry, RegisteredGraph
 from grapharc.session.retention import PruneReport, delete_threads, prune
-from grapharc.session.turns import AsyncTurn, OnUpdate, Turn
+from grapharc.session.turns import AsyncTurn, Turn
+from grapharc.subscribers import OnUpdate
 from grapharc.values import LEASE_SECONDS
 
 DEFAULT_LEASE_SECONDS = 30.0
