@@ -52,8 +52,8 @@ class Number:
 
     def describe(self) -> str:
         what = f"a number of {self.unit}" if self.unit else "a number"
-        lower = f"above {self.low:g}" if self.above else f"at least {self.low:g}"
-        return f"{what} {lower} and at most {self.high:g}"
+        lower = f"above {_short(self.low)}" if self.above else f"at least {_short(self.low)}"
+        return f"{what} {lower} and at most {_short(self.high)}"
 
     def __call__(self, value: Any) -> float:
         number = _as_float(value)
@@ -61,6 +61,13 @@ class Number:
         if not math.isfinite(number) or not low_ok or number > self.high:
             raise ValueError(f"must be {self.describe()}")
         return number + 0.0
+
+
+def _short(number: float) -> str:
+    """``number`` as people write it: 30, 0.5, 1e9 (not Python's 1e+09)."""
+    text = f"{number:g}"
+    mantissa, _, exponent = text.partition("e")
+    return f"{mantissa}e{int(exponent)}" if exponent else text
 
 
 def _as_float(value: Any) -> float:

@@ -45,7 +45,7 @@ def test_a_rate_too_large_to_sum_is_refused_not_printed_as_infinity(clean_workdi
     with plugin_host():
         result = run_cli(["cost", "t.jsonl", "--rate-card", "rates.toml", "--json"])
     assert result.exit_code == 2
-    assert "at most 1e+06, got 1e+308" in strict(result.stdout)["error"]["message"]
+    assert "at most 1e6, got 1e+308" in strict(result.stdout)["error"]["message"]
 
 
 def test_a_document_with_a_non_finite_number_is_never_written(capsys):
