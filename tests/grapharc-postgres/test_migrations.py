@@ -36,8 +36,8 @@ def tables(uri: str) -> set[str]:
 def test_db_upgrade_applies_every_migration_once_and_creates_langgraphs_tables(postgres_uri):
     first = grapharc("db", "upgrade", "--store", postgres_uri, "--json")
     assert first.returncode == 0, first.stderr
-    assert json.loads(first.stdout) == {"store": postgres_uri, "applied": list(range(1, LATEST + 1)),
-                                        "schema_version": LATEST}
+    assert json.loads(first.stdout) == {"ok": True, "store": postgres_uri,
+                                        "applied": list(range(1, LATEST + 1)), "schema_version": LATEST}
     assert versions(postgres_uri) == list(range(1, LATEST + 1))
     assert {"grapharc_sessions", "grapharc_audit", "checkpoints", "checkpoint_writes"} <= tables(postgres_uri)
 

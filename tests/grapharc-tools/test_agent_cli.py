@@ -52,7 +52,7 @@ def test_a_runner_killed_inside_a_command_is_recovered_without_running_the_comma
     (tmp_path / "script.json").write_text(json.dumps([call("run_command", argv=kill), "done"]))
     started = grapharc(tmp_path, "agent", "run it", "--workspace", "ws", "--model", "mock/a", "--script",
                        "script.json", "--allow", "*", "--sessions", "sessions", "--thread", "t1",
-                       "--lease", "0.5")
+                       "--lease", "1")
     assert started.returncode == -9
     assert (tmp_path / "ws" / "runs.txt").read_text() == "ran\n"
     status = json.loads(grapharc(tmp_path, "session", "status", "t1", "--dir", "sessions", "--json").stdout)

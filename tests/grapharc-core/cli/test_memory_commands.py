@@ -122,7 +122,7 @@ def test_a_claim_without_provenance_is_refused_and_nothing_is_written(tmp_path):
     blank = grapharc(tmp_path, "memory", "add", "Tokyo", "population", "14 million", "--source", " ",
                      "--memory", STORE, "--json")
     assert blank.returncode == 2
-    assert document(blank)["error"]["code"] == "InvalidClaimInputError"
+    assert document(blank)["error"]["code"] == "InvalidClaimError"
     assert "provenance.source must not be empty" in document(blank)["error"]["message"]
     assert not (tmp_path / "memory.db").exists()
 

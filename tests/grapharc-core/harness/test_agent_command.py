@@ -131,7 +131,7 @@ def test_a_backend_that_cannot_call_tools_is_refused_naming_one_that_can(note_to
 
 
 @pytest.mark.parametrize(("args", "words"), [
-    (["--workspace", "missing"], "is not a directory"),
+    (["--workspace", "missing"], "the workspace must be a folder that does"),
     (["--workspace", "ws", "--executor", "nope"], "no executor named 'nope'"),
     (["--workspace", "ws", "--trace", "ws/trace.jsonl"], "inside the workspace"),
     (["--workspace", "ws", "--sessions", "ws/s"], "inside the workspace"),
