@@ -17,8 +17,7 @@ import os
 import sqlite3
 import tempfile
 import threading
-from collections.abc import Iterator
-from contextlib import contextmanager
+from contextlib import AbstractContextManager
 from datetime import datetime
 from pathlib import Path
 
@@ -32,6 +31,7 @@ from grapharc.memory.artifacts import (
     new_version,
 )
 from grapharc.memory.claims import Provenance, durable_store_path
+from grapharc.memory.sqlite.database import immediate, record_version, stored_version, use_wal
 
 SCHEMA_COMPONENT = "artifacts"
 SCHEMA_VERSION = 1
@@ -110,26 +110,16 @@ class SQLiteArtifactStore:
 
     def _prepare(self) -> None:
         """Switch the file to WAL and create or check the artifacts schema."""
-        connection = self._open_connection()
-        mode = connection.execute("PRAGMA journal_mode=WAL").fetchone()[0]
-        if mode != "wal":
-            raise ArtifactStoreError(
-                f"artifact store {str(self.path)!r} cannot use WAL mode (it stays {mode!r})",
-                hint="keep the file on a local filesystem that supports shared memory")
-        connection.execute("PRAGMA synchronous=FULL")
+        use_wal(self._open_connection(), f"artifact store {str(self.path)!r}", ArtifactStoreError)
         with self._transaction() as cursor:
-            cursor.execute("CREATE TABLE IF NOT EXISTS schema_versions "
-                           "(component TEXT PRIMARY KEY, version INTEGER NOT NULL)")
-            row = cursor.execute("SELECT version FROM schema_versions WHERE component = ?",
-                                 (SCHEMA_COMPONENT,)).fetchone()
-            if row is None:
+            version = stored_version(cursor, SCHEMA_COMPONENT)
+            if version is None:
                 for statement in _SCHEMA:
                     cursor.execute(statement)
-                cursor.execute("INSERT INTO schema_versions (component, version) VALUES (?, ?)",
-                               (SCHEMA_COMPONENT, SCHEMA_VERSION))
-            elif row[0] != SCHEMA_VERSION:
+                record_version(cursor, SCHEMA_COMPONENT, SCHEMA_VERSION)
+            elif version != SCHEMA_VERSION:
                 raise ArtifactStoreError(
-                    f"artifact store {str(self.path)!r} has artifacts schema version {row[0]}, "
+                    f"artifact store {str(self.path)!r} has artifacts schema version {version}, "
                     f"but this grapharc-memory-sqlite reads version {SCHEMA_VERSION}",
                     hint="open it with the GraphARC version that wrote it")
 
@@ -138,18 +128,8 @@ class SQLiteArtifactStore:
             raise ArtifactStoreClosedError(f"artifact store {str(self.path)!r}")
         return self._connection
 
-    @contextmanager
-    def _transaction(self) -> Iterator[sqlite3.Cursor]:
-        """Run the block in one write transaction that takes the file's write lock up front."""
-        cursor = self._open_connection().cursor()
-        cursor.execute("BEGIN IMMEDIATE")
-        try:
-            yield cursor
-        except BaseException:
-            if cursor.connection.in_transaction:
-                cursor.execute("ROLLBACK")
-            raise
-        cursor.execute("COMMIT")
+    def _transaction(self) -> AbstractContextManager[sqlite3.Cursor]:
+        return immediate(self._open_connection())
 
     def blob_path(self, artifact: Artifact) -> Path:
         """Where the bytes of ``artifact`` are kept: ``<file>.blobs/<sha256>``."""

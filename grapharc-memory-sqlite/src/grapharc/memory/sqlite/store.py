@@ -22,8 +22,8 @@ from __future__ import annotations
 
 import sqlite3
 import threading
-from collections.abc import Iterator, Sequence
-from contextlib import contextmanager
+from collections.abc import Sequence
+from contextlib import AbstractContextManager
 from datetime import datetime
 from pathlib import Path
 
@@ -41,6 +41,7 @@ from grapharc.memory.claims import (
     durable_store_path,
     normalise_entity,
 )
+from grapharc.memory.sqlite.database import immediate, record_version, stored_version, use_wal
 from grapharc.memory.terms import query_terms
 
 SCHEMA_COMPONENT = "claims"
@@ -164,34 +165,19 @@ class SQLiteMemoryStore:
     def _prepare(self) -> None:
         """Switch the file to WAL and create or check the claims schema."""
         connection = self._open_connection()
-        mode = connection.execute("PRAGMA journal_mode=WAL").fetchone()[0]
-        if mode != "wal":
-            raise ClaimStoreError(
-                f"claim store {str(self.path)!r} cannot use WAL mode (it stays {mode!r})",
-                hint="keep the file on a local filesystem that supports shared memory",
-            )
-        connection.execute("PRAGMA synchronous=FULL")
+        use_wal(connection, f"claim store {str(self.path)!r}", ClaimStoreError)
         connection.execute("PRAGMA foreign_keys=ON")
         with self._transaction() as cursor:
-            cursor.execute(
-                "CREATE TABLE IF NOT EXISTS schema_versions "
-                "(component TEXT PRIMARY KEY, version INTEGER NOT NULL)"
-            )
-            row = cursor.execute(
-                "SELECT version FROM schema_versions WHERE component = ?", (SCHEMA_COMPONENT,)
-            ).fetchone()
-            if row is None:
+            version = stored_version(cursor, SCHEMA_COMPONENT)
+            if version is None:
                 for statement in _SCHEMA:
                     cursor.execute(statement)
-                cursor.execute(
-                    "INSERT INTO schema_versions (component, version) VALUES (?, ?)",
-                    (SCHEMA_COMPONENT, SCHEMA_VERSION),
-                )
-            elif row[0] == 1:
+                record_version(cursor, SCHEMA_COMPONENT, SCHEMA_VERSION)
+            elif version == 1:
                 self._index_version_1_claims(cursor)
-            elif row[0] != SCHEMA_VERSION:
+            elif version != SCHEMA_VERSION:
                 raise ClaimStoreError(
-                    f"claim store {str(self.path)!r} has claims schema version {row[0]}, "
+                    f"claim store {str(self.path)!r} has claims schema version {version}, "
                     f"but this grapharc-memory-sqlite reads version {SCHEMA_VERSION}",
                     hint="open it with the GraphARC version that wrote it",
                 )
@@ -203,26 +189,15 @@ class SQLiteMemoryStore:
             "SELECT seq, id, subject, predicate, object, source, observed_at, run_id "
             "FROM claims ORDER BY seq").fetchall()
         self._index(cursor, [(seq, _to_claim((*fields, None))) for seq, *fields in rows])
-        cursor.execute("UPDATE schema_versions SET version = ? WHERE component = ?",
-                       (SCHEMA_VERSION, SCHEMA_COMPONENT))
+        record_version(cursor, SCHEMA_COMPONENT, SCHEMA_VERSION)
 
     def _open_connection(self) -> sqlite3.Connection:
         if self._connection is None:
             raise ClaimStoreClosedError(f"claim store {str(self.path)!r}")
         return self._connection
 
-    @contextmanager
-    def _transaction(self) -> Iterator[sqlite3.Cursor]:
-        """Run the block in one write transaction that takes the file's write lock up front."""
-        cursor = self._open_connection().cursor()
-        cursor.execute("BEGIN IMMEDIATE")
-        try:
-            yield cursor
-        except BaseException:
-            if cursor.connection.in_transaction:
-                cursor.execute("ROLLBACK")
-            raise
-        cursor.execute("COMMIT")
+    def _transaction(self) -> AbstractContextManager[sqlite3.Cursor]:
+        return immediate(self._open_connection())
 
     def _read(self, sql: str, parameters: tuple[str, ...] = ()) -> list[Claim]:
         with self._lock:

@@ -1,0 +1,49 @@
+"""What the claim store and the artifact store share of one SQLite file: WAL with full sync,
+write transactions that take the file's lock up front, and per-component schema versions."""
+
+from __future__ import annotations
+
+import sqlite3
+from collections.abc import Iterator
+from contextlib import contextmanager
+
+from grapharc.errors import GraphARCError
+
+
+def use_wal(connection: sqlite3.Connection, what: str, error: type[GraphARCError]) -> None:
+    """Switch the file to WAL with ``synchronous=FULL``; ``error`` names ``what`` if it cannot."""
+    mode = connection.execute("PRAGMA journal_mode=WAL").fetchone()[0]
+    if mode != "wal":
+        raise error(f"{what} cannot use WAL mode (it stays {mode!r})",
+                    hint="keep the file on a local filesystem that supports shared memory")
+    connection.execute("PRAGMA synchronous=FULL")
+
+
+@contextmanager
+def immediate(connection: sqlite3.Connection) -> Iterator[sqlite3.Cursor]:
+    """Run the block in one write transaction that takes the file's write lock up front."""
+    cursor = connection.cursor()
+    cursor.execute("BEGIN IMMEDIATE")
+    try:
+        yield cursor
+    except BaseException:
+        if cursor.connection.in_transaction:
+            cursor.execute("ROLLBACK")
+        raise
+    cursor.execute("COMMIT")
+
+
+def stored_version(cursor: sqlite3.Cursor, component: str) -> int | None:
+    """The schema version ``component`` was written with, None in a file it has not used yet."""
+    cursor.execute("CREATE TABLE IF NOT EXISTS schema_versions "
+                   "(component TEXT PRIMARY KEY, version INTEGER NOT NULL)")
+    row = cursor.execute("SELECT version FROM schema_versions WHERE component = ?",
+                         (component,)).fetchone()
+    return None if row is None else int(row[0])
+
+
+def record_version(cursor: sqlite3.Cursor, component: str, version: int) -> None:
+    """Record that ``component``'s tables now have schema ``version``."""
+    cursor.execute("INSERT INTO schema_versions (component, version) VALUES (?, ?) "
+                   "ON CONFLICT (component) DO UPDATE SET version = excluded.version",
+                   (component, version))
