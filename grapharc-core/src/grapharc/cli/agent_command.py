@@ -25,7 +25,6 @@ from uuid import uuid4
 import typer
 
 from grapharc.cli.options import (
-    ExistingFolder,
     Folder,
     LeaseSeconds,
     MaxCostUsd,
@@ -64,7 +63,7 @@ def add_agent_command(app: typer.Typer) -> None:
 
 def agent_command(
     task: Annotated[str, typer.Argument(help="What the agent should do.")],
-    workspace: Annotated[Path, option("--workspace", kind=ExistingFolder("workspace"),
+    workspace: Annotated[Path, option("--workspace", kind=Folder("workspace", must_exist=True),
                                       help="The folder the tools are confined to.")],
     model: Annotated[str, typer.Option(help="Model spec backend/model of a tool-calling backend.")],
     script: Annotated[Path | None, option(

@@ -182,44 +182,26 @@ def _first_line(path: Path) -> str:
 
 
 class Folder(OptionType):
-    """A folder, or a path where one can be created."""
+    """A folder, or (unless ``must_exist``) a path where one can be created."""
 
     metavar = "DIR"
 
-    def __init__(self, what: str) -> None:
+    def __init__(self, what: str, *, must_exist: bool = False) -> None:
         self.what = what
+        self.must_exist = must_exist
 
     def describe(self) -> str:
-        return f"a {self.what} (created if missing)"
+        return f"an existing folder for the {self.what}" if self.must_exist else \
+            f"a {self.what} (created if missing)"
 
     def convert(self, value: Any) -> Path:
         path = _path(value)
         status = _stat(path)
+        if status is None and self.must_exist:
+            raise ValueError(f"{shown(path)} does not exist; the {self.what} must be a folder that does")
         if status is None:
             _creatable(path, self.what)
         elif not_regular(status.st_mode) != "a directory":
-            kind = not_regular(status.st_mode) or "a file"
-            raise ValueError(f"{shown(path)} is {kind}, not a folder for the {self.what}")
-        return path
-
-
-class ExistingFolder(OptionType):
-    """A folder that is already there (a workspace: nothing is created for it)."""
-
-    metavar = "DIR"
-
-    def __init__(self, what: str) -> None:
-        self.what = what
-
-    def describe(self) -> str:
-        return f"an existing folder for the {self.what}"
-
-    def convert(self, value: Any) -> Path:
-        path = _path(value)
-        status = _stat(path)
-        if status is None:
-            raise ValueError(f"{shown(path)} does not exist; the {self.what} must be a folder that does")
-        if not_regular(status.st_mode) != "a directory":
             kind = not_regular(status.st_mode) or "a file"
             raise ValueError(f"{shown(path)} is {kind}, not a folder for the {self.what}")
         return path
