@@ -11,7 +11,7 @@ from grapharc.memory.bm25f import IDF_FLOOR, K1, B, exact_search
 from grapharc.memory.claims import InvalidSearchError
 from grapharc.memory.inprocess import InMemoryClaimStore
 from grapharc.memory.terms import query_terms, terms
-from grapharc.testing.claim_store_kit import make_claim
+from grapharc.testing.claim_store_kit import make_claim, varied_claims
 
 
 def test_terms_fold_case_width_and_punctuation() -> None:
@@ -93,22 +93,39 @@ def test_the_in_process_index_scores_only_claims_sharing_a_query_term(
     assert len(scored) == 2
 
 
-def test_a_common_term_is_looked_up_for_candidates_once_it_cannot_change_the_top_k(
-    monkeypatch: pytest.MonkeyPatch,
+@pytest.mark.parametrize("query", ["streets", "streets Tokyo", "busy Town"])
+def test_a_common_term_costs_the_same_however_many_claims_hold_it(
+    monkeypatch: pytest.MonkeyPatch, query: str,
 ) -> None:
+    calls = []
+    for towns in (200, 2_000):
+        store = InMemoryClaimStore()
+        store.add_many([make_claim(f"Town {n}", "quiet streets") for n in range(towns)])
+        store.add(make_claim("Tokyo", "busy streets"))
+        everything = store.all(include_superseded=True)
+        scored = count_scored_claims(monkeypatch)
+        for k in (1, 3):
+            assert store.search(query, k=k) == exact_search(everything, query, k=k)
+        calls.append(len(scored))
+    assert calls[0] == calls[1]
+
+
+def test_the_index_returns_the_scans_top_k_in_the_scans_order_with_corrections() -> None:
     store = InMemoryClaimStore()
-    store.add_many([make_claim(f"Town {n}", "quiet streets") for n in range(2_000)])
-    tokyo = store.add(make_claim("Tokyo", "busy streets"))
+    claims = store.add_many(varied_claims(600))
+    for old in claims[::7]:
+        store.supersede(old.id, make_claim(old.subject, "corrected engine", predicate=old.predicate))
     everything = store.all(include_superseded=True)
-    scored = count_scored_claims(monkeypatch)
-    assert store.search("streets Tokyo", k=1) == exact_search(everything, "streets Tokyo", k=1)
-    assert store.search("streets Tokyo", k=1)[0].claim == tokyo
-    assert len(scored) == 4  # two searches, each scoring the Tokyo claim for both terms
-    assert store.search("streets Tokyo", k=3) == exact_search(everything, "streets Tokyo", k=3)
+    for query in ("engine", "Tokyo", "Ada Lovelace notes", "東京 city", "worked with Babbage",
+                  "engine program million city island", "corrected"):
+        for k in (1, 4, 25, 900):
+            for include_superseded in (False, True):
+                assert store.search(query, k, include_superseded) == exact_search(
+                    everything, query, k, include_superseded)
 
 
 def count_scored_claims(monkeypatch: pytest.MonkeyPatch) -> list[int]:
-    """Record the length of every claim the index scores a term for (bounds use length 0)."""
+    """Record the length of every claim, or group of claims, the index scores a term for."""
     lengths: list[int] = []
     original = term_index.term_score
 

@@ -1,36 +1,41 @@
-"""An inverted index of BM25F statistics, kept up to date as claims are added or corrected.
+"""An impact-ordered inverted index of BM25F statistics, kept up to date as claims are added.
 
-A search scores only the claims that share a term with the query, and prunes
-further the way MaxScore does: it walks the query's postings rarest first, and
-once no claim outside the candidates found so far could reach the k-th score
-(bounded by each remaining term's best possible contribution), it only looks
-the remaining terms up for those candidates instead of walking their long
-postings. The result is still exactly ``bm25f.exact_search``'s top k, with each
-score summed in query-term order as the scan sums it. Not thread-safe on its
-own: the store that owns it serialises access.
+A term's contribution to a claim's score depends only on the claim's weighted
+frequency of the term and its length (``bm25f.term_score``), so each term's
+postings are also grouped by that pair: every claim in a group gets the same
+contribution, computed once per group at query time. A search then
+1. finds the claims holding two or more query terms (each posting list
+   probed only against the positions of the smaller ones) and scores them in
+   full, the way the scan does;
+2. takes every other match from the groups, best contribution first across
+   all query terms (such a claim's score is that one contribution), and stops
+   once no group left can beat the k-th best score.
+So a query costs its multi-term matches plus about k claims, not every posting
+of its common terms, and the result is still exactly ``bm25f.exact_search``'s
+top k, scores summed in query-term order as the scan sums them. Not thread-safe
+on its own: the store that owns it serialises access.
 """
 
 from __future__ import annotations
 
 import heapq
+from collections.abc import Sequence
 
-from grapharc.memory.bm25f import check_k, idf, term_score, top_k, weighted_frequencies
+from grapharc.memory.bm25f import check_k, idf, term_score, weighted_frequencies
 from grapharc.memory.claims import Claim, ScoredClaim
 from grapharc.memory.terms import query_terms
 
-# A pruning decision compares sums taken in another order than the final score's,
-# so it keeps this relative margin against rounding.
-_ROUNDING_MARGIN = 1e-9
-
 _Postings = dict[int, float]
+_Groups = dict[tuple[float, int], list[int]]
 
 
 class TermIndex:
-    """Postings (term -> claim position -> weighted frequency), claim lengths and totals."""
+    """Postings (term -> position -> weighted frequency), the same grouped by (frequency,
+    length), and each claim's record and length."""
 
     def __init__(self) -> None:
         self._postings: dict[str, _Postings] = {}
-        self._max_frequency: dict[str, float] = {}
+        self._groups: dict[str, _Groups] = {}
         self._claims: list[Claim] = []
         self._lengths: list[int] = []
         self._positions: dict[str, int] = {}
@@ -42,7 +47,7 @@ class TermIndex:
         frequencies, length = weighted_frequencies(claim)
         for term, frequency in frequencies.items():
             self._postings.setdefault(term, {})[position] = frequency
-            self._max_frequency[term] = max(frequency, self._max_frequency.get(term, 0.0))
+            self._groups.setdefault(term, {}).setdefault((frequency, length), []).append(position)
         self._claims.append(claim)
         self._lengths.append(length)
         self._positions[claim.id] = position
@@ -60,57 +65,88 @@ class TermIndex:
     def search(self, query: str, k: int, include_superseded: bool) -> list[ScoredClaim]:
         """The ``k`` best claims for ``query``; see ``ClaimStore.search``."""
         check_k(k)
-        wanted = [(slot, term, self._postings[term])
-                  for slot, term in enumerate(query_terms(query)) if term in self._postings]
+        wanted = [term for term in query_terms(query) if term in self._postings]
         if not wanted:
             return []
         total = len(self._claims)
         average = self._total_length / total
-        idfs = {slot: idf(total, len(postings)) for slot, _, postings in wanted}
-        # a term's best contribution: its highest frequency in a claim of no length
-        bounds = {slot: term_score(idfs[slot], self._max_frequency[term], 0, average)
-                  for slot, term, _ in wanted}
-        wanted.sort(key=lambda item: len(item[2]))
-        partial: dict[int, dict[int, float]] = {}
-        for rank, (slot, _, postings) in enumerate(wanted):
-            reachable = sum(bounds[later] for later, _, _ in wanted[rank:])
-            if reachable < self._threshold(partial, k, include_superseded) * (1 - _ROUNDING_MARGIN):
-                self._complete(partial, wanted[rank:], idfs, average)
+        idfs = [idf(total, len(self._postings[term])) for term in wanted]
+        shared = _shared([self._postings[term] for term in wanted])
+        best = _Best(k)
+        for position in shared:
+            if self._eligible(position, include_superseded):
+                best.offer(self._full_score(position, wanted, idfs, average), position)
+        for score, positions in self._groups_by_contribution(wanted, idfs, average):
+            if not best.could_take(score):
                 break
-            for position, frequency in postings.items():
-                partial.setdefault(position, {})[slot] = term_score(
-                    idfs[slot], frequency, self._lengths[position], average)
-        return top_k(self._scored(partial, include_superseded), k)
+            for position in positions:
+                if position in shared or not self._eligible(position, include_superseded):
+                    continue
+                if not best.offer(score, position):
+                    break  # the group's later positions are newer, so they lose the tie too
+        return [ScoredClaim(self._claims[position], score) for score, position in best.ranked()]
 
     def _eligible(self, position: int, include_superseded: bool) -> bool:
         return include_superseded or self._claims[position].superseded_by is None
 
-    def _threshold(self, partial: dict[int, dict[int, float]], k: int,
-                   include_superseded: bool) -> float:
-        """The k-th best score so far among eligible candidates (a lower bound of the final)."""
-        sums = [sum(parts.values()) for position, parts in partial.items()
-                if self._eligible(position, include_superseded)]
-        return heapq.nlargest(k, sums)[-1] if len(sums) >= k else 0.0
+    def _full_score(self, position: int, wanted: Sequence[str], idfs: Sequence[float],
+                    average: float) -> float:
+        """A claim's score over every query term it holds, summed in query-term order."""
+        length = self._lengths[position]
+        score = 0.0
+        for term, term_idf in zip(wanted, idfs, strict=True):
+            frequency = self._postings[term].get(position)
+            if frequency is not None:
+                score += term_score(term_idf, frequency, length, average)
+        return score
 
-    def _complete(self, partial: dict[int, dict[int, float]],
-                  remaining: list[tuple[int, str, _Postings]], idfs: dict[int, float],
-                  average: float) -> None:
-        """Add the remaining terms' contributions to the candidates, by lookup."""
-        for slot, _, postings in remaining:
-            for position, parts in partial.items():
-                frequency = postings.get(position)
-                if frequency is not None:
-                    parts[slot] = term_score(idfs[slot], frequency, self._lengths[position],
-                                             average)
+    def _groups_by_contribution(self, wanted: Sequence[str], idfs: Sequence[float],
+                                average: float) -> list[tuple[float, list[int]]]:
+        """Every query term's groups with their contribution, best first."""
+        groups = [(term_score(term_idf, frequency, length, average), positions)
+                  for term, term_idf in zip(wanted, idfs, strict=True)
+                  for (frequency, length), positions in self._groups[term].items()]
+        groups.sort(key=lambda group: -group[0])
+        return groups
 
-    def _scored(self, partial: dict[int, dict[int, float]],
-                include_superseded: bool) -> list[tuple[float, int, Claim]]:
-        """Each eligible candidate's score, summed in query-term order as the scan sums it."""
-        scored = []
-        for position, parts in partial.items():
-            if self._eligible(position, include_superseded):
-                score = 0.0
-                for slot in sorted(parts):
-                    score += parts[slot]
-                scored.append((score, position, self._claims[position]))
-        return scored
+
+def _shared(postings: list[_Postings]) -> set[int]:
+    """Positions in two or more of ``postings``, probing each list only against the smaller ones."""
+    postings = sorted(postings, key=len)
+    seen: set[int] = set()
+    shared: set[int] = set()
+    for rank, current in enumerate(postings):
+        if len(seen) <= len(current):
+            shared.update(filter(current.__contains__, seen))
+        else:
+            shared.update(filter(seen.__contains__, current))
+        if rank < len(postings) - 1:
+            seen.update(current)
+    return shared
+
+
+class _Best:
+    """The ``k`` best (score, position) pairs so far: highest score, then oldest position."""
+
+    def __init__(self, k: int) -> None:
+        self._k = k
+        self._heap: list[tuple[float, int]] = []  # (score, -position): the worst kept is first
+
+    def could_take(self, score: float) -> bool:
+        """Whether a claim scoring ``score`` might still enter (a tie may, if it is older)."""
+        return len(self._heap) < self._k or score >= self._heap[0][0]
+
+    def offer(self, score: float, position: int) -> bool:
+        """Keep the pair if it beats the worst kept one; return whether it was kept."""
+        item = (score, -position)
+        if len(self._heap) < self._k:
+            heapq.heappush(self._heap, item)
+            return True
+        if item <= self._heap[0]:
+            return False
+        heapq.heapreplace(self._heap, item)
+        return True
+
+    def ranked(self) -> list[tuple[float, int]]:
+        """The kept pairs, best first."""
+        return [(score, -negated) for score, negated in sorted(self._heap, reverse=True)]
