@@ -1,15 +1,24 @@
 """Claim search: the stores' indexes against the exact O(claims) BM25F scan, in one run.
 
-Corpus: synthetic claims over a vocabulary of made-up words (subjects are two-word
-names, one per four claims; 40 predicates; objects of one to four words, a third
-of them naming another subject, so entity links exist). Queries mix a subject
-with a predicate word, an object word alone, and a subject alone. Measured at
-each size, in the same run:
+Two synthetic corpora of made-up words, each at 1k / 10k / 100k claims:
+- ``uniform``: a fixed vocabulary of 6,000 words, each equally likely, so every
+  word's postings grow in step with the corpus (at 100k claims a subject word is
+  in ~80 claims and a predicate word in ~2,500). A worst case for an index, and
+  not how text behaves.
+- ``zipf``: word frequencies follow Zipf's law (the r-th commonest word is 1/r as
+  likely as the first) over a vocabulary that grows with the corpus as Heaps'
+  law has it (about 30 * sqrt(words)), and entities are named and mentioned
+  with Zipfian popularity: a few very common words and entities, a long tail of
+  rare ones, as in real notes.
+In both, subjects are two-word names (one entity per four claims), there are 40
+predicates, and objects are one to four words, a third of them naming another
+entity so entity links exist. Queries mix a subject with a predicate word, an
+object word alone, and a subject alone. Measured per corpus and size:
 - query latency (median and 95th percentile, ms) of ``search(query, k=10)`` on the
   in-process store (inverted index), the SQLite store (FTS5) and the LadybugDB store
   (the in-process index, rebuilt when the database is opened), against the exact
   scan (``ClaimIndex``, each claim's term frequencies precomputed, so only the
-  per-query O(claims) work is timed);
+  per-query O(claims) work is timed), and how each median grows per 10x claims;
 - ``retrieve(store, query, k=10)`` (search, then one hop along entity links),
   median ms per store;
 - recall@10 of each index against the scan; a tie on the 10th score counts as a
@@ -20,13 +29,15 @@ each size, in the same run:
 - reopening the LadybugDB store (the seconds its index rebuild costs).
 Run time stays under three minutes; ``--quick`` stops at 10k claims.
 
-    .venv/bin/python benchmarks/retrieval.py [--quick] [--json]
+    .venv/bin/python benchmarks/retrieval.py [--quick] [--corpus uniform|zipf] [--json]
 """
 
 from __future__ import annotations
 
 import argparse
+import itertools
 import json
+import math
 import random
 import statistics
 import sys
@@ -51,34 +62,65 @@ QUERIES = 60
 SCAN_QUERIES = {1_000: 60, 10_000: 30, 100_000: 8}
 BATCH = 1_000
 STORES = ("memory", "sqlite", "ladybug")
+CORPORA = ("uniform", "zipf")
 K = 10
 SYLLABLES = ("ka", "lo", "mi", "ra", "tu", "ven", "do", "shi", "par", "el", "no", "qui", "zor",
              "ba", "fen", "gri", "hol", "jas", "wek", "yun")
 
 
-def vocabulary(rng: random.Random, size: int) -> list[str]:
-    """``size`` distinct made-up words of two or three syllables."""
+def vocabulary(rng: random.Random, size: int, longest: int) -> list[str]:
+    """``size`` distinct made-up words of two to ``longest`` syllables, sorted."""
     words: set[str] = set()
     while len(words) < size:
-        words.add("".join(rng.choices(SYLLABLES, k=rng.randint(2, 3))))
+        words.add("".join(rng.choices(SYLLABLES, k=rng.randint(2, longest))))
     return sorted(words)
 
 
-def corpus(count: int, seed: int = 7) -> tuple[list[Claim], list[str]]:
-    """``count`` claims and the queries to ask of them."""
+def zipf_weights(size: int) -> list[float]:
+    """Cumulative Zipf weights (exponent 1) for ``size`` ranks, for ``random.choices``."""
+    return list(itertools.accumulate(1.0 / rank for rank in range(1, size + 1)))
+
+
+class Draw:
+    """Picks words and entities: uniformly, or with Zipfian popularity (rank = list order)."""
+
+    def __init__(self, rng: random.Random, kind: str, count: int) -> None:
+        self.rng = rng
+        if kind == "uniform":
+            self.words = vocabulary(rng, 6_000, 3)
+            self.word_weights: list[float] | None = None
+        else:
+            self.words = vocabulary(rng, int(30 * math.sqrt(count * 6)), 4)
+            rng.shuffle(self.words)
+            self.word_weights = zipf_weights(len(self.words))
+        self.entities = [f"{self.name_word()} {self.name_word()}" for _ in range(max(count // 4, 1))]
+        self.entity_weights = None if kind == "uniform" else zipf_weights(len(self.entities))
+
+    def name_word(self) -> str:
+        if self.word_weights is None:
+            return self.rng.choice(self.words).title()
+        return self.words_of(1)[0].title()
+
+    def words_of(self, count: int) -> list[str]:
+        return self.rng.choices(self.words, cum_weights=self.word_weights, k=count)
+
+    def entity(self) -> str:
+        if self.entity_weights is None:
+            return self.rng.choice(self.entities)
+        return self.rng.choices(self.entities, cum_weights=self.entity_weights)[0]
+
+
+def corpus(count: int, kind: str = "uniform", seed: int = 7) -> tuple[list[Claim], list[str]]:
+    """``count`` claims of the ``kind`` corpus and the queries to ask of them."""
     rng = random.Random(seed)
-    words = vocabulary(rng, 6_000)
-    subjects = [f"{rng.choice(words).title()} {rng.choice(words).title()}"
-                for _ in range(max(count // 4, 1))]
-    predicates = [" ".join(rng.sample(words[:300], rng.randint(1, 2))) for _ in range(40)]
+    draw = Draw(rng, kind, count)
+    predicates = [" ".join(rng.sample(draw.words[:300], rng.randint(1, 2))) for _ in range(40)]
     provenance = Provenance(source="benchmark", observed_at=datetime(2026, 1, 1, tzinfo=UTC))
     claims = []
     for n in range(count):
-        if rng.random() < 0.33:
-            obj = rng.choice(subjects)
-        else:
-            obj = " ".join(rng.choices(words, k=rng.randint(1, 4)))
-        claims.append(Claim(id=f"c{n:07d}", subject=rng.choice(subjects),
+        linked = rng.random() < 0.33
+        obj = draw.entity() if linked else " ".join(draw.words_of(rng.randint(1, 4)))
+        claims.append(Claim(id=f"c{n:07d}", subject=draw.entity(),
                             predicate=rng.choice(predicates), object=obj, provenance=provenance))
     queries = []
     for n in range(QUERIES):
@@ -130,16 +172,16 @@ def summary(times: list[float]) -> dict[str, float]:
             "p95_ms": ordered[min(len(ordered) - 1, round(0.95 * (len(ordered) - 1)))]}
 
 
-def measure(count: int, directory: Path) -> dict[str, Any]:
-    """Every figure for one corpus size."""
-    claims, queries = corpus(count)
+def measure(kind: str, count: int, directory: Path) -> dict[str, Any]:
+    """Every figure for one corpus at one size."""
+    claims, queries = corpus(count, kind)
     scan_queries = queries[:SCAN_QUERIES[count]]
-    ladybug_path = directory / f"claims-{count}.lbug"
+    ladybug_path = directory / f"{kind}-{count}.lbug"
     stores: dict[str, ClaimStore] = {"memory": InMemoryClaimStore(),
-                                     "sqlite": SQLiteMemoryStore(directory / f"claims-{count}.db"),
+                                     "sqlite": SQLiteMemoryStore(directory / f"{kind}-{count}.db"),
                                      "ladybug": LadybugMemoryStore(ladybug_path)}
     try:
-        row: dict[str, Any] = {"claims": count, "queries": len(queries),
+        row: dict[str, Any] = {"corpus": kind, "claims": count, "queries": len(queries),
                                "scan_queries": len(scan_queries),
                                "insert_us": {name: fill(store, claims)
                                              for name, store in stores.items()}}
@@ -160,36 +202,59 @@ def measure(count: int, directory: Path) -> dict[str, Any]:
             store.close()
 
 
+def growth(rows: list[dict[str, Any]]) -> dict[str, dict[str, list[float]]]:
+    """Per corpus and store (and the scan), each median over the one at a tenth the claims."""
+    ratios: dict[str, dict[str, list[float]]] = {}
+    for kind in dict.fromkeys(row["corpus"] for row in rows):
+        ordered = [row for row in rows if row["corpus"] == kind]
+        ratios[kind] = {name: [later[name]["median_ms"] / earlier[name]["median_ms"]
+                               for earlier, later in itertools.pairwise(ordered)]
+                        for name in ("scan", *STORES)}
+    return ratios
+
+
 def table(rows: list[dict[str, Any]]) -> str:
-    """The results as a fixed-width table."""
-    lines = [f"{'claims':>8} {'store':>7} {'median ms':>10} {'p95 ms':>8} {'recall@10':>9} "
-             f"{'insert us/claim':>15} {'retrieve ms':>11}"]
-    for row in rows:
-        lines.append(f"{row['claims']:>8} {'scan':>7} {row['scan']['median_ms']:>10.2f} "
-                     f"{row['scan']['p95_ms']:>8.2f} {'1.000':>9} {'-':>15} {'-':>11}")
-        for name in STORES:
-            figures = row[name]
-            lines.append(f"{row['claims']:>8} {name:>7} {figures['median_ms']:>10.2f} "
-                         f"{figures['p95_ms']:>8.2f} {figures['recall_at_10']:>9.3f} "
-                         f"{row['insert_us'][name]:>15.1f} "
-                         f"{figures['retrieve_median_ms']:>11.2f}")
-    lines.append("ladybug reopen (index rebuild): " + ", ".join(
-        f"{row['ladybug_reopen_s']:.2f} s at {row['claims']}" for row in rows))
-    return "\n".join(lines)
+    """The results as fixed-width tables, one per corpus, with the growth per 10x claims."""
+    lines = []
+    for kind, ratios in growth(rows).items():
+        lines += [f"corpus: {kind}",
+                  f"{'claims':>8} {'store':>7} {'median ms':>10} {'p95 ms':>8} {'recall@10':>9} "
+                  f"{'insert us/claim':>15} {'retrieve ms':>11}"]
+        ordered = [row for row in rows if row["corpus"] == kind]
+        for row in ordered:
+            lines.append(f"{row['claims']:>8} {'scan':>7} {row['scan']['median_ms']:>10.2f} "
+                         f"{row['scan']['p95_ms']:>8.2f} {'1.000':>9} {'-':>15} {'-':>11}")
+            for name in STORES:
+                figures = row[name]
+                lines.append(f"{row['claims']:>8} {name:>7} {figures['median_ms']:>10.2f} "
+                             f"{figures['p95_ms']:>8.2f} {figures['recall_at_10']:>9.3f} "
+                             f"{row['insert_us'][name]:>15.1f} "
+                             f"{figures['retrieve_median_ms']:>11.2f}")
+        lines.append("median growth per 10x claims: " + "; ".join(
+            f"{name} {', '.join(f'{ratio:.1f}x' for ratio in found)}"
+            for name, found in ratios.items()))
+        lines.append("ladybug reopen (index rebuild): " + ", ".join(
+            f"{row['ladybug_reopen_s']:.2f} s at {row['claims']}" for row in ordered))
+        lines.append("")
+    return "\n".join(lines).rstrip()
 
 
 def main(argv: Sequence[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--quick", action="store_true", help="stop at 10k claims")
+    parser.add_argument("--corpus", choices=CORPORA, help="only this corpus (default: both)")
     parser.add_argument("--json", action="store_true", help="print one JSON document")
     arguments = parser.parse_args(argv)
     sizes = SIZES[:2] if arguments.quick else SIZES
+    kinds = (arguments.corpus,) if arguments.corpus else CORPORA
     with tempfile.TemporaryDirectory() as directory:
         rows = []
-        for count in sizes:
-            rows.append(measure(count, Path(directory)))
-            print(f"measured {count} claims", file=sys.stderr)
-    print(json.dumps(rows, indent=2) if arguments.json else table(rows))
+        for kind in kinds:
+            for count in sizes:
+                rows.append(measure(kind, count, Path(directory)))
+                print(f"measured {count} {kind} claims", file=sys.stderr)
+    print(json.dumps({"rows": rows, "growth_per_10x": growth(rows)}, indent=2)
+          if arguments.json else table(rows))
     return 0
 
 

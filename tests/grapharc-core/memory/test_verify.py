@@ -191,9 +191,35 @@ def test_the_reviewer_call_inside_a_node_is_charged_to_the_run_budget():
     assert roomy.invoke({})["verdict"] == "supported"
     [[prompt]] = model.calls
     assert roomy.last_run.tokens > count_tokens(prompt.content)  # prompt and reply were charged
+    assert roomy.last_run.tokens == verify_claim(CLAIM, QUOTE, SOURCE, model).reviewer_tokens
 
     with pytest.raises(BudgetExceededError):
         graph(Budget(max_tokens=20)).invoke({})
+
+
+def test_outside_a_graph_the_result_reports_what_the_reviewer_spent():
+    reply = '{"supported": true, "reason": "stated"}'
+    model = ScriptedChatModel(responses=[reply], cost_usd=0.0125)
+
+    result = verify_claim(CLAIM, QUOTE, SOURCE, model)
+
+    [[prompt]] = model.calls
+    expected_input, expected_output = count_tokens(prompt.content), count_tokens(reply)
+    assert result.reviewer_calls == 1
+    assert (result.reviewer_input_tokens, result.reviewer_output_tokens) == (expected_input,
+                                                                           expected_output)
+    assert result.reviewer_tokens == expected_input + expected_output
+    assert result.reviewer_cost_usd == pytest.approx(0.0125)
+
+
+def test_a_claim_the_anchor_refuses_reports_no_spend_and_an_unpriced_reviewer_no_cost():
+    refused = verify_claim(CLAIM, "cut the database connection pool to 2", SOURCE,
+                           reviewer('{"supported": true}'))
+    assert (refused.reviewer_calls, refused.reviewer_tokens, refused.reviewer_cost_usd) == (0, 0, None)
+
+    unpriced = ScriptedChatModel(responses=['{"supported": false, "reason": "no"}'], cost_usd=None)
+    result = verify_claim(CLAIM, QUOTE, SOURCE, unpriced)
+    assert result.reviewer_tokens > 0 and result.reviewer_cost_usd is None
 
 
 def test_text_under_review_cannot_close_the_blocks_it_sits_in():

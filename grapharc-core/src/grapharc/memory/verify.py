@@ -9,7 +9,8 @@ source cut mechanically around each place the quote appears (the first
 quote lifted out of a negated sentence.
 Its reply must hold a JSON object whose ``supported`` is a boolean; anything else is a
 rejection (fail closed). The reviewer is an ordinary model call, so inside a node the
-run's budget charges its tokens and cost like any other.
+run's budget charges its tokens and cost like any other; the result also carries what the
+reply reports it spent, so a caller outside any graph sees the cost of its check too.
 """
 
 from __future__ import annotations
@@ -68,7 +69,9 @@ class Verification(BaseModel):
     """The result of one ``verify_claim``: the verdict, why, and what the reviewer saw and said.
 
     ``window`` and ``prompt`` are None when the anchor refused the claim, since no reviewer
-    was asked; ``reply`` is the reviewer's raw text, kept for the audit trail.
+    was asked; ``reply`` is the reviewer's raw text, kept for the audit trail. The
+    ``reviewer_*`` figures are what the reviewer's reply reported (``usage_metadata`` and
+    ``response_metadata["cost_usd"]``): tokens 0 when it reported none, cost None when unpriced.
     """
 
     model_config = ConfigDict(frozen=True, extra="forbid")
@@ -76,6 +79,10 @@ class Verification(BaseModel):
     verdict: Verdict
     reason: str
     reviewer_calls: int
+    reviewer_tokens: int = 0
+    reviewer_input_tokens: int = 0
+    reviewer_output_tokens: int = 0
+    reviewer_cost_usd: float | None = None
     window: str | None = None
     prompt: str | None = None
     reply: str | None = None
@@ -178,6 +185,8 @@ def verify_claim(claim: str, citation: str, source: str, reviewer: Any, *,
     """
     from langchain_core.messages import HumanMessage
 
+    from grapharc.runtime.tokens import message_cost, message_tokens
+
     if not claim.strip():
         return Verification(verdict=Verdict.EMPTY_CLAIM, reason="the claim is empty", reviewer_calls=0)
     quote = squeeze(citation)
@@ -191,7 +200,11 @@ def verify_claim(claim: str, citation: str, source: str, reviewer: Any, *,
                             reason="the citation does not appear in the source (whitespace aside)")
     window = evidence_window(source, spans, context_chars)
     prompt = review_prompt(claim, citation, window)
-    reply = reply_text(reviewer.invoke([HumanMessage(prompt)]).content)
+    answer = reviewer.invoke([HumanMessage(prompt)])
+    reply = reply_text(answer.content)
     verdict, reason = read_verdict(reply)
-    return Verification(verdict=verdict, reason=reason, reviewer_calls=1, window=window,
-                        prompt=prompt, reply=reply)
+    tokens, input_tokens, output_tokens = message_tokens(answer) or (0, 0, 0)
+    return Verification(verdict=verdict, reason=reason, reviewer_calls=1, reviewer_tokens=tokens,
+                        reviewer_input_tokens=input_tokens, reviewer_output_tokens=output_tokens,
+                        reviewer_cost_usd=message_cost(answer), window=window, prompt=prompt,
+                        reply=reply)

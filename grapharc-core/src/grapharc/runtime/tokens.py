@@ -192,15 +192,14 @@ def _read_usage(response: LLMResult) -> tuple[int, int, int, float | None]:
         if not generations:
             continue
         message = getattr(generations[0], "message", None)
-        usage = getattr(message, "usage_metadata", None)
-        if usage:
+        counted = message_tokens(message)
+        if counted is not None:
             found = True
-            inp, out = _count(usage.get("input_tokens")), _count(usage.get("output_tokens"))
-            input_tokens += inp
-            output_tokens += out
-            total += _count(usage.get("total_tokens")) or inp + out
-        metadata = getattr(message, "response_metadata", None) or {}
-        cost = _add_cost(cost, reported_cost(metadata.get("cost_usd")))
+            call_total, call_input, call_output = counted
+            total += call_total
+            input_tokens += call_input
+            output_tokens += call_output
+        cost = _add_cost(cost, message_cost(message))
     llm_output = response.llm_output or {}
     if not found:
         token_usage = llm_output.get("token_usage") or {}
@@ -210,6 +209,22 @@ def _read_usage(response: LLMResult) -> tuple[int, int, int, float | None]:
     if cost is None:
         cost = reported_cost(llm_output.get("cost_usd"))
     return total, input_tokens, output_tokens, cost
+
+
+def message_tokens(message: Any) -> tuple[int, int, int] | None:
+    """(total, input, output) tokens of one model reply from its ``usage_metadata``; None if it
+    reports none."""
+    usage = getattr(message, "usage_metadata", None)
+    if not usage:
+        return None
+    input_tokens, output_tokens = _count(usage.get("input_tokens")), _count(usage.get("output_tokens"))
+    return _count(usage.get("total_tokens")) or input_tokens + output_tokens, input_tokens, output_tokens
+
+
+def message_cost(message: Any) -> float | None:
+    """The price in USD one model reply reports in ``response_metadata["cost_usd"]``, or None."""
+    metadata = getattr(message, "response_metadata", None) or {}
+    return reported_cost(metadata.get("cost_usd"))
 
 
 def _count(value: Any) -> int:
