@@ -5,7 +5,9 @@ Every value records the layer that supplied it, so ``--json`` can carry a
 working directory or named with ``--config PATH``; parent directories are never
 searched, because a run must not be governed by a file nobody knew was there.
 A relative path inside the file resolves against the file's folder; one given
-as a flag or in the environment resolves against the working directory.
+as a flag or in the environment resolves against the working directory. A store
+setting (``memory``) is a URI whose location is such a path, or a bare path that
+means the kind's local default store (``grapharc.stores.store_uri``).
 """
 
 from __future__ import annotations
@@ -35,11 +37,22 @@ def _text(value: Any) -> str:
 
 @dataclass(frozen=True)
 class Key:
-    """One setting: how to parse it, and whether it is a path."""
+    """One setting: how to parse it, and whether it is a path or names a kind of store."""
 
     parse: Callable[[Any], Any]
     is_path: bool = False
+    store: str | None = None
     help: str = ""
+
+
+def locate_store(value: str, kind: str, base: Path) -> str:
+    """The store URI ``value`` means: a relative location resolved against ``base``, and a bare
+    path read as the local default store for ``kind``; ``memory:`` (no location) as it is."""
+    from grapharc.stores import split_uri, store_uri
+
+    uri = store_uri(value, kind)
+    scheme, location = split_uri(uri)
+    return f"{scheme}:{(base / location).resolve()}" if location else uri
 
 
 KEYS: dict[str, Key] = {
@@ -49,6 +62,8 @@ KEYS: dict[str, Key] = {
     "tenant": Key(_text, help="tenant whose scoped policy rules apply"),
     "trace": Key(_text, is_path=True, help="JSONL trace file"),
     "sessions": Key(_text, is_path=True, help="session directory (status, approvals, checkpoints)"),
+    "memory": Key(_text, store="claims", help="claim store URI (memory:, sqlite:PATH, ladybug:PATH) "
+                                              "or a bare path for the local default (sqlite)"),
     "max_rounds": Key(Count(1, 1000), help="planning rounds before the loop stops"),
     "max_depth": Key(Count(1, 64), help="admitted nesting limit"),
     "max_tokens": Key(Count(1, 10**15)),
@@ -169,6 +184,8 @@ def load_config(flags: Mapping[str, Any], *, config: Path | None = None, cwd: Pa
                 continue
             try:
                 value = key.parse(str(raw) if isinstance(raw, Path) else raw)
+                if key.store is not None:
+                    value = locate_store(value, key.store, base)
             except ValueError as exc:
                 raise ConfigurationError(f"{name} from {origin}: {exc}, got {raw!r}") from None
             if key.is_path:

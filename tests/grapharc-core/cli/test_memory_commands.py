@@ -148,12 +148,12 @@ def test_an_unknown_claim_id_is_one_error_line(tmp_path):
 
 
 @pytest.mark.parametrize(("uri", "says"), [
-    ("sqlite:missing.db", "no claim store at 'missing.db'"),
+    ("sqlite:missing.db", "missing.db' (from 'sqlite:"),
     ("sqlite:folder", "unable to open database file"),
     ("sqlite:noise.bin", "file is not a database"),
     ("ladybug:noise.bin", "not a valid Lbug database file"),
     ("nosuch:memory.db", "unknown store scheme 'nosuch'"),
-    ("memory.db", "is not of the form <scheme>:<location>"),
+    ("memory.db", "memory.db' (from 'sqlite:"),  # a bare path is the local default, sqlite:
     ("sqlite:", "names no file"),
 ])
 def test_a_store_that_cannot_be_read_is_one_error_line_and_is_left_as_it_was(tmp_path, uri, says):
@@ -191,3 +191,37 @@ def test_claim_text_cannot_move_the_terminal_cursor(tmp_path):
     add(tmp_path, "Tokyo", "population", "14 million\x1b[2J\rfake")
     shown = grapharc(tmp_path, "memory", "search", "Tokyo", "--memory", STORE).stdout
     assert "\x1b" not in shown and "\r" not in shown and "14 million\\x1b[2J\\rfake" in shown
+
+
+def test_without_a_store_named_the_commands_say_how_to_name_one(tmp_path):
+    result = grapharc(tmp_path, "memory", "search", "Tokyo")
+    assert result.returncode == 2 and result.stdout == ""
+    assert result.stderr.splitlines() == [
+        "error: no claim store given: these commands read and write a store you name, and none "
+        "is configured",
+        'hint: pass --memory URI (for example --memory sqlite:memory.db), set GRAPHARC_MEMORY, '
+        'or put memory = "sqlite:memory.db" in grapharc.toml']
+    as_json = grapharc(tmp_path, "memory", "add", "Tokyo", "population", "14 million", "--source", "x",
+                       "--json")
+    assert as_json.returncode == 2 and document(as_json)["error"]["code"] == "NoClaimStoreError"
+    assert list(tmp_path.iterdir()) == []
+
+
+def test_the_memory_setting_names_the_store_and_a_bare_path_is_a_sqlite_file(tmp_path):
+    project, elsewhere = tmp_path / "project", tmp_path / "elsewhere"
+    (project / "notes").mkdir(parents=True)
+    elsewhere.mkdir()
+    config = project / "grapharc.toml"
+    config.write_text('[grapharc]\nmemory = "notes/claims.db"\n')
+    claim_id = grapharc(elsewhere, "memory", "add", "Tokyo", "population", "14 million", "--source",
+                        "census", "--config", str(config), "--json")
+    assert claim_id.returncode == 0, claim_id.stderr
+    stored = document(claim_id)
+    assert stored["memory"] == f"sqlite:{project / 'notes' / 'claims.db'}"  # the file's folder
+    assert (project / "notes" / "claims.db").is_file() and list(elsewhere.iterdir()) == []
+
+    env = {**os.environ, "GRAPHARC_MEMORY": str(project / "notes" / "claims.db")}
+    found = subprocess.run([sys.executable, "-m", "grapharc.cli", "memory", "search", "Tokyo", "--json"],
+                           capture_output=True, text=True, cwd=elsewhere, env=env, timeout=120)
+    assert found.returncode == 0, found.stderr
+    assert [hit["claim"]["id"] for hit in document(found)["hits"]] == [stored["claim"]["id"]]

@@ -83,6 +83,23 @@ def test_a_durable_store_carries_the_runs_across_three_separate_processes(scheme
     assert all(d["ok"] for d in documents)
 
 
+def test_the_memory_setting_picks_the_demo_store_and_a_bare_path_is_a_sqlite_file(
+        workdir: Path, grapharc, monkeypatch: pytest.MonkeyPatch) -> None:
+    from grapharc.memory.sqlite.store import SQLiteMemoryStore
+
+    (workdir / "grapharc.toml").write_text('[grapharc]\nmemory = "claims.db"\n')
+    code, out, err = grapharc("stage6", "--run", "1", "--json")  # --run needs a durable store
+
+    assert code == 0, err
+    assert json.loads(out)["sources"]["memory"] == "file"
+    store = SQLiteMemoryStore(workdir / "claims.db")
+    assert len(store.all()) == 2
+    store.close()
+    monkeypatch.setenv("GRAPHARC_MEMORY", "memory:")  # env beats the file
+    code, _, err = grapharc("stage6", "--run", "2")
+    assert code == 2 and "memory: is gone when the process ends" in err
+
+
 def test_run_3_against_an_empty_durable_store_exits_1(workdir: Path, grapharc) -> None:
     code, out, _ = grapharc("stage6", "--memory", f"sqlite:{workdir / 'empty.db'}", "--run", "3", "--json")
 

@@ -281,9 +281,12 @@ def stage5_command(
                              "max_tokens": max_tokens}, config, _budget_defaults(DEFAULT_BUDGET), work)
 
 
-MemoryOption = Annotated[str, typer.Option(
-    "--memory", help="Claim store URI: memory: (gone when the process ends), sqlite:PATH or "
-                     "ladybug:PATH (durable).")]
+MemoryOption = Annotated[str | None, typer.Option(
+    "--memory", metavar="URI", show_default=False,
+    help="Claim store URI: memory: (gone when the process ends; the default), sqlite:PATH, "
+         "ladybug:PATH or a bare PATH (sqlite), all durable. Default: the memory setting "
+         "(GRAPHARC_MEMORY, memory = ... in grapharc.toml), else memory:.")]
+MEMORY_DEFAULT = {"memory": "memory:"}
 
 
 def stage6_command(
@@ -291,7 +294,7 @@ def stage6_command(
     config: ConfigFile = None,
     trace: TraceOption = None,
     model: ModelOption = None,
-    memory: MemoryOption = "memory:",
+    memory: MemoryOption = None,
     run: Annotated[int | None, option(
         "--run", kind=Ranged(Count(1, 3), "N"),
         help="Only this run (1 investigate, 2 correct, 3 recall), so each can be its own process; "
@@ -303,11 +306,12 @@ def stage6_command(
     from grapharc.examples.stage6 import DEFAULT_BUDGET, run_stage6
 
     def work(settings: Config) -> StageOutcome:
-        return run_stage6(trace=settings.value("trace"), memory=memory, run_number=run,
-                          model_spec=model, budget=_budget(settings))
+        return run_stage6(trace=settings.value("trace"), memory=settings.value("memory"),
+                          run_number=run, model_spec=model, budget=_budget(settings))
 
-    _run("stage6", as_json, {"trace": trace, "model": model, "max_iterations": max_iterations,
-                             "max_tokens": max_tokens}, config, _budget_defaults(DEFAULT_BUDGET), work)
+    _run("stage6", as_json, {"trace": trace, "model": model, "memory": memory,
+                             "max_iterations": max_iterations, "max_tokens": max_tokens}, config,
+         {**MEMORY_DEFAULT, **_budget_defaults(DEFAULT_BUDGET)}, work)
 
 
 def capstone_command(
@@ -321,7 +325,7 @@ def capstone_command(
         "--reviewer-model", help="Real model spec for the reviewer (default: the scripted reviewer, "
                                  "or --model's spec when that is given); best from another vendor.")
     ] = None,
-    memory: MemoryOption = "memory:",
+    memory: MemoryOption = None,
     scenario: Annotated[ReviewScenario, typer.Option(
         "--scenario", help="The scripted reviewer: honest (judges each claim) or reject-all "
                            "(supports nothing, so nothing is written or answered).")
@@ -333,11 +337,13 @@ def capstone_command(
     from grapharc.examples.capstone import DEFAULT_BUDGET, run_capstone
 
     def work(settings: Config) -> StageOutcome:
-        return run_capstone(trace=settings.value("trace"), memory=memory, model_spec=model,
-                            reviewer_spec=reviewer_model, scenario=scenario, budget=_budget(settings))
+        return run_capstone(trace=settings.value("trace"), memory=settings.value("memory"),
+                            model_spec=model, reviewer_spec=reviewer_model, scenario=scenario,
+                            budget=_budget(settings))
 
-    _run("capstone", as_json, {"trace": trace, "model": model, "max_iterations": max_iterations,
-                               "max_tokens": max_tokens}, config, _budget_defaults(DEFAULT_BUDGET), work)
+    _run("capstone", as_json, {"trace": trace, "model": model, "memory": memory,
+                               "max_iterations": max_iterations, "max_tokens": max_tokens}, config,
+         {**MEMORY_DEFAULT, **_budget_defaults(DEFAULT_BUDGET)}, work)
 
 
 def agent_command(

@@ -1,7 +1,9 @@
 """The ``memory`` commands (add, search, history, contradictions): a claim store without Python.
 
 ``--memory URI`` names the store and opens it through the stores hook like every other
-(``sqlite:PATH``, ``ladybug:PATH``). ``memory:`` lives only as long as the command, so
+(``sqlite:PATH``, ``ladybug:PATH``, or a bare path for ``sqlite:``); without the flag the
+``memory`` setting decides (``GRAPHARC_MEMORY``, then ``memory = ...`` in grapharc.toml), and
+with none of them the command refuses to guess. ``memory:`` lives only as long as the command, so
 it serves ``add`` (to see the id and what a claim would contradict) and the commands that
 read refuse it, as they refuse a path where no store exists rather than create one there.
 Exit codes: 0 did the job; 1 ``search`` found nothing, or ``contradictions`` found
@@ -15,11 +17,12 @@ import os
 import sys
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
+from pathlib import Path
 from typing import TYPE_CHECKING, Annotated, Any, TypeVar
 
 import typer
 
-from grapharc.cli.options import Ranged, option
+from grapharc.cli.options import ConfigFile, Ranged, option
 from grapharc.cli.output import ExitCode, JsonOption, emit, fail, terminal_text
 from grapharc.errors import ConfigurationError, GraphARCError
 from grapharc.values import Count
@@ -30,10 +33,11 @@ if TYPE_CHECKING:
 
 T = TypeVar("T")
 
-MemoryOption = Annotated[str, typer.Option(
+MemoryOption = Annotated[str | None, typer.Option(
     "--memory", metavar="URI", show_default=False,
-    help="The claim store: sqlite:PATH or ladybug:PATH; memory: (in-process, gone when the "
-         "command exits) only for add.")]
+    help="The claim store: sqlite:PATH, ladybug:PATH or a bare PATH (sqlite); memory: "
+         "(in-process, gone when the command exits) only for add. Default: the memory setting "
+         "(GRAPHARC_MEMORY, or memory = ... in grapharc.toml).")]
 ClaimArg = Annotated[str, typer.Argument(help="The claim id.", show_default=False)]
 
 
@@ -43,6 +47,24 @@ class InProcessStoreReadError(ConfigurationError):
 
 class ClaimStoreMissingError(ConfigurationError):
     """A command that reads named a store path where nothing exists; reading never creates one."""
+
+
+class NoClaimStoreError(ConfigurationError):
+    """No claim store was named: no --memory, GRAPHARC_MEMORY or memory setting in grapharc.toml."""
+
+    hint = ("pass --memory URI (for example --memory sqlite:memory.db), set GRAPHARC_MEMORY, "
+            "or put memory = \"sqlite:memory.db\" in grapharc.toml")
+
+
+def configured_memory(given: str | None, config: Path | None) -> str:
+    """The claim store URI: ``--memory``, else GRAPHARC_MEMORY, else grapharc.toml; never a guess."""
+    from grapharc.config import load_config
+
+    uri = load_config({"memory": given}, config=config).value("memory")
+    if uri is None:
+        raise NoClaimStoreError("no claim store given: these commands read and write a store "
+                                "you name, and none is configured")
+    return str(uri)
 
 
 def add_memory_commands(app: typer.Typer) -> None:
@@ -143,27 +165,30 @@ def add_command(
         "--source", show_default=False,
         help="Where the fact came from (a file, a URL, a document); required: a claim without "
              "provenance is refused.")],
-    memory: MemoryOption,
+    memory: MemoryOption = None,
     supersedes: Annotated[str | None, typer.Option(
         "--supersedes", metavar="CLAIM_ID",
         help="Record this claim as the correction of that one (kept, marked superseded).")] = None,
     run_id: Annotated[str | None, typer.Option("--run-id", help="The run that produced the fact.")]
     = None,
     as_json: JsonOption = False,
+    config: ConfigFile = None,
 ) -> None:
     """Store one claim with provenance and print its id; contradictions are reported, never resolved."""
     from grapharc.memory.conflicts import contradictions
     from grapharc.stores import split_uri
 
+    uri = _guarded(as_json, lambda: configured_memory(memory, config))
+
     def store_it() -> tuple[Claim, list[Claim]]:
         claim = new_claim(subject, predicate, object_, source, run_id)
-        with opened(memory, reading=False) as store:
+        with opened(uri, reading=False) as store:
             stored = store.supersede(supersedes, claim) if supersedes else store.add(claim)
             return stored, contradictions(store, stored)
 
     stored, conflicts = _guarded(as_json, store_it)
-    in_process = split_uri(memory)[0] == "memory"
-    document = {"ok": True, "memory": memory, "in_process": in_process, "claim": claim_document(stored),
+    in_process = split_uri(uri)[0] == "memory"
+    document = {"ok": True, "memory": uri, "in_process": in_process, "claim": claim_document(stored),
                 "supersedes": supersedes, "contradicts": [claim_document(c) for c in conflicts]}
     if not as_json:
         for claim in conflicts:
@@ -192,7 +217,7 @@ def render_hits(doc: dict[str, Any]) -> str:
 
 def search_command(
     query: Annotated[str, typer.Argument(help="Words to look for.", show_default=False)],
-    memory: MemoryOption,
+    memory: MemoryOption = None,
     k: Annotated[int, option("--k", kind=Ranged(Count(1, 1000), "N"),
                              help="How many claims to return.")] = 10,
     hops: Annotated[int, option(
@@ -201,12 +226,15 @@ def search_command(
     include_superseded: Annotated[bool, typer.Option(
         "--include-superseded", help="Let corrected claims match too.")] = False,
     as_json: JsonOption = False,
+    config: ConfigFile = None,
 ) -> None:
     """Rank claims by BM25F and entity hops, best first; exits 1 when nothing matches."""
     from grapharc.memory.retrieval import retrieve
 
+    uri = _guarded(as_json, lambda: configured_memory(memory, config))
+
     def search() -> list[Hit]:
-        with opened(memory, reading=True) as store:
+        with opened(uri, reading=True) as store:
             return retrieve(store, query, k, include_superseded=include_superseded, hops=hops)
 
     hits = _guarded(as_json, search)
@@ -219,11 +247,14 @@ def search_command(
 # -- history -----------------------------------------------------------------------------
 
 
-def history_command(claim_id: ClaimArg, memory: MemoryOption, as_json: JsonOption = False) -> None:
+def history_command(claim_id: ClaimArg, memory: MemoryOption = None, as_json: JsonOption = False,
+                    config: ConfigFile = None) -> None:
     """Print the correction chain a claim belongs to, oldest first; the last is current."""
 
+    uri = _guarded(as_json, lambda: configured_memory(memory, config))
+
     def chain() -> list[Claim]:
-        with opened(memory, reading=True) as store:
+        with opened(uri, reading=True) as store:
             return store.history(claim_id)
 
     claims = _guarded(as_json, chain)
@@ -258,19 +289,22 @@ def render_pairs(doc: dict[str, Any]) -> str:
 
 
 def contradictions_command(
-    memory: MemoryOption,
+    memory: MemoryOption = None,
     subject: Annotated[str | None, typer.Argument(
         help="Only claims about this entity; every current claim if omitted.", show_default=False)]
     = None,
     as_json: JsonOption = False,
+    config: ConfigFile = None,
 ) -> None:
     """List pairs of current claims that disagree (same subject and predicate, different objects).
 
     Exits 1 when there is any, so a script can gate on a consistent store; nothing is resolved.
     """
 
+    uri = _guarded(as_json, lambda: configured_memory(memory, config))
+
     def find() -> tuple[int, list[tuple[Claim, Claim]]]:
-        with opened(memory, reading=True) as store:
+        with opened(uri, reading=True) as store:
             return contradicting_pairs(store, subject)
 
     checked, pairs = _guarded(as_json, find)

@@ -1,4 +1,8 @@
-"""grapharc-memory-sqlite's hook implementations: the ``sqlite:`` scheme for claims and artifacts."""
+"""grapharc-memory-sqlite's hook implementations: the ``sqlite:`` scheme for claims and artifacts.
+
+It is the local default for claims: a bare path where a claim store is expected (``--memory
+notes.db``, ``memory = "notes.db"``) means ``sqlite:`` at that path.
+"""
 
 from __future__ import annotations
 
@@ -9,7 +13,8 @@ from grapharc.plugins import RegisterStore, StoreInfo, hookimpl
 def register_stores(register: RegisterStore) -> None:
     register(StoreInfo(scheme="sqlite", kinds=frozenset({"claims"}),
                        factory="grapharc.memory.sqlite.store:open_claim_store",
-                       description="durable claims with provenance in one SQLite file"))
+                       description="durable claims with provenance in one SQLite file",
+                       local_default=True))
     register(StoreInfo(scheme="sqlite", kinds=frozenset({"artifacts"}),
                        factory="grapharc.memory.sqlite.artifacts:open_artifact_store",
                        description="versioned artifacts in the claims file, blobs in FILE.blobs/"))
