@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import os
 import signal
 import sqlite3
 import subprocess
@@ -17,6 +18,8 @@ from grapharc.memory.artifacts import (
     ArtifactCorruptedError,
     ArtifactStore,
     ArtifactStoreError,
+    Collected,
+    InvalidGraceError,
 )
 from grapharc.memory.sqlite.artifacts import SCHEMA_VERSION as ARTIFACTS_SCHEMA
 from grapharc.memory.sqlite.artifacts import SQLiteArtifactStore
@@ -221,3 +224,81 @@ def test_an_unusable_location_is_one_clear_error(tmp_path: Path) -> None:
     with pytest.raises(ArtifactStoreError, match="cannot open artifact store") as refused:
         SQLiteArtifactStore(tmp_path / "a-file" / "memory.db")
     assert "a-file" in str(refused.value) and refused.value.hint
+
+
+ORPHAN = b"version three, never recorded"
+TWO_HOURS = 2 * 3600
+
+
+def crash_between_blob_and_row(path: Path, moment: str = "after-blob") -> None:
+    """Two versions of report.md, then a third whose process is SIGKILLed after its blob."""
+    killed = subprocess.run([sys.executable, "-c", KILLED_DURING_A_PUT, str(path), moment],
+                            capture_output=True, text=True, check=False)
+    assert killed.returncode == -signal.SIGKILL, killed.stderr
+
+
+def age(folder: Path, seconds: float) -> None:
+    """Make every file in ``folder`` look last written ``seconds`` ago."""
+    for blob in folder.iterdir():
+        stat = blob.stat()
+        os.utime(blob, (stat.st_atime - seconds, stat.st_mtime - seconds))
+
+
+@pytest.mark.parametrize("moment", ["after-blob", "as-row"])
+def test_gc_deletes_the_blob_a_crash_orphaned_once_it_is_old_and_nothing_referenced(
+    tmp_path: Path, moment: str
+) -> None:
+    path = tmp_path / "memory.db"
+    crash_between_blob_and_row(path, moment)
+    store = SQLiteArtifactStore(path)
+    try:
+        (store.blobs / ".incoming-half-written").write_bytes(b"half a blob")
+        assert store.gc() == Collected(removed=(), freed_bytes=0, kept_young=2)  # too young
+        age(store.blobs, TWO_HOURS)
+        collected = store.gc()
+        assert collected.removed == tuple(sorted([".incoming-half-written",
+                                                  store.put("x", ORPHAN, PROVENANCE).sha256]))
+        assert collected.freed_bytes == len(ORPHAN) + len(b"half a blob")
+        assert store.get("x")[1] == ORPHAN  # the blob a new put wrote afresh was kept
+        referenced = {a.sha256 for a in store.versions("report.md") + store.versions("x")}
+        assert {blob.name for blob in store.blobs.iterdir()} == referenced
+        assert [store.get("report.md", v)[1] for v in (1, 2)] == [b"version one", b"version two"]
+        assert store.gc() == Collected(removed=(), freed_bytes=0, kept_young=0)
+    finally:
+        store.close()
+
+
+def test_gc_with_no_grace_still_keeps_every_referenced_blob(store: SQLiteArtifactStore) -> None:
+    kept = store.put("report.md", b"words", PROVENANCE)
+    age(store.blobs, TWO_HOURS)
+    assert store.gc(0) == Collected(removed=(), freed_bytes=0, kept_young=0)
+    assert store.get("report.md") == (kept, b"words")
+
+
+@pytest.mark.parametrize("grace", [-1, float("nan"), "soon"])
+def test_gc_refuses_a_grace_period_that_is_not_seconds(store: SQLiteArtifactStore, grace) -> None:
+    with pytest.raises(InvalidGraceError, match="grace period"):
+        store.gc(grace)
+
+
+def test_memory_gc_on_the_command_line_reports_what_it_deleted(tmp_path: Path) -> None:
+    path = tmp_path / "memory.db"
+    crash_between_blob_and_row(path)
+    blobs = tmp_path / "memory.db.blobs"
+    age(blobs, TWO_HOURS)
+
+    def gc(*args: str) -> subprocess.CompletedProcess[str]:
+        return subprocess.run([sys.executable, "-m", "grapharc.cli", "memory", "gc", *args],
+                              capture_output=True, text=True, cwd=tmp_path, timeout=120)
+
+    young = gc("--memory", str(path), "--grace", "1e9", "--json")
+    assert young.returncode == 0, young.stderr
+    assert json.loads(young.stdout) == {"ok": True, "memory": f"sqlite:{path}", "removed": [],
+                                        "freed_bytes": 0, "kept_young": 1}
+    done = gc("--memory", f"sqlite:{path}")
+    assert done.returncode == 0, done.stderr
+    assert done.stdout == (f"removed 1 unreferenced blob(s), {len(ORPHAN)} bytes; "
+                           "kept 0 younger than the grace period\n")
+    assert len(list(blobs.iterdir())) == 2
+    refused = gc("--memory", "memory:", "--json")
+    assert refused.returncode == 2 and json.loads(refused.stdout)["ok"] is False

@@ -1,4 +1,4 @@
-"""The ``memory`` commands (add, search, history, contradictions): a claim store without Python.
+"""The ``memory`` commands (add, search, history, contradictions, gc): a claim store without Python.
 
 ``--memory URI`` names the store and opens it through the stores hook like every other
 (``sqlite:PATH``, ``ladybug:PATH``, or a bare path for ``sqlite:``); without the flag the
@@ -6,6 +6,7 @@
 with none of them the command refuses to guess. ``memory:`` lives only as long as the command, so
 it serves ``add`` (to see the id and what a claim would contradict) and the commands that
 read refuse it, as they refuse a path where no store exists rather than create one there.
+``gc`` deletes the artifact blobs a crashed ``put`` left unreferenced (SQLite stores).
 Exit codes: 0 did the job; 1 ``search`` found nothing, or ``contradictions`` found
 contradicting claims (so a script can gate on a consistent store); 2 could not run (a bad
 URI, a missing, binary or locked store, an unknown claim id, a blank field).
@@ -25,7 +26,7 @@ import typer
 from grapharc.cli.options import ConfigFile, Ranged, option
 from grapharc.cli.output import ExitCode, JsonOption, emit, fail, terminal_text
 from grapharc.errors import ConfigurationError, GraphARCError
-from grapharc.values import Count
+from grapharc.values import Count, Number
 
 if TYPE_CHECKING:
     from grapharc.memory.claims import Claim, ClaimStore
@@ -71,11 +72,12 @@ def add_memory_commands(app: typer.Typer) -> None:
     """Add the ``memory`` group (add, search, history, contradictions) to ``app``."""
     group = typer.Typer(name="memory", no_args_is_help=True,
                         help="Claim memory: add a claim with provenance, search, follow a "
-                             "correction chain, list contradictions.")
+                             "correction chain, list contradictions, collect orphaned blobs.")
     group.command("add")(add_command)
     group.command("search")(search_command)
     group.command("history")(history_command)
     group.command("contradictions")(contradictions_command)
+    group.command("gc")(gc_command)
     app.add_typer(group, name="memory")
 
 
@@ -96,13 +98,13 @@ def _refuse_reading_nothing(uri: str) -> None:
 
 
 @contextmanager
-def opened(uri: str, *, reading: bool) -> Iterator[ClaimStore]:
-    """The claim store ``uri`` names, closed on the way out."""
+def opened(uri: str, *, reading: bool, kind: str = "claims") -> Iterator[Any]:
+    """The store of ``kind`` (claims by default) ``uri`` names, closed on the way out."""
     from grapharc.stores import open_store
 
     if reading:
         _refuse_reading_nothing(uri)
-    store = open_store(uri, kind="claims")
+    store = open_store(uri, kind=kind)
     try:
         yield store
     finally:
@@ -312,3 +314,40 @@ def contradictions_command(
                 "pairs": [{"older": claim_document(older), "newer": claim_document(newer)}
                           for older, newer in pairs]}
     emit(document, as_json, render_pairs, ExitCode.NEGATIVE if pairs else ExitCode.OK)
+
+
+# -- gc ----------------------------------------------------------------------------------
+
+
+class NoBlobsToCollectError(ConfigurationError):
+    """``gc`` named an artifact store that keeps no blobs apart from its rows."""
+
+
+def gc_command(
+    memory: MemoryOption = None,
+    grace: Annotated[float | None, option(
+        "--grace", kind=Ranged(Number(0, 10**9, "seconds", above=False), "SECONDS"),
+        help="Keep unreferenced blobs younger than this (default: an hour): a put writes its "
+             "blob before its row, so a young one may be about to be referenced.")] = None,
+    as_json: JsonOption = False,
+    config: ConfigFile = None,
+) -> None:
+    """Delete the artifact blobs no row references (left by a crash between blob and row)."""
+    from grapharc.memory.artifacts import DEFAULT_GC_GRACE_SECONDS, Collected, CollectsGarbage
+
+    uri = _guarded(as_json, lambda: configured_memory(memory, config))
+
+    def collect() -> Collected:
+        with opened(uri, reading=True, kind="artifacts") as store:
+            if not isinstance(store, CollectsGarbage):
+                raise NoBlobsToCollectError(f"the artifact store {uri} keeps no blobs apart from "
+                                            "its rows, so there is nothing to collect")
+            return store.gc(DEFAULT_GC_GRACE_SECONDS if grace is None else grace)
+
+    collected = _guarded(as_json, collect)
+    document = {"ok": True, "memory": uri,
+                "removed": list(collected.removed), "freed_bytes": collected.freed_bytes,
+                "kept_young": collected.kept_young}
+    emit(document, as_json, lambda doc: (
+        f"removed {len(doc['removed'])} unreferenced blob(s), {doc['freed_bytes']} bytes; kept "
+        f"{doc['kept_young']} younger than the grace period"))

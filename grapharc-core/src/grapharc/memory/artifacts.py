@@ -13,6 +13,7 @@ import builtins
 import hashlib
 import re
 import uuid
+from dataclasses import dataclass
 from datetime import UTC, datetime
 from typing import Protocol, runtime_checkable
 
@@ -183,4 +184,32 @@ class ArtifactStore(Protocol):
 
     def close(self) -> None:
         """Release resources; idempotent. Later calls raise ``ArtifactStoreClosedError``."""
+        ...
+
+
+class InvalidGraceError(ArtifactStoreError, ValueError):
+    """A garbage-collection grace period that is negative or not a number."""
+
+
+DEFAULT_GC_GRACE_SECONDS = 3600.0
+"""How old an unreferenced blob must be before ``gc`` deletes it: a writer puts its blob
+before its row, so a young blob may be one whose row is about to be committed."""
+
+
+@dataclass(frozen=True)
+class Collected:
+    """What one ``gc`` pass did: the unreferenced blobs it deleted (digests, or the names of
+    half-written temporary files), the bytes that freed, and how many it kept as too young."""
+
+    removed: tuple[str, ...]
+    freed_bytes: int
+    kept_young: int
+
+
+@runtime_checkable
+class CollectsGarbage(Protocol):
+    """An artifact store whose blobs live apart from its rows, so a crash can orphan one."""
+
+    def gc(self, grace_seconds: float = DEFAULT_GC_GRACE_SECONDS) -> Collected:
+        """Delete the blobs no row references that are older than ``grace_seconds``."""
         ...

@@ -8,25 +8,40 @@ temporary file, fsyncs it, renames it to its digest and fsyncs the folder
 unreferenced blob, never a row pointing at nothing. Rows are insert-only
 (triggers refuse UPDATE and DELETE), and ``(name, version)`` is unique, so two
 processes putting the same name get distinct versions.
+
+``gc`` deletes what such a crash leaves: blobs no row references and half-written
+temporary files, once older than a grace period (an hour by default), because a
+young blob may belong to a ``put`` whose row is about to be committed. It holds
+the write transaction throughout, so no row can start referencing a blob while
+it decides, and it moves each blob aside before judging the file it moved: a
+writer that just replaced the blob with fresh bytes of the same digest gets them
+back under the same name.
 """
 
 from __future__ import annotations
 
 import builtins
+import math
 import os
+import re
 import sqlite3
 import tempfile
 import threading
+import time
+import uuid
 from contextlib import AbstractContextManager
 from datetime import datetime
 from pathlib import Path
 
 from grapharc.memory.artifacts import (
+    DEFAULT_GC_GRACE_SECONDS,
     DEFAULT_MEDIA_TYPE,
     Artifact,
     ArtifactNotFoundError,
     ArtifactStoreClosedError,
     ArtifactStoreError,
+    Collected,
+    InvalidGraceError,
     check_blob,
     new_version,
 )
@@ -62,6 +77,10 @@ _SELECT = """SELECT id, name, version, media_type, size, sha256, source, observe
     created_at FROM artifacts"""
 
 _Row = tuple[str, str, int, str, int, str, str, str, str | None, str]
+
+_DIGEST = re.compile(r"[0-9a-f]{64}")
+_INCOMING = ".incoming-"  # a blob being written (or left half-written by a crash)
+_SET_ASIDE = ".gc-"  # a blob gc moved aside to judge (or left there by a crashed gc)
 
 
 def _to_artifact(row: _Row) -> Artifact:
@@ -137,7 +156,7 @@ class SQLiteArtifactStore:
 
     def _write_blob(self, artifact: Artifact, data: bytes) -> None:
         """Durably write ``data`` under its digest: temporary file, fsync, rename, fsync folder."""
-        descriptor, temporary = tempfile.mkstemp(dir=self.blobs, prefix=".incoming-")
+        descriptor, temporary = tempfile.mkstemp(dir=self.blobs, prefix=_INCOMING)
         try:
             with os.fdopen(descriptor, "wb") as handle:
                 handle.write(data)
@@ -218,6 +237,62 @@ class SQLiteArtifactStore:
         """Return the latest version of every name, sorted by name."""
         return self._read(f"{_SELECT} AS a WHERE version = "
                           "(SELECT MAX(version) FROM artifacts WHERE name = a.name) ORDER BY name")
+
+    def gc(self, grace_seconds: float = DEFAULT_GC_GRACE_SECONDS) -> Collected:
+        """Delete the blobs no row references, older than ``grace_seconds``; see the module
+        docstring. Rows and referenced blobs are never touched."""
+        if not isinstance(grace_seconds, int | float) or not math.isfinite(grace_seconds) \
+                or grace_seconds < 0:
+            raise InvalidGraceError(f"gc grace period {grace_seconds!r} is not a number of seconds",
+                                    hint="give 0 or more seconds (default: an hour)")
+        cutoff = time.time() - grace_seconds
+        removed: builtins.list[str] = []
+        freed = young = 0
+        with self._lock, self._transaction() as cursor:
+            referenced = {row[0] for row in cursor.execute("SELECT DISTINCT sha256 FROM artifacts")}
+            for entry in os.scandir(self.blobs):
+                if not self._unreferenced(entry, referenced):
+                    continue
+                try:
+                    size = self._collect(Path(entry.path), cutoff)
+                except FileNotFoundError:  # a writer renamed its finished temporary file
+                    continue
+                if size is None:
+                    young += 1
+                else:
+                    removed.append(entry.name)
+                    freed += size
+            if removed:
+                _fsync_folder(self.blobs)
+        return Collected(tuple(sorted(removed)), freed, young)
+
+    @staticmethod
+    def _unreferenced(entry: os.DirEntry[str], referenced: set[str]) -> bool:
+        """Whether ``entry`` is a blob no row names, or a temporary file a writer or gc left."""
+        if not entry.is_file(follow_symlinks=False):
+            return False
+        if entry.name.startswith((_INCOMING, _SET_ASIDE)):
+            return True
+        return _DIGEST.fullmatch(entry.name) is not None and entry.name not in referenced
+
+    @staticmethod
+    def _collect(blob: Path, cutoff: float) -> int | None:
+        """Delete ``blob`` if it was last written before ``cutoff``: the bytes freed, or None if
+        it was kept as young."""
+        found = blob.stat()
+        if found.st_mtime > cutoff:
+            return None
+        if blob.name.startswith((_INCOMING, _SET_ASIDE)):
+            blob.unlink()
+            return found.st_size
+        aside = blob.with_name(f"{_SET_ASIDE}{uuid.uuid4().hex}")
+        os.rename(blob, aside)
+        moved = aside.stat()
+        if moved.st_mtime > cutoff:  # a writer replaced it just now: the same bytes go back
+            os.replace(aside, blob)
+            return None
+        aside.unlink()
+        return moved.st_size
 
     def close(self) -> None:
         """Close the connection; idempotent."""
