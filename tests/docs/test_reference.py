@@ -191,7 +191,7 @@ RULES = (NodeRuleDoc, EdgeRuleDoc, ToolRuleDoc, SpendRuleDoc)
 COMMON = set.intersection(*(set(rule.model_fields) for rule in RULES))
 
 
-PER_COMMAND = {"registry", "trace", "max_tokens", "max_iterations"}
+PER_COMMAND = {"registry", "trace", "memory", "max_tokens", "max_iterations"}
 """Settings whose default differs by command (see grapharc.governed.BUILT_INS and the demos)."""
 
 
