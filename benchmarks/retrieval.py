@@ -27,7 +27,7 @@ object word alone, and a subject alone. Measured per corpus and size:
   SQLite, a file in WAL mode with ``synchronous=FULL``; one ``UNWIND`` statement on
   LadybugDB);
 - reopening the LadybugDB store (the seconds its index rebuild costs).
-Run time stays under three minutes; ``--quick`` stops at 10k claims.
+Run time stays under three minutes on an idle machine; ``--quick`` stops at 10k claims.
 
     .venv/bin/python benchmarks/retrieval.py [--quick] [--corpus uniform|zipf] [--json]
 """
