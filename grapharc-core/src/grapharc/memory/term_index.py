@@ -6,7 +6,7 @@ postings are also grouped by that pair: every claim in a group gets the same
 contribution, computed once per group at query time. A search then
 1. finds the claims holding two or more query terms (each posting list
    probed only against the positions of the smaller ones) and scores them in
-   full, the way the scan does;
+   full, summing in query-term order as the scan does;
 2. takes every other match from the groups, best contribution first across
    all query terms (such a claim's score is that one contribution), and stops
    once no group left can beat the k-th best score.
@@ -73,9 +73,9 @@ class TermIndex:
         idfs = [idf(total, len(self._postings[term])) for term in wanted]
         shared = _shared([self._postings[term] for term in wanted])
         best = _Best(k)
-        for position in shared:
-            if self._eligible(position, include_superseded):
-                best.offer(self._full_score(position, wanted, idfs, average), position)
+        for position, score in self._shared_scores(shared, wanted, idfs, average,
+                                                   include_superseded).items():
+            best.offer(score, position)
         for score, positions in self._groups_by_contribution(wanted, idfs, average):
             if not best.could_take(score):
                 break
@@ -89,16 +89,25 @@ class TermIndex:
     def _eligible(self, position: int, include_superseded: bool) -> bool:
         return include_superseded or self._claims[position].superseded_by is None
 
-    def _full_score(self, position: int, wanted: Sequence[str], idfs: Sequence[float],
-                    average: float) -> float:
-        """A claim's score over every query term it holds, summed in query-term order."""
-        length = self._lengths[position]
-        score = 0.0
+    def _shared_scores(self, shared: set[int], wanted: Sequence[str], idfs: Sequence[float],
+                       average: float, include_superseded: bool) -> dict[int, float]:
+        """Each eligible claim of ``shared`` with its score over every query term it holds,
+        summed in query-term order; a term's contribution is computed once per group."""
+        scores = {position: 0.0 for position in shared
+                  if self._eligible(position, include_superseded)}
         for term, term_idf in zip(wanted, idfs, strict=True):
-            frequency = self._postings[term].get(position)
-            if frequency is not None:
-                score += term_score(term_idf, frequency, length, average)
-        return score
+            postings = self._postings[term]
+            contributions: dict[tuple[float, int], float] = {}
+            for position in scores:
+                frequency = postings.get(position)
+                if frequency is None:
+                    continue
+                group = (frequency, self._lengths[position])
+                contribution = contributions.get(group)
+                if contribution is None:
+                    contribution = contributions[group] = term_score(term_idf, *group, average)
+                scores[position] += contribution
+        return scores
 
     def _groups_by_contribution(self, wanted: Sequence[str], idfs: Sequence[float],
                                 average: float) -> list[tuple[float, list[int]]]:
