@@ -3,16 +3,19 @@
 A term's contribution to a claim's score depends only on the claim's weighted
 frequency of the term and its length (``bm25f.term_score``), so each term's
 postings are also grouped by that pair: every claim in a group gets the same
-contribution, computed once per group at query time. A search then
-1. finds the claims holding two or more query terms (each posting list
-   probed only against the positions of the smaller ones) and scores them in
-   full, summing in query-term order as the scan does;
-2. takes every other match from the groups, best contribution first across
-   all query terms (such a claim's score is that one contribution), and stops
-   once no group left can beat the k-th best score.
-So a query costs its multi-term matches plus about k claims, not every posting
-of its common terms, and the result is still exactly ``bm25f.exact_search``'s
-top k, scores summed in query-term order as the scan sums them. Not thread-safe
+contribution, computed once per group at query time. A search
+finds the claims holding two or more query terms (each posting list probed
+only against the positions of the smaller ones), then walks the query terms'
+groups, best contribution first:
+- a claim holding one query term scores that group's contribution, so the walk
+  stops offering them once a group cannot beat the k-th best score;
+- a claim holding several is scored in full when the walk first meets it, and
+  the walk goes on for them only while the best they could still reach (each
+  term's next group, summed, as in the Threshold Algorithm) can beat it.
+So a query costs about k claims plus the multi-term claims in its best groups,
+not every posting of its terms, and the result is still exactly
+``bm25f.exact_search``'s top k, scores summed in query-term order as the scan
+sums them. Not thread-safe
 on its own: the store that owns it serialises access.
 """
 
@@ -70,53 +73,49 @@ class TermIndex:
             return []
         total = len(self._claims)
         average = self._total_length / total
-        idfs = [idf(total, len(self._postings[term])) for term in wanted]
+        contributions = [
+            {group: term_score(idf(total, len(self._postings[term])), *group, average)
+             for group in self._groups[term]} for term in wanted]
         shared = _shared([self._postings[term] for term in wanted])
+        unscored = {position for position in shared if self._eligible(position, include_superseded)}
+        ladders = [[*sorted(found.values(), reverse=True), 0.0] for found in contributions]
+        climbed = [0] * len(wanted)
         best = _Best(k)
-        for position, score in self._shared_scores(shared, wanted, idfs, average,
-                                                   include_superseded).items():
-            best.offer(score, position)
-        for score, positions in self._groups_by_contribution(wanted, idfs, average):
-            if not best.could_take(score):
+        walk = sorted(((score, slot, group) for slot, found in enumerate(contributions)
+                       for group, score in found.items()), key=lambda step: -step[0])
+        for score, slot, group in walk:
+            # an unscored shared claim is in no group walked yet: each term adds at most its next
+            shared_open = bool(unscored) and best.could_take(
+                sum(ladder[rung] for ladder, rung in zip(ladders, climbed, strict=True)))
+            single_open = best.could_take(score)
+            if not shared_open and not single_open:
                 break
-            for position in positions:
-                if position in shared or not self._eligible(position, include_superseded):
-                    continue
-                if not best.offer(score, position):
-                    break  # the group's later positions are newer, so they lose the tie too
+            for position in self._groups[wanted[slot]][group]:
+                if position in unscored:
+                    unscored.discard(position)
+                    best.offer(self._full_score(position, wanted, contributions), position)
+                elif single_open and position not in shared \
+                        and self._eligible(position, include_superseded) \
+                        and not best.offer(score, position):
+                    single_open = False  # the group's later positions are newer: they lose too
+                    if not shared_open:
+                        break
+            climbed[slot] += 1
         return [ScoredClaim(self._claims[position], score) for score, position in best.ranked()]
 
     def _eligible(self, position: int, include_superseded: bool) -> bool:
         return include_superseded or self._claims[position].superseded_by is None
 
-    def _shared_scores(self, shared: set[int], wanted: Sequence[str], idfs: Sequence[float],
-                       average: float, include_superseded: bool) -> dict[int, float]:
-        """Each eligible claim of ``shared`` with its score over every query term it holds,
-        summed in query-term order; a term's contribution is computed once per group."""
-        scores = {position: 0.0 for position in shared
-                  if self._eligible(position, include_superseded)}
-        for term, term_idf in zip(wanted, idfs, strict=True):
-            postings = self._postings[term]
-            contributions: dict[tuple[float, int], float] = {}
-            for position in scores:
-                frequency = postings.get(position)
-                if frequency is None:
-                    continue
-                group = (frequency, self._lengths[position])
-                contribution = contributions.get(group)
-                if contribution is None:
-                    contribution = contributions[group] = term_score(term_idf, *group, average)
-                scores[position] += contribution
-        return scores
-
-    def _groups_by_contribution(self, wanted: Sequence[str], idfs: Sequence[float],
-                                average: float) -> list[tuple[float, list[int]]]:
-        """Every query term's groups with their contribution, best first."""
-        groups = [(term_score(term_idf, frequency, length, average), positions)
-                  for term, term_idf in zip(wanted, idfs, strict=True)
-                  for (frequency, length), positions in self._groups[term].items()]
-        groups.sort(key=lambda group: -group[0])
-        return groups
+    def _full_score(self, position: int, wanted: Sequence[str],
+                    contributions: Sequence[dict[tuple[float, int], float]]) -> float:
+        """A claim's score over every query term it holds, summed in query-term order."""
+        length = self._lengths[position]
+        score = 0.0
+        for term, found in zip(wanted, contributions, strict=True):
+            frequency = self._postings[term].get(position)
+            if frequency is not None:
+                score += found[(frequency, length)]
+        return score
 
 
 def _shared(postings: list[_Postings]) -> set[int]:
