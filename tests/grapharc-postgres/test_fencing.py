@@ -5,6 +5,8 @@ let the write through, and no takeover can land between the check and the write.
 from __future__ import annotations
 
 import asyncio
+from collections.abc import AsyncIterator
+from contextlib import asynccontextmanager
 from typing import Any
 
 import psycopg
@@ -17,6 +19,7 @@ from grapharc.postgres.sessions import PostgresSessionStore
 from grapharc.session import LeaseLostError, SessionBusyError
 from grapharc.session.fencing import Leases, fence
 from grapharc.session.lease import Lease
+from grapharc.testing.checkpointer_kit import run_langgraph_suite, sync_capabilities, threaded
 
 TTL = 10.0
 
@@ -129,3 +132,40 @@ def test_no_takeover_lands_between_the_lease_check_and_the_write(postgres_uri: s
     with pytest.raises(LeaseLostError, match="runner A"):
         saver.put(config("t"), checkpoint(), {"step": 2}, {"x": 2})
     assert rows(postgres_uri, "t")["checkpoints"] == 1
+
+
+class _ClaimedOnFirstWrite(dict[str, Lease]):
+    """Every thread a write names is created and claimed in the session store on first sight,
+    so each write of LangGraph's suite passes the in-transaction fence with a real lease."""
+
+    def __init__(self, store: PostgresSessionStore) -> None:
+        super().__init__()
+        self.store = store
+
+    def get(self, thread_id: str, default: Any = None) -> Lease:
+        if thread_id not in self:
+            self.store.create(thread_id, "g", 1.0)
+            self[thread_id] = self.store.claim_start(thread_id, runner="suite", ttl=3600.0, now=2.0,
+                                                     input={}, inbox=None)
+        return self[thread_id]
+
+
+def claimed_on_first_write(store: PostgresSessionStore) -> Leases:
+    leases = Leases(lambda lease: False)  # never consulted: the check is the write's own
+    leases.held = _ClaimedOnFirstWrite(store)
+    return leases
+
+
+def test_the_savers_fenced_in_transaction_pass_langgraphs_conformance_suite(stores: Any) -> None:
+    store, checkpoints = stores
+    leases = claimed_on_first_write(store)
+
+    @asynccontextmanager
+    async def fenced_async() -> AsyncIterator[Any]:
+        async with checkpoints.async_saver() as saver:
+            yield fence(saver, leases)
+
+    run_langgraph_suite("async saver fenced in transaction", fenced_async)
+    sync = fence(checkpoints.saver(), leases)
+    run_langgraph_suite("sync saver fenced in transaction", threaded(sync), sync_capabilities(sync))
+    assert leases.held, "the suite's writes never reached the fence"

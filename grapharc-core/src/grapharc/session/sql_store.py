@@ -4,20 +4,19 @@
 ``SessionStore`` contract (``grapharc.session.contracts``) with the logic here; each
 supplies only its dialect: how a transaction is opened, how a parameter and a row lock
 are written, its table names, and how a JSON column is written and read. Statements are
-written with ``?`` parameters and ``{sessions}``-style table names, which ``_sql`` turns
-into the dialect's. Every change runs in one transaction that reads the thread's row
-first (locked where the dialect locks rows), so a write fenced by a lease checks its
-token in the transaction that writes.
+written with ``?`` parameters and ``{sessions}``-style table names, which ``_run`` turns
+into the dialect's (``grapharc.session.sql_dialect``). Every change runs in one
+transaction that reads the thread's row first (locked where the dialect locks rows),
+so a write fenced by a lease checks its token in the transaction that writes.
 """
 
 from __future__ import annotations
 
 import builtins  # `builtins.list` in annotations: the class below has a method named `list`
 from abc import ABC, abstractmethod
-from collections.abc import Iterable, Iterator, Mapping
+from collections.abc import Iterable, Mapping
 from contextlib import AbstractContextManager
-from functools import lru_cache
-from typing import Any, Protocol
+from typing import Any
 from uuid import uuid4
 
 from grapharc.session.approvals import Hold, check_decision, request
@@ -57,41 +56,9 @@ from grapharc.session.records import (
     iso,
     unreadable_times,
 )
+from grapharc.session.sql_dialect import Connection, Cursor, Row, dialect_sql
 
-TABLES = ("sessions", "approvals", "events", "audit")
-"""The store's tables, as the statements here name them (a dialect may prefix them)."""
 _FINISHED = tuple(sorted(FINISHED))
-
-
-class Row(Protocol):
-    """A fetched row, read by column name (``sqlite3.Row``, psycopg's dict rows)."""
-
-    def __getitem__(self, key: str, /) -> Any: ...
-
-
-class Cursor(Protocol):
-    """What the store reads back from a statement."""
-
-    @property
-    def rowcount(self) -> int: ...
-
-    def fetchone(self) -> Any: ...
-
-    def fetchall(self) -> builtins.list[Any]: ...
-
-    def __iter__(self) -> Iterator[Any]: ...
-
-
-class Connection(Protocol):
-    """A DB-API connection that runs a statement directly (``sqlite3``, psycopg 3)."""
-
-    def execute(self, sql: str, parameters: tuple[Any, ...] = ..., /) -> Cursor: ...
-
-
-@lru_cache(maxsize=512)
-def dialect_sql(sql: str, prefix: str, param: str) -> str:
-    """``sql`` with ``{table}`` names prefixed and ``?`` parameters written as ``param``."""
-    return sql.format_map({table: prefix + table for table in TABLES}).replace("?", param)
 
 
 class SqlSessionStore(ABC):

@@ -25,7 +25,7 @@ from grapharc.postgres.sessions import PREFIX
 from grapharc.session.fencing import Leases, lost
 from grapharc.session.lease import Lease
 from grapharc.session.records import RUNNING
-from grapharc.session.sql_store import dialect_sql
+from grapharc.session.sql_dialect import dialect_sql
 
 HELD_FOR_WRITE = dialect_sql("SELECT 1 AS held FROM {sessions} WHERE thread_id = ? AND lease_token = ? "
                              "AND status = ? FOR SHARE", PREFIX, "%s")

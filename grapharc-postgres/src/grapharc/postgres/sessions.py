@@ -23,7 +23,7 @@ from psycopg_pool import ConnectionPool, PoolTimeout
 
 from grapharc.postgres.connect import PostgresStoreError, connect, conninfo, redacted, unreachable
 from grapharc.postgres.schema import upgrade
-from grapharc.session.sql_store import TABLES as STORE_TABLES
+from grapharc.session.sql_dialect import TABLES as STORE_TABLES
 from grapharc.session.sql_store import SqlSessionStore
 
 Conn = psycopg.Connection[dict[str, Any]]
