@@ -39,7 +39,7 @@ from grapharc.runtime.graph import GraphARC
 from grapharc.session.approvals import Approvers, Gate
 from grapharc.session.backends import open_backends
 from grapharc.session.errors import SessionError, SessionInputError
-from grapharc.session.fencing import FencedSaver, Leases
+from grapharc.session.fencing import Leases, fence
 from grapharc.session.lease import Lease
 from grapharc.session.records import APPROVED, DECLINED, Approval, AuditEntry, Event, Session
 from grapharc.session.registry import GraphRegistry, RegisteredGraph
@@ -103,7 +103,7 @@ class SessionManager:
         self.leases = Leases(self.store.holds)
         self._saver: BaseCheckpointSaver[Any] | None = None
         self._async_savers: dict[asyncio.AbstractEventLoop, asyncio.Task[_LoopSaver]] = {}
-        self._fenced: dict[BaseCheckpointSaver[Any], FencedSaver] = {}
+        self._fenced: dict[BaseCheckpointSaver[Any], BaseCheckpointSaver[Any]] = {}
 
     # -- registration ----------------------------------------------------------------
 
@@ -312,7 +312,7 @@ class SessionManager:
         inner = saver if saver is not None else self.checkpointer
         fenced = self._fenced.get(inner)
         if fenced is None:
-            fenced = self._fenced[inner] = FencedSaver(inner, self.leases)
+            fenced = self._fenced[inner] = fence(inner, self.leases)
         return self.graphs.compiled(name, fenced)
 
     def _for(self, thread_id: str, saver: Any = None) -> tuple[Session, RegisteredGraph, Any]:
