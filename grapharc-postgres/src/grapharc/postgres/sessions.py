@@ -65,7 +65,8 @@ from grapharc.session.records import (
 Conn = psycopg.Connection[dict[str, Any]]
 Row = dict[str, Any]
 
-TABLES = ("grapharc_sessions", "grapharc_approvals", "grapharc_events", "grapharc_audit")
+TABLES = ("grapharc_sessions", "grapharc_approvals", "grapharc_events", "grapharc_audit",
+          "grapharc_trace_events")
 _FINISHED = sorted(FINISHED)
 
 
@@ -344,8 +345,8 @@ class PostgresSessionStore:
     # -- retention -------------------------------------------------------------------
 
     def prune(self, before: float) -> builtins.list[str]:
-        """Remove finished sessions last changed before ``before``, with their holds, events and audit
-        (autovacuum gives the space back)."""
+        """Remove finished sessions last changed before ``before``, with their holds, events, audit
+        and trace events (autovacuum gives the space back)."""
         with self._tx() as conn:
             gone = [r["thread_id"] for r in conn.execute(
                 "DELETE FROM grapharc_sessions WHERE status = ANY(%s) AND updated_at < %s "
@@ -355,7 +356,7 @@ class PostgresSessionStore:
         return gone
 
     def delete(self, thread_id: str, now: float) -> None:
-        """Remove one session with its holds, events and audit, unless its lease is live."""
+        """Remove one session with its holds, events, audit and trace events, unless its lease is live."""
         with self._tx() as conn:
             _refuse_live(_locked(conn, thread_id), now)
             conn.execute("DELETE FROM grapharc_sessions WHERE thread_id = %s", (thread_id,))
@@ -470,8 +471,8 @@ def _supersede_open(conn: Conn, thread_id: str) -> None:
 
 
 def _delete_records(conn: Conn, thread_ids: builtins.list[str]) -> None:
-    """Remove the holds, events and audit of sessions whose rows are already gone."""
-    for table in ("grapharc_approvals", "grapharc_events", "grapharc_audit"):
+    """Remove the holds, events, audit and trace events of sessions whose rows are already gone."""
+    for table in ("grapharc_approvals", "grapharc_events", "grapharc_audit", "grapharc_trace_events"):
         conn.execute(f"DELETE FROM {table} WHERE thread_id = ANY(%s)", (thread_ids,))
 
 
