@@ -11,6 +11,7 @@ under that lock, in the transaction that writes.
 
 from __future__ import annotations
 
+import asyncio
 import builtins  # `builtins.list` in annotations: the class below has a method named `list`
 from collections.abc import Iterable, Iterator, Mapping
 from contextlib import contextmanager
@@ -23,6 +24,7 @@ from psycopg.types.json import Jsonb
 from psycopg_pool import ConnectionPool, PoolTimeout
 
 from grapharc.postgres.connect import PostgresStoreError, connect, conninfo, redacted, unreachable
+from grapharc.postgres.listen import ChangeListener
 from grapharc.postgres.schema import upgrade
 from grapharc.session.approvals import Hold, check_decision, request
 from grapharc.session.audit import NodeRun
@@ -79,6 +81,7 @@ class PostgresSessionStore:
             upgrade(conn, uri)
         self._pool = ConnectionPool(uri, min_size=1, max_size=max_size, open=True,
                                     kwargs={"row_factory": dict_row, "autocommit": True})
+        self._listeners: dict[asyncio.AbstractEventLoop, ChangeListener] = {}
 
     # -- connections -----------------------------------------------------------------
 
@@ -94,8 +97,20 @@ class PostgresSessionStore:
             raise PostgresStoreError(f"PostgreSQL store {redacted(self.uri)}: {exc}") from exc
 
     def close(self) -> None:
-        """Close the pool; closing twice is harmless."""
+        """Close the pool and stop listening; closing twice is harmless."""
+        for listener in self._listeners.values():
+            listener.close()
+        self._listeners.clear()
         self._pool.close()
+
+    async def wait_for_change(self, thread_id: str, timeout: float) -> bool:
+        """Wait until any process writes the thread's audit trail or trace (LISTEN/NOTIFY): True
+        if one did within ``timeout`` seconds, else False. One listening connection per loop."""
+        loop = asyncio.get_running_loop()
+        listener = self._listeners.get(loop)
+        if listener is None or not listener.alive:
+            listener = self._listeners[loop] = ChangeListener(self.uri)
+        return await listener.wait(thread_id, timeout)
 
     # -- sessions --------------------------------------------------------------------
 
