@@ -1,6 +1,7 @@
 """The one streaming trace reader every trace tool uses.
 
-It reads a JSONL trace line by line (never the whole file), decodes each line with
+It reads a JSONL trace line by line (never the whole file), from a file or from the
+``traces`` store a URI names (``grapharc.trace_store``), decodes each line with
 :mod:`grapharc.observe.codec`, and yields the events as dicts, optionally only those of
 one run, thread or attempt. It tolerates what a live or crashed writer leaves behind: an
 unterminated last line that does not parse yet (a line being appended, or a crash

@@ -1,5 +1,9 @@
 """The JSONL trace writer: the one record that metrics, replay, diff, cost and every view read.
 
+``TraceWriter`` encodes events; a sink stores the lines: ``FileTraceSink`` below, or another
+``traces`` store's named by URI (``grapharc.trace_store``), holding the same bytes per event.
+What follows is the file's story.
+
 One JSON object per line, appended with a single ``os.write`` on an ``O_APPEND`` descriptor, so
 threads and separate processes can share one file without interleaving lines. A line torn by a
 crash is closed off with a newline before this writer's first event, so it never swallows a new
@@ -226,16 +230,13 @@ class TraceWriter:
             event.update(extra)
         self.append(event)
 
+
 def open_trace_sink(location: str | os.PathLike[str]) -> TraceSink:
     """The sink ``location`` names: a ``traces`` store URI (``file:``, ``postgresql://``...),
     else a JSONL file at that path."""
-    from grapharc.stores import is_uri
+    from grapharc.trace_store import open_traces
 
-    if is_uri(location):
-        from grapharc.trace_store import open_traces
-
-        return open_traces(location).open_sink()
-    return FileTraceSink(location)
+    return open_traces(location).open_sink()
 
 
 def node_identity(phase: str, run_id: str, thread_id: str, attempt: int, graph: str, node: str,
