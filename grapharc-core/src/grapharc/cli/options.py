@@ -124,6 +124,23 @@ class ReadableFile(OptionType):
         return path
 
 
+class TraceLocation(OptionType):
+    """A trace to read: an existing JSONL file, or a ``traces`` store URI (reached when read)."""
+
+    metavar = "TRACE"
+
+    def describe(self) -> str:
+        return "an existing, readable trace file or a trace store URI (file:PATH, postgresql://HOST/DB)"
+
+    def convert(self, value: Any) -> str:
+        from grapharc.stores import is_uri
+
+        text = os.fspath(value)
+        if not is_uri(text):
+            ReadableFile("trace file").convert(text)
+        return text
+
+
 class WritableFile(OptionType):
     """A regular file one may write, or a path where one can be created."""
 

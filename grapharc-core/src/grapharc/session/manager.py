@@ -38,6 +38,7 @@ from grapharc.runtime.budget import Budget
 from grapharc.runtime.graph import GraphARC
 from grapharc.session.approvals import Approvers, Gate
 from grapharc.session.backends import open_backends
+from grapharc.session.contracts import ChangeNotifier
 from grapharc.session.errors import SessionError, SessionInputError
 from grapharc.session.fencing import Leases, fence
 from grapharc.session.lease import Lease
@@ -155,6 +156,15 @@ class SessionManager:
         session = self.store.get(thread_id)
         compiled = self._compiled(session.graph, thread_id)
         return builtins.list(compiled.get_state_history({"configurable": {"thread_id": thread_id}}))
+
+    async def wait_for_change(self, thread_id: str, timeout: float) -> bool:
+        """Wait up to ``timeout`` seconds for another process to write the thread's audit trail:
+        True if the store says one did (a ``ChangeNotifier`` store), else False once the time
+        has passed, so a store that cannot tell is simply polled every ``timeout``."""
+        if isinstance(self.store, ChangeNotifier):
+            return await self.store.wait_for_change(thread_id, timeout)
+        await asyncio.sleep(timeout)
+        return False
 
     # -- sync turns ------------------------------------------------------------------
 

@@ -1,4 +1,4 @@
-"""Versioned migrations of the session tables, recorded in ``grapharc_schema_versions``.
+"""Versioned migrations of the session and trace tables, recorded in ``grapharc_schema_versions``.
 
 Each migration runs once, in order, in one transaction holding an advisory lock, so
 workers starting together apply it once. A store refuses a database that has a version
@@ -86,7 +86,31 @@ BEGIN
 END $$;
 CREATE TRIGGER grapharc_audit_is_append_only BEFORE UPDATE OR DELETE ON grapharc_audit
     FOR EACH ROW EXECUTE FUNCTION grapharc_audit_guard();
-"""),)
+"""), (2, "trace events, and a notification on each audit or trace write", """
+CREATE TABLE grapharc_trace_events (
+    seq BIGSERIAL PRIMARY KEY,
+    run_id TEXT,
+    thread_id TEXT,
+    line TEXT NOT NULL,
+    written_at TIMESTAMPTZ NOT NULL DEFAULT now()
+);
+CREATE INDEX grapharc_trace_events_by_run ON grapharc_trace_events (run_id, seq);
+CREATE INDEX grapharc_trace_events_by_thread ON grapharc_trace_events (thread_id, seq);
+CREATE FUNCTION grapharc_notify_write() RETURNS trigger LANGUAGE plpgsql AS $$
+BEGIN
+    PERFORM pg_notify(TG_ARGV[0], thread) FROM (SELECT DISTINCT COALESCE(thread_id, '') AS thread
+                                               FROM written) AS threads;
+    RETURN NULL;
+END $$;
+CREATE TRIGGER grapharc_audit_notifies AFTER INSERT ON grapharc_audit REFERENCING NEW TABLE AS written
+    FOR EACH STATEMENT EXECUTE FUNCTION grapharc_notify_write('grapharc_audit');
+CREATE TRIGGER grapharc_trace_notifies AFTER INSERT ON grapharc_trace_events REFERENCING NEW TABLE AS written
+    FOR EACH STATEMENT EXECUTE FUNCTION grapharc_notify_write('grapharc_trace');
+"""))
+
+CHANNELS = ("grapharc_audit", "grapharc_trace")
+"""What the triggers notify after each INSERT statement into the audit trail and the trace events:
+once per thread id written (the payload), so a batch of a thousand trace events is one notification."""
 
 LATEST = MIGRATIONS[-1][0]
 

@@ -12,6 +12,7 @@ under that lock, in the transaction that writes.
 
 from __future__ import annotations
 
+import asyncio
 from collections.abc import Iterable, Iterator
 from contextlib import contextmanager
 from typing import Any, cast
@@ -22,14 +23,17 @@ from psycopg.types.json import Jsonb
 from psycopg_pool import ConnectionPool, PoolTimeout
 
 from grapharc.postgres.connect import PostgresStoreError, connect, conninfo, redacted, unreachable
+from grapharc.postgres.listen import ChangeListener
 from grapharc.postgres.schema import upgrade
 from grapharc.session.sql_dialect import TABLES as STORE_TABLES
+from grapharc.session.sql_dialect import Connection
 from grapharc.session.sql_store import SqlSessionStore
 
 Conn = psycopg.Connection[dict[str, Any]]
 
 PREFIX = "grapharc_"
-TABLES = tuple(PREFIX + table for table in STORE_TABLES)
+TRACE_EVENTS = PREFIX + "trace_events"
+TABLES = (*(PREFIX + table for table in STORE_TABLES), TRACE_EVENTS)
 
 
 class PostgresSessionStore(SqlSessionStore):
@@ -47,6 +51,7 @@ class PostgresSessionStore(SqlSessionStore):
             upgrade(conn, uri)
         self._pool = ConnectionPool(uri, min_size=1, max_size=max_size, open=True,
                                     kwargs={"row_factory": dict_row, "autocommit": True})
+        self._listeners: dict[asyncio.AbstractEventLoop, ChangeListener] = {}
 
     # -- the dialect -----------------------------------------------------------------
 
@@ -72,8 +77,25 @@ class PostgresSessionStore(SqlSessionStore):
     def _after_prune(self) -> None:
         """Nothing: autovacuum gives the space of removed rows back."""
 
+    def _delete_records(self, conn: Connection, thread_id: str) -> None:
+        """The thread's session records, then its trace events (kept in this database too)."""
+        super()._delete_records(conn, thread_id)
+        conn.execute(f"DELETE FROM {TRACE_EVENTS} WHERE thread_id = %s", (thread_id,))
+
+    async def wait_for_change(self, thread_id: str, timeout: float) -> bool:
+        """Wait for a NOTIFY that ``thread_id``'s audit trail or trace grew: True if one did within
+        ``timeout`` seconds, else False. One listening connection per event loop."""
+        loop = asyncio.get_running_loop()
+        listener = self._listeners.get(loop)
+        if listener is None or not listener.alive:
+            listener = self._listeners[loop] = ChangeListener(self.uri)
+        return await listener.wait(thread_id, timeout)
+
     def close(self) -> None:
-        """Close the pool; closing twice is harmless."""
+        """Close the pool and stop listening; closing twice is harmless."""
+        for listener in self._listeners.values():
+            listener.close()
+        self._listeners.clear()
         self._pool.close()
 
     def footprint(self) -> dict[str, int]:

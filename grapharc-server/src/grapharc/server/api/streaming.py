@@ -10,14 +10,15 @@ its stream, unless the run was started with ``on_disconnect: cancel`` (or the re
 
 The stream only reads: it is woken when the run's turn has saved and audited a node (the run's
 ``progressed`` is the turn's update subscriber, and the session layer drops a subscriber that
-raises rather than fail the turn), and otherwise polls every ``POLL_SECONDS`` for entries
-written by others (a decision, a posted event). Nothing a stream client does reaches a node.
+raises rather than fail the turn), by the session store when another process writes the thread's
+trail (where the store can tell: PostgreSQL's LISTEN/NOTIFY, so a client may follow a run another
+worker executes), and otherwise polls every ``POLL_SECONDS`` for entries written by others.
+Nothing a stream client does reaches a node.
 """
 
 from __future__ import annotations
 
 import asyncio
-import contextlib
 import json
 import re
 from collections.abc import AsyncIterator
@@ -95,12 +96,23 @@ async def _events(manager: SessionManager, run: Run, modes: list[str], cursor: C
                                    "data": json_text(data)}
             if finished:
                 break
-            with contextlib.suppress(TimeoutError):
-                await asyncio.wait_for(woken.wait(), timeout=POLL_SECONDS)
+            await _until_progress(manager, run.thread_id, woken)
         yield {"event": "end", "data": json.dumps({"run_id": run.run_id, "status": run.status})}
     finally:
         if cancel_on_disconnect and not run.done.is_set() and run.task is not None:
             run.task.cancel()
+
+
+async def _until_progress(manager: SessionManager, thread_id: str, woken: asyncio.Event) -> None:
+    """Until this process's run progresses, another process writes the thread's trail (where the
+    store can tell, as PostgreSQL's LISTEN/NOTIFY does), or ``POLL_SECONDS`` pass."""
+    waits = [asyncio.ensure_future(woken.wait()),
+             asyncio.ensure_future(manager.wait_for_change(thread_id, POLL_SECONDS))]
+    try:
+        await asyncio.wait(waits, timeout=POLL_SECONDS, return_when=asyncio.FIRST_COMPLETED)
+    finally:
+        for wait in waits:
+            wait.cancel()
 
 
 def _snapshots_by_step(manager: SessionManager, thread_id: str) -> dict[int, Any]:
