@@ -1,0 +1,32 @@
+"""Core's SQLite run store (``sqlite:DIR`` keeps ``DIR/runs.db``) against the run-store kit."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from grapharc.runs.errors import RunStoreError
+from grapharc.runs.sqlite import SqliteRunStore
+from grapharc.stores import open_store, store_uri
+from grapharc.testing.run_store_kit import RunStoreConformance
+
+
+class TestSqliteRunStoreConformance(RunStoreConformance):
+    durable = True
+
+    def make_store(self, tmp_path: Path) -> SqliteRunStore:
+        return open_store(f"sqlite:{tmp_path / 'sessions'}", kind="runs")
+
+
+def test_a_session_directory_keeps_its_runs_beside_the_sessions(tmp_path: Path) -> None:
+    store = open_store(store_uri(tmp_path / "sessions", "runs"), kind="runs")
+    store.close()
+    assert (tmp_path / "sessions" / "runs.db").is_file()
+
+
+def test_a_file_that_is_not_a_run_store_is_refused_by_name(tmp_path: Path) -> None:
+    junk = tmp_path / "junk.db"
+    junk.write_text("not sqlite " * 100)
+    with pytest.raises(RunStoreError, match=r"junk\.db"):
+        open_store(f"sqlite:{junk}", kind="runs")
