@@ -21,6 +21,9 @@ def register_stores(register: RegisterStore) -> None:
         register(StoreInfo(scheme=scheme, kinds=frozenset({"checkpoints"}),
                            factory="grapharc.postgres.checkpoints:open_checkpointer",
                            description="LangGraph's Postgres savers (sync and async) over a connection pool"))
+        register(StoreInfo(scheme=scheme, kinds=frozenset({"runs"}),
+                           factory="grapharc.postgres.runs:open_run_store",
+                           description="the server's run records and run queue, claimed with SKIP LOCKED"))
 
 
 @hookimpl

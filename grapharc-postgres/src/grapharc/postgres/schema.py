@@ -1,4 +1,4 @@
-"""Versioned migrations of the session tables, recorded in ``grapharc_schema_versions``.
+"""Versioned migrations of the session and run tables, recorded in ``grapharc_schema_versions``.
 
 Each migration runs once, in order, in one transaction holding an advisory lock, so
 workers starting together apply it once. A store refuses a database that has a version
@@ -86,7 +86,31 @@ BEGIN
 END $$;
 CREATE TRIGGER grapharc_audit_is_append_only BEFORE UPDATE OR DELETE ON grapharc_audit
     FOR EACH ROW EXECUTE FUNCTION grapharc_audit_guard();
-"""),)
+"""), (2, "runs and the run queue", """
+CREATE TABLE grapharc_runs (
+    seq BIGSERIAL PRIMARY KEY,
+    run_id TEXT NOT NULL UNIQUE,
+    thread_id TEXT NOT NULL,
+    assistant_id TEXT NOT NULL,
+    request TEXT NOT NULL,
+    created_at DOUBLE PRECISION NOT NULL,
+    updated_at DOUBLE PRECISION NOT NULL,
+    after_seq BIGINT NOT NULL,
+    stream_modes TEXT NOT NULL,
+    budget TEXT,
+    multitask_strategy TEXT NOT NULL,
+    status TEXT NOT NULL CHECK (status IN ('pending', 'running', 'success', 'error', 'interrupted')),
+    end_seq BIGINT,
+    error TEXT,
+    worker TEXT,
+    claim_expires_at DOUBLE PRECISION,
+    cancel_requested BOOLEAN NOT NULL DEFAULT false,
+    attempts INTEGER NOT NULL DEFAULT 0,
+    metadata TEXT NOT NULL
+);
+CREATE INDEX grapharc_runs_by_thread ON grapharc_runs (thread_id, status, seq);
+CREATE INDEX grapharc_runs_by_status ON grapharc_runs (status, seq);
+"""))
 
 LATEST = MIGRATIONS[-1][0]
 
