@@ -41,6 +41,11 @@ class RunStore(Protocol):
         workers racing for one run exactly one gets it."""
         ...
 
+    def begin(self, run_id: str, worker: str, after_seq: int) -> bool:
+        """Record where the run's part of the audit trail begins, once, as ``worker`` starts its turn;
+        False, and nothing written, when the run is not that worker's or already began."""
+        ...
+
     def heartbeat(self, worker: str, now: float, ttl: float) -> builtins.list[str]:
         """Extend every claim ``worker`` holds to ``now + ttl``; the ids of those of its runs
         whose cancel was requested (one round trip per tick of a worker's loop)."""

@@ -3,7 +3,9 @@
 A run is one turn of a thread, asked for through the API: ``request`` is what the turn does
 (``{"kind": "start", "input": {...}}`` or ``{"kind": "resume", "approval_id", "decision",
 "decider"}``), ``budget`` the ceilings it runs under (kept here so a worker that reclaims the
-run keeps them). ``after_seq``/``end_seq`` bound its part of the thread's audit trail.
+run keeps them). ``after_seq``/``end_seq`` bound its part of the thread's audit trail: the
+worker that executes it records ``after_seq`` as its turn begins (a run queued behind another
+does not know it earlier), and ``end_seq`` as it ends.
 ``worker`` and ``claim_expires_at`` say which worker executes it and until when its claim holds
 without renewal; ``attempts`` counts the claims (a reclaim after a worker's death adds one).
 """
@@ -34,7 +36,7 @@ class RunRecord:
     request: dict[str, Any]
     created_at: float
     updated_at: float
-    after_seq: int = 0
+    after_seq: int | None = None
     stream_modes: tuple[str, ...] = ("values",)
     budget: Budget | None = None
     multitask_strategy: str = REJECT

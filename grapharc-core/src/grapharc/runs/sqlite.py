@@ -38,7 +38,7 @@ CREATE TABLE IF NOT EXISTS runs (
     request TEXT NOT NULL,
     created_at REAL NOT NULL,
     updated_at REAL NOT NULL,
-    after_seq INTEGER NOT NULL,
+    after_seq INTEGER,
     stream_modes TEXT NOT NULL,
     budget TEXT,
     multitask_strategy TEXT NOT NULL,
@@ -154,6 +154,13 @@ class SqliteRunStore:
                          "attempts = attempts + 1 WHERE seq = ?",
                          (RUNNING, worker, now + ttl, now, row["seq"]))
             return _get(conn, row["thread_id"], row["run_id"])
+
+    def begin(self, run_id: str, worker: str, after_seq: int) -> bool:
+        """``RunStore.begin``."""
+        with self._write() as conn:
+            done = conn.execute("UPDATE runs SET after_seq = ? WHERE run_id = ? AND worker = ? "
+                                "AND status = ? AND after_seq IS NULL", (after_seq, run_id, worker, RUNNING))
+            return done.rowcount == 1
 
     def heartbeat(self, worker: str, now: float, ttl: float) -> builtins.list[str]:
         """``RunStore.heartbeat``."""

@@ -116,8 +116,18 @@ class RunStoreConformance(ABC):
         third = store.claim_next("w2", 3.0, TTL)
         assert third is not None and third.run_id == a2.run_id
 
+    def test_the_worker_holding_a_run_records_where_it_began_once(self, store: RunStore) -> None:
+        run = store.add(new_run("t1"), exclusive=True)
+        assert store.get("t1", run.run_id).after_seq is None
+        assert not store.begin(run.run_id, "w1", 3)  # pending: nobody holds it
+        store.claim_next("w1", 1.0, TTL)
+        assert not store.begin(run.run_id, "w2", 3)
+        assert store.begin(run.run_id, "w1", 3)
+        assert not store.begin(run.run_id, "w1", 8)
+        assert store.get("t1", run.run_id).after_seq == 3
+
     def test_only_the_worker_holding_a_run_ends_it(self, store: RunStore) -> None:
-        run = store.add(new_run("t1", after_seq=2), exclusive=True)
+        run = store.add(new_run("t1"), exclusive=True)
         assert not store.finish(run.run_id, "w1", SUCCESS, 2.0, end_seq=5)  # pending: nobody holds it
         store.claim_next("w1", 2.0, TTL)
         assert not store.finish(run.run_id, "w2", SUCCESS, 3.0, end_seq=5)

@@ -90,6 +90,13 @@ class PostgresRunStore:
                                (RUNNING, worker, now + ttl, now, found["seq"])).fetchone()
         return record_of(_present(row, found["thread_id"], found["run_id"]))
 
+    def begin(self, run_id: str, worker: str, after_seq: int) -> bool:
+        """``RunStore.begin``."""
+        with self._tx() as conn:
+            done = conn.execute("UPDATE grapharc_runs SET after_seq = %s WHERE run_id = %s AND worker = %s "
+                                "AND status = %s AND after_seq IS NULL", (after_seq, run_id, worker, RUNNING))
+            return done.rowcount == 1
+
     def heartbeat(self, worker: str, now: float, ttl: float) -> builtins.list[str]:
         """``RunStore.heartbeat``."""
         with self._tx() as conn:

@@ -95,7 +95,7 @@ CREATE TABLE grapharc_runs (
     request TEXT NOT NULL,
     created_at DOUBLE PRECISION NOT NULL,
     updated_at DOUBLE PRECISION NOT NULL,
-    after_seq BIGINT NOT NULL,
+    after_seq BIGINT,
     stream_modes TEXT NOT NULL,
     budget TEXT,
     multitask_strategy TEXT NOT NULL,
