@@ -48,9 +48,10 @@ def thread(session: Session, values: dict[str, Any] | None = None) -> dict[str, 
 
 
 def run(record: RunRecord) -> dict[str, Any]:
-    """A durable run record as the SDK reads a run; its metadata says any error, and which worker
-    executes it on which attempt (a reclaim after a worker's death is attempt 2)."""
-    metadata: dict[str, Any] = {"error": record.error} if record.error else {}
+    """A durable run record as the SDK reads a run; its metadata (the request's own, as sent) says
+    any error, and which worker executes it on which attempt (a reclaim after a worker's death is
+    attempt 2)."""
+    metadata: dict[str, Any] = {**record.metadata, **({"error": record.error} if record.error else {})}
     metadata["grapharc"] = {"worker": record.worker, "attempts": record.attempts}
     return {"run_id": record.run_id, "thread_id": record.thread_id, "assistant_id": record.assistant_id,
             "created_at": iso(record.created_at), "updated_at": iso(record.updated_at),

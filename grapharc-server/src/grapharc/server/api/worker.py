@@ -137,18 +137,18 @@ class RunWorker:
                                        budget=run.budget)
 
     async def _carry_on(self, run: RunRecord) -> None:
-        """A reclaimed run: recover its thread if the dead worker left it running (once the thread's
-        lease expired), run its turn if that never began, else only its end is left to record."""
+        """A reclaimed run: run its turn if that never began; else, once the thread's lease has
+        expired, recover a thread the dead worker left running (or failed, as a stopping server's
+        cancelled turn does); a thread that ended otherwise leaves only the run's end to record."""
         while True:
             session = await asyncio.to_thread(self.manager.get, run.thread_id)
-            if session.status == RUNNING:
-                if session.lease_live(self.manager.clock()):
-                    await asyncio.sleep(self.ttl / 3)
-                    continue
-                await self.manager.arecover(run.thread_id, on_update=self.progress.notify, budget=run.budget)
-                return
+            if session.lease_live(self.manager.clock()):
+                await asyncio.sleep(self.ttl / 3)
+                continue
             if not await asyncio.to_thread(self._turn_began, run):
                 await self._turn(run)
+            elif session.status in (RUNNING, FAILED):
+                await self.manager.arecover(run.thread_id, on_update=self.progress.notify, budget=run.budget)
             return
 
     def _turn_began(self, run: RunRecord) -> bool:
