@@ -13,6 +13,7 @@ from fastapi import Request
 
 from grapharc.errors import GraphARCError
 from grapharc.runs.contracts import RunStore
+from grapharc.runs.errors import RunStoreError
 from grapharc.runtime.budget import Budget
 from grapharc.server.api.problems import ApiProblem
 from grapharc.server.api.progress import Progress
@@ -78,6 +79,10 @@ def open_context(sessions: str, registries: list[str], ceiling: Budget | None = 
         for spec in registries:
             load_registry(spec)(manager)
         runs = open_store(store_uri(sessions, "runs"), kind="runs")
+        if not isinstance(runs, RunStore):
+            raise RunStoreError(f"the runs store for {sessions} is {type(runs).__name__!r}, not a RunStore",
+                                hint="the distribution that registered its scheme must return one "
+                                     "(see grapharc.runs.contracts)")
     except BaseException:
         manager.close()
         raise

@@ -103,7 +103,7 @@ class RunWorker:
         status, error = SUCCESS, None
         try:
             if run.after_seq is None:
-                await asyncio.to_thread(self.runs.begin, run.run_id, self.name, self._last_seq(run.thread_id))
+                await asyncio.to_thread(self._begin, run)
             if reclaimed:
                 await self._carry_on(run)
             else:
@@ -150,6 +150,10 @@ class RunWorker:
             elif session.status in (RUNNING, FAILED):
                 await self.manager.arecover(run.thread_id, on_update=self.progress.notify, budget=run.budget)
             return
+
+    def _begin(self, run: RunRecord) -> None:
+        """Record that the run's part of the trace begins after the thread's last entry now."""
+        self.runs.begin(run.run_id, self.name, self._last_seq(run.thread_id))
 
     def _turn_began(self, run: RunRecord) -> bool:
         """Whether the run's turn took its thread (a run that never recorded its start never did)."""
