@@ -39,7 +39,7 @@ def _claimed_by_the_dead(manager: SessionManager, runs: RunStore) -> RunRecord:
     asked = RunRecord(run_id=uuid4().hex, thread_id=thread, assistant_id=ODD,
                       request={"kind": "start", "input": {}}, created_at=now, updated_at=now)
     runs.add(asked, exclusive=True)
-    claimed = runs.claim_next(DEAD, now - 100, 1)
+    claimed = runs.claim_next(DEAD, now - 100, 1, [ODD])
     assert claimed is not None
     return claimed
 

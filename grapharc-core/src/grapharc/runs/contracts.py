@@ -11,6 +11,7 @@ these docstrings promise.
 from __future__ import annotations
 
 import builtins  # `builtins.list` in annotations
+from collections.abc import Sequence
 from typing import TYPE_CHECKING, Protocol, runtime_checkable
 
 if TYPE_CHECKING:
@@ -35,10 +36,11 @@ class RunStore(Protocol):
         """The thread's runs, newest first."""
         ...
 
-    def claim_next(self, worker: str, now: float, ttl: float) -> RunRecord | None:
-        """Take the oldest runnable pending run (the first pending run of a thread none of whose
-        runs is running) for ``worker`` until ``now + ttl``; None when no run is runnable. Of
-        workers racing for one run exactly one gets it."""
+    def claim_next(self, worker: str, now: float, ttl: float, graphs: Sequence[str]) -> RunRecord | None:
+        """Take the oldest runnable pending run of one of ``graphs`` (the graphs ``worker`` can drive;
+        runnable: the first pending run of a thread none of whose runs is running) for ``worker``
+        until ``now + ttl``; None when no run is runnable. Of workers racing for one run exactly
+        one gets it."""
         ...
 
     def begin(self, run_id: str, worker: str, after_seq: int) -> bool:

@@ -10,7 +10,7 @@ from __future__ import annotations
 import builtins  # `builtins.list` in annotations: the class below has a method named `list`
 import sqlite3
 import threading
-from collections.abc import Iterator
+from collections.abc import Iterator, Sequence
 from contextlib import closing, contextmanager
 from pathlib import Path
 
@@ -55,8 +55,9 @@ CREATE INDEX IF NOT EXISTS runs_by_thread ON runs (thread_id, status, seq);
 CREATE INDEX IF NOT EXISTS runs_by_status ON runs (status, seq);
 """
 
-# The first pending run of a thread none of whose runs is running.
-RUNNABLE = """SELECT * FROM runs AS r WHERE r.status = 'pending' AND NOT EXISTS (
+# The first pending run of a thread none of whose runs is running, of the graphs ``{graphs}`` lists.
+RUNNABLE = """SELECT * FROM runs AS r WHERE r.status = 'pending' AND r.assistant_id IN ({graphs})
+    AND NOT EXISTS (
     SELECT 1 FROM runs AS o WHERE o.thread_id = r.thread_id
     AND (o.status = 'running' OR (o.status = 'pending' AND o.seq < r.seq))) ORDER BY r.seq LIMIT 1"""
 
@@ -144,10 +145,11 @@ class SqliteRunStore:
             rows = conn.execute("SELECT * FROM runs WHERE thread_id = ? ORDER BY seq DESC", (thread_id,))
             return [record_of(dict(row)) for row in rows]
 
-    def claim_next(self, worker: str, now: float, ttl: float) -> RunRecord | None:
+    def claim_next(self, worker: str, now: float, ttl: float, graphs: Sequence[str]) -> RunRecord | None:
         """``RunStore.claim_next``."""
+        marks = ", ".join("?" for _ in graphs)
         with self._write() as conn:
-            row = conn.execute(RUNNABLE).fetchone()
+            row = conn.execute(RUNNABLE.format(graphs=marks), tuple(graphs)).fetchone()
             if row is None:
                 return None
             conn.execute("UPDATE runs SET status = ?, worker = ?, claim_expires_at = ?, updated_at = ?, "

@@ -30,13 +30,15 @@ from grapharc.runtime.budget import Budget
 
 TTL = 10.0
 RACERS = 8
+GRAPH = "kit-graph"
+GRAPHS = (GRAPH,)
 
 
 def new_run(thread_id: str, now: float = 1.0, **fields: Any) -> RunRecord:
-    """A pending run of ``thread_id`` asking for a start turn."""
-    return RunRecord(run_id=uuid4().hex, thread_id=thread_id, assistant_id="kit-graph",
-                     request={"kind": "start", "input": {"topic": "東京"}}, created_at=now, updated_at=now,
-                     **fields)
+    """A pending run of ``thread_id`` asking for a start turn (of ``GRAPH`` unless ``fields`` say)."""
+    asked: dict[str, Any] = {"assistant_id": GRAPH, "request": {"kind": "start", "input": {"topic": "東京"}},
+                             **fields}
+    return RunRecord(run_id=uuid4().hex, thread_id=thread_id, created_at=now, updated_at=now, **asked)
 
 
 class RunStoreConformance(ABC):
@@ -92,7 +94,7 @@ class RunStoreConformance(ABC):
         first = store.add(new_run("t1"), exclusive=True)
         with pytest.raises(ThreadBusyError, match=first.run_id):
             store.add(new_run("t1"), exclusive=True)
-        claimed = store.claim_next("w1", 1.0, TTL)
+        claimed = store.claim_next("w1", 1.0, TTL, GRAPHS)
         assert claimed is not None and claimed.run_id == first.run_id
         with pytest.raises(ThreadBusyError, match="running"):
             store.add(new_run("t1"), exclusive=True)
@@ -105,31 +107,41 @@ class RunStoreConformance(ABC):
         a1 = store.add(new_run("a"), exclusive=False)
         a2 = store.add(new_run("a"), exclusive=False)
         b1 = store.add(new_run("b"), exclusive=False)
-        first = store.claim_next("w1", 2.0, TTL)
+        first = store.claim_next("w1", 2.0, TTL, GRAPHS)
         assert first is not None and first.run_id == a1.run_id
         assert (first.status, first.worker, first.claim_expires_at, first.attempts) == (
             RUNNING, "w1", 12.0, 1)
-        second = store.claim_next("w2", 2.0, TTL)
+        second = store.claim_next("w2", 2.0, TTL, GRAPHS)
         assert second is not None and second.run_id == b1.run_id  # a2 waits for a1
-        assert store.claim_next("w2", 2.0, TTL) is None
+        assert store.claim_next("w2", 2.0, TTL, GRAPHS) is None
         assert store.finish(a1.run_id, "w1", SUCCESS, 3.0, end_seq=9)
-        third = store.claim_next("w2", 3.0, TTL)
+        third = store.claim_next("w2", 3.0, TTL, GRAPHS)
         assert third is not None and third.run_id == a2.run_id
 
     def test_the_worker_holding_a_run_records_where_it_began_once(self, store: RunStore) -> None:
         run = store.add(new_run("t1"), exclusive=True)
         assert store.get("t1", run.run_id).after_seq is None
         assert not store.begin(run.run_id, "w1", 3)  # pending: nobody holds it
-        store.claim_next("w1", 1.0, TTL)
+        store.claim_next("w1", 1.0, TTL, GRAPHS)
         assert not store.begin(run.run_id, "w2", 3)
         assert store.begin(run.run_id, "w1", 3)
         assert not store.begin(run.run_id, "w1", 8)
         assert store.get("t1", run.run_id).after_seq == 3
 
+    def test_a_worker_claims_only_runs_of_the_graphs_it_drives(self, store: RunStore) -> None:
+        other = store.add(new_run("t1", assistant_id="other-graph"), exclusive=True)
+        mine = store.add(new_run("t2"), exclusive=True)
+        assert store.claim_next("w1", 1.0, TTL, ()) is None
+        claimed = store.claim_next("w1", 1.0, TTL, GRAPHS)
+        assert claimed is not None and claimed.run_id == mine.run_id
+        assert store.claim_next("w1", 1.0, TTL, GRAPHS) is None
+        theirs = store.claim_next("w2", 1.0, TTL, ("other-graph", GRAPH))
+        assert theirs is not None and theirs.run_id == other.run_id
+
     def test_only_the_worker_holding_a_run_ends_it(self, store: RunStore) -> None:
         run = store.add(new_run("t1"), exclusive=True)
         assert not store.finish(run.run_id, "w1", SUCCESS, 2.0, end_seq=5)  # pending: nobody holds it
-        store.claim_next("w1", 2.0, TTL)
+        store.claim_next("w1", 2.0, TTL, GRAPHS)
         assert not store.finish(run.run_id, "w2", SUCCESS, 3.0, end_seq=5)
         assert store.finish(run.run_id, "w1", ERROR, 3.0, end_seq=5, error="boom")
         ended = store.get("t1", run.run_id)
@@ -142,13 +154,13 @@ class RunStoreConformance(ABC):
         run = store.add(new_run("t1", after_seq=4), exclusive=True)
         cancelled = store.request_cancel("t1", run.run_id, 2.0)
         assert (cancelled.status, cancelled.end_seq, cancelled.error) == (INTERRUPTED, 4, "cancelled")
-        assert store.claim_next("w1", 2.0, TTL) is None
+        assert store.claim_next("w1", 2.0, TTL, GRAPHS) is None
 
     def test_a_running_run_cancelled_is_flagged_for_its_worker(self, store: RunStore) -> None:
         run = store.add(new_run("t1"), exclusive=True)
         other = store.add(new_run("t2"), exclusive=True)
-        store.claim_next("w1", 1.0, TTL)
-        store.claim_next("w1", 1.0, TTL)
+        store.claim_next("w1", 1.0, TTL, GRAPHS)
+        store.claim_next("w1", 1.0, TTL, GRAPHS)
         assert store.heartbeat("w1", 2.0, TTL) == []
         flagged = store.request_cancel("t1", run.run_id, 3.0)
         assert flagged.status == RUNNING and flagged.cancel_requested
@@ -160,7 +172,7 @@ class RunStoreConformance(ABC):
 
     def test_a_run_whose_worker_stopped_renewing_is_stale_and_reclaimed_once(self, store: RunStore) -> None:
         run = store.add(new_run("t1"), exclusive=True)
-        store.claim_next("w1", 1.0, TTL)  # claim until 11
+        store.claim_next("w1", 1.0, TTL, GRAPHS)  # claim until 11
         store.heartbeat("w1", 5.0, TTL)  # renewed until 15
         assert store.stale(12.0) == []
         assert [r.run_id for r in store.stale(16.0)] == [run.run_id]
@@ -179,7 +191,7 @@ class RunStoreConformance(ABC):
 
         def race(i: int) -> None:
             start.wait()
-            got.append(store.claim_next(f"w{i}", 1.0, TTL))
+            got.append(store.claim_next(f"w{i}", 1.0, TTL, GRAPHS))
 
         racers = [threading.Thread(target=race, args=(i,)) for i in range(RACERS)]
         for racer in racers:
@@ -195,12 +207,12 @@ class RunStoreConformance(ABC):
             pytest.skip("store under test declares durable = False")
         store = self.make_store(tmp_path)
         run = store.add(new_run("t1", budget=Budget(max_tokens=100)), exclusive=True)
-        store.claim_next("w1", 1.0, TTL)
+        store.claim_next("w1", 1.0, TTL, GRAPHS)
         before = store.get("t1", run.run_id)
         store.close()
         reopened = self.reopen_store(tmp_path)
         try:
             assert reopened.get("t1", run.run_id) == before
-            assert reopened.claim_next("w2", 2.0, TTL) is None
+            assert reopened.claim_next("w2", 2.0, TTL, GRAPHS) is None
         finally:
             reopened.close()

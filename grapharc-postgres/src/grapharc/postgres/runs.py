@@ -10,6 +10,7 @@ advisory lock on its thread, so two such requests racing on an idle thread canno
 from __future__ import annotations
 
 import builtins  # `builtins.list` in annotations
+from collections.abc import Sequence
 from contextlib import AbstractContextManager
 from typing import Any
 
@@ -30,9 +31,10 @@ from grapharc.runs.records import (
 
 Conn = psycopg.Connection[dict[str, Any]]
 
-# The first pending run of a thread none of whose runs is running; runs other workers are
+# The first pending run of a thread none of whose runs is running, of the graphs given; runs other workers are
 # claiming right now are skipped, not waited for.
-RUNNABLE = """SELECT * FROM grapharc_runs AS r WHERE r.status = 'pending' AND NOT EXISTS (
+RUNNABLE = """SELECT * FROM grapharc_runs AS r WHERE r.status = 'pending' AND r.assistant_id = ANY(%s)
+    AND NOT EXISTS (
     SELECT 1 FROM grapharc_runs AS o WHERE o.thread_id = r.thread_id
     AND (o.status = 'running' OR (o.status = 'pending' AND o.seq < r.seq)))
     ORDER BY r.seq LIMIT 1 FOR UPDATE SKIP LOCKED"""
@@ -79,10 +81,10 @@ class PostgresRunStore:
                                 (thread_id,)).fetchall()
         return [record_of(row) for row in rows]
 
-    def claim_next(self, worker: str, now: float, ttl: float) -> RunRecord | None:
+    def claim_next(self, worker: str, now: float, ttl: float, graphs: Sequence[str]) -> RunRecord | None:
         """``RunStore.claim_next``."""
         with self._tx() as conn:
-            found = conn.execute(RUNNABLE).fetchone()
+            found = conn.execute(RUNNABLE, (list(graphs),)).fetchone()
             if found is None:
                 return None
             row = conn.execute("UPDATE grapharc_runs SET status = %s, worker = %s, claim_expires_at = %s, "

@@ -5,12 +5,12 @@ loop, as one worker of the shared run store:
 
 - renews its claims on the runs it executes and cancels those whose cancel was requested
   (from any worker);
-- reclaims runs whose worker died (their claim ran out; the session layer refuses the takeover
-  while the thread's lease is still live) and carries each on with ``SessionManager.arecover``
-  from the thread's last checkpoint, under the run's own budget;
-- claims every runnable run (the first pending run of a thread with none running) and drives
-  its turn with ``arun`` or ``aresume``, recording where its part of the trace begins and ends
-  and how it ended.
+- reclaims runs of graphs registered here whose worker died (their claim ran out; the session
+  layer refuses the takeover while the thread's lease is still live) and carries each on with
+  ``SessionManager.arecover`` from the thread's last checkpoint, under the run's own budget;
+- claims every runnable run of a graph registered here (the first pending run of a thread with
+  none running) and drives its turn with ``arun`` or ``aresume``, recording where its part of
+  the trace begins and ends and how it ended.
 
 When the server stops, the runs executing here are cancelled without being ended: their claims
 run out and another worker (or this one, restarted) carries them on.
@@ -87,11 +87,15 @@ class RunWorker:
                 task = self._executing.get(run_id)
                 if task is not None:
                     task.cancel()
+        graphs = self.manager.graphs.names()
         for stale in await asyncio.to_thread(self.runs.stale, now):
+            if stale.assistant_id not in graphs:
+                continue  # left to a worker that drives its graph
             taken = await asyncio.to_thread(self.runs.reclaim, stale.run_id, self.name, now, self.ttl)
             if taken is not None:
                 self._launch(taken, reclaimed=True)
-        while (run := await asyncio.to_thread(self.runs.claim_next, self.name, now, self.ttl)) is not None:
+        while (run := await asyncio.to_thread(self.runs.claim_next, self.name, now, self.ttl,
+                                              graphs)) is not None:
             self._launch(run, reclaimed=False)
 
     def _launch(self, run: RunRecord, *, reclaimed: bool) -> None:
