@@ -27,7 +27,7 @@ from grapharc.runs.records import (
 )
 from grapharc.session.sqlite_files import RUNS_FILE, database_path, prepare_database_file
 
-SCHEMA_VERSION = "1"
+SCHEMA_VERSION = "1"  # kept under meta's key runs_schema: a file may hold the session tables too
 SCHEMA = """
 CREATE TABLE IF NOT EXISTS meta (key TEXT PRIMARY KEY, value TEXT NOT NULL);
 CREATE TABLE IF NOT EXISTS runs (
@@ -78,9 +78,9 @@ class SqliteRunStore:
             with closing(self._connect()) as conn:
                 conn.execute("PRAGMA journal_mode=WAL")
                 conn.executescript(f"BEGIN IMMEDIATE;\n{SCHEMA}\nCOMMIT;")
-                conn.execute("INSERT OR IGNORE INTO meta (key, value) VALUES ('schema', ?)",
+                conn.execute("INSERT OR IGNORE INTO meta (key, value) VALUES ('runs_schema', ?)",
                              (SCHEMA_VERSION,))
-                found = conn.execute("SELECT value FROM meta WHERE key = 'schema'").fetchone()[0]
+                found = conn.execute("SELECT value FROM meta WHERE key = 'runs_schema'").fetchone()[0]
         except (sqlite3.DatabaseError, OSError) as exc:
             raise RunStoreError(f"cannot use {self.path} as a run store: {exc}",
                                 hint="point at a session directory GraphARC created, or a new one") from exc
