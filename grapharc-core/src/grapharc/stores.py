@@ -1,7 +1,7 @@
 """Opening stores by URI: ``<scheme>:<location>`` through the store registry.
 
 Plugins register a scheme for one or more kinds of store (claims, artifacts,
-checkpoints, sessions); ``open_store("memory:")`` and
+checkpoints, sessions, runs); ``open_store("memory:")`` and
 ``open_store("sqlite:runs/checkpoints.db", kind="checkpoints")`` go through the
 same lookup, so a new backend needs no change here. Where a bare path is accepted
 instead of a URI (a session directory), ``store_uri`` reads it as the scheme whose

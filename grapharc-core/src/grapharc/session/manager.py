@@ -209,13 +209,15 @@ class SessionManager:
         """``resume`` with ``rejected``."""
         return self.resume(thread_id, approval_id, DECLINED, decider=decider, on_update=on_update)
 
-    def recover(self, thread_id: str, *, on_update: OnUpdate | None = None) -> Session:
+    def recover(self, thread_id: str, *, on_update: OnUpdate | None = None,
+                budget: Budget | None = None) -> Session:
         """Take over a thread whose runner died (once its lease expired) or whose turn failed,
-        and carry it on from its last checkpoint."""
+        and carry it on from its last checkpoint (under ``budget`` as in ``run``: a run taken over
+        keeps the budget it was given)."""
         _session, graph, compiled = self._for(thread_id)
         lease = self.store.claim_recovery(thread_id, runner=self.runner, ttl=self.lease_seconds,
                                           now=self.clock())
-        turn = Turn(self.store, self.leases, graph, compiled, lease, self.clock, on_update)
+        turn = Turn(self.store, self.leases, graph, compiled, lease, self.clock, on_update, budget)
         turn.drive(turn.recovery_plan())
         return self.get(thread_id)
 
@@ -275,13 +277,14 @@ class SessionManager:
             await turn.drive(await turn.settled())
         return await asyncio.to_thread(self.get, thread_id)
 
-    async def arecover(self, thread_id: str, *, on_update: OnUpdate | None = None) -> Session:
+    async def arecover(self, thread_id: str, *, on_update: OnUpdate | None = None,
+                       budget: Budget | None = None) -> Session:
         """Async ``recover``."""
         saver = await self._async_checkpointer()
         _session, graph, compiled = await asyncio.to_thread(self._for, thread_id, saver)
         lease = await asyncio.to_thread(self.store.claim_recovery, thread_id, runner=self.runner,
                                         ttl=self.lease_seconds, now=self.clock())
-        turn = AsyncTurn(self.store, self.leases, graph, compiled, lease, self.clock, on_update)
+        turn = AsyncTurn(self.store, self.leases, graph, compiled, lease, self.clock, on_update, budget)
         await turn.drive(await turn.recovery_plan())
         return await asyncio.to_thread(self.get, thread_id)
 

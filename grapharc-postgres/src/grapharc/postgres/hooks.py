@@ -25,6 +25,9 @@ def register_stores(register: RegisterStore) -> None:
         register(StoreInfo(scheme=scheme, kinds=frozenset({"traces"}),
                            factory="grapharc.postgres.traces:open_traces",
                            description="run trace events in one table, read back as a JSONL trace"))
+        register(StoreInfo(scheme=scheme, kinds=frozenset({"runs"}),
+                           factory="grapharc.postgres.runs:open_run_store",
+                           description="the server's run records and run queue, claimed with SKIP LOCKED"))
 
 
 @hookimpl

@@ -1,4 +1,4 @@
-"""Versioned migrations of the session and trace tables, recorded in ``grapharc_schema_versions``.
+"""Versioned migrations of the session, trace and run tables, recorded in ``grapharc_schema_versions``.
 
 Each migration runs once, in order, in one transaction holding an advisory lock, so
 workers starting together apply it once. A store refuses a database that has a version
@@ -106,6 +106,30 @@ CREATE TRIGGER grapharc_audit_notifies AFTER INSERT ON grapharc_audit REFERENCIN
     FOR EACH STATEMENT EXECUTE FUNCTION grapharc_notify_write('grapharc_audit');
 CREATE TRIGGER grapharc_trace_notifies AFTER INSERT ON grapharc_trace_events REFERENCING NEW TABLE AS written
     FOR EACH STATEMENT EXECUTE FUNCTION grapharc_notify_write('grapharc_trace');
+"""), (3, "runs and the run queue", """
+CREATE TABLE grapharc_runs (
+    seq BIGSERIAL PRIMARY KEY,
+    run_id TEXT NOT NULL UNIQUE,
+    thread_id TEXT NOT NULL,
+    assistant_id TEXT NOT NULL,
+    request TEXT NOT NULL,
+    created_at DOUBLE PRECISION NOT NULL,
+    updated_at DOUBLE PRECISION NOT NULL,
+    after_seq BIGINT,
+    stream_modes TEXT NOT NULL,
+    budget TEXT,
+    multitask_strategy TEXT NOT NULL,
+    status TEXT NOT NULL CHECK (status IN ('pending', 'running', 'success', 'error', 'interrupted')),
+    end_seq BIGINT,
+    error TEXT,
+    worker TEXT,
+    claim_expires_at DOUBLE PRECISION,
+    cancel_requested BOOLEAN NOT NULL DEFAULT false,
+    attempts INTEGER NOT NULL DEFAULT 0,
+    metadata TEXT NOT NULL
+);
+CREATE INDEX grapharc_runs_by_thread ON grapharc_runs (thread_id, status, seq);
+CREATE INDEX grapharc_runs_by_status ON grapharc_runs (status, seq);
 """))
 
 CHANNELS = ("grapharc_audit", "grapharc_trace")

@@ -13,18 +13,16 @@ under that lock, in the transaction that writes.
 from __future__ import annotations
 
 import asyncio
-from collections.abc import Iterable, Iterator
-from contextlib import contextmanager
-from typing import Any, cast
+from collections.abc import Iterable
+from contextlib import AbstractContextManager
+from typing import Any
 
 import psycopg
-from psycopg.rows import dict_row
 from psycopg.types.json import Jsonb
-from psycopg_pool import ConnectionPool, PoolTimeout
+from psycopg_pool import ConnectionPool
 
-from grapharc.postgres.connect import PostgresStoreError, connect, conninfo, redacted, unreachable
+from grapharc.postgres.connect import conninfo, open_pool, transaction
 from grapharc.postgres.listen import ChangeListener
-from grapharc.postgres.schema import upgrade
 from grapharc.session.sql_dialect import TABLES as STORE_TABLES
 from grapharc.session.sql_dialect import Connection
 from grapharc.session.sql_store import SqlSessionStore
@@ -47,24 +45,14 @@ class PostgresSessionStore(SqlSessionStore):
 
     def __init__(self, uri: str, *, max_size: int = 8) -> None:
         self.uri = uri
-        with connect(uri, autocommit=True) as conn:
-            upgrade(conn, uri)
-        self._pool = ConnectionPool(uri, min_size=1, max_size=max_size, open=True,
-                                    kwargs={"row_factory": dict_row, "autocommit": True})
+        self._pool = open_pool(uri, max_size)
         self._listeners: dict[asyncio.AbstractEventLoop, ChangeListener] = {}
 
     # -- the dialect -----------------------------------------------------------------
 
-    @contextmanager
-    def _tx(self) -> Iterator[Conn]:
+    def _tx(self) -> AbstractContextManager[Conn]:
         """One atomic change or consistent read: a pooled connection inside one transaction."""
-        try:
-            with self._pool.connection() as conn, conn.transaction():
-                yield cast(Conn, conn)  # the pool's connections make dict rows
-        except (psycopg.OperationalError, PoolTimeout) as exc:
-            raise unreachable(self.uri, exc) from exc
-        except psycopg.Error as exc:
-            raise PostgresStoreError(f"PostgreSQL store {redacted(self.uri)}: {exc}") from exc
+        return transaction(self._pool, self.uri)
 
     _write = _read = _tx
 

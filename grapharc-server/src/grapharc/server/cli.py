@@ -14,13 +14,14 @@ from typing import Annotated
 
 import typer
 
-from grapharc.cli.options import Port, Ranged, ReadableFile, option, setting
+from grapharc.cli.options import LeaseSeconds, Port, Ranged, ReadableFile, option, setting
 from grapharc.cli.output import JSON_OPTION_HELP, write_json
 from grapharc.server.errors import AuthRequiredError
 from grapharc.server.listener import ListeningAddress, listen
 from grapharc.values import Number
 
 DEFAULT_DRAIN_TIMEOUT = 10.0
+DEFAULT_LEASE_SECONDS = 30.0  # grapharc.session.manager's, without importing it before it is needed
 DRAIN_TIMEOUT = Ranged(Number(0, 3600, "seconds", above=False), "SECONDS")
 
 AUTH_FILE_HELP = ("TOML file of users (argon2 password hashes), API tokens (SHA-256) and who may decide "
@@ -47,6 +48,7 @@ def serve_command(
                                              help=AUTH_FILE_HELP)] = None,
     sessions: Annotated[str | None, typer.Option("--sessions", help=SESSIONS_HELP)] = None,
     registry: Annotated[list[str] | None, typer.Option(help=REGISTRY_HELP)] = None,
+    lease: LeaseSeconds = DEFAULT_LEASE_SECONDS,
     max_tokens: Annotated[int | None, option(
         "--max-tokens", kind=setting("max_tokens", "N"), help=CEILING_HELP.format("tokens"))] = None,
     max_iterations: Annotated[int | None, option(
@@ -73,7 +75,7 @@ def serve_command(
     if registry:
         from grapharc.server.api.context import open_context
 
-        api = open_context(location, registry, ceiling)
+        api = open_context(location, registry, ceiling, lease_seconds=lease)
     listener = listen(host, port)
     if auth is None and not ipaddress.ip_address(ListeningAddress.of(listener).host).is_loopback:
         listener.close()
