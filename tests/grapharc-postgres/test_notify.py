@@ -13,9 +13,10 @@ from typing import Any
 
 from session_procs import Child
 
+from grapharc.runs.records import RunRecord
 from grapharc.runtime.trace import TraceWriter
-from grapharc.server.api.runbook import Run
-from grapharc.server.api.streaming import _events, cursor_of
+from grapharc.server.api.context import ApiContext
+from grapharc.server.api.streaming import _events
 from grapharc.session import SessionManager
 from grapharc.stores import open_store
 
@@ -67,7 +68,12 @@ def test_a_stream_here_follows_a_run_another_process_executes(postgres_uri, mana
         return wakes[-1]
 
     monkeypatch.setattr(manager, "wait_for_change", counted)
-    run = Run(thread, "chain", after_seq=0, stream_modes=["events"])
+    runs = open_store(postgres_uri, kind="runs")
+    now = time.time()
+    runs.add(RunRecord("r1", thread, "chain", {}, now, now, stream_modes=("events",)), exclusive=True)
+    run = runs.claim_next("worker-a", now, 600.0, ["chain"])  # the run as worker A holds it
+    assert run is not None and runs.begin("r1", "worker-a", 0)
+    ctx = ApiContext(manager, runs)
 
     async def follow() -> tuple[list[dict[str, Any]], list[float]]:
         received, delays = [], []
@@ -76,11 +82,12 @@ def test_a_stream_here_follows_a_run_another_process_executes(postgres_uri, mana
         async def worker_done() -> tuple[int, str, str]:
             try:
                 return await asyncio.to_thread(worker.finish)
-            finally:
-                run.done.set()  # worker A is done: the stream reads what is left and ends
+            finally:  # worker A is done: its run's record ends, the stream reads what is left and ends
+                end_seq = manager.audit(thread)[-1].seq
+                runs.finish("r1", "worker-a", "success", time.time(), end_seq=end_seq)
 
         finished = asyncio.create_task(worker_done())
-        async for event in _events(manager, run, ["updates", "events"], cursor_of(None, run), False):
+        async for event in _events(ctx, run, ["updates", "events"], None, False):
             received.append(event)
             if event["event"] == "events":
                 delays.append(time.time() - json.loads(event["data"])["metadata"]["at"])
@@ -88,7 +95,10 @@ def test_a_stream_here_follows_a_run_another_process_executes(postgres_uri, mana
         assert code == 0, err
         return received, delays
 
-    received, delays = asyncio.run(follow())
+    try:
+        received, delays = asyncio.run(follow())
+    finally:
+        runs.close()
 
     trail = [entry.seq for entry in manager.audit(thread)]
     streamed = [int(e["id"].split("-")[0]) for e in received if e["event"] == "events"]
