@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import importlib
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -21,7 +21,11 @@ class RegistryError(GraphARCError):
     """The --registry the operator named cannot be loaded or called."""
 
 
-def load_registry(spec: str) -> Callable[[SessionManager], None]:
+Registrar = Callable[[SessionManager], None]
+"""A function that registers graphs on a SessionManager."""
+
+
+def load_registry(spec: str) -> Registrar:
     """``module:attr`` as a callable that registers graphs on a SessionManager."""
     module_name, _, attr = spec.partition(":")
     if not module_name or not attr:
@@ -52,12 +56,14 @@ class ApiContext:
         return self.manager.graphs.names()
 
 
-def open_context(sessions: str, registries: list[str], ceiling: Budget | None = None) -> ApiContext:
-    """Open the sessions at ``sessions`` and register every graph the ``registries`` register;
-    every run is held to ``ceiling``."""
+def open_context(sessions: str, registries: list[str], ceiling: Budget | None = None,
+                 registrars: Sequence[Registrar] = ()) -> ApiContext:
+    """Open the sessions at ``sessions`` and register every graph the ``registries`` (by name) and
+    the ``registrars`` (already loaded, e.g. the governed assistant) register; every run is held
+    to ``ceiling``."""
     manager = SessionManager(sessions)
-    for spec in registries:
-        load_registry(spec)(manager)
+    for register in [*map(load_registry, registries), *registrars]:
+        register(manager)
     return ApiContext(manager, ceiling=ceiling or Budget())
 
 
