@@ -5,7 +5,8 @@ rejected proposal runs. A proposal identical to one already seen is never
 checked or run again. Every round and decision is traced as a ``phase="admission"``
 event, and the loop ends with a machine-readable ``StopReason``.
 
-The loop is itself a graph (``GovernedLoop.graph()``): a ``plan`` node asks the planner, a
+The loop is itself a graph (``GovernedLoop.graph()``): a ``begin`` node starts a fresh loop
+from the goal and the domain (whatever else the input says), a ``plan`` node asks the planner, a
 ``round`` node admits the proposal and, if admitted, materialises and runs it; everything the
 loop knows lives in its state (``LoopState``). ``run()`` compiles and invokes it in-process. A
 session can drive the same graph, which is what makes an ``ask`` durable: when admission
@@ -287,7 +288,7 @@ class GovernedLoop:
         """Start a fresh loop: the domain checked against the surface's state (its ``goal`` field,
         if it has one, defaults to the loop's goal), and the bookkeeping at its defaults, so a
         turn's input can name a goal and a domain but never forge rounds, seen proposals or spend."""
-        from grapharc.governed import require_goal  # governed builds loops, so it imports this module
+        from grapharc.governed import require_goal  # here: importing a planner module loads no policy
 
         require_goal(loop.goal)
         domain = dict(loop.domain)
