@@ -15,6 +15,7 @@ import httpx
 import pytest
 from server_process import ServerProcess, grapharc_serve
 
+from grapharc.cli.main import run
 from grapharc.server.governed import GOVERNED, resolve_governed
 
 ALLOW_THE_REST = ('[[rules]]\nid = "edges"\nresource = "edge"\naction = "allow"\n'
@@ -119,18 +120,19 @@ def test_an_ask_pauses_the_thread_on_an_approval_the_inbox_lists_and_a_resume_ru
     (b"rules = [", "is not valid TOML"),
     (b'version = "x"\ncolour = "red"\n' + ALLOW_THE_REST.encode(), "colour: Extra inputs are not permitted"),
 ])
-def test_a_bad_policy_file_stops_serve_before_it_binds(tmp_path: Path, content: bytes | None,
-                                                        problem: str) -> None:
+def test_a_bad_policy_file_stops_serve_before_it_binds(tmp_path: Path, content: bytes | None, problem: str,
+                                                        capsys: pytest.CaptureFixture[str]) -> None:
     policy = tmp_path / "policy.toml"
     if content is not None:
         policy.write_bytes(content)
-    with ServerProcess(grapharc_serve("--port", "0", "--json", "--sessions", str(tmp_path / "s"),
-                                      "--policy", str(policy))) as server:
-        assert server.wait() == 2
-    error = json.loads(server.stdout)["error"]
+    # off loopback without --auth-file, serve refuses once it has bound: a policy error must come first
+    code = run(["serve", "--host", "0.0.0.0", "--port", "0", "--json", "--sessions", str(tmp_path / "s"),
+                "--policy", str(policy)])
+    out, err = capsys.readouterr()
+    assert code == 2
+    error = json.loads(out)["error"]
     assert "policy.toml" in error["message"] and problem in error["message"]
-    assert "\n" not in error["message"] and "Traceback" not in server.stderr
-    assert "serving on" not in server.stderr
+    assert "\n" not in error["message"] and "Traceback" not in err
 
 
 def test_the_policy_comes_from_the_config_layers_and_none_means_no_governed_assistant(
