@@ -114,6 +114,29 @@ def test_an_ask_pauses_the_thread_on_an_approval_the_inbox_lists_and_a_resume_ru
             if e["kind"] == "decided"] == [("approved", "alice")]
 
 
+def test_a_person_rejecting_the_ask_on_the_inbox_page_stops_the_loop(tmp_path: Path) -> None:
+    from inbox_setup import TOKEN, csrf_of, signed_in, write_auth_file
+
+    auth = write_auth_file(tmp_path / "auth.toml", alice_may_decide=f"{GOVERNED}/*")
+    policy = _policy(tmp_path, ASK_FOR_DEPLOYS)
+    for _server, announced in _serve(tmp_path, "--policy", str(policy), "--auth-file", str(auth)):
+        url = announced["url"]
+        with httpx.Client(base_url=url, timeout=60, headers={"Authorization": f"Bearer {TOKEN}"}) as api:
+            (asked,) = _start(api, "release-2").json()["__interrupt__"]
+            with signed_in(url, "alice") as person:
+                page = person.get(f"/inbox/approvals/{asked['id']}")
+                assert "deploys-need-a-person" in page.text
+                answer = person.post(f"/inbox/approvals/{asked['id']}",
+                                     data={"decision": "rejected", "csrf": csrf_of(page)})
+                assert answer.status_code == 303, answer.text
+            values = api.get("/threads/release-2/state").json()["values"]
+            status = api.get("/threads/release-2").json()["metadata"]["grapharc_status"]
+
+    assert (status, values["stop"]) == ("completed", "approval_declined")
+    assert values["rounds"][0]["admission"]["rejections"][0]["code"] == "node_approval_declined"
+    assert "deploy ran" not in values["domain"]["notes"]
+
+
 @pytest.mark.parametrize(("content", "problem"), [
     (None, "does not exist"),
     (b"\x00\x01binary\xff", "is binary data, not TOML"),
