@@ -16,6 +16,7 @@ import pytest
 from server_process import ServerProcess, grapharc_serve
 
 from grapharc.cli.main import run
+from grapharc.errors import ConfigurationError
 from grapharc.server.governed import GOVERNED, resolve_governed
 
 ALLOW_THE_REST = ('[[rules]]\nid = "edges"\nresource = "edge"\naction = "allow"\n'
@@ -163,6 +164,8 @@ def test_the_policy_comes_from_the_config_layers_and_none_means_no_governed_assi
     monkeypatch.chdir(tmp_path)
     monkeypatch.delenv("GRAPHARC_POLICY", raising=False)
     assert resolve_governed({}, None) is None
+    with pytest.raises(ConfigurationError, match="--kinds, --model configure the governed assistant"):
+        resolve_governed({"registry": "plugins", "model": "mock/x"}, None)
 
     _policy(tmp_path, DENY_DEPLOYS)
     (tmp_path / "grapharc.toml").write_text('[grapharc]\npolicy = "policy.toml"\n', encoding="utf-8")

@@ -15,6 +15,7 @@ from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
 
+from grapharc.errors import ConfigurationError
 from grapharc.governed import GovernedRun, governed_loop, prepare_plan, resolve_config
 from grapharc.runtime.trace import TraceWriter
 from grapharc.server.api.context import Registrar
@@ -24,13 +25,23 @@ GOVERNED = "governed"
 """The assistant id (and graph name) of the governed loop."""
 
 
+GOVERNED_ONLY = {"registry": "--kinds", "model": "--model", "tenant": "--tenant"}
+"""The flags that configure nothing but the governed assistant, by setting."""
+
+
 def resolve_governed(flags: Mapping[str, Any], config_path: Path | None) -> GovernedRun | None:
     """The governed setup ``flags`` and the config layers resolve, or None when no layer names a
-    policy (then the server offers no governed assistant, as before)."""
+    policy (then the server offers no governed assistant, as before). A flag that configures only
+    the governed assistant, given without a policy, is refused rather than ignored."""
     config = resolve_config("plan", flags, config_path=config_path)
-    if config.setting("policy") is None:
-        return None
-    return prepare_plan(config)
+    if config.setting("policy") is not None:
+        return prepare_plan(config)
+    given = [flag for name, flag in GOVERNED_ONLY.items() if flags.get(name) is not None]
+    if given:
+        raise ConfigurationError(f"{', '.join(given)} configure the governed assistant, which needs a "
+                                 "policy, and no --policy, GRAPHARC_POLICY or grapharc.toml names one",
+                                 hint="pass --policy PATH, or leave those options out")
+    return None
 
 
 def registrar(governed: GovernedRun, trace: TraceWriter | None) -> Registrar:
