@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import asyncio
 import importlib
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -27,7 +27,11 @@ class RegistryError(GraphARCError):
     """The --registry the operator named cannot be loaded or called."""
 
 
-def load_registry(spec: str) -> Callable[[SessionManager], None]:
+Registrar = Callable[[SessionManager], None]
+"""A function that registers graphs on a SessionManager."""
+
+
+def load_registry(spec: str) -> Registrar:
     """``module:attr`` as a callable that registers graphs on a SessionManager."""
     module_name, _, attr = spec.partition(":")
     if not module_name or not attr:
@@ -69,15 +73,17 @@ class ApiContext:
         await self.manager.aclose()
 
 
-def open_context(sessions: str, registries: list[str], ceiling: Budget | None = None, *,
+def open_context(sessions: str, registries: list[str], ceiling: Budget | None = None,
+                 registrars: Sequence[Registrar] = (), *,
                  lease_seconds: float = DEFAULT_LEASE_SECONDS) -> ApiContext:
     """Open the sessions and the run store at ``sessions`` and register every graph the
-    ``registries`` register; every run is held to ``ceiling``, every thread leased for
-    ``lease_seconds`` (a dead worker's runs are taken over once that long has passed)."""
+    ``registries`` (by name) and the ``registrars`` (already loaded, e.g. the governed assistant)
+    register; every run is held to ``ceiling``, every thread leased for ``lease_seconds`` (a dead
+    worker's runs are taken over once that long has passed)."""
     manager = SessionManager(sessions, lease_seconds=lease_seconds)
     try:
-        for spec in registries:
-            load_registry(spec)(manager)
+        for register in [*map(load_registry, registries), *registrars]:
+            register(manager)
         runs = open_store(store_uri(sessions, "runs"), kind="runs")
         if not isinstance(runs, RunStore):
             raise RunStoreError(f"the runs store for {sessions} is {type(runs).__name__!r}, not a RunStore",
