@@ -71,14 +71,19 @@ def open_store(uri: str, kind: str | None = None) -> Any:
     return resolve_factory(entry.item.factory, plugin=entry.distribution)(location, kind)
 
 
+def is_uri(location: str | os.PathLike[str]) -> bool:
+    """Whether ``location`` names a store by URI (a string starting with ``scheme:``) rather than a path."""
+    return isinstance(location, str) and _SCHEME.match(location) is not None
+
+
 def store_uri(location: str | os.PathLike[str], kind: str) -> str:
     """``location`` if it is a URI, else the bare path under the ``local_default`` scheme for ``kind``.
 
     A ``Path`` is always a path; a string is a URI when it starts with ``scheme:`` (write
     ``./name:x`` for a folder whose name holds a colon).
     """
-    if isinstance(location, str) and _SCHEME.match(location):
-        return location
+    if is_uri(location):
+        return str(location)
     path = os.fspath(location)
     defaults = sorted((key.partition(":")[0], entry.distribution) for key, entry in registry("stores").items()
                       if key.endswith(f":{kind}") and entry.item.local_default)
