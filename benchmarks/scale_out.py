@@ -15,8 +15,9 @@ Where the time goes, per run: CPU seconds spent in the workers (their /proc stat
 PostgreSQL backends serving the benchmark's database (found by pid in pg_stat_activity, read the
 same way) and in this client. With C cores that CPU bounds the rate at C / (CPU seconds per run):
 the table prints the bound beside what was measured. PostgreSQL's transactions and rows written
-per run come from pg_stat_database, read once the workers have exited (a backend flushes its
-statistics then), so they count each worker's start-up and warm-up run too.
+per run (pg_stat_database), and each table's rows written and scans (pg_stat_user_tables), are
+read once the workers have exited (a backend flushes its statistics then), so they count each
+worker's start-up and warm-up run too.
 
 PostgreSQL is ``--admin`` (default ``$GRAPHARC_TEST_POSTGRES``, else the trust-auth server at
 127.0.0.1:5432); a fresh database ``grapharc_bench_<hex>`` is made for the run and dropped at the
@@ -133,6 +134,7 @@ class DatabaseWatch:
     """What PostgreSQL did for one database: its backends' CPU, its transactions and rows written."""
 
     def __init__(self, admin: str, uri: str) -> None:
+        self.uri = uri
         self.name = uri.rsplit("/", 1)[1]
         self.conn = psycopg.connect(admin, autocommit=True, connect_timeout=5)
 
@@ -140,9 +142,9 @@ class DatabaseWatch:
         rows = self.conn.execute("SELECT pid FROM pg_stat_activity WHERE datname = %s", (self.name,))
         return [int(pid) for (pid,) in rows]
 
-    def counters(self) -> tuple[int, int]:
-        """Transactions and rows written so far, once every backend of the database has exited
-        (a backend flushes its statistics when it exits)."""
+    def totals(self) -> dict[str, Any]:
+        """Transactions and rows written so far, and each table's rows written and scans, once every
+        backend of the database has exited (a backend flushes its statistics when it exits)."""
         deadline = time.monotonic() + PATIENCE_SECONDS
         while self.backends() and time.monotonic() < deadline:
             time.sleep(0.05)
@@ -150,7 +152,12 @@ class DatabaseWatch:
             "SELECT xact_commit + xact_rollback, tup_inserted + tup_updated + tup_deleted "
             "FROM pg_stat_database WHERE datname = %s", (self.name,)).fetchone()
         assert row is not None, f"pg_stat_database has no row for {self.name}"
-        return int(row[0]), int(row[1])
+        with psycopg.connect(self.uri, autocommit=True, connect_timeout=5) as conn:
+            tables = {name: {"rows_written": int(written), "scans": int(scans)} for name, written, scans in
+                      conn.execute("SELECT relname, n_tup_ins + n_tup_upd + n_tup_del, "
+                                   "coalesce(seq_scan, 0) + coalesce(idx_scan, 0) FROM pg_stat_user_tables "
+                                   "ORDER BY relname")}
+        return {"transactions": int(row[0]), "rows_written": int(row[1]), "tables": tables}
 
     def close(self) -> None:
         self.conn.close()
@@ -280,7 +287,17 @@ def ratios(rows: list[dict[str, Any]]) -> dict[str, float]:
     return found
 
 
-def render(rows: list[dict[str, Any]], found: dict[str, float], per_run: dict[str, float], cores: int) -> str:
+def per_postgres_run(totals: dict[str, Any], runs: int) -> dict[str, Any]:
+    """PostgreSQL's totals divided by the runs it served; tables untouched are left out."""
+    def share(count: int) -> float:
+        return round(count / runs, 1)
+
+    return {"transactions": share(totals["transactions"]), "rows_written": share(totals["rows_written"]),
+            "tables": {name: {what: share(count) for what, count in table.items()}
+                       for name, table in totals["tables"].items() if any(table.values())}}
+
+
+def render(rows: list[dict[str, Any]], found: dict[str, float], per_run: dict[str, Any], cores: int) -> str:
     table = [[title for _, title in COLUMNS]]
     table += [["-" if row[key] is None else str(row[key]) for key, _ in COLUMNS] for row in rows]
     widths = [max(len(line[i]) for line in table) for i in range(len(COLUMNS))]
@@ -289,6 +306,8 @@ def render(rows: list[dict[str, Any]], found: dict[str, float], per_run: dict[st
     lines += [f"{name}: {value}" for name, value in found.items()]
     lines.append(f"postgres per run: {per_run['transactions']} transactions, {per_run['rows_written']} rows "
                  "written (over every PostgreSQL run, counting each worker's start-up and warm-up run)")
+    lines += [f"  {name}: {table['rows_written']} rows written, {table['scans']} scans"
+              for name, table in per_run["tables"].items()]
     lines.append(f"cores: {cores}; cpu bound runs/s = cores / (worker + pg + client CPU seconds per run)")
     return "\n".join(lines)
 
@@ -319,14 +338,12 @@ def main() -> int:
                 failures = warm(started, args.timeout)
                 phases = [run_phase("sqlite", started[:1], args, None)]
                 phases += [run_phase("postgres", started[1:1 + count], args, watch) for count in counts]
-            transactions, rows_written = watch.counters()
+            totals = watch.totals()
         finally:
             watch.close()
         for phase in phases:
             audit_tally(folder if phase.store == "sqlite" else uri, phase)
-    postgres_runs = sum(phase.runs + phase.workers for phase in phases if phase.store == "postgres")
-    per_run = {"transactions": round(transactions / postgres_runs, 1),
-               "rows_written": round(rows_written / postgres_runs, 1)}
+    per_run = per_postgres_run(totals, sum(p.runs + p.workers for p in phases if p.store == "postgres"))
     rows = [phase.figures(cores) for phase in phases]
     found = ratios(rows)
     failures += [failure for phase in phases for failure in phase.failed]
