@@ -295,8 +295,8 @@ class _Story:
 
 
 def _demo_manager(sessions: str | None, lease: float, thread: str | None = None) -> Any:
-    """The credit graph's manager; to carry on ``thread``, its session folder must exist already
-    (a resume or recover of a thread that cannot be there creates no session store)."""
+    """The credit graph's manager; to carry on ``thread``, its session store must exist already
+    (a resume or recover of a thread that cannot be in a folder creates no session store there)."""
     from grapharc.examples.approval import register_credit_graph
     from grapharc.session.errors import UnknownSessionError
     from grapharc.session.manager import SessionManager
