@@ -224,6 +224,26 @@ class Folder(OptionType):
         return path
 
 
+class SessionStore(OptionType):
+    """A session store: a URI such as ``postgresql://user@host/db``, kept as written for the store
+    to open (a bad or unreachable one is the command's error), or a folder as ``Folder`` takes it."""
+
+    metavar = "DIR|URI"
+
+    def __init__(self) -> None:
+        self.folder = Folder("session folder")
+
+    def describe(self) -> str:
+        return f"{self.folder.describe()}, or a store URI such as postgresql://user@host:5432/db"
+
+    def convert(self, value: Any) -> str:
+        from grapharc.stores import is_uri
+
+        if isinstance(value, str) and is_uri(value):
+            return value
+        return str(self.folder.convert(value))
+
+
 def option(*decls: str, kind: OptionType, help: str, **extra: Any) -> Any:
     """A ``typer.Option`` parsed by ``kind``, its help ending in what it accepts."""
     return typer.Option(*decls, parser=kind, metavar=kind.metavar,
@@ -262,7 +282,7 @@ PolicyFile = Annotated[Path | None, option("--policy", kind=ReadableFile("policy
                                            help="Policy TOML document.")]
 TraceFile = Annotated[Path | None, option("--trace", kind=TraceOutput(),
                                           help="Append JSONL events here.")]
-SessionDir = Annotated[Path | None, option(
-    "--dir", kind=Folder("session folder"),
-    help="Session directory (default: $GRAPHARC_SESSIONS, sessions in grapharc.toml, "
-         "or .grapharc/sessions).")]
+Sessions = Annotated[str | None, option(
+    "--sessions", "--dir", kind=SessionStore(),
+    help="Session store: a folder or a URI, as grapharc serve --sessions takes it (default: "
+         "$GRAPHARC_SESSIONS, sessions in grapharc.toml, or .grapharc/sessions).")]

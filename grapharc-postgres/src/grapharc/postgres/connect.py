@@ -49,7 +49,8 @@ def connect(uri: str, **kwargs: Any) -> psycopg.Connection[dict[str, Any]]:
 
 
 def unreachable(uri: str, exc: Exception) -> PostgresStoreError:
-    return PostgresStoreError(f"cannot open the PostgreSQL store {redacted(uri)}: {exc}".strip(),
+    said = " ".join(str(exc).split())  # libpq's message spans lines; an error is one line
+    return PostgresStoreError(f"cannot open the PostgreSQL store {redacted(uri)}: {said}",
                               hint="check the server is running (pg_isready) and the URI's user and database")
 
 
