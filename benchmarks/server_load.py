@@ -94,13 +94,18 @@ def rss_kib(pid: int) -> int:
     raise RuntimeError(f"/proc/{pid}/status has no VmRSS line")
 
 
-def start_server(work: Path, node_seconds: float) -> tuple[subprocess.Popen[str], str]:
-    """``grapharc serve`` on an ephemeral loopback port with the benchmark's graph; its URL."""
+def launch_server(work: Path, node_seconds: float, sessions: str) -> subprocess.Popen[str]:
+    """``grapharc serve`` on an ephemeral loopback port with the benchmark's graph (its module
+    written to ``work``) over the session store ``sessions`` (a folder or a URI)."""
     (work / "bench_graphs.py").write_text(REGISTRY)
     command = [sys.executable, "-m", "grapharc.cli", "serve", "--host", "127.0.0.1", "--port", "0",
-               "--json", "--sessions", str(work / "sessions"), "--registry", "bench_graphs:register"]
+               "--json", "--sessions", sessions, "--registry", "bench_graphs:register"]
     env = {**os.environ, "PYTHONPATH": str(work), "BENCH_NODE_SECONDS": str(node_seconds)}
-    server = subprocess.Popen(command, stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, text=True, env=env)
+    return subprocess.Popen(command, stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, text=True, env=env)
+
+
+def announced_url(server: subprocess.Popen[str]) -> str:
+    """The URL a launched server announces once it listens."""
     assert server.stdout is not None
     text = ""
     while True:
@@ -109,7 +114,7 @@ def start_server(work: Path, node_seconds: float) -> tuple[subprocess.Popen[str]
             raise RuntimeError("the server exited before announcing its address")
         text += line
         try:
-            return server, str(json.loads(text)["url"])
+            return str(json.loads(text)["url"])
         except json.JSONDecodeError:
             continue
 
@@ -194,7 +199,8 @@ def main() -> int:
     parser.add_argument("--json", action="store_true", help="print the figures as one JSON document")
     args = parser.parse_args()
     with tempfile.TemporaryDirectory(prefix="grapharc-load-") as tmp:
-        server, url = start_server(Path(tmp), args.node_seconds)
+        server = launch_server(Path(tmp), args.node_seconds, str(Path(tmp) / "sessions"))
+        url = announced_url(server)
         try:
             rss_before = rss_kib(server.pid)
             tally, seconds = asyncio.run(load(url, args.clients, args.rate, args.duration, args.timeout))

@@ -1,4 +1,4 @@
-"""The session-store and checkpointer kits from core, unchanged, against ``postgresql://`` stores
+"""The session-store, run-store and checkpointer kits from core, unchanged, against ``postgresql://`` stores
 opened through the store hook (LangGraph's own checkpoint conformance suite included)."""
 
 from __future__ import annotations
@@ -9,9 +9,11 @@ from pathlib import Path
 import pytest
 
 from grapharc.postgres.checkpoints import PostgresCheckpoints
+from grapharc.postgres.runs import PostgresRunStore
 from grapharc.postgres.sessions import PostgresSessionStore
 from grapharc.stores import open_store
 from grapharc.testing.checkpointer_kit import CheckpointerConformance
+from grapharc.testing.run_store_kit import RunStoreConformance
 from grapharc.testing.session_store_kit import SessionStoreConformance
 
 
@@ -37,3 +39,10 @@ class TestPostgresCheckpointsConformance(_FreshDatabase, CheckpointerConformance
 
     def make_provider(self, tmp_path: Path) -> PostgresCheckpoints:
         return open_store(self.uri.replace("postgresql://", "postgres://", 1), kind="checkpoints")
+
+
+class TestPostgresRunStoreConformance(_FreshDatabase, RunStoreConformance):
+    durable = True
+
+    def make_store(self, tmp_path: Path) -> PostgresRunStore:
+        return open_store(self.uri, kind="runs")

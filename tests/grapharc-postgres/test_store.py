@@ -46,7 +46,7 @@ def test_the_audit_trail_cannot_be_edited_or_shortened_while_its_session_exists(
 def test_footprints_name_the_database_and_each_table(postgres_uri, store):
     database = postgres_uri.rsplit("/", 1)[1]
     assert set(store.footprint()) == {f"{database}/grapharc_{t}" for t in ("sessions", "approvals", "events",
-                                                                           "audit")}
+                                                                           "audit", "trace_events")}
     checkpoints = open_store(postgres_uri, kind="checkpoints")
     try:
         assert f"{database}/checkpoints" in checkpoints.footprint()

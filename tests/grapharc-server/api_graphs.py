@@ -1,7 +1,8 @@
 """Graphs the API tests' server registers (``--registry api_graphs:register``): the credit demo,
 a graph whose one node waits until a file the test names exists, so a run stays in flight
-for as long as the test needs it to, and one whose node writes a long answer and values JSON
-cannot hold as they are (NaN, a set, bytes, a datetime)."""
+for as long as the test needs it to, a three-node relay whose middle node waits the same way
+(a worker can be killed between its nodes), and one whose node writes a long answer and values
+JSON cannot hold as they are (NaN, a set, bytes, a datetime)."""
 
 from __future__ import annotations
 
@@ -18,6 +19,7 @@ from grapharc.runtime.graph import END, START, GraphARC
 from grapharc.runtime.state import GraphARCState
 
 WAITER = "waiter"
+RELAY = "relay"
 ODD = "odd-values"
 LONG_ANSWER = "".join(f"{i:04d}é " for i in range(600))  # 3,600 characters, not all ASCII
 
@@ -33,6 +35,25 @@ def wait_for_release(state: WaiterState) -> dict[str, Any]:
     while not Path(state.release_file).exists():
         time.sleep(0.05)
     return {"released": True}
+
+
+class RelayState(WaiterState):
+    """The waiter's fields, and which legs of the relay ran."""
+
+    legs: list[str] = Field(default_factory=list)
+
+
+def first_leg(state: RelayState) -> dict[str, Any]:
+    return {"legs": [*state.legs, "first"]}
+
+
+def middle_leg(state: RelayState) -> dict[str, Any]:
+    wait_for_release(state)
+    return {"legs": [*state.legs, "middle"]}
+
+
+def last_leg(state: RelayState) -> dict[str, Any]:
+    return {"legs": [*state.legs, "last"], "released": True}
 
 
 class OddState(GraphARCState):
@@ -51,13 +72,21 @@ def answer_oddly(state: OddState) -> dict[str, Any]:
 
 
 def register(manager: Any) -> None:
-    """Register the credit demo, the waiter and the odd-values graph on ``manager``."""
+    """Register the credit demo, the waiter, the relay and the odd-values graph on ``manager``."""
     register_credit_graph(manager)
     waiter = GraphARC(WaiterState, name=WAITER)
     waiter.add_node("wait_for_release", wait_for_release, writes={"released"})
     waiter.add_edge(START, "wait_for_release")
     waiter.add_edge("wait_for_release", END)
     manager.register(waiter)
+    relay = GraphARC(RelayState, name=RELAY)
+    for name, leg in (("first_leg", first_leg), ("middle_leg", middle_leg), ("last_leg", last_leg)):
+        relay.add_node(name, leg, writes={"legs", "released"})
+    relay.add_edge(START, "first_leg")
+    relay.add_edge("first_leg", "middle_leg")
+    relay.add_edge("middle_leg", "last_leg")
+    relay.add_edge("last_leg", END)
+    manager.register(relay)
     odd = GraphARC(OddState, name=ODD)
     odd.add_node("answer_oddly", answer_oddly, writes={"answer", "reading", "tags", "raw", "seen_at"})
     odd.add_edge(START, "answer_oddly")

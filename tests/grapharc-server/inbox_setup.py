@@ -24,15 +24,16 @@ TOKEN = "test-token-for-alice-0123456789"
 CSRF = re.compile(r'name="csrf" value="([^"]+)"')
 
 
-def write_auth_file(path: Path) -> Path:
-    """alice decides the credit desk's approvals; bob may sign in but decide only another graph's."""
+def write_auth_file(path: Path, alice_may_decide: str = f"{GRAPH_NAME}/*") -> Path:
+    """alice decides the credit desk's approvals (or those ``alice_may_decide`` matches); bob may sign
+    in but decide only another graph's."""
     hasher = PasswordHasher()
     path.write_text(f'''secret = "a test secret that is long enough"
 
 [users.alice]
 password_hash = "{hasher.hash(PASSWORDS['alice'])}"
 decides_for = ["credit-desk"]
-may_decide = ["{GRAPH_NAME}/*"]
+may_decide = ["{alice_may_decide}"]
 
 [users.bob]
 password_hash = "{hasher.hash(PASSWORDS['bob'])}"

@@ -46,7 +46,7 @@ def test_assistants_are_the_registered_graphs(api_server: str) -> None:
     with _client(api_server) as client:
         assert client.get(f"/assistants/{CREDIT}").json()["graph_id"] == CREDIT
         found = client.post("/assistants/search", json={}).json()
-        assert sorted(a["assistant_id"] for a in found) == [CREDIT, "odd-values", "waiter"]
+        assert sorted(a["assistant_id"] for a in found) == [CREDIT, "odd-values", "relay", "waiter"]
         missing = _problem(client.get("/assistants/nope"), 404)
         assert "nope" in missing["detail"] and missing["hint"]
 
@@ -84,8 +84,8 @@ def test_body_size_and_depth_are_limited(api_server: str) -> None:
         _problem(client.get("/threads/no-such-thread"), 404)
 
 
-def test_a_busy_thread_refuses_a_second_run_and_cancel_stops_the_first(api_server: str,
-                                                                       tmp_path: Path) -> None:
+def test_a_busy_thread_refuses_a_second_run_queues_a_third_and_cancel_stops_them(api_server: str,
+                                                                                   tmp_path: Path) -> None:
     release = tmp_path / "release"
     with _client(api_server) as client:
         thread = _thread(client, "waiter")
@@ -95,8 +95,10 @@ def test_a_busy_thread_refuses_a_second_run_and_cancel_stops_the_first(api_serve
         run = first.json()["run_id"]
         second = client.post(f"/threads/{thread}/runs", json=body)
         assert "busy" in _problem(second, 409)["detail"]
-        enqueue = client.post(f"/threads/{thread}/runs", json={**body, "multitask_strategy": "enqueue"})
-        assert "enqueue" in _problem(enqueue, 422)["detail"]
+        queued = client.post(f"/threads/{thread}/runs", json={**body, "multitask_strategy": "enqueue"})
+        assert queued.status_code == 200 and queued.json()["status"] == "pending", queued.text
+        dropped = client.post(f"/threads/{thread}/runs/{queued.json()['run_id']}/cancel")
+        assert dropped.json()["status"] == "interrupted"  # a queued run is cancelled before it runs
         cancelled = client.post(f"/threads/{thread}/runs/{run}/cancel", params={"wait": "true"})
         assert cancelled.json()["status"] == "interrupted"
         assert client.get(f"/threads/{thread}/runs/{run}").json()["status"] == "interrupted"

@@ -37,10 +37,12 @@ def _text(value: Any) -> str:
 
 @dataclass(frozen=True)
 class Key:
-    """One setting: how to parse it, and whether it is a path or names a kind of store."""
+    """One setting: how to parse it, whether it is a path (and whether a store URI may stand for
+    the path), or whether it names a kind of store."""
 
     parse: Callable[[Any], Any]
     is_path: bool = False
+    may_be_uri: bool = False
     store: str | None = None
     help: str = ""
 
@@ -61,7 +63,8 @@ KEYS: dict[str, Key] = {
     "model": Key(_text, help="planner model spec, backend/model"),
     "tenant": Key(_text, help="tenant whose scoped policy rules apply"),
     "trace": Key(_text, is_path=True, help="JSONL trace file"),
-    "sessions": Key(_text, is_path=True, help="session directory (status, approvals, checkpoints)"),
+    "sessions": Key(_text, is_path=True, may_be_uri=True,
+                    help="session directory or store URI (status, approvals, checkpoints)"),
     "memory": Key(_text, store="claims", help="claim store URI (memory:, sqlite:PATH, ladybug:PATH) "
                                               "or a bare path for the local default (sqlite)"),
     "max_rounds": Key(Count(1, 1000), help="planning rounds before the loop stops"),
@@ -164,6 +167,13 @@ def find_config(cwd: Path, explicit: Path | None) -> Path | None:
     return path.resolve()
 
 
+def _is_uri(value: str) -> bool:
+    """Whether a setting that may be a store URI is one (kept as written, not resolved as a path)."""
+    from grapharc.stores import is_uri
+
+    return is_uri(value)
+
+
 def load_config(flags: Mapping[str, Any], *, config: Path | None = None, cwd: Path | None = None,
                 env: Mapping[str, str] | None = None,
                 defaults: Mapping[str, Any] | None = None) -> Config:
@@ -188,7 +198,7 @@ def load_config(flags: Mapping[str, Any], *, config: Path | None = None, cwd: Pa
                     value = locate_store(value, key.store, base)
             except ValueError as exc:
                 raise ConfigurationError(f"{name} from {origin}: {exc}, got {raw!r}") from None
-            if key.is_path:
+            if key.is_path and not (key.may_be_uri and _is_uri(value)):
                 value = (base / value).resolve()
             settings[name] = Setting(name, value, source, origin)
             break

@@ -2,8 +2,9 @@
 
 This module sits one layer above :mod:`grapharc.plugins` (which knows no planner, policy
 or CLI) because what it registers names those layers: the ``mock/`` scripted backend,
-the ``local`` executor, the in-process claim store (``memory:``), the SQLite checkpoint
-and session stores (``sqlite:``, also what a bare path means for those two kinds), the
+the ``local`` executor, the in-process claim store (``memory:``), the SQLite checkpoint,
+session and run stores (``sqlite:``, also what a bare path means for those kinds), the JSONL
+trace file (``file:``, also what a bare trace path means), the
 stdlib node kinds, the flag / env / grapharc.toml / generated / registry-default policy
 sources, and the core CLI commands. Factories are named as strings so nothing heavy is
 imported until one is used.
@@ -62,6 +63,13 @@ def register_stores(register: RegisterStore) -> None:
                        factory="grapharc.session.store:open_session_store",
                        description="session status, approvals, leases and audit trail in DIR/sessions.db "
                                    "or one file", local_default=True))
+    register(StoreInfo(scheme="file", kinds=frozenset({"traces"}),
+                       factory="grapharc.trace_store:open_file_traces",
+                       description="run traces appended to one JSONL file", local_default=True))
+    register(StoreInfo(scheme="sqlite", kinds=frozenset({"runs"}),
+                       factory="grapharc.runs.sqlite:open_run_store",
+                       description="the server's run records and run queue in DIR/runs.db or one file",
+                       local_default=True))
 
 
 @hookimpl

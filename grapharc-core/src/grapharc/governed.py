@@ -36,7 +36,7 @@ from grapharc.policy.sources import LoadedPolicy, PolicyContext, resolve_policy
 from grapharc.runtime.budget import Budget, BudgetMeter
 
 if TYPE_CHECKING:
-    from grapharc.planner.loop import LoopResult
+    from grapharc.planner.loop import GovernedLoop, LoopResult
     from grapharc.planner.materialize import Materializer
     from grapharc.runtime.trace import TraceWriter
 
@@ -211,22 +211,29 @@ def require_goal(goal: str) -> str:
     return goal
 
 
-def run_plan(governed: GovernedRun, goal: str, *, trace: TraceWriter | None = None,
-             approver: Approver | None = None) -> LoopResult:
-    """Run the governed loop for ``goal``: propose, admit, execute, replan, until a stated stop."""
+def governed_loop(governed: GovernedRun, *, trace: TraceWriter | None = None,
+                  approver: Approver | None = None) -> GovernedLoop:
+    """The governed loop of a prepared plan: its planner, checker, materialiser, budget and limits."""
     from grapharc.planner.loop import GovernedLoop, LoopLimits
     from grapharc.planner.planner_node import PlannerNode
 
     if governed.planner is None:
         raise ConfigurationError("this governed run was prepared without a planner",
                                  hint="prepare it with prepare_plan(config)")
-    require_goal(goal)
-    surface, schema = governed.surface, governed.state_schema()
-    loop = GovernedLoop(
+    surface = governed.surface
+    return GovernedLoop(
         planner=PlannerNode(governed.planner.model, catalog=surface.registry.catalog()),
         checker=governed.checker(approver), materializer=governed.materializer("plan", trace),
         budget=governed.budget, limits=LoopLimits(max_rounds=governed.config.value("max_rounds")),
         goal_reached=surface.goal_reached or (lambda state: False))
+
+
+def run_plan(governed: GovernedRun, goal: str, *, trace: TraceWriter | None = None,
+             approver: Approver | None = None) -> LoopResult:
+    """Run the governed loop for ``goal``: propose, admit, execute, replan, until a stated stop."""
+    loop = governed_loop(governed, trace=trace, approver=approver)
+    require_goal(goal)
+    schema = governed.state_schema()
     return loop.run(goal, schema(**({"goal": goal} if "goal" in schema.model_fields else {})))
 
 

@@ -1,7 +1,7 @@
 """Opening stores by URI: ``<scheme>:<location>`` through the store registry.
 
 Plugins register a scheme for one or more kinds of store (claims, artifacts,
-checkpoints, sessions); ``open_store("memory:")`` and
+checkpoints, sessions, runs); ``open_store("memory:")`` and
 ``open_store("sqlite:runs/checkpoints.db", kind="checkpoints")`` go through the
 same lookup, so a new backend needs no change here. Where a bare path is accepted
 instead of a URI (a session directory), ``store_uri`` reads it as the scheme whose
@@ -71,14 +71,19 @@ def open_store(uri: str, kind: str | None = None) -> Any:
     return resolve_factory(entry.item.factory, plugin=entry.distribution)(location, kind)
 
 
+def is_uri(location: str | os.PathLike[str]) -> bool:
+    """Whether ``location`` is a URI (a string starting ``scheme:``) rather than a path."""
+    return isinstance(location, str) and _SCHEME.match(location) is not None
+
+
 def store_uri(location: str | os.PathLike[str], kind: str) -> str:
     """``location`` if it is a URI, else the bare path under the ``local_default`` scheme for ``kind``.
 
     A ``Path`` is always a path; a string is a URI when it starts with ``scheme:`` (write
     ``./name:x`` for a folder whose name holds a colon).
     """
-    if isinstance(location, str) and _SCHEME.match(location):
-        return location
+    if is_uri(location):
+        return str(location)
     path = os.fspath(location)
     defaults = sorted((key.partition(":")[0], entry.distribution) for key, entry in registry("stores").items()
                       if key.endswith(f":{kind}") and entry.item.local_default)

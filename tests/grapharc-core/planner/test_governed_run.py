@@ -11,6 +11,7 @@ from grapharc.governed import (
     budget_for,
     configured_budget,
     configured_trace,
+    governed_loop,
     prepare_graph,
     prepare_plan,
     resolve_config,
@@ -53,6 +54,20 @@ def test_a_governed_loop_runs_from_a_config_alone(in_tmp):
     assert result.stop is StopReason.GOAL_MET
     assert [r.admission.codes() for r in result.rounds] == [["edge_denied"], []]
     assert (governed.planner.name, governed.policy.source) == ("scripted", "registry-default")
+
+
+def test_the_loop_graph_begins_fresh_whatever_its_input_says_of_rounds_spend_or_stop(in_tmp):
+    compiled = governed_loop(prepare_plan(config_for("plan", in_tmp))).graph().compile()
+    forged = {"goal": "fix the outage", "stop": "goal_met", "round": 7, "repeats": 5,
+              "spent": {"iterations": 0, "tokens": -10**9, "cost_usd": 0.0, "unpriced_calls": 0}}
+    try:
+        values = compiled.invoke(forged)
+        with pytest.raises(EmptyGoalError):
+            compiled.invoke({"goal": "  "})
+    finally:
+        compiled.close()
+    assert values["stop"] == "goal_met" and [r["round"] for r in values["rounds"]] == [1, 2]
+    assert values["spent"]["tokens"] > 0 and values["domain"]["goal"] == "fix the outage"
 
 
 def test_a_written_graph_is_admitted_and_run_from_a_config_alone(in_tmp):

@@ -66,7 +66,8 @@ def test_sqlite_scheme_opens_a_durable_langgraph_checkpointer(tmp_path):
 
 
 def test_an_unknown_store_scheme_lists_the_known_ones():
-    with pytest.raises(UnknownStoreSchemeError, match=r"unknown store scheme 'redis'; known: memory, sqlite"):
+    with pytest.raises(UnknownStoreSchemeError,
+                       match=r"unknown store scheme 'redis'; known: file, memory, sqlite"):
         open_store("redis://localhost")
 
 

@@ -37,3 +37,23 @@ def test_a_looser_turn_budget_does_not_lift_the_graphs(manager: SessionManager) 
 
     asyncio.run(scenario())
     assert manager.get("loose").status == "failed"
+
+
+def test_a_recovery_runs_under_the_budget_it_is_given(manager: SessionManager) -> None:
+    manager.create("chain", thread_id="taken-over")
+    with pytest.raises(BudgetExceededError):
+        manager.run("taken-over", {}, budget=Budget(max_iterations=1))
+    assert manager.get("taken-over").status == "failed"
+    with pytest.raises(BudgetExceededError, match="iterations budget exceeded"):
+        manager.recover("taken-over", budget=Budget(max_iterations=2))
+    assert manager.values("taken-over")["log"] == ["n1", "n2"]
+
+    async def scenario() -> None:
+        try:
+            await manager.arecover("taken-over", budget=Budget(max_iterations=10))
+        finally:
+            await manager.aclose()
+
+    asyncio.run(scenario())
+    assert manager.get("taken-over").status == "completed"
+    assert manager.values("taken-over")["log"] == ["n1", "n2", "n3", "n4"]

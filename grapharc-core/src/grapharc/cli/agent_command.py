@@ -194,7 +194,7 @@ def run_in_session(settings: AgentSettings, sessions: Path, thread: str | None, 
         manager.close()
 
 
-def session_document(manager: Any, session: Any, trace: Path, folder: Path) -> dict[str, Any]:
+def session_document(manager: Any, session: Any, trace: Path, folder: str | Path) -> dict[str, Any]:
     """An agent thread's document: the agent's result, its session status, and open approvals."""
     from grapharc.harness.report import agent_document, thread_events
 

@@ -1,6 +1,7 @@
 """The trace commands: ``trace``, ``metrics``, ``viz``, ``replay``, ``diff`` and ``cost``.
 
-All of them read the one JSONL record through ``grapharc.observe``. Exit codes: 0 the
+All of them read the one JSONL record through ``grapharc.observe``, from a file or from the
+``traces`` store a URI names (``postgresql://HOST/DB``). Exit codes: 0 the
 command did its job, 1 the answer is negative (no events for that run id, or two runs
 differ), 2 it could not run (a missing, unreadable, binary or malformed trace, a bad
 option). Each imports ``grapharc.observe`` inside its body, so ``grapharc --help`` pays
@@ -16,7 +17,7 @@ from typing import Annotated, Any, TypeVar
 
 import typer
 
-from grapharc.cli.options import Ranged, ReadableFile, argument, option
+from grapharc.cli.options import Ranged, ReadableFile, TraceLocation, argument, option
 from grapharc.cli.output import (
     ExitCode,
     JsonOption,
@@ -30,8 +31,9 @@ from grapharc.values import Count
 
 T = TypeVar("T")
 
-TracePath = Annotated[Path, argument("TRACE", kind=ReadableFile("trace file"),
-                                     help="A JSONL trace a GraphARC run wrote.", show_default=False)]
+TracePath = Annotated[str, argument("TRACE", kind=TraceLocation(),
+                                    help="A JSONL trace a GraphARC run wrote, or the trace store it "
+                                         "wrote to.", show_default=False)]
 RunArg = Annotated[str, typer.Argument(help="The run id (see: grapharc metrics PATH).", show_default=False)]
 OptionalRun = Annotated[str | None, typer.Argument(help="The run id; every run in the trace if omitted.",
                                                    show_default=False)]

@@ -124,6 +124,23 @@ class ReadableFile(OptionType):
         return path
 
 
+class TraceLocation(OptionType):
+    """A trace to read: an existing JSONL file, or a ``traces`` store URI (reached when read)."""
+
+    metavar = "TRACE"
+
+    def describe(self) -> str:
+        return "an existing, readable trace file or a trace store URI (file:PATH, postgresql://HOST/DB)"
+
+    def convert(self, value: Any) -> str:
+        from grapharc.stores import is_uri
+
+        text = os.fspath(value)
+        if not is_uri(text):
+            ReadableFile("trace file").convert(text)
+        return text
+
+
 class WritableFile(OptionType):
     """A regular file one may write, or a path where one can be created."""
 
@@ -207,6 +224,26 @@ class Folder(OptionType):
         return path
 
 
+class SessionStore(OptionType):
+    """A session store: a URI such as ``postgresql://user@host/db``, kept as written for the store
+    to open (a bad or unreachable one is the command's error), or a folder as ``Folder`` takes it."""
+
+    metavar = "DIR|URI"
+
+    def __init__(self) -> None:
+        self.folder = Folder("session folder")
+
+    def describe(self) -> str:
+        return f"{self.folder.describe()}, or a store URI such as postgresql://user@host:5432/db"
+
+    def convert(self, value: Any) -> str:
+        from grapharc.stores import is_uri
+
+        if isinstance(value, str) and is_uri(value):
+            return value
+        return str(self.folder.convert(value))
+
+
 def option(*decls: str, kind: OptionType, help: str, **extra: Any) -> Any:
     """A ``typer.Option`` parsed by ``kind``, its help ending in what it accepts."""
     return typer.Option(*decls, parser=kind, metavar=kind.metavar,
@@ -245,7 +282,7 @@ PolicyFile = Annotated[Path | None, option("--policy", kind=ReadableFile("policy
                                            help="Policy TOML document.")]
 TraceFile = Annotated[Path | None, option("--trace", kind=TraceOutput(),
                                           help="Append JSONL events here.")]
-SessionDir = Annotated[Path | None, option(
-    "--dir", kind=Folder("session folder"),
-    help="Session directory (default: $GRAPHARC_SESSIONS, sessions in grapharc.toml, "
-         "or .grapharc/sessions).")]
+Sessions = Annotated[str | None, option(
+    "--sessions", "--dir", kind=SessionStore(),
+    help="Session store: a folder or a URI, as grapharc serve --sessions takes it (default: "
+         "$GRAPHARC_SESSIONS, sessions in grapharc.toml, or .grapharc/sessions).")]

@@ -1,7 +1,8 @@
 """The ``session`` commands (status, list, prune, approve, reject, recover) and the ``demo approval`` story.
 
-Sessions live in a directory: the ``sessions`` setting (``--dir``, else ``$GRAPHARC_SESSIONS``,
-else ``sessions`` in grapharc.toml, else ``.grapharc/sessions``). ``status`` and ``list`` read
+Sessions live in a store: the ``sessions`` setting (``--sessions`` or its older name ``--dir``,
+else ``$GRAPHARC_SESSIONS``, else ``sessions`` in grapharc.toml, else ``.grapharc/sessions``), a
+folder or a store URI such as ``postgresql://user@host/db``. ``status`` and ``list`` read
 only the session store, so they work from any process without the graph; ``demo approval``
 registers the credit graph of ``grapharc.examples.approval`` and drives its threads. Every
 command takes ``--json``.
@@ -10,13 +11,14 @@ command takes ``--json``.
 from __future__ import annotations
 
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
 from pathlib import Path
 from typing import Annotated, Any
 
 import typer
 
-from grapharc.cli.options import LeaseSeconds, SessionDir
+from grapharc.cli.options import LeaseSeconds, Sessions
 from grapharc.cli.output import ExitCode, JsonOption, emit, fail, terminal_text
 from grapharc.errors import ConfigurationError, GraphARCError
 
@@ -52,74 +54,95 @@ def add_approval_demo(demo_app: typer.Typer) -> None:
     demo_app.add_typer(group, name="approval")
 
 
-def session_dir(given: Path | None) -> Path:
-    """The ``sessions`` setting, resolved like every other: flag > env > grapharc.toml > default."""
+def session_store(given: str | None) -> str | Path:
+    """The ``sessions`` setting, resolved like every other (flag > env > grapharc.toml > default):
+    a store URI as written, else the session folder's path."""
     from grapharc.config import load_config
+    from grapharc.stores import is_uri
 
-    return load_config({"sessions": given}, defaults={"sessions": DEFAULT_DIR}).value("sessions")
+    if given is not None and is_uri(given):
+        return given
+    found: str | Path = load_config({"sessions": given}, defaults={"sessions": DEFAULT_DIR}).value("sessions")
+    return found
 
 
-def _holds_sessions(where: Path) -> bool:
-    """Whether ``where`` holds a session store (reading commands never create one)."""
+def _holds_sessions(where: str | Path) -> bool:
+    """Whether ``where`` holds a session store: a folder's database file must exist already (reading
+    commands never create one); a URI's store is opened and answers for itself."""
     from grapharc.session.errors import SessionError
     from grapharc.session.sqlite_files import SESSIONS_FILE, database_path
 
-    return database_path(str(where), SESSIONS_FILE, SessionError).is_file()
+    return isinstance(where, str) or database_path(str(where), SESSIONS_FILE, SessionError).is_file()
 
 
-def _manager(directory: Path, lease: float = 30.0) -> Any:
+@contextmanager
+def _opened(where: str | Path, lease: float = 30.0) -> Iterator[Any]:
+    """A session manager on ``where``, closed (its connections with it) when the command is done."""
     from grapharc.session.manager import SessionManager
 
-    return SessionManager(directory, lease_seconds=lease)
+    manager = SessionManager(where, lease_seconds=lease)
+    try:
+        yield manager
+    finally:
+        manager.close()
+
+
+def _read(where: str | Path, read: Callable[[Any], Any], empty: Any) -> Any:
+    """What ``read`` returns from the session store at ``where``, or ``empty`` where there is none."""
+    if not _holds_sessions(where):
+        return empty
+    with _opened(where) as manager:
+        return read(manager)
 
 
 # -- session group -----------------------------------------------------------------------
 
 
 def status_command(thread: Annotated[str, typer.Argument(help="The thread id.")],
-                   directory: SessionDir = None, as_json: JsonOption = False) -> None:
+                   sessions: Sessions = None, as_json: JsonOption = False) -> None:
     """Show where one thread stands: status, lease, last node, what it waits on."""
     from grapharc.session.errors import UnknownSessionError
 
     try:
-        where = session_dir(directory)
+        where = session_store(sessions)
         if not _holds_sessions(where):
             raise UnknownSessionError(thread)
-        session = _manager(where).get(thread)
+        with _opened(where) as manager:
+            session = manager.get(thread)
     except GraphARCError as exc:
         fail(exc, as_json)
     emit(session.to_dict(time.time()), as_json, render_status)
 
 
-def list_command(directory: SessionDir = None, as_json: JsonOption = False,
+def list_command(sessions: Sessions = None, as_json: JsonOption = False,
                  status: Annotated[str | None, typer.Option(
                      "--status", help="Only threads in this status.")] = None) -> None:
     """List every thread and where it stands, most recently changed first."""
     from grapharc.session.records import STATUSES
 
     try:
-        where = session_dir(directory)
+        where = session_store(sessions)
         if status is not None and status not in STATUSES:
             raise UnknownStatusError(f"unknown status {status!r}; statuses: {', '.join(STATUSES)}")
-        sessions = _manager(where).list(status) if _holds_sessions(where) else []
+        found = _read(where, lambda manager: manager.list(status), [])
     except GraphARCError as exc:
         fail(exc, as_json)
     now = time.time()
-    emit({"sessions": [s.to_dict(now) for s in sessions]}, as_json, render_list)
+    emit({"sessions": [s.to_dict(now) for s in found]}, as_json, render_list)
 
 
 def prune_command(
     older_than: Annotated[str, typer.Option(
         "--older-than", help="Remove finished threads unchanged for this long (30d, 12h, 1d12h).")],
-    directory: SessionDir = None, as_json: JsonOption = False,
+    sessions: Sessions = None, as_json: JsonOption = False,
 ) -> None:
     """Remove finished threads (with checkpoints and holds); paused or running ones always stay."""
     from grapharc.session.retention import PruneReport, parse_duration
 
     try:
-        where = session_dir(directory)
+        where = session_store(sessions)
         seconds = parse_duration(older_than)
-        report = _manager(where).prune(seconds) if _holds_sessions(where) else PruneReport((), 0, 0)
+        report = _read(where, lambda manager: manager.prune(seconds), PruneReport((), 0, 0))
     except GraphARCError as exc:
         fail(exc, as_json)
     emit(report.to_dict(), as_json, render_prune)
@@ -175,19 +198,19 @@ DeciderOption = Annotated[str | None, typer.Option(
 
 def approve_command(thread: Annotated[str, typer.Argument(help="The paused thread.")],
                     approval: ApprovalOption = None, decider: DeciderOption = None,
-                    directory: SessionDir = None, as_json: JsonOption = False) -> None:
+                    sessions: Sessions = None, as_json: JsonOption = False) -> None:
     """Approve what a paused thread waits on, and carry the thread on in this process."""
-    _decide(thread, "approved", approval, decider, directory, as_json)
+    _decide(thread, "approved", approval, decider, sessions, as_json)
 
 
 def reject_command(thread: Annotated[str, typer.Argument(help="The paused thread.")],
                    approval: ApprovalOption = None, decider: DeciderOption = None,
-                   directory: SessionDir = None, as_json: JsonOption = False) -> None:
+                   sessions: Sessions = None, as_json: JsonOption = False) -> None:
     """Reject what a paused thread waits on (an agent is told no and carries on)."""
-    _decide(thread, "rejected", approval, decider, directory, as_json)
+    _decide(thread, "rejected", approval, decider, sessions, as_json)
 
 
-def _decide(thread: str, decision: str, approval: str | None, decider: str | None, directory: Path | None,
+def _decide(thread: str, decision: str, approval: str | None, decider: str | None, sessions: str | None,
             as_json: bool) -> None:
     """Answer a thread's approval and carry the thread on."""
     import getpass
@@ -197,22 +220,22 @@ def _decide(thread: str, decision: str, approval: str | None, decider: str | Non
         return manager.resume(thread, approval_id, decision, decider=decider or getpass.getuser(),
                               on_update=on_update)
 
-    _carry_on(thread, directory, as_json, move)
+    _carry_on(thread, sessions, as_json, move)
 
 
 def recover_command(
     thread: Annotated[str, typer.Argument(help="A thread whose runner died or whose turn failed.")],
-    directory: SessionDir = None, lease: LeaseSeconds = 30.0, as_json: JsonOption = False,
+    sessions: Sessions = None, lease: LeaseSeconds = 30.0, as_json: JsonOption = False,
 ) -> None:
     """Carry on a thread whose runner died (once its lease expired) from its last checkpoint."""
 
     def move(manager: Any, on_update: Any) -> Any:
         return manager.recover(thread, on_update=on_update)
 
-    _carry_on(thread, directory, as_json, move, lease)
+    _carry_on(thread, sessions, as_json, move, lease)
 
 
-def _carry_on(thread: str, directory: Path | None, as_json: bool, move: Callable[[Any, Any], Any],
+def _carry_on(thread: str, sessions: str | None, as_json: bool, move: Callable[[Any, Any], Any],
               lease: float = 30.0) -> None:
     """Open the thread's graph in this process and ``move`` it on: an agent thread's agent is
     rebuilt from the settings stored with it; the demos' graphs are registered by name."""
@@ -221,19 +244,16 @@ def _carry_on(thread: str, directory: Path | None, as_json: bool, move: Callable
 
     story = _Story(as_json)
     try:
-        where = session_dir(directory)
-        if not where.exists():
+        where = session_store(sessions)
+        if not _holds_sessions(where):
             raise UnknownSessionError(thread)
-        manager = _manager(where, lease)
-        try:
+        with _opened(where, lease) as manager:
             trace = register_thread_graph(manager, thread)
             if trace is not None:
                 session = move(manager, Progress(as_json).remember(manager.values(thread)))
                 document = session_document(manager, session, trace, where)
             else:
                 session, document = move(manager, story), None
-        finally:
-            manager.close()
     except GraphARCError as exc:
         fail(exc, as_json)
     if document is not None:
@@ -274,16 +294,17 @@ class _Story:
                 typer.echo(terminal_text(line))
 
 
-def _demo_manager(directory: Path | None, lease: float, thread: str | None = None) -> Any:
-    """The credit graph's manager; to carry on ``thread``, its session folder must exist already
-    (a resume or recover of a thread that cannot be there creates no session store)."""
+def _demo_manager(sessions: str | None, lease: float, thread: str | None = None) -> Any:
+    """The credit graph's manager; to carry on ``thread``, its session store must exist already
+    (a resume or recover of a thread that cannot be in a folder creates no session store there)."""
     from grapharc.examples.approval import register_credit_graph
     from grapharc.session.errors import UnknownSessionError
+    from grapharc.session.manager import SessionManager
 
-    where = session_dir(directory)
+    where = session_store(sessions)
     if thread is not None and not _holds_sessions(where):
         raise UnknownSessionError(thread)
-    manager = _manager(where, lease)
+    manager = SessionManager(where, lease_seconds=lease)
     register_credit_graph(manager)
     return manager
 
@@ -318,7 +339,7 @@ def demo_run_command(
     application: Annotated[str, typer.Option("--application", help="Application id, e.g. LN-7310.")],
     thread: Annotated[str | None, typer.Option(
         "--thread", help="Thread id to use (default: a new one).")] = None,
-    directory: SessionDir = None, lease: LeaseSeconds = 30.0, as_json: JsonOption = False,
+    sessions: Sessions = None, lease: LeaseSeconds = 30.0, as_json: JsonOption = False,
 ) -> None:
     """Run an application until it is paid out, declined, or paused for the credit desk."""
     from grapharc.examples.approval import GRAPH_NAME, lookup
@@ -326,7 +347,7 @@ def demo_run_command(
     story = _Story(as_json)
     try:
         lookup(application)
-        manager = _demo_manager(directory, lease)
+        manager = _demo_manager(sessions, lease)
         session = manager.start(GRAPH_NAME, {"application_id": application}, thread_id=thread,
                                 on_update=story)
     except GraphARCError as exc:
@@ -340,12 +361,12 @@ def demo_resume_command(
     approval: Annotated[str | None, typer.Option(
         "--approval", help="The approval answered (default: the thread's only open one).")] = None,
     decider: Annotated[str, typer.Option("--decider", help="Who decides.")] = "credit-desk",
-    directory: SessionDir = None, lease: LeaseSeconds = 30.0, as_json: JsonOption = False,
+    sessions: Sessions = None, lease: LeaseSeconds = 30.0, as_json: JsonOption = False,
 ) -> None:
     """Answer a paused thread's approval and finish it, in this new process."""
     story = _Story(as_json)
     try:
-        manager = _demo_manager(directory, lease, thread)
+        manager = _demo_manager(sessions, lease, thread)
         approval_id = approval or _only_hold(manager, thread)
         session = manager.resume(thread, approval_id, decision, decider=decider, on_update=story)
     except GraphARCError as exc:
@@ -355,12 +376,12 @@ def demo_resume_command(
 
 def demo_recover_command(
     thread: Annotated[str, typer.Argument(help="A thread whose runner died or whose turn failed.")],
-    directory: SessionDir = None, lease: LeaseSeconds = 30.0, as_json: JsonOption = False,
+    sessions: Sessions = None, lease: LeaseSeconds = 30.0, as_json: JsonOption = False,
 ) -> None:
     """Carry on a thread whose runner died (once its lease expired) from its last checkpoint."""
     story = _Story(as_json)
     try:
-        session = _demo_manager(directory, lease, thread).recover(thread, on_update=story)
+        session = _demo_manager(sessions, lease, thread).recover(thread, on_update=story)
     except GraphARCError as exc:
         fail(exc, as_json)
     _finish_story(session, story)

@@ -1,6 +1,7 @@
 """The one streaming trace reader every trace tool uses.
 
-It reads a JSONL trace line by line (never the whole file), decodes each line with
+It reads a JSONL trace line by line (never the whole file), from a file or from the
+``traces`` store a URI names (``grapharc.trace_store``), decodes each line with
 :mod:`grapharc.observe.codec`, and yields the events as dicts, optionally only those of
 one run, thread or attempt. It tolerates what a live or crashed writer leaves behind: an
 unterminated last line that does not parse yet (a line being appended, or a crash
@@ -14,7 +15,7 @@ and a run written in a format version this reader does not know raises
 from __future__ import annotations
 
 import os
-from collections.abc import Iterator
+from collections.abc import Iterable, Iterator
 from pathlib import Path
 from typing import Any, BinaryIO
 
@@ -32,6 +33,7 @@ from grapharc.trace_schema import (
     THREAD_ID,
     damaged_field,
 )
+from grapharc.trace_store import open_traces, trace_location
 
 Event = dict[str, Any]
 _SNIFF_BYTES = 8192
@@ -73,7 +75,7 @@ class TraceScanner:
     continues from the starting offset plus ``consumed``, at line ``line + 1``.
     """
 
-    def __init__(self, path: str | os.PathLike[str], handle: BinaryIO, first_line: int = 1) -> None:
+    def __init__(self, path: str | os.PathLike[str], handle: Iterable[bytes], first_line: int = 1) -> None:
         self.path = path
         self.handle = handle
         self.line = first_line - 1
@@ -121,15 +123,16 @@ class TraceScanner:
 
 
 class TraceReader:
-    """The events of one trace file, optionally only one run's, thread's or attempt's.
+    """The events of one trace (a file, or a ``traces`` store URI), optionally only one run's,
+    thread's or attempt's.
 
-    Each iteration re-reads the file from the start; the scanner's findings
+    Each iteration re-reads the trace from the start; the scanner's findings
     (``torn_lines``, ``pending``) describe the latest iteration.
     """
 
     def __init__(self, path: str | os.PathLike[str], *, run_id: str | None = None,
                  thread_id: str | None = None, attempt: int | None = None) -> None:
-        self.path = Path(path)
+        self.path = trace_location(path)
         self.run_id = run_id
         self.thread_id = thread_id
         self.attempt = attempt
@@ -137,8 +140,9 @@ class TraceReader:
         self.pending = b""
 
     def __iter__(self) -> Iterator[Event]:
-        with open_trace(self.path) as handle:
-            scanner = TraceScanner(self.path, handle)
+        store = open_traces(self.path)
+        with store.lines(run_id=self.run_id, thread_id=self.thread_id) as handle:
+            scanner = TraceScanner(store.name, handle)
             try:
                 yield from self._filtered(scanner)
             finally:

@@ -5,7 +5,8 @@ rejected proposal runs. A proposal identical to one already seen is never
 checked or run again. Every round and decision is traced as a ``phase="admission"``
 event, and the loop ends with a machine-readable ``StopReason``.
 
-The loop is itself a graph (``GovernedLoop.graph()``): a ``plan`` node asks the planner, a
+The loop is itself a graph (``GovernedLoop.graph()``): a ``begin`` node starts a fresh loop
+from the goal and the domain (whatever else the input says), a ``plan`` node asks the planner, a
 ``round`` node admits the proposal and, if admitted, materialises and runs it; everything the
 loop knows lives in its state (``LoopState``). ``run()`` compiles and invokes it in-process. A
 session can drive the same graph, which is what makes an ``ask`` durable: when admission
@@ -42,7 +43,7 @@ from grapharc.planner.registry import CostEstimate
 from grapharc.runtime.budget import Budget, BudgetExceededError, BudgetMeter
 from grapharc.runtime.context import CURRENT_RUN, record_stop_reason
 from grapharc.runtime.graph import END, START, GraphARC
-from grapharc.runtime.state import GraphARCState
+from grapharc.runtime.state import GraphARCState, StateContract
 from grapharc.runtime.trace import TraceWriter
 
 
@@ -183,6 +184,10 @@ class LoopState(GraphARCState):
     detail: str = ""
 
 
+_BOOKKEEPING = frozenset(LoopState.model_fields) - {"goal", "domain"}
+"""The loop state only the loop writes: reset when a loop begins, whatever the input said."""
+
+
 def _exhausted(meter: BudgetMeter) -> str | None:
     """Why the budget cannot pay for another round, or None when every dimension has some left."""
     spent = meter.exhausted()
@@ -246,13 +251,15 @@ class GovernedLoop:
                           self.schema.model_validate(loop.domain), loop.detail, dict(loop.spent))
 
     def graph(self, name: str = "governed_loop") -> GraphARC:
-        """The loop as a graph: plan -> round -> plan ... until a stop; a session can drive it."""
-        limit = 2 * self.limits.max_rounds + 1  # the loop's own steps; spend is metered in its state
+        """The loop as a graph: begin -> plan -> round -> plan ... until a stop; a session can drive it."""
+        limit = 2 * self.limits.max_rounds + 2  # the loop's own steps; spend is metered in its state
         graph = GraphARC(LoopState, name=name, budget=Budget(max_iterations=limit), trace=self.trace)
+        graph.add_node("begin", self._begin, writes={"domain", *_BOOKKEEPING})
         graph.add_node("plan", self._plan, writes={"round", "started_at", "plan", "spent", "stop", "detail"})
         graph.add_node("round", self._round_node,
                        writes={"domain", "seen", "repeats", "rounds", "spent", "feedback", "stop", "detail"})
-        graph.add_edge(START, "plan")
+        graph.add_edge(START, "begin")
+        graph.add_edge("begin", "plan")
         graph.add_conditional_edge("plan", _next_after_plan, {"round": "round", "stop": END})
         graph.add_conditional_edge("round", _next_after_round, {"plan": "plan", "stop": END})
         return graph
@@ -276,6 +283,21 @@ class GovernedLoop:
                     rounds=len(loop.rounds) if rounds is None else rounds)
         record_stop_reason(reason.value)
         return {"stop": reason.value, "detail": detail}
+
+    def _begin(self, loop: LoopState) -> dict[str, Any]:
+        """Start a fresh loop: the domain checked against the surface's state (its ``goal`` field,
+        if it has one, defaults to the loop's goal), and the bookkeeping at its defaults, so a
+        turn's input can name a goal and a domain but never forge rounds, seen proposals or spend."""
+        from grapharc.governed import require_goal  # here: importing a planner module loads no policy
+
+        require_goal(loop.goal)
+        domain = dict(loop.domain)
+        if "goal" in self.schema.model_fields:
+            domain.setdefault("goal", loop.goal)
+        checked = StateContract(self.schema, {}).initial_state("governed loop domain", domain)
+        fresh = {name: LoopState.model_fields[name].get_default(call_default_factory=True)
+                 for name in _BOOKKEEPING}
+        return {**fresh, "domain": checked.model_dump(mode="json")}
 
     def _plan(self, loop: LoopState) -> dict[str, Any]:
         """Ask the planner for this round's proposal, unless the budget has nothing left."""

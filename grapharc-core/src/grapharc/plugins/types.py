@@ -17,7 +17,7 @@ from grapharc.plugins.errors import PluginFactoryError
 
 Factory = Callable[..., Any] | str
 
-STORE_KINDS = frozenset({"claims", "artifacts", "checkpoints", "sessions"})
+STORE_KINDS = frozenset({"claims", "artifacts", "checkpoints", "sessions", "runs", "traces"})
 
 
 def resolve_factory(factory: Factory, *, plugin: str) -> Callable[..., Any]:

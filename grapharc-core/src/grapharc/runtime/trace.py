@@ -1,5 +1,9 @@
 """The JSONL trace writer: the one record that metrics, replay, diff, cost and every view read.
 
+``TraceWriter`` encodes events; a sink stores the lines: ``FileTraceSink`` below, or another
+``traces`` store's named by URI (``grapharc.trace_store``), holding the same bytes per event.
+What follows is the file's story.
+
 One JSON object per line, appended with a single ``os.write`` on an ``O_APPEND`` descriptor, so
 threads and separate processes can share one file without interleaving lines. A line torn by a
 crash is closed off with a newline before this writer's first event, so it never swallows a new
@@ -24,11 +28,11 @@ import os
 import stat
 import threading
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from enum import Enum
 from pathlib import Path
 from types import TracebackType
-from typing import Any
+from typing import Any, Protocol
 from uuid import UUID
 
 from pydantic import BaseModel
@@ -81,14 +85,77 @@ def _open_for_append(path: Path) -> int:
     return fd
 
 
-class TraceWriter:
-    """Appends events to one JSONL file; safe to share between threads and processes."""
+class TraceSink(Protocol):
+    """Where a ``TraceWriter``'s encoded lines go: a file, a database table (see ``grapharc.trace_store``)."""
+
+    name: str
+
+    def write(self, events: Sequence[dict[str, Any]], lines: Sequence[bytes]) -> None:
+        """Store ``lines`` (each one event's JSON line, newline included) in order, all or none."""
+
+    def close(self) -> None:
+        """Release the sink; writing after this raises ``TraceClosedError``."""
+
+
+class FileTraceSink:
+    """Appends lines to one JSONL file with a single ``os.write`` each batch; shared safely by
+    threads and processes (the module docstring says how)."""
 
     def __init__(self, path: str | os.PathLike[str]) -> None:
         self.path = Path(path)
+        self.name = str(self.path)
         self._fd = _open_for_append(self.path)
         self._lock = threading.Lock()
         self._tail_checked = False
+
+    def write(self, events: Sequence[dict[str, Any]], lines: Sequence[bytes]) -> None:
+        """Append ``lines`` with one write."""
+        self._write(b"".join(lines))
+
+    def _write(self, data: bytes) -> None:
+        with self._lock:
+            if self._fd < 0:
+                raise TraceClosedError(f"the trace writer for {self.path} is closed")
+            first = not self._tail_checked
+            fcntl.flock(self._fd, fcntl.LOCK_EX if first else fcntl.LOCK_SH)
+            try:
+                if first:
+                    data = self._torn_tail_fix() + data
+                    self._tail_checked = True
+                try:
+                    written = os.write(self._fd, data)
+                    if written < len(data):  # short (a full disk): finishing the line beats tearing it
+                        view = memoryview(data)[written:]
+                        while view:
+                            view = view[os.write(self._fd, view) :]
+                except OSError as exc:
+                    raise TraceOpenError(f"cannot write the trace to {self.path}: {exc.strerror or exc}",
+                                         hint="name a regular file on a writable disk") from None
+            finally:
+                fcntl.flock(self._fd, fcntl.LOCK_UN)
+
+    def close(self) -> None:
+        """Close the file; further writes raise TraceClosedError. Closing twice is harmless."""
+        with self._lock:
+            if self._fd >= 0:
+                os.close(self._fd)
+                self._fd = -1
+
+    def _torn_tail_fix(self) -> bytes:
+        """A newline if the file ends mid-line (an earlier writer crashed), else nothing."""
+        size = os.fstat(self._fd).st_size
+        if size == 0:
+            return b""
+        os.lseek(self._fd, size - 1, os.SEEK_SET)
+        return b"" if os.read(self._fd, 1) == b"\n" else b"\n"
+
+
+class TraceWriter:
+    """Encodes events as trace lines and hands them to a sink: a JSONL file (a bare path), or the
+    sink a ``traces`` store URI names (``postgresql://HOST/DB``); safe to share between threads."""
+
+    def __init__(self, target: str | os.PathLike[str] | TraceSink) -> None:
+        self.sink = open_trace_sink(target) if isinstance(target, str | os.PathLike) else target
 
     def start(self, run_id: str, thread_id: str, attempt: int, graph: str, node: str, step: int, *,
               extra: dict[str, Any] | None = None) -> None:
@@ -127,41 +194,16 @@ class TraceWriter:
 
     def append(self, event: dict[str, Any]) -> None:
         """Encode ``event`` as one line and append it with a single write."""
-        self._write(_encode(event))
+        self.sink.write((event,), (_encode(event),))
 
     def append_many(self, events: list[dict[str, Any]]) -> None:
         """Append several events, in order, with a single write."""
         if events:
-            self._write(b"".join(_encode(event) for event in events))
-
-    def _write(self, data: bytes) -> None:
-        with self._lock:
-            if self._fd < 0:
-                raise TraceClosedError(f"the trace writer for {self.path} is closed")
-            first = not self._tail_checked
-            fcntl.flock(self._fd, fcntl.LOCK_EX if first else fcntl.LOCK_SH)
-            try:
-                if first:
-                    data = self._torn_tail_fix() + data
-                    self._tail_checked = True
-                try:
-                    written = os.write(self._fd, data)
-                    if written < len(data):  # short (a full disk): finishing the line beats tearing it
-                        view = memoryview(data)[written:]
-                        while view:
-                            view = view[os.write(self._fd, view) :]
-                except OSError as exc:
-                    raise TraceOpenError(f"cannot write the trace to {self.path}: {exc.strerror or exc}",
-                                         hint="name a regular file on a writable disk") from None
-            finally:
-                fcntl.flock(self._fd, fcntl.LOCK_UN)
+            self.sink.write(events, [_encode(event) for event in events])
 
     def close(self) -> None:
-        """Close the file; further writes raise TraceClosedError. Closing twice is harmless."""
-        with self._lock:
-            if self._fd >= 0:
-                os.close(self._fd)
-                self._fd = -1
+        """Close the sink; further writes raise TraceClosedError. Closing twice is harmless."""
+        self.sink.close()
 
     def __enter__(self) -> TraceWriter:
         return self
@@ -188,13 +230,13 @@ class TraceWriter:
             event.update(extra)
         self.append(event)
 
-    def _torn_tail_fix(self) -> bytes:
-        """A newline if the file ends mid-line (an earlier writer crashed), else nothing."""
-        size = os.fstat(self._fd).st_size
-        if size == 0:
-            return b""
-        os.lseek(self._fd, size - 1, os.SEEK_SET)
-        return b"" if os.read(self._fd, 1) == b"\n" else b"\n"
+
+def open_trace_sink(location: str | os.PathLike[str]) -> TraceSink:
+    """The sink ``location`` names: a ``traces`` store URI (``file:``, ``postgresql://``...),
+    else a JSONL file at that path."""
+    from grapharc.trace_store import open_traces
+
+    return open_traces(location).open_sink()
 
 
 def node_identity(phase: str, run_id: str, thread_id: str, attempt: int, graph: str, node: str,

@@ -155,6 +155,18 @@ class SessionStore(Protocol):
 
 
 @runtime_checkable
+class ChangeNotifier(Protocol):
+    """What a session store may also offer: being told when another process writes a thread's
+    audit trail, rather than finding out at the next poll (PostgreSQL's LISTEN/NOTIFY)."""
+
+    async def wait_for_change(self, thread_id: str, timeout: float) -> bool:
+        """True once the thread's audit trail (or trace) is written to, by any process, within
+        ``timeout`` seconds; False when the time passes first. A write made before the call may
+        not wake it, so a caller re-reads after every return."""
+        ...
+
+
+@runtime_checkable
 class CheckpointerProvider(Protocol):
     """LangGraph checkpoint savers over one place: a sync one for the process, async ones per loop.
 

@@ -3,10 +3,12 @@
 A runner frozen past its lease (a stopped process, a paused VM) may wake after another
 runner has taken the thread over. Its heartbeat notices at the next renewal, but a
 checkpoint could be written before that. So every checkpoint write of a thread this
-process holds a lease on first checks, in the session store, that the lease is still
-this runner's; if not, the write is refused with ``LeaseLostError`` and the stale
-runner's turn ends there. The check and the write go to two stores, so a window of one
-statement remains; a takeover needs a stall of a whole lease.
+process holds a lease on is refused with ``LeaseLostError`` unless the lease is still
+this runner's, and the stale runner's turn ends there. A checkpointer that keeps its
+checkpoints beside the session rows (``FencesInTransaction``: grapharc-postgres) checks
+the lease in the write's own transaction, so no takeover slips in between; for any
+other, ``FencedSaver`` asks the session store just before the write, which leaves a
+window of one statement (a takeover needs a stall of a whole lease).
 
 The wrapper delegates everything else to the checkpointer it wraps; writes for
 threads without a lease here (an operator's ``update_state``) pass unfenced.
@@ -15,7 +17,7 @@ threads without a lease here (an operator's ``update_state``) pass unfenced.
 from __future__ import annotations
 
 from collections.abc import Callable
-from typing import Any
+from typing import Any, Protocol, runtime_checkable
 
 from langgraph.checkpoint.base import BaseCheckpointSaver
 
@@ -31,14 +33,40 @@ class Leases:
         self.held: dict[str, Lease] = {}
         self.still_held = still_held
 
+    def lease_for(self, config: Any) -> Lease | None:
+        """The lease this process holds on the thread ``config`` writes to, if any."""
+        return self.held.get(str((config.get("configurable") or {}).get("thread_id", "")))
+
     def check(self, config: Any) -> None:
         """Refuse a write to a thread whose lease this process lost."""
-        thread_id = str((config.get("configurable") or {}).get("thread_id", ""))
-        lease = self.held.get(thread_id)
+        lease = self.lease_for(config)
         if lease is not None and not self.still_held(lease):
-            raise LeaseLostError(
-                f"runner {lease.runner} lost its lease on thread {thread_id}; its checkpoint write "
-                "was refused", hint="another runner has taken the thread over and carries on")
+            raise lost(lease)
+
+
+def lost(lease: Lease) -> LeaseLostError:
+    """The refusal of a checkpoint write under ``lease``, which is no longer current."""
+    return LeaseLostError(
+        f"runner {lease.runner} lost its lease on thread {lease.thread_id}; its checkpoint write "
+        "was refused", hint="another runner has taken the thread over and carries on")
+
+
+@runtime_checkable
+class FencesInTransaction(Protocol):
+    """A checkpointer that can check a write's lease inside the transaction that writes."""
+
+    def fenced_by(self, leases: Leases) -> BaseCheckpointSaver[Any]:
+        """This checkpointer refusing, in each write's own transaction, a write to a thread
+        ``leases`` holds whose lease is no longer current (``lost``)."""
+        ...
+
+
+def fence(inner: BaseCheckpointSaver[Any], leases: Leases) -> BaseCheckpointSaver[Any]:
+    """``inner`` with the writes of threads ``leases`` holds fenced: in the write's transaction
+    where ``inner`` can, else by ``FencedSaver``'s check just before it."""
+    if isinstance(inner, FencesInTransaction):
+        return inner.fenced_by(leases)
+    return FencedSaver(inner, leases)
 
 
 class FencedSaver(WrappedSaver):

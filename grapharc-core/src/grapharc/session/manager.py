@@ -38,8 +38,9 @@ from grapharc.runtime.budget import Budget
 from grapharc.runtime.graph import GraphARC
 from grapharc.session.approvals import Approvers, Gate
 from grapharc.session.backends import open_backends
+from grapharc.session.contracts import ChangeNotifier
 from grapharc.session.errors import SessionError, SessionInputError
-from grapharc.session.fencing import FencedSaver, Leases
+from grapharc.session.fencing import Leases, fence
 from grapharc.session.lease import Lease
 from grapharc.session.records import APPROVED, DECLINED, Approval, AuditEntry, Event, Session
 from grapharc.session.registry import GraphRegistry, RegisteredGraph
@@ -103,7 +104,7 @@ class SessionManager:
         self.leases = Leases(self.store.holds)
         self._saver: BaseCheckpointSaver[Any] | None = None
         self._async_savers: dict[asyncio.AbstractEventLoop, asyncio.Task[_LoopSaver]] = {}
-        self._fenced: dict[BaseCheckpointSaver[Any], FencedSaver] = {}
+        self._fenced: dict[BaseCheckpointSaver[Any], BaseCheckpointSaver[Any]] = {}
 
     # -- registration ----------------------------------------------------------------
 
@@ -156,6 +157,15 @@ class SessionManager:
         compiled = self._compiled(session.graph, thread_id)
         return builtins.list(compiled.get_state_history({"configurable": {"thread_id": thread_id}}))
 
+    async def wait_for_change(self, thread_id: str, timeout: float) -> bool:
+        """Wait up to ``timeout`` seconds for another process to write the thread's audit trail:
+        True if the store says one did (a ``ChangeNotifier`` store), else False once the time
+        has passed, so a store that cannot tell is simply polled every ``timeout``."""
+        if isinstance(self.store, ChangeNotifier):
+            return await self.store.wait_for_change(thread_id, timeout)
+        await asyncio.sleep(timeout)
+        return False
+
     # -- sync turns ------------------------------------------------------------------
 
     def create(self, graph: str, *, thread_id: str | None = None) -> Session:
@@ -199,13 +209,15 @@ class SessionManager:
         """``resume`` with ``rejected``."""
         return self.resume(thread_id, approval_id, DECLINED, decider=decider, on_update=on_update)
 
-    def recover(self, thread_id: str, *, on_update: OnUpdate | None = None) -> Session:
+    def recover(self, thread_id: str, *, on_update: OnUpdate | None = None,
+                budget: Budget | None = None) -> Session:
         """Take over a thread whose runner died (once its lease expired) or whose turn failed,
-        and carry it on from its last checkpoint."""
+        and carry it on from its last checkpoint (under ``budget`` as in ``run``: a run taken over
+        keeps the budget it was given)."""
         _session, graph, compiled = self._for(thread_id)
         lease = self.store.claim_recovery(thread_id, runner=self.runner, ttl=self.lease_seconds,
                                           now=self.clock())
-        turn = Turn(self.store, self.leases, graph, compiled, lease, self.clock, on_update)
+        turn = Turn(self.store, self.leases, graph, compiled, lease, self.clock, on_update, budget)
         turn.drive(turn.recovery_plan())
         return self.get(thread_id)
 
@@ -265,13 +277,14 @@ class SessionManager:
             await turn.drive(await turn.settled())
         return await asyncio.to_thread(self.get, thread_id)
 
-    async def arecover(self, thread_id: str, *, on_update: OnUpdate | None = None) -> Session:
+    async def arecover(self, thread_id: str, *, on_update: OnUpdate | None = None,
+                       budget: Budget | None = None) -> Session:
         """Async ``recover``."""
         saver = await self._async_checkpointer()
         _session, graph, compiled = await asyncio.to_thread(self._for, thread_id, saver)
         lease = await asyncio.to_thread(self.store.claim_recovery, thread_id, runner=self.runner,
                                         ttl=self.lease_seconds, now=self.clock())
-        turn = AsyncTurn(self.store, self.leases, graph, compiled, lease, self.clock, on_update)
+        turn = AsyncTurn(self.store, self.leases, graph, compiled, lease, self.clock, on_update, budget)
         await turn.drive(await turn.recovery_plan())
         return await asyncio.to_thread(self.get, thread_id)
 
@@ -312,7 +325,7 @@ class SessionManager:
         inner = saver if saver is not None else self.checkpointer
         fenced = self._fenced.get(inner)
         if fenced is None:
-            fenced = self._fenced[inner] = FencedSaver(inner, self.leases)
+            fenced = self._fenced[inner] = fence(inner, self.leases)
         return self.graphs.compiled(name, fenced)
 
     def _for(self, thread_id: str, saver: Any = None) -> tuple[Session, RegisteredGraph, Any]:

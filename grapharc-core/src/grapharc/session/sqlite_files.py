@@ -3,7 +3,8 @@
 A ``sqlite:`` location that is a directory (one that exists, or a new name without a
 suffix) holds the whole layer: ``DIR/sessions.db`` for the session store and
 ``DIR/checkpoints.db`` for LangGraph's checkpoints, so ``sqlite:DIR`` (or a bare
-``DIR``) serves a ``SessionManager``. A name with a suffix (``runs/checkpoints.db``) is
+``DIR``) serves a ``SessionManager``; a server keeps its run queue beside them in
+``DIR/runs.db``. A name with a suffix (``runs/checkpoints.db``) is
 the one file of that kind of store.
 """
 
@@ -15,6 +16,7 @@ from grapharc.errors import GraphARCError
 
 SESSIONS_FILE = "sessions.db"
 CHECKPOINTS_FILE = "checkpoints.db"
+RUNS_FILE = "runs.db"
 
 
 def database_path(location: str, filename: str, error: type[GraphARCError]) -> Path:

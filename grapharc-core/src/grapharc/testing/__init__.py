@@ -6,7 +6,7 @@ backend builds. Conformance kits let any plugin, ours or a third party's, prove
 its contract in its own tests: ``claim_store_kit.ClaimStoreConformance``,
 ``artifact_store_kit.ArtifactStoreConformance``,
 ``executor_kit.ExecutorConformance``, ``backend_kit.ModelBackendConformance``,
-``session_store_kit.SessionStoreConformance`` and
+``session_store_kit.SessionStoreConformance``, ``run_store_kit.RunStoreConformance`` and
 ``checkpointer_kit.CheckpointerConformance`` (which runs LangGraph's
 ``langgraph-checkpoint-conformance`` suite). They import pytest, so they are not
 imported here. ``hostile_kit`` scripts a model that tries every escape against an agent's

@@ -1,1 +1,1 @@
-"""GraphARC on PostgreSQL: sessions and checkpoints behind the ``postgres://`` store scheme."""
+"""GraphARC on PostgreSQL: sessions, checkpoints and traces behind the ``postgres://`` store scheme."""

@@ -4,7 +4,8 @@
 core's ``CheckpointerProvider`` contract: one sync ``PostgresSaver`` over a connection
 pool shared by the process, and per event loop an ``AsyncPostgresSaver`` over a pool of
 its own (an async pool is bound to the loop that opened it). LangGraph's own migrations
-create its tables on first use.
+create its tables on first use. Both savers fence a leased thread's writes inside the
+write's transaction (``grapharc.postgres.fencing``).
 """
 
 from __future__ import annotations
@@ -15,12 +16,11 @@ from contextlib import asynccontextmanager
 from typing import Any
 
 import psycopg
-from langgraph.checkpoint.postgres import PostgresSaver
-from langgraph.checkpoint.postgres.aio import AsyncPostgresSaver
 from psycopg.rows import dict_row
 from psycopg_pool import AsyncConnectionPool, ConnectionPool, PoolTimeout
 
 from grapharc.postgres.connect import conninfo, unreachable
+from grapharc.postgres.fencing import FencingAsyncPostgresSaver, FencingPostgresSaver
 from grapharc.postgres.sessions import table_footprint
 
 TABLES = ("checkpoints", "checkpoint_blobs", "checkpoint_writes", "checkpoint_migrations")
@@ -34,14 +34,14 @@ class PostgresCheckpoints:
     def __init__(self, uri: str, *, max_size: int = 8) -> None:
         self.uri = uri
         self.max_size = max_size
-        self._sync: tuple[ConnectionPool[Any], PostgresSaver] | None = None
+        self._sync: tuple[ConnectionPool[Any], FencingPostgresSaver] | None = None
         self._lock = threading.Lock()
 
-    def saver(self) -> PostgresSaver:
+    def saver(self) -> FencingPostgresSaver:
         """The sync ``PostgresSaver``, opened (and its tables migrated) on first call."""
         return self._opened()[1]
 
-    def _opened(self) -> tuple[ConnectionPool[Any], PostgresSaver]:
+    def _opened(self) -> tuple[ConnectionPool[Any], FencingPostgresSaver]:
         """The sync pool and the saver over it, opened on first call."""
         with self._lock:
             if self._sync is None:
@@ -49,7 +49,7 @@ class PostgresCheckpoints:
                                                            kwargs=CONNECTION, open=False)
                 try:
                     pool.open(wait=True, timeout=10)
-                    saver = PostgresSaver(pool)
+                    saver = FencingPostgresSaver(pool)
                     saver.setup()
                 except (psycopg.Error, PoolTimeout) as exc:
                     pool.close()
@@ -58,13 +58,13 @@ class PostgresCheckpoints:
             return self._sync
 
     @asynccontextmanager
-    async def async_saver(self) -> AsyncIterator[AsyncPostgresSaver]:
+    async def async_saver(self) -> AsyncIterator[FencingAsyncPostgresSaver]:
         """An ``AsyncPostgresSaver`` on the running loop, its pool closed on exit."""
         pool: AsyncConnectionPool[Any] = AsyncConnectionPool(self.uri, min_size=1, max_size=self.max_size,
                                                              kwargs=CONNECTION, open=False)
         try:
             await pool.open(wait=True, timeout=10)
-            saver = AsyncPostgresSaver(pool)
+            saver = FencingAsyncPostgresSaver(pool)
             await saver.setup()
         except (psycopg.Error, PoolTimeout) as exc:
             await pool.close()

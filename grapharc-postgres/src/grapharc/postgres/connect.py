@@ -1,15 +1,20 @@
 """From a store location to a PostgreSQL connection string, and the error every failure becomes.
 
+Also the pooled transaction every store's change runs in.
+
 ``split_uri`` drops the ``//`` after the scheme, so ``postgresql://user@host/db`` arrives
 here as ``user@host/db``; the libpq URI is rebuilt from it, query parameters included.
 """
 
 from __future__ import annotations
 
-from typing import Any
+from collections.abc import Iterator
+from contextlib import contextmanager
+from typing import Any, cast
 
 import psycopg
 from psycopg.rows import dict_row
+from psycopg_pool import ConnectionPool, PoolTimeout
 
 from grapharc.errors import GraphARCError
 
@@ -44,5 +49,29 @@ def connect(uri: str, **kwargs: Any) -> psycopg.Connection[dict[str, Any]]:
 
 
 def unreachable(uri: str, exc: Exception) -> PostgresStoreError:
-    return PostgresStoreError(f"cannot open the PostgreSQL store {redacted(uri)}: {exc}".strip(),
+    said = " ".join(str(exc).split())  # libpq's message spans lines; an error is one line
+    return PostgresStoreError(f"cannot open the PostgreSQL store {redacted(uri)}: {said}",
                               hint="check the server is running (pg_isready) and the URI's user and database")
+
+
+def open_pool(uri: str, max_size: int) -> ConnectionPool[Any]:
+    """A pool of autocommit, dict-row connections to ``uri``, once its tables are migrated."""
+    from grapharc.postgres.schema import upgrade  # schema imports this module's error
+
+    with connect(uri, autocommit=True) as conn:
+        upgrade(conn, uri)
+    return ConnectionPool(uri, min_size=1, max_size=max_size, open=True,
+                          kwargs={"row_factory": dict_row, "autocommit": True})
+
+
+@contextmanager
+def transaction(pool: ConnectionPool[Any], uri: str) -> Iterator[psycopg.Connection[dict[str, Any]]]:
+    """One atomic change or consistent read: a pooled connection inside one transaction; every
+    failure a ``PostgresStoreError`` naming the (redacted) store."""
+    try:
+        with pool.connection() as conn, conn.transaction():
+            yield cast(psycopg.Connection[dict[str, Any]], conn)  # the pool's connections make dict rows
+    except (psycopg.OperationalError, PoolTimeout) as exc:
+        raise unreachable(uri, exc) from exc
+    except psycopg.Error as exc:
+        raise PostgresStoreError(f"PostgreSQL store {redacted(uri)}: {exc}") from exc

@@ -1,4 +1,5 @@
-"""grapharc-postgres's hook implementations: the ``postgres``/``postgresql`` schemes and ``grapharc db``."""
+"""grapharc-postgres's hook implementations: the ``postgres``/``postgresql`` schemes (sessions,
+checkpoints, traces) and ``grapharc db``."""
 
 from __future__ import annotations
 
@@ -21,6 +22,12 @@ def register_stores(register: RegisterStore) -> None:
         register(StoreInfo(scheme=scheme, kinds=frozenset({"checkpoints"}),
                            factory="grapharc.postgres.checkpoints:open_checkpointer",
                            description="LangGraph's Postgres savers (sync and async) over a connection pool"))
+        register(StoreInfo(scheme=scheme, kinds=frozenset({"traces"}),
+                           factory="grapharc.postgres.traces:open_traces",
+                           description="run trace events in one table, read back as a JSONL trace"))
+        register(StoreInfo(scheme=scheme, kinds=frozenset({"runs"}),
+                           factory="grapharc.postgres.runs:open_run_store",
+                           description="the server's run records and run queue, claimed with SKIP LOCKED"))
 
 
 @hookimpl

@@ -1,4 +1,4 @@
-"""Versioned migrations of the session tables, recorded in ``grapharc_schema_versions``.
+"""Versioned migrations of the session, trace and run tables, recorded in ``grapharc_schema_versions``.
 
 Each migration runs once, in order, in one transaction holding an advisory lock, so
 workers starting together apply it once. A store refuses a database that has a version
@@ -86,7 +86,55 @@ BEGIN
 END $$;
 CREATE TRIGGER grapharc_audit_is_append_only BEFORE UPDATE OR DELETE ON grapharc_audit
     FOR EACH ROW EXECUTE FUNCTION grapharc_audit_guard();
-"""),)
+"""), (2, "trace events, and a notification on each audit or trace write", """
+CREATE TABLE grapharc_trace_events (
+    seq BIGSERIAL PRIMARY KEY,
+    run_id TEXT,
+    thread_id TEXT,
+    line TEXT NOT NULL,
+    written_at TIMESTAMPTZ NOT NULL DEFAULT now()
+);
+CREATE INDEX grapharc_trace_events_by_run ON grapharc_trace_events (run_id, seq);
+CREATE INDEX grapharc_trace_events_by_thread ON grapharc_trace_events (thread_id, seq);
+CREATE FUNCTION grapharc_notify_write() RETURNS trigger LANGUAGE plpgsql AS $$
+BEGIN
+    PERFORM pg_notify(TG_ARGV[0], thread) FROM (SELECT DISTINCT COALESCE(thread_id, '') AS thread
+                                               FROM written) AS threads;
+    RETURN NULL;
+END $$;
+CREATE TRIGGER grapharc_audit_notifies AFTER INSERT ON grapharc_audit REFERENCING NEW TABLE AS written
+    FOR EACH STATEMENT EXECUTE FUNCTION grapharc_notify_write('grapharc_audit');
+CREATE TRIGGER grapharc_trace_notifies AFTER INSERT ON grapharc_trace_events REFERENCING NEW TABLE AS written
+    FOR EACH STATEMENT EXECUTE FUNCTION grapharc_notify_write('grapharc_trace');
+"""), (3, "runs and the run queue", """
+CREATE TABLE grapharc_runs (
+    seq BIGSERIAL PRIMARY KEY,
+    run_id TEXT NOT NULL UNIQUE,
+    thread_id TEXT NOT NULL,
+    assistant_id TEXT NOT NULL,
+    request TEXT NOT NULL,
+    created_at DOUBLE PRECISION NOT NULL,
+    updated_at DOUBLE PRECISION NOT NULL,
+    after_seq BIGINT,
+    stream_modes TEXT NOT NULL,
+    budget TEXT,
+    multitask_strategy TEXT NOT NULL,
+    status TEXT NOT NULL CHECK (status IN ('pending', 'running', 'success', 'error', 'interrupted')),
+    end_seq BIGINT,
+    error TEXT,
+    worker TEXT,
+    claim_expires_at DOUBLE PRECISION,
+    cancel_requested BOOLEAN NOT NULL DEFAULT false,
+    attempts INTEGER NOT NULL DEFAULT 0,
+    metadata TEXT NOT NULL
+);
+CREATE INDEX grapharc_runs_by_thread ON grapharc_runs (thread_id, status, seq);
+CREATE INDEX grapharc_runs_by_status ON grapharc_runs (status, seq);
+"""))
+
+CHANNELS = ("grapharc_audit", "grapharc_trace")
+"""What the triggers notify after each INSERT statement into the audit trail and the trace events:
+once per thread id written (the payload), so a batch of a thousand trace events is one notification."""
 
 LATEST = MIGRATIONS[-1][0]
 

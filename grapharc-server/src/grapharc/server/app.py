@@ -19,20 +19,23 @@ def create_app(*, sessions: str | None = None, auth: AuthConfig | None = None,
                api: ApiContext | None = None) -> FastAPI:
     """Build the FastAPI app (a fresh one per call, so tests can hold their own); the approval
     inbox is served when both the ``sessions`` location and the ``auth`` file are given, the
-    assistants, threads and runs routes when ``api`` (the sessions with registered graphs) is."""
+    assistants, threads and runs routes when ``api`` (the sessions with registered graphs) is;
+    the api's run worker starts and stops with the app."""
 
     @asynccontextmanager
     async def lifespan(_app: FastAPI) -> AsyncIterator[None]:
+        if api is not None:
+            api.worker.start()
         yield
         if api is not None:
-            await api.manager.aclose()
+            await api.aclose()
 
     app = FastAPI(title="GraphARC", version=__version__, lifespan=lifespan)
     app.state.auth = auth  # None: nobody signs in (loopback only); API routes check bearer tokens with it
     if sessions is not None and auth is not None:
         from grapharc.server.inbox.routes import inbox_router
 
-        app.include_router(inbox_router(sessions, auth))
+        app.include_router(inbox_router(sessions, auth, api.manager if api is not None else None))
 
     @app.get("/healthz")
     def healthz() -> dict[str, Any]:

@@ -9,18 +9,25 @@ from __future__ import annotations
 import ipaddress
 import os
 import sys
+from contextlib import AbstractContextManager, nullcontext
 from pathlib import Path
-from typing import Annotated
+from typing import TYPE_CHECKING, Annotated
 
 import typer
 
-from grapharc.cli.options import Port, Ranged, ReadableFile, option, setting
+from grapharc.cli.governance_commands import TenantOption
+from grapharc.cli.options import ConfigFile, LeaseSeconds, Port, Ranged, ReadableFile, option, setting
 from grapharc.cli.output import JSON_OPTION_HELP, write_json
 from grapharc.server.errors import AuthRequiredError
 from grapharc.server.listener import ListeningAddress, listen
 from grapharc.values import Number
 
+if TYPE_CHECKING:
+    from grapharc.governed import GovernedRun
+    from grapharc.runtime.trace import TraceWriter
+
 DEFAULT_DRAIN_TIMEOUT = 10.0
+DEFAULT_LEASE_SECONDS = 30.0  # grapharc.session.manager's, without importing it before it is needed
 DRAIN_TIMEOUT = Ranged(Number(0, 3600, "seconds", above=False), "SECONDS")
 
 AUTH_FILE_HELP = ("TOML file of users (argon2 password hashes), API tokens (SHA-256) and who may decide "
@@ -33,6 +40,12 @@ DRAIN_TIMEOUT_HELP = ("Seconds to let in-flight requests finish after SIGTERM or
 
 REGISTRY_HELP = ("module:attr of a function that registers graphs on the SessionManager "
                  "(repeatable); with it the server offers assistants (those graphs), threads and runs.")
+POLICY_HELP = ("Policy TOML document; with it (or policy set by $GRAPHARC_POLICY or grapharc.toml) the "
+               "server offers the 'governed' assistant: the governed loop of 'grapharc plan'.")
+KINDS_HELP = ("module:attr of the node-kind registry the governed assistant's planner proposes from, "
+              "or 'plugins' (default: the registry setting, else the incident demo). Not --registry, "
+              "which registers graphs.")
+MODEL_HELP = "Planner model spec backend/model of the governed assistant (default: the kinds' scripted one)."
 CEILING_HELP = ("Ceiling on the {} any one run of the threads API may spend: a run's budget above it "
                 "is refused (422), and a run that asks for none runs under it.")
 
@@ -47,6 +60,7 @@ def serve_command(
                                              help=AUTH_FILE_HELP)] = None,
     sessions: Annotated[str | None, typer.Option("--sessions", help=SESSIONS_HELP)] = None,
     registry: Annotated[list[str] | None, typer.Option(help=REGISTRY_HELP)] = None,
+    lease: LeaseSeconds = DEFAULT_LEASE_SECONDS,
     max_tokens: Annotated[int | None, option(
         "--max-tokens", kind=setting("max_tokens", "N"), help=CEILING_HELP.format("tokens"))] = None,
     max_iterations: Annotated[int | None, option(
@@ -57,38 +71,66 @@ def serve_command(
     max_cost_usd: Annotated[float | None, option(
         "--max-cost-usd", kind=setting("max_cost_usd", "USD"),
         help=CEILING_HELP.format("US dollars"))] = None,
+    policy: Annotated[Path | None, option("--policy", kind=ReadableFile("policy file"),
+                                          help=POLICY_HELP)] = None,
+    kinds: Annotated[str | None, typer.Option("--kinds", help=KINDS_HELP)] = None,
+    model: Annotated[str | None, typer.Option("--model", help=MODEL_HELP)] = None,
+    tenant: TenantOption = None,
+    config: ConfigFile = None,
 ) -> None:
     """Serve the GraphARC HTTP API until SIGTERM or Ctrl+C, then finish in-flight requests and exit 0."""
-    from grapharc.cli.session_commands import session_dir
+    from grapharc.cli.session_commands import session_store
     from grapharc.runtime.budget import Budget
     from grapharc.server.app import create_app
     from grapharc.server.auth import load_auth
+    from grapharc.server.governed import resolve_governed
     from grapharc.server.lifecycle import serve_until_stopped
 
     auth = load_auth(auth_file) if auth_file is not None else None
-    location = sessions or str(session_dir(None))
+    location = sessions or str(session_store(None))
     ceiling = Budget(max_tokens=max_tokens, max_iterations=max_iterations, max_seconds=max_seconds,
                      max_cost_usd=max_cost_usd)
-    api = None
-    if registry:
-        from grapharc.server.api.context import open_context
+    governed = resolve_governed({"policy": policy, "registry": kinds, "model": model, "tenant": tenant,
+                                 "max_tokens": max_tokens, "max_iterations": max_iterations,
+                                 "max_seconds": max_seconds, "max_cost_usd": max_cost_usd}, config)
+    with governed_trace(governed) as trace:
+        api = None
+        if registry or governed is not None:
+            from grapharc.server.api.context import open_context
+            from grapharc.server.governed import registrar
 
-        api = open_context(location, registry, ceiling)
-    listener = listen(host, port)
-    if auth is None and not ipaddress.ip_address(ListeningAddress.of(listener).host).is_loopback:
-        listener.close()
-        raise AuthRequiredError(f"refusing to serve on {host} without sign-in: anyone who reaches it could "
-                                "decide approvals", hint="pass --auth-file FILE, or listen on 127.0.0.1")
-    serve_until_stopped(listener, create_app(sessions=location, auth=auth, api=api),
-                        drain_timeout=drain_timeout,
-                        on_listening=lambda address: announce(address, as_json))
+            api = open_context(location, registry or [], ceiling,
+                               [registrar(governed, trace)] if governed is not None else [],
+                               lease_seconds=lease)
+        listener = listen(host, port)
+        if auth is None and not ipaddress.ip_address(ListeningAddress.of(listener).host).is_loopback:
+            listener.close()
+            raise AuthRequiredError(f"refusing to serve on {host} without sign-in: anyone who reaches it "
+                                    "could decide approvals",
+                                    hint="pass --auth-file FILE, or listen on 127.0.0.1")
+        serve_until_stopped(listener, create_app(sessions=location, auth=auth, api=api),
+                            drain_timeout=drain_timeout,
+                            on_listening=lambda address: announce(address, as_json, governed))
 
 
-def announce(address: ListeningAddress, as_json: bool) -> None:
-    """Say where the server listens: one JSON document on stdout, or a line on stderr."""
+def governed_trace(governed: GovernedRun | None) -> AbstractContextManager[TraceWriter | None]:
+    """The governed assistant's trace writer (the ``trace`` setting), open while the server runs."""
+    from grapharc.governed import configured_trace
+
+    return configured_trace(governed.config) if governed is not None else nullcontext()
+
+
+def announce(address: ListeningAddress, as_json: bool, governed: GovernedRun | None = None) -> None:
+    """Say where the server listens, and the governed assistant's policy and where it came from:
+    one JSON document on stdout, or lines on stderr."""
+    from grapharc.server.governed import announcement
+
+    offered = announcement(governed) if governed is not None else None
     if as_json:
         write_json({"ok": True, "url": address.url, "host": address.host, "port": address.port,
-                    "pid": os.getpid()})
-    else:
-        sys.stderr.write(f"serving on {address.url} (pid {os.getpid()}; Ctrl+C or SIGTERM stops)\n")
-        sys.stderr.flush()
+                    "pid": os.getpid(), **({"governed": offered} if offered is not None else {})})
+        return
+    if offered is not None:
+        sys.stderr.write(f"governed assistant: policy {offered['policy_line']}\n")
+    sys.stderr.write(f"serving on {address.url} (pid {os.getpid()}; Ctrl+C or SIGTERM stops)\n")
+    sys.stderr.flush()

@@ -1,27 +1,37 @@
-"""What the API's routes share: the one SessionManager, the graphs the operator registered, the runs."""
+"""What the API's routes share: the one SessionManager, the graphs the operator registered, the
+durable run store and this process's worker over it."""
 
 from __future__ import annotations
 
+import asyncio
 import importlib
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
 from fastapi import Request
 
 from grapharc.errors import GraphARCError
+from grapharc.runs.contracts import RunStore
+from grapharc.runs.errors import RunStoreError
 from grapharc.runtime.budget import Budget
 from grapharc.server.api.problems import ApiProblem
-from grapharc.server.api.runbook import RunBook
+from grapharc.server.api.progress import Progress
+from grapharc.server.api.worker import RunWorker
 from grapharc.server.auth import AuthConfig, User
-from grapharc.session.manager import SessionManager
+from grapharc.session.manager import DEFAULT_LEASE_SECONDS, SessionManager
+from grapharc.stores import open_store, store_uri
 
 
 class RegistryError(GraphARCError):
     """The --registry the operator named cannot be loaded or called."""
 
 
-def load_registry(spec: str) -> Callable[[SessionManager], None]:
+Registrar = Callable[[SessionManager], None]
+"""A function that registers graphs on a SessionManager."""
+
+
+def load_registry(spec: str) -> Registrar:
     """``module:attr`` as a callable that registers graphs on a SessionManager."""
     module_name, _, attr = spec.partition(":")
     if not module_name or not attr:
@@ -40,25 +50,49 @@ def load_registry(spec: str) -> Callable[[SessionManager], None]:
 
 @dataclass
 class ApiContext:
-    """The session manager every route drives, the runs this process started, and the ceiling
-    on every run's budget (the operator's ``--max-*`` options)."""
+    """The session manager every route drives, the durable run store its runs are queued in, this
+    process's worker over that queue, and the ceiling on every run's budget (``--max-*``)."""
 
     manager: SessionManager
-    runs: RunBook = field(default_factory=RunBook)
+    runs: RunStore
     ceiling: Budget = field(default_factory=Budget)
+    progress: Progress = field(default_factory=Progress)
+    worker: RunWorker = field(init=False)
+
+    def __post_init__(self) -> None:
+        self.worker = RunWorker(self.manager, self.runs, self.progress)
 
     def graph_names(self) -> list[str]:
         """The names of the registered graphs, sorted."""
         return self.manager.graphs.names()
 
+    async def aclose(self) -> None:
+        """Stop the worker, then close the run store and the sessions."""
+        await self.worker.stop()
+        await asyncio.to_thread(self.runs.close)
+        await self.manager.aclose()
 
-def open_context(sessions: str, registries: list[str], ceiling: Budget | None = None) -> ApiContext:
-    """Open the sessions at ``sessions`` and register every graph the ``registries`` register;
-    every run is held to ``ceiling``."""
-    manager = SessionManager(sessions)
-    for spec in registries:
-        load_registry(spec)(manager)
-    return ApiContext(manager, ceiling=ceiling or Budget())
+
+def open_context(sessions: str, registries: list[str], ceiling: Budget | None = None,
+                 registrars: Sequence[Registrar] = (), *,
+                 lease_seconds: float = DEFAULT_LEASE_SECONDS) -> ApiContext:
+    """Open the sessions and the run store at ``sessions`` and register every graph the
+    ``registries`` (by name) and the ``registrars`` (already loaded, e.g. the governed assistant)
+    register; every run is held to ``ceiling``, every thread leased for ``lease_seconds`` (a dead
+    worker's runs are taken over once that long has passed)."""
+    manager = SessionManager(sessions, lease_seconds=lease_seconds)
+    try:
+        for register in [*map(load_registry, registries), *registrars]:
+            register(manager)
+        runs = open_store(store_uri(sessions, "runs"), kind="runs")
+        if not isinstance(runs, RunStore):
+            raise RunStoreError(f"the runs store for {sessions} is {type(runs).__name__!r}, not a RunStore",
+                                hint="the distribution that registered its scheme must return one "
+                                     "(see grapharc.runs.contracts)")
+    except BaseException:
+        manager.close()
+        raise
+    return ApiContext(manager, runs, ceiling=ceiling or Budget())
 
 
 def caller(request: Request) -> User | None:

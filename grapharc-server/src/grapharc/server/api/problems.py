@@ -12,11 +12,14 @@ from fastapi.responses import JSONResponse
 from starlette.exceptions import HTTPException
 
 from grapharc.errors import GraphARCError
+from grapharc.runs import errors as run_errors
 from grapharc.session import errors as session_errors
 
 PROBLEM_TYPE = "application/problem+json"
 
 _STATUS: tuple[tuple[type[GraphARCError], int], ...] = (
+    (run_errors.UnknownRunError, 404),
+    (run_errors.ThreadBusyError, 409),
     (session_errors.UnknownSessionError, 404),
     (session_errors.UnknownGraphError, 404),
     (session_errors.UnknownApprovalError, 404),

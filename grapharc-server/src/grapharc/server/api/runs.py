@@ -6,25 +6,28 @@ node. It may carry a ``budget`` within the operator's ceiling (``grapharc.server
 The resume value is ``"approved"`` / ``"rejected"`` or an object
 ``{"decision": ..., "decider": ..., "approval_id": ...}``; the decision is the durable one the
 session layer records (who decided, when), and the run carries the thread on.
+
+A run is a durable record in the run store (``grapharc.runs``), queued for whichever worker's loop
+claims it first (``grapharc.server.api.worker``): its id, status, join and stream work on every
+``grapharc serve`` process over the same stores, and after a restart.
 """
 
 from __future__ import annotations
 
 import asyncio
-from collections.abc import Awaitable
+import uuid
 from typing import Annotated, Any, Literal
 
 from fastapi import APIRouter, Depends, Header, Query
 from pydantic import BaseModel, ConfigDict, Field, TypeAdapter, ValidationError
 from sse_starlette.sse import EventSourceResponse
 
-from grapharc.runtime.budget import Budget
+from grapharc.runs.records import REJECT, RunRecord
 from grapharc.server.api import shapes
 from grapharc.server.api.budgets import BudgetRequest, run_budget
 from grapharc.server.api.context import ApiContext, api, caller
 from grapharc.server.api.problems import ApiProblem
-from grapharc.server.api.runbook import Run
-from grapharc.server.api.streaming import cursor_of, sse_response, stream_modes
+from grapharc.server.api.streaming import cursor_of, sse_response, stream_modes, wait_for_progress
 from grapharc.server.auth import User
 from grapharc.session.errors import UnknownSessionError
 from grapharc.session.records import DECISIONS, OPEN, PAUSED, Approval, Session
@@ -61,44 +64,43 @@ class RunCreate(BaseModel):
 
 @router.post("")
 async def create_run(thread_id: str, body: RunCreate, ctx: Context, user: Caller) -> dict[str, Any]:
-    return (await _start(ctx, thread_id, body, user)).to_dict()
+    return shapes.run(await _queue(ctx, thread_id, body, user))
 
 
 @router.post("/wait")
 async def wait_run(thread_id: str, body: RunCreate, ctx: Context, user: Caller) -> dict[str, Any]:
-    run = await _start(ctx, thread_id, body, user)
-    await run.done.wait()
-    return await _final_values(ctx, run)
+    run = await _queue(ctx, thread_id, body, user)
+    await _ended(ctx, run)
+    return await _final_values(ctx, thread_id)
 
 
 @router.post("/stream")
 async def stream_run(thread_id: str, body: RunCreate, ctx: Context, user: Caller) -> EventSourceResponse:
     modes = stream_modes(body.stream_mode)
-    run = await _start(ctx, thread_id, body, user)
-    return sse_response(ctx.manager, run, modes, cursor_of(None, run),
-                        cancel_on_disconnect=body.on_disconnect == "cancel")
+    run = await _queue(ctx, thread_id, body, user)
+    return sse_response(ctx, run, modes, None, cancel_on_disconnect=body.on_disconnect == "cancel")
 
 
 @router.get("/{run_id}")
 async def get_run(thread_id: str, run_id: str, ctx: Context) -> dict[str, Any]:
-    return _run(ctx, thread_id, run_id).to_dict()
+    return shapes.run(await asyncio.to_thread(ctx.runs.get, thread_id, run_id))
 
 
 @router.post("/{run_id}/cancel")
 async def cancel_run(thread_id: str, run_id: str, ctx: Context, wait: bool = False) -> dict[str, Any]:
-    run = _run(ctx, thread_id, run_id)
-    if run.task is not None and not run.done.is_set():
-        run.task.cancel()
-        if wait:
-            await run.done.wait()
-    return run.to_dict()
+    """Cancel a run wherever it executes: a queued one at once, a running one at its worker's next
+    poll (``wait``: answer once it has ended)."""
+    run = await asyncio.to_thread(ctx.runs.request_cancel, thread_id, run_id, ctx.manager.clock())
+    ctx.worker.wake()
+    if wait:
+        run = await _ended(ctx, run)
+    return shapes.run(run)
 
 
 @router.get("/{run_id}/join")
 async def join_run(thread_id: str, run_id: str, ctx: Context) -> dict[str, Any]:
-    run = _run(ctx, thread_id, run_id)
-    await run.done.wait()
-    return await _final_values(ctx, run)
+    await _ended(ctx, await asyncio.to_thread(ctx.runs.get, thread_id, run_id))
+    return await _final_values(ctx, thread_id)
 
 
 @router.get("/{run_id}/stream")
@@ -106,56 +108,51 @@ async def join_stream(thread_id: str, run_id: str, ctx: Context, last_event_id: 
                       stream_mode: Annotated[list[str] | None, Query()] = None,
                       cancel_on_disconnect: bool = False) -> EventSourceResponse:
     """Rejoin a run's stream (the run's own modes unless ``stream_mode`` names some)."""
-    run = _run(ctx, thread_id, run_id)
-    modes = stream_modes(stream_mode or run.stream_modes)
-    return sse_response(ctx.manager, run, modes, cursor_of(last_event_id, run),
-                        cancel_on_disconnect=cancel_on_disconnect)
+    run = await asyncio.to_thread(ctx.runs.get, thread_id, run_id)
+    modes = stream_modes(stream_mode or list(run.stream_modes))
+    return sse_response(ctx, run, modes, cursor_of(last_event_id), cancel_on_disconnect=cancel_on_disconnect)
 
 
-def _run(ctx: ApiContext, thread_id: str, run_id: str) -> Run:
-    run = ctx.runs.get(thread_id, run_id)
-    if run is None:
-        raise ApiProblem(404, f"thread {thread_id} has no run {run_id} in this server process",
-                         hint="run ids live as long as the server process; the thread's trace is durable")
+async def _ended(ctx: ApiContext, run: RunRecord) -> RunRecord:
+    """The run's record once it has ended, on whichever worker executes it."""
+    while not run.ended:
+        woken = ctx.progress.changed()
+        run = await asyncio.to_thread(ctx.runs.get, run.thread_id, run.run_id)
+        if not run.ended:
+            await wait_for_progress(ctx.manager, run.thread_id, woken)
     return run
 
 
-async def _final_values(ctx: ApiContext, run: Run) -> dict[str, Any]:
+async def _final_values(ctx: ApiContext, thread_id: str) -> dict[str, Any]:
     """The thread's values once the run ended, with its open approvals as ``__interrupt__``."""
-    session = await asyncio.to_thread(ctx.manager.get, run.thread_id)
-    values = await asyncio.to_thread(ctx.manager.values, run.thread_id)
+    session = await asyncio.to_thread(ctx.manager.get, thread_id)
+    values = await asyncio.to_thread(ctx.manager.values, thread_id)
     pending = shapes.interrupts(session)
     return {**shapes.thread(session, values)["values"], **({"__interrupt__": pending} if pending else {})}
 
 
-async def _start(ctx: ApiContext, thread_id: str, body: RunCreate, user: User | None) -> Run:
-    """Check the request against the thread and its graph, then start the run's turn."""
+async def _queue(ctx: ApiContext, thread_id: str, body: RunCreate, user: User | None) -> RunRecord:
+    """Check the request against the thread and its graph, then queue the run durably for a worker:
+    ``reject`` refuses it (409) while another run of the thread is pending or running or a runner
+    holds its lease; ``enqueue`` queues it behind them."""
     graph = ctx.manager.graphs.get(body.assistant_id)
     session = await _thread(ctx, thread_id, body)
     if session.graph != graph.name:
         raise ApiProblem(409, f"thread {thread_id} runs graph {session.graph!r}, not {graph.name!r}",
                          hint=f"use assistant_id {session.graph!r} for this thread")
-    active = ctx.runs.active(thread_id)
-    if active is not None or session.lease_live(ctx.manager.clock()):
-        if body.multitask_strategy == "enqueue":
-            raise ApiProblem(422, "multitask_strategy 'enqueue' is not offered yet",
-                             hint="use 'reject' and start the run once the thread's current run ends")
-        holder = f"run {active.run_id}" if active is not None else f"runner {session.runner}"
-        raise ApiProblem(409, f"thread {thread_id} is busy: {holder} holds its lease",
-                         hint="wait for that run (GET .../join) or cancel it, then start again")
-    budget = run_budget(body.budget, ctx.ceiling)
-    after_seq = await asyncio.to_thread(_last_seq, ctx, thread_id)
-    run = Run(thread_id, graph.name, after_seq, body.multitask_strategy,
-              stream_modes(body.stream_mode))
-    turn = _turn(ctx, session, body, user, run, budget)
-    ctx.runs.start(run, turn, lambda: ctx.manager.get(thread_id).status,
-                   lambda: _last_seq(ctx, thread_id))
-    return run
-
-
-def _last_seq(ctx: ApiContext, thread_id: str) -> int:
-    trail = ctx.manager.audit(thread_id)
-    return trail[-1].seq if trail else 0
+    exclusive = body.multitask_strategy == REJECT
+    if exclusive and session.lease_live(ctx.manager.clock()):
+        raise ApiProblem(409, f"thread {thread_id} is busy: runner {session.runner} holds its lease",
+                         hint="wait for that turn to end, or send multitask_strategy 'enqueue'")
+    now = ctx.manager.clock()
+    run = RunRecord(run_id=str(uuid.uuid4()), thread_id=thread_id, assistant_id=graph.name,
+                    request=_request(ctx, session, body, user, queued=not exclusive), created_at=now,
+                    updated_at=now, stream_modes=tuple(stream_modes(body.stream_mode)),
+                    budget=run_budget(body.budget, ctx.ceiling), multitask_strategy=body.multitask_strategy,
+                    metadata=body.metadata or {})
+    added = await asyncio.to_thread(ctx.runs.add, run, exclusive=exclusive)
+    ctx.worker.wake()
+    return added
 
 
 async def _thread(ctx: ApiContext, thread_id: str, body: RunCreate) -> Session:
@@ -167,23 +164,24 @@ async def _thread(ctx: ApiContext, thread_id: str, body: RunCreate) -> Session:
     return await asyncio.to_thread(ctx.manager.create, body.assistant_id, thread_id=thread_id)
 
 
-def _turn(ctx: ApiContext, session: Session, body: RunCreate, user: User | None,
-          run: Run, budget: Budget | None) -> Awaitable[Any]:
-    """The session-layer call this run makes, under ``budget``: a resume answering an approval, or a
-    start with input; each saved node wakes the run's streams."""
+def _request(ctx: ApiContext, session: Session, body: RunCreate, user: User | None, *,
+             queued: bool) -> dict[str, Any]:
+    """What the run's turn will do, checked now: a resume answering the thread's open approval (who
+    decides settled now), or a start with input checked against the graph's state. A start queued
+    behind other runs may find the thread paused when its turn comes; that run then ends in error."""
     if body.command is not None:
         if body.input is not None:
             raise ApiProblem(422, "a run takes input or command, not both",
                              hint="send command.resume to answer an approval, input to start a turn")
         approval, decision, decider = _answer(session, body.command.resume, ctx.manager.clock(), user)
-        return ctx.manager.aresume(session.thread_id, approval.approval_id, decision, decider=decider,
-                                   on_update=run.progressed, budget=budget)
-    if session.status == PAUSED:
+        return {"kind": "resume", "approval_id": approval.approval_id, "decision": decision,
+                "decider": decider}
+    if session.status == PAUSED and not queued:
         waiting = ", ".join(h.approval_id for h in session.holds if h.state == OPEN)
         raise ApiProblem(409, f"thread {session.thread_id} waits on approval {waiting}",
                          hint='answer it with a run whose command is {"resume": "approved"} or "rejected"')
     _check_input(ctx, session.graph, body.input or {})
-    return ctx.manager.arun(session.thread_id, body.input or {}, on_update=run.progressed, budget=budget)
+    return {"kind": "start", "input": body.input or {}}
 
 
 def _answer(session: Session, resume: str | dict[str, Any], now: float,

@@ -5,6 +5,7 @@ from __future__ import annotations
 from datetime import UTC, datetime
 from typing import Any
 
+from grapharc.runs.records import RunRecord
 from grapharc.server.api.encoding import json_value
 from grapharc.session.records import (
     COMPLETED,
@@ -44,6 +45,18 @@ def thread(session: Session, values: dict[str, Any] | None = None) -> dict[str, 
             "metadata": {"graph_id": session.graph, "grapharc_status": session.status,
                          "outcome": session.outcome},
             "values": json_value(values or {}), "interrupts": {"": interrupts(session)}}
+
+
+def run(record: RunRecord) -> dict[str, Any]:
+    """A durable run record as the SDK reads a run; its metadata (the request's own, as sent) says
+    any error, and which worker executes it on which attempt (a reclaim after a worker's death is
+    attempt 2)."""
+    metadata: dict[str, Any] = {**record.metadata, **({"error": record.error} if record.error else {})}
+    metadata["grapharc"] = {"worker": record.worker, "attempts": record.attempts}
+    return {"run_id": record.run_id, "thread_id": record.thread_id, "assistant_id": record.assistant_id,
+            "created_at": iso(record.created_at), "updated_at": iso(record.updated_at),
+            "status": record.status, "metadata": metadata, "multitask_strategy": record.multitask_strategy,
+            "kwargs": {}}
 
 
 def state(snapshot: Any, session: Session | None = None) -> dict[str, Any]:

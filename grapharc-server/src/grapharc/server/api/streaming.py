@@ -4,32 +4,37 @@ Every event carries an id ``<seq>-<mode>``: the trace entry it comes from and th
 place in ``STREAM_MODES``. A client that reconnects with that id in ``Last-Event-ID`` (with the
 run's modes or a subset of them) gets every later event once and no earlier one. An ``events``
 event's metadata carries ``at``, when its trace entry was written (epoch seconds), so a client
-can tell how late it reads it. The run is a task of its own: a client that goes away stops only
-its stream, unless the run was started with ``on_disconnect: cancel`` (or the rejoin asked
-``cancel_on_disconnect``).
+can tell how late it reads it. The run is executed by a worker loop: a client that goes away
+stops only its stream, unless the run was started with ``on_disconnect: cancel`` (or the rejoin
+asked ``cancel_on_disconnect``), which requests the run's cancel.
 
-The stream only reads: it is woken when the run's turn has saved and audited a node (the run's
-``progressed`` is the turn's update subscriber, and the session layer drops a subscriber that
-raises rather than fail the turn), and otherwise polls every ``POLL_SECONDS`` for entries
-written by others (a decision, a posted event). Nothing a stream client does reaches a node.
+The stream only reads the durable records (the run's, in the run store, and the thread's audit
+trail), so a client can stream a run executing on another worker. It is woken when a run
+executing in this process has saved and audited a node (``Progress.notify`` is the turn's update
+subscriber, and the session layer drops a subscriber that raises rather than fail the turn), by
+the session store when another process writes the thread's trail (where the store can tell:
+PostgreSQL's LISTEN/NOTIFY), and otherwise reads again every ``POLL_SECONDS``
+(``wait_for_progress``). Nothing a stream client does reaches a node.
 """
 
 from __future__ import annotations
 
 import asyncio
-import contextlib
 import json
 import re
 from collections.abc import AsyncIterator
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from sse_starlette.sse import EventSourceResponse
 
+from grapharc.runs.records import RunRecord
 from grapharc.server.api.encoding import json_text
 from grapharc.server.api.problems import ApiProblem
-from grapharc.server.api.runbook import Run
 from grapharc.session.manager import SessionManager
 from grapharc.session.records import AuditEntry
+
+if TYPE_CHECKING:
+    from grapharc.server.api.context import ApiContext
 
 STREAM_MODES = ("values", "updates", "events")
 HEARTBEAT_SECONDS = 15.0
@@ -51,10 +56,10 @@ def stream_modes(requested: str | list[str]) -> list[str]:
     return [m for m in STREAM_MODES if m in modes]
 
 
-def cursor_of(last_event_id: str | None, run: Run) -> Cursor:
-    """Where a (re)joining client's stream resumes: after ``Last-Event-ID``, else at the run's start."""
+def cursor_of(last_event_id: str | None) -> Cursor | None:
+    """Where a (re)joining client's stream resumes: after ``Last-Event-ID``; None: at the run's start."""
     if not last_event_id:
-        return (run.after_seq, len(STREAM_MODES))
+        return None
     match = _EVENT_ID.match(last_event_id.strip())
     if match is None:
         raise ApiProblem(422, f"Last-Event-ID {last_event_id!r} is not an id this server sent",
@@ -62,45 +67,62 @@ def cursor_of(last_event_id: str | None, run: Run) -> Cursor:
     return int(match[1]), int(match[2])
 
 
-def sse_response(manager: SessionManager, run: Run, modes: list[str], cursor: Cursor, *,
+def sse_response(ctx: ApiContext, run: RunRecord, modes: list[str], cursor: Cursor | None, *,
                  cancel_on_disconnect: bool) -> EventSourceResponse:
     """The run's events after ``cursor`` as an SSE response, with heartbeats; its Location rejoins it."""
     location = f"/threads/{run.thread_id}/runs/{run.run_id}/stream"
-    events = _events(manager, run, modes, cursor, cancel_on_disconnect)
+    events = _events(ctx, run, modes, cursor, cancel_on_disconnect)
     return EventSourceResponse(events, ping=HEARTBEAT_SECONDS,
                                headers={"Location": location, "Content-Location": location})
 
 
-async def _events(manager: SessionManager, run: Run, modes: list[str], cursor: Cursor,
+async def wait_for_progress(manager: SessionManager, thread_id: str, woken: asyncio.Event) -> None:
+    """Wait until a run may have moved on: ``woken`` (``Progress.changed()``, taken before the
+    durable records were read) is set by progress of a run executing in this process; another
+    process's write to the thread's trail wakes it where the store can tell (PostgreSQL's
+    LISTEN/NOTIFY); otherwise the records are read again after ``POLL_SECONDS``."""
+    waits = [asyncio.ensure_future(woken.wait()),
+             asyncio.ensure_future(manager.wait_for_change(thread_id, POLL_SECONDS))]
+    try:
+        await asyncio.wait(waits, timeout=POLL_SECONDS, return_when=asyncio.FIRST_COMPLETED)
+    finally:
+        for wait in waits:
+            wait.cancel()
+
+
+async def _events(ctx: ApiContext, run: RunRecord, modes: list[str], cursor: Cursor | None,
                   cancel_on_disconnect: bool) -> AsyncIterator[dict[str, Any]]:
     yield {"event": "metadata", "data": json.dumps({"run_id": run.run_id, "thread_id": run.thread_id})}
     try:
         while True:
-            finished = run.done.is_set()
-            woken = run.changed()
-            entries = [e for e in await asyncio.to_thread(manager.audit, run.thread_id)
-                       if e.seq > run.after_seq and e.seq >= cursor[0]
-                       and (run.end_seq is None or e.seq <= run.end_seq)]
-            if entries:
-                steps = await asyncio.to_thread(_snapshots_by_step, manager, run.thread_id)
-                for entry in entries:
-                    for mode in modes:
-                        index = STREAM_MODES.index(mode)
-                        if (entry.seq, index) <= cursor:
-                            continue
-                        cursor = (entry.seq, index)
-                        data = _render(mode, entry, steps)
-                        if data is not None:
-                            yield {"event": mode, "id": f"{entry.seq}-{index}",
-                                   "data": json_text(data)}
-            if finished:
+            woken = ctx.progress.changed()
+            run = await asyncio.to_thread(ctx.runs.get, run.thread_id, run.run_id)
+            begun = run.after_seq
+            if begun is not None:
+                cursor = cursor or (begun, len(STREAM_MODES))
+                entries = [e for e in await asyncio.to_thread(ctx.manager.audit, run.thread_id)
+                           if e.seq > begun and e.seq >= cursor[0]
+                           and (run.end_seq is None or e.seq <= run.end_seq)]
+                if entries:
+                    steps = await asyncio.to_thread(_snapshots_by_step, ctx.manager, run.thread_id)
+                    for entry in entries:
+                        for mode in modes:
+                            index = STREAM_MODES.index(mode)
+                            if (entry.seq, index) <= cursor:
+                                continue
+                            cursor = (entry.seq, index)
+                            data = _render(mode, entry, steps)
+                            if data is not None:
+                                yield {"event": mode, "id": f"{entry.seq}-{index}",
+                                       "data": json_text(data)}
+            if run.ended:
                 break
-            with contextlib.suppress(TimeoutError):
-                await asyncio.wait_for(woken.wait(), timeout=POLL_SECONDS)
+            await wait_for_progress(ctx.manager, run.thread_id, woken)
         yield {"event": "end", "data": json.dumps({"run_id": run.run_id, "status": run.status})}
     finally:
-        if cancel_on_disconnect and not run.done.is_set() and run.task is not None:
-            run.task.cancel()
+        if cancel_on_disconnect and not run.ended:
+            ctx.runs.request_cancel(run.thread_id, run.run_id, ctx.manager.clock())  # no await: cancelled
+            ctx.worker.wake()
 
 
 def _snapshots_by_step(manager: SessionManager, thread_id: str) -> dict[int, Any]:

@@ -98,8 +98,9 @@ async def get_thread(thread_id: str, ctx: Context) -> dict[str, Any]:
 
 @router.delete("/{thread_id}", status_code=204)
 async def delete_thread(thread_id: str, ctx: Context) -> Response:
-    if ctx.runs.active(thread_id) is not None:
-        raise ApiProblem(409, f"thread {thread_id} has a run in flight",
+    runs = await asyncio.to_thread(ctx.runs.of_thread, thread_id)
+    if any(not run.ended for run in runs):
+        raise ApiProblem(409, f"thread {thread_id} has a run pending or in flight",
                          hint="cancel the run (POST .../runs/{run}/cancel), then delete the thread")
     await asyncio.to_thread(ctx.manager.delete, thread_id)
     return Response(status_code=204)

@@ -2,7 +2,9 @@
 details, and a decision (made and carried on as ``grapharc session approve`` does).
 
 Each call opens the sessions location and closes it again: between requests nothing is
-held, so a decision made here and one made from the CLI meet in the same store.
+held, so a decision made here and one made from the CLI meet in the same store. A thread of a
+graph the server itself registered (``--registry``, the governed assistant) is driven by the
+server's own SessionManager (``served``), the one its threads API drives.
 """
 
 from __future__ import annotations
@@ -68,34 +70,31 @@ def pending(location: str) -> list[Pending]:
     return sorted(found, key=lambda p: p.approval.created_at)
 
 
-def details(location: str, approval_id: str) -> Details:
+def details(location: str, approval_id: str, served: SessionManager | None = None) -> Details:
     """The approval ``approval_id`` with its thread and arguments (``UnknownApprovalError`` if none)."""
-    from grapharc.cli.session_commands import register_thread_graph
-
-    with opened(location) as manager:
-        approval = manager.store.approval(approval_id)
-        session = manager.get(approval.thread_id)
-        arguments = "(decided: the thread no longer holds them)"
-        if approval.state == OPEN:
-            try:
-                register_thread_graph(manager, approval.thread_id)
+    with opened(location) as reader:
+        approval = reader.store.approval(approval_id)
+        session = reader.get(approval.thread_id)
+    arguments = "(decided: the thread no longer holds them)"
+    if approval.state == OPEN:
+        try:
+            with driving(location, approval.thread_id, served) as manager:
                 arguments = _arguments(manager, approval, session)
-            except GraphARCError as exc:
-                arguments = f"(cannot be shown: {exc})"
+        except GraphARCError as exc:
+            arguments = f"(cannot be shown: {exc})"
     return Details(approval, session, arguments)
 
 
-def decide(location: str, approval_id: str, decision: str, decider: str) -> Session:
+def decide(location: str, approval_id: str, decision: str, decider: str,
+           served: SessionManager | None = None) -> Session:
     """Record ``decider``'s decision and carry the thread on in this process until it pauses or ends.
 
     A second decision of the same approval raises ``AlreadyDecided`` naming the first."""
-    from grapharc.cli.session_commands import register_thread_graph
-
-    with opened(location) as manager:
-        approval = manager.store.approval(approval_id)
-        if approval.state != OPEN:
-            raise AlreadyDecided(approval)
-        register_thread_graph(manager, approval.thread_id)
+    with opened(location) as reader:
+        approval = reader.store.approval(approval_id)
+    if approval.state != OPEN:
+        raise AlreadyDecided(approval)
+    with driving(location, approval.thread_id, served) as manager:
         try:
             return manager.resume(approval.thread_id, approval_id, decision, decider=decider)
         except (AlreadyDecidedError, ThreadNotPausedError, SessionBusyError):
@@ -103,6 +102,20 @@ def decide(location: str, approval_id: str, decision: str, decider: str) -> Sess
             if decided.state == OPEN:
                 raise
             raise AlreadyDecided(decided) from None
+
+
+@contextmanager
+def driving(location: str, thread_id: str, served: SessionManager | None) -> Iterator[SessionManager]:
+    """A manager with the graph of ``thread_id`` registered: the server's own when it registered that
+    graph, else one over ``location`` with the graphs ``grapharc session approve`` knows."""
+    if served is not None and served.get(thread_id).graph in served.graphs.names():
+        yield served
+        return
+    from grapharc.cli.session_commands import register_thread_graph
+
+    with opened(location) as manager:
+        register_thread_graph(manager, thread_id)
+        yield manager
 
 
 def _arguments(manager: SessionManager, approval: Approval, session: Session) -> str:

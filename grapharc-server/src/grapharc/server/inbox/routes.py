@@ -23,6 +23,7 @@ from grapharc.server.auth import AuthConfig, User
 from grapharc.server.inbox import queue
 from grapharc.server.inbox.cookies import Cookies, PageSession
 from grapharc.session.errors import ApprovalExpiredError, UnknownApprovalError
+from grapharc.session.manager import SessionManager
 from grapharc.session.records import DECISIONS, iso
 
 TEMPLATES = Jinja2Templates(directory=Path(__file__).parent / "templates")
@@ -64,8 +65,9 @@ def _to_signin(request: Request) -> RedirectResponse:
     return RedirectResponse(f"{PREFIX}/signin?next={quote(request.url.path)}", status_code=303)
 
 
-def inbox_router(location: str, auth: AuthConfig) -> APIRouter:
-    """The inbox's routes over the sessions at ``location``, for the users of ``auth``."""
+def inbox_router(location: str, auth: AuthConfig, served: SessionManager | None = None) -> APIRouter:
+    """The inbox's routes over the sessions at ``location``, for the users of ``auth``; threads of the
+    graphs registered on ``served`` (the threads API's manager) are decided through it."""
     pages = _Pages(location, auth)
     router = APIRouter(prefix=PREFIX)
 
@@ -143,7 +145,7 @@ def inbox_router(location: str, auth: AuthConfig) -> APIRouter:
             return pages.render(request, "refused.html", 403, approval=found.approval,
                                 reason=f"{user.name} may not decide this approval")
         try:
-            await run_in_threadpool(queue.decide, location, approval_id, decision, decider)
+            await run_in_threadpool(queue.decide, location, approval_id, decision, decider, served)
         except queue.AlreadyDecided as exc:
             return await _refused(request, approval_id, decider, 409, str(exc))
         except ApprovalExpiredError as exc:
@@ -155,7 +157,7 @@ def inbox_router(location: str, auth: AuthConfig) -> APIRouter:
     async def _details(request: Request, approval_id: str) -> queue.Details | Response:
         """The approval's details, or the page saying there is no such approval."""
         try:
-            return await run_in_threadpool(queue.details, location, approval_id)
+            return await run_in_threadpool(queue.details, location, approval_id, served)
         except UnknownApprovalError as exc:
             return pages.error(request, 404, str(exc))
 

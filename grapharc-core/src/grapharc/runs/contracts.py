@@ -1,0 +1,78 @@
+"""What a run store keeps and promises, so any backend registered for the ``runs`` kind serves a server.
+
+A ``RunStore`` is the durable record of every run and the queue workers take them from, shared by
+every ``grapharc serve`` process on one location (``open_store("sqlite:DIR", kind="runs")``,
+``open_store("postgresql://HOST/DB", kind="runs")``). A thread's runs execute one at a time in the
+order they were added; a worker claims a run for a while (``ttl`` seconds) and keeps renewing the
+claim, so a run whose claim ran out lost its worker. ``grapharc.testing.run_store_kit`` pins what
+these docstrings promise.
+"""
+
+from __future__ import annotations
+
+import builtins  # `builtins.list` in annotations
+from collections.abc import Sequence
+from typing import TYPE_CHECKING, Protocol, runtime_checkable
+
+if TYPE_CHECKING:
+    from grapharc.runs.records import RunRecord
+
+
+@runtime_checkable
+class RunStore(Protocol):
+    """Runs and their queue. Every change is atomic across threads and processes; an unknown run
+    raises ``UnknownRunError``; nothing is written when a call raises."""
+
+    def add(self, run: RunRecord, *, exclusive: bool) -> RunRecord:
+        """Keep ``run`` as pending, last in the queue; returned with its ``seq``. ``exclusive``:
+        refuse it with ``ThreadBusyError`` if another run of its thread is pending or running."""
+        ...
+
+    def get(self, thread_id: str, run_id: str) -> RunRecord:
+        """The run ``run_id`` of ``thread_id``."""
+        ...
+
+    def of_thread(self, thread_id: str) -> builtins.list[RunRecord]:
+        """The thread's runs, newest first."""
+        ...
+
+    def claim_next(self, worker: str, now: float, ttl: float, graphs: Sequence[str]) -> RunRecord | None:
+        """Take the oldest runnable pending run of one of ``graphs`` (the graphs ``worker`` can drive;
+        runnable: the first pending run of a thread none of whose runs is running) for ``worker``
+        until ``now + ttl``; None when no run is runnable. Of workers racing for one run exactly
+        one gets it."""
+        ...
+
+    def begin(self, run_id: str, worker: str, after_seq: int) -> bool:
+        """Record where the run's part of the audit trail begins, once, as ``worker`` starts its turn;
+        False, and nothing written, when the run is not that worker's or already began."""
+        ...
+
+    def heartbeat(self, worker: str, now: float, ttl: float) -> builtins.list[str]:
+        """Extend every claim ``worker`` holds to ``now + ttl``; the ids of those of its runs
+        whose cancel was requested (one round trip per tick of a worker's loop)."""
+        ...
+
+    def finish(self, run_id: str, worker: str, status: str, now: float, *, end_seq: int,
+               error: str | None = None) -> bool:
+        """End a run ``worker`` holds with ``status`` (success, error or interrupted); False, and
+        nothing written, when the run is no longer that worker's (another reclaimed it)."""
+        ...
+
+    def request_cancel(self, thread_id: str, run_id: str, now: float) -> RunRecord:
+        """Cancel a run: a pending one ends ``interrupted`` at once; a running one is flagged for its
+        worker to stop; an ended one is left as it is."""
+        ...
+
+    def stale(self, now: float) -> builtins.list[RunRecord]:
+        """Running runs whose claim expired before ``now`` (their worker stopped renewing), oldest first."""
+        ...
+
+    def reclaim(self, run_id: str, worker: str, now: float, ttl: float) -> RunRecord | None:
+        """Take over a stale run for ``worker`` (one more attempt); None if it is not stale any more
+        (another worker reclaimed it, or it ended)."""
+        ...
+
+    def close(self) -> None:
+        """Release connections; closing twice is harmless."""
+        ...

@@ -1,0 +1,89 @@
+"""A run as its store keeps it: who asked for what on which thread, and how far it got.
+
+A run is one turn of a thread, asked for through the API: ``request`` is what the turn does
+(``{"kind": "start", "input": {...}}`` or ``{"kind": "resume", "approval_id", "decision",
+"decider"}``), ``budget`` the ceilings it runs under (kept here so a worker that reclaims the
+run keeps them). ``after_seq``/``end_seq`` bound its part of the thread's audit trail: the
+worker that executes it records ``after_seq`` as its turn begins (a run queued behind another
+does not know it earlier), and ``end_seq`` as it ends.
+``worker`` and ``claim_expires_at`` say which worker executes it and until when its claim holds
+without renewal; ``attempts`` counts the claims (a reclaim after a worker's death adds one).
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import json
+from dataclasses import dataclass, field
+from typing import Any
+
+from grapharc.runtime.budget import Budget
+
+PENDING, RUNNING = "pending", "running"
+SUCCESS, ERROR, INTERRUPTED = "success", "error", "interrupted"
+ENDED = frozenset({SUCCESS, ERROR, INTERRUPTED})
+STATUSES = (PENDING, RUNNING, SUCCESS, ERROR, INTERRUPTED)
+REJECT, ENQUEUE = "reject", "enqueue"
+
+
+@dataclass(frozen=True, slots=True)
+class RunRecord:
+    """One run, as stored; ``seq`` is its place in the queue (given by the store)."""
+
+    run_id: str
+    thread_id: str
+    assistant_id: str
+    request: dict[str, Any]
+    created_at: float
+    updated_at: float
+    after_seq: int | None = None
+    stream_modes: tuple[str, ...] = ("values",)
+    budget: Budget | None = None
+    multitask_strategy: str = REJECT
+    status: str = PENDING
+    end_seq: int | None = None
+    error: str | None = None
+    worker: str | None = None
+    claim_expires_at: float | None = None
+    cancel_requested: bool = False
+    attempts: int = 0
+    seq: int = 0
+    metadata: dict[str, Any] = field(default_factory=dict)
+
+    @property
+    def ended(self) -> bool:
+        """True once the run has a final status."""
+        return self.status in ENDED
+
+
+def budget_text(budget: Budget | None) -> str | None:
+    """A budget as the JSON a store keeps (``Infinity`` allowed: stores keep it as text)."""
+    return None if budget is None else json.dumps(dataclasses.asdict(budget), sort_keys=True)
+
+
+def budget_of(text: str | None) -> Budget | None:
+    """The budget ``budget_text`` wrote."""
+    return None if text is None else Budget(**json.loads(text))
+
+
+def record_of(row: dict[str, Any]) -> RunRecord:
+    """A store row (its columns named as ``RunRecord``'s fields, JSON kept as text) as a record."""
+    return RunRecord(
+        run_id=row["run_id"], thread_id=row["thread_id"], assistant_id=row["assistant_id"],
+        request=json.loads(row["request"]), created_at=row["created_at"], updated_at=row["updated_at"],
+        after_seq=row["after_seq"], stream_modes=tuple(json.loads(row["stream_modes"])),
+        budget=budget_of(row["budget"]), multitask_strategy=row["multitask_strategy"],
+        status=row["status"], end_seq=row["end_seq"], error=row["error"], worker=row["worker"],
+        claim_expires_at=row["claim_expires_at"], cancel_requested=bool(row["cancel_requested"]),
+        attempts=row["attempts"], seq=row["seq"], metadata=json.loads(row["metadata"]))
+
+
+def row_values(run: RunRecord) -> tuple[Any, ...]:
+    """The values a store inserts for a new run, in ``INSERT_COLUMNS`` order."""
+    return (run.run_id, run.thread_id, run.assistant_id, json.dumps(run.request), run.created_at,
+            run.updated_at, run.after_seq, json.dumps(list(run.stream_modes)), budget_text(run.budget),
+            run.multitask_strategy, PENDING, json.dumps(run.metadata))
+
+
+INSERT_COLUMNS = ("run_id", "thread_id", "assistant_id", "request", "created_at", "updated_at",
+                  "after_seq", "stream_modes", "budget", "multitask_strategy", "status", "metadata")

@@ -1,0 +1,524 @@
+"""One session store over SQL: the decisions, leases, approvals and audit every SQL backend shares.
+
+``SqliteSessionStore`` (core) and ``PostgresSessionStore`` (grapharc-postgres) keep the
+``SessionStore`` contract (``grapharc.session.contracts``) with the logic here; each
+supplies only its dialect: how a transaction is opened, how a parameter and a row lock
+are written, its table names, and how a JSON column is written and read. Statements are
+written with ``?`` parameters and ``{sessions}``-style table names, which ``_run`` turns
+into the dialect's (``grapharc.session.sql_dialect``). Every change runs in one
+transaction that reads the thread's row first (locked where the dialect locks rows),
+so a write fenced by a lease checks its token in the transaction that writes.
+"""
+
+from __future__ import annotations
+
+import builtins  # `builtins.list` in annotations: the class below has a method named `list`
+from abc import ABC, abstractmethod
+from collections.abc import Iterable, Mapping
+from contextlib import AbstractContextManager
+from typing import Any
+from uuid import uuid4
+
+from grapharc.session.approvals import Hold, check_decision, request
+from grapharc.session.audit import NodeRun
+from grapharc.session.errors import (
+    ApprovalExpiredError,
+    LeaseLostError,
+    NothingToRecoverError,
+    SessionBusyError,
+    SessionError,
+    SessionExistsError,
+    StaleApprovalError,
+    ThreadNotPausedError,
+    ThreadPausedError,
+    UnknownApprovalError,
+    UnknownSessionError,
+)
+from grapharc.session.lease import Lease
+from grapharc.session.records import (
+    COMPLETED,
+    CREATED,
+    DECLINED,
+    EXPIRED,
+    FAILED,
+    FINISHED,
+    GATE,
+    LAPSED,
+    OPEN,
+    PAUSED,
+    REJECTED,
+    RUNNING,
+    SUPERSEDED,
+    Approval,
+    AuditEntry,
+    Event,
+    Session,
+    iso,
+    unreadable_times,
+)
+from grapharc.session.sql_dialect import Connection, Cursor, Row, dialect_sql
+
+_FINISHED = tuple(sorted(FINISHED))
+
+
+class SqlSessionStore(ABC):
+    """The ``SessionStore`` contract over SQL tables; a subclass supplies the dialect below."""
+
+    PARAM = "?"
+    """How the database writes a query parameter."""
+    PREFIX = ""
+    """What the database's table names start with."""
+    LOCK = ""
+    """The clause that locks a read row until the transaction ends (none where a write
+    transaction locks the whole database)."""
+    CLAIM_LOCK = ""
+    """The clause that locks a row for a claim, skipping a row another claim has locked."""
+    APPROVAL_ORDER = "rowid"
+    """The approvals column that orders them oldest first."""
+
+    # -- the dialect -----------------------------------------------------------------
+
+    @abstractmethod
+    def _write(self) -> AbstractContextManager[Connection]:
+        """One atomic change: committed on success, rolled back on any error."""
+
+    @abstractmethod
+    def _read(self) -> AbstractContextManager[Connection]:
+        """One consistent read of several tables."""
+
+    def _renewing(self) -> AbstractContextManager[Connection]:
+        """Where a heartbeat renews a lease (from threads of its own): a write by default."""
+        return self._write()
+
+    @abstractmethod
+    def _encode(self, value: Any) -> Any:
+        """``value`` as the parameter a JSON column is written with."""
+
+    @abstractmethod
+    def _decode(self, value: Any) -> Any:
+        """A JSON column's value as read back."""
+
+    @abstractmethod
+    def _after_prune(self) -> None:
+        """Runs after a prune removed sessions, outside its transaction (to give space back)."""
+
+    def _run(self, conn: Connection, sql: str, args: tuple[Any, ...] = ()) -> Cursor:
+        """Run a statement written with ``?`` and ``{table}`` in this dialect."""
+        return conn.execute(dialect_sql(sql, self.PREFIX, self.PARAM), args)
+
+    # -- sessions --------------------------------------------------------------------
+
+    def create(self, thread_id: str, graph: str, now: float) -> Session:
+        """A new session in status ``created``."""
+        with self._write() as conn:
+            created = self._run(
+                conn, "INSERT INTO {sessions} (thread_id, graph, status, created_at, updated_at) "
+                "VALUES (?, ?, ?, ?, ?) ON CONFLICT DO NOTHING", (thread_id, graph, CREATED, now, now))
+            if created.rowcount != 1:
+                raise SessionExistsError(f"a session with thread id {thread_id!r} already exists",
+                                         hint="leave out the thread id to get a fresh one")
+            self._audit(conn, thread_id, now, "created", {"graph": graph})
+        return self.get(thread_id)
+
+    def get(self, thread_id: str) -> Session:
+        """The session, with its open holds and its last recorded node."""
+        with self._read() as conn:
+            row = self._row(conn, thread_id)
+            holds = self._approvals(conn, "WHERE thread_id = ? AND state = ?", (thread_id, OPEN))
+            last = self._run(conn, "SELECT node, step FROM {audit} WHERE thread_id = ? AND kind = 'node' "
+                                   "ORDER BY step DESC, seq DESC LIMIT 1", (thread_id,)).fetchone()
+        return _session(row, holds, last)
+
+    def list(self, status: str | None = None) -> builtins.list[Session]:
+        """Every session (or those in ``status``), most recently changed first."""
+        where, args = ("WHERE status = ?", (status,)) if status else ("", ())
+        with self._read() as conn:
+            rows = self._run(conn, f"SELECT * FROM {{sessions}} {where} ORDER BY updated_at DESC, thread_id",
+                             args).fetchall()
+            holds: dict[str, builtins.list[Approval]] = {}
+            for approval in self._approvals(conn, "WHERE state = ?", (OPEN,)):
+                holds.setdefault(approval.thread_id, []).append(approval)
+            last = {r["thread_id"]: r for r in self._run(
+                conn, "SELECT a.thread_id, a.node, a.step FROM {audit} AS a JOIN (SELECT thread_id, "
+                "MAX(step) AS step FROM {audit} WHERE kind = 'node' GROUP BY thread_id) AS m "
+                "ON a.thread_id = m.thread_id AND a.step = m.step WHERE a.kind = 'node' ORDER BY a.seq")}
+        return [_session(row, holds.get(row["thread_id"], []), last.get(row["thread_id"])) for row in rows]
+
+    # -- leases ----------------------------------------------------------------------
+
+    def claim_start(self, thread_id: str, *, runner: str, ttl: float, now: float,
+                    input: Mapping[str, Any], inbox: str | None) -> Lease:
+        """Take a created or completed thread for a new turn; queued events join ``inbox``."""
+        with self._write() as conn:
+            row = self._claimed(conn, thread_id)
+            _refuse_live(row, now)
+            if row["status"] == PAUSED:
+                raise ThreadPausedError(f"thread {thread_id} is paused waiting on a decision",
+                                        hint="resume it by naming the approval it waits on")
+            if row["status"] == RUNNING:
+                raise SessionBusyError(
+                    f"thread {thread_id} was left running by runner {row['runner']}, whose lease "
+                    f"expired at {iso(row['lease_expires_at'])}", hint=f"recover thread {thread_id}")
+            if row["status"] not in (CREATED, COMPLETED):
+                raise SessionError(f"thread {thread_id} has ended ({row['status']}); start a new session",
+                                   hint="a failed thread can be recovered instead")
+            turn_id = uuid4().hex
+            values = dict(input)
+            if inbox is not None:
+                values[inbox] = [*values.get(inbox, []), *self._take_events(conn, thread_id, now, turn_id)]
+            turn = {"kind": "start", "id": turn_id, "input": values}
+            lease = self._lease(conn, thread_id, runner, ttl, now, turn)
+            self._audit(conn, thread_id, now, "claimed", {"runner": runner, "turn": "start"})
+        return lease
+
+    def claim_recovery(self, thread_id: str, *, runner: str, ttl: float, now: float) -> Lease:
+        """Take over a thread whose runner died (lease expired) or whose turn failed."""
+        with self._write() as conn:
+            row = self._claimed(conn, thread_id)
+            _refuse_live(row, now)
+            if row["status"] not in (RUNNING, FAILED):
+                raise NothingToRecoverError(
+                    f"thread {thread_id} is {row['status']}; only a thread whose runner died "
+                    "(its lease expired) or whose turn failed can be recovered")
+            turn = self._decode(row["turn"]) if row["turn"] else {"kind": "continue", "id": uuid4().hex}
+            lease = self._lease(conn, thread_id, runner, ttl, now, turn)
+            self._audit(conn, thread_id, now, "reclaimed",
+                        {"runner": runner, "from": row["runner"], "status": row["status"]})
+        return lease
+
+    def renew(self, lease: Lease, now: float) -> bool:
+        """Extend ``lease``; False if it is no longer this runner's."""
+        with self._renewing() as conn:
+            cursor = self._run(conn, "UPDATE {sessions} SET lease_expires_at = ? WHERE thread_id = ? "
+                                     "AND lease_token = ? AND status = ?",
+                               (now + lease.ttl, lease.thread_id, lease.token, RUNNING))
+        return cursor.rowcount == 1
+
+    def holds(self, lease: Lease) -> bool:
+        """True while ``lease`` is still its thread's current lease."""
+        with self._read() as conn:
+            row = self._run(conn, "SELECT lease_token, status FROM {sessions} WHERE thread_id = ?",
+                            (lease.thread_id,)).fetchone()
+        return row is not None and _held(row, lease)
+
+    def finish(self, lease: Lease, status: str, now: float, *, requests: Iterable[Approval] = (),
+               outcome: str | None = None, error: str | None = None) -> None:
+        """End a turn: set ``status``, release the lease, open ``requests``; fenced by the token.
+        A failed turn keeps its turn, so a recovery can send its input again."""
+        with self._write() as conn:
+            self._fenced_row(conn, lease, "its turn ends without writing a status")
+            self._run(conn, "UPDATE {sessions} SET status = ?, updated_at = ?, runner = NULL, "
+                            "lease_token = NULL, lease_expires_at = NULL, turn = CASE WHEN ? THEN turn END, "
+                            "outcome = COALESCE(?, outcome), error = ? WHERE thread_id = ?",
+                      (status, now, status == FAILED, outcome, error, lease.thread_id))
+            if status != PAUSED:
+                self._supersede_open(conn, lease.thread_id)
+            for approval in requests:
+                self._insert_approval(conn, approval)
+            detail: dict[str, Any] = {"runner": lease.runner}
+            if status == PAUSED:
+                detail["holds"] = [a.approval_id for a in self._approvals(
+                    conn, "WHERE thread_id = ? AND state = ?", (lease.thread_id, OPEN))]
+            if error:
+                detail["error"] = error
+            self._audit(conn, lease.thread_id, now, status, detail)
+
+    # -- approvals -------------------------------------------------------------------
+
+    def approvals(self, thread_id: str) -> builtins.list[Approval]:
+        """Every approval the thread has asked for, oldest first."""
+        with self._read() as conn:
+            self._row(conn, thread_id)
+            return self._approvals(conn, "WHERE thread_id = ?", (thread_id,))
+
+    def approval(self, approval_id: str) -> Approval:
+        """One approval by id."""
+        with self._read() as conn:
+            found = self._approvals(conn, "WHERE approval_id = ?", (approval_id,))
+        if not found:
+            raise UnknownApprovalError(f"no approval has id {approval_id!r}",
+                                       hint="grapharc session status THREAD shows a thread's open approvals")
+        return found[0]
+
+    def decide(self, thread_id: str, approval_id: str, decision: str, *, decider: str, now: float,
+               current: Hold | None, runner: str, ttl: float) -> Lease | None:
+        """Record a decision; returns a lease when it was the thread's last open hold.
+
+        ``current`` is the hold the thread is paused on now for the approval's node, read
+        from the checkpoint; if it is another hold or has another digest (or there is
+        none) the approval is superseded and a new one asked for. A rejected gate ends
+        the thread as ``rejected``. The loser of two decisions sees what the winner decided.
+        """
+        refusal: Exception | None = None
+        lease: Lease | None = None
+        with self._write() as conn:
+            approval = self._decidable(conn, thread_id, approval_id)
+            check_decision(approval, thread_id, decision, decider)
+            if approval.expired(now):
+                refusal = self._lapse(conn, approval, decider, now)
+            elif current is None or (current.key, current.digest) != (approval.hold_key, approval.digest):
+                refusal = self._supersede(conn, approval, current, now)
+            else:
+                self._run(conn, "UPDATE {approvals} SET state = ?, decided_by = ?, decided_at = ? "
+                                "WHERE approval_id = ? AND state = ?",
+                          (decision, decider, now, approval_id, OPEN))
+                self._audit(conn, thread_id, now, "decided",
+                            {"approval": approval_id, "decision": decision, "by": decider,
+                             "node": approval.node})
+                lease = self._after_decision(conn, approval, decision, runner, ttl, now)
+        if refusal is not None:
+            raise refusal
+        return lease
+
+    def _decidable(self, conn: Connection, thread_id: str, approval_id: str) -> Approval:
+        """The approval, under the thread's locked row, refused unless the thread is paused."""
+        row = self._row(conn, thread_id, self.LOCK)
+        found = self._approvals(conn, "WHERE approval_id = ?", (approval_id,))
+        if not found:
+            raise UnknownApprovalError(f"no approval has id {approval_id!r} (thread {thread_id})")
+        approval = found[0]
+        if row["status"] != PAUSED and approval.thread_id == thread_id:
+            said = "" if approval.state == OPEN else (
+                f"; approval {approval_id} was already {approval.state}"
+                + (f" by {approval.decided_by}" if approval.decided_by else ""))
+            raise ThreadNotPausedError(f"thread {thread_id} is not paused (it is {row['status']}){said}")
+        return approval
+
+    def _lapse(self, conn: Connection, approval: Approval, decider: str, now: float) -> Exception:
+        """A decision came too late: the thread ends as expired; the refusal to raise after commit."""
+        thread_id, approval_id = approval.thread_id, approval.approval_id
+        self._set_state(conn, approval_id, LAPSED)
+        self._supersede_open(conn, thread_id)
+        self._set_status(conn, thread_id, EXPIRED, now)
+        self._audit(conn, thread_id, now, "expired", {"approval": approval_id, "by": decider})
+        return ApprovalExpiredError(
+            f"approval {approval_id} on thread {thread_id} expired at {iso(approval.expires_at)}; "
+            "the thread ends as expired")
+
+    def _supersede(self, conn: Connection, approval: Approval, current: Hold | None, now: float) -> Exception:
+        """The approval asked about what has since changed: superseded, a fresh one asked for
+        ``current`` (if any); the refusal to raise after commit."""
+        thread_id, approval_id = approval.thread_id, approval.approval_id
+        self._set_state(conn, approval_id, SUPERSEDED)
+        detail: dict[str, Any] = {"approval": approval_id}
+        hint = f"grapharc session status {thread_id} shows where it stands"
+        if current is not None:
+            fresh = request(current, thread_id, now)
+            self._insert_approval(conn, fresh)
+            detail["replaced_by"] = fresh.approval_id
+            hint = f"decide the new approval {fresh.approval_id}"
+        self._audit(conn, thread_id, now, "superseded", detail)
+        return StaleApprovalError(
+            f"approval {approval_id} on thread {thread_id} is stale: what it asked about has "
+            "changed since it was asked", hint=hint)
+
+    def _after_decision(self, conn: Connection, approval: Approval, decision: str, runner: str,
+                        ttl: float, now: float) -> Lease | None:
+        """End a thread whose gate was declined, else claim it once no hold is left open."""
+        thread_id = approval.thread_id
+        if approval.kind == GATE and decision == DECLINED:
+            self._supersede_open(conn, thread_id)
+            self._set_status(conn, thread_id, REJECTED, now)
+            self._audit(conn, thread_id, now, REJECTED,
+                        {"approval": approval.approval_id, "node": approval.node})
+            return None
+        still_open = self._run(conn, "SELECT COUNT(*) AS n FROM {approvals} "
+                                     "WHERE thread_id = ? AND state = ?", (thread_id, OPEN)).fetchone()
+        if still_open["n"]:
+            self._run(conn, "UPDATE {sessions} SET updated_at = ? WHERE thread_id = ?", (now, thread_id))
+            return None
+        lease = self._lease(conn, thread_id, runner, ttl, now, {"kind": "continue", "id": uuid4().hex})
+        self._audit(conn, thread_id, now, "claimed", {"runner": runner, "turn": "continue"})
+        return lease
+
+    # -- events ----------------------------------------------------------------------
+
+    def post_event(self, thread_id: str, kind: str, payload: Mapping[str, Any], now: float) -> Event:
+        """Queue an event for the thread's next turn."""
+        with self._write() as conn:
+            self._row(conn, thread_id)
+            posted = self._run(conn, "INSERT INTO {events} (thread_id, kind, payload, posted_at) "
+                                     "VALUES (?, ?, ?, ?) RETURNING event_id",
+                               (thread_id, kind, self._encode(dict(payload)), now)).fetchone()
+            event_id = int(posted["event_id"])
+            self._audit(conn, thread_id, now, "event", {"event": event_id, "kind": kind})
+        return Event(event_id, thread_id, kind, dict(payload), now, None)
+
+    def events(self, thread_id: str) -> builtins.list[Event]:
+        """Every event posted to the thread, oldest first."""
+        with self._read() as conn:
+            self._row(conn, thread_id)
+            rows = self._run(conn, "SELECT * FROM {events} WHERE thread_id = ? ORDER BY event_id",
+                             (thread_id,))
+            return [Event(r["event_id"], r["thread_id"], r["kind"], self._decode(r["payload"]),
+                          r["posted_at"], r["delivered_at"]) for r in rows]
+
+    # -- audit -----------------------------------------------------------------------
+
+    def audited_step(self, thread_id: str) -> int:
+        """The checkpoint step the next scan for completed nodes starts from."""
+        with self._read() as conn:
+            return int(self._row(conn, thread_id)["audited_step"])
+
+    def record_nodes(self, lease: Lease, runs: Iterable[NodeRun], audited_step: int, now: float) -> None:
+        """Record completed nodes, each (thread, step, node, task) once however often it is seen;
+        fenced by the lease's token."""
+        thread_id = lease.thread_id
+        with self._write() as conn:
+            self._fenced_row(conn, lease, "its completed nodes are not recorded")
+            for run in runs:
+                self._run(conn, "INSERT INTO {audit} (thread_id, at, kind, node, step, task_id, detail) "
+                                "VALUES (?, ?, 'node', ?, ?, ?, ?) ON CONFLICT DO NOTHING",
+                          (thread_id, now, run.node, run.step, run.task_id,
+                           self._encode({"writes": run.writes})))
+            self._run(conn, "UPDATE {sessions} SET audited_step = ? WHERE thread_id = ?",
+                      (audited_step, thread_id))
+
+    def record_run(self, lease: Lease, run: Mapping[str, Any], now: float) -> None:
+        """Record one run a turn made (its id, status, stop reason, steps and spend), once per
+        run id; fenced by the lease's token."""
+        with self._write() as conn:
+            self._fenced_row(conn, lease, "its run is not recorded")
+            self._run(conn, "INSERT INTO {audit} (thread_id, at, kind, node, step, task_id, detail) "
+                            "VALUES (?, ?, 'run', NULL, NULL, ?, ?) ON CONFLICT DO NOTHING",
+                      (lease.thread_id, now, str(run["run_id"]), self._encode(dict(run))))
+
+    def audit(self, thread_id: str) -> builtins.list[AuditEntry]:
+        """The thread's audit trail, in the order it was written."""
+        with self._read() as conn:
+            self._row(conn, thread_id)
+            rows = self._run(conn, "SELECT * FROM {audit} WHERE thread_id = ? ORDER BY seq", (thread_id,))
+            return [AuditEntry(r["seq"], r["thread_id"], r["at"], r["kind"], r["node"], r["step"],
+                               self._decode(r["detail"])) for r in rows]
+
+    # -- retention -------------------------------------------------------------------
+
+    def prune(self, before: float) -> builtins.list[str]:
+        """Remove finished sessions last changed before ``before``, with their holds, events and audit."""
+        marks = ", ".join("?" * len(_FINISHED))
+        with self._write() as conn:
+            gone = [r["thread_id"] for r in self._run(
+                conn, f"DELETE FROM {{sessions}} WHERE status IN ({marks}) AND updated_at < ? "
+                "RETURNING thread_id", (*_FINISHED, before)).fetchall()]
+            for thread_id in gone:
+                self._delete_records(conn, thread_id)
+        if gone:
+            self._after_prune()
+        return gone
+
+    def delete(self, thread_id: str, now: float) -> None:
+        """Remove one session with its holds, events and audit, unless its lease is live."""
+        with self._write() as conn:
+            _refuse_live(self._row(conn, thread_id, self.LOCK), now)
+            self._run(conn, "DELETE FROM {sessions} WHERE thread_id = ?", (thread_id,))
+            self._delete_records(conn, thread_id)
+
+    def _delete_records(self, conn: Connection, thread_id: str) -> None:
+        """Remove the holds, events and audit of a session whose row is already gone (the audit
+        trail refuses to outlive nothing else)."""
+        for table in ("{approvals}", "{events}", "{audit}"):
+            self._run(conn, f"DELETE FROM {table} WHERE thread_id = ?", (thread_id,))
+
+    # -- rows ------------------------------------------------------------------------
+
+    def _row(self, conn: Connection, thread_id: str, lock: str = "") -> Row:
+        """The thread's row (locked by ``lock``), or ``UnknownSessionError``."""
+        row: Row | None = self._run(conn, f"SELECT * FROM {{sessions}} WHERE thread_id = ? {lock}",
+                                    (thread_id,)).fetchone()
+        if row is None:
+            raise UnknownSessionError(thread_id)
+        return row
+
+    def _claimed(self, conn: Connection, thread_id: str) -> Row:
+        """The thread's row locked for a claim, or ``SessionBusyError`` if another runner is claiming
+        it right now (its row is locked: skipped rather than waited for)."""
+        row: Row | None = self._run(conn, f"SELECT * FROM {{sessions}} WHERE thread_id = ? {self.CLAIM_LOCK}",
+                                    (thread_id,)).fetchone()
+        if row is not None:
+            return row
+        self._row(conn, thread_id)  # UnknownSessionError if there is no such thread at all
+        raise SessionBusyError(f"thread {thread_id} is being claimed by another runner right now",
+                               hint="look again in a moment: grapharc session status shows who holds it")
+
+    def _fenced_row(self, conn: Connection, lease: Lease, consequence: str) -> Row:
+        """The lease's thread row, locked, or ``LeaseLostError`` if the lease is no longer its current one."""
+        row = self._row(conn, lease.thread_id, self.LOCK)
+        if not _held(row, lease):
+            raise LeaseLostError(
+                f"runner {lease.runner} no longer holds thread {lease.thread_id}; {consequence}")
+        return row
+
+    def _lease(self, conn: Connection, thread_id: str, runner: str, ttl: float, now: float,
+               turn: dict[str, Any]) -> Lease:
+        """A new lease on the thread for ``runner``, written to its row."""
+        lease = Lease(thread_id, runner, uuid4().hex, ttl, turn)
+        self._run(conn, "UPDATE {sessions} SET status = ?, updated_at = ?, runner = ?, lease_token = ?, "
+                        "lease_expires_at = ?, turn = ?, error = NULL WHERE thread_id = ?",
+                  (RUNNING, now, runner, lease.token, now + ttl, self._encode(turn), thread_id))
+        return lease
+
+    def _set_status(self, conn: Connection, thread_id: str, status: str, now: float) -> None:
+        self._run(conn, "UPDATE {sessions} SET status = ?, updated_at = ?, turn = NULL WHERE thread_id = ?",
+                  (status, now, thread_id))
+
+    def _set_state(self, conn: Connection, approval_id: str, state: str) -> None:
+        self._run(conn, "UPDATE {approvals} SET state = ? WHERE approval_id = ?", (state, approval_id))
+
+    def _supersede_open(self, conn: Connection, thread_id: str) -> None:
+        self._run(conn, "UPDATE {approvals} SET state = ? WHERE thread_id = ? AND state = ?",
+                  (SUPERSEDED, thread_id, OPEN))
+
+    def _take_events(self, conn: Connection, thread_id: str, now: float,
+                     turn_id: str) -> builtins.list[dict[str, Any]]:
+        """Mark the thread's undelivered events delivered to ``turn_id``; them, oldest first."""
+        rows = self._run(conn, "UPDATE {events} SET delivered_at = ?, turn_id = ? WHERE thread_id = ? "
+                               "AND delivered_at IS NULL RETURNING event_id, kind, payload",
+                         (now, turn_id, thread_id)).fetchall()
+        return [{"event_id": r["event_id"], "kind": r["kind"], "payload": self._decode(r["payload"])}
+                for r in sorted(rows, key=lambda r: r["event_id"])]
+
+    def _insert_approval(self, conn: Connection, a: Approval) -> None:
+        self._run(conn, "INSERT INTO {approvals} (approval_id, thread_id, kind, node, hold_key, question, "
+                        "digest, deciders, created_at, expires_at, state) "
+                        "VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
+                  (a.approval_id, a.thread_id, a.kind, a.node, a.hold_key, a.question, a.digest,
+                   self._encode(list(a.deciders)), a.created_at, a.expires_at, a.state))
+        self._audit(conn, a.thread_id, a.created_at, "asked",
+                    {"approval": a.approval_id, "node": a.node, "kind": a.kind, "question": a.question})
+
+    def _approvals(self, conn: Connection, where: str, args: tuple[Any, ...]) -> builtins.list[Approval]:
+        rows = self._run(conn, f"SELECT * FROM {{approvals}} {where} ORDER BY {self.APPROVAL_ORDER}", args)
+        return [Approval(r["approval_id"], r["thread_id"], r["kind"], r["node"], r["hold_key"], r["question"],
+                         r["digest"], tuple(self._decode(r["deciders"])), r["created_at"], r["expires_at"],
+                         r["state"], r["decided_by"], r["decided_at"]) for r in rows]
+
+    def _audit(self, conn: Connection, thread_id: str, now: float, kind: str, detail: dict[str, Any]) -> None:
+        self._run(conn, "INSERT INTO {audit} (thread_id, at, kind, detail) VALUES (?, ?, ?, ?)",
+                  (thread_id, now, kind, self._encode(detail)))
+
+
+def _held(row: Row, lease: Lease) -> bool:
+    """True when ``row`` says ``lease`` is its thread's current lease."""
+    return bool(row["lease_token"] == lease.token and row["status"] == RUNNING)
+
+
+def _refuse_live(row: Row, now: float) -> None:
+    expires = row["lease_expires_at"]
+    if row["status"] == RUNNING and expires is not None and now < expires:
+        raise SessionBusyError(
+            f"thread {row['thread_id']} is being run by runner {row['runner']} "
+            f"(lease until {iso(expires)})",
+            hint="wait for that turn to end; if its runner died, recover the thread once the lease expires")
+
+
+def _session(row: Row, holds: builtins.list[Approval], last: Row | None) -> Session:
+    """A session from its row; times no calendar holds are flagged in ``damaged``, not raised."""
+    return Session(
+        damaged=unreadable_times(created_at=row["created_at"], updated_at=row["updated_at"],
+                                 lease_expires_at=row["lease_expires_at"]),
+        thread_id=row["thread_id"], graph=row["graph"], status=row["status"],
+        created_at=row["created_at"], updated_at=row["updated_at"], runner=row["runner"],
+        lease_expires_at=row["lease_expires_at"], outcome=row["outcome"], error=row["error"],
+        last_node=last["node"] if last else None, last_step=last["step"] if last else None,
+        holds=tuple(holds),
+    )

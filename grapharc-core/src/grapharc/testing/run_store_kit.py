@@ -1,0 +1,218 @@
+"""A conformance kit for ``RunStore`` implementations (``grapharc.runs.contracts``), ours or a third party's.
+
+Subclass ``RunStoreConformance`` in a class pytest collects (``Test...``) and override
+``make_store(tmp_path)``; every ``test_`` method here then runs against your store. Set
+``durable = True`` to also prove that runs survive ``close()`` and reopening. Times are passed
+explicitly, so nothing here waits on a clock.
+
+    class TestMyRunStore(RunStoreConformance):
+        durable = True
+
+        def make_store(self, tmp_path):
+            return open_store(f"mine:{tmp_path}", kind="runs")
+"""
+
+from __future__ import annotations
+
+import threading
+from abc import ABC, abstractmethod
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+from uuid import uuid4
+
+import pytest
+
+from grapharc.runs.contracts import RunStore
+from grapharc.runs.errors import RunError, ThreadBusyError, UnknownRunError
+from grapharc.runs.records import ENQUEUE, ERROR, INTERRUPTED, PENDING, RUNNING, SUCCESS, RunRecord
+from grapharc.runtime.budget import Budget
+
+TTL = 10.0
+RACERS = 8
+GRAPH = "kit-graph"
+GRAPHS = (GRAPH,)
+
+
+def new_run(thread_id: str, now: float = 1.0, **fields: Any) -> RunRecord:
+    """A pending run of ``thread_id`` asking for a start turn (of ``GRAPH`` unless ``fields`` say)."""
+    asked: dict[str, Any] = {"assistant_id": GRAPH, "request": {"kind": "start", "input": {"topic": "東京"}},
+                             **fields}
+    return RunRecord(run_id=uuid4().hex, thread_id=thread_id, created_at=now, updated_at=now, **asked)
+
+
+class RunStoreConformance(ABC):
+    """The ``RunStore`` contract as pytest tests; subclass it and implement ``make_store``."""
+
+    durable: bool = False
+
+    @abstractmethod
+    def make_store(self, tmp_path: Path) -> RunStore:
+        """Return a new, empty store of the implementation under test, located under tmp_path."""
+
+    def reopen_store(self, tmp_path: Path) -> RunStore:
+        """Return the store ``make_store(tmp_path)`` made, opened again after it was closed."""
+        return self.make_store(tmp_path)
+
+    @pytest.fixture
+    def store(self, tmp_path: Path) -> Iterator[RunStore]:
+        """The store under test, closed afterwards."""
+        store = self.make_store(tmp_path)
+        yield store
+        store.close()
+
+    def test_store_satisfies_the_run_store_protocol(self, store: RunStore) -> None:
+        assert isinstance(store, RunStore)
+
+    def test_a_run_is_kept_as_asked_and_read_back(self, store: RunStore) -> None:
+        budget = Budget(max_iterations=5, max_seconds=30.0)
+        asked = new_run("t1", after_seq=7, stream_modes=("updates", "events"), budget=budget,
+                        multitask_strategy=ENQUEUE, metadata={"who": "kit"})
+        kept = store.add(asked, exclusive=True)
+        assert kept.seq > 0 and kept.status == PENDING and kept.attempts == 0
+        assert store.get("t1", asked.run_id) == kept
+        assert (kept.request, kept.budget, kept.stream_modes, kept.after_seq, kept.metadata) == (
+            asked.request, budget, ("updates", "events"), 7, {"who": "kit"})
+
+    def test_an_unknown_run_or_the_wrong_thread_is_refused(self, store: RunStore) -> None:
+        run = store.add(new_run("t1"), exclusive=True)
+        with pytest.raises(UnknownRunError, match="no run"):
+            store.get("t1", "nope")
+        with pytest.raises(UnknownRunError):
+            store.get("t2", run.run_id)
+        with pytest.raises(UnknownRunError):
+            store.request_cancel("t2", run.run_id, 2.0)
+
+    def test_a_threads_runs_are_listed_newest_first(self, store: RunStore) -> None:
+        first = store.add(new_run("t1"), exclusive=False)
+        second = store.add(new_run("t1"), exclusive=False)
+        store.add(new_run("t2"), exclusive=False)
+        assert [r.run_id for r in store.of_thread("t1")] == [second.run_id, first.run_id]
+        assert store.of_thread("none") == []
+
+    def test_an_exclusive_run_is_refused_while_another_is_pending_or_running(self, store: RunStore) -> None:
+        first = store.add(new_run("t1"), exclusive=True)
+        with pytest.raises(ThreadBusyError, match=first.run_id):
+            store.add(new_run("t1"), exclusive=True)
+        claimed = store.claim_next("w1", 1.0, TTL, GRAPHS)
+        assert claimed is not None and claimed.run_id == first.run_id
+        with pytest.raises(ThreadBusyError, match="running"):
+            store.add(new_run("t1"), exclusive=True)
+        queued = store.add(new_run("t1"), exclusive=False)
+        assert queued.status == PENDING
+        assert store.add(new_run("t2"), exclusive=True).status == PENDING
+        assert len(store.of_thread("t1")) == 2
+
+    def test_a_threads_runs_are_claimed_one_at_a_time_in_order(self, store: RunStore) -> None:
+        a1 = store.add(new_run("a"), exclusive=False)
+        a2 = store.add(new_run("a"), exclusive=False)
+        b1 = store.add(new_run("b"), exclusive=False)
+        first = store.claim_next("w1", 2.0, TTL, GRAPHS)
+        assert first is not None and first.run_id == a1.run_id
+        assert (first.status, first.worker, first.claim_expires_at, first.attempts) == (
+            RUNNING, "w1", 12.0, 1)
+        second = store.claim_next("w2", 2.0, TTL, GRAPHS)
+        assert second is not None and second.run_id == b1.run_id  # a2 waits for a1
+        assert store.claim_next("w2", 2.0, TTL, GRAPHS) is None
+        assert store.finish(a1.run_id, "w1", SUCCESS, 3.0, end_seq=9)
+        third = store.claim_next("w2", 3.0, TTL, GRAPHS)
+        assert third is not None and third.run_id == a2.run_id
+
+    def test_the_worker_holding_a_run_records_where_it_began_once(self, store: RunStore) -> None:
+        run = store.add(new_run("t1"), exclusive=True)
+        assert store.get("t1", run.run_id).after_seq is None
+        assert not store.begin(run.run_id, "w1", 3)  # pending: nobody holds it
+        store.claim_next("w1", 1.0, TTL, GRAPHS)
+        assert not store.begin(run.run_id, "w2", 3)
+        assert store.begin(run.run_id, "w1", 3)
+        assert not store.begin(run.run_id, "w1", 8)
+        assert store.get("t1", run.run_id).after_seq == 3
+
+    def test_a_worker_claims_only_runs_of_the_graphs_it_drives(self, store: RunStore) -> None:
+        other = store.add(new_run("t1", assistant_id="other-graph"), exclusive=True)
+        mine = store.add(new_run("t2"), exclusive=True)
+        assert store.claim_next("w1", 1.0, TTL, ()) is None
+        claimed = store.claim_next("w1", 1.0, TTL, GRAPHS)
+        assert claimed is not None and claimed.run_id == mine.run_id
+        assert store.claim_next("w1", 1.0, TTL, GRAPHS) is None
+        theirs = store.claim_next("w2", 1.0, TTL, ("other-graph", GRAPH))
+        assert theirs is not None and theirs.run_id == other.run_id
+
+    def test_only_the_worker_holding_a_run_ends_it(self, store: RunStore) -> None:
+        run = store.add(new_run("t1"), exclusive=True)
+        assert not store.finish(run.run_id, "w1", SUCCESS, 2.0, end_seq=5)  # pending: nobody holds it
+        store.claim_next("w1", 2.0, TTL, GRAPHS)
+        assert not store.finish(run.run_id, "w2", SUCCESS, 3.0, end_seq=5)
+        assert store.finish(run.run_id, "w1", ERROR, 3.0, end_seq=5, error="boom")
+        ended = store.get("t1", run.run_id)
+        assert (ended.status, ended.end_seq, ended.error, ended.ended) == (ERROR, 5, "boom", True)
+        assert not store.finish(run.run_id, "w1", SUCCESS, 4.0, end_seq=6)
+        with pytest.raises(RunError, match="success, error or interrupted"):
+            store.finish(run.run_id, "w1", PENDING, 4.0, end_seq=6)
+
+    def test_a_pending_run_cancelled_ends_at_once_and_is_never_claimed(self, store: RunStore) -> None:
+        run = store.add(new_run("t1", after_seq=4), exclusive=True)
+        cancelled = store.request_cancel("t1", run.run_id, 2.0)
+        assert (cancelled.status, cancelled.end_seq, cancelled.error) == (INTERRUPTED, 4, "cancelled")
+        assert store.claim_next("w1", 2.0, TTL, GRAPHS) is None
+
+    def test_a_running_run_cancelled_is_flagged_for_its_worker(self, store: RunStore) -> None:
+        run = store.add(new_run("t1"), exclusive=True)
+        other = store.add(new_run("t2"), exclusive=True)
+        store.claim_next("w1", 1.0, TTL, GRAPHS)
+        store.claim_next("w1", 1.0, TTL, GRAPHS)
+        assert store.heartbeat("w1", 2.0, TTL) == []
+        flagged = store.request_cancel("t1", run.run_id, 3.0)
+        assert flagged.status == RUNNING and flagged.cancel_requested
+        assert store.heartbeat("w1", 4.0, TTL) == [run.run_id]
+        assert store.heartbeat("w2", 4.0, TTL) == []
+        assert store.get("t2", other.run_id).claim_expires_at == 14.0
+        assert store.finish(run.run_id, "w1", INTERRUPTED, 5.0, end_seq=1)
+        assert store.request_cancel("t1", run.run_id, 6.0).status == INTERRUPTED  # ended: unchanged
+
+    def test_a_run_whose_worker_stopped_renewing_is_stale_and_reclaimed_once(self, store: RunStore) -> None:
+        run = store.add(new_run("t1"), exclusive=True)
+        store.claim_next("w1", 1.0, TTL, GRAPHS)  # claim until 11
+        store.heartbeat("w1", 5.0, TTL)  # renewed until 15
+        assert store.stale(12.0) == []
+        assert [r.run_id for r in store.stale(16.0)] == [run.run_id]
+        assert store.reclaim(run.run_id, "w2", 12.0, TTL) is None  # not stale yet at 12
+        taken = store.reclaim(run.run_id, "w2", 16.0, TTL)
+        assert taken is not None and (taken.worker, taken.attempts, taken.claim_expires_at) == ("w2", 2, 26.0)
+        assert store.reclaim(run.run_id, "w3", 16.0, TTL) is None
+        assert store.stale(16.0) == []
+        assert not store.finish(run.run_id, "w1", SUCCESS, 17.0, end_seq=3)  # the dead worker is fenced off
+        assert store.finish(run.run_id, "w2", SUCCESS, 17.0, end_seq=3)
+
+    def test_of_workers_racing_for_one_run_exactly_one_claims_it(self, store: RunStore) -> None:
+        run = store.add(new_run("t1"), exclusive=True)
+        start = threading.Barrier(RACERS)
+        got: list[RunRecord | None] = []
+
+        def race(i: int) -> None:
+            start.wait()
+            got.append(store.claim_next(f"w{i}", 1.0, TTL, GRAPHS))
+
+        racers = [threading.Thread(target=race, args=(i,)) for i in range(RACERS)]
+        for racer in racers:
+            racer.start()
+        for racer in racers:
+            racer.join()
+        winners = [r for r in got if r is not None]
+        assert len(got) == RACERS and [r.run_id for r in winners] == [run.run_id]
+        assert store.get("t1", run.run_id).worker == winners[0].worker
+
+    def test_runs_survive_closing_and_reopening(self, tmp_path: Path) -> None:
+        if not self.durable:
+            pytest.skip("store under test declares durable = False")
+        store = self.make_store(tmp_path)
+        run = store.add(new_run("t1", budget=Budget(max_tokens=100)), exclusive=True)
+        store.claim_next("w1", 1.0, TTL, GRAPHS)
+        before = store.get("t1", run.run_id)
+        store.close()
+        reopened = self.reopen_store(tmp_path)
+        try:
+            assert reopened.get("t1", run.run_id) == before
+            assert reopened.claim_next("w2", 2.0, TTL, GRAPHS) is None
+        finally:
+            reopened.close()

@@ -1,0 +1,132 @@
+"""LangGraph's Postgres savers with each fenced write checking its lease in its own transaction.
+
+Core fences a leased thread's checkpoint writes (``grapharc.session.fencing``). Here the
+checkpoints live beside the session rows, so the check is made where it cannot be
+overtaken: a write of a thread whose lease ``fenced_by(leases)`` holds opens a
+transaction, reads the thread's session row ``FOR SHARE`` (a takeover, which updates
+that row, waits for the write to commit) and refuses with ``LeaseLostError`` unless it
+still carries the lease's token; then LangGraph's own ``put``/``put_writes`` run on that
+transaction's connection, pinned through ``_cursor``. Other writes run as LangGraph's do.
+"""
+
+from __future__ import annotations
+
+import copy
+from collections.abc import AsyncIterator, Iterator, Sequence
+from contextlib import asynccontextmanager, contextmanager
+from typing import Any, Self
+
+from langgraph.checkpoint.postgres import PostgresSaver, _ainternal, _internal
+from langgraph.checkpoint.postgres.aio import AsyncPostgresSaver
+from psycopg import AsyncConnection, AsyncCursor, Connection, Cursor
+from psycopg.rows import DictRow, dict_row
+
+from grapharc.postgres.sessions import PREFIX
+from grapharc.session.fencing import Leases, lost
+from grapharc.session.lease import Lease
+from grapharc.session.records import RUNNING
+from grapharc.session.sql_dialect import dialect_sql
+
+HELD_FOR_WRITE = dialect_sql("SELECT 1 AS held FROM {sessions} WHERE thread_id = ? AND lease_token = ? "
+                             "AND status = ? FOR SHARE", PREFIX, "%s")
+"""The thread's session row if ``lease`` is still its current one, locked against a takeover
+until the write's transaction ends."""
+
+
+def _fence_args(lease: Lease) -> tuple[str, str, str]:
+    return (lease.thread_id, lease.token, RUNNING)
+
+
+class _Fencing:
+    """What both savers share: the leases they fence by and the connection a write is pinned to."""
+
+    leases: Leases | None = None
+    pinned: Any = None
+    """The connection of a fenced write's transaction, on the per-write copy that writes."""
+
+    def fenced_by(self, leases: Leases) -> Self:
+        """This saver (sharing its pool) fencing the writes of threads ``leases`` holds."""
+        fenced = copy.copy(self)
+        fenced.leases = leases
+        return fenced
+
+    def _lease(self, config: Any) -> Lease | None:
+        return None if self.leases is None else self.leases.lease_for(config)
+
+    def _pinned_to(self, conn: Any) -> Self:
+        """A copy of this saver whose every cursor is on ``conn``, inside its transaction."""
+        pinned = copy.copy(self)
+        pinned.pinned = conn
+        return pinned
+
+
+class FencingPostgresSaver(_Fencing, PostgresSaver):
+    """LangGraph's ``PostgresSaver``; with ``fenced_by``, its writes check the lease in their transaction."""
+
+    def put(self, config: Any, checkpoint: Any, metadata: Any, new_versions: Any) -> Any:
+        with self._fenced(config) as saver:
+            return PostgresSaver.put(saver, config, checkpoint, metadata, new_versions)
+
+    def put_writes(self, config: Any, writes: Sequence[tuple[str, Any]], task_id: str,
+                   task_path: str = "") -> None:
+        with self._fenced(config) as saver:
+            PostgresSaver.put_writes(saver, config, writes, task_id, task_path)
+
+    @contextmanager
+    def _fenced(self, config: Any) -> Iterator[FencingPostgresSaver]:
+        """This saver, or, for a leased thread, a copy pinned to a transaction that checked the lease."""
+        lease = self._lease(config)
+        if lease is None:
+            yield self
+            return
+        with self.lock, _internal.get_connection(self.conn) as conn, conn.transaction():
+            if conn.execute(HELD_FOR_WRITE, _fence_args(lease)).fetchone() is None:
+                raise lost(lease)
+            yield self._pinned_to(conn)
+
+    @contextmanager
+    def _cursor(self, *, pipeline: bool = False) -> Iterator[Cursor[DictRow]]:
+        if self.pinned is None:
+            with super()._cursor(pipeline=pipeline) as cur:
+                yield cur
+            return
+        conn: Connection[DictRow] = self.pinned
+        with conn.cursor(binary=True, row_factory=dict_row) as cur:
+            yield cur
+
+
+class FencingAsyncPostgresSaver(_Fencing, AsyncPostgresSaver):
+    """LangGraph's ``AsyncPostgresSaver``; with ``fenced_by``, its writes check the lease in their
+    transaction."""
+
+    async def aput(self, config: Any, checkpoint: Any, metadata: Any, new_versions: Any) -> Any:
+        async with self._fenced(config) as saver:
+            return await AsyncPostgresSaver.aput(saver, config, checkpoint, metadata, new_versions)
+
+    async def aput_writes(self, config: Any, writes: Sequence[tuple[str, Any]], task_id: str,
+                          task_path: str = "") -> None:
+        async with self._fenced(config) as saver:
+            await AsyncPostgresSaver.aput_writes(saver, config, writes, task_id, task_path)
+
+    @asynccontextmanager
+    async def _fenced(self, config: Any) -> AsyncIterator[FencingAsyncPostgresSaver]:
+        """Async ``FencingPostgresSaver._fenced``."""
+        lease = self._lease(config)
+        if lease is None:
+            yield self
+            return
+        async with self.lock, _ainternal.get_connection(self.conn) as conn, conn.transaction():
+            held = await conn.execute(HELD_FOR_WRITE, _fence_args(lease))
+            if await held.fetchone() is None:
+                raise lost(lease)
+            yield self._pinned_to(conn)
+
+    @asynccontextmanager
+    async def _cursor(self, *, pipeline: bool = False) -> AsyncIterator[AsyncCursor[DictRow]]:
+        if self.pinned is None:
+            async with super()._cursor(pipeline=pipeline) as cur:
+                yield cur
+            return
+        conn: AsyncConnection[DictRow] = self.pinned
+        async with conn.cursor(binary=True, row_factory=dict_row) as cur:
+            yield cur

@@ -1,0 +1,110 @@
+"""Run traces in PostgreSQL, shared by every worker: ``open_store("postgresql://HOST/DB", kind="traces")``.
+
+Each event is one row of ``grapharc_trace_events`` holding the exact line the file writer would
+append (without its newline), so the rows read back in ``seq`` order are the line stream a file
+gives ``grapharc.observe``'s reader: one parser, one set of checks and messages for both. A batch
+of events (``TraceWriter.append_many``) is one INSERT; a reader asking for one run or thread gets
+only its rows, filtered by the database.
+
+The writer's connection commits asynchronously (``synchronous_commit = off``): an INSERT returns
+without waiting for its WAL to reach the disk, which costs a trace nothing but, should the
+database server itself crash, its last fraction of a second of events (never a torn or reordered
+one). The audit trail, which sessions and leases rest on, keeps synchronous commits.
+"""
+
+from __future__ import annotations
+
+import threading
+from collections.abc import Iterator, Sequence
+from contextlib import contextmanager
+from typing import Any
+
+import psycopg
+
+from grapharc.postgres.connect import PostgresStoreError, connect, conninfo, redacted
+from grapharc.postgres.schema import upgrade
+from grapharc.runtime.trace import TraceClosedError, TraceOpenError
+from grapharc.trace_schema import RUN_ID, THREAD_ID
+
+_INSERT = ("INSERT INTO grapharc_trace_events (run_id, thread_id, line) SELECT r, t, l "
+           "FROM unnest(%s::text[], %s::text[], %s::text[]) WITH ORDINALITY AS u(r, t, l, n) ORDER BY n")
+_FETCH_ROWS = 2000
+
+
+class PostgresTraces:
+    """The trace events table of the database ``uri`` (its migrations applied on opening)."""
+
+    def __init__(self, uri: str) -> None:
+        self.uri = uri
+        self.name = redacted(uri)
+        with connect(uri, autocommit=True) as conn:
+            upgrade(conn, uri)
+
+    def open_sink(self) -> PostgresTraceSink:
+        """A sink over a connection of its own."""
+        return PostgresTraceSink(self.uri)
+
+    @contextmanager
+    def lines(self, *, run_id: str | None = None, thread_id: str | None = None) -> Iterator[Iterator[bytes]]:
+        """The stored lines (of one run or thread, if named) in write order, read through a
+        server-side cursor so a long trace is never held whole."""
+        wanted = [(column, value) for column, value in (("run_id", run_id), ("thread_id", thread_id))
+                  if value is not None]
+        where = " AND ".join(f"{column} = %s" for column, _ in wanted)
+        query = f"SELECT line FROM grapharc_trace_events {'WHERE ' + where if where else ''} ORDER BY seq"
+        args = [value for _, value in wanted]
+        with connect(self.uri) as conn:  # a named cursor lives in a transaction
+            cursor = conn.cursor(name="grapharc_trace_lines")
+            cursor.itersize = _FETCH_ROWS
+            try:
+                yield self._stream(cursor, query, args)
+            finally:
+                cursor.close()
+
+    def _stream(self, cursor: psycopg.ServerCursor[Any], query: str, args: list[str]) -> Iterator[bytes]:
+        try:
+            cursor.execute(query, args)
+            for row in cursor:
+                yield row["line"].encode("utf-8") + b"\n"
+        except psycopg.Error as exc:
+            raise PostgresStoreError(f"cannot read the trace from {self.name}: {exc}".strip()) from None
+
+
+class PostgresTraceSink:
+    """Inserts each batch of lines with one statement; safe to share between threads."""
+
+    def __init__(self, uri: str) -> None:
+        self.name = redacted(uri)
+        self._conn: psycopg.Connection[Any] | None = connect(uri, autocommit=True)
+        self._conn.execute("SET synchronous_commit = off")
+        self._lock = threading.Lock()
+
+    def write(self, events: Sequence[dict[str, Any]], lines: Sequence[bytes]) -> None:
+        """Insert one row per line, in order, in one statement (so all or none)."""
+        runs = [_text(event.get(RUN_ID)) for event in events]
+        threads = [_text(event.get(THREAD_ID)) for event in events]
+        texts = [line[:-1].decode("utf-8") for line in lines]
+        with self._lock:
+            if self._conn is None:
+                raise TraceClosedError(f"the trace writer for {self.name} is closed")
+            try:
+                self._conn.execute(_INSERT, (runs, threads, texts))
+            except psycopg.Error as exc:
+                raise TraceOpenError(f"cannot write the trace to {self.name}: {exc}".strip(),
+                                     hint="check the PostgreSQL server is up (pg_isready)") from None
+
+    def close(self) -> None:
+        """Close the connection; closing twice is harmless."""
+        with self._lock:
+            conn, self._conn = self._conn, None
+        if conn is not None:
+            conn.close()
+
+
+def _text(value: Any) -> str | None:
+    return None if value is None else str(value)
+
+
+def open_traces(location: str, kind: str = "traces") -> PostgresTraces:
+    """The store-hook factory behind ``postgres://`` and ``postgresql://`` for ``kind="traces"``."""
+    return PostgresTraces(conninfo(location))

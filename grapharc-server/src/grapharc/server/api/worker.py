@@ -1,0 +1,170 @@
+"""Each ``grapharc serve`` process's worker loop: it claims runs from the durable queue and drives them.
+
+Every ``POLL_SECONDS`` (or at once when a request here queued a run or asked for a cancel) the
+loop, as one worker of the shared run store:
+
+- renews its claims on the runs it executes and cancels those whose cancel was requested
+  (from any worker);
+- reclaims runs of graphs registered here whose worker died (their claim ran out; the session
+  layer refuses the takeover while the thread's lease is still live) and carries each on with
+  ``SessionManager.arecover`` from the thread's last checkpoint, under the run's own budget;
+- claims every runnable run of a graph registered here (the first pending run of a thread with
+  none running) and drives its turn with ``arun`` or ``aresume``, recording where its part of
+  the trace begins and ends and how it ended.
+
+When the server stops, the runs executing here are cancelled without being ended: their claims
+run out and another worker (or this one, restarted) carries them on.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import logging
+from typing import Any
+
+from grapharc.errors import GraphARCError
+from grapharc.runs.contracts import RunStore
+from grapharc.runs.records import ERROR, INTERRUPTED, SUCCESS, RunRecord
+from grapharc.server.api.progress import Progress
+from grapharc.session.manager import SessionManager
+from grapharc.session.records import COMPLETED, FAILED, PAUSED, REJECTED, RUNNING
+
+POLL_SECONDS = 0.5
+TURN_BEGAN = frozenset({"claimed", "decided", "reclaimed"})
+"""Audit entries a run's turn writes as it takes the thread: one after ``after_seq`` means it began."""
+
+_RUN_STATUS = {PAUSED: INTERRUPTED, COMPLETED: SUCCESS, REJECTED: SUCCESS, FAILED: ERROR}
+_log = logging.getLogger("grapharc.server")
+
+
+class RunWorker:
+    """The loop of one server process over ``runs``, driving turns through ``manager``."""
+
+    def __init__(self, manager: SessionManager, runs: RunStore, progress: Progress) -> None:
+        self.manager = manager
+        self.runs = runs
+        self.progress = progress
+        self.name = manager.runner
+        self.ttl = manager.lease_seconds
+        self._executing: dict[str, asyncio.Task[None]] = {}
+        self._wake = asyncio.Event()
+        self._loop: asyncio.Task[None] | None = None
+        self._stopping = False
+
+    def start(self) -> None:
+        """Start the loop on the running event loop."""
+        self._loop = asyncio.get_running_loop().create_task(self._run(), name=f"runs:{self.name}")
+
+    async def stop(self) -> None:
+        """Stop the loop and cancel the runs executing here, leaving them to be reclaimed."""
+        self._stopping = True
+        tasks = [t for t in (self._loop, *self._executing.values()) if t is not None]
+        for task in tasks:
+            task.cancel()
+        await asyncio.gather(*tasks, return_exceptions=True)
+
+    def wake(self) -> None:
+        """Make the loop look at the queue now (a run was queued or a cancel asked here)."""
+        self._wake.set()
+
+    async def _run(self) -> None:
+        while True:
+            try:
+                await self._tick()
+            except GraphARCError as exc:  # a store that cannot be reached: say so, try again next tick
+                _log.warning("run worker %s: %s", self.name, exc)
+            except Exception:  # the loop outlives any one tick's surprise; the log has the details
+                _log.exception("run worker %s: unexpected failure; trying again", self.name)
+            with contextlib.suppress(TimeoutError):
+                await asyncio.wait_for(self._wake.wait(), timeout=POLL_SECONDS)
+            self._wake.clear()
+
+    async def _tick(self) -> None:
+        now = self.manager.clock()
+        if self._executing:
+            for run_id in await asyncio.to_thread(self.runs.heartbeat, self.name, now, self.ttl):
+                task = self._executing.get(run_id)
+                if task is not None:
+                    task.cancel()
+        graphs = self.manager.graphs.names()
+        for stale in await asyncio.to_thread(self.runs.stale, now):
+            if stale.assistant_id not in graphs:
+                continue  # left to a worker that drives its graph
+            taken = await asyncio.to_thread(self.runs.reclaim, stale.run_id, self.name, now, self.ttl)
+            if taken is not None:
+                self._launch(taken, reclaimed=True)
+        while (run := await asyncio.to_thread(self.runs.claim_next, self.name, now, self.ttl,
+                                              graphs)) is not None:
+            self._launch(run, reclaimed=False)
+
+    def _launch(self, run: RunRecord, *, reclaimed: bool) -> None:
+        self._executing[run.run_id] = asyncio.get_running_loop().create_task(
+            self._execute(run, reclaimed), name=f"run:{run.run_id}")
+
+    async def _execute(self, run: RunRecord, reclaimed: bool) -> None:
+        """Drive ``run`` to its end and record how it ended (unless the server is stopping)."""
+        status, error = SUCCESS, None
+        try:
+            if run.after_seq is None:
+                await asyncio.to_thread(self._begin, run)
+            if reclaimed:
+                await self._carry_on(run)
+            else:
+                await self._turn(run)
+            session = await asyncio.to_thread(self.manager.get, run.thread_id)
+            status = _RUN_STATUS.get(session.status, SUCCESS)
+        except asyncio.CancelledError:
+            if self._stopping:
+                raise
+            status, error = INTERRUPTED, "cancelled"
+        except GraphARCError as exc:
+            status, error = ERROR, str(exc)
+        except Exception as exc:  # a node's own failure: the session records the thread as failed
+            status, error = ERROR, f"{type(exc).__name__}: {exc}"
+        finally:
+            if not self._stopping:
+                self._executing.pop(run.run_id, None)
+        end_seq = await asyncio.to_thread(self._last_seq, run.thread_id)
+        await asyncio.to_thread(self.runs.finish, run.run_id, self.name, status, self.manager.clock(),
+                                end_seq=end_seq, error=error)
+        self.progress.notify()
+
+    async def _turn(self, run: RunRecord) -> Any:
+        """The session-layer call the run's request makes: a start with input, or a resume."""
+        request = run.request
+        if request["kind"] == "resume":
+            return await self.manager.aresume(run.thread_id, request["approval_id"], request["decision"],
+                                              decider=request["decider"], on_update=self.progress.notify,
+                                              budget=run.budget)
+        return await self.manager.arun(run.thread_id, request["input"], on_update=self.progress.notify,
+                                       budget=run.budget)
+
+    async def _carry_on(self, run: RunRecord) -> None:
+        """A reclaimed run: run its turn if that never began; else, once the thread's lease has
+        expired, recover a thread the dead worker left running (or failed, as a stopping server's
+        cancelled turn does); a thread that ended otherwise leaves only the run's end to record."""
+        while True:
+            session = await asyncio.to_thread(self.manager.get, run.thread_id)
+            if session.lease_live(self.manager.clock()):
+                await asyncio.sleep(self.ttl / 3)
+                continue
+            if not await asyncio.to_thread(self._turn_began, run):
+                await self._turn(run)
+            elif session.status in (RUNNING, FAILED):
+                await self.manager.arecover(run.thread_id, on_update=self.progress.notify, budget=run.budget)
+            return
+
+    def _begin(self, run: RunRecord) -> None:
+        """Record that the run's part of the trace begins after the thread's last entry now."""
+        self.runs.begin(run.run_id, self.name, self._last_seq(run.thread_id))
+
+    def _turn_began(self, run: RunRecord) -> bool:
+        """Whether the run's turn took its thread (a run that never recorded its start never did)."""
+        begun = run.after_seq
+        return begun is not None and any(e.seq > begun and e.kind in TURN_BEGAN
+                                         for e in self.manager.audit(run.thread_id))
+
+    def _last_seq(self, thread_id: str) -> int:
+        trail = self.manager.audit(thread_id)
+        return trail[-1].seq if trail else 0

@@ -1,0 +1,80 @@
+"""The worker loop taking over runs whose worker died before finishing them (real SQLite stores, in
+this process): a run whose turn never began is run; one whose turn ended is only recorded."""
+
+from __future__ import annotations
+
+import asyncio
+import time
+from collections.abc import Iterator
+from pathlib import Path
+from uuid import uuid4
+
+import pytest
+from api_graphs import ODD, register
+
+from grapharc.runs.contracts import RunStore
+from grapharc.runs.records import RunRecord
+from grapharc.server.api.progress import Progress
+from grapharc.server.api.worker import RunWorker
+from grapharc.session import SessionManager
+from grapharc.stores import open_store
+
+DEAD = "dead-worker"
+
+
+@pytest.fixture
+def stores(tmp_path: Path) -> Iterator[tuple[SessionManager, RunStore]]:
+    manager = SessionManager(tmp_path / "sessions", lease_seconds=1)
+    register(manager)
+    runs = open_store(f"sqlite:{tmp_path / 'sessions'}", kind="runs")
+    yield manager, runs
+    runs.close()
+    manager.close()
+
+
+def _claimed_by_the_dead(manager: SessionManager, runs: RunStore) -> RunRecord:
+    """A run of a new odd-values thread, claimed by a worker whose claim ran out long ago."""
+    thread = manager.create(ODD).thread_id
+    now = time.time()
+    asked = RunRecord(run_id=uuid4().hex, thread_id=thread, assistant_id=ODD,
+                      request={"kind": "start", "input": {}}, created_at=now, updated_at=now)
+    runs.add(asked, exclusive=True)
+    claimed = runs.claim_next(DEAD, now - 100, 1, [ODD])
+    assert claimed is not None
+    return claimed
+
+
+def _until_ended(manager: SessionManager, runs: RunStore, run: RunRecord) -> RunRecord:
+    async def drive() -> RunRecord:
+        worker = RunWorker(manager, runs, Progress())
+        worker.start()
+        try:
+            while not (record := await asyncio.to_thread(runs.get, run.thread_id, run.run_id)).ended:
+                await asyncio.sleep(0.05)
+            return record
+        finally:
+            await worker.stop()
+            await manager.aclose()
+
+    return asyncio.run(drive())
+
+
+def test_a_run_whose_worker_died_before_its_turn_began_is_run(stores) -> None:
+    manager, runs = stores
+    run = _claimed_by_the_dead(manager, runs)
+    ended = _until_ended(manager, runs, run)
+    assert (ended.status, ended.attempts, ended.worker) == ("success", 2, manager.runner)
+    assert [e.node for e in manager.audit(run.thread_id) if e.kind == "node"] == ["answer_oddly"]
+    assert ended.after_seq is not None and ended.end_seq == manager.audit(run.thread_id)[-1].seq
+
+
+def test_a_run_whose_worker_died_after_its_turn_ended_is_only_recorded(stores) -> None:
+    manager, runs = stores
+    run = _claimed_by_the_dead(manager, runs)
+    runs.begin(run.run_id, DEAD, manager.audit(run.thread_id)[-1].seq)
+    manager.run(run.thread_id, {})  # the dead worker's turn, which ended before its record did
+    ended = _until_ended(manager, runs, run)
+    assert ended.status == "success" and ended.attempts == 2
+    trail = manager.audit(run.thread_id)
+    assert [e.kind for e in trail if e.kind in ("claimed", "reclaimed")] == ["claimed"]
+    assert [e.node for e in trail if e.kind == "node"] == ["answer_oddly"]
