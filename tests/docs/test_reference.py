@@ -35,7 +35,7 @@ from grapharc.cli.governance import read_graph_file
 from grapharc.cli.session_commands import DEFAULT_DIR
 from grapharc.errors import ConfigurationError, GraphARCError
 from grapharc.observe.cost import CARD_KEYS, RATE_KEYS, RateCard
-from grapharc.observe.errors import RateCardError
+from grapharc.observe.errors import RateCardError, TraceVersionError
 from grapharc.observe.reader import TraceReader
 from grapharc.planner import admission
 from grapharc.planner.proposal import ProposalError, ProposedEdge, ProposedNode, Subgraph
@@ -98,6 +98,7 @@ LOADERS: dict[str, dict[str, Loader]] = {
     "graph-files.md": {"json": GRAPH},
     "policy.md": {"json": GRAPH, "toml": (PolicyEngine.from_file, (PolicyLoadError, PolicyDocumentError))},
     "rate-cards.md": {"jsonl": (_read_trace, ()), "toml": (RateCard.from_toml, (RateCardError,))},
+    "trace-stores.md": {"jsonl": (_read_trace, (TraceVersionError,))},
 }
 
 
@@ -227,6 +228,7 @@ def expected_tables() -> dict[str, dict[str, dict[str, list[str]]]]:
         "policy.md": policy,
         "rate-cards.md": {"card": {key: ["table", "none"] for key in CARD_KEYS},
                           "rate": {key: ["number", "none"] for key in RATE_KEYS}},
+        "trace-stores.md": {},
     }
 
 
