@@ -1,8 +1,9 @@
-"""What the SQL session store asks of a database driver, and its statements in a dialect.
+"""What the SQL stores ask of a database driver, and their statements in a dialect.
 
-``grapharc.session.sql_store`` writes statements with ``?`` parameters and
-``{sessions}``-style table names and runs them on any connection shaped like
-``Connection`` (``sqlite3``, psycopg 3); ``dialect_sql`` turns them into a dialect's.
+``grapharc.session.sql_store`` and ``grapharc.runs.sql_store`` write statements with ``?``
+parameters and ``{sessions}``-style table names and run them on any connection shaped like
+``Connection`` (``sqlite3``, psycopg 3); ``dialect_sql`` turns them into a dialect's, and
+``SqlDialect`` holds what a store's subclass says of its dialect.
 """
 
 from __future__ import annotations
@@ -12,7 +13,9 @@ from functools import lru_cache
 from typing import Any, Protocol
 
 TABLES = ("sessions", "approvals", "events", "audit")
-"""The store's tables, as the statements here name them (a dialect may prefix them)."""
+"""The session store's tables, as the statements here name them (a dialect may prefix them)."""
+RUN_TABLES = ("runs",)
+"""The run store's tables, named the same way."""
 
 
 class Row(Protocol):
@@ -43,4 +46,22 @@ class Connection(Protocol):
 @lru_cache(maxsize=512)
 def dialect_sql(sql: str, prefix: str, param: str) -> str:
     """``sql`` with ``{table}`` names prefixed and ``?`` parameters written as ``param``."""
-    return sql.format_map({table: prefix + table for table in TABLES}).replace("?", param)
+    return sql.format_map({table: prefix + table for table in (*TABLES, *RUN_TABLES)}).replace("?", param)
+
+
+class SqlDialect:
+    """How a SQL store's database writes what differs between databases; SQLite's by default."""
+
+    PARAM = "?"
+    """How the database writes a query parameter."""
+    PREFIX = ""
+    """What the database's table names start with."""
+    LOCK = ""
+    """The clause that locks a read row until the transaction ends (none where a write
+    transaction locks the whole database)."""
+    CLAIM_LOCK = ""
+    """The clause that locks a row for a claim, skipping a row another claim has locked."""
+
+    def _run(self, conn: Connection, sql: str, args: tuple[Any, ...] = ()) -> Cursor:
+        """Run a statement written with ``?`` and ``{table}`` in this dialect."""
+        return conn.execute(dialect_sql(sql, self.PREFIX, self.PARAM), args)

@@ -56,23 +56,14 @@ from grapharc.session.records import (
     iso,
     unreadable_times,
 )
-from grapharc.session.sql_dialect import Connection, Cursor, Row, dialect_sql
+from grapharc.session.sql_dialect import Connection, Row, SqlDialect
 
 _FINISHED = tuple(sorted(FINISHED))
 
 
-class SqlSessionStore(ABC):
+class SqlSessionStore(SqlDialect, ABC):
     """The ``SessionStore`` contract over SQL tables; a subclass supplies the dialect below."""
 
-    PARAM = "?"
-    """How the database writes a query parameter."""
-    PREFIX = ""
-    """What the database's table names start with."""
-    LOCK = ""
-    """The clause that locks a read row until the transaction ends (none where a write
-    transaction locks the whole database)."""
-    CLAIM_LOCK = ""
-    """The clause that locks a row for a claim, skipping a row another claim has locked."""
     APPROVAL_ORDER = "rowid"
     """The approvals column that orders them oldest first."""
 
@@ -101,10 +92,6 @@ class SqlSessionStore(ABC):
     @abstractmethod
     def _after_prune(self) -> None:
         """Runs after a prune removed sessions, outside its transaction (to give space back)."""
-
-    def _run(self, conn: Connection, sql: str, args: tuple[Any, ...] = ()) -> Cursor:
-        """Run a statement written with ``?`` and ``{table}`` in this dialect."""
-        return conn.execute(dialect_sql(sql, self.PREFIX, self.PARAM), args)
 
     # -- sessions --------------------------------------------------------------------
 

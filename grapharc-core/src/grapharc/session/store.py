@@ -13,16 +13,15 @@ from __future__ import annotations
 
 import json
 import sqlite3
-import threading
-from collections.abc import Iterator
-from contextlib import AbstractContextManager, closing, contextmanager
+from contextlib import AbstractContextManager, closing
 from pathlib import Path
 from typing import Any
 
 from grapharc.session.errors import SessionStoreError
 from grapharc.session.schema import SCHEMA, SCHEMA_VERSION
 from grapharc.session.sql_store import SqlSessionStore
-from grapharc.session.sqlite_files import SESSIONS_FILE, database_path, footprint, prepare_database_file
+from grapharc.session.sqlite_database import SqliteDatabase
+from grapharc.session.sqlite_files import SESSIONS_FILE, database_path, footprint
 
 
 class SqliteSessionStore(SqlSessionStore):
@@ -30,76 +29,21 @@ class SqliteSessionStore(SqlSessionStore):
 
     def __init__(self, path: str | Path) -> None:
         self.path = Path(path).expanduser()
-        self._local = threading.local()
-        self._opened: list[sqlite3.Connection] = []
-        self._lock = threading.Lock()
-        self._prepare()
+        self._db = SqliteDatabase(self.path, "session store", SessionStoreError)
+        self._db.prepare(SCHEMA, "schema", SCHEMA_VERSION)
 
-    # -- connections -----------------------------------------------------------------
+    # -- the dialect -----------------------------------------------------------------
 
-    def _prepare(self) -> None:
-        prepare_database_file(self.path, "session store", SessionStoreError)
-        try:
-            with closing(self._connect()) as conn:
-                conn.execute("PRAGMA journal_mode=WAL")
-                conn.executescript(f"BEGIN IMMEDIATE;\n{SCHEMA}\nCOMMIT;")
-                conn.execute("INSERT OR IGNORE INTO meta (key, value) VALUES ('schema', ?)",
-                             (SCHEMA_VERSION,))
-                found = conn.execute("SELECT value FROM meta WHERE key = 'schema'").fetchone()[0]
-        except (sqlite3.DatabaseError, OSError) as exc:
-            raise SessionStoreError(
-                f"cannot use {self.path} as a session store: {exc}",
-                hint="point at a session directory GraphARC created, or a new one") from exc
-        if found != SCHEMA_VERSION:
-            raise SessionStoreError(f"session store {self.path} has schema {found}; this GraphARC reads "
-                                    f"schema {SCHEMA_VERSION}")
+    def _write(self) -> AbstractContextManager[sqlite3.Connection]:
+        return self._db.write()
 
-    def _connect(self) -> sqlite3.Connection:
-        conn = sqlite3.connect(str(self.path), timeout=30.0, isolation_level=None, check_same_thread=False)
-        conn.row_factory = sqlite3.Row
-        conn.execute("PRAGMA synchronous=NORMAL")
-        return conn
-
-    def _thread_connection(self) -> sqlite3.Connection:
-        """This thread's connection, kept open (closing the last one would checkpoint the WAL)."""
-        conn = getattr(self._local, "conn", None)
-        if conn is None:
-            conn = self._local.conn = self._connect()
-            with self._lock:
-                self._opened.append(conn)
-        return conn
-
-    @contextmanager
-    def _write(self) -> Iterator[sqlite3.Connection]:
-        """One atomic change: BEGIN IMMEDIATE, commit on success, roll back on any error."""
-        conn = self._thread_connection()
-        try:
-            conn.execute("BEGIN IMMEDIATE")
-            yield conn
-            conn.execute("COMMIT")
-        except sqlite3.OperationalError as exc:
-            if conn.in_transaction:
-                conn.execute("ROLLBACK")
-            raise SessionStoreError(f"session store {self.path}: {exc}") from exc
-        except BaseException:
-            if conn.in_transaction:
-                conn.execute("ROLLBACK")
-            raise
-
-    @contextmanager
-    def _read(self) -> Iterator[sqlite3.Connection]:
-        """A consistent read: one deferred transaction, so a read of several tables sees one state."""
-        conn = self._thread_connection()
-        conn.execute("BEGIN")
-        try:
-            yield conn
-        finally:
-            conn.execute("COMMIT")
+    def _read(self) -> AbstractContextManager[sqlite3.Connection]:
+        return self._db.read()
 
     def _renewing(self) -> AbstractContextManager[sqlite3.Connection]:
         """A connection of its own, one autocommitted statement: renewals come from heartbeat
         threads, which should not keep a connection each."""
-        return closing(self._connect())
+        return closing(self._db.connect())
 
     def _encode(self, value: Any) -> str:
         return json.dumps(value, sort_keys=True, ensure_ascii=False)
@@ -109,17 +53,13 @@ class SqliteSessionStore(SqlSessionStore):
 
     def _after_prune(self) -> None:
         """Give the space of removed rows back to the file system (outside any transaction)."""
-        conn = self._thread_connection()
+        conn = self._db.thread_connection()
         conn.execute("VACUUM")
         conn.execute("PRAGMA wal_checkpoint(TRUNCATE)")
 
     def close(self) -> None:
         """Close every connection this store opened."""
-        with self._lock:
-            opened, self._opened = self._opened, []
-        for conn in opened:
-            conn.close()
-        self._local = threading.local()
+        self._db.close()
 
     def footprint(self) -> dict[str, int]:
         """Bytes of the store's file, its WAL and shared-memory files included."""

@@ -1,0 +1,165 @@
+"""One run store over SQL: the queue, claims, heartbeats and cancellations every SQL backend shares.
+
+``SqliteRunStore`` (core) and ``PostgresRunStore`` (grapharc-postgres) keep the ``RunStore``
+contract (``grapharc.runs.contracts``) with the logic here; each supplies only its dialect
+(``grapharc.session.sql_dialect.SqlDialect``): how a transaction is opened, how a parameter
+and a row lock are written, its table names, and how an exclusive add keeps a racing add of
+the same thread out. Run columns are plain text, numbers and a boolean in every dialect, so
+rows read back the same (``grapharc.runs.records``).
+"""
+
+from __future__ import annotations
+
+import builtins  # `builtins.list` in annotations: the class below has a method named `list`
+from abc import ABC, abstractmethod
+from collections.abc import Sequence
+from contextlib import AbstractContextManager
+
+from grapharc.runs.errors import RunStoreError, ThreadBusyError, UnknownRunError
+from grapharc.runs.records import (
+    ENDED,
+    INSERT_COLUMNS,
+    INTERRUPTED,
+    PENDING,
+    RUNNING,
+    RunRecord,
+    record_of,
+    row_values,
+)
+from grapharc.session.sql_dialect import Connection, SqlDialect
+
+# The first pending run of a thread none of whose runs is running, of the graphs ``{graphs}`` lists;
+# ``{claim_lock}`` skips a run another worker is claiming right now rather than waiting for it.
+RUNNABLE = """SELECT seq, thread_id, run_id FROM {{runs}} AS r WHERE r.status = 'pending'
+    AND r.assistant_id IN ({graphs}) AND NOT EXISTS (
+    SELECT 1 FROM {{runs}} AS o WHERE o.thread_id = r.thread_id
+    AND (o.status = 'running' OR (o.status = 'pending' AND o.seq < r.seq)))
+    ORDER BY r.seq LIMIT 1 {claim_lock}"""
+
+
+class SqlRunStore(SqlDialect, ABC):
+    """The ``RunStore`` contract over a SQL ``runs`` table; a subclass supplies the dialect below."""
+
+    # -- the dialect -----------------------------------------------------------------
+
+    @abstractmethod
+    def _write(self) -> AbstractContextManager[Connection]:
+        """One atomic change or consistent read: committed on success, rolled back on any error."""
+
+    def _lock_thread(self, conn: Connection, thread_id: str) -> None:
+        """Keep another exclusive add of ``thread_id`` out until this transaction ends: nothing by
+        default, for a database whose write transaction locks it whole."""
+
+    @abstractmethod
+    def close(self) -> None:
+        """Release the store's connections; closing twice is harmless."""
+
+    # -- the contract ----------------------------------------------------------------
+
+    def add(self, run: RunRecord, *, exclusive: bool) -> RunRecord:
+        """``RunStore.add``."""
+        with self._write() as conn:
+            if exclusive:
+                self._lock_thread(conn, run.thread_id)
+                busy = self._run(conn, "SELECT run_id, status FROM {runs} WHERE thread_id = ? "
+                                       "AND status IN ('pending', 'running') ORDER BY seq LIMIT 1",
+                                 (run.thread_id,)).fetchone()
+                if busy is not None:
+                    raise ThreadBusyError(run.thread_id, busy["run_id"], busy["status"])
+            marks = ", ".join("?" for _ in INSERT_COLUMNS)
+            self._run(conn, f"INSERT INTO {{runs}} ({', '.join(INSERT_COLUMNS)}) VALUES ({marks})",
+                      row_values(run))
+            return self._get(conn, run.thread_id, run.run_id)
+
+    def get(self, thread_id: str, run_id: str) -> RunRecord:
+        """``RunStore.get``."""
+        with self._write() as conn:
+            return self._get(conn, thread_id, run_id)
+
+    def of_thread(self, thread_id: str) -> builtins.list[RunRecord]:
+        """``RunStore.of_thread``."""
+        with self._write() as conn:
+            rows = self._run(conn, "SELECT * FROM {runs} WHERE thread_id = ? ORDER BY seq DESC",
+                             (thread_id,)).fetchall()
+        return [record_of(dict(row)) for row in rows]
+
+    def claim_next(self, worker: str, now: float, ttl: float, graphs: Sequence[str]) -> RunRecord | None:
+        """``RunStore.claim_next``."""
+        if not graphs:
+            return None  # no run is of a graph in an empty list
+        runnable = RUNNABLE.format(graphs=", ".join("?" for _ in graphs), claim_lock=self.CLAIM_LOCK)
+        with self._write() as conn:
+            found = self._run(conn, runnable, tuple(graphs)).fetchone()
+            if found is None:
+                return None
+            self._run(conn, "UPDATE {runs} SET status = ?, worker = ?, claim_expires_at = ?, updated_at = ?, "
+                            "attempts = attempts + 1 WHERE seq = ?",
+                      (RUNNING, worker, now + ttl, now, found["seq"]))
+            return self._get(conn, found["thread_id"], found["run_id"])
+
+    def begin(self, run_id: str, worker: str, after_seq: int) -> bool:
+        """``RunStore.begin``."""
+        with self._write() as conn:
+            done = self._run(conn, "UPDATE {runs} SET after_seq = ? WHERE run_id = ? AND worker = ? "
+                                   "AND status = ? AND after_seq IS NULL",
+                             (after_seq, run_id, worker, RUNNING))
+            return done.rowcount == 1
+
+    def heartbeat(self, worker: str, now: float, ttl: float) -> builtins.list[str]:
+        """``RunStore.heartbeat``."""
+        with self._write() as conn:
+            self._run(conn, "UPDATE {runs} SET claim_expires_at = ? WHERE worker = ? AND status = ?",
+                      (now + ttl, worker, RUNNING))
+            rows = self._run(conn, "SELECT run_id FROM {runs} WHERE worker = ? AND status = ? "
+                                   "AND cancel_requested", (worker, RUNNING)).fetchall()
+        return [row["run_id"] for row in rows]
+
+    def finish(self, run_id: str, worker: str, status: str, now: float, *, end_seq: int,
+               error: str | None = None) -> bool:
+        """``RunStore.finish``."""
+        if status not in ENDED:
+            raise RunStoreError(f"a run ends success, error or interrupted, not {status!r}")
+        with self._write() as conn:
+            done = self._run(conn, "UPDATE {runs} SET status = ?, end_seq = ?, error = ?, updated_at = ?, "
+                                   "claim_expires_at = NULL WHERE run_id = ? AND worker = ? AND status = ?",
+                             (status, end_seq, error, now, run_id, worker, RUNNING))
+            return done.rowcount == 1
+
+    def request_cancel(self, thread_id: str, run_id: str, now: float) -> RunRecord:
+        """``RunStore.request_cancel``."""
+        with self._write() as conn:
+            run = self._get(conn, thread_id, run_id, self.LOCK)
+            if run.status == PENDING:
+                self._run(conn, "UPDATE {runs} SET status = ?, end_seq = after_seq, error = 'cancelled', "
+                                "updated_at = ? WHERE run_id = ?", (INTERRUPTED, now, run_id))
+            elif run.status == RUNNING:
+                self._run(conn, "UPDATE {runs} SET cancel_requested = TRUE, updated_at = ? WHERE run_id = ?",
+                          (now, run_id))
+            return self._get(conn, thread_id, run_id)
+
+    def stale(self, now: float) -> builtins.list[RunRecord]:
+        """``RunStore.stale``."""
+        with self._write() as conn:
+            rows = self._run(conn, "SELECT * FROM {runs} WHERE status = ? AND claim_expires_at < ? "
+                                   "ORDER BY seq", (RUNNING, now)).fetchall()
+        return [record_of(dict(row)) for row in rows]
+
+    def reclaim(self, run_id: str, worker: str, now: float, ttl: float) -> RunRecord | None:
+        """``RunStore.reclaim``."""
+        with self._write() as conn:
+            taken = self._run(conn, "UPDATE {runs} SET worker = ?, claim_expires_at = ?, updated_at = ?, "
+                                    "attempts = attempts + 1 WHERE run_id = ? AND status = ? "
+                                    "AND claim_expires_at < ?",
+                              (worker, now + ttl, now, run_id, RUNNING, now))
+            if taken.rowcount != 1:
+                return None
+            row = self._run(conn, "SELECT * FROM {runs} WHERE run_id = ?", (run_id,)).fetchone()
+        return record_of(dict(row))
+
+    def _get(self, conn: Connection, thread_id: str, run_id: str, lock: str = "") -> RunRecord:
+        """The run, locked with ``lock`` (a dialect's ``LOCK``, or none), or ``UnknownRunError``."""
+        row = self._run(conn, f"SELECT * FROM {{runs}} WHERE run_id = ? AND thread_id = ? {lock}",
+                        (run_id, thread_id)).fetchone()
+        if row is None:
+            raise UnknownRunError(thread_id, run_id)
+        return record_of(dict(row))

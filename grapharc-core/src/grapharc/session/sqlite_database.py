@@ -1,0 +1,97 @@
+"""One SQLite file as a store uses it: a schema made once, a connection per thread, short transactions.
+
+The SQLite session store and the SQLite run store share this: the file is put in WAL mode
+and its schema created under ``BEGIN IMMEDIATE``; each thread keeps a connection of its own
+(closing the last one would checkpoint the WAL); a change is one ``BEGIN IMMEDIATE``
+transaction, so it is atomic across the processes sharing the file, and every SQLite failure
+becomes the store's own error naming the file.
+"""
+
+from __future__ import annotations
+
+import sqlite3
+import threading
+from collections.abc import Iterator
+from contextlib import closing, contextmanager
+from pathlib import Path
+
+from grapharc.errors import GraphARCError
+from grapharc.session.sqlite_files import prepare_database_file
+
+
+class SqliteDatabase:
+    """The SQLite file at ``path``, used as the ``what`` (``"session store"``) failing with ``error``."""
+
+    def __init__(self, path: Path, what: str, error: type[GraphARCError]) -> None:
+        self.path = path
+        self.what = what
+        self.error = error
+        self._local = threading.local()
+        self._opened: list[sqlite3.Connection] = []
+        self._lock = threading.Lock()
+
+    def prepare(self, schema: str, version_key: str, version: str) -> None:
+        """Create the file and ``schema`` if missing, and refuse a file whose ``meta`` table keeps
+        another ``version`` under ``version_key``."""
+        prepare_database_file(self.path, self.what, self.error)
+        try:
+            with closing(self.connect()) as conn:
+                conn.execute("PRAGMA journal_mode=WAL")
+                conn.executescript(f"BEGIN IMMEDIATE;\n{schema}\nCOMMIT;")
+                conn.execute("INSERT OR IGNORE INTO meta (key, value) VALUES (?, ?)", (version_key, version))
+                found = conn.execute("SELECT value FROM meta WHERE key = ?", (version_key,)).fetchone()[0]
+        except (sqlite3.DatabaseError, OSError) as exc:
+            raise self.error(f"cannot use {self.path} as a {self.what}: {exc}",
+                             hint="point at a session directory GraphARC created, or a new one") from exc
+        if found != version:
+            raise self.error(f"{self.what} {self.path} has schema {found}; this GraphARC reads "
+                             f"schema {version}")
+
+    def connect(self) -> sqlite3.Connection:
+        """A new autocommit connection with rows read by column name."""
+        conn = sqlite3.connect(str(self.path), timeout=30.0, isolation_level=None, check_same_thread=False)
+        conn.row_factory = sqlite3.Row
+        conn.execute("PRAGMA synchronous=NORMAL")
+        return conn
+
+    def thread_connection(self) -> sqlite3.Connection:
+        """This thread's connection, kept open until ``close``."""
+        conn = getattr(self._local, "conn", None)
+        if conn is None:
+            conn = self._local.conn = self.connect()
+            with self._lock:
+                self._opened.append(conn)
+        return conn
+
+    @contextmanager
+    def write(self) -> Iterator[sqlite3.Connection]:
+        """One atomic change: BEGIN IMMEDIATE, commit on success, roll back on any error."""
+        conn = self.thread_connection()
+        try:
+            conn.execute("BEGIN IMMEDIATE")
+            yield conn
+            conn.execute("COMMIT")
+        except BaseException as exc:
+            if conn.in_transaction:
+                conn.execute("ROLLBACK")
+            if isinstance(exc, sqlite3.Error):
+                raise self.error(f"{self.what} {self.path}: {exc}") from exc
+            raise
+
+    @contextmanager
+    def read(self) -> Iterator[sqlite3.Connection]:
+        """A consistent read: one deferred transaction, so a read of several tables sees one state."""
+        conn = self.thread_connection()
+        conn.execute("BEGIN")
+        try:
+            yield conn
+        finally:
+            conn.execute("COMMIT")
+
+    def close(self) -> None:
+        """Close every connection opened for a thread; closing twice is harmless."""
+        with self._lock:
+            opened, self._opened = self._opened, []
+        for conn in opened:
+            conn.close()
+        self._local = threading.local()
