@@ -73,7 +73,8 @@ class DeadlineInterrupt(BaseException):
 def deadline(seconds: float | None, *, node: str) -> AbstractContextManager[None]:
     """Interrupt the enclosed block after ``seconds`` with NodeTimeoutError naming ``node``.
 
-    ``None`` means no deadline and costs nothing; zero or negative seconds raise at once.
+    ``None`` means no deadline and costs nothing; zero or negative seconds, or so few that they
+    run out while the timer is armed, raise at once.
     """
     if seconds is None:
         return _NO_DEADLINE
@@ -132,6 +133,9 @@ class _Deadline(ABC):
         self._fired = False
         self._expires = monotonic() + self._seconds
         self._arm()
+        if self._fired:  # it expired while being armed: the block never starts
+            self._disarm()
+            raise NodeTimeoutError(self._node, self._seconds)
 
     def __exit__(
         self,
@@ -175,7 +179,7 @@ class _AlarmDeadline(_Deadline):
     that earlier timer comes due inside this block it is delivered to its own handler on time.
     """
 
-    __slots__ = ("_prev_due", "_prev_expires", "_prev_handler", "_prev_interval", "_state")
+    __slots__ = ("_alarmed", "_prev_expires", "_prev_handler", "_prev_interval", "_state")
 
     def __init__(self, seconds: float, node: str) -> None:
         super().__init__(seconds, node)
@@ -183,30 +187,32 @@ class _AlarmDeadline(_Deadline):
         self._prev_handler: Any = signal.SIG_DFL
         self._prev_expires: float | None = None
         self._prev_interval = 0.0
-        self._prev_due = False
+        self._alarmed = False
 
     def _arm(self) -> None:
         prev = signal.getsignal(signal.SIGALRM)
         self._prev_handler = prev
-        self._prev_due = False
+        self._alarmed = False
         self._state = _INSTALLING
+        pending, _ = signal.getitimer(signal.ITIMER_REAL)
         try:
             signal.signal(signal.SIGALRM, self._on_alarm)
             now = monotonic()
-            pending, _ = signal.getitimer(signal.ITIMER_REAL)
             first = min(self._expires - now, pending if pending > 0 else math.inf)
             old_delay, old_interval = signal.setitimer(signal.ITIMER_REAL, _clamped(first))
         except BaseException:
             self._state = _DONE
             signal.signal(signal.SIGALRM, prev)
             raise
-        if self._prev_due:  # the earlier timer fired while we were installing: deliver it now
-            self._prev_expires = now
+        # An alarm taken while installing is ours unless the earlier timer, pending before, was
+        # gone when ours replaced it: then it fired into our handler and is delivered now.
+        if old_delay > 0:
+            self._prev_expires = now + old_delay
         else:
-            self._prev_expires = now + old_delay if old_delay > 0 else None
+            self._prev_expires = now if pending > 0 and self._alarmed else None
         self._prev_interval = old_interval
         self._state = _ARMED
-        if self._prev_due:
+        if self._alarmed:  # taken before the handler could act: have it again, now armed
             signal.setitimer(signal.ITIMER_REAL, _MIN_DELAY)
 
     def _disarm(self, *, prev_fired: bool = False) -> None:
@@ -231,15 +237,15 @@ class _AlarmDeadline(_Deadline):
 
     def _on_alarm(self, signum: int, frame: FrameType | None) -> None:
         if self._state is _INSTALLING:
-            self._prev_due = True
+            self._alarmed = True
             return
         if self._state is not _ARMED:
             return
         now = monotonic()
         if now >= self._expires - _TOLERANCE:
             self._fired = True
-            if self._cleaning_up(frame):
-                return  # the block already ended; __exit__ raises NodeTimeoutError itself
+            if self._outside_block(frame):
+                return  # __enter__ or __exit__ raises NodeTimeoutError itself
             self._disarm()
             raise DeadlineInterrupt(f"node {self._node!r}: deadline of {self._seconds:g} s")
         prev_expires = self._prev_expires
@@ -249,9 +255,9 @@ class _AlarmDeadline(_Deadline):
         delay = min(self._expires, prev_expires if prev_expires is not None else math.inf) - now
         signal.setitimer(signal.ITIMER_REAL, _clamped(delay))
 
-    def _cleaning_up(self, frame: FrameType | None) -> bool:
-        """Whether the signal interrupted this deadline's own exit, before it could disarm."""
-        return frame is not None and frame.f_code in _CLEANUP_CODES and frame.f_locals.get("self") is self
+    def _outside_block(self, frame: FrameType | None) -> bool:
+        """Whether the signal interrupted this deadline's own entry or exit, not the block."""
+        return frame is not None and frame.f_code in _OWN_CODES and frame.f_locals.get("self") is self
 
     def _deliver_to_previous(self, signum: int, frame: FrameType | None) -> None:
         """Step aside so the earlier timer reaches its own handler, then re-arm if it returns."""
@@ -273,7 +279,8 @@ def _set_alarm_handler(handler: Any) -> None:
         raise
 
 
-_CLEANUP_CODES = frozenset({_Deadline.__exit__.__code__, _AlarmDeadline._disarm.__code__})
+_OWN_CODES = frozenset({_Deadline.__enter__.__code__, _AlarmDeadline._arm.__code__,
+                        _Deadline.__exit__.__code__, _AlarmDeadline._disarm.__code__})
 
 
 class _ThreadDeadline(_Deadline):
