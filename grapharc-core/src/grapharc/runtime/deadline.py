@@ -27,7 +27,7 @@ import os
 import signal
 import threading
 from abc import ABC, abstractmethod
-from contextlib import AbstractAsyncContextManager, AbstractContextManager, nullcontext
+from contextlib import AbstractAsyncContextManager, AbstractContextManager, nullcontext, suppress
 from time import monotonic
 from types import FrameType, TracebackType
 from typing import Any, Literal
@@ -134,7 +134,8 @@ class _Deadline(ABC):
         self._expires = monotonic() + self._seconds
         self._arm()
         if self._fired:  # it expired while being armed: the block never starts
-            self._disarm()
+            with suppress(DeadlineInterrupt):
+                self._disarm()
             raise NodeTimeoutError(self._node, self._seconds)
 
     def __exit__(
@@ -287,8 +288,8 @@ class _ThreadDeadline(_Deadline):
     """An asynchronous exception sent into a non-main thread when the watchdog finds it due.
 
     A lock orders the watchdog against exit: once exit has marked the block finished nothing can
-    be sent, and an exception sent that has not landed yet is withdrawn — unless an enclosing
-    deadline on the same thread has fired too, since a thread holds only one pending exception.
+    be sent, and an exception sent that has not landed yet is made to land inside exit, which
+    catches it (never withdrawn: see ``_disarm``).
     """
 
     __slots__ = ("_active", "_lock", "_thread_id")
@@ -317,10 +318,10 @@ class _ThreadDeadline(_Deadline):
             if not self._active:
                 return
             self._active = False
-            enclosing = _open_on_this_thread()
-            enclosing.remove(self)
-            if self._fired and not any(outer._fired for outer in enclosing):
-                _send_async_exception(self._thread_id, None)
+            _open_on_this_thread().remove(self)
+            sent = self._fired
+        if sent:  # not withdrawn: PyThreadState_SetAsyncExc(id, NULL) leaves CPython 3.11's
+            _land_here()  # eval breaker set for good, and a later signal handler then spins
 
 
 class _OpenDeadlines(threading.local):
@@ -399,6 +400,11 @@ def _new_watchdog_after_fork() -> None:
 
 
 os.register_at_fork(after_in_child=_new_watchdog_after_fork)
+
+
+def _land_here() -> None:
+    """A Python call: entering it, the eval loop raises an asynchronous exception still pending
+    on this thread, so a sent interrupt lands inside ``__exit__``'s catch, not after it."""
 
 
 def _send_async_exception(thread_id: int, exc_type: type[BaseException] | None) -> None:
