@@ -118,6 +118,18 @@ def test_stage0_fails_then_resumes_through_its_flags_and_refuses_to_reuse_a_thre
     assert code == 2 and "already finished" in err
 
 
+@pytest.mark.parametrize("resume", [[], ["--resume"]], ids=["reuse", "resume-finished"])
+def test_stage0_refusing_a_thread_creates_no_trace_file(workdir: Path, grapharc, resume) -> None:
+    """Found by the CLI fuzz suite at FUZZ_N=100: the refusal came after the trace was opened."""
+    code, out, _err = grapharc("stage0", "--thread", "t1", "--json")
+    assert code == 0, out
+
+    code, _out, err = grapharc("stage0", "--thread", "t1", "--trace", "new.jsonl", *resume)
+
+    assert code == 2 and ("already has checkpoints" in err or "already finished" in err)
+    assert not (workdir / "new.jsonl").exists()
+
+
 def test_a_loop_that_only_the_ceiling_stops_exits_1(workdir: Path) -> None:
     result = invoke("stage1", "--task", "unbounded", "--max-rounds", "1000", "--max-iterations", "30",
                     "--json")

@@ -11,6 +11,8 @@ import contextlib
 import math
 import pickle
 import signal
+import subprocess
+import sys
 import threading
 import time
 from collections.abc import Callable, Iterator
@@ -119,6 +121,37 @@ def test_an_earlier_timer_due_inside_the_block_reaches_its_own_handler(alarm_sta
         time.sleep(30)
     assert len(fired) == 1
     assert time.monotonic() - started < CUT_OFF  # our deadline still held after it
+
+
+TINY = [1e-320, 1e-7]
+"""Deadlines that expire while they are being armed (``--max-seconds 1e-320`` is in range)."""
+
+
+@pytest.mark.parametrize("seconds", TINY)
+def test_a_deadline_expiring_while_armed_is_not_taken_for_the_earlier_timer(
+        seconds: float, alarm_state: None) -> None:
+    fired: list[int] = []
+    signal.signal(signal.SIGALRM, lambda signum, frame: fired.append(signum))
+    signal.setitimer(signal.ITIMER_REAL, 60)
+    for _ in range(50):
+        with contextlib.suppress(NodeTimeoutError), deadline(seconds, node="n"):
+            sum(range(1000))
+    assert fired == []  # under pytest-timeout, a spurious "Timeout" in the next statement
+    left, _ = signal.getitimer(signal.ITIMER_REAL)
+    assert 30 < left <= 60
+
+
+@pytest.mark.parametrize("seconds", TINY)
+def test_a_deadline_expiring_while_armed_leaves_no_alarm_to_kill_the_process(seconds: float) -> None:
+    """With no earlier handler, a stray SIGALRM is the default action: the process dies."""
+    code = ("from contextlib import suppress\n"
+            "from grapharc.runtime.deadline import NodeTimeoutError, deadline\n"
+            "for _ in range(50):\n"
+            f"    with suppress(NodeTimeoutError), deadline({seconds!r}, node='n'):\n"
+            "        sum(range(1000))\n"
+            "import time; time.sleep(0.2); print('alive')\n")
+    result = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=120)
+    assert (result.returncode, result.stdout) == (0, "alive\n"), result.stderr
 
 
 def test_nested_deadlines_each_report_their_own_node(alarm_state: None) -> None:

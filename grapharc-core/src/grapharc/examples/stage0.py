@@ -24,7 +24,7 @@ import tempfile
 from collections import Counter
 from collections.abc import Callable
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from pydantic import Field
 
@@ -42,6 +42,9 @@ from grapharc.examples.demo_support import (
 from grapharc.runtime.budget import Budget
 from grapharc.runtime.graph import END, START, GraphARC
 from grapharc.runtime.state import GraphARCState
+
+if TYPE_CHECKING:
+    from langgraph.checkpoint.base import CheckpointTuple
 
 TITLE = "deterministic DAG: load -> split -> count -> report"
 LESSON = (
@@ -183,13 +186,14 @@ def run_stage0(*, trace: Path, checkpoints: Path, report_dir: Path, thread_id: s
     thread_id = thread_id or new_thread_id("stage0")
     config = thread_config(thread_id)
     saver = open_checkpoints(checkpoints, trace=trace)
-    if resume and saver.get_tuple(config) is None:  # refuse before the trace file is opened
+    try:  # every refusal comes before build_stage0 opens (and creates) the trace file
+        payload = _start_or_resume(saver.get_tuple(config), thread_id, checkpoints, report_dir, resume)
+    except DemoInputError:
         saver.conn.close()
-        raise _no_checkpoint(thread_id, checkpoints)
+        raise
     graph = build_stage0(trace=trace, checkpointer=saver, thread_id=thread_id, failure=inject_failure)
     error: InjectedFailureError | None = None
     try:
-        payload = _start_or_resume(graph, config, thread_id, checkpoints, report_dir, resume)
         try:  # "sync": each checkpoint is on disk before the next step runs, so a kill loses none
             graph.invoke(payload, config, durability="sync")
         except InjectedFailureError as exc:
@@ -203,16 +207,20 @@ def run_stage0(*, trace: Path, checkpoints: Path, report_dir: Path, thread_id: s
                     _resume_hint(thread_id, trace, checkpoints))
 
 
-def _start_or_resume(graph: Any, config: dict[str, Any], thread_id: str, checkpoints: Path,
-                     report_dir: Path, resume: bool) -> dict[str, Any] | None:
-    """The run input: a report path for a new thread, None (continue) for a resumed one."""
-    snapshot = graph.get_state(config)
-    exists = bool(snapshot.values)
+def _start_or_resume(saved: CheckpointTuple | None, thread_id: str, checkpoints: Path, report_dir: Path,
+                     resume: bool) -> dict[str, Any] | None:
+    """The run input: a report path for a new thread, None (continue) for a resumed one.
+
+    Reads the thread's latest checkpoint (``saved``, None when it has none) rather than a
+    compiled graph, so a refusal is made before anything opens the trace file.
+    """
+    values = saved.checkpoint["channel_values"] if saved is not None else {}
+    exists = bool(values)
     if resume and not exists:
         raise _no_checkpoint(thread_id, checkpoints)
-    if resume and snapshot.values.get("report"):
+    if resume and values.get("report"):
         raise DemoInputError(f"thread {thread_id!r} already finished: its report is "
-                             f"{snapshot.values['report_path']}",
+                             f"{values['report_path']}",
                              hint="nothing to resume; run grapharc demo stage0 for a new thread")
     if exists and not resume:
         raise DemoInputError(f"thread {thread_id!r} already has checkpoints in {checkpoints}",

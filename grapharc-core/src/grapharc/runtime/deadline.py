@@ -27,7 +27,7 @@ import os
 import signal
 import threading
 from abc import ABC, abstractmethod
-from contextlib import AbstractAsyncContextManager, AbstractContextManager, nullcontext
+from contextlib import AbstractAsyncContextManager, AbstractContextManager, nullcontext, suppress
 from time import monotonic
 from types import FrameType, TracebackType
 from typing import Any, Literal
@@ -73,7 +73,8 @@ class DeadlineInterrupt(BaseException):
 def deadline(seconds: float | None, *, node: str) -> AbstractContextManager[None]:
     """Interrupt the enclosed block after ``seconds`` with NodeTimeoutError naming ``node``.
 
-    ``None`` means no deadline and costs nothing; zero or negative seconds raise at once.
+    ``None`` means no deadline and costs nothing; zero or negative seconds, or so few that they
+    run out while the timer is armed, raise at once.
     """
     if seconds is None:
         return _NO_DEADLINE
@@ -132,6 +133,10 @@ class _Deadline(ABC):
         self._fired = False
         self._expires = monotonic() + self._seconds
         self._arm()
+        if self._fired:  # it expired while being armed: the block never starts
+            with suppress(DeadlineInterrupt):
+                self._disarm()
+            raise NodeTimeoutError(self._node, self._seconds)
 
     def __exit__(
         self,
@@ -175,7 +180,7 @@ class _AlarmDeadline(_Deadline):
     that earlier timer comes due inside this block it is delivered to its own handler on time.
     """
 
-    __slots__ = ("_prev_due", "_prev_expires", "_prev_handler", "_prev_interval", "_state")
+    __slots__ = ("_alarmed", "_prev_expires", "_prev_handler", "_prev_interval", "_state")
 
     def __init__(self, seconds: float, node: str) -> None:
         super().__init__(seconds, node)
@@ -183,30 +188,32 @@ class _AlarmDeadline(_Deadline):
         self._prev_handler: Any = signal.SIG_DFL
         self._prev_expires: float | None = None
         self._prev_interval = 0.0
-        self._prev_due = False
+        self._alarmed = False
 
     def _arm(self) -> None:
         prev = signal.getsignal(signal.SIGALRM)
         self._prev_handler = prev
-        self._prev_due = False
+        self._alarmed = False
         self._state = _INSTALLING
+        pending, _ = signal.getitimer(signal.ITIMER_REAL)
         try:
             signal.signal(signal.SIGALRM, self._on_alarm)
             now = monotonic()
-            pending, _ = signal.getitimer(signal.ITIMER_REAL)
             first = min(self._expires - now, pending if pending > 0 else math.inf)
             old_delay, old_interval = signal.setitimer(signal.ITIMER_REAL, _clamped(first))
         except BaseException:
             self._state = _DONE
             signal.signal(signal.SIGALRM, prev)
             raise
-        if self._prev_due:  # the earlier timer fired while we were installing: deliver it now
-            self._prev_expires = now
+        # An alarm taken while installing is ours unless the earlier timer, pending before, was
+        # gone when ours replaced it: then it fired into our handler and is delivered now.
+        if old_delay > 0:
+            self._prev_expires = now + old_delay
         else:
-            self._prev_expires = now + old_delay if old_delay > 0 else None
+            self._prev_expires = now if pending > 0 and self._alarmed else None
         self._prev_interval = old_interval
         self._state = _ARMED
-        if self._prev_due:
+        if self._alarmed:  # taken before the handler could act: have it again, now armed
             signal.setitimer(signal.ITIMER_REAL, _MIN_DELAY)
 
     def _disarm(self, *, prev_fired: bool = False) -> None:
@@ -231,15 +238,15 @@ class _AlarmDeadline(_Deadline):
 
     def _on_alarm(self, signum: int, frame: FrameType | None) -> None:
         if self._state is _INSTALLING:
-            self._prev_due = True
+            self._alarmed = True
             return
         if self._state is not _ARMED:
             return
         now = monotonic()
         if now >= self._expires - _TOLERANCE:
             self._fired = True
-            if self._cleaning_up(frame):
-                return  # the block already ended; __exit__ raises NodeTimeoutError itself
+            if self._outside_block(frame):
+                return  # __enter__ or __exit__ raises NodeTimeoutError itself
             self._disarm()
             raise DeadlineInterrupt(f"node {self._node!r}: deadline of {self._seconds:g} s")
         prev_expires = self._prev_expires
@@ -249,9 +256,9 @@ class _AlarmDeadline(_Deadline):
         delay = min(self._expires, prev_expires if prev_expires is not None else math.inf) - now
         signal.setitimer(signal.ITIMER_REAL, _clamped(delay))
 
-    def _cleaning_up(self, frame: FrameType | None) -> bool:
-        """Whether the signal interrupted this deadline's own exit, before it could disarm."""
-        return frame is not None and frame.f_code in _CLEANUP_CODES and frame.f_locals.get("self") is self
+    def _outside_block(self, frame: FrameType | None) -> bool:
+        """Whether the signal interrupted this deadline's own entry or exit, not the block."""
+        return frame is not None and frame.f_code in _OWN_CODES and frame.f_locals.get("self") is self
 
     def _deliver_to_previous(self, signum: int, frame: FrameType | None) -> None:
         """Step aside so the earlier timer reaches its own handler, then re-arm if it returns."""
@@ -273,15 +280,16 @@ def _set_alarm_handler(handler: Any) -> None:
         raise
 
 
-_CLEANUP_CODES = frozenset({_Deadline.__exit__.__code__, _AlarmDeadline._disarm.__code__})
+_OWN_CODES = frozenset({_Deadline.__enter__.__code__, _AlarmDeadline._arm.__code__,
+                        _Deadline.__exit__.__code__, _AlarmDeadline._disarm.__code__})
 
 
 class _ThreadDeadline(_Deadline):
     """An asynchronous exception sent into a non-main thread when the watchdog finds it due.
 
     A lock orders the watchdog against exit: once exit has marked the block finished nothing can
-    be sent, and an exception sent that has not landed yet is withdrawn — unless an enclosing
-    deadline on the same thread has fired too, since a thread holds only one pending exception.
+    be sent, and an exception sent that has not landed yet is made to land inside exit, which
+    catches it (never withdrawn: see ``_disarm``).
     """
 
     __slots__ = ("_active", "_lock", "_thread_id")
@@ -310,10 +318,10 @@ class _ThreadDeadline(_Deadline):
             if not self._active:
                 return
             self._active = False
-            enclosing = _open_on_this_thread()
-            enclosing.remove(self)
-            if self._fired and not any(outer._fired for outer in enclosing):
-                _send_async_exception(self._thread_id, None)
+            _open_on_this_thread().remove(self)
+            sent = self._fired
+        if sent:  # not withdrawn: PyThreadState_SetAsyncExc(id, NULL) leaves CPython 3.11's
+            _land_here()  # eval breaker set for good, and a later signal handler then spins
 
 
 class _OpenDeadlines(threading.local):
@@ -392,6 +400,11 @@ def _new_watchdog_after_fork() -> None:
 
 
 os.register_at_fork(after_in_child=_new_watchdog_after_fork)
+
+
+def _land_here() -> None:
+    """A Python call: entering it, the eval loop raises an asynchronous exception still pending
+    on this thread, so a sent interrupt lands inside ``__exit__``'s catch, not after it."""
 
 
 def _send_async_exception(thread_id: int, exc_type: type[BaseException] | None) -> None:

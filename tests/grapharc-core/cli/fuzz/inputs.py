@@ -63,15 +63,18 @@ class Workdir:
         (self.root / "t.jsonl").write_text(trace)
 
     def snapshot(self) -> dict[str, bytes]:
-        """Every regular file under the working directory and its bytes; a SQLite database as
-        the SQL that rebuilds it (its -wal and -shm files are how SQLite reads, not content)."""
+        """Every regular file under the working directory and its content (see ``_content``);
+        a database's -wal and -shm files are how SQLite reads, not content."""
         return {str(path.relative_to(self.root)): _content(path) for path in sorted(self.root.rglob("*"))
                 if path.is_file() and not path.is_symlink() and not path.name.endswith(("-wal", "-shm"))}
 
 
 def _content(path: Path) -> bytes:
-    if path.suffix != ".db" or not path.read_bytes().startswith(b"SQLite format 3"):
-        return path.read_bytes()
+    """``path``'s bytes, or for a SQLite database (whatever its name: ``--dir missing.json``
+    makes one) the SQL that rebuilds it, since a WAL checkpoint rewrites its pages unchanged."""
+    raw = path.read_bytes()
+    if not raw.startswith(b"SQLite format 3"):
+        return raw
     with closing(sqlite3.connect(f"file:{path}?mode=ro", uri=True)) as db:
         return "\n".join(db.iterdump()).encode()
 
