@@ -98,8 +98,9 @@ def test_a_bare_path_means_the_scheme_registered_as_the_local_default():
     assert store_uri("runs/sessions", "checkpoints") == "sqlite:runs/sessions"
     assert store_uri(Path("odd:name"), "sessions") == "sqlite:odd:name"
     assert store_uri("elsewhere://host/db", "sessions") == "elsewhere://host/db"
-    with pytest.raises(StoreURIError, match="no installed store serves claims at a bare path"):
-        store_uri("runs/claims", "claims")
+    assert store_uri("runs/claims.db", "claims") == "sqlite:runs/claims.db"  # grapharc-memory-sqlite's
+    with pytest.raises(StoreURIError, match="no installed store serves artifacts at a bare path"):
+        store_uri("runs/claims.db", "artifacts")
 
 
 def test_two_local_defaults_for_one_kind_are_refused_naming_both(tmp_path):
