@@ -1,7 +1,7 @@
 """The PostgreSQL run store: the ``runs`` kind of ``postgres://``, the run queue every worker shares.
 
 ``open_store("postgresql://HOST/DB", kind="runs")`` gives core's ``RunStore`` contract
-(``grapharc.runs.contracts``) over ``grapharc_runs`` (migration 2). The logic is core's
+(``grapharc.runs.contracts``) over ``grapharc_runs`` (migration 3). The logic is core's
 ``grapharc.runs.sql_store``; this is its PostgreSQL dialect. A worker claims the next
 runnable run with ``SELECT ... FOR UPDATE SKIP LOCKED``, so workers never wait on each other's
 claims and never take the same run; adding a run that may not wait first takes a transaction
