@@ -19,7 +19,7 @@ import psycopg
 from psycopg.rows import dict_row
 from psycopg_pool import AsyncConnectionPool, ConnectionPool, PoolTimeout
 
-from grapharc.postgres.connect import conninfo, unreachable
+from grapharc.postgres.connect import connect_timeout, conninfo, unreachable
 from grapharc.postgres.fencing import FencingAsyncPostgresSaver, FencingPostgresSaver
 from grapharc.postgres.sessions import table_footprint
 
@@ -34,6 +34,7 @@ class PostgresCheckpoints:
     def __init__(self, uri: str, *, max_size: int = 8) -> None:
         self.uri = uri
         self.max_size = max_size
+        self._connection = {**CONNECTION, **connect_timeout(uri)}
         self._sync: tuple[ConnectionPool[Any], FencingPostgresSaver] | None = None
         self._lock = threading.Lock()
 
@@ -46,7 +47,7 @@ class PostgresCheckpoints:
         with self._lock:
             if self._sync is None:
                 pool: ConnectionPool[Any] = ConnectionPool(self.uri, min_size=1, max_size=self.max_size,
-                                                           kwargs=CONNECTION, open=False)
+                                                           kwargs=self._connection, open=False)
                 try:
                     pool.open(wait=True, timeout=10)
                     saver = FencingPostgresSaver(pool)
@@ -61,7 +62,7 @@ class PostgresCheckpoints:
     async def async_saver(self) -> AsyncIterator[FencingAsyncPostgresSaver]:
         """An ``AsyncPostgresSaver`` on the running loop, its pool closed on exit."""
         pool: AsyncConnectionPool[Any] = AsyncConnectionPool(self.uri, min_size=1, max_size=self.max_size,
-                                                             kwargs=CONNECTION, open=False)
+                                                             kwargs=self._connection, open=False)
         try:
             await pool.open(wait=True, timeout=10)
             saver = FencingAsyncPostgresSaver(pool)

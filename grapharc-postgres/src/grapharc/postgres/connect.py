@@ -40,10 +40,20 @@ def redacted(uri: str) -> str:
     return f"postgresql://{user}:***@{tail}"
 
 
+CONNECT_TIMEOUT_SECONDS = 10
+"""How long opening a connection may take when the URI does not say (libpq's ``connect_timeout``):
+a host that accepts and never answers is an error after this long, not a wait without end."""
+
+
+def connect_timeout(uri: str) -> dict[str, int]:
+    """``connect_timeout`` for a connection to ``uri``, unless the URI's query names its own."""
+    return {} if "connect_timeout=" in uri.partition("?")[2] else {"connect_timeout": CONNECT_TIMEOUT_SECONDS}
+
+
 def connect(uri: str, **kwargs: Any) -> psycopg.Connection[dict[str, Any]]:
     """One connection with dict rows, or ``PostgresStoreError`` naming the server."""
     try:
-        return psycopg.connect(uri, row_factory=dict_row, **kwargs)
+        return psycopg.connect(uri, row_factory=dict_row, **connect_timeout(uri), **kwargs)
     except psycopg.Error as exc:
         raise unreachable(uri, exc) from exc
 
@@ -61,7 +71,7 @@ def open_pool(uri: str, max_size: int) -> ConnectionPool[Any]:
     with connect(uri, autocommit=True) as conn:
         upgrade(conn, uri)
     return ConnectionPool(uri, min_size=1, max_size=max_size, open=True,
-                          kwargs={"row_factory": dict_row, "autocommit": True})
+                          kwargs={"row_factory": dict_row, "autocommit": True, **connect_timeout(uri)})
 
 
 @contextmanager

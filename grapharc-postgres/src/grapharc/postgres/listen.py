@@ -14,6 +14,7 @@ import contextlib
 
 import psycopg
 
+from grapharc.postgres.connect import connect_timeout
 from grapharc.postgres.schema import CHANNELS
 
 
@@ -55,7 +56,8 @@ class ChangeListener:
 
     async def _listen(self) -> None:
         try:
-            async with await psycopg.AsyncConnection.connect(self.uri, autocommit=True) as conn:
+            async with await psycopg.AsyncConnection.connect(self.uri, autocommit=True,
+                                                              **connect_timeout(self.uri)) as conn:
                 for channel in CHANNELS:
                     await conn.execute(f"LISTEN {channel}")
                 self._listening.set_result(None)
