@@ -45,7 +45,7 @@ CONNECT_TIMEOUT_SECONDS = 10
 a host that accepts and never answers is an error after this long, not a wait without end."""
 
 
-def connect_timeout(uri: str) -> dict[str, int]:
+def connect_timeout(uri: str) -> dict[str, Any]:
     """``connect_timeout`` for a connection to ``uri``, unless the URI's query names its own."""
     return {} if "connect_timeout=" in uri.partition("?")[2] else {"connect_timeout": CONNECT_TIMEOUT_SECONDS}
 
