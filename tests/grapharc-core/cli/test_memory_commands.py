@@ -147,6 +147,14 @@ def test_an_unknown_claim_id_is_one_error_line(tmp_path):
     assert unknown.returncode == 2 and document(unknown)["error"]["code"] == "ClaimNotFoundError"
 
 
+@pytest.mark.parametrize("store", ["sqlite:fresh.db", "fresh.db"])
+def test_a_correction_against_a_store_that_does_not_exist_is_refused_and_creates_none(tmp_path, store):
+    result = grapharc(tmp_path, "memory", "add", "Tokyo", "population", "13 million", "--source", "x",
+                      "--supersedes", "c-1", "--memory", store, "--json")
+    assert result.returncode == 2 and document(result)["error"]["code"] == "ClaimStoreMissingError"
+    assert list(tmp_path.iterdir()) == []  # the refused correction left no new store behind
+
+
 @pytest.mark.parametrize(("uri", "says"), [
     ("sqlite:missing.db", "missing.db' (from 'sqlite:"),
     ("sqlite:folder", "unable to open database file"),

@@ -184,7 +184,8 @@ def add_command(
 
     def store_it() -> tuple[Claim, list[Claim]]:
         claim = new_claim(subject, predicate, object_, source, run_id)
-        with opened(uri, reading=False) as store:
+        # a correction needs the claim it corrects, so it reads: a store it would create cannot hold it
+        with opened(uri, reading=supersedes is not None) as store:
             stored = store.supersede(supersedes, claim) if supersedes else store.add(claim)
             return stored, contradictions(store, stored)
 
