@@ -122,6 +122,15 @@ def test_stage6_bad_input_exits_2(args: list[str], says: str, workdir: Path, gra
     assert code == 2 and out == "" and says in err and "Traceback" not in err
 
 
+def test_a_model_spec_that_names_no_model_is_refused_before_the_store_is_created(workdir: Path,
+                                                                                 grapharc) -> None:
+    before = sorted(workdir.iterdir())
+    code, out, err = grapharc("stage6", "--model", "rejected", "--memory", "fresh.db")
+
+    assert code == 2 and out == "" and "rejected" in err and "Traceback" not in err
+    assert sorted(workdir.iterdir()) == before  # no fresh.db left behind by a refused run
+
+
 def test_run_1_refuses_a_store_that_already_holds_the_runs(workdir: Path, grapharc) -> None:
     uri = f"sqlite:{workdir / 'memory.db'}"
     assert grapharc("stage6", "--memory", uri)[0] == 0

@@ -36,6 +36,7 @@ from grapharc.memory.conflicts import contradictions
 from grapharc.memory.context import render_claim, render_context
 from grapharc.memory.retrieval import retrieve
 from grapharc.models.replies import NoJSONError, extract_json
+from grapharc.models.spec import resolve_backend
 from grapharc.runtime.budget import Budget, BudgetExceededError
 from grapharc.runtime.context import CURRENT_RUN
 from grapharc.runtime.graph import END, START, GraphARC
@@ -213,6 +214,8 @@ def run_stage6(*, trace: Path, memory: str = DEFAULT_MEMORY, run_number: int | N
         raise DemoInputError(
             f"--run {run_number} needs a store that outlives the process; {memory} is gone when "
             "the process ends", hint="pass --memory sqlite:PATH (or ladybug:PATH), or drop --run")
+    if model_spec is not None:
+        resolve_backend(model_spec)  # a spec that names no model is refused before a store is created
     plans = PLANS if run_number is None else (PLANS[run_number - 1],)
     store = open_memory(memory)
     try:
