@@ -13,21 +13,25 @@ if TYPE_CHECKING:
 SCHEMES = ("postgres", "postgresql")
 
 
+STORES = (
+    ("sessions", "grapharc.postgres.sessions:open_session_store",
+     "session status, approvals, leases and audit trail in PostgreSQL"),
+    ("checkpoints", "grapharc.postgres.checkpoints:open_checkpointer",
+     "LangGraph's Postgres savers (sync and async) over a connection pool"),
+    ("traces", "grapharc.postgres.traces:open_traces",
+     "run trace events in one table, read back as a JSONL trace"),
+    ("runs", "grapharc.postgres.runs:open_run_store",
+     "the server's run records and run queue, claimed with SKIP LOCKED"),
+)
+"""Each kind of store this distribution serves: its factory and what it keeps."""
+
+
 @hookimpl
 def register_stores(register: RegisterStore) -> None:
     for scheme in SCHEMES:
-        register(StoreInfo(scheme=scheme, kinds=frozenset({"sessions"}),
-                           factory="grapharc.postgres.sessions:open_session_store",
-                           description="session status, approvals, leases and audit trail in PostgreSQL"))
-        register(StoreInfo(scheme=scheme, kinds=frozenset({"checkpoints"}),
-                           factory="grapharc.postgres.checkpoints:open_checkpointer",
-                           description="LangGraph's Postgres savers (sync and async) over a connection pool"))
-        register(StoreInfo(scheme=scheme, kinds=frozenset({"traces"}),
-                           factory="grapharc.postgres.traces:open_traces",
-                           description="run trace events in one table, read back as a JSONL trace"))
-        register(StoreInfo(scheme=scheme, kinds=frozenset({"runs"}),
-                           factory="grapharc.postgres.runs:open_run_store",
-                           description="the server's run records and run queue, claimed with SKIP LOCKED"))
+        for kind, factory, description in STORES:
+            register(StoreInfo(scheme=scheme, kinds=frozenset({kind}), factory=factory,
+                               description=description))
 
 
 @hookimpl
