@@ -208,6 +208,20 @@ def test_a_trace_path_the_demo_cannot_write_is_one_line_and_exit_2(tmp_path: Pat
         assert document["error"]["code"] == "TraceOpenError" and str(target) in document["error"]["message"]
 
 
+@pytest.mark.parametrize("stage", ["stage6", "capstone"])
+def test_a_trace_the_demo_cannot_open_is_refused_before_the_memory_store_is_created(
+        stage: str, workdir: Path, grapharc, monkeypatch: pytest.MonkeyPatch) -> None:
+    """Found by the CLI fuzz suite: the store was created, then the trace refused (exit 2)."""
+    (workdir / "f.txt").write_text("a file")
+    monkeypatch.setenv("GRAPHARC_TRACE", str(workdir / "f.txt" / "t.jsonl"))  # past the flag's check
+    before = sorted(workdir.iterdir())
+
+    code, out, err = grapharc(stage, "--memory", "fresh.db")
+
+    assert code == 2 and out == "" and "cannot write the trace" in err
+    assert sorted(workdir.iterdir()) == before  # no fresh.db
+
+
 VOLATILE = ("run_id", "thread_id", "trace", "config", "sources")
 
 

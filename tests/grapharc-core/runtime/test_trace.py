@@ -317,6 +317,20 @@ def test_a_trace_path_that_is_not_a_writable_regular_file_is_refused(tmp_path: P
         TraceWriter(target)
 
 
+def test_checking_a_trace_path_leaves_no_file_or_folder_and_refuses_what_cannot_be_opened(
+        tmp_path: Path) -> None:
+    from grapharc.runtime.trace import TraceOpenError, check_trace_writable
+
+    check_trace_writable(tmp_path / "new" / "deeper" / "t.jsonl")
+    (tmp_path / "kept.jsonl").write_bytes(b'{"phase":"x"}\n')
+    check_trace_writable(tmp_path / "kept.jsonl")
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["kept.jsonl"]
+    assert (tmp_path / "kept.jsonl").read_bytes() == b'{"phase":"x"}\n'
+    os.mkfifo(tmp_path / "fifo")
+    with pytest.raises(TraceOpenError, match="not a regular file"):
+        check_trace_writable(tmp_path / "fifo")
+
+
 @pytest.mark.skipif(not Path("/proc/version").exists(), reason="needs Linux /proc")
 def test_a_trace_the_kernel_refuses_to_append_to_fails_with_the_librarys_error() -> None:
     from grapharc.runtime.trace import TraceOpenError

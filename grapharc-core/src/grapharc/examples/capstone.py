@@ -41,6 +41,7 @@ from grapharc.runtime.budget import Budget, BudgetExceededError
 from grapharc.runtime.context import CURRENT_RUN
 from grapharc.runtime.graph import END, START, GraphARC
 from grapharc.runtime.state import GraphARCState
+from grapharc.runtime.trace import check_trace_writable
 
 TITLE = "all of the above in one research agent"
 LESSON = (
@@ -243,6 +244,7 @@ def run_capstone(*, trace: Path, memory: str = "memory:", model_spec: str | None
     pair = independence(model_spec or "mock/capstone-author", reviewer_spec or "mock/capstone-reviewer")
     author = demo_model(model_spec, AUTHOR_SCRIPT, name="capstone-author")
     reviewer = demo_model(reviewer_spec, REVIEWER_SCRIPTS[scenario], name="capstone-reviewer")
+    check_trace_writable(trace)  # before the store exists: a refused trace must leave no store
     store = open_memory(memory)
     config = thread_config(new_thread_id("capstone"))
     exhausted = False

@@ -41,6 +41,7 @@ from grapharc.runtime.budget import Budget, BudgetExceededError
 from grapharc.runtime.context import CURRENT_RUN
 from grapharc.runtime.graph import END, START, GraphARC
 from grapharc.runtime.state import GraphARCState
+from grapharc.runtime.trace import check_trace_writable
 
 TITLE = "memory: provenance, supersession, recall"
 LESSON = (
@@ -217,6 +218,7 @@ def run_stage6(*, trace: Path, memory: str = DEFAULT_MEMORY, run_number: int | N
     if model_spec is not None:
         resolve_backend(model_spec)  # a spec that names no model is refused before a store is created
     plans = PLANS if run_number is None else (PLANS[run_number - 1],)
+    check_trace_writable(trace)  # before the store exists: a refused trace must leave no store
     store = open_memory(memory)
     try:
         if plans[0].number == 1 and store.about(SUBJECT):

@@ -85,6 +85,20 @@ def _open_for_append(path: Path) -> int:
     return fd
 
 
+def check_trace_writable(path: Path) -> None:
+    """Raise ``TraceOpenError`` where ``path`` cannot take a trace, leaving no file or folder behind.
+
+    For a command that creates other state first (a claim store): refused input must change nothing.
+    """
+    created = [p for p in (path, *path.parents) if not os.path.lexists(p)]  # deepest first
+    try:
+        os.close(_open_for_append(path))
+    finally:
+        for made in created:
+            if os.path.lexists(made):
+                (os.rmdir if made.is_dir() else os.unlink)(made)
+
+
 class TraceSink(Protocol):
     """Where a ``TraceWriter``'s encoded lines go: a file, a database table (see ``grapharc.trace_store``)."""
 
