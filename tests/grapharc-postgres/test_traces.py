@@ -148,3 +148,22 @@ def test_a_bad_uri_or_unreachable_database_is_one_line_exit_2(app, uri, words, c
 def test_a_graph_given_an_unreachable_trace_database_fails_clearly_before_running():
     with pytest.raises(GraphARCError, match="cannot open the PostgreSQL store"):
         TraceWriter("postgresql://127.0.0.1:1/nowhere")
+
+
+def test_grapharc_run_appends_its_trace_to_the_postgres_store_its_trace_flag_names(
+        postgres_uri, tmp_path, app, monkeypatch):
+    monkeypatch.chdir(tmp_path)
+    graph = {"nodes": [{"name": "gather", "kind": "collect_context"},
+                       {"name": "sum", "kind": "summarize"}],
+             "edges": [{"source": "__start__", "target": "gather"},
+                       {"source": "gather", "target": "sum"}],
+             "input": {"goal": "checkout outage"}}
+    (tmp_path / "graph.json").write_text(json.dumps(graph))
+
+    ran = run_cli(["run", "graph.json", "--max-iterations", "5", "--trace", postgres_uri, "--json"],
+                  app=app)
+
+    assert ran.exit_code == 0, ran.stdout + ran.stderr
+    phases = [json.loads(line)["phase"] for line in stored_lines(postgres_uri).splitlines()]
+    assert phases[0] == "admission" and "run_start" in phases and phases[-1] == "run_end"
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["graph.json"]

@@ -62,7 +62,8 @@ KEYS: dict[str, Key] = {
     "policy": Key(_text, is_path=True, help="policy TOML file"),
     "model": Key(_text, help="planner model spec, backend/model"),
     "tenant": Key(_text, help="tenant whose scoped policy rules apply"),
-    "trace": Key(_text, is_path=True, help="JSONL trace file"),
+    "trace": Key(_text, is_path=True, may_be_uri=True,
+                 help="JSONL trace file or traces store URI (file:PATH, postgresql://...)"),
     "sessions": Key(_text, is_path=True, may_be_uri=True,
                     help="session directory or store URI (status, approvals, checkpoints)"),
     "memory": Key(_text, store="claims", help="claim store URI (memory:, sqlite:PATH, ladybug:PATH) "

@@ -104,3 +104,26 @@ def test_a_policy_with_tool_rules_exits_2_before_anything_runs(in_tmp):
                     "--unbounded")
     assert result.exit_code == 2 and "rule(s) 'shell' have resource = \"tool\"" in result.stderr
     assert not (in_tmp / "t.jsonl").exists()
+
+
+@pytest.mark.parametrize("given", ["flag", "env"])
+def test_a_traces_store_uri_names_where_a_run_appends_its_trace(in_tmp, monkeypatch, given):
+    flags = ["--trace", "file:runs/t.jsonl"] if given == "flag" else []
+    if given == "env":
+        monkeypatch.setenv("GRAPHARC_TRACE", "file:runs/t.jsonl")
+
+    result = invoke("run", "graph.json", "--max-iterations", "5", *flags)
+
+    assert result.exit_code == 0, result.output
+    phases = [json.loads(line)["phase"] for line in (in_tmp / "runs" / "t.jsonl").read_text().splitlines()]
+    assert phases[0] == "admission" and "run_start" in phases and phases[-1] == "run_end"
+    assert not (in_tmp / "file:runs").exists()  # the URI was not read as a relative path
+
+
+def test_a_trace_uri_of_no_known_store_exits_2_naming_the_scheme_and_writes_nothing(in_tmp):
+    before = sorted(in_tmp.iterdir())
+
+    result = invoke("run", "graph.json", "--max-iterations", "5", "--trace", "nosuch:t.jsonl")
+
+    assert result.exit_code == 2 and "nosuch" in result.stderr, result.output
+    assert sorted(in_tmp.iterdir()) == before

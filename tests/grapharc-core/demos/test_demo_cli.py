@@ -222,6 +222,16 @@ def test_a_trace_the_demo_cannot_open_is_refused_before_the_memory_store_is_crea
     assert sorted(workdir.iterdir()) == before  # no fresh.db
 
 
+def test_a_trace_setting_naming_a_store_uri_is_refused_by_the_demos_which_write_files(
+        workdir: Path, grapharc, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv("GRAPHARC_TRACE", "file:runs/t.jsonl")
+
+    code, out, err = grapharc("stage0")
+
+    assert code == 2 and out == "" and "GRAPHARC_TRACE names a traces store URI" in err
+    assert list(workdir.iterdir()) == []
+
+
 VOLATILE = ("run_id", "thread_id", "trace", "config", "sources")
 
 

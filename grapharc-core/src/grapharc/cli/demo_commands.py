@@ -91,6 +91,7 @@ def _run(stage: str, as_json: bool, flags: dict[str, Any], config_path: Path | N
     try:
         config = load_config(flags, config=config_path,
                              defaults={"trace": f".grapharc/traces/{stage}.jsonl", **defaults})
+        _refuse_trace_store(config)
         outcome = work(config)
     except GraphARCError as exc:
         fail(exc, as_json)
@@ -108,6 +109,18 @@ def _run(stage: str, as_json: bool, flags: dict[str, Any], config_path: Path | N
                 "sources": config.sources()}
     emit(document, as_json, lambda _doc: shown.render(),
          ExitCode.OK if outcome.demonstrated else ExitCode.NEGATIVE)
+
+
+def _refuse_trace_store(config: Config) -> None:
+    """A demo reads its trace back from a JSONL file, so a ``trace`` setting naming a store URI
+    (which ``plan`` and ``run`` take) is refused here rather than read as a path."""
+    from grapharc.examples.demo_support import DemoInputError
+
+    setting = config.setting("trace")
+    if setting is not None and isinstance(setting.value, str):
+        raise DemoInputError(f"trace from {setting.origin} names a traces store URI; the demos "
+                             "write their trace to a JSONL file",
+                             hint="name a file, e.g. --trace runs/demo.jsonl")
 
 
 def _budget(config: Config) -> Any:

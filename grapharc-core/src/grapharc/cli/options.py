@@ -189,6 +189,26 @@ class TraceOutput(WritableFile):
         return path
 
 
+class TraceTarget(OptionType):
+    """Where a run appends its trace: a ``traces`` store URI (``file:PATH``, ``postgresql://...``),
+    kept as written for the store to open, or a trace file as ``TraceOutput`` takes it."""
+
+    metavar = "FILE|URI"
+
+    def __init__(self) -> None:
+        self.file = TraceOutput()
+
+    def describe(self) -> str:
+        return f"{self.file.describe()}, or a traces store URI such as file:runs/trace.jsonl"
+
+    def convert(self, value: Any) -> str:
+        from grapharc.stores import is_uri
+
+        if isinstance(value, str) and is_uri(value):
+            return value
+        return str(self.file.convert(value))
+
+
 def _first_line(path: Path) -> str:
     """The start of ``path``'s first line (empty when it is missing or unreadable)."""
     try:
@@ -280,8 +300,8 @@ ConfigFile = Annotated[Path | None, option(
     help="Config file to read instead of ./grapharc.toml (no parent search).")]
 PolicyFile = Annotated[Path | None, option("--policy", kind=ReadableFile("policy file"),
                                            help="Policy TOML document.")]
-TraceFile = Annotated[Path | None, option("--trace", kind=TraceOutput(),
-                                          help="Append JSONL events here.")]
+TraceFile = Annotated[str | None, option("--trace", kind=TraceTarget(),
+                                         help="Append the run's trace events here.")]
 Sessions = Annotated[str | None, option(
     "--sessions", "--dir", kind=SessionStore(),
     help="Session store: a folder or a URI, as grapharc serve --sessions takes it (default: "
