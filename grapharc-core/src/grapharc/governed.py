@@ -264,12 +264,14 @@ def run_graph(governed: GovernedRun, proposal: Subgraph, initial: Mapping[str, A
     schema = governed.state_schema()
     start = StateContract(schema, {}).initial_state(f"{graph} input", initial)
     verdict = governed.checker(approver).check(proposal, meter=BudgetMeter(governed.budget))
-    events.emit(trace, "decision", str(uuid4()), source=graph, **verdict.event())
+    run_id = str(uuid4())  # the decision and the run it admits are one run on the trace
+    events.emit(trace, "decision", run_id, source=graph, **verdict.event())
     if not verdict.admitted or check_only:
         return GraphOutcome(verdict)
     compiled = governed.materializer(name, trace).materialize(verdict, proposal,
                                                               budget=governed.budget)
-    return GraphOutcome(verdict, schema.model_validate(compiled.invoke(start)))
+    config = {"run_id": run_id, "configurable": {"thread_id": run_id}}
+    return GraphOutcome(verdict, schema.model_validate(compiled.invoke(start, config)))
 
 
 @contextmanager

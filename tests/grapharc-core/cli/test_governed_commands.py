@@ -127,3 +127,17 @@ def test_a_trace_uri_of_no_known_store_exits_2_naming_the_scheme_and_writes_noth
 
     assert result.exit_code == 2 and "nosuch" in result.stderr, result.output
     assert sorted(in_tmp.iterdir()) == before
+
+
+def test_a_run_and_the_admission_decision_that_let_it_run_are_one_run_in_the_metrics(in_tmp):
+    from grapharc.observe.metrics import metrics
+
+    assert invoke("run", "graph.json", "--max-iterations", "5", "--trace", "t.jsonl").exit_code == 0
+    assert invoke("run", "graph.json", "--check-only", "--trace", "c.jsonl").exit_code == 0
+
+    events = [json.loads(line) for line in (in_tmp / "t.jsonl").read_text().splitlines()]
+    decision, run_start = events[0], next(e for e in events if e["phase"] == "run_start")
+    assert decision["action"] == "decision" and decision["run_id"] == run_start["run_id"]
+    ran, checked = (metrics(in_tmp / name).to_document() for name in ("t.jsonl", "c.jsonl"))
+    assert [run["status"] for run in ran["runs"].values()] == ["completed"]
+    assert [run["status"] for run in checked["runs"].values()] == ["not executed"]

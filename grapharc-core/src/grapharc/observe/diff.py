@@ -43,7 +43,7 @@ class _RunDigest:
 
     def outcome(self) -> dict[str, Any]:
         nodes = self.tally.nodes.values()
-        return {"status": self.tally.status or "incomplete", "stop_reason": self.tally.stop_reason,
+        return {"status": self.tally.shown_status, "stop_reason": self.tally.stop_reason,
                 "failed": sum(s.failed for s in nodes), "unfinished": self.tally.unfinished}
 
 

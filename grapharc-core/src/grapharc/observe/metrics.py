@@ -76,7 +76,7 @@ def run_document(tally: Tally) -> dict[str, Any]:
         "tenant": tally.tenant,
         "labels": tally.labels,
         "attempts": attempts,
-        "status": tally.status or "incomplete",
+        "status": tally.shown_status,
         "stop_reason": tally.stop_reason,
         **counts_document(tally),
         "retries": tally.retries + max(len(attempts) - 1, 0),

@@ -77,7 +77,7 @@ class ReplayResult:
         return {
             "ok": True, "path": self.path, "run_id": self.run_id, "thread_id": tally.thread_id,
             "graph": tally.graph, "attempts": sorted(a for a in tally.attempts if isinstance(a, int)),
-            "status": tally.status or "incomplete", "stop_reason": tally.stop_reason,
+            "status": tally.shown_status, "stop_reason": tally.stop_reason,
             "steps_total": self.steps,
             "failures": sum(s.failed for s in nodes),
             "unfinished": tally.unfinished,

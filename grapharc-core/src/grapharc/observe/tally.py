@@ -186,6 +186,14 @@ class Tally:
         else:
             self.substeps += 1
 
+    @property
+    def shown_status(self) -> str:
+        """The status readers report: ``run_end``'s; else ``not executed`` when only admission
+        events were recorded (a refused or check-only graph), else ``incomplete``."""
+        if self.status is not None:
+            return str(self.status)
+        return "not executed" if self.events == self.admission_events else "incomplete"
+
     def _identify(self, event: dict[str, Any]) -> None:
         """Record run id, thread, graph, tenant and labels the first time they appear."""
         run_id = event.get(ts.RUN_ID)
