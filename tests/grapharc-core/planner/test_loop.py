@@ -122,6 +122,9 @@ def test_admission_events_do_not_pollute_node_metrics(registry, deny_deploy, tmp
     assert decision["status"] == "rejected" and decision["failed"] == ["edge_denied"]
     assert decision["checks_run"] == ["kinds", "edges", "budget", "depth", "acyclic"]
     assert result.rounds[1].iterations == 1
+    loop_run = [e for e in events if e["run_id"] == decision["run_id"]]
+    assert {e["thread_id"] for e in loop_run} == {next(e["thread_id"] for e in loop_run
+                                                       if e["phase"] == "run_start")}
 
 
 def test_metrics_count_the_planners_spend_once_on_the_loops_plan_node(registry, deny_deploy, tmp_path):

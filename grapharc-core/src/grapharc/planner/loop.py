@@ -206,10 +206,10 @@ def _refused(code: str, message: str, fingerprint: str = "") -> AdmissionResult:
                            0, 0, checks_run=())
 
 
-def _loop_id() -> str:
-    """The loop's id: the run id of the loop graph's run (its events carry it)."""
+def _loop_ids() -> tuple[str, str]:
+    """The loop's id (the run id of the loop graph's run, which its events carry) and its thread."""
     run = CURRENT_RUN.get()
-    return run.run_id if run is not None else ""
+    return (run.run_id, run.thread_id) if run is not None else ("", "")
 
 
 class GovernedLoop:
@@ -279,7 +279,7 @@ class GovernedLoop:
               rounds: int | None = None) -> dict[str, Any]:
         """The state writes that end the loop, with its stop event and the run's stop reason."""
         detail = detail or reason.description
-        events.emit(self.trace, "stop", _loop_id(), stop_reason=reason.value, detail=detail,
+        events.emit(self.trace, "stop", *_loop_ids(), stop_reason=reason.value, detail=detail,
                     rounds=len(loop.rounds) if rounds is None else rounds)
         record_stop_reason(reason.value)
         return {"stop": reason.value, "detail": detail}
@@ -314,7 +314,7 @@ class GovernedLoop:
         spent["tokens"] += plan.tokens
         spent["cost_usd"] += plan.cost_usd or 0.0
         spent["unpriced_calls"] += int(plan.cost_usd is None)
-        events.emit(self.trace, "plan", _loop_id(), round=number, readable=plan.proposal is not None)
+        events.emit(self.trace, "plan", *_loop_ids(), round=number, readable=plan.proposal is not None)
         proposal = None if plan.proposal is None else plan.proposal.model_dump(mode="json")
         return {"round": number, "started_at": started, "spent": spent,
                 "plan": {"proposal": proposal, "error": plan.error, "tokens": plan.tokens}}
@@ -329,7 +329,7 @@ class GovernedLoop:
         record = replace(record, tokens=int(plan.get("tokens", 0)),
                          duration_ms=(time.time() - loop.started_at) * 1000.0)
         rounds = [*loop.rounds, record.record()]
-        events.emit(self.trace, "round", _loop_id(), round=number, status=record.admission.status.value,
+        events.emit(self.trace, "round", *_loop_ids(), round=number, status=record.admission.status.value,
                     fingerprint=record.admission.fingerprint, executed=record.executed,
                     failed=record.admission.codes(),
                     state_delta={"round_tokens": record.tokens, "round_iterations": record.iterations,
@@ -379,7 +379,7 @@ class GovernedLoop:
         seen[fingerprint] = number
         current = self._meter(spent)
         verdict = self.checker.check(proposal, meter=current)
-        events.emit(self.trace, "decision", _loop_id(), round=number, **verdict.event())
+        events.emit(self.trace, "decision", *_loop_ids(), round=number, **verdict.event())
         if not verdict.admitted:
             return RoundRecord(number, proposal, verdict, False, 0, 0, 0.0), state, None
         exhausted = _exhausted(current)
