@@ -240,7 +240,7 @@ class Folder(OptionType):
             _creatable(path, self.what)
         elif not_regular(status.st_mode) != "a directory":
             kind = not_regular(status.st_mode) or "a file"
-            raise ValueError(f"{shown(path)} is {kind}, not a folder for the {self.what}")
+            raise ValueError(f"the {self.what} {shown(path)} is {kind}, not a folder")
         return path
 
 
