@@ -39,6 +39,7 @@ from grapharc.memory.claims import (
     DuplicateClaimError,
     Provenance,
     ScoredClaim,
+    check_limit,
     check_new_batch,
     durable_store_path,
     normalise_entity,
@@ -188,7 +189,7 @@ class SQLiteMemoryStore:
     def _transaction(self) -> AbstractContextManager[sqlite3.Cursor]:
         return immediate(self._open_connection())
 
-    def _read(self, sql: str, parameters: tuple[str, ...] = ()) -> list[Claim]:
+    def _read(self, sql: str, parameters: tuple[str | int, ...] = ()) -> list[Claim]:
         with self._lock:
             rows = self._open_connection().execute(sql, parameters).fetchall()
         return [_to_claim(row) for row in rows]
@@ -258,11 +259,13 @@ class SQLiteMemoryStore:
             )
         return new_claim
 
-    def about(self, subject: str) -> list[Claim]:
+    def about(self, subject: str, limit: int | None = None) -> list[Claim]:
         """Return current claims about ``subject``; see ``ClaimStore.about``."""
         key = normalise_entity(subject)
+        check_limit(limit)
         return self._read(
-            f"{_SELECT} WHERE c.subject_key = ? AND s.new_id IS NULL ORDER BY c.seq", (key,)
+            f"{_SELECT} WHERE c.subject_key = ? AND s.new_id IS NULL ORDER BY c.seq LIMIT ?",
+            (key, -1 if limit is None else limit),
         )
 
     def history(self, claim_id: str) -> list[Claim]:
