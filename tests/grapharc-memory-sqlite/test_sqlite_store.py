@@ -385,3 +385,18 @@ def test_search_returns_the_scans_top_k_in_the_scans_order_with_corrections(
                         everything, query, k, include_superseded)
     finally:
         store.close()
+
+
+def test_a_result_count_or_query_beyond_sqlites_parameter_limit_is_answered(tmp_path: Path) -> None:
+    store = SQLiteMemoryStore(tmp_path / "memory.db")
+    try:
+        store.add_many([make_claim(f"Town {n}", "quiet") for n in range(3_000)])
+        assert store._connection is not None
+        store._connection.setlimit(sqlite3.SQLITE_LIMIT_VARIABLE_NUMBER, 999)  # the old default
+        found = store.search("quiet town", k=5_000)
+        assert len(found) == 3_000
+        assert found == exact_search(store.all(), "quiet town", k=5_000)
+        long_query = " ".join(["quiet", *(f"word{n}" for n in range(1_200)), "Town 7"])
+        assert store.search(long_query, k=3) == exact_search(store.all(), long_query, k=3)
+    finally:
+        store.close()

@@ -127,7 +127,7 @@ class _Walk:
     def _visit(self, slot: int, group: Group, score: float, bound: float) -> None:
         """Offer the group's claims that could still enter, oldest first."""
         term = self._terms[slot]
-        after, read, limit = -1, 0, self._best.k + _FIRST_READ
+        after, read, limit = -1, 0, min(self._best.k + _FIRST_READ, _MOST_READ)
         singles_open = self._best.could_take(score)
         while singles_open:
             positions = self._source.members(term, group, after, limit)

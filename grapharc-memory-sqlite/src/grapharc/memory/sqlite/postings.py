@@ -65,8 +65,16 @@ def index_claims(cursor: sqlite3.Cursor, numbered: Sequence[tuple[int, Claim]]) 
                    (len(numbered), total_length))
 
 
+_TERMS_AT_ONCE = 400  # with a walk's 500 positions, under SQLite's old 999-parameter limit
+
+
 def _marks(values: Sequence[object]) -> str:
     return ", ".join("?" * len(values))
+
+
+def _batches(terms: Sequence[str]) -> list[Sequence[str]]:
+    """``terms`` in slices short enough for one statement's parameters."""
+    return [terms[start:start + _TERMS_AT_ONCE] for start in range(0, len(terms), _TERMS_AT_ONCE)]
 
 
 class SQLitePostings:
@@ -84,10 +92,11 @@ class SQLitePostings:
     def groups(self, terms: Sequence[str]) -> list[dict[Group, int]]:
         """For each term, its groups and their sizes."""
         found: dict[str, dict[Group, int]] = {term: {} for term in terms}
-        for term, frequency, length, claims in self._cursor.execute(
-                f"SELECT term, frequency, length, claims FROM term_groups "
-                f"WHERE term IN ({_marks(terms)})", terms):
-            found[term][(float(frequency), int(length))] = int(claims)
+        for batch in _batches(terms):
+            for term, frequency, length, claims in self._cursor.execute(
+                    f"SELECT term, frequency, length, claims FROM term_groups "
+                    f"WHERE term IN ({_marks(batch)})", batch):
+                found[term][(float(frequency), int(length))] = int(claims)
         return [found[term] for term in terms]
 
     def members(self, term: str, group: Group, after: int, limit: int) -> list[int]:
@@ -99,30 +108,38 @@ class SQLitePostings:
     def members_holding(self, term: str, group: Group, after: int,
                         others: Sequence[str]) -> list[int]:
         """Positions in the group above ``after`` holding any of ``others``, read from the group."""
-        return [row[0] for row in self._cursor.execute(
-            f"SELECT p.seq FROM postings AS p WHERE p.term = ? AND p.frequency = ? "
-            f"AND p.length = ? AND p.seq > ? AND EXISTS (SELECT 1 FROM postings AS o "
-            f"WHERE o.seq = p.seq AND o.term IN ({_marks(others)})) ORDER BY p.seq",
-            (term, *group, after, *others))]
+        found: set[int] = set()
+        for batch in _batches(others):
+            found.update(row[0] for row in self._cursor.execute(
+                f"SELECT p.seq FROM postings AS p WHERE p.term = ? AND p.frequency = ? "
+                f"AND p.length = ? AND p.seq > ? AND EXISTS (SELECT 1 FROM postings AS o "
+                f"WHERE o.seq = p.seq AND o.term IN ({_marks(batch)}))",
+                (term, *group, after, *batch)))
+        return sorted(found)
 
     def members_among(self, term: str, group: Group, after: int,
                       others: Sequence[str]) -> list[int]:
         """The same positions, read from ``others``' postings (CROSS JOIN keeps that order)."""
-        return [row[0] for row in self._cursor.execute(
-            f"SELECT DISTINCT o.seq FROM postings AS o CROSS JOIN postings AS p "
-            f"ON p.term = ? AND p.frequency = ? AND p.length = ? AND p.seq = o.seq "
-            f"WHERE o.term IN ({_marks(others)}) AND o.seq > ? ORDER BY o.seq",
-            (term, *group, *others, after))]
+        found: set[int] = set()
+        for batch in _batches(others):
+            found.update(row[0] for row in self._cursor.execute(
+                f"SELECT o.seq FROM postings AS o CROSS JOIN postings AS p "
+                f"ON p.term = ? AND p.frequency = ? AND p.length = ? AND p.seq = o.seq "
+                f"WHERE o.term IN ({_marks(batch)}) AND o.seq > ?",
+                (term, *group, *batch, after)))
+        return sorted(found)
 
     def frequencies(self, positions: Sequence[int],
                     terms: Sequence[str]) -> dict[int, dict[str, float]]:
-        """Each position's weighted frequency of those of ``terms`` it holds, in one lookup."""
+        """Each position's weighted frequency of those of ``terms`` it holds, in one lookup per
+        slice of terms."""
         held: dict[int, dict[str, float]] = {}
-        for seq, term, frequency in self._cursor.execute(
-                f"SELECT seq, term, frequency FROM postings INDEXED BY postings_by_claim "
-                f"WHERE seq IN ({_marks(positions)}) AND term IN ({_marks(terms)})",
-                (*positions, *terms)):
-            held.setdefault(seq, {})[term] = float(frequency)
+        for batch in _batches(terms):
+            for seq, term, frequency in self._cursor.execute(
+                    f"SELECT seq, term, frequency FROM postings INDEXED BY postings_by_claim "
+                    f"WHERE seq IN ({_marks(positions)}) AND term IN ({_marks(batch)})",
+                    (*positions, *batch)):
+                held.setdefault(seq, {})[term] = float(frequency)
         return held
 
     def superseded(self, positions: Sequence[int]) -> set[int]:

@@ -289,11 +289,14 @@ class SQLiteMemoryStore:
             if not ranked:
                 return []
             seqs = [seq for _, seq in ranked]
-            rows = {row[0]: row[1:] for row in cursor.execute(
-                f"SELECT c.seq, c.id, c.subject, c.predicate, c.object, c.source, "
-                f"c.observed_at, c.run_id, s.new_id FROM claims AS c "
-                f"LEFT JOIN supersessions AS s ON s.old_id = c.id "
-                f"WHERE c.seq IN ({', '.join('?' * len(seqs))})", seqs)}
+            rows = {}
+            for start in range(0, len(seqs), _ID_CHUNK):
+                chunk = seqs[start:start + _ID_CHUNK]
+                rows.update((row[0], row[1:]) for row in cursor.execute(
+                    f"SELECT c.seq, c.id, c.subject, c.predicate, c.object, c.source, "
+                    f"c.observed_at, c.run_id, s.new_id FROM claims AS c "
+                    f"LEFT JOIN supersessions AS s ON s.old_id = c.id "
+                    f"WHERE c.seq IN ({', '.join('?' * len(chunk))})", chunk))
         return [ScoredClaim(_to_claim(rows[seq]), score) for score, seq in ranked]
 
     def close(self) -> None:
