@@ -15,7 +15,7 @@ from __future__ import annotations
 
 import sqlite3
 from collections import Counter
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 
 from grapharc.memory.bm25f import weighted_frequencies
 from grapharc.memory.claims import Claim
@@ -108,25 +108,25 @@ class SQLitePostings:
     def members_holding(self, term: str, group: Group, after: int,
                         others: Sequence[str]) -> list[int]:
         """Positions in the group above ``after`` holding any of ``others``, read from the group."""
-        found: set[int] = set()
-        for batch in _batches(others):
-            found.update(row[0] for row in self._cursor.execute(
-                f"SELECT p.seq FROM postings AS p WHERE p.term = ? AND p.frequency = ? "
-                f"AND p.length = ? AND p.seq > ? AND EXISTS (SELECT 1 FROM postings AS o "
-                f"WHERE o.seq = p.seq AND o.term IN ({_marks(batch)}))",
-                (term, *group, after, *batch)))
-        return sorted(found)
+        return self._union(others, lambda batch: (
+            f"SELECT p.seq FROM postings AS p WHERE p.term = ? AND p.frequency = ? "
+            f"AND p.length = ? AND p.seq > ? AND EXISTS (SELECT 1 FROM postings AS o "
+            f"WHERE o.seq = p.seq AND o.term IN ({_marks(batch)}))", (term, *group, after, *batch)))
 
     def members_among(self, term: str, group: Group, after: int,
                       others: Sequence[str]) -> list[int]:
         """The same positions, read from ``others``' postings (CROSS JOIN keeps that order)."""
+        return self._union(others, lambda batch: (
+            f"SELECT o.seq FROM postings AS o CROSS JOIN postings AS p "
+            f"ON p.term = ? AND p.frequency = ? AND p.length = ? AND p.seq = o.seq "
+            f"WHERE o.term IN ({_marks(batch)}) AND o.seq > ?", (term, *group, *batch, after)))
+
+    def _union(self, terms: Sequence[str],
+               statement: Callable[[Sequence[str]], tuple[str, tuple[object, ...]]]) -> list[int]:
+        """The seqs ``statement`` selects for each slice of ``terms``, together, ascending."""
         found: set[int] = set()
-        for batch in _batches(others):
-            found.update(row[0] for row in self._cursor.execute(
-                f"SELECT o.seq FROM postings AS o CROSS JOIN postings AS p "
-                f"ON p.term = ? AND p.frequency = ? AND p.length = ? AND p.seq = o.seq "
-                f"WHERE o.term IN ({_marks(batch)}) AND o.seq > ?",
-                (term, *group, *batch, after)))
+        for batch in _batches(terms):
+            found.update(row[0] for row in self._cursor.execute(*statement(batch)))
         return sorted(found)
 
     def frequencies(self, positions: Sequence[int],

@@ -289,7 +289,7 @@ class SQLiteMemoryStore:
             if not ranked:
                 return []
             seqs = [seq for _, seq in ranked]
-            rows = {}
+            rows: dict[int, _Row] = {}
             for start in range(0, len(seqs), _ID_CHUNK):
                 chunk = seqs[start:start + _ID_CHUNK]
                 rows.update((row[0], row[1:]) for row in cursor.execute(
