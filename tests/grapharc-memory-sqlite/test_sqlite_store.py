@@ -321,7 +321,8 @@ def test_search_reads_rows_through_indexes_only(tmp_path: Path) -> None:
             store.search(query, k=3)
     finally:
         connection.set_trace_callback(None)
-    selects = [statement for statement in statements if statement.startswith("SELECT")]
+    selects = [statement for statement in statements
+               if statement.lstrip().startswith(("SELECT", "WITH"))]
     assert selects
     plans = [row[3] for statement in selects
              for row in connection.execute(f"EXPLAIN QUERY PLAN {statement}")]
