@@ -15,8 +15,9 @@ predicates, and objects are one to four words, a third of them naming another
 entity so entity links exist. Queries mix a subject with a predicate word, an
 object word alone, and a subject alone. Measured per corpus and size:
 - query latency (median and 95th percentile, ms) of ``search(query, k=10)`` on the
-  in-process store (inverted index), the SQLite store (FTS5) and the LadybugDB store
-  (the in-process index, rebuilt when the database is opened), against the exact
+  in-process store (inverted index), the SQLite store (impact-ordered postings tables in
+  the claims file) and the LadybugDB store (the in-process index, rebuilt when the
+  database is opened), all three walking their postings with ``impact_walk``, against the exact
   scan (``ClaimIndex``, each claim's term frequencies precomputed, so only the
   per-query O(claims) work is timed), and how each median grows per 10x claims;
 - ``retrieve(store, query, k=10)`` (search, then one hop along entity links),

@@ -11,9 +11,11 @@ from pathlib import Path
 import pytest
 
 from grapharc.errors import ConfigurationError
-from grapharc.memory.claims import ClaimStoreError
+from grapharc.memory.bm25f import exact_search
+from grapharc.memory.claims import Claim, ClaimStoreError
 from grapharc.memory.sqlite.store import SQLiteMemoryStore, open_claim_store
-from grapharc.testing.claim_store_kit import ClaimStoreConformance, assert_exact_top_k, make_claim
+from grapharc.memory.terms import terms
+from grapharc.testing.claim_store_kit import ClaimStoreConformance, make_claim, varied_claims
 
 WRITER = """
 import json, sys
@@ -125,7 +127,7 @@ def test_the_file_is_in_wal_mode_with_a_schema_version(tmp_path: Path) -> None:
     try:
         assert raw.execute("PRAGMA journal_mode").fetchone() == ("wal",)
         assert raw.execute("SELECT component, version FROM schema_versions").fetchall() == [
-            ("claims", 2)
+            ("claims", 3)
         ]
     finally:
         raw.close()
@@ -163,7 +165,7 @@ def test_a_file_from_a_newer_schema_is_refused_naming_both_versions(tmp_path: Pa
     raw.execute("UPDATE schema_versions SET version = 7 WHERE component = 'claims'")
     raw.commit()
     raw.close()
-    with pytest.raises(ClaimStoreError, match=r"version 7.*reads version 2"):
+    with pytest.raises(ClaimStoreError, match=r"version 7.*reads version 3"):
         SQLiteMemoryStore(path)
 
 
@@ -197,50 +199,205 @@ def test_sqlite_uri_for_another_store_kind_is_refused_naming_the_kind(tmp_path: 
         open_claim_store(str(tmp_path / "memory.db"), "sessions")
 
 
-def test_a_version_1_file_gains_a_search_index_over_the_claims_it_holds(tmp_path: Path) -> None:
-    path = tmp_path / "memory.db"
+MIGRATION_CRASH = """
+import os, sys
+from grapharc.memory.sqlite.store import SQLiteMemoryStore
+
+def die_while_indexing(statement):
+    if statement.startswith("INSERT INTO postings"):
+        os._exit(9)
+
+import sqlite3
+original = sqlite3.connect
+
+def traced(*args, **kwargs):
+    connection = original(*args, **kwargs)
+    connection.set_trace_callback(die_while_indexing)
+    return connection
+
+sqlite3.connect = traced
+SQLiteMemoryStore(sys.argv[1])
+"""
+
+FULL_TEXT_VERSION_2 = (
+    "CREATE VIRTUAL TABLE claims_fts USING fts5(subject, predicate, object, content='', "
+    "tokenize=\"unicode61 remove_diacritics 0 categories 'L* N* Co M*'\")"
+)
+
+
+def write_older_file(path: Path, version: int) -> list[Claim]:
+    """A claims file in the layout of schema ``version`` (1: claims only; 2: with the FTS5
+    index version 2 wrote, each claim's terms per field, space-joined, keyed by seq)."""
     store = SQLiteMemoryStore(path)
     old = store.add(make_claim("東京", "8 million", predicate="population"))
-    new = store.supersede(old.id, make_claim("東京", "14 million", predicate="population"))
-    store.add(make_claim("Kyoto", "1.5 million", predicate="population"))
+    claims = [old, store.supersede(old.id, make_claim("東京", "14 million", predicate="population")),
+              *store.add_many(varied_claims(300))]
     store.close()
     raw = sqlite3.connect(path)
-    raw.execute("DROP TABLE claims_fts")
-    raw.execute("UPDATE schema_versions SET version = 1 WHERE component = 'claims'")
+    raw.executescript("DROP TABLE postings; DROP TABLE term_groups; DROP TABLE claim_totals;")
+    if version == 2:
+        raw.execute(FULL_TEXT_VERSION_2)
+        rows = raw.execute("SELECT seq, subject, predicate, object FROM claims").fetchall()
+        raw.executemany(
+            "INSERT INTO claims_fts (rowid, subject, predicate, object) VALUES (?, ?, ?, ?)",
+            [(seq, *(" ".join(terms(text)) for text in fields)) for seq, *fields in rows])
+    raw.execute("UPDATE schema_versions SET version = ? WHERE component = 'claims'", (version,))
     raw.commit()
     raw.close()
+    return claims
+
+
+def table_names(path: Path) -> set[str]:
+    raw = sqlite3.connect(path)
+    try:
+        return {row[0] for row in raw.execute("SELECT name FROM sqlite_master WHERE type = 'table'")}
+    finally:
+        raw.close()
+
+
+@pytest.mark.parametrize("version", [1, 2])
+def test_an_older_file_is_migrated_to_postings_over_the_claims_it_holds(
+    tmp_path: Path, version: int
+) -> None:
+    path = tmp_path / "memory.db"
+    claims = write_older_file(path, version)
     migrated = SQLiteMemoryStore(path)
     try:
-        assert [hit.claim for hit in migrated.search("東京")] == [new]
-        assert_exact_top_k(migrated, "population million", k=3, include_superseded=True)
+        assert migrated.get(claims[0].id).superseded_by == claims[1].id
+        everything = migrated.all(include_superseded=True)
+        assert len(everything) == len(claims)
+        for query in ("東京 population", "million", "engine Tokyo", "Ada Lovelace notes"):
+            for include_superseded in (False, True):
+                assert migrated.search(query, 5, include_superseded) == exact_search(
+                    everything, query, 5, include_superseded)
+        migrated.add(make_claim("Kyoto", "1.5 million", predicate="population"))
+        assert migrated.search("Kyoto")[0].claim.subject == "Kyoto"
     finally:
         migrated.close()
+    names = table_names(path)
+    assert {"postings", "term_groups", "claim_totals"} <= names
+    assert not any(name.startswith("claims_fts") for name in names)
+    raw = sqlite3.connect(path)
+    try:
+        assert raw.execute("SELECT version FROM schema_versions").fetchone() == (3,)
+    finally:
+        raw.close()
+
+
+def test_a_migration_that_dies_midway_leaves_the_version_2_file_as_it_was(
+    tmp_path: Path,
+) -> None:
+    path = tmp_path / "memory.db"
+    claims = write_older_file(path, 2)
+    assert run_python(MIGRATION_CRASH, str(path)).returncode == 9
+    names = table_names(path)
+    assert "claims_fts" in names
+    assert "postings" not in names
     raw = sqlite3.connect(path)
     try:
         assert raw.execute("SELECT version FROM schema_versions").fetchone() == (2,)
     finally:
         raw.close()
+    reopened = SQLiteMemoryStore(path)
+    try:
+        assert reopened.all(include_superseded=True) == [reopened.get(c.id) for c in claims]
+        assert reopened.search("14 million")[0].claim.id == claims[1].id
+    finally:
+        reopened.close()
 
 
-def test_search_reads_the_full_text_index_and_claims_by_key_only(tmp_path: Path) -> None:
-    store = SQLiteMemoryStore(tmp_path / "memory.db")
-    store.add(make_claim("Tokyo"))
-    plans: list[str] = []
+def test_search_reads_rows_through_indexes_only(tmp_path: Path) -> None:
+    path = tmp_path / "memory.db"
+    store = SQLiteMemoryStore(path)
+    old = store.add(make_claim("Tokyo", "busy streets"))
+    store.supersede(old.id, make_claim("Tokyo", "busy quiet streets"))
+    store.add_many([make_claim(f"Town {n}", "quiet streets") for n in range(40)])
+    statements: list[str] = []
     connection = store._connection
     assert connection is not None
-    original = connection.execute
-
-    class Spy:
-        def execute(self, sql: str, parameters: tuple[object, ...] = ()) -> sqlite3.Cursor:
-            plans.extend(row[3] for row in original(f"EXPLAIN QUERY PLAN {sql}", parameters))
-            return original(sql, parameters)
-
-    store._connection = Spy()  # type: ignore[assignment]
+    connection.set_trace_callback(statements.append)
     try:
-        assert len(store.search("Tokyo")) == 1
+        for query in ("Tokyo", "busy Town streets", "quiet Tokyo"):
+            store.search(query, k=3)
     finally:
-        store._connection = connection
+        connection.set_trace_callback(None)
+    selects = [statement for statement in statements
+               if statement.lstrip().startswith(("SELECT", "WITH"))]
+    assert selects
+    plans = [row[3] for statement in selects
+             for row in connection.execute(f"EXPLAIN QUERY PLAN {statement}")]
+    store.close()
+    assert not any(plan.startswith("SCAN") and "claim_totals" not in plan for plan in plans)
+
+
+def count_steps(store: SQLiteMemoryStore, query: str, k: int) -> int:
+    """How many SQLite virtual-machine steps ``store.search`` takes: work, never time."""
+    connection = store._connection
+    assert connection is not None
+    steps = 0
+
+    def step() -> int:
+        nonlocal steps
+        steps += 1
+        return 0
+
+    connection.set_progress_handler(step, 1)
+    try:
+        store.search(query, k=k)
+    finally:
+        connection.set_progress_handler(None, 1)
+    return steps
+
+
+@pytest.mark.parametrize("query", ["streets", "streets Tokyo", "busy Town"])
+def test_a_common_term_costs_the_same_however_many_claims_hold_it(
+    tmp_path: Path, query: str
+) -> None:
+    steps = []
+    for towns in (200, 2_000):
+        store = SQLiteMemoryStore(tmp_path / f"{towns}.db")
+        try:
+            store.add_many([make_claim(f"Town {n}", "quiet streets") for n in range(towns)])
+            store.add(make_claim("Tokyo", "busy streets"))
+            everything = store.all(include_superseded=True)
+            for k in (1, 3):
+                assert store.search(query, k=k) == exact_search(everything, query, k=k)
+            steps.append([count_steps(store, query, k) for k in (1, 3)])
+        finally:
+            store.close()
+    assert steps[0] == steps[1]
+
+
+def test_search_returns_the_scans_top_k_in_the_scans_order_with_corrections(
+    tmp_path: Path,
+) -> None:
+    store = SQLiteMemoryStore(tmp_path / "memory.db")
+    try:
+        claims = store.add_many(varied_claims(600))
+        for old in claims[::7]:
+            store.supersede(old.id, make_claim(old.subject, "corrected engine",
+                                               predicate=old.predicate))
+        everything = store.all(include_superseded=True)
+        for query in ("engine", "Tokyo", "Ada Lovelace notes", "東京 city",
+                      "worked with Babbage", "engine program million city island", "corrected"):
+            for k in (1, 4, 25, 900):
+                for include_superseded in (False, True):
+                    assert store.search(query, k, include_superseded) == exact_search(
+                        everything, query, k, include_superseded)
+    finally:
         store.close()
-    assert any(plan.startswith("SCAN claims_fts VIRTUAL TABLE") for plan in plans)
-    assert "SEARCH c USING INTEGER PRIMARY KEY (rowid=?)" in plans
-    assert not any(plan.startswith(("SCAN c ", "SCAN claims ")) for plan in plans)
+
+
+def test_a_result_count_or_query_beyond_sqlites_parameter_limit_is_answered(tmp_path: Path) -> None:
+    store = SQLiteMemoryStore(tmp_path / "memory.db")
+    try:
+        store.add_many([make_claim(f"Town {n}", "quiet") for n in range(3_000)])
+        assert store._connection is not None
+        store._connection.setlimit(sqlite3.SQLITE_LIMIT_VARIABLE_NUMBER, 999)  # the old default
+        found = store.search("quiet town", k=5_000)
+        assert len(found) == 3_000
+        assert found == exact_search(store.all(), "quiet town", k=5_000)
+        long_query = " ".join(["quiet", *(f"word{n}" for n in range(1_200)), "Town 7"])
+        assert store.search(long_query, k=3) == exact_search(store.all(), long_query, k=3)
+    finally:
+        store.close()

@@ -2,12 +2,13 @@
 
 from __future__ import annotations
 
+import random
 from collections.abc import Sequence
 
 import pytest
 
 from grapharc.memory.claim_index import ClaimIndex
-from grapharc.memory.claims import InvalidSearchError
+from grapharc.memory.claims import Claim, InvalidSearchError, ScoredClaim
 from grapharc.memory.inprocess import InMemoryClaimStore
 from grapharc.memory.retrieval import Embedder, retrieve
 from grapharc.testing.claim_store_kit import make_claim
@@ -105,3 +106,61 @@ def test_impossible_settings_are_refused_naming_them(
 ) -> None:
     with pytest.raises(InvalidSearchError, match=named):
         retrieve(store, "Ada", **arguments)  # type: ignore[arg-type]
+
+
+class EveryNeighbour:
+    """A store whose ``about`` ignores the limit and counts the claims it hands out: the walk
+    over it reads every neighbour, as it did before it took only k."""
+
+    def __init__(self, store: InMemoryClaimStore, honour_limit: bool = False) -> None:
+        self.store = store
+        self.honour_limit = honour_limit
+        self.read: list[int] = []
+
+    def search(self, query: str, k: int = 10,
+               include_superseded: bool = False) -> list[ScoredClaim]:
+        return self.store.search(query, k, include_superseded)
+
+    def about(self, subject: str, limit: int | None = None) -> list[Claim]:
+        found = self.store.about(subject, limit if self.honour_limit else None)
+        self.read.append(len(found))
+        return found
+
+    def all(self, include_superseded: bool = False) -> list[Claim]:
+        return self.store.all(include_superseded)
+
+
+def test_the_walk_reads_only_k_claims_about_each_entity(store: InMemoryClaimStore) -> None:
+    store.add(make_claim("Ada Lovelace", "Babbage", predicate="worked with"))
+    store.add_many([make_claim("Babbage", f"note {n}", predicate="wrote") for n in range(300)])
+    counted = EveryNeighbour(store, honour_limit=True)
+    assert retrieve(counted, "Ada Lovelace", k=4) == retrieve(EveryNeighbour(store), "Ada Lovelace",
+                                                              k=4)
+    assert counted.read == [4]
+
+
+def test_a_claim_found_earlier_is_raised_even_past_the_first_k(
+    store: InMemoryClaimStore,
+) -> None:
+    store.add(make_claim("Ada Lovelace", "Babbage", predicate="worked with"))
+    store.add_many([make_claim("Babbage", f"note {n}", predicate="wrote") for n in range(6)])
+    late = store.add(make_claim("Babbage", "Lovelace letters", predicate="kept"))
+    hits = retrieve(store, "Ada Lovelace", k=3)
+    assert hits == retrieve(EveryNeighbour(store), "Ada Lovelace", k=3)
+    assert late in [hit.claim for hit in hits]
+
+
+@pytest.mark.parametrize("seed", range(4))
+def test_the_walk_returns_what_reading_every_neighbour_returns(seed: int) -> None:
+    rng = random.Random(seed)
+    store = InMemoryClaimStore()
+    people = [f"Person {n}" for n in range(12)]
+    for _ in range(400):
+        subject = rng.choice(people[:4] if rng.random() < 0.6 else people)
+        obj = rng.choice(people) if rng.random() < 0.5 else f"topic {rng.randint(0, 30)}"
+        store.add(make_claim(subject, obj, predicate=rng.choice(("knows", "wrote", "met"))))
+    for query in ("Person 1", "topic 3 knows", "wrote Person 7", "met topic 12", "Person"):
+        for k in (1, 3, 10):
+            for hops in (1, 2):
+                assert retrieve(store, query, k=k, hops=hops) == retrieve(
+                    EveryNeighbour(store), query, k=k, hops=hops)

@@ -6,7 +6,7 @@ import math
 
 import pytest
 
-from grapharc.memory import term_index
+from grapharc.memory import impact_walk
 from grapharc.memory.bm25f import IDF_FLOOR, K1, B, exact_search
 from grapharc.memory.claims import InvalidSearchError
 from grapharc.memory.inprocess import InMemoryClaimStore
@@ -127,12 +127,12 @@ def test_the_index_returns_the_scans_top_k_in_the_scans_order_with_corrections()
 def count_scored_claims(monkeypatch: pytest.MonkeyPatch) -> list[int]:
     """Record the length of every claim, or group of claims, the index scores a term for."""
     lengths: list[int] = []
-    original = term_index.term_score
+    original = impact_walk.term_score
 
     def counting(term_idf: float, frequency: float, length: int, average: float) -> float:
         if length:
             lengths.append(length)
         return original(term_idf, frequency, length, average)
 
-    monkeypatch.setattr(term_index, "term_score", counting)
+    monkeypatch.setattr(impact_walk, "term_score", counting)
     return lengths

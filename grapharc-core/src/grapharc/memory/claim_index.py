@@ -13,7 +13,13 @@ from __future__ import annotations
 from collections.abc import Iterable
 
 from grapharc.memory.bm25f import scan, weighted_frequencies
-from grapharc.memory.claims import Claim, ClaimStore, ScoredClaim, normalise_entity
+from grapharc.memory.claims import (
+    Claim,
+    ClaimStore,
+    ScoredClaim,
+    first_current,
+    normalise_entity,
+)
 
 
 class ClaimIndex:
@@ -32,9 +38,9 @@ class ClaimIndex:
         """Snapshot every claim ``store`` holds, superseded ones included."""
         return cls(store.all(include_superseded=True))
 
-    def about(self, subject: str) -> list[Claim]:
-        """The current claims whose normalised subject is ``subject``'s."""
-        return list(self._by_entity.get(normalise_entity(subject), ()))
+    def about(self, subject: str, limit: int | None = None) -> list[Claim]:
+        """The current claims whose normalised subject is ``subject``'s (the first ``limit``)."""
+        return first_current(self._by_entity.get(normalise_entity(subject), ()), limit)
 
     def all(self, include_superseded: bool = False) -> list[Claim]:
         """Every claim in the snapshot, or only the current ones."""

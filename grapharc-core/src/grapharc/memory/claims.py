@@ -11,8 +11,9 @@ from __future__ import annotations
 
 import unicodedata
 import uuid
-from collections.abc import Sequence
+from collections.abc import Iterable, Sequence
 from datetime import UTC, datetime
+from itertools import islice
 from typing import Any, NamedTuple, Protocol, runtime_checkable
 
 from pydantic import (
@@ -274,8 +275,9 @@ class ClaimStore(Protocol):
         """
         ...
 
-    def about(self, subject: str) -> list[Claim]:
-        """Return the current (not superseded) claims whose normalised subject matches."""
+    def about(self, subject: str, limit: int | None = None) -> list[Claim]:
+        """Return the current (not superseded) claims whose normalised subject matches, oldest
+        first; only the first ``limit`` of them if given (``retrieve`` needs no more than k)."""
         ...
 
     def history(self, claim_id: str) -> list[Claim]:
@@ -301,6 +303,19 @@ class ClaimStore(Protocol):
     def close(self) -> None:
         """Release resources; idempotent. Later calls raise ``ClaimStoreClosedError``."""
         ...
+
+
+def check_limit(limit: int | None) -> None:
+    """Refuse an ``about`` limit below one, naming it."""
+    if limit is not None and limit < 1:
+        raise InvalidSearchError(f"about was asked for limit={limit} claims",
+                                 hint="ask for at least one claim (limit >= 1), or no limit")
+
+
+def first_current(found: Iterable[Claim], limit: int | None) -> list[Claim]:
+    """The current claims among ``found``, in order, stopping after ``limit`` of them."""
+    check_limit(limit)
+    return list(islice((claim for claim in found if claim.superseded_by is None), limit))
 
 
 def check_new_batch(claims: Sequence[Claim]) -> None:

@@ -19,6 +19,7 @@ from grapharc.memory.claims import (
     DuplicateClaimError,
     ScoredClaim,
     check_new_batch,
+    first_current,
     require_claim,
     require_claim_id,
 )
@@ -102,12 +103,12 @@ class InMemoryClaimStore:
             self._predecessor[new_claim.id] = old_id
             return new_claim
 
-    def about(self, subject: str) -> list[Claim]:
+    def about(self, subject: str, limit: int | None = None) -> list[Claim]:
         """Return current claims about ``subject``; see ``ClaimStore.about``."""
         with self._lock:
             self._check_open()
             found = (self._claims[claim_id] for claim_id in self._subjects.ids_about(subject))
-            return [claim for claim in found if claim.superseded_by is None]
+            return first_current(found, limit)
 
     def history(self, claim_id: str) -> list[Claim]:
         """Return the correction chain ``claim_id`` is in, oldest first."""

@@ -6,8 +6,13 @@ current claim, counted only at or above ``similarity_floor`` so a poor match
 stays silent. The walk reads each reached claim's object as an entity and
 follows to the current claims about it, each hop multiplying the inherited
 score by ``decay``: a query about Ada reaches (Ada, worked with, Babbage), then
-what is known about Babbage. The vector channel compares against every
-current claim (it is opt-in and brute force); the other channels do not scan.
+what is known about Babbage. Every claim reached from one claim inherits the
+same score, so only the oldest k about each entity are read (``about``'s
+limit), and the result is what reading them all would give: past k, a newly
+reached claim would tie with k older ones and lose, and what it would reach
+next scores less than they do; claims already found are raised as before.
+The vector channel compares against every current claim (it is opt-in and
+brute force); the other channels do not scan.
 """
 
 from __future__ import annotations
@@ -17,7 +22,13 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Protocol, runtime_checkable
 
-from grapharc.memory.claims import Claim, InvalidEntityError, InvalidSearchError, ScoredClaim
+from grapharc.memory.claims import (
+    Claim,
+    InvalidEntityError,
+    InvalidSearchError,
+    ScoredClaim,
+    normalise_entity,
+)
 
 
 @runtime_checkable
@@ -35,7 +46,7 @@ class ClaimSource(Protocol):
     def search(self, query: str, k: int = 10,
                include_superseded: bool = False) -> list[ScoredClaim]: ...
 
-    def about(self, subject: str) -> list[Claim]: ...
+    def about(self, subject: str, limit: int | None = None) -> list[Claim]: ...
 
     def all(self, include_superseded: bool = False) -> list[Claim]: ...
 
@@ -110,18 +121,34 @@ def _merge(hits: dict[str, Hit], hit: Hit) -> None:
                                  known.channels + hit.channels)
 
 
+def _neighbours(source: ClaimSource, hits: dict[str, Hit], entity: str, inherited: float,
+                k: int) -> list[Claim]:
+    """The current claims about ``entity`` the walk must weigh: the oldest ``k``, and any
+    already found (a positive score past k can only raise those). Raises InvalidEntityError."""
+    if inherited <= 0.0:
+        return source.about(entity)
+    oldest = source.about(entity, limit=k)
+    if len(oldest) < k:
+        return oldest
+    key = normalise_entity(entity)
+    listed = {claim.id for claim in oldest}
+    return oldest + [hit.claim for hit in hits.values()
+                     if hit.claim.subject_key == key and hit.claim.superseded_by is None
+                     and hit.claim.id not in listed]
+
+
 def _walk(source: ClaimSource, hits: dict[str, Hit], frontier: list[Hit], hops: int,
-          decay: float) -> None:
+          decay: float, k: int) -> None:
     """Follow each frontier claim's object to the claims about it, ``hops`` times."""
     for hop in range(1, hops + 1):
         reached: list[Hit] = []
         for hit in frontier:
+            inherited = hit.score * decay
             try:
-                neighbours = source.about(hit.claim.object)
+                neighbours = _neighbours(source, hits, hit.claim.object, inherited, k)
             except InvalidEntityError:
                 continue
             for claim in neighbours:
-                inherited = hit.score * decay
                 known = hits.get(claim.id)
                 if known is None or known.score < inherited:
                     hits[claim.id] = Hit(claim, inherited, ("graph",), hit.claim.id, hop)
@@ -146,5 +173,5 @@ def retrieve(source: ClaimSource, query: str, k: int = 10, *,
             _merge(hits, hit)
     seeds = sorted(hits.values(), key=lambda hit: -hit.score)[:k]
     hits = {hit.claim.id: hit for hit in seeds}
-    _walk(source, hits, seeds, hops, decay)
+    _walk(source, hits, seeds, hops, decay, k)
     return sorted(hits.values(), key=lambda hit: -hit.score)[:k]

@@ -4,7 +4,7 @@ Text is NFKC-normalised and casefolded, then split into runs of letters, marks,
 digits and private-use characters; everything else separates. Ideographs and
 kana, written without spaces, become one term per character so 東京 matches 東京都.
 Every term consists only of characters SQLite's ``unicode61`` tokenizer keeps
-with ``categories 'L* N* Co M*'``, so terms joined by spaces reach FTS5 unchanged.
+with ``categories 'L* N* Co M*'``, so they are the terms an FTS5 index would hold.
 """
 
 from __future__ import annotations

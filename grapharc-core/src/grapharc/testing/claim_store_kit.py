@@ -224,6 +224,16 @@ class ClaimStoreConformance(ABC):
         new = store.supersede(old.id, make_claim("Tokyo", "14 million", predicate="population"))
         assert store.about("Tokyo") == [governor, new]
 
+    def test_about_with_a_limit_returns_the_oldest_current_claims(self, store: ClaimStore) -> None:
+        old = store.add(make_claim("Tokyo", "8 million", predicate="population"))
+        governor = store.add(make_claim("Tokyo", "Koike", predicate="governor"))
+        new = store.supersede(old.id, make_claim("Tokyo", "14 million", predicate="population"))
+        region = store.add(make_claim("Tokyo", "Kanto", predicate="region"))
+        assert store.about("Tokyo", limit=2) == [governor, new]
+        assert store.about("Tokyo", limit=9) == [governor, new, region]
+        with pytest.raises(InvalidSearchError, match="limit=0"):
+            store.about("Tokyo", limit=0)
+
     def test_about_matches_spelling_variants_of_a_subject(self, store: ClaimStore) -> None:
         claim = store.add(make_claim("New  York"))
         for variant in ("new york", "NEW YORK.", " “New York” ", "Ｎｅｗ Ｙｏｒｋ"):

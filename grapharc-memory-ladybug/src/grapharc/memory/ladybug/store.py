@@ -59,6 +59,7 @@ from grapharc.memory.claims import (
     ScoredClaim,
     check_new_batch,
     durable_store_path,
+    first_current,
 )
 from grapharc.memory.subject_index import SubjectIndex
 from grapharc.memory.term_index import TermIndex
@@ -294,12 +295,12 @@ class LadybugMemoryStore:
             self._index.mark_superseded(old_id, new_claim.id)
         return new_claim
 
-    def about(self, subject: str) -> list[Claim]:
+    def about(self, subject: str, limit: int | None = None) -> list[Claim]:
         """Return current claims about ``subject`` from the indexes; see ``ClaimStore.about``."""
         with self._lock:
             self._open_connection()
-            found = [self._index.get(claim_id) for claim_id in self._subjects.ids_about(subject)]
-        return [claim for claim in found if claim.superseded_by is None]
+            found = (self._index.get(claim_id) for claim_id in self._subjects.ids_about(subject))
+            return first_current(found, limit)
 
     def history(self, claim_id: str) -> list[Claim]:
         """Return the correction chain ``claim_id`` is in, oldest first, as one path query."""

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import sqlite3
 from collections.abc import Iterator
-from contextlib import contextmanager
+from contextlib import AbstractContextManager, contextmanager
 
 from grapharc.errors import GraphARCError
 
@@ -19,11 +19,20 @@ def use_wal(connection: sqlite3.Connection, what: str, error: type[GraphARCError
     connection.execute("PRAGMA synchronous=FULL")
 
 
-@contextmanager
-def immediate(connection: sqlite3.Connection) -> Iterator[sqlite3.Cursor]:
+def immediate(connection: sqlite3.Connection) -> AbstractContextManager[sqlite3.Cursor]:
     """Run the block in one write transaction that takes the file's write lock up front."""
+    return _transaction(connection, "BEGIN IMMEDIATE")
+
+
+def snapshot(connection: sqlite3.Connection) -> AbstractContextManager[sqlite3.Cursor]:
+    """Run the block's reads in one transaction, so they all see the same committed state."""
+    return _transaction(connection, "BEGIN")
+
+
+@contextmanager
+def _transaction(connection: sqlite3.Connection, begin: str) -> Iterator[sqlite3.Cursor]:
     cursor = connection.cursor()
-    cursor.execute("BEGIN IMMEDIATE")
+    cursor.execute(begin)
     try:
         yield cursor
     except BaseException:

@@ -6,16 +6,18 @@ Claims are insert-only rows; a correction is a row in ``supersessions``
 (``old_id`` is its primary key, so a claim is superseded at most once, even by
 racing processes), and triggers refuse UPDATE and DELETE on both tables. A
 supersession writes the new claim and its link in one ``BEGIN IMMEDIATE``
-transaction, so a crash leaves both or neither. ``claims_fts`` is an FTS5 index
-of each claim's terms (``grapharc.memory.terms``, space-joined so FTS5 keeps
-them as they are), keyed by the claim's ``seq``; ``search`` ranks with FTS5's
-``bm25()`` under ``grapharc.memory.bm25f``'s field weights, which is the score
-that module defines, so only claims sharing a query term are touched, and only
-the best-ranked rows are joined to their claims (more when superseded ones
-must be skipped).
-``add_many`` writes a batch in one transaction. ``schema_versions`` records
+transaction, so a crash leaves both or neither. Every write also adds the
+claims' impact-ordered postings and statistics (``postings``) in the same
+transaction, and ``search`` walks them with ``impact_walk`` inside one read
+transaction: it returns exactly ``bm25f.exact_search``'s top k while reading
+about k claims plus those holding several query terms in the best groups, and
+only the winners are read from ``claims``. ``add_many`` writes a batch in one
+transaction. ``schema_versions`` records
 the layout per component so a later GraphARC can migrate the file (and an
-older one refuses a newer file instead of misreading it).
+older one refuses a newer file instead of misreading it). Version 3 replaced
+version 2's FTS5 table with the postings: FTS5's ``bm25()`` scores every row
+matching a query, so its cost grew with a common term's postings, and nothing
+else read it; a version 1 or 2 file is migrated on open, in one transaction.
 """
 
 from __future__ import annotations
@@ -27,7 +29,7 @@ from contextlib import AbstractContextManager
 from datetime import datetime
 from pathlib import Path
 
-from grapharc.memory.bm25f import FIELD_WEIGHTS, check_k, field_terms
+from grapharc.memory.bm25f import check_k
 from grapharc.memory.claims import (
     Claim,
     ClaimAlreadySupersededError,
@@ -37,22 +39,25 @@ from grapharc.memory.claims import (
     DuplicateClaimError,
     Provenance,
     ScoredClaim,
+    check_limit,
     check_new_batch,
     durable_store_path,
     normalise_entity,
 )
-from grapharc.memory.sqlite.database import immediate, record_version, stored_version, use_wal
-from grapharc.memory.terms import query_terms
+from grapharc.memory.impact_walk import impact_search
+from grapharc.memory.sqlite import postings
+from grapharc.memory.sqlite.database import (
+    immediate,
+    record_version,
+    snapshot,
+    stored_version,
+    use_wal,
+)
 
 SCHEMA_COMPONENT = "claims"
-SCHEMA_VERSION = 2
+SCHEMA_VERSION = 3
 
 _ID_CHUNK = 500  # ids per "id IN (...)" probe, well under SQLite's parameter limit
-
-_FULL_TEXT = (
-    "CREATE VIRTUAL TABLE claims_fts USING fts5(subject, predicate, object, content='', "
-    "tokenize=\"unicode61 remove_diacritics 0 categories 'L* N* Co M*'\")"
-)
 
 _SCHEMA = (
     """CREATE TABLE claims (
@@ -77,32 +82,13 @@ _SCHEMA = (
         for table in ("claims", "supersessions")
         for verb in ("update", "delete")
     ),
-    _FULL_TEXT,
+    *postings.SCHEMA,
 )
 
 _SELECT = """
 SELECT c.id, c.subject, c.predicate, c.object, c.source, c.observed_at, c.run_id, s.new_id
 FROM claims AS c LEFT JOIN supersessions AS s ON s.old_id = c.id
 """
-
-_WEIGHTS = ", ".join(str(weight) for _, weight in FIELD_WEIGHTS)
-
-# FTS5 ranks on its own, and only the best rows are joined to their claims: joining
-# every matching row first would cost as much as the ranking itself.
-_SEARCH = f"""
-WITH ranked AS (
-    SELECT rowid, bm25(claims_fts, {_WEIGHTS}) AS rank FROM claims_fts
-    WHERE claims_fts MATCH ? ORDER BY rank, rowid LIMIT ?
-)
-SELECT c.id, c.subject, c.predicate, c.object, c.source, c.observed_at, c.run_id, s.new_id,
-       ranked.rank
-FROM ranked JOIN claims AS c ON c.seq = ranked.rowid
-LEFT JOIN supersessions AS s ON s.old_id = c.id
-ORDER BY ranked.rank, c.seq
-"""
-
-# Rows ranked beyond k on a first try, room for superseded claims to be skipped.
-_SEARCH_SLACK = 16
 
 _HISTORY = f"""
 WITH RECURSIVE
@@ -173,8 +159,8 @@ class SQLiteMemoryStore:
                 for statement in _SCHEMA:
                     cursor.execute(statement)
                 record_version(cursor, SCHEMA_COMPONENT, SCHEMA_VERSION)
-            elif version == 1:
-                self._index_version_1_claims(cursor)
+            elif version in (1, 2):
+                self._migrate_to_postings(cursor)
             elif version != SCHEMA_VERSION:
                 raise ClaimStoreError(
                     f"claim store {str(self.path)!r} has claims schema version {version}, "
@@ -182,13 +168,17 @@ class SQLiteMemoryStore:
                     hint="open it with the GraphARC version that wrote it",
                 )
 
-    def _index_version_1_claims(self, cursor: sqlite3.Cursor) -> None:
-        """Migrate a version-1 file: build the full-text index over the claims it holds."""
-        cursor.execute(_FULL_TEXT)
+    @staticmethod
+    def _migrate_to_postings(cursor: sqlite3.Cursor) -> None:
+        """Migrate a version-1 or -2 file: drop the FTS5 index version 2 had, if any, and
+        build the postings over the claims the file holds."""
+        cursor.execute("DROP TABLE IF EXISTS claims_fts")
+        for statement in postings.SCHEMA:
+            cursor.execute(statement)
         rows = cursor.execute(
             "SELECT seq, id, subject, predicate, object, source, observed_at, run_id "
             "FROM claims ORDER BY seq").fetchall()
-        self._index(cursor, [(seq, _to_claim((*fields, None))) for seq, *fields in rows])
+        postings.index_claims(cursor, [(seq, _to_claim((*fields, None))) for seq, *fields in rows])
         record_version(cursor, SCHEMA_COMPONENT, SCHEMA_VERSION)
 
     def _open_connection(self) -> sqlite3.Connection:
@@ -199,7 +189,7 @@ class SQLiteMemoryStore:
     def _transaction(self) -> AbstractContextManager[sqlite3.Cursor]:
         return immediate(self._open_connection())
 
-    def _read(self, sql: str, parameters: tuple[str, ...] = ()) -> list[Claim]:
+    def _read(self, sql: str, parameters: tuple[str | int, ...] = ()) -> list[Claim]:
         with self._lock:
             rows = self._open_connection().execute(sql, parameters).fetchall()
         return [_to_claim(row) for row in rows]
@@ -229,15 +219,7 @@ class SQLiteMemoryStore:
               claim.provenance.source, claim.provenance.observed_at.isoformat(),
               claim.provenance.run_id) for seq, claim in numbered],
         )
-        self._index(cursor, numbered)
-
-    @staticmethod
-    def _index(cursor: sqlite3.Cursor, numbered: Sequence[tuple[int, Claim]]) -> None:
-        """Add each claim's terms to the full-text index under its ``seq``."""
-        cursor.executemany(
-            "INSERT INTO claims_fts (rowid, subject, predicate, object) VALUES (?, ?, ?, ?)",
-            [(seq, *(" ".join(found) for found in field_terms(claim))) for seq, claim in numbered],
-        )
+        postings.index_claims(cursor, numbered)
 
     def add(self, claim: Claim) -> Claim:
         """Store a new claim; see ``ClaimStore.add``."""
@@ -277,11 +259,13 @@ class SQLiteMemoryStore:
             )
         return new_claim
 
-    def about(self, subject: str) -> list[Claim]:
+    def about(self, subject: str, limit: int | None = None) -> list[Claim]:
         """Return current claims about ``subject``; see ``ClaimStore.about``."""
         key = normalise_entity(subject)
+        check_limit(limit)
         return self._read(
-            f"{_SELECT} WHERE c.subject_key = ? AND s.new_id IS NULL ORDER BY c.seq", (key,)
+            f"{_SELECT} WHERE c.subject_key = ? AND s.new_id IS NULL ORDER BY c.seq LIMIT ?",
+            (key, -1 if limit is None else limit),
         )
 
     def history(self, claim_id: str) -> list[Claim]:
@@ -298,22 +282,22 @@ class SQLiteMemoryStore:
 
     def search(self, query: str, k: int = 10,
                include_superseded: bool = False) -> list[ScoredClaim]:
-        """The ``k`` best claims for ``query``, ranked by FTS5; see ``ClaimStore.search``."""
+        """The ``k`` best claims for ``query``, from the postings; see ``ClaimStore.search``."""
         check_k(k)
-        wanted = query_terms(query)
-        if not wanted:
-            self._open_connection()
-            return []
-        match = " OR ".join(f'"{term}"' for term in wanted)
-        limit = k + _SEARCH_SLACK
-        while True:
-            with self._lock:
-                rows = self._open_connection().execute(_SEARCH, (match, limit)).fetchall()
-            found = [ScoredClaim(_to_claim(row[:8]), -row[8]) for row in rows
-                     if include_superseded or row[7] is None]
-            if len(found) >= k or len(rows) < limit:
-                return found[:k]
-            limit *= 4
+        with self._lock, snapshot(self._open_connection()) as cursor:
+            ranked = impact_search(postings.SQLitePostings(cursor), query, k, include_superseded)
+            if not ranked:
+                return []
+            seqs = [seq for _, seq in ranked]
+            rows: dict[int, _Row] = {}
+            for start in range(0, len(seqs), _ID_CHUNK):
+                chunk = seqs[start:start + _ID_CHUNK]
+                rows.update((row[0], row[1:]) for row in cursor.execute(
+                    f"SELECT c.seq, c.id, c.subject, c.predicate, c.object, c.source, "
+                    f"c.observed_at, c.run_id, s.new_id FROM claims AS c "
+                    f"LEFT JOIN supersessions AS s ON s.old_id = c.id "
+                    f"WHERE c.seq IN ({', '.join('?' * len(chunk))})", chunk))
+        return [ScoredClaim(_to_claim(rows[seq]), score) for score, seq in ranked]
 
     def close(self) -> None:
         """Close the connection; idempotent."""
