@@ -9,10 +9,10 @@ stops only its stream, unless the run was started with ``on_disconnect: cancel``
 asked ``cancel_on_disconnect``), which requests the run's cancel.
 
 The stream only reads the durable records (the run's, in the run store, and the thread's audit
-trail), so a client can stream a run executing on another worker. It is woken when a run
-executing in this process has saved and audited a node (``Progress.notify`` is the turn's update
-subscriber, and the session layer drops a subscriber that raises rather than fail the turn), by
-the session store when another process writes the thread's trail (where the store can tell:
+trail), so a client can stream a run executing on another worker. It is woken when a run of its
+thread executing in this process has saved and audited a node (``Progress.subscriber`` is the
+turn's update subscriber, and the session layer drops a subscriber that raises rather than fail
+the turn), by the session store when another process writes the thread's trail (where the store can tell:
 PostgreSQL's LISTEN/NOTIFY), and otherwise reads again every ``POLL_SECONDS``
 (``wait_for_progress``). Nothing a stream client does reaches a node.
 """
@@ -77,7 +77,7 @@ def sse_response(ctx: ApiContext, run: RunRecord, modes: list[str], cursor: Curs
 
 
 async def wait_for_progress(manager: SessionManager, thread_id: str, woken: asyncio.Event) -> None:
-    """Wait until a run may have moved on: ``woken`` (``Progress.changed()``, taken before the
+    """Wait until a run may have moved on: ``woken`` (``Progress.changed(thread_id)``, taken before the
     durable records were read) is set by progress of a run executing in this process; another
     process's write to the thread's trail wakes it where the store can tell (PostgreSQL's
     LISTEN/NOTIFY); otherwise the records are read again after ``POLL_SECONDS``."""
@@ -95,7 +95,7 @@ async def _events(ctx: ApiContext, run: RunRecord, modes: list[str], cursor: Cur
     yield {"event": "metadata", "data": json.dumps({"run_id": run.run_id, "thread_id": run.thread_id})}
     try:
         while True:
-            woken = ctx.progress.changed()
+            woken = ctx.progress.changed(run.thread_id)
             run = await asyncio.to_thread(ctx.runs.get, run.thread_id, run.run_id)
             begun = run.after_seq
             if begun is not None:

@@ -128,16 +128,16 @@ class RunWorker:
         end_seq = await asyncio.to_thread(self._last_seq, run.thread_id)
         await asyncio.to_thread(self.runs.finish, run.run_id, self.name, status, self.manager.clock(),
                                 end_seq=end_seq, error=error)
-        self.progress.notify()
+        self.progress.notify(run.thread_id)
 
     async def _turn(self, run: RunRecord) -> Any:
         """The session-layer call the run's request makes: a start with input, or a resume."""
-        request = run.request
+        request, on_update = run.request, self.progress.subscriber(run.thread_id)
         if request["kind"] == "resume":
             return await self.manager.aresume(run.thread_id, request["approval_id"], request["decision"],
-                                              decider=request["decider"], on_update=self.progress.notify,
+                                              decider=request["decider"], on_update=on_update,
                                               budget=run.budget)
-        return await self.manager.arun(run.thread_id, request["input"], on_update=self.progress.notify,
+        return await self.manager.arun(run.thread_id, request["input"], on_update=on_update,
                                        budget=run.budget)
 
     async def _carry_on(self, run: RunRecord) -> None:
@@ -152,7 +152,8 @@ class RunWorker:
             if not await asyncio.to_thread(self._turn_began, run):
                 await self._turn(run)
             elif session.status in (RUNNING, FAILED):
-                await self.manager.arecover(run.thread_id, on_update=self.progress.notify, budget=run.budget)
+                await self.manager.arecover(run.thread_id, on_update=self.progress.subscriber(run.thread_id),
+                                            budget=run.budget)
             return
 
     def _begin(self, run: RunRecord) -> None:
