@@ -1,5 +1,6 @@
-"""The worker loop taking over runs whose worker died before finishing them (real SQLite stores, in
-this process): a run whose turn never began is run; one whose turn ended is only recorded."""
+"""The worker loop (real SQLite stores, in this process): it takes over runs whose worker died
+before finishing them (a run whose turn never began is run; one whose turn ended is only
+recorded), and starts a run queued behind another as soon as that one ends."""
 
 from __future__ import annotations
 
@@ -12,6 +13,7 @@ from uuid import uuid4
 import pytest
 from api_graphs import ODD, register
 
+import grapharc.server.api.worker as worker_module
 from grapharc.runs.contracts import RunStore
 from grapharc.runs.records import RunRecord
 from grapharc.server.api.progress import Progress
@@ -78,3 +80,31 @@ def test_a_run_whose_worker_died_after_its_turn_ended_is_only_recorded(stores) -
     trail = manager.audit(run.thread_id)
     assert [e.kind for e in trail if e.kind in ("claimed", "reclaimed")] == ["claimed"]
     assert [e.node for e in trail if e.kind == "node"] == ["answer_oddly"]
+
+
+def test_a_run_queued_behind_another_starts_when_that_one_ends_not_at_the_next_poll(
+        stores, monkeypatch: pytest.MonkeyPatch) -> None:
+    manager, runs = stores
+    monkeypatch.setattr(worker_module, "POLL_SECONDS", 3600)  # no poll comes to the rescue
+    thread = manager.create(ODD).thread_id
+    now = time.time()
+    first, second = (RunRecord(run_id=uuid4().hex, thread_id=thread, assistant_id=ODD,
+                               request={"kind": "start", "input": {}}, created_at=now, updated_at=now)
+                     for _ in range(2))
+    runs.add(first, exclusive=True)
+    runs.add(second, exclusive=False)
+
+    async def drive() -> RunRecord:
+        worker = RunWorker(manager, runs, Progress())
+        worker.start()
+        try:
+            while not (record := await asyncio.to_thread(runs.get, thread, second.run_id)).ended:
+                await asyncio.sleep(0.05)
+            return record
+        finally:
+            await worker.stop()
+            await manager.aclose()
+
+    ended = asyncio.run(asyncio.wait_for(drive(), timeout=120))  # bounds a hang; measures nothing
+    assert ended.status == "success"
+    assert [e.node for e in manager.audit(thread) if e.kind == "node"] == ["answer_oddly", "answer_oddly"]

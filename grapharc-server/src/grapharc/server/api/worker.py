@@ -1,7 +1,8 @@
 """Each ``grapharc serve`` process's worker loop: it claims runs from the durable queue and drives them.
 
-Every ``POLL_SECONDS`` (or at once when a request here queued a run or asked for a cancel) the
-loop, as one worker of the shared run store:
+Every ``POLL_SECONDS`` (or at once when a request here queued a run or asked for a cancel, or a
+run here ended, which may let a run queued behind it on its thread start) the loop, as one
+worker of the shared run store:
 
 - renews its claims on the runs it executes and cancels those whose cancel was requested
   (from any worker);
@@ -129,6 +130,7 @@ class RunWorker:
         await asyncio.to_thread(self.runs.finish, run.run_id, self.name, status, self.manager.clock(),
                                 end_seq=end_seq, error=error)
         self.progress.notify(run.thread_id)
+        self.wake()  # a run queued behind this one on its thread can be claimed now
 
     async def _turn(self, run: RunRecord) -> Any:
         """The session-layer call the run's request makes: a start with input, or a resume."""
