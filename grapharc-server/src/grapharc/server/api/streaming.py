@@ -93,28 +93,25 @@ async def wait_for_progress(manager: SessionManager, thread_id: str, woken: asyn
 async def _events(ctx: ApiContext, run: RunRecord, modes: list[str], cursor: Cursor | None,
                   cancel_on_disconnect: bool) -> AsyncIterator[dict[str, Any]]:
     yield {"event": "metadata", "data": json.dumps({"run_id": run.run_id, "thread_id": run.thread_id})}
+    steps: dict[int, Any] = {}
     try:
         while True:
             woken = ctx.progress.changed(run.thread_id)
             run = await asyncio.to_thread(ctx.runs.get, run.thread_id, run.run_id)
-            begun = run.after_seq
-            if begun is not None:
-                cursor = cursor or (begun, len(STREAM_MODES))
-                entries = [e for e in await asyncio.to_thread(ctx.manager.audit, run.thread_id)
-                           if e.seq > begun and e.seq >= cursor[0]
-                           and (run.end_seq is None or e.seq <= run.end_seq)]
+            if run.after_seq is not None:
+                cursor = cursor or (run.after_seq, len(STREAM_MODES))
+                entries = await asyncio.to_thread(_unsent, ctx.manager, run, modes, cursor)
                 if entries:
-                    steps = await asyncio.to_thread(_snapshots_by_step, ctx.manager, run.thread_id)
-                    for entry in entries:
-                        for mode in modes:
-                            index = STREAM_MODES.index(mode)
-                            if (entry.seq, index) <= cursor:
-                                continue
-                            cursor = (entry.seq, index)
-                            data = _render(mode, entry, steps)
-                            if data is not None:
-                                yield {"event": mode, "id": f"{entry.seq}-{index}",
-                                       "data": json_text(data)}
+                    steps = await _steps_for(ctx.manager, run.thread_id, entries, steps)
+                for entry in entries:
+                    for mode in modes:
+                        index = STREAM_MODES.index(mode)
+                        if (entry.seq, index) <= cursor:
+                            continue
+                        cursor = (entry.seq, index)
+                        data = _render(mode, entry, steps)
+                        if data is not None:
+                            yield {"event": mode, "id": f"{entry.seq}-{index}", "data": json_text(data)}
             if run.ended:
                 break
             await wait_for_progress(ctx.manager, run.thread_id, woken)
@@ -123,6 +120,25 @@ async def _events(ctx: ApiContext, run: RunRecord, modes: list[str], cursor: Cur
         if cancel_on_disconnect and not run.ended:
             ctx.runs.request_cancel(run.thread_id, run.run_id, ctx.manager.clock())  # no await: cancelled
             ctx.worker.wake()
+
+
+def _unsent(manager: SessionManager, run: RunRecord, modes: list[str], cursor: Cursor) -> list[AuditEntry]:
+    """The run's trace entries that may have events in ``modes`` past ``cursor``: read from the
+    cursor's own entry (if some of its modes are unsent) on, never the whole trail again."""
+    sent_whole = cursor[1] >= max(STREAM_MODES.index(mode) for mode in modes)
+    after = max(run.after_seq or 0, cursor[0] if sent_whole else cursor[0] - 1)
+    return [e for e in manager.audit(run.thread_id, after) if run.end_seq is None or e.seq <= run.end_seq]
+
+
+async def _steps_for(manager: SessionManager, thread_id: str, entries: list[AuditEntry],
+                     known: dict[int, Any]) -> dict[int, Any]:
+    """Checkpoints by step covering the node ``entries`` about to be sent: those read before while
+    they cover them, else the thread's history read again."""
+    nodes = [e.step for e in entries if e.kind == "node" and e.step is not None]
+    needed = {step for node_step in nodes for step in (node_step - 1, node_step)}
+    if needed <= known.keys():
+        return known
+    return await asyncio.to_thread(_snapshots_by_step, manager, thread_id)
 
 
 def _snapshots_by_step(manager: SessionManager, thread_id: str) -> dict[int, Any]:

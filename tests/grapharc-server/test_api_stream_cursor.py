@@ -1,0 +1,78 @@
+"""A run's stream reads the thread's trail from its cursor on: a rejoin at an event id does not
+re-read the entries before it, and a stream with nothing left to send reads no checkpoints
+(real SQLite stores and the worker loop, in this process)."""
+
+from __future__ import annotations
+
+import asyncio
+import time
+from pathlib import Path
+from typing import Any
+from uuid import uuid4
+
+from api_graphs import RELAY
+
+from grapharc.runs.records import RunRecord
+from grapharc.server.api.context import ApiContext, open_context
+from grapharc.server.api.streaming import cursor_of, sse_response
+
+
+class TrailReads:
+    """What a stream asked the session manager for: the ``after`` of each audit read, and how
+    often it read the thread's checkpoint history."""
+
+    def __init__(self, ctx: ApiContext) -> None:
+        self.afters: list[int] = []
+        self.histories = 0
+        audit, history = ctx.manager.audit, ctx.manager.history
+
+        def audit_spy(thread_id: str, after: int = 0) -> Any:
+            self.afters.append(after)
+            return audit(thread_id, after)
+
+        def history_spy(thread_id: str) -> Any:
+            self.histories += 1
+            return history(thread_id)
+
+        ctx.manager.audit = audit_spy  # type: ignore[method-assign]
+        ctx.manager.history = history_spy  # type: ignore[method-assign]
+
+
+async def _ended_relay_run(ctx: ApiContext, release: Path) -> RunRecord:
+    """A relay run (three nodes) the worker loop has driven to its end."""
+    release.touch()
+    thread = (await asyncio.to_thread(ctx.manager.create, RELAY)).thread_id
+    now = time.time()
+    run = RunRecord(run_id=uuid4().hex, thread_id=thread, assistant_id=RELAY,
+                    request={"kind": "start", "input": {"release_file": str(release)}}, created_at=now,
+                    updated_at=now, stream_modes=("events",))
+    await asyncio.to_thread(ctx.runs.add, run, exclusive=True)
+    ctx.worker.wake()
+    while not (run := await asyncio.to_thread(ctx.runs.get, thread, run.run_id)).ended:
+        await asyncio.sleep(0.05)
+    return run
+
+
+async def _event_ids(ctx: ApiContext, run: RunRecord, last_event_id: str | None) -> list[str]:
+    response = sse_response(ctx, run, ["events"], cursor_of(last_event_id), cancel_on_disconnect=False)
+    events = [event async for event in response.body_iterator]
+    return [event["id"] for event in events if isinstance(event, dict) and "id" in event]
+
+
+def test_a_rejoined_stream_reads_only_the_trail_past_its_cursor(tmp_path: Path) -> None:
+    ctx = open_context(str(tmp_path / "sessions"), ["api_graphs:register"])
+
+    async def scenario() -> None:
+        ctx.worker.start()
+        try:
+            run = await _ended_relay_run(ctx, tmp_path / "release")
+            every = await _event_ids(ctx, run, None)
+            reads = TrailReads(ctx)
+            assert await _event_ids(ctx, run, every[1]) == every[2:]
+            assert reads.afters == [int(every[1].split("-")[0])]
+            assert await _event_ids(ctx, run, every[-1]) == []
+            assert reads.histories == 1  # by the first rejoin; the one with nothing left read none
+        finally:
+            await ctx.aclose()
+
+    asyncio.run(scenario())
