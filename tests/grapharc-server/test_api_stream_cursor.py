@@ -1,20 +1,24 @@
-"""A run's stream reads the thread's trail from its cursor on: a rejoin at an event id does not
-re-read the entries before it, and a stream with nothing left to send reads no checkpoints
-(real SQLite stores and the worker loop, in this process)."""
+"""What a run's stream reads, and when (real SQLite stores and the worker loop, in this process):
+it reads the thread's trail from its cursor on (a rejoin at an event id does not re-read the
+entries before it, and a stream with nothing left to send reads no checkpoints); it polls a run
+this process executes only as a fallback, being woken by the run's progress."""
 
 from __future__ import annotations
 
 import asyncio
+import dataclasses
 import time
 from pathlib import Path
 from typing import Any
 from uuid import uuid4
 
+import pytest
 from api_graphs import RELAY
 
-from grapharc.runs.records import RunRecord
+import grapharc.server.api.streaming as streaming
+from grapharc.runs.records import PENDING, RUNNING, RunRecord
 from grapharc.server.api.context import ApiContext, open_context
-from grapharc.server.api.streaming import cursor_of, sse_response
+from grapharc.server.api.streaming import cursor_of, poll_seconds, sse_response
 
 
 class TrailReads:
@@ -38,8 +42,8 @@ class TrailReads:
         ctx.manager.history = history_spy  # type: ignore[method-assign]
 
 
-async def _ended_relay_run(ctx: ApiContext, release: Path) -> RunRecord:
-    """A relay run (three nodes) the worker loop has driven to its end."""
+async def _queued_relay_run(ctx: ApiContext, release: Path) -> RunRecord:
+    """A relay run (three nodes, none waiting) queued for the worker loop."""
     release.touch()
     thread = (await asyncio.to_thread(ctx.manager.create, RELAY)).thread_id
     now = time.time()
@@ -48,6 +52,13 @@ async def _ended_relay_run(ctx: ApiContext, release: Path) -> RunRecord:
                     updated_at=now, stream_modes=("events",))
     await asyncio.to_thread(ctx.runs.add, run, exclusive=True)
     ctx.worker.wake()
+    return run
+
+
+async def _ended_relay_run(ctx: ApiContext, release: Path) -> RunRecord:
+    """A relay run the worker loop has driven to its end."""
+    run = await _queued_relay_run(ctx, release)
+    thread = run.thread_id
     while not (run := await asyncio.to_thread(ctx.runs.get, thread, run.run_id)).ended:
         await asyncio.sleep(0.05)
     return run
@@ -76,3 +87,30 @@ def test_a_rejoined_stream_reads_only_the_trail_past_its_cursor(tmp_path: Path) 
             await ctx.aclose()
 
     asyncio.run(scenario())
+
+
+def test_a_run_executing_here_is_polled_slowly_once_its_turn_is_seen_and_others_often() -> None:
+    run = RunRecord(run_id="r", thread_id="t", assistant_id=RELAY, request={}, created_at=0.0,
+                    updated_at=0.0)
+    here = dataclasses.replace(run, status=RUNNING, worker="me")
+    assert poll_seconds(here, "me") == streaming.LOCAL_POLL_SECONDS > streaming.POLL_SECONDS
+    assert poll_seconds(here, "me", turn_seen=False) == streaming.TURN_POLL_SECONDS < streaming.POLL_SECONDS
+    assert poll_seconds(dataclasses.replace(here, worker="elsewhere"), "me") == streaming.POLL_SECONDS
+    assert poll_seconds(dataclasses.replace(run, status=PENDING), "me") == streaming.POLL_SECONDS
+
+
+def test_a_stream_of_a_run_executing_here_is_carried_to_its_end_by_the_runs_progress(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setattr(streaming, "LOCAL_POLL_SECONDS", 3600)  # no fallback poll comes to the rescue
+    ctx = open_context(str(tmp_path / "sessions"), ["api_graphs:register"])
+
+    async def scenario() -> list[str]:
+        ctx.worker.start()
+        try:
+            run = await _queued_relay_run(ctx, tmp_path / "release")
+            return await asyncio.wait_for(_event_ids(ctx, run, None), timeout=120)  # bounds a hang
+        finally:
+            await ctx.aclose()
+
+    ids = asyncio.run(scenario())
+    assert len(ids) == 6  # claimed, the three nodes, the run, completed

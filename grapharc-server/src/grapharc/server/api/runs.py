@@ -119,7 +119,7 @@ async def _ended(ctx: ApiContext, run: RunRecord) -> RunRecord:
         woken = ctx.progress.changed(run.thread_id)
         run = await asyncio.to_thread(ctx.runs.get, run.thread_id, run.run_id)
         if not run.ended:
-            await wait_for_progress(ctx.manager, run.thread_id, woken)
+            await wait_for_progress(ctx.manager, run, ctx.worker.name, woken)
     return run
 
 

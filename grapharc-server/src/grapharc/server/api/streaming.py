@@ -13,7 +13,7 @@ trail), so a client can stream a run executing on another worker. It is woken wh
 thread executing in this process has saved and audited a node (``Progress.subscriber`` is the
 turn's update subscriber, and the session layer drops a subscriber that raises rather than fail
 the turn), by the session store when another process writes the thread's trail (where the store can tell:
-PostgreSQL's LISTEN/NOTIFY), and otherwise reads again every ``POLL_SECONDS``
+PostgreSQL's LISTEN/NOTIFY), and otherwise reads again after ``poll_seconds``
 (``wait_for_progress``). Nothing a stream client does reaches a node.
 """
 
@@ -27,7 +27,7 @@ from typing import TYPE_CHECKING, Any
 
 from sse_starlette.sse import EventSourceResponse
 
-from grapharc.runs.records import RunRecord
+from grapharc.runs.records import RUNNING, RunRecord
 from grapharc.server.api.encoding import json_text
 from grapharc.server.api.problems import ApiProblem
 from grapharc.session.manager import SessionManager
@@ -39,6 +39,13 @@ if TYPE_CHECKING:
 STREAM_MODES = ("values", "updates", "events")
 HEARTBEAT_SECONDS = 15.0
 POLL_SECONDS = 0.2
+LOCAL_POLL_SECONDS = 2.0
+"""How often a reader re-reads a run this process executes once its turn has begun: the worker wakes
+it after each saved node and at the run's end, so this is only a fallback (say the run is
+reclaimed by another worker)."""
+TURN_POLL_SECONDS = 0.02
+"""How often a stream re-reads a run this process executes until it has seen the turn's first
+entry (the claim), which nothing here announces: the wait between the two is short."""
 
 _EVENT_ID = re.compile(r"^(\d+)-(\d+)$")
 Cursor = tuple[int, int]
@@ -76,15 +83,27 @@ def sse_response(ctx: ApiContext, run: RunRecord, modes: list[str], cursor: Curs
                                headers={"Location": location, "Content-Location": location})
 
 
-async def wait_for_progress(manager: SessionManager, thread_id: str, woken: asyncio.Event) -> None:
-    """Wait until a run may have moved on: ``woken`` (``Progress.changed(thread_id)``, taken before the
-    durable records were read) is set by progress of a run executing in this process; another
+def poll_seconds(run: RunRecord, here: str, *, turn_seen: bool = True) -> float:
+    """How long a reader of ``run`` waits before reading it again unwoken: while the worker ``here``
+    (this process's) runs it, ``LOCAL_POLL_SECONDS`` once the reader has seen its turn begin (``turn_seen``)
+    and ``TURN_POLL_SECONDS`` before; else ``POLL_SECONDS`` (a pending run may be claimed by any
+    worker, and another worker's progress wakes nobody here)."""
+    if run.status != RUNNING or run.worker != here:
+        return POLL_SECONDS
+    return LOCAL_POLL_SECONDS if turn_seen else TURN_POLL_SECONDS
+
+
+async def wait_for_progress(manager: SessionManager, run: RunRecord, here: str, woken: asyncio.Event, *,
+                            turn_seen: bool = True) -> None:
+    """Wait until ``run`` may have moved on: ``woken`` (``Progress.changed(thread_id)``, taken before
+    the durable records were read) is set by progress of a run executing in this process; another
     process's write to the thread's trail wakes it where the store can tell (PostgreSQL's
-    LISTEN/NOTIFY); otherwise the records are read again after ``POLL_SECONDS``."""
+    LISTEN/NOTIFY); otherwise the records are read again after ``poll_seconds``."""
+    poll = poll_seconds(run, here, turn_seen=turn_seen)
     waits = [asyncio.ensure_future(woken.wait()),
-             asyncio.ensure_future(manager.wait_for_change(thread_id, POLL_SECONDS))]
+             asyncio.ensure_future(manager.wait_for_change(run.thread_id, poll))]
     try:
-        await asyncio.wait(waits, timeout=POLL_SECONDS, return_when=asyncio.FIRST_COMPLETED)
+        await asyncio.wait(waits, timeout=poll, return_when=asyncio.FIRST_COMPLETED)
     finally:
         for wait in waits:
             wait.cancel()
@@ -114,7 +133,8 @@ async def _events(ctx: ApiContext, run: RunRecord, modes: list[str], cursor: Cur
                             yield {"event": mode, "id": f"{entry.seq}-{index}", "data": json_text(data)}
             if run.ended:
                 break
-            await wait_for_progress(ctx.manager, run.thread_id, woken)
+            turn_seen = cursor is not None and run.after_seq is not None and cursor[0] > run.after_seq
+            await wait_for_progress(ctx.manager, run, ctx.worker.name, woken, turn_seen=turn_seen)
         yield {"event": "end", "data": json.dumps({"run_id": run.run_id, "status": run.status})}
     finally:
         if cancel_on_disconnect and not run.ended:

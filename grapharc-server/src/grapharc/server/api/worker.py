@@ -109,6 +109,7 @@ class RunWorker:
         try:
             if run.after_seq is None:
                 await asyncio.to_thread(self._begin, run)
+                self.progress.notify(run.thread_id)  # its readers poll slowly from now on; wake them
             if reclaimed:
                 await self._carry_on(run)
             else:
