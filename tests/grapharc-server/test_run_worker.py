@@ -1,6 +1,7 @@
 """The worker loop (real SQLite stores, in this process): it takes over runs whose worker died
 before finishing them (a run whose turn never began is run; one whose turn ended is only
-recorded), and starts a run queued behind another as soon as that one ends."""
+recorded), starts a run queued behind another as soon as that one ends, and reads the trail
+only from where a run's part of it begins when it records the run's end."""
 
 from __future__ import annotations
 
@@ -19,6 +20,7 @@ from grapharc.runs.records import RunRecord
 from grapharc.server.api.progress import Progress
 from grapharc.server.api.worker import RunWorker
 from grapharc.session import SessionManager
+from grapharc.session.records import AuditEntry
 from grapharc.stores import open_store
 
 DEAD = "dead-worker"
@@ -108,3 +110,25 @@ def test_a_run_queued_behind_another_starts_when_that_one_ends_not_at_the_next_p
     ended = asyncio.run(asyncio.wait_for(drive(), timeout=120))  # bounds a hang; measures nothing
     assert ended.status == "success"
     assert [e.node for e in manager.audit(thread) if e.kind == "node"] == ["answer_oddly", "answer_oddly"]
+
+
+def test_a_run_on_a_long_thread_reads_only_its_own_part_of_the_trail_when_it_ends(stores) -> None:
+    manager, runs = stores
+    thread = manager.create(ODD).thread_id
+    manager.run(thread, {})  # an earlier turn: the thread's trail already holds entries
+    begun = manager.audit(thread)[-1].seq
+    now = time.time()
+    run = RunRecord(run_id=uuid4().hex, thread_id=thread, assistant_id=ODD,
+                    request={"kind": "start", "input": {}}, created_at=now, updated_at=now)
+    runs.add(run, exclusive=True)
+    afters: list[int] = []
+    audit = manager.audit
+
+    def audit_spy(thread_id: str, after: int = 0) -> list[AuditEntry]:
+        afters.append(after)
+        return audit(thread_id, after)
+
+    manager.audit = audit_spy  # type: ignore[method-assign]
+    ended = _until_ended(manager, runs, run)
+    assert ended.status == "success" and ended.after_seq == begun
+    assert afters == [0, begun]  # the whole trail once, to find where the run begins; then its part

@@ -106,9 +106,10 @@ class RunWorker:
     async def _execute(self, run: RunRecord, reclaimed: bool) -> None:
         """Drive ``run`` to its end and record how it ended (unless the server is stopping)."""
         status, error = SUCCESS, None
+        begun = run.after_seq or 0
         try:
             if run.after_seq is None:
-                await asyncio.to_thread(self._begin, run)
+                begun = await asyncio.to_thread(self._begin, run)
                 self.progress.notify(run.thread_id)  # its readers poll slowly from now on; wake them
             if reclaimed:
                 await self._carry_on(run)
@@ -127,7 +128,7 @@ class RunWorker:
         finally:
             if not self._stopping:
                 self._executing.pop(run.run_id, None)
-        end_seq = await asyncio.to_thread(self._last_seq, run.thread_id)
+        end_seq = await asyncio.to_thread(self._last_seq, run.thread_id, begun)
         await asyncio.to_thread(self.runs.finish, run.run_id, self.name, status, self.manager.clock(),
                                 end_seq=end_seq, error=error)
         self.progress.notify(run.thread_id)
@@ -159,16 +160,19 @@ class RunWorker:
                                             budget=run.budget)
             return
 
-    def _begin(self, run: RunRecord) -> None:
-        """Record that the run's part of the trace begins after the thread's last entry now."""
-        self.runs.begin(run.run_id, self.name, self._last_seq(run.thread_id))
+    def _begin(self, run: RunRecord) -> int:
+        """Record that the run's part of the trace begins after the thread's last entry now; its seq."""
+        begun = self._last_seq(run.thread_id)
+        self.runs.begin(run.run_id, self.name, begun)
+        return begun
 
     def _turn_began(self, run: RunRecord) -> bool:
         """Whether the run's turn took its thread (a run that never recorded its start never did)."""
         begun = run.after_seq
-        return begun is not None and any(e.seq > begun and e.kind in TURN_BEGAN
-                                         for e in self.manager.audit(run.thread_id))
+        return begun is not None and any(e.kind in TURN_BEGAN
+                                         for e in self.manager.audit(run.thread_id, begun))
 
-    def _last_seq(self, thread_id: str) -> int:
-        trail = self.manager.audit(thread_id)
-        return trail[-1].seq if trail else 0
+    def _last_seq(self, thread_id: str, after: int = 0) -> int:
+        """The seq of the thread's last trace entry, reading only the entries past ``after``."""
+        trail = self.manager.audit(thread_id, after)
+        return trail[-1].seq if trail else after
