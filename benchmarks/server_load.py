@@ -9,7 +9,8 @@ stream never sent), duplicated (an id sent twice) and out of order; per event, t
 the trace write (the event's ``metadata.at``) to the client's receipt. Reported: runs done and
 their rate, lost / duplicated / out-of-order events (the goal is 0, 0, 0), p50 / p99 / max
 latency (also per kind of trace entry, which shows where in a turn events wait), the most streams
-open at once, the server's RSS before and after the load, and the machine's load average.
+open at once, the server's RSS before and after the load and its CPU time per run, and the
+machine's load average.
 
 Loopback only, bounded: the schedule ends after ``--duration`` seconds, each request gives up
 after ``--timeout`` seconds, and the server is stopped (SIGTERM) when the load ends. Exit
@@ -95,6 +96,12 @@ def rss_kib(pid: int) -> int:
         if line.startswith("VmRSS:"):
             return int(line.split()[1])
     raise RuntimeError(f"/proc/{pid}/status has no VmRSS line")
+
+
+def cpu_seconds(pid: int) -> float:
+    """The CPU time (user + system) process ``pid`` has used so far, in seconds (Linux /proc)."""
+    fields = Path(f"/proc/{pid}/stat").read_text().rpartition(")")[2].split()
+    return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
 
 
 def launch_server(work: Path, node_seconds: float, sessions: str,
@@ -215,9 +222,11 @@ def main() -> int:
         server = launch_server(Path(tmp), args.node_seconds, str(Path(tmp) / "sessions"), args.threads)
         url = announced_url(server)
         try:
-            rss_before, load_before = rss_kib(server.pid), os.getloadavg()[0]
+            rss_before, cpu_before = rss_kib(server.pid), cpu_seconds(server.pid)
+            load_before = os.getloadavg()[0]
             tally, seconds = asyncio.run(load(url, args.clients, args.rate, args.duration, args.timeout))
-            rss_after, load_after = rss_kib(server.pid), os.getloadavg()[0]
+            rss_after, cpu_after = rss_kib(server.pid), cpu_seconds(server.pid)
+            load_after = os.getloadavg()[0]
         finally:
             server.send_signal(signal.SIGTERM)
             server.wait(timeout=args.timeout)
@@ -234,6 +243,7 @@ def main() -> int:
         "latency_mean_ms": round(statistics.fmean(tally.latencies_ms), 1) if tally.latencies_ms else 0.0,
         "server_rss_before_mib": round(rss_before / 1024, 1),
         "server_rss_after_mib": round(rss_after / 1024, 1),
+        "server_cpu_ms_per_run": round((cpu_after - cpu_before) * 1000 / max(tally.runs, 1), 1),
         "load_average_1m_before": round(load_before, 2), "load_average_1m_after": round(load_after, 2),
         "latency_p50_p99_ms_by_entry": {name: [round(percentile(values, 0.50), 1),
                                                round(percentile(values, 0.99), 1)]
