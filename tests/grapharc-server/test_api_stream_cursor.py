@@ -1,7 +1,8 @@
 """What a run's stream reads, and when (real SQLite stores and the worker loop, in this process):
 it reads the thread's trail from its cursor on (a rejoin at an event id does not re-read the
-entries before it, and a stream with nothing left to send reads no checkpoints); it polls a run
-this process executes only as a fallback, being woken by the run's progress."""
+entries before it, and a stream with nothing left to send reads no checkpoints, while a node
+entry is always rendered from checkpoints read after it); it polls a run this process executes
+only as a fallback, being woken by the run's progress."""
 
 from __future__ import annotations
 
@@ -114,3 +115,21 @@ def test_a_stream_of_a_run_executing_here_is_carried_to_its_end_by_the_runs_prog
 
     ids = asyncio.run(scenario())
     assert len(ids) == 6  # claimed, the three nodes, the run, completed
+
+
+def test_a_node_entry_is_rendered_from_checkpoints_read_after_it_was_recorded(tmp_path: Path) -> None:
+    ctx = open_context(str(tmp_path / "sessions"), ["api_graphs:register"])
+
+    async def scenario() -> None:
+        ctx.worker.start()
+        try:
+            run = await _ended_relay_run(ctx, tmp_path / "release")
+            last_node = [e for e in ctx.manager.audit(run.thread_id) if e.kind == "node"][-1:]
+            read_earlier = {step: "read before the node's writes were saved" for step in range(-1, 10)}
+            reads = TrailReads(ctx)
+            steps = await streaming._steps_for(ctx.manager, run.thread_id, last_node, read_earlier)
+            assert reads.histories == 1 and steps is not read_earlier
+        finally:
+            await ctx.aclose()
+
+    asyncio.run(scenario())

@@ -152,13 +152,12 @@ def _unsent(manager: SessionManager, run: RunRecord, modes: list[str], cursor: C
 
 async def _steps_for(manager: SessionManager, thread_id: str, entries: list[AuditEntry],
                      known: dict[int, Any]) -> dict[int, Any]:
-    """Checkpoints by step covering the node ``entries`` about to be sent: those read before while
-    they cover them, else the thread's history read again."""
-    nodes = [e.step for e in entries if e.kind == "node" and e.step is not None]
-    needed = {step for node_step in nodes for step in (node_step - 1, node_step)}
-    if needed <= known.keys():
-        return known
-    return await asyncio.to_thread(_snapshots_by_step, manager, thread_id)
+    """Checkpoints by step for rendering ``entries``: read again when one is a node (what it wrote
+    is a task result of the checkpoint before it, filled in as its writes are saved, so a copy
+    read earlier can lack it), else those read before (other entries need none)."""
+    if any(e.kind == "node" for e in entries):
+        return await asyncio.to_thread(_snapshots_by_step, manager, thread_id)
+    return known
 
 
 def _snapshots_by_step(manager: SessionManager, thread_id: str) -> dict[int, Any]:
