@@ -8,7 +8,9 @@ end, then reads the thread's trace. Per run it counts events lost (a trace entry
 stream never sent), duplicated (an id sent twice) and out of order; per event, the latency from
 the trace write (the event's ``metadata.at``) to the client's receipt. Reported: runs done and
 their rate, lost / duplicated / out-of-order events (the goal is 0, 0, 0), p50 / p99 / max
-latency, the most streams open at once, and the server's RSS before and after the load.
+latency (also per kind of trace entry, which shows where in a turn events wait), the most streams
+open at once, the server's RSS before and after the load and its CPU time per run, and the
+machine's load average.
 
 Loopback only, bounded: the schedule ends after ``--duration`` seconds, each request gives up
 after ``--timeout`` seconds, and the server is stopped (SIGTERM) when the load ends. Exit
@@ -38,6 +40,7 @@ from typing import Any
 import httpx
 
 GRAPH = "bench-chain"
+SERVER_THREADS = 64  # grapharc serve's default
 
 REGISTRY = textwrap.dedent('''
     """The load benchmark's graph: three nodes in a chain, each adding one to a counter after
@@ -82,6 +85,7 @@ class Tally:
     duplicated: int = 0
     out_of_order: int = 0
     latencies_ms: list[float] = field(default_factory=list)
+    latencies_by_entry: dict[str, list[float]] = field(default_factory=dict)
     open_streams: int = 0
     most_open: int = 0
 
@@ -94,12 +98,20 @@ def rss_kib(pid: int) -> int:
     raise RuntimeError(f"/proc/{pid}/status has no VmRSS line")
 
 
-def launch_server(work: Path, node_seconds: float, sessions: str) -> subprocess.Popen[str]:
-    """``grapharc serve`` on an ephemeral loopback port with the benchmark's graph (its module
-    written to ``work``) over the session store ``sessions`` (a folder or a URI)."""
+def cpu_seconds(pid: int) -> float:
+    """The CPU time (user + system) process ``pid`` has used so far, in seconds (Linux /proc)."""
+    fields = Path(f"/proc/{pid}/stat").read_text().rpartition(")")[2].split()
+    return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
+
+
+def launch_server(work: Path, node_seconds: float, sessions: str,
+                  threads: int = SERVER_THREADS) -> subprocess.Popen[str]:
+    """``grapharc serve --threads`` on an ephemeral loopback port with the benchmark's graph (its
+    module written to ``work``) over the session store ``sessions`` (a folder or a URI)."""
     (work / "bench_graphs.py").write_text(REGISTRY)
     command = [sys.executable, "-m", "grapharc.cli", "serve", "--host", "127.0.0.1", "--port", "0",
-               "--json", "--sessions", sessions, "--registry", "bench_graphs:register"]
+               "--json", "--sessions", sessions, "--registry", "bench_graphs:register",
+               "--threads", str(threads)]
     env = {**os.environ, "PYTHONPATH": str(work), "BENCH_NODE_SECONDS": str(node_seconds)}
     return subprocess.Popen(command, stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, text=True, env=env)
 
@@ -134,9 +146,11 @@ async def one_run(client: httpx.AsyncClient, tally: Tally) -> None:
                 if line.startswith("id: "):
                     event_id = line[4:]
                 elif line.startswith("data: ") and event_id:
-                    now = time.time()
+                    event = json.loads(line[6:])
+                    late_ms = (time.time() - event["metadata"]["at"]) * 1000
                     received.append(event_id)
-                    tally.latencies_ms.append((now - json.loads(line[6:])["metadata"]["at"]) * 1000)
+                    tally.latencies_ms.append(late_ms)
+                    tally.latencies_by_entry.setdefault(event["name"], []).append(late_ms)
                     event_id = ""
                 elif line.startswith("data: ") and '"status"' in line:
                     status = json.loads(line[6:])["status"]
@@ -158,7 +172,10 @@ async def load(url: str, clients: int, rate: float, duration: float, timeout: fl
     """Run the schedule with ``clients`` client tasks; the tally and the seconds it took."""
     due: asyncio.Queue[float | None] = asyncio.Queue()
     tally = Tally()
-    limits = httpx.Limits(max_connections=clients * 2, max_keepalive_connections=clients * 2)
+    # idle connections are dropped before the server's 5 s keep-alive ends, so a request never races
+    # the server closing the connection it was sent on
+    limits = httpx.Limits(max_connections=clients * 2, max_keepalive_connections=clients * 2,
+                          keepalive_expiry=2.0)
 
     async def schedule() -> None:
         start = time.monotonic()
@@ -173,7 +190,9 @@ async def load(url: str, clients: int, rate: float, duration: float, timeout: fl
             try:
                 await one_run(client, tally)
             except httpx.HTTPError as exc:
-                tally.failed.append(f"{type(exc).__name__}: {exc}")
+                request = exc.request if isinstance(exc, httpx.RequestError) else None
+                where = f" on {request.method} {request.url.path}" if request is not None else ""
+                tally.failed.append(f"{type(exc).__name__}{where}: {exc}")
 
     async with httpx.AsyncClient(base_url=url, timeout=timeout, limits=limits) as client:
         began = time.monotonic()
@@ -196,20 +215,24 @@ def main() -> int:
     parser.add_argument("--duration", type=float, default=20.0, help="seconds of scheduled runs")
     parser.add_argument("--node-seconds", type=float, default=0.3, help="each node's work (a sleep)")
     parser.add_argument("--timeout", type=float, default=60.0, help="seconds before a request gives up")
+    parser.add_argument("--threads", type=int, default=SERVER_THREADS, help="the server's --threads")
     parser.add_argument("--json", action="store_true", help="print the figures as one JSON document")
     args = parser.parse_args()
     with tempfile.TemporaryDirectory(prefix="grapharc-load-") as tmp:
-        server = launch_server(Path(tmp), args.node_seconds, str(Path(tmp) / "sessions"))
+        server = launch_server(Path(tmp), args.node_seconds, str(Path(tmp) / "sessions"), args.threads)
         url = announced_url(server)
         try:
-            rss_before = rss_kib(server.pid)
+            rss_before, cpu_before = rss_kib(server.pid), cpu_seconds(server.pid)
+            load_before = os.getloadavg()[0]
             tally, seconds = asyncio.run(load(url, args.clients, args.rate, args.duration, args.timeout))
-            rss_after = rss_kib(server.pid)
+            rss_after, cpu_after = rss_kib(server.pid), cpu_seconds(server.pid)
+            load_after = os.getloadavg()[0]
         finally:
             server.send_signal(signal.SIGTERM)
             server.wait(timeout=args.timeout)
     figures: dict[str, Any] = {
-        "clients": args.clients, "node_seconds": args.node_seconds, "target_runs_per_s": args.rate,
+        "clients": args.clients, "threads": args.threads, "node_seconds": args.node_seconds,
+        "target_runs_per_s": args.rate,
         "duration_s": args.duration,
         "runs": tally.runs, "runs_per_s": round(tally.runs / seconds, 2), "failed_runs": len(tally.failed),
         "events": tally.events, "lost": tally.lost, "duplicated": tally.duplicated,
@@ -220,6 +243,11 @@ def main() -> int:
         "latency_mean_ms": round(statistics.fmean(tally.latencies_ms), 1) if tally.latencies_ms else 0.0,
         "server_rss_before_mib": round(rss_before / 1024, 1),
         "server_rss_after_mib": round(rss_after / 1024, 1),
+        "server_cpu_ms_per_run": round((cpu_after - cpu_before) * 1000 / max(tally.runs, 1), 1),
+        "load_average_1m_before": round(load_before, 2), "load_average_1m_after": round(load_after, 2),
+        "latency_p50_p99_ms_by_entry": {name: [round(percentile(values, 0.50), 1),
+                                               round(percentile(values, 0.99), 1)]
+                                        for name, values in sorted(tally.latencies_by_entry.items())},
     }
     if args.json:
         print(json.dumps({**figures, "failures": tally.failed[:10]}, indent=2))

@@ -2,7 +2,8 @@
 a graph whose one node waits until a file the test names exists, so a run stays in flight
 for as long as the test needs it to, a three-node relay whose middle node waits the same way
 (a worker can be killed between its nodes), and one whose node writes a long answer and values
-JSON cannot hold as they are (NaN, a set, bytes, a datetime)."""
+JSON cannot hold as they are (NaN, a set, bytes, a datetime), and a meeting: a node that waits
+until the nodes of as many runs as it expects are running at the same time."""
 
 from __future__ import annotations
 
@@ -21,6 +22,8 @@ from grapharc.runtime.state import GraphARCState
 WAITER = "waiter"
 RELAY = "relay"
 ODD = "odd-values"
+MEETING = "meeting"
+MEETING_PATIENCE_SECONDS = 30  # how long a meeting node waits for the others before it gives up
 LONG_ANSWER = "".join(f"{i:04d}é " for i in range(600))  # 3,600 characters, not all ASCII
 
 
@@ -71,8 +74,28 @@ def answer_oddly(state: OddState) -> dict[str, Any]:
             "seen_at": datetime(2026, 12, 1, 15, 0, tzinfo=UTC)}
 
 
+class MeetingState(GraphARCState):
+    """Where the runs sign in, how many the node waits for, and whether they all came."""
+
+    room: str = ""
+    expected: int = 0
+    met: bool = False
+
+
+def meet(state: MeetingState) -> dict[str, Any]:
+    """Sign in to the room, then wait (at most MEETING_PATIENCE_SECONDS) until ``expected`` runs
+    have; only runs whose nodes hold a thread at the same time can all meet."""
+    room = Path(state.room)
+    (room / f"{time.monotonic_ns()}-{id(state)}").touch()
+    give_up = time.monotonic() + MEETING_PATIENCE_SECONDS
+    while len(list(room.iterdir())) < state.expected and time.monotonic() < give_up:
+        time.sleep(0.05)
+    return {"met": len(list(room.iterdir())) >= state.expected}
+
+
 def register(manager: Any) -> None:
-    """Register the credit demo, the waiter, the relay and the odd-values graph on ``manager``."""
+    """Register the credit demo, the waiter, the relay, the odd-values graph and the meeting on
+    ``manager``."""
     register_credit_graph(manager)
     waiter = GraphARC(WaiterState, name=WAITER)
     waiter.add_node("wait_for_release", wait_for_release, writes={"released"})
@@ -92,3 +115,8 @@ def register(manager: Any) -> None:
     odd.add_edge(START, "answer_oddly")
     odd.add_edge("answer_oddly", END)
     manager.register(odd)
+    meeting = GraphARC(MeetingState, name=MEETING)
+    meeting.add_node("meet", meet, writes={"met"})
+    meeting.add_edge(START, "meet")
+    meeting.add_edge("meet", END)
+    manager.register(meeting)

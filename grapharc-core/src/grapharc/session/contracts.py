@@ -128,8 +128,9 @@ class SessionStore(Protocol):
         """
         ...
 
-    def audit(self, thread_id: str) -> builtins.list[AuditEntry]:
-        """The thread's audit trail, oldest first; entries are only ever appended."""
+    def audit(self, thread_id: str, after: int = 0) -> builtins.list[AuditEntry]:
+        """The thread's audit trail, oldest first; entries are only ever appended. ``after``: only
+        the entries whose ``seq`` is above it (what a reader that has the rest has not seen)."""
         ...
 
     def prune(self, before: float) -> builtins.list[str]:

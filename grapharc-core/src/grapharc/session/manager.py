@@ -137,9 +137,9 @@ class SessionManager:
         """Every approval the thread has asked for, oldest first."""
         return self.store.approvals(thread_id)
 
-    def audit(self, thread_id: str) -> builtins.list[AuditEntry]:
-        """The thread's append-only audit trail."""
-        return self.store.audit(thread_id)
+    def audit(self, thread_id: str, after: int = 0) -> builtins.list[AuditEntry]:
+        """The thread's append-only audit trail (``after``: only the entries whose seq is above it)."""
+        return self.store.audit(thread_id, after)
 
     def events(self, thread_id: str) -> builtins.list[Event]:
         """Every event posted to the thread."""

@@ -370,11 +370,12 @@ class SqlSessionStore(SqlDialect, ABC):
                             "VALUES (?, ?, 'run', NULL, NULL, ?, ?) ON CONFLICT DO NOTHING",
                       (lease.thread_id, now, str(run["run_id"]), self._encode(dict(run))))
 
-    def audit(self, thread_id: str) -> builtins.list[AuditEntry]:
-        """The thread's audit trail, in the order it was written."""
+    def audit(self, thread_id: str, after: int = 0) -> builtins.list[AuditEntry]:
+        """The thread's audit trail after seq ``after``, in the order it was written."""
         with self._read() as conn:
             self._row(conn, thread_id)
-            rows = self._run(conn, "SELECT * FROM {audit} WHERE thread_id = ? ORDER BY seq", (thread_id,))
+            rows = self._run(conn, "SELECT * FROM {audit} WHERE thread_id = ? AND seq > ? ORDER BY seq",
+                             (thread_id, after))
             return [AuditEntry(r["seq"], r["thread_id"], r["at"], r["kind"], r["node"], r["step"],
                                self._decode(r["detail"])) for r in rows]
 

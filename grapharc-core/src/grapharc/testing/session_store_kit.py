@@ -433,6 +433,14 @@ class SessionStoreConformance(ABC):
         assert [e.seq for e in later] == sorted({e.seq for e in later})
         assert [e.at for e in later] == [1.0, 2.0, 3.0, 3.0, 4.0]
 
+    def test_the_audit_trail_after_a_seq_is_only_the_entries_past_it(self, store: SessionStore) -> None:
+        store.create("t1", GRAPH, 1.0)
+        lease = claim(store, "t1", 2.0)
+        seen = store.audit("t1")
+        store.finish(lease, PAUSED, 3.0, requests=[request(make_hold(), "t1", 3.0)])
+        assert store.audit("t1", seen[-1].seq) == store.audit("t1")[len(seen):]
+        assert store.audit("t1", store.audit("t1")[-1].seq) == []
+
     def test_a_completed_node_is_recorded_once_however_often_it_is_seen(self, store: SessionStore) -> None:
         store.create("t1", GRAPH, 1.0)
         lease = claim(store, "t1", 2.0)

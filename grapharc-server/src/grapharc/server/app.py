@@ -9,6 +9,7 @@ from typing import TYPE_CHECKING, Any
 from fastapi import FastAPI
 
 from grapharc._version import __version__
+from grapharc.server.thread_pool import DEFAULT_THREADS, use_thread_pool
 
 if TYPE_CHECKING:
     from grapharc.server.api.context import ApiContext
@@ -16,14 +17,16 @@ if TYPE_CHECKING:
 
 
 def create_app(*, sessions: str | None = None, auth: AuthConfig | None = None,
-               api: ApiContext | None = None) -> FastAPI:
+               api: ApiContext | None = None, threads: int = DEFAULT_THREADS) -> FastAPI:
     """Build the FastAPI app (a fresh one per call, so tests can hold their own); the approval
     inbox is served when both the ``sessions`` location and the ``auth`` file are given, the
     assistants, threads and runs routes when ``api`` (the sessions with registered graphs) is;
-    the api's run worker starts and stops with the app."""
+    the api's run worker starts and stops with the app, which runs blocking work (sync nodes,
+    store calls) on a pool of ``threads`` threads."""
 
     @asynccontextmanager
     async def lifespan(_app: FastAPI) -> AsyncIterator[None]:
+        use_thread_pool(threads)
         if api is not None:
             api.worker.start()
         yield

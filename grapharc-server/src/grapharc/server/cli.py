@@ -20,6 +20,7 @@ from grapharc.cli.options import ConfigFile, LeaseSeconds, Port, Ranged, Readabl
 from grapharc.cli.output import JSON_OPTION_HELP, write_json
 from grapharc.server.errors import AuthRequiredError
 from grapharc.server.listener import ListeningAddress, listen
+from grapharc.server.thread_pool import DEFAULT_THREADS, THREADS
 from grapharc.values import Number
 
 if TYPE_CHECKING:
@@ -46,6 +47,8 @@ KINDS_HELP = ("module:attr of the node-kind registry the governed assistant's pl
               "or 'plugins' (default: the registry setting, else the incident demo). Not --registry, "
               "which registers graphs.")
 MODEL_HELP = "Planner model spec backend/model of the governed assistant (default: the kinds' scripted one)."
+THREADS_HELP = ("Threads for blocking work: sync graph nodes and store calls. Each run's sync node holds "
+                "one while it runs, so this bounds how many runs make progress at once.")
 CEILING_HELP = ("Ceiling on the {} any one run of the threads API may spend: a run's budget above it "
                 "is refused (422), and a run that asks for none runs under it.")
 
@@ -61,6 +64,8 @@ def serve_command(
     sessions: Annotated[str | None, typer.Option("--sessions", help=SESSIONS_HELP)] = None,
     registry: Annotated[list[str] | None, typer.Option(help=REGISTRY_HELP)] = None,
     lease: LeaseSeconds = DEFAULT_LEASE_SECONDS,
+    threads: Annotated[int, option("--threads", kind=Ranged(THREADS, "N"),
+                                   help=THREADS_HELP)] = DEFAULT_THREADS,
     max_tokens: Annotated[int | None, option(
         "--max-tokens", kind=setting("max_tokens", "N"), help=CEILING_HELP.format("tokens"))] = None,
     max_iterations: Annotated[int | None, option(
@@ -108,7 +113,7 @@ def serve_command(
             raise AuthRequiredError(f"refusing to serve on {host} without sign-in: anyone who reaches it "
                                     "could decide approvals",
                                     hint="pass --auth-file FILE, or listen on 127.0.0.1")
-        serve_until_stopped(listener, create_app(sessions=location, auth=auth, api=api),
+        serve_until_stopped(listener, create_app(sessions=location, auth=auth, api=api, threads=threads),
                             drain_timeout=drain_timeout,
                             on_listening=lambda address: announce(address, as_json, governed))
 

@@ -1,28 +1,42 @@
-"""The wake-up a process's streams and joins wait on: set whenever a run here makes progress.
+"""The wake-ups a process's streams and joins wait on: one per thread, set when a run of that
+thread executing here makes progress.
 
-One per server process: a run executing here wakes every waiter when a node's writes are saved
-and audited, and when it ends. A waiter takes ``changed()`` before it reads the durable records,
-so progress made after its read is not missed; runs executing on another worker are seen by
-polling (``grapharc.server.api.streaming.wait_for_progress``).
+A run executing here wakes the waiters on its thread when a node's writes are saved and audited,
+and when it ends; waiters on other threads sleep on (with 200 streams open, waking them all for
+every node of every run cost more than the streams' own work). A waiter takes
+``changed(thread_id)`` before it reads the durable records, so progress made after its read is
+not missed; runs executing on another worker are seen by polling
+(``grapharc.server.api.streaming.wait_for_progress``).
 """
 
 from __future__ import annotations
 
 import asyncio
-from typing import Any
+import weakref
+
+from grapharc.subscribers import OnUpdate
 
 
 class Progress:
-    """An event replaced each time it is set, so each waiter sees the progress after its read."""
+    """Per thread, an event replaced each time it is set, so each waiter sees the progress after
+    its read; an event nobody waits on any more is forgotten."""
 
     def __init__(self) -> None:
-        self._changed = asyncio.Event()
+        self._changed: weakref.WeakValueDictionary[str, asyncio.Event] = weakref.WeakValueDictionary()
 
-    def changed(self) -> asyncio.Event:
-        """The event the next progress sets."""
-        return self._changed
+    def changed(self, thread_id: str) -> asyncio.Event:
+        """The event the thread's next progress sets."""
+        event = self._changed.get(thread_id)
+        if event is None:
+            event = self._changed[thread_id] = asyncio.Event()
+        return event
 
-    def notify(self, *_: Any) -> None:
-        """Wake every waiter (fits the session layer's ``on_update``)."""
-        self._changed.set()
-        self._changed = asyncio.Event()
+    def notify(self, thread_id: str) -> None:
+        """Wake every waiter on the thread."""
+        event = self._changed.pop(thread_id, None)
+        if event is not None:
+            event.set()
+
+    def subscriber(self, thread_id: str) -> OnUpdate:
+        """A turn's ``on_update`` for the thread: wakes its waiters after each saved node."""
+        return lambda _node, _writes: self.notify(thread_id)

@@ -116,10 +116,10 @@ async def join_stream(thread_id: str, run_id: str, ctx: Context, last_event_id: 
 async def _ended(ctx: ApiContext, run: RunRecord) -> RunRecord:
     """The run's record once it has ended, on whichever worker executes it."""
     while not run.ended:
-        woken = ctx.progress.changed()
+        woken = ctx.progress.changed(run.thread_id)
         run = await asyncio.to_thread(ctx.runs.get, run.thread_id, run.run_id)
         if not run.ended:
-            await wait_for_progress(ctx.manager, run.thread_id, woken)
+            await wait_for_progress(ctx.manager, run, ctx.worker.name, woken)
     return run
 
 

@@ -9,11 +9,11 @@ stops only its stream, unless the run was started with ``on_disconnect: cancel``
 asked ``cancel_on_disconnect``), which requests the run's cancel.
 
 The stream only reads the durable records (the run's, in the run store, and the thread's audit
-trail), so a client can stream a run executing on another worker. It is woken when a run
-executing in this process has saved and audited a node (``Progress.notify`` is the turn's update
-subscriber, and the session layer drops a subscriber that raises rather than fail the turn), by
-the session store when another process writes the thread's trail (where the store can tell:
-PostgreSQL's LISTEN/NOTIFY), and otherwise reads again every ``POLL_SECONDS``
+trail), so a client can stream a run executing on another worker. It is woken when a run of its
+thread executing in this process has saved and audited a node (``Progress.subscriber`` is the
+turn's update subscriber, and the session layer drops a subscriber that raises rather than fail
+the turn), by the session store when another process writes the thread's trail (where the store can tell:
+PostgreSQL's LISTEN/NOTIFY), and otherwise reads again after ``poll_seconds``
 (``wait_for_progress``). Nothing a stream client does reaches a node.
 """
 
@@ -27,7 +27,7 @@ from typing import TYPE_CHECKING, Any
 
 from sse_starlette.sse import EventSourceResponse
 
-from grapharc.runs.records import RunRecord
+from grapharc.runs.records import RUNNING, RunRecord
 from grapharc.server.api.encoding import json_text
 from grapharc.server.api.problems import ApiProblem
 from grapharc.session.manager import SessionManager
@@ -39,6 +39,13 @@ if TYPE_CHECKING:
 STREAM_MODES = ("values", "updates", "events")
 HEARTBEAT_SECONDS = 15.0
 POLL_SECONDS = 0.2
+LOCAL_POLL_SECONDS = 2.0
+"""How often a reader re-reads a run this process executes once its turn has begun: the worker wakes
+it after each saved node and at the run's end, so this is only a fallback (say the run is
+reclaimed by another worker)."""
+TURN_POLL_SECONDS = 0.02
+"""How often a stream re-reads a run this process executes until it has seen the turn's first
+entry (the claim), which nothing here announces: the wait between the two is short."""
 
 _EVENT_ID = re.compile(r"^(\d+)-(\d+)$")
 Cursor = tuple[int, int]
@@ -76,15 +83,27 @@ def sse_response(ctx: ApiContext, run: RunRecord, modes: list[str], cursor: Curs
                                headers={"Location": location, "Content-Location": location})
 
 
-async def wait_for_progress(manager: SessionManager, thread_id: str, woken: asyncio.Event) -> None:
-    """Wait until a run may have moved on: ``woken`` (``Progress.changed()``, taken before the
-    durable records were read) is set by progress of a run executing in this process; another
+def poll_seconds(run: RunRecord, here: str, *, turn_seen: bool = True) -> float:
+    """How long a reader of ``run`` waits before reading it again unwoken: while the worker ``here``
+    (this process's) runs it, ``LOCAL_POLL_SECONDS`` once the reader has seen its turn begin (``turn_seen``)
+    and ``TURN_POLL_SECONDS`` before; else ``POLL_SECONDS`` (a pending run may be claimed by any
+    worker, and another worker's progress wakes nobody here)."""
+    if run.status != RUNNING or run.worker != here:
+        return POLL_SECONDS
+    return LOCAL_POLL_SECONDS if turn_seen else TURN_POLL_SECONDS
+
+
+async def wait_for_progress(manager: SessionManager, run: RunRecord, here: str, woken: asyncio.Event, *,
+                            turn_seen: bool = True) -> None:
+    """Wait until ``run`` may have moved on: ``woken`` (``Progress.changed(thread_id)``, taken before
+    the durable records were read) is set by progress of a run executing in this process; another
     process's write to the thread's trail wakes it where the store can tell (PostgreSQL's
-    LISTEN/NOTIFY); otherwise the records are read again after ``POLL_SECONDS``."""
+    LISTEN/NOTIFY); otherwise the records are read again after ``poll_seconds``."""
+    poll = poll_seconds(run, here, turn_seen=turn_seen)
     waits = [asyncio.ensure_future(woken.wait()),
-             asyncio.ensure_future(manager.wait_for_change(thread_id, POLL_SECONDS))]
+             asyncio.ensure_future(manager.wait_for_change(run.thread_id, poll))]
     try:
-        await asyncio.wait(waits, timeout=POLL_SECONDS, return_when=asyncio.FIRST_COMPLETED)
+        await asyncio.wait(waits, timeout=poll, return_when=asyncio.FIRST_COMPLETED)
     finally:
         for wait in waits:
             wait.cancel()
@@ -93,36 +112,52 @@ async def wait_for_progress(manager: SessionManager, thread_id: str, woken: asyn
 async def _events(ctx: ApiContext, run: RunRecord, modes: list[str], cursor: Cursor | None,
                   cancel_on_disconnect: bool) -> AsyncIterator[dict[str, Any]]:
     yield {"event": "metadata", "data": json.dumps({"run_id": run.run_id, "thread_id": run.thread_id})}
+    steps: dict[int, Any] = {}
     try:
         while True:
-            woken = ctx.progress.changed()
+            woken = ctx.progress.changed(run.thread_id)
             run = await asyncio.to_thread(ctx.runs.get, run.thread_id, run.run_id)
-            begun = run.after_seq
-            if begun is not None:
-                cursor = cursor or (begun, len(STREAM_MODES))
-                entries = [e for e in await asyncio.to_thread(ctx.manager.audit, run.thread_id)
-                           if e.seq > begun and e.seq >= cursor[0]
-                           and (run.end_seq is None or e.seq <= run.end_seq)]
+            if run.after_seq is not None:
+                cursor = cursor or (run.after_seq, len(STREAM_MODES))
+                entries = await asyncio.to_thread(_unsent, ctx.manager, run, modes, cursor)
                 if entries:
-                    steps = await asyncio.to_thread(_snapshots_by_step, ctx.manager, run.thread_id)
-                    for entry in entries:
-                        for mode in modes:
-                            index = STREAM_MODES.index(mode)
-                            if (entry.seq, index) <= cursor:
-                                continue
-                            cursor = (entry.seq, index)
-                            data = _render(mode, entry, steps)
-                            if data is not None:
-                                yield {"event": mode, "id": f"{entry.seq}-{index}",
-                                       "data": json_text(data)}
+                    steps = await _steps_for(ctx.manager, run.thread_id, entries, steps)
+                for entry in entries:
+                    for mode in modes:
+                        index = STREAM_MODES.index(mode)
+                        if (entry.seq, index) <= cursor:
+                            continue
+                        cursor = (entry.seq, index)
+                        data = _render(mode, entry, steps)
+                        if data is not None:
+                            yield {"event": mode, "id": f"{entry.seq}-{index}", "data": json_text(data)}
             if run.ended:
                 break
-            await wait_for_progress(ctx.manager, run.thread_id, woken)
+            turn_seen = cursor is not None and run.after_seq is not None and cursor[0] > run.after_seq
+            await wait_for_progress(ctx.manager, run, ctx.worker.name, woken, turn_seen=turn_seen)
         yield {"event": "end", "data": json.dumps({"run_id": run.run_id, "status": run.status})}
     finally:
         if cancel_on_disconnect and not run.ended:
             ctx.runs.request_cancel(run.thread_id, run.run_id, ctx.manager.clock())  # no await: cancelled
             ctx.worker.wake()
+
+
+def _unsent(manager: SessionManager, run: RunRecord, modes: list[str], cursor: Cursor) -> list[AuditEntry]:
+    """The run's trace entries that may have events in ``modes`` past ``cursor``: read from the
+    cursor's own entry (if some of its modes are unsent) on, never the whole trail again."""
+    sent_whole = cursor[1] >= max(STREAM_MODES.index(mode) for mode in modes)
+    after = max(run.after_seq or 0, cursor[0] if sent_whole else cursor[0] - 1)
+    return [e for e in manager.audit(run.thread_id, after) if run.end_seq is None or e.seq <= run.end_seq]
+
+
+async def _steps_for(manager: SessionManager, thread_id: str, entries: list[AuditEntry],
+                     known: dict[int, Any]) -> dict[int, Any]:
+    """Checkpoints by step for rendering ``entries``: read again when one is a node (what it wrote
+    is a task result of the checkpoint before it, filled in as its writes are saved, so a copy
+    read earlier can lack it), else those read before (other entries need none)."""
+    if any(e.kind == "node" for e in entries):
+        return await asyncio.to_thread(_snapshots_by_step, manager, thread_id)
+    return known
 
 
 def _snapshots_by_step(manager: SessionManager, thread_id: str) -> dict[int, Any]:

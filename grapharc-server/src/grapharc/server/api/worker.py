@@ -1,7 +1,8 @@
 """Each ``grapharc serve`` process's worker loop: it claims runs from the durable queue and drives them.
 
-Every ``POLL_SECONDS`` (or at once when a request here queued a run or asked for a cancel) the
-loop, as one worker of the shared run store:
+Every ``POLL_SECONDS`` (or at once when a request here queued a run or asked for a cancel, or a
+run here ended, which may let a run queued behind it on its thread start) the loop, as one
+worker of the shared run store:
 
 - renews its claims on the runs it executes and cancels those whose cancel was requested
   (from any worker);
@@ -105,9 +106,11 @@ class RunWorker:
     async def _execute(self, run: RunRecord, reclaimed: bool) -> None:
         """Drive ``run`` to its end and record how it ended (unless the server is stopping)."""
         status, error = SUCCESS, None
+        begun = run.after_seq or 0
         try:
             if run.after_seq is None:
-                await asyncio.to_thread(self._begin, run)
+                begun = await asyncio.to_thread(self._begin, run)
+                self.progress.notify(run.thread_id)  # its readers poll slowly from now on; wake them
             if reclaimed:
                 await self._carry_on(run)
             else:
@@ -125,19 +128,20 @@ class RunWorker:
         finally:
             if not self._stopping:
                 self._executing.pop(run.run_id, None)
-        end_seq = await asyncio.to_thread(self._last_seq, run.thread_id)
+        end_seq = await asyncio.to_thread(self._last_seq, run.thread_id, begun)
         await asyncio.to_thread(self.runs.finish, run.run_id, self.name, status, self.manager.clock(),
                                 end_seq=end_seq, error=error)
-        self.progress.notify()
+        self.progress.notify(run.thread_id)
+        self.wake()  # a run queued behind this one on its thread can be claimed now
 
     async def _turn(self, run: RunRecord) -> Any:
         """The session-layer call the run's request makes: a start with input, or a resume."""
-        request = run.request
+        request, on_update = run.request, self.progress.subscriber(run.thread_id)
         if request["kind"] == "resume":
             return await self.manager.aresume(run.thread_id, request["approval_id"], request["decision"],
-                                              decider=request["decider"], on_update=self.progress.notify,
+                                              decider=request["decider"], on_update=on_update,
                                               budget=run.budget)
-        return await self.manager.arun(run.thread_id, request["input"], on_update=self.progress.notify,
+        return await self.manager.arun(run.thread_id, request["input"], on_update=on_update,
                                        budget=run.budget)
 
     async def _carry_on(self, run: RunRecord) -> None:
@@ -152,19 +156,23 @@ class RunWorker:
             if not await asyncio.to_thread(self._turn_began, run):
                 await self._turn(run)
             elif session.status in (RUNNING, FAILED):
-                await self.manager.arecover(run.thread_id, on_update=self.progress.notify, budget=run.budget)
+                await self.manager.arecover(run.thread_id, on_update=self.progress.subscriber(run.thread_id),
+                                            budget=run.budget)
             return
 
-    def _begin(self, run: RunRecord) -> None:
-        """Record that the run's part of the trace begins after the thread's last entry now."""
-        self.runs.begin(run.run_id, self.name, self._last_seq(run.thread_id))
+    def _begin(self, run: RunRecord) -> int:
+        """Record that the run's part of the trace begins after the thread's last entry now; its seq."""
+        begun = self._last_seq(run.thread_id)
+        self.runs.begin(run.run_id, self.name, begun)
+        return begun
 
     def _turn_began(self, run: RunRecord) -> bool:
         """Whether the run's turn took its thread (a run that never recorded its start never did)."""
         begun = run.after_seq
-        return begun is not None and any(e.seq > begun and e.kind in TURN_BEGAN
-                                         for e in self.manager.audit(run.thread_id))
+        return begun is not None and any(e.kind in TURN_BEGAN
+                                         for e in self.manager.audit(run.thread_id, begun))
 
-    def _last_seq(self, thread_id: str) -> int:
-        trail = self.manager.audit(thread_id)
-        return trail[-1].seq if trail else 0
+    def _last_seq(self, thread_id: str, after: int = 0) -> int:
+        """The seq of the thread's last trace entry, reading only the entries past ``after``."""
+        trail = self.manager.audit(thread_id, after)
+        return trail[-1].seq if trail else after

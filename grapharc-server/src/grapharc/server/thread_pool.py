@@ -1,0 +1,26 @@
+"""The server's pool of threads for blocking work: sync graph nodes and session/run store calls.
+
+``asyncio.to_thread`` and LangGraph's sync nodes in an async graph run in the event loop's
+default executor, which Python sizes ``min(32, cpus + 4)``: six threads on a two-core machine,
+so a server ran at most six sleeping nodes at once and its store calls queued behind them.
+``grapharc serve`` gives its loop a pool of ``--threads`` threads instead.
+"""
+
+from __future__ import annotations
+
+import asyncio
+from concurrent.futures import ThreadPoolExecutor
+
+from grapharc.values import Count
+
+DEFAULT_THREADS = 64
+THREADS = Count(1, 4096)
+"""How many threads ``--threads`` may ask for."""
+
+
+def use_thread_pool(size: int) -> ThreadPoolExecutor:
+    """Make a pool of ``size`` threads the running loop's default executor (asyncio.run shuts it
+    down with the loop); the pool."""
+    pool = ThreadPoolExecutor(max_workers=size, thread_name_prefix="grapharc-worker")
+    asyncio.get_running_loop().set_default_executor(pool)
+    return pool

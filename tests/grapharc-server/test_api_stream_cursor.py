@@ -1,0 +1,135 @@
+"""What a run's stream reads, and when (real SQLite stores and the worker loop, in this process):
+it reads the thread's trail from its cursor on (a rejoin at an event id does not re-read the
+entries before it, and a stream with nothing left to send reads no checkpoints, while a node
+entry is always rendered from checkpoints read after it); it polls a run this process executes
+only as a fallback, being woken by the run's progress."""
+
+from __future__ import annotations
+
+import asyncio
+import dataclasses
+import time
+from pathlib import Path
+from typing import Any
+from uuid import uuid4
+
+import pytest
+from api_graphs import RELAY
+
+import grapharc.server.api.streaming as streaming
+from grapharc.runs.records import PENDING, RUNNING, RunRecord
+from grapharc.server.api.context import ApiContext, open_context
+from grapharc.server.api.streaming import cursor_of, poll_seconds, sse_response
+
+
+class TrailReads:
+    """What a stream asked the session manager for: the ``after`` of each audit read, and how
+    often it read the thread's checkpoint history."""
+
+    def __init__(self, ctx: ApiContext) -> None:
+        self.afters: list[int] = []
+        self.histories = 0
+        audit, history = ctx.manager.audit, ctx.manager.history
+
+        def audit_spy(thread_id: str, after: int = 0) -> Any:
+            self.afters.append(after)
+            return audit(thread_id, after)
+
+        def history_spy(thread_id: str) -> Any:
+            self.histories += 1
+            return history(thread_id)
+
+        ctx.manager.audit = audit_spy  # type: ignore[method-assign]
+        ctx.manager.history = history_spy  # type: ignore[method-assign]
+
+
+async def _queued_relay_run(ctx: ApiContext, release: Path) -> RunRecord:
+    """A relay run (three nodes, none waiting) queued for the worker loop."""
+    release.touch()
+    thread = (await asyncio.to_thread(ctx.manager.create, RELAY)).thread_id
+    now = time.time()
+    run = RunRecord(run_id=uuid4().hex, thread_id=thread, assistant_id=RELAY,
+                    request={"kind": "start", "input": {"release_file": str(release)}}, created_at=now,
+                    updated_at=now, stream_modes=("events",))
+    await asyncio.to_thread(ctx.runs.add, run, exclusive=True)
+    ctx.worker.wake()
+    return run
+
+
+async def _ended_relay_run(ctx: ApiContext, release: Path) -> RunRecord:
+    """A relay run the worker loop has driven to its end."""
+    run = await _queued_relay_run(ctx, release)
+    thread = run.thread_id
+    while not (run := await asyncio.to_thread(ctx.runs.get, thread, run.run_id)).ended:
+        await asyncio.sleep(0.05)
+    return run
+
+
+async def _event_ids(ctx: ApiContext, run: RunRecord, last_event_id: str | None) -> list[str]:
+    response = sse_response(ctx, run, ["events"], cursor_of(last_event_id), cancel_on_disconnect=False)
+    events = [event async for event in response.body_iterator]
+    return [event["id"] for event in events if isinstance(event, dict) and "id" in event]
+
+
+def test_a_rejoined_stream_reads_only_the_trail_past_its_cursor(tmp_path: Path) -> None:
+    ctx = open_context(str(tmp_path / "sessions"), ["api_graphs:register"])
+
+    async def scenario() -> None:
+        ctx.worker.start()
+        try:
+            run = await _ended_relay_run(ctx, tmp_path / "release")
+            every = await _event_ids(ctx, run, None)
+            reads = TrailReads(ctx)
+            assert await _event_ids(ctx, run, every[1]) == every[2:]
+            assert reads.afters == [int(every[1].split("-")[0])]
+            assert await _event_ids(ctx, run, every[-1]) == []
+            assert reads.histories == 1  # by the first rejoin; the one with nothing left read none
+        finally:
+            await ctx.aclose()
+
+    asyncio.run(scenario())
+
+
+def test_a_run_executing_here_is_polled_slowly_once_its_turn_is_seen_and_others_often() -> None:
+    run = RunRecord(run_id="r", thread_id="t", assistant_id=RELAY, request={}, created_at=0.0,
+                    updated_at=0.0)
+    here = dataclasses.replace(run, status=RUNNING, worker="me")
+    assert poll_seconds(here, "me") == streaming.LOCAL_POLL_SECONDS > streaming.POLL_SECONDS
+    assert poll_seconds(here, "me", turn_seen=False) == streaming.TURN_POLL_SECONDS < streaming.POLL_SECONDS
+    assert poll_seconds(dataclasses.replace(here, worker="elsewhere"), "me") == streaming.POLL_SECONDS
+    assert poll_seconds(dataclasses.replace(run, status=PENDING), "me") == streaming.POLL_SECONDS
+
+
+def test_a_stream_of_a_run_executing_here_is_carried_to_its_end_by_the_runs_progress(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setattr(streaming, "LOCAL_POLL_SECONDS", 3600)  # no fallback poll comes to the rescue
+    ctx = open_context(str(tmp_path / "sessions"), ["api_graphs:register"])
+
+    async def scenario() -> list[str]:
+        ctx.worker.start()
+        try:
+            run = await _queued_relay_run(ctx, tmp_path / "release")
+            return await asyncio.wait_for(_event_ids(ctx, run, None), timeout=120)  # bounds a hang
+        finally:
+            await ctx.aclose()
+
+    ids = asyncio.run(scenario())
+    assert len(ids) == 6  # claimed, the three nodes, the run, completed
+
+
+def test_a_node_entry_is_rendered_from_checkpoints_read_after_it_was_recorded(tmp_path: Path) -> None:
+    ctx = open_context(str(tmp_path / "sessions"), ["api_graphs:register"])
+
+    async def scenario() -> None:
+        ctx.worker.start()
+        try:
+            run = await _ended_relay_run(ctx, tmp_path / "release")
+            last_node = [e for e in ctx.manager.audit(run.thread_id) if e.kind == "node"][-1:]
+            read_earlier = {step: "read before the node's writes were saved" for step in range(-1, 10)}
+            reads = TrailReads(ctx)
+            steps = await streaming._steps_for(ctx.manager, run.thread_id, last_node, read_earlier)
+            assert reads.histories == 1 and steps is not read_earlier
+        finally:
+            await ctx.aclose()
+
+    asyncio.run(scenario())
