@@ -79,3 +79,23 @@ async def join_one_run_and_cancel_another(client: Any, tmp_path: Path) -> None:
     await client.runs.cancel(waiting, slow["run_id"], wait=True)
     assert (await client.runs.get(waiting, slow["run_id"]))["status"] == "interrupted"
     release.touch()
+
+
+async def list_a_threads_runs(client: Any) -> None:
+    """List a thread's runs newest first, page them, filter by status and select fields."""
+    thread = (await client.threads.create(graph_id=CREDIT))["thread_id"]
+    first = await client.runs.create(thread, CREDIT, input={"application_id": "LN-7310"})
+    await client.runs.join(thread, first["run_id"])
+    second = await client.runs.create(
+        thread, CREDIT, command=Command(resume={"decision": "rejected", "decider": "credit-desk"}))
+    await client.runs.join(thread, second["run_id"])
+
+    listed = await client.runs.list(thread)
+    assert [run["run_id"] for run in listed] == [second["run_id"], first["run_id"]]
+    assert [run["status"] for run in listed] == ["success", "interrupted"]
+    assert [r["run_id"] for r in await client.runs.list(thread, limit=1, offset=1)] == [first["run_id"]]
+    assert [r["run_id"] for r in await client.runs.list(thread, status="interrupted")] == [first["run_id"]]
+    assert await client.runs.list(thread, status="pending") == []
+    assert await client.runs.list(thread, select=["run_id", "status"]) == [
+        {"run_id": second["run_id"], "status": "success"},
+        {"run_id": first["run_id"], "status": "interrupted"}]

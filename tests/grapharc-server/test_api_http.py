@@ -208,3 +208,23 @@ def test_with_an_auth_file_the_api_needs_a_token_and_the_token_says_who_decides(
         trace = [json.loads(line) for line in client.get(f"/threads/{thread}/trace").text.splitlines()]
         decided = next(t for t in trace if t["kind"] == "decided")
         assert "alice (credit-desk)" in json.dumps(decided["detail"])
+
+
+def test_listing_runs_refuses_an_unknown_thread_bad_paging_and_unknown_fields(api_server: str) -> None:
+    with _client(api_server) as client:
+        thread = _thread(client)
+        assert client.get(f"/threads/{thread}/runs").json() == []
+        _problem(client.get("/threads/no-such-thread/runs"), 404)
+        for params in ({"limit": "0"}, {"offset": "-1"}, {"limit": "x"}, {"status": "done"}):
+            _problem(client.get(f"/threads/{thread}/runs", params=params), 422)
+        refused = _problem(client.get(f"/threads/{thread}/runs", params={"select": ["run_id", "nope"]}), 422)
+        assert "nope" in refused["detail"]
+
+
+def test_a_listed_run_has_exactly_the_fields_select_may_name() -> None:
+    from grapharc.runs.records import RunRecord
+    from grapharc.server.api import shapes
+
+    record = RunRecord(run_id="r", thread_id="t", assistant_id="a", request={"kind": "start"},
+                       created_at=1.0, updated_at=1.0)
+    assert tuple(shapes.run(record)) == shapes.RUN_FIELDS

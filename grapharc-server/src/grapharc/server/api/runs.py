@@ -81,6 +81,30 @@ async def stream_run(thread_id: str, body: RunCreate, ctx: Context, user: Caller
     return sse_response(ctx, run, modes, None, cancel_on_disconnect=body.on_disconnect == "cancel")
 
 
+RunStatusFilter = Literal["pending", "running", "success", "error", "interrupted", "timeout"]
+
+
+@router.get("")
+async def list_runs(thread_id: str, ctx: Context,
+                    limit: Annotated[int, Query(ge=1, le=1000)] = 10,
+                    offset: Annotated[int, Query(ge=0, le=10**9)] = 0,
+                    status: RunStatusFilter | None = None,
+                    select: Annotated[list[str] | None, Query()] = None) -> list[dict[str, Any]]:
+    """The thread's runs, newest first (``status`` filters; ``select`` keeps only those fields),
+    as the SDK's ``runs.list`` asks; an unknown thread is a 404."""
+    await asyncio.to_thread(ctx.manager.get, thread_id)
+    runs = await asyncio.to_thread(ctx.runs.of_thread, thread_id)
+    shaped = [shapes.run(run) for run in runs if status is None or run.status == status]
+    page = shaped[offset:offset + limit]
+    if not select:
+        return page
+    unknown = sorted(set(select) - set(shapes.RUN_FIELDS))
+    if unknown:
+        raise ApiProblem(422, f"select names no run field: {', '.join(unknown)}",
+                         hint=f"the fields are {', '.join(shapes.RUN_FIELDS)}")
+    return [{name: run[name] for name in select} for run in page]
+
+
 @router.get("/{run_id}")
 async def get_run(thread_id: str, run_id: str, ctx: Context) -> dict[str, Any]:
     return shapes.run(await asyncio.to_thread(ctx.runs.get, thread_id, run_id))

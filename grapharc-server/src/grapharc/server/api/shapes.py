@@ -47,6 +47,11 @@ def thread(session: Session, values: dict[str, Any] | None = None) -> dict[str, 
             "values": json_value(values or {}), "interrupts": {"": interrupts(session)}}
 
 
+RUN_FIELDS = ("run_id", "thread_id", "assistant_id", "created_at", "updated_at", "status", "metadata",
+              "multitask_strategy", "kwargs")
+"""The fields of a run as ``run`` shapes it (what a list's ``select`` may name)."""
+
+
 def run(record: RunRecord) -> dict[str, Any]:
     """A durable run record as the SDK reads a run; its metadata (the request's own, as sent) says
     any error, and which worker executes it on which attempt (a reclaim after a worker's death is
