@@ -23,7 +23,12 @@ from grapharc.stores import open_store
 SERVER_TESTS = Path(__file__).resolve().parents[1] / "grapharc-server"
 sys.path.insert(0, str(SERVER_TESTS))
 
-from sdk_stories import Alternating, join_one_run_and_cancel_another, stream_to_interrupt_and_resume  # noqa: E402
+from sdk_stories import (  # noqa: E402
+    Alternating,
+    join_one_run_and_cancel_another,
+    list_a_threads_runs,
+    stream_to_interrupt_and_resume,
+)
 from server_process import ServerProcess, grapharc_serve  # noqa: E402
 
 CREDIT = "credit-approval"
@@ -61,6 +66,7 @@ def test_the_sdk_contract_holds_with_calls_alternating_between_two_workers(worke
         client = Alternating(*(get_client(url=url) for url, _ in workers))
         await stream_to_interrupt_and_resume(client)
         await join_one_run_and_cancel_another(client, tmp_path)
+        await list_a_threads_runs(client)
 
     asyncio.run(stories())
 
