@@ -10,7 +10,9 @@ the trace write (the event's ``metadata.at``) to the client's receipt. Reported:
 their rate, lost / duplicated / out-of-order events (the goal is 0, 0, 0), p50 / p99 / max
 latency (also per kind of trace entry, which shows where in a turn events wait), the most streams
 open at once, the server's RSS before and after the load and its CPU time per run, and the
-machine's load average.
+machine's load average. The baseline, measured first in the same run: CPU time per run of the
+same chain in plain LangGraph with a SQLite checkpointer (no server, stream or trace), and the
+server's CPU per run as a ratio to it.
 
 Loopback only, bounded: the schedule ends after ``--duration`` seconds, each request gives up
 after ``--timeout`` seconds, and the server is stopped (SIGTERM) when the load ends. Exit
@@ -200,6 +202,40 @@ async def load(url: str, clients: int, rate: float, duration: float, timeout: fl
         return tally, time.monotonic() - began
 
 
+def plain_langgraph_cpu_ms(directory: Path, runs: int = 200) -> float:
+    """The baseline, measured in the same run: CPU ms per run of the same three-node chain in plain
+    LangGraph (no nodes' sleep, no server, no trace) checkpointing to a SQLite file, as the server's
+    session store does, with ``durability="sync"`` as its turns run."""
+    import sqlite3
+    from typing import TypedDict
+
+    from langgraph.checkpoint.sqlite import SqliteSaver
+    from langgraph.graph import END, START, StateGraph
+
+    class Chain(TypedDict):
+        count: int
+
+    def step(state: Chain) -> dict[str, int]:
+        return {"count": state["count"] + 1}
+
+    builder = StateGraph(Chain)
+    for name in ("first", "second", "third"):
+        builder.add_node(name, step)
+    builder.add_edge(START, "first")
+    builder.add_edge("first", "second")
+    builder.add_edge("second", "third")
+    builder.add_edge("third", END)
+    connection = sqlite3.connect(directory / "plain.db", check_same_thread=False)
+    try:
+        graph = builder.compile(checkpointer=SqliteSaver(connection))
+        began = time.process_time()
+        for run in range(runs):
+            graph.invoke({"count": 0}, {"configurable": {"thread_id": f"t{run}"}}, durability="sync")
+        return (time.process_time() - began) * 1000 / runs
+    finally:
+        connection.close()
+
+
 def percentile(values: list[float], share: float) -> float:
     """The ``share`` quantile of ``values`` (nearest rank), 0 for none."""
     if not values:
@@ -219,6 +255,7 @@ def main() -> int:
     parser.add_argument("--json", action="store_true", help="print the figures as one JSON document")
     args = parser.parse_args()
     with tempfile.TemporaryDirectory(prefix="grapharc-load-") as tmp:
+        plain_ms = plain_langgraph_cpu_ms(Path(tmp))
         server = launch_server(Path(tmp), args.node_seconds, str(Path(tmp) / "sessions"), args.threads)
         url = announced_url(server)
         try:
@@ -243,7 +280,9 @@ def main() -> int:
         "latency_mean_ms": round(statistics.fmean(tally.latencies_ms), 1) if tally.latencies_ms else 0.0,
         "server_rss_before_mib": round(rss_before / 1024, 1),
         "server_rss_after_mib": round(rss_after / 1024, 1),
-        "server_cpu_ms_per_run": round((cpu_after - cpu_before) * 1000 / max(tally.runs, 1), 1),
+        "server_cpu_ms_per_run": round(server_ms := (cpu_after - cpu_before) * 1000 / max(tally.runs, 1), 1),
+        "plain_langgraph_cpu_ms_per_run": round(plain_ms, 2),
+        "server_cpu_per_run_ratio_to_plain_langgraph": round(server_ms / plain_ms, 1),
         "load_average_1m_before": round(load_before, 2), "load_average_1m_after": round(load_after, 2),
         "latency_p50_p99_ms_by_entry": {name: [round(percentile(values, 0.50), 1),
                                                round(percentile(values, 0.99), 1)]

@@ -1,0 +1,27 @@
+"""The load benchmark at a tiny size: every event of every run reaches its stream once and in
+order, and the figures include the same-run plain LangGraph baseline."""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+from pathlib import Path
+
+BENCHMARK = Path(__file__).resolve().parents[2] / "benchmarks" / "server_load.py"
+
+
+def test_the_benchmark_loses_no_event_and_reports_its_ratio_to_plain_langgraph() -> None:
+    command = [sys.executable, str(BENCHMARK), "--clients", "2", "--rate", "4", "--duration", "1",
+               "--node-seconds", "0.01", "--json"]
+    done = subprocess.run(command, capture_output=True, text=True, timeout=600)
+
+    assert done.returncode == 0, done.stdout + done.stderr
+    report = json.loads(done.stdout)
+    assert report["runs"] == 4 and report["failed_runs"] == 0 and not report["failures"]
+    assert (report["lost"], report["duplicated"], report["out_of_order"]) == (0, 0, 0)
+    assert report["events"] == 4 * 6  # per run: the claim, three nodes, the run, its completion
+    plain, server = report["plain_langgraph_cpu_ms_per_run"], report["server_cpu_ms_per_run"]
+    assert plain > 0 and server > 0
+    ratio = report["server_cpu_per_run_ratio_to_plain_langgraph"]
+    assert abs(ratio - server / plain) <= 0.05 * ratio + 0.1  # the figures are rounded on their own
