@@ -11,12 +11,16 @@ from __future__ import annotations
 
 import sqlite3
 import threading
+from collections import Counter
 from collections.abc import Iterator
 from contextlib import closing, contextmanager
 from pathlib import Path
 
 from grapharc.errors import GraphARCError
 from grapharc.session.sqlite_files import prepare_database_file
+
+CLOSE_WAIT_SECONDS = 60.0
+"""How long ``close`` waits for statements other threads are running (SQLite's busy timeout is 30 s)."""
 
 
 class SqliteDatabase:
@@ -28,7 +32,9 @@ class SqliteDatabase:
         self.error = error
         self._local = threading.local()
         self._opened: list[sqlite3.Connection] = []
-        self._lock = threading.Lock()
+        self._in_use: Counter[sqlite3.Connection] = Counter()
+        self._lock = threading.RLock()
+        self._idle = threading.Condition(self._lock)
 
     def prepare(self, schema: str, version_key: str, version: str) -> None:
         """Create the file and ``schema`` if missing, and refuse a file whose ``meta`` table keeps
@@ -64,34 +70,53 @@ class SqliteDatabase:
         return conn
 
     @contextmanager
+    def borrowed(self) -> Iterator[sqlite3.Connection]:
+        """This thread's connection, marked in use until the block ends, so ``close`` waits for it
+        rather than close it under a statement another thread is running (which crashes CPython)."""
+        with self._lock:
+            conn = self.thread_connection()
+            self._in_use[conn] += 1
+        try:
+            yield conn
+        finally:
+            with self._lock:
+                self._in_use[conn] -= 1
+                if not self._in_use[conn]:
+                    del self._in_use[conn]
+                    self._idle.notify_all()
+
+    @contextmanager
     def write(self) -> Iterator[sqlite3.Connection]:
         """One atomic change: BEGIN IMMEDIATE, commit on success, roll back on any error."""
-        conn = self.thread_connection()
-        try:
-            conn.execute("BEGIN IMMEDIATE")
-            yield conn
-            conn.execute("COMMIT")
-        except BaseException as exc:
-            if conn.in_transaction:
-                conn.execute("ROLLBACK")
-            if isinstance(exc, sqlite3.Error):
-                raise self.error(f"{self.what} {self.path}: {exc}") from exc
-            raise
+        with self.borrowed() as conn:
+            try:
+                conn.execute("BEGIN IMMEDIATE")
+                yield conn
+                conn.execute("COMMIT")
+            except BaseException as exc:
+                if conn.in_transaction:
+                    conn.execute("ROLLBACK")
+                if isinstance(exc, sqlite3.Error):
+                    raise self.error(f"{self.what} {self.path}: {exc}") from exc
+                raise
 
     @contextmanager
     def read(self) -> Iterator[sqlite3.Connection]:
         """A consistent read: one deferred transaction, so a read of several tables sees one state."""
-        conn = self.thread_connection()
-        conn.execute("BEGIN")
-        try:
-            yield conn
-        finally:
-            conn.execute("COMMIT")
+        with self.borrowed() as conn:
+            conn.execute("BEGIN")
+            try:
+                yield conn
+            finally:
+                conn.execute("COMMIT")
 
     def close(self) -> None:
-        """Close every connection opened for a thread; closing twice is harmless."""
+        """Close every connection opened for a thread once no thread is using it (a connection still
+        in use after ``CLOSE_WAIT_SECONDS`` is left to the next close); closing twice is harmless."""
         with self._lock:
-            opened, self._opened = self._opened, []
-        for conn in opened:
-            conn.close()
-        self._local = threading.local()
+            self._idle.wait_for(lambda: not self._in_use, timeout=CLOSE_WAIT_SECONDS)
+            idle = [conn for conn in self._opened if conn not in self._in_use]
+            self._opened = [conn for conn in self._opened if conn in self._in_use]
+            for conn in idle:
+                conn.close()
+            self._local = threading.local()

@@ -53,9 +53,9 @@ class SqliteSessionStore(SqlSessionStore):
 
     def _after_prune(self) -> None:
         """Give the space of removed rows back to the file system (outside any transaction)."""
-        conn = self._db.thread_connection()
-        conn.execute("VACUUM")
-        conn.execute("PRAGMA wal_checkpoint(TRUNCATE)")
+        with self._db.borrowed() as conn:
+            conn.execute("VACUUM")
+            conn.execute("PRAGMA wal_checkpoint(TRUNCATE)")
 
     def close(self) -> None:
         """Close every connection this store opened."""
