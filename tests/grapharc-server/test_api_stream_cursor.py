@@ -9,8 +9,9 @@ from __future__ import annotations
 import asyncio
 import dataclasses
 import time
+from collections.abc import Awaitable, Callable
 from pathlib import Path
-from typing import Any
+from typing import Any, TypeVar
 from uuid import uuid4
 
 import pytest
@@ -43,6 +44,23 @@ class TrailReads:
         ctx.manager.history = history_spy  # type: ignore[method-assign]
 
 
+T = TypeVar("T")
+
+
+def with_worker(tmp_path: Path, scenario: Callable[[ApiContext], Awaitable[T]]) -> T:
+    """Run ``scenario`` against an API context over ``tmp_path`` whose worker loop is started."""
+    ctx = open_context(str(tmp_path / "sessions"), ["api_graphs:register"])
+
+    async def driven() -> T:
+        ctx.worker.start()
+        try:
+            return await scenario(ctx)
+        finally:
+            await ctx.aclose()
+
+    return asyncio.run(driven())
+
+
 async def _queued_relay_run(ctx: ApiContext, release: Path) -> RunRecord:
     """A relay run (three nodes, none waiting) queued for the worker loop."""
     release.touch()
@@ -72,22 +90,16 @@ async def _event_ids(ctx: ApiContext, run: RunRecord, last_event_id: str | None)
 
 
 def test_a_rejoined_stream_reads_only_the_trail_past_its_cursor(tmp_path: Path) -> None:
-    ctx = open_context(str(tmp_path / "sessions"), ["api_graphs:register"])
+    async def scenario(ctx: ApiContext) -> None:
+        run = await _ended_relay_run(ctx, tmp_path / "release")
+        every = await _event_ids(ctx, run, None)
+        reads = TrailReads(ctx)
+        assert await _event_ids(ctx, run, every[1]) == every[2:]
+        assert reads.afters == [int(every[1].split("-")[0])]
+        assert await _event_ids(ctx, run, every[-1]) == []
+        assert reads.histories == 1  # by the first rejoin; the one with nothing left read none
 
-    async def scenario() -> None:
-        ctx.worker.start()
-        try:
-            run = await _ended_relay_run(ctx, tmp_path / "release")
-            every = await _event_ids(ctx, run, None)
-            reads = TrailReads(ctx)
-            assert await _event_ids(ctx, run, every[1]) == every[2:]
-            assert reads.afters == [int(every[1].split("-")[0])]
-            assert await _event_ids(ctx, run, every[-1]) == []
-            assert reads.histories == 1  # by the first rejoin; the one with nothing left read none
-        finally:
-            await ctx.aclose()
-
-    asyncio.run(scenario())
+    with_worker(tmp_path, scenario)
 
 
 def test_a_run_executing_here_is_polled_slowly_once_its_turn_is_seen_and_others_often() -> None:
@@ -103,33 +115,22 @@ def test_a_run_executing_here_is_polled_slowly_once_its_turn_is_seen_and_others_
 def test_a_stream_of_a_run_executing_here_is_carried_to_its_end_by_the_runs_progress(
         tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setattr(streaming, "LOCAL_POLL_SECONDS", 3600)  # no fallback poll comes to the rescue
-    ctx = open_context(str(tmp_path / "sessions"), ["api_graphs:register"])
 
-    async def scenario() -> list[str]:
-        ctx.worker.start()
-        try:
-            run = await _queued_relay_run(ctx, tmp_path / "release")
-            return await asyncio.wait_for(_event_ids(ctx, run, None), timeout=120)  # bounds a hang
-        finally:
-            await ctx.aclose()
+    async def scenario(ctx: ApiContext) -> list[str]:
+        run = await _queued_relay_run(ctx, tmp_path / "release")
+        return await asyncio.wait_for(_event_ids(ctx, run, None), timeout=120)  # bounds a hang
 
-    ids = asyncio.run(scenario())
+    ids = with_worker(tmp_path, scenario)
     assert len(ids) == 6  # claimed, the three nodes, the run, completed
 
 
 def test_a_node_entry_is_rendered_from_checkpoints_read_after_it_was_recorded(tmp_path: Path) -> None:
-    ctx = open_context(str(tmp_path / "sessions"), ["api_graphs:register"])
+    async def scenario(ctx: ApiContext) -> None:
+        run = await _ended_relay_run(ctx, tmp_path / "release")
+        last_node = [e for e in ctx.manager.audit(run.thread_id) if e.kind == "node"][-1:]
+        read_earlier = {step: "read before the node's writes were saved" for step in range(-1, 10)}
+        reads = TrailReads(ctx)
+        steps = await streaming._steps_for(ctx.manager, run.thread_id, last_node, read_earlier)
+        assert reads.histories == 1 and steps is not read_earlier
 
-    async def scenario() -> None:
-        ctx.worker.start()
-        try:
-            run = await _ended_relay_run(ctx, tmp_path / "release")
-            last_node = [e for e in ctx.manager.audit(run.thread_id) if e.kind == "node"][-1:]
-            read_earlier = {step: "read before the node's writes were saved" for step in range(-1, 10)}
-            reads = TrailReads(ctx)
-            steps = await streaming._steps_for(ctx.manager, run.thread_id, last_node, read_earlier)
-            assert reads.histories == 1 and steps is not read_earlier
-        finally:
-            await ctx.aclose()
-
-    asyncio.run(scenario())
+    with_worker(tmp_path, scenario)

@@ -189,26 +189,6 @@ class TraceOutput(WritableFile):
         return path
 
 
-class TraceTarget(OptionType):
-    """Where a run appends its trace: a ``traces`` store URI (``file:PATH``, ``postgresql://...``),
-    kept as written for the store to open, or a trace file as ``TraceOutput`` takes it."""
-
-    metavar = "FILE|URI"
-
-    def __init__(self) -> None:
-        self.file = TraceOutput()
-
-    def describe(self) -> str:
-        return f"{self.file.describe()}, or a traces store URI such as file:runs/trace.jsonl"
-
-    def convert(self, value: Any) -> str:
-        from grapharc.stores import is_uri
-
-        if isinstance(value, str) and is_uri(value):
-            return value
-        return str(self.file.convert(value))
-
-
 def _first_line(path: Path) -> str:
     """The start of ``path``'s first line (empty when it is missing or unreadable)."""
     try:
@@ -244,24 +224,24 @@ class Folder(OptionType):
         return path
 
 
-class SessionStore(OptionType):
-    """A session store: a URI such as ``postgresql://user@host/db``, kept as written for the store
-    to open (a bad or unreachable one is the command's error), or a folder as ``Folder`` takes it."""
+class PathOrStoreURI(OptionType):
+    """A store URI such as ``postgresql://user@host/db``, kept as written for the store to open (a
+    bad or unreachable one is the command's error), or a path as ``path`` takes it."""
 
-    metavar = "DIR|URI"
-
-    def __init__(self) -> None:
-        self.folder = Folder("session folder")
+    def __init__(self, path: OptionType, example: str) -> None:
+        self.path = path
+        self.example = example
+        self.metavar = f"{path.metavar}|URI"
 
     def describe(self) -> str:
-        return f"{self.folder.describe()}, or a store URI such as postgresql://user@host:5432/db"
+        return f"{self.path.describe()}, or a store URI such as {self.example}"
 
     def convert(self, value: Any) -> str:
         from grapharc.stores import is_uri
 
         if isinstance(value, str) and is_uri(value):
             return value
-        return str(self.folder.convert(value))
+        return str(self.path.convert(value))
 
 
 def option(*decls: str, kind: OptionType, help: str, **extra: Any) -> Any:
@@ -300,9 +280,10 @@ ConfigFile = Annotated[Path | None, option(
     help="Config file to read instead of ./grapharc.toml (no parent search).")]
 PolicyFile = Annotated[Path | None, option("--policy", kind=ReadableFile("policy file"),
                                            help="Policy TOML document.")]
-TraceFile = Annotated[str | None, option("--trace", kind=TraceTarget(),
-                                         help="Append the run's trace events here.")]
+TraceFile = Annotated[str | None, option(
+    "--trace", kind=PathOrStoreURI(TraceOutput(), "file:runs/trace.jsonl"),
+    help="Append the run's trace events here.")]
 Sessions = Annotated[str | None, option(
-    "--sessions", "--dir", kind=SessionStore(),
+    "--sessions", "--dir", kind=PathOrStoreURI(Folder("session folder"), "postgresql://user@host:5432/db"),
     help="Session store: a folder or a URI, as grapharc serve --sessions takes it (default: "
          "$GRAPHARC_SESSIONS, sessions in grapharc.toml, or .grapharc/sessions).")]
