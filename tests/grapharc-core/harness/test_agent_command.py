@@ -142,6 +142,14 @@ def test_what_cannot_run_exits_2_with_one_line(note_tools, args, words):
     assert words in result.stderr and "Traceback" not in result.stderr
 
 
+def test_a_model_spec_naming_no_backend_is_refused_before_a_session_store_is_created(note_tools):
+    """Found by the CLI fuzz suite: the sessions folder was created, then the spec refused."""
+    result = agent("x", "--model", "goal", "--workspace", "ws", "--sessions", "new-folder")
+
+    assert result.exit_code == 2 and "names no backend" in result.stderr
+    assert not (note_tools / "new-folder").exists()
+
+
 def test_a_script_for_a_real_backend_or_a_bad_script_is_refused(note_tools):
     (note_tools / "bad.json").write_text('[{"tool_calls": "nope"}]')
     result = agent("x", "--workspace", "ws", "--model", "mock/a", "--script", "bad.json")

@@ -180,8 +180,10 @@ def run_in_session(settings: AgentSettings, sessions: Path, thread: str | None, 
                    lease: float, as_json: bool) -> dict[str, Any]:
     """Start the agent as a durable session; the document says where it stands."""
     from grapharc.harness.sessions import start_agent_session
+    from grapharc.models.spec import resolve_backend
     from grapharc.session.manager import SessionManager
 
+    resolve_backend(settings.model)  # a spec that names no backend is refused before a store exists
     folder = outside(settings.workspace, sessions, "sessions folder")
     thread = thread or uuid4().hex[:12]
     path = outside(settings.workspace, trace, "trace") if trace else folder / "traces" / f"{thread}.jsonl"
