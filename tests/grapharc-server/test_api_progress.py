@@ -13,7 +13,7 @@ def test_progress_on_one_thread_wakes_its_waiters_and_no_others() -> None:
         progress = Progress()
         mine, other = progress.changed("mine"), progress.changed("other")
         assert progress.changed("mine") is mine  # waiters taken before the same progress share it
-        progress.subscriber("mine")("node", {"count": 1})
+        progress.watcher("mine")()
         assert mine.is_set() and not other.is_set()
         assert progress.changed("mine") is not mine  # the next waiter waits for the next progress
 

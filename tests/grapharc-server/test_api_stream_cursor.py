@@ -25,20 +25,22 @@ from grapharc.server.api.streaming import cursor_of, poll_seconds, sse_response
 
 class TrailReads:
     """What a stream asked the session manager for: the ``after`` of each audit read, and how
-    often it read the thread's checkpoint history."""
+    often it read the thread's checkpoint history, with which window."""
 
     def __init__(self, ctx: ApiContext) -> None:
         self.afters: list[int] = []
         self.histories = 0
+        self.windows: list[dict[str, Any]] = []
         audit, history = ctx.manager.audit, ctx.manager.history
 
         def audit_spy(thread_id: str, after: int = 0) -> Any:
             self.afters.append(after)
             return audit(thread_id, after)
 
-        def history_spy(thread_id: str) -> Any:
+        def history_spy(thread_id: str, **window: Any) -> Any:
             self.histories += 1
-            return history(thread_id)
+            self.windows.append(window)
+            return history(thread_id, **window)
 
         ctx.manager.audit = audit_spy  # type: ignore[method-assign]
         ctx.manager.history = history_spy  # type: ignore[method-assign]
@@ -132,5 +134,7 @@ def test_a_node_entry_is_rendered_from_checkpoints_read_after_it_was_recorded(tm
         reads = TrailReads(ctx)
         steps = await streaming._steps_for(ctx.manager, run.thread_id, last_node, read_earlier)
         assert reads.histories == 1 and steps is not read_earlier
+        assert reads.windows == [{"since_step": last_node[0].step - 1}]  # not the whole history
+        assert min(steps) == last_node[0].step - 1
 
     with_worker(tmp_path, scenario)

@@ -1,4 +1,6 @@
-"""Update subscribers: callers that watch each node's writes as a run makes them.
+"""Update subscribers: callers that watch each node's writes as a run makes them, and record
+watchers, told each time a session turn writes to its thread's audit trail (a server wakes the
+streams reading that trail).
 
 A subscriber only watches. One that raises (a closed pipe, a bug in a printer) is logged and
 dropped for the rest of the run, so it can never fail the node, or the run, that it was shown.
@@ -11,16 +13,30 @@ from collections.abc import Callable
 from typing import Any
 
 OnUpdate = Callable[[str, dict[str, Any]], None]
+OnRecord = Callable[[], None]
 
 _log = logging.getLogger(__name__)
 
 
 class GuardedSubscriber:
-    """Calls ``on_update`` with each node's writes until it raises once, then no more."""
+    """Calls ``on_update`` with each node's writes, and ``on_record`` after each audit write,
+    each until it raises once, then no more."""
 
-    def __init__(self, on_update: OnUpdate | None, thread_id: str) -> None:
+    def __init__(self, on_update: OnUpdate | None, thread_id: str, on_record: OnRecord | None = None) -> None:
         self.on_update = on_update
+        self.on_record = on_record
         self.thread_id = thread_id
+
+    def recorded(self) -> None:
+        """Tell the record watcher the turn has just written to the thread's audit trail."""
+        if self.on_record is None:
+            return
+        try:
+            self.on_record()
+        except Exception:
+            _log.warning("thread %s: the record watcher raised; it is no longer called this run",
+                         self.thread_id, exc_info=True)
+            self.on_record = None
 
     def show(self, chunk: Any) -> None:
         """Tell the subscriber what the nodes of ``chunk`` (one ``updates`` stream item) wrote."""

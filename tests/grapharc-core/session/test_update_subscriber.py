@@ -53,3 +53,53 @@ def test_a_subscriber_that_raises_cannot_fail_an_async_turn(manager: SessionMana
     asyncio.run(scenario())
     assert subscriber.shown == ["n1"]
     _finished_cleanly(manager, "async-sub")
+
+
+class Watches:
+    """A record watcher that notes the thread's audit trail each time it is called."""
+
+    def __init__(self, manager: SessionManager, thread_id: str, *, breaks: bool = False) -> None:
+        self.manager, self.thread_id, self.breaks = manager, thread_id, breaks
+        self.seen: list[list[str]] = []
+
+    def __call__(self) -> None:
+        self.seen.append([e.kind for e in self.manager.audit(self.thread_id)])
+        if self.breaks:
+            raise RuntimeError("watcher broke")
+
+
+def _called_after_each_write(watcher: Watches) -> None:
+    """Each call saw a new write: nodes as they were audited, then the run, then the ending."""
+    ends = [kinds[-1] for kinds in watcher.seen]
+    assert ends.count("node") >= 1 and ends[-2:] == ["run", "completed"], watcher.seen
+    assert watcher.seen[-1].count("node") == 4
+    assert all(len(a) < len(b) for a, b in zip(watcher.seen, watcher.seen[1:], strict=False))
+
+
+def test_a_record_watcher_is_called_after_each_audit_write_of_a_sync_turn(manager: SessionManager) -> None:
+    manager.create("chain", thread_id="sync-rec")
+    watcher = Watches(manager, "sync-rec")
+    manager.run("sync-rec", {}, on_record=watcher)
+    _called_after_each_write(watcher)
+
+
+def test_a_record_watcher_is_called_after_each_audit_write_of_an_async_turn(manager: SessionManager) -> None:
+    manager.create("chain", thread_id="async-rec")
+    watcher = Watches(manager, "async-rec")
+
+    async def scenario() -> None:
+        await manager.arun("async-rec", {}, on_record=watcher)
+        await manager.aclose()
+
+    asyncio.run(scenario())
+    _called_after_each_write(watcher)
+
+
+def test_a_record_watcher_that_raises_is_dropped_and_cannot_fail_the_turn(
+        manager: SessionManager, caplog: pytest.LogCaptureFixture) -> None:
+    manager.create("chain", thread_id="rec-breaks")
+    watcher = Watches(manager, "rec-breaks", breaks=True)
+    with caplog.at_level(logging.WARNING, logger="grapharc.subscribers"):
+        manager.run("rec-breaks", {}, on_record=watcher)
+    assert len(watcher.seen) == 1 and "record watcher raised" in caplog.text
+    _finished_cleanly(manager, "rec-breaks")

@@ -41,12 +41,13 @@ from grapharc.session.backends import open_backends
 from grapharc.session.contracts import ChangeNotifier
 from grapharc.session.errors import SessionError, SessionInputError
 from grapharc.session.fencing import Leases, fence
+from grapharc.session.history import Window, snapshots
 from grapharc.session.lease import Lease
 from grapharc.session.records import APPROVED, DECLINED, Approval, AuditEntry, Event, Session
 from grapharc.session.registry import GraphRegistry, RegisteredGraph
 from grapharc.session.retention import PruneReport, delete_threads, prune
 from grapharc.session.turns import AsyncTurn, Turn
-from grapharc.subscribers import OnUpdate
+from grapharc.subscribers import OnRecord, OnUpdate
 from grapharc.values import LEASE_SECONDS
 
 DEFAULT_LEASE_SECONDS = 30.0
@@ -151,11 +152,15 @@ class SessionManager:
         compiled = self._compiled(session.graph, thread_id)
         return dict(compiled.get_state({"configurable": {"thread_id": thread_id}}).values)
 
-    def history(self, thread_id: str) -> builtins.list[Any]:
-        """The thread's checkpoints as LangGraph snapshots, newest first (needs its graph registered)."""
+    def history(self, thread_id: str, *, limit: int | None = None,
+                since_step: int | None = None) -> builtins.list[Any]:
+        """The thread's checkpoints as LangGraph snapshots, newest first (needs its graph
+        registered): at most ``limit``, none saved before superstep ``since_step``; only those
+        are read, however long the thread's history."""
         session = self.store.get(thread_id)
         compiled = self._compiled(session.graph, thread_id)
-        return builtins.list(compiled.get_state_history({"configurable": {"thread_id": thread_id}}))
+        return builtins.list(snapshots(compiled, {"configurable": {"thread_id": thread_id}},
+                                       Window(since_step=since_step, limit=limit)))
 
     async def wait_for_change(self, thread_id: str, timeout: float) -> bool:
         """Wait up to ``timeout`` seconds for another process to write the thread's audit trail:
@@ -181,21 +186,25 @@ class SessionManager:
         return self.run(session.thread_id, values, on_update=on_update)
 
     def run(self, thread_id: str, input: Mapping[str, Any] | None = None, *,
-            on_update: OnUpdate | None = None, budget: Budget | None = None) -> Session:
+            on_update: OnUpdate | None = None, budget: Budget | None = None,
+            on_record: OnRecord | None = None) -> Session:
         """Run a turn of a created (or completed) session until it pauses or ends; ``budget``
-        tightens the graph's (thread-wide) budget for this turn."""
-        turn = self._start_turn(thread_id, input, Turn, on_update, budget=budget)
+        tightens the graph's (thread-wide) budget for this turn; ``on_record`` is called after
+        each write the turn makes to the thread's audit trail."""
+        turn = self._start_turn(thread_id, input, Turn, on_update, budget=budget, on_record=on_record)
         turn.drive(turn.start_plan())
         return self.get(thread_id)
 
     def resume(self, thread_id: str, approval_id: str, decision: str, *, decider: str,
-               on_update: OnUpdate | None = None, budget: Budget | None = None) -> Session:
+               on_update: OnUpdate | None = None, budget: Budget | None = None,
+               on_record: OnRecord | None = None) -> Session:
         """Answer ``approval_id`` (``approved`` or ``rejected``); the last open hold's answer
         resumes the thread in this process (under ``budget`` as in ``run``)."""
         session, graph, compiled = self._for(thread_id)
         lease = self._decide(session, graph, compiled.get_state, approval_id, decision, decider)
         if lease is not None:
-            turn = Turn(self.store, self.leases, graph, compiled, lease, self.clock, on_update, budget)
+            turn = Turn(self.store, self.leases, graph, compiled, lease, self.clock, on_update, budget,
+                        on_record)
             turn.drive(turn.settled())
         return self.get(thread_id)
 
@@ -210,14 +219,14 @@ class SessionManager:
         return self.resume(thread_id, approval_id, DECLINED, decider=decider, on_update=on_update)
 
     def recover(self, thread_id: str, *, on_update: OnUpdate | None = None,
-                budget: Budget | None = None) -> Session:
+                budget: Budget | None = None, on_record: OnRecord | None = None) -> Session:
         """Take over a thread whose runner died (once its lease expired) or whose turn failed,
         and carry it on from its last checkpoint (under ``budget`` as in ``run``: a run taken over
         keeps the budget it was given)."""
         _session, graph, compiled = self._for(thread_id)
         lease = self.store.claim_recovery(thread_id, runner=self.runner, ttl=self.lease_seconds,
                                           now=self.clock())
-        turn = Turn(self.store, self.leases, graph, compiled, lease, self.clock, on_update, budget)
+        turn = Turn(self.store, self.leases, graph, compiled, lease, self.clock, on_update, budget, on_record)
         turn.drive(turn.recovery_plan())
         return self.get(thread_id)
 
@@ -256,16 +265,18 @@ class SessionManager:
         return await self.arun(session.thread_id, values, on_update=on_update)
 
     async def arun(self, thread_id: str, input: Mapping[str, Any] | None = None, *,
-                   on_update: OnUpdate | None = None, budget: Budget | None = None) -> Session:
+                   on_update: OnUpdate | None = None, budget: Budget | None = None,
+                   on_record: OnRecord | None = None) -> Session:
         """Async ``run``."""
         saver = await self._async_checkpointer()
         turn = await asyncio.to_thread(self._start_turn, thread_id, input, AsyncTurn, on_update, saver,
-                                       budget=budget)
+                                       budget=budget, on_record=on_record)
         await turn.drive(turn.start_plan())
         return await asyncio.to_thread(self.get, thread_id)
 
     async def aresume(self, thread_id: str, approval_id: str, decision: str, *, decider: str,
-                      on_update: OnUpdate | None = None, budget: Budget | None = None) -> Session:
+                      on_update: OnUpdate | None = None, budget: Budget | None = None,
+                      on_record: OnRecord | None = None) -> Session:
         """Async ``resume``."""
         saver = await self._async_checkpointer()
         session, graph, compiled = await asyncio.to_thread(self._for, thread_id, saver)
@@ -273,18 +284,20 @@ class SessionManager:
         lease = await asyncio.to_thread(self._decide, session, graph, lambda _config: snapshot,
                                         approval_id, decision, decider)
         if lease is not None:
-            turn = AsyncTurn(self.store, self.leases, graph, compiled, lease, self.clock, on_update, budget)
+            turn = AsyncTurn(self.store, self.leases, graph, compiled, lease, self.clock, on_update, budget,
+                             on_record)
             await turn.drive(await turn.settled())
         return await asyncio.to_thread(self.get, thread_id)
 
     async def arecover(self, thread_id: str, *, on_update: OnUpdate | None = None,
-                       budget: Budget | None = None) -> Session:
+                       budget: Budget | None = None, on_record: OnRecord | None = None) -> Session:
         """Async ``recover``."""
         saver = await self._async_checkpointer()
         _session, graph, compiled = await asyncio.to_thread(self._for, thread_id, saver)
         lease = await asyncio.to_thread(self.store.claim_recovery, thread_id, runner=self.runner,
                                         ttl=self.lease_seconds, now=self.clock())
-        turn = AsyncTurn(self.store, self.leases, graph, compiled, lease, self.clock, on_update, budget)
+        turn = AsyncTurn(self.store, self.leases, graph, compiled, lease, self.clock, on_update, budget,
+                         on_record)
         await turn.drive(await turn.recovery_plan())
         return await asyncio.to_thread(self.get, thread_id)
 
@@ -342,13 +355,14 @@ class SessionManager:
         return values
 
     def _start_turn(self, thread_id: str, input: Mapping[str, Any] | None, kind: type[Any],
-                    on_update: OnUpdate | None, saver: Any = None, *, budget: Budget | None = None) -> Any:
+                    on_update: OnUpdate | None, saver: Any = None, *, budget: Budget | None = None,
+                    on_record: OnRecord | None = None) -> Any:
         """Claim a start turn (after checking its input) and build its driver."""
         session, graph, compiled = self._for(thread_id, saver)
         values = self._input(session.graph, input, saver)
         lease = self.store.claim_start(thread_id, runner=self.runner, ttl=self.lease_seconds,
                                        now=self.clock(), input=values, inbox=graph.inbox)
-        return kind(self.store, self.leases, graph, compiled, lease, self.clock, on_update, budget)
+        return kind(self.store, self.leases, graph, compiled, lease, self.clock, on_update, budget, on_record)
 
     def _decide(self, session: Session, graph: RegisteredGraph, get_state: Callable[[Any], Any],
                 approval_id: str, decision: str, decider: str) -> Lease | None:

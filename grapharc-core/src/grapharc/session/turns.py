@@ -8,8 +8,9 @@ ends, writing the status and any new approval requests under the lease's token.
 ``Turn`` is the sync driver; ``AsyncTurn`` does the same on the event loop with no
 thread of its own (store calls go through ``asyncio.to_thread``). A turn's runs answer every
 ``ask`` with a durable approval (``grapharc.approvals``): the thread pauses on it like on an
-``interrupt()``. An ``on_update`` subscriber sees each node's writes once they are saved; one
-that raises is dropped, never the turn. A turn given a ``budget`` runs every pass under the
+``interrupt()``. An ``on_update`` subscriber sees each node's writes once they are saved, and an
+``on_record`` watcher is called after each write to the audit trail (nodes, runs, the ending);
+one that raises is dropped, never the turn. A turn given a ``budget`` runs every pass under the
 stricter of it and the graph's (thread-wide) budget.
 """
 
@@ -17,7 +18,7 @@ from __future__ import annotations
 
 import asyncio
 import dataclasses
-from collections.abc import AsyncIterator, Callable
+from collections.abc import Callable
 from typing import Any
 
 from langchain_core.runnables import RunnableConfig
@@ -31,11 +32,12 @@ from grapharc.session.audit import completed_runs
 from grapharc.session.contracts import SessionStore
 from grapharc.session.errors import LeaseLostError, NoProgressError
 from grapharc.session.fencing import Leases
+from grapharc.session.history import Window, asnapshots, snapshots
 from grapharc.session.lease import AsyncHeartbeat, Heartbeat, Lease
 from grapharc.session.records import COMPLETED, FAILED, PAUSED
 from grapharc.session.registry import RegisteredGraph
 from grapharc.session.settle import CONTINUE, Plan, settle
-from grapharc.subscribers import GuardedSubscriber, OnUpdate
+from grapharc.subscribers import GuardedSubscriber, OnRecord, OnUpdate
 
 TURN_KEY = "grapharc_session_turn"
 
@@ -59,14 +61,15 @@ class _TurnBase:
 
     def __init__(self, store: SessionStore, leases: Leases, graph: RegisteredGraph,
                  compiled: CompiledGraphARC, lease: Lease, clock: Callable[[], float],
-                 on_update: OnUpdate | None, budget: Budget | None = None) -> None:
+                 on_update: OnUpdate | None, budget: Budget | None = None,
+                 on_record: OnRecord | None = None) -> None:
         self.store = store
         self.leases = leases
         self.graph = graph
         self.compiled = compiled
         self.lease = lease
         self.clock = clock
-        self.subscriber = GuardedSubscriber(on_update, lease.thread_id)
+        self.subscriber = GuardedSubscriber(on_update, lease.thread_id, on_record)
         self.thread: RunnableConfig = {"configurable": {"thread_id": lease.thread_id}}
         tightened = {RUN_BUDGET_KEY: budget} if budget is not None else {}
         self.config: RunnableConfig = {"configurable": {"thread_id": lease.thread_id, DURABLE_ASKS: True,
@@ -92,6 +95,7 @@ class _TurnBase:
             self.store.record_run(self.lease, dataclasses.asdict(info), self.clock())
         except LeaseLostError:
             return  # the runner that took the thread over records its own runs
+        self.subscriber.recorded()
 
     def _fail(self, exc: BaseException) -> None:
         """Record a failed turn, unless the lease went to another runner meanwhile."""
@@ -146,6 +150,7 @@ class Turn(_TurnBase):
                 self._fail(exc)
                 raise
         self.store.finish(self.lease, plan.kind, self.clock(), **self._ending(plan))
+        self.subscriber.recorded()
 
     def _renew(self, lease: Lease) -> bool:
         return self.store.renew(lease, self.clock())
@@ -169,9 +174,12 @@ class Turn(_TurnBase):
     def _record(self) -> None:
         if self.audited is None:
             self.audited = self.store.audited_step(self.lease.thread_id)
-        runs, resume_at = completed_runs(self.compiled.get_state_history(self.thread), self.audited)
+        history = snapshots(self.compiled, self.thread, Window(since_step=self.audited))
+        runs, resume_at = completed_runs(history, self.audited)
         self.store.record_nodes(self.lease, runs, resume_at, self.clock())
         self.audited = resume_at
+        if runs:
+            self.subscriber.recorded()
 
 
 class AsyncTurn(_TurnBase):
@@ -209,6 +217,7 @@ class AsyncTurn(_TurnBase):
                 await asyncio.to_thread(self._fail, exc)
                 raise
         await asyncio.to_thread(self.store.finish, self.lease, plan.kind, self.clock(), **self._ending(plan))
+        self.subscriber.recorded()
 
     def _renew(self, lease: Lease) -> bool:
         return self.store.renew(lease, self.clock())
@@ -232,14 +241,9 @@ class AsyncTurn(_TurnBase):
     async def _record(self) -> None:
         if self.audited is None:
             self.audited = await asyncio.to_thread(self.store.audited_step, self.lease.thread_id)
-        history = [s async for s in self._history(self.audited)]
+        history = [s async for s in asnapshots(self.compiled, self.thread, Window(since_step=self.audited))]
         runs, resume_at = completed_runs(history, self.audited)
         await asyncio.to_thread(self.store.record_nodes, self.lease, runs, resume_at, self.clock())
         self.audited = resume_at
-
-    async def _history(self, since: int) -> AsyncIterator[Any]:
-        """The thread's checkpoints, newest first, down to the first one older than ``since``."""
-        async for snapshot in self.compiled.aget_state_history(self.thread):
-            yield snapshot
-            if int((snapshot.metadata or {}).get("step", -1)) < since:
-                return
+        if runs:
+            self.subscriber.recorded()

@@ -1,9 +1,10 @@
 """The wake-ups a process's streams and joins wait on: one per thread, set when a run of that
 thread executing here makes progress.
 
-A run executing here wakes the waiters on its thread when a node's writes are saved and audited,
-and when it ends; waiters on other threads sleep on (with 200 streams open, waking them all for
-every node of every run cost more than the streams' own work). A waiter takes
+A run executing here wakes the waiters on its thread each time its turn writes to the thread's
+audit trail (a node's saved writes, the run's record, the turn's ending) and when it ends;
+waiters on other threads sleep on (with 200 streams open, waking them all for every node of
+every run cost more than the streams' own work). A waiter takes
 ``changed(thread_id)`` before it reads the durable records, so progress made after its read is
 not missed; runs executing on another worker are seen by polling
 (``grapharc.server.api.streaming.wait_for_progress``).
@@ -14,7 +15,7 @@ from __future__ import annotations
 import asyncio
 import weakref
 
-from grapharc.subscribers import OnUpdate
+from grapharc.subscribers import OnRecord
 
 
 class Progress:
@@ -37,6 +38,6 @@ class Progress:
         if event is not None:
             event.set()
 
-    def subscriber(self, thread_id: str) -> OnUpdate:
-        """A turn's ``on_update`` for the thread: wakes its waiters after each saved node."""
-        return lambda _node, _writes: self.notify(thread_id)
+    def watcher(self, thread_id: str) -> OnRecord:
+        """A turn's ``on_record`` for the thread: wakes its waiters after each audit write."""
+        return lambda: self.notify(thread_id)

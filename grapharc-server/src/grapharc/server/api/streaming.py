@@ -30,6 +30,7 @@ from sse_starlette.sse import EventSourceResponse
 from grapharc.runs.records import RUNNING, RunRecord
 from grapharc.server.api.encoding import json_text
 from grapharc.server.api.problems import ApiProblem
+from grapharc.session.history import step_of
 from grapharc.session.manager import SessionManager
 from grapharc.session.records import AuditEntry
 
@@ -154,17 +155,19 @@ async def _steps_for(manager: SessionManager, thread_id: str, entries: list[Audi
                      known: dict[int, Any]) -> dict[int, Any]:
     """Checkpoints by step for rendering ``entries``: read again when one is a node (what it wrote
     is a task result of the checkpoint before it, filled in as its writes are saved, so a copy
-    read earlier can lack it), else those read before (other entries need none)."""
-    if any(e.kind == "node" for e in entries):
-        return await asyncio.to_thread(_snapshots_by_step, manager, thread_id)
+    read earlier can lack it), else those read before (other entries need none). Only the
+    checkpoints from the step before the oldest node entry's on are read."""
+    steps = [e.step for e in entries if e.kind == "node" and e.step is not None]
+    if steps:
+        return await asyncio.to_thread(_snapshots_by_step, manager, thread_id, min(steps) - 1)
     return known
 
 
-def _snapshots_by_step(manager: SessionManager, thread_id: str) -> dict[int, Any]:
-    """The thread's checkpoints by superstep (the newest one of each step)."""
+def _snapshots_by_step(manager: SessionManager, thread_id: str, since_step: int) -> dict[int, Any]:
+    """The thread's checkpoints from superstep ``since_step`` on, by step (the newest of each)."""
     steps: dict[int, Any] = {}
-    for snapshot in manager.history(thread_id):
-        steps.setdefault(int((snapshot.metadata or {}).get("step", -1)), snapshot)
+    for snapshot in manager.history(thread_id, since_step=since_step):
+        steps.setdefault(step_of(snapshot), snapshot)
     return steps
 
 

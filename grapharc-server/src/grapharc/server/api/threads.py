@@ -109,7 +109,7 @@ async def delete_thread(thread_id: str, ctx: Context) -> Response:
 @router.get("/{thread_id}/state")
 async def get_state(thread_id: str, ctx: Context) -> dict[str, Any]:
     session = await asyncio.to_thread(ctx.manager.get, thread_id)
-    history = await asyncio.to_thread(ctx.manager.history, thread_id)
+    history = await asyncio.to_thread(ctx.manager.history, thread_id, limit=1)
     if not history:
         return {"values": {}, "next": [], "tasks": [], "metadata": {}, "created_at": None,
                 "checkpoint": None, "parent_checkpoint": None, "interrupts": shapes.interrupts(session)}
@@ -118,8 +118,9 @@ async def get_state(thread_id: str, ctx: Context) -> dict[str, Any]:
 
 @router.post("/{thread_id}/history")
 async def get_history(thread_id: str, ctx: Context, body: HistoryQuery | None = None) -> list[dict[str, Any]]:
-    history = await asyncio.to_thread(ctx.manager.history, thread_id)
-    return [shapes.state(snapshot) for snapshot in history[:(body or HistoryQuery()).limit]]
+    limit = (body or HistoryQuery()).limit
+    history = await asyncio.to_thread(ctx.manager.history, thread_id, limit=limit)
+    return [shapes.state(snapshot) for snapshot in history]
 
 
 @router.post("/{thread_id}/events")

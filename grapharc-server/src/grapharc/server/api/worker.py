@@ -136,12 +136,12 @@ class RunWorker:
 
     async def _turn(self, run: RunRecord) -> Any:
         """The session-layer call the run's request makes: a start with input, or a resume."""
-        request, on_update = run.request, self.progress.subscriber(run.thread_id)
+        request, on_record = run.request, self.progress.watcher(run.thread_id)
         if request["kind"] == "resume":
             return await self.manager.aresume(run.thread_id, request["approval_id"], request["decision"],
-                                              decider=request["decider"], on_update=on_update,
+                                              decider=request["decider"], on_record=on_record,
                                               budget=run.budget)
-        return await self.manager.arun(run.thread_id, request["input"], on_update=on_update,
+        return await self.manager.arun(run.thread_id, request["input"], on_record=on_record,
                                        budget=run.budget)
 
     async def _carry_on(self, run: RunRecord) -> None:
@@ -156,7 +156,7 @@ class RunWorker:
             if not await asyncio.to_thread(self._turn_began, run):
                 await self._turn(run)
             elif session.status in (RUNNING, FAILED):
-                await self.manager.arecover(run.thread_id, on_update=self.progress.subscriber(run.thread_id),
+                await self.manager.arecover(run.thread_id, on_record=self.progress.watcher(run.thread_id),
                                             budget=run.budget)
             return
 

@@ -1,0 +1,100 @@
+"""Readers of a thread's checkpoints read the newest few, not the whole history, on every call.
+
+LangGraph's ``get_state_history`` lists every checkpoint of a thread before it yields one; the
+audit scan after each node and the server's ``/state`` and stream rendering used it, so each
+turn of a long thread cost more than the last. Counted here: checkpoints the SQLite saver lists.
+"""
+
+from __future__ import annotations
+
+import asyncio
+from collections.abc import Iterator
+from typing import Any
+
+import pytest
+from langgraph.checkpoint.sqlite import SqliteSaver
+from langgraph.checkpoint.sqlite.aio import AsyncSqliteSaver
+from session_graphs import register_all
+
+from grapharc.session import SessionManager
+from grapharc.session.history import PAGE, step_of
+
+
+class Listed:
+    """How many checkpoint tuples the SQLite savers have listed (sync and async)."""
+
+    count = 0
+
+
+@pytest.fixture
+def listed(monkeypatch: pytest.MonkeyPatch) -> type[Listed]:
+    sync_list, async_list = SqliteSaver.list, AsyncSqliteSaver.alist
+
+    def counting_list(self: Any, *args: Any, **kwargs: Any) -> Iterator[Any]:
+        for item in sync_list(self, *args, **kwargs):
+            Listed.count += 1
+            yield item
+
+    async def counting_alist(self: Any, *args: Any, **kwargs: Any) -> Any:
+        async for item in async_list(self, *args, **kwargs):
+            Listed.count += 1
+            yield item
+
+    monkeypatch.setattr(SqliteSaver, "list", counting_list)
+    monkeypatch.setattr(AsyncSqliteSaver, "alist", counting_alist)
+    Listed.count = 0
+    return Listed
+
+
+def _listed_by_turn(turn: Any, turns: int, listed: type[Listed]) -> list[int]:
+    counts = []
+    for _ in range(turns):
+        before = listed.count
+        assert turn().status == "completed"
+        counts.append(listed.count - before)
+    return counts
+
+
+def test_a_turns_audit_scan_reads_as_many_checkpoints_on_a_long_thread_as_on_a_new_one(manager, listed):
+    manager.create("chain", thread_id="long")
+    counts = _listed_by_turn(lambda: manager.run("long", {}), 25, listed)
+    assert counts[-1] <= counts[1], counts  # the whole history each scan: 25 turns later, ~12x
+
+
+def test_async_turns_read_a_bounded_window_too(directory, listed):
+    amanager = SessionManager(directory)
+    register_all(amanager)
+    amanager.create("chain", thread_id="long")
+
+    async def turns() -> list[int]:
+        counts = []
+        for _ in range(25):
+            before = listed.count
+            assert (await amanager.arun("long", {})).status == "completed"
+            counts.append(listed.count - before)
+        await amanager.aclose()
+        return counts
+
+    counts = asyncio.run(turns())
+    assert counts[-1] <= counts[1], counts
+
+
+def test_history_windows_are_the_newest_snapshots_of_the_full_history(manager):
+    manager.create("chain", thread_id="t")
+    for _ in range(3):
+        manager.run("t", {})
+    full = manager.history("t")
+    assert len(full) > 2 * PAGE  # several pages
+    ids = [s.config["configurable"]["checkpoint_id"] for s in full]
+    for limit in (1, PAGE - 1, PAGE, PAGE + 1, len(full), len(full) + 5):
+        window = manager.history("t", limit=limit)
+        assert [s.config["configurable"]["checkpoint_id"] for s in window] == ids[:limit]
+    for since in sorted({step_of(s) for s in full}):
+        window = manager.history("t", since_step=since)
+        expected = []
+        for snapshot in full:
+            if step_of(snapshot) < since:
+                break
+            expected.append(snapshot.config["configurable"]["checkpoint_id"])
+        assert [s.config["configurable"]["checkpoint_id"] for s in window] == expected
+    assert manager.history("t", limit=1)[0].values == manager.values("t")
