@@ -1,80 +1,168 @@
-"""Impact-ordered postings in the claims file: written with the claims, walked by ``search``.
+"""Impact-ordered postings in the claims file, written as append-only runs and walked by ``search``.
 
-``postings`` holds one row per (term, claim), keyed by (term, weighted
-frequency, claim length, seq), so one group of a term (every claim in it gets
-the same BM25F contribution) is one range of the key, read oldest first, and
-``postings_by_claim`` finds a claim's frequencies of other query terms.
-``term_groups`` counts each group's claims and ``claim_totals`` the claims and
-their summed length, so a query reads collection statistics instead of
-counting rows. They are written in the claims' own transaction;
-``SQLitePostings`` is ``impact_walk``'s ``PostingsSource`` over one cursor,
-used inside a read transaction so every statement sees one snapshot.
+Each claim's weighted term frequencies are one JSON row of ``claim_terms``
+(keyed by seq, so a batch appends), which ``search`` reads to score a claim in
+full. The postings built from them are rows of ``postings`` keyed by (run,
+term, weighted frequency, claim length, seq): a run is a contiguous range of
+seqs, so one group of a term in a run (every claim in it gets the same BM25F
+contribution) is one range of the key, read oldest first, and ``term_groups``
+counts each group's claims per run. A batch becomes a new run whose id is the
+highest yet, so its rows are appended at the end of both B-trees instead of
+landing on pages all over them; the newest runs are merged LSM-style
+(``merge_start``: ``MERGE_FANOUT`` runs of one size level become one, again
+numbered highest, so run ids ascend with seqs), so a file holds a few runs per
+eightfold of claims and a query reads each term in each run. Everything
+is written in the claims' own transaction; ``SQLitePostings`` is
+``impact_walk``'s ``PostingsSource`` over one cursor, used inside a read
+transaction so every statement sees one snapshot.
 """
 
 from __future__ import annotations
 
+import json
 import sqlite3
-from collections import Counter
 from collections.abc import Callable, Sequence
+from typing import TypeVar
 
-from grapharc.memory.bm25f import weighted_frequencies
+from grapharc.memory.bm25f import weighted_frequencies_of
 from grapharc.memory.claims import Claim
 from grapharc.memory.impact_walk import Group
 
 SCHEMA = (
+    """CREATE TABLE claim_terms (
+        seq INTEGER PRIMARY KEY,
+        length INTEGER NOT NULL,
+        terms TEXT NOT NULL
+    )""",
+    "CREATE TABLE runs (run INTEGER PRIMARY KEY, first_seq INTEGER NOT NULL, "
+    "last_seq INTEGER NOT NULL)",
     """CREATE TABLE postings (
+        run INTEGER NOT NULL,
         term TEXT NOT NULL,
         frequency REAL NOT NULL,
         length INTEGER NOT NULL,
         seq INTEGER NOT NULL,
-        PRIMARY KEY (term, frequency, length, seq)
+        PRIMARY KEY (run, term, frequency, length, seq)
     ) WITHOUT ROWID""",
-    "CREATE INDEX postings_by_claim ON postings (seq, term)",
     """CREATE TABLE term_groups (
+        run INTEGER NOT NULL,
         term TEXT NOT NULL,
         frequency REAL NOT NULL,
         length INTEGER NOT NULL,
         claims INTEGER NOT NULL,
-        PRIMARY KEY (term, frequency, length)
+        PRIMARY KEY (run, term, frequency, length)
     ) WITHOUT ROWID""",
     "CREATE TABLE claim_totals (claims INTEGER NOT NULL, length INTEGER NOT NULL)",
     "INSERT INTO claim_totals (claims, length) VALUES (0, 0)",
 )
 
-_ADD_TO_GROUP = (
-    "INSERT INTO term_groups (term, frequency, length, claims) VALUES (?, ?, ?, ?) "
-    "ON CONFLICT (term, frequency, length) DO UPDATE SET claims = claims + excluded.claims"
+MERGE_FANOUT = 16  # runs of one size level merged into one; a level spans 8x in claims
+
+_WRITE_POSTINGS = (
+    "INSERT INTO postings (run, term, frequency, length, seq) "
+    "SELECT ?, t.key, t.value, c.length, c.seq FROM claim_terms AS c, json_each(c.terms) AS t "
+    "WHERE c.seq BETWEEN ? AND ? ORDER BY 2, 3, 4, 5"
+)
+_COUNT_GROUPS = (
+    "INSERT INTO term_groups (run, term, frequency, length, claims) "
+    "SELECT run, term, frequency, length, count(*) FROM postings WHERE run = ? "
+    "GROUP BY term, frequency, length"
 )
 
 
 def index_claims(cursor: sqlite3.Cursor, numbered: Sequence[tuple[int, Claim]]) -> None:
-    """Add the postings and statistics of new claims, each under its ``seq``; the caller
-    holds the write transaction that stores the claims."""
-    rows: list[tuple[str, float, int, int]] = []
+    """Add the terms, postings and statistics of new claims, numbered by consecutive ``seq``
+    as one run, and merge runs as ``merge_start`` says; the caller holds the write
+    transaction that stores the claims."""
+    if not numbered:
+        return
+    forward = []
     total_length = 0
-    for seq, claim in numbered:
-        frequencies, length = weighted_frequencies(claim)
+    documents = weighted_frequencies_of(claim for _, claim in numbered)
+    for (seq, _), (frequencies, length) in zip(numbered, documents, strict=True):
         total_length += length
-        rows.extend((term, frequency, length, seq) for term, frequency in frequencies.items())
-    rows.sort()
-    cursor.executemany("INSERT INTO postings (term, frequency, length, seq) VALUES (?, ?, ?, ?)",
-                       rows)
-    sizes = Counter((term, frequency, length) for term, frequency, length, _ in rows)
-    cursor.executemany(_ADD_TO_GROUP, [(*group, size) for group, size in sizes.items()])
+        forward.append((seq, length, json.dumps(frequencies)))
+    cursor.executemany("INSERT INTO claim_terms (seq, length, terms) VALUES (?, ?, ?)", forward)
     cursor.execute("UPDATE claim_totals SET claims = claims + ?, length = length + ?",
                    (len(numbered), total_length))
+    run = _new_run(cursor, numbered[0][0], numbered[-1][0])
+    cursor.execute(_WRITE_POSTINGS, (run, numbered[0][0], numbered[-1][0]))
+    cursor.execute(_COUNT_GROUPS, (run,))
+    runs = cursor.execute("SELECT run, first_seq, last_seq FROM runs ORDER BY run").fetchall()
+    while (start := merge_start([last - first + 1 for _, first, last in runs])) is not None:
+        first, last = runs[start][1], runs[-1][2]
+        runs[start:] = [(_merge(cursor, [run for run, _, _ in runs[start:]], first, last),
+                         first, last)]
 
 
-_TERMS_AT_ONCE = 400  # with a walk's 500 positions, under SQLite's old 999-parameter limit
+def _new_run(cursor: sqlite3.Cursor, first: int, last: int) -> int:
+    """Record a run of the claims ``first``..``last``, numbered above every other (so its
+    rows append to the tables' B-trees), and return its id."""
+    run = cursor.execute("INSERT INTO runs (run, first_seq, last_seq) VALUES "
+                         "((SELECT coalesce(max(run), 0) + 1 FROM runs), ?, ?)",
+                         (first, last)).lastrowid
+    assert run is not None
+    return run
+
+
+def _merge(cursor: sqlite3.Cursor, merged: Sequence[int], first: int, last: int) -> int:
+    """Copy the runs ``merged`` (the claims ``first``..``last``) into one new run, delete
+    them, and return the new run's id."""
+    run = _new_run(cursor, first, last)
+    cursor.execute(f"INSERT INTO postings (run, term, frequency, length, seq) "
+                   f"SELECT ?, term, frequency, length, seq FROM postings "
+                   f"WHERE run IN ({_marks(merged)}) ORDER BY term, frequency, length, seq",
+                   (run, *merged))
+    cursor.execute(f"INSERT INTO term_groups (run, term, frequency, length, claims) "
+                   f"SELECT ?, term, frequency, length, sum(claims) FROM term_groups "
+                   f"WHERE run IN ({_marks(merged)}) GROUP BY term, frequency, length "
+                   f"ORDER BY term, frequency, length", (run, *merged))
+    for table in ("runs", "postings", "term_groups"):
+        cursor.execute(f"DELETE FROM {table} WHERE run IN ({_marks(merged)})", merged)
+    return run
+
+
+def merge_start(sizes: Sequence[int]) -> int | None:
+    """Where the runs to merge into one begin, given each run's claims oldest first, or None.
+
+    A run's level is how many times ``MERGE_FANOUT`` divides into its size. The
+    newest run absorbs the runs just before it on a lower level, so levels never
+    rise towards the newest; ``MERGE_FANOUT`` newest runs on one level merge.
+    So a file keeps fewer than ``MERGE_FANOUT`` runs per level, and a claim's
+    postings are rewritten about once per level.
+    """
+    levels = [_level(size) for size in sizes]
+    start = len(levels) - 1
+    while start > 0 and levels[start - 1] < levels[-1]:
+        start -= 1
+    if start < len(levels) - 1:
+        return start
+    if len(levels) >= MERGE_FANOUT and len(set(levels[-MERGE_FANOUT:])) == 1:
+        return len(levels) - MERGE_FANOUT
+    return None
+
+
+def _level(size: int) -> int:
+    level = 0
+    while size >= MERGE_FANOUT:
+        size //= MERGE_FANOUT
+        level += 1
+    return level
+
+
+_T = TypeVar("_T")
+
+_TERMS_AT_ONCE = 400  # with a file's few runs, under SQLite's old 999-parameter limit
+_SEQS_AT_ONCE = 500
 
 
 def _marks(values: Sequence[object]) -> str:
     return ", ".join("?" * len(values))
 
 
-def _batches(terms: Sequence[str]) -> list[Sequence[str]]:
-    """``terms`` in slices short enough for one statement's parameters."""
-    return [terms[start:start + _TERMS_AT_ONCE] for start in range(0, len(terms), _TERMS_AT_ONCE)]
+def _slices(values: Sequence[_T], size: int) -> list[Sequence[_T]]:
+    """``values`` in slices short enough for one statement's parameters."""
+    return [values[start:start + size] for start in range(0, len(values), size)]
 
 
 class SQLitePostings:
@@ -82,6 +170,9 @@ class SQLitePostings:
 
     def __init__(self, cursor: sqlite3.Cursor) -> None:
         self._cursor = cursor
+        self._last_seqs = dict(cursor.execute(
+            "SELECT run, last_seq FROM runs ORDER BY run").fetchall())
+        self._holders: dict[tuple[str, Group], list[int]] = {}
 
     def totals(self) -> tuple[int, int]:
         """Claims stored and the sum of their lengths."""
@@ -90,60 +181,94 @@ class SQLitePostings:
         return int(claims), int(length)
 
     def groups(self, terms: Sequence[str]) -> list[dict[Group, int]]:
-        """For each term, its groups and their sizes."""
+        """For each term, its groups and their sizes, summed over runs."""
         found: dict[str, dict[Group, int]] = {term: {} for term in terms}
-        for batch in _batches(terms):
-            for term, frequency, length, claims in self._cursor.execute(
-                    f"SELECT term, frequency, length, claims FROM term_groups "
-                    f"WHERE term IN ({_marks(batch)})", batch):
-                found[term][(float(frequency), int(length))] = int(claims)
+        runs = list(self._last_seqs)
+        holders: dict[tuple[str, Group], set[int]] = {}
+        for batch in _slices(terms, _TERMS_AT_ONCE):
+            for run, term, frequency, length, claims in self._cursor.execute(
+                    f"SELECT run, term, frequency, length, claims FROM term_groups "
+                    f"WHERE run IN ({_marks(runs)}) AND term IN ({_marks(batch)})",
+                    (*runs, *batch)):
+                group = (float(frequency), int(length))
+                found[term][group] = found[term].get(group, 0) + int(claims)
+                holders.setdefault((term, group), set()).add(run)
+        self._holders.update({key: [run for run in runs if run in held]
+                              for key, held in holders.items()})
         return [found[term] for term in terms]
 
     def members(self, term: str, group: Group, after: int, limit: int) -> list[int]:
         """Up to ``limit`` positions in the group above ``after``, ascending."""
-        return [row[0] for row in self._cursor.execute(
-            "SELECT seq FROM postings WHERE term = ? AND frequency = ? AND length = ? "
-            "AND seq > ? ORDER BY seq LIMIT ?", (term, *group, after, limit))]
+        return self._group(term, group, after, limit)
 
     def members_holding(self, term: str, group: Group, after: int,
                         others: Sequence[str]) -> list[int]:
-        """Positions in the group above ``after`` holding any of ``others``, read from the group."""
-        return self._union(others, lambda batch: (
-            f"SELECT p.seq FROM postings AS p WHERE p.term = ? AND p.frequency = ? "
-            f"AND p.length = ? AND p.seq > ? AND EXISTS (SELECT 1 FROM postings AS o "
-            f"WHERE o.seq = p.seq AND o.term IN ({_marks(batch)}))", (term, *group, after, *batch)))
+        """Positions in the group above ``after`` holding any of ``others``, read from the group
+        (each claim's terms looked up in ``claim_terms``)."""
+        runs = [run for run in self._holders.get((term, group), []) if self._last_seqs[run] > after]
+        return self._union(others, lambda batch: [
+            (f"SELECT p.seq FROM postings AS p JOIN claim_terms AS c ON c.seq = p.seq "
+             f"WHERE p.run = ? AND p.term = ? AND p.frequency = ? AND p.length = ? AND p.seq > ? "
+             f"AND EXISTS (SELECT 1 FROM json_each(c.terms) AS t "
+             f"WHERE t.key IN ({_marks(batch)}))", (run, term, *group, after, *batch))
+            for run in runs])
 
     def members_among(self, term: str, group: Group, after: int,
                       others: Sequence[str]) -> list[int]:
-        """The same positions, read from ``others``' postings (CROSS JOIN keeps that order)."""
-        return self._union(others, lambda batch: (
-            f"SELECT o.seq FROM postings AS o CROSS JOIN postings AS p "
-            f"ON p.term = ? AND p.frequency = ? AND p.length = ? AND p.seq = o.seq "
-            f"WHERE o.term IN ({_marks(batch)}) AND o.seq > ?", (term, *group, *batch, after)))
+        """The same positions, read from ``others``' postings (a claim's postings share a run)."""
+        runs = [run for run, last in self._last_seqs.items() if last > after]
+        return self._union(others, lambda batch: [
+            (f"SELECT o.seq FROM postings AS o WHERE o.run IN ({_marks(runs)}) "
+             f"AND o.term IN ({_marks(batch)}) AND o.seq > ? AND EXISTS (SELECT 1 FROM postings "
+             f"AS p WHERE p.run = o.run AND p.term = ? AND p.frequency = ? AND p.length = ? "
+             f"AND p.seq = o.seq)", (*runs, *batch, after, term, *group))])
 
-    def _union(self, terms: Sequence[str],
-               statement: Callable[[Sequence[str]], tuple[str, tuple[object, ...]]]) -> list[int]:
-        """The seqs ``statement`` selects for each slice of ``terms``, together, ascending."""
+    def _union(self, terms: Sequence[str], statements: Callable[
+            [Sequence[str]], list[tuple[str, tuple[object, ...]]]]) -> list[int]:
+        """The seqs the ``statements`` for each slice of ``terms`` select, together, ascending."""
         found: set[int] = set()
-        for batch in _batches(terms):
-            found.update(row[0] for row in self._cursor.execute(*statement(batch)))
+        for batch in _slices(terms, _TERMS_AT_ONCE):
+            for statement in statements(batch):
+                found.update(row[0] for row in self._cursor.execute(*statement))
         return sorted(found)
 
     def frequencies(self, positions: Sequence[int],
                     terms: Sequence[str]) -> dict[int, dict[str, float]]:
-        """Each position's weighted frequency of those of ``terms`` it holds, in one lookup per
-        slice of terms."""
-        held: dict[int, dict[str, float]] = {}
-        for batch in _batches(terms):
-            for seq, term, frequency in self._cursor.execute(
-                    f"SELECT seq, term, frequency FROM postings INDEXED BY postings_by_claim "
-                    f"WHERE seq IN ({_marks(positions)}) AND term IN ({_marks(batch)})",
-                    (*positions, *batch)):
-                held.setdefault(seq, {})[term] = float(frequency)
-        return held
+        """Each position's weighted frequency of those of ``terms`` it holds."""
+        found: dict[int, dict[str, float]] = {}
+        for seq, (_, held) in self._terms(positions).items():
+            wanted = {term: held[term] for term in terms if term in held}
+            if wanted:
+                found[seq] = wanted
+        return found
 
     def superseded(self, positions: Sequence[int]) -> set[int]:
         """Those of ``positions`` whose claims have been corrected."""
         return {row[0] for row in self._cursor.execute(
             f"SELECT c.seq FROM claims AS c JOIN supersessions AS s ON s.old_id = c.id "
             f"WHERE c.seq IN ({_marks(positions)})", positions)}
+
+    def _group(self, term: str, group: Group, after: int, limit: int | None) -> list[int]:
+        """Positions in the group above ``after``, ascending, at most ``limit`` if given."""
+        found: list[int] = []
+        for run in self._holders.get((term, group), []):
+            if self._last_seqs[run] <= after:
+                continue
+            wanted = -1 if limit is None else limit - len(found)
+            found += [row[0] for row in self._cursor.execute(
+                "SELECT seq FROM postings WHERE run = ? AND term = ? AND frequency = ? "
+                "AND length = ? AND seq > ? ORDER BY seq LIMIT ?",
+                (run, term, *group, after, wanted))]
+            if len(found) == limit:
+                break
+        return found
+
+    def _terms(self, positions: Sequence[int]) -> dict[int, tuple[int, dict[str, float]]]:
+        """Each position's length and weighted term frequencies, from ``claim_terms``."""
+        found: dict[int, tuple[int, dict[str, float]]] = {}
+        for chunk in _slices(positions, _SEQS_AT_ONCE):
+            for seq, length, terms in self._cursor.execute(
+                    f"SELECT seq, length, terms FROM claim_terms WHERE seq IN ({_marks(chunk)})",
+                    chunk):
+                found[seq] = (int(length), json.loads(terms))
+        return found

@@ -55,7 +55,7 @@ from grapharc.memory.sqlite.database import (
 )
 
 SCHEMA_COMPONENT = "claims"
-SCHEMA_VERSION = 3
+SCHEMA_VERSION = 4
 
 _ID_CHUNK = 500  # ids per "id IN (...)" probe, well under SQLite's parameter limit
 
@@ -125,6 +125,20 @@ def _to_claim(row: _Row) -> Claim:
     )
 
 
+def _rows(numbered: Sequence[tuple[int, Claim]]) -> list[tuple[object, ...]]:
+    """The claims' rows, normalising each distinct subject once (a batch repeats subjects)."""
+    keys: dict[str, str] = {}
+    rows: list[tuple[object, ...]] = []
+    for seq, claim in numbered:
+        key = keys.get(claim.subject)
+        if key is None:
+            key = keys[claim.subject] = claim.subject_key
+        rows.append((seq, claim.id, claim.subject, key, claim.predicate, claim.object,
+                     claim.provenance.source, claim.provenance.observed_at.isoformat(),
+                     claim.provenance.run_id))
+    return rows
+
+
 class SQLiteMemoryStore:
     """A durable ``ClaimStore`` in one SQLite file; several processes may share the file."""
 
@@ -159,8 +173,8 @@ class SQLiteMemoryStore:
                 for statement in _SCHEMA:
                     cursor.execute(statement)
                 record_version(cursor, SCHEMA_COMPONENT, SCHEMA_VERSION)
-            elif version in (1, 2):
-                self._migrate_to_postings(cursor)
+            elif version in (1, 2, 3):
+                self._migrate_to_runs(cursor)
             elif version != SCHEMA_VERSION:
                 raise ClaimStoreError(
                     f"claim store {str(self.path)!r} has claims schema version {version}, "
@@ -169,10 +183,11 @@ class SQLiteMemoryStore:
                 )
 
     @staticmethod
-    def _migrate_to_postings(cursor: sqlite3.Cursor) -> None:
-        """Migrate a version-1 or -2 file: drop the FTS5 index version 2 had, if any, and
-        build the postings over the claims the file holds."""
-        cursor.execute("DROP TABLE IF EXISTS claims_fts")
+    def _migrate_to_runs(cursor: sqlite3.Cursor) -> None:
+        """Migrate a version 1, 2 or 3 file: drop the index it had, if any (2: an FTS5 table;
+        3: postings keyed by term first), and index the claims it holds as one run."""
+        for table in ("claims_fts", "postings", "term_groups", "claim_totals"):
+            cursor.execute(f"DROP TABLE IF EXISTS {table}")
         for statement in postings.SCHEMA:
             cursor.execute(statement)
         rows = cursor.execute(
@@ -214,11 +229,7 @@ class SQLiteMemoryStore:
         numbered = list(enumerate(claims, start=first))
         cursor.executemany(
             "INSERT INTO claims (seq, id, subject, subject_key, predicate, object, source, "
-            "observed_at, run_id) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)",
-            [(seq, claim.id, claim.subject, claim.subject_key, claim.predicate, claim.object,
-              claim.provenance.source, claim.provenance.observed_at.isoformat(),
-              claim.provenance.run_id) for seq, claim in numbered],
-        )
+            "observed_at, run_id) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)", _rows(numbered))
         postings.index_claims(cursor, numbered)
 
     def add(self, claim: Claim) -> Claim:
