@@ -152,8 +152,7 @@ def _level(size: int) -> int:
 
 _T = TypeVar("_T")
 
-_TERMS_AT_ONCE = 400  # with a file's few runs, under SQLite's old 999-parameter limit
-_SEQS_AT_ONCE = 500
+_TERMS_AT_ONCE = 400  # with a walk's 500 positions or a file's runs, under the old 999 limit
 
 
 def _marks(values: Sequence[object]) -> str:
@@ -234,13 +233,16 @@ class SQLitePostings:
 
     def frequencies(self, positions: Sequence[int],
                     terms: Sequence[str]) -> dict[int, dict[str, float]]:
-        """Each position's weighted frequency of those of ``terms`` it holds."""
-        found: dict[int, dict[str, float]] = {}
-        for seq, (_, held) in self._terms(positions).items():
-            wanted = {term: held[term] for term in terms if term in held}
-            if wanted:
-                found[seq] = wanted
-        return found
+        """Each position's weighted frequency of those of ``terms`` it holds, read from its
+        row of ``claim_terms`` in one statement per slice of terms."""
+        held: dict[int, dict[str, float]] = {}
+        for batch in _slices(terms, _TERMS_AT_ONCE):
+            for seq, term, frequency in self._cursor.execute(
+                    f"SELECT c.seq, t.key, t.value FROM claim_terms AS c, json_each(c.terms) AS t "
+                    f"WHERE c.seq IN ({_marks(positions)}) AND t.key IN ({_marks(batch)})",
+                    (*positions, *batch)):
+                held.setdefault(seq, {})[term] = float(frequency)
+        return held
 
     def superseded(self, positions: Sequence[int]) -> set[int]:
         """Those of ``positions`` whose claims have been corrected."""
@@ -261,14 +263,4 @@ class SQLitePostings:
                 (run, term, *group, after, wanted))]
             if len(found) == limit:
                 break
-        return found
-
-    def _terms(self, positions: Sequence[int]) -> dict[int, tuple[int, dict[str, float]]]:
-        """Each position's length and weighted term frequencies, from ``claim_terms``."""
-        found: dict[int, tuple[int, dict[str, float]]] = {}
-        for chunk in _slices(positions, _SEQS_AT_ONCE):
-            for seq, length, terms in self._cursor.execute(
-                    f"SELECT seq, length, terms FROM claim_terms WHERE seq IN ({_marks(chunk)})",
-                    chunk):
-                found[seq] = (int(length), json.loads(terms))
         return found
