@@ -1,19 +1,22 @@
 """Impact-ordered postings in the claims file, written as append-only runs and walked by ``search``.
 
 Each claim's weighted term frequencies are one JSON row of ``claim_terms``
-(keyed by seq, so a batch appends), which ``search`` reads to score a claim in
-full. The postings built from them are rows of ``postings`` keyed by (run,
-term, weighted frequency, claim length, seq): a run is a contiguous range of
-seqs, so one group of a term in a run (every claim in it gets the same BM25F
-contribution) is one range of the key, read oldest first, and ``term_groups``
-counts each group's claims per run. A batch becomes a new run whose id is the
-highest yet, so its rows are appended at the end of both B-trees instead of
-landing on pages all over them; the newest runs are merged LSM-style
-(``merge_start``: ``MERGE_FANOUT`` runs of one size level become one, again
-numbered highest, so run ids ascend with seqs), so a file holds a few runs per
-eightfold of claims and a query reads each term in each run. Everything
-is written in the claims' own transaction; ``SQLitePostings`` is
-``impact_walk``'s ``PostingsSource`` over one cursor, used inside a read
+(keyed by seq, so a batch appends), from which ``search`` reads a claim's
+frequencies of the other query terms. The postings are built from those rows
+in SQL (``json_each``), one statement per batch: rows of ``postings`` keyed by
+(run, term, weighted frequency, claim length, seq), where a run is a
+contiguous range of seqs, so one group of a term in a run (every claim in it
+gets the same BM25F contribution) is one range of the key, read oldest first;
+``term_groups`` counts each group's claims per run, and ``claim_totals`` the
+claims and their summed length. A batch becomes a new run numbered above every
+other, so its rows are appended at the end of the B-trees instead of landing
+on pages all over them (version 3 keyed postings by term first, so a batch of
+1,000 claims wrote pages across the whole table and its cost grew with the
+file). The newest runs are merged LSM-style (``merge_start``), again numbered
+highest, so run ids ascend with seqs and a file holds fewer than
+``MERGE_FANOUT`` runs per size level; a query reads each of its terms in each
+run. Everything is written in the claims' own transaction; ``SQLitePostings``
+is ``impact_walk``'s ``PostingsSource`` over one cursor, used inside a read
 transaction so every statement sees one snapshot.
 """
 
@@ -56,7 +59,7 @@ SCHEMA = (
     "INSERT INTO claim_totals (claims, length) VALUES (0, 0)",
 )
 
-MERGE_FANOUT = 16  # runs of one size level merged into one; a level spans 8x in claims
+MERGE_FANOUT = 16  # runs of one size level merged into one; a level spans 16x in claims
 
 _WRITE_POSTINGS = (
     "INSERT INTO postings (run, term, frequency, length, seq) "

@@ -7,17 +7,19 @@ Claims are insert-only rows; a correction is a row in ``supersessions``
 racing processes), and triggers refuse UPDATE and DELETE on both tables. A
 supersession writes the new claim and its link in one ``BEGIN IMMEDIATE``
 transaction, so a crash leaves both or neither. Every write also adds the
-claims' impact-ordered postings and statistics (``postings``) in the same
-transaction, and ``search`` walks them with ``impact_walk`` inside one read
-transaction: it returns exactly ``bm25f.exact_search``'s top k while reading
-about k claims plus those holding several query terms in the best groups, and
-only the winners are read from ``claims``. ``add_many`` writes a batch in one
-transaction. ``schema_versions`` records
-the layout per component so a later GraphARC can migrate the file (and an
-older one refuses a newer file instead of misreading it). Version 3 replaced
-version 2's FTS5 table with the postings: FTS5's ``bm25()`` scores every row
-matching a query, so its cost grew with a common term's postings, and nothing
-else read it; a version 1 or 2 file is migrated on open, in one transaction.
+claims' terms, impact-ordered postings and statistics (``postings``) in the
+same transaction, and ``search`` walks them with ``impact_walk`` inside one
+read transaction: it returns exactly ``bm25f.exact_search``'s top k while
+reading about k claims plus those holding several query terms in the best
+groups, and only the winners are read from ``claims``. ``add_many`` writes a
+batch in one transaction. ``schema_versions`` records the layout per
+component so a later GraphARC can migrate the file (and an older one refuses
+a newer file instead of misreading it). Version 3 replaced version 2's FTS5
+table with postings (FTS5's ``bm25()`` scores every row matching a query, so
+its cost grew with a common term's postings); version 4 writes them as
+append-only runs, since version 3's term-first key made a batch's writes
+spread over the whole table. A version 1, 2 or 3 file is migrated on open, in
+one transaction.
 """
 
 from __future__ import annotations
