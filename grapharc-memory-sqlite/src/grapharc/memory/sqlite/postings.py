@@ -174,7 +174,7 @@ class SQLitePostings:
         self._cursor = cursor
         self._last_seqs = dict(cursor.execute(
             "SELECT run, last_seq FROM runs ORDER BY run").fetchall())
-        self._holders: dict[tuple[str, Group], list[int]] = {}
+        self._holders: dict[tuple[str, Group], str] = {}
 
     def totals(self) -> tuple[int, int]:
         """Claims stored and the sum of their lengths."""
@@ -183,55 +183,61 @@ class SQLitePostings:
         return int(claims), int(length)
 
     def groups(self, terms: Sequence[str]) -> list[dict[Group, int]]:
-        """For each term, its groups and their sizes, summed over runs."""
+        """For each term, its groups and their sizes, summed over runs in SQL (which runs hold
+        a group is kept as SQLite lists them, and read only for the groups walked)."""
         found: dict[str, dict[Group, int]] = {term: {} for term in terms}
         runs = list(self._last_seqs)
-        holders: dict[tuple[str, Group], set[int]] = {}
         for batch in _slices(terms, _TERMS_AT_ONCE):
-            for run, term, frequency, length, claims in self._cursor.execute(
-                    f"SELECT run, term, frequency, length, claims FROM term_groups "
-                    f"WHERE run IN ({_marks(runs)}) AND term IN ({_marks(batch)})",
-                    (*runs, *batch)):
+            for term, frequency, length, claims, holders in self._cursor.execute(
+                    f"SELECT term, frequency, length, sum(claims), group_concat(run) "
+                    f"FROM term_groups WHERE run IN ({_marks(runs)}) AND term IN ({_marks(batch)}) "
+                    f"GROUP BY term, frequency, length", (*runs, *batch)):
                 group = (float(frequency), int(length))
-                found[term][group] = found[term].get(group, 0) + int(claims)
-                holders.setdefault((term, group), set()).add(run)
-        self._holders.update({key: [run for run in runs if run in held]
-                              for key, held in holders.items()})
+                found[term][group] = int(claims)
+                self._holders[(term, group)] = holders
         return [found[term] for term in terms]
 
+    def _runs_holding(self, term: str, group: Group, after: int) -> list[int]:
+        """The runs holding claims of the group above ``after``, oldest first."""
+        held = {int(run) for run in self._holders.get((term, group), "").split(",") if run}
+        return [run for run, last in self._last_seqs.items() if run in held and last > after]
+
     def members(self, term: str, group: Group, after: int, limit: int) -> list[int]:
-        """Up to ``limit`` positions in the group above ``after``, ascending."""
-        return self._group(term, group, after, limit)
+        """Up to ``limit`` positions in the group above ``after``, ascending (run ids ascend
+        with seqs, so SQLite reads the runs in order and stops at ``limit``)."""
+        runs = self._runs_holding(term, group, after)
+        return [row[0] for row in self._cursor.execute(
+            f"SELECT seq FROM postings WHERE run IN ({_marks(runs)}) AND term = ? "
+            f"AND frequency = ? AND length = ? AND seq > ? ORDER BY run, seq LIMIT ?",
+            (*runs, term, *group, after, limit))]
 
     def members_holding(self, term: str, group: Group, after: int,
                         others: Sequence[str]) -> list[int]:
         """Positions in the group above ``after`` holding any of ``others``, read from the group
         (each claim's terms looked up in ``claim_terms``)."""
-        runs = [run for run in self._holders.get((term, group), []) if self._last_seqs[run] > after]
-        return self._union(others, lambda batch: [
-            (f"SELECT p.seq FROM postings AS p JOIN claim_terms AS c ON c.seq = p.seq "
-             f"WHERE p.run = ? AND p.term = ? AND p.frequency = ? AND p.length = ? AND p.seq > ? "
-             f"AND EXISTS (SELECT 1 FROM json_each(c.terms) AS t "
-             f"WHERE t.key IN ({_marks(batch)}))", (run, term, *group, after, *batch))
-            for run in runs])
+        runs = self._runs_holding(term, group, after)
+        return self._union(others, lambda batch: (
+            f"SELECT p.seq FROM postings AS p JOIN claim_terms AS c ON c.seq = p.seq "
+            f"WHERE p.run IN ({_marks(runs)}) AND p.term = ? AND p.frequency = ? "
+            f"AND p.length = ? AND p.seq > ? AND EXISTS (SELECT 1 FROM json_each(c.terms) AS t "
+            f"WHERE t.key IN ({_marks(batch)}))", (*runs, term, *group, after, *batch)))
 
     def members_among(self, term: str, group: Group, after: int,
                       others: Sequence[str]) -> list[int]:
         """The same positions, read from ``others``' postings (a claim's postings share a run)."""
         runs = [run for run, last in self._last_seqs.items() if last > after]
-        return self._union(others, lambda batch: [
-            (f"SELECT o.seq FROM postings AS o WHERE o.run IN ({_marks(runs)}) "
-             f"AND o.term IN ({_marks(batch)}) AND o.seq > ? AND EXISTS (SELECT 1 FROM postings "
-             f"AS p WHERE p.run = o.run AND p.term = ? AND p.frequency = ? AND p.length = ? "
-             f"AND p.seq = o.seq)", (*runs, *batch, after, term, *group))])
+        return self._union(others, lambda batch: (
+            f"SELECT o.seq FROM postings AS o WHERE o.run IN ({_marks(runs)}) "
+            f"AND o.term IN ({_marks(batch)}) AND o.seq > ? AND EXISTS (SELECT 1 FROM postings "
+            f"AS p WHERE p.run = o.run AND p.term = ? AND p.frequency = ? AND p.length = ? "
+            f"AND p.seq = o.seq)", (*runs, *batch, after, term, *group)))
 
-    def _union(self, terms: Sequence[str], statements: Callable[
-            [Sequence[str]], list[tuple[str, tuple[object, ...]]]]) -> list[int]:
-        """The seqs the ``statements`` for each slice of ``terms`` select, together, ascending."""
+    def _union(self, terms: Sequence[str],
+               statement: Callable[[Sequence[str]], tuple[str, tuple[object, ...]]]) -> list[int]:
+        """The seqs ``statement`` selects for each slice of ``terms``, together, ascending."""
         found: set[int] = set()
         for batch in _slices(terms, _TERMS_AT_ONCE):
-            for statement in statements(batch):
-                found.update(row[0] for row in self._cursor.execute(*statement))
+            found.update(row[0] for row in self._cursor.execute(*statement(batch)))
         return sorted(found)
 
     def frequencies(self, positions: Sequence[int],
@@ -252,18 +258,3 @@ class SQLitePostings:
         return {row[0] for row in self._cursor.execute(
             f"SELECT c.seq FROM claims AS c JOIN supersessions AS s ON s.old_id = c.id "
             f"WHERE c.seq IN ({_marks(positions)})", positions)}
-
-    def _group(self, term: str, group: Group, after: int, limit: int | None) -> list[int]:
-        """Positions in the group above ``after``, ascending, at most ``limit`` if given."""
-        found: list[int] = []
-        for run in self._holders.get((term, group), []):
-            if self._last_seqs[run] <= after:
-                continue
-            wanted = -1 if limit is None else limit - len(found)
-            found += [row[0] for row in self._cursor.execute(
-                "SELECT seq FROM postings WHERE run = ? AND term = ? AND frequency = ? "
-                "AND length = ? AND seq > ? ORDER BY seq LIMIT ?",
-                (run, term, *group, after, wanted))]
-            if len(found) == limit:
-                break
-        return found
