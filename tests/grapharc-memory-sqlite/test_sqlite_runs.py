@@ -7,7 +7,6 @@ from pathlib import Path
 
 import pytest
 
-from grapharc.memory.bm25f import exact_search
 from grapharc.memory.sqlite.postings import MERGE_FANOUT, merge_start
 from grapharc.memory.sqlite.store import SQLiteMemoryStore
 from grapharc.testing.claim_store_kit import make_claim, varied_claims
@@ -78,35 +77,5 @@ def test_a_new_batch_is_appended_as_the_highest_run(tmp_path: Path) -> None:
         newest = connection.execute(
             "SELECT DISTINCT run FROM postings WHERE seq > ?", (before[1],)).fetchall()
         assert newest == [(before[0] + 1,)]
-    finally:
-        store.close()
-
-
-def test_search_is_the_scans_top_k_across_runs_merges_and_corrections(tmp_path: Path) -> None:
-    rng = random.Random(11)
-    store = SQLiteMemoryStore(tmp_path / "memory.db")
-    connection = store._connection
-    assert connection is not None
-    try:
-        pool = varied_claims(1_500)
-        taken = 0
-        while taken < len(pool):
-            size = rng.choice((1, 1, 3, 17, 60, 200))
-            added = store.add_many(pool[taken:taken + size])
-            taken += size
-            if rng.random() < 0.2:
-                old = rng.choice(added)
-                if store.get(old.id).superseded_by is None:
-                    store.supersede(old.id, make_claim(old.subject, "corrected engine",
-                                                       predicate=old.predicate))
-        runs = connection.execute("SELECT count(*) FROM runs").fetchone()[0]
-        assert 1 < runs < 3 * MERGE_FANOUT
-        everything = store.all(include_superseded=True)
-        for query in ("engine", "Tokyo", "Ada Lovelace notes", "東京 city", "worked with Babbage",
-                      "engine program million city island", "corrected", "नई दिल्ली"):
-            for k in (1, 4, 25, 900):
-                for include_superseded in (False, True):
-                    assert store.search(query, k, include_superseded) == exact_search(
-                        everything, query, k, include_superseded)
     finally:
         store.close()

@@ -3,9 +3,11 @@
 from __future__ import annotations
 
 import json
+import random
 import sqlite3
 import subprocess
 import sys
+from collections.abc import Callable
 from pathlib import Path
 
 import pytest
@@ -442,17 +444,35 @@ def test_a_common_term_costs_the_same_however_many_claims_hold_it(
     assert steps[0] == steps[1]
 
 
+def add_in_one_batch(store: SQLiteMemoryStore) -> list[Claim]:
+    return store.add_many(varied_claims(600))
+
+
+def add_in_batches_of_mixed_sizes(store: SQLiteMemoryStore) -> list[Claim]:
+    """The same claims in batches of 1 to 200, so the postings are in runs of several sizes,
+    some merged as they came."""
+    rng = random.Random(11)
+    pool = varied_claims(600)
+    added: list[Claim] = []
+    while len(added) < len(pool):
+        added += store.add_many(pool[len(added):len(added) + rng.choice((1, 1, 3, 17, 60, 200))])
+    assert store._connection is not None
+    assert store._connection.execute("SELECT count(*) FROM runs").fetchone()[0] > 1
+    return added
+
+
+@pytest.mark.parametrize("adding", [add_in_one_batch, add_in_batches_of_mixed_sizes])
 def test_search_returns_the_scans_top_k_in_the_scans_order_with_corrections(
-    tmp_path: Path,
+    tmp_path: Path, adding: Callable[[SQLiteMemoryStore], list[Claim]]
 ) -> None:
     store = SQLiteMemoryStore(tmp_path / "memory.db")
     try:
-        claims = store.add_many(varied_claims(600))
+        claims = adding(store)
         for old in claims[::7]:
             store.supersede(old.id, make_claim(old.subject, "corrected engine",
                                                predicate=old.predicate))
         everything = store.all(include_superseded=True)
-        for query in ("engine", "Tokyo", "Ada Lovelace notes", "東京 city",
+        for query in ("engine", "Tokyo", "Ada Lovelace notes", "東京 city", "नई दिल्ली",
                       "worked with Babbage", "engine program million city island", "corrected"):
             for k in (1, 4, 25, 900):
                 for include_superseded in (False, True):
