@@ -7,6 +7,7 @@ from pathlib import Path
 
 import pytest
 
+from grapharc.memory.claims import Claim
 from grapharc.memory.sqlite.postings import MERGE_FANOUT, merge_start
 from grapharc.memory.sqlite.store import SQLiteMemoryStore
 from grapharc.testing.claim_store_kit import make_claim, varied_claims
@@ -79,3 +80,37 @@ def test_a_new_batch_is_appended_as_the_highest_run(tmp_path: Path) -> None:
         assert newest == [(before[0] + 1,)]
     finally:
         store.close()
+
+
+def towns_with_new_words(start: int, count: int) -> list[Claim]:
+    """Claims about seven towns, each with three words no other claim has (ids in order)."""
+    rng = random.Random(start)
+    return [make_claim(f"Town {n % 7}", " ".join(f"w{rng.randrange(10**9)}" for _ in range(3)),
+                       claim_id=f"c{n:07d}") for n in range(start, start + count)]
+
+
+def pages_one_batch_writes(path: Path, stored: int) -> int:
+    """Pages the WAL receives while a batch of 1,000 claims is added to a file of ``stored``."""
+    store = SQLiteMemoryStore(path)
+    try:
+        for start in range(0, stored, 1_000):
+            store.add_many(towns_with_new_words(start, 1_000))
+        connection = store._connection
+        assert connection is not None
+        connection.execute("PRAGMA wal_autocheckpoint=0")
+        connection.execute("PRAGMA wal_checkpoint(TRUNCATE)")
+        store.add_many(towns_with_new_words(stored, 1_000))
+        page_size = connection.execute("PRAGMA page_size").fetchone()[0]
+        wal_bytes = Path(f"{path}-wal").stat().st_size
+    finally:
+        store.close()
+    return (wal_bytes - 32) // (page_size + 24)  # the WAL header, then one header per frame
+
+
+def test_a_batch_of_new_words_writes_about_as_many_pages_to_a_large_file_as_to_a_small_one(
+    tmp_path: Path,
+) -> None:
+    small = pages_one_batch_writes(tmp_path / "small.db", 2_000)
+    large = pages_one_batch_writes(tmp_path / "large.db", 20_000)
+    assert large < 1.25 * small  # postings keyed by term first: 252 pages, then 1,094
+
