@@ -64,7 +64,7 @@ MERGE_FANOUT = 16  # runs of one size level merged into one; a level spans 16x i
 _WRITE_POSTINGS = (
     "INSERT INTO postings (run, term, frequency, length, seq) "
     "SELECT ?, t.key, t.value, c.length, c.seq FROM claim_terms AS c, json_each(c.terms) AS t "
-    "WHERE c.seq BETWEEN ? AND ? ORDER BY 2, 3, 4, 5"
+    "WHERE c.seq BETWEEN ? AND ? ORDER BY t.key, t.value, c.length, c.seq"
 )
 _COUNT_GROUPS = (
     "INSERT INTO term_groups (run, term, frequency, length, claims) "
