@@ -15,18 +15,19 @@ predicates, and objects are one to four words, a third of them naming another
 entity so entity links exist. Queries mix a subject with a predicate word, an
 object word alone, and a subject alone. Measured per corpus and size:
 - query latency (median and 95th percentile, ms) of ``search(query, k=10)`` on the
-  in-process store (inverted index), the SQLite store (impact-ordered postings tables in
-  the claims file) and the LadybugDB store (the in-process index, rebuilt when the
-  database is opened), all three walking their postings with ``impact_walk``, against the exact
-  scan (``ClaimIndex``, each claim's term frequencies precomputed, so only the
-  per-query O(claims) work is timed), and how each median grows per 10x claims;
+  in-process store (inverted index), the SQLite store (impact-ordered postings in the
+  claims file, written as append-only runs merged LSM-style) and the LadybugDB store
+  (the in-process index, rebuilt when the database is opened), all three walking their
+  postings with ``impact_walk``, against the exact scan (``ClaimIndex``, each claim's
+  term frequencies precomputed, so only the per-query O(claims) work is timed), and how
+  each median grows per 10x claims;
 - ``retrieve(store, query, k=10)`` (search, then one hop along entity links),
   median ms per store;
 - recall@10 of each index against the scan; a tie on the 10th score counts as a
   hit, since either claim is a correct answer;
 - insert cost per claim: ``add_many`` in batches of 1,000 (one transaction each on
-  SQLite, a file in WAL mode with ``synchronous=FULL``; one ``UNWIND`` statement on
-  LadybugDB);
+  SQLite, a file in WAL mode with ``synchronous=FULL``, which also writes the batch's
+  postings and merges runs when due; one ``UNWIND`` statement on LadybugDB);
 - reopening the LadybugDB store (the seconds its index rebuild costs).
 Run time stays under three minutes on an idle machine; ``--quick`` stops at 10k claims.
 

@@ -3,16 +3,19 @@
 from __future__ import annotations
 
 import json
+import random
 import sqlite3
 import subprocess
 import sys
+from collections.abc import Callable
 from pathlib import Path
 
 import pytest
 
 from grapharc.errors import ConfigurationError
-from grapharc.memory.bm25f import exact_search
+from grapharc.memory.bm25f import exact_search, weighted_frequencies
 from grapharc.memory.claims import Claim, ClaimStoreError
+from grapharc.memory.sqlite.postings import MERGE_FANOUT
 from grapharc.memory.sqlite.store import SQLiteMemoryStore, open_claim_store
 from grapharc.memory.terms import terms
 from grapharc.testing.claim_store_kit import ClaimStoreConformance, make_claim, varied_claims
@@ -127,7 +130,7 @@ def test_the_file_is_in_wal_mode_with_a_schema_version(tmp_path: Path) -> None:
     try:
         assert raw.execute("PRAGMA journal_mode").fetchone() == ("wal",)
         assert raw.execute("SELECT component, version FROM schema_versions").fetchall() == [
-            ("claims", 3)
+            ("claims", 4)
         ]
     finally:
         raw.close()
@@ -165,7 +168,7 @@ def test_a_file_from_a_newer_schema_is_refused_naming_both_versions(tmp_path: Pa
     raw.execute("UPDATE schema_versions SET version = 7 WHERE component = 'claims'")
     raw.commit()
     raw.close()
-    with pytest.raises(ClaimStoreError, match=r"version 7.*reads version 3"):
+    with pytest.raises(ClaimStoreError, match=r"version 7.*reads version 4"):
         SQLiteMemoryStore(path)
 
 
@@ -225,16 +228,46 @@ FULL_TEXT_VERSION_2 = (
 )
 
 
+POSTINGS_VERSION_3 = (
+    "CREATE TABLE postings (term TEXT NOT NULL, frequency REAL NOT NULL, "
+    "length INTEGER NOT NULL, seq INTEGER NOT NULL, PRIMARY KEY (term, frequency, length, seq)) "
+    "WITHOUT ROWID",
+    "CREATE INDEX postings_by_claim ON postings (seq, term)",
+    "CREATE TABLE term_groups (term TEXT NOT NULL, frequency REAL NOT NULL, "
+    "length INTEGER NOT NULL, claims INTEGER NOT NULL, PRIMARY KEY (term, frequency, length)) "
+    "WITHOUT ROWID",
+    "CREATE TABLE claim_totals (claims INTEGER NOT NULL, length INTEGER NOT NULL)",
+)
+
+
+def write_version_3_index(raw: sqlite3.Connection, claims: list[Claim]) -> None:
+    """The postings version 3 kept, keyed by term first, over ``claims`` (stored in order)."""
+    for statement in POSTINGS_VERSION_3:
+        raw.execute(statement)
+    documents = [(seq, *weighted_frequencies(claim)) for seq, claim in enumerate(claims, 1)]
+    raw.executemany("INSERT INTO postings VALUES (?, ?, ?, ?)",
+                    [(term, frequency, length, seq) for seq, frequencies, length in documents
+                     for term, frequency in frequencies.items()])
+    raw.execute("INSERT INTO term_groups SELECT term, frequency, length, count(*) FROM postings "
+                "GROUP BY term, frequency, length")
+    raw.execute("INSERT INTO claim_totals VALUES (?, ?)",
+                (len(documents), sum(length for _, _, length in documents)))
+
+
 def write_older_file(path: Path, version: int) -> list[Claim]:
     """A claims file in the layout of schema ``version`` (1: claims only; 2: with the FTS5
-    index version 2 wrote, each claim's terms per field, space-joined, keyed by seq)."""
+    index version 2 wrote, each claim's terms per field, space-joined, keyed by seq; 3: with
+    the postings tables version 3 wrote)."""
     store = SQLiteMemoryStore(path)
     old = store.add(make_claim("東京", "8 million", predicate="population"))
     claims = [old, store.supersede(old.id, make_claim("東京", "14 million", predicate="population")),
               *store.add_many(varied_claims(300))]
     store.close()
     raw = sqlite3.connect(path)
-    raw.executescript("DROP TABLE postings; DROP TABLE term_groups; DROP TABLE claim_totals;")
+    raw.executescript("DROP TABLE postings; DROP TABLE term_groups; DROP TABLE claim_totals; "
+                      "DROP TABLE claim_terms; DROP TABLE runs;")
+    if version == 3:
+        write_version_3_index(raw, claims)
     if version == 2:
         raw.execute(FULL_TEXT_VERSION_2)
         rows = raw.execute("SELECT seq, subject, predicate, object FROM claims").fetchall()
@@ -255,8 +288,8 @@ def table_names(path: Path) -> set[str]:
         raw.close()
 
 
-@pytest.mark.parametrize("version", [1, 2])
-def test_an_older_file_is_migrated_to_postings_over_the_claims_it_holds(
+@pytest.mark.parametrize("version", [1, 2, 3])
+def test_an_older_file_is_migrated_to_runs_over_the_claims_it_holds(
     tmp_path: Path, version: int
 ) -> None:
     path = tmp_path / "memory.db"
@@ -275,11 +308,11 @@ def test_an_older_file_is_migrated_to_postings_over_the_claims_it_holds(
     finally:
         migrated.close()
     names = table_names(path)
-    assert {"postings", "term_groups", "claim_totals"} <= names
+    assert {"claim_terms", "runs", "postings", "term_groups", "claim_totals"} <= names
     assert not any(name.startswith("claims_fts") for name in names)
     raw = sqlite3.connect(path)
     try:
-        assert raw.execute("SELECT version FROM schema_versions").fetchone() == (3,)
+        assert raw.execute("SELECT version FROM schema_versions").fetchone() == (4,)
     finally:
         raw.close()
 
@@ -306,6 +339,46 @@ def test_a_migration_that_dies_midway_leaves_the_version_2_file_as_it_was(
         reopened.close()
 
 
+MERGE_CRASH = """
+import os, sys
+from grapharc.memory.sqlite.postings import MERGE_FANOUT
+from grapharc.memory.sqlite.store import SQLiteMemoryStore
+from grapharc.testing.claim_store_kit import make_claim
+
+store = SQLiteMemoryStore(sys.argv[1])
+for n in range(MERGE_FANOUT - 1):
+    store.add(make_claim(f"Town {n}", "quiet streets"))
+
+def die_while_merging(statement):
+    if statement.startswith("DELETE FROM postings"):
+        os._exit(9)
+
+store._connection.set_trace_callback(die_while_merging)
+store.add(make_claim("Tokyo", "busy streets"))  # the run that makes MERGE_FANOUT single runs
+"""
+
+
+def test_a_crash_while_merging_runs_loses_only_the_batch_being_added(tmp_path: Path) -> None:
+    path = tmp_path / "memory.db"
+    assert run_python(MERGE_CRASH, str(path)).returncode == 9
+    store = SQLiteMemoryStore(path)
+    try:
+        everything = store.all(include_superseded=True)
+        assert [claim.subject for claim in everything] == [
+            f"Town {n}" for n in range(MERGE_FANOUT - 1)]
+        for query in ("streets", "Town 3", "busy Tokyo"):
+            assert store.search(query, k=3) == exact_search(everything, query, k=3)
+        store.add(make_claim("Tokyo", "busy streets"))
+        assert store.search("busy Tokyo", k=1)[0].claim.subject == "Tokyo"
+    finally:
+        store.close()
+    raw = sqlite3.connect(path)
+    try:
+        assert raw.execute("SELECT count(*) FROM runs").fetchone() == (1,)
+    finally:
+        raw.close()
+
+
 def test_search_reads_rows_through_indexes_only(tmp_path: Path) -> None:
     path = tmp_path / "memory.db"
     store = SQLiteMemoryStore(path)
@@ -327,7 +400,10 @@ def test_search_reads_rows_through_indexes_only(tmp_path: Path) -> None:
     plans = [row[3] for statement in selects
              for row in connection.execute(f"EXPLAIN QUERY PLAN {statement}")]
     store.close()
-    assert not any(plan.startswith("SCAN") and "claim_totals" not in plan for plan in plans)
+    # claim_totals holds one row, runs a few per eightfold of claims, json_each one claim's terms
+    small = ("claim_totals", "runs", "VIRTUAL TABLE")
+    assert not any(plan.startswith("SCAN") and not any(name in plan for name in small)
+                   for plan in plans)
 
 
 def count_steps(store: SQLiteMemoryStore, query: str, k: int) -> int:
@@ -368,17 +444,35 @@ def test_a_common_term_costs_the_same_however_many_claims_hold_it(
     assert steps[0] == steps[1]
 
 
+def add_in_one_batch(store: SQLiteMemoryStore) -> list[Claim]:
+    return store.add_many(varied_claims(600))
+
+
+def add_in_batches_of_mixed_sizes(store: SQLiteMemoryStore) -> list[Claim]:
+    """The same claims in batches of 1 to 200, so the postings are in runs of several sizes,
+    some merged as they came."""
+    rng = random.Random(11)
+    pool = varied_claims(600)
+    added: list[Claim] = []
+    while len(added) < len(pool):
+        added += store.add_many(pool[len(added):len(added) + rng.choice((1, 1, 3, 17, 60, 200))])
+    assert store._connection is not None
+    assert store._connection.execute("SELECT count(*) FROM runs").fetchone()[0] > 1
+    return added
+
+
+@pytest.mark.parametrize("adding", [add_in_one_batch, add_in_batches_of_mixed_sizes])
 def test_search_returns_the_scans_top_k_in_the_scans_order_with_corrections(
-    tmp_path: Path,
+    tmp_path: Path, adding: Callable[[SQLiteMemoryStore], list[Claim]]
 ) -> None:
     store = SQLiteMemoryStore(tmp_path / "memory.db")
     try:
-        claims = store.add_many(varied_claims(600))
+        claims = adding(store)
         for old in claims[::7]:
             store.supersede(old.id, make_claim(old.subject, "corrected engine",
                                                predicate=old.predicate))
         everything = store.all(include_superseded=True)
-        for query in ("engine", "Tokyo", "Ada Lovelace notes", "東京 city",
+        for query in ("engine", "Tokyo", "Ada Lovelace notes", "東京 city", "नई दिल्ली",
                       "worked with Babbage", "engine program million city island", "corrected"):
             for k in (1, 4, 25, 900):
                 for include_superseded in (False, True):

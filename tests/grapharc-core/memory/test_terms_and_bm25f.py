@@ -7,7 +7,14 @@ import math
 import pytest
 
 from grapharc.memory import impact_walk
-from grapharc.memory.bm25f import IDF_FLOOR, K1, B, exact_search
+from grapharc.memory.bm25f import (
+    IDF_FLOOR,
+    K1,
+    B,
+    exact_search,
+    weighted_frequencies,
+    weighted_frequencies_of,
+)
 from grapharc.memory.claims import InvalidSearchError
 from grapharc.memory.inprocess import InMemoryClaimStore
 from grapharc.memory.terms import query_terms, terms
@@ -31,6 +38,11 @@ def test_words_with_combining_marks_stay_whole() -> None:
 def test_a_query_counts_each_term_once_in_first_seen_order() -> None:
     assert query_terms("tokyo Tokyo population tokyo") == ["tokyo", "population"]
     assert query_terms("?! ...") == []
+
+
+def test_a_batch_is_weighed_as_each_claim_alone_however_its_texts_repeat() -> None:
+    claims = [*varied_claims(80), make_claim("東京", "東京 東京", predicate="東京")]
+    assert weighted_frequencies_of(claims) == [weighted_frequencies(claim) for claim in claims]
 
 
 def test_the_score_is_the_documented_formula() -> None:

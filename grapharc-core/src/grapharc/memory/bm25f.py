@@ -16,7 +16,7 @@ from __future__ import annotations
 
 import heapq
 import math
-from collections.abc import Iterable, Sequence
+from collections.abc import Callable, Iterable, Sequence
 
 from grapharc.memory.claims import Claim, InvalidSearchError, ScoredClaim
 from grapharc.memory.terms import query_terms, terms
@@ -27,20 +27,36 @@ B = 0.75
 IDF_FLOOR = 1e-6
 
 
-def field_terms(claim: Claim) -> tuple[list[str], list[str], list[str]]:
+def field_terms(claim: Claim,
+                split: Callable[[str], list[str]] = terms) -> tuple[list[str], list[str], list[str]]:
     """The claim's terms per field, in ``FIELD_WEIGHTS`` order."""
-    return terms(claim.subject), terms(claim.predicate), terms(claim.object)
+    return split(claim.subject), split(claim.predicate), split(claim.object)
 
 
-def weighted_frequencies(claim: Claim) -> tuple[dict[str, float], int]:
+def weighted_frequencies(claim: Claim,
+                         split: Callable[[str], list[str]] = terms) -> tuple[dict[str, float], int]:
     """Each term's field-weighted frequency in ``claim``, and the claim's term count."""
     frequencies: dict[str, float] = {}
     length = 0
-    for (_, weight), found in zip(FIELD_WEIGHTS, field_terms(claim), strict=True):
+    for (_, weight), found in zip(FIELD_WEIGHTS, field_terms(claim, split), strict=True):
         length += len(found)
         for term in found:
             frequencies[term] = frequencies.get(term, 0.0) + weight
     return frequencies, length
+
+
+def weighted_frequencies_of(claims: Iterable[Claim]) -> list[tuple[dict[str, float], int]]:
+    """``weighted_frequencies`` of each claim, splitting each distinct text into terms once:
+    claims added together often share a subject or a predicate."""
+    split_texts: dict[str, list[str]] = {}
+
+    def split(text: str) -> list[str]:
+        found = split_texts.get(text)
+        if found is None:
+            found = split_texts[text] = terms(text)
+        return found
+
+    return [weighted_frequencies(claim, split) for claim in claims]
 
 
 def idf(total: int, containing: int) -> float:
@@ -74,7 +90,7 @@ def exact_search(claims: Sequence[Claim], query: str, k: int = 10,
 
     The reference the stores' indexes are tested and benchmarked against.
     """
-    return scan(claims, [weighted_frequencies(claim) for claim in claims], query, k,
+    return scan(claims, weighted_frequencies_of(claims), query, k,
                 include_superseded)
 
 

@@ -12,7 +12,7 @@ from __future__ import annotations
 
 from collections.abc import Iterable
 
-from grapharc.memory.bm25f import scan, weighted_frequencies
+from grapharc.memory.bm25f import scan, weighted_frequencies_of
 from grapharc.memory.claims import (
     Claim,
     ClaimStore,
@@ -27,7 +27,7 @@ class ClaimIndex:
 
     def __init__(self, claims: Iterable[Claim]) -> None:
         self._claims = list(claims)
-        self._documents = [weighted_frequencies(claim) for claim in self._claims]
+        self._documents = weighted_frequencies_of(self._claims)
         self._by_entity: dict[str, list[Claim]] = {}
         for claim in self._claims:
             if claim.superseded_by is None:

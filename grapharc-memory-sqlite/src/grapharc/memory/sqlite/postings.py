@@ -1,80 +1,170 @@
-"""Impact-ordered postings in the claims file: written with the claims, walked by ``search``.
+"""Impact-ordered postings in the claims file, written as append-only runs and walked by ``search``.
 
-``postings`` holds one row per (term, claim), keyed by (term, weighted
-frequency, claim length, seq), so one group of a term (every claim in it gets
-the same BM25F contribution) is one range of the key, read oldest first, and
-``postings_by_claim`` finds a claim's frequencies of other query terms.
-``term_groups`` counts each group's claims and ``claim_totals`` the claims and
-their summed length, so a query reads collection statistics instead of
-counting rows. They are written in the claims' own transaction;
-``SQLitePostings`` is ``impact_walk``'s ``PostingsSource`` over one cursor,
-used inside a read transaction so every statement sees one snapshot.
+Each claim's weighted term frequencies are one JSON row of ``claim_terms``
+(keyed by seq, so a batch appends), from which ``search`` reads a claim's
+frequencies of the other query terms. The postings are built from those rows
+in SQL (``json_each``), one statement per batch: rows of ``postings`` keyed by
+(run, term, weighted frequency, claim length, seq), where a run is a
+contiguous range of seqs, so one group of a term in a run (every claim in it
+gets the same BM25F contribution) is one range of the key, read oldest first;
+``term_groups`` counts each group's claims per run, and ``claim_totals`` the
+claims and their summed length. A batch becomes a new run numbered above every
+other, so its rows are appended at the end of the B-trees instead of landing
+on pages all over them (version 3 keyed postings by term first, so a batch of
+1,000 claims wrote pages across the whole table and its cost grew with the
+file). The newest runs are merged LSM-style (``merge_start``), again numbered
+highest, so run ids ascend with seqs and a file holds fewer than
+``MERGE_FANOUT`` runs per size level; a query reads each of its terms in each
+run. Everything is written in the claims' own transaction; ``SQLitePostings``
+is ``impact_walk``'s ``PostingsSource`` over one cursor, used inside a read
+transaction so every statement sees one snapshot.
 """
 
 from __future__ import annotations
 
+import json
 import sqlite3
-from collections import Counter
 from collections.abc import Callable, Sequence
+from typing import TypeVar
 
-from grapharc.memory.bm25f import weighted_frequencies
+from grapharc.memory.bm25f import weighted_frequencies_of
 from grapharc.memory.claims import Claim
 from grapharc.memory.impact_walk import Group
 
 SCHEMA = (
+    """CREATE TABLE claim_terms (
+        seq INTEGER PRIMARY KEY,
+        length INTEGER NOT NULL,
+        terms TEXT NOT NULL
+    )""",
+    "CREATE TABLE runs (run INTEGER PRIMARY KEY, first_seq INTEGER NOT NULL, "
+    "last_seq INTEGER NOT NULL)",
     """CREATE TABLE postings (
+        run INTEGER NOT NULL,
         term TEXT NOT NULL,
         frequency REAL NOT NULL,
         length INTEGER NOT NULL,
         seq INTEGER NOT NULL,
-        PRIMARY KEY (term, frequency, length, seq)
+        PRIMARY KEY (run, term, frequency, length, seq)
     ) WITHOUT ROWID""",
-    "CREATE INDEX postings_by_claim ON postings (seq, term)",
     """CREATE TABLE term_groups (
+        run INTEGER NOT NULL,
         term TEXT NOT NULL,
         frequency REAL NOT NULL,
         length INTEGER NOT NULL,
         claims INTEGER NOT NULL,
-        PRIMARY KEY (term, frequency, length)
+        PRIMARY KEY (run, term, frequency, length)
     ) WITHOUT ROWID""",
     "CREATE TABLE claim_totals (claims INTEGER NOT NULL, length INTEGER NOT NULL)",
     "INSERT INTO claim_totals (claims, length) VALUES (0, 0)",
 )
 
-_ADD_TO_GROUP = (
-    "INSERT INTO term_groups (term, frequency, length, claims) VALUES (?, ?, ?, ?) "
-    "ON CONFLICT (term, frequency, length) DO UPDATE SET claims = claims + excluded.claims"
+MERGE_FANOUT = 16  # runs of one size level merged into one; a level spans 16x in claims
+
+_WRITE_POSTINGS = (
+    "INSERT INTO postings (run, term, frequency, length, seq) "
+    "SELECT ?, t.key, t.value, c.length, c.seq FROM claim_terms AS c, json_each(c.terms) AS t "
+    "WHERE c.seq BETWEEN ? AND ? ORDER BY t.key, t.value, c.length, c.seq"
+)
+_COUNT_GROUPS = (
+    "INSERT INTO term_groups (run, term, frequency, length, claims) "
+    "SELECT run, term, frequency, length, count(*) FROM postings WHERE run = ? "
+    "GROUP BY term, frequency, length"
 )
 
 
 def index_claims(cursor: sqlite3.Cursor, numbered: Sequence[tuple[int, Claim]]) -> None:
-    """Add the postings and statistics of new claims, each under its ``seq``; the caller
-    holds the write transaction that stores the claims."""
-    rows: list[tuple[str, float, int, int]] = []
+    """Add the terms, postings and statistics of new claims, numbered by consecutive ``seq``
+    as one run, and merge runs as ``merge_start`` says; the caller holds the write
+    transaction that stores the claims."""
+    if not numbered:
+        return
+    forward = []
     total_length = 0
-    for seq, claim in numbered:
-        frequencies, length = weighted_frequencies(claim)
+    documents = weighted_frequencies_of(claim for _, claim in numbered)
+    for (seq, _), (frequencies, length) in zip(numbered, documents, strict=True):
         total_length += length
-        rows.extend((term, frequency, length, seq) for term, frequency in frequencies.items())
-    rows.sort()
-    cursor.executemany("INSERT INTO postings (term, frequency, length, seq) VALUES (?, ?, ?, ?)",
-                       rows)
-    sizes = Counter((term, frequency, length) for term, frequency, length, _ in rows)
-    cursor.executemany(_ADD_TO_GROUP, [(*group, size) for group, size in sizes.items()])
+        forward.append((seq, length, json.dumps(frequencies)))
+    cursor.executemany("INSERT INTO claim_terms (seq, length, terms) VALUES (?, ?, ?)", forward)
     cursor.execute("UPDATE claim_totals SET claims = claims + ?, length = length + ?",
                    (len(numbered), total_length))
+    run = _new_run(cursor, numbered[0][0], numbered[-1][0])
+    cursor.execute(_WRITE_POSTINGS, (run, numbered[0][0], numbered[-1][0]))
+    cursor.execute(_COUNT_GROUPS, (run,))
+    runs = cursor.execute("SELECT run, first_seq, last_seq FROM runs ORDER BY run").fetchall()
+    while (start := merge_start([last - first + 1 for _, first, last in runs])) is not None:
+        first, last = runs[start][1], runs[-1][2]
+        runs[start:] = [(_merge(cursor, [run for run, _, _ in runs[start:]], first, last),
+                         first, last)]
 
 
-_TERMS_AT_ONCE = 400  # with a walk's 500 positions, under SQLite's old 999-parameter limit
+def _new_run(cursor: sqlite3.Cursor, first: int, last: int) -> int:
+    """Record a run of the claims ``first``..``last``, numbered above every other (so its
+    rows append to the tables' B-trees), and return its id."""
+    run = cursor.execute("INSERT INTO runs (run, first_seq, last_seq) VALUES "
+                         "((SELECT coalesce(max(run), 0) + 1 FROM runs), ?, ?)",
+                         (first, last)).lastrowid
+    assert run is not None
+    return run
+
+
+def _merge(cursor: sqlite3.Cursor, merged: Sequence[int], first: int, last: int) -> int:
+    """Copy the runs ``merged`` (the claims ``first``..``last``) into one new run, delete
+    them, and return the new run's id."""
+    run = _new_run(cursor, first, last)
+    cursor.execute(f"INSERT INTO postings (run, term, frequency, length, seq) "
+                   f"SELECT ?, term, frequency, length, seq FROM postings "
+                   f"WHERE run IN ({_marks(merged)}) ORDER BY term, frequency, length, seq",
+                   (run, *merged))
+    cursor.execute(f"INSERT INTO term_groups (run, term, frequency, length, claims) "
+                   f"SELECT ?, term, frequency, length, sum(claims) FROM term_groups "
+                   f"WHERE run IN ({_marks(merged)}) GROUP BY term, frequency, length "
+                   f"ORDER BY term, frequency, length", (run, *merged))
+    for table in ("runs", "postings", "term_groups"):
+        cursor.execute(f"DELETE FROM {table} WHERE run IN ({_marks(merged)})", merged)
+    return run
+
+
+def merge_start(sizes: Sequence[int]) -> int | None:
+    """Where the runs to merge into one begin, given each run's claims oldest first, or None.
+
+    A run's level is how many times ``MERGE_FANOUT`` divides into its size. The
+    newest run absorbs the runs just before it on a lower level, so levels never
+    rise towards the newest; ``MERGE_FANOUT`` newest runs on one level merge.
+    So a file keeps fewer than ``MERGE_FANOUT`` runs per level, and a claim's
+    postings are rewritten about once per level.
+    """
+    levels = [_level(size) for size in sizes]
+    start = len(levels) - 1
+    while start > 0 and levels[start - 1] < levels[-1]:
+        start -= 1
+    if start < len(levels) - 1:
+        return start
+    if len(levels) >= MERGE_FANOUT and len(set(levels[-MERGE_FANOUT:])) == 1:
+        return len(levels) - MERGE_FANOUT
+    return None
+
+
+def _level(size: int) -> int:
+    level = 0
+    while size >= MERGE_FANOUT:
+        size //= MERGE_FANOUT
+        level += 1
+    return level
+
+
+_T = TypeVar("_T")
+
+_TERMS_AT_ONCE = 400  # with a walk's 500 positions or a file's runs, under the old 999 limit
 
 
 def _marks(values: Sequence[object]) -> str:
     return ", ".join("?" * len(values))
 
 
-def _batches(terms: Sequence[str]) -> list[Sequence[str]]:
-    """``terms`` in slices short enough for one statement's parameters."""
-    return [terms[start:start + _TERMS_AT_ONCE] for start in range(0, len(terms), _TERMS_AT_ONCE)]
+def _slices(values: Sequence[_T], size: int) -> list[Sequence[_T]]:
+    """``values`` in slices short enough for one statement's parameters."""
+    return [values[start:start + size] for start in range(0, len(values), size)]
 
 
 class SQLitePostings:
@@ -82,6 +172,9 @@ class SQLitePostings:
 
     def __init__(self, cursor: sqlite3.Cursor) -> None:
         self._cursor = cursor
+        self._last_seqs = dict(cursor.execute(
+            "SELECT run, last_seq FROM runs ORDER BY run").fetchall())
+        self._holders: dict[tuple[str, Group], str] = {}
 
     def totals(self) -> tuple[int, int]:
         """Claims stored and the sum of their lengths."""
@@ -90,54 +183,72 @@ class SQLitePostings:
         return int(claims), int(length)
 
     def groups(self, terms: Sequence[str]) -> list[dict[Group, int]]:
-        """For each term, its groups and their sizes."""
+        """For each term, its groups and their sizes, summed over runs in SQL (which runs hold
+        a group is kept as SQLite lists them, and read only for the groups walked)."""
         found: dict[str, dict[Group, int]] = {term: {} for term in terms}
-        for batch in _batches(terms):
-            for term, frequency, length, claims in self._cursor.execute(
-                    f"SELECT term, frequency, length, claims FROM term_groups "
-                    f"WHERE term IN ({_marks(batch)})", batch):
-                found[term][(float(frequency), int(length))] = int(claims)
+        runs = list(self._last_seqs)
+        for batch in _slices(terms, _TERMS_AT_ONCE):
+            for term, frequency, length, claims, holders in self._cursor.execute(
+                    f"SELECT term, frequency, length, sum(claims), group_concat(run) "
+                    f"FROM term_groups WHERE run IN ({_marks(runs)}) AND term IN ({_marks(batch)}) "
+                    f"GROUP BY term, frequency, length", (*runs, *batch)):
+                group = (float(frequency), int(length))
+                found[term][group] = int(claims)
+                self._holders[(term, group)] = holders
         return [found[term] for term in terms]
 
+    def _runs_holding(self, term: str, group: Group, after: int) -> list[int]:
+        """The runs holding claims of the group above ``after``, oldest first."""
+        held = {int(run) for run in self._holders.get((term, group), "").split(",") if run}
+        return [run for run, last in self._last_seqs.items() if run in held and last > after]
+
     def members(self, term: str, group: Group, after: int, limit: int) -> list[int]:
-        """Up to ``limit`` positions in the group above ``after``, ascending."""
+        """Up to ``limit`` positions in the group above ``after``, ascending (run ids ascend
+        with seqs, so SQLite reads the runs in order and stops at ``limit``)."""
+        runs = self._runs_holding(term, group, after)
         return [row[0] for row in self._cursor.execute(
-            "SELECT seq FROM postings WHERE term = ? AND frequency = ? AND length = ? "
-            "AND seq > ? ORDER BY seq LIMIT ?", (term, *group, after, limit))]
+            f"SELECT seq FROM postings WHERE run IN ({_marks(runs)}) AND term = ? "
+            f"AND frequency = ? AND length = ? AND seq > ? ORDER BY run, seq LIMIT ?",
+            (*runs, term, *group, after, limit))]
 
     def members_holding(self, term: str, group: Group, after: int,
                         others: Sequence[str]) -> list[int]:
-        """Positions in the group above ``after`` holding any of ``others``, read from the group."""
+        """Positions in the group above ``after`` holding any of ``others``, read from the group
+        (each claim's terms looked up in ``claim_terms``)."""
+        runs = self._runs_holding(term, group, after)
         return self._union(others, lambda batch: (
-            f"SELECT p.seq FROM postings AS p WHERE p.term = ? AND p.frequency = ? "
-            f"AND p.length = ? AND p.seq > ? AND EXISTS (SELECT 1 FROM postings AS o "
-            f"WHERE o.seq = p.seq AND o.term IN ({_marks(batch)}))", (term, *group, after, *batch)))
+            f"SELECT p.seq FROM postings AS p JOIN claim_terms AS c ON c.seq = p.seq "
+            f"WHERE p.run IN ({_marks(runs)}) AND p.term = ? AND p.frequency = ? "
+            f"AND p.length = ? AND p.seq > ? AND EXISTS (SELECT 1 FROM json_each(c.terms) AS t "
+            f"WHERE t.key IN ({_marks(batch)}))", (*runs, term, *group, after, *batch)))
 
     def members_among(self, term: str, group: Group, after: int,
                       others: Sequence[str]) -> list[int]:
-        """The same positions, read from ``others``' postings (CROSS JOIN keeps that order)."""
+        """The same positions, read from ``others``' postings (a claim's postings share a run)."""
+        runs = [run for run, last in self._last_seqs.items() if last > after]
         return self._union(others, lambda batch: (
-            f"SELECT o.seq FROM postings AS o CROSS JOIN postings AS p "
-            f"ON p.term = ? AND p.frequency = ? AND p.length = ? AND p.seq = o.seq "
-            f"WHERE o.term IN ({_marks(batch)}) AND o.seq > ?", (term, *group, *batch, after)))
+            f"SELECT o.seq FROM postings AS o WHERE o.run IN ({_marks(runs)}) "
+            f"AND o.term IN ({_marks(batch)}) AND o.seq > ? AND EXISTS (SELECT 1 FROM postings "
+            f"AS p WHERE p.run = o.run AND p.term = ? AND p.frequency = ? AND p.length = ? "
+            f"AND p.seq = o.seq)", (*runs, *batch, after, term, *group)))
 
     def _union(self, terms: Sequence[str],
                statement: Callable[[Sequence[str]], tuple[str, tuple[object, ...]]]) -> list[int]:
         """The seqs ``statement`` selects for each slice of ``terms``, together, ascending."""
         found: set[int] = set()
-        for batch in _batches(terms):
+        for batch in _slices(terms, _TERMS_AT_ONCE):
             found.update(row[0] for row in self._cursor.execute(*statement(batch)))
         return sorted(found)
 
     def frequencies(self, positions: Sequence[int],
                     terms: Sequence[str]) -> dict[int, dict[str, float]]:
-        """Each position's weighted frequency of those of ``terms`` it holds, in one lookup per
-        slice of terms."""
+        """Each position's weighted frequency of those of ``terms`` it holds, read from its
+        row of ``claim_terms`` in one statement per slice of terms."""
         held: dict[int, dict[str, float]] = {}
-        for batch in _batches(terms):
+        for batch in _slices(terms, _TERMS_AT_ONCE):
             for seq, term, frequency in self._cursor.execute(
-                    f"SELECT seq, term, frequency FROM postings INDEXED BY postings_by_claim "
-                    f"WHERE seq IN ({_marks(positions)}) AND term IN ({_marks(batch)})",
+                    f"SELECT c.seq, t.key, t.value FROM claim_terms AS c, json_each(c.terms) AS t "
+                    f"WHERE c.seq IN ({_marks(positions)}) AND t.key IN ({_marks(batch)})",
                     (*positions, *batch)):
                 held.setdefault(seq, {})[term] = float(frequency)
         return held

@@ -7,17 +7,19 @@ Claims are insert-only rows; a correction is a row in ``supersessions``
 racing processes), and triggers refuse UPDATE and DELETE on both tables. A
 supersession writes the new claim and its link in one ``BEGIN IMMEDIATE``
 transaction, so a crash leaves both or neither. Every write also adds the
-claims' impact-ordered postings and statistics (``postings``) in the same
-transaction, and ``search`` walks them with ``impact_walk`` inside one read
-transaction: it returns exactly ``bm25f.exact_search``'s top k while reading
-about k claims plus those holding several query terms in the best groups, and
-only the winners are read from ``claims``. ``add_many`` writes a batch in one
-transaction. ``schema_versions`` records
-the layout per component so a later GraphARC can migrate the file (and an
-older one refuses a newer file instead of misreading it). Version 3 replaced
-version 2's FTS5 table with the postings: FTS5's ``bm25()`` scores every row
-matching a query, so its cost grew with a common term's postings, and nothing
-else read it; a version 1 or 2 file is migrated on open, in one transaction.
+claims' terms, impact-ordered postings and statistics (``postings``) in the
+same transaction, and ``search`` walks them with ``impact_walk`` inside one
+read transaction: it returns exactly ``bm25f.exact_search``'s top k while
+reading about k claims plus those holding several query terms in the best
+groups, and only the winners are read from ``claims``. ``add_many`` writes a
+batch in one transaction. ``schema_versions`` records the layout per
+component so a later GraphARC can migrate the file (and an older one refuses
+a newer file instead of misreading it). Version 3 replaced version 2's FTS5
+table with postings (FTS5's ``bm25()`` scores every row matching a query, so
+its cost grew with a common term's postings); version 4 writes them as
+append-only runs, since version 3's term-first key made a batch's writes
+spread over the whole table. A version 1, 2 or 3 file is migrated on open, in
+one transaction.
 """
 
 from __future__ import annotations
@@ -55,7 +57,7 @@ from grapharc.memory.sqlite.database import (
 )
 
 SCHEMA_COMPONENT = "claims"
-SCHEMA_VERSION = 3
+SCHEMA_VERSION = 4
 
 _ID_CHUNK = 500  # ids per "id IN (...)" probe, well under SQLite's parameter limit
 
@@ -125,6 +127,20 @@ def _to_claim(row: _Row) -> Claim:
     )
 
 
+def _rows(numbered: Sequence[tuple[int, Claim]]) -> list[tuple[object, ...]]:
+    """The claims' rows, normalising each distinct subject once (a batch repeats subjects)."""
+    keys: dict[str, str] = {}
+    rows: list[tuple[object, ...]] = []
+    for seq, claim in numbered:
+        key = keys.get(claim.subject)
+        if key is None:
+            key = keys[claim.subject] = claim.subject_key
+        rows.append((seq, claim.id, claim.subject, key, claim.predicate, claim.object,
+                     claim.provenance.source, claim.provenance.observed_at.isoformat(),
+                     claim.provenance.run_id))
+    return rows
+
+
 class SQLiteMemoryStore:
     """A durable ``ClaimStore`` in one SQLite file; several processes may share the file."""
 
@@ -159,8 +175,8 @@ class SQLiteMemoryStore:
                 for statement in _SCHEMA:
                     cursor.execute(statement)
                 record_version(cursor, SCHEMA_COMPONENT, SCHEMA_VERSION)
-            elif version in (1, 2):
-                self._migrate_to_postings(cursor)
+            elif version in (1, 2, 3):
+                self._migrate_to_runs(cursor)
             elif version != SCHEMA_VERSION:
                 raise ClaimStoreError(
                     f"claim store {str(self.path)!r} has claims schema version {version}, "
@@ -169,10 +185,11 @@ class SQLiteMemoryStore:
                 )
 
     @staticmethod
-    def _migrate_to_postings(cursor: sqlite3.Cursor) -> None:
-        """Migrate a version-1 or -2 file: drop the FTS5 index version 2 had, if any, and
-        build the postings over the claims the file holds."""
-        cursor.execute("DROP TABLE IF EXISTS claims_fts")
+    def _migrate_to_runs(cursor: sqlite3.Cursor) -> None:
+        """Migrate a version 1, 2 or 3 file: drop the index it had, if any (2: an FTS5 table;
+        3: postings keyed by term first), and index the claims it holds as one run."""
+        for table in ("claims_fts", "postings", "term_groups", "claim_totals"):
+            cursor.execute(f"DROP TABLE IF EXISTS {table}")
         for statement in postings.SCHEMA:
             cursor.execute(statement)
         rows = cursor.execute(
@@ -214,11 +231,7 @@ class SQLiteMemoryStore:
         numbered = list(enumerate(claims, start=first))
         cursor.executemany(
             "INSERT INTO claims (seq, id, subject, subject_key, predicate, object, source, "
-            "observed_at, run_id) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)",
-            [(seq, claim.id, claim.subject, claim.subject_key, claim.predicate, claim.object,
-              claim.provenance.source, claim.provenance.observed_at.isoformat(),
-              claim.provenance.run_id) for seq, claim in numbered],
-        )
+            "observed_at, run_id) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)", _rows(numbered))
         postings.index_claims(cursor, numbered)
 
     def add(self, claim: Claim) -> Claim:
