@@ -5,12 +5,13 @@ first one, so a reader that wants the newest few (the audit scan after each node
 rendering a node's writes, ``/state``) would pay for the thread's whole past on every call and
 grow slower with every turn. These readers ask for ``PAGE`` checkpoints at a time, each page
 starting ``before`` the last one seen, and stop at ``limit`` snapshots or at the first
-checkpoint older than superstep ``since_step``.
+checkpoint older than superstep ``since_step``. (A page's checkpoints are listed at once; the
+page a reader leaves early holds nothing open.)
 """
 
 from __future__ import annotations
 
-from collections.abc import AsyncIterator, Iterator, Sequence
+from collections.abc import AsyncIterator, Iterator
 from dataclasses import dataclass
 from typing import Any
 
@@ -34,40 +35,59 @@ class Window:
     since_step: int | None = None
     limit: int | None = None
 
-    def take(self, page: Sequence[Any], taken: int) -> tuple[list[Any], bool]:
-        """The snapshots of ``page`` to yield after ``taken`` so far, and whether to read on."""
-        kept: list[Any] = []
-        for snapshot in page:
-            if (self.since_step is not None and step_of(snapshot) < self.since_step) or \
-                    (self.limit is not None and taken + len(kept) >= self.limit):
-                return kept, False
-            kept.append(snapshot)
-        return kept, len(page) == PAGE
 
-    def page_args(self, last: Any) -> dict[str, Any]:
-        """The ``get_state_history`` arguments of the page after ``last`` (None: the first)."""
-        return {"limit": PAGE, "before": None if last is None else last.config}
+@dataclass(slots=True)
+class _Paging:
+    """Where a read of a window stands: the pages to ask for, and which snapshots to keep."""
+
+    window: Window
+    last: Any = None
+    taken: int = 0
+    on_page: int = PAGE  # snapshots seen on the page being read (a full first page is due)
+    done: bool = False
+
+    def next_page(self) -> dict[str, Any] | None:
+        """The ``get_state_history`` arguments of the next page, None once the window is read."""
+        if self.done or self.on_page < PAGE or self._full():
+            return None
+        self.on_page = 0
+        return {"limit": PAGE, "before": None if self.last is None else self.last.config}
+
+    def keep(self, snapshot: Any) -> bool:
+        """Whether ``snapshot`` belongs to the window (False: stop reading)."""
+        self.on_page += 1
+        if self.window.since_step is not None and step_of(snapshot) < self.window.since_step:
+            self.done = True
+            return False
+        self.taken, self.last = self.taken + 1, snapshot
+        self.done = self._full()  # stop before LangGraph prepares another snapshot
+        return True
+
+    def _full(self) -> bool:
+        return self.window.limit is not None and self.taken >= self.window.limit
 
 
 def snapshots(compiled: CompiledGraphARC, thread: RunnableConfig, window: Window) -> Iterator[Any]:
-    """The thread's snapshots in ``window``, newest first."""
-    last, taken, more = None, 0, True
-    while more:
-        page = list(compiled.get_state_history(thread, **window.page_args(last)))
-        kept, more = window.take(page, taken)
-        yield from kept
-        taken += len(kept)
-        last = page[-1] if page else None
+    """The thread's snapshots in ``window``, newest first; a snapshot is prepared (LangGraph
+    works out its tasks and values) only when the window may still want it."""
+    paging = _Paging(window)
+    while (page := paging.next_page()) is not None:
+        for snapshot in compiled.get_state_history(thread, **page):
+            if not paging.keep(snapshot):
+                return
+            yield snapshot
+            if paging.done:
+                return
 
 
 async def asnapshots(compiled: CompiledGraphARC, thread: RunnableConfig,
                      window: Window) -> AsyncIterator[Any]:
     """Async ``snapshots``."""
-    last, taken, more = None, 0, True
-    while more:
-        page = [s async for s in compiled.aget_state_history(thread, **window.page_args(last))]
-        kept, more = window.take(page, taken)
-        for snapshot in kept:
+    paging = _Paging(window)
+    while (page := paging.next_page()) is not None:
+        async for snapshot in compiled.aget_state_history(thread, **page):
+            if not paging.keep(snapshot):
+                return
             yield snapshot
-        taken += len(kept)
-        last = page[-1] if page else None
+            if paging.done:
+                return

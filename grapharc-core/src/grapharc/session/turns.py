@@ -126,8 +126,11 @@ class Turn(_TurnBase):
         return self.settled()
 
     def drive(self, plan: Plan) -> None:
-        """Run passes until the thread pauses or ends; record the ending under the lease."""
+        """Run passes until the thread pauses or ends; record the ending under the lease. The
+        record watcher hears first of the entry the lease's claim wrote (claimed, decided or
+        reclaimed)."""
         self.leases.held[self.lease.thread_id] = self.lease
+        self.subscriber.recorded()
         try:
             self._drive(plan)
         finally:
@@ -195,6 +198,7 @@ class AsyncTurn(_TurnBase):
     async def drive(self, plan: Plan) -> None:
         """Async ``Turn.drive``."""
         self.leases.held[self.lease.thread_id] = self.lease
+        self.subscriber.recorded()
         try:
             await self._drive(plan)
         finally:
