@@ -48,3 +48,9 @@ def api_server_with_auth(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Ite
 def api_server_with_ceiling(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Iterator[str]:
     """``api_server`` whose operator caps every run at 5 node runs and 30 seconds."""
     yield from _api_server(tmp_path, monkeypatch, "--max-iterations", "5", "--max-seconds", "30")
+
+
+@pytest.fixture
+def api_server_short_grace(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Iterator[str]:
+    """``api_server`` that deletes a stateless run's thread half a second after the run ends."""
+    yield from _api_server(tmp_path, monkeypatch, "--stateless-grace", "0.5")

@@ -2,7 +2,8 @@
 
 A run is one turn of a thread, asked for through the API: ``request`` is what the turn does
 (``{"kind": "start", "input": {...}}`` or ``{"kind": "resume", "approval_id", "decision",
-"decider"}``), ``budget`` the ceilings it runs under (kept here so a worker that reclaims the
+"decider"}``, with ``"on_completion": "delete"`` when the thread goes once the run has ended, as a
+stateless run's does), ``budget`` the ceilings it runs under (kept here so a worker that reclaims the
 run keeps them). ``after_seq``/``end_seq`` bound its part of the thread's audit trail: the
 worker that executes it records ``after_seq`` as its turn begins (a run queued behind another
 does not know it earlier), and ``end_seq`` as it ends.
@@ -24,6 +25,8 @@ SUCCESS, ERROR, INTERRUPTED = "success", "error", "interrupted"
 ENDED = frozenset({SUCCESS, ERROR, INTERRUPTED})
 STATUSES = (PENDING, RUNNING, SUCCESS, ERROR, INTERRUPTED)
 REJECT, ENQUEUE = "reject", "enqueue"
+ON_COMPLETION = "on_completion"
+DELETE, KEEP = "delete", "keep"
 
 
 @dataclass(frozen=True, slots=True)

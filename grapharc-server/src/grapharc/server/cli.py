@@ -30,6 +30,8 @@ if TYPE_CHECKING:
 DEFAULT_DRAIN_TIMEOUT = 10.0
 DEFAULT_LEASE_SECONDS = 30.0  # grapharc.session.manager's, without importing it before it is needed
 DRAIN_TIMEOUT = Ranged(Number(0, 3600, "seconds", above=False), "SECONDS")
+DEFAULT_STATELESS_GRACE = 30.0  # grapharc.server.api.worker's, without importing it before it is needed
+STATELESS_GRACE = Ranged(Number(0, 86400, "seconds", above=False), "SECONDS")
 
 AUTH_FILE_HELP = ("TOML file of users (argon2 password hashes), API tokens (SHA-256) and who may decide "
                   "which approvals; serves the approval inbox at /inbox. Required off loopback.")
@@ -49,6 +51,8 @@ KINDS_HELP = ("module:attr of the node-kind registry the governed assistant's pl
 MODEL_HELP = "Planner model spec backend/model of the governed assistant (default: the kinds' scripted one)."
 THREADS_HELP = ("Threads for blocking work: sync graph nodes and store calls. Each run's sync node holds "
                 "one while it runs, so this bounds how many runs make progress at once.")
+STATELESS_GRACE_HELP = ("Seconds a stateless run's thread (POST /runs with on_completion 'delete', the "
+                        "default) outlives the run before it is deleted, so its clients read the end first.")
 CEILING_HELP = ("Ceiling on the {} any one run of the threads API may spend: a run's budget above it "
                 "is refused (422), and a run that asks for none runs under it.")
 
@@ -66,6 +70,8 @@ def serve_command(
     lease: LeaseSeconds = DEFAULT_LEASE_SECONDS,
     threads: Annotated[int, option("--threads", kind=Ranged(THREADS, "N"),
                                    help=THREADS_HELP)] = DEFAULT_THREADS,
+    stateless_grace: Annotated[float, option("--stateless-grace", kind=STATELESS_GRACE,
+                                             help=STATELESS_GRACE_HELP)] = DEFAULT_STATELESS_GRACE,
     max_tokens: Annotated[int | None, option(
         "--max-tokens", kind=setting("max_tokens", "N"), help=CEILING_HELP.format("tokens"))] = None,
     max_iterations: Annotated[int | None, option(
@@ -106,7 +112,7 @@ def serve_command(
 
             api = open_context(location, registry or [], ceiling,
                                [registrar(governed, trace)] if governed is not None else [],
-                               lease_seconds=lease)
+                               lease_seconds=lease, stateless_grace=stateless_grace)
         listener = listen(host, port)
         if auth is None and not ipaddress.ip_address(ListeningAddress.of(listener).host).is_loopback:
             listener.close()

@@ -17,7 +17,7 @@ from grapharc.runs.errors import RunStoreError
 from grapharc.runtime.budget import Budget
 from grapharc.server.api.problems import ApiProblem
 from grapharc.server.api.progress import Progress
-from grapharc.server.api.worker import RunWorker
+from grapharc.server.api.worker import STATELESS_GRACE_SECONDS, RunWorker
 from grapharc.server.auth import AuthConfig, User
 from grapharc.session.manager import DEFAULT_LEASE_SECONDS, SessionManager
 from grapharc.stores import open_store, store_uri
@@ -57,10 +57,11 @@ class ApiContext:
     runs: RunStore
     ceiling: Budget = field(default_factory=Budget)
     progress: Progress = field(default_factory=Progress)
+    stateless_grace: float = STATELESS_GRACE_SECONDS
     worker: RunWorker = field(init=False)
 
     def __post_init__(self) -> None:
-        self.worker = RunWorker(self.manager, self.runs, self.progress)
+        self.worker = RunWorker(self.manager, self.runs, self.progress, stateless_grace=self.stateless_grace)
 
     def graph_names(self) -> list[str]:
         """The names of the registered graphs, sorted."""
@@ -75,11 +76,13 @@ class ApiContext:
 
 def open_context(sessions: str, registries: list[str], ceiling: Budget | None = None,
                  registrars: Sequence[Registrar] = (), *,
-                 lease_seconds: float = DEFAULT_LEASE_SECONDS) -> ApiContext:
+                 lease_seconds: float = DEFAULT_LEASE_SECONDS,
+                 stateless_grace: float = STATELESS_GRACE_SECONDS) -> ApiContext:
     """Open the sessions and the run store at ``sessions`` and register every graph the
     ``registries`` (by name) and the ``registrars`` (already loaded, e.g. the governed assistant)
     register; every run is held to ``ceiling``, every thread leased for ``lease_seconds`` (a dead
-    worker's runs are taken over once that long has passed)."""
+    worker's runs are taken over once that long has passed), every stateless run's thread deleted
+    ``stateless_grace`` seconds after the run ends."""
     manager = SessionManager(sessions, lease_seconds=lease_seconds)
     try:
         for register in [*map(load_registry, registries), *registrars]:
@@ -92,7 +95,7 @@ def open_context(sessions: str, registries: list[str], ceiling: Budget | None = 
     except BaseException:
         manager.close()
         raise
-    return ApiContext(manager, runs, ceiling=ceiling or Budget())
+    return ApiContext(manager, runs, ceiling=ceiling or Budget(), stateless_grace=stateless_grace)
 
 
 def caller(request: Request) -> User | None:

@@ -22,7 +22,7 @@ from fastapi import APIRouter, Depends, Header, Query
 from pydantic import BaseModel, ConfigDict, Field, TypeAdapter, ValidationError
 from sse_starlette.sse import EventSourceResponse
 
-from grapharc.runs.records import REJECT, RunRecord
+from grapharc.runs.records import DELETE, KEEP, ON_COMPLETION, REJECT, RunRecord
 from grapharc.server.api import shapes
 from grapharc.server.api.budgets import BudgetRequest, run_budget
 from grapharc.server.api.context import ApiContext, api, caller
@@ -64,20 +64,19 @@ class RunCreate(BaseModel):
 
 @router.post("")
 async def create_run(thread_id: str, body: RunCreate, ctx: Context, user: Caller) -> dict[str, Any]:
-    return shapes.run(await _queue(ctx, thread_id, body, user))
+    return shapes.run(await queue(ctx, thread_id, body, user))
 
 
 @router.post("/wait")
 async def wait_run(thread_id: str, body: RunCreate, ctx: Context, user: Caller) -> dict[str, Any]:
-    run = await _queue(ctx, thread_id, body, user)
-    await _ended(ctx, run)
-    return await _final_values(ctx, thread_id)
+    await ended(ctx, await queue(ctx, thread_id, body, user))
+    return await final_values(ctx, thread_id)
 
 
 @router.post("/stream")
 async def stream_run(thread_id: str, body: RunCreate, ctx: Context, user: Caller) -> EventSourceResponse:
     modes = stream_modes(body.stream_mode)
-    run = await _queue(ctx, thread_id, body, user)
+    run = await queue(ctx, thread_id, body, user)
     return sse_response(ctx, run, modes, None, cancel_on_disconnect=body.on_disconnect == "cancel")
 
 
@@ -117,14 +116,14 @@ async def cancel_run(thread_id: str, run_id: str, ctx: Context, wait: bool = Fal
     run = await asyncio.to_thread(ctx.runs.request_cancel, thread_id, run_id, ctx.manager.clock())
     ctx.worker.wake()
     if wait:
-        run = await _ended(ctx, run)
+        run = await ended(ctx, run)
     return shapes.run(run)
 
 
 @router.get("/{run_id}/join")
 async def join_run(thread_id: str, run_id: str, ctx: Context) -> dict[str, Any]:
-    await _ended(ctx, await asyncio.to_thread(ctx.runs.get, thread_id, run_id))
-    return await _final_values(ctx, thread_id)
+    await ended(ctx, await asyncio.to_thread(ctx.runs.get, thread_id, run_id))
+    return await final_values(ctx, thread_id)
 
 
 @router.get("/{run_id}/stream")
@@ -137,7 +136,7 @@ async def join_stream(thread_id: str, run_id: str, ctx: Context, last_event_id: 
     return sse_response(ctx, run, modes, cursor_of(last_event_id), cancel_on_disconnect=cancel_on_disconnect)
 
 
-async def _ended(ctx: ApiContext, run: RunRecord) -> RunRecord:
+async def ended(ctx: ApiContext, run: RunRecord) -> RunRecord:
     """The run's record once it has ended, on whichever worker executes it."""
     while not run.ended:
         woken = ctx.progress.changed(run.thread_id)
@@ -147,7 +146,7 @@ async def _ended(ctx: ApiContext, run: RunRecord) -> RunRecord:
     return run
 
 
-async def _final_values(ctx: ApiContext, thread_id: str) -> dict[str, Any]:
+async def final_values(ctx: ApiContext, thread_id: str) -> dict[str, Any]:
     """The thread's values once the run ended, with its open approvals as ``__interrupt__``."""
     session = await asyncio.to_thread(ctx.manager.get, thread_id)
     values = await asyncio.to_thread(ctx.manager.values, thread_id)
@@ -155,10 +154,12 @@ async def _final_values(ctx: ApiContext, thread_id: str) -> dict[str, Any]:
     return {**shapes.thread(session, values)["values"], **({"__interrupt__": pending} if pending else {})}
 
 
-async def _queue(ctx: ApiContext, thread_id: str, body: RunCreate, user: User | None) -> RunRecord:
+async def queue(ctx: ApiContext, thread_id: str, body: RunCreate, user: User | None, *,
+                on_completion: str = KEEP) -> RunRecord:
     """Check the request against the thread and its graph, then queue the run durably for a worker:
     ``reject`` refuses it (409) while another run of the thread is pending or running or a runner
-    holds its lease; ``enqueue`` queues it behind them."""
+    holds its lease; ``enqueue`` queues it behind them. ``on_completion`` ``delete``: the worker
+    deletes the thread once the run has ended (a stateless run's, ``grapharc.server.api.stateless``)."""
     graph = ctx.manager.graphs.get(body.assistant_id)
     session = await _thread(ctx, thread_id, body)
     if session.graph != graph.name:
@@ -169,8 +170,11 @@ async def _queue(ctx: ApiContext, thread_id: str, body: RunCreate, user: User | 
         raise ApiProblem(409, f"thread {thread_id} is busy: runner {session.runner} holds its lease",
                          hint="wait for that turn to end, or send multitask_strategy 'enqueue'")
     now = ctx.manager.clock()
+    request = _request(ctx, session, body, user, queued=not exclusive)
+    if on_completion == DELETE:
+        request[ON_COMPLETION] = DELETE
     run = RunRecord(run_id=str(uuid.uuid4()), thread_id=thread_id, assistant_id=graph.name,
-                    request=_request(ctx, session, body, user, queued=not exclusive), created_at=now,
+                    request=request, created_at=now,
                     updated_at=now, stream_modes=tuple(stream_modes(body.stream_mode)),
                     budget=run_budget(body.budget, ctx.ceiling), multitask_strategy=body.multitask_strategy,
                     metadata=body.metadata or {})
@@ -204,7 +208,7 @@ def _request(ctx: ApiContext, session: Session, body: RunCreate, user: User | No
         waiting = ", ".join(h.approval_id for h in session.holds if h.state == OPEN)
         raise ApiProblem(409, f"thread {session.thread_id} waits on approval {waiting}",
                          hint='answer it with a run whose command is {"resume": "approved"} or "rejected"')
-    _check_input(ctx, session.graph, body.input or {})
+    check_input(ctx, session.graph, body.input or {})
     return {"kind": "start", "input": body.input or {}}
 
 
@@ -246,7 +250,7 @@ def _answer(session: Session, resume: str | dict[str, Any], now: float,
     return approval, str(decision), decider
 
 
-def _check_input(ctx: ApiContext, graph: str, values: dict[str, Any]) -> None:
+def check_input(ctx: ApiContext, graph: str, values: dict[str, Any]) -> None:
     """Input checked field by field against the graph's state model: 422 listing every bad field."""
     fields = ctx.manager.graphs.get(graph).builder.state.model_fields
     errors: list[dict[str, Any]] = []

@@ -15,6 +15,12 @@ worker of the shared run store:
 
 When the server stops, the runs executing here are cancelled without being ended: their claims
 run out and another worker (or this one, restarted) carries them on.
+
+A run whose request says ``on_completion: delete`` (a stateless run) has its thread deleted
+``stateless_grace`` seconds after it ends, so the clients waiting on or streaming it read its
+end first; a thread paused on an open approval, or with another run pending or running by then,
+is kept. The wait is this process's: a server stopped during it leaves the thread (``grapharc
+session prune`` removes finished threads).
 """
 
 from __future__ import annotations
@@ -26,12 +32,14 @@ from typing import Any
 
 from grapharc.errors import GraphARCError
 from grapharc.runs.contracts import RunStore
-from grapharc.runs.records import ERROR, INTERRUPTED, SUCCESS, RunRecord
+from grapharc.runs.records import DELETE, ERROR, INTERRUPTED, ON_COMPLETION, SUCCESS, RunRecord
 from grapharc.server.api.progress import Progress
+from grapharc.session.errors import UnknownSessionError
 from grapharc.session.manager import SessionManager
 from grapharc.session.records import COMPLETED, FAILED, PAUSED, REJECTED, RUNNING
 
 POLL_SECONDS = 0.5
+STATELESS_GRACE_SECONDS = 30.0
 TURN_BEGAN = frozenset({"claimed", "decided", "reclaimed"})
 """Audit entries a run's turn writes as it takes the thread: one after ``after_seq`` means it began."""
 
@@ -42,10 +50,13 @@ _log = logging.getLogger("grapharc.server")
 class RunWorker:
     """The loop of one server process over ``runs``, driving turns through ``manager``."""
 
-    def __init__(self, manager: SessionManager, runs: RunStore, progress: Progress) -> None:
+    def __init__(self, manager: SessionManager, runs: RunStore, progress: Progress, *,
+                 stateless_grace: float = STATELESS_GRACE_SECONDS) -> None:
         self.manager = manager
         self.runs = runs
         self.progress = progress
+        self.stateless_grace = stateless_grace
+        self._forgetting: set[asyncio.Task[None]] = set()
         self.name = manager.runner
         self.ttl = manager.lease_seconds
         self._executing: dict[str, asyncio.Task[None]] = {}
@@ -133,6 +144,27 @@ class RunWorker:
                                 end_seq=end_seq, error=error)
         self.progress.notify(run.thread_id)
         self.wake()  # a run queued behind this one on its thread can be claimed now
+        if run.request.get(ON_COMPLETION) == DELETE:
+            asyncio.get_running_loop().call_later(self.stateless_grace, self._forget, run.thread_id)
+
+    def _forget(self, thread_id: str) -> None:
+        """Delete a stateless run's thread (in a task, kept until it is done)."""
+        task = asyncio.get_running_loop().create_task(asyncio.to_thread(self._delete_finished, thread_id),
+                                                      name=f"forget:{thread_id}")
+        self._forgetting.add(task)
+        task.add_done_callback(self._forgetting.discard)
+
+    def _delete_finished(self, thread_id: str) -> None:
+        """Delete the thread unless it waits on a person or has a run pending or running."""
+        try:
+            if self.manager.get(thread_id).status == PAUSED or not all(
+                    run.ended for run in self.runs.of_thread(thread_id)):
+                return
+            self.manager.delete(thread_id)
+        except UnknownSessionError:
+            return  # its client deleted it first
+        except GraphARCError as exc:  # busy again, or a store that cannot be reached: the thread stays
+            _log.warning("run worker %s: the stateless thread %s is kept: %s", self.name, thread_id, exc)
 
     async def _turn(self, run: RunRecord) -> Any:
         """The session-layer call the run's request makes: a start with input, or a resume."""

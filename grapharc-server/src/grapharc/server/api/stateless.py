@@ -1,0 +1,69 @@
+"""Stateless runs: a run of a registered graph on a thread made for it, as LangGraph Platform's
+``POST /runs``, ``/runs/wait`` and ``/runs/stream`` (the SDK's ``client.runs.*(None, ...)``).
+
+The thread is an ordinary durable session created for the run, and the run names it
+(``thread_id``), so a client can read the thread or rejoin the run while it exists.
+``on_completion`` says what becomes of it once the run has ended: ``delete`` (the default, as
+on LangGraph Platform) removes it ``STATELESS_GRACE_SECONDS`` later, so a client waiting on or
+streaming the run reads the end first (``grapharc.server.api.worker``); ``keep`` leaves it. A
+thread that ended paused on an approval is kept either way: an open approval is never thrown
+away with its thread. A stateless run starts a turn with input; approvals are answered on the
+thread's own runs.
+"""
+
+from __future__ import annotations
+
+import asyncio
+from typing import Any, Literal
+
+from fastapi import APIRouter
+from sse_starlette.sse import EventSourceResponse
+
+from grapharc.runs.records import RunRecord
+from grapharc.server.api import shapes
+from grapharc.server.api.problems import ApiProblem
+from grapharc.server.api.runs import Caller, Context, RunCreate, check_input, ended, final_values, queue
+from grapharc.server.api.streaming import sse_response, stream_modes
+from grapharc.server.auth import User
+
+router = APIRouter(prefix="/runs", tags=["runs"])
+
+
+class StatelessRunCreate(RunCreate):
+    """A run-starting body plus what becomes of the run's thread once the run has ended."""
+
+    on_completion: Literal["delete", "keep"] = "delete"
+
+
+@router.post("")
+async def create_stateless_run(body: StatelessRunCreate, ctx: Context, user: Caller) -> dict[str, Any]:
+    return shapes.run(await _queue_on_new_thread(ctx, body, user))
+
+
+@router.post("/wait")
+async def wait_stateless_run(body: StatelessRunCreate, ctx: Context, user: Caller) -> dict[str, Any]:
+    run = await ended(ctx, await _queue_on_new_thread(ctx, body, user))
+    return await final_values(ctx, run.thread_id)
+
+
+@router.post("/stream")
+async def stream_stateless_run(body: StatelessRunCreate, ctx: Context, user: Caller) -> EventSourceResponse:
+    modes = stream_modes(body.stream_mode)
+    run = await _queue_on_new_thread(ctx, body, user)
+    return sse_response(ctx, run, modes, None, cancel_on_disconnect=body.on_disconnect == "cancel")
+
+
+async def _queue_on_new_thread(ctx: Context, body: StatelessRunCreate, user: User | None) -> RunRecord:
+    """Create the run's thread and queue the run there; a request refused on the way (a command,
+    bad input or stream mode, a budget above the ceiling) leaves no thread behind."""
+    if body.command is not None:
+        raise ApiProblem(422, "a stateless run starts a new thread, which has no approval to answer",
+                         hint="answer an approval with a run on its own thread: POST /threads/{id}/runs")
+    graph = ctx.manager.graphs.get(body.assistant_id)
+    check_input(ctx, graph.name, body.input or {})
+    session = await asyncio.to_thread(ctx.manager.create, graph.name)
+    try:
+        return await queue(ctx, session.thread_id, body, user, on_completion=body.on_completion)
+    except BaseException:
+        await asyncio.to_thread(ctx.manager.delete, session.thread_id)
+        raise
