@@ -172,6 +172,27 @@ def test_a_file_from_a_newer_schema_is_refused_naming_both_versions(tmp_path: Pa
         SQLiteMemoryStore(path)
 
 
+def test_an_sqlite_without_json_functions_is_refused_before_any_table_is_written(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    connect = sqlite3.connect
+
+    def without_json(*args: object, **kwargs: object) -> sqlite3.Connection:
+        connection = connect(*args, **kwargs)  # type: ignore[arg-type]
+        json_read = (sqlite3.SQLITE_READ, "json_each")
+        connection.set_authorizer(lambda action, table, *_: sqlite3.SQLITE_DENY
+                                  if (action, table) == json_read else sqlite3.SQLITE_OK)
+        return connection
+
+    monkeypatch.setattr(sqlite3, "connect", without_json)
+    path = tmp_path / "memory.db"
+    with pytest.raises(ClaimStoreError, match=r"memory\.db.*needs SQLite's JSON functions") as refused:
+        SQLiteMemoryStore(path)
+    assert "3.38" in (refused.value.hint or "")
+    monkeypatch.setattr(sqlite3, "connect", connect)
+    with connect(path) as raw:
+        assert raw.execute("SELECT count(*) FROM sqlite_master WHERE name = 'claims'").fetchone() == (0,)
+
+
 def test_a_file_that_is_not_sqlite_is_refused_naming_the_path(tmp_path: Path) -> None:
     path = tmp_path / "notes.txt"
     path.write_text("not a database\n" * 200)

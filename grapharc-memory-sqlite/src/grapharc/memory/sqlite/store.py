@@ -141,6 +141,19 @@ def _rows(numbered: Sequence[tuple[int, Claim]]) -> list[tuple[object, ...]]:
     return rows
 
 
+def _require_json(connection: sqlite3.Connection, path: Path) -> None:
+    """Refuse an SQLite without JSON functions: the postings are built and read with ``json_each``."""
+    try:
+        connection.execute("SELECT count(*) FROM json_each('{}')").fetchone()
+    except sqlite3.DatabaseError as error:
+        raise ClaimStoreError(
+            f"claim store {str(path)!r} needs SQLite's JSON functions, which this SQLite "
+            f"{sqlite3.sqlite_version} lacks ({error})",
+            hint="use a Python whose sqlite3 module links SQLite 3.38 or newer "
+            "(or an older one built with JSON1)",
+        ) from error
+
+
 class SQLiteMemoryStore:
     """A durable ``ClaimStore`` in one SQLite file; several processes may share the file."""
 
@@ -168,6 +181,7 @@ class SQLiteMemoryStore:
         """Switch the file to WAL and create or check the claims schema."""
         connection = self._open_connection()
         use_wal(connection, f"claim store {str(self.path)!r}", ClaimStoreError)
+        _require_json(connection, self.path)
         connection.execute("PRAGMA foreign_keys=ON")
         with self._transaction() as cursor:
             version = stored_version(cursor, SCHEMA_COMPONENT)
