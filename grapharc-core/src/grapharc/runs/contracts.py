@@ -32,9 +32,12 @@ class RunStore(Protocol):
         """The run ``run_id`` of ``thread_id``."""
         ...
 
-    def of_thread(self, thread_id: str) -> builtins.list[RunRecord]:
-        """The thread's runs, newest first."""
+    def of_thread(self, thread_id: str, *, status: str | None = None, limit: int | None = None,
+                  offset: int = 0) -> builtins.list[RunRecord]:
+        """The thread's runs, newest first: only those in ``status`` if given, and with ``limit``
+        at most that many after skipping ``offset`` (an offset needs a limit: ``check_page``)."""
         ...
+
 
     def claim_next(self, worker: str, now: float, ttl: float, graphs: Sequence[str]) -> RunRecord | None:
         """Take the oldest runnable pending run of one of ``graphs`` (the graphs ``worker`` can drive;
@@ -76,3 +79,10 @@ class RunStore(Protocol):
     def close(self) -> None:
         """Release connections; closing twice is harmless."""
         ...
+
+
+def check_page(limit: int | None, offset: int) -> None:
+    """Refuse a page no store can serve: a negative limit or offset, or an offset without a limit."""
+    if (limit is not None and limit < 0) or offset < 0 or (limit is None and offset):
+        raise ValueError(f"a page needs limit >= 0 and offset >= 0, an offset only with a limit; "
+                         f"got limit={limit!r}, offset={offset!r}")

@@ -15,6 +15,7 @@ from abc import ABC, abstractmethod
 from collections.abc import Sequence
 from contextlib import AbstractContextManager
 
+from grapharc.runs.contracts import check_page
 from grapharc.runs.errors import RunStoreError, ThreadBusyError, UnknownRunError
 from grapharc.runs.records import (
     ENDED,
@@ -76,11 +77,20 @@ class SqlRunStore(SqlDialect, ABC):
         with self._write() as conn:
             return self._get(conn, thread_id, run_id)
 
-    def of_thread(self, thread_id: str) -> builtins.list[RunRecord]:
-        """``RunStore.of_thread``."""
+    def of_thread(self, thread_id: str, *, status: str | None = None, limit: int | None = None,
+                  offset: int = 0) -> builtins.list[RunRecord]:
+        """``RunStore.of_thread``: the filter and the page are the query's, so a thread with many
+        runs is never read whole for one page."""
+        check_page(limit, offset)
+        sql = "SELECT * FROM {runs} WHERE thread_id = ?"
+        args: list[object] = [thread_id]
+        if status is not None:
+            sql, args = sql + " AND status = ?", [*args, status]
+        sql += " ORDER BY seq DESC"
+        if limit is not None:
+            sql, args = sql + " LIMIT ? OFFSET ?", [*args, limit, offset]
         with self._write() as conn:
-            rows = self._run(conn, "SELECT * FROM {runs} WHERE thread_id = ? ORDER BY seq DESC",
-                             (thread_id,)).fetchall()
+            rows = self._run(conn, sql, tuple(args)).fetchall()
         return [record_of(dict(row)) for row in rows]
 
     def claim_next(self, worker: str, now: float, ttl: float, graphs: Sequence[str]) -> RunRecord | None:

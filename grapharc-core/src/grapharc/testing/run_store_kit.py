@@ -90,6 +90,25 @@ class RunStoreConformance(ABC):
         assert [r.run_id for r in store.of_thread("t1")] == [second.run_id, first.run_id]
         assert store.of_thread("none") == []
 
+    def test_a_threads_runs_are_paged_and_filtered_by_status_in_the_store(self, store: RunStore) -> None:
+        runs = [store.add(new_run("t1"), exclusive=False) for _ in range(5)]
+        store.add(new_run("t2"), exclusive=False)
+        newest_first = [r.run_id for r in reversed(runs)]
+        assert [r.run_id for r in store.of_thread("t1", limit=2)] == newest_first[:2]
+        assert [r.run_id for r in store.of_thread("t1", limit=2, offset=2)] == newest_first[2:4]
+        assert [r.run_id for r in store.of_thread("t1", limit=10, offset=4)] == newest_first[4:]
+        assert store.of_thread("t1", limit=0) == [] and store.of_thread("t1", limit=3, offset=9) == []
+        store.request_cancel("t1", runs[1].run_id, 2.0)
+        store.request_cancel("t1", runs[3].run_id, 2.0)
+        cancelled = [runs[3].run_id, runs[1].run_id]
+        assert [r.run_id for r in store.of_thread("t1", status=INTERRUPTED)] == cancelled
+        second_page = store.of_thread("t1", status=INTERRUPTED, limit=1, offset=1)
+        assert [r.run_id for r in second_page] == cancelled[1:]
+        assert len(store.of_thread("t1", status=PENDING)) == 3
+        for limit, offset in ((-1, 0), (2, -1), (None, 2)):
+            with pytest.raises(ValueError, match="a page needs"):
+                store.of_thread("t1", limit=limit, offset=offset)
+
     def test_an_exclusive_run_is_refused_while_another_is_pending_or_running(self, store: RunStore) -> None:
         first = store.add(new_run("t1"), exclusive=True)
         with pytest.raises(ThreadBusyError, match=first.run_id):

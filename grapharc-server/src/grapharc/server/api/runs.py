@@ -16,6 +16,7 @@ from __future__ import annotations
 
 import asyncio
 import uuid
+from functools import partial
 from typing import Annotated, Any, Literal
 
 from fastapi import APIRouter, Depends, Header, Query
@@ -92,9 +93,9 @@ async def list_runs(thread_id: str, ctx: Context,
     """The thread's runs, newest first (``status`` filters; ``select`` keeps only those fields),
     as the SDK's ``runs.list`` asks; an unknown thread is a 404."""
     await asyncio.to_thread(ctx.manager.get, thread_id)
-    runs = await asyncio.to_thread(ctx.runs.of_thread, thread_id)
-    shaped = [shapes.run(run) for run in runs if status is None or run.status == status]
-    page = shaped[offset:offset + limit]
+    runs = await asyncio.to_thread(partial(ctx.runs.of_thread, thread_id, status=status, limit=limit,
+                                           offset=offset))
+    page = [shapes.run(run) for run in runs]
     if not select:
         return page
     unknown = sorted(set(select) - set(shapes.RUN_FIELDS))
