@@ -38,7 +38,6 @@ class RunStore(Protocol):
         at most that many after skipping ``offset`` (an offset needs a limit: ``check_page``)."""
         ...
 
-
     def claim_next(self, worker: str, now: float, ttl: float, graphs: Sequence[str]) -> RunRecord | None:
         """Take the oldest runnable pending run of one of ``graphs`` (the graphs ``worker`` can drive;
         runnable: the first pending run of a thread none of whose runs is running) for ``worker``

@@ -14,6 +14,8 @@ from collections.abc import Iterable
 from dataclasses import dataclass
 from typing import Any
 
+from grapharc.session.history import step_of
+
 
 @dataclass(frozen=True, slots=True)
 class NodeRun:
@@ -38,7 +40,7 @@ def completed_runs(history: Iterable[Any], since_step: int) -> tuple[list[NodeRu
     newest = since_step
     unfinished: int | None = None
     for snapshot in history:
-        step = int((snapshot.metadata or {}).get("step", -1))
+        step = step_of(snapshot)
         if step < since_step:
             break
         newest = max(newest, step)

@@ -13,11 +13,12 @@ from __future__ import annotations
 
 from collections.abc import AsyncIterator, Iterator
 from dataclasses import dataclass
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-from langchain_core.runnables import RunnableConfig
+if TYPE_CHECKING:
+    from langchain_core.runnables import RunnableConfig
 
-from grapharc.runtime.compiled import CompiledGraphARC
+    from grapharc.runtime.compiled import CompiledGraphARC
 
 PAGE = 4
 """Checkpoints per read: the audit scan after a node usually needs two or three."""

@@ -209,7 +209,7 @@ def _request(ctx: ApiContext, session: Session, body: RunCreate, user: User | No
         waiting = ", ".join(h.approval_id for h in session.holds if h.state == OPEN)
         raise ApiProblem(409, f"thread {session.thread_id} waits on approval {waiting}",
                          hint='answer it with a run whose command is {"resume": "approved"} or "rejected"')
-    check_input(ctx, session.graph, body.input or {})
+    _check_input(ctx, session.graph, body.input or {})
     return {"kind": "start", "input": body.input or {}}
 
 
@@ -251,7 +251,7 @@ def _answer(session: Session, resume: str | dict[str, Any], now: float,
     return approval, str(decision), decider
 
 
-def check_input(ctx: ApiContext, graph: str, values: dict[str, Any]) -> None:
+def _check_input(ctx: ApiContext, graph: str, values: dict[str, Any]) -> None:
     """Input checked field by field against the graph's state model: 422 listing every bad field."""
     fields = ctx.manager.graphs.get(graph).builder.state.model_fields
     errors: list[dict[str, Any]] = []

@@ -22,7 +22,7 @@ from sse_starlette.sse import EventSourceResponse
 from grapharc.runs.records import RunRecord
 from grapharc.server.api import shapes
 from grapharc.server.api.problems import ApiProblem
-from grapharc.server.api.runs import Caller, Context, RunCreate, check_input, ended, final_values, queue
+from grapharc.server.api.runs import Caller, Context, RunCreate, ended, final_values, queue
 from grapharc.server.api.streaming import sse_response, stream_modes
 from grapharc.server.auth import User
 
@@ -60,7 +60,6 @@ async def _queue_on_new_thread(ctx: Context, body: StatelessRunCreate, user: Use
         raise ApiProblem(422, "a stateless run starts a new thread, which has no approval to answer",
                          hint="answer an approval with a run on its own thread: POST /threads/{id}/runs")
     graph = ctx.manager.graphs.get(body.assistant_id)
-    check_input(ctx, graph.name, body.input or {})
     session = await asyncio.to_thread(ctx.manager.create, graph.name)
     try:
         return await queue(ctx, session.thread_id, body, user, on_completion=body.on_completion)
