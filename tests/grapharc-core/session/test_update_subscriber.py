@@ -74,7 +74,7 @@ def _called_after_each_write(watcher: Watches) -> None:
     assert ends[0] == "claimed" and ends[-2:] == ["run", "completed"], watcher.seen
     assert ends.count("node") >= 1, watcher.seen
     assert watcher.seen[-1].count("node") == 4
-    assert all(len(a) < len(b) for a, b in zip(watcher.seen, watcher.seen[1:], strict=False))
+    assert all(len(a) < len(b) for a, b in zip(watcher.seen, watcher.seen[1:], strict=False)), watcher.seen
 
 
 def test_a_record_watcher_is_called_after_each_audit_write_of_a_sync_turn(manager: SessionManager) -> None:

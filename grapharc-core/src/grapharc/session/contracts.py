@@ -114,8 +114,9 @@ class SessionStore(Protocol):
         """The checkpoint step the next scan for completed nodes starts from (-1 before the first)."""
         ...
 
-    def record_nodes(self, lease: Lease, runs: Iterable[NodeRun], audited_step: int, now: float) -> None:
-        """Append completed nodes, each (step, node, task) once, and move the scan's watermark.
+    def record_nodes(self, lease: Lease, runs: Iterable[NodeRun], audited_step: int, now: float) -> int:
+        """Append completed nodes, each (step, node, task) once, and move the scan's watermark;
+        return how many were not recorded before (a rescanned checkpoint repeats some).
 
         Fenced: ``LeaseLostError`` if ``lease`` is no longer the thread's.
         """

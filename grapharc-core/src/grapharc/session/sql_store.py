@@ -347,19 +347,22 @@ class SqlSessionStore(SqlDialect, ABC):
         with self._read() as conn:
             return int(self._row(conn, thread_id)["audited_step"])
 
-    def record_nodes(self, lease: Lease, runs: Iterable[NodeRun], audited_step: int, now: float) -> None:
+    def record_nodes(self, lease: Lease, runs: Iterable[NodeRun], audited_step: int, now: float) -> int:
         """Record completed nodes, each (thread, step, node, task) once however often it is seen;
-        fenced by the lease's token."""
+        fenced by the lease's token. Returns how many were new."""
         thread_id = lease.thread_id
+        new = 0
         with self._write() as conn:
             self._fenced_row(conn, lease, "its completed nodes are not recorded")
             for run in runs:
-                self._run(conn, "INSERT INTO {audit} (thread_id, at, kind, node, step, task_id, detail) "
-                                "VALUES (?, ?, 'node', ?, ?, ?, ?) ON CONFLICT DO NOTHING",
-                          (thread_id, now, run.node, run.step, run.task_id,
-                           self._encode({"writes": run.writes})))
+                inserted = self._run(conn, "INSERT INTO {audit} (thread_id, at, kind, node, step, task_id, "
+                                           "detail) VALUES (?, ?, 'node', ?, ?, ?, ?) ON CONFLICT DO NOTHING",
+                                     (thread_id, now, run.node, run.step, run.task_id,
+                                      self._encode({"writes": run.writes})))
+                new += inserted.rowcount
             self._run(conn, "UPDATE {sessions} SET audited_step = ? WHERE thread_id = ?",
                       (audited_step, thread_id))
+        return new
 
     def record_run(self, lease: Lease, run: Mapping[str, Any], now: float) -> None:
         """Record one run a turn made (its id, status, stop reason, steps and spend), once per

@@ -179,9 +179,9 @@ class Turn(_TurnBase):
             self.audited = self.store.audited_step(self.lease.thread_id)
         history = snapshots(self.compiled, self.thread, Window(since_step=self.audited))
         runs, resume_at = completed_runs(history, self.audited)
-        self.store.record_nodes(self.lease, runs, resume_at, self.clock())
+        new = self.store.record_nodes(self.lease, runs, resume_at, self.clock())
         self.audited = resume_at
-        if runs:
+        if new:
             self.subscriber.recorded()
 
 
@@ -247,7 +247,7 @@ class AsyncTurn(_TurnBase):
             self.audited = await asyncio.to_thread(self.store.audited_step, self.lease.thread_id)
         history = [s async for s in asnapshots(self.compiled, self.thread, Window(since_step=self.audited))]
         runs, resume_at = completed_runs(history, self.audited)
-        await asyncio.to_thread(self.store.record_nodes, self.lease, runs, resume_at, self.clock())
+        new = await asyncio.to_thread(self.store.record_nodes, self.lease, runs, resume_at, self.clock())
         self.audited = resume_at
-        if runs:
+        if new:
             self.subscriber.recorded()

@@ -445,8 +445,9 @@ class SessionStoreConformance(ABC):
         store.create("t1", GRAPH, 1.0)
         lease = claim(store, "t1", 2.0)
         seen = NodeRun(3, "n", "task-1", ("log",))
-        store.record_nodes(lease, [seen], 3, 3.0)
-        store.record_nodes(lease, [seen, NodeRun(4, "m", "task-2", ())], 4, 4.0)
+        assert store.record_nodes(lease, [seen], 3, 3.0) == 1
+        assert store.record_nodes(lease, [seen, NodeRun(4, "m", "task-2", ())], 4, 4.0) == 1
+        assert store.record_nodes(lease, [seen], 4, 5.0) == 0
         nodes = [(e.node, e.step, e.detail) for e in store.audit("t1") if e.kind == "node"]
         assert nodes == [("n", 3, {"writes": ["log"]}), ("m", 4, {"writes": []})]
         assert store.audited_step("t1") == 4
