@@ -2,8 +2,9 @@
 a graph whose one node waits until a file the test names exists, so a run stays in flight
 for as long as the test needs it to, a three-node relay whose middle node waits the same way
 (a worker can be killed between its nodes), and one whose node writes a long answer and values
-JSON cannot hold as they are (NaN, a set, bytes, a datetime), and a meeting: a node that waits
-until the nodes of as many runs as it expects are running at the same time."""
+JSON cannot hold as they are (NaN, a set, bytes, a datetime), a meeting: a node that waits
+until the nodes of as many runs as it expects are running at the same time, and a gated waiter:
+the credit desk is asked first, then the node waits for its release file."""
 
 from __future__ import annotations
 
@@ -13,16 +14,19 @@ from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
+from langgraph.types import interrupt
 from pydantic import Field
 
-from grapharc.examples.approval import register_credit_graph
+from grapharc.examples.approval import CREDIT_DESK, register_credit_graph
 from grapharc.runtime.graph import END, START, GraphARC
 from grapharc.runtime.state import GraphARCState
+from grapharc.session.approvals import Approvers
 
 WAITER = "waiter"
 RELAY = "relay"
 ODD = "odd-values"
 MEETING = "meeting"
+GATED_WAITER = "gated-waiter"
 MEETING_PATIENCE_SECONDS = 30  # how long a meeting node waits for the others before it gives up
 LONG_ANSWER = "".join(f"{i:04d}é " for i in range(600))  # 3,600 characters, not all ASCII
 
@@ -93,9 +97,19 @@ def meet(state: MeetingState) -> dict[str, Any]:
     return {"met": len(list(room.iterdir())) >= state.expected}
 
 
+class GatedState(WaiterState):
+    """The waiter's fields, and the credit desk's answer."""
+
+    answer: str = ""
+
+
+def ask_the_desk(state: GatedState) -> dict[str, Any]:
+    return {"answer": interrupt("may the waiter go on?")}
+
+
 def register(manager: Any) -> None:
-    """Register the credit demo, the waiter, the relay, the odd-values graph and the meeting on
-    ``manager``."""
+    """Register the credit demo, the waiter, the relay, the odd-values graph, the meeting and the
+    gated waiter on ``manager``."""
     register_credit_graph(manager)
     waiter = GraphARC(WaiterState, name=WAITER)
     waiter.add_node("wait_for_release", wait_for_release, writes={"released"})
@@ -120,3 +134,10 @@ def register(manager: Any) -> None:
     meeting.add_edge(START, "meet")
     meeting.add_edge("meet", END)
     manager.register(meeting)
+    gated = GraphARC(GatedState, name=GATED_WAITER)
+    gated.add_node("ask_the_desk", ask_the_desk, writes={"answer"})
+    gated.add_node("wait_for_release", wait_for_release, writes={"released"})
+    gated.add_edge(START, "ask_the_desk")
+    gated.add_edge("ask_the_desk", "wait_for_release")
+    gated.add_edge("wait_for_release", END)
+    manager.register(gated, approvers={"ask_the_desk": Approvers(frozenset({CREDIT_DESK}))})

@@ -45,6 +45,16 @@ def api_server_with_auth(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Ite
 
 
 @pytest.fixture
+def api_server_gated(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Iterator[str]:
+    """``api_server`` with an auth file whose alice decides the gated waiter's approvals."""
+    from api_graphs import GATED_WAITER
+    from inbox_setup import write_auth_file
+
+    auth = write_auth_file(tmp_path / "auth.toml", alice_may_decide=f"{GATED_WAITER}/*")
+    yield from _api_server(tmp_path, monkeypatch, "--auth-file", str(auth))
+
+
+@pytest.fixture
 def api_server_with_ceiling(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Iterator[str]:
     """``api_server`` whose operator caps every run at 5 node runs and 30 seconds."""
     yield from _api_server(tmp_path, monkeypatch, "--max-iterations", "5", "--max-seconds", "30")

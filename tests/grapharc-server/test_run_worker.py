@@ -1,7 +1,9 @@
 """The worker loop (real SQLite stores, in this process): it takes over runs whose worker died
 before finishing them (a run whose turn never began is run; one whose turn ended is only
 recorded), starts a run queued behind another as soon as that one ends, and reads the trail
-only from where a run's part of it begins when it records the run's end."""
+only from where a run's part of it begins when it records the run's end; a thread an inbox
+decision claimed is carried on under that decision's lease when it is handed over here, and
+recovered once the lease runs out when the decision was taken in another process."""
 
 from __future__ import annotations
 
@@ -15,11 +17,14 @@ import pytest
 from api_graphs import ODD, register
 
 import grapharc.server.api.worker as worker_module
+from grapharc.examples.approval import CREDIT_DESK
+from grapharc.examples.approval import GRAPH_NAME as CREDIT
 from grapharc.runs.contracts import RunStore
 from grapharc.runs.records import RunRecord
 from grapharc.server.api.progress import Progress
-from grapharc.server.api.worker import RunWorker
+from grapharc.server.api.worker import CARRY_ON, RunWorker
 from grapharc.session import SessionManager
+from grapharc.session.lease import Lease
 from grapharc.session.records import AuditEntry
 from grapharc.stores import open_store
 
@@ -132,3 +137,66 @@ def test_a_run_on_a_long_thread_reads_only_its_own_part_of_the_trail_when_it_end
     ended = _until_ended(manager, runs, run)
     assert ended.status == "success" and ended.after_seq == begun
     assert afters == [0, begun]  # the whole trail once, to find where the run begins; then its part
+
+
+def _decided(manager: SessionManager) -> tuple[Lease, int]:
+    """A credit thread paused on the desk, then approved: the decision's lease and the trail's last
+    seq before it."""
+    thread = manager.create(CREDIT).thread_id
+    paused = manager.run(thread, {"application_id": "LN-7310"})
+    before = manager.audit(thread)[-1].seq
+    lease = manager.decide(thread, paused.holds[0].approval_id, "approved", decider=CREDIT_DESK)
+    assert lease is not None and manager.get(thread).status == "running"
+    return lease, before
+
+
+def _carried(manager: SessionManager, runs: RunStore, lease: Lease, before: int, *,
+             handed: bool) -> RunRecord:
+    """Queue a run carrying the decided thread on: through the worker's ``hand_over`` (which keeps
+    the lease), or as another process's worker would have queued it (the lease stays there)."""
+    async def drive() -> RunRecord:
+        worker = RunWorker(manager, runs, Progress())
+        if handed:
+            run = await worker.hand_over(lease, CREDIT, before, None)
+        else:
+            now = time.time()
+            run = RunRecord(run_id=uuid4().hex, thread_id=lease.thread_id, assistant_id=CREDIT,
+                            request={"kind": CARRY_ON}, created_at=now, updated_at=now, after_seq=before)
+            await asyncio.to_thread(runs.add, run, exclusive=False)
+        worker.start()
+        try:
+            while not (record := await asyncio.to_thread(runs.get, run.thread_id, run.run_id)).ended:
+                await asyncio.sleep(0.05)
+            return record
+        finally:
+            await worker.stop()
+            await manager.aclose()
+
+    return asyncio.run(asyncio.wait_for(drive(), timeout=120))  # bounds a hang; measures nothing
+
+
+def test_a_thread_handed_over_with_its_decision_s_lease_is_carried_on_under_that_lease(stores) -> None:
+    manager, runs = stores
+    lease, before = _decided(manager)
+    ended = _carried(manager, runs, lease, before, handed=True)
+    assert (ended.status, ended.after_seq) == ("success", before)
+    trail = manager.audit(lease.thread_id)
+    assert [e.kind for e in trail if e.kind in ("decided", "reclaimed")] == ["decided"]  # no takeover
+    assert manager.get(lease.thread_id).outcome == "released"
+    assert [e.node for e in trail if e.kind == "node"].count("disburse") == 1
+
+
+def test_a_carrying_run_without_the_lease_here_recovers_the_thread_once_the_lease_runs_out(
+        stores, tmp_path: Path) -> None:
+    manager, runs = stores
+    elsewhere = SessionManager(tmp_path / "sessions", lease_seconds=1)  # the process that decided
+    register(elsewhere)
+    try:
+        lease, before = _decided(elsewhere)
+    finally:
+        elsewhere.close()
+    ended = _carried(manager, runs, lease, before, handed=False)
+    assert ended.status == "success"
+    trail = manager.audit(lease.thread_id)
+    assert [e.kind for e in trail if e.kind in ("decided", "reclaimed")] == ["decided", "reclaimed"]
+    assert manager.get(lease.thread_id).outcome == "released"

@@ -208,6 +208,24 @@ class SessionManager:
             turn.drive(turn.settled())
         return self.get(thread_id)
 
+    def decide(self, thread_id: str, approval_id: str, decision: str, *, decider: str) -> Lease | None:
+        """Record the answer to ``approval_id`` without carrying the thread on. When it answers the
+        last open hold the thread is claimed for this runner and the lease is returned, to be
+        driven with ``acarry_on`` (by a server's worker, so the one deciding is not kept waiting);
+        a lease never driven expires and ``recover`` takes the thread over."""
+        session, graph, compiled = self._for(thread_id)
+        return self._decide(session, graph, compiled.get_state, approval_id, decision, decider)
+
+    async def acarry_on(self, lease: Lease, *, on_update: OnUpdate | None = None,
+                        budget: Budget | None = None, on_record: OnRecord | None = None) -> Session:
+        """Drive the thread a decision claimed (``decide``'s lease) until it pauses or ends."""
+        saver = await self._async_checkpointer()
+        _session, graph, compiled = await asyncio.to_thread(self._for, lease.thread_id, saver)
+        turn = AsyncTurn(self.store, self.leases, graph, compiled, lease, self.clock, on_update, budget,
+                         on_record)
+        await turn.drive(await turn.settled())
+        return await asyncio.to_thread(self.get, lease.thread_id)
+
     def approve(self, thread_id: str, approval_id: str, *, decider: str,
                 on_update: OnUpdate | None = None) -> Session:
         """``resume`` with ``approved``."""
@@ -284,9 +302,7 @@ class SessionManager:
         lease = await asyncio.to_thread(self._decide, session, graph, lambda _config: snapshot,
                                         approval_id, decision, decider)
         if lease is not None:
-            turn = AsyncTurn(self.store, self.leases, graph, compiled, lease, self.clock, on_update, budget,
-                             on_record)
-            await turn.drive(await turn.settled())
+            return await self.acarry_on(lease, on_update=on_update, budget=budget, on_record=on_record)
         return await asyncio.to_thread(self.get, thread_id)
 
     async def arecover(self, thread_id: str, *, on_update: OnUpdate | None = None,

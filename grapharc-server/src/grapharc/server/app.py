@@ -38,7 +38,7 @@ def create_app(*, sessions: str | None = None, auth: AuthConfig | None = None,
     if sessions is not None and auth is not None:
         from grapharc.server.inbox.routes import inbox_router
 
-        app.include_router(inbox_router(sessions, auth, api.manager if api is not None else None))
+        app.include_router(inbox_router(sessions, auth, api))
 
     @app.get("/healthz")
     def healthz() -> dict[str, Any]:

@@ -13,6 +13,11 @@ worker of the shared run store:
   none running) and drives its turn with ``arun`` or ``aresume``, recording where its part of
   the trace begins and ends and how it ended.
 
+A decision taken on an inbox page is recorded while the person waits; the thread is carried on
+by a run queued with ``hand_over``, which keeps the decision's lease for this worker to drive it
+at once. A worker elsewhere that claims that run instead waits for the lease to run out and
+recovers the thread, as it does for a run whose worker died.
+
 When the server stops, the runs executing here are cancelled without being ended: their claims
 run out and another worker (or this one, restarted) carries them on.
 
@@ -28,13 +33,16 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import logging
+import uuid
 from typing import Any
 
 from grapharc.errors import GraphARCError
 from grapharc.runs.contracts import RunStore
-from grapharc.runs.records import DELETE, ERROR, INTERRUPTED, ON_COMPLETION, SUCCESS, RunRecord
+from grapharc.runs.records import DELETE, ENQUEUE, ERROR, INTERRUPTED, ON_COMPLETION, SUCCESS, RunRecord
+from grapharc.runtime.budget import Budget
 from grapharc.server.api.progress import Progress
 from grapharc.session.errors import UnknownSessionError
+from grapharc.session.lease import Lease
 from grapharc.session.manager import SessionManager
 from grapharc.session.records import COMPLETED, FAILED, PAUSED, REJECTED, RUNNING
 
@@ -42,6 +50,8 @@ POLL_SECONDS = 0.5
 STATELESS_GRACE_SECONDS = 30.0
 TURN_BEGAN = frozenset({"claimed", "decided", "reclaimed"})
 """Audit entries a run's turn writes as it takes the thread: one after ``after_seq`` means it began."""
+CARRY_ON = "carry_on"
+"""The kind of a run that carries on a thread a decision already claimed (``RunWorker.hand_over``)."""
 
 _RUN_STATUS = {PAUSED: INTERRUPTED, COMPLETED: SUCCESS, REJECTED: SUCCESS, FAILED: ERROR}
 _log = logging.getLogger("grapharc.server")
@@ -60,6 +70,7 @@ class RunWorker:
         self.name = manager.runner
         self.ttl = manager.lease_seconds
         self._executing: dict[str, asyncio.Task[None]] = {}
+        self._handed: dict[str, Lease] = {}
         self._wake = asyncio.Event()
         self._loop: asyncio.Task[None] | None = None
         self._stopping = False
@@ -75,6 +86,22 @@ class RunWorker:
         for task in tasks:
             task.cancel()
         await asyncio.gather(*tasks, return_exceptions=True)
+
+    async def hand_over(self, lease: Lease, graph: str, after_seq: int, budget: Budget | None) -> RunRecord:
+        """Queue a run carrying on the thread a decision here claimed with ``lease`` (its trail's
+        part begins after ``after_seq``, read before the decision), keeping the lease for it."""
+        now = self.manager.clock()
+        run = RunRecord(run_id=str(uuid.uuid4()), thread_id=lease.thread_id, assistant_id=graph,
+                        request={"kind": CARRY_ON}, created_at=now, updated_at=now, after_seq=after_seq,
+                        budget=budget, multitask_strategy=ENQUEUE)
+        self._handed[run.run_id] = lease
+        try:
+            added = await asyncio.to_thread(self.runs.add, run, exclusive=False)
+        except BaseException:
+            del self._handed[run.run_id]
+            raise
+        self.wake()
+        return added
 
     def wake(self) -> None:
         """Make the loop look at the queue now (a run was queued or a cancel asked here)."""
@@ -139,7 +166,7 @@ class RunWorker:
         finally:
             if not self._stopping:
                 self._executing.pop(run.run_id, None)
-        end_seq = await asyncio.to_thread(self._last_seq, run.thread_id, begun)
+        end_seq = await asyncio.to_thread(self.last_seq, run.thread_id, begun)
         await asyncio.to_thread(self.runs.finish, run.run_id, self.name, status, self.manager.clock(),
                                 end_seq=end_seq, error=error)
         self.progress.notify(run.thread_id)
@@ -169,6 +196,11 @@ class RunWorker:
     async def _turn(self, run: RunRecord) -> Any:
         """The session-layer call the run's request makes: a start with input, or a resume."""
         request, on_record = run.request, self.progress.watcher(run.thread_id)
+        if request["kind"] == CARRY_ON:
+            lease = self._handed.pop(run.run_id, None)
+            if lease is None:  # decided in another process: recovered once that lease runs out
+                return await self._carry_on(run)
+            return await self.manager.acarry_on(lease, on_record=on_record, budget=run.budget)
         if request["kind"] == "resume":
             return await self.manager.aresume(run.thread_id, request["approval_id"], request["decision"],
                                               decider=request["decider"], on_record=on_record,
@@ -194,7 +226,7 @@ class RunWorker:
 
     def _begin(self, run: RunRecord) -> int:
         """Record that the run's part of the trace begins after the thread's last entry now; its seq."""
-        begun = self._last_seq(run.thread_id)
+        begun = self.last_seq(run.thread_id)
         self.runs.begin(run.run_id, self.name, begun)
         return begun
 
@@ -204,7 +236,7 @@ class RunWorker:
         return begun is not None and any(e.kind in TURN_BEGAN
                                          for e in self.manager.audit(run.thread_id, begun))
 
-    def _last_seq(self, thread_id: str, after: int = 0) -> int:
+    def last_seq(self, thread_id: str, after: int = 0) -> int:
         """The seq of the thread's last trace entry, reading only the entries past ``after``."""
         trail = self.manager.audit(thread_id, after)
         return trail[-1].seq if trail else after

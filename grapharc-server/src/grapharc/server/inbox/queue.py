@@ -1,10 +1,11 @@
 """What the inbox reads and does through the session layer: open approvals, one approval's
-details, and a decision (made and carried on as ``grapharc session approve`` does).
+details, and a decision (made as ``grapharc session approve`` makes it).
 
 Each call opens the sessions location and closes it again: between requests nothing is
 held, so a decision made here and one made from the CLI meet in the same store. A thread of a
 graph the server itself registered (``--registry``, the governed assistant) is driven by the
-server's own SessionManager (``served``), the one its threads API drives.
+server's own SessionManager (``served``), the one its threads API drives, and carried on by
+the server's run worker after the page has answered.
 """
 
 from __future__ import annotations
@@ -21,6 +22,7 @@ from grapharc.session.errors import (
     SessionBusyError,
     ThreadNotPausedError,
 )
+from grapharc.session.lease import Lease
 from grapharc.session.manager import SessionManager
 from grapharc.session.records import GATE, OPEN, Approval, Session
 
@@ -85,9 +87,21 @@ def details(location: str, approval_id: str, served: SessionManager | None = Non
     return Details(approval, session, arguments)
 
 
+@dataclass(frozen=True, slots=True)
+class Handover:
+    """A decision that claimed its thread for the server's worker to carry on (``RunWorker.hand_over``)."""
+
+    lease: Lease
+    graph: str
+    after_seq: int
+    """The thread's trail before the decision: the carrying run's part begins after it."""
+
+
 def decide(location: str, approval_id: str, decision: str, decider: str,
-           served: SessionManager | None = None) -> Session:
-    """Record ``decider``'s decision and carry the thread on in this process until it pauses or ends.
+           served: SessionManager | None = None) -> Handover | None:
+    """Record ``decider``'s decision. A thread of a graph ``served`` registered is left for the
+    server's worker (the ``Handover``, when the decision answered its last open hold), so the page
+    answers at once; any other is carried on here until it pauses or ends.
 
     A second decision of the same approval raises ``AlreadyDecided`` naming the first."""
     with opened(location) as reader:
@@ -96,12 +110,26 @@ def decide(location: str, approval_id: str, decision: str, decider: str,
         raise AlreadyDecided(approval)
     with driving(location, approval.thread_id, served) as manager:
         try:
-            return manager.resume(approval.thread_id, approval_id, decision, decider=decider)
+            if manager is not served:
+                manager.resume(approval.thread_id, approval_id, decision, decider=decider)
+                return None
+            lease = manager.decide(approval.thread_id, approval_id, decision, decider=decider)
         except (AlreadyDecidedError, ThreadNotPausedError, SessionBusyError):
             decided = manager.store.approval(approval_id)
             if decided.state == OPEN:
                 raise
             raise AlreadyDecided(decided) from None
+        if lease is None:
+            return None
+        return Handover(lease, manager.get(approval.thread_id).graph,
+                        _before_decision(manager, approval.thread_id, approval_id))
+
+
+def _before_decision(manager: SessionManager, thread_id: str, approval_id: str) -> int:
+    """The seq of the trail entry just before the one recording ``approval_id``'s decision."""
+    decided = [entry.seq for entry in manager.audit(thread_id)
+               if entry.kind == "decided" and entry.detail.get("approval") == approval_id]
+    return decided[-1] - 1
 
 
 @contextmanager

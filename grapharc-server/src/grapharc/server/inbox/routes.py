@@ -1,7 +1,9 @@
 """The inbox pages: sign in, see the approvals you may decide, open one, approve or reject it.
 
 Every form carries the page session's CSRF token; a decision answers 303 See Other back to
-the approval's page, which then shows who decided and where the thread stands. A second
+the approval's page, which then shows who decided and where the thread stands (a thread of a
+graph the server registered is carried on by its run worker after the answer, so a long run
+never holds the person's request open; the page shows it running until it pauses or ends). A second
 decision is refused (409, "already decided by X at T"), an expired approval says so (410),
 and a user the auth file does not let decide an approval gets 403.
 """
@@ -10,7 +12,7 @@ from __future__ import annotations
 
 import time
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 from urllib.parse import quote
 
 from fastapi import APIRouter, Form, HTTPException, Request
@@ -19,12 +21,15 @@ from fastapi.templating import Jinja2Templates
 from starlette.concurrency import run_in_threadpool
 
 from grapharc.errors import GraphARCError
+from grapharc.server.api.budgets import run_budget
 from grapharc.server.auth import AuthConfig, User
 from grapharc.server.inbox import queue
 from grapharc.server.inbox.cookies import Cookies, PageSession
 from grapharc.session.errors import ApprovalExpiredError, UnknownApprovalError
-from grapharc.session.manager import SessionManager
 from grapharc.session.records import DECISIONS, iso
+
+if TYPE_CHECKING:
+    from grapharc.server.api.context import ApiContext
 
 TEMPLATES = Jinja2Templates(directory=Path(__file__).parent / "templates")
 TEMPLATES.env.globals["iso"] = iso
@@ -65,10 +70,12 @@ def _to_signin(request: Request) -> RedirectResponse:
     return RedirectResponse(f"{PREFIX}/signin?next={quote(request.url.path)}", status_code=303)
 
 
-def inbox_router(location: str, auth: AuthConfig, served: SessionManager | None = None) -> APIRouter:
+def inbox_router(location: str, auth: AuthConfig, api: ApiContext | None = None) -> APIRouter:
     """The inbox's routes over the sessions at ``location``, for the users of ``auth``; threads of the
-    graphs registered on ``served`` (the threads API's manager) are decided through it."""
+    graphs registered on ``api`` (the threads API's) are decided through its manager and carried on
+    by its run worker."""
     pages = _Pages(location, auth)
+    served = api.manager if api is not None else None
     router = APIRouter(prefix=PREFIX)
 
     @router.get("/signin")
@@ -145,7 +152,10 @@ def inbox_router(location: str, auth: AuthConfig, served: SessionManager | None 
             return pages.render(request, "refused.html", 403, approval=found.approval,
                                 reason=f"{user.name} may not decide this approval")
         try:
-            await run_in_threadpool(queue.decide, location, approval_id, decision, decider, served)
+            handover = await run_in_threadpool(queue.decide, location, approval_id, decision, decider, served)
+            if handover is not None and api is not None:
+                await api.worker.hand_over(handover.lease, handover.graph, handover.after_seq,
+                                           run_budget(None, api.ceiling))
         except queue.AlreadyDecided as exc:
             return await _refused(request, approval_id, decider, 409, str(exc))
         except ApprovalExpiredError as exc:
