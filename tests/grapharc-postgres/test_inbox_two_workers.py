@@ -46,6 +46,8 @@ def test_worker_a_s_inbox_decides_a_thread_paused_on_worker_b(tmp_path, postgres
                 assert answer.status_code == 303, answer.text
                 assert "Approved by alice (credit-desk)" in pages.get(answer.headers["location"]).text
 
+            carrying = api.get(f"/threads/{thread}/runs", params={"limit": 1}).json()[0]
+            api.get(f"/threads/{thread}/runs/{carrying['run_id']}/join")  # A's worker carries it on
             final = api.get(f"/threads/{thread}").json()
             assert final["status"] == "idle" and final["metadata"]["grapharc_status"] == "completed"
     store = open_store(postgres_uri, kind="sessions")

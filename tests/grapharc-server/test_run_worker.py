@@ -3,7 +3,7 @@ before finishing them (a run whose turn never began is run; one whose turn ended
 recorded), starts a run queued behind another as soon as that one ends, and reads the trail
 only from where a run's part of it begins when it records the run's end; a thread an inbox
 decision claimed is carried on under that decision's lease when it is handed over here, and
-recovered once the lease runs out when the decision was taken in another process."""
+recovered from its checkpoint when the worker it was handed to died."""
 
 from __future__ import annotations
 
@@ -152,8 +152,8 @@ def _decided(manager: SessionManager) -> tuple[Lease, int]:
 
 def _carried(manager: SessionManager, runs: RunStore, lease: Lease, before: int, *,
              handed: bool) -> RunRecord:
-    """Queue a run carrying the decided thread on: through the worker's ``hand_over`` (which keeps
-    the lease), or as another process's worker would have queued it (the lease stays there)."""
+    """A run carrying the decided thread on: handed over to the worker with the lease, or handed
+    to a worker that died before driving it (its claim long run out; the lease dies with it)."""
     async def drive() -> RunRecord:
         worker = RunWorker(manager, runs, Progress())
         if handed:
@@ -162,7 +162,7 @@ def _carried(manager: SessionManager, runs: RunStore, lease: Lease, before: int,
             now = time.time()
             run = RunRecord(run_id=uuid4().hex, thread_id=lease.thread_id, assistant_id=CREDIT,
                             request={"kind": CARRY_ON}, created_at=now, updated_at=now, after_seq=before)
-            await asyncio.to_thread(runs.add, run, exclusive=False)
+            await asyncio.to_thread(runs.add_claimed, run, DEAD, now - 100, 1)
         worker.start()
         try:
             while not (record := await asyncio.to_thread(runs.get, run.thread_id, run.run_id)).ended:
@@ -186,7 +186,7 @@ def test_a_thread_handed_over_with_its_decision_s_lease_is_carried_on_under_that
     assert [e.node for e in trail if e.kind == "node"].count("disburse") == 1
 
 
-def test_a_carrying_run_without_the_lease_here_recovers_the_thread_once_the_lease_runs_out(
+def test_a_carrying_run_whose_worker_died_is_reclaimed_and_the_thread_recovered(
         stores, tmp_path: Path) -> None:
     manager, runs = stores
     elsewhere = SessionManager(tmp_path / "sessions", lease_seconds=1)  # the process that decided
@@ -196,7 +196,7 @@ def test_a_carrying_run_without_the_lease_here_recovers_the_thread_once_the_leas
     finally:
         elsewhere.close()
     ended = _carried(manager, runs, lease, before, handed=False)
-    assert ended.status == "success"
+    assert (ended.status, ended.attempts) == ("success", 2)
     trail = manager.audit(lease.thread_id)
     assert [e.kind for e in trail if e.kind in ("decided", "reclaimed")] == ["decided", "reclaimed"]
     assert manager.get(lease.thread_id).outcome == "released"

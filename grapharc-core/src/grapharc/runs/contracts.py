@@ -28,6 +28,12 @@ class RunStore(Protocol):
         refuse it with ``ThreadBusyError`` if another run of its thread is pending or running."""
         ...
 
+    def add_claimed(self, run: RunRecord, worker: str, now: float, ttl: float) -> RunRecord:
+        """Keep ``run`` as already running for ``worker`` until ``now + ttl`` (first attempt): a
+        run for a turn that ``worker``'s process began before the run existed (an inbox decision
+        claims its thread), which no other worker may claim while that claim holds."""
+        ...
+
     def get(self, thread_id: str, run_id: str) -> RunRecord:
         """The run ``run_id`` of ``thread_id``."""
         ...

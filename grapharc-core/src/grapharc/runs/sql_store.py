@@ -67,10 +67,21 @@ class SqlRunStore(SqlDialect, ABC):
                                  (run.thread_id,)).fetchone()
                 if busy is not None:
                     raise ThreadBusyError(run.thread_id, busy["run_id"], busy["status"])
-            marks = ", ".join("?" for _ in INSERT_COLUMNS)
-            self._run(conn, f"INSERT INTO {{runs}} ({', '.join(INSERT_COLUMNS)}) VALUES ({marks})",
-                      row_values(run))
+            self._insert(conn, run)
             return self._get(conn, run.thread_id, run.run_id)
+
+    def add_claimed(self, run: RunRecord, worker: str, now: float, ttl: float) -> RunRecord:
+        """``RunStore.add_claimed``."""
+        with self._write() as conn:
+            self._insert(conn, run)
+            self._run(conn, "UPDATE {runs} SET status = ?, worker = ?, claim_expires_at = ?, attempts = 1 "
+                            "WHERE run_id = ?", (RUNNING, worker, now + ttl, run.run_id))
+            return self._get(conn, run.thread_id, run.run_id)
+
+    def _insert(self, conn: Connection, run: RunRecord) -> None:
+        marks = ", ".join("?" for _ in INSERT_COLUMNS)
+        self._run(conn, f"INSERT INTO {{runs}} ({', '.join(INSERT_COLUMNS)}) VALUES ({marks})",
+                  row_values(run))
 
     def get(self, thread_id: str, run_id: str) -> RunRecord:
         """``RunStore.get``."""

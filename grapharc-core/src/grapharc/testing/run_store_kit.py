@@ -137,6 +137,21 @@ class RunStoreConformance(ABC):
         third = store.claim_next("w2", 3.0, TTL, GRAPHS)
         assert third is not None and third.run_id == a2.run_id
 
+    def test_a_run_added_claimed_is_the_workers_and_holds_its_thread(self, store: RunStore) -> None:
+        queued = store.add(new_run("t1"), exclusive=False)
+        held = store.add_claimed(new_run("t1", after_seq=4), "w1", 2.0, TTL)
+        assert (held.status, held.worker, held.claim_expires_at, held.attempts, held.after_seq) == (
+            RUNNING, "w1", 12.0, 1, 4)
+        assert store.claim_next("w2", 3.0, TTL, GRAPHS) is None  # neither it nor the run behind it
+        other = store.add_claimed(new_run("t2"), "w1", 2.0, TTL)
+        with pytest.raises(ThreadBusyError, match="running"):
+            store.add(new_run("t2"), exclusive=True)
+        assert store.stale(11.0) == []
+        assert [r.run_id for r in store.stale(13.0)] == [held.run_id, other.run_id]
+        assert store.finish(held.run_id, "w1", SUCCESS, 4.0, end_seq=9)
+        after = store.claim_next("w2", 5.0, TTL, GRAPHS)
+        assert after is not None and after.run_id == queued.run_id
+
     def test_the_worker_holding_a_run_records_where_it_began_once(self, store: RunStore) -> None:
         run = store.add(new_run("t1"), exclusive=True)
         assert store.get("t1", run.run_id).after_seq is None

@@ -14,9 +14,9 @@ worker of the shared run store:
   the trace begins and ends and how it ended.
 
 A decision taken on an inbox page is recorded while the person waits; the thread is carried on
-by a run queued with ``hand_over``, which keeps the decision's lease for this worker to drive it
-at once. A worker elsewhere that claims that run instead waits for the lease to run out and
-recovers the thread, as it does for a run whose worker died.
+by a run ``hand_over`` adds already claimed by this worker and drives at once under the
+decision's lease. If this process dies meanwhile, another worker reclaims the run once its claim
+runs out and recovers the thread once the lease has, as for any run whose worker died.
 
 When the server stops, the runs executing here are cancelled without being ended: their claims
 run out and another worker (or this one, restarted) carries them on.
@@ -88,19 +88,15 @@ class RunWorker:
         await asyncio.gather(*tasks, return_exceptions=True)
 
     async def hand_over(self, lease: Lease, graph: str, after_seq: int, budget: Budget | None) -> RunRecord:
-        """Queue a run carrying on the thread a decision here claimed with ``lease`` (its trail's
-        part begins after ``after_seq``, read before the decision), keeping the lease for it."""
+        """Carry on the thread a decision here claimed with ``lease``, as a run of this worker's
+        (its part of the trail begins after ``after_seq``, read before the decision)."""
         now = self.manager.clock()
         run = RunRecord(run_id=str(uuid.uuid4()), thread_id=lease.thread_id, assistant_id=graph,
                         request={"kind": CARRY_ON}, created_at=now, updated_at=now, after_seq=after_seq,
                         budget=budget, multitask_strategy=ENQUEUE)
-        self._handed[run.run_id] = lease
-        try:
-            added = await asyncio.to_thread(self.runs.add, run, exclusive=False)
-        except BaseException:
-            del self._handed[run.run_id]
-            raise
-        self.wake()
+        added = await asyncio.to_thread(self.runs.add_claimed, run, self.name, now, self.ttl)
+        self._handed[added.run_id] = lease
+        self._launch(added, reclaimed=False)
         return added
 
     def wake(self) -> None:
@@ -197,10 +193,8 @@ class RunWorker:
         """The session-layer call the run's request makes: a start with input, or a resume."""
         request, on_record = run.request, self.progress.watcher(run.thread_id)
         if request["kind"] == CARRY_ON:
-            lease = self._handed.pop(run.run_id, None)
-            if lease is None:  # decided in another process: recovered once that lease runs out
-                return await self._carry_on(run)
-            return await self.manager.acarry_on(lease, on_record=on_record, budget=run.budget)
+            return await self.manager.acarry_on(self._handed.pop(run.run_id), on_record=on_record,
+                                                budget=run.budget)
         if request["kind"] == "resume":
             return await self.manager.aresume(run.thread_id, request["approval_id"], request["decision"],
                                               decider=request["decider"], on_record=on_record,
