@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import asyncio
 import time
-from collections.abc import Iterator
+from collections.abc import Awaitable, Callable, Iterator
 from pathlib import Path
 from uuid import uuid4
 
@@ -53,19 +53,22 @@ def _claimed_by_the_dead(manager: SessionManager, runs: RunStore) -> RunRecord:
     return claimed
 
 
-def _until_ended(manager: SessionManager, runs: RunStore, run: RunRecord) -> RunRecord:
+def _until_ended(manager: SessionManager, runs: RunStore,
+                 run: RunRecord | Callable[[RunWorker], Awaitable[RunRecord]]) -> RunRecord:
+    """Run a worker until ``run`` (or the run ``run(worker)`` hands it) has ended."""
     async def drive() -> RunRecord:
         worker = RunWorker(manager, runs, Progress())
+        watched = run if isinstance(run, RunRecord) else await run(worker)
         worker.start()
         try:
-            while not (record := await asyncio.to_thread(runs.get, run.thread_id, run.run_id)).ended:
+            while not (record := await asyncio.to_thread(runs.get, watched.thread_id, watched.run_id)).ended:
                 await asyncio.sleep(0.05)
             return record
         finally:
             await worker.stop()
             await manager.aclose()
 
-    return asyncio.run(drive())
+    return asyncio.run(asyncio.wait_for(drive(), timeout=120))  # bounds a hang; measures nothing
 
 
 def test_a_run_whose_worker_died_before_its_turn_began_is_run(stores) -> None:
@@ -154,25 +157,12 @@ def _carried(manager: SessionManager, runs: RunStore, lease: Lease, before: int,
              handed: bool) -> RunRecord:
     """A run carrying the decided thread on: handed over to the worker with the lease, or handed
     to a worker that died before driving it (its claim long run out; the lease dies with it)."""
-    async def drive() -> RunRecord:
-        worker = RunWorker(manager, runs, Progress())
-        if handed:
-            run = await worker.hand_over(lease, CREDIT, before, None)
-        else:
-            now = time.time()
-            run = RunRecord(run_id=uuid4().hex, thread_id=lease.thread_id, assistant_id=CREDIT,
-                            request={"kind": CARRY_ON}, created_at=now, updated_at=now, after_seq=before)
-            await asyncio.to_thread(runs.add_claimed, run, DEAD, now - 100, 1)
-        worker.start()
-        try:
-            while not (record := await asyncio.to_thread(runs.get, run.thread_id, run.run_id)).ended:
-                await asyncio.sleep(0.05)
-            return record
-        finally:
-            await worker.stop()
-            await manager.aclose()
-
-    return asyncio.run(asyncio.wait_for(drive(), timeout=120))  # bounds a hang; measures nothing
+    if handed:
+        return _until_ended(manager, runs, lambda worker: worker.hand_over(lease, CREDIT, before, None))
+    now = time.time()
+    run = RunRecord(run_id=uuid4().hex, thread_id=lease.thread_id, assistant_id=CREDIT,
+                    request={"kind": CARRY_ON}, created_at=now, updated_at=now, after_seq=before)
+    return _until_ended(manager, runs, runs.add_claimed(run, DEAD, now - 100, 1))
 
 
 def test_a_thread_handed_over_with_its_decision_s_lease_is_carried_on_under_that_lease(stores) -> None:
