@@ -12,7 +12,6 @@ from __future__ import annotations
 import builtins
 import hashlib
 import re
-import uuid
 from dataclasses import dataclass
 from datetime import UTC, datetime
 from typing import Protocol, runtime_checkable
@@ -21,6 +20,7 @@ from pydantic import AwareDatetime, BaseModel, ConfigDict, Field, field_validato
 
 from grapharc.errors import GraphARCError
 from grapharc.memory.claims import Provenance
+from grapharc.memory.ids import time_ordered_id
 
 DEFAULT_MEDIA_TYPE = "application/octet-stream"
 
@@ -74,7 +74,7 @@ class Artifact(BaseModel):
 
     model_config = ConfigDict(frozen=True, extra="forbid")
 
-    id: str = Field(default_factory=lambda: uuid.uuid4().hex)
+    id: str = Field(default_factory=time_ordered_id)
     name: str
     version: int = Field(ge=1)
     media_type: str = DEFAULT_MEDIA_TYPE

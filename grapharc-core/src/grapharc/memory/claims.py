@@ -10,7 +10,6 @@ that 東京 and 北京 stay two entities instead of collapsing to one empty key.
 from __future__ import annotations
 
 import unicodedata
-import uuid
 from collections.abc import Iterable, Sequence
 from datetime import UTC, datetime
 from itertools import islice
@@ -29,6 +28,7 @@ from pydantic import (
 )
 
 from grapharc.errors import GraphARCError
+from grapharc.memory.ids import time_ordered_id
 
 # Punctuation that ends or starts real names ("C#", "F#", "50%", "AT&T", "@user", "*nix"),
 # so stripping it at the edges would merge distinct entities.
@@ -202,7 +202,7 @@ class Claim(_Checked):
 
     model_config = ConfigDict(frozen=True, extra="forbid")
 
-    id: str = Field(default_factory=lambda: uuid.uuid4().hex)
+    id: str = Field(default_factory=time_ordered_id)
     subject: str
     predicate: str
     object: str
