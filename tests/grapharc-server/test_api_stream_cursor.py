@@ -138,3 +138,22 @@ def test_a_node_entry_is_rendered_from_checkpoints_read_after_it_was_recorded(tm
         assert min(steps) == last_node[0].step - 1
 
     with_worker(tmp_path, scenario)
+
+
+def test_a_stream_over_a_store_that_cannot_tell_of_writes_waits_only_on_this_process(
+        tmp_path: Path) -> None:
+    asked: list[str] = []
+
+    async def scenario(ctx: ApiContext) -> list[str]:
+        assert ctx.manager.changes is None  # SQLite cannot tell of another process's writes
+
+        async def store_wait(thread_id: str, timeout: float) -> bool:
+            asked.append(thread_id)
+            return False
+
+        ctx.manager.wait_for_change = store_wait  # type: ignore[method-assign]
+        run = await _queued_relay_run(ctx, tmp_path / "release")
+        return await asyncio.wait_for(_event_ids(ctx, run, None), timeout=120)  # bounds a hang
+
+    assert len(with_worker(tmp_path, scenario)) == 6
+    assert asked == []  # no store wait (a task per wait) beside the wake-up and the poll

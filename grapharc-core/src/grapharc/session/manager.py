@@ -101,6 +101,8 @@ class SessionManager:
         self.runner = runner or _runner_name()
         self.clock = clock
         self.store, self.checkpoints = open_backends(location)
+        # the store if it can tell of other processes' writes: checked once, a protocol isinstance is slow
+        self.changes: ChangeNotifier | None = self.store if isinstance(self.store, ChangeNotifier) else None
         self.graphs = GraphRegistry()
         self.leases = Leases(self.store.holds)
         self._saver: BaseCheckpointSaver[Any] | None = None
@@ -166,8 +168,8 @@ class SessionManager:
         """Wait up to ``timeout`` seconds for another process to write the thread's audit trail:
         True if the store says one did (a ``ChangeNotifier`` store), else False once the time
         has passed, so a store that cannot tell is simply polled every ``timeout``."""
-        if isinstance(self.store, ChangeNotifier):
-            return await self.store.wait_for_change(thread_id, timeout)
+        if self.changes is not None:
+            return await self.changes.wait_for_change(thread_id, timeout)
         await asyncio.sleep(timeout)
         return False
 

@@ -20,6 +20,7 @@ PostgreSQL's LISTEN/NOTIFY), and otherwise reads again after ``poll_seconds``
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import json
 import re
 from collections.abc import AsyncIterator
@@ -99,8 +100,14 @@ async def wait_for_progress(manager: SessionManager, run: RunRecord, here: str, 
     """Wait until ``run`` may have moved on: ``woken`` (``Progress.changed(thread_id)``, taken before
     the durable records were read) is set by progress of a run executing in this process; another
     process's write to the thread's trail wakes it where the store can tell (PostgreSQL's
-    LISTEN/NOTIFY); otherwise the records are read again after ``poll_seconds``."""
+    LISTEN/NOTIFY); otherwise the records are read again after ``poll_seconds`` (with no store
+    wait beside it: a task per wait was much of an idle stream's cost)."""
     poll = poll_seconds(run, here, turn_seen=turn_seen)
+    if manager.changes is None:
+        with contextlib.suppress(TimeoutError):
+            async with asyncio.timeout(poll):  # no task of its own, unlike wait_for
+                await woken.wait()
+        return
     waits = [asyncio.ensure_future(woken.wait()),
              asyncio.ensure_future(manager.wait_for_change(run.thread_id, poll))]
     try:
