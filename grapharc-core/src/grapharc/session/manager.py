@@ -287,7 +287,7 @@ class SessionManager:
                                         approval_id, decision, decider)
         if lease is not None:
             turn = AsyncTurn(self.store, self.leases, graph, compiled, lease, self.clock, on_update, budget,
-                             on_record)
+                             on_record, self._compiled(session.graph, thread_id))
             await turn.drive(await turn.settled())
         return await asyncio.to_thread(self.get, thread_id)
 
@@ -295,11 +295,11 @@ class SessionManager:
                        budget: Budget | None = None, on_record: OnRecord | None = None) -> Session:
         """Async ``recover``."""
         saver = await self._async_checkpointer()
-        _session, graph, compiled = await asyncio.to_thread(self._for, thread_id, saver)
+        session, graph, compiled = await asyncio.to_thread(self._for, thread_id, saver)
         lease = await asyncio.to_thread(self.store.claim_recovery, thread_id, runner=self.runner,
                                         ttl=self.lease_seconds, now=self.clock())
         turn = AsyncTurn(self.store, self.leases, graph, compiled, lease, self.clock, on_update, budget,
-                         on_record)
+                         on_record, self._compiled(session.graph, thread_id))
         await turn.drive(await turn.recovery_plan())
         return await asyncio.to_thread(self.get, thread_id)
 
@@ -359,12 +359,14 @@ class SessionManager:
     def _start_turn(self, thread_id: str, input: Mapping[str, Any] | None, kind: type[Any],
                     on_update: OnUpdate | None, saver: Any = None, *, budget: Budget | None = None,
                     on_record: OnRecord | None = None) -> Any:
-        """Claim a start turn (after checking its input) and build its driver."""
+        """Claim a start turn (after checking its input) and build its driver (its scans read
+        through the sync checkpointer)."""
         session, graph, compiled = self._for(thread_id, saver)
         values = self._input(session.graph, input, saver)
         lease = self.store.claim_start(thread_id, runner=self.runner, ttl=self.lease_seconds,
                                        now=self.clock(), input=values, inbox=graph.inbox)
-        return kind(self.store, self.leases, graph, compiled, lease, self.clock, on_update, budget, on_record)
+        return kind(self.store, self.leases, graph, compiled, lease, self.clock, on_update, budget, on_record,
+                    self._compiled(session.graph, thread_id))
 
     def _decide(self, session: Session, graph: RegisteredGraph, get_state: Callable[[Any], Any],
                 approval_id: str, decision: str, decider: str) -> Lease | None:
