@@ -9,6 +9,7 @@ import asyncio
 import time
 from collections.abc import Iterator
 from pathlib import Path
+from typing import Any
 from uuid import uuid4
 
 import pytest
@@ -132,3 +133,23 @@ def test_a_run_on_a_long_thread_reads_only_its_own_part_of_the_trail_when_it_end
     ended = _until_ended(manager, runs, run)
     assert ended.status == "success" and ended.after_seq == begun
     assert afters == [0, begun]  # the whole trail once, to find where the run begins; then its part
+
+
+def test_a_runs_end_is_recorded_from_the_session_its_turn_returned_in_one_trip(
+        stores, monkeypatch: pytest.MonkeyPatch) -> None:
+    manager, runs = stores
+    thread = manager.create(ODD).thread_id
+    now = time.time()
+    run = RunRecord(run_id=uuid4().hex, thread_id=thread, assistant_id=ODD,
+                    request={"kind": "start", "input": {}}, created_at=now, updated_at=now)
+    runs.add(run, exclusive=True)
+    reads: list[str] = []
+    get = manager.get
+
+    def get_spy(thread_id: str) -> Any:
+        reads.append(thread_id)
+        return get(thread_id)
+
+    monkeypatch.setattr(manager, "get", get_spy)
+    assert _until_ended(manager, runs, run).status == "success"
+    assert reads == [thread]  # the turn's own read of where it left the thread; the worker reads none
