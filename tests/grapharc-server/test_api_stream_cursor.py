@@ -104,12 +104,11 @@ def test_a_rejoined_stream_reads_only_the_trail_past_its_cursor(tmp_path: Path) 
     with_worker(tmp_path, scenario)
 
 
-def test_a_run_executing_here_is_polled_slowly_once_its_turn_is_seen_and_others_often() -> None:
+def test_a_run_executing_here_is_polled_slowly_and_others_often() -> None:
     run = RunRecord(run_id="r", thread_id="t", assistant_id=RELAY, request={}, created_at=0.0,
                     updated_at=0.0)
     here = dataclasses.replace(run, status=RUNNING, worker="me")
     assert poll_seconds(here, "me") == streaming.LOCAL_POLL_SECONDS > streaming.POLL_SECONDS
-    assert poll_seconds(here, "me", turn_seen=False) == streaming.TURN_POLL_SECONDS < streaming.POLL_SECONDS
     assert poll_seconds(dataclasses.replace(here, worker="elsewhere"), "me") == streaming.POLL_SECONDS
     assert poll_seconds(dataclasses.replace(run, status=PENDING), "me") == streaming.POLL_SECONDS
 
@@ -117,13 +116,29 @@ def test_a_run_executing_here_is_polled_slowly_once_its_turn_is_seen_and_others_
 def test_a_stream_of_a_run_executing_here_is_carried_to_its_end_by_the_runs_progress(
         tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setattr(streaming, "LOCAL_POLL_SECONDS", 3600)  # no fallback poll comes to the rescue
+    reads: list[str] = []
 
     async def scenario(ctx: ApiContext) -> list[str]:
+        get, arun = ctx.runs.get, ctx.manager.arun
+
+        def get_spy(thread_id: str, run_id: str) -> RunRecord:
+            reads.append(run_id)
+            return get(thread_id, run_id)
+
+        async def late_turn(*args: Any, **kwargs: Any) -> Any:
+            await asyncio.sleep(0.5)  # the turn claims the thread well after the run began
+            return await arun(*args, **kwargs)
+
+        ctx.runs.get = get_spy  # type: ignore[method-assign]
+        ctx.manager.arun = late_turn  # type: ignore[method-assign]
         run = await _queued_relay_run(ctx, tmp_path / "release")
         return await asyncio.wait_for(_event_ids(ctx, run, None), timeout=120)  # bounds a hang
 
     ids = with_worker(tmp_path, scenario)
     assert len(ids) == 6  # claimed, the three nodes, the run, completed
+    # one read at the start and at most one per wake-up (the run begun, the claim, three nodes,
+    # the run recorded, the turn ended, the run ended); no polling while the turn was late
+    assert len(reads) <= 9, len(reads)
 
 
 def test_a_node_entry_is_rendered_from_checkpoints_read_after_it_was_recorded(tmp_path: Path) -> None:
@@ -132,9 +147,50 @@ def test_a_node_entry_is_rendered_from_checkpoints_read_after_it_was_recorded(tm
         last_node = [e for e in ctx.manager.audit(run.thread_id) if e.kind == "node"][-1:]
         read_earlier = {step: "read before the node's writes were saved" for step in range(-1, 10)}
         reads = TrailReads(ctx)
-        steps = await streaming._steps_for(ctx.manager, run.thread_id, last_node, read_earlier)
+        steps = streaming._steps_for(ctx.manager, run.thread_id, last_node, read_earlier)
         assert reads.histories == 1 and steps is not read_earlier
         assert reads.windows == [{"since_step": last_node[0].step - 1}]  # not the whole history
         assert min(steps) == last_node[0].step - 1
 
     with_worker(tmp_path, scenario)
+
+
+def test_a_stream_over_a_store_that_cannot_tell_of_writes_waits_only_on_this_process(
+        tmp_path: Path) -> None:
+    asked: list[str] = []
+
+    async def scenario(ctx: ApiContext) -> list[str]:
+        assert ctx.manager.changes is None  # SQLite cannot tell of another process's writes
+
+        async def store_wait(thread_id: str, timeout: float) -> bool:
+            asked.append(thread_id)
+            return False
+
+        ctx.manager.wait_for_change = store_wait  # type: ignore[method-assign]
+        run = await _queued_relay_run(ctx, tmp_path / "release")
+        return await asyncio.wait_for(_event_ids(ctx, run, None), timeout=120)  # bounds a hang
+
+    assert len(with_worker(tmp_path, scenario)) == 6
+    assert asked == []  # no store wait (a task per wait) beside the wake-up and the poll
+
+
+def test_a_stream_reads_the_run_and_its_trail_in_one_trip_to_a_thread(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    trips: list[str] = []
+    to_thread = asyncio.to_thread
+
+    async def counted(func: Callable[..., T], /, *args: Any, **kwargs: Any) -> T:
+        trips.append(getattr(func, "__qualname__", repr(func)))
+        return await to_thread(func, *args, **kwargs)
+
+    async def scenario(ctx: ApiContext) -> list[str]:
+        run = await _ended_relay_run(ctx, tmp_path / "release")
+        every = await _event_ids(ctx, run, None)
+        monkeypatch.setattr(asyncio, "to_thread", counted)
+        try:
+            return await _event_ids(ctx, run, every[2])
+        finally:
+            monkeypatch.setattr(asyncio, "to_thread", to_thread)
+
+    assert len(with_worker(tmp_path, scenario)) == 3
+    assert len(trips) == 1, trips  # the run's record, its unsent entries and their checkpoints

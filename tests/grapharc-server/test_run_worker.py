@@ -11,6 +11,7 @@ import asyncio
 import time
 from collections.abc import Awaitable, Callable, Iterator
 from pathlib import Path
+from typing import Any
 from uuid import uuid4
 
 import pytest
@@ -190,3 +191,23 @@ def test_a_carrying_run_whose_worker_died_is_reclaimed_and_the_thread_recovered(
     trail = manager.audit(lease.thread_id)
     assert [e.kind for e in trail if e.kind in ("decided", "reclaimed")] == ["decided", "reclaimed"]
     assert manager.get(lease.thread_id).outcome == "released"
+
+
+def test_a_runs_end_is_recorded_from_the_session_its_turn_returned_in_one_trip(
+        stores, monkeypatch: pytest.MonkeyPatch) -> None:
+    manager, runs = stores
+    thread = manager.create(ODD).thread_id
+    now = time.time()
+    run = RunRecord(run_id=uuid4().hex, thread_id=thread, assistant_id=ODD,
+                    request={"kind": "start", "input": {}}, created_at=now, updated_at=now)
+    runs.add(run, exclusive=True)
+    reads: list[str] = []
+    get = manager.get
+
+    def get_spy(thread_id: str) -> Any:
+        reads.append(thread_id)
+        return get(thread_id)
+
+    monkeypatch.setattr(manager, "get", get_spy)
+    assert _until_ended(manager, runs, run).status == "success"
+    assert reads == [thread]  # the turn's own read of where it left the thread; the worker reads none

@@ -98,3 +98,33 @@ def test_history_windows_are_the_newest_snapshots_of_the_full_history(manager):
             expected.append(snapshot.config["configurable"]["checkpoint_id"])
         assert [s.config["configurable"]["checkpoint_id"] for s in window] == expected
     assert manager.history("t", limit=1)[0].values == manager.values("t")
+
+
+def test_an_async_turn_settles_reading_the_checkpoints_through_the_sync_saver(directory, monkeypatch):
+    amanager = SessionManager(directory)
+    register_all(amanager)
+    amanager.create("chain", thread_id="t")
+    reads: list[str] = []
+    sync_list, async_list = SqliteSaver.list, AsyncSqliteSaver.alist
+
+    def sync_spy(self: Any, *args: Any, **kwargs: Any) -> Iterator[Any]:
+        reads.append("sync")
+        return sync_list(self, *args, **kwargs)
+
+    def async_spy(self: Any, *args: Any, **kwargs: Any) -> Any:
+        reads.append("async")  # each checkpoint an async read lists is a trip to aiosqlite's thread
+        return async_list(self, *args, **kwargs)
+
+    monkeypatch.setattr(SqliteSaver, "list", sync_spy)
+    monkeypatch.setattr(AsyncSqliteSaver, "alist", async_spy)
+
+    async def turn() -> tuple[str, list[str]]:
+        try:
+            status = (await amanager.arun("t", {})).status
+            return status, [e.node for e in amanager.audit("t") if e.kind == "node"]
+        finally:
+            await amanager.aclose()
+
+    assert asyncio.run(turn()) == ("completed", ["n1", "n2", "n3", "n4"])
+    # one async read per node (its scan queues behind the node's writes); settling reads synchronously
+    assert reads.count("async") == 4 and "sync" in reads, reads

@@ -101,6 +101,8 @@ class SessionManager:
         self.runner = runner or _runner_name()
         self.clock = clock
         self.store, self.checkpoints = open_backends(location)
+        # the store if it can tell of other processes' writes: checked once, a protocol isinstance is slow
+        self.changes: ChangeNotifier | None = self.store if isinstance(self.store, ChangeNotifier) else None
         self.graphs = GraphRegistry()
         self.leases = Leases(self.store.holds)
         self._saver: BaseCheckpointSaver[Any] | None = None
@@ -166,8 +168,8 @@ class SessionManager:
         """Wait up to ``timeout`` seconds for another process to write the thread's audit trail:
         True if the store says one did (a ``ChangeNotifier`` store), else False once the time
         has passed, so a store that cannot tell is simply polled every ``timeout``."""
-        if isinstance(self.store, ChangeNotifier):
-            return await self.store.wait_for_change(thread_id, timeout)
+        if self.changes is not None:
+            return await self.changes.wait_for_change(thread_id, timeout)
         await asyncio.sleep(timeout)
         return False
 
@@ -220,9 +222,9 @@ class SessionManager:
                         budget: Budget | None = None, on_record: OnRecord | None = None) -> Session:
         """Drive the thread a decision claimed (``decide``'s lease) until it pauses or ends."""
         saver = await self._async_checkpointer()
-        _session, graph, compiled = await asyncio.to_thread(self._for, lease.thread_id, saver)
+        session, graph, compiled = await asyncio.to_thread(self._for, lease.thread_id, saver)
         turn = AsyncTurn(self.store, self.leases, graph, compiled, lease, self.clock, on_update, budget,
-                         on_record)
+                         on_record, self._compiled(session.graph, lease.thread_id))
         await turn.drive(await turn.settled())
         return await asyncio.to_thread(self.get, lease.thread_id)
 
@@ -309,11 +311,11 @@ class SessionManager:
                        budget: Budget | None = None, on_record: OnRecord | None = None) -> Session:
         """Async ``recover``."""
         saver = await self._async_checkpointer()
-        _session, graph, compiled = await asyncio.to_thread(self._for, thread_id, saver)
+        session, graph, compiled = await asyncio.to_thread(self._for, thread_id, saver)
         lease = await asyncio.to_thread(self.store.claim_recovery, thread_id, runner=self.runner,
                                         ttl=self.lease_seconds, now=self.clock())
         turn = AsyncTurn(self.store, self.leases, graph, compiled, lease, self.clock, on_update, budget,
-                         on_record)
+                         on_record, self._compiled(session.graph, thread_id))
         await turn.drive(await turn.recovery_plan())
         return await asyncio.to_thread(self.get, thread_id)
 
@@ -373,12 +375,14 @@ class SessionManager:
     def _start_turn(self, thread_id: str, input: Mapping[str, Any] | None, kind: type[Any],
                     on_update: OnUpdate | None, saver: Any = None, *, budget: Budget | None = None,
                     on_record: OnRecord | None = None) -> Any:
-        """Claim a start turn (after checking its input) and build its driver."""
+        """Claim a start turn (after checking its input) and build its driver (its scans read
+        through the sync checkpointer)."""
         session, graph, compiled = self._for(thread_id, saver)
         values = self._input(session.graph, input, saver)
         lease = self.store.claim_start(thread_id, runner=self.runner, ttl=self.lease_seconds,
                                        now=self.clock(), input=values, inbox=graph.inbox)
-        return kind(self.store, self.leases, graph, compiled, lease, self.clock, on_update, budget, on_record)
+        return kind(self.store, self.leases, graph, compiled, lease, self.clock, on_update, budget, on_record,
+                    self._compiled(session.graph, thread_id))
 
     def _decide(self, session: Session, graph: RegisteredGraph, get_state: Callable[[Any], Any],
                 approval_id: str, decision: str, decider: str) -> Lease | None:

@@ -6,7 +6,11 @@ is checked and newly saved node completions go to the audit trail. After each pa
 the thread is settled (``grapharc.session.settle``) and either continues or the turn
 ends, writing the status and any new approval requests under the lease's token.
 ``Turn`` is the sync driver; ``AsyncTurn`` does the same on the event loop with no
-thread of its own (store calls go through ``asyncio.to_thread``). A turn's runs answer every
+thread of its own (store calls go through ``asyncio.to_thread``). Its scan after a chunk reads
+through the async checkpointer, queued behind the chunk's writes on the same connection (a read
+elsewhere could miss them); settling after a pass, whose writes are all saved by then, reads
+through the sync one in the same trip to a thread as its store calls (each async checkpointer
+read is a trip of its own). A turn's runs answer every
 ``ask`` with a durable approval (``grapharc.approvals``): the thread pauses on it like on an
 ``interrupt()``. An ``on_update`` subscriber sees each node's writes once they are saved, and an
 ``on_record`` watcher is called after each write to the audit trail (nodes, runs, the ending);
@@ -62,11 +66,12 @@ class _TurnBase:
     def __init__(self, store: SessionStore, leases: Leases, graph: RegisteredGraph,
                  compiled: CompiledGraphARC, lease: Lease, clock: Callable[[], float],
                  on_update: OnUpdate | None, budget: Budget | None = None,
-                 on_record: OnRecord | None = None) -> None:
+                 on_record: OnRecord | None = None, reader: CompiledGraphARC | None = None) -> None:
         self.store = store
         self.leases = leases
         self.graph = graph
         self.compiled = compiled
+        self.reader = reader or compiled  # the graph over a sync checkpointer: how settling reads
         self.lease = lease
         self.clock = clock
         self.subscriber = GuardedSubscriber(on_update, lease.thread_id, on_record)
@@ -84,6 +89,24 @@ class _TurnBase:
 
     def _plan(self, approvals: list[Any]) -> Plan:
         return settle(self.snapshot, self.graph.holds(self.snapshot), approvals)
+
+    def _settle(self) -> tuple[Plan, int]:
+        """Read the thread's checkpoint, record completions, plan (sync); the plan and how many
+        completions were new."""
+        self.snapshot = self.reader.get_state(self.thread)
+        new = self._scan()
+        return self._plan(self.store.approvals(self.lease.thread_id)), new
+
+    def _scan(self) -> int:
+        """Put the node completions saved since the audit watermark on the trail (sync); how many
+        were new."""
+        if self.audited is None:
+            self.audited = self.store.audited_step(self.lease.thread_id)
+        history = snapshots(self.reader, self.thread, Window(since_step=self.audited))
+        runs, resume_at = completed_runs(history, self.audited)
+        new = self.store.record_nodes(self.lease, runs, resume_at, self.clock())
+        self.audited = resume_at
+        return new
 
     def _record_run(self) -> None:
         """Put the run this pass made on the thread's audit trail (it ties the session to its
@@ -170,18 +193,13 @@ class Turn(_TurnBase):
 
     def settled(self) -> Plan:
         """Settle the thread as it stands: read its checkpoint, record completions, plan."""
-        self.snapshot = self.compiled.get_state(self.thread)
-        self._record()
-        return self._plan(self.store.approvals(self.lease.thread_id))
+        plan, new = self._settle()
+        if new:
+            self.subscriber.recorded()
+        return plan
 
     def _record(self) -> None:
-        if self.audited is None:
-            self.audited = self.store.audited_step(self.lease.thread_id)
-        history = snapshots(self.compiled, self.thread, Window(since_step=self.audited))
-        runs, resume_at = completed_runs(history, self.audited)
-        new = self.store.record_nodes(self.lease, runs, resume_at, self.clock())
-        self.audited = resume_at
-        if new:
+        if self._scan():
             self.subscriber.recorded()
 
 
@@ -237,10 +255,11 @@ class AsyncTurn(_TurnBase):
             await asyncio.to_thread(self._record_run)
 
     async def settled(self) -> Plan:
-        """Async ``Turn.settled``."""
-        self.snapshot = await self.compiled.aget_state(self.thread)
-        await self._record()
-        return self._plan(await asyncio.to_thread(self.store.approvals, self.lease.thread_id))
+        """Async ``Turn.settled``, in one trip to a thread."""
+        plan, new = await asyncio.to_thread(self._settle)
+        if new:
+            self.subscriber.recorded()  # on the loop: the watcher may wake the loop's waiters
+        return plan
 
     async def _record(self) -> None:
         if self.audited is None:

@@ -98,9 +98,10 @@ def open_context(sessions: str, registries: list[str], ceiling: Budget | None = 
     return ApiContext(manager, runs, ceiling=ceiling or Budget(), stateless_grace=stateless_grace)
 
 
-def caller(request: Request) -> User | None:
+async def caller(request: Request) -> User | None:
     """Who calls: with an auth file, the user of the request's bearer token (401 without one);
-    without (a loopback server), nobody in particular."""
+    without (a loopback server), nobody in particular. Async, as it never blocks: FastAPI runs a
+    sync dependency in a worker thread, a trip per request."""
     auth: AuthConfig | None = getattr(request.app.state, "auth", None)
     if auth is None:
         return None
@@ -111,7 +112,7 @@ def caller(request: Request) -> User | None:
     return user
 
 
-def api(request: Request) -> ApiContext:
-    """The route dependency: the app's ApiContext."""
+async def api(request: Request) -> ApiContext:
+    """The route dependency: the app's ApiContext (async like ``caller``)."""
     context: Any = request.app.state.api
     return context  # type: ignore[no-any-return]

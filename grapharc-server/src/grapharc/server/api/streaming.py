@@ -20,6 +20,7 @@ PostgreSQL's LISTEN/NOTIFY), and otherwise reads again after ``poll_seconds``
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import json
 import re
 from collections.abc import AsyncIterator
@@ -41,12 +42,9 @@ STREAM_MODES = ("values", "updates", "events")
 HEARTBEAT_SECONDS = 15.0
 POLL_SECONDS = 0.2
 LOCAL_POLL_SECONDS = 2.0
-"""How often a reader re-reads a run this process executes once its turn has begun: the worker wakes
-it after each saved node and at the run's end, so this is only a fallback (say the run is
-reclaimed by another worker)."""
-TURN_POLL_SECONDS = 0.02
-"""How often a stream re-reads a run this process executes until it has seen the turn's first
-entry (the claim), which nothing here announces: the wait between the two is short."""
+"""How often a reader re-reads a run this process executes: the worker wakes it as the run begins,
+as its turn claims the thread, after each saved node and at the run's end, so this is only a
+fallback (say the run is reclaimed by another worker)."""
 
 _EVENT_ID = re.compile(r"^(\d+)-(\d+)$")
 Cursor = tuple[int, int]
@@ -84,23 +82,25 @@ def sse_response(ctx: ApiContext, run: RunRecord, modes: list[str], cursor: Curs
                                headers={"Location": location, "Content-Location": location})
 
 
-def poll_seconds(run: RunRecord, here: str, *, turn_seen: bool = True) -> float:
-    """How long a reader of ``run`` waits before reading it again unwoken: while the worker ``here``
-    (this process's) runs it, ``LOCAL_POLL_SECONDS`` once the reader has seen its turn begin (``turn_seen``)
-    and ``TURN_POLL_SECONDS`` before; else ``POLL_SECONDS`` (a pending run may be claimed by any
-    worker, and another worker's progress wakes nobody here)."""
-    if run.status != RUNNING or run.worker != here:
-        return POLL_SECONDS
-    return LOCAL_POLL_SECONDS if turn_seen else TURN_POLL_SECONDS
+def poll_seconds(run: RunRecord, here: str) -> float:
+    """How long a reader of ``run`` waits before reading it again unwoken: ``LOCAL_POLL_SECONDS``
+    while the worker ``here`` (this process's) runs it, else ``POLL_SECONDS`` (a pending run may be
+    claimed by any worker, and another worker's progress wakes nobody here)."""
+    return LOCAL_POLL_SECONDS if run.status == RUNNING and run.worker == here else POLL_SECONDS
 
 
-async def wait_for_progress(manager: SessionManager, run: RunRecord, here: str, woken: asyncio.Event, *,
-                            turn_seen: bool = True) -> None:
+async def wait_for_progress(manager: SessionManager, run: RunRecord, here: str, woken: asyncio.Event) -> None:
     """Wait until ``run`` may have moved on: ``woken`` (``Progress.changed(thread_id)``, taken before
     the durable records were read) is set by progress of a run executing in this process; another
     process's write to the thread's trail wakes it where the store can tell (PostgreSQL's
-    LISTEN/NOTIFY); otherwise the records are read again after ``poll_seconds``."""
-    poll = poll_seconds(run, here, turn_seen=turn_seen)
+    LISTEN/NOTIFY); otherwise the records are read again after ``poll_seconds`` (with no store
+    wait beside it: a task per wait was much of an idle stream's cost)."""
+    poll = poll_seconds(run, here)
+    if manager.changes is None:
+        with contextlib.suppress(TimeoutError):
+            async with asyncio.timeout(poll):  # no task of its own, unlike wait_for
+                await woken.wait()
+        return
     waits = [asyncio.ensure_future(woken.wait()),
              asyncio.ensure_future(manager.wait_for_change(run.thread_id, poll))]
     try:
@@ -117,12 +117,8 @@ async def _events(ctx: ApiContext, run: RunRecord, modes: list[str], cursor: Cur
     try:
         while True:
             woken = ctx.progress.changed(run.thread_id)
-            run = await asyncio.to_thread(ctx.runs.get, run.thread_id, run.run_id)
-            if run.after_seq is not None:
-                cursor = cursor or (run.after_seq, len(STREAM_MODES))
-                entries = await asyncio.to_thread(_unsent, ctx.manager, run, modes, cursor)
-                if entries:
-                    steps = await _steps_for(ctx.manager, run.thread_id, entries, steps)
+            run, cursor, entries, steps = await asyncio.to_thread(_read, ctx, run, modes, cursor, steps)
+            if cursor is not None:
                 for entry in entries:
                     for mode in modes:
                         index = STREAM_MODES.index(mode)
@@ -134,13 +130,25 @@ async def _events(ctx: ApiContext, run: RunRecord, modes: list[str], cursor: Cur
                             yield {"event": mode, "id": f"{entry.seq}-{index}", "data": json_text(data)}
             if run.ended:
                 break
-            turn_seen = cursor is not None and run.after_seq is not None and cursor[0] > run.after_seq
-            await wait_for_progress(ctx.manager, run, ctx.worker.name, woken, turn_seen=turn_seen)
+            await wait_for_progress(ctx.manager, run, ctx.worker.name, woken)
         yield {"event": "end", "data": json.dumps({"run_id": run.run_id, "status": run.status})}
     finally:
         if cancel_on_disconnect and not run.ended:
             ctx.runs.request_cancel(run.thread_id, run.run_id, ctx.manager.clock())  # no await: cancelled
             ctx.worker.wake()
+
+
+def _read(ctx: ApiContext, run: RunRecord, modes: list[str], cursor: Cursor | None,
+          steps: dict[int, Any]) -> tuple[RunRecord, Cursor | None, list[AuditEntry], dict[int, Any]]:
+    """In one trip to a thread: the run's record as it stands, the stream's cursor (the run's start
+    if it had none and the run has begun), the run's trace entries past it and the checkpoints that
+    render them."""
+    run = ctx.runs.get(run.thread_id, run.run_id)
+    if run.after_seq is None:
+        return run, cursor, [], steps
+    cursor = cursor or (run.after_seq, len(STREAM_MODES))
+    entries = _unsent(ctx.manager, run, modes, cursor)
+    return run, cursor, entries, _steps_for(ctx.manager, run.thread_id, entries, steps)
 
 
 def _unsent(manager: SessionManager, run: RunRecord, modes: list[str], cursor: Cursor) -> list[AuditEntry]:
@@ -151,15 +159,15 @@ def _unsent(manager: SessionManager, run: RunRecord, modes: list[str], cursor: C
     return [e for e in manager.audit(run.thread_id, after) if run.end_seq is None or e.seq <= run.end_seq]
 
 
-async def _steps_for(manager: SessionManager, thread_id: str, entries: list[AuditEntry],
-                     known: dict[int, Any]) -> dict[int, Any]:
+def _steps_for(manager: SessionManager, thread_id: str, entries: list[AuditEntry],
+               known: dict[int, Any]) -> dict[int, Any]:
     """Checkpoints by step for rendering ``entries``: read again when one is a node (what it wrote
     is a task result of the checkpoint before it, filled in as its writes are saved, so a copy
     read earlier can lack it), else those read before (other entries need none). Only the
     checkpoints from the step before the oldest node entry's on are read."""
     steps = [e.step for e in entries if e.kind == "node" and e.step is not None]
     if steps:
-        return await asyncio.to_thread(_snapshots_by_step, manager, thread_id, min(steps) - 1)
+        return _snapshots_by_step(manager, thread_id, min(steps) - 1)
     return known
 
 

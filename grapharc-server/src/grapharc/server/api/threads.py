@@ -6,17 +6,16 @@ import asyncio
 import contextlib
 import json
 import uuid
-from collections.abc import Iterator
 from typing import Annotated, Any
 
 from fastapi import APIRouter, Depends, Response
-from fastapi.responses import StreamingResponse
 from pydantic import BaseModel, ConfigDict, Field
 
 from grapharc.server.api import shapes
 from grapharc.server.api.context import ApiContext, api
 from grapharc.server.api.problems import ApiProblem
 from grapharc.session.errors import UnknownSessionError
+from grapharc.session.manager import SessionManager
 from grapharc.session.records import STATUSES
 
 router = APIRouter(prefix="/threads", tags=["threads"])
@@ -132,12 +131,13 @@ async def post_event(thread_id: str, body: EventPost, ctx: Context) -> dict[str,
 
 
 @router.get("/{thread_id}/trace")
-async def get_trace(thread_id: str, ctx: Context) -> StreamingResponse:
-    await asyncio.to_thread(ctx.manager.get, thread_id)
-    entries = await asyncio.to_thread(ctx.manager.audit, thread_id)
+async def get_trace(thread_id: str, ctx: Context) -> Response:
+    body = await asyncio.to_thread(_trace, ctx.manager, thread_id)
+    return Response(body, media_type="application/x-ndjson")
 
-    def lines() -> Iterator[str]:
-        for entry in entries:
-            yield json.dumps(entry.to_dict()) + "\n"
 
-    return StreamingResponse(lines(), media_type="application/x-ndjson")
+def _trace(manager: SessionManager, thread_id: str) -> str:
+    """The thread's trace as NDJSON, read and rendered in one trip to a thread (a sync iterator of
+    lines for a StreamingResponse would take a trip per line)."""
+    manager.get(thread_id)  # an unknown thread: 404
+    return "".join(json.dumps(entry.to_dict()) + "\n" for entry in manager.audit(thread_id))

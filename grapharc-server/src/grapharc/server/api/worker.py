@@ -34,7 +34,6 @@ import asyncio
 import contextlib
 import logging
 import uuid
-from typing import Any
 
 from grapharc.errors import GraphARCError
 from grapharc.runs.contracts import RunStore
@@ -44,7 +43,7 @@ from grapharc.server.api.progress import Progress
 from grapharc.session.errors import UnknownSessionError
 from grapharc.session.lease import Lease
 from grapharc.session.manager import SessionManager
-from grapharc.session.records import COMPLETED, FAILED, PAUSED, REJECTED, RUNNING
+from grapharc.session.records import COMPLETED, FAILED, PAUSED, REJECTED, RUNNING, Session
 
 POLL_SECONDS = 0.5
 STATELESS_GRACE_SECONDS = 30.0
@@ -145,11 +144,7 @@ class RunWorker:
             if run.after_seq is None:
                 begun = await asyncio.to_thread(self._begin, run)
                 self.progress.notify(run.thread_id)  # its readers poll slowly from now on; wake them
-            if reclaimed:
-                await self._carry_on(run)
-            else:
-                await self._turn(run)
-            session = await asyncio.to_thread(self.manager.get, run.thread_id)
+            session = await (self._carry_on(run) if reclaimed else self._turn(run))
             status = _RUN_STATUS.get(session.status, SUCCESS)
         except asyncio.CancelledError:
             if self._stopping:
@@ -162,9 +157,7 @@ class RunWorker:
         finally:
             if not self._stopping:
                 self._executing.pop(run.run_id, None)
-        end_seq = await asyncio.to_thread(self.last_seq, run.thread_id, begun)
-        await asyncio.to_thread(self.runs.finish, run.run_id, self.name, status, self.manager.clock(),
-                                end_seq=end_seq, error=error)
+        await asyncio.to_thread(self._end, run, begun, status, error)
         self.progress.notify(run.thread_id)
         self.wake()  # a run queued behind this one on its thread can be claimed now
         if run.request.get(ON_COMPLETION) == DELETE:
@@ -189,8 +182,9 @@ class RunWorker:
         except GraphARCError as exc:  # busy again, or a store that cannot be reached: the thread stays
             _log.warning("run worker %s: the stateless thread %s is kept: %s", self.name, thread_id, exc)
 
-    async def _turn(self, run: RunRecord) -> Any:
-        """The session-layer call the run's request makes: a start with input, or a resume."""
+    async def _turn(self, run: RunRecord) -> Session:
+        """The session-layer call the run's request makes: a start with input, or a resume; the
+        thread's session as the turn left it."""
         request, on_record = run.request, self.progress.watcher(run.thread_id)
         if request["kind"] == CARRY_ON:
             return await self.manager.acarry_on(self._handed.pop(run.run_id), on_record=on_record,
@@ -202,27 +196,33 @@ class RunWorker:
         return await self.manager.arun(run.thread_id, request["input"], on_record=on_record,
                                        budget=run.budget)
 
-    async def _carry_on(self, run: RunRecord) -> None:
+    async def _carry_on(self, run: RunRecord) -> Session:
         """A reclaimed run: run its turn if that never began; else, once the thread's lease has
         expired, recover a thread the dead worker left running (or failed, as a stopping server's
-        cancelled turn does); a thread that ended otherwise leaves only the run's end to record."""
+        cancelled turn does); a thread that ended otherwise leaves only the run's end to record.
+        The thread's session as it was left."""
         while True:
             session = await asyncio.to_thread(self.manager.get, run.thread_id)
             if session.lease_live(self.manager.clock()):
                 await asyncio.sleep(self.ttl / 3)
                 continue
             if not await asyncio.to_thread(self._turn_began, run):
-                await self._turn(run)
-            elif session.status in (RUNNING, FAILED):
-                await self.manager.arecover(run.thread_id, on_record=self.progress.watcher(run.thread_id),
-                                            budget=run.budget)
-            return
+                return await self._turn(run)
+            if session.status in (RUNNING, FAILED):
+                watcher = self.progress.watcher(run.thread_id)
+                return await self.manager.arecover(run.thread_id, on_record=watcher, budget=run.budget)
+            return session
 
     def _begin(self, run: RunRecord) -> int:
         """Record that the run's part of the trace begins after the thread's last entry now; its seq."""
         begun = self.last_seq(run.thread_id)
         self.runs.begin(run.run_id, self.name, begun)
         return begun
+
+    def _end(self, run: RunRecord, begun: int, status: str, error: str | None) -> None:
+        """Record how the run ended and the seq its part of the trace ends at (after ``begun``)."""
+        self.runs.finish(run.run_id, self.name, status, self.manager.clock(),
+                         end_seq=self.last_seq(run.thread_id, begun), error=error)
 
     def _turn_began(self, run: RunRecord) -> bool:
         """Whether the run's turn took its thread (a run that never recorded its start never did)."""
