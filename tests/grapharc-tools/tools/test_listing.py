@@ -124,3 +124,17 @@ def test_glob_skips_hidden_names_unless_the_pattern_spells_the_dot(project, call
 
 def test_list_dir_shows_hidden_names(project, call):
     assert call("list_dir").split("\n") == [".git/", ".github/", ".venv/", "app.py", "sub/"]
+
+
+def test_a_name_with_a_newline_or_control_characters_is_shown_escaped_on_one_line(workspace, call):
+    (workspace / "a\n").mkdir()
+    (workspace / "a\n" / "-").write_text("hello\n")
+    (workspace / "tab\tx.txt").write_text("hello\n")
+    (workspace / "back\\slash\x1b").write_text("hello\n")
+    escaped = ["a\\n/", "a\\n/-", "back\\\\slash\\x1b", "tab\\tx.txt"]
+    assert call("list_dir").split("\n") == [escaped[0], *escaped[2:]]
+    assert call("glob", pattern="**/*").split("\n") == escaped
+    found = sorted(call("grep", pattern="hello").split("\n"))
+    assert found == [f"{name}:1: hello" for name in escaped[1:]]
+    (workspace / "a\n" / "-").unlink()
+    assert call("list_dir", path="a\n") == "[list_dir: a\\n is empty]"

@@ -3,6 +3,7 @@
 Directories are shown with a trailing ``/`` and symlinks with a trailing ``@``; neither tool
 follows a symlink, and ``glob`` leaves out a symlink that points outside the workspace. ``glob``
 skips names starting with ``.`` unless the pattern spells the dot; ``list_dir`` shows everything.
+A name's control characters are shown escaped (``grapharc.tools.names``), one line per entry.
 """
 
 from __future__ import annotations
@@ -14,6 +15,7 @@ from pydantic import BaseModel, ConfigDict, Field
 
 from grapharc.harness.tools import SideEffect, Tool
 from grapharc.tools.errors import ToolInputError, os_errors
+from grapharc.tools.names import escaped_name
 from grapharc.tools.walk import MAX_VISITED, GlobPattern, Walk
 from grapharc.tools.workspace import MAX_PATH_CHARS, Workspace
 
@@ -64,9 +66,9 @@ def list_dir(workspace: str, path: str = ".") -> str:
         if not target.is_dir():
             raise ToolInputError(f"list_dir: {path!r} is not a directory in the workspace")
         with os.scandir(target) as listing:
-            names = sorted(entry.name + suffix(entry) for entry in listing)
+            names = sorted(escaped_name(entry.name) + suffix(entry) for entry in listing)
     if not names:
-        return f"[list_dir: {root.relative(target)} is empty]"
+        return f"[list_dir: {escaped_name(root.relative(target))} is empty]"
     return "\n".join(capped(names, "list_dir"))
 
 
@@ -86,7 +88,7 @@ def glob(workspace: str, pattern: str) -> str:
                 continue
             if entry.is_symlink() and not root.contains(Path(os.path.realpath(entry.path))):
                 continue
-            found.append("/".join(parts) + suffix(entry))
+            found.append(escaped_name("/".join(parts)) + suffix(entry))
     lines = capped(sorted(found), "glob") or [f"[glob: no path in the workspace matches {pattern!r}]"]
     if walk.truncated:
         lines.append(f"[glob: stopped after looking at {MAX_VISITED} entries, so matches may be missing; "

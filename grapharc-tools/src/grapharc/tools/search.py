@@ -19,6 +19,7 @@ from pydantic import BaseModel, ConfigDict, Field, field_validator
 from grapharc.errors import GraphARCError
 from grapharc.harness.tools import SideEffect, Tool, ToolArgumentError
 from grapharc.tools.errors import ToolInputError, os_errors
+from grapharc.tools.names import escaped_name
 from grapharc.tools.textfiles import looks_binary
 from grapharc.tools.walk import MAX_VISITED, GlobPattern, Walk
 from grapharc.tools.workspace import MAX_PATH_CHARS, Workspace
@@ -142,7 +143,7 @@ def grep(workspace: str, pattern: str, path: str = ".", glob: str | None = None)
     target = root.resolve(path)
     with os_errors("grep", path):
         if target.is_file():
-            search.file(target, root.relative(target))
+            search.file(target, escaped_name(root.relative(target)))
             return search.report(None)
         if not target.is_dir():
             raise ToolInputError(f"grep: {path!r} is not a file or directory in the workspace")
@@ -155,7 +156,7 @@ def grep(workspace: str, pattern: str, path: str = ".", glob: str | None = None)
                 continue
             if selected is None or selected.matches(_matched_parts(selected, target, entry.path)):
                 try:
-                    search.file(Path(entry.path), root.relative(Path(entry.path)))
+                    search.file(Path(entry.path), escaped_name(root.relative(Path(entry.path))))
                 except GraphARCError:  # an executor's refusal is not an unreadable file
                     raise
                 except OSError:  # unreadable or vanished since the walk saw it
