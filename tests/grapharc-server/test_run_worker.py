@@ -42,14 +42,18 @@ def stores(tmp_path: Path) -> Iterator[tuple[SessionManager, RunStore]]:
     manager.close()
 
 
+def _start(thread: str) -> RunRecord:
+    """A run asking for a start turn of an odd-values thread."""
+    now = time.time()
+    return RunRecord(run_id=uuid4().hex, thread_id=thread, assistant_id=ODD,
+                     request={"kind": "start", "input": {}}, created_at=now, updated_at=now)
+
+
 def _claimed_by_the_dead(manager: SessionManager, runs: RunStore) -> RunRecord:
     """A run of a new odd-values thread, claimed by a worker whose claim ran out long ago."""
     thread = manager.create(ODD).thread_id
-    now = time.time()
-    asked = RunRecord(run_id=uuid4().hex, thread_id=thread, assistant_id=ODD,
-                      request={"kind": "start", "input": {}}, created_at=now, updated_at=now)
-    runs.add(asked, exclusive=True)
-    claimed = runs.claim_next(DEAD, now - 100, 1, [ODD])
+    runs.add(_start(thread), exclusive=True)
+    claimed = runs.claim_next(DEAD, time.time() - 100, 1, [ODD])
     assert claimed is not None
     return claimed
 
@@ -98,10 +102,7 @@ def test_a_run_queued_behind_another_starts_when_that_one_ends_not_at_the_next_p
     manager, runs = stores
     monkeypatch.setattr(worker_module, "POLL_SECONDS", 3600)  # no poll comes to the rescue
     thread = manager.create(ODD).thread_id
-    now = time.time()
-    first, second = (RunRecord(run_id=uuid4().hex, thread_id=thread, assistant_id=ODD,
-                               request={"kind": "start", "input": {}}, created_at=now, updated_at=now)
-                     for _ in range(2))
+    first, second = _start(thread), _start(thread)
     runs.add(first, exclusive=True)
     runs.add(second, exclusive=False)
 
@@ -126,10 +127,7 @@ def test_a_run_on_a_long_thread_reads_only_its_own_part_of_the_trail_when_it_end
     thread = manager.create(ODD).thread_id
     manager.run(thread, {})  # an earlier turn: the thread's trail already holds entries
     begun = manager.audit(thread)[-1].seq
-    now = time.time()
-    run = RunRecord(run_id=uuid4().hex, thread_id=thread, assistant_id=ODD,
-                    request={"kind": "start", "input": {}}, created_at=now, updated_at=now)
-    runs.add(run, exclusive=True)
+    run = runs.add(_start(thread), exclusive=True)
     afters: list[int] = []
     audit = manager.audit
 
@@ -197,10 +195,7 @@ def test_a_runs_end_is_recorded_from_the_session_its_turn_returned_in_one_trip(
         stores, monkeypatch: pytest.MonkeyPatch) -> None:
     manager, runs = stores
     thread = manager.create(ODD).thread_id
-    now = time.time()
-    run = RunRecord(run_id=uuid4().hex, thread_id=thread, assistant_id=ODD,
-                    request={"kind": "start", "input": {}}, created_at=now, updated_at=now)
-    runs.add(run, exclusive=True)
+    run = runs.add(_start(thread), exclusive=True)
     reads: list[str] = []
     get = manager.get
 
