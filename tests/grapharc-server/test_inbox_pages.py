@@ -51,6 +51,19 @@ def test_sign_in_needs_the_right_password_and_the_form_s_token(served):
         assert client.get("/inbox", follow_redirects=False).status_code == 303
 
 
+def test_an_inbox_only_server_answers_problems_and_holds_bodies_to_the_limit(served):
+    unknown = httpx.get(f"{served.url}/no-such-page")
+    assert unknown.status_code == 404
+    assert unknown.headers["content-type"] == "application/problem+json"
+    assert unknown.json()["status"] == 404
+    with httpx.Client(base_url=served.url) as client:
+        form = client.get("/inbox/signin")
+        flood = client.post("/inbox/signin", data={"username": "alice", "password": "x" * 2_000_000,
+                                                   "csrf": csrf_of(form)})
+        assert flood.status_code == 413 and "over 1000000 bytes" in flood.json()["detail"]
+        assert client.get("/inbox", follow_redirects=False).status_code == 303  # not signed in
+
+
 def test_a_forged_cookie_signs_nobody_in_and_an_unknown_approval_is_404(served):
     with signed_in(served.url, "alice") as client:
         assert client.get("/inbox/approvals/ap-nosuchthing").status_code == 404

@@ -1,4 +1,7 @@
-"""The HTTP application: health, the plugin inventory and, given sessions, the JSON API."""
+"""The HTTP application: health, the plugin inventory and, given sessions, the JSON API.
+
+Whatever is mounted, an error answers as a problem document and a request body is held to the
+size and JSON depth limits before any route reads it."""
 
 from __future__ import annotations
 
@@ -9,6 +12,8 @@ from typing import TYPE_CHECKING, Any
 from fastapi import FastAPI
 
 from grapharc._version import __version__
+from grapharc.server.api.limits import BodyLimits
+from grapharc.server.api.problems import install_problem_handlers
 from grapharc.server.thread_pool import DEFAULT_THREADS, use_thread_pool
 
 if TYPE_CHECKING:
@@ -35,6 +40,8 @@ def create_app(*, sessions: str | None = None, auth: AuthConfig | None = None,
 
     app = FastAPI(title="GraphARC", version=__version__, lifespan=lifespan)
     app.state.auth = auth  # None: nobody signs in (loopback only); API routes check bearer tokens with it
+    install_problem_handlers(app)
+    app.add_middleware(BodyLimits)
     if sessions is not None and auth is not None:
         from grapharc.server.inbox.routes import inbox_router
 

@@ -1,4 +1,4 @@
-"""Mount the JSON API on an app: its routes, problem documents, body limits, the session context."""
+"""Mount the JSON API on an app: its routes and the session context."""
 
 from __future__ import annotations
 
@@ -6,8 +6,6 @@ from fastapi import Depends, FastAPI
 
 from grapharc.server.api import assistants, runs, stateless, threads
 from grapharc.server.api.context import ApiContext, caller
-from grapharc.server.api.limits import BodyLimits
-from grapharc.server.api.problems import install_problem_handlers
 
 
 def mount_api(app: FastAPI, context: ApiContext) -> None:
@@ -15,5 +13,3 @@ def mount_api(app: FastAPI, context: ApiContext) -> None:
     app.state.api = context
     for module in (assistants, threads, runs, stateless):
         app.include_router(module.router, dependencies=[Depends(caller)])
-    install_problem_handlers(app)
-    app.add_middleware(BodyLimits)
