@@ -107,9 +107,6 @@ def pages_one_batch_writes(path: Path, stored: int) -> int:
     return (wal_bytes - 32) // (page_size + 24)  # the WAL header, then one header per frame
 
 
-@pytest.mark.xfail(strict=True, reason=(
-    "version 5 numbers terms in a table indexed by their text, and a new word lands anywhere "
-    "in that index: 480 pages at 20k claims against 192 at 2k (version 4: 170 and 152)"))
 def test_a_batch_of_new_words_writes_about_as_many_pages_to_a_large_file_as_to_a_small_one(
     tmp_path: Path,
 ) -> None:

@@ -1,31 +1,23 @@
 """Impact-ordered postings in the claims file, written as append-only runs and walked by ``search``.
 
-Terms are numbered: ``terms`` gives each distinct term an integer id, above
-every other, the first time a batch holds it, and every other table names a
-term by its id, so a posting row, and each merge's copy
-of it, carries a small integer instead of the word (version 4 keyed them by
-the text: the file of 100k zipf claims shrank from 53.7 to 44.2 MB). A batch
-looks its distinct terms up once; only a term's first appearance writes to
-``terms``' index on the text, which, unlike the runs, is not append-only.
 Each claim's weighted term frequencies are one JSON row of ``claim_terms``
-keyed by term id (keyed by seq, so a batch appends), from which ``search``
-reads a claim's frequencies of the other query terms. The postings are built
-from those rows in SQL (``json_each``), one statement per batch: rows of
-``postings`` keyed by (run, term, weighted frequency, claim length, seq),
-where a run is a contiguous range of seqs, so one group of a term in a run
-(every claim in it gets the same BM25F contribution) is one range of the key,
-read oldest first; ``term_groups`` counts each group's claims per run, and
-``claim_totals`` the claims and their summed length. A batch becomes a new
-run numbered above every other, so its rows are appended at the end of the
-B-trees instead of landing on pages all over them (version 3 keyed postings
-by term first, so a batch of 1,000 claims wrote pages across the whole table
-and its cost grew with the file). The newest runs are merged LSM-style
-(``merge_start``), again numbered highest, so run ids ascend with seqs and a
-file holds fewer than ``MERGE_FANOUT`` runs per size level; a query reads
-each of its terms in each run. Everything is written in the claims' own
-transaction; ``SQLitePostings`` is ``impact_walk``'s ``PostingsSource`` over
-one cursor, used inside a read transaction so every statement sees one
-snapshot, and maps the query's terms to ids once.
+(keyed by seq, so a batch appends), from which ``search`` reads a claim's
+frequencies of the other query terms. The postings are built from those rows
+in SQL (``json_each``), one statement per batch: rows of ``postings`` keyed by
+(run, term, weighted frequency, claim length, seq), where a run is a
+contiguous range of seqs, so one group of a term in a run (every claim in it
+gets the same BM25F contribution) is one range of the key, read oldest first;
+``term_groups`` counts each group's claims per run, and ``claim_totals`` the
+claims and their summed length. A batch becomes a new run numbered above every
+other, so its rows are appended at the end of the B-trees instead of landing
+on pages all over them (version 3 keyed postings by term first, so a batch of
+1,000 claims wrote pages across the whole table and its cost grew with the
+file). The newest runs are merged LSM-style (``merge_start``), again numbered
+highest, so run ids ascend with seqs and a file holds fewer than
+``MERGE_FANOUT`` runs per size level; a query reads each of its terms in each
+run. Everything is written in the claims' own transaction; ``SQLitePostings``
+is ``impact_walk``'s ``PostingsSource`` over one cursor, used inside a read
+transaction so every statement sees one snapshot.
 """
 
 from __future__ import annotations
@@ -40,7 +32,6 @@ from grapharc.memory.claims import Claim
 from grapharc.memory.impact_walk import Group
 
 SCHEMA = (
-    "CREATE TABLE terms (id INTEGER PRIMARY KEY, term TEXT NOT NULL UNIQUE)",
     """CREATE TABLE claim_terms (
         seq INTEGER PRIMARY KEY,
         length INTEGER NOT NULL,
@@ -50,7 +41,7 @@ SCHEMA = (
     "last_seq INTEGER NOT NULL)",
     """CREATE TABLE postings (
         run INTEGER NOT NULL,
-        term INTEGER NOT NULL,
+        term TEXT NOT NULL,
         frequency REAL NOT NULL,
         length INTEGER NOT NULL,
         seq INTEGER NOT NULL,
@@ -58,7 +49,7 @@ SCHEMA = (
     ) WITHOUT ROWID""",
     """CREATE TABLE term_groups (
         run INTEGER NOT NULL,
-        term INTEGER NOT NULL,
+        term TEXT NOT NULL,
         frequency REAL NOT NULL,
         length INTEGER NOT NULL,
         claims INTEGER NOT NULL,
@@ -72,9 +63,8 @@ MERGE_FANOUT = 16  # runs of one size level merged into one; a level spans 16x i
 
 _WRITE_POSTINGS = (
     "INSERT INTO postings (run, term, frequency, length, seq) "
-    "SELECT ?, CAST(t.key AS INTEGER) AS term, t.value, c.length, c.seq "
-    "FROM claim_terms AS c, json_each(c.terms) AS t "
-    "WHERE c.seq BETWEEN ? AND ? ORDER BY term, t.value, c.length, c.seq"
+    "SELECT ?, t.key, t.value, c.length, c.seq FROM claim_terms AS c, json_each(c.terms) AS t "
+    "WHERE c.seq BETWEEN ? AND ? ORDER BY t.key, t.value, c.length, c.seq"
 )
 _COUNT_GROUPS = (
     "INSERT INTO term_groups (run, term, frequency, length, claims) "
@@ -92,11 +82,9 @@ def index_claims(cursor: sqlite3.Cursor, numbered: Sequence[tuple[int, Claim]]) 
     forward = []
     total_length = 0
     documents = weighted_frequencies_of(claim for _, claim in numbered)
-    ids = _term_ids(cursor, {term for frequencies, _ in documents for term in frequencies})
     for (seq, _), (frequencies, length) in zip(numbered, documents, strict=True):
         total_length += length
-        forward.append((seq, length, json.dumps(
-            {ids[term]: frequency for term, frequency in frequencies.items()})))
+        forward.append((seq, length, json.dumps(frequencies)))
     cursor.executemany("INSERT INTO claim_terms (seq, length, terms) VALUES (?, ?, ?)", forward)
     cursor.execute("UPDATE claim_totals SET claims = claims + ?, length = length + ?",
                    (len(numbered), total_length))
@@ -108,26 +96,6 @@ def index_claims(cursor: sqlite3.Cursor, numbered: Sequence[tuple[int, Claim]]) 
         first, last = runs[start][1], runs[-1][2]
         runs[start:] = [(_merge(cursor, [run for run, _, _ in runs[start:]], first, last),
                          first, last)]
-
-
-def _term_ids(cursor: sqlite3.Cursor, terms: set[str]) -> dict[str, str]:
-    """The id of each of ``terms`` as text (``claim_terms``' keys), numbering those the file
-    lacks above every other (the caller holds the write transaction, so no other writer
-    numbers them meanwhile)."""
-    ids = {term: str(term_id) for term, term_id in _select_ids(cursor, list(terms))}
-    new = sorted(terms.difference(ids))
-    if new:
-        first = cursor.execute("SELECT coalesce(max(id), 0) + 1 FROM terms").fetchone()[0]
-        numbered = list(zip(range(first, first + len(new)), new, strict=True))
-        cursor.executemany("INSERT INTO terms (id, term) VALUES (?, ?)", numbered)
-        ids.update((term, str(term_id)) for term_id, term in numbered)
-    return ids
-
-
-def _select_ids(cursor: sqlite3.Cursor, terms: Sequence[str]) -> list[tuple[str, int]]:
-    """(term, id) for those of ``terms`` the file has numbered."""
-    return [row for batch in _slices(terms, _TERMS_AT_ONCE) for row in cursor.execute(
-        f"SELECT term, id FROM terms WHERE term IN ({_marks(batch)})", batch)]
 
 
 def _new_run(cursor: sqlite3.Cursor, first: int, last: int) -> int:
@@ -200,17 +168,13 @@ def _slices(values: Sequence[_T], size: int) -> list[Sequence[_T]]:
 
 
 class SQLitePostings:
-    """``impact_walk``'s ``PostingsSource`` over the postings tables; positions are ``seq``.
-
-    The walk names terms by text; each is mapped to its id once, in ``groups`` (which the
-    walk calls first), and a term the file has never held has no groups and no members."""
+    """``impact_walk``'s ``PostingsSource`` over the postings tables; positions are ``seq``."""
 
     def __init__(self, cursor: sqlite3.Cursor) -> None:
         self._cursor = cursor
         self._last_seqs = dict(cursor.execute(
             "SELECT run, last_seq FROM runs ORDER BY run").fetchall())
-        self._ids: dict[str, int] = {}
-        self._holders: dict[tuple[int, Group], str] = {}
+        self._holders: dict[tuple[str, Group], str] = {}
 
     def totals(self) -> tuple[int, int]:
         """Claims stored and the sum of their lengths."""
@@ -221,63 +185,55 @@ class SQLitePostings:
     def groups(self, terms: Sequence[str]) -> list[dict[Group, int]]:
         """For each term, its groups and their sizes, summed over runs in SQL (which runs hold
         a group is kept as SQLite lists them, and read only for the groups walked)."""
-        self._ids.update(_select_ids(self._cursor, [t for t in terms if t not in self._ids]))
-        found: dict[int, dict[Group, int]] = {term_id: {} for term_id in self._ids.values()}
+        found: dict[str, dict[Group, int]] = {term: {} for term in terms}
         runs = list(self._last_seqs)
-        for batch in _slices(self._known(terms), _TERMS_AT_ONCE):
-            for term_id, frequency, length, claims, holders in self._cursor.execute(
+        for batch in _slices(terms, _TERMS_AT_ONCE):
+            for term, frequency, length, claims, holders in self._cursor.execute(
                     f"SELECT term, frequency, length, sum(claims), group_concat(run) "
                     f"FROM term_groups WHERE run IN ({_marks(runs)}) AND term IN ({_marks(batch)}) "
                     f"GROUP BY term, frequency, length", (*runs, *batch)):
                 group = (float(frequency), int(length))
-                found[term_id][group] = int(claims)
-                self._holders[(term_id, group)] = holders
-        return [found[self._ids[term]] if term in self._ids else {} for term in terms]
+                found[term][group] = int(claims)
+                self._holders[(term, group)] = holders
+        return [found[term] for term in terms]
 
-    def _known(self, terms: Sequence[str]) -> list[int]:
-        """The ids of those of ``terms`` the file has numbered."""
-        return [self._ids[term] for term in terms if term in self._ids]
-
-    def _runs_holding(self, term_id: int, group: Group, after: int) -> list[int]:
+    def _runs_holding(self, term: str, group: Group, after: int) -> list[int]:
         """The runs holding claims of the group above ``after``, oldest first."""
-        held = {int(run) for run in self._holders.get((term_id, group), "").split(",") if run}
+        held = {int(run) for run in self._holders.get((term, group), "").split(",") if run}
         return [run for run, last in self._last_seqs.items() if run in held and last > after]
 
     def members(self, term: str, group: Group, after: int, limit: int) -> list[int]:
         """Up to ``limit`` positions in the group above ``after``, ascending (run ids ascend
         with seqs, so SQLite reads the runs in order and stops at ``limit``)."""
-        term_id = self._ids[term]
-        runs = self._runs_holding(term_id, group, after)
+        runs = self._runs_holding(term, group, after)
         return [row[0] for row in self._cursor.execute(
             f"SELECT seq FROM postings WHERE run IN ({_marks(runs)}) AND term = ? "
             f"AND frequency = ? AND length = ? AND seq > ? ORDER BY run, seq LIMIT ?",
-            (*runs, term_id, *group, after, limit))]
+            (*runs, term, *group, after, limit))]
 
     def members_holding(self, term: str, group: Group, after: int,
                         others: Sequence[str]) -> list[int]:
         """Positions in the group above ``after`` holding any of ``others``, read from the group
-        (each claim's term ids looked up in ``claim_terms``, whose keys are ids as text)."""
-        term_id = self._ids[term]
-        runs = self._runs_holding(term_id, group, after)
-        return self._union([str(other) for other in self._known(others)], lambda batch: (
+        (each claim's terms looked up in ``claim_terms``)."""
+        runs = self._runs_holding(term, group, after)
+        return self._union(others, lambda batch: (
             f"SELECT p.seq FROM postings AS p JOIN claim_terms AS c ON c.seq = p.seq "
             f"WHERE p.run IN ({_marks(runs)}) AND p.term = ? AND p.frequency = ? "
             f"AND p.length = ? AND p.seq > ? AND EXISTS (SELECT 1 FROM json_each(c.terms) AS t "
-            f"WHERE t.key IN ({_marks(batch)}))", (*runs, term_id, *group, after, *batch)))
+            f"WHERE t.key IN ({_marks(batch)}))", (*runs, term, *group, after, *batch)))
 
     def members_among(self, term: str, group: Group, after: int,
                       others: Sequence[str]) -> list[int]:
         """The same positions, read from ``others``' postings (a claim's postings share a run)."""
-        term_id = self._ids[term]
         runs = [run for run, last in self._last_seqs.items() if last > after]
-        return self._union(self._known(others), lambda batch: (
+        return self._union(others, lambda batch: (
             f"SELECT o.seq FROM postings AS o WHERE o.run IN ({_marks(runs)}) "
             f"AND o.term IN ({_marks(batch)}) AND o.seq > ? AND EXISTS (SELECT 1 FROM postings "
             f"AS p WHERE p.run = o.run AND p.term = ? AND p.frequency = ? AND p.length = ? "
-            f"AND p.seq = o.seq)", (*runs, *batch, after, term_id, *group)))
+            f"AND p.seq = o.seq)", (*runs, *batch, after, term, *group)))
 
-    def _union(self, terms: Sequence[_T],
-               statement: Callable[[Sequence[_T]], tuple[str, tuple[object, ...]]]) -> list[int]:
+    def _union(self, terms: Sequence[str],
+               statement: Callable[[Sequence[str]], tuple[str, tuple[object, ...]]]) -> list[int]:
         """The seqs ``statement`` selects for each slice of ``terms``, together, ascending."""
         found: set[int] = set()
         for batch in _slices(terms, _TERMS_AT_ONCE):
@@ -288,14 +244,13 @@ class SQLitePostings:
                     terms: Sequence[str]) -> dict[int, dict[str, float]]:
         """Each position's weighted frequency of those of ``terms`` it holds, read from its
         row of ``claim_terms`` in one statement per slice of terms."""
-        named = {str(self._ids[term]): term for term in terms if term in self._ids}
         held: dict[int, dict[str, float]] = {}
-        for batch in _slices(list(named), _TERMS_AT_ONCE):
-            for seq, key, frequency in self._cursor.execute(
+        for batch in _slices(terms, _TERMS_AT_ONCE):
+            for seq, term, frequency in self._cursor.execute(
                     f"SELECT c.seq, t.key, t.value FROM claim_terms AS c, json_each(c.terms) AS t "
                     f"WHERE c.seq IN ({_marks(positions)}) AND t.key IN ({_marks(batch)})",
                     (*positions, *batch)):
-                held.setdefault(seq, {})[named[key]] = float(frequency)
+                held.setdefault(seq, {})[term] = float(frequency)
         return held
 
     def superseded(self, positions: Sequence[int]) -> set[int]:

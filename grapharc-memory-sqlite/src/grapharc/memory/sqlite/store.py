@@ -18,9 +18,8 @@ a newer file instead of misreading it). Version 3 replaced version 2's FTS5
 table with postings (FTS5's ``bm25()`` scores every row matching a query, so
 its cost grew with a common term's postings); version 4 writes them as
 append-only runs, since version 3's term-first key made a batch's writes
-spread over the whole table; version 5 names terms by integer ids in the
-postings, so each row is smaller. A version 1 to 4 file is migrated on open,
-in one transaction.
+spread over the whole table. A version 1, 2 or 3 file is migrated on open, in
+one transaction.
 """
 
 from __future__ import annotations
@@ -58,7 +57,7 @@ from grapharc.memory.sqlite.database import (
 )
 
 SCHEMA_COMPONENT = "claims"
-SCHEMA_VERSION = 5
+SCHEMA_VERSION = 4
 
 _ID_CHUNK = 500  # ids per "id IN (...)" probe, well under SQLite's parameter limit
 
@@ -190,7 +189,7 @@ class SQLiteMemoryStore:
                 for statement in _SCHEMA:
                     cursor.execute(statement)
                 record_version(cursor, SCHEMA_COMPONENT, SCHEMA_VERSION)
-            elif version in (1, 2, 3, 4):
+            elif version in (1, 2, 3):
                 self._migrate_to_runs(cursor)
             elif version != SCHEMA_VERSION:
                 raise ClaimStoreError(
@@ -201,11 +200,9 @@ class SQLiteMemoryStore:
 
     @staticmethod
     def _migrate_to_runs(cursor: sqlite3.Cursor) -> None:
-        """Migrate a version 1 to 4 file: drop the index it had, if any (2: an FTS5 table;
-        3: postings keyed by term first; 4: runs keyed by term text), and index the claims it
-        holds as one run."""
-        for table in ("claims_fts", "claim_terms", "runs", "postings", "term_groups",
-                      "claim_totals"):
+        """Migrate a version 1, 2 or 3 file: drop the index it had, if any (2: an FTS5 table;
+        3: postings keyed by term first), and index the claims it holds as one run."""
+        for table in ("claims_fts", "postings", "term_groups", "claim_totals"):
             cursor.execute(f"DROP TABLE IF EXISTS {table}")
         for statement in postings.SCHEMA:
             cursor.execute(statement)
