@@ -293,13 +293,15 @@ class SQLiteMemoryStore:
 
     def about(self, subject: str, limit: int | None = None) -> list[Claim]:
         """Return current claims about ``subject``; see ``ClaimStore.about``. The subject's
-        claims are one key range in each run of ``subject_keys``, read by its primary key."""
+        claims are one key range in each run of ``subject_keys``, read by its primary key run
+        after run (run ids ascend with seqs, so that is seq order and SQLite stops at
+        ``limit`` instead of sorting every claim about a common subject)."""
         key = normalise_entity(subject)
         check_limit(limit)
         return self._read(
             f"{_SELECT} JOIN subject_keys AS k ON k.seq = c.seq "
             f"WHERE k.run IN (SELECT run FROM runs) AND k.subject_key = ? "
-            f"AND s.new_id IS NULL ORDER BY k.seq LIMIT ?",
+            f"AND s.new_id IS NULL ORDER BY k.run, k.seq LIMIT ?",
             (key, -1 if limit is None else limit),
         )
 
