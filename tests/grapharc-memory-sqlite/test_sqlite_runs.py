@@ -82,24 +82,26 @@ def test_a_new_batch_is_appended_as_the_highest_run(tmp_path: Path) -> None:
         store.close()
 
 
-def towns_with_new_words(start: int, count: int) -> list[Claim]:
-    """Claims about seven towns, each with three words no other claim has (ids in order)."""
+def towns_with_new_words(start: int, count: int, new_towns: bool = False) -> list[Claim]:
+    """Claims about seven towns (or each about a town of its own, named at random), each with
+    three words no other claim has (ids in order)."""
     rng = random.Random(start)
-    return [make_claim(f"Town {n % 7}", " ".join(f"w{rng.randrange(10**9)}" for _ in range(3)),
+    return [make_claim(f"Town {rng.randrange(10**9) if new_towns else n % 7}",
+                       " ".join(f"w{rng.randrange(10**9)}" for _ in range(3)),
                        claim_id=f"c{n:07d}") for n in range(start, start + count)]
 
 
-def pages_one_batch_writes(path: Path, stored: int) -> int:
+def pages_one_batch_writes(path: Path, stored: int, new_towns: bool = False) -> int:
     """Pages the WAL receives while a batch of 1,000 claims is added to a file of ``stored``."""
     store = SQLiteMemoryStore(path)
     try:
         for start in range(0, stored, 1_000):
-            store.add_many(towns_with_new_words(start, 1_000))
+            store.add_many(towns_with_new_words(start, 1_000, new_towns))
         connection = store._connection
         assert connection is not None
         connection.execute("PRAGMA wal_autocheckpoint=0")
         connection.execute("PRAGMA wal_checkpoint(TRUNCATE)")
-        store.add_many(towns_with_new_words(stored, 1_000))
+        store.add_many(towns_with_new_words(stored, 1_000, new_towns))
         page_size = connection.execute("PRAGMA page_size").fetchone()[0]
         wal_bytes = Path(f"{path}-wal").stat().st_size
     finally:
@@ -114,3 +116,11 @@ def test_a_batch_of_new_words_writes_about_as_many_pages_to_a_large_file_as_to_a
     large = pages_one_batch_writes(tmp_path / "large.db", 20_000)
     assert large < 1.25 * small  # postings keyed by term first: 252 pages, then 1,094
 
+
+
+def test_a_batch_about_new_subjects_writes_about_as_many_pages_to_a_large_file_as_to_a_small_one(
+    tmp_path: Path,
+) -> None:
+    small = pages_one_batch_writes(tmp_path / "small.db", 2_000, new_towns=True)
+    large = pages_one_batch_writes(tmp_path / "large.db", 20_000, new_towns=True)
+    assert large < 1.25 * small  # an index on claims' subject key: 173 pages, then 286

@@ -14,7 +14,7 @@ import pytest
 
 from grapharc.errors import ConfigurationError
 from grapharc.memory.bm25f import exact_search, weighted_frequencies
-from grapharc.memory.claims import Claim, ClaimStoreError
+from grapharc.memory.claims import Claim, ClaimStoreError, normalise_entity
 from grapharc.memory.sqlite.postings import MERGE_FANOUT
 from grapharc.memory.sqlite.store import SQLiteMemoryStore, open_claim_store
 from grapharc.memory.terms import terms
@@ -130,7 +130,7 @@ def test_the_file_is_in_wal_mode_with_a_schema_version(tmp_path: Path) -> None:
     try:
         assert raw.execute("PRAGMA journal_mode").fetchone() == ("wal",)
         assert raw.execute("SELECT component, version FROM schema_versions").fetchall() == [
-            ("claims", 4)
+            ("claims", 5)
         ]
     finally:
         raw.close()
@@ -168,7 +168,7 @@ def test_a_file_from_a_newer_schema_is_refused_naming_both_versions(tmp_path: Pa
     raw.execute("UPDATE schema_versions SET version = 7 WHERE component = 'claims'")
     raw.commit()
     raw.close()
-    with pytest.raises(ClaimStoreError, match=r"version 7.*reads version 4"):
+    with pytest.raises(ClaimStoreError, match=r"version 7.*reads version 5"):
         SQLiteMemoryStore(path)
 
 
@@ -275,10 +275,43 @@ def write_version_3_index(raw: sqlite3.Connection, claims: list[Claim]) -> None:
                 (len(documents), sum(length for _, _, length in documents)))
 
 
+POSTINGS_VERSION_4 = (
+    "CREATE TABLE claim_terms (seq INTEGER PRIMARY KEY, length INTEGER NOT NULL, "
+    "terms TEXT NOT NULL)",
+    "CREATE TABLE runs (run INTEGER PRIMARY KEY, first_seq INTEGER NOT NULL, "
+    "last_seq INTEGER NOT NULL)",
+    "CREATE TABLE postings (run INTEGER NOT NULL, term TEXT NOT NULL, frequency REAL NOT NULL, "
+    "length INTEGER NOT NULL, seq INTEGER NOT NULL, "
+    "PRIMARY KEY (run, term, frequency, length, seq)) WITHOUT ROWID",
+    "CREATE TABLE term_groups (run INTEGER NOT NULL, term TEXT NOT NULL, "
+    "frequency REAL NOT NULL, length INTEGER NOT NULL, claims INTEGER NOT NULL, "
+    "PRIMARY KEY (run, term, frequency, length)) WITHOUT ROWID",
+    "CREATE TABLE claim_totals (claims INTEGER NOT NULL, length INTEGER NOT NULL)",
+)
+
+
+def write_version_4_index(raw: sqlite3.Connection, claims: list[Claim]) -> None:
+    """The runs version 4 kept, without subject keys, over ``claims`` (stored in order): each
+    claim's term frequencies as JSON keyed by term, and every claim in one run."""
+    for statement in POSTINGS_VERSION_4:
+        raw.execute(statement)
+    documents = [(seq, *weighted_frequencies(claim)) for seq, claim in enumerate(claims, 1)]
+    raw.executemany("INSERT INTO claim_terms VALUES (?, ?, ?)",
+                    [(seq, length, json.dumps(frequencies))
+                     for seq, frequencies, length in documents])
+    raw.execute("INSERT INTO runs VALUES (1, 1, ?)", (len(documents),))
+    raw.execute("INSERT INTO postings SELECT 1, t.key, t.value, c.length, c.seq "
+                "FROM claim_terms AS c, json_each(c.terms) AS t")
+    raw.execute("INSERT INTO term_groups SELECT run, term, frequency, length, count(*) "
+                "FROM postings GROUP BY run, term, frequency, length")
+    raw.execute("INSERT INTO claim_totals VALUES (?, ?)",
+                (len(documents), sum(length for _, _, length in documents)))
+
+
 def write_older_file(path: Path, version: int) -> list[Claim]:
     """A claims file in the layout of schema ``version`` (1: claims only; 2: with the FTS5
     index version 2 wrote, each claim's terms per field, space-joined, keyed by seq; 3: with
-    the postings tables version 3 wrote)."""
+    the postings tables version 3 wrote; 4: with the runs version 4 wrote)."""
     store = SQLiteMemoryStore(path)
     old = store.add(make_claim("東京", "8 million", predicate="population"))
     claims = [old, store.supersede(old.id, make_claim("東京", "14 million", predicate="population")),
@@ -286,7 +319,10 @@ def write_older_file(path: Path, version: int) -> list[Claim]:
     store.close()
     raw = sqlite3.connect(path)
     raw.executescript("DROP TABLE postings; DROP TABLE term_groups; DROP TABLE claim_totals; "
-                      "DROP TABLE claim_terms; DROP TABLE runs;")
+                      "DROP TABLE claim_terms; DROP TABLE runs; DROP TABLE subject_keys; "
+                      "CREATE INDEX claims_by_subject_key ON claims (subject_key);")
+    if version == 4:
+        write_version_4_index(raw, claims)
     if version == 3:
         write_version_3_index(raw, claims)
     if version == 2:
@@ -301,6 +337,14 @@ def write_older_file(path: Path, version: int) -> list[Claim]:
     return claims
 
 
+def current_about(claims: list[Claim], subject: str) -> list[Claim]:
+    """What ``about(subject)`` must return from ``claims`` (all of a store's, in order)."""
+    about = [claim for claim in claims if claim.subject_key == normalise_entity(subject)
+             and claim.superseded_by is None]
+    assert about
+    return about
+
+
 def table_names(path: Path) -> set[str]:
     raw = sqlite3.connect(path)
     try:
@@ -309,7 +353,7 @@ def table_names(path: Path) -> set[str]:
         raw.close()
 
 
-@pytest.mark.parametrize("version", [1, 2, 3])
+@pytest.mark.parametrize("version", [1, 2, 3, 4])
 def test_an_older_file_is_migrated_to_runs_over_the_claims_it_holds(
     tmp_path: Path, version: int
 ) -> None:
@@ -324,16 +368,21 @@ def test_an_older_file_is_migrated_to_runs_over_the_claims_it_holds(
             for include_superseded in (False, True):
                 assert migrated.search(query, 5, include_superseded) == exact_search(
                     everything, query, 5, include_superseded)
+        assert migrated.about("東京") == current_about(everything, "東京")
         migrated.add(make_claim("Kyoto", "1.5 million", predicate="population"))
         assert migrated.search("Kyoto")[0].claim.subject == "Kyoto"
+        assert migrated.about("kyoto")[-1].object == "1.5 million"
     finally:
         migrated.close()
     names = table_names(path)
-    assert {"claim_terms", "runs", "postings", "term_groups", "claim_totals"} <= names
+    assert {"claim_terms", "runs", "postings", "term_groups", "subject_keys",
+            "claim_totals"} <= names
     assert not any(name.startswith("claims_fts") for name in names)
     raw = sqlite3.connect(path)
     try:
-        assert raw.execute("SELECT version FROM schema_versions").fetchone() == (4,)
+        assert raw.execute("SELECT version FROM schema_versions").fetchone() == (5,)
+        assert raw.execute("SELECT count(*) FROM sqlite_master WHERE type = 'index' "
+                           "AND name = 'claims_by_subject_key'").fetchone() == (0,)
     finally:
         raw.close()
 
@@ -356,6 +405,30 @@ def test_a_migration_that_dies_midway_leaves_the_version_2_file_as_it_was(
     try:
         assert reopened.all(include_superseded=True) == [reopened.get(c.id) for c in claims]
         assert reopened.search("14 million")[0].claim.id == claims[1].id
+    finally:
+        reopened.close()
+
+
+def test_a_migration_that_dies_midway_leaves_the_version_4_file_as_it_was(
+    tmp_path: Path,
+) -> None:
+    path = tmp_path / "memory.db"
+    claims = write_older_file(path, 4)
+    assert run_python(MIGRATION_CRASH, str(path)).returncode == 9
+    assert "subject_keys" not in table_names(path)
+    raw = sqlite3.connect(path)
+    try:
+        assert raw.execute("SELECT version FROM schema_versions").fetchone() == (4,)
+        assert raw.execute("SELECT count(*) FROM sqlite_master WHERE type = 'index' "
+                           "AND name = 'claims_by_subject_key'").fetchone() == (1,)
+    finally:
+        raw.close()
+    reopened = SQLiteMemoryStore(path)
+    try:
+        everything = reopened.all(include_superseded=True)
+        assert everything == [reopened.get(c.id) for c in claims]
+        assert reopened.search("14 million") == exact_search(everything, "14 million")
+        assert reopened.about("東京") == current_about(everything, "東京")
     finally:
         reopened.close()
 

@@ -18,8 +18,11 @@ a newer file instead of misreading it). Version 3 replaced version 2's FTS5
 table with postings (FTS5's ``bm25()`` scores every row matching a query, so
 its cost grew with a common term's postings); version 4 writes them as
 append-only runs, since version 3's term-first key made a batch's writes
-spread over the whole table. A version 1, 2 or 3 file is migrated on open, in
-one transaction.
+spread over the whole table; version 5 drops the index on ``claims``'
+subject key for the same reason (a batch's subjects landed all over it: at
+97k zipf claims 410 of the 566 pages a batch of 1,000 wrote) and keeps the
+subject keys in the runs instead (``subject_keys``). A version 1 to 4 file is
+migrated on open, in one transaction.
 """
 
 from __future__ import annotations
@@ -57,7 +60,7 @@ from grapharc.memory.sqlite.database import (
 )
 
 SCHEMA_COMPONENT = "claims"
-SCHEMA_VERSION = 4
+SCHEMA_VERSION = 5
 
 _ID_CHUNK = 500  # ids per "id IN (...)" probe, well under SQLite's parameter limit
 
@@ -73,7 +76,6 @@ _SCHEMA = (
         observed_at TEXT NOT NULL,
         run_id TEXT
     )""",
-    "CREATE INDEX claims_by_subject_key ON claims (subject_key)",
     """CREATE TABLE supersessions (
         old_id TEXT PRIMARY KEY REFERENCES claims (id),
         new_id TEXT NOT NULL UNIQUE REFERENCES claims (id)
@@ -189,7 +191,7 @@ class SQLiteMemoryStore:
                 for statement in _SCHEMA:
                     cursor.execute(statement)
                 record_version(cursor, SCHEMA_COMPONENT, SCHEMA_VERSION)
-            elif version in (1, 2, 3):
+            elif version in (1, 2, 3, 4):
                 self._migrate_to_runs(cursor)
             elif version != SCHEMA_VERSION:
                 raise ClaimStoreError(
@@ -200,9 +202,12 @@ class SQLiteMemoryStore:
 
     @staticmethod
     def _migrate_to_runs(cursor: sqlite3.Cursor) -> None:
-        """Migrate a version 1, 2 or 3 file: drop the index it had, if any (2: an FTS5 table;
-        3: postings keyed by term first), and index the claims it holds as one run."""
-        for table in ("claims_fts", "postings", "term_groups", "claim_totals"):
+        """Migrate a version 1 to 4 file: drop the search index it had, if any (2: an FTS5
+        table; 3: postings keyed by term first; 4: runs without subject keys) and the index on
+        ``claims``' subject key, and index the claims it holds as one run."""
+        cursor.execute("DROP INDEX IF EXISTS claims_by_subject_key")
+        for table in ("claims_fts", "claim_terms", "runs", "postings", "term_groups",
+                      "claim_totals"):
             cursor.execute(f"DROP TABLE IF EXISTS {table}")
         for statement in postings.SCHEMA:
             cursor.execute(statement)
@@ -287,11 +292,16 @@ class SQLiteMemoryStore:
         return new_claim
 
     def about(self, subject: str, limit: int | None = None) -> list[Claim]:
-        """Return current claims about ``subject``; see ``ClaimStore.about``."""
+        """Return current claims about ``subject``; see ``ClaimStore.about``. The subject's
+        claims are one key range in each run of ``subject_keys``, read by its primary key run
+        after run (run ids ascend with seqs, so that is seq order and SQLite stops at
+        ``limit`` instead of sorting every claim about a common subject)."""
         key = normalise_entity(subject)
         check_limit(limit)
         return self._read(
-            f"{_SELECT} WHERE c.subject_key = ? AND s.new_id IS NULL ORDER BY c.seq LIMIT ?",
+            f"{_SELECT} JOIN subject_keys AS k ON k.seq = c.seq "
+            f"WHERE k.run IN (SELECT run FROM runs) AND k.subject_key = ? "
+            f"AND s.new_id IS NULL ORDER BY k.run, k.seq LIMIT ?",
             (key, -1 if limit is None else limit),
         )
 
