@@ -3,19 +3,15 @@
 ``open_store("sqlite:LOCATION", kind="checkpoints")`` gives a ``SqliteCheckpoints``, the
 ``CheckpointerProvider`` (``grapharc.session.contracts``) that core ships: a directory's
 ``checkpoints.db``, or the file named (``grapharc.session.sqlite_files``). Its sync
-``SqliteSaver`` is shared by the process; each event loop gets an async saver of its own: a
-``SqliteSaver`` on a connection and a thread of its own behind ``ThreadedSaver``, one trip to
-that thread per call (LangGraph's ``AsyncSqliteSaver`` makes one per statement, through
-aiosqlite).
+``SqliteSaver`` is shared by the process; each event loop gets an ``AsyncSqliteSaver`` of
+its own, since an async saver is bound to the loop that opened it.
 """
 
 from __future__ import annotations
 
-import asyncio
 import sqlite3
 import threading
 from collections.abc import AsyncIterator
-from concurrent.futures import ThreadPoolExecutor
 from contextlib import asynccontextmanager
 from pathlib import Path
 from typing import TYPE_CHECKING
@@ -25,8 +21,7 @@ from grapharc.session.sqlite_files import CHECKPOINTS_FILE, database_path, footp
 
 if TYPE_CHECKING:
     from langgraph.checkpoint.sqlite import SqliteSaver
-
-    from grapharc.runtime.threaded_saver import ThreadedSaver
+    from langgraph.checkpoint.sqlite.aio import AsyncSqliteSaver
 
 
 class CheckpointStoreError(GraphARCError):
@@ -44,39 +39,36 @@ class SqliteCheckpoints:
 
     def saver(self) -> SqliteSaver:
         """The sync ``SqliteSaver``, opened on first call and shared by every thread."""
+        from langgraph.checkpoint.sqlite import SqliteSaver
+
         with self._lock:
             if self._saver is None:
-                self._saver = self._open_saver()
+                connection = sqlite3.connect(str(self.path), check_same_thread=False)
+                try:
+                    saver = SqliteSaver(connection)
+                    saver.setup()
+                except sqlite3.DatabaseError as exc:
+                    connection.close()
+                    raise self._unusable(exc) from exc
+                self._saver = saver
             return self._saver
 
     @asynccontextmanager
-    async def async_saver(self) -> AsyncIterator[ThreadedSaver]:
-        """An async saver for the running loop, its connection and thread closed on exit."""
-        from grapharc.runtime.threaded_saver import ThreadedSaver
+    async def async_saver(self) -> AsyncIterator[AsyncSqliteSaver]:
+        """An ``AsyncSqliteSaver`` on the running loop, its connection closed on exit."""
+        import aiosqlite
+        from langgraph.checkpoint.sqlite.aio import AsyncSqliteSaver
 
-        thread = ThreadPoolExecutor(max_workers=1, thread_name_prefix="grapharc-checkpoints")
-        loop = asyncio.get_running_loop()
+        connection = await aiosqlite.connect(str(self.path))
         try:
-            saver = await loop.run_in_executor(thread, self._open_saver)
+            saver = AsyncSqliteSaver(connection)
             try:
-                yield ThreadedSaver(saver, thread)
-            finally:
-                await loop.run_in_executor(thread, saver.conn.close)
+                await saver.setup()
+            except sqlite3.DatabaseError as exc:
+                raise self._unusable(exc) from exc
+            yield saver
         finally:
-            thread.shutdown(wait=False)
-
-    def _open_saver(self) -> SqliteSaver:
-        """A ``SqliteSaver`` on a connection of its own, its tables created if missing."""
-        from langgraph.checkpoint.sqlite import SqliteSaver
-
-        connection = sqlite3.connect(str(self.path), check_same_thread=False)
-        try:
-            saver = SqliteSaver(connection)
-            saver.setup()
-        except sqlite3.DatabaseError as exc:
-            connection.close()
-            raise self._unusable(exc) from exc
-        return saver
+            await connection.close()
 
     def compact(self) -> None:
         """``VACUUM`` the file and truncate its WAL, so deleted checkpoints free disk space."""

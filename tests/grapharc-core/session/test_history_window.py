@@ -2,19 +2,18 @@
 
 LangGraph's ``get_state_history`` lists every checkpoint of a thread before it yields one; the
 audit scan after each node and the server's ``/state`` and stream rendering used it, so each
-turn of a long thread cost more than the last. Counted here: checkpoints the SQLite saver lists
-(an async turn's saver lists them too, on its own thread: ``grapharc.runtime.threaded_saver``).
+turn of a long thread cost more than the last. Counted here: checkpoints the SQLite saver lists.
 """
 
 from __future__ import annotations
 
 import asyncio
-import threading
 from collections.abc import Iterator
 from typing import Any
 
 import pytest
 from langgraph.checkpoint.sqlite import SqliteSaver
+from langgraph.checkpoint.sqlite.aio import AsyncSqliteSaver
 from session_graphs import register_all
 
 from grapharc.session import SessionManager
@@ -22,21 +21,27 @@ from grapharc.session.history import PAGE, step_of
 
 
 class Listed:
-    """How many checkpoint tuples the SQLite saver has listed (for sync and async turns)."""
+    """How many checkpoint tuples the SQLite savers have listed (sync and async)."""
 
     count = 0
 
 
 @pytest.fixture
 def listed(monkeypatch: pytest.MonkeyPatch) -> type[Listed]:
-    sync_list = SqliteSaver.list
+    sync_list, async_list = SqliteSaver.list, AsyncSqliteSaver.alist
 
     def counting_list(self: Any, *args: Any, **kwargs: Any) -> Iterator[Any]:
         for item in sync_list(self, *args, **kwargs):
             Listed.count += 1
             yield item
 
+    async def counting_alist(self: Any, *args: Any, **kwargs: Any) -> Any:
+        async for item in async_list(self, *args, **kwargs):
+            Listed.count += 1
+            yield item
+
     monkeypatch.setattr(SqliteSaver, "list", counting_list)
+    monkeypatch.setattr(AsyncSqliteSaver, "alist", counting_alist)
     Listed.count = 0
     return Listed
 
@@ -100,15 +105,18 @@ def test_an_async_turn_settles_reading_the_checkpoints_through_the_sync_saver(di
     register_all(amanager)
     amanager.create("chain", thread_id="t")
     reads: list[str] = []
-    sync_list = SqliteSaver.list
+    sync_list, async_list = SqliteSaver.list, AsyncSqliteSaver.alist
 
-    def spy(self: Any, *args: Any, **kwargs: Any) -> Iterator[Any]:
-        # the async saver lists on its own thread, queued behind the writes asked before
-        on_saver_thread = threading.current_thread().name.startswith("grapharc-checkpoints")
-        reads.append("async" if on_saver_thread else "sync")
+    def sync_spy(self: Any, *args: Any, **kwargs: Any) -> Iterator[Any]:
+        reads.append("sync")
         return sync_list(self, *args, **kwargs)
 
-    monkeypatch.setattr(SqliteSaver, "list", spy)
+    def async_spy(self: Any, *args: Any, **kwargs: Any) -> Any:
+        reads.append("async")  # each checkpoint an async read lists is a trip to aiosqlite's thread
+        return async_list(self, *args, **kwargs)
+
+    monkeypatch.setattr(SqliteSaver, "list", sync_spy)
+    monkeypatch.setattr(AsyncSqliteSaver, "alist", async_spy)
 
     async def turn() -> tuple[str, list[str]]:
         try:

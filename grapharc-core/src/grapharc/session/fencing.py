@@ -8,9 +8,7 @@ this runner's, and the stale runner's turn ends there. A checkpointer that keeps
 checkpoints beside the session rows (``FencesInTransaction``: grapharc-postgres) checks
 the lease in the write's own transaction, so no takeover slips in between; for any
 other, ``FencedSaver`` asks the session store just before the write, which leaves a
-window of one statement (a takeover needs a stall of a whole lease). Behind a
-``ThreadedSaver`` the check goes inside it, so it runs on the saver's thread in the same
-trip as the write.
+window of one statement (a takeover needs a stall of a whole lease).
 
 The wrapper delegates everything else to the checkpointer it wraps; writes for
 threads without a lease here (an operator's ``update_state``) pass unfenced.
@@ -23,7 +21,6 @@ from typing import Any, Protocol, runtime_checkable
 
 from langgraph.checkpoint.base import BaseCheckpointSaver
 
-from grapharc.runtime.threaded_saver import ThreadedSaver
 from grapharc.runtime.wrapped_saver import WrappedSaver
 from grapharc.session.errors import LeaseLostError
 from grapharc.session.lease import Lease
@@ -66,17 +63,9 @@ class FencesInTransaction(Protocol):
 
 def fence(inner: BaseCheckpointSaver[Any], leases: Leases) -> BaseCheckpointSaver[Any]:
     """``inner`` with the writes of threads ``leases`` holds fenced: in the write's transaction
-    where ``inner`` can, else by ``check_before_writes``."""
+    where ``inner`` can, else by ``FencedSaver``'s check just before it."""
     if isinstance(inner, FencesInTransaction):
         return inner.fenced_by(leases)
-    return check_before_writes(inner, leases)
-
-
-def check_before_writes(inner: BaseCheckpointSaver[Any], leases: Leases) -> BaseCheckpointSaver[Any]:
-    """``inner`` with ``FencedSaver``'s check before each write; behind a ``ThreadedSaver`` the
-    check goes inside it, so it runs on the saver's thread in the write's own trip there."""
-    if isinstance(inner, ThreadedSaver):
-        return inner.rewrap(check_before_writes(inner.inner, leases))
     return FencedSaver(inner, leases)
 
 

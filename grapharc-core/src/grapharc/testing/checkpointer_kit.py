@@ -3,8 +3,8 @@
 Subclass ``CheckpointerConformance`` in a class pytest collects and override
 ``make_provider(tmp_path)``. The kit runs LangGraph's own conformance suite
 (``langgraph-checkpoint-conformance``'s ``validate()``, which must be installed) against
-the provider's async saver, its sync saver (behind a ``ThreadedSaver``, since the suite
-speaks only the async API), and each fenced as sessions fence it; then adds what
+the provider's async saver, its sync saver (each call in a worker thread, since the suite
+speaks only the async API), and GraphARC's ``FencedSaver`` wrapping each; then adds what
 that suite lacks: a fenced saver whose lease was lost writes nothing, the sync and async
 savers share one store, and retention's deletion removes a thread's checkpoints and
 writes and nothing else. Set ``durable = True`` to prove checkpoints survive ``close()``.
@@ -21,7 +21,6 @@ from __future__ import annotations
 import asyncio
 from abc import ABC, abstractmethod
 from collections.abc import AsyncIterator, Callable, Iterator, Sequence
-from concurrent.futures import ThreadPoolExecutor
 from contextlib import AbstractAsyncContextManager, asynccontextmanager
 from pathlib import Path
 from typing import Any
@@ -36,10 +35,9 @@ from langgraph.checkpoint.conformance.test_utils import (
     generate_metadata,
 )
 
-from grapharc.runtime.threaded_saver import ThreadedSaver
 from grapharc.session.contracts import CheckpointerProvider
 from grapharc.session.errors import LeaseLostError
-from grapharc.session.fencing import FencedSaver, Leases, check_before_writes
+from grapharc.session.fencing import FencedSaver, Leases
 from grapharc.session.lease import Lease
 from grapharc.session.retention import delete_threads, offers
 
@@ -53,18 +51,41 @@ _SYNC_METHODS = {
 }
 
 
-class _SuiteThreadedSaver(ThreadedSaver):
-    """``ThreadedSaver`` with the async forms of the optional methods the suite tests where the
-    sync saver offers them (``sync_capabilities`` says which)."""
+class ThreadedSaver(BaseCheckpointSaver[Any]):
+    """A sync saver behind the async API, each call in a worker thread, for LangGraph's async suite."""
+
+    def __init__(self, inner: BaseCheckpointSaver[Any]) -> None:
+        super().__init__(serde=inner.serde)
+        self.inner = inner
+
+    async def aget_tuple(self, config: Any) -> CheckpointTuple | None:
+        return await asyncio.to_thread(self.inner.get_tuple, config)
+
+    async def alist(self, config: Any, **kwargs: Any) -> AsyncIterator[CheckpointTuple]:
+        for item in await asyncio.to_thread(lambda: list(self.inner.list(config, **kwargs))):
+            yield item
+
+    async def aput(self, config: Any, checkpoint: Any, metadata: Any, new_versions: Any) -> Any:
+        return await asyncio.to_thread(self.inner.put, config, checkpoint, metadata, new_versions)
+
+    async def aput_writes(self, config: Any, writes: Sequence[tuple[str, Any]], task_id: str,
+                          task_path: str = "") -> None:
+        await asyncio.to_thread(self.inner.put_writes, config, writes, task_id, task_path)
+
+    async def adelete_thread(self, thread_id: str) -> None:
+        await asyncio.to_thread(self.inner.delete_thread, thread_id)
 
     async def adelete_for_runs(self, run_ids: Sequence[str]) -> None:
-        await self._call(self.inner.delete_for_runs, run_ids)
+        await asyncio.to_thread(self.inner.delete_for_runs, run_ids)
 
     async def acopy_thread(self, source_thread_id: str, target_thread_id: str) -> None:
-        await self._call(self.inner.copy_thread, source_thread_id, target_thread_id)
+        await asyncio.to_thread(self.inner.copy_thread, source_thread_id, target_thread_id)
 
     async def aprune(self, thread_ids: Sequence[str], *, strategy: str = "keep_latest") -> None:
-        await self._call(lambda: self.inner.prune(thread_ids, strategy=strategy))
+        await asyncio.to_thread(lambda: self.inner.prune(thread_ids, strategy=strategy))
+
+    def get_next_version(self, current: Any, channel: Any) -> Any:
+        return self.inner.get_next_version(current, channel)
 
 
 class _EveryThreadLeased(dict[str, Lease]):
@@ -108,13 +129,12 @@ def run_langgraph_suite(name: str, open_saver: OpenSaver, capabilities: set[str]
 
 
 def fenced(open_saver: OpenSaver, leases: Leases) -> OpenSaver:
-    """``open_saver`` with each saver it opens fenced by ``FencedSaver``'s check over ``leases``
-    (``check_before_writes``: behind a ``ThreadedSaver``, inside it, as sessions fence it)."""
+    """``open_saver`` with each saver it opens wrapped in a ``FencedSaver`` over ``leases``."""
 
     @asynccontextmanager
     async def opened() -> AsyncIterator[BaseCheckpointSaver[Any]]:
         async with open_saver() as saver:
-            yield check_before_writes(saver, leases)
+            yield FencedSaver(saver, leases)
 
     return opened
 
@@ -125,12 +145,11 @@ def sync_capabilities(saver: BaseCheckpointSaver[Any]) -> set[str]:
 
 
 def threaded(saver: BaseCheckpointSaver[Any]) -> OpenSaver:
-    """The sync ``saver`` offered to the async suite behind a ``ThreadedSaver``."""
+    """The sync ``saver`` offered to the async suite as a ``ThreadedSaver``."""
 
     @asynccontextmanager
     async def opened() -> AsyncIterator[BaseCheckpointSaver[Any]]:
-        with ThreadPoolExecutor(max_workers=1, thread_name_prefix="grapharc-kit-saver") as thread:
-            yield _SuiteThreadedSaver(saver, thread)
+        yield ThreadedSaver(saver)
 
     return opened
 
@@ -209,7 +228,7 @@ class CheckpointerConformance(ABC):
 
         async def scenario() -> None:
             async with provider.async_saver() as saver:
-                stale = check_before_writes(saver, lost_fence("lost"))
+                stale = FencedSaver(saver, lost_fence("lost"))
                 with pytest.raises(LeaseLostError, match="stale-runner"):
                     await stale.aput(stored, generate_checkpoint(), generate_metadata(step=1), {})
                 with pytest.raises(LeaseLostError, match="stale-runner"):
