@@ -22,7 +22,8 @@ def test_json_reports_the_port_actually_bound_when_asked_for_port_0():
         port = announced["port"]
         assert port != 0
         assert announced == {"ok": True, "url": f"http://127.0.0.1:{port}", "host": "127.0.0.1",
-                             "port": port, "pid": server.process.pid}
+                             "port": port, "pid": server.process.pid, "event_loop": "uvloop",
+                             "http": "httptools"}  # dependencies on Linux: C event loop and parser
         assert httpx.get(announced["url"] + "/healthz").json()["ok"] is True
         server.send(signal.SIGTERM)
         assert server.wait() == 0
@@ -33,7 +34,7 @@ def test_serving_on_is_said_on_stderr_once_the_server_answers_and_stdout_stays_e
     port = free_port()
     with ServerProcess(grapharc_serve("--port", str(port))) as server:
         line = server.stderr_line_containing("serving on")
-        assert re.search(rf"serving on http://127\.0\.0\.1:{port}\b", line)
+        assert re.search(rf"serving on http://127\.0\.0\.1:{port} \(pid \d+, uvloop and httptools;", line)
         assert httpx.get(f"http://127.0.0.1:{port}/healthz").status_code == 200
         server.send(signal.SIGTERM)
         assert server.wait() == 0

@@ -19,7 +19,7 @@ from grapharc.cli.governance_commands import TenantOption
 from grapharc.cli.options import ConfigFile, LeaseSeconds, Port, Ranged, ReadableFile, option, setting
 from grapharc.cli.output import JSON_OPTION_HELP, write_json
 from grapharc.server.errors import AuthRequiredError
-from grapharc.server.listener import ListeningAddress, listen
+from grapharc.server.listener import Engine, ListeningAddress, listen
 from grapharc.server.thread_pool import DEFAULT_THREADS, THREADS
 from grapharc.values import Number
 
@@ -121,7 +121,7 @@ def serve_command(
                                     hint="pass --auth-file FILE, or listen on 127.0.0.1")
         serve_until_stopped(listener, create_app(sessions=location, auth=auth, api=api, threads=threads),
                             drain_timeout=drain_timeout,
-                            on_listening=lambda address: announce(address, as_json, governed))
+                            on_listening=lambda address, engine: announce(address, engine, as_json, governed))
 
 
 def governed_trace(governed: GovernedRun | None) -> AbstractContextManager[TraceWriter | None]:
@@ -131,17 +131,20 @@ def governed_trace(governed: GovernedRun | None) -> AbstractContextManager[Trace
     return configured_trace(governed.config) if governed is not None else nullcontext()
 
 
-def announce(address: ListeningAddress, as_json: bool, governed: GovernedRun | None = None) -> None:
-    """Say where the server listens, and the governed assistant's policy and where it came from:
-    one JSON document on stdout, or lines on stderr."""
+def announce(address: ListeningAddress, engine: Engine, as_json: bool,
+             governed: GovernedRun | None = None) -> None:
+    """Say where the server listens and what serves it, and the governed assistant's policy and
+    where it came from: one JSON document on stdout, or lines on stderr."""
     from grapharc.server.governed import announcement
 
     offered = announcement(governed) if governed is not None else None
     if as_json:
         write_json({"ok": True, "url": address.url, "host": address.host, "port": address.port,
-                    "pid": os.getpid(), **({"governed": offered} if offered is not None else {})})
+                    "pid": os.getpid(), "event_loop": engine.event_loop, "http": engine.http,
+                    **({"governed": offered} if offered is not None else {})})
         return
     if offered is not None:
         sys.stderr.write(f"governed assistant: policy {offered['policy_line']}\n")
-    sys.stderr.write(f"serving on {address.url} (pid {os.getpid()}; Ctrl+C or SIGTERM stops)\n")
+    sys.stderr.write(f"serving on {address.url} (pid {os.getpid()}, {engine.event_loop} and {engine.http}; "
+                     "Ctrl+C or SIGTERM stops)\n")
     sys.stderr.flush()

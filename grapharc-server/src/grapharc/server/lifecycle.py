@@ -14,6 +14,7 @@ accepting, close idle connections, let in-flight requests finish) and changes th
 
 from __future__ import annotations
 
+import asyncio
 import os
 import signal
 import socket
@@ -29,14 +30,15 @@ from uvicorn.config import STARTUP_FAILURE
 
 from grapharc.cli.output import ExitCode
 from grapharc.server.errors import ServerStartupError
-from grapharc.server.listener import ListeningAddress
+from grapharc.server.listener import Engine, ListeningAddress
 
 
 def serve_until_stopped(listener: socket.socket, app: ASGIApp, *, drain_timeout: float,
-                        on_listening: Callable[[ListeningAddress], None]) -> None:
+                        on_listening: Callable[[ListeningAddress, Engine], None]) -> None:
     """Serve ``app`` on ``listener`` until a signal stops it; return once every request has finished.
 
-    ``on_listening`` is called once the app has started and its requests are being accepted.
+    ``on_listening`` is called once the app has started and its requests are being accepted,
+    with the address and what serves it (uvicorn picks uvloop and httptools where installed).
     Raises ServerStartupError when the app's startup (its lifespan) fails. When the drain is cut
     short (a second signal, or ``drain_timeout`` seconds pass) the process exits 1 instead.
     """
@@ -60,7 +62,7 @@ class _DrainingServer(uvicorn.Server):
     """uvicorn's server with the announcement and stop rules this module's docstring describes."""
 
     def __init__(self, config: uvicorn.Config, *, drain_timeout: float,
-                 on_listening: Callable[[ListeningAddress], None]) -> None:
+                 on_listening: Callable[[ListeningAddress, Engine], None]) -> None:
         super().__init__(config)
         self._drain_timeout = drain_timeout
         self._on_listening = on_listening
@@ -70,7 +72,14 @@ class _DrainingServer(uvicorn.Server):
         """Start as uvicorn does, then announce the address once requests are being accepted."""
         await super().startup(sockets=sockets)
         if self.started and sockets:
-            self._on_listening(ListeningAddress.of(sockets[0]))
+            self._on_listening(ListeningAddress.of(sockets[0]), self._engine())
+
+    def _engine(self) -> Engine:
+        """The running event loop's implementation and the HTTP protocol's parser."""
+        loop = type(asyncio.get_running_loop()).__module__.split(".")[0]
+        protocol = getattr(self.config, "http_protocol_class", None)
+        http = "httptools" if protocol is not None and "httptools" in protocol.__module__ else "h11"
+        return Engine(event_loop=loop, http=http)
 
     def handle_exit(self, sig: int, frame: FrameType | None) -> None:
         """The first signal starts a bounded drain; a second one stops the process now."""

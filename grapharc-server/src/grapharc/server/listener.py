@@ -48,6 +48,16 @@ class ListeningAddress:
         return f"http://{host_and_port(self.host, self.port)}"
 
 
+@dataclass(frozen=True)
+class Engine:
+    """What serves the requests: the event loop's implementation (``uvloop`` where it is
+    installed, a dependency on Linux and macOS, else ``asyncio``) and the HTTP parser's
+    (``httptools``, else ``h11``)."""
+
+    event_loop: str
+    http: str
+
+
 def listen(host: str, port: int) -> socket.socket:
     """A TCP socket bound to ``host``:``port`` and listening; CannotListenError says why it cannot be.
 
