@@ -345,6 +345,19 @@ def current_about(claims: list[Claim], subject: str) -> list[Claim]:
     return about
 
 
+def first_row(path: Path, sql: str) -> tuple[object, ...]:
+    """The first row ``sql`` selects from the file at ``path``, read outside the store."""
+    raw = sqlite3.connect(path)
+    try:
+        return tuple(raw.execute(sql).fetchone())
+    finally:
+        raw.close()
+
+
+SUBJECT_KEY_INDEXES = ("SELECT count(*) FROM sqlite_master WHERE type = 'index' "
+                       "AND name = 'claims_by_subject_key'")
+
+
 def table_names(path: Path) -> set[str]:
     raw = sqlite3.connect(path)
     try:
@@ -378,13 +391,8 @@ def test_an_older_file_is_migrated_to_runs_over_the_claims_it_holds(
     assert {"claim_terms", "runs", "postings", "term_groups", "subject_keys",
             "claim_totals"} <= names
     assert not any(name.startswith("claims_fts") for name in names)
-    raw = sqlite3.connect(path)
-    try:
-        assert raw.execute("SELECT version FROM schema_versions").fetchone() == (5,)
-        assert raw.execute("SELECT count(*) FROM sqlite_master WHERE type = 'index' "
-                           "AND name = 'claims_by_subject_key'").fetchone() == (0,)
-    finally:
-        raw.close()
+    assert first_row(path, "SELECT version FROM schema_versions") == (5,)
+    assert first_row(path, SUBJECT_KEY_INDEXES) == (0,)
 
 
 def test_a_migration_that_dies_midway_leaves_the_version_2_file_as_it_was(
@@ -396,11 +404,7 @@ def test_a_migration_that_dies_midway_leaves_the_version_2_file_as_it_was(
     names = table_names(path)
     assert "claims_fts" in names
     assert "postings" not in names
-    raw = sqlite3.connect(path)
-    try:
-        assert raw.execute("SELECT version FROM schema_versions").fetchone() == (2,)
-    finally:
-        raw.close()
+    assert first_row(path, "SELECT version FROM schema_versions") == (2,)
     reopened = SQLiteMemoryStore(path)
     try:
         assert reopened.all(include_superseded=True) == [reopened.get(c.id) for c in claims]
@@ -416,13 +420,8 @@ def test_a_migration_that_dies_midway_leaves_the_version_4_file_as_it_was(
     claims = write_older_file(path, 4)
     assert run_python(MIGRATION_CRASH, str(path)).returncode == 9
     assert "subject_keys" not in table_names(path)
-    raw = sqlite3.connect(path)
-    try:
-        assert raw.execute("SELECT version FROM schema_versions").fetchone() == (4,)
-        assert raw.execute("SELECT count(*) FROM sqlite_master WHERE type = 'index' "
-                           "AND name = 'claims_by_subject_key'").fetchone() == (1,)
-    finally:
-        raw.close()
+    assert first_row(path, "SELECT version FROM schema_versions") == (4,)
+    assert first_row(path, SUBJECT_KEY_INDEXES) == (1,)
     reopened = SQLiteMemoryStore(path)
     try:
         everything = reopened.all(include_superseded=True)
@@ -466,11 +465,7 @@ def test_a_crash_while_merging_runs_loses_only_the_batch_being_added(tmp_path: P
         assert store.search("busy Tokyo", k=1)[0].claim.subject == "Tokyo"
     finally:
         store.close()
-    raw = sqlite3.connect(path)
-    try:
-        assert raw.execute("SELECT count(*) FROM runs").fetchone() == (1,)
-    finally:
-        raw.close()
+    assert first_row(path, "SELECT count(*) FROM runs") == (1,)
 
 
 def test_search_reads_rows_through_indexes_only(tmp_path: Path) -> None:
