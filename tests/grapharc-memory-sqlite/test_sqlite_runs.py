@@ -2,14 +2,21 @@
 
 from __future__ import annotations
 
+import json
 import random
+import sqlite3
 from pathlib import Path
 
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
+from grapharc.memory.bm25f import weighted_frequencies
 from grapharc.memory.claims import Claim
-from grapharc.memory.sqlite.postings import MERGE_FANOUT, merge_start
+from grapharc.memory.sqlite.database import rows_per_statement
+from grapharc.memory.sqlite.postings import MERGE_FANOUT, merge_start, terms_json
 from grapharc.memory.sqlite.store import SQLiteMemoryStore
+from grapharc.memory.terms import terms
 from grapharc.testing.claim_store_kit import make_claim, varied_claims
 
 
@@ -48,23 +55,25 @@ def test_runs_stay_few_and_each_claim_is_rewritten_about_once_per_level(pattern:
     assert rewritten[0] <= 2 * levels_of(sum(batches)) * sum(batches)
 
 
-def test_a_batch_writes_its_postings_and_groups_in_one_statement_each(tmp_path: Path) -> None:
-    counts = []
+def test_a_batch_writes_its_rows_in_one_statement_per_table(tmp_path: Path) -> None:
     for size in (10, 1_000):
         store = SQLiteMemoryStore(tmp_path / f"{size}.db")
         connection = store._connection
         assert connection is not None
+        claims_per_statement = rows_per_statement(connection, 9)
         statements: list[str] = []
         try:
             connection.set_trace_callback(statements.append)
             store.add_many([make_claim(f"Town {n}", "quiet streets") for n in range(size)])
         finally:
             store.close()
-        counts.append({table: sum(1 for statement in statements
-                                  if statement.startswith(f"INSERT INTO {table} "))
-                       for table in ("claim_terms", "postings", "term_groups")})
-    assert counts == [{"claim_terms": 10, "postings": 1, "term_groups": 1},
-                      {"claim_terms": 1_000, "postings": 1, "term_groups": 1}]
+        counts = {table: sum(1 for statement in statements
+                             if statement.startswith(f"INSERT INTO {table} "))
+                  for table in ("claims", "claim_terms", "postings", "term_groups", "subject_keys")}
+        per_row_table = -(-size // claims_per_statement)  # claims: 9 values a row, the widest
+        assert counts == {"claims": per_row_table, "claim_terms": counts["claim_terms"],
+                          "postings": 1, "term_groups": 1, "subject_keys": 1}
+        assert 1 <= counts["claim_terms"] <= per_row_table
 
 
 def test_a_new_batch_is_appended_as_the_highest_run(tmp_path: Path) -> None:
@@ -124,3 +133,48 @@ def test_a_batch_about_new_subjects_writes_about_as_many_pages_to_a_large_file_a
     small = pages_one_batch_writes(tmp_path / "small.db", 2_000, new_towns=True)
     large = pages_one_batch_writes(tmp_path / "large.db", 20_000, new_towns=True)
     assert large < 1.25 * small  # an index on claims' subject key: 173 pages, then 286
+
+
+@settings(max_examples=300, deadline=None)
+@given(st.lists(st.text(), min_size=1, max_size=3))
+def test_the_terms_json_written_without_an_encoder_is_the_json_of_any_texts_frequencies(
+        texts: list[str]) -> None:
+    claim = Claim(id="c", subject=texts[0] + "x", predicate=texts[-1] + "is",
+                  object=" ".join(texts) + "y",
+                  provenance={"source": "s", "observed_at": "2026-01-01T00:00:00+00:00"})
+    frequencies, _ = weighted_frequencies(claim)
+    assert json.loads(terms_json(frequencies, {})) == frequencies
+
+
+def test_claims_whose_text_json_would_escape_are_found_by_every_term(tmp_path: Path) -> None:
+    texts = ['quote " back \\ slash', "tab\tnew\nline \x00nul", "東京都 \u2028 ﬁle", "ｆｕｌｌ ẞtraße"]
+    store = SQLiteMemoryStore(tmp_path / "claims.db")
+    try:
+        store.add_many([make_claim(text, text, predicate="says", claim_id=f"c{n}")
+                        for n, text in enumerate(texts)])
+        for n, text in enumerate(texts):
+            for term in terms(text):
+                assert f"c{n}" in {hit.claim.id for hit in store.search(term, k=10)}, term
+    finally:
+        store.close()
+
+
+def test_under_the_old_limit_of_999_parameters_a_batch_is_split_and_every_claim_stored(
+        tmp_path: Path) -> None:
+    store = SQLiteMemoryStore(tmp_path / "claims.db")
+    connection = store._connection
+    assert connection is not None
+    connection.setlimit(sqlite3.SQLITE_LIMIT_VARIABLE_NUMBER, 999)
+    claims = varied_claims(1_000)
+    statements: list[str] = []
+    try:
+        connection.set_trace_callback(statements.append)
+        store.add_many(claims)
+        connection.set_trace_callback(None)
+        assert sum(1 for s in statements if s.startswith("INSERT INTO claims ")) == -(-1_000 // 111)
+        assert [claim.id for claim in store.all()] == [claim.id for claim in claims]
+        last = claims[-1]
+        assert last.id in {claim.id for claim in store.about(last.subject)}
+        assert last.id in {hit.claim.id for hit in store.search(last.subject, k=1_000)}
+    finally:
+        store.close()

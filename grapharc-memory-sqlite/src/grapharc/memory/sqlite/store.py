@@ -53,6 +53,7 @@ from grapharc.memory.impact_walk import impact_search
 from grapharc.memory.sqlite import postings
 from grapharc.memory.sqlite.database import (
     immediate,
+    insert_rows,
     record_version,
     snapshot,
     stored_version,
@@ -111,6 +112,9 @@ WITH RECURSIVE
 {_SELECT} JOIN forward ON forward.id = c.id ORDER BY forward.depth
 """
 
+_CLAIM_COLUMNS = ("seq", "id", "subject", "subject_key", "predicate", "object", "source",
+                  "observed_at", "run_id")
+
 _Row = tuple[str, str, str, str, str, str, str | None, str | None]
 
 
@@ -130,16 +134,22 @@ def _to_claim(row: _Row) -> Claim:
 
 
 def _rows(numbered: Sequence[tuple[int, Claim]]) -> list[tuple[object, ...]]:
-    """The claims' rows, normalising each distinct subject once (a batch repeats subjects)."""
+    """The claims' rows, normalising each distinct subject and formatting each distinct time
+    once (a batch repeats subjects, and claims observed together share a time; every time is
+    in UTC, so equal times format alike)."""
     keys: dict[str, str] = {}
+    times: dict[datetime, str] = {}
     rows: list[tuple[object, ...]] = []
     for seq, claim in numbered:
         key = keys.get(claim.subject)
         if key is None:
             key = keys[claim.subject] = claim.subject_key
+        provenance = claim.provenance
+        observed_at = times.get(provenance.observed_at)
+        if observed_at is None:
+            observed_at = times[provenance.observed_at] = provenance.observed_at.isoformat()
         rows.append((seq, claim.id, claim.subject, key, claim.predicate, claim.object,
-                     claim.provenance.source, claim.provenance.observed_at.isoformat(),
-                     claim.provenance.run_id))
+                     provenance.source, observed_at, provenance.run_id))
     return rows
 
 
@@ -248,9 +258,7 @@ class SQLiteMemoryStore:
         row = cursor.execute("SELECT seq FROM sqlite_sequence WHERE name = 'claims'").fetchone()
         first = (row[0] if row else 0) + 1
         numbered = list(enumerate(claims, start=first))
-        cursor.executemany(
-            "INSERT INTO claims (seq, id, subject, subject_key, predicate, object, source, "
-            "observed_at, run_id) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)", _rows(numbered))
+        insert_rows(cursor, "claims", _CLAIM_COLUMNS, _rows(numbered))
         postings.index_claims(cursor, numbered)
 
     def add(self, claim: Claim) -> Claim:
