@@ -2,9 +2,12 @@
 
 from __future__ import annotations
 
+import unicodedata
 from datetime import UTC, datetime, timedelta, timezone
 
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 from pydantic import ValidationError
 
 from grapharc.errors import GraphARCError
@@ -13,6 +16,8 @@ from grapharc.memory.claims import (
     InvalidClaimError,
     InvalidEntityError,
     Provenance,
+    _folded_and_trimmed,
+    _is_edge_noise,
     normalise_entity,
 )
 
@@ -152,3 +157,26 @@ def test_subject_key_is_the_normalised_subject() -> None:
     claim = Claim(subject=" “TOKYO” ", predicate="is", object="x", provenance=provenance())
     assert claim.subject == " “TOKYO” "
     assert claim.subject_key == "tokyo"
+
+
+def _unicode_path(text: str) -> str:
+    """What normalise_entity's general path makes of ``text`` before collapsing whitespace."""
+    folded = unicodedata.normalize("NFKC", unicodedata.normalize("NFKC", text).casefold())
+    chars = list(folded)
+    while chars and _is_edge_noise(chars[0]):
+        chars.pop(0)
+    while chars and _is_edge_noise(chars[-1]):
+        chars.pop()
+    return "".join(chars)
+
+
+@settings(max_examples=500, deadline=None)
+@given(st.text(alphabet=st.characters(max_codepoint=127)))
+def test_the_ascii_shortcut_folds_and_trims_as_the_unicode_path_does(text: str) -> None:
+    assert _folded_and_trimmed(text) == _unicode_path(text)
+
+
+@pytest.mark.parametrize("code", range(128))
+def test_every_ascii_character_at_an_edge_is_kept_or_trimmed_as_unicode_says(code: int) -> None:
+    text = f"{chr(code)}Ada{chr(code)}"
+    assert _folded_and_trimmed(text) == _unicode_path(text)

@@ -103,6 +103,22 @@ def _is_edge_noise(char: str) -> bool:
     return category[0] == "P" and char not in _NAME_MARKS
 
 
+_ASCII_EDGE_NOISE = "".join(char for char in map(chr, range(128)) if _is_edge_noise(char))
+
+
+def _folded_and_trimmed(text: str) -> str:
+    """``text`` NFKC-normalised and casefolded, without the edge noise at either end."""
+    if text.isascii():  # NFKC leaves ASCII as it is, and casefolding it is lowercasing
+        return text.lower().strip(_ASCII_EDGE_NOISE)
+    folded = unicodedata.normalize("NFKC", unicodedata.normalize("NFKC", text).casefold())
+    start, end = 0, len(folded)
+    while start < end and _is_edge_noise(folded[start]):
+        start += 1
+    while end > start and _is_edge_noise(folded[end - 1]):
+        end -= 1
+    return folded[start:end]
+
+
 def normalise_entity(text: str) -> str:
     """Return the key under which ``text`` names an entity, so spelling variants meet.
 
@@ -115,13 +131,7 @@ def normalise_entity(text: str) -> str:
     if not isinstance(text, str):
         raise InvalidEntityError(f"an entity is text, got {type(text).__name__}",
                                  hint="name an entity with a string")
-    folded = unicodedata.normalize("NFKC", unicodedata.normalize("NFKC", text).casefold())
-    start, end = 0, len(folded)
-    while start < end and _is_edge_noise(folded[start]):
-        start += 1
-    while end > start and _is_edge_noise(folded[end - 1]):
-        end -= 1
-    key = " ".join(folded[start:end].split())
+    key = " ".join(_folded_and_trimmed(text).split())
     if not key:
         raise InvalidEntityError(
             f"entity {text!r} normalises to an empty key",
