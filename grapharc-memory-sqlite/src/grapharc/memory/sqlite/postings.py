@@ -142,16 +142,15 @@ def _new_run(cursor: sqlite3.Cursor, first: int, last: int) -> int:
 
 def _merge(cursor: sqlite3.Cursor, merged: Sequence[int], first: int, last: int) -> int:
     """Copy the runs ``merged`` (the claims ``first``..``last``) into one new run, delete
-    them, and return the new run's id."""
+    them, and return the new run's id. The new run's groups are counted from its postings,
+    already in group order (summing the old runs' groups took a sort as well: about 1 us more
+    per claim merged)."""
     run = _new_run(cursor, first, last)
     cursor.execute(f"INSERT INTO postings (run, term, frequency, length, seq) "
                    f"SELECT ?, term, frequency, length, seq FROM postings "
                    f"WHERE run IN ({_marks(merged)}) ORDER BY term, frequency, length, seq",
                    (run, *merged))
-    cursor.execute(f"INSERT INTO term_groups (run, term, frequency, length, claims) "
-                   f"SELECT ?, term, frequency, length, sum(claims) FROM term_groups "
-                   f"WHERE run IN ({_marks(merged)}) GROUP BY term, frequency, length "
-                   f"ORDER BY term, frequency, length", (run, *merged))
+    cursor.execute(_COUNT_GROUPS, (run,))
     cursor.execute(f"INSERT INTO subject_keys (run, subject_key, seq) "
                    f"SELECT ?, subject_key, seq FROM subject_keys "
                    f"WHERE run IN ({_marks(merged)}) ORDER BY subject_key, seq", (run, *merged))
