@@ -12,7 +12,7 @@ from __future__ import annotations
 from bisect import bisect_right
 from collections.abc import Sequence
 
-from grapharc.memory.bm25f import weighted_frequencies
+from grapharc.memory.bm25f import weighted_frequencies_of
 from grapharc.memory.claims import Claim, ScoredClaim
 from grapharc.memory.impact_walk import Group, impact_search
 
@@ -31,15 +31,21 @@ class TermIndex:
 
     def add(self, claim: Claim) -> None:
         """Index a newly stored claim at the next position."""
-        position = len(self._claims)
-        frequencies, length = weighted_frequencies(claim)
-        for term, frequency in frequencies.items():
-            self._postings.setdefault(term, {})[position] = frequency
-            self._groups.setdefault(term, {}).setdefault((frequency, length), []).append(position)
-        self._claims.append(claim)
-        self._lengths.append(length)
-        self._positions[claim.id] = position
-        self._total_length += length
+        self.add_many([claim])
+
+    def add_many(self, claims: Sequence[Claim]) -> None:
+        """Index newly stored claims at the next positions, splitting each distinct text into
+        terms once (claims stored together often share a subject or a predicate)."""
+        for claim, (frequencies, length) in zip(claims, weighted_frequencies_of(claims),
+                                                strict=True):
+            position = len(self._claims)
+            for term, frequency in frequencies.items():
+                self._postings.setdefault(term, {})[position] = frequency
+                self._groups.setdefault(term, {}).setdefault((frequency, length), []).append(position)
+            self._claims.append(claim)
+            self._lengths.append(length)
+            self._positions[claim.id] = position
+            self._total_length += length
 
     def mark_superseded(self, old_id: str, new_id: str) -> None:
         """Record that the indexed claim ``old_id`` was corrected by ``new_id``."""
