@@ -8,8 +8,10 @@ from pathlib import Path
 import pytest
 
 from grapharc.errors import ConfigurationError
+from grapharc.memory.bm25f import exact_search
 from grapharc.memory.inprocess import InMemoryClaimStore, open_inprocess_store
-from grapharc.testing.claim_store_kit import ClaimStoreConformance, make_claim
+from grapharc.memory.term_index import TermIndex
+from grapharc.testing.claim_store_kit import ClaimStoreConformance, make_claim, varied_claims
 
 
 class TestInMemoryClaimStoreConformance(ClaimStoreConformance):
@@ -40,3 +42,15 @@ def test_each_open_gives_an_independent_store() -> None:
     second = open_inprocess_store("", "claims")
     first.add(make_claim("Tokyo"))
     assert second.all() == []
+
+
+def test_an_index_built_a_batch_at_a_time_ranks_as_one_built_a_claim_at_a_time() -> None:
+    claims = varied_claims(400)
+    batched, single = TermIndex(), TermIndex()
+    for start in range(0, len(claims), 37):
+        batched.add_many(claims[start:start + 37])
+    for claim in claims:
+        single.add(claim)
+    for query in ("Kyoto located", "language compiler", "Ada", claims[-1].object):
+        expected = exact_search(claims, query, k=15)
+        assert batched.search(query, 15, False) == single.search(query, 15, False) == expected

@@ -59,17 +59,18 @@ class InMemoryClaimStore:
         if claim.superseded_by is not None:
             raise ClaimAlreadySupersededError(claim.id, claim.superseded_by)
 
-    def _store(self, claim: Claim) -> None:
-        self._claims[claim.id] = claim
-        self._subjects.add(claim)
-        self._index.add(claim)
+    def _store(self, claims: Sequence[Claim]) -> None:
+        for claim in claims:
+            self._claims[claim.id] = claim
+            self._subjects.add(claim)
+        self._index.add_many(claims)
 
     def add(self, claim: Claim) -> Claim:
         """Store a new claim; see ``ClaimStore.add``."""
         with self._lock:
             self._check_open()
             self._check_insertable(claim)
-            self._store(claim)
+            self._store([claim])
             return claim
 
     def add_many(self, claims: Sequence[Claim]) -> list[Claim]:
@@ -79,8 +80,7 @@ class InMemoryClaimStore:
             check_new_batch(claims)
             for claim in claims:
                 self._check_insertable(claim)
-            for claim in claims:
-                self._store(claim)
+            self._store(claims)
             return list(claims)
 
     def get(self, claim_id: str) -> Claim:
@@ -97,7 +97,7 @@ class InMemoryClaimStore:
             if old.superseded_by is not None:
                 raise ClaimAlreadySupersededError(old_id, old.superseded_by)
             self._check_insertable(new_claim)
-            self._store(new_claim)
+            self._store([new_claim])
             self._claims[old_id] = old.model_copy(update={"superseded_by": new_claim.id})
             self._index.mark_superseded(old_id, new_claim.id)
             self._predecessor[new_claim.id] = old_id
