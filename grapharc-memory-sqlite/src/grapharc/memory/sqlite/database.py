@@ -4,12 +4,14 @@ write transactions that take the file's lock up front, and per-component schema 
 from __future__ import annotations
 
 import sqlite3
-from collections.abc import Iterator, Sequence
+from collections.abc import Iterable, Iterator, Sequence
 from contextlib import AbstractContextManager, contextmanager
 
 from grapharc.errors import GraphARCError
 
 ROWS_PER_STATEMENT = 500  # a batch of 1,000 in two runs of one cached statement
+MAPPED_BYTES = 256 * 2**20  # about 500k claims' worth of file; the rest is read as before
+IN_JSON_LIST = "IN (SELECT value FROM json_each(?))"  # with one ``json_list`` parameter
 
 
 def use_wal(connection: sqlite3.Connection, what: str, error: type[GraphARCError]) -> None:
@@ -19,6 +21,14 @@ def use_wal(connection: sqlite3.Connection, what: str, error: type[GraphARCError
         raise error(f"{what} cannot use WAL mode (it stays {mode!r})",
                     hint="keep the file on a local filesystem that supports shared memory")
     connection.execute("PRAGMA synchronous=FULL")
+
+
+def read_through_memory_map(connection: sqlite3.Connection) -> None:
+    """Let SQLite read the file's first ``MAPPED_BYTES`` through a memory map instead of a
+    system call per page copied into its 2 MB cache: a search at 100k claims missed that cache
+    about 500 times on average and some thousands on the slowest queries. Writes still go
+    through the journal as before."""
+    connection.execute(f"PRAGMA mmap_size={MAPPED_BYTES}")
 
 
 def immediate(connection: sqlite3.Connection) -> AbstractContextManager[sqlite3.Cursor]:
@@ -79,3 +89,11 @@ def rows_per_statement(connection: sqlite3.Connection, columns: int) -> int:
     """How many rows of ``columns`` values ``insert_rows`` puts in one statement."""
     return max(1, min(ROWS_PER_STATEMENT,
                       connection.getlimit(sqlite3.SQLITE_LIMIT_VARIABLE_NUMBER) // columns))
+
+
+def json_list(values: Iterable[int]) -> str:
+    """Integers as one JSON array, the single parameter ``IN_JSON_LIST`` reads: the
+    statement's text stays the same whatever the count, so SQLite compiles it once per
+    connection (a ``?`` per value compiled it afresh for each new count, at about 50 us a
+    time), and no count reaches the connection's parameter limit."""
+    return "[" + ",".join(map(str, values)) + "]"

@@ -52,8 +52,11 @@ from grapharc.memory.claims import (
 from grapharc.memory.impact_walk import impact_search
 from grapharc.memory.sqlite import postings
 from grapharc.memory.sqlite.database import (
+    IN_JSON_LIST,
     immediate,
     insert_rows,
+    json_list,
+    read_through_memory_map,
     record_version,
     snapshot,
     stored_version,
@@ -63,7 +66,7 @@ from grapharc.memory.sqlite.database import (
 SCHEMA_COMPONENT = "claims"
 SCHEMA_VERSION = 5
 
-_ID_CHUNK = 500  # ids per "id IN (...)" probe, well under SQLite's parameter limit
+_ID_CHUNK = 500  # ids per "id IN (...)" probe when adding, under the old parameter limit of 999
 
 _SCHEMA = (
     """CREATE TABLE claims (
@@ -193,6 +196,7 @@ class SQLiteMemoryStore:
         """Switch the file to WAL and create or check the claims schema."""
         connection = self._open_connection()
         use_wal(connection, f"claim store {str(self.path)!r}", ClaimStoreError)
+        read_through_memory_map(connection)
         _require_json(connection, self.path)
         connection.execute("PRAGMA foreign_keys=ON")
         with self._transaction() as cursor:
@@ -333,15 +337,11 @@ class SQLiteMemoryStore:
             ranked = impact_search(postings.SQLitePostings(cursor), query, k, include_superseded)
             if not ranked:
                 return []
-            seqs = [seq for _, seq in ranked]
-            rows: dict[int, _Row] = {}
-            for start in range(0, len(seqs), _ID_CHUNK):
-                chunk = seqs[start:start + _ID_CHUNK]
-                rows.update((row[0], row[1:]) for row in cursor.execute(
-                    f"SELECT c.seq, c.id, c.subject, c.predicate, c.object, c.source, "
-                    f"c.observed_at, c.run_id, s.new_id FROM claims AS c "
-                    f"LEFT JOIN supersessions AS s ON s.old_id = c.id "
-                    f"WHERE c.seq IN ({', '.join('?' * len(chunk))})", chunk))
+            rows: dict[int, _Row] = {row[0]: row[1:] for row in cursor.execute(
+                f"SELECT c.seq, c.id, c.subject, c.predicate, c.object, c.source, "
+                f"c.observed_at, c.run_id, s.new_id FROM claims AS c "
+                f"LEFT JOIN supersessions AS s ON s.old_id = c.id WHERE c.seq {IN_JSON_LIST}",
+                (json_list(seq for _, seq in ranked),))}
         return [ScoredClaim(_to_claim(rows[seq]), score) for score, seq in ranked]
 
     def close(self) -> None:
