@@ -5,9 +5,10 @@ from __future__ import annotations
 
 import json
 import sqlite3
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from pathlib import Path
 
+import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
@@ -16,35 +17,37 @@ from grapharc.memory.sqlite.store import SQLiteMemoryStore
 from grapharc.testing.claim_store_kit import assert_exact_top_k, make_claim, varied_claims
 
 LONG_QUERY = "Ada Lovelace wrote program compiler river harbour island language mountain"
+QUERIES = ("Tokyo engine million city", "東京 notes", "Kyoto river", LONG_QUERY)
+
+
+@pytest.fixture
+def filled(tmp_path: Path) -> Iterator[tuple[SQLiteMemoryStore, sqlite3.Connection]]:
+    """A store of 1,500 varied claims and its connection."""
+    store = SQLiteMemoryStore(tmp_path / "claims.db")
+    store.add_many(varied_claims(1_500))
+    connection = store._connection
+    assert connection is not None
+    yield store, connection
+    connection.set_trace_callback(None)
+    store.close()
 
 
 def test_a_search_binds_each_list_as_one_parameter_so_a_limit_of_64_is_never_reached(
-        tmp_path: Path) -> None:
-    store = SQLiteMemoryStore(tmp_path / "claims.db")
-    try:
-        store.add_many(varied_claims(1_500))
-        connection = store._connection
-        assert connection is not None
-        connection.setlimit(sqlite3.SQLITE_LIMIT_VARIABLE_NUMBER, 64)
-        for query in ("Tokyo engine million city", "東京 notes", LONG_QUERY):
-            for k in (10, 400):
-                assert_exact_top_k(store, query, k)
-    finally:
-        store.close()
+        filled: tuple[SQLiteMemoryStore, sqlite3.Connection]) -> None:
+    store, connection = filled
+    connection.setlimit(sqlite3.SQLITE_LIMIT_VARIABLE_NUMBER, 64)
+    for query in QUERIES:
+        for k in (10, 400):
+            assert_exact_top_k(store, query, k)
 
 
-def test_a_search_compiles_the_same_few_statements_whatever_it_reads(tmp_path: Path) -> None:
-    store = SQLiteMemoryStore(tmp_path / "claims.db")
+def test_a_search_compiles_the_same_few_statements_whatever_it_reads(
+        filled: tuple[SQLiteMemoryStore, sqlite3.Connection]) -> None:
+    store, connection = filled
     texts: set[str] = set()
-    try:
-        store.add_many(varied_claims(1_500))
-        connection = store._connection
-        assert connection is not None
-        for query in ("Tokyo engine million city", "東京 notes", "Kyoto river", LONG_QUERY):
-            for k in (1, 10, 400):
-                texts |= compiled_texts(connection, lambda q=query, n=k: store.search(q, k=n))
-    finally:
-        store.close()
+    for query in QUERIES:
+        for k in (1, 10, 400):
+            texts |= compiled_texts(connection, lambda q=query, n=k: store.search(q, k=n))
     # one per statement of the walk and of the store (eight), and for two of them one per
     # count of keys looked for at once (up to eight each); with a "?" per value it was 166
     assert len(texts) <= 24, sorted(texts)
@@ -78,25 +81,18 @@ LOOK_FOR_CORRECTIONS = "FROM claims AS c JOIN supersessions"
 
 
 def test_a_search_of_a_store_without_corrections_never_looks_for_superseded_claims(
-        tmp_path: Path) -> None:
-    store = SQLiteMemoryStore(tmp_path / "claims.db")
-    try:
-        store.add_many(varied_claims(300))
-        connection = store._connection
-        assert connection is not None
-        statements: list[str] = []
-        connection.set_trace_callback(statements.append)
-        store.search("Tokyo engine", k=10)
-        assert not any(LOOK_FOR_CORRECTIONS in statement for statement in statements)
-        old = store.all()[0]
-        store.supersede(old.id, make_claim(old.subject, "a corrected value", predicate=old.predicate))
-        statements.clear()
-        found = store.search(f"{old.subject} {old.object}", k=300)
-        assert any(LOOK_FOR_CORRECTIONS in statement for statement in statements)
-        assert old.id not in {hit.claim.id for hit in found}
-    finally:
-        connection.set_trace_callback(None)
-        store.close()
+        filled: tuple[SQLiteMemoryStore, sqlite3.Connection]) -> None:
+    store, connection = filled
+    statements: list[str] = []
+    connection.set_trace_callback(statements.append)
+    store.search("Tokyo engine", k=10)
+    assert not any(LOOK_FOR_CORRECTIONS in statement for statement in statements)
+    old = store.all()[0]
+    store.supersede(old.id, make_claim(old.subject, "a corrected value", predicate=old.predicate))
+    statements.clear()
+    found = store.search(f"{old.subject} {old.object}", k=300)
+    assert any(LOOK_FOR_CORRECTIONS in statement for statement in statements)
+    assert old.id not in {hit.claim.id for hit in found}
 
 
 def test_the_claim_store_reads_its_file_through_a_memory_map(tmp_path: Path) -> None:
