@@ -93,10 +93,11 @@ _SCHEMA = (
     *postings.SCHEMA,
 )
 
-_SELECT = """
-SELECT c.id, c.subject, c.predicate, c.object, c.source, c.observed_at, c.run_id, s.new_id
-FROM claims AS c LEFT JOIN supersessions AS s ON s.old_id = c.id
-"""
+_CLAIM_ROW = (
+    "c.id, c.subject, c.predicate, c.object, c.source, c.observed_at, c.run_id, s.new_id "
+    "FROM claims AS c LEFT JOIN supersessions AS s ON s.old_id = c.id"
+)  # a ``_Row``, after whatever the statement selects before it
+_SELECT = f"SELECT {_CLAIM_ROW}"
 
 _HISTORY = f"""
 WITH RECURSIVE
@@ -338,9 +339,7 @@ class SQLiteMemoryStore:
             if not ranked:
                 return []
             rows: dict[int, _Row] = {row[0]: row[1:] for row in cursor.execute(
-                f"SELECT c.seq, c.id, c.subject, c.predicate, c.object, c.source, "
-                f"c.observed_at, c.run_id, s.new_id FROM claims AS c "
-                f"LEFT JOIN supersessions AS s ON s.old_id = c.id WHERE c.seq {IN_JSON_LIST}",
+                f"SELECT c.seq, {_CLAIM_ROW} WHERE c.seq {IN_JSON_LIST}",
                 (json_list(seq for _, seq in ranked),))}
         return [ScoredClaim(_to_claim(rows[seq]), score) for score, seq in ranked]
 
