@@ -12,7 +12,7 @@ from __future__ import annotations
 import sqlite3
 import threading
 from collections.abc import AsyncIterator
-from contextlib import asynccontextmanager
+from contextlib import asynccontextmanager, closing
 from pathlib import Path
 from typing import TYPE_CHECKING
 
@@ -26,6 +26,10 @@ if TYPE_CHECKING:
 
 class CheckpointStoreError(GraphARCError):
     """A checkpoint store location that cannot be opened."""
+
+
+_TABLE_EXISTS = "SELECT 1 FROM sqlite_master WHERE type = 'table' AND name = ?"
+_THREAD_EXISTS = "SELECT 1 FROM checkpoints WHERE thread_id = ? LIMIT 1"
 
 
 class SqliteCheckpoints:
@@ -52,6 +56,22 @@ class SqliteCheckpoints:
                     raise self._unusable(exc) from exc
                 self._saver = saver
             return self._saver
+
+    def holds_thread(self, thread_id: str) -> bool:
+        """Whether the file holds a checkpoint of ``thread_id``, read without writing anything.
+
+        ``saver()`` creates LangGraph's tables; asking first keeps a refused resume from adding
+        them to a file that never held checkpoints (another store's database, say).
+        """
+        if not self.path.is_file():
+            return False
+        try:
+            with closing(sqlite3.connect(f"{self.path.resolve().as_uri()}?mode=ro", uri=True)) as db:
+                if db.execute(_TABLE_EXISTS, ("checkpoints",)).fetchone() is None:
+                    return False
+                return db.execute(_THREAD_EXISTS, (thread_id,)).fetchone() is not None
+        except sqlite3.DatabaseError as exc:
+            raise self._unusable(exc) from exc
 
     @asynccontextmanager
     async def async_saver(self) -> AsyncIterator[AsyncSqliteSaver]:

@@ -3,8 +3,10 @@
 from __future__ import annotations
 
 import json
+import sqlite3
 import subprocess
 import sys
+from contextlib import closing
 from pathlib import Path
 
 import pytest
@@ -128,6 +130,34 @@ def test_stage0_refusing_a_thread_creates_no_trace_file(workdir: Path, grapharc,
 
     assert code == 2 and ("already has checkpoints" in err or "already finished" in err)
     assert not (workdir / "new.jsonl").exists()
+
+
+def test_stage0_resume_against_a_database_of_another_kind_refuses_and_leaves_it_unchanged(
+        workdir: Path, grapharc) -> None:
+    """Found by the CLI fuzz suite: the refusal came after LangGraph's tables were added to the file."""
+    other = workdir / "sessions.db"
+    with closing(sqlite3.connect(other)) as db, db:
+        db.execute("CREATE TABLE audit (seq INTEGER PRIMARY KEY, detail TEXT)")
+        db.execute("INSERT INTO audit (detail) VALUES ('kept')")
+    before = other.read_bytes()
+
+    code, _out, err = grapharc("stage0", "--thread", "goal", "--resume", "--checkpoints", str(other))
+
+    assert code == 2 and "no checkpoint for thread 'goal'" in err
+    assert other.read_bytes() == before
+    with closing(sqlite3.connect(other)) as db:
+        assert [name for (name,) in db.execute("SELECT name FROM sqlite_master WHERE type = 'table'")] \
+            == ["audit"]
+
+
+def test_stage0_resume_against_a_file_that_is_not_a_database_names_it(workdir: Path, grapharc) -> None:
+    blob = workdir / "blob.bin"
+    blob.write_bytes(bytes(range(256)) * 4)
+
+    code, _out, err = grapharc("stage0", "--thread", "goal", "--resume", "--checkpoints", str(blob))
+
+    assert code == 2 and f"cannot use {blob} as a checkpoint store" in err and "Traceback" not in err
+    assert blob.read_bytes() == bytes(range(256)) * 4
 
 
 def test_a_loop_that_only_the_ceiling_stops_exits_1(workdir: Path) -> None:

@@ -54,6 +54,13 @@ def open_checkpoints(path: Path, *, trace: Path) -> Any:
     return open_store(f"sqlite:{path}", kind="checkpoints").saver()
 
 
+def holds_checkpoint(path: Path, thread_id: str) -> bool:
+    """Whether the SQLite checkpoint store at ``path`` has ``thread_id``; changes no file."""
+    from grapharc.stores import open_store
+
+    return open_store(f"sqlite:{path}", kind="checkpoints").holds_thread(thread_id)
+
+
 def demo_model(spec: str | None, script: Sequence[str], *, name: str) -> Any:
     """The chat model ``spec`` names, or a scripted one replaying ``script`` (free, deterministic).
 

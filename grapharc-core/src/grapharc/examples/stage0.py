@@ -34,6 +34,7 @@ from grapharc.examples.demo_outcome import Check, StageOutcome
 from grapharc.examples.demo_runs import RunRecord, run_record, thread_runs
 from grapharc.examples.demo_support import (
     DemoInputError,
+    holds_checkpoint,
     new_thread_id,
     open_checkpoints,
     refuse_shared_paths,
@@ -181,7 +182,7 @@ def run_stage0(*, trace: Path, checkpoints: Path, report_dir: Path, thread_id: s
         raise DemoInputError(f"thread id {thread_id!r} is not usable here: it names the report file",
                              hint="use letters, digits, '.', '_' and '-' (at most 100)")
     refuse_shared_paths(trace=trace, checkpoints=checkpoints, report_dir=report_dir)
-    if resume and not Path(checkpoints).is_file():  # refuse before creating either file
+    if resume and not holds_checkpoint(checkpoints, thread_id):  # refuse before writing any file
         raise _no_checkpoint(thread_id, checkpoints)
     thread_id = thread_id or new_thread_id("stage0")
     config = thread_config(thread_id)
