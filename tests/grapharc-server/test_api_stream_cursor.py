@@ -20,6 +20,7 @@ from api_graphs import RELAY
 import grapharc.server.api.streaming as streaming
 from grapharc.runs.records import PENDING, RUNNING, RunRecord
 from grapharc.server.api.context import ApiContext, open_context
+from grapharc.server.api.problems import ApiProblem
 from grapharc.server.api.streaming import cursor_of, poll_seconds, sse_response
 
 
@@ -194,3 +195,15 @@ def test_a_stream_reads_the_run_and_its_trail_in_one_trip_to_a_thread(
 
     assert len(with_worker(tmp_path, scenario)) == 3
     assert len(trips) == 1, trips  # the run's record, its unsent entries and their checkpoints
+
+
+@pytest.mark.parametrize("sent", ["9223372036854775808-0", "99999999999999999999999-1", "1" * 5000 + "-0",
+                                  "5-3", "5-99", "\u0663-0", "-1-0", "1-"])
+def test_a_last_event_id_this_server_never_sent_is_a_422_not_a_store_error(sent: str) -> None:
+    """Found by the HTTP fuzz suite: a seq past 64 bits failed the store's read (the stream was cut
+    off mid-body) and one of thousands of digits failed ``int()`` (a 500)."""
+    with pytest.raises(ApiProblem) as refused:
+        cursor_of(sent)
+
+    assert refused.value.status == 422 and "is not an id this server sent" in str(refused.value)
+    assert cursor_of("9223372036854775807-2") == (2**63 - 1, 2)

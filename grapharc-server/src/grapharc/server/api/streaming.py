@@ -46,7 +46,10 @@ LOCAL_POLL_SECONDS = 2.0
 as its turn claims the thread, after each saved node and at the run's end, so this is only a
 fallback (say the run is reclaimed by another worker)."""
 
-_EVENT_ID = re.compile(r"^(\d+)-(\d+)$")
+_EVENT_ID = re.compile(r"^([0-9]{1,30})-([0-9]{1,30})$")  # bounded: int() of thousands of digits raises
+LAST_SEQ = 2**63 - 1
+"""The largest trace entry number a store can hold (SQLite's and PostgreSQL's 64-bit integers): an
+id past it was never sent, and would fail the store's read."""
 Cursor = tuple[int, int]
 
 
@@ -67,8 +70,8 @@ def cursor_of(last_event_id: str | None) -> Cursor | None:
     if not last_event_id:
         return None
     match = _EVENT_ID.match(last_event_id.strip())
-    if match is None:
-        raise ApiProblem(422, f"Last-Event-ID {last_event_id!r} is not an id this server sent",
+    if match is None or int(match[1]) > LAST_SEQ or int(match[2]) >= len(STREAM_MODES):
+        raise ApiProblem(422, f"Last-Event-ID {last_event_id[:100]!r} is not an id this server sent",
                          hint="hand back the id of the last event received, such as 12-0")
     return int(match[1]), int(match[2])
 

@@ -31,8 +31,10 @@ class PageSession:
         return cls(user, secrets.token_urlsafe(24))
 
     def csrf_ok(self, presented: str | None) -> bool:
-        """True when a form's token is this session's."""
-        return bool(presented) and hmac.compare_digest(self.csrf, presented or "")
+        """True when a form's token is this session's (compared as bytes: ``compare_digest`` refuses
+        a str holding non-ASCII characters, which a forged form may carry)."""
+        given = (presented or "").encode("utf-8", "replace")
+        return bool(given) and hmac.compare_digest(self.csrf.encode(), given)
 
 
 class Cookies:
