@@ -182,7 +182,7 @@ def run_stage0(*, trace: Path, checkpoints: Path, report_dir: Path, thread_id: s
         raise DemoInputError(f"thread id {thread_id!r} is not usable here: it names the report file",
                              hint="use letters, digits, '.', '_' and '-' (at most 100)")
     refuse_shared_paths(trace=trace, checkpoints=checkpoints, report_dir=report_dir)
-    if resume and not holds_checkpoint(checkpoints, thread_id):  # refuse before writing any file
+    if resume and (thread_id is None or not holds_checkpoint(checkpoints, thread_id)):  # before any write
         raise _no_checkpoint(thread_id, checkpoints)
     thread_id = thread_id or new_thread_id("stage0")
     config = thread_config(thread_id)
