@@ -85,6 +85,18 @@ def test_body_size_and_depth_are_limited(api_server: str) -> None:
         _problem(client.get("/threads/no-such-thread"), 404)
 
 
+def test_a_problem_quoting_a_huge_value_keeps_its_ends_and_says_what_it_left_out(api_server: str) -> None:
+    with _client(api_server) as client:
+        status = "s" * 50_000 + "-end"
+        doc = _problem(client.post("/threads/search", json={"status": status}), 422)
+        graph = _problem(client.get("/assistants/" + "g" * 9_000), 404)
+
+    assert len(doc["detail"]) < 1_200 and doc["detail"].startswith("unknown thread status 'sss")
+    whole = f"unknown thread status {status!r}"
+    assert doc["detail"].endswith("-end'") and f"({len(whole) - 900:,} characters left out)" in doc["detail"]
+    assert len(graph["detail"]) < 1_200 and "characters left out" in graph["detail"]
+
+
 def test_a_busy_thread_refuses_a_second_run_queues_a_third_and_cancel_stops_them(api_server: str,
                                                                                    tmp_path: Path) -> None:
     release = tmp_path / "release"

@@ -52,12 +52,20 @@ def problem(status: int, detail: str, *, hint: str = "", errors: list[dict[str, 
     from http import HTTPStatus
 
     body: dict[str, Any] = {"type": "about:blank", "title": HTTPStatus(status).phrase, "status": status,
-                            "detail": detail}
+                            "detail": bounded(detail)}
     if hint:
-        body["hint"] = hint
+        body["hint"] = bounded(hint)
     if errors:
         body["errors"] = errors
     return JSONResponse(body, status_code=status, media_type=PROBLEM_TYPE, headers=headers)
+
+
+def bounded(text: str, head: int = 700, tail: int = 200) -> str:
+    """``text`` as a problem document carries it: a message quoting a request's value of 100 KB
+    keeps its beginning and end, and says how much of the middle it left out."""
+    if len(text) <= head + tail + 100:
+        return text
+    return f"{text[:head]} ... ({len(text) - head - tail:,} characters left out) ... {text[-tail:]}"
 
 
 def status_of(error: GraphARCError) -> int:
