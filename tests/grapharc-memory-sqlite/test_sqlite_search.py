@@ -13,7 +13,9 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from grapharc.memory.sqlite.database import MAPPED_BYTES
+from grapharc.memory.sqlite.postings import SQLitePostings
 from grapharc.memory.sqlite.store import SQLiteMemoryStore
+from grapharc.memory.terms import query_terms
 from grapharc.testing.claim_store_kit import assert_exact_top_k, make_claim, varied_claims
 
 LONG_QUERY = "Ada Lovelace wrote program compiler river harbour island language mountain"
@@ -93,6 +95,25 @@ def test_a_search_of_a_store_without_corrections_never_looks_for_superseded_clai
     found = store.search(f"{old.subject} {old.object}", k=300)
     assert any(LOOK_FOR_CORRECTIONS in statement for statement in statements)
     assert old.id not in {hit.claim.id for hit in found}
+
+
+def test_the_frequencies_of_claims_found_holding_other_terms_come_from_the_rows_already_read(
+        filled: tuple[SQLiteMemoryStore, sqlite3.Connection]) -> None:
+    _store, connection = filled
+    terms = query_terms("Tokyo engine million city")
+    source = SQLitePostings(connection.cursor())
+    sizes = source.groups(terms)[0]
+    group = max(sizes, key=sizes.__getitem__)
+    holding = source.members_holding(terms[0], group, -1, terms[1:])
+    assert len(holding) > 10
+    statements: list[str] = []
+    connection.set_trace_callback(statements.append)
+    kept = source.frequencies(holding, terms[1:])
+    connection.set_trace_callback(None)
+
+    assert statements == []
+    assert kept == SQLitePostings(connection.cursor()).frequencies(holding, terms[1:])
+    assert all(kept[position] for position in holding)
 
 
 def test_the_claim_store_reads_its_file_through_a_memory_map(tmp_path: Path) -> None:

@@ -192,9 +192,13 @@ def _marks(values: Sequence[object]) -> str:
 
 
 _KEYS_AT_ONCE = 8  # terms looked for in one statement: a query's few, or a long one's slices
-_FREQUENCY_AFTER = ("CASE WHEN instr(c.terms, ?) "
-                    "THEN CAST(substr(c.terms, instr(c.terms, ?) + ?) AS REAL) END")
-_FREQUENCY_OF = f"coalesce({_FREQUENCY_AFTER}, {_FREQUENCY_AFTER})"  # of the two key forms
+
+
+def _number_at(row: str, start: int) -> float:
+    """The JSON number of a ``claim_terms`` row that begins at ``start`` (it ends at the comma
+    before the next key, or at the closing brace)."""
+    end = row.find(",", start)
+    return float(row[start:end if end >= 0 else row.index("}", start)])
 
 
 def _key_forms(term: str) -> tuple[str, str | None]:
@@ -216,6 +220,7 @@ class SQLitePostings:
         self._last_seqs = dict(cursor.execute(
             "SELECT run, last_seq FROM runs ORDER BY run").fetchall())
         self._holders: dict[tuple[str, Group], str] = {}
+        self._rows: dict[int, str] = {}  # claim_terms rows read by this search, by seq
         self._corrections: bool | None = None
 
     def totals(self) -> tuple[int, int]:
@@ -255,17 +260,20 @@ class SQLitePostings:
                         others: Sequence[str]) -> list[int]:
         """Positions in the group above ``after`` holding any of ``others``, read from the group:
         a claim holds a term if its ``claim_terms`` row contains one of the term's keys
-        (``_key_forms``), found with ``instr`` at a fraction of the cost of parsing the row."""
+        (``_key_forms``), found with ``instr`` at a fraction of the cost of parsing the row. The
+        rows read are kept for ``frequencies``, which is asked about these positions next."""
         keys = sorted({key for other in others for key in _key_forms(other) if key is not None})
         runs = self._runs_holding(term, group, after)
         found: set[int] = set()
         for start in range(0, len(keys), _KEYS_AT_ONCE):
             batch = keys[start:start + _KEYS_AT_ONCE]
-            found.update(row[0] for row in self._cursor.execute(
-                f"SELECT p.seq FROM postings AS p JOIN claim_terms AS c ON c.seq = p.seq "
-                f"WHERE p.run {IN_JSON_LIST} AND p.term = ? AND p.frequency = ? AND p.length = ? "
-                f"AND p.seq > ? AND ({' OR '.join(['instr(c.terms, ?)'] * len(batch))})",
-                (runs, term, *group, after, *batch)))
+            for seq, terms in self._cursor.execute(
+                    f"SELECT p.seq, c.terms FROM postings AS p JOIN claim_terms AS c ON c.seq = p.seq "
+                    f"WHERE p.run {IN_JSON_LIST} AND p.term = ? AND p.frequency = ? AND p.length = ? "
+                    f"AND p.seq > ? AND ({' OR '.join(['instr(c.terms, ?)'] * len(batch))})",
+                    (runs, term, *group, after, *batch)):
+                found.add(seq)
+                self._rows[seq] = terms
         return sorted(found)
 
     def members_among(self, term: str, group: Group, after: int,
@@ -281,21 +289,23 @@ class SQLitePostings:
 
     def frequencies(self, positions: Sequence[int],
                     terms: Sequence[str]) -> dict[int, dict[str, float]]:
-        """Each position's weighted frequency of those of ``terms`` it holds, read from its
-        row of ``claim_terms`` without parsing it: the number after the term's key (see
-        ``members_holding``), which ``CAST`` reads up to the comma that ends it."""
+        """Each position's weighted frequency of those of ``terms`` it holds, read from its row
+        of ``claim_terms`` (kept from ``members_holding``, else read now) without parsing it: the
+        number after the term's key (``_key_forms``), up to the comma or brace that ends it."""
+        unread = [position for position in positions if position not in self._rows]
+        if unread:
+            self._rows.update(self._cursor.execute(
+                f"SELECT seq, terms FROM claim_terms WHERE seq {IN_JSON_LIST}", (json_list(unread),)))
+        keys = [(term, key) for term in dict.fromkeys(terms) for key in _key_forms(term) if key is not None]
         held: dict[int, dict[str, float]] = {}
-        ordered = list(dict.fromkeys(terms))
-        for start in range(0, len(ordered), _KEYS_AT_ONCE):
-            batch = ordered[start:start + _KEYS_AT_ONCE]
-            keys = [value for term in batch for key in _key_forms(term)
-                    for value in (key, key, None if key is None else len(key))]
-            for seq, *found in self._cursor.execute(
-                    f"SELECT c.seq, {', '.join([_FREQUENCY_OF] * len(batch))} "
-                    f"FROM claim_terms AS c WHERE c.seq {IN_JSON_LIST}", (*keys, json_list(positions))):
-                for term, frequency in zip(batch, found, strict=True):
-                    if frequency is not None:
-                        held.setdefault(seq, {})[term] = frequency
+        for position in positions:
+            row = self._rows.get(position)
+            if row is None:
+                continue
+            for term, key in keys:
+                at = row.find(key)
+                if at >= 0:
+                    held.setdefault(position, {})[term] = _number_at(row, at + len(key))
         return held
 
     def superseded(self, positions: Sequence[int]) -> set[int]:
