@@ -114,7 +114,8 @@ def launch_server(work: Path, node_seconds: float, sessions: str,
     command = [sys.executable, "-m", "grapharc.cli", "serve", "--host", "127.0.0.1", "--port", "0",
                "--json", "--sessions", sessions, "--registry", "bench_graphs:register",
                "--threads", str(threads)]
-    env = {**os.environ, "PYTHONPATH": str(work), "BENCH_NODE_SECONDS": str(node_seconds)}
+    search_path = os.pathsep.join(filter(None, [str(work), os.environ.get("PYTHONPATH")]))  # kept: A/B runs
+    env = {**os.environ, "PYTHONPATH": search_path, "BENCH_NODE_SECONDS": str(node_seconds)}
     return subprocess.Popen(command, stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, text=True, env=env)
 
 
