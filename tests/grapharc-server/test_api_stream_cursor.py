@@ -156,6 +156,41 @@ def test_a_node_entry_is_rendered_from_checkpoints_read_after_it_was_recorded(tm
     with_worker(tmp_path, scenario)
 
 
+def test_a_nodes_values_read_before_its_checkpoint_was_saved_are_sent_once_it_is(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """Found by CI: the audit scan can record a node before LangGraph saves its step's checkpoint,
+    and a stream reading in between skipped the node's ``values`` event for good. Played here by
+    a first read that still finds the run running and lacks the last node's checkpoint."""
+    steps_for, first = streaming._steps_for, [True]
+
+    async def scenario(ctx: ApiContext) -> tuple[list[int], list[str]]:
+        run = await _ended_relay_run(ctx, tmp_path / "release")
+        nodes = [e.seq for e in ctx.manager.audit(run.thread_id) if e.kind == "node"]
+        last_step = [e.step for e in ctx.manager.audit(run.thread_id) if e.kind == "node"][-1]
+        get = ctx.runs.get
+
+        def early_get(thread_id: str, run_id: str) -> RunRecord:
+            record = get(thread_id, run_id)
+            return dataclasses.replace(record, status=RUNNING) if first[0] else record
+
+        def early_steps(*args: Any) -> dict[int, Any]:
+            found = steps_for(*args)
+            if first[0]:
+                first[0] = False
+                found = {step: snapshot for step, snapshot in found.items() if step != last_step}
+            return found
+
+        monkeypatch.setattr(ctx.runs, "get", early_get)
+        monkeypatch.setattr(streaming, "_steps_for", early_steps)
+        response = sse_response(ctx, run, ["values"], None, cancel_on_disconnect=False)
+        events = [event async for event in response.body_iterator]
+        return nodes, [event["id"] for event in events if isinstance(event, dict) and "id" in event]
+
+    nodes, ids = with_worker(tmp_path, scenario)
+    assert not first[0]  # the early read happened
+    assert ids == [f"{seq}-0" for seq in nodes]
+
+
 def test_a_stream_over_a_store_that_cannot_tell_of_writes_waits_only_on_this_process(
         tmp_path: Path) -> None:
     asked: list[str] = []

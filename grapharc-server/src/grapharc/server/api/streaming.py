@@ -23,7 +23,7 @@ import asyncio
 import contextlib
 import json
 import re
-from collections.abc import AsyncIterator
+from collections.abc import AsyncIterator, Iterator
 from typing import TYPE_CHECKING, Any
 
 from sse_starlette.sse import EventSourceResponse
@@ -51,6 +51,11 @@ LAST_SEQ = 2**63 - 1
 """The largest trace entry number a store can hold (SQLite's and PostgreSQL's 64-bit integers): an
 id past it was never sent, and would fail the store's read."""
 Cursor = tuple[int, int]
+NOT_SAVED_YET = object()
+"""A node's ``values`` event read too early: the audit scan records a node once its writes are
+saved, which can be before LangGraph saves the checkpoint of the node's step. The stream waits
+for it (skipping it lost the event); once the run has ended, a step with no checkpoint (a runner
+killed between the two) has no values to send."""
 
 
 def stream_modes(requested: str | list[str]) -> list[str]:
@@ -121,17 +126,17 @@ async def _events(ctx: ApiContext, run: RunRecord, modes: list[str], cursor: Cur
         while True:
             woken = ctx.progress.changed(run.thread_id)
             run, cursor, entries, steps = await asyncio.to_thread(_read, ctx, run, modes, cursor, steps)
-            if cursor is not None:
-                for entry in entries:
-                    for mode in modes:
-                        index = STREAM_MODES.index(mode)
-                        if (entry.seq, index) <= cursor:
-                            continue
-                        cursor = (entry.seq, index)
-                        data = _render(mode, entry, steps)
-                        if data is not None:
-                            yield {"event": mode, "id": f"{entry.seq}-{index}", "data": json_text(data)}
-            if run.ended:
+            waiting = False  # on a node whose checkpoint is not saved yet: sent on a later read
+            for entry, mode in _pending(entries, modes, cursor):
+                index = STREAM_MODES.index(mode)
+                data = _render(mode, entry, steps)
+                if data is NOT_SAVED_YET and not run.ended:
+                    waiting = True
+                    break
+                cursor = (entry.seq, index)
+                if data is not None and data is not NOT_SAVED_YET:
+                    yield {"event": mode, "id": f"{entry.seq}-{index}", "data": json_text(data)}
+            if run.ended and not waiting:
                 break
             await wait_for_progress(ctx.manager, run, ctx.worker.name, woken)
         yield {"event": "end", "data": json.dumps({"run_id": run.run_id, "status": run.status})}
@@ -139,6 +144,18 @@ async def _events(ctx: ApiContext, run: RunRecord, modes: list[str], cursor: Cur
         if cancel_on_disconnect and not run.ended:
             ctx.runs.request_cancel(run.thread_id, run.run_id, ctx.manager.clock())  # no await: cancelled
             ctx.worker.wake()
+
+
+def _pending(entries: list[AuditEntry], modes: list[str],
+             cursor: Cursor | None) -> Iterator[tuple[AuditEntry, str]]:
+    """Each (entry, mode) past ``cursor``, in the order their events are sent (none before the
+    run has begun, when there is no cursor)."""
+    if cursor is None:
+        return
+    for entry in entries:
+        for mode in modes:
+            if (entry.seq, STREAM_MODES.index(mode)) > cursor:
+                yield entry, mode
 
 
 def _read(ctx: ApiContext, run: RunRecord, modes: list[str], cursor: Cursor | None,
@@ -183,7 +200,8 @@ def _snapshots_by_step(manager: SessionManager, thread_id: str, since_step: int)
 
 
 def _render(mode: str, entry: AuditEntry, steps: dict[int, Any]) -> Any:
-    """What one trace entry says in ``mode`` (None when it says nothing there)."""
+    """What one trace entry says in ``mode`` (None when it says nothing there; ``NOT_SAVED_YET``
+    for a node's values before the checkpoint of its step is on disk)."""
     if mode == "events":
         if entry.kind == "node":
             return {"event": "on_chain_end", "name": entry.node, "run_id": str(entry.seq),
@@ -199,7 +217,7 @@ def _render(mode: str, entry: AuditEntry, steps: dict[int, Any]) -> Any:
     if mode == "updates":
         return {entry.node: _node_update(entry, steps)}
     after = steps.get(entry.step)
-    return dict(after.values) if after is not None else None
+    return dict(after.values) if after is not None else NOT_SAVED_YET
 
 
 def _node_update(entry: AuditEntry, steps: dict[int, Any]) -> dict[str, Any]:
