@@ -126,5 +126,6 @@ def test_an_async_turn_settles_reading_the_checkpoints_through_the_sync_saver(di
             await amanager.aclose()
 
     assert asyncio.run(turn()) == ("completed", ["n1", "n2", "n3", "n4"])
-    # one async read per node (its scan queues behind the node's writes); settling reads synchronously
-    assert reads.count("async") == 4 and "sync" in reads, reads
+    # one async read per node (its scan queues behind the node's writes), and a second when a
+    # scan found a step whose writes were not saved yet (CI saw five); settling reads synchronously
+    assert 4 <= reads.count("async") <= 8 and "sync" in reads, reads
