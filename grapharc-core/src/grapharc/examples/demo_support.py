@@ -47,18 +47,19 @@ def open_checkpoints(path: Path, *, trace: Path) -> Any:
 
     Refused when it is the stage's trace file too: one would overwrite the other.
     """
-    from grapharc.stores import open_store
-
     refuse_shared_paths(checkpoints=path, trace=trace)
-
-    return open_store(f"sqlite:{path}", kind="checkpoints").saver()
+    return _checkpoint_store(path).saver()
 
 
 def holds_checkpoint(path: Path, thread_id: str) -> bool:
     """Whether the SQLite checkpoint store at ``path`` has ``thread_id``; changes no file."""
+    return _checkpoint_store(path).holds_thread(thread_id)
+
+
+def _checkpoint_store(path: Path) -> Any:
     from grapharc.stores import open_store
 
-    return open_store(f"sqlite:{path}", kind="checkpoints").holds_thread(thread_id)
+    return open_store(f"sqlite:{path}", kind="checkpoints")
 
 
 def demo_model(spec: str | None, script: Sequence[str], *, name: str) -> Any:

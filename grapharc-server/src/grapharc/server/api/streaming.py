@@ -127,8 +127,7 @@ async def _events(ctx: ApiContext, run: RunRecord, modes: list[str], cursor: Cur
             woken = ctx.progress.changed(run.thread_id)
             run, cursor, entries, steps = await asyncio.to_thread(_read, ctx, run, modes, cursor, steps)
             waiting = False  # on a node whose checkpoint is not saved yet: sent on a later read
-            for entry, mode in _pending(entries, modes, cursor):
-                index = STREAM_MODES.index(mode)
+            for entry, mode, index in _pending(entries, modes, cursor):
                 data = _render(mode, entry, steps)
                 if data is NOT_SAVED_YET and not run.ended:
                     waiting = True
@@ -147,15 +146,16 @@ async def _events(ctx: ApiContext, run: RunRecord, modes: list[str], cursor: Cur
 
 
 def _pending(entries: list[AuditEntry], modes: list[str],
-             cursor: Cursor | None) -> Iterator[tuple[AuditEntry, str]]:
-    """Each (entry, mode) past ``cursor``, in the order their events are sent (none before the
-    run has begun, when there is no cursor)."""
+             cursor: Cursor | None) -> Iterator[tuple[AuditEntry, str, int]]:
+    """Each (entry, mode, the mode's index) past ``cursor``, in the order their events are sent
+    (none before the run has begun, when there is no cursor)."""
     if cursor is None:
         return
+    indexed = [(mode, STREAM_MODES.index(mode)) for mode in modes]
     for entry in entries:
-        for mode in modes:
-            if (entry.seq, STREAM_MODES.index(mode)) > cursor:
-                yield entry, mode
+        for mode, index in indexed:
+            if (entry.seq, index) > cursor:
+                yield entry, mode, index
 
 
 def _read(ctx: ApiContext, run: RunRecord, modes: list[str], cursor: Cursor | None,
