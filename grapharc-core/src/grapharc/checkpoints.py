@@ -4,7 +4,7 @@
 ``CheckpointerProvider`` (``grapharc.session.contracts``) that core ships: a directory's
 ``checkpoints.db``, or the file named (``grapharc.session.sqlite_files``). Its sync
 ``SqliteSaver`` is shared by the process; each event loop gets an ``AsyncSqliteSaver`` of
-its own, since an async saver is bound to the loop that opened it.
+its own (``grapharc.one_trip_saver``'s), since an async saver is bound to the loop that opened it.
 """
 
 from __future__ import annotations
@@ -75,13 +75,15 @@ class SqliteCheckpoints:
 
     @asynccontextmanager
     async def async_saver(self) -> AsyncIterator[AsyncSqliteSaver]:
-        """An ``AsyncSqliteSaver`` on the running loop, its connection closed on exit."""
+        """An ``AsyncSqliteSaver`` on the running loop (``OneTripSqliteSaver``: a trip to the
+        connection's thread per call rather than per cursor call), its connection closed on exit."""
         import aiosqlite
-        from langgraph.checkpoint.sqlite.aio import AsyncSqliteSaver
+
+        from grapharc.one_trip_saver import OneTripSqliteSaver
 
         connection = await aiosqlite.connect(str(self.path))
         try:
-            saver = AsyncSqliteSaver(connection)
+            saver = OneTripSqliteSaver(connection)
             try:
                 await saver.setup()
             except sqlite3.DatabaseError as exc:

@@ -13,9 +13,9 @@ from typing import Any
 
 import pytest
 from langgraph.checkpoint.sqlite import SqliteSaver
-from langgraph.checkpoint.sqlite.aio import AsyncSqliteSaver
 from session_graphs import register_all
 
+from grapharc.one_trip_saver import OneTripSqliteSaver
 from grapharc.session import SessionManager
 from grapharc.session.history import PAGE, step_of
 
@@ -28,7 +28,7 @@ class Listed:
 
 @pytest.fixture
 def listed(monkeypatch: pytest.MonkeyPatch) -> type[Listed]:
-    sync_list, async_list = SqliteSaver.list, AsyncSqliteSaver.alist
+    sync_list, async_list = SqliteSaver.list, OneTripSqliteSaver.alist
 
     def counting_list(self: Any, *args: Any, **kwargs: Any) -> Iterator[Any]:
         for item in sync_list(self, *args, **kwargs):
@@ -41,7 +41,7 @@ def listed(monkeypatch: pytest.MonkeyPatch) -> type[Listed]:
             yield item
 
     monkeypatch.setattr(SqliteSaver, "list", counting_list)
-    monkeypatch.setattr(AsyncSqliteSaver, "alist", counting_alist)
+    monkeypatch.setattr(OneTripSqliteSaver, "alist", counting_alist)
     Listed.count = 0
     return Listed
 
@@ -105,18 +105,18 @@ def test_an_async_turn_settles_reading_the_checkpoints_through_the_sync_saver(di
     register_all(amanager)
     amanager.create("chain", thread_id="t")
     reads: list[str] = []
-    sync_list, async_list = SqliteSaver.list, AsyncSqliteSaver.alist
+    sync_list, async_list = SqliteSaver.list, OneTripSqliteSaver.alist
 
     def sync_spy(self: Any, *args: Any, **kwargs: Any) -> Iterator[Any]:
         reads.append("sync")
         return sync_list(self, *args, **kwargs)
 
     def async_spy(self: Any, *args: Any, **kwargs: Any) -> Any:
-        reads.append("async")  # each checkpoint an async read lists is a trip to aiosqlite's thread
+        reads.append("async")  # an async read is a trip to aiosqlite's thread
         return async_list(self, *args, **kwargs)
 
     monkeypatch.setattr(SqliteSaver, "list", sync_spy)
-    monkeypatch.setattr(AsyncSqliteSaver, "alist", async_spy)
+    monkeypatch.setattr(OneTripSqliteSaver, "alist", async_spy)
 
     async def turn() -> tuple[str, list[str]]:
         try:
