@@ -1,11 +1,13 @@
-"""Assistants are the graphs the operator registered in Python; a request can only name one."""
+"""Assistants are the graphs the operator registered in Python; a request can only name one. Beside
+reading and searching them, a client (LangGraph Studio, the SDK's ``get_schemas`` and ``get_graph``)
+can read a graph's state model as JSON Schema and its nodes and edges."""
 
 from __future__ import annotations
 
 from typing import Annotated, Any
 
 from fastapi import APIRouter, Depends
-from pydantic import BaseModel, ConfigDict, Field
+from pydantic import BaseModel, ConfigDict, Field, PydanticUserError
 
 from grapharc.server.api import shapes
 from grapharc.server.api.context import ApiContext, api
@@ -33,3 +35,25 @@ def get_assistant(assistant_id: str, ctx: Context) -> dict[str, Any]:
 def search_assistants(body: AssistantSearch, ctx: Context) -> list[dict[str, Any]]:
     names = [n for n in ctx.graph_names() if body.graph_id is None or n == body.graph_id]
     return [shapes.assistant(n) for n in names[body.offset:body.offset + body.limit]]
+
+
+@router.get("/{assistant_id}/schemas")
+def get_schemas(assistant_id: str, ctx: Context) -> dict[str, Any]:
+    """The graph's state model as JSON Schema: what a run's input is checked against, what its state
+    and output hold. No config or context is offered (a request sets neither), so those are null,
+    as is every schema of a model that has none (a field of a type JSON Schema cannot describe)."""
+    graph = ctx.manager.graphs.get(assistant_id)
+    try:
+        schema: dict[str, Any] | None = graph.builder.state.model_json_schema()
+    except PydanticUserError:
+        schema = None
+    return {"graph_id": graph.name, "input_schema": schema, "output_schema": schema, "state_schema": schema,
+            "config_schema": None, "context_schema": None}
+
+
+@router.get("/{assistant_id}/graph")
+def get_graph(assistant_id: str, ctx: Context, xray: bool | int = False) -> dict[str, Any]:
+    """The graph's nodes and edges as LangGraph draws them (``xray``: subgraphs too, to that depth)."""
+    compiled = ctx.manager.graphs.get(assistant_id).compile(checkpointer=None)
+    drawn: dict[str, Any] = compiled.inner.get_graph(xray=xray).to_json()
+    return drawn
