@@ -16,12 +16,18 @@ router = APIRouter(prefix="/assistants", tags=["assistants"])
 Context = Annotated[ApiContext, Depends(api)]
 
 
-class AssistantSearch(BaseModel):
-    """POST /assistants/search: optionally by graph id, paged."""
+class AssistantCount(BaseModel):
+    """POST /assistants/count: optionally by graph id, name or metadata (an assistant's is empty)."""
 
     model_config = ConfigDict(extra="forbid")
     graph_id: str | None = None
+    name: str | None = None
     metadata: dict[str, Any] | None = None
+
+
+class AssistantSearch(AssistantCount):
+    """POST /assistants/search: as ``AssistantCount`` chooses, paged."""
+
     limit: int = Field(default=10, ge=1, le=1000)
     offset: int = Field(default=0, ge=0)
 
@@ -33,8 +39,19 @@ def get_assistant(assistant_id: str, ctx: Context) -> dict[str, Any]:
 
 @router.post("/search")
 def search_assistants(body: AssistantSearch, ctx: Context) -> list[dict[str, Any]]:
-    names = [n for n in ctx.graph_names() if body.graph_id is None or n == body.graph_id]
-    return [shapes.assistant(n) for n in names[body.offset:body.offset + body.limit]]
+    return _matching(body, ctx)[body.offset:body.offset + body.limit]
+
+
+@router.post("/count")
+def count_assistants(body: AssistantCount, ctx: Context) -> int:
+    return len(_matching(body, ctx))
+
+
+def _matching(body: AssistantCount, ctx: ApiContext) -> list[dict[str, Any]]:
+    """The assistants ``body`` chooses, shaped."""
+    shaped = [shapes.assistant(name) for name in ctx.graph_names()]
+    return [a for a in shaped if body.graph_id in (None, a["graph_id"]) and body.name in (None, a["name"])
+            and shapes.holds_metadata(a, body.metadata)]
 
 
 @router.get("/{assistant_id}/schemas")

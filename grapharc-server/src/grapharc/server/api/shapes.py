@@ -47,6 +47,13 @@ def thread(session: Session, values: dict[str, Any] | None = None) -> dict[str, 
             "values": json_value(values or {}), "interrupts": {"": interrupts(session)}}
 
 
+def holds_metadata(shaped: dict[str, Any], wanted: dict[str, Any] | None) -> bool:
+    """Whether a shaped thread's or assistant's metadata holds every pair of ``wanted`` (LangGraph's
+    metadata filter; a key it does not keep matches nothing)."""
+    metadata = shaped["metadata"]
+    return all(key in metadata and metadata[key] == value for key, value in (wanted or {}).items())
+
+
 RUN_FIELDS = ("run_id", "thread_id", "assistant_id", "created_at", "updated_at", "status", "metadata",
               "multitask_strategy", "kwargs")
 """The fields of a run as ``run`` shapes it (what a list's ``select`` may name)."""

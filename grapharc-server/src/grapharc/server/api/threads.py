@@ -35,12 +35,18 @@ class ThreadCreate(BaseModel):
     if_exists: str | None = Field(default=None, pattern="^(raise|do_nothing)$")
 
 
-class ThreadSearch(BaseModel):
-    """POST /threads/search: by LangGraph status word (or GraphARC's), newest first, paged."""
+class ThreadCount(BaseModel):
+    """POST /threads/count: threads of a LangGraph status word (or GraphARC's) whose metadata holds
+    every pair of ``metadata`` (a thread's metadata: ``graph_id``, ``grapharc_status``, ``outcome``)."""
 
     model_config = ConfigDict(extra="forbid")
     status: str | None = None
     metadata: dict[str, Any] | None = None
+
+
+class ThreadSearch(ThreadCount):
+    """POST /threads/search: as ``ThreadCount`` chooses, newest first, paged."""
+
     limit: int = Field(default=10, ge=1, le=1000)
     offset: int = Field(default=0, ge=0)
 
@@ -77,15 +83,24 @@ async def create_thread(body: ThreadCreate, ctx: Context) -> dict[str, Any]:
 
 @router.post("/search")
 async def search_threads(body: ThreadSearch, ctx: Context) -> list[dict[str, Any]]:
+    found = await _matching(body, ctx)
+    return found[body.offset:body.offset + body.limit]
+
+
+@router.post("/count")
+async def count_threads(body: ThreadCount, ctx: Context) -> int:
+    return len(await _matching(body, ctx))
+
+
+async def _matching(body: ThreadCount, ctx: Context) -> list[dict[str, Any]]:
+    """The threads ``body`` chooses, shaped, newest first."""
     if body.status is not None and body.status not in _SEARCH_STATUS and body.status not in STATUSES:
         raise ApiProblem(422, f"unknown thread status {body.status!r}",
                          hint=f"use one of: {', '.join([*_SEARCH_STATUS, *STATUSES])}")
     wanted = _SEARCH_STATUS.get(body.status or "", (body.status,) if body.status else None)
     sessions = await asyncio.to_thread(ctx.manager.list)
-    graph = (body.metadata or {}).get("graph_id")
-    found = [s for s in sessions
-             if (wanted is None or s.status in wanted) and (graph is None or s.graph == graph)]
-    return [shapes.thread(s) for s in found[body.offset:body.offset + body.limit]]
+    threads = [shapes.thread(s) for s in sessions if wanted is None or s.status in wanted]
+    return [t for t in threads if shapes.holds_metadata(t, body.metadata)]
 
 
 @router.get("/{thread_id}")
