@@ -27,7 +27,8 @@ _SEARCH_STATUS = {"idle": ("created", "completed", "rejected"), "busy": ("runnin
 
 class ThreadCreate(BaseModel):
     """POST /threads: a thread of a registered graph (``metadata.graph_id``, as the SDK sends it),
-    optionally with its id."""
+    optionally with its id. A thread keeps no other metadata, so other keys are refused rather than
+    dropped."""
 
     model_config = ConfigDict(extra="forbid")
     thread_id: str | None = Field(default=None, pattern=r"^[A-Za-z0-9_.:-]{1,128}$")
@@ -69,6 +70,12 @@ class EventPost(BaseModel):
 @router.post("")
 async def create_thread(body: ThreadCreate, ctx: Context) -> dict[str, Any]:
     named = (body.metadata or {}).get("graph_id")
+    others = sorted(set(body.metadata or {}) - {"graph_id"})
+    if others:
+        raise ApiProblem(422, f"a thread keeps no metadata but graph_id; this request also sets: "
+                              f"{', '.join(others)}",
+                         hint="keep it in the graph's state (a run's input) or in a run's metadata, which "
+                              "runs keep")
     graph = named or (ctx.graph_names()[0] if len(ctx.graph_names()) == 1 else None)
     if not isinstance(graph, str):
         raise ApiProblem(422, "metadata.graph_id is needed: this server has more than one graph registered",
