@@ -233,3 +233,20 @@ def test_the_memory_setting_names_the_store_and_a_bare_path_is_a_sqlite_file(tmp
                            capture_output=True, text=True, cwd=elsewhere, env=env, timeout=120)
     assert found.returncode == 0, found.stderr
     assert [hit["claim"]["id"] for hit in document(found)["hits"]] == [stored["claim"]["id"]]
+
+
+def test_an_argument_whose_bytes_are_not_utf8_is_refused_naming_the_field(tmp_path):
+    """It reached SQLite as a lone surrogate and was reported as a GraphARC bug."""
+    store = f"sqlite:{tmp_path / 'memory.db'}"
+    for place, argv in (("subject", [b"Ada \xff", b"wrote", b"notes"]),
+                        ("object", [b"Ada", b"wrote", b"notes \xed\xa0\x80"]),
+                        ("provenance.source", [b"Ada", b"wrote", b"notes"])):
+        source = b"letters \xff.txt" if place == "provenance.source" else b"letters.txt"
+        result = subprocess.run([sys.executable, "-m", "grapharc.cli", "memory", "add", *argv,
+                                 b"--source", source, b"--memory", store.encode(), b"--json"],
+                                capture_output=True, cwd=tmp_path, timeout=120,
+                                env={k: v for k, v in os.environ.items() if not k.startswith("GRAPHARC_")})
+        assert result.returncode == 2, result.stderr
+        error = json.loads(result.stdout)["error"]
+        assert error["code"] == "InvalidClaimError" and f"{place} holds" in error["message"]
+        assert "not UTF-8" in error["message"] and "bug" not in result.stderr.decode(errors="replace")

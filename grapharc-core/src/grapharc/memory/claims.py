@@ -141,9 +141,21 @@ def normalise_entity(text: str) -> str:
 
 
 def _require_text(value: str, field: str) -> str:
-    """Return ``value`` if it has non-whitespace content, else raise naming ``field``."""
+    """Return ``value`` if it has non-whitespace content a store can keep, else raise naming ``field``."""
     if not value.strip():
         raise ValueError(f"{field} must not be empty or whitespace")
+    return _require_encodable(value, field)
+
+
+def _require_encodable(value: str, field: str) -> str:
+    """Return ``value`` if UTF-8 can hold it: a lone surrogate (say, a command-line argument whose
+    bytes were not UTF-8) cannot be stored or shown, so it is refused naming ``field``."""
+    if not value.isascii():
+        try:
+            value.encode("utf-8")
+        except UnicodeEncodeError as exc:
+            raise ValueError(f"{field} holds {value[exc.start]!r}, which is not text (bytes that were "
+                             f"not UTF-8?)") from None
     return value
 
 
@@ -228,7 +240,7 @@ class Claim(_Checked):
     @classmethod
     def _subject_is_an_entity(cls, value: str) -> str:
         normalise_entity(value)
-        return value
+        return _require_encodable(value, "subject")
 
     @field_validator("superseded_by")
     @classmethod

@@ -1,4 +1,6 @@
-"""Request body limits, checked before any route sees the body: its size and its JSON nesting depth."""
+"""Request body limits, checked before any route sees the body: its size, its JSON nesting depth, and
+text UTF-8 can carry (JSON may escape a lone surrogate; stored, it would break every later answer
+that echoes it)."""
 
 from __future__ import annotations
 
@@ -13,15 +15,29 @@ DEFAULT_MAX_BODY_BYTES = 1_000_000
 DEFAULT_MAX_JSON_DEPTH = 32
 
 
-def json_depth(value: Any) -> int:
-    """How deeply ``value`` nests lists and objects (a scalar is 0)."""
-    depth, level = 0, [(value, 1)]
+def json_depth(value: Any) -> tuple[int, str | None]:
+    """How deeply ``value`` nests lists and objects (a scalar is 0), and its first string (a key or a
+    value) holding a lone surrogate, which UTF-8 cannot encode (None if there is none)."""
+    depth, level, unencodable = 0, [(value, 1)], None
     while level:
         item, at = level.pop()
         if isinstance(item, dict | list):
             depth = max(depth, at)
-            level.extend((child, at + 1) for child in (item.values() if isinstance(item, dict) else item))
-    return depth
+            children = [*item.keys(), *item.values()] if isinstance(item, dict) else item
+            level.extend((child, at + 1) for child in children)
+        elif isinstance(item, str) and unencodable is None and not _encodes(item):
+            unencodable = item
+    return depth, unencodable
+
+
+def _encodes(text: str) -> bool:
+    if text.isascii():
+        return True
+    try:
+        text.encode("utf-8")
+    except UnicodeEncodeError:
+        return False
+    return True
 
 
 class BodyLimits:
@@ -49,7 +65,8 @@ class BodyLimits:
                 break
         refusal = self._refusal(bytes(body))
         if refusal is not None:
-            await problem(422, refusal, hint="send a JSON object with less nesting")(scope, receive, send)
+            detail, hint = refusal
+            await problem(422, detail, hint=hint)(scope, receive, send)
             return
         replayed = False
 
@@ -62,17 +79,22 @@ class BodyLimits:
 
         await self.app(scope, replay, send)
 
-    def _refusal(self, body: bytes) -> str | None:
-        """Why a JSON body is refused before parsing it for a route (None when it is fine)."""
+    def _refusal(self, body: bytes) -> tuple[str, str] | None:
+        """Why a JSON body is refused before parsing it for a route, and the hint (None when it is fine)."""
         if not body:
             return None
+        less_nesting = "send a JSON object with less nesting"
         try:
             parsed = json.loads(body)
         except RecursionError:
-            return f"the request body nests deeper than the limit of {self.max_depth}"
+            return f"the request body nests deeper than the limit of {self.max_depth}", less_nesting
         except ValueError:
             return None  # the route's own parser answers malformed JSON
-        depth = json_depth(parsed)
+        depth, unencodable = json_depth(parsed)
         if depth > self.max_depth:
-            return f"the request body nests {depth} levels deep, over the limit of {self.max_depth}"
+            return (f"the request body nests {depth} levels deep, over the limit of {self.max_depth}",
+                    less_nesting)
+        if unencodable is not None:
+            return (f"the request body holds a string with a lone surrogate, which UTF-8 cannot carry: "
+                    f"{unencodable!r}", "escape only whole surrogate pairs (or send the text as UTF-8)")
         return None

@@ -3,6 +3,7 @@ and what to do, never a stack trace."""
 
 from __future__ import annotations
 
+import json
 import logging
 from typing import Any
 
@@ -46,6 +47,16 @@ class ApiProblem(GraphARCError):
         self.headers = headers
 
 
+class ProblemResponse(JSONResponse):
+    """A problem document, written in ASCII: a message quoting a request's value may hold a lone
+    surrogate (JSON can carry one escaped, UTF-8 cannot carry it at all)."""
+
+    media_type = PROBLEM_TYPE
+
+    def render(self, content: Any) -> bytes:
+        return json.dumps(content, allow_nan=False, separators=(",", ":")).encode("ascii")
+
+
 def problem(status: int, detail: str, *, hint: str = "", errors: list[dict[str, Any]] | None = None,
             headers: dict[str, str] | None = None) -> JSONResponse:
     """A problem document answering ``status``."""
@@ -57,7 +68,7 @@ def problem(status: int, detail: str, *, hint: str = "", errors: list[dict[str, 
         body["hint"] = bounded(hint)
     if errors:
         body["errors"] = errors
-    return JSONResponse(body, status_code=status, media_type=PROBLEM_TYPE, headers=headers)
+    return ProblemResponse(body, status_code=status, headers=headers)
 
 
 def bounded(text: str, head: int = 700, tail: int = 200) -> str:
