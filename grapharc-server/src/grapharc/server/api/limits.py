@@ -15,7 +15,7 @@ DEFAULT_MAX_BODY_BYTES = 1_000_000
 DEFAULT_MAX_JSON_DEPTH = 32
 
 
-def json_depth(value: Any) -> tuple[int, str | None]:
+def scan_json(value: Any) -> tuple[int, str | None]:
     """How deeply ``value`` nests lists and objects (a scalar is 0), and its first string (a key or a
     value) holding a lone surrogate, which UTF-8 cannot encode (None if there is none)."""
     depth, level, unencodable = 0, [(value, 1)], None
@@ -31,6 +31,7 @@ def json_depth(value: Any) -> tuple[int, str | None]:
 
 
 def _encodes(text: str) -> bool:
+    """Whether UTF-8 can encode ``text`` (it holds no lone surrogate)."""
     if text.isascii():
         return True
     try:
@@ -90,7 +91,7 @@ class BodyLimits:
             return f"the request body nests deeper than the limit of {self.max_depth}", less_nesting
         except ValueError:
             return None  # the route's own parser answers malformed JSON
-        depth, unencodable = json_depth(parsed)
+        depth, unencodable = scan_json(parsed)
         if depth > self.max_depth:
             return (f"the request body nests {depth} levels deep, over the limit of {self.max_depth}",
                     less_nesting)
