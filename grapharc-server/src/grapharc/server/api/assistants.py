@@ -51,7 +51,7 @@ def _matching(body: AssistantCount, ctx: ApiContext) -> list[dict[str, Any]]:
     """The assistants ``body`` chooses, shaped."""
     shaped = [shapes.assistant(name) for name in ctx.graph_names()]
     return [a for a in shaped if body.graph_id in (None, a["graph_id"]) and body.name in (None, a["name"])
-            and shapes.holds_metadata(a, body.metadata)]
+            and shapes.holds_metadata(a["metadata"], body.metadata)]
 
 
 @router.get("/{assistant_id}/schemas")
@@ -71,6 +71,6 @@ def get_schemas(assistant_id: str, ctx: Context) -> dict[str, Any]:
 @router.get("/{assistant_id}/graph")
 def get_graph(assistant_id: str, ctx: Context, xray: bool | int = False) -> dict[str, Any]:
     """The graph's nodes and edges as LangGraph draws them (``xray``: subgraphs too, to that depth)."""
-    compiled = ctx.manager.graphs.get(assistant_id).compile(checkpointer=None)
+    compiled = ctx.manager.graphs.compiled(assistant_id, None)  # compiled once per graph, kept
     drawn: dict[str, Any] = compiled.inner.get_graph(xray=xray).to_json()
     return drawn

@@ -42,15 +42,18 @@ def thread(session: Session, values: dict[str, Any] | None = None) -> dict[str, 
     """A session as a thread: LangGraph's status words, the graph in its metadata."""
     return {"thread_id": session.thread_id, "created_at": iso(session.created_at),
             "updated_at": iso(session.updated_at), "status": _THREAD_STATUS.get(session.status, "idle"),
-            "metadata": {"graph_id": session.graph, "grapharc_status": session.status,
-                         "outcome": session.outcome},
+            "metadata": thread_metadata(session),
             "values": json_value(values or {}), "interrupts": {"": interrupts(session)}}
 
 
-def holds_metadata(shaped: dict[str, Any], wanted: dict[str, Any] | None) -> bool:
-    """Whether a shaped thread's or assistant's metadata holds every pair of ``wanted`` (LangGraph's
+def thread_metadata(session: Session) -> dict[str, Any]:
+    """A thread's metadata: its graph, GraphARC's status word and the outcome (all a thread keeps)."""
+    return {"graph_id": session.graph, "grapharc_status": session.status, "outcome": session.outcome}
+
+
+def holds_metadata(metadata: dict[str, Any], wanted: dict[str, Any] | None) -> bool:
+    """Whether a thread's or assistant's ``metadata`` holds every pair of ``wanted`` (LangGraph's
     metadata filter; a key it does not keep matches nothing)."""
-    metadata = shaped["metadata"]
     return all(key in metadata and metadata[key] == value for key, value in (wanted or {}).items())
 
 

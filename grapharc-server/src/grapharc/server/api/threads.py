@@ -16,7 +16,7 @@ from grapharc.server.api.context import ApiContext, api
 from grapharc.server.api.problems import ApiProblem
 from grapharc.session.errors import UnknownSessionError
 from grapharc.session.manager import SessionManager
-from grapharc.session.records import STATUSES
+from grapharc.session.records import STATUSES, Session
 
 router = APIRouter(prefix="/threads", tags=["threads"])
 Context = Annotated[ApiContext, Depends(api)]
@@ -91,7 +91,7 @@ async def create_thread(body: ThreadCreate, ctx: Context) -> dict[str, Any]:
 @router.post("/search")
 async def search_threads(body: ThreadSearch, ctx: Context) -> list[dict[str, Any]]:
     found = await _matching(body, ctx)
-    return found[body.offset:body.offset + body.limit]
+    return [shapes.thread(s) for s in found[body.offset:body.offset + body.limit]]
 
 
 @router.post("/count")
@@ -99,15 +99,15 @@ async def count_threads(body: ThreadCount, ctx: Context) -> int:
     return len(await _matching(body, ctx))
 
 
-async def _matching(body: ThreadCount, ctx: Context) -> list[dict[str, Any]]:
-    """The threads ``body`` chooses, shaped, newest first."""
+async def _matching(body: ThreadCount, ctx: Context) -> list[Session]:
+    """The sessions of the threads ``body`` chooses, newest first (shaped by the caller, a page only)."""
     if body.status is not None and body.status not in _SEARCH_STATUS and body.status not in STATUSES:
         raise ApiProblem(422, f"unknown thread status {body.status!r}",
                          hint=f"use one of: {', '.join([*_SEARCH_STATUS, *STATUSES])}")
     wanted = _SEARCH_STATUS.get(body.status or "", (body.status,) if body.status else None)
     sessions = await asyncio.to_thread(ctx.manager.list)
-    threads = [shapes.thread(s) for s in sessions if wanted is None or s.status in wanted]
-    return [t for t in threads if shapes.holds_metadata(t, body.metadata)]
+    return [s for s in sessions if (wanted is None or s.status in wanted)
+            and shapes.holds_metadata(shapes.thread_metadata(s), body.metadata)]
 
 
 @router.get("/{thread_id}")
