@@ -21,6 +21,14 @@ class UnknownSessionError(SessionError):
                          hint="grapharc session list shows the threads there are")
 
 
+class UnknownCheckpointError(SessionError):
+    """A thread has no checkpoint with the id given."""
+
+    def __init__(self, thread_id: str, checkpoint_id: str) -> None:
+        super().__init__(f"thread {thread_id!r} has no checkpoint {checkpoint_id[:200]!r}",
+                         hint="a thread's history lists the checkpoints it has")
+
+
 class SessionExistsError(SessionError):
     """A new session was given a thread id that is already taken."""
 

@@ -39,7 +39,7 @@ from grapharc.runtime.graph import GraphARC
 from grapharc.session.approvals import Approvers, Gate
 from grapharc.session.backends import open_backends
 from grapharc.session.contracts import ChangeNotifier
-from grapharc.session.errors import SessionError, SessionInputError
+from grapharc.session.errors import SessionError, SessionInputError, UnknownCheckpointError
 from grapharc.session.fencing import Leases, fence
 from grapharc.session.history import Window, snapshots
 from grapharc.session.lease import Lease
@@ -163,6 +163,19 @@ class SessionManager:
         compiled = self._compiled(session.graph, thread_id)
         return builtins.list(snapshots(compiled, {"configurable": {"thread_id": thread_id}},
                                        Window(since_step=since_step, limit=limit)))
+
+    def state_at(self, thread_id: str, checkpoint_id: str) -> Any:
+        """The thread's state at one of its checkpoints, as a LangGraph snapshot (needs its graph
+        registered); ``UnknownCheckpointError`` if the thread has no checkpoint ``checkpoint_id``."""
+        session = self.store.get(thread_id)
+        if not checkpoint_id:  # LangGraph would read the newest one
+            raise UnknownCheckpointError(thread_id, checkpoint_id)
+        compiled = self._compiled(session.graph, thread_id)
+        snapshot = compiled.get_state({"configurable": {"thread_id": thread_id, "checkpoint_ns": "",
+                                                        "checkpoint_id": checkpoint_id}})
+        if snapshot.created_at is None:  # LangGraph's empty snapshot: nothing saved under that id
+            raise UnknownCheckpointError(thread_id, checkpoint_id)
+        return snapshot
 
     async def wait_for_change(self, thread_id: str, timeout: float) -> bool:
         """Wait up to ``timeout`` seconds for another process to write the thread's audit trail:

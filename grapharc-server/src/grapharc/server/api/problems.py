@@ -24,6 +24,7 @@ _STATUS: tuple[tuple[type[GraphARCError], int], ...] = (
     (session_errors.UnknownSessionError, 404),
     (session_errors.UnknownGraphError, 404),
     (session_errors.UnknownApprovalError, 404),
+    (session_errors.UnknownCheckpointError, 404),
     (session_errors.DeciderNotAllowedError, 403),
     (session_errors.SessionExistsError, 409),
     (session_errors.SessionBusyError, 409),
@@ -106,8 +107,16 @@ def install_problem_handlers(app: FastAPI) -> None:
                        hint="fix the fields listed in 'errors'; unknown fields are refused")
 
     @app.exception_handler(HTTPException)
-    async def http_error(_request: Request, error: HTTPException) -> JSONResponse:
-        return problem(error.status_code, str(error.detail), headers=dict(error.headers or {}))
+    async def http_error(request: Request, error: HTTPException) -> JSONResponse:
+        headers = dict(error.headers or {})
+        detail, hint = str(error.detail), ""
+        route = f"{request.method} {bounded(request.url.path, 200, 50)}"
+        if error.status_code == 404 and detail == "Not Found":
+            detail, hint = f"this server has no route {route}", "GET /openapi.json lists the routes it has"
+        elif error.status_code == 405 and detail == "Method Not Allowed":
+            taken = headers.get("Allow") or "no method"
+            detail = f"this server has no route {route}; that path takes {taken}"
+        return problem(error.status_code, detail, hint=hint, headers=headers)
 
     @app.exception_handler(Exception)
     async def unexpected(_request: Request, error: Exception) -> JSONResponse:

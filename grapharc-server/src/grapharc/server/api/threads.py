@@ -1,4 +1,5 @@
-"""Threads are durable sessions: create, read, search, their state and history, events, the trace."""
+"""Threads are durable sessions: create, read, search, their state (now or at a past checkpoint) and
+history, events, the trace."""
 
 from __future__ import annotations
 
@@ -6,7 +7,7 @@ import asyncio
 import contextlib
 import json
 import uuid
-from typing import Annotated, Any
+from typing import Annotated, Any, Literal
 
 from fastapi import APIRouter, Depends, Response
 from pydantic import BaseModel, ConfigDict, Field
@@ -57,6 +58,24 @@ class HistoryQuery(BaseModel):
 
     model_config = ConfigDict(extra="forbid")
     limit: int = Field(default=10, ge=1, le=1000)
+
+
+class CheckpointRef(BaseModel):
+    """A checkpoint of a thread as the SDK names one (GraphARC graphs have no subgraph namespaces)."""
+
+    model_config = ConfigDict(extra="forbid")
+    checkpoint_id: str = Field(min_length=1, max_length=200)
+    thread_id: str | None = None
+    checkpoint_ns: Literal[""] = ""
+    checkpoint_map: dict[str, Any] | None = None
+
+
+class StateAtCheckpoint(BaseModel):
+    """POST /threads/{id}/state/checkpoint: the thread's state at ``checkpoint``."""
+
+    model_config = ConfigDict(extra="forbid")
+    checkpoint: CheckpointRef
+    subgraphs: bool = False  # a GraphARC graph has none to show
 
 
 class EventPost(BaseModel):
@@ -135,6 +154,22 @@ async def get_state(thread_id: str, ctx: Context) -> dict[str, Any]:
         return {"values": {}, "next": [], "tasks": [], "metadata": {}, "created_at": None,
                 "checkpoint": None, "parent_checkpoint": None, "interrupts": shapes.interrupts(session)}
     return shapes.state(history[0], session)
+
+
+@router.get("/{thread_id}/state/{checkpoint_id}")
+async def get_state_at(thread_id: str, checkpoint_id: str, ctx: Context) -> dict[str, Any]:
+    snapshot = await asyncio.to_thread(ctx.manager.state_at, thread_id, checkpoint_id)
+    return shapes.state(snapshot)
+
+
+@router.post("/{thread_id}/state/checkpoint")
+async def post_state_at(thread_id: str, body: StateAtCheckpoint, ctx: Context) -> dict[str, Any]:
+    named = body.checkpoint.thread_id
+    if named is not None and named != thread_id:
+        raise ApiProblem(422, f"checkpoint.thread_id {named[:200]!r} is not the thread asked about "
+                              f"({thread_id!r})", hint="leave checkpoint.thread_id out, or name this thread")
+    snapshot = await asyncio.to_thread(ctx.manager.state_at, thread_id, body.checkpoint.checkpoint_id)
+    return shapes.state(snapshot)
 
 
 @router.post("/{thread_id}/history")

@@ -1,0 +1,82 @@
+"""LangGraph Platform routes this server answers with a reason rather than a bare 404 or 405.
+
+Some would change a graph, an assistant or a thread's state outside a governed run (a request can
+only name a registered graph and give it input): those answer 405 and say what to do instead. Others
+belong to features this server does not have (the key-value store, crons, copying a thread): those
+answer 501. Either way nothing is read or written.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Coroutine
+from dataclasses import dataclass
+from typing import Any
+
+from fastapi import APIRouter
+
+from grapharc.server.api.problems import ApiProblem
+
+_GOVERNED = "a thread's state changes only by a governed run of its registered graph"
+
+
+@dataclass(frozen=True)
+class Refusal:
+    """A route refused: its methods and path, the status it answers, why, and what to do instead
+    (``allow``: the methods the path does take, for a 405's Allow header)."""
+
+    methods: tuple[str, ...]
+    path: str
+    status: int
+    detail: str
+    hint: str
+    allow: str = ""
+
+
+REFUSALS = (
+    Refusal(("POST",), "/assistants", 405,
+            "assistants are the graphs the operator registers in Python (grapharc serve --registry); "
+            "a request cannot create one",
+            "POST /assistants/search lists the registered graphs"),
+    Refusal(("PATCH", "DELETE"), "/assistants/{assistant_id}", 405,
+            "assistants are the graphs the operator registers in Python; a request cannot change or "
+            "delete one", "the operator changes the registry and restarts the server", allow="GET"),
+    Refusal(("POST",), "/assistants/{assistant_id}/versions", 501,
+            "assistants have no versions here: one per registered graph", "GET /assistants/{id} reads it"),
+    Refusal(("PATCH",), "/threads/{thread_id}", 405,
+            "a thread's metadata is its graph, fixed when the thread is created",
+            "keep other data in the graph's state (a run's input) or in a run's metadata",
+            allow="GET, DELETE"),
+    Refusal(("POST",), "/threads/{thread_id}/state", 405,
+            f"{_GOVERNED}; writing it directly (update_state, as a node) would skip the checker",
+            "start a run with input (POST /threads/{id}/runs), answer its approval with "
+            "command.resume, or post an event (POST /threads/{id}/events)", allow="GET"),
+    Refusal(("DELETE",), "/threads/{thread_id}/runs/{run_id}", 405,
+            "a run's record is part of its thread's history and goes only with the thread",
+            "cancel a run with POST .../cancel; DELETE /threads/{id} removes the thread and its runs",
+            allow="GET"),
+    Refusal(("POST",), "/threads/{thread_id}/copy", 501,
+            "copying a thread is not offered: a thread's trace and approvals belong to it alone",
+            "create a thread and run it with the input you want"),
+    Refusal(("POST",), "/threads/prune", 501,
+            "threads are pruned by the operator, not over the API", "grapharc session prune --help"),
+    Refusal(("GET", "PUT", "POST", "DELETE"), "/store/{rest:path}", 501,
+            "this server keeps no LangGraph store; a graph's memory is reached by its nodes, not over HTTP",
+            "see the README's memory section"),
+    Refusal(("GET", "POST", "PATCH", "DELETE"), "/runs/crons{rest:path}", 501,
+            "this server schedules no cron runs", "start runs from your own scheduler"),
+    Refusal(("POST",), "/threads/{thread_id}/runs/crons", 501,
+            "this server schedules no cron runs", "start runs from your own scheduler"),
+)
+
+
+def _answer(refusal: Refusal) -> Callable[[], Coroutine[Any, Any, None]]:
+    async def refuse() -> None:
+        headers = {"Allow": refusal.allow} if refusal.status == 405 else None
+        raise ApiProblem(refusal.status, refusal.detail, hint=refusal.hint, headers=headers)
+
+    return refuse
+
+
+router = APIRouter(include_in_schema=False)
+for _refusal in REFUSALS:
+    router.add_api_route(_refusal.path, _answer(_refusal), methods=list(_refusal.methods))
