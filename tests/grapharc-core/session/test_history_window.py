@@ -17,6 +17,7 @@ from session_graphs import register_all
 
 from grapharc.one_trip_saver import OneTripSqliteSaver
 from grapharc.session import SessionManager
+from grapharc.session.errors import UnknownCheckpointError
 from grapharc.session.history import PAGE, step_of
 
 
@@ -129,3 +130,18 @@ def test_an_async_turn_settles_reading_the_checkpoints_through_the_sync_saver(di
     # one async read per node (its scan queues behind the node's writes), and a second when a
     # scan found a step whose writes were not saved yet (CI saw five); settling reads synchronously
     assert 4 <= reads.count("async") <= 8 and "sync" in reads, reads
+
+
+def test_the_state_at_each_checkpoint_is_the_snapshot_history_lists(manager):
+    manager.create("chain", thread_id="t")
+    manager.create("chain", thread_id="other")
+    for thread in ("t", "other"):
+        manager.run(thread, {})
+    for snapshot in manager.history("t"):
+        at = manager.state_at("t", snapshot.config["configurable"]["checkpoint_id"])
+        assert (at.values, at.next, at.metadata, at.created_at) == (
+            snapshot.values, snapshot.next, snapshot.metadata, snapshot.created_at)
+    foreign = manager.history("other", limit=1)[0].config["configurable"]["checkpoint_id"]
+    for missing in ("no-such-checkpoint", "", foreign):  # "": LangGraph would read the newest
+        with pytest.raises(UnknownCheckpointError, match="thread 't' has no checkpoint"):
+            manager.state_at("t", missing)
