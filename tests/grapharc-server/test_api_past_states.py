@@ -80,3 +80,32 @@ def test_a_malformed_checkpoint_is_refused_naming_the_field(api_server: str, che
     assert answer.status_code == 422
     assert answer.headers["content-type"] == "application/problem+json"
     assert names in answer.text
+
+
+def test_the_sdk_pages_through_history_with_before(api_server: str) -> None:
+    thread, everything = _finished_relay(api_server)
+
+    async def pages() -> tuple[list[list[str]], list[str]]:
+        client = get_client(url=api_server)
+        by_id: list[str] = []
+        page = await client.threads.get_history(thread, limit=2)
+        while page:  # each page starts after the last: by id, then by checkpoint as the SDK names it
+            by_id += [state["checkpoint"]["checkpoint_id"] for state in page]
+            page = await client.threads.get_history(thread, limit=2, before=by_id[-1])
+        by_checkpoint: list[list[str]] = []
+        page = await client.threads.get_history(thread, limit=3)
+        while page:
+            by_checkpoint.append([state["checkpoint"]["checkpoint_id"] for state in page])
+            page = await client.threads.get_history(thread, limit=3, before=page[-1]["checkpoint"])
+        return by_checkpoint, by_id
+
+    by_checkpoint, by_id = asyncio.run(pages())
+    full = [state["checkpoint"]["checkpoint_id"] for state in everything]
+    assert by_id == full == [checkpoint for page in by_checkpoint for checkpoint in page]
+    assert all(len(page) == 3 for page in by_checkpoint[:-1])
+    with httpx.Client(base_url=api_server, timeout=30) as client:
+        unknown = client.post(f"/threads/{thread}/history", json={"limit": 2, "before": "nope"})
+        foreign = client.post(f"/threads/{thread}/history",
+                              json={"before": {"checkpoint_id": full[0], "thread_id": "elsewhere"}})
+    assert unknown.status_code == 404 and "'nope'" in unknown.json()["detail"]
+    assert foreign.status_code == 422 and "elsewhere" in foreign.json()["detail"]

@@ -145,3 +145,18 @@ def test_the_state_at_each_checkpoint_is_the_snapshot_history_lists(manager):
     for missing in ("no-such-checkpoint", "", foreign):  # "": LangGraph would read the newest
         with pytest.raises(UnknownCheckpointError, match="thread 't' has no checkpoint"):
             manager.state_at("t", missing)
+
+
+def test_history_pages_before_a_checkpoint_join_into_the_full_history(manager):
+    manager.create("chain", thread_id="t")
+    for _ in range(3):
+        manager.run("t", {})
+    full = [s.config["configurable"]["checkpoint_id"] for s in manager.history("t")]
+    for size in (1, 2, PAGE, PAGE + 1):
+        paged, before = [], None
+        while page := manager.history("t", limit=size, before=before):
+            paged += [s.config["configurable"]["checkpoint_id"] for s in page]
+            before = paged[-1]
+        assert paged == full, size
+    with pytest.raises(UnknownCheckpointError, match="no-such-checkpoint"):
+        manager.history("t", limit=2, before="no-such-checkpoint")

@@ -31,10 +31,12 @@ def step_of(snapshot: Any) -> int:
 
 @dataclass(frozen=True, slots=True)
 class Window:
-    """Which snapshots a reader wants: at most ``limit``, none older than ``since_step``."""
+    """Which snapshots a reader wants: at most ``limit``, none older than ``since_step``, only those
+    older than checkpoint ``before`` (an id; None: from the newest)."""
 
     since_step: int | None = None
     limit: int | None = None
+    before: str | None = None
 
 
 @dataclass(slots=True)
@@ -52,7 +54,11 @@ class _Paging:
         if self.done or self.on_page < PAGE or self._full():
             return None
         self.on_page = 0
-        return {"limit": PAGE, "before": None if self.last is None else self.last.config}
+        if self.last is not None:
+            return {"limit": PAGE, "before": self.last.config}
+        start = self.window.before
+        return {"limit": PAGE,
+                "before": None if start is None else {"configurable": {"checkpoint_id": start}}}
 
     def keep(self, snapshot: Any) -> bool:
         """Whether ``snapshot`` belongs to the window (False: stop reading)."""

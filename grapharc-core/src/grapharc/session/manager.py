@@ -154,15 +154,18 @@ class SessionManager:
         compiled = self._compiled(session.graph, thread_id)
         return dict(compiled.get_state({"configurable": {"thread_id": thread_id}}).values)
 
-    def history(self, thread_id: str, *, limit: int | None = None,
-                since_step: int | None = None) -> builtins.list[Any]:
+    def history(self, thread_id: str, *, limit: int | None = None, since_step: int | None = None,
+                before: str | None = None) -> builtins.list[Any]:
         """The thread's checkpoints as LangGraph snapshots, newest first (needs its graph
-        registered): at most ``limit``, none saved before superstep ``since_step``; only those
-        are read, however long the thread's history."""
+        registered): at most ``limit``, none saved before superstep ``since_step``, only those
+        older than checkpoint ``before`` (``UnknownCheckpointError`` if the thread lacks it); only
+        those are read, however long the thread's history."""
         session = self.store.get(thread_id)
+        if before is not None:
+            self.state_at(thread_id, before)  # an id the thread lacks would page from an arbitrary place
         compiled = self._compiled(session.graph, thread_id)
         return builtins.list(snapshots(compiled, {"configurable": {"thread_id": thread_id}},
-                                       Window(since_step=since_step, limit=limit)))
+                                       Window(since_step=since_step, limit=limit, before=before)))
 
     def state_at(self, thread_id: str, checkpoint_id: str) -> Any:
         """The thread's state at one of its checkpoints, as a LangGraph snapshot (needs its graph

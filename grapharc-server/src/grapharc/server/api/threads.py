@@ -53,13 +53,6 @@ class ThreadSearch(ThreadCount):
     offset: int = Field(default=0, ge=0)
 
 
-class HistoryQuery(BaseModel):
-    """POST /threads/{id}/history: the newest ``limit`` checkpoints."""
-
-    model_config = ConfigDict(extra="forbid")
-    limit: int = Field(default=10, ge=1, le=1000)
-
-
 class CheckpointRef(BaseModel):
     """A checkpoint of a thread as the SDK names one (GraphARC graphs have no subgraph namespaces)."""
 
@@ -68,6 +61,28 @@ class CheckpointRef(BaseModel):
     thread_id: str | None = None
     checkpoint_ns: Literal[""] = ""
     checkpoint_map: dict[str, Any] | None = None
+
+    def of(self, thread_id: str) -> str:
+        """The checkpoint's id, once it is sure to name one of ``thread_id``'s."""
+        if self.thread_id is not None and self.thread_id != thread_id:
+            raise ApiProblem(422, f"checkpoint.thread_id {self.thread_id[:200]!r} is not the thread asked "
+                                  f"about ({thread_id!r})", hint="leave thread_id out, or name this thread")
+        return self.checkpoint_id
+
+
+class HistoryQuery(BaseModel):
+    """POST /threads/{id}/history: the newest ``limit`` checkpoints, or the newest older than
+    ``before`` (a checkpoint id, or a checkpoint as the SDK names one) to read the next page."""
+
+    model_config = ConfigDict(extra="forbid")
+    limit: int = Field(default=10, ge=1, le=1000)
+    before: str | CheckpointRef | None = None
+
+    def before_id(self, thread_id: str) -> str | None:
+        """The id of the checkpoint the page starts after (refused if it names another thread)."""
+        if isinstance(self.before, CheckpointRef):
+            return self.before.of(thread_id)
+        return self.before
 
 
 class StateAtCheckpoint(BaseModel):
@@ -164,18 +179,15 @@ async def get_state_at(thread_id: str, checkpoint_id: str, ctx: Context) -> dict
 
 @router.post("/{thread_id}/state/checkpoint")
 async def post_state_at(thread_id: str, body: StateAtCheckpoint, ctx: Context) -> dict[str, Any]:
-    named = body.checkpoint.thread_id
-    if named is not None and named != thread_id:
-        raise ApiProblem(422, f"checkpoint.thread_id {named[:200]!r} is not the thread asked about "
-                              f"({thread_id!r})", hint="leave checkpoint.thread_id out, or name this thread")
-    snapshot = await asyncio.to_thread(ctx.manager.state_at, thread_id, body.checkpoint.checkpoint_id)
+    snapshot = await asyncio.to_thread(ctx.manager.state_at, thread_id, body.checkpoint.of(thread_id))
     return shapes.state(snapshot)
 
 
 @router.post("/{thread_id}/history")
 async def get_history(thread_id: str, ctx: Context, body: HistoryQuery | None = None) -> list[dict[str, Any]]:
-    limit = (body or HistoryQuery()).limit
-    history = await asyncio.to_thread(ctx.manager.history, thread_id, limit=limit)
+    query = body or HistoryQuery()
+    history = await asyncio.to_thread(ctx.manager.history, thread_id, limit=query.limit,
+                                      before=query.before_id(thread_id))
     return [shapes.state(snapshot) for snapshot in history]
 
 
