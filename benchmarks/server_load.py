@@ -262,7 +262,9 @@ def main() -> int:
         try:
             rss_before, cpu_before = rss_kib(server.pid), cpu_seconds(server.pid)
             load_before = os.getloadavg()[0]
+            client_began = time.process_time()
             tally, seconds = asyncio.run(load(url, args.clients, args.rate, args.duration, args.timeout))
+            client_ms = (time.process_time() - client_began) * 1000 / max(tally.runs, 1)
             rss_after, cpu_after = rss_kib(server.pid), cpu_seconds(server.pid)
             load_after = os.getloadavg()[0]
         finally:
@@ -282,6 +284,7 @@ def main() -> int:
         "server_rss_before_mib": round(rss_before / 1024, 1),
         "server_rss_after_mib": round(rss_after / 1024, 1),
         "server_cpu_ms_per_run": round(server_ms := (cpu_after - cpu_before) * 1000 / max(tally.runs, 1), 1),
+        "client_cpu_ms_per_run": round(client_ms, 1),
         "plain_langgraph_cpu_ms_per_run": round(plain_ms, 2),
         "server_cpu_per_run_ratio_to_plain_langgraph": round(server_ms / plain_ms, 1),
         "load_average_1m_before": round(load_before, 2), "load_average_1m_after": round(load_after, 2),
