@@ -250,3 +250,4 @@ def test_an_argument_whose_bytes_are_not_utf8_is_refused_naming_the_field(tmp_pa
         error = json.loads(result.stdout)["error"]
         assert error["code"] == "InvalidClaimError" and f"{place} holds" in error["message"]
         assert "not UTF-8" in error["message"] and "bug" not in result.stderr.decode(errors="replace")
+

@@ -83,9 +83,16 @@ def record_of(row: dict[str, Any]) -> RunRecord:
 
 def row_values(run: RunRecord) -> tuple[Any, ...]:
     """The values a store inserts for a new run, in ``INSERT_COLUMNS`` order."""
-    return (run.run_id, run.thread_id, run.assistant_id, json.dumps(run.request), run.created_at,
-            run.updated_at, run.after_seq, json.dumps(list(run.stream_modes)), budget_text(run.budget),
-            run.multitask_strategy, PENDING, json.dumps(run.metadata))
+    # characters unescaped: a lone surrogate fails to encode in the driver and is refused naming it
+    # (escaped, it was kept, and every later answer quoting it failed to encode)
+    return (run.run_id, run.thread_id, run.assistant_id, _text(run.request), run.created_at, run.updated_at,
+            run.after_seq, json.dumps(list(run.stream_modes)), budget_text(run.budget),
+            run.multitask_strategy, PENDING, _text(run.metadata))
+
+
+def _text(value: Any) -> str:
+    """A JSON column's text, characters as they are."""
+    return json.dumps(value, ensure_ascii=False)
 
 
 INSERT_COLUMNS = ("run_id", "thread_id", "assistant_id", "request", "created_at", "updated_at",

@@ -41,6 +41,17 @@ class SessionInputError(SessionError):
     """Run input or an event payload the session store cannot keep (not a JSON object)."""
 
 
+class UnstorableTextError(SessionInputError):
+    """Text a store cannot keep: it holds a lone surrogate (what bytes that were not UTF-8, say in
+    a command-line argument, decode to), which UTF-8 cannot encode."""
+
+    def __init__(self, value: str, position: int) -> None:
+        shown = value[max(0, position - 20):position + 20]
+        super().__init__(f"{shown!r} holds {value[position]!r}, which is not text, so it cannot be stored "
+                         "or looked up; nothing was written",
+                         hint="give it as UTF-8 (bytes that were not UTF-8 arrive as lone surrogates)")
+
+
 class ThreadNotPausedError(SessionError):
     """A resume for a thread that is not waiting on a human."""
 

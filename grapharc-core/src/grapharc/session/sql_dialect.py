@@ -12,6 +12,8 @@ from collections.abc import Iterator
 from functools import lru_cache
 from typing import Any, Protocol
 
+from grapharc.session.errors import UnstorableTextError
+
 TABLES = ("sessions", "approvals", "events", "audit")
 """The session store's tables, as the statements here name them (a dialect may prefix them)."""
 RUN_TABLES = ("runs",)
@@ -63,5 +65,12 @@ class SqlDialect:
     """The clause that locks a row for a claim, skipping a row another claim has locked."""
 
     def _run(self, conn: Connection, sql: str, args: tuple[Any, ...] = ()) -> Cursor:
-        """Run a statement written with ``?`` and ``{table}`` in this dialect."""
-        return conn.execute(dialect_sql(sql, self.PREFIX, self.PARAM), args)
+        """Run a statement written with ``?`` and ``{table}`` in this dialect; text UTF-8 cannot
+        encode (a lone surrogate) is refused with ``UnstorableTextError`` quoting it, where the
+        driver would only say which codec failed."""
+        try:
+            return conn.execute(dialect_sql(sql, self.PREFIX, self.PARAM), args)
+        except UnicodeEncodeError as exc:
+            if isinstance(exc.object, str) and "surrogate" in exc.reason:
+                raise UnstorableTextError(exc.object, exc.start) from None
+            raise

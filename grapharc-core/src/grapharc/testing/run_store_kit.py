@@ -23,6 +23,7 @@ from uuid import uuid4
 
 import pytest
 
+from grapharc.errors import GraphARCError
 from grapharc.runs.contracts import RunStore
 from grapharc.runs.errors import RunError, ThreadBusyError, UnknownRunError
 from grapharc.runs.records import ENQUEUE, ERROR, INTERRUPTED, PENDING, RUNNING, SUCCESS, RunRecord
@@ -82,6 +83,16 @@ class RunStoreConformance(ABC):
             store.get("t2", run.run_id)
         with pytest.raises(UnknownRunError):
             store.request_cancel("t2", run.run_id, 2.0)
+
+    def test_text_utf8_cannot_hold_is_refused_naming_it_and_nothing_is_kept(self, store: RunStore) -> None:
+        """A lone surrogate (what bytes that were not UTF-8 decode to) in an id, the request or metadata."""
+        for asked in (new_run("t\ud800"), new_run("t1", metadata={"note": "\udc80"}),
+                      new_run("t1", request={"kind": "start", "input": {"\ud83d": 1}})):
+            with pytest.raises(GraphARCError, match="not text"):
+                store.add(asked, exclusive=True)
+        assert store.of_thread("t1") == []
+        kept = store.add(new_run("t1", metadata={"note": "\U0001f600 東京"}), exclusive=True)
+        assert store.get("t1", kept.run_id).metadata == {"note": "\U0001f600 東京"}
 
     def test_a_threads_runs_are_listed_newest_first(self, store: RunStore) -> None:
         first = store.add(new_run("t1"), exclusive=False)

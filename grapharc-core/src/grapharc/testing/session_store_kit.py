@@ -36,6 +36,7 @@ from grapharc.session.errors import (
     SessionBusyError,
     SessionError,
     SessionExistsError,
+    SessionInputError,
     StaleApprovalError,
     ThreadNotPausedError,
     ThreadPausedError,
@@ -185,6 +186,23 @@ class SessionStoreConformance(ABC):
         for near in (thread_id.strip() + "?", thread_id[:-1], thread_id.upper() + "Z"):
             with pytest.raises(UnknownSessionError):
                 store.get(near)
+
+    def test_text_utf8_cannot_hold_is_refused_naming_it_and_nothing_is_written(
+            self, store: SessionStore) -> None:
+        """A lone surrogate (what bytes that were not UTF-8 decode to) in an id, a kind or a payload."""
+        store.create("t1", GRAPH, 1.0)
+        attempts: list[Callable[[], object]] = [
+            lambda: store.create("a\ud800", GRAPH, 2.0), lambda: store.get("b\udced"),
+            lambda: store.post_event("t1", "note\udcff", {}, 2.0),
+            lambda: store.post_event("t1", "note", {"text": "\udc80"}, 2.0),
+            lambda: store.post_event("t1", "note", {"\ud83d": "key"}, 2.0)]
+        for attempt in attempts:
+            with pytest.raises(SessionInputError, match="not text"):
+                attempt()
+        assert [s.thread_id for s in store.list()] == ["t1"] and store.events("t1") == []
+        assert store.get("t1").status == CREATED
+        store.post_event("t1", "note", {"text": "\U0001f600 東京"}, 3.0)  # whole characters are kept
+        assert store.events("t1")[0].payload == {"text": "\U0001f600 東京"}
 
     def test_a_turn_goes_from_created_to_running_to_completed_and_may_run_again(
             self, store: SessionStore) -> None:

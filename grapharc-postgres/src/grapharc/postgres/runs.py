@@ -40,7 +40,7 @@ class PostgresRunStore(SqlRunStore):
 
     def _lock_thread(self, conn: Connection, thread_id: str) -> None:
         """A transaction advisory lock on ``thread_id``: rows not yet inserted cannot be locked."""
-        conn.execute("SELECT pg_advisory_xact_lock(hashtextextended(%s, 0))", (thread_id,))
+        self._run(conn, "SELECT pg_advisory_xact_lock(hashtextextended(?, 0))", (thread_id,))
 
     def close(self) -> None:
         """Close the pool; closing twice is harmless."""

@@ -13,6 +13,7 @@ under that lock, in the transaction that writes.
 from __future__ import annotations
 
 import asyncio
+import json
 from collections.abc import Iterable
 from contextlib import AbstractContextManager
 from typing import Any
@@ -32,6 +33,11 @@ Conn = psycopg.Connection[dict[str, Any]]
 PREFIX = "grapharc_"
 TRACE_EVENTS = PREFIX + "trace_events"
 TABLES = (*(PREFIX + table for table in STORE_TABLES), TRACE_EVENTS)
+
+
+def _json_text(value: Any) -> str:
+    """A JSON column's text, characters as they are (escapes only where JSON needs them)."""
+    return json.dumps(value, ensure_ascii=False)
 
 
 class PostgresSessionStore(SqlSessionStore):
@@ -57,7 +63,9 @@ class PostgresSessionStore(SqlSessionStore):
     _write = _read = _tx
 
     def _encode(self, value: Any) -> Jsonb:
-        return Jsonb(value)
+        # characters unescaped: a lone surrogate then fails to encode here, refused naming it, rather
+        # than reaching the server as an escape it rejects with a driver error
+        return Jsonb(value, dumps=_json_text)
 
     def _decode(self, value: Any) -> Any:
         return value  # psycopg reads JSONB back as Python values
