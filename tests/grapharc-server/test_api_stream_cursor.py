@@ -148,12 +148,57 @@ def test_a_node_entry_is_rendered_from_checkpoints_read_after_it_was_recorded(tm
         last_node = [e for e in ctx.manager.audit(run.thread_id) if e.kind == "node"][-1:]
         read_earlier = {step: "read before the node's writes were saved" for step in range(-1, 10)}
         reads = TrailReads(ctx)
-        steps = streaming._steps_for(ctx.manager, run.thread_id, last_node, read_earlier)
+        steps = streaming._steps_for(ctx.manager, run.thread_id, last_node, read_earlier, True)
         assert reads.histories == 1 and steps is not read_earlier
         assert reads.windows == [{"since_step": last_node[0].step - 1}]  # not the whole history
         assert min(steps) == last_node[0].step - 1
 
     with_worker(tmp_path, scenario)
+
+
+def test_a_node_of_a_live_turn_here_is_rendered_from_the_turns_own_scan_without_a_read(
+        tmp_path: Path) -> None:
+    """The turn's audit scan has just prepared the checkpoints a woken stream needs; reading them
+    again was a tenth of the server's CPU under load. What the stream sends is the same either way."""
+    release = tmp_path / "release"
+
+    async def scenario(ctx: ApiContext) -> tuple[dict[str, Any], ...]:
+        run = await _queued_relay_run(ctx, release)
+        release.unlink()  # the middle leg waits for it: the turn stays live after the first leg
+        while not (nodes := [e for e in ctx.manager.audit(run.thread_id) if e.kind == "node"]):
+            await asyncio.sleep(0.02)
+        reads = TrailReads(ctx)
+        live = streaming._steps_for(ctx.manager, run.thread_id, nodes, {}, True)
+        assert reads.histories == 0  # from the scan, not read again
+        durable = streaming._snapshots_by_step(ctx.manager, run.thread_id, nodes[0].step - 1)
+        rendered = [{mode: streaming._render(mode, nodes[0], steps) for mode in streaming.STREAM_MODES}
+                    for steps in (live, durable)]
+        release.touch()
+        await _ended_relay_run(ctx, release)
+        reads.histories = 0
+        streaming._steps_for(ctx.manager, run.thread_id, nodes, {}, True)
+        assert reads.histories == 1  # the turn ended: what it scanned is gone, the checkpoints are read
+        return tuple(rendered)
+
+    live, durable = with_worker(tmp_path, scenario)
+    assert live == durable
+    assert live["updates"] == {"first_leg": {"legs": ["first"]}}
+    assert live["values"]["legs"] == ["first"]
+
+
+def test_a_scanned_checkpoint_without_the_nodes_result_is_read_again(tmp_path: Path) -> None:
+    async def scenario(ctx: ApiContext) -> int:
+        run = await _ended_relay_run(ctx, tmp_path / "release")
+        nodes = [e for e in ctx.manager.audit(run.thread_id) if e.kind == "node"][:1]
+        early = ctx.manager.history(run.thread_id, since_step=nodes[0].step - 1)[-1]  # the step before
+        lacking = early._replace(tasks=tuple(task._replace(result=None) for task in early.tasks))
+        ctx.manager.scanned.keep(run.thread_id, [lacking])
+        reads = TrailReads(ctx)
+        steps = streaming._steps_for(ctx.manager, run.thread_id, nodes, {}, False)
+        assert streaming._node_update(nodes[0], steps) == {"legs": ["first"]}
+        return reads.histories
+
+    assert with_worker(tmp_path, scenario) == 1
 
 
 def test_a_nodes_values_read_before_its_checkpoint_was_saved_are_sent_once_it_is(

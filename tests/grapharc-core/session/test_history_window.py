@@ -160,3 +160,18 @@ def test_history_pages_before_a_checkpoint_join_into_the_full_history(manager):
         assert paged == full, size
     with pytest.raises(UnknownCheckpointError, match="no-such-checkpoint"):
         manager.history("t", limit=2, before="no-such-checkpoint")
+
+
+def test_a_live_turn_leaves_what_its_scan_read_for_readers_here_until_it_ends(manager):
+    manager.create("chain", thread_id="t")
+    seen: list[tuple[str, list[str]]] = []
+
+    def watch() -> None:  # called after each audit write, while the turn is live
+        nodes = [e for e in manager.audit("t") if e.kind == "node"]
+        if nodes:
+            before = manager.scanned.at("t", nodes[-1].step - 1)
+            seen.append((nodes[-1].node, [task.name for task in before.tasks if task.result is not None]))
+
+    assert manager.run("t", {}, on_record=watch).status == "completed"
+    assert ("n1", ["n1"]) in seen and ("n4", ["n4"]) in seen
+    assert manager.scanned.at("t", 0) is None  # forgotten once the turn ended

@@ -46,6 +46,7 @@ from grapharc.session.lease import Lease
 from grapharc.session.records import APPROVED, DECLINED, Approval, AuditEntry, Event, Session
 from grapharc.session.registry import GraphRegistry, RegisteredGraph
 from grapharc.session.retention import PruneReport, delete_threads, prune
+from grapharc.session.scanned import ScannedCheckpoints
 from grapharc.session.turns import AsyncTurn, Turn
 from grapharc.subscribers import OnRecord, OnUpdate
 from grapharc.values import LEASE_SECONDS
@@ -105,6 +106,7 @@ class SessionManager:
         self.changes: ChangeNotifier | None = self.store if isinstance(self.store, ChangeNotifier) else None
         self.graphs = GraphRegistry()
         self.leases = Leases(self.store.holds)
+        self.scanned = ScannedCheckpoints()  # what live turns here last read: a stream renders from it
         self._saver: BaseCheckpointSaver[Any] | None = None
         self._async_savers: dict[asyncio.AbstractEventLoop, asyncio.Task[_LoopSaver]] = {}
         self._fenced: dict[BaseCheckpointSaver[Any], BaseCheckpointSaver[Any]] = {}
@@ -222,7 +224,7 @@ class SessionManager:
         lease = self._decide(session, graph, compiled.get_state, approval_id, decision, decider)
         if lease is not None:
             turn = Turn(self.store, self.leases, graph, compiled, lease, self.clock, on_update, budget,
-                        on_record)
+                        on_record, scanned=self.scanned)
             turn.drive(turn.settled())
         return self.get(thread_id)
 
@@ -240,7 +242,7 @@ class SessionManager:
         saver = await self._async_checkpointer()
         session, graph, compiled = await asyncio.to_thread(self._for, lease.thread_id, saver)
         turn = AsyncTurn(self.store, self.leases, graph, compiled, lease, self.clock, on_update, budget,
-                         on_record, self._compiled(session.graph, lease.thread_id))
+                         on_record, self._compiled(session.graph, lease.thread_id), scanned=self.scanned)
         await turn.drive(await turn.settled())
         return await asyncio.to_thread(self.get, lease.thread_id)
 
@@ -262,7 +264,8 @@ class SessionManager:
         _session, graph, compiled = self._for(thread_id)
         lease = self.store.claim_recovery(thread_id, runner=self.runner, ttl=self.lease_seconds,
                                           now=self.clock())
-        turn = Turn(self.store, self.leases, graph, compiled, lease, self.clock, on_update, budget, on_record)
+        turn = Turn(self.store, self.leases, graph, compiled, lease, self.clock, on_update, budget, on_record,
+                    scanned=self.scanned)
         turn.drive(turn.recovery_plan())
         return self.get(thread_id)
 
@@ -331,7 +334,7 @@ class SessionManager:
         lease = await asyncio.to_thread(self.store.claim_recovery, thread_id, runner=self.runner,
                                         ttl=self.lease_seconds, now=self.clock())
         turn = AsyncTurn(self.store, self.leases, graph, compiled, lease, self.clock, on_update, budget,
-                         on_record, self._compiled(session.graph, thread_id))
+                         on_record, self._compiled(session.graph, thread_id), scanned=self.scanned)
         await turn.drive(await turn.recovery_plan())
         return await asyncio.to_thread(self.get, thread_id)
 
@@ -398,7 +401,7 @@ class SessionManager:
         lease = self.store.claim_start(thread_id, runner=self.runner, ttl=self.lease_seconds,
                                        now=self.clock(), input=values, inbox=graph.inbox)
         return kind(self.store, self.leases, graph, compiled, lease, self.clock, on_update, budget, on_record,
-                    self._compiled(session.graph, thread_id))
+                    self._compiled(session.graph, thread_id), scanned=self.scanned)
 
     def _decide(self, session: Session, graph: RegisteredGraph, get_state: Callable[[Any], Any],
                 approval_id: str, decision: str, decider: str) -> Lease | None:

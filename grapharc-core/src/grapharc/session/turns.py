@@ -40,6 +40,7 @@ from grapharc.session.history import Window, asnapshots, snapshots
 from grapharc.session.lease import AsyncHeartbeat, Heartbeat, Lease
 from grapharc.session.records import COMPLETED, FAILED, PAUSED
 from grapharc.session.registry import RegisteredGraph
+from grapharc.session.scanned import ScannedCheckpoints
 from grapharc.session.settle import CONTINUE, Plan, settle
 from grapharc.subscribers import GuardedSubscriber, OnRecord, OnUpdate
 
@@ -66,7 +67,8 @@ class _TurnBase:
     def __init__(self, store: SessionStore, leases: Leases, graph: RegisteredGraph,
                  compiled: CompiledGraphARC, lease: Lease, clock: Callable[[], float],
                  on_update: OnUpdate | None, budget: Budget | None = None,
-                 on_record: OnRecord | None = None, reader: CompiledGraphARC | None = None) -> None:
+                 on_record: OnRecord | None = None, reader: CompiledGraphARC | None = None, *,
+                 scanned: ScannedCheckpoints | None = None) -> None:
         self.store = store
         self.leases = leases
         self.graph = graph
@@ -80,6 +82,7 @@ class _TurnBase:
         self.config: RunnableConfig = {"configurable": {"thread_id": lease.thread_id, DURABLE_ASKS: True,
                                                         **tightened},
                                        "metadata": {TURN_KEY: lease.turn.get("id", "")}}
+        self.scanned = scanned if scanned is not None else ScannedCheckpoints()
         self.audited: int | None = None  # read from the store on first use
         self.snapshot: Any = None
 
@@ -102,7 +105,8 @@ class _TurnBase:
         were new."""
         if self.audited is None:
             self.audited = self.store.audited_step(self.lease.thread_id)
-        history = snapshots(self.reader, self.thread, Window(since_step=self.audited))
+        history = list(snapshots(self.reader, self.thread, Window(since_step=self.audited)))
+        self.scanned.keep(self.lease.thread_id, history)
         runs, resume_at = completed_runs(history, self.audited)
         new = self.store.record_nodes(self.lease, runs, resume_at, self.clock())
         self.audited = resume_at
@@ -158,6 +162,7 @@ class Turn(_TurnBase):
             self._drive(plan)
         finally:
             self.leases.held.pop(self.lease.thread_id, None)
+            self.scanned.forget(self.lease.thread_id)
 
     def _drive(self, plan: Plan) -> None:
         with Heartbeat(self.lease, self._renew) as beat:
@@ -221,6 +226,7 @@ class AsyncTurn(_TurnBase):
             await self._drive(plan)
         finally:
             self.leases.held.pop(self.lease.thread_id, None)
+            self.scanned.forget(self.lease.thread_id)
 
     async def _drive(self, plan: Plan) -> None:
         async with AsyncHeartbeat(self.lease, self._renew) as beat:
@@ -265,6 +271,7 @@ class AsyncTurn(_TurnBase):
         if self.audited is None:
             self.audited = await asyncio.to_thread(self.store.audited_step, self.lease.thread_id)
         history = [s async for s in asnapshots(self.compiled, self.thread, Window(since_step=self.audited))]
+        self.scanned.keep(self.lease.thread_id, history)
         runs, resume_at = completed_runs(history, self.audited)
         new = await asyncio.to_thread(self.store.record_nodes, self.lease, runs, resume_at, self.clock())
         self.audited = resume_at

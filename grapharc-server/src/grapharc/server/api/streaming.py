@@ -168,7 +168,7 @@ def _read(ctx: ApiContext, run: RunRecord, modes: list[str], cursor: Cursor | No
         return run, cursor, [], steps
     cursor = cursor or (run.after_seq, len(STREAM_MODES))
     entries = _unsent(ctx.manager, run, modes, cursor)
-    return run, cursor, entries, _steps_for(ctx.manager, run.thread_id, entries, steps)
+    return run, cursor, entries, _steps_for(ctx.manager, run.thread_id, entries, steps, "values" in modes)
 
 
 def _unsent(manager: SessionManager, run: RunRecord, modes: list[str], cursor: Cursor) -> list[AuditEntry]:
@@ -179,16 +179,38 @@ def _unsent(manager: SessionManager, run: RunRecord, modes: list[str], cursor: C
     return [e for e in manager.audit(run.thread_id, after) if run.end_seq is None or e.seq <= run.end_seq]
 
 
-def _steps_for(manager: SessionManager, thread_id: str, entries: list[AuditEntry],
-               known: dict[int, Any]) -> dict[int, Any]:
-    """Checkpoints by step for rendering ``entries``: read again when one is a node (what it wrote
-    is a task result of the checkpoint before it, filled in as its writes are saved, so a copy
-    read earlier can lack it), else those read before (other entries need none). Only the
-    checkpoints from the step before the oldest node entry's on are read."""
-    steps = [e.step for e in entries if e.kind == "node" and e.step is not None]
-    if steps:
-        return _snapshots_by_step(manager, thread_id, min(steps) - 1)
-    return known
+def _steps_for(manager: SessionManager, thread_id: str, entries: list[AuditEntry], known: dict[int, Any],
+               values: bool) -> dict[int, Any]:
+    """Checkpoints by step for rendering ``entries`` (``values``: in the values mode too): those the
+    thread's live turn here last scanned when they hold what the node entries need, else read again
+    when one is a node (what it wrote is a task result of the checkpoint before it, filled in as its
+    writes are saved, so a copy read earlier can lack it), else those read before (other entries
+    need none). Only the checkpoints from the step before the oldest node entry's on are read."""
+    nodes = [e for e in entries if e.kind == "node" and e.step is not None]
+    if not nodes:
+        return known
+    scanned = _scanned_steps(manager, thread_id, nodes, values)
+    if scanned is not None:
+        return scanned
+    return _snapshots_by_step(manager, thread_id, min(e.step or 0 for e in nodes) - 1)
+
+
+def _scanned_steps(manager: SessionManager, thread_id: str, nodes: list[AuditEntry],
+                   values: bool) -> dict[int, Any] | None:
+    """The checkpoints rendering ``nodes`` as the thread's live turn here last scanned them, or None
+    if it holds one of them without the node's result (or not at all)."""
+    steps: dict[int, Any] = {}
+    for entry in nodes:
+        step = entry.step or 0
+        before = manager.scanned.at(thread_id, step - 1)
+        if _result_of(entry, before) is None:
+            return None
+        steps[step - 1] = before
+        if values:
+            if (after := manager.scanned.at(thread_id, step)) is None:
+                return None
+            steps[step] = after
+    return steps
 
 
 def _snapshots_by_step(manager: SessionManager, thread_id: str, since_step: int) -> dict[int, Any]:
@@ -222,8 +244,12 @@ def _render(mode: str, entry: AuditEntry, steps: dict[int, Any]) -> Any:
 
 def _node_update(entry: AuditEntry, steps: dict[int, Any]) -> dict[str, Any]:
     """What the node wrote, from the task result of the checkpoint it ran from."""
-    before = steps.get((entry.step or 0) - 1)
+    return dict(_result_of(entry, steps.get((entry.step or 0) - 1)) or {})
+
+
+def _result_of(entry: AuditEntry, before: Any) -> dict[str, Any] | None:
+    """The node's result in the checkpoint it ran from (None: not there, or not saved yet)."""
     for task in getattr(before, "tasks", ()):
         if task.name == entry.node and isinstance(task.result, dict):
-            return dict(task.result)
-    return {}
+            return task.result
+    return None
