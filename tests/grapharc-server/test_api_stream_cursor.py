@@ -174,7 +174,8 @@ def test_a_node_of_a_live_turn_here_is_rendered_from_the_turns_own_scan_without_
         rendered = [{mode: streaming._render(mode, nodes[0], steps) for mode in streaming.STREAM_MODES}
                     for steps in (live, durable)]
         release.touch()
-        await _ended_relay_run(ctx, release)
+        while not (await asyncio.to_thread(ctx.runs.get, run.thread_id, run.run_id)).ended:
+            await asyncio.sleep(0.02)
         reads.histories = 0
         streaming._steps_for(ctx.manager, run.thread_id, nodes, {}, True)
         assert reads.histories == 1  # the turn ended: what it scanned is gone, the checkpoints are read
