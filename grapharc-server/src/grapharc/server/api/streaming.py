@@ -9,12 +9,16 @@ stops only its stream, unless the run was started with ``on_disconnect: cancel``
 asked ``cancel_on_disconnect``), which requests the run's cancel.
 
 The stream only reads the durable records (the run's, in the run store, and the thread's audit
-trail), so a client can stream a run executing on another worker. It is woken when a run of its
-thread executing in this process has saved and audited a node (``Progress.subscriber`` is the
-turn's update subscriber, and the session layer drops a subscriber that raises rather than fail
-the turn), by the session store when another process writes the thread's trail (where the store can tell:
-PostgreSQL's LISTEN/NOTIFY), and otherwise reads again after ``poll_seconds``
-(``wait_for_progress``). Nothing a stream client does reaches a node.
+trail), so a client can stream a run executing on another worker; of a run executing here, it
+renders a node from the checkpoints the turn's audit scan has just prepared
+(``SessionManager.scanned``) when they hold the node's result, rather than read them again.
+
+It is woken when a run of its thread executing in this process has saved and audited a node
+(``Progress.subscriber`` is the turn's update subscriber, and the session layer drops a
+subscriber that raises rather than fail the turn), by the session store when another process
+writes the thread's trail (where the store can tell: PostgreSQL's LISTEN/NOTIFY), and otherwise
+reads again after ``poll_seconds`` (``wait_for_progress``). Nothing a stream client does reaches
+a node.
 """
 
 from __future__ import annotations
