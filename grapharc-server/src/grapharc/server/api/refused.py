@@ -47,7 +47,8 @@ REFUSALS = (
             "keep other data in the graph's state (a run's input) or in a run's metadata",
             allow="GET, DELETE"),
     Refusal(("POST",), "/threads/{thread_id}/state", 405,
-            f"{_GOVERNED}; writing it directly (update_state, as a node) would skip the checker",
+            f"{_GOVERNED}; an edit from outside one (update_state) would bypass the thread's lease and "
+            "its audit trail",
             "start a run with input (POST /threads/{id}/runs), answer its approval with "
             "command.resume, or post an event (POST /threads/{id}/events)", allow="GET"),
     Refusal(("DELETE",), "/threads/{thread_id}/runs/{run_id}", 405,
