@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import asyncio
 import logging
+import threading
 from typing import Any
 
 import pytest
@@ -61,9 +62,11 @@ class Watches:
     def __init__(self, manager: SessionManager, thread_id: str, *, breaks: bool = False) -> None:
         self.manager, self.thread_id, self.breaks = manager, thread_id, breaks
         self.seen: list[list[str]] = []
+        self.threads: set[int] = set()
 
     def __call__(self) -> None:
         self.seen.append([e.kind for e in self.manager.audit(self.thread_id)])
+        self.threads.add(threading.get_ident())
         if self.breaks:
             raise RuntimeError("watcher broke")
 
@@ -84,7 +87,10 @@ def test_a_record_watcher_is_called_after_each_audit_write_of_a_sync_turn(manage
     _called_after_each_write(watcher)
 
 
-def test_a_record_watcher_is_called_after_each_audit_write_of_an_async_turn(manager: SessionManager) -> None:
+def test_a_record_watcher_is_called_after_each_audit_write_of_an_async_turn_on_the_loops_thread(
+        manager: SessionManager) -> None:
+    """On the loop's thread, the run's record too (written in a store thread): a watcher setting an
+    ``asyncio.Event`` from another thread can lose its waiter for good."""
     manager.create("chain", thread_id="async-rec")
     watcher = Watches(manager, "async-rec")
 
@@ -94,6 +100,7 @@ def test_a_record_watcher_is_called_after_each_audit_write_of_an_async_turn(mana
 
     asyncio.run(scenario())
     _called_after_each_write(watcher)
+    assert watcher.threads == {threading.get_ident()}
 
 
 def test_a_record_watcher_that_raises_is_dropped_and_cannot_fail_the_turn(

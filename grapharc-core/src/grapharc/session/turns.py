@@ -13,9 +13,10 @@ through the sync one in the same trip to a thread as its store calls (each async
 read is a trip of its own). A turn's runs answer every
 ``ask`` with a durable approval (``grapharc.approvals``): the thread pauses on it like on an
 ``interrupt()``. An ``on_update`` subscriber sees each node's writes once they are saved, and an
-``on_record`` watcher is called after each write to the audit trail (nodes, runs, the ending);
-one that raises is dropped, never the turn. A turn given a ``budget`` runs every pass under the
-stricter of it and the graph's (thread-wide) budget.
+``on_record`` watcher is called after each write to the audit trail (nodes, runs, the ending),
+by ``AsyncTurn`` always on the event loop's thread (a watcher that sets an ``asyncio.Event``
+from another thread can lose the wake-up); one that raises is dropped, never the turn. A turn
+given a ``budget`` runs every pass under the stricter of it and the graph's (thread-wide) budget.
 """
 
 from __future__ import annotations
@@ -112,17 +113,18 @@ class _TurnBase:
         self.audited = resume_at
         return new
 
-    def _record_run(self) -> None:
+    def _record_run(self) -> bool:
         """Put the run this pass made on the thread's audit trail (it ties the session to its
-        trace: run id, attempt, status, stop reason, steps, spend)."""
+        trace: run id, attempt, status, stop reason, steps, spend); whether it was written (the
+        caller tells the record watcher, on its own thread)."""
         info = self.compiled.last_run
         if info is None or not info.finished:
-            return
+            return False
         try:
             self.store.record_run(self.lease, dataclasses.asdict(info), self.clock())
         except LeaseLostError:
-            return  # the runner that took the thread over records its own runs
-        self.subscriber.recorded()
+            return False  # the runner that took the thread over records its own runs
+        return True
 
     def _fail(self, exc: BaseException) -> None:
         """Record a failed turn, unless the lease went to another runner meanwhile."""
@@ -194,7 +196,8 @@ class Turn(_TurnBase):
                 self._record()
                 self.subscriber.show(chunk)
         finally:
-            self._record_run()
+            if self._record_run():
+                self.subscriber.recorded()
 
     def settled(self) -> Plan:
         """Settle the thread as it stands: read its checkpoint, record completions, plan."""
@@ -258,7 +261,8 @@ class AsyncTurn(_TurnBase):
                 await self._record()
                 self.subscriber.show(chunk)
         finally:
-            await asyncio.to_thread(self._record_run)
+            if await asyncio.to_thread(self._record_run):
+                self.subscriber.recorded()  # on the loop, never in the store's thread (see settled)
 
     async def settled(self) -> Plan:
         """Async ``Turn.settled``, in one trip to a thread."""

@@ -39,5 +39,23 @@ class Progress:
             event.set()
 
     def watcher(self, thread_id: str) -> OnRecord:
-        """A turn's ``on_record`` for the thread: wakes its waiters after each audit write."""
-        return lambda: self.notify(thread_id)
+        """A turn's ``on_record`` for the thread: wakes its waiters after each audit write. Made on
+        the event loop the waiters wait on; called from another thread, it hands the wake-up to
+        that loop (an ``asyncio.Event`` set off its loop's thread can lose a waiter for good)."""
+        loop = asyncio.get_running_loop()
+
+        def notify() -> None:
+            if _running_loop() is loop:
+                self.notify(thread_id)
+            else:
+                loop.call_soon_threadsafe(self.notify, thread_id)
+
+        return notify
+
+
+def _running_loop() -> asyncio.AbstractEventLoop | None:
+    """The event loop running in this thread, if any."""
+    try:
+        return asyncio.get_running_loop()
+    except RuntimeError:
+        return None
