@@ -206,3 +206,37 @@ def test_a_runs_end_is_recorded_from_the_session_its_turn_returned_in_one_trip(
     monkeypatch.setattr(manager, "get", get_spy)
     assert _until_ended(manager, runs, run).status == "success"
     assert reads == [thread]  # the turn's own read of where it left the thread; the worker reads none
+
+
+def test_a_tick_renews_reclaims_and_claims_in_one_trip_to_a_thread(
+        stores: tuple[SessionManager, RunStore], monkeypatch: pytest.MonkeyPatch) -> None:
+    """Each trip to a worker thread costs the event loop more than a store call (the loop ticks
+    at least once per run under load), so a tick's store calls go in one."""
+    manager, runs = stores
+    stale = _claimed_by_the_dead(manager, runs)
+    queued = [_start(manager.create(ODD).thread_id) for _ in range(2)]
+    for run in queued:
+        runs.add(run, exclusive=True)
+    trips: list[Any] = []
+    to_thread = asyncio.to_thread
+
+    async def counted(func: Any, *args: Any, **kwargs: Any) -> Any:
+        trips.append(func)
+        return await to_thread(func, *args, **kwargs)
+
+    async def tick() -> set[str]:
+        worker = RunWorker(manager, runs, Progress())
+        worker._executing["busy"] = asyncio.get_running_loop().create_future()  # type: ignore[assignment]
+        monkeypatch.setattr(asyncio, "to_thread", counted)
+        try:
+            await worker._tick()
+        finally:
+            monkeypatch.setattr(asyncio, "to_thread", to_thread)
+        launched = set(worker._executing) - {"busy"}
+        worker._executing.pop("busy")
+        await worker.stop()
+        return launched
+
+    launched = asyncio.run(tick())
+    assert launched == {stale.run_id, *(run.run_id for run in queued)}  # reclaimed and claimed
+    assert len(trips) == 1, trips

@@ -115,22 +115,29 @@ class RunWorker:
             self._wake.clear()
 
     async def _tick(self) -> None:
-        now = self.manager.clock()
-        if self._executing:
-            for run_id in await asyncio.to_thread(self.runs.heartbeat, self.name, now, self.ttl):
-                task = self._executing.get(run_id)
-                if task is not None:
-                    task.cancel()
-        graphs = self.manager.graphs.names()
-        for stale in await asyncio.to_thread(self.runs.stale, now):
-            if stale.assistant_id not in graphs:
-                continue  # left to a worker that drives its graph
-            taken = await asyncio.to_thread(self.runs.reclaim, stale.run_id, self.name, now, self.ttl)
-            if taken is not None:
-                self._launch(taken, reclaimed=True)
-        while (run := await asyncio.to_thread(self.runs.claim_next, self.name, now, self.ttl,
-                                              graphs)) is not None:
+        """One look at the run store, in one trip to a thread: cancel, reclaim, claim."""
+        cancelled, reclaimed, claimed = await asyncio.to_thread(self._due, bool(self._executing))
+        for run_id in cancelled:
+            task = self._executing.get(run_id)
+            if task is not None:
+                task.cancel()
+        for run in reclaimed:
+            self._launch(run, reclaimed=True)
+        for run in claimed:
             self._launch(run, reclaimed=False)
+
+    def _due(self, executing: bool) -> tuple[list[str], list[RunRecord], list[RunRecord]]:
+        """Renew this worker's claims (when it ``executing`` any), then take the stale runs of the
+        graphs registered here and every runnable one: the ids of the runs here whose cancel was
+        asked, the runs reclaimed and the runs claimed."""
+        now, graphs = self.manager.clock(), self.manager.graphs.names()
+        cancelled = self.runs.heartbeat(self.name, now, self.ttl) if executing else []
+        reclaimed = [taken for stale in self.runs.stale(now) if stale.assistant_id in graphs
+                     if (taken := self.runs.reclaim(stale.run_id, self.name, now, self.ttl)) is not None]
+        claimed: list[RunRecord] = []
+        while (run := self.runs.claim_next(self.name, now, self.ttl, graphs)) is not None:
+            claimed.append(run)
+        return cancelled, reclaimed, claimed
 
     def _launch(self, run: RunRecord, *, reclaimed: bool) -> None:
         self._executing[run.run_id] = asyncio.get_running_loop().create_task(
