@@ -5,16 +5,27 @@ conformance suite runs against it through ``test_checkpoints.py``'s kit.)"""
 from __future__ import annotations
 
 import asyncio
-from collections.abc import Callable
+import threading
+from collections.abc import AsyncIterator, Callable
+from contextlib import asynccontextmanager
 from pathlib import Path
 from typing import Any, TypedDict
 
 import aiosqlite
 import pytest
+from langgraph.checkpoint.conformance.test_utils import (
+    generate_checkpoint,
+    generate_config,
+    generate_metadata,
+)
 from langgraph.checkpoint.sqlite.aio import AsyncSqliteSaver
 from langgraph.graph import END, START, StateGraph
 
 from grapharc.one_trip_saver import LIST_PAGE, OneTripSqliteSaver
+from grapharc.session.errors import LeaseLostError
+from grapharc.session.fencing import Leases, fence
+from grapharc.session.lease import Lease
+from grapharc.testing.checkpointer_kit import engaged_fence, run_langgraph_suite
 
 
 class Counter(TypedDict):
@@ -42,6 +53,19 @@ def _trips(monkeypatch: pytest.MonkeyPatch) -> list[str]:
         return await original(self, fn, *args, **kwargs)
 
     monkeypatch.setattr(aiosqlite.Connection, "_execute", counting)
+    return sent
+
+
+def _thread_hops(monkeypatch: pytest.MonkeyPatch) -> list[Any]:
+    """The functions sent to a worker thread with ``asyncio.to_thread`` from now on."""
+    sent: list[Any] = []
+    original = asyncio.to_thread
+
+    async def counting(func: Callable[..., Any], *args: Any, **kwargs: Any) -> Any:
+        sent.append(func)
+        return await original(func, *args, **kwargs)
+
+    monkeypatch.setattr(asyncio, "to_thread", counting)
     return sent
 
 
@@ -141,3 +165,65 @@ def test_a_failed_write_raises_and_leaves_the_next_call_working(tmp_path: Path) 
             assert again is not None and again.pending_writes == [("task", "count", 2)]
 
     asyncio.run(main())
+
+
+def _stale_leases(thread_id: str) -> Leases:
+    """Leases under which this process held ``thread_id`` and has since lost it."""
+    leases = Leases(lambda lease: False)
+    leases.held[thread_id] = Lease(thread_id, "stale-runner", "old-token", 60.0)
+    return leases
+
+
+def test_fenced_it_checks_each_writes_lease_in_the_writes_own_trip(tmp_path: Path,
+                                                                    monkeypatch: pytest.MonkeyPatch) -> None:
+    """``fence`` asks the saver to fence itself: a write and its lease check are one trip to the
+    connection's thread (``FencedSaver`` took one more, to a worker thread, per write)."""
+    checked: list[int] = []
+    leases = Leases(lambda lease: checked.append(threading.get_ident()) is None)
+    leases.held["t"] = Lease("t", "runner", "token", 60.0)
+
+    async def main() -> tuple[list[str], list[Any]]:
+        async with aiosqlite.connect(tmp_path / "cp.db") as connection:
+            saver = OneTripSqliteSaver(connection)
+            fenced = fence(saver, leases)
+            assert isinstance(fenced, OneTripSqliteSaver) and fenced.lock is saver.lock
+            await saver.setup()
+            sent, hops = _trips(monkeypatch), _thread_hops(monkeypatch)
+            await _chain(fenced, 3).ainvoke({"count": 0}, {"configurable": {"thread_id": "t"}})
+            return sent, hops
+
+    sent, hops = asyncio.run(main())
+    writes = sent.count("_write")
+    assert writes == len(checked) >= 8 and hops == []  # a checkpoint and the writes of each step
+    assert len(set(checked)) == 1 and threading.get_ident() not in checked  # the connection's thread
+
+
+def test_fenced_after_its_lease_was_lost_it_writes_nothing_and_others_pass(tmp_path: Path) -> None:
+    async def main() -> tuple[list[Any], Any]:
+        async with aiosqlite.connect(tmp_path / "cp.db") as connection:
+            saver = OneTripSqliteSaver(connection)
+            stored = await saver.aput(generate_config("lost"), generate_checkpoint(), generate_metadata(), {})
+            stale = saver.fenced_by(_stale_leases("lost"))
+            with pytest.raises(LeaseLostError, match="stale-runner"):
+                await stale.aput(stored, generate_checkpoint(), generate_metadata(step=1), {})
+            with pytest.raises(LeaseLostError, match="stale-runner"):
+                await stale.aput_writes(stored, [("channel", "late")], "task-1")
+            unleased = generate_config("unleased")
+            assert await stale.aput(unleased, generate_checkpoint(), generate_metadata(), {})
+            kept = await saver.aget_tuple(stored)
+            return [t.config async for t in saver.alist(generate_config("lost"))], kept
+
+    listed, kept = asyncio.run(main())
+    assert len(listed) == 1 and kept is not None and kept.pending_writes == []
+
+
+def test_fenced_it_passes_langgraphs_conformance_suite(tmp_path: Path) -> None:
+    leases, checked = engaged_fence()
+
+    @asynccontextmanager
+    async def opened() -> AsyncIterator[Any]:
+        async with aiosqlite.connect(tmp_path / "suite.db") as connection:
+            yield OneTripSqliteSaver(connection).fenced_by(leases)
+
+    run_langgraph_suite("fenced one-trip saver", opened)
+    assert checked, "the suite's writes never reached the fence"

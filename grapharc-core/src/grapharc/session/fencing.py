@@ -4,11 +4,13 @@ A runner frozen past its lease (a stopped process, a paused VM) may wake after a
 runner has taken the thread over. Its heartbeat notices at the next renewal, but a
 checkpoint could be written before that. So every checkpoint write of a thread this
 process holds a lease on is refused with ``LeaseLostError`` unless the lease is still
-this runner's, and the stale runner's turn ends there. A checkpointer that keeps its
-checkpoints beside the session rows (``FencesInTransaction``: grapharc-postgres) checks
-the lease in the write's own transaction, so no takeover slips in between; for any
-other, ``FencedSaver`` asks the session store just before the write, which leaves a
-window of one statement (a takeover needs a stall of a whole lease).
+this runner's, and the stale runner's turn ends there. A checkpointer that fences its own
+writes (``FencesItsWrites``) does it best where it can: grapharc-postgres, whose checkpoints
+sit beside the session rows, checks the lease in the write's own transaction, so no takeover
+slips in between; the async SQLite saver asks the session store on its connection's thread
+just before the write, in the write's own trip. For any other, ``FencedSaver`` asks the
+session store just before the write (an async write in a thread trip of its own). Outside a
+transaction this leaves a window of one statement (a takeover needs a stall of a whole lease).
 
 The wrapper delegates everything else to the checkpointer it wraps; writes for
 threads without a lease here (an operator's ``update_state``) pass unfenced.
@@ -52,19 +54,20 @@ def lost(lease: Lease) -> LeaseLostError:
 
 
 @runtime_checkable
-class FencesInTransaction(Protocol):
-    """A checkpointer that can check a write's lease inside the transaction that writes."""
+class FencesItsWrites(Protocol):
+    """A checkpointer that checks a write's lease itself: in the transaction that writes, or at
+    least in the same call to its store, with no trip of its own."""
 
     def fenced_by(self, leases: Leases) -> BaseCheckpointSaver[Any]:
-        """This checkpointer refusing, in each write's own transaction, a write to a thread
-        ``leases`` holds whose lease is no longer current (``lost``)."""
+        """This checkpointer refusing, with each write, a write to a thread ``leases`` holds whose
+        lease is no longer current (``lost``)."""
         ...
 
 
 def fence(inner: BaseCheckpointSaver[Any], leases: Leases) -> BaseCheckpointSaver[Any]:
-    """``inner`` with the writes of threads ``leases`` holds fenced: in the write's transaction
-    where ``inner`` can, else by ``FencedSaver``'s check just before it."""
-    if isinstance(inner, FencesInTransaction):
+    """``inner`` with the writes of threads ``leases`` holds fenced: by ``inner`` itself where it
+    can, else by ``FencedSaver``'s check just before each write."""
+    if isinstance(inner, FencesItsWrites):
         return inner.fenced_by(leases)
     return FencedSaver(inner, leases)
 
