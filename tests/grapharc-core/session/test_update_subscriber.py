@@ -9,7 +9,10 @@ import threading
 from typing import Any
 
 import pytest
+from session_graphs import Ledger
 
+from grapharc import GraphARC
+from grapharc.runtime.graph import END, START
 from grapharc.session import SessionManager
 
 
@@ -111,3 +114,42 @@ def test_a_record_watcher_that_raises_is_dropped_and_cannot_fail_the_turn(
         manager.run("rec-breaks", {}, on_record=watcher)
     assert len(watcher.seen) == 1 and "record watcher raised" in caplog.text
     _finished_cleanly(manager, "rec-breaks")
+
+
+def _breaks(state: Ledger) -> dict[str, Any]:
+    raise RuntimeError("the node broke")
+
+
+def _breaking(manager: SessionManager, thread_id: str) -> None:
+    """Register a one-node graph whose node raises, and create ``thread_id`` on it."""
+    graph = GraphARC(Ledger, name="breaks")
+    graph.add_node("breaks", _breaks, writes={"log"})
+    graph.add_edge(START, "breaks")
+    graph.add_edge("breaks", END)
+    manager.register(graph)
+    manager.create("breaks", thread_id=thread_id)
+
+
+def test_a_record_watcher_hears_of_a_sync_turns_failed_ending(manager: SessionManager) -> None:
+    _breaking(manager, "sync-fails")
+    watcher = Watches(manager, "sync-fails")
+    with pytest.raises(RuntimeError, match="the node broke"):
+        manager.run("sync-fails", {}, on_record=watcher)
+    assert watcher.seen[-1][-1] == "failed", watcher.seen
+
+
+def test_a_record_watcher_hears_of_an_async_turns_failed_ending_on_the_loops_thread(
+        manager: SessionManager) -> None:
+    _breaking(manager, "async-fails")
+    watcher = Watches(manager, "async-fails")
+
+    async def scenario() -> None:
+        try:
+            await manager.arun("async-fails", {}, on_record=watcher)
+        finally:
+            await manager.aclose()
+
+    with pytest.raises(RuntimeError, match="the node broke"):
+        asyncio.run(scenario())
+    assert watcher.seen[-1][-1] == "failed", watcher.seen
+    assert watcher.threads == {threading.get_ident()}

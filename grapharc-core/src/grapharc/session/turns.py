@@ -126,12 +126,14 @@ class _TurnBase:
             return False  # the runner that took the thread over records its own runs
         return True
 
-    def _fail(self, exc: BaseException) -> None:
-        """Record a failed turn, unless the lease went to another runner meanwhile."""
+    def _fail(self, exc: BaseException) -> bool:
+        """Record a failed turn, unless the lease went to another runner meanwhile; whether it was
+        recorded (the caller tells the record watcher)."""
         try:
             self.store.finish(self.lease, FAILED, self.clock(), error=f"{type(exc).__name__}: {exc}")
         except LeaseLostError:
-            return
+            return False
+        return True
 
     def _ending(self, plan: Plan) -> dict[str, Any]:
         """The arguments of ``store.finish`` for a turn ending in ``plan``."""
@@ -180,7 +182,8 @@ class Turn(_TurnBase):
             except LeaseLostError:
                 raise
             except BaseException as exc:
-                self._fail(exc)
+                if self._fail(exc):
+                    self.subscriber.recorded()
                 raise
         self.store.finish(self.lease, plan.kind, self.clock(), **self._ending(plan))
         self.subscriber.recorded()
@@ -245,7 +248,8 @@ class AsyncTurn(_TurnBase):
             except LeaseLostError:
                 raise
             except BaseException as exc:
-                await asyncio.to_thread(self._fail, exc)
+                if await asyncio.to_thread(self._fail, exc):
+                    self.subscriber.recorded()
                 raise
         await asyncio.to_thread(self.store.finish, self.lease, plan.kind, self.clock(), **self._ending(plan))
         self.subscriber.recorded()
