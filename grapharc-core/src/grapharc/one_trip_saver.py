@@ -100,24 +100,28 @@ class OneTripSqliteSaver(AsyncSqliteSaver):
     async def alist(self, config: RunnableConfig | None, *, filter: dict[str, Any] | None = None,
                     before: RunnableConfig | None = None,
                     limit: int | None = None) -> AsyncIterator[CheckpointTuple]:
-        """The matching checkpoints, newest first: all of them in one trip when ``limit`` is given,
-        else ``LIST_PAGE`` per trip."""
+        """The matching checkpoints, newest first: all of them in one trip when a positive ``limit``
+        is given or they fit in a page, else ``LIST_PAGE`` per trip."""
         where, params = search_where(config, filter, before)
         query = f"SELECT {_COLUMNS} FROM checkpoints {where} ORDER BY checkpoint_id DESC"
         if limit is not None:
             query, params = query + " LIMIT ?", (*params, limit)
-        page = limit if limit is not None and limit > 0 else LIST_PAGE
+        limited = limit is not None and limit > 0  # SQLite reads LIMIT -1 as none, and 0 as nothing
+        page = limit if limit is not None and limited else LIST_PAGE
         await self.setup()
         async with self.lock:
-            cursor = await self._on_thread(_execute, query, params)
+            cursor, found = await self._on_thread(_first_page, query, params, page, self._has_task_path,
+                                                  limited)
             try:
-                while found := await self._on_thread(_read_page, cursor, page, self._has_task_path):
+                while True:
                     for each in found:
                         yield self._tuple(each, None)
-                    if limit is not None or len(found) < page:  # a limit is read in one page
+                    if cursor is None:
                         break
+                    cursor, found = await self._on_thread(_next_page, cursor, page, self._has_task_path)
             finally:
-                await self._on_thread(_close, cursor)
+                if cursor is not None:
+                    await self._on_thread(_close, cursor)
 
     async def aput(self, config: RunnableConfig, checkpoint: Checkpoint, metadata: CheckpointMetadata,
                    new_versions: ChannelVersions) -> RunnableConfig:
@@ -172,14 +176,21 @@ def _read_one(connection: sqlite3.Connection, thread_id: str, checkpoint_ns: str
     return None if row is None else (row, _writes_of(connection, row, has_task_path))
 
 
-def _execute(connection: sqlite3.Connection, query: str, params: Sequence[Any]) -> sqlite3.Cursor:
-    return connection.execute(query, params)
+def _first_page(connection: sqlite3.Connection, query: str, params: Sequence[Any], size: int,
+                has_task_path: bool, whole: bool) -> tuple[sqlite3.Cursor | None, list[Found]]:
+    """Run the query and read its first page (``_next_page``)."""
+    return _next_page(connection, connection.execute(query, params), size, has_task_path, whole)
 
 
-def _read_page(connection: sqlite3.Connection, cursor: sqlite3.Cursor, size: int,
-               has_task_path: bool) -> list[Found]:
-    """The cursor's next ``size`` checkpoint rows, each with its writes' rows."""
-    return [(row, _writes_of(connection, row, has_task_path)) for row in cursor.fetchmany(size)]
+def _next_page(connection: sqlite3.Connection, cursor: sqlite3.Cursor, size: int, has_task_path: bool,
+               whole: bool = False) -> tuple[sqlite3.Cursor | None, list[Found]]:
+    """The cursor's next ``size`` checkpoint rows, each with its writes' rows, and the cursor; it
+    is closed here, and None, once they are its last (or ``whole``: the page is the query's limit)."""
+    found = [(row, _writes_of(connection, row, has_task_path)) for row in cursor.fetchmany(size)]
+    if whole or len(found) < size:
+        cursor.close()
+        return None, found
+    return cursor, found
 
 
 def _close(connection: sqlite3.Connection, cursor: sqlite3.Cursor) -> None:

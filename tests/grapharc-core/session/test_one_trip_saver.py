@@ -7,7 +7,7 @@ from __future__ import annotations
 import asyncio
 import threading
 from collections.abc import AsyncIterator, Callable
-from contextlib import asynccontextmanager
+from contextlib import aclosing, asynccontextmanager
 from pathlib import Path
 from typing import Any, TypedDict
 
@@ -100,10 +100,38 @@ def test_a_read_a_write_and_a_page_of_checkpoints_are_one_trip_each(tmp_path: Pa
 
     read, wrote, paged, run = asyncio.run(main())
     assert read == ["_read_one"] and wrote == ["_write"]
-    assert paged == ["_execute", "_read_page", "_close"]
+    assert paged == ["_first_page"]
     # a three-node run: LangGraph's own reads and writes, a trip each (95 per turn of a session
     # went to the thread with the base class)
-    assert 0 < len(run) <= 11 and set(run) <= {"_read_one", "_write", "_execute", "_read_page", "_close"}, run
+    assert 0 < len(run) <= 11, run
+    assert set(run) <= {"_read_one", "_write", "_first_page", "_next_page", "_close"}, run
+
+
+def test_a_listing_is_one_trip_a_page_with_no_trip_of_its_own_to_open_or_close_it(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """A turn's audit scan lists a few checkpoints after each node: one trip, not three."""
+    async def main() -> list[list[str]]:
+        async with aiosqlite.connect(tmp_path / "cp.db") as connection:
+            saver = OneTripSqliteSaver(connection)
+            await saver.setup()
+            await _chain(saver, 2 * LIST_PAGE).ainvoke({"count": 0}, {"configurable": {"thread_id": "t"}})
+            config = {"configurable": {"thread_id": "t"}}
+            sent, trips = _trips(monkeypatch), []
+            for listing in (saver.alist(config, filter={"step": 3}), saver.alist(config), saver.alist(None)):
+                assert [t async for t in listing]
+                trips.append(sent[:])
+                sent.clear()
+            async with aclosing(saver.alist(config)) as listing:
+                async for _ in listing:
+                    break  # the reader stops early: closing the listing closes its cursor
+            trips.append(sent[:])
+            return trips
+
+    few, many, every, stopped = asyncio.run(main())
+    assert few == ["_first_page"]
+    pages = (2 * LIST_PAGE + 2) // LIST_PAGE + 1  # 2 * LIST_PAGE + 2 checkpoints (input and start)
+    assert many == every == ["_first_page"] + ["_next_page"] * (pages - 1), many
+    assert stopped == ["_first_page", "_close"]
 
 
 def test_it_reads_back_what_asyncsqlitesaver_reads_from_the_same_file(tmp_path: Path) -> None:
@@ -119,8 +147,9 @@ def test_it_reads_back_what_asyncsqlitesaver_reads_from_the_same_file(tmp_path: 
             assert latest is not None and latest.checkpoint["channel_values"]["count"] == 2 * LIST_PAGE
             await ours.aput_writes(latest.config, [("count", 7)], "pending-task", "~path")
             asks: list[dict[str, Any]] = [
-                {}, {"limit": 3}, {"limit": 0}, {"before": latest.config},
-                {"filter": {"source": "loop"}}, {"filter": {"step": 4}, "limit": 1},
+                {}, {"limit": 3}, {"limit": 0}, {"limit": -1}, {"limit": LIST_PAGE},
+                {"before": latest.config}, {"filter": {"source": "loop"}},
+                {"filter": {"step": 4}, "limit": 1},
             ]
             for thread_config in (config, None):
                 for ask in asks:
