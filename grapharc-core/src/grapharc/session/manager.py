@@ -400,8 +400,10 @@ class SessionManager:
         values = self._input(session.graph, input, saver)
         lease = self.store.claim_start(thread_id, runner=self.runner, ttl=self.lease_seconds,
                                        now=self.clock(), input=values, inbox=graph.inbox)
-        return kind(self.store, self.leases, graph, compiled, lease, self.clock, on_update, budget, on_record,
+        turn = kind(self.store, self.leases, graph, compiled, lease, self.clock, on_update, budget, on_record,
                     self._compiled(session.graph, thread_id), scanned=self.scanned)
+        turn.audited = self.store.audited_step(thread_id)  # here, not in a trip of the first scan's own
+        return turn
 
     def _decide(self, session: Session, graph: RegisteredGraph, get_state: Callable[[Any], Any],
                 approval_id: str, decision: str, decider: str) -> Lease | None:
