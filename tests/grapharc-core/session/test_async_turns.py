@@ -128,5 +128,5 @@ def test_an_async_turn_takes_one_trip_to_a_thread_per_store_step(amanager, monke
             await amanager.aclose()
 
     assert run(scenario()).status == "completed"
-    made = sorted(name for name in trips if name != "renew")  # a heartbeat, on a slow day
+    made = sorted(name for name in trips if name != "_renew")  # a heartbeat, on a slow day
     assert made == sorted(["_start_turn", *["record_nodes"] * 4, "_record_run", "_settle", "finish", "get"])
