@@ -4,14 +4,20 @@ from __future__ import annotations
 
 import asyncio
 import os
+import sqlite3
 import threading
 import time
+from contextlib import closing
 
 import pytest
-from session_graphs import Crowd, register_all
+from session_graphs import Crowd, Ledger, register_all
 from session_procs import session_op, wait_for
 
+from grapharc import GraphARC
+from grapharc.runtime.graph import END, START
 from grapharc.session import SessionManager, ThreadNotPausedError
+from grapharc.session.errors import LeaseLostError
+from grapharc.session.sqlite_files import SESSIONS_FILE
 
 
 def run(coro):
@@ -130,3 +136,34 @@ def test_an_async_turn_takes_one_trip_to_a_thread_per_store_step(amanager, monke
     assert run(scenario()).status == "completed"
     made = sorted(name for name in trips if name != "_renew")  # a heartbeat, on a slow day
     assert made == sorted(["_start_turn", *["record_nodes"] * 4, "_record_run", "_settle", "finish", "get"])
+
+
+def test_an_async_turn_that_lost_its_lease_writes_no_checkpoint_after_it(amanager, directory):
+    """The async SQLite saver's own fence, through the session layer: the thread is taken over
+    while its first node runs (the row's lease token replaced, as a runner reclaiming it would)
+    and the turn's next checkpoint write is refused, so nothing after the takeover is saved."""
+    def takes_over(state: Ledger) -> dict:
+        with closing(sqlite3.connect(directory / SESSIONS_FILE)) as db, db:
+            db.execute("UPDATE sessions SET lease_token = 'another-runner' WHERE thread_id = 'taken'")
+        return {"log": ["takes_over"]}
+
+    graph = GraphARC(Ledger, name="taken-over")
+    graph.add_node("takes_over", takes_over, writes={"log"})
+    graph.add_node("after", lambda state: {"log": ["after"]}, writes={"log"})
+    graph.add_edge(START, "takes_over")
+    graph.add_edge("takes_over", "after")
+    graph.add_edge("after", END)
+    amanager.register(graph)
+    amanager.create("taken-over", thread_id="taken")
+
+    async def scenario():
+        try:
+            await amanager.arun("taken", {})
+        finally:
+            await amanager.aclose()
+
+    with pytest.raises(LeaseLostError, match="lost its lease on thread taken"):
+        run(scenario())
+    latest = next(iter(amanager.history("taken")))  # saved before the takeover, and nothing since
+    assert latest.next == ("takes_over",) and latest.values["log"] == []
+    assert [task.result for task in latest.tasks] == [None]  # the node's writes were refused too
