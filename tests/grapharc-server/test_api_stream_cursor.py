@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import asyncio
 import dataclasses
+import sys
 import time
 from collections.abc import Awaitable, Callable
 from pathlib import Path
@@ -50,16 +51,29 @@ class TrailReads:
 T = TypeVar("T")
 
 
+STUCK_SECONDS = 150.0
+"""When a scenario still runs after this long, the stacks of every task are printed (a hang's
+cause is in a task's stack; pytest-timeout prints only the threads')."""
+
+
+def _print_tasks() -> None:
+    print(f"--- still running after {STUCK_SECONDS} s: every task's stack ---", file=sys.stderr)
+    for task in asyncio.all_tasks():
+        task.print_stack(file=sys.stderr)
+
+
 def with_worker(tmp_path: Path, scenario: Callable[[ApiContext], Awaitable[T]]) -> T:
     """Run ``scenario`` against an API context over ``tmp_path`` whose worker loop is started."""
     ctx = open_context(str(tmp_path / "sessions"), ["api_graphs:register"])
 
     async def driven() -> T:
         ctx.worker.start()
+        stuck = asyncio.get_running_loop().call_later(STUCK_SECONDS, _print_tasks)
         try:
             return await scenario(ctx)
         finally:
             await ctx.aclose()
+            stuck.cancel()
 
     return asyncio.run(driven())
 
