@@ -8,6 +8,7 @@ recovered from its checkpoint when the worker it was handed to died."""
 from __future__ import annotations
 
 import asyncio
+import threading
 import time
 from collections.abc import Awaitable, Callable, Iterator
 from pathlib import Path
@@ -240,3 +241,37 @@ def test_a_tick_renews_reclaims_and_claims_in_one_trip_to_a_thread(
     launched = asyncio.run(tick())
     assert launched == {stale.run_id, *(run.run_id for run in queued)}  # reclaimed and claimed
     assert len(trips) == 1, trips
+
+
+def test_a_worker_stops_when_its_stop_comes_as_a_wake_up_ends_its_wait(
+        stores: tuple[SessionManager, RunStore]) -> None:
+    """Found by CI, a test teardown hung: Python 3.11's ``wait_for`` swallows a cancel that
+    arrives as its awaitable completes, so a worker stopped just after a ``wake`` (a run ending
+    as the server stops) ran on, and ``stop`` waited for it for good."""
+    manager, runs = stores
+    looked = threading.Event()
+
+    async def scenario() -> bool:
+        worker = RunWorker(manager, runs, Progress())
+        due = worker._due
+
+        def noted_due(executing: bool) -> Any:
+            try:
+                return due(executing)
+            finally:
+                looked.set()
+
+        worker._due = noted_due  # type: ignore[method-assign]
+        worker.start()
+        while not looked.is_set():
+            await asyncio.sleep(0.01)
+        await asyncio.sleep(0.05)  # the loop has ticked and waits for a wake-up
+        worker.wake()
+        await asyncio.sleep(0)  # the wait sees the wake-up ...
+        try:
+            await asyncio.wait_for(worker.stop(), timeout=10)  # ... as the stop comes
+        except TimeoutError:
+            return False
+        return True
+
+    assert asyncio.run(scenario()), "the worker ran on after it was stopped"

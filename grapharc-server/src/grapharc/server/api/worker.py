@@ -103,7 +103,10 @@ class RunWorker:
         self._wake.set()
 
     async def _run(self) -> None:
-        while True:
+        """Tick until stopped. The wait between ticks is ``asyncio.timeout``, not ``wait_for``:
+        Python 3.11's ``wait_for`` swallows a cancel that arrives as its awaitable completes (a
+        ``wake`` as the server stops), and the loop then ran on with ``stop`` waiting for it."""
+        while not self._stopping:
             try:
                 await self._tick()
             except GraphARCError as exc:  # a store that cannot be reached: say so, try again next tick
@@ -111,7 +114,8 @@ class RunWorker:
             except Exception:  # the loop outlives any one tick's surprise; the log has the details
                 _log.exception("run worker %s: unexpected failure; trying again", self.name)
             with contextlib.suppress(TimeoutError):
-                await asyncio.wait_for(self._wake.wait(), timeout=POLL_SECONDS)
+                async with asyncio.timeout(POLL_SECONDS):
+                    await self._wake.wait()
             self._wake.clear()
 
     async def _tick(self) -> None:
