@@ -106,8 +106,8 @@ class OneTripSqliteSaver(AsyncSqliteSaver):
         query = f"SELECT {_COLUMNS} FROM checkpoints {where} ORDER BY checkpoint_id DESC"
         if limit is not None:
             query, params = query + " LIMIT ?", (*params, limit)
-        limited = limit is not None and limit > 0  # SQLite reads LIMIT -1 as none, and 0 as nothing
-        page = limit if limit is not None and limited else LIST_PAGE
+        page = limit if limit is not None and limit > 0 else LIST_PAGE  # SQLite: LIMIT -1 is none
+        limited = page == limit
         await self.setup()
         async with self.lock:
             cursor, found = await self._on_thread(_first_page, query, params, page, self._has_task_path,

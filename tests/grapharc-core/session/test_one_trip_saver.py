@@ -25,7 +25,7 @@ from grapharc.one_trip_saver import LIST_PAGE, OneTripSqliteSaver
 from grapharc.session.errors import LeaseLostError
 from grapharc.session.fencing import Leases, fence
 from grapharc.session.lease import Lease
-from grapharc.testing.checkpointer_kit import engaged_fence, run_langgraph_suite
+from grapharc.testing.checkpointer_kit import engaged_fence, lost_fence, run_langgraph_suite
 
 
 class Counter(TypedDict):
@@ -196,13 +196,6 @@ def test_a_failed_write_raises_and_leaves_the_next_call_working(tmp_path: Path) 
     asyncio.run(main())
 
 
-def _stale_leases(thread_id: str) -> Leases:
-    """Leases under which this process held ``thread_id`` and has since lost it."""
-    leases = Leases(lambda lease: False)
-    leases.held[thread_id] = Lease(thread_id, "stale-runner", "old-token", 60.0)
-    return leases
-
-
 def test_fenced_it_checks_each_writes_lease_in_the_writes_own_trip(tmp_path: Path,
                                                                     monkeypatch: pytest.MonkeyPatch) -> None:
     """``fence`` asks the saver to fence itself: a write and its lease check are one trip to the
@@ -232,7 +225,7 @@ def test_fenced_after_its_lease_was_lost_it_writes_nothing_and_others_pass(tmp_p
         async with aiosqlite.connect(tmp_path / "cp.db") as connection:
             saver = OneTripSqliteSaver(connection)
             stored = await saver.aput(generate_config("lost"), generate_checkpoint(), generate_metadata(), {})
-            stale = saver.fenced_by(_stale_leases("lost"))
+            stale = saver.fenced_by(lost_fence("lost"))
             with pytest.raises(LeaseLostError, match="stale-runner"):
                 await stale.aput(stored, generate_checkpoint(), generate_metadata(step=1), {})
             with pytest.raises(LeaseLostError, match="stale-runner"):

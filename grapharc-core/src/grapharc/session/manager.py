@@ -400,10 +400,9 @@ class SessionManager:
         values = self._input(session.graph, input, saver)
         lease = self.store.claim_start(thread_id, runner=self.runner, ttl=self.lease_seconds,
                                        now=self.clock(), input=values, inbox=graph.inbox)
-        turn = kind(self.store, self.leases, graph, compiled, lease, self.clock, on_update, budget, on_record,
-                    self._compiled(session.graph, thread_id), scanned=self.scanned)
-        turn.audited = self.store.audited_step(thread_id)  # here, not in a trip of the first scan's own
-        return turn
+        return kind(self.store, self.leases, graph, compiled, lease, self.clock, on_update, budget, on_record,
+                    self._compiled(session.graph, thread_id), scanned=self.scanned,
+                    audited=self.store.audited_step(thread_id))  # in this trip, not the first scan's own
 
     def _decide(self, session: Session, graph: RegisteredGraph, get_state: Callable[[Any], Any],
                 approval_id: str, decision: str, decider: str) -> Lease | None:

@@ -69,7 +69,7 @@ class _TurnBase:
                  compiled: CompiledGraphARC, lease: Lease, clock: Callable[[], float],
                  on_update: OnUpdate | None, budget: Budget | None = None,
                  on_record: OnRecord | None = None, reader: CompiledGraphARC | None = None, *,
-                 scanned: ScannedCheckpoints | None = None) -> None:
+                 scanned: ScannedCheckpoints | None = None, audited: int | None = None) -> None:
         self.store = store
         self.leases = leases
         self.graph = graph
@@ -84,7 +84,7 @@ class _TurnBase:
                                                         **tightened},
                                        "metadata": {TURN_KEY: lease.turn.get("id", "")}}
         self.scanned = scanned if scanned is not None else ScannedCheckpoints()
-        self.audited: int | None = None  # read from the store on first use
+        self.audited = audited  # the audit watermark; None: read from the store on first use
         self.snapshot: Any = None
 
     def start_plan(self) -> Plan:

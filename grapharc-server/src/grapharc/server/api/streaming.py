@@ -14,8 +14,8 @@ renders a node from the checkpoints the turn's audit scan has just prepared
 (``SessionManager.scanned``) when they hold the node's result, rather than read them again.
 
 It is woken when a run of its thread executing in this process has saved and audited a node
-(``Progress.subscriber`` is the turn's update subscriber, and the session layer drops a
-subscriber that raises rather than fail the turn), by the session store when another process
+(``Progress.watcher`` is the turn's record watcher, and the session layer drops a watcher
+that raises rather than fail the turn), by the session store when another process
 writes the thread's trail (where the store can tell: PostgreSQL's LISTEN/NOTIFY), and otherwise
 reads again after ``poll_seconds`` (``wait_for_progress``). Nothing a stream client does reaches
 a node.
