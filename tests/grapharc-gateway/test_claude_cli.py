@@ -138,6 +138,25 @@ def test_a_claude_that_does_not_answer_in_time_is_killed(fake_claude):
         os.kill(run["pid"], 0)
 
 
+def test_an_async_call_that_times_out_or_is_cancelled_kills_claude(fake_claude):
+    fake_claude.reply(sleep=60)
+    with pytest.raises(ClaudeCLIError, match=r"did not answer within 1 s"):
+        asyncio.run(get_model("claude-cli/sonnet", timeout=1).ainvoke("hi"))
+
+    async def cancelled_while_claude_works() -> None:
+        call = asyncio.ensure_future(get_model("claude-cli/sonnet", timeout=60).ainvoke("hi"))
+        while len(fake_claude.runs()) < 2:
+            await asyncio.sleep(0.05)
+        call.cancel()
+        with pytest.raises(asyncio.CancelledError):
+            await call
+
+    asyncio.run(cancelled_while_claude_works())
+    for run in fake_claude.runs():
+        with pytest.raises(ProcessLookupError):
+            os.kill(run["pid"], 0)
+
+
 def test_stop_sequences_cut_the_reply(fake_claude):
     assert get_model("claude-cli/sonnet").invoke("hi", stop=[" says"]).content == "fake claude"
 

@@ -269,14 +269,14 @@ class ClaudeCLIChatModel(BaseChatModel):
                 stderr=asyncio.subprocess.PIPE, cwd=cwd, env={**os.environ, **CHILD_ENVIRONMENT},
                 start_new_session=True)
             try:
-                stdout, stderr = await asyncio.wait_for(process.communicate(prompt.encode()), self.timeout)
-            except TimeoutError:
+                async with asyncio.timeout(self.timeout):  # wait_for (3.11) can swallow a cancel
+                    stdout, stderr = await process.communicate(prompt.encode())
+            except BaseException as stopped:  # a timeout or a cancel: claude is killed and reaped
                 _kill(process)
                 await process.wait()
-                raise ClaudeCLIError(f"{self.spec}: claude did not answer within {self.timeout:g} s") \
-                    from None
-            except BaseException:
-                _kill(process)
+                if isinstance(stopped, TimeoutError):
+                    raise ClaudeCLIError(f"{self.spec}: claude did not answer within {self.timeout:g} s") \
+                        from None
                 raise
         document = parse_result(self.spec, stdout.decode(errors="replace"),
                                 stderr.decode(errors="replace"), process.returncode or 0)
