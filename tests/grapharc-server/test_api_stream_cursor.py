@@ -23,6 +23,7 @@ from grapharc.runs.records import PENDING, RUNNING, RunRecord
 from grapharc.server.api.context import ApiContext, open_context
 from grapharc.server.api.problems import ApiProblem
 from grapharc.server.api.streaming import cursor_of, poll_seconds, sse_response
+from grapharc.testing.thread_trips import thread_trips
 
 
 class TrailReads:
@@ -270,25 +271,15 @@ def test_a_stream_over_a_store_that_cannot_tell_of_writes_waits_only_on_this_pro
     assert asked == []  # no store wait (a task per wait) beside the wake-up and the poll
 
 
-def test_a_stream_reads_the_run_and_its_trail_in_one_trip_to_a_thread(
-        tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
-    trips: list[str] = []
-    to_thread = asyncio.to_thread
-
-    async def counted(func: Callable[..., T], /, *args: Any, **kwargs: Any) -> T:
-        trips.append(getattr(func, "__qualname__", repr(func)))
-        return await to_thread(func, *args, **kwargs)
-
-    async def scenario(ctx: ApiContext) -> list[str]:
+def test_a_stream_reads_the_run_and_its_trail_in_one_trip_to_a_thread(tmp_path: Path) -> None:
+    async def scenario(ctx: ApiContext) -> tuple[list[str], list[str]]:
         run = await _ended_relay_run(ctx, tmp_path / "release")
         every = await _event_ids(ctx, run, None)
-        monkeypatch.setattr(asyncio, "to_thread", counted)
-        try:
-            return await _event_ids(ctx, run, every[2])
-        finally:
-            monkeypatch.setattr(asyncio, "to_thread", to_thread)
+        with thread_trips() as trips:
+            return await _event_ids(ctx, run, every[2]), trips.names()
 
-    assert len(with_worker(tmp_path, scenario)) == 3
+    sent, trips = with_worker(tmp_path, scenario)
+    assert len(sent) == 3
     assert len(trips) == 1, trips  # the run's record, its unsent entries and their checkpoints
 
 

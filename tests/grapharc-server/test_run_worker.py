@@ -29,6 +29,7 @@ from grapharc.session import SessionManager
 from grapharc.session.lease import Lease
 from grapharc.session.records import AuditEntry
 from grapharc.stores import open_store
+from grapharc.testing.thread_trips import thread_trips
 
 DEAD = "dead-worker"
 
@@ -210,7 +211,7 @@ def test_a_runs_end_is_recorded_from_the_session_its_turn_returned_in_one_trip(
 
 
 def test_a_tick_renews_reclaims_and_claims_in_one_trip_to_a_thread(
-        stores: tuple[SessionManager, RunStore], monkeypatch: pytest.MonkeyPatch) -> None:
+        stores: tuple[SessionManager, RunStore]) -> None:
     """Each trip to a worker thread costs the event loop more than a store call (the loop ticks
     at least once per run under load), so a tick's store calls go in one."""
     manager, runs = stores
@@ -218,27 +219,17 @@ def test_a_tick_renews_reclaims_and_claims_in_one_trip_to_a_thread(
     queued = [_start(manager.create(ODD).thread_id) for _ in range(2)]
     for run in queued:
         runs.add(run, exclusive=True)
-    trips: list[Any] = []
-    to_thread = asyncio.to_thread
-
-    async def counted(func: Any, *args: Any, **kwargs: Any) -> Any:
-        trips.append(func)
-        return await to_thread(func, *args, **kwargs)
-
-    async def tick() -> set[str]:
+    async def tick() -> tuple[set[str], list[str]]:
         worker = RunWorker(manager, runs, Progress())
         worker._executing["busy"] = asyncio.get_running_loop().create_future()  # type: ignore[assignment]
-        monkeypatch.setattr(asyncio, "to_thread", counted)
-        try:
+        with thread_trips() as trips:
             await worker._tick()
-        finally:
-            monkeypatch.setattr(asyncio, "to_thread", to_thread)
         launched = set(worker._executing) - {"busy"}
         worker._executing.pop("busy")
         await worker.stop()
-        return launched
+        return launched, trips.names()
 
-    launched = asyncio.run(tick())
+    launched, trips = asyncio.run(tick())
     assert launched == {stale.run_id, *(run.run_id for run in queued)}  # reclaimed and claimed
     assert len(trips) == 1, trips
 

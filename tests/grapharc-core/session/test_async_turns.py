@@ -18,6 +18,7 @@ from grapharc.runtime.graph import END, START
 from grapharc.session import SessionManager, ThreadNotPausedError
 from grapharc.session.errors import LeaseLostError
 from grapharc.session.sqlite_files import SESSIONS_FILE
+from grapharc.testing.thread_trips import thread_trips
 
 
 def run(coro):
@@ -111,30 +112,24 @@ def test_an_async_recovery_takes_over_a_killed_runner(tmp_path, amanager, direct
         (1, "n1"), (2, "n2"), (3, "n3"), (4, "n4")]
 
 
-def test_an_async_turn_takes_one_trip_to_a_thread_per_store_step(amanager, monkeypatch):
+def test_an_async_turn_takes_one_trip_to_a_thread_per_store_step(amanager):
     """Under a server's load each trip to a worker thread costs the loop more than the store call
     it carries: a four-node turn makes one to claim (reading the audit watermark with it), one per
     node's audit, one for its run, one to settle, one to end and one to read the session back;
     its lease checks ride along with its checkpoint writes."""
     amanager.create("chain", thread_id="trips")
-    trips = []
-    to_thread = asyncio.to_thread
-
-    async def counted(func, *args, **kwargs):
-        trips.append(getattr(func, "__name__", repr(func)))
-        return await to_thread(func, *args, **kwargs)
 
     async def scenario():
         await amanager._async_checkpointer()  # opened before counting: once per loop
-        monkeypatch.setattr(asyncio, "to_thread", counted)
         try:
-            return await amanager.arun("trips", {})
+            with thread_trips() as trips:
+                return await amanager.arun("trips", {}), trips.names()
         finally:
-            monkeypatch.setattr(asyncio, "to_thread", to_thread)
             await amanager.aclose()
 
-    assert run(scenario()).status == "completed"
-    made = sorted(name for name in trips if name != "_renew")  # a heartbeat, on a slow day
+    ended, names = run(scenario())
+    assert ended.status == "completed"
+    made = sorted(name for name in names if name != "_renew")  # a heartbeat, on a slow day
     assert made == sorted(["_start_turn", *["record_nodes"] * 4, "_record_run", "_settle", "finish", "get"])
 
 

@@ -26,6 +26,7 @@ from grapharc.session.errors import LeaseLostError
 from grapharc.session.fencing import Leases, fence
 from grapharc.session.lease import Lease
 from grapharc.testing.checkpointer_kit import engaged_fence, lost_fence, run_langgraph_suite
+from grapharc.testing.thread_trips import thread_trips
 
 
 class Counter(TypedDict):
@@ -53,19 +54,6 @@ def _trips(monkeypatch: pytest.MonkeyPatch) -> list[str]:
         return await original(self, fn, *args, **kwargs)
 
     monkeypatch.setattr(aiosqlite.Connection, "_execute", counting)
-    return sent
-
-
-def _thread_hops(monkeypatch: pytest.MonkeyPatch) -> list[Any]:
-    """The functions sent to a worker thread with ``asyncio.to_thread`` from now on."""
-    sent: list[Any] = []
-    original = asyncio.to_thread
-
-    async def counting(func: Callable[..., Any], *args: Any, **kwargs: Any) -> Any:
-        sent.append(func)
-        return await original(func, *args, **kwargs)
-
-    monkeypatch.setattr(asyncio, "to_thread", counting)
     return sent
 
 
@@ -210,8 +198,9 @@ def test_fenced_it_checks_each_writes_lease_in_the_writes_own_trip(tmp_path: Pat
             fenced = fence(saver, leases)
             assert isinstance(fenced, OneTripSqliteSaver) and fenced.lock is saver.lock
             await saver.setup()
-            sent, hops = _trips(monkeypatch), _thread_hops(monkeypatch)
-            await _chain(fenced, 3).ainvoke({"count": 0}, {"configurable": {"thread_id": "t"}})
+            sent = _trips(monkeypatch)
+            with thread_trips() as hops:
+                await _chain(fenced, 3).ainvoke({"count": 0}, {"configurable": {"thread_id": "t"}})
             return sent, hops
 
     sent, hops = asyncio.run(main())

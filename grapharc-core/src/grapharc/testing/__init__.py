@@ -10,7 +10,8 @@ its contract in its own tests: ``claim_store_kit.ClaimStoreConformance``,
 ``checkpointer_kit.CheckpointerConformance`` (which runs LangGraph's
 ``langgraph-checkpoint-conformance`` suite). They import pytest, so they are not
 imported here. ``hostile_kit`` scripts a model that tries every escape against an agent's
-tools and executor and counts the governance violations.
+tools and executor and counts the governance violations. ``thread_trips`` records a code
+path's trips to worker threads (``asyncio.to_thread``), so a test can pin how many it makes.
 """
 
 from __future__ import annotations
