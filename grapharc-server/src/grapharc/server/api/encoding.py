@@ -17,16 +17,21 @@ from fastapi.encoders import jsonable_encoder
 
 
 def json_value(value: Any) -> Any:
-    """``value`` as plain JSON data (dicts, lists, strings, finite numbers, booleans, null)."""
-    return _finite(jsonable_encoder(value, custom_encoder={
+    """``value`` as plain JSON data (dicts, lists, strings, finite numbers, booleans, null). Every
+    key is kept: FastAPI's encoder drops keys starting ``_sa`` unless told not to (SQLAlchemy's)."""
+    return _finite(jsonable_encoder(value, sqlalchemy_safe=False, custom_encoder={
         bytes: lambda b: base64.b64encode(b).decode("ascii"),
         set: _sorted, frozenset: _sorted,
     }))
 
 
 def json_text(value: Any) -> str:
-    """``value`` as JSON text (strict: never NaN or Infinity)."""
-    return json.dumps(json_value(value), allow_nan=False)
+    """``value`` as JSON text (strict: never NaN or Infinity). A value that is plain JSON already,
+    as most states and node writes are, is written as it is, without ``json_value``'s walk."""
+    try:
+        return json.dumps(value, allow_nan=False)
+    except (TypeError, ValueError):  # a value JSON has no word for: converted as json_value says
+        return json.dumps(json_value(value), allow_nan=False)
 
 
 def _sorted(items: set[Any] | frozenset[Any]) -> list[Any]:
