@@ -1,24 +1,26 @@
 """The threads API under load: concurrent SSE clients and a target rate of runs against one server.
 
-One ``grapharc serve`` process on 127.0.0.1 (sessions in a temporary directory) drives a short
-registered graph (three nodes in a chain, each sleeping ``--node-seconds``). ``--clients``
-client tasks share a schedule of runs paced at ``--rate`` runs/s for ``--duration`` seconds;
-each takes the next run due, creates a thread, streams the run in the ``events`` mode to its
-end, then reads the thread's trace. Per run it counts events lost (a trace entry of the run the
-stream never sent), duplicated (an id sent twice) and out of order; per event, the latency from
-the trace write (the event's ``metadata.at``) to the client's receipt. Reported: runs done and
-their rate, lost / duplicated / out-of-order events (the goal is 0, 0, 0), p50 / p99 / max
-latency (also per kind of trace entry, which shows where in a turn events wait), the most streams
-open at once, the server's RSS before and after the load and its CPU time per run, and the
-machine's load average. The baseline, measured first in the same run: CPU time per run of the
-same chain in plain LangGraph with a SQLite checkpointer (no server, stream or trace), and the
-server's CPU per run as a ratio to it.
+One ``grapharc serve`` on 127.0.0.1 (sessions in a temporary directory; ``--workers N``
+processes, one by default) drives a short registered graph (three nodes in a chain, each
+sleeping ``--node-seconds``). ``--clients`` client tasks share a schedule of runs paced at
+``--rate`` runs/s for ``--duration`` seconds; each takes the next run due, creates a thread,
+streams the run in the ``events`` mode to its end, then reads the thread's trace. Per run it
+counts events lost (a trace entry of the run the stream never sent), duplicated (an id sent
+twice) and out of order; per event, the latency from the trace write (the event's
+``metadata.at``) to the client's receipt. Reported: runs done and their rate, lost /
+duplicated / out-of-order events (the goal is 0, 0, 0), p50 / p99 / max latency (also per kind
+of trace entry, which shows where in a turn events wait), the most streams open at once, the
+server's RSS before and after the load and its CPU time per run (both summed over its
+processes), and the machine's load average. The baseline, measured first in the same run: CPU
+time per run of the same chain in plain LangGraph with a SQLite checkpointer (no server, stream
+or trace), and the server's CPU per run as a ratio to it.
 
 Loopback only, bounded: the schedule ends after ``--duration`` seconds, each request gives up
 after ``--timeout`` seconds, and the server is stopped (SIGTERM) when the load ends. Exit
 status 1 if any event was lost, duplicated or out of order, or a run did not succeed.
 
-    .venv/bin/python benchmarks/server_load.py [--clients N] [--rate R] [--duration S] [--json]
+    .venv/bin/python benchmarks/server_load.py [--clients N] [--rate R] [--duration S] [--workers N]
+        [--json]
 """
 
 from __future__ import annotations
@@ -107,20 +109,20 @@ def cpu_seconds(pid: int) -> float:
 
 
 def launch_server(work: Path, node_seconds: float, sessions: str,
-                  threads: int = SERVER_THREADS) -> subprocess.Popen[str]:
-    """``grapharc serve --threads`` on an ephemeral loopback port with the benchmark's graph (its
-    module written to ``work``) over the session store ``sessions`` (a folder or a URI)."""
+                  threads: int = SERVER_THREADS, workers: int = 1) -> subprocess.Popen[str]:
+    """``grapharc serve --threads --workers`` on an ephemeral loopback port with the benchmark's
+    graph (its module written to ``work``) over the session store ``sessions`` (a folder or a URI)."""
     (work / "bench_graphs.py").write_text(REGISTRY)
     command = [sys.executable, "-m", "grapharc.cli", "serve", "--host", "127.0.0.1", "--port", "0",
                "--json", "--sessions", sessions, "--registry", "bench_graphs:register",
-               "--threads", str(threads)]
+               "--threads", str(threads), "--workers", str(workers)]
     search_path = os.pathsep.join(filter(None, [str(work), os.environ.get("PYTHONPATH")]))  # kept: A/B runs
     env = {**os.environ, "PYTHONPATH": search_path, "BENCH_NODE_SECONDS": str(node_seconds)}
     return subprocess.Popen(command, stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, text=True, env=env)
 
 
-def announced_url(server: subprocess.Popen[str]) -> str:
-    """The URL a launched server announces once it listens."""
+def announcement(server: subprocess.Popen[str]) -> dict[str, Any]:
+    """The document a launched server announces once it listens."""
     assert server.stdout is not None
     text = ""
     while True:
@@ -129,9 +131,19 @@ def announced_url(server: subprocess.Popen[str]) -> str:
             raise RuntimeError("the server exited before announcing its address")
         text += line
         try:
-            return str(json.loads(text)["url"])
+            return dict(json.loads(text))
         except json.JSONDecodeError:
             continue
+
+
+def announced_url(server: subprocess.Popen[str]) -> str:
+    """The URL a launched server announces once it listens."""
+    return str(announcement(server)["url"])
+
+
+def server_pids(announced: dict[str, Any]) -> list[int]:
+    """The server's processes: the one started, and its workers when it has several."""
+    return [int(announced["pid"]), *announced.get("workers", [])]
 
 
 async def one_run(client: httpx.AsyncClient, tally: Tally) -> None:
@@ -253,25 +265,29 @@ def main() -> int:
     parser.add_argument("--node-seconds", type=float, default=0.3, help="each node's work (a sleep)")
     parser.add_argument("--timeout", type=float, default=60.0, help="seconds before a request gives up")
     parser.add_argument("--threads", type=int, default=SERVER_THREADS, help="the server's --threads")
+    parser.add_argument("--workers", type=int, default=1, help="the server's --workers (processes)")
     parser.add_argument("--json", action="store_true", help="print the figures as one JSON document")
     args = parser.parse_args()
     with tempfile.TemporaryDirectory(prefix="grapharc-load-") as tmp:
         plain_ms = plain_langgraph_cpu_ms(Path(tmp))
-        server = launch_server(Path(tmp), args.node_seconds, str(Path(tmp) / "sessions"), args.threads)
-        url = announced_url(server)
+        server = launch_server(Path(tmp), args.node_seconds, str(Path(tmp) / "sessions"), args.threads,
+                               args.workers)
+        announced = announcement(server)
+        url, pids = str(announced["url"]), server_pids(announced)
         try:
-            rss_before, cpu_before = rss_kib(server.pid), cpu_seconds(server.pid)
+            rss_before, cpu_before = sum(map(rss_kib, pids)), sum(map(cpu_seconds, pids))
             load_before = os.getloadavg()[0]
             client_began = time.process_time()
             tally, seconds = asyncio.run(load(url, args.clients, args.rate, args.duration, args.timeout))
             client_ms = (time.process_time() - client_began) * 1000 / max(tally.runs, 1)
-            rss_after, cpu_after = rss_kib(server.pid), cpu_seconds(server.pid)
+            rss_after, cpu_after = sum(map(rss_kib, pids)), sum(map(cpu_seconds, pids))
             load_after = os.getloadavg()[0]
         finally:
             server.send_signal(signal.SIGTERM)
             server.wait(timeout=args.timeout)
     figures: dict[str, Any] = {
-        "clients": args.clients, "threads": args.threads, "node_seconds": args.node_seconds,
+        "clients": args.clients, "threads": args.threads, "workers": args.workers,
+        "node_seconds": args.node_seconds,
         "target_runs_per_s": args.rate,
         "duration_s": args.duration,
         "runs": tally.runs, "runs_per_s": round(tally.runs / seconds, 2), "failed_runs": len(tally.failed),

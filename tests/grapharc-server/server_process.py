@@ -48,9 +48,11 @@ def gated_serve(app: str, *options: str) -> list[str]:
 class ServerProcess:
     """A running server: its announcement, its stderr lines, signals, and its exit status."""
 
-    def __init__(self, command: list[str]) -> None:
+    def __init__(self, command: list[str], *, own_group: bool = False) -> None:
+        """Start ``command``; with ``own_group``, in a process group of its own (as a shell starts a
+        job), so a signal sent to its group reaches no test process."""
         self.process = subprocess.Popen(command, stdin=subprocess.PIPE, stdout=subprocess.PIPE,
-                                        stderr=subprocess.PIPE, text=True,
+                                        stderr=subprocess.PIPE, text=True, start_new_session=own_group,
                                         env={**os.environ, "GRAPHARC_DEBUG": ""})
         self._stdout = _LineReader(self.process.stdout)
         self._stderr = _LineReader(self.process.stderr)

@@ -35,7 +35,8 @@ def test_plain_json_is_written_as_the_general_conversion_writes_it(value: Any) -
 def test_no_key_is_dropped_on_any_view() -> None:
     """FastAPI's encoder drops keys starting ``_sa`` by default: a state field so named vanished."""
     state = {"_sample": 1, "nested": {"_saved": [1, 2]}, "odd": {"_sa": b"\x00", "at": math.nan}}
-    assert json_value(state) == {"_sample": 1, "nested": {"_saved": [1, 2]}, "odd": {"_sa": "AA==", "at": None}}
+    assert json_value(state) == {"_sample": 1, "nested": {"_saved": [1, 2]},
+                                 "odd": {"_sa": "AA==", "at": None}}
     assert json.loads(json_text(state)) == json_value(state)
 
 

@@ -8,6 +8,12 @@ from pathlib import Path
 from typing import Any
 
 import httpx
+import pytest
+
+from grapharc.errors import GraphARCError
+from grapharc.runs.errors import RunStoreError
+from grapharc.server.api.problems import status_of
+from grapharc.session.errors import SessionStoreError
 
 CREDIT = "credit-approval"
 PROBLEM = "application/problem+json"
@@ -240,3 +246,9 @@ def test_a_listed_run_has_exactly_the_fields_select_may_name() -> None:
     record = RunRecord(run_id="r", thread_id="t", assistant_id="a", request={"kind": "start"},
                        created_at=1.0, updated_at=1.0)
     assert tuple(shapes.run(record)) == shapes.RUN_FIELDS
+
+
+@pytest.mark.parametrize("failure", [RunStoreError("run store runs.db: database is locked"),
+                                     SessionStoreError("session store sessions.db: disk I/O error")])
+def test_a_store_that_failed_answers_503_not_a_client_error(failure: GraphARCError) -> None:
+    assert status_of(failure) == 503

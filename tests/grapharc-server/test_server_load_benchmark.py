@@ -8,16 +8,20 @@ import subprocess
 import sys
 from pathlib import Path
 
+import pytest
+
 BENCHMARK = Path(__file__).resolve().parents[2] / "benchmarks" / "server_load.py"
 
 
-def test_the_benchmark_loses_no_event_and_reports_its_ratio_to_plain_langgraph() -> None:
+@pytest.mark.parametrize("workers", [1, 2])
+def test_the_benchmark_loses_no_event_and_reports_its_ratio_to_plain_langgraph(workers: int) -> None:
     command = [sys.executable, str(BENCHMARK), "--clients", "2", "--rate", "4", "--duration", "1",
-               "--node-seconds", "0.01", "--json"]
+               "--node-seconds", "0.01", "--workers", str(workers), "--json"]
     done = subprocess.run(command, capture_output=True, text=True, timeout=600)
 
     assert done.returncode == 0, done.stdout + done.stderr
     report = json.loads(done.stdout)
+    assert report["workers"] == workers
     assert report["runs"] == 4 and report["failed_runs"] == 0 and not report["failures"]
     assert (report["lost"], report["duplicated"], report["out_of_order"]) == (0, 0, 0)
     assert report["events"] == 4 * 6  # per run: the claim, three nodes, the run, its completion

@@ -8,7 +8,9 @@ from __future__ import annotations
 
 import ipaddress
 import os
+import socket
 import sys
+from collections.abc import Callable
 from contextlib import AbstractContextManager, nullcontext
 from pathlib import Path
 from typing import TYPE_CHECKING, Annotated
@@ -18,20 +20,24 @@ import typer
 from grapharc.cli.governance_commands import TenantOption
 from grapharc.cli.options import ConfigFile, LeaseSeconds, Port, Ranged, ReadableFile, option, setting
 from grapharc.cli.output import JSON_OPTION_HELP, write_json
-from grapharc.server.errors import AuthRequiredError
+from grapharc.server.errors import AuthRequiredError, GovernedInOneProcessError
 from grapharc.server.listener import Engine, ListeningAddress, listen
+from grapharc.server.processes import Supervisor
 from grapharc.server.thread_pool import DEFAULT_THREADS, THREADS
-from grapharc.values import Number
+from grapharc.values import Count, Number
 
 if TYPE_CHECKING:
     from grapharc.governed import GovernedRun
     from grapharc.runtime.trace import TraceWriter
+    from grapharc.server.api.context import ApiContext
+    from grapharc.server.auth import AuthConfig
 
 DEFAULT_DRAIN_TIMEOUT = 10.0
 DEFAULT_LEASE_SECONDS = 30.0  # grapharc.session.manager's, without importing it before it is needed
 DRAIN_TIMEOUT = Ranged(Number(0, 3600, "seconds", above=False), "SECONDS")
 DEFAULT_STATELESS_GRACE = 30.0  # grapharc.server.api.worker's, without importing it before it is needed
 STATELESS_GRACE = Ranged(Number(0, 86400, "seconds", above=False), "SECONDS")
+WORKERS = Ranged(Count(1, 256), "N")
 
 AUTH_FILE_HELP = ("TOML file of users (argon2 password hashes), API tokens (SHA-256) and who may decide "
                   "which approvals; serves the approval inbox at /inbox. Required off loopback.")
@@ -49,6 +55,9 @@ KINDS_HELP = ("module:attr of the node-kind registry the governed assistant's pl
               "or 'plugins' (default: the registry setting, else the incident demo). Not --registry, "
               "which registers graphs.")
 MODEL_HELP = "Planner model spec backend/model of the governed assistant (default: the kinds' scripted one)."
+WORKERS_HELP = ("Server processes sharing the port, each with its own --threads pool and run worker, so "
+                "the API uses more than one core; 1 serves in this process. Not with the governed "
+                "assistant, whose trace file one process writes.")
 THREADS_HELP = ("Threads for blocking work: sync graph nodes and store calls. Each run's sync node holds "
                 "one while it runs, so this bounds how many runs make progress at once.")
 STATELESS_GRACE_HELP = ("Seconds a stateless run's thread (POST /runs with on_completion 'delete', the "
@@ -70,6 +79,7 @@ def serve_command(
     lease: LeaseSeconds = DEFAULT_LEASE_SECONDS,
     threads: Annotated[int, option("--threads", kind=Ranged(THREADS, "N"),
                                    help=THREADS_HELP)] = DEFAULT_THREADS,
+    workers: Annotated[int, option("--workers", kind=WORKERS, help=WORKERS_HELP)] = 1,
     stateless_grace: Annotated[float, option("--stateless-grace", kind=STATELESS_GRACE,
                                              help=STATELESS_GRACE_HELP)] = DEFAULT_STATELESS_GRACE,
     max_tokens: Annotated[int | None, option(
@@ -104,24 +114,62 @@ def serve_command(
     governed = resolve_governed({"policy": policy, "registry": kinds, "model": model, "tenant": tenant,
                                  "max_tokens": max_tokens, "max_iterations": max_iterations,
                                  "max_seconds": max_seconds, "max_cost_usd": max_cost_usd}, config)
-    with governed_trace(governed) as trace:
-        api = None
-        if registry or governed is not None:
-            from grapharc.server.api.context import open_context
-            from grapharc.server.governed import registrar
+    if workers > 1 and governed is not None:
+        raise GovernedInOneProcessError(
+            "--workers above 1 cannot serve the governed assistant: its trace file is written by one "
+            "process", hint="serve it with --workers 1, or leave out the policy to serve the threads API")
 
-            api = open_context(location, registry or [], ceiling,
-                               [registrar(governed, trace)] if governed is not None else [],
-                               lease_seconds=lease, stateless_grace=stateless_grace)
-        listener = listen(host, port)
-        if auth is None and not ipaddress.ip_address(ListeningAddress.of(listener).host).is_loopback:
-            listener.close()
-            raise AuthRequiredError(f"refusing to serve on {host} without sign-in: anyone who reaches it "
-                                    "could decide approvals",
-                                    hint="pass --auth-file FILE, or listen on 127.0.0.1")
+    def opened_api(trace: TraceWriter | None) -> ApiContext | None:
+        if not registry and governed is None:
+            return None
+        from grapharc.server.api.context import open_context
+        from grapharc.server.governed import registrar
+
+        return open_context(location, registry or [], ceiling,
+                            [registrar(governed, trace)] if governed is not None else [],
+                            lease_seconds=lease, stateless_grace=stateless_grace)
+
+    def serve(listener: socket.socket, api: ApiContext | None,
+              on_listening: Callable[[ListeningAddress, Engine], None], lifeline: int | None = None) -> None:
         serve_until_stopped(listener, create_app(sessions=location, auth=auth, api=api, threads=threads),
-                            drain_timeout=drain_timeout,
-                            on_listening=lambda address, engine: announce(address, engine, as_json, governed))
+                            drain_timeout=drain_timeout, on_listening=on_listening, lifeline=lifeline)
+
+    if workers == 1:
+        with governed_trace(governed) as trace:
+            api = opened_api(trace)
+            serve(bound(host, port, auth), api,
+                  lambda address, engine: announce(address, engine, as_json, governed))
+        return
+    close_checked(opened_api(None))  # a bad registry or store is refused here, once, before any fork
+    listener = bound(host, port, auth)
+    supervisor = Supervisor(workers, lambda ready, lifeline: serve(
+        listener, opened_api(None), lambda _address, engine: ready(engine), lifeline), drain_timeout)
+    try:
+        engine = supervisor.start()
+        announce(ListeningAddress.of(listener), engine, as_json, workers=supervisor.pids())
+        code = supervisor.run()
+    finally:
+        listener.close()
+    if code:
+        raise typer.Exit(code)
+
+
+def bound(host: str, port: int, auth: AuthConfig | None) -> socket.socket:
+    """The listening socket, refused off loopback without sign-in (anyone could decide approvals)."""
+    listener = listen(host, port)
+    if auth is None and not ipaddress.ip_address(ListeningAddress.of(listener).host).is_loopback:
+        listener.close()
+        raise AuthRequiredError(f"refusing to serve on {host} without sign-in: anyone who reaches it "
+                                "could decide approvals",
+                                hint="pass --auth-file FILE, or listen on 127.0.0.1")
+    return listener
+
+
+def close_checked(api: ApiContext | None) -> None:
+    """Close what ``open_context`` opened to check it (the supervisor keeps no store open)."""
+    if api is not None:
+        api.runs.close()
+        api.manager.close()
 
 
 def governed_trace(governed: GovernedRun | None) -> AbstractContextManager[TraceWriter | None]:
@@ -132,19 +180,23 @@ def governed_trace(governed: GovernedRun | None) -> AbstractContextManager[Trace
 
 
 def announce(address: ListeningAddress, engine: Engine, as_json: bool,
-             governed: GovernedRun | None = None) -> None:
-    """Say where the server listens and what serves it, and the governed assistant's policy and
-    where it came from: one JSON document on stdout, or lines on stderr."""
+             governed: GovernedRun | None = None, workers: list[int] | None = None) -> None:
+    """Say where the server listens and what serves it (and, with ``--workers``, the workers'
+    process ids), and the governed assistant's policy and where it came from: one JSON document
+    on stdout, or lines on stderr."""
     from grapharc.server.governed import announcement
 
     offered = announcement(governed) if governed is not None else None
     if as_json:
         write_json({"ok": True, "url": address.url, "host": address.host, "port": address.port,
                     "pid": os.getpid(), "event_loop": engine.event_loop, "http": engine.http,
+                    **({"workers": workers} if workers is not None else {}),
                     **({"governed": offered} if offered is not None else {})})
         return
     if offered is not None:
         sys.stderr.write(f"governed assistant: policy {offered['policy_line']}\n")
-    sys.stderr.write(f"serving on {address.url} (pid {os.getpid()}, {engine.event_loop} and {engine.http}; "
+    who = f"pid {os.getpid()}" if workers is None else \
+        f"supervisor pid {os.getpid()}, {len(workers)} workers: pids {', '.join(map(str, workers))}"
+    sys.stderr.write(f"serving on {address.url} ({who}, {engine.event_loop} and {engine.http}; "
                      "Ctrl+C or SIGTERM stops)\n")
     sys.stderr.flush()

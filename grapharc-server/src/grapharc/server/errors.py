@@ -35,3 +35,7 @@ class AuthFileError(GraphARCError):
 
 class AuthRequiredError(GraphARCError):
     """The server was asked to listen beyond this machine without sign-in configured."""
+
+
+class GovernedInOneProcessError(GraphARCError):
+    """``--workers`` above 1 was asked with the governed assistant, which one process serves."""

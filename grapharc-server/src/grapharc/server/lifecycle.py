@@ -34,16 +34,20 @@ from grapharc.server.listener import Engine, ListeningAddress
 
 
 def serve_until_stopped(listener: socket.socket, app: ASGIApp, *, drain_timeout: float,
-                        on_listening: Callable[[ListeningAddress, Engine], None]) -> None:
+                        on_listening: Callable[[ListeningAddress, Engine], None],
+                        lifeline: int | None = None) -> None:
     """Serve ``app`` on ``listener`` until a signal stops it; return once every request has finished.
 
     ``on_listening`` is called once the app has started and its requests are being accepted,
     with the address and what serves it (uvicorn picks uvloop and httptools where installed).
     Raises ServerStartupError when the app's startup (its lifespan) fails. When the drain is cut
     short (a second signal, or ``drain_timeout`` seconds pass) the process exits 1 instead.
+    ``lifeline``, a pipe's read end a supervisor holds the other end of, starts the drain once it
+    reaches its end: the supervisor is gone (``processes``).
     """
     config = uvicorn.Config(app, log_level="warning", access_log=False, timeout_graceful_shutdown=None)
-    server = _DrainingServer(config, drain_timeout=drain_timeout, on_listening=on_listening)
+    server = _DrainingServer(config, drain_timeout=drain_timeout, on_listening=on_listening,
+                             lifeline=lifeline)
     try:
         server.run(sockets=[listener])
     except SystemExit as exc:
@@ -62,17 +66,27 @@ class _DrainingServer(uvicorn.Server):
     """uvicorn's server with the announcement and stop rules this module's docstring describes."""
 
     def __init__(self, config: uvicorn.Config, *, drain_timeout: float,
-                 on_listening: Callable[[ListeningAddress, Engine], None]) -> None:
+                 on_listening: Callable[[ListeningAddress, Engine], None], lifeline: int | None) -> None:
         super().__init__(config)
         self._drain_timeout = drain_timeout
         self._on_listening = on_listening
+        self._lifeline = lifeline
         self._drain_deadline: threading.Timer | None = None
 
     async def startup(self, sockets: list[socket.socket] | None = None) -> None:
         """Start as uvicorn does, then announce the address once requests are being accepted."""
         await super().startup(sockets=sockets)
+        if self._lifeline is not None:
+            asyncio.get_running_loop().add_reader(self._lifeline, self._supervisor_gone)
         if self.started and sockets:
             self._on_listening(ListeningAddress.of(sockets[0]), self._engine())
+
+    def _supervisor_gone(self) -> None:
+        """The lifeline reached its end: drain, as on SIGTERM (nobody would pass one on now)."""
+        assert self._lifeline is not None
+        asyncio.get_running_loop().remove_reader(self._lifeline)
+        if not self.should_exit:
+            self._drain("the supervisor is gone")
 
     def _engine(self) -> Engine:
         """The running event loop's implementation and the HTTP protocol's parser."""
@@ -86,9 +100,13 @@ class _DrainingServer(uvicorn.Server):
         name = signal.Signals(sig).name
         if self.should_exit:
             _stop_now(f"{name} again: stopped without finishing {self._in_flight()}")
+        self._drain(f"{name}", f"; send {name} again to stop now")
+
+    def _drain(self, why: str, how_to_stop_now: str = "") -> None:
+        """Stop accepting and let the requests in flight finish, for ``drain_timeout`` at most."""
         self.should_exit = True
-        _notice(f"{name}: stopping, {self._in_flight()} (waiting at most {self._drain_timeout:g}s; "
-                f"send {name} again to stop now)")
+        _notice(f"{why}: stopping, {self._in_flight()} (waiting at most {self._drain_timeout:g}s"
+                f"{how_to_stop_now})")
         self._drain_deadline = threading.Timer(self._drain_timeout, self._drain_timed_out)
         self._drain_deadline.daemon = True
         self._drain_deadline.start()

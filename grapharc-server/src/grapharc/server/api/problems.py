@@ -32,6 +32,8 @@ _STATUS: tuple[tuple[type[GraphARCError], int], ...] = (
     (session_errors.ThreadNotPausedError, 409),
     (session_errors.ApprovalError, 409),
     (session_errors.SessionInputError, 422),
+    (run_errors.RunStoreError, 503),  # the store failed (locked past its wait, unreachable): not the client
+    (session_errors.SessionStoreError, 503),
 )
 
 _log = logging.getLogger("grapharc.server")
@@ -81,7 +83,8 @@ def bounded(text: str, head: int = 700, tail: int = 200) -> str:
 
 
 def status_of(error: GraphARCError) -> int:
-    """The HTTP status a library error answers (input errors 422, conflicts 409, else 400)."""
+    """The HTTP status a library error answers (input errors 422, conflicts 409, a store that
+    failed 503, else 400)."""
     if isinstance(error, ApiProblem):
         return error.status
     for kind, status in _STATUS:
