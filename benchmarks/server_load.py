@@ -2,12 +2,12 @@
 
 One ``grapharc serve`` on 127.0.0.1 (sessions in a temporary directory; ``--workers N``
 processes, one by default) drives a short registered graph (three nodes in a chain, each
-sleeping ``--node-seconds``). ``--clients`` client tasks share a schedule of runs paced at
-``--rate`` runs/s for ``--duration`` seconds; each takes the next run due, creates a thread,
-streams the run in the ``events`` mode to its end, then reads the thread's trace. Per run it
-counts events lost (a trace entry of the run the stream never sent), duplicated (an id sent
-twice) and out of order; per event, the latency from the trace write (the event's
-``metadata.at``) to the client's receipt. Reported: runs done and their rate, lost /
+sleeping ``--node-seconds``). ``--clients`` client tasks (in 20 groups, each sharing a connection
+pool) share a schedule of runs paced at ``--rate`` runs/s for ``--duration`` seconds; each takes
+the next run due, creates a thread, streams the run in the ``events`` mode to its end, then
+reads the thread's trace. Per run it counts events lost (a trace entry of the run the stream
+never sent), duplicated (an id sent twice) and out of order; per event, the latency from the
+trace write (the event's ``metadata.at``) to the client's receipt. Reported: runs done and their rate, lost /
 duplicated / out-of-order events (the goal is 0, 0, 0), p50 / p99 / max latency (also per kind
 of trace entry, which shows where in a turn events wait), the most streams open at once, the
 server's RSS before and after the load and its CPU time per run (both summed over its
@@ -27,6 +27,7 @@ from __future__ import annotations
 
 import argparse
 import asyncio
+import contextlib
 import itertools
 import json
 import os
@@ -45,6 +46,8 @@ import httpx
 
 GRAPH = "bench-chain"
 SERVER_THREADS = 64  # grapharc serve's default
+CLIENT_POOLS = 20
+"""Connection pools the client tasks share (see ``load``)."""
 
 REGISTRY = textwrap.dedent('''
     """The load benchmark's graph: three nodes in a chain, each adding one to a counter after
@@ -187,9 +190,15 @@ async def load(url: str, clients: int, rate: float, duration: float, timeout: fl
     """Run the schedule with ``clients`` client tasks; the tally and the seconds it took."""
     due: asyncio.Queue[float | None] = asyncio.Queue()
     tally = Tally()
-    # idle connections are dropped before the server's 5 s keep-alive ends, so a request never races
-    # the server closing the connection it was sent on
-    limits = httpx.Limits(max_connections=clients * 2, max_keepalive_connections=clients * 2,
+    # the client tasks share CLIENT_POOLS connection pools: one pool for all 200 costs the client
+    # more CPU per request the more requests are in flight (httpx matches each against every
+    # connection), so a client falling behind fell further (27 to 31 ms of client CPU per run at the
+    # full target against 6 to 10 keeping up); a pool per task opened a new connection per run.
+    # Idle connections are dropped before the server's 5 s keep-alive ends, so a request never
+    # races the server closing the connection it was sent on.
+    pools = min(CLIENT_POOLS, clients)
+    per_pool = -(-clients // pools)
+    limits = httpx.Limits(max_connections=per_pool * 2, max_keepalive_connections=per_pool * 2,
                           keepalive_expiry=2.0)
 
     async def schedule() -> None:
@@ -209,9 +218,12 @@ async def load(url: str, clients: int, rate: float, duration: float, timeout: fl
                 where = f" on {request.method} {request.url.path}" if request is not None else ""
                 tally.failed.append(f"{type(exc).__name__}{where}: {exc}")
 
-    async with httpx.AsyncClient(base_url=url, timeout=timeout, limits=limits) as client:
+    async with contextlib.AsyncExitStack() as stack:
+        shared = [await stack.enter_async_context(httpx.AsyncClient(base_url=url, timeout=timeout,
+                                                                    limits=limits))
+                  for _ in range(pools)]
         began = time.monotonic()
-        await asyncio.gather(schedule(), *(client_task(client) for _ in range(clients)))
+        await asyncio.gather(schedule(), *(client_task(shared[i % pools]) for i in range(clients)))
         return tally, time.monotonic() - began
 
 
