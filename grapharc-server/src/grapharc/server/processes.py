@@ -78,8 +78,12 @@ class Supervisor:
         engine: Engine | None = None
         try:
             for _ in range(self.count):
+                if self.stopping:  # a stop came while starting: no more workers for it to miss
+                    break
                 worker = self._fork()
                 engine = _started(worker)
+            if engine is None:
+                raise WorkerStartupError("the server was stopped before its first worker started")
         except BaseException:
             self._stop_all(signal.SIGKILL)
             for pid in list(self.workers):
@@ -87,7 +91,6 @@ class Supervisor:
                 os.close(self.workers.pop(pid).ready)
             os.close(self._lifeline[1])
             raise
-        assert engine is not None
         return engine
 
     def pids(self) -> list[int]:
@@ -111,6 +114,7 @@ class Supervisor:
             else:
                 self._replace(worker, code)
         os.close(self._lifeline[1])
+        signal.setitimer(signal.ITIMER_REAL, 0)  # the kill timer, if a stop set it
         return 0 if all(code == 0 for code in self.statuses) else 1
 
     def _replace(self, worker: _Worker, code: int) -> None:
