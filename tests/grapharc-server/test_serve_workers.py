@@ -209,3 +209,14 @@ def test_the_governed_assistant_is_refused_with_more_than_one_worker(tmp_path: P
         assert server.wait() == 2
     error = json.loads(server.stdout)["error"]
     assert error["code"] == "GovernedInOneProcessError" and "--workers 1" in error["hint"]
+
+
+def test_without_fork_more_than_one_worker_is_refused_naming_the_system(tmp_path: Path) -> None:
+    """Windows has no ``os.fork``: played here by removing it before the command runs."""
+    command = _serve(tmp_path, "--workers", "2")
+    command[1:3] = ["-c", "import os, sys; del os.fork; from grapharc.cli.main import run; "
+                          "sys.exit(run(sys.argv[1:]))"]
+    with ServerProcess(command) as server:
+        assert server.wait() == 2
+    error = json.loads(server.stdout)["error"]
+    assert error["code"] == "WorkersNeedForkError" and "--workers 1" in error["hint"]

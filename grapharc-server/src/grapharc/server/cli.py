@@ -20,7 +20,7 @@ import typer
 from grapharc.cli.governance_commands import TenantOption
 from grapharc.cli.options import ConfigFile, LeaseSeconds, Port, Ranged, ReadableFile, option, setting
 from grapharc.cli.output import JSON_OPTION_HELP, write_json
-from grapharc.server.errors import AuthRequiredError, GovernedInOneProcessError
+from grapharc.server.errors import AuthRequiredError, GovernedInOneProcessError, WorkersNeedForkError
 from grapharc.server.listener import Engine, ListeningAddress, listen
 from grapharc.server.processes import Supervisor
 from grapharc.server.thread_pool import DEFAULT_THREADS, THREADS
@@ -114,6 +114,9 @@ def serve_command(
     governed = resolve_governed({"policy": policy, "registry": kinds, "model": model, "tenant": tenant,
                                  "max_tokens": max_tokens, "max_iterations": max_iterations,
                                  "max_seconds": max_seconds, "max_cost_usd": max_cost_usd}, config)
+    if workers > 1 and not hasattr(os, "fork"):
+        raise WorkersNeedForkError("--workers above 1 forks its worker processes, which this system cannot",
+                                   hint="serve with --workers 1 here, or on Linux or macOS")
     if workers > 1 and governed is not None:
         raise GovernedInOneProcessError(
             "--workers above 1 cannot serve the governed assistant: its trace file is written by one "

@@ -39,3 +39,7 @@ class AuthRequiredError(GraphARCError):
 
 class GovernedInOneProcessError(GraphARCError):
     """``--workers`` above 1 was asked with the governed assistant, which one process serves."""
+
+
+class WorkersNeedForkError(GraphARCError):
+    """``--workers`` above 1 was asked on a system without ``fork`` (Windows)."""
