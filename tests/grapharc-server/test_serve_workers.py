@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import json
 import os
+import queue
 import signal
 import sqlite3
 import sys
@@ -17,19 +18,23 @@ from typing import Any
 
 import httpx
 import pytest
-from api_graphs import WAITER
+from api_graphs import RELAY, WAITER
 from server_process import PATIENCE_SECONDS, ServerProcess, grapharc_serve
 
+STEADY_AFTER_A_FIFTH = "import grapharc.server.processes as p; p.STEADY_SECONDS = 0.2"
+"""A worker is replaced once it has lived 0.2 s (not the default ten seconds)."""
+POLL_HOURLY = "import grapharc.server.api.streaming as s; s.POLL_SECONDS = 3600.0"
+"""A stream reads another worker's run again only after an hour unless it is woken."""
 
-def _serve(tmp_path: Path, *options: str, steady_seconds: float | None = None) -> list[str]:
-    """``grapharc serve`` with the API graphs over sessions in ``tmp_path``; with ``steady_seconds``,
-    a worker is replaced once it has lived that long (not the default ten seconds)."""
+
+def _serve(tmp_path: Path, *options: str, setup: str = "") -> list[str]:
+    """``grapharc serve`` with the API graphs over sessions in ``tmp_path``, after ``setup`` (Python
+    run first in the server's process)."""
     arguments = ["--port", "0", "--json", "--sessions", str(tmp_path / "sessions"),
                  "--registry", "api_graphs:register", *options]
-    if steady_seconds is None:
+    if not setup:
         return grapharc_serve(*arguments)
-    return [sys.executable, "-c", "import sys, grapharc.server.processes as p; "
-            f"p.STEADY_SECONDS = {steady_seconds}; from grapharc.cli.main import run; "
+    return [sys.executable, "-c", f"import sys; {setup}; from grapharc.cli.main import run; "
             "sys.exit(run(sys.argv[1:]))", "serve", *arguments]
 
 
@@ -119,6 +124,56 @@ def test_each_worker_serves_the_api_and_runs_what_it_is_asked(tmp_path: Path) ->
     assert "Traceback" not in server.stderr
 
 
+def test_a_stream_on_one_worker_is_woken_by_the_run_another_executes(tmp_path: Path) -> None:
+    """The stream polls another worker's run hourly here: the run's later events reach it only
+    because the worker executing it tells its sibling which thread moved on."""
+    release = tmp_path / "release"
+    sessions = tmp_path / "sessions"
+    with ThreadPoolExecutor(1) as pool, \
+            ServerProcess(_serve(tmp_path, "--workers", "2", setup=POLL_HOURLY)) as server:
+        announced = server.json_announcement()
+        streamer, executor = announced["workers"]
+        with _stopped([streamer], sessions), httpx.Client(base_url=announced["url"], timeout=60) as client:
+            thread = client.post("/threads", json={"metadata": {"graph_id": RELAY}}).json()["thread_id"]
+            run = client.post(f"/threads/{thread}/runs", json={
+                "assistant_id": RELAY, "input": {"release_file": str(release)},
+                "stream_mode": ["updates"]}).json()["run_id"]
+            _until(lambda: "first_leg" in client.get(f"/threads/{thread}/trace").text)
+        seen: queue.Queue[str] = queue.Queue()
+
+        def stream() -> list[dict[str, str]]:
+            with httpx.stream("GET", f"{announced['url']}/threads/{thread}/runs/{run}/stream",
+                              timeout=PATIENCE_SECONDS) as response:
+                text = ""
+                for line in response.iter_lines():
+                    text += line + "\n"
+                    seen.put(line)
+            return _sse(text)
+
+        with _stopped([executor], sessions):
+            events = pool.submit(stream)
+            while "first_leg" not in seen.get(timeout=PATIENCE_SECONDS):
+                pass  # the stream has sent what the run did so far, and waits
+        release.touch()
+        sent = events.result(timeout=PATIENCE_SECONDS)  # heartbeats keep an unwoken stream open
+        trace = httpx.get(f"{announced['url']}/threads/{thread}/trace").text.splitlines()
+        server.send(signal.SIGTERM)
+        assert server.wait() == 0
+    (claimed,) = [entry for entry in map(json.loads, trace) if entry["kind"] == "claimed"]
+    assert int(claimed["detail"]["runner"].split(":")[1]) == executor
+    assert [json.loads(e["data"]) for e in sent if e["event"] == "updates"] == [
+        {"first_leg": {"legs": ["first"]}}, {"middle_leg": {"legs": ["first", "middle"]}},
+        {"last_leg": {"legs": ["first", "middle", "last"], "released": True}}]
+    assert sent[-1]["event"] == "end" and json.loads(sent[-1]["data"])["status"] == "success"
+
+
+def _sse(text: str) -> list[dict[str, str]]:
+    """The events of an SSE body, each as its fields (comments and heartbeats dropped)."""
+    blocks = [dict(line.split(": ", 1) for line in block.splitlines() if line and not line.startswith(":"))
+              for block in text.replace("\r\n", "\n").split("\n\n")]
+    return [fields for fields in blocks if "event" in fields]
+
+
 def test_a_stop_drains_the_request_in_flight_on_a_worker_then_exits_0(tmp_path: Path) -> None:
     release = tmp_path / "release"
     with ServerProcess(_serve(tmp_path, "--workers", "2")) as server, ThreadPoolExecutor(1) as pool:
@@ -157,7 +212,7 @@ def test_the_workers_stop_when_their_supervisor_is_killed(tmp_path: Path) -> Non
 def test_a_worker_that_dies_is_replaced_and_the_server_goes_on(tmp_path: Path) -> None:
     release = tmp_path / "release"
     release.touch()
-    with ServerProcess(_serve(tmp_path, "--workers", "2", steady_seconds=0.2)) as server:
+    with ServerProcess(_serve(tmp_path, "--workers", "2", setup=STEADY_AFTER_A_FIFTH)) as server:
         announced = server.json_announcement()
         dead, survivor = announced["workers"]
         time.sleep(0.5)  # past STEADY_SECONDS: the worker is replaced, not taken for a crash at start

@@ -5,6 +5,7 @@ size and JSON depth limits before any route reads it."""
 
 from __future__ import annotations
 
+import asyncio
 from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
 from typing import TYPE_CHECKING, Any
@@ -19,24 +20,33 @@ from grapharc.server.thread_pool import DEFAULT_THREADS, use_thread_pool
 if TYPE_CHECKING:
     from grapharc.server.api.context import ApiContext
     from grapharc.server.auth import AuthConfig
+    from grapharc.server.siblings import Siblings
 
 
 def create_app(*, sessions: str | None = None, auth: AuthConfig | None = None,
-               api: ApiContext | None = None, threads: int = DEFAULT_THREADS) -> FastAPI:
+               api: ApiContext | None = None, threads: int = DEFAULT_THREADS,
+               siblings: Siblings | None = None) -> FastAPI:
     """Build the FastAPI app (a fresh one per call, so tests can hold their own); the approval
     inbox is served when both the ``sessions`` location and the ``auth`` file are given, the
     assistants, threads and runs routes when ``api`` (the sessions with registered graphs) is;
     the api's run worker starts and stops with the app, which runs blocking work (sync nodes,
-    store calls) on a pool of ``threads`` threads."""
+    store calls) on a pool of ``threads`` threads. A worker of ``serve --workers`` passes its
+    ``siblings`` channel: progress of the runs here wakes the siblings' streams, and theirs ours."""
 
     @asynccontextmanager
     async def lifespan(_app: FastAPI) -> AsyncIterator[None]:
         use_thread_pool(threads)
+        loop = asyncio.get_running_loop()
         if api is not None:
+            if siblings is not None:
+                api.progress.relay = siblings.tell
+                siblings.listen(loop, api.progress.wake)
             api.worker.start()
         yield
         if api is not None:
             await api.aclose()
+        if siblings is not None:
+            siblings.close(loop if api is not None else None)
 
     app = FastAPI(title="GraphARC", version=__version__, lifespan=lifespan)
     app.state.auth = auth  # None: nobody signs in (loopback only); API routes check bearer tokens with it

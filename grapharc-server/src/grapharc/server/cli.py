@@ -22,7 +22,7 @@ from grapharc.cli.options import ConfigFile, LeaseSeconds, Port, Ranged, Readabl
 from grapharc.cli.output import JSON_OPTION_HELP, write_json
 from grapharc.server.errors import AuthRequiredError, GovernedInOneProcessError, WorkersNeedForkError
 from grapharc.server.listener import Engine, ListeningAddress, listen
-from grapharc.server.processes import Supervisor
+from grapharc.server.processes import Supervisor, WorkerSlot
 from grapharc.server.thread_pool import DEFAULT_THREADS, THREADS
 from grapharc.values import Count, Number
 
@@ -133,9 +133,14 @@ def serve_command(
                             lease_seconds=lease, stateless_grace=stateless_grace)
 
     def serve(listener: socket.socket, api: ApiContext | None,
-              on_listening: Callable[[ListeningAddress, Engine], None], lifeline: int | None = None) -> None:
-        serve_until_stopped(listener, create_app(sessions=location, auth=auth, api=api, threads=threads),
-                            drain_timeout=drain_timeout, on_listening=on_listening, lifeline=lifeline)
+              on_listening: Callable[[ListeningAddress, Engine], None], slot: WorkerSlot | None = None
+              ) -> None:
+        from grapharc.server.siblings import Siblings
+
+        siblings = Siblings(slot.wake_dir, slot.index, slot.count) if slot is not None else None
+        app = create_app(sessions=location, auth=auth, api=api, threads=threads, siblings=siblings)
+        serve_until_stopped(listener, app, drain_timeout=drain_timeout, on_listening=on_listening,
+                            lifeline=slot.lifeline if slot is not None else None)
 
     if workers == 1:
         with governed_trace(governed) as trace:
@@ -145,8 +150,8 @@ def serve_command(
         return
     close_checked(opened_api(None))  # a bad registry or store is refused here, once, before any fork
     listener = bound(host, port, auth)
-    supervisor = Supervisor(workers, lambda ready, lifeline: serve(
-        listener, opened_api(None), lambda _address, engine: ready(engine), lifeline), drain_timeout)
+    supervisor = Supervisor(workers, lambda ready, slot: serve(
+        listener, opened_api(None), lambda _address, engine: ready(engine), slot), drain_timeout)
     try:
         engine = supervisor.start()
         announce(ListeningAddress.of(listener), engine, as_json, workers=supervisor.pids())

@@ -22,12 +22,15 @@ from __future__ import annotations
 import contextlib
 import json
 import os
+import shutil
 import signal
 import sys
+import tempfile
 import time
 import traceback
 from collections.abc import Callable
 from dataclasses import dataclass, field
+from pathlib import Path
 from types import FrameType
 from typing import NoReturn
 
@@ -41,9 +44,22 @@ KILL_GRACE_SECONDS = 5.0
 STOP_SIGNALS = {signal.SIGTERM, signal.SIGINT}
 """How long past the drain timeout the supervisor waits for a worker before it kills it."""
 
-ServeOne = Callable[[Callable[[Engine], None], int], None]
-"""What a worker runs: serve until stopped, calling its first argument once requests are accepted
-and stopping when its second (the supervisor's lifeline, a pipe's read end) reaches its end."""
+
+
+@dataclass(frozen=True)
+class WorkerSlot:
+    """Where a worker stands among its siblings: its index of ``count``, the supervisor's lifeline
+    (a pipe's read end: at its end, the supervisor is gone) and the directory of the siblings'
+    wake-up sockets (``grapharc.server.siblings``)."""
+
+    index: int
+    count: int
+    lifeline: int
+    wake_dir: Path
+
+
+ServeOne = Callable[[Callable[[Engine], None], WorkerSlot], None]
+"""What a worker runs: serve until stopped, calling its first argument once requests are accepted."""
 
 
 class WorkerStartupError(ServerStartupError):
@@ -53,6 +69,7 @@ class WorkerStartupError(ServerStartupError):
 @dataclass
 class _Worker:
     pid: int
+    index: int
     started: float
     ready: int  # the read end of the pipe the worker reports its start-up on
 
@@ -68,20 +85,21 @@ class Supervisor:
     statuses: list[int] = field(default_factory=list)
     stopping: bool = False
     _lifeline: tuple[int, int] = (-1, -1)
+    _wake_dir: Path = Path()
 
     def start(self) -> Engine:
         """Fork the workers and wait until each accepts requests; what serves them. Raises
         WorkerStartupError (every worker stopped) if one fails to start."""
         self._lifeline = os.pipe()
+        self._wake_dir = Path(tempfile.mkdtemp(prefix="grapharc-workers-"))
         for sig in STOP_SIGNALS:  # before the first fork: a stop from now on is the supervisor's
             signal.signal(sig, self._on_signal)
         engine: Engine | None = None
         try:
-            for _ in range(self.count):
+            for index in range(self.count):
                 if self.stopping:  # a stop came while starting: no more workers for it to miss
                     break
-                worker = self._fork()
-                engine = _started(worker)
+                engine = _started(self._fork(index))
             if engine is None:
                 raise WorkerStartupError("the server was stopped before its first worker started")
         except BaseException:
@@ -89,7 +107,7 @@ class Supervisor:
             for pid in list(self.workers):
                 os.waitpid(pid, 0)
                 os.close(self.workers.pop(pid).ready)
-            os.close(self._lifeline[1])
+            self._closed()
             raise
         return engine
 
@@ -113,9 +131,14 @@ class Supervisor:
                 self.statuses.append(code)
             else:
                 self._replace(worker, code)
-        os.close(self._lifeline[1])
+        self._closed()
         signal.setitimer(signal.ITIMER_REAL, 0)  # the kill timer, if a stop set it
         return 0 if all(code == 0 for code in self.statuses) else 1
+
+    def _closed(self) -> None:
+        """Let go of the lifeline and the wake-up sockets' directory (no worker is left)."""
+        os.close(self._lifeline[1])
+        shutil.rmtree(self._wake_dir, ignore_errors=True)
 
     def _replace(self, worker: _Worker, code: int) -> None:
         """A worker died while serving: start another, or stop the server if it died young."""
@@ -127,7 +150,7 @@ class Supervisor:
             self._begin_stop()
             return
         try:
-            replacement = self._fork()
+            replacement = self._fork(worker.index)
             _started(replacement)
             _notice(f"worker {replacement.pid} started in its place")
         except GraphARCError as exc:
@@ -154,7 +177,7 @@ class Supervisor:
             with contextlib.suppress(ProcessLookupError):
                 os.kill(pid, sig)
 
-    def _fork(self) -> _Worker:
+    def _fork(self, index: int) -> _Worker:
         ready_read, ready_write = os.pipe()
         sys.stdout.flush()
         sys.stderr.flush()
@@ -164,11 +187,12 @@ class Supervisor:
             if pid == 0:
                 for fd in [ready_read, self._lifeline[1], *(w.ready for w in self.workers.values())]:
                     os.close(fd)
-                _worker_main(self.serve_one, ready_write, self._lifeline[0])
+                _worker_main(self.serve_one, ready_write,
+                             WorkerSlot(index, self.count, self._lifeline[0], self._wake_dir))
         finally:
             signal.pthread_sigmask(signal.SIG_UNBLOCK, STOP_SIGNALS)
         os.close(ready_write)
-        worker = _Worker(pid, time.monotonic(), ready_read)
+        worker = _Worker(pid, index, time.monotonic(), ready_read)
         self.workers[pid] = worker
         return worker
 
@@ -184,7 +208,7 @@ def _started(worker: _Worker) -> Engine:
     return Engine(event_loop=report["event_loop"], http=report["http"])
 
 
-def _worker_main(serve_one: ServeOne, ready: int, lifeline: int) -> NoReturn:
+def _worker_main(serve_one: ServeOne, ready: int, slot: WorkerSlot) -> NoReturn:
     """A forked worker: serve, report how the start went on ``ready``, and end the process."""
     os.setpgid(0, 0)  # Ctrl+C in the terminal is the supervisor's to pass on
     signal.signal(signal.SIGINT, signal.SIG_IGN)  # until the server's own handlers are in place
@@ -201,7 +225,7 @@ def _worker_main(serve_one: ServeOne, ready: int, lifeline: int) -> NoReturn:
 
     code = 1
     try:
-        serve_one(lambda engine: report({"event_loop": engine.event_loop, "http": engine.http}), lifeline)
+        serve_one(lambda engine: report({"event_loop": engine.event_loop, "http": engine.http}), slot)
         code = 0
     except GraphARCError as exc:
         report({"message": str(exc), "hint": exc.hint})

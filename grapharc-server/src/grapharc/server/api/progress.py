@@ -7,13 +7,16 @@ waiters on other threads sleep on (with 200 streams open, waking them all for ev
 every run cost more than the streams' own work). A waiter takes
 ``changed(thread_id)`` before it reads the durable records, so progress made after its read is
 not missed; runs executing on another worker are seen by polling
-(``grapharc.server.api.streaming.wait_for_progress``).
+(``grapharc.server.api.streaming.wait_for_progress``), or at once when that worker is a sibling
+under the same ``serve --workers`` supervisor: progress here is then ``relay``-ed to the siblings
+(``grapharc.server.siblings``), which ``wake`` their own waiters.
 """
 
 from __future__ import annotations
 
 import asyncio
 import weakref
+from collections.abc import Callable
 
 from grapharc.subscribers import OnRecord
 
@@ -24,6 +27,8 @@ class Progress:
 
     def __init__(self) -> None:
         self._changed: weakref.WeakValueDictionary[str, asyncio.Event] = weakref.WeakValueDictionary()
+        self.relay: Callable[[str], None] | None = None
+        """Told of each thread a run here makes progress on (the sibling workers' channel)."""
 
     def changed(self, thread_id: str) -> asyncio.Event:
         """The event the thread's next progress sets."""
@@ -33,7 +38,13 @@ class Progress:
         return event
 
     def notify(self, thread_id: str) -> None:
-        """Wake every waiter on the thread."""
+        """A run here moved the thread on: wake every waiter on it, here and (``relay``) elsewhere."""
+        self.wake(thread_id)
+        if self.relay is not None:
+            self.relay(thread_id)
+
+    def wake(self, thread_id: str) -> None:
+        """Wake every waiter on the thread in this process."""
         event = self._changed.pop(thread_id, None)
         if event is not None:
             event.set()
