@@ -136,3 +136,13 @@ class _LineReader:
     @property
     def text(self) -> str:
         return "".join(self._seen)
+
+
+def sse_events(text: str) -> list[dict[str, str]]:
+    """The events of an SSE body, each as its fields (comments and heartbeats dropped)."""
+    events = []
+    for block in text.replace("\r\n", "\n").split("\n\n"):
+        fields = dict(line.split(": ", 1) for line in block.splitlines() if line and not line.startswith(":"))
+        if "event" in fields:
+            events.append(fields)
+    return events

@@ -9,6 +9,7 @@ from typing import Any
 
 import httpx
 import pytest
+from server_process import sse_events
 
 from grapharc.errors import GraphARCError
 from grapharc.runs.errors import RunStoreError
@@ -36,16 +37,6 @@ def _problem(response: httpx.Response, status: int) -> dict[str, Any]:
     assert doc["status"] == status and doc["detail"]
     assert "Traceback" not in response.text
     return doc
-
-
-def _sse(text: str) -> list[dict[str, str]]:
-    """The events of an SSE body, each as its fields (comments and heartbeats dropped)."""
-    events = []
-    for block in text.replace("\r\n", "\n").split("\n\n"):
-        fields = dict(line.split(": ", 1) for line in block.splitlines() if line and not line.startswith(":"))
-        if "event" in fields:
-            events.append(fields)
-    return events
 
 
 def test_assistants_are_the_registered_graphs(api_server: str) -> None:
@@ -132,15 +123,15 @@ def test_sse_resumes_after_last_event_id_without_loss_or_duplicates(api_server: 
         with client.stream("POST", f"/threads/{thread}/runs/stream", json=body) as response:
             assert response.headers["content-type"].startswith("text/event-stream")
             location = response.headers["location"]
-            whole = _sse(response.read().decode())
+            whole = sse_events(response.read().decode())
         assert whole[0]["event"] == "metadata" and whole[-1]["event"] == "end"
         numbered = [e for e in whole if "id" in e]
         assert {json.loads(e["data"]).get("disburse", {}).get("released") for e in numbered
                 if e["event"] == "updates"} >= {True}
         cut = len(numbered) // 2
-        rejoined = _sse(client.get(location, headers={"Last-Event-ID": numbered[cut - 1]["id"]}).text)
+        rejoined = sse_events(client.get(location, headers={"Last-Event-ID": numbered[cut - 1]["id"]}).text)
         assert [e for e in rejoined if "id" in e] == numbered[cut:]
-        only_updates = _sse(client.get(location, params={"stream_mode": "updates"},
+        only_updates = sse_events(client.get(location, params={"stream_mode": "updates"},
                                        headers={"Last-Event-ID": numbered[cut - 1]["id"]}).text)
         later_updates = [e for e in numbered[cut:] if e["event"] == "updates"]
         assert [e for e in only_updates if "id" in e] == later_updates

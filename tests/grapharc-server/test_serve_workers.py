@@ -19,7 +19,7 @@ from typing import Any
 import httpx
 import pytest
 from api_graphs import RELAY, WAITER
-from server_process import PATIENCE_SECONDS, ServerProcess, grapharc_serve
+from server_process import PATIENCE_SECONDS, ServerProcess, grapharc_serve, sse_events
 
 STEADY_AFTER_A_FIFTH = "import grapharc.server.processes as p; p.STEADY_SECONDS = 0.2"
 """A worker is replaced once it has lived 0.2 s (not the default ten seconds)."""
@@ -148,7 +148,7 @@ def test_a_stream_on_one_worker_is_woken_by_the_run_another_executes(tmp_path: P
                 for line in response.iter_lines():
                     text += line + "\n"
                     seen.put(line)
-            return _sse(text)
+            return sse_events(text)
 
         with _stopped([executor], sessions):
             events = pool.submit(stream)
@@ -165,13 +165,6 @@ def test_a_stream_on_one_worker_is_woken_by_the_run_another_executes(tmp_path: P
         {"first_leg": {"legs": ["first"]}}, {"middle_leg": {"legs": ["first", "middle"]}},
         {"last_leg": {"legs": ["first", "middle", "last"], "released": True}}]
     assert sent[-1]["event"] == "end" and json.loads(sent[-1]["data"])["status"] == "success"
-
-
-def _sse(text: str) -> list[dict[str, str]]:
-    """The events of an SSE body, each as its fields (comments and heartbeats dropped)."""
-    blocks = [dict(line.split(": ", 1) for line in block.splitlines() if line and not line.startswith(":"))
-              for block in text.replace("\r\n", "\n").split("\n\n")]
-    return [fields for fields in blocks if "event" in fields]
 
 
 def test_a_stop_drains_the_request_in_flight_on_a_worker_then_exits_0(tmp_path: Path) -> None:

@@ -22,7 +22,6 @@ from grapharc.cli.options import ConfigFile, LeaseSeconds, Port, Ranged, Readabl
 from grapharc.cli.output import JSON_OPTION_HELP, write_json
 from grapharc.server.errors import AuthRequiredError, GovernedInOneProcessError, WorkersNeedForkError
 from grapharc.server.listener import Engine, ListeningAddress, listen
-from grapharc.server.processes import Supervisor, WorkerSlot
 from grapharc.server.thread_pool import DEFAULT_THREADS, THREADS
 from grapharc.values import Count, Number
 
@@ -31,6 +30,7 @@ if TYPE_CHECKING:
     from grapharc.runtime.trace import TraceWriter
     from grapharc.server.api.context import ApiContext
     from grapharc.server.auth import AuthConfig
+    from grapharc.server.processes import WorkerSlot
 
 DEFAULT_DRAIN_TIMEOUT = 10.0
 DEFAULT_LEASE_SECONDS = 30.0  # grapharc.session.manager's, without importing it before it is needed
@@ -148,6 +148,8 @@ def serve_command(
             serve(bound(host, port, auth), api,
                   lambda address, engine: announce(address, engine, as_json, governed))
         return
+    from grapharc.server.processes import Supervisor
+
     close_checked(opened_api(None))  # a bad registry or store is refused here, once, before any fork
     listener = bound(host, port, auth)
     supervisor = Supervisor(workers, lambda ready, slot: serve(

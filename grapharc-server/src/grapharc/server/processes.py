@@ -71,7 +71,6 @@ class _Worker:
     pid: int
     index: int
     started: float
-    ready: int  # the read end of the pipe the worker reports its start-up on
 
 
 @dataclass
@@ -99,14 +98,14 @@ class Supervisor:
             for index in range(self.count):
                 if self.stopping:  # a stop came while starting: no more workers for it to miss
                     break
-                engine = _started(self._fork(index))
+                _pid, engine = self._start(index)
             if engine is None:
                 raise WorkerStartupError("the server was stopped before its first worker started")
         except BaseException:
             self._stop_all(signal.SIGKILL)
             for pid in list(self.workers):
                 os.waitpid(pid, 0)
-                os.close(self.workers.pop(pid).ready)
+                del self.workers[pid]
             self._closed()
             raise
         return engine
@@ -125,7 +124,6 @@ class Supervisor:
             worker = self.workers.pop(pid, None)
             if worker is None:
                 continue
-            os.close(worker.ready)
             code = os.waitstatus_to_exitcode(status)
             if self.stopping:
                 self.statuses.append(code)
@@ -137,6 +135,7 @@ class Supervisor:
 
     def _closed(self) -> None:
         """Let go of the lifeline and the wake-up sockets' directory (no worker is left)."""
+        os.close(self._lifeline[0])
         os.close(self._lifeline[1])
         shutil.rmtree(self._wake_dir, ignore_errors=True)
 
@@ -150,9 +149,8 @@ class Supervisor:
             self._begin_stop()
             return
         try:
-            replacement = self._fork(worker.index)
-            _started(replacement)
-            _notice(f"worker {replacement.pid} started in its place")
+            replacement, _engine = self._start(worker.index)
+            _notice(f"worker {replacement} started in its place")
         except GraphARCError as exc:
             _notice(f"its replacement failed to start: {exc}; stopping")
             self.statuses.append(1)
@@ -177,7 +175,9 @@ class Supervisor:
             with contextlib.suppress(ProcessLookupError):
                 os.kill(pid, sig)
 
-    def _fork(self, index: int) -> _Worker:
+    def _start(self, index: int) -> tuple[int, Engine]:
+        """Fork worker ``index`` and wait for its start-up report: its pid and what serves its
+        requests (WorkerStartupError: why it failed)."""
         ready_read, ready_write = os.pipe()
         sys.stdout.flush()
         sys.stderr.flush()
@@ -185,27 +185,21 @@ class Supervisor:
         try:
             pid = os.fork()
             if pid == 0:
-                for fd in [ready_read, self._lifeline[1], *(w.ready for w in self.workers.values())]:
-                    os.close(fd)
+                os.close(ready_read)
+                os.close(self._lifeline[1])
                 _worker_main(self.serve_one, ready_write,
                              WorkerSlot(index, self.count, self._lifeline[0], self._wake_dir))
         finally:
             signal.pthread_sigmask(signal.SIG_UNBLOCK, STOP_SIGNALS)
         os.close(ready_write)
-        worker = _Worker(pid, index, time.monotonic(), ready_read)
-        self.workers[pid] = worker
-        return worker
-
-
-def _started(worker: _Worker) -> Engine:
-    """Wait for ``worker``'s start-up report: what serves its requests, or why it failed."""
-    with os.fdopen(os.dup(worker.ready), "rb") as reports:
-        line = reports.readline()
-    report = json.loads(line) if line else {"message": "it exited before serving"}
-    if "message" in report:
-        raise WorkerStartupError(f"server worker {worker.pid} failed to start: {report['message']}",
-                                 hint=report.get("hint") or "the lines above say why")
-    return Engine(event_loop=report["event_loop"], http=report["http"])
+        self.workers[pid] = _Worker(pid, index, time.monotonic())
+        with os.fdopen(ready_read, "rb") as reports:
+            line = reports.readline()
+        report = json.loads(line) if line else {"message": "it exited before serving"}
+        if "message" in report:
+            raise WorkerStartupError(f"server worker {pid} failed to start: {report['message']}",
+                                     hint=report.get("hint") or "the lines above say why")
+        return pid, Engine(event_loop=report["event_loop"], http=report["http"])
 
 
 def _worker_main(serve_one: ServeOne, ready: int, slot: WorkerSlot) -> NoReturn:
