@@ -19,7 +19,8 @@ from typing import Any
 
 import httpx
 from api_graphs import LONG_ANSWER, ODD, WAITER
-from test_api_http import _sse, _thread
+from server_process import sse_events
+from test_api_http import _thread
 
 EXPECTED = {"answer": LONG_ANSWER, "reading": None, "tags": ["a", "b"],
             "raw": base64.b64encode(b"\x00\xffok").decode(), "seen_at": "2026-12-01T15:00:00+00:00"}
@@ -30,7 +31,7 @@ def test_a_long_answer_and_odd_values_read_the_same_on_the_stream_and_the_trace(
         thread = _thread(client, ODD)
         body = {"assistant_id": ODD, "input": {}, "stream_mode": ["values", "updates"]}
         with client.stream("POST", f"/threads/{thread}/runs/stream", json=body) as response:
-            events = _sse(response.read().decode())
+            events = sse_events(response.read().decode())
         assert events[-1]["event"] == "end"
         assert json.loads(events[-1]["data"])["status"] == "success"
         numbered = {e["id"]: json.loads(e["data"]) for e in events if "id" in e}  # strict JSON: no NaN
