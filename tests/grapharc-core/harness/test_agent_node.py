@@ -181,6 +181,29 @@ def test_a_policy_documents_deny_beats_a_flag_allow_and_every_decision_is_audite
     assert all(r.policy_version == "7" for r in engine.audit_log)
 
 
+def test_a_declined_asks_reason_is_its_own_approvals_even_when_the_engine_decides_meanwhile(tmp_path):
+    # the engine is shared (one per server): another thread's decision can land on its log right
+    # after this ask's approval, and must not become this refusal's reason
+    from grapharc.policy.engine import PolicyEngine
+
+    engine = PolicyEngine({"version": "1", "rules": [
+        {"id": "review-big", "resource": "tool", "action": "ask", "tool": "big_output", "route": "leads"},
+        {"id": "reads", "resource": "tool", "action": "allow", "tool": "read_*"}]})
+    record = engine.record
+
+    def record_then_another_runs_decision(resource: str, *args: Any) -> Any:
+        recorded = record(resource, *args)
+        if resource == "approval":
+            engine.check_tool("read_note")  # what another thread, deciding at that moment, appends
+        return recorded
+
+    engine.record = record_then_another_runs_decision  # type: ignore[method-assign]
+    _, _, events = run(tmp_path, [reply(call("big_output", {"chars": 3})), "ok"], permissions=ALLOW_ALL,
+                       policy=engine, approver=lambda request: False)
+    [permission] = of_phase(events, "permission")
+    assert (permission["approval"], permission["reason"]) == ("refused", "declined via route 'leads'")
+
+
 def test_an_ask_shows_the_approver_the_exact_arguments_and_bad_arguments_are_never_asked_about(tmp_path):
     policy = PermissionPolicy.from_flags(allow=["*"], ask=["append_note"])
     asked = []

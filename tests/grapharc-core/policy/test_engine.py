@@ -180,6 +180,26 @@ def test_approval_routing_asks_the_routes_approver_and_fails_closed(engine):
         "allow", "deny", "deny", "deny"]
 
 
+def test_settle_answers_with_the_final_decisions_record(engine):
+    asked = engine.check_tool("write_file")
+    approved = engine.approval_router({"reviewers": lambda req: True}).settle(asked)
+    assert (approved.resource, approved.decision, approved.reason) == (
+        "approval", "allow", "approved via route 'reviewers'")
+    denied = engine.check_tool("run_command")
+    assert engine.approval_router({}).settle(denied) is denied.record  # deny stands, nothing asked
+
+
+def test_the_audit_log_keeps_the_newest_decisions_only(engine):
+    # an engine lives as long as its server: its in-memory log must not grow without end
+    from grapharc.policy.engine import AUDIT_LOG_SIZE
+
+    for run in range(AUDIT_LOG_SIZE + 5):
+        engine.check_spend({"tokens": 10}, subject=f"run-{run}")
+    assert len(engine.audit_log) == AUDIT_LOG_SIZE
+    oldest, newest = engine.audit_log[0], engine.audit_log[-1]
+    assert (oldest.subject, newest.subject) == ("run-5", f"run-{AUDIT_LOG_SIZE + 4}")
+
+
 def test_spend_rules_are_ceilings_deny_before_ask(engine):
     assert engine.spend_ceilings() == {"tokens": 5000}
     assert engine.check_spend({"tokens": 6000}).record.rule_id == "token-cap"

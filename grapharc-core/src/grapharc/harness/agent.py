@@ -303,9 +303,8 @@ class AgentNode:
         call's arguments; with a policy document its approval router routes it and audits it)."""
         if self.policy is not None and verdict.decided is not None:
             approvers = {verdict.route: self.approver} if self.approver is not None else {}
-            if self.policy.approval_router(approvers).resolve(verdict.decided, arguments) is Decision.ALLOW:
-                return None
-            return self.policy.audit_log[-1].reason
+            settled = self.policy.approval_router(approvers).settle(verdict.decided, arguments)
+            return None if settled.decision == Decision.ALLOW else settled.reason
         request = ApprovalRequest("tool", name, verdict.rule_id, verdict.reason, verdict.route,
                                   arguments=arguments)
         answer = request_approval(request, self.approver)

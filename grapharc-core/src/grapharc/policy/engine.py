@@ -20,6 +20,7 @@ document allow. A flag can narrow a document; it can never widen it.
 
 from __future__ import annotations
 
+from collections import deque
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
 from pathlib import Path
@@ -82,8 +83,15 @@ def validate_document(document: Mapping[str, Any], origin: str) -> PolicyDocumen
         raise PolicyDocumentError(f"policy {origin}: " + "; ".join(problems)) from None
 
 
+AUDIT_LOG_SIZE = 10_000
+"""Engine-level decisions ``PolicyEngine.audit_log`` keeps, newest last: an engine lives as long as
+its server, which decides without end, so the log keeps the newest only (each decision that
+governs a run is also on that run's trace)."""
+
+
 class PolicyEngine:
-    """Evaluates one policy document; ``audit_log`` keeps every engine-level decision."""
+    """Evaluates one policy document; ``audit_log`` keeps the newest ``AUDIT_LOG_SIZE`` engine-level
+    decisions."""
 
     def __init__(self, document: Mapping[str, Any], *, digest: str | None = None,
                  origin: str = "<document>", source: str = "") -> None:
@@ -91,7 +99,7 @@ class PolicyEngine:
         self.digest = digest or document_digest(document)
         self.origin = origin
         self.source = source
-        self.audit_log: list[AuditRecord] = []
+        self.audit_log: deque[AuditRecord] = deque(maxlen=AUDIT_LOG_SIZE)
 
     @classmethod
     def from_loaded(cls, loaded: LoadedPolicy) -> PolicyEngine:
@@ -233,8 +241,13 @@ class ApprovalRouter:
     def resolve(self, decided: PolicyDecision, arguments: dict[str, Any] | None = None) -> Decision:
         """The final decision: deny and allow stand; ask goes to the approval model (asking about
         ``arguments``, when the caller says exactly what would run)."""
+        return Decision(self.settle(decided, arguments).decision)
+
+    def settle(self, decided: PolicyDecision, arguments: dict[str, Any] | None = None) -> AuditRecord:
+        """``resolve``, answering with the final decision's audit record (the approval's for an ask),
+        so a caller reads its reason without racing other decisions onto the engine's log."""
         if decided.decision is not Decision.ASK:
-            return decided.decision
+            return decided.record
         record = decided.record
         route = decided.route or "human"
         answer = request_approval(ApprovalRequest.from_audit(record, route, arguments),
@@ -243,5 +256,4 @@ class ApprovalRouter:
                   Answer.DECLINED: f"declined via route {route!r}",
                   Answer.UNANSWERED: f"no approver for route {route!r}"}[answer]
         final = Decision.ALLOW if answer is Answer.APPROVED else Decision.DENY
-        self.engine.record("approval", record.subject, final, record.rule_id, reason, record.tenant)
-        return final
+        return self.engine.record("approval", record.subject, final, record.rule_id, reason, record.tenant)
