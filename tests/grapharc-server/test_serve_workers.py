@@ -99,6 +99,11 @@ def _runner_pid(client: httpx.Client, release: Path) -> int:
     done = client.post(f"/threads/{thread}/runs/wait",
                        json={"assistant_id": WAITER, "input": {"release_file": str(release)}})
     assert done.status_code == 200 and done.json()["released"] is True, done.text
+    return _claimed_by(client, thread)
+
+
+def _claimed_by(client: httpx.Client, thread: str) -> int:
+    """The pid of the process whose turn ran the thread's only run."""
     trace = [json.loads(line) for line in client.get(f"/threads/{thread}/trace").text.splitlines()]
     (claimed,) = [entry for entry in trace if entry["kind"] == "claimed"]
     return int(claimed["detail"]["runner"].split(":")[1])
@@ -250,13 +255,45 @@ def test_a_worker_count_out_of_range_is_a_usage_error_naming_the_option(tmp_path
     assert "from 1 to 256" in error["message"]
 
 
-def test_the_governed_assistant_is_refused_with_more_than_one_worker(tmp_path: Path) -> None:
+def test_the_governed_assistant_runs_on_each_worker_into_one_trace_file(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    trace = tmp_path / "governed.jsonl"
+    monkeypatch.setenv("GRAPHARC_TRACE", str(trace))
+    policy = tmp_path / "policy.toml"
+    policy.write_text('version = "workers-1"\n[[rules]]\nid = "edges"\nresource = "edge"\naction = "allow"\n'
+                      '[[rules]]\nid = "kinds"\nresource = "node"\naction = "allow"\n')
+    with ServerProcess(_serve(tmp_path, "--workers", "2", "--policy", str(policy))) as server:
+        announced = server.json_announcement()
+        assert announced["governed"]["assistant_id"] == "governed"
+        ran_by, threads = [], []
+        for worker in announced["workers"]:  # the other paused: this one alone runs the loop
+            with _stopped([pid for pid in announced["workers"] if pid != worker], tmp_path / "sessions"), \
+                    httpx.Client(base_url=announced["url"], timeout=PATIENCE_SECONDS) as client:
+                created = client.post("/threads", json={"metadata": {"graph_id": "governed"}})
+                thread = created.json()["thread_id"]
+                done = client.post(f"/threads/{thread}/runs/wait",
+                                   json={"assistant_id": "governed", "input": {"goal": "fix the outage"}})
+                assert done.status_code == 200 and done.json()["stop"] == "goal_met", done.text
+                ran_by.append(_claimed_by(client, thread))
+                threads.append(thread)
+        assert ran_by == announced["workers"]
+        server.send(signal.SIGTERM)
+        assert server.wait() == 0
+    events = [json.loads(line) for line in trace.read_text().splitlines()]  # every line whole
+    decided = [event["thread_id"] for event in events if event.get("action") == "decision"]
+    assert list(dict.fromkeys(decided)) == threads  # each worker's run decided, in the one file
+
+
+def test_a_governed_trace_file_that_cannot_be_opened_is_refused_before_any_worker_starts(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv("GRAPHARC_TRACE", str(tmp_path))  # a directory
     policy = tmp_path / "policy.toml"
     policy.write_text('version = "workers-1"\n[[rules]]\nid = "edges"\nresource = "edge"\naction = "allow"\n')
     with ServerProcess(_serve(tmp_path, "--workers", "2", "--policy", str(policy))) as server:
         assert server.wait() == 2
-    error = json.loads(server.stdout)["error"]
-    assert error["code"] == "GovernedInOneProcessError" and "--workers 1" in error["hint"]
+    error = json.loads(server.stdout)["error"]  # the trace's own error, as with one process
+    assert error["code"] == "TraceOpenError" and str(tmp_path) in error["message"]
+    assert "Traceback" not in server.stderr
 
 
 def test_without_fork_more_than_one_worker_is_refused_naming_the_system(tmp_path: Path) -> None:

@@ -20,7 +20,7 @@ import typer
 from grapharc.cli.governance_commands import TenantOption
 from grapharc.cli.options import ConfigFile, LeaseSeconds, Port, Ranged, ReadableFile, option, setting
 from grapharc.cli.output import JSON_OPTION_HELP, write_json
-from grapharc.server.errors import AuthRequiredError, GovernedInOneProcessError, WorkersNeedForkError
+from grapharc.server.errors import AuthRequiredError, WorkersNeedForkError
 from grapharc.server.listener import Engine, ListeningAddress, listen
 from grapharc.server.thread_pool import DEFAULT_THREADS, THREADS
 from grapharc.values import Count, Number
@@ -56,8 +56,7 @@ KINDS_HELP = ("module:attr of the node-kind registry the governed assistant's pl
               "which registers graphs.")
 MODEL_HELP = "Planner model spec backend/model of the governed assistant (default: the kinds' scripted one)."
 WORKERS_HELP = ("Server processes sharing the port, each with its own --threads pool and run worker, so "
-                "the API uses more than one core; 1 serves in this process. Not with the governed "
-                "assistant, whose trace file one process writes.")
+                "the API uses more than one core; 1 serves in this process.")
 THREADS_HELP = ("Threads for blocking work: sync graph nodes and store calls. Each run's sync node holds "
                 "one while it runs, so this bounds how many runs make progress at once.")
 STATELESS_GRACE_HELP = ("Seconds a stateless run's thread (POST /runs with on_completion 'delete', the "
@@ -117,10 +116,6 @@ def serve_command(
     if workers > 1 and not hasattr(os, "fork"):
         raise WorkersNeedForkError("--workers above 1 forks its worker processes, which this system cannot",
                                    hint="serve with --workers 1 here, or on Linux or macOS")
-    if workers > 1 and governed is not None:
-        raise GovernedInOneProcessError(
-            "--workers above 1 cannot serve the governed assistant: its trace file is written by one "
-            "process", hint="serve it with --workers 1, or leave out the policy to serve the threads API")
 
     def opened_api(trace: TraceWriter | None) -> ApiContext | None:
         if not registry and governed is None:
@@ -150,13 +145,18 @@ def serve_command(
         return
     from grapharc.server.processes import Supervisor
 
-    close_checked(opened_api(None))  # a bad registry or store is refused here, once, before any fork
+    with governed_trace(governed) as trace:  # a bad registry, store or trace file is refused here, once
+        close_checked(opened_api(trace))
     listener = bound(host, port, auth)
-    supervisor = Supervisor(workers, lambda ready, slot: serve(
-        listener, opened_api(None), lambda _address, engine: ready(engine), slot), drain_timeout)
+
+    def serve_worker(ready: Callable[[Engine], None], slot: WorkerSlot) -> None:
+        with governed_trace(governed) as trace:  # each worker appends to the trace with its own descriptor
+            serve(listener, opened_api(trace), lambda _address, engine: ready(engine), slot)
+
+    supervisor = Supervisor(workers, serve_worker, drain_timeout)
     try:
         engine = supervisor.start()
-        announce(ListeningAddress.of(listener), engine, as_json, workers=supervisor.pids())
+        announce(ListeningAddress.of(listener), engine, as_json, governed, workers=supervisor.pids())
         code = supervisor.run()
     finally:
         listener.close()

@@ -37,9 +37,5 @@ class AuthRequiredError(GraphARCError):
     """The server was asked to listen beyond this machine without sign-in configured."""
 
 
-class GovernedInOneProcessError(GraphARCError):
-    """``--workers`` above 1 was asked with the governed assistant, which one process serves."""
-
-
 class WorkersNeedForkError(GraphARCError):
     """``--workers`` above 1 was asked on a system without ``fork`` (Windows)."""
