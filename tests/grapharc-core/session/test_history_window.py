@@ -175,3 +175,66 @@ def test_a_live_turn_leaves_what_its_scan_read_for_readers_here_until_it_ends(ma
     assert manager.run("t", {}, on_record=watch).status == "completed"
     assert ("n1", ["n1"]) in seen and ("n4", ["n4"]) in seen
     assert manager.scanned.at("t", 0) is None  # forgotten once the turn ended
+
+
+class Prepared:
+    """Snapshots LangGraph prepared for history readers, and those the audit scans kept."""
+
+    def __init__(self) -> None:
+        self.prepared = 0
+        self.kept = 0
+
+
+@pytest.fixture
+def prepared(monkeypatch: pytest.MonkeyPatch) -> Prepared:
+    from langgraph.pregel import Pregel
+
+    from grapharc.session.scanned import ScannedCheckpoints
+
+    tally = Prepared()
+    sync_history, async_history = Pregel.get_state_history, Pregel.aget_state_history
+    keep = ScannedCheckpoints.keep
+
+    def counting_history(self: Any, *args: Any, **kwargs: Any) -> Iterator[Any]:
+        for snapshot in sync_history(self, *args, **kwargs):
+            tally.prepared += 1
+            yield snapshot
+
+    async def counting_ahistory(self: Any, *args: Any, **kwargs: Any) -> Any:
+        async for snapshot in async_history(self, *args, **kwargs):
+            tally.prepared += 1
+            yield snapshot
+
+    def counting_keep(self: Any, thread_id: str, history: Any) -> None:
+        history = list(history)
+        tally.kept += len(history)
+        keep(self, thread_id, history)
+
+    monkeypatch.setattr(Pregel, "get_state_history", counting_history)
+    monkeypatch.setattr(Pregel, "aget_state_history", counting_ahistory)
+    monkeypatch.setattr(ScannedCheckpoints, "keep", counting_keep)
+    return tally
+
+
+def test_a_turns_audit_scans_have_no_snapshot_prepared_only_to_be_dropped(manager, directory, prepared):
+    # preparing a snapshot (LangGraph works out its tasks and values) is most of a scan's cost;
+    # each scan used to prepare the checkpoint below its window too, only to see its step
+    manager.create("chain", thread_id="t")
+    for _ in range(3):
+        assert manager.run("t", {}).status == "completed"
+    assert prepared.kept > 0 and prepared.prepared == prepared.kept
+
+    amanager = SessionManager(directory)
+    register_all(amanager)
+    amanager.create("chain", thread_id="a")
+
+    async def turns() -> None:
+        try:
+            for _ in range(3):
+                assert (await amanager.arun("a", {})).status == "completed"
+        finally:
+            await amanager.aclose()
+
+    prepared.prepared = prepared.kept = 0
+    asyncio.run(turns())
+    assert prepared.kept > 0 and prepared.prepared == prepared.kept

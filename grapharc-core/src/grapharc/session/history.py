@@ -4,9 +4,9 @@ LangGraph's ``get_state_history`` lists every checkpoint of the thread before it
 first one, so a reader that wants the newest few (the audit scan after each node, a stream
 rendering a node's writes, ``/state``) would pay for the thread's whole past on every call and
 grow slower with every turn. These readers ask for ``PAGE`` checkpoints at a time, each page
-starting ``before`` the last one seen, and stop at ``limit`` snapshots or at the first
-checkpoint older than superstep ``since_step``. (A page's checkpoints are listed at once; the
-page a reader leaves early holds nothing open.)
+starting ``before`` the last one seen, and stop at ``limit`` snapshots or at the checkpoint of
+superstep ``since_step`` (or the first older one, where that step has none). (A page's
+checkpoints are listed at once; the page a reader leaves early holds nothing open.)
 """
 
 from __future__ import annotations
@@ -67,7 +67,11 @@ class _Paging:
             self.done = True
             return False
         self.taken, self.last = self.taken + 1, snapshot
-        self.done = self._full()  # stop before LangGraph prepares another snapshot
+        # stop before LangGraph prepares another snapshot: at the limit, or at the ``since_step``
+        # checkpoint (a checkpoint's step is its parent's plus one, so along the thread every older
+        # one is below the window; preparing the next only to drop it was a quarter of a scan's work)
+        self.done = self._full() or (self.window.since_step is not None
+                                     and step_of(snapshot) <= self.window.since_step)
         return True
 
     def _full(self) -> bool:
