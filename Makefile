@@ -25,8 +25,9 @@ install: $(UV)
 demo: install
 	$(VENV)/bin/grapharc demo stage0
 
+# one pytest process per core (pytest-xdist); each test file stays in one process
 test: install
-	$(VENV)/bin/pytest
+	$(VENV)/bin/pytest -n auto --dist loadfile
 
 lint: install
 	$(VENV)/bin/ruff check .

@@ -214,12 +214,20 @@ class ExecutorConformance(ABC):
         with pytest.raises(ToolTimeoutError, match="'stubborn'"):
             self.make_executor().run(STUBBORN, {"seconds": 30}, workspace=workspace, timeout=0.5)
 
+    def _time_to_start(self, workspace: Path) -> float:
+        """A timeout the tool surely starts within (and leaves its pid) on this machine as loaded
+        now: three times a whole quick call here, and at least two seconds."""
+        began = time.monotonic()
+        self.make_executor().run(ECHO, {}, workspace=workspace)
+        return max(2.0, 3 * (time.monotonic() - began))
+
     @pytest.mark.parametrize("tool", [HANG, STUBBORN], ids=["hung", "ignoring-sigterm"])
     def test_a_timed_out_tools_process_is_gone(self, tool: Tool, workspace: Path) -> None:
         if not self.in_another_process:
             pytest.skip("the tool ran in the caller's own process")
         with pytest.raises(ToolTimeoutError):
-            self.make_executor().run(tool, {"seconds": 60}, workspace=workspace, timeout=2.0)
+            self.make_executor().run(tool, {"seconds": 60}, workspace=workspace,
+                                     timeout=self._time_to_start(workspace))
         pid = int((workspace / "pid").read_text())
         assert pid != os.getpid()
         with pytest.raises(ProcessLookupError):
