@@ -27,20 +27,28 @@ class Listed:
     count = 0
 
 
+def _counted(sync_method: Any, async_method: Any, count: Any) -> tuple[Any, Any]:
+    """Wrappers of a sync and an async generator method that call ``count()`` per item yielded."""
+
+    def counting(self: Any, *args: Any, **kwargs: Any) -> Iterator[Any]:
+        for item in sync_method(self, *args, **kwargs):
+            count()
+            yield item
+
+    async def acounting(self: Any, *args: Any, **kwargs: Any) -> Any:
+        async for item in async_method(self, *args, **kwargs):
+            count()
+            yield item
+
+    return counting, acounting
+
+
 @pytest.fixture
 def listed(monkeypatch: pytest.MonkeyPatch) -> type[Listed]:
-    sync_list, async_list = SqliteSaver.list, OneTripSqliteSaver.alist
+    def count() -> None:
+        Listed.count += 1
 
-    def counting_list(self: Any, *args: Any, **kwargs: Any) -> Iterator[Any]:
-        for item in sync_list(self, *args, **kwargs):
-            Listed.count += 1
-            yield item
-
-    async def counting_alist(self: Any, *args: Any, **kwargs: Any) -> Any:
-        async for item in async_list(self, *args, **kwargs):
-            Listed.count += 1
-            yield item
-
+    counting_list, counting_alist = _counted(SqliteSaver.list, OneTripSqliteSaver.alist, count)
     monkeypatch.setattr(SqliteSaver, "list", counting_list)
     monkeypatch.setattr(OneTripSqliteSaver, "alist", counting_alist)
     Listed.count = 0
@@ -192,18 +200,12 @@ def prepared(monkeypatch: pytest.MonkeyPatch) -> Prepared:
     from grapharc.session.scanned import ScannedCheckpoints
 
     tally = Prepared()
-    sync_history, async_history = Pregel.get_state_history, Pregel.aget_state_history
     keep = ScannedCheckpoints.keep
 
-    def counting_history(self: Any, *args: Any, **kwargs: Any) -> Iterator[Any]:
-        for snapshot in sync_history(self, *args, **kwargs):
-            tally.prepared += 1
-            yield snapshot
+    def count() -> None:
+        tally.prepared += 1
 
-    async def counting_ahistory(self: Any, *args: Any, **kwargs: Any) -> Any:
-        async for snapshot in async_history(self, *args, **kwargs):
-            tally.prepared += 1
-            yield snapshot
+    counting_history, counting_ahistory = _counted(Pregel.get_state_history, Pregel.aget_state_history, count)
 
     def counting_keep(self: Any, thread_id: str, history: Any) -> None:
         history = list(history)
