@@ -23,6 +23,9 @@ from server_process import PATIENCE_SECONDS, ServerProcess, grapharc_serve, sse_
 
 STEADY_AFTER_A_FIFTH = "import grapharc.server.processes as p; p.STEADY_SECONDS = 0.2"
 """A worker is replaced once it has lived 0.2 s (not the default ten seconds)."""
+ALLOW_EVERYTHING = ('version = "workers-1"\n[[rules]]\nid = "edges"\nresource = "edge"\naction = "allow"\n'
+                    '[[rules]]\nid = "kinds"\nresource = "node"\naction = "allow"\n')
+"""A policy admitting every proposal: the governed assistant's loop reaches its goal in one round."""
 POLL_HOURLY = "import grapharc.server.api.streaming as s; s.POLL_SECONDS = 3600.0"
 """A stream reads another worker's run again only after an hour unless it is woken."""
 
@@ -260,8 +263,7 @@ def test_the_governed_assistant_runs_on_each_worker_into_one_trace_file(
     trace = tmp_path / "governed.jsonl"
     monkeypatch.setenv("GRAPHARC_TRACE", str(trace))
     policy = tmp_path / "policy.toml"
-    policy.write_text('version = "workers-1"\n[[rules]]\nid = "edges"\nresource = "edge"\naction = "allow"\n'
-                      '[[rules]]\nid = "kinds"\nresource = "node"\naction = "allow"\n')
+    policy.write_text(ALLOW_EVERYTHING)
     with ServerProcess(_serve(tmp_path, "--workers", "2", "--policy", str(policy))) as server:
         announced = server.json_announcement()
         assert announced["governed"]["assistant_id"] == "governed"
@@ -288,7 +290,7 @@ def test_a_governed_trace_file_that_cannot_be_opened_is_refused_before_any_worke
         tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setenv("GRAPHARC_TRACE", str(tmp_path))  # a directory
     policy = tmp_path / "policy.toml"
-    policy.write_text('version = "workers-1"\n[[rules]]\nid = "edges"\nresource = "edge"\naction = "allow"\n')
+    policy.write_text(ALLOW_EVERYTHING)
     with ServerProcess(_serve(tmp_path, "--workers", "2", "--policy", str(policy))) as server:
         assert server.wait() == 2
     error = json.loads(server.stdout)["error"]  # the trace's own error, as with one process

@@ -130,9 +130,11 @@ def serve_command(
     def serve(listener: socket.socket, api: ApiContext | None,
               on_listening: Callable[[ListeningAddress, Engine], None], slot: WorkerSlot | None = None
               ) -> None:
-        from grapharc.server.siblings import Siblings
+        siblings = None
+        if slot is not None:  # a worker of several: imported only then, as the supervisor's module is
+            from grapharc.server.siblings import Siblings
 
-        siblings = Siblings(slot.wake_dir, slot.index, slot.count) if slot is not None else None
+            siblings = Siblings(slot.wake_dir, slot.index, slot.count)
         app = create_app(sessions=location, auth=auth, api=api, threads=threads, siblings=siblings)
         serve_until_stopped(listener, app, drain_timeout=drain_timeout, on_listening=on_listening,
                             lifeline=slot.lifeline if slot is not None else None)

@@ -41,9 +41,9 @@ from grapharc.server.listener import Engine
 STEADY_SECONDS = 10.0
 """A worker that dies sooner after its start is not replaced: the server stops instead."""
 KILL_GRACE_SECONDS = 5.0
-STOP_SIGNALS = {signal.SIGTERM, signal.SIGINT}
 """How long past the drain timeout the supervisor waits for a worker before it kills it."""
-
+STOP_SIGNALS = {signal.SIGTERM, signal.SIGINT}
+"""The signals that stop the server: the supervisor's to pass on to its workers."""
 
 
 @dataclass(frozen=True)
