@@ -64,3 +64,9 @@ def api_server_with_ceiling(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> 
 def api_server_short_grace(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Iterator[str]:
     """``api_server`` that deletes a stateless run's thread half a second after the run ends."""
     yield from _api_server(tmp_path, monkeypatch, "--stateless-grace", "0.5")
+
+
+@pytest.fixture
+def api_server_one_thread(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Iterator[str]:
+    """``api_server`` with a single thread for sync nodes (``--threads 1``)."""
+    yield from _api_server(tmp_path, monkeypatch, "--threads", "1")

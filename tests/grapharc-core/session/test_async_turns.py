@@ -3,17 +3,17 @@
 from __future__ import annotations
 
 import asyncio
-import os
 import sqlite3
 import threading
 import time
+from concurrent.futures import ThreadPoolExecutor
 from contextlib import closing
 
 import pytest
 from session_graphs import Crowd, Ledger, register_all
 from session_procs import session_op, wait_for
 
-from grapharc import GraphARC
+from grapharc import GraphARC, offload
 from grapharc.runtime.graph import END, START
 from grapharc.session import SessionManager, ThreadNotPausedError
 from grapharc.session.errors import LeaseLostError
@@ -33,7 +33,7 @@ def amanager(directory):
 
 
 def test_many_async_sessions_share_one_loop_without_a_thread_each(amanager):
-    pool = min(32, (os.cpu_count() or 1) + 4)  # asyncio's default executor, for store calls
+    pool = offload.STORE_THREADS  # the store calls' pool (the crowd's nodes are async)
     sessions = pool + 10
     baseline = threading.active_count()
 
@@ -51,7 +51,7 @@ def test_many_async_sessions_share_one_loop_without_a_thread_each(amanager):
         return during, paused, done
 
     during, paused, done = run(scenario())
-    assert during - baseline <= pool + 1  # the executor and aiosqlite's one connection thread
+    assert during - baseline <= pool + 1  # the store pool and aiosqlite's one connection thread
     assert {s.status for s in paused} == {"paused"} and {s.status for s in done} == {"completed"}
     assert amanager.values("c0")["log"] == ["gather", "aask:approved"]
 
@@ -162,3 +162,49 @@ def test_an_async_turn_that_lost_its_lease_writes_no_checkpoint_after_it(amanage
     latest = next(iter(amanager.history("taken")))  # saved before the takeover, and nothing since
     assert latest.next == ("takes_over",) and latest.values["log"] == []
     assert [task.result for task in latest.tasks] == [None]  # the node's writes were refused too
+
+
+def test_a_heartbeat_renews_the_lease_while_every_node_thread_is_busy(directory):
+    """Store calls have a pool of their own: a sync node holding the loop's only default-executor
+    thread for twice the lease's length does not hold back the heartbeat, so the lease never
+    lapses (queued behind the node, as it was in the shared pool, it lapsed after one second)."""
+    manager = SessionManager(directory, lease_seconds=1.0)
+    entered, release = threading.Event(), threading.Event()
+
+    def hold(state: Ledger) -> dict:
+        entered.set()
+        release.wait(timeout=30)
+        return {"log": ["held"]}
+
+    graph = GraphARC(Ledger, name="holder")
+    graph.add_node("hold", hold, writes={"log"})
+    graph.add_edge(START, "hold")
+    graph.add_edge("hold", END)
+    manager.register(graph)
+    manager.create("holder", thread_id="busy")
+
+    def lease_left() -> float:
+        with closing(sqlite3.connect(directory / SESSIONS_FILE)) as db:
+            (expires,) = db.execute("SELECT lease_expires_at FROM sessions "
+                                    "WHERE thread_id = 'busy'").fetchone()
+        return expires - time.time()
+
+    async def scenario():
+        asyncio.get_running_loop().set_default_executor(ThreadPoolExecutor(max_workers=1))
+        turn = asyncio.create_task(manager.arun("busy", {}))
+        left = []
+        try:
+            while not entered.is_set():
+                await asyncio.sleep(0.01)
+            for _ in range(8):  # two seconds: twice the lease
+                await asyncio.sleep(0.25)
+                left.append(lease_left())
+        finally:
+            release.set()
+        ended = await turn
+        await manager.aclose()
+        return min(left), ended
+
+    least, ended = run(scenario())
+    assert least > 0, f"the lease lapsed ({least:.2f} s left) while the node held the default executor"
+    assert ended.status == "completed" and manager.values("busy")["log"] == ["held"]

@@ -7,12 +7,12 @@ Both are this wrapper with one hook overridden, so neither re-implements the del
 
 from __future__ import annotations
 
-import asyncio
 from collections.abc import AsyncIterator, Collection, Iterator, Sequence
 from typing import Any, Self
 
 from langgraph.checkpoint.base import BaseCheckpointSaver, CheckpointTuple
 
+from grapharc import offload
 from grapharc.runtime.serde import allowlisted
 
 
@@ -40,7 +40,7 @@ class WrappedSaver(BaseCheckpointSaver[Any]):
 
     async def _aguard(self, config: Any) -> None:
         if self.guard_blocks:
-            await asyncio.to_thread(self.guard, config)
+            await offload.to_thread(self.guard, config)
         else:
             self.guard(config)
 

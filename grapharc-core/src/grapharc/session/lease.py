@@ -17,6 +17,7 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any, Self
 
+from grapharc import offload
 from grapharc.session.errors import LeaseLostError
 
 
@@ -84,6 +85,6 @@ class AsyncHeartbeat(_Beat):
     async def _run(self) -> None:
         while True:
             await asyncio.sleep(self.interval)
-            if not await asyncio.to_thread(self.renew, self.lease):
+            if not await offload.to_thread(self.renew, self.lease):
                 self.lost = True
                 return

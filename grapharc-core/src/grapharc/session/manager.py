@@ -34,6 +34,7 @@ from uuid import uuid4
 
 from langgraph.checkpoint.base import BaseCheckpointSaver
 
+from grapharc import offload
 from grapharc.runtime.budget import Budget
 from grapharc.runtime.graph import GraphARC
 from grapharc.session.approvals import Approvers, Gate
@@ -240,11 +241,11 @@ class SessionManager:
                         budget: Budget | None = None, on_record: OnRecord | None = None) -> Session:
         """Drive the thread a decision claimed (``decide``'s lease) until it pauses or ends."""
         saver = await self._async_checkpointer()
-        session, graph, compiled = await asyncio.to_thread(self._for, lease.thread_id, saver)
+        session, graph, compiled = await offload.to_thread(self._for, lease.thread_id, saver)
         turn = AsyncTurn(self.store, self.leases, graph, compiled, lease, self.clock, on_update, budget,
                          on_record, self._compiled(session.graph, lease.thread_id), scanned=self.scanned)
         await turn.drive(await turn.settled())
-        return await asyncio.to_thread(self.get, lease.thread_id)
+        return await offload.to_thread(self.get, lease.thread_id)
 
     def approve(self, thread_id: str, approval_id: str, *, decider: str,
                 on_update: OnUpdate | None = None) -> Session:
@@ -300,7 +301,7 @@ class SessionManager:
                      thread_id: str | None = None, on_update: OnUpdate | None = None) -> Session:
         """Async ``start``."""
         values = self._input(graph, input)
-        session = await asyncio.to_thread(self.create, graph, thread_id=thread_id)
+        session = await offload.to_thread(self.create, graph, thread_id=thread_id)
         return await self.arun(session.thread_id, values, on_update=on_update)
 
     async def arun(self, thread_id: str, input: Mapping[str, Any] | None = None, *,
@@ -308,35 +309,35 @@ class SessionManager:
                    on_record: OnRecord | None = None) -> Session:
         """Async ``run``."""
         saver = await self._async_checkpointer()
-        turn = await asyncio.to_thread(self._start_turn, thread_id, input, AsyncTurn, on_update, saver,
+        turn = await offload.to_thread(self._start_turn, thread_id, input, AsyncTurn, on_update, saver,
                                        budget=budget, on_record=on_record)
         await turn.drive(turn.start_plan())
-        return await asyncio.to_thread(self.get, thread_id)
+        return await offload.to_thread(self.get, thread_id)
 
     async def aresume(self, thread_id: str, approval_id: str, decision: str, *, decider: str,
                       on_update: OnUpdate | None = None, budget: Budget | None = None,
                       on_record: OnRecord | None = None) -> Session:
         """Async ``resume``."""
         saver = await self._async_checkpointer()
-        session, graph, compiled = await asyncio.to_thread(self._for, thread_id, saver)
+        session, graph, compiled = await offload.to_thread(self._for, thread_id, saver)
         snapshot = await compiled.aget_state({"configurable": {"thread_id": thread_id}})
-        lease = await asyncio.to_thread(self._decide, session, graph, lambda _config: snapshot,
+        lease = await offload.to_thread(self._decide, session, graph, lambda _config: snapshot,
                                         approval_id, decision, decider)
         if lease is not None:
             return await self.acarry_on(lease, on_update=on_update, budget=budget, on_record=on_record)
-        return await asyncio.to_thread(self.get, thread_id)
+        return await offload.to_thread(self.get, thread_id)
 
     async def arecover(self, thread_id: str, *, on_update: OnUpdate | None = None,
                        budget: Budget | None = None, on_record: OnRecord | None = None) -> Session:
         """Async ``recover``."""
         saver = await self._async_checkpointer()
-        session, graph, compiled = await asyncio.to_thread(self._for, thread_id, saver)
-        lease = await asyncio.to_thread(self.store.claim_recovery, thread_id, runner=self.runner,
+        session, graph, compiled = await offload.to_thread(self._for, thread_id, saver)
+        lease = await offload.to_thread(self.store.claim_recovery, thread_id, runner=self.runner,
                                         ttl=self.lease_seconds, now=self.clock())
         turn = AsyncTurn(self.store, self.leases, graph, compiled, lease, self.clock, on_update, budget,
                          on_record, self._compiled(session.graph, thread_id), scanned=self.scanned)
         await turn.drive(await turn.recovery_plan())
-        return await asyncio.to_thread(self.get, thread_id)
+        return await offload.to_thread(self.get, thread_id)
 
     async def aclose(self) -> None:
         """Close the async checkpointer of the running event loop, and the sync one."""

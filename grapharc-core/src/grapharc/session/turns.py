@@ -6,11 +6,11 @@ is checked and newly saved node completions go to the audit trail. After each pa
 the thread is settled (``grapharc.session.settle``) and either continues or the turn
 ends, writing the status and any new approval requests under the lease's token.
 ``Turn`` is the sync driver; ``AsyncTurn`` does the same on the event loop with no
-thread of its own (store calls go through ``asyncio.to_thread``). Its scan after a chunk reads
-through the async checkpointer, queued behind the chunk's writes on the same connection (a read
-elsewhere could miss them); settling after a pass, whose writes are all saved by then, reads
-through the sync one in the same trip to a thread as its store calls (each async checkpointer
-read is a trip of its own). A turn's runs answer every
+thread of its own (store calls go through ``grapharc.offload``, a pool no graph node waits
+in). Its scan after a chunk reads through the async checkpointer, queued behind the chunk's
+writes on the same connection (a read elsewhere could miss them); settling after a pass, whose
+writes are all saved by then, reads through the sync one in the same trip to a thread as its
+store calls (each async checkpointer read is a trip of its own). A turn's runs answer every
 ``ask`` with a durable approval (``grapharc.approvals``): the thread pauses on it like on an
 ``interrupt()``. An ``on_update`` subscriber sees each node's writes once they are saved, and an
 ``on_record`` watcher is called after each write to the audit trail (nodes, runs, the ending),
@@ -21,7 +21,6 @@ given a ``budget`` runs every pass under the stricter of it and the graph's (thr
 
 from __future__ import annotations
 
-import asyncio
 import dataclasses
 from collections.abc import Callable
 from typing import Any
@@ -29,6 +28,7 @@ from typing import Any
 from langchain_core.runnables import RunnableConfig
 from langgraph.types import StateSnapshot
 
+from grapharc import offload
 from grapharc.approvals import DURABLE_ASKS
 from grapharc.runtime.budget import RUN_BUDGET_KEY, Budget
 from grapharc.runtime.compiled import CompiledGraphARC
@@ -248,10 +248,10 @@ class AsyncTurn(_TurnBase):
             except LeaseLostError:
                 raise
             except BaseException as exc:
-                if await asyncio.to_thread(self._fail, exc):
+                if await offload.to_thread(self._fail, exc):
                     self.subscriber.recorded()
                 raise
-        await asyncio.to_thread(self.store.finish, self.lease, plan.kind, self.clock(), **self._ending(plan))
+        await offload.to_thread(self.store.finish, self.lease, plan.kind, self.clock(), **self._ending(plan))
         self.subscriber.recorded()
 
     def _renew(self, lease: Lease) -> bool:
@@ -265,23 +265,23 @@ class AsyncTurn(_TurnBase):
                 await self._record()
                 self.subscriber.show(chunk)
         finally:
-            if await asyncio.to_thread(self._record_run):
+            if await offload.to_thread(self._record_run):
                 self.subscriber.recorded()  # on the loop, never in the store's thread (see settled)
 
     async def settled(self) -> Plan:
         """Async ``Turn.settled``, in one trip to a thread."""
-        plan, new = await asyncio.to_thread(self._settle)
+        plan, new = await offload.to_thread(self._settle)
         if new:
             self.subscriber.recorded()  # on the loop: the watcher may wake the loop's waiters
         return plan
 
     async def _record(self) -> None:
         if self.audited is None:
-            self.audited = await asyncio.to_thread(self.store.audited_step, self.lease.thread_id)
+            self.audited = await offload.to_thread(self.store.audited_step, self.lease.thread_id)
         history = [s async for s in asnapshots(self.compiled, self.thread, Window(since_step=self.audited))]
         self.scanned.keep(self.lease.thread_id, history)
         runs, resume_at = completed_runs(history, self.audited)
-        new = await asyncio.to_thread(self.store.record_nodes, self.lease, runs, resume_at, self.clock())
+        new = await offload.to_thread(self.store.record_nodes, self.lease, runs, resume_at, self.clock())
         self.audited = resume_at
         if new:
             self.subscriber.recorded()

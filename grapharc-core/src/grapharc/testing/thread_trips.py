@@ -1,16 +1,17 @@
 """Count a code path's trips to worker threads, so a test can pin how many an async path makes.
 
-A trip through ``asyncio.to_thread`` costs a hand-off each way between the event loop and a
-thread; the server's async paths batch their store work to keep those few. ``thread_trips``
-records every function sent that way inside its block.
+A trip through ``grapharc.offload.to_thread`` (the store calls' pool) costs a hand-off each way
+between the event loop and a thread; the server's async paths batch their store work to keep
+those few. ``thread_trips`` records every function sent that way inside its block.
 """
 
 from __future__ import annotations
 
-import asyncio
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from typing import Any
+
+from grapharc import offload
 
 
 class ThreadTrips(list[Callable[..., Any]]):
@@ -23,16 +24,16 @@ class ThreadTrips(list[Callable[..., Any]]):
 
 @contextmanager
 def thread_trips() -> Iterator[ThreadTrips]:
-    """Record every ``asyncio.to_thread`` call made inside the block; the original is restored after."""
+    """Record every ``offload.to_thread`` call made inside the block; the original is restored after."""
     trips = ThreadTrips()
-    original = asyncio.to_thread
+    original = offload.to_thread
 
     async def counted(func: Callable[..., Any], /, *args: Any, **kwargs: Any) -> Any:
         trips.append(func)
         return await original(func, *args, **kwargs)
 
-    asyncio.to_thread = counted
+    offload.to_thread = counted
     try:
         yield trips
     finally:
-        asyncio.to_thread = original
+        offload.to_thread = original

@@ -57,8 +57,8 @@ KINDS_HELP = ("module:attr of the node-kind registry the governed assistant's pl
 MODEL_HELP = "Planner model spec backend/model of the governed assistant (default: the kinds' scripted one)."
 WORKERS_HELP = ("Server processes sharing the port, each with its own --threads pool and run worker, so "
                 "the API uses more than one core; 1 serves in this process.")
-THREADS_HELP = ("Threads for blocking work: sync graph nodes and store calls. Each run's sync node holds "
-                "one while it runs, so this bounds how many runs make progress at once.")
+THREADS_HELP = ("Threads for sync graph nodes: each holds one while it runs, so this bounds how many "
+                "runs make progress at once (store calls have a pool of their own).")
 STATELESS_GRACE_HELP = ("Seconds a stateless run's thread (POST /runs with on_completion 'delete', the "
                         "default) outlives the run before it is deleted, so its clients read the end first.")
 CEILING_HELP = ("Ceiling on the {} any one run of the threads API may spend: a run's budget above it "

@@ -1,9 +1,10 @@
-"""The server's pool of threads for blocking work: sync graph nodes and session/run store calls.
+"""The server's pool of threads for sync graph nodes.
 
-``asyncio.to_thread`` and LangGraph's sync nodes in an async graph run in the event loop's
-default executor, which Python sizes ``min(32, cpus + 4)``: six threads on a two-core machine,
-so a server ran at most six sleeping nodes at once and its store calls queued behind them.
-``grapharc serve`` gives its loop a pool of ``--threads`` threads instead.
+LangGraph's sync nodes in an async graph run in the event loop's default executor, which
+Python sizes ``min(32, cpus + 4)``: six threads on a two-core machine, so a server ran at most
+six sleeping nodes at once. ``grapharc serve`` gives its loop a pool of ``--threads`` threads
+instead. (Store calls have a pool of their own, ``grapharc.offload``: a server whose node
+threads are all busy still renews its leases and streams what the nodes recorded.)
 """
 
 from __future__ import annotations

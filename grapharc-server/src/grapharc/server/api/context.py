@@ -3,7 +3,6 @@ durable run store and this process's worker over it."""
 
 from __future__ import annotations
 
-import asyncio
 import importlib
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
@@ -11,6 +10,7 @@ from typing import Any
 
 from fastapi import Request
 
+from grapharc import offload
 from grapharc.errors import GraphARCError
 from grapharc.runs.contracts import RunStore
 from grapharc.runs.errors import RunStoreError
@@ -70,7 +70,7 @@ class ApiContext:
     async def aclose(self) -> None:
         """Stop the worker, then close the run store and the sessions."""
         await self.worker.stop()
-        await asyncio.to_thread(self.runs.close)
+        await offload.to_thread(self.runs.close)
         await self.manager.aclose()
 
 

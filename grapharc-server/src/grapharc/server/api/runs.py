@@ -14,7 +14,6 @@ claims it first (``grapharc.server.api.worker``): its id, status, join and strea
 
 from __future__ import annotations
 
-import asyncio
 import uuid
 from functools import partial
 from typing import Annotated, Any, Literal
@@ -23,6 +22,7 @@ from fastapi import APIRouter, Depends, Header, Query
 from pydantic import BaseModel, ConfigDict, Field, TypeAdapter, ValidationError
 from sse_starlette.sse import EventSourceResponse
 
+from grapharc import offload
 from grapharc.runs.records import DELETE, KEEP, ON_COMPLETION, REJECT, RunRecord
 from grapharc.server.api import shapes
 from grapharc.server.api.budgets import BudgetRequest, run_budget
@@ -92,8 +92,8 @@ async def list_runs(thread_id: str, ctx: Context,
                     select: Annotated[list[str] | None, Query()] = None) -> list[dict[str, Any]]:
     """The thread's runs, newest first (``status`` filters; ``select`` keeps only those fields),
     as the SDK's ``runs.list`` asks; an unknown thread is a 404."""
-    await asyncio.to_thread(ctx.manager.get, thread_id)
-    runs = await asyncio.to_thread(partial(ctx.runs.of_thread, thread_id, status=status, limit=limit,
+    await offload.to_thread(ctx.manager.get, thread_id)
+    runs = await offload.to_thread(partial(ctx.runs.of_thread, thread_id, status=status, limit=limit,
                                            offset=offset))
     page = [shapes.run(run) for run in runs]
     if not select:
@@ -107,14 +107,14 @@ async def list_runs(thread_id: str, ctx: Context,
 
 @router.get("/{run_id}")
 async def get_run(thread_id: str, run_id: str, ctx: Context) -> dict[str, Any]:
-    return shapes.run(await asyncio.to_thread(ctx.runs.get, thread_id, run_id))
+    return shapes.run(await offload.to_thread(ctx.runs.get, thread_id, run_id))
 
 
 @router.post("/{run_id}/cancel")
 async def cancel_run(thread_id: str, run_id: str, ctx: Context, wait: bool = False) -> dict[str, Any]:
     """Cancel a run wherever it executes: a queued one at once, a running one at its worker's next
     poll (``wait``: answer once it has ended)."""
-    run = await asyncio.to_thread(ctx.runs.request_cancel, thread_id, run_id, ctx.manager.clock())
+    run = await offload.to_thread(ctx.runs.request_cancel, thread_id, run_id, ctx.manager.clock())
     ctx.worker.wake()
     if wait:
         run = await ended(ctx, run)
@@ -123,7 +123,7 @@ async def cancel_run(thread_id: str, run_id: str, ctx: Context, wait: bool = Fal
 
 @router.get("/{run_id}/join")
 async def join_run(thread_id: str, run_id: str, ctx: Context) -> dict[str, Any]:
-    await ended(ctx, await asyncio.to_thread(ctx.runs.get, thread_id, run_id))
+    await ended(ctx, await offload.to_thread(ctx.runs.get, thread_id, run_id))
     return await final_values(ctx, thread_id)
 
 
@@ -132,7 +132,7 @@ async def join_stream(thread_id: str, run_id: str, ctx: Context, last_event_id: 
                       stream_mode: Annotated[list[str] | None, Query()] = None,
                       cancel_on_disconnect: bool = False) -> EventSourceResponse:
     """Rejoin a run's stream (the run's own modes unless ``stream_mode`` names some)."""
-    run = await asyncio.to_thread(ctx.runs.get, thread_id, run_id)
+    run = await offload.to_thread(ctx.runs.get, thread_id, run_id)
     modes = stream_modes(stream_mode or list(run.stream_modes))
     return sse_response(ctx, run, modes, cursor_of(last_event_id), cancel_on_disconnect=cancel_on_disconnect)
 
@@ -141,7 +141,7 @@ async def ended(ctx: ApiContext, run: RunRecord) -> RunRecord:
     """The run's record once it has ended, on whichever worker executes it."""
     while not run.ended:
         woken = ctx.progress.changed(run.thread_id)
-        run = await asyncio.to_thread(ctx.runs.get, run.thread_id, run.run_id)
+        run = await offload.to_thread(ctx.runs.get, run.thread_id, run.run_id)
         if not run.ended:
             await wait_for_progress(ctx.manager, run, ctx.worker.name, woken)
     return run
@@ -149,8 +149,8 @@ async def ended(ctx: ApiContext, run: RunRecord) -> RunRecord:
 
 async def final_values(ctx: ApiContext, thread_id: str) -> dict[str, Any]:
     """The thread's values once the run ended, with its open approvals as ``__interrupt__``."""
-    session = await asyncio.to_thread(ctx.manager.get, thread_id)
-    values = await asyncio.to_thread(ctx.manager.values, thread_id)
+    session = await offload.to_thread(ctx.manager.get, thread_id)
+    values = await offload.to_thread(ctx.manager.values, thread_id)
     pending = shapes.interrupts(session)
     return {**shapes.thread(session, values)["values"], **({"__interrupt__": pending} if pending else {})}
 
@@ -179,18 +179,18 @@ async def queue(ctx: ApiContext, thread_id: str, body: RunCreate, user: User | N
                     updated_at=now, stream_modes=tuple(stream_modes(body.stream_mode)),
                     budget=run_budget(body.budget, ctx.ceiling), multitask_strategy=body.multitask_strategy,
                     metadata=body.metadata or {})
-    added = await asyncio.to_thread(ctx.runs.add, run, exclusive=exclusive)
+    added = await offload.to_thread(ctx.runs.add, run, exclusive=exclusive)
     ctx.worker.wake()
     return added
 
 
 async def _thread(ctx: ApiContext, thread_id: str, body: RunCreate) -> Session:
     try:
-        return await asyncio.to_thread(ctx.manager.get, thread_id)
+        return await offload.to_thread(ctx.manager.get, thread_id)
     except UnknownSessionError:
         if body.if_not_exists != "create":
             raise
-    return await asyncio.to_thread(ctx.manager.create, body.assistant_id, thread_id=thread_id)
+    return await offload.to_thread(ctx.manager.create, body.assistant_id, thread_id=thread_id)
 
 
 def _request(ctx: ApiContext, session: Session, body: RunCreate, user: User | None, *,

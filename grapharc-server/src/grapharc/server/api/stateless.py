@@ -13,12 +13,12 @@ thread's own runs.
 
 from __future__ import annotations
 
-import asyncio
 from typing import Any, Literal
 
 from fastapi import APIRouter
 from sse_starlette.sse import EventSourceResponse
 
+from grapharc import offload
 from grapharc.runs.records import RunRecord
 from grapharc.server.api import shapes
 from grapharc.server.api.problems import ApiProblem
@@ -60,9 +60,9 @@ async def _queue_on_new_thread(ctx: Context, body: StatelessRunCreate, user: Use
         raise ApiProblem(422, "a stateless run starts a new thread, which has no approval to answer",
                          hint="answer an approval with a run on its own thread: POST /threads/{id}/runs")
     graph = ctx.manager.graphs.get(body.assistant_id)
-    session = await asyncio.to_thread(ctx.manager.create, graph.name)
+    session = await offload.to_thread(ctx.manager.create, graph.name)
     try:
         return await queue(ctx, session.thread_id, body, user, on_completion=body.on_completion)
     except BaseException:
-        await asyncio.to_thread(ctx.manager.delete, session.thread_id)
+        await offload.to_thread(ctx.manager.delete, session.thread_id)
         raise

@@ -32,6 +32,7 @@ from typing import TYPE_CHECKING, Any
 
 from sse_starlette.sse import EventSourceResponse
 
+from grapharc import offload
 from grapharc.runs.records import RUNNING, RunRecord
 from grapharc.server.api.encoding import json_text
 from grapharc.server.api.problems import ApiProblem
@@ -129,7 +130,7 @@ async def _events(ctx: ApiContext, run: RunRecord, modes: list[str], cursor: Cur
     try:
         while True:
             woken = ctx.progress.changed(run.thread_id)
-            run, cursor, entries, steps = await asyncio.to_thread(_read, ctx, run, modes, cursor, steps)
+            run, cursor, entries, steps = await offload.to_thread(_read, ctx, run, modes, cursor, steps)
             waiting = False  # on a node whose checkpoint is not saved yet: sent on a later read
             for entry, mode, index in _pending(entries, modes, cursor):
                 data = _render(mode, entry, steps)

@@ -3,7 +3,6 @@ history, events, the trace."""
 
 from __future__ import annotations
 
-import asyncio
 import contextlib
 import json
 import uuid
@@ -12,6 +11,7 @@ from typing import Annotated, Any, Literal
 from fastapi import APIRouter, Depends, Response
 from pydantic import BaseModel, ConfigDict, Field
 
+from grapharc import offload
 from grapharc.server.api import shapes
 from grapharc.server.api.context import ApiContext, api
 from grapharc.server.api.problems import ApiProblem
@@ -117,8 +117,8 @@ async def create_thread(body: ThreadCreate, ctx: Context) -> dict[str, Any]:
     thread_id = body.thread_id or uuid.uuid4().hex[:12]
     if body.if_exists == "do_nothing":
         with contextlib.suppress(UnknownSessionError):
-            return shapes.thread(await asyncio.to_thread(ctx.manager.get, thread_id))
-    session = await asyncio.to_thread(ctx.manager.create, graph, thread_id=thread_id)
+            return shapes.thread(await offload.to_thread(ctx.manager.get, thread_id))
+    session = await offload.to_thread(ctx.manager.create, graph, thread_id=thread_id)
     return shapes.thread(session)
 
 
@@ -139,32 +139,32 @@ async def _matching(body: ThreadCount, ctx: Context) -> list[Session]:
         raise ApiProblem(422, f"unknown thread status {body.status!r}",
                          hint=f"use one of: {', '.join([*_SEARCH_STATUS, *STATUSES])}")
     wanted = _SEARCH_STATUS.get(body.status or "", (body.status,) if body.status else None)
-    sessions = await asyncio.to_thread(ctx.manager.list)
+    sessions = await offload.to_thread(ctx.manager.list)
     return [s for s in sessions if (wanted is None or s.status in wanted)
             and shapes.holds_metadata(shapes.thread_metadata(s), body.metadata)]
 
 
 @router.get("/{thread_id}")
 async def get_thread(thread_id: str, ctx: Context) -> dict[str, Any]:
-    session = await asyncio.to_thread(ctx.manager.get, thread_id)
-    values = await asyncio.to_thread(ctx.manager.values, thread_id)
+    session = await offload.to_thread(ctx.manager.get, thread_id)
+    values = await offload.to_thread(ctx.manager.values, thread_id)
     return shapes.thread(session, values)
 
 
 @router.delete("/{thread_id}", status_code=204)
 async def delete_thread(thread_id: str, ctx: Context) -> Response:
-    runs = await asyncio.to_thread(ctx.runs.of_thread, thread_id)
+    runs = await offload.to_thread(ctx.runs.of_thread, thread_id)
     if any(not run.ended for run in runs):
         raise ApiProblem(409, f"thread {thread_id} has a run pending or in flight",
                          hint="cancel the run (POST .../runs/{run}/cancel), then delete the thread")
-    await asyncio.to_thread(ctx.manager.delete, thread_id)
+    await offload.to_thread(ctx.manager.delete, thread_id)
     return Response(status_code=204)
 
 
 @router.get("/{thread_id}/state")
 async def get_state(thread_id: str, ctx: Context) -> dict[str, Any]:
-    session = await asyncio.to_thread(ctx.manager.get, thread_id)
-    history = await asyncio.to_thread(ctx.manager.history, thread_id, limit=1)
+    session = await offload.to_thread(ctx.manager.get, thread_id)
+    history = await offload.to_thread(ctx.manager.history, thread_id, limit=1)
     if not history:
         return {"values": {}, "next": [], "tasks": [], "metadata": {}, "created_at": None,
                 "checkpoint": None, "parent_checkpoint": None, "interrupts": shapes.interrupts(session)}
@@ -173,35 +173,35 @@ async def get_state(thread_id: str, ctx: Context) -> dict[str, Any]:
 
 @router.get("/{thread_id}/state/{checkpoint_id}")
 async def get_state_at(thread_id: str, checkpoint_id: str, ctx: Context) -> dict[str, Any]:
-    snapshot = await asyncio.to_thread(ctx.manager.state_at, thread_id, checkpoint_id)
+    snapshot = await offload.to_thread(ctx.manager.state_at, thread_id, checkpoint_id)
     return shapes.state(snapshot)
 
 
 @router.post("/{thread_id}/state/checkpoint")
 async def post_state_at(thread_id: str, body: StateAtCheckpoint, ctx: Context) -> dict[str, Any]:
-    snapshot = await asyncio.to_thread(ctx.manager.state_at, thread_id, body.checkpoint.of(thread_id))
+    snapshot = await offload.to_thread(ctx.manager.state_at, thread_id, body.checkpoint.of(thread_id))
     return shapes.state(snapshot)
 
 
 @router.post("/{thread_id}/history")
 async def get_history(thread_id: str, ctx: Context, body: HistoryQuery | None = None) -> list[dict[str, Any]]:
     query = body or HistoryQuery()
-    history = await asyncio.to_thread(ctx.manager.history, thread_id, limit=query.limit,
+    history = await offload.to_thread(ctx.manager.history, thread_id, limit=query.limit,
                                       before=query.before_id(thread_id))
     return [shapes.state(snapshot) for snapshot in history]
 
 
 @router.post("/{thread_id}/events")
 async def post_event(thread_id: str, body: EventPost, ctx: Context) -> dict[str, Any]:
-    await asyncio.to_thread(ctx.manager.get, thread_id)
-    event = await asyncio.to_thread(ctx.manager.post_event, thread_id, body.kind, body.payload)
+    await offload.to_thread(ctx.manager.get, thread_id)
+    event = await offload.to_thread(ctx.manager.post_event, thread_id, body.kind, body.payload)
     return {"event_id": event.event_id, "thread_id": thread_id, "kind": event.kind,
             "delivered": "at the thread's next turn"}
 
 
 @router.get("/{thread_id}/trace")
 async def get_trace(thread_id: str, ctx: Context) -> Response:
-    body = await asyncio.to_thread(_trace, ctx.manager, thread_id)
+    body = await offload.to_thread(_trace, ctx.manager, thread_id)
     return Response(body, media_type="application/x-ndjson")
 
 

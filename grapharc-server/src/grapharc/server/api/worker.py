@@ -35,6 +35,7 @@ import contextlib
 import logging
 import uuid
 
+from grapharc import offload
 from grapharc.errors import GraphARCError
 from grapharc.runs.contracts import RunStore
 from grapharc.runs.records import DELETE, ENQUEUE, ERROR, INTERRUPTED, ON_COMPLETION, SUCCESS, RunRecord
@@ -93,7 +94,7 @@ class RunWorker:
         run = RunRecord(run_id=str(uuid.uuid4()), thread_id=lease.thread_id, assistant_id=graph,
                         request={"kind": CARRY_ON}, created_at=now, updated_at=now, after_seq=after_seq,
                         budget=budget, multitask_strategy=ENQUEUE)
-        added = await asyncio.to_thread(self.runs.add_claimed, run, self.name, now, self.ttl)
+        added = await offload.to_thread(self.runs.add_claimed, run, self.name, now, self.ttl)
         self._handed[added.run_id] = lease
         self._launch(added, reclaimed=False)
         return added
@@ -120,7 +121,7 @@ class RunWorker:
 
     async def _tick(self) -> None:
         """One look at the run store, in one trip to a thread: cancel, reclaim, claim."""
-        cancelled, reclaimed, claimed = await asyncio.to_thread(self._due, bool(self._executing))
+        cancelled, reclaimed, claimed = await offload.to_thread(self._due, bool(self._executing))
         for run_id in cancelled:
             task = self._executing.get(run_id)
             if task is not None:
@@ -153,7 +154,7 @@ class RunWorker:
         begun = run.after_seq or 0
         try:
             if run.after_seq is None:
-                begun = await asyncio.to_thread(self._begin, run)
+                begun = await offload.to_thread(self._begin, run)
                 self.progress.notify(run.thread_id)  # its readers poll slowly from now on; wake them
             session = await (self._carry_on(run) if reclaimed else self._turn(run))
             status = _RUN_STATUS.get(session.status, SUCCESS)
@@ -168,7 +169,7 @@ class RunWorker:
         finally:
             if not self._stopping:
                 self._executing.pop(run.run_id, None)
-        await asyncio.to_thread(self._end, run, begun, status, error)
+        await offload.to_thread(self._end, run, begun, status, error)
         self.progress.notify(run.thread_id)
         self.wake()  # a run queued behind this one on its thread can be claimed now
         if run.request.get(ON_COMPLETION) == DELETE:
@@ -176,7 +177,7 @@ class RunWorker:
 
     def _forget(self, thread_id: str) -> None:
         """Delete a stateless run's thread (in a task, kept until it is done)."""
-        task = asyncio.get_running_loop().create_task(asyncio.to_thread(self._delete_finished, thread_id),
+        task = asyncio.get_running_loop().create_task(offload.to_thread(self._delete_finished, thread_id),
                                                       name=f"forget:{thread_id}")
         self._forgetting.add(task)
         task.add_done_callback(self._forgetting.discard)
@@ -213,11 +214,11 @@ class RunWorker:
         cancelled turn does); a thread that ended otherwise leaves only the run's end to record.
         The thread's session as it was left."""
         while True:
-            session = await asyncio.to_thread(self.manager.get, run.thread_id)
+            session = await offload.to_thread(self.manager.get, run.thread_id)
             if session.lease_live(self.manager.clock()):
                 await asyncio.sleep(self.ttl / 3)
                 continue
-            if not await asyncio.to_thread(self._turn_began, run):
+            if not await offload.to_thread(self._turn_began, run):
                 return await self._turn(run)
             if session.status in (RUNNING, FAILED):
                 watcher = self.progress.watcher(run.thread_id)

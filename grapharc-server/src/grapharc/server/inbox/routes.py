@@ -18,8 +18,8 @@ from urllib.parse import quote
 from fastapi import APIRouter, Form, HTTPException, Request
 from fastapi.responses import RedirectResponse, Response
 from fastapi.templating import Jinja2Templates
-from starlette.concurrency import run_in_threadpool
 
+from grapharc import offload
 from grapharc.errors import GraphARCError
 from grapharc.server.api.budgets import run_budget
 from grapharc.server.auth import AuthConfig, User
@@ -112,7 +112,7 @@ def inbox_router(location: str, auth: AuthConfig, api: ApiContext | None = None)
         if who is None:
             return _to_signin(request)
         user = who[1]
-        waiting = await run_in_threadpool(queue.pending, location)
+        waiting = await offload.to_thread(queue.pending, location)
         mine = [p for p in waiting if user.decider_for(p.graph, p.approval.node, p.approval.deciders)]
         return pages.render(request, "inbox.html", pending=mine, others=len(waiting) - len(mine),
                             now=time.time())
@@ -152,7 +152,7 @@ def inbox_router(location: str, auth: AuthConfig, api: ApiContext | None = None)
             return pages.render(request, "refused.html", 403, approval=found.approval,
                                 reason=f"{user.name} may not decide this approval")
         try:
-            handover = await run_in_threadpool(queue.decide, location, approval_id, decision, decider, served)
+            handover = await offload.to_thread(queue.decide, location, approval_id, decision, decider, served)
             if handover is not None and api is not None:
                 await api.worker.hand_over(handover.lease, handover.graph, handover.after_seq,
                                            run_budget(None, api.ceiling))
@@ -167,7 +167,7 @@ def inbox_router(location: str, auth: AuthConfig, api: ApiContext | None = None)
     async def _details(request: Request, approval_id: str) -> queue.Details | Response:
         """The approval's details, or the page saying there is no such approval."""
         try:
-            return await run_in_threadpool(queue.details, location, approval_id, served)
+            return await offload.to_thread(queue.details, location, approval_id, served)
         except UnknownApprovalError as exc:
             return pages.error(request, 404, str(exc))
 
@@ -185,7 +185,7 @@ def inbox_router(location: str, auth: AuthConfig, api: ApiContext | None = None)
         if user is None:
             raise HTTPException(401, "send an API token: Authorization: Bearer TOKEN",
                                 headers={"WWW-Authenticate": "Bearer"})
-        waiting = await run_in_threadpool(queue.pending, location)
+        waiting = await offload.to_thread(queue.pending, location)
         return {"user": user.name, "approvals": [
             {**p.approval.to_dict(), "graph": p.graph} for p in waiting
             if user.decider_for(p.graph, p.approval.node, p.approval.deciders)]}

@@ -1,0 +1,56 @@
+"""Blocking store calls off the event loop, in a pool of threads of their own.
+
+``asyncio.to_thread`` shares the loop's default executor with LangGraph's sync nodes. A server
+whose threads are all busy in sleeping or slow nodes then queued its own bookkeeping behind
+them: a lease's heartbeat waited past the lease's expiry (losing a live thread to a takeover),
+and a stream's trace read waited for a node to finish before it could deliver what the node
+had already recorded. Session, run and trace store calls go through ``to_thread`` here
+instead: a small pool only they use, so they wait for each other at most, never for a graph.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextvars
+import functools
+import os
+import threading
+from collections.abc import Callable
+from concurrent.futures import ThreadPoolExecutor
+from typing import ParamSpec, TypeVar
+
+STORE_THREADS = 16
+"""Threads for store calls: each call is short, and the stores serialise writes anyway."""
+
+_P = ParamSpec("_P")
+_R = TypeVar("_R")
+
+_pool: ThreadPoolExecutor | None = None
+_pool_lock = threading.Lock()
+
+
+def _store_pool() -> ThreadPoolExecutor:
+    """The process's store pool, made on first use (so a process that forks workers before
+    using it hands them none of its threads)."""
+    global _pool
+    with _pool_lock:
+        if _pool is None:
+            _pool = ThreadPoolExecutor(max_workers=STORE_THREADS, thread_name_prefix="grapharc-store")
+        return _pool
+
+
+def _forget_pool_in_child() -> None:
+    """A forked child has none of its parent's threads: it makes a pool of its own on first use."""
+    global _pool, _pool_lock
+    _pool, _pool_lock = None, threading.Lock()
+
+
+if hasattr(os, "register_at_fork"):  # not on Windows, which cannot fork
+    os.register_at_fork(after_in_child=_forget_pool_in_child)
+
+
+async def to_thread(func: Callable[_P, _R], /, *args: _P.args, **kwargs: _P.kwargs) -> _R:
+    """Run the blocking store call ``func(*args, **kwargs)`` in the store pool, in the caller's
+    context (as ``asyncio.to_thread`` does in the default executor); its result."""
+    call = functools.partial(contextvars.copy_context().run, func, *args, **kwargs)
+    return await asyncio.get_running_loop().run_in_executor(_store_pool(), call)
