@@ -3,14 +3,19 @@ signal, or a drain that outlasts ``--drain-timeout``, stops it at once with exit
 
 from __future__ import annotations
 
+import contextlib
 import json
 import signal
+import subprocess
+import time
 from collections.abc import Iterator
 from concurrent.futures import Future, ThreadPoolExecutor
 from contextlib import contextmanager
+from pathlib import Path
 
 import httpx
 import pytest
+from api_graphs import WAITER
 from gated_server import IN_FLIGHT_NOTICE
 from server_process import PATIENCE_SECONDS, ServerProcess, gated_serve, grapharc_serve
 
@@ -79,3 +84,61 @@ def test_an_app_that_fails_to_start_exits_2_with_one_json_error_after_the_bind()
         assert server.wait() == 2
     error = json.loads(server.stdout)["error"]
     assert error["code"] == "ServerStartupError" and "http://127.0.0.1:" in error["message"]
+
+
+def _announced_url(process: subprocess.Popen[str]) -> str:
+    """The ``url`` of the JSON document ``--json`` prints on stdout once the server listens."""
+    text = ""
+    while True:
+        text += process.stdout.readline() if process.stdout else ""
+        with contextlib.suppress(json.JSONDecodeError):
+            return str(json.loads(text)["url"])
+
+
+def test_a_stop_is_bounded_when_nobody_reads_the_servers_output_any_more():
+    """The terminal or log pipe that read the server went away: SIGTERM's notice cannot be
+    written, yet the drain's deadline still stops the server (before, the handler raised on the
+    broken pipe before it set the deadline, and a request that never finished kept it forever)."""
+    pipe = subprocess.PIPE
+    process = subprocess.Popen(gated_serve("gated", "--port", "0", "--json", "--drain-timeout", "0.5"),
+                               stdin=pipe, stdout=pipe, stderr=pipe, text=True)
+    try:
+        url = _announced_url(process)
+        with ThreadPoolExecutor(max_workers=1) as pool:
+            response = pool.submit(httpx.get, url + "/gated", timeout=PATIENCE_SECONDS)
+            while IN_FLIGHT_NOTICE not in (process.stderr.readline() if process.stderr else ""):
+                pass
+            for pipe in (process.stdout, process.stderr):
+                if pipe is not None:
+                    pipe.close()
+            process.send_signal(signal.SIGTERM)
+            assert process.wait(timeout=PATIENCE_SECONDS) == 1
+            with pytest.raises(httpx.TransportError):
+                response.result()
+    finally:
+        if process.poll() is None:
+            process.kill()
+            process.wait()
+        if process.stdin is not None:
+            process.stdin.close()
+
+
+def test_a_drain_held_up_by_a_running_sync_node_says_so_and_exits_1(tmp_path, monkeypatch):
+    """No request is in flight, but a run's sync node waits for a file that never comes: a
+    thread cannot be cancelled, so the drain's deadline ends the process and says why."""
+    monkeypatch.setenv("PYTHONPATH", str(Path(__file__).parent))
+    command = grapharc_serve("--port", "0", "--json", "--drain-timeout", "0.5", "--sessions",
+                             str(tmp_path / "sessions"), "--registry", "api_graphs:register")
+    with ServerProcess(command) as server:
+        url = server.json_announcement()["url"]
+        with httpx.Client(base_url=url, timeout=PATIENCE_SECONDS) as client:
+            thread = client.post("/threads", json={"metadata": {"graph_id": WAITER}}).json()["thread_id"]
+            client.post(f"/threads/{thread}/runs", json={
+                "assistant_id": WAITER, "input": {"release_file": str(tmp_path / "never")}})
+            while client.get(f"/threads/{thread}").json()["status"] != "busy":
+                time.sleep(0.05)
+        server.send(signal.SIGTERM)
+        assert server.wait() == 1
+    assert "SIGTERM: stopping, no requests in flight" in server.stderr
+    assert ("the drain outlasted 0.5s: every request finished, but the server's shutdown waited on work "
+            "still running in a thread (a sync node cannot be cancelled)") in server.stderr

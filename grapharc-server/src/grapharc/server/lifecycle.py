@@ -15,6 +15,7 @@ accepting, close idle connections, let in-flight requests finish) and changes th
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import os
 import signal
 import socket
@@ -31,6 +32,7 @@ from uvicorn.config import STARTUP_FAILURE
 from grapharc.cli.output import ExitCode
 from grapharc.server.errors import ServerStartupError
 from grapharc.server.listener import Engine, ListeningAddress
+from grapharc.server.notices import notice
 
 
 def serve_until_stopped(listener: socket.socket, app: ASGIApp, *, drain_timeout: float,
@@ -59,7 +61,7 @@ def serve_until_stopped(listener: socket.socket, app: ASGIApp, *, drain_timeout:
     finally:
         server.cancel_drain_deadline()
         listener.close()
-    _notice("stopped: every request finished")
+    notice("stopped: every request finished")
 
 
 class _DrainingServer(uvicorn.Server):
@@ -105,11 +107,11 @@ class _DrainingServer(uvicorn.Server):
     def _drain(self, why: str, how_to_stop_now: str = "") -> None:
         """Stop accepting and let the requests in flight finish, for ``drain_timeout`` at most."""
         self.should_exit = True
-        _notice(f"{why}: stopping, {self._in_flight()} (waiting at most {self._drain_timeout:g}s"
-                f"{how_to_stop_now})")
         self._drain_deadline = threading.Timer(self._drain_timeout, self._drain_timed_out)
         self._drain_deadline.daemon = True
         self._drain_deadline.start()
+        notice(f"{why}: stopping, {self._in_flight()} (waiting at most {self._drain_timeout:g}s"
+               f"{how_to_stop_now})")
 
     def cancel_drain_deadline(self) -> None:
         """Forget the drain's deadline (the drain finished, or it never started)."""
@@ -117,8 +119,11 @@ class _DrainingServer(uvicorn.Server):
             self._drain_deadline.cancel()
 
     def _drain_timed_out(self) -> None:
-        _stop_now(f"the drain outlasted {self._drain_timeout:g}s: stopped without finishing "
-                  f"{self._in_flight()}")
+        outlasted = f"the drain outlasted {self._drain_timeout:g}s"
+        if self.server_state.tasks:
+            _stop_now(f"{outlasted}: stopped without finishing {self._in_flight()}")
+        _stop_now(f"{outlasted}: every request finished, but the server's shutdown waited on work still "
+                  "running in a thread (a sync node cannot be cancelled); stopped without it")
 
     def _in_flight(self) -> str:
         count = len(self.server_state.tasks)
@@ -127,14 +132,12 @@ class _DrainingServer(uvicorn.Server):
         return f"{count or 'no'} requests in flight"
 
 
-def _notice(message: str) -> None:
-    """A line for the operator, on stderr (stdout carries only the ``--json`` document)."""
-    sys.stderr.write(message + "\n")
-    sys.stderr.flush()
-
-
 def _stop_now(message: str) -> NoReturn:
-    """End the process with status 1 at once, leaving whatever requests are still running."""
-    _notice(message)
-    sys.stdout.flush()
-    os._exit(int(ExitCode.NEGATIVE))
+    """End the process with status 1 at once, leaving whatever requests are still running (the
+    notice and the flush of stdout may fail with no reader left; the exit happens regardless)."""
+    try:
+        notice(message)
+        with contextlib.suppress(OSError, ValueError):
+            sys.stdout.flush()
+    finally:
+        os._exit(int(ExitCode.NEGATIVE))

@@ -37,6 +37,7 @@ from typing import NoReturn
 from grapharc.errors import GraphARCError
 from grapharc.server.errors import ServerStartupError
 from grapharc.server.listener import Engine
+from grapharc.server.notices import notice
 
 STEADY_SECONDS = 10.0
 """A worker that dies sooner after its start is not replaced: the server stops instead."""
@@ -238,5 +239,4 @@ def _status(code: int) -> str:
 
 
 def _notice(message: str) -> None:
-    sys.stderr.write(f"supervisor: {message}\n")
-    sys.stderr.flush()
+    notice(f"supervisor: {message}")
