@@ -66,6 +66,7 @@ def test_a_request_cannot_describe_the_graph(api_server: str) -> None:
                              json={"assistant_id": CREDIT, "input": {}, "interrupt_before": ["disburse"]})
         errors = _problem(sneaky, 422)["errors"]
         assert errors[0]["loc"] == ["body", "interrupt_before"]
+        assert _problem(sneaky, 422)["detail"].startswith("the request's body does not match")
         assert errors[0]["type"] == "extra_forbidden"
         wrong = client.post(f"/threads/{thread}/runs", json={"assistant_id": "waiter", "input": {}})
         assert "credit-approval" in _problem(wrong, 409)["detail"]
@@ -226,6 +227,8 @@ def test_listing_runs_refuses_an_unknown_thread_bad_paging_and_unknown_fields(ap
         _problem(client.get("/threads/no-such-thread/runs"), 404)
         for params in ({"limit": "0"}, {"offset": "-1"}, {"limit": "x"}, {"status": "done"}):
             _problem(client.get(f"/threads/{thread}/runs", params=params), 422)
+        paging = _problem(client.get(f"/threads/{thread}/runs", params={"limit": "x"}), 422)
+        assert paging["detail"].startswith("the request's query does not match")  # not its body
         refused = _problem(client.get(f"/threads/{thread}/runs", params={"select": ["run_id", "nope"]}), 422)
         assert "nope" in refused["detail"]
 

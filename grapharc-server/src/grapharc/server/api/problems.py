@@ -93,6 +93,12 @@ def status_of(error: GraphARCError) -> int:
     return 422 if "Input" in type(error).__name__ else 400
 
 
+def _parts(fields: list[dict[str, Any]]) -> str:
+    """Which parts of a request its validation errors are in ('body', 'query', 'body and query')."""
+    parts = dict.fromkeys(str(f["loc"][0]) for f in fields if f["loc"]) or {"body": None}
+    return " and ".join(parts)
+
+
 def install_problem_handlers(app: FastAPI) -> None:
     """Answer every error the API raises, and any it did not expect, with a problem document."""
 
@@ -106,8 +112,8 @@ def install_problem_handlers(app: FastAPI) -> None:
     async def invalid_request(_request: Request, error: RequestValidationError) -> JSONResponse:
         fields = [{"loc": list(e.get("loc", ())), "msg": e.get("msg", ""), "type": e.get("type", "")}
                   for e in error.errors()]
-        return problem(422, "the request body does not match what this route takes", errors=fields,
-                       hint="fix the fields listed in 'errors'; unknown fields are refused")
+        return problem(422, f"the request's {_parts(fields)} does not match what this route takes",
+                       errors=fields, hint="fix the fields listed in 'errors'; unknown fields are refused")
 
     @app.exception_handler(HTTPException)
     async def http_error(request: Request, error: HTTPException) -> JSONResponse:
