@@ -80,6 +80,9 @@ def test_body_size_and_depth_are_limited(api_server: str) -> None:
         assert "nests" in _problem(client.post("/threads", json={"metadata": deep}), 422)["detail"]
         huge = {"metadata": {"blob": "x" * 1_100_000}}
         _problem(client.post("/threads", json=huge), 413)
+        binary = client.post("/threads", content=bytes(range(128, 256)) * 8,
+                             headers={"content-type": "application/json"})
+        assert "could not be read as JSON text (UTF-8)" in _problem(binary, 400)["detail"]
         _problem(client.get("/threads/no-such-thread"), 404)
 
 

@@ -93,6 +93,10 @@ def status_of(error: GraphARCError) -> int:
     return 422 if "Input" in type(error).__name__ else 400
 
 
+_UNPARSED_BODY = "There was an error parsing the body"
+"""FastAPI's detail for a body its JSON reading failed on before parsing (not UTF-8, say)."""
+
+
 def _parts(fields: list[dict[str, Any]]) -> str:
     """Which parts of a request its validation errors are in ('body', 'query', 'body and query')."""
     parts = dict.fromkeys(str(f["loc"][0]) for f in fields if f["loc"]) or {"body": None}
@@ -125,6 +129,9 @@ def install_problem_handlers(app: FastAPI) -> None:
         elif error.status_code == 405 and detail == "Method Not Allowed":
             taken = headers.get("Allow") or "no method"
             detail = f"this server has no route {route}; that path takes {taken}"
+        elif error.status_code == 400 and detail == _UNPARSED_BODY:  # bytes no decoder could read
+            detail = f"the body of {route} could not be read as JSON text (UTF-8)"
+            hint = "send a JSON document, encoded in UTF-8, with content-type application/json"
         return problem(error.status_code, detail, hint=hint, headers=headers)
 
     @app.exception_handler(Exception)
