@@ -307,3 +307,14 @@ def test_without_fork_more_than_one_worker_is_refused_naming_the_system(tmp_path
         assert server.wait() == 2
     error = json.loads(server.stdout)["error"]
     assert error["code"] == "WorkersNeedForkError" and "--workers 1" in error["hint"]
+
+
+def test_a_registry_that_raises_is_named_as_the_registrys_error_not_a_grapharc_bug(tmp_path: Path) -> None:
+    command = _serve(tmp_path)
+    command[command.index("api_graphs:register")] = "os:getcwd"  # callable, but not with a manager
+    with ServerProcess(command) as server:
+        assert server.wait() == 2
+    error = json.loads(server.stdout)["error"]
+    assert error["code"] == "RegistryError"
+    assert error["message"].startswith("registry 'os:getcwd' failed: TypeError:")
+    assert "bug" not in error["hint"] and "Traceback" not in server.stderr

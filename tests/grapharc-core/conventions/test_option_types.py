@@ -52,6 +52,7 @@ def test_a_new_command_with_a_raw_float_int_or_path_is_caught():
      "'--lease': must be a number of seconds at least 1 and at most 86400, got '-0'"),
     (["serve", "--port", "65536"], "'--port': must be an integer from 0 to 65535"),
     (["serve", "--drain-timeout", "nan"], "'--drain-timeout': must be a number of seconds at least 0"),
+    (["serve", "--auth-file", "/proc/self"], "'/proc/self' is a directory, not an auth file"),
     (["trace", "/proc/self"], "'/proc/self' is a directory, not a trace file"),
     (["run", "/dev/null"], "'/dev/null' is a character device, not a graph file"),
     (["demo", "stage0", "--report-dir", "/proc/version"], "'/proc/version' is a file, not a folder"),

@@ -28,6 +28,11 @@ def shown(value: Any) -> str:
     return text if len(text) <= 300 else text[:297] + "..."
 
 
+def with_article(noun: str) -> str:
+    """``noun`` after "a" or "an", by its first letter ("an auth file", "a policy file")."""
+    return f"{'an' if noun[:1].lower() in 'aeiou' else 'a'} {noun}"
+
+
 class OptionType:
     """A parser for one kind of value; ``describe()`` is what it accepts, shown in ``--help``."""
 
@@ -118,7 +123,7 @@ class ReadableFile(OptionType):
             raise ValueError(f"{self.what} {shown(path)} does not exist")
         kind = not_regular(status.st_mode)
         if kind:
-            raise ValueError(f"{shown(path)} is {kind}, not a {self.what}")
+            raise ValueError(f"{shown(path)} is {kind}, not {with_article(self.what)}")
         if not os.access(path, os.R_OK):
             raise ValueError(f"{self.what} {shown(path)} is not readable")
         return path
@@ -160,7 +165,7 @@ class WritableFile(OptionType):
             return path
         kind = not_regular(status.st_mode)
         if kind:
-            raise ValueError(f"{shown(path)} is {kind}, not a {self.what}")
+            raise ValueError(f"{shown(path)} is {kind}, not {with_article(self.what)}")
         if not os.access(path, os.W_OK):
             raise ValueError(f"{self.what} {shown(path)} is not writable")
         return path

@@ -48,6 +48,19 @@ def load_registry(spec: str) -> Registrar:
     return found  # type: ignore[no-any-return]
 
 
+def _register(spec: str, register: Registrar, manager: SessionManager) -> None:
+    """Call the operator's registry ``spec`` on ``manager``; an error of its own code is the
+    registry's to fix, so it is named as such rather than as a GraphARC bug."""
+    try:
+        register(manager)
+    except GraphARCError:
+        raise  # GraphARC refused what it registered, and says why
+    except Exception as exc:
+        raise RegistryError(f"registry {spec!r} failed: {type(exc).__name__}: {exc}",
+                            hint="it is called with the SessionManager and registers graphs on it; "
+                                 "run it in Python to see the traceback") from exc
+
+
 @dataclass
 class ApiContext:
     """The session manager every route drives, the durable run store its runs are queued in, this
@@ -85,7 +98,9 @@ def open_context(sessions: str, registries: list[str], ceiling: Budget | None = 
     ``stateless_grace`` seconds after the run ends."""
     manager = SessionManager(sessions, lease_seconds=lease_seconds)
     try:
-        for register in [*map(load_registry, registries), *registrars]:
+        for spec in registries:
+            _register(spec, load_registry(spec), manager)
+        for register in registrars:
             register(manager)
         runs = open_store(store_uri(sessions, "runs"), kind="runs")
         if not isinstance(runs, RunStore):
