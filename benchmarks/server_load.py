@@ -11,7 +11,9 @@ trace write (the event's ``metadata.at``) to the client's receipt. Reported: run
 duplicated / out-of-order events (the goal is 0, 0, 0), p50 / p99 / max latency (also per kind
 of trace entry, which shows where in a turn events wait), the most streams open at once, the
 server's RSS before and after the load and its CPU time per run (both summed over its
-processes), and the machine's load average. The baseline, measured first in the same run: CPU
+processes), the machine's load average, and the setup's own bound on the rate (a run holds a
+client for its whole length and one of the server's node threads while a node sleeps: below the
+target, the setup rather than the server caps it). The baseline, measured first in the same run: CPU
 time per run of the same chain in plain LangGraph with a SQLite checkpointer (no server, stream
 or trace), and the server's CPU per run as a ratio to it.
 
@@ -45,6 +47,8 @@ from typing import Any
 import httpx
 
 GRAPH = "bench-chain"
+NODES = 3
+"""Nodes in a run of the benchmark's chain, one after the other."""
 SERVER_THREADS = 64  # grapharc serve's default
 CLIENT_POOLS = 20
 """Connection pools the client tasks share (see ``load``)."""
@@ -261,6 +265,16 @@ def plain_langgraph_cpu_ms(directory: Path, runs: int = 200) -> float:
         connection.close()
 
 
+def setup_bound(args: argparse.Namespace) -> float | None:
+    """The most runs/s the setup allows before the server does any work: each run holds a client
+    for its whole length and a node thread (of ``--threads`` per worker) while a node sleeps (None:
+    nodes that do not sleep set no such bound)."""
+    run_seconds = NODES * args.node_seconds
+    if run_seconds <= 0:
+        return None
+    return round(min(args.clients, args.threads * args.workers) / run_seconds, 1)
+
+
 def percentile(values: list[float], share: float) -> float:
     """The ``share`` quantile of ``values`` (nearest rank), 0 for none."""
     if not values:
@@ -316,10 +330,14 @@ def main() -> int:
         "plain_langgraph_cpu_ms_per_run": round(plain_ms, 2),
         "server_cpu_per_run_ratio_to_plain_langgraph": round(server_ms / plain_ms, 1),
         "load_average_1m_before": round(load_before, 2), "load_average_1m_after": round(load_after, 2),
+        "setup_bound_runs_per_s": (bound := setup_bound(args)),
         "latency_p50_p99_ms_by_entry": {name: [round(percentile(values, 0.50), 1),
                                                round(percentile(values, 0.99), 1)]
                                         for name, values in sorted(tally.latencies_by_entry.items())},
     }
+    if bound is not None and bound < args.rate:
+        print(f"note: this setup allows at most {bound} runs/s of the "
+              f"{args.rate:g} asked (more --clients, or --threads x --workers, lift it)", file=sys.stderr)
     if args.json:
         print(json.dumps({**figures, "failures": tally.failed[:10]}, indent=2))
     else:

@@ -29,3 +29,14 @@ def test_the_benchmark_loses_no_event_and_reports_its_ratio_to_plain_langgraph(w
     assert plain > 0 and server > 0
     ratio = report["server_cpu_per_run_ratio_to_plain_langgraph"]
     assert abs(ratio - server / plain) <= 0.05 * ratio + 0.1  # the figures are rounded on their own
+    assert report["setup_bound_runs_per_s"] == round(2 / (3 * 0.01), 1)  # 2 clients, each run 3 x 0.01 s
+    assert "note: this setup allows" not in done.stderr
+
+
+def test_the_benchmark_says_when_its_setup_caps_the_rate_below_the_target() -> None:
+    command = [sys.executable, str(BENCHMARK), "--clients", "1", "--rate", "4", "--duration", "1",
+               "--node-seconds", "0.1", "--json"]
+    done = subprocess.run(command, capture_output=True, text=True, timeout=600)
+    assert done.returncode == 0, done.stdout + done.stderr
+    assert json.loads(done.stdout)["setup_bound_runs_per_s"] == 3.3  # one client, 0.3 s per run
+    assert "note: this setup allows at most 3.3 runs/s of the 4 asked" in done.stderr
