@@ -10,6 +10,7 @@ and a user the auth file does not let decide an approval gets 403.
 
 from __future__ import annotations
 
+import asyncio
 import time
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -152,7 +153,9 @@ def inbox_router(location: str, auth: AuthConfig, api: ApiContext | None = None)
             return pages.render(request, "refused.html", 403, approval=found.approval,
                                 reason=f"{user.name} may not decide this approval")
         try:
-            handover = await offload.to_thread(queue.decide, location, approval_id, decision, decider, served)
+            # not a store call only: a thread of a graph this server does not serve is carried on
+            # through its nodes here, so it runs where nodes run (--threads), not in the store pool
+            handover = await asyncio.to_thread(queue.decide, location, approval_id, decision, decider, served)
             if handover is not None and api is not None:
                 await api.worker.hand_over(handover.lease, handover.graph, handover.after_seq,
                                            run_budget(None, api.ceiling))
