@@ -11,6 +11,7 @@ import socket
 import subprocess
 import sys
 import threading
+from collections.abc import Callable
 from pathlib import Path
 from types import TracebackType
 from typing import IO, Any
@@ -45,6 +46,18 @@ def gated_serve(app: str, *options: str) -> list[str]:
     return [sys.executable, str(GATED_SERVER), app, *options]
 
 
+def read_announcement(next_line: Callable[[], str]) -> dict[str, Any]:
+    """The JSON document ``--json`` prints once the server listens, read line by line (it is
+    indented over several) from ``next_line``."""
+    text = ""
+    while True:
+        text += next_line()
+        try:
+            return json.loads(text)
+        except json.JSONDecodeError:
+            continue
+
+
 class ServerProcess:
     """A running server: its announcement, its stderr lines, signals, and its exit status."""
 
@@ -68,13 +81,7 @@ class ServerProcess:
 
     def json_announcement(self) -> dict[str, Any]:
         """The one JSON document ``--json`` prints on stdout once the server listens."""
-        text = ""
-        while True:
-            text += self._stdout.next_line()
-            try:
-                return json.loads(text)
-            except json.JSONDecodeError:
-                continue
+        return read_announcement(self._stdout.next_line)
 
     def stderr_line_containing(self, fragment: str) -> str:
         """The next stderr line that contains ``fragment`` (waiting for it to be written)."""

@@ -3,7 +3,6 @@ signal, or a drain that outlasts ``--drain-timeout``, stops it at once with exit
 
 from __future__ import annotations
 
-import contextlib
 import json
 import signal
 import subprocess
@@ -17,7 +16,7 @@ import httpx
 import pytest
 from api_graphs import WAITER
 from gated_server import IN_FLIGHT_NOTICE
-from server_process import PATIENCE_SECONDS, ServerProcess, gated_serve, grapharc_serve
+from server_process import PATIENCE_SECONDS, ServerProcess, gated_serve, grapharc_serve, read_announcement
 
 STOP_SIGNALS = pytest.mark.parametrize("sig", [signal.SIGTERM, signal.SIGINT], ids=["SIGTERM", "SIGINT"])
 
@@ -86,15 +85,6 @@ def test_an_app_that_fails_to_start_exits_2_with_one_json_error_after_the_bind()
     assert error["code"] == "ServerStartupError" and "http://127.0.0.1:" in error["message"]
 
 
-def _announced_url(process: subprocess.Popen[str]) -> str:
-    """The ``url`` of the JSON document ``--json`` prints on stdout once the server listens."""
-    text = ""
-    while True:
-        text += process.stdout.readline() if process.stdout else ""
-        with contextlib.suppress(json.JSONDecodeError):
-            return str(json.loads(text)["url"])
-
-
 def test_a_stop_is_bounded_when_nobody_reads_the_servers_output_any_more():
     """The terminal or log pipe that read the server went away: SIGTERM's notice cannot be
     written, yet the drain's deadline still stops the server (before, the handler raised on the
@@ -103,7 +93,8 @@ def test_a_stop_is_bounded_when_nobody_reads_the_servers_output_any_more():
     process = subprocess.Popen(gated_serve("gated", "--port", "0", "--json", "--drain-timeout", "0.5"),
                                stdin=pipe, stdout=pipe, stderr=pipe, text=True)
     try:
-        url = _announced_url(process)
+        assert process.stdout is not None
+        url = read_announcement(process.stdout.readline)["url"]
         with ThreadPoolExecutor(max_workers=1) as pool:
             response = pool.submit(httpx.get, url + "/gated", timeout=PATIENCE_SECONDS)
             while IN_FLIGHT_NOTICE not in (process.stderr.readline() if process.stderr else ""):

@@ -33,12 +33,15 @@ _pool_lock = threading.Lock()
 
 def _store_pool() -> ThreadPoolExecutor:
     """The process's store pool, made on first use (so a process that forks workers before
-    using it hands them none of its threads)."""
+    using it hands them none of its threads); the lock is taken only while there is none yet."""
     global _pool
-    with _pool_lock:
-        if _pool is None:
-            _pool = ThreadPoolExecutor(max_workers=STORE_THREADS, thread_name_prefix="grapharc-store")
-        return _pool
+    pool = _pool
+    if pool is None:
+        with _pool_lock:
+            if _pool is None:
+                _pool = ThreadPoolExecutor(max_workers=STORE_THREADS, thread_name_prefix="grapharc-store")
+            pool = _pool
+    return pool
 
 
 def _forget_pool_in_child() -> None:

@@ -133,11 +133,9 @@ class _DrainingServer(uvicorn.Server):
 
 
 def _stop_now(message: str) -> NoReturn:
-    """End the process with status 1 at once, leaving whatever requests are still running (the
-    notice and the flush of stdout may fail with no reader left; the exit happens regardless)."""
-    try:
-        notice(message)
-        with contextlib.suppress(OSError, ValueError):
-            sys.stdout.flush()
-    finally:
-        os._exit(int(ExitCode.NEGATIVE))
+    """End the process with status 1 at once, leaving whatever requests are still running (with no
+    reader left, the notice and the flush of stdout fail quietly: the exit happens regardless)."""
+    notice(message)
+    with contextlib.suppress(OSError, ValueError):  # ValueError: stdout is closed
+        sys.stdout.flush()
+    os._exit(int(ExitCode.NEGATIVE))
