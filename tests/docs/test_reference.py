@@ -31,17 +31,17 @@ from pydantic import BaseModel
 from pydantic.fields import FieldInfo
 
 from grapharc import config
-from grapharc.cli.governance import read_graph_file
-from grapharc.cli.session_commands import DEFAULT_DIR
 from grapharc.errors import ConfigurationError, GraphARCError
 from grapharc.observe.cost import CARD_KEYS, RATE_KEYS, RateCard
 from grapharc.observe.errors import RateCardError, TraceVersionError
 from grapharc.observe.reader import TraceReader
 from grapharc.planner import admission
+from grapharc.planner.graph_file import read_graph_file
 from grapharc.planner.proposal import ProposalError, ProposedEdge, ProposedNode, Subgraph
 from grapharc.policy.engine import PolicyDocumentError, PolicyEngine
 from grapharc.policy.schema import EdgeRuleDoc, NodeRuleDoc, PolicyDocument, SpendRuleDoc, ToolRuleDoc
 from grapharc.policy.sources import PolicyLoadError
+from grapharc.session.location import DEFAULT_SESSIONS as DEFAULT_DIR
 
 ROOT = Path(__file__).resolve().parents[2]
 REFERENCE = ROOT / "docs" / "reference"
@@ -193,7 +193,7 @@ COMMON = set.intersection(*(set(rule.model_fields) for rule in RULES))
 
 
 PER_COMMAND = {"registry", "trace", "memory", "max_tokens", "max_iterations"}
-"""Settings whose default differs by command (see grapharc.governed.BUILT_INS and the demos)."""
+"""Settings whose default differs by command (see grapharc.governed.run.BUILT_INS and the demos)."""
 
 
 def setting_type(key: config.Key) -> str:

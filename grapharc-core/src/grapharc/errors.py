@@ -7,6 +7,17 @@ traceback. ``hint`` tells the user what to do about it.
 
 from __future__ import annotations
 
+from enum import IntEnum
+
+
+class ExitCode(IntEnum):
+    """What a GraphARC process's exit status means: 0 did the job, 1 ran and the answer was
+    negative, 2 could not run (a known error, a usage error)."""
+
+    OK = 0
+    NEGATIVE = 1
+    CANNOT_RUN = 2
+
 
 class GraphARCError(Exception):
     """An error GraphARC raises deliberately, with a message meant for a user."""

@@ -8,7 +8,7 @@ import pytest
 import typer
 from typer.testing import CliRunner
 
-import grapharc.governed
+import grapharc.governed.run
 from grapharc.cli.governance_commands import add_governance_commands
 
 GRAPH = {"nodes": [{"name": "gather", "kind": "collect_context"},
@@ -37,13 +37,13 @@ def calls(monkeypatch):
     """Count every resolution of the config and every load of the surface."""
     counted = {"load_config": 0, "load_surface": 0}
     for name in counted:
-        real = getattr(grapharc.governed, name)
+        real = getattr(grapharc.governed.run, name)
 
         def counting(*args, _real=real, _name=name, **kwargs):
             counted[_name] += 1
             return _real(*args, **kwargs)
 
-        monkeypatch.setattr(grapharc.governed, name, counting)
+        monkeypatch.setattr(grapharc.governed.run, name, counting)
     return counted
 
 

@@ -137,7 +137,7 @@ def test_proposal_text_is_parsed_or_refused_with_proposal_error(text):
 @SETTINGS
 @given(raw=st.one_of(st.binary(max_size=300), st.sampled_from([b"\xff\xfe{}", b"{" * 100_000, b""])))
 def test_a_graph_file_is_read_or_refused_with_proposal_error(tmp_path: Path, raw):
-    from grapharc.cli.governance import read_graph_file
+    from grapharc.planner.graph_file import read_graph_file
 
     path = tmp_path / "graph.json"
     path.write_bytes(raw)

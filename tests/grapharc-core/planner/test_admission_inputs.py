@@ -12,11 +12,11 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 from typer.testing import CliRunner
 
-from grapharc.cli.governance import read_graph_file
 from grapharc.cli.governance_commands import add_governance_commands
 from grapharc.errors import GraphARCError
 from grapharc.governed import prepare_graph, resolve_config, run_graph
 from grapharc.planner import ProposalError, ProposedNode, Subgraph
+from grapharc.planner.graph_file import read_graph_file
 from grapharc.planner.proposal import proposal_from_data
 
 EVERY_FAILURE = {

@@ -6,7 +6,6 @@ import pytest
 
 from grapharc.governed import (
     BUILT_INS,
-    EmptyGoalError,
     UnboundedRunError,
     budget_for,
     configured_budget,
@@ -18,6 +17,7 @@ from grapharc.governed import (
     run_graph,
     run_plan,
 )
+from grapharc.planner.goal import EmptyGoalError
 from grapharc.observe.reader import read_events
 from grapharc.planner import StopReason
 from grapharc.planner.proposal import proposal_from_data

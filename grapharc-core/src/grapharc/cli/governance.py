@@ -11,48 +11,21 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any
 
-from grapharc._files import read_user_text
 from grapharc.cli.output import ExitCode, emit, fail
 from grapharc.errors import GraphARCError
-from grapharc.governed import (
-    GovernedRun,
+from grapharc.governed.provenance import budget_document, provenance
+from grapharc.governed.run import (
     configured_trace,
     prepare_graph,
     prepare_plan,
-    require_goal,
     resolve_config,
     run_graph,
     run_plan,
 )
+from grapharc.planner.goal import require_goal
+from grapharc.planner.graph_file import read_graph_file
 from grapharc.planner.surface import PLUGINS, load_surface
-from grapharc.policy.engine import PolicyEngine
-from grapharc.policy.sources import LoadedPolicy
-from grapharc.runtime.budget import Budget, amount
-
-MAX_GRAPH_BYTES = 16 * 1024 * 1024
-
-
-def policy_line(loaded: LoadedPolicy, engine: PolicyEngine) -> str:
-    """``origin [default] (summary)  [source]``: the provenance is always on the line."""
-    default = " default" if loaded.source == "registry-default" else ""
-    return f"{loaded.origin}{default} ({engine.summary()})  [{loaded.source}]"
-
-
-def policy_document(loaded: LoadedPolicy, engine: PolicyEngine) -> dict[str, Any]:
-    return {"source": loaded.source, "origin": loaded.origin, "version": engine.version,
-            "digest": engine.digest, "description": engine.description,
-            "generated_now": loaded.generated_now}
-
-
-def provenance(governed: GovernedRun) -> dict[str, Any]:
-    """Where the policy and every setting came from: the same block in ``plan`` and ``run``."""
-    config = governed.config
-    return {"policy": policy_document(governed.policy, governed.engine),
-            "policy_line": policy_line(governed.policy, governed.engine),
-            "policy_note": governed.engine.scope_note(),
-            "policy_source": governed.policy.source,
-            "config": {"path": str(config.path) if config.path else None, "line": config.line()},
-            "sources": config.sources()}
+from grapharc.runtime.budget import amount
 
 
 def _note(doc: dict[str, Any]) -> list[str]:
@@ -112,22 +85,6 @@ def render_plan(doc: dict[str, Any]) -> str:
     return "\n".join(lines)
 
 
-def read_graph_file(path: Path) -> tuple[Any, dict[str, Any]]:
-    """A graph file's proposal and its optional ``input`` state; bad files say what and where."""
-    from grapharc.planner.proposal import ProposalError, decode_json, proposal_from_data
-
-    text = read_user_text(path, what="graph file", limit=MAX_GRAPH_BYTES, error=ProposalError,
-                          kind="JSON")
-    data = decode_json(text, str(path))
-    initial: dict[str, Any] = {}
-    if isinstance(data, dict) and "input" in data:
-        data = dict(data)
-        initial = data.pop("input")
-        if not isinstance(initial, dict):
-            raise ProposalError(f"{path}: input must be an object of state values")
-    return proposal_from_data(data, str(path)), initial
-
-
 def run(graph: Path, check_only: bool, unbounded: bool, as_json: bool, flags: dict[str, Any],
         config_path: Path | None) -> None:
     """``grapharc run``: admit a written topology and, unless --check-only, execute it."""
@@ -160,12 +117,6 @@ def _run(graph: Path, check_only: bool, unbounded: bool, flags: dict[str, Any],
     document.update(executed=True, state=outcome.state.model_dump(mode="json"),
                     state_line=state_line(outcome.state))
     return document, ExitCode.OK
-
-
-def budget_document(budget: Budget) -> dict[str, Any]:
-    return {"max_tokens": budget.max_tokens, "max_iterations": budget.max_iterations,
-            "max_seconds": budget.max_seconds, "max_concurrency": budget.max_concurrency,
-            "max_cost_usd": budget.max_cost_usd}
 
 
 def render_run(doc: dict[str, Any]) -> str:

@@ -14,21 +14,14 @@ import re
 import sys
 import traceback
 from collections.abc import Callable
-from enum import IntEnum
 from typing import Annotated, Any, NoReturn
 
 import typer
 
+from grapharc.errors import ExitCode
+
 JSON_OPTION_HELP = "Print one JSON document on stdout (errors too)."
 JsonOption = Annotated[bool, typer.Option("--json", help=JSON_OPTION_HELP)]
-
-
-class ExitCode(IntEnum):
-    """What a command's exit status means."""
-
-    OK = 0
-    NEGATIVE = 1
-    CANNOT_RUN = 2
 
 
 _CONTROL = re.compile("[\x00-\x08\x0a-\x1f\x7f-\x9f\u2028\u2029\u202a-\u202e\u2066-\u2069]")

@@ -21,8 +21,8 @@ import typer
 from grapharc.cli.options import LeaseSeconds, Sessions
 from grapharc.cli.output import ExitCode, JsonOption, emit, fail, terminal_text
 from grapharc.errors import ConfigurationError, GraphARCError
+from grapharc.session.location import holds_sessions, session_location
 
-DEFAULT_DIR = ".grapharc/sessions"
 TRAP_NOTE = ("on resume, sign_off runs again from its first line: nothing with an effect sits above its "
              "interrupt(), and the payout is a node of its own (disburse)")
 
@@ -54,27 +54,6 @@ def add_approval_demo(demo_app: typer.Typer) -> None:
     demo_app.add_typer(group, name="approval")
 
 
-def session_store(given: str | None) -> str | Path:
-    """The ``sessions`` setting, resolved like every other (flag > env > grapharc.toml > default):
-    a store URI as written, else the session folder's path."""
-    from grapharc.config import load_config
-    from grapharc.stores import is_uri
-
-    if given is not None and is_uri(given):
-        return given
-    found: str | Path = load_config({"sessions": given}, defaults={"sessions": DEFAULT_DIR}).value("sessions")
-    return found
-
-
-def _holds_sessions(where: str | Path) -> bool:
-    """Whether ``where`` holds a session store: a folder's database file must exist already (reading
-    commands never create one); a URI's store is opened and answers for itself."""
-    from grapharc.session.errors import SessionError
-    from grapharc.session.sqlite_files import SESSIONS_FILE, database_path
-
-    return isinstance(where, str) or database_path(str(where), SESSIONS_FILE, SessionError).is_file()
-
-
 @contextmanager
 def _opened(where: str | Path, lease: float = 30.0) -> Iterator[Any]:
     """A session manager on ``where``, closed (its connections with it) when the command is done."""
@@ -89,7 +68,7 @@ def _opened(where: str | Path, lease: float = 30.0) -> Iterator[Any]:
 
 def _read(where: str | Path, read: Callable[[Any], Any], empty: Any) -> Any:
     """What ``read`` returns from the session store at ``where``, or ``empty`` where there is none."""
-    if not _holds_sessions(where):
+    if not holds_sessions(where):
         return empty
     with _opened(where) as manager:
         return read(manager)
@@ -104,8 +83,8 @@ def status_command(thread: Annotated[str, typer.Argument(help="The thread id.")]
     from grapharc.session.errors import UnknownSessionError
 
     try:
-        where = session_store(sessions)
-        if not _holds_sessions(where):
+        where = session_location(sessions)
+        if not holds_sessions(where):
             raise UnknownSessionError(thread)
         with _opened(where) as manager:
             session = manager.get(thread)
@@ -121,7 +100,7 @@ def list_command(sessions: Sessions = None, as_json: JsonOption = False,
     from grapharc.session.records import STATUSES
 
     try:
-        where = session_store(sessions)
+        where = session_location(sessions)
         if status is not None and status not in STATUSES:
             raise UnknownStatusError(f"unknown status {status!r}; statuses: {', '.join(STATUSES)}")
         found = _read(where, lambda manager: manager.list(status), [])
@@ -140,7 +119,7 @@ def prune_command(
     from grapharc.session.retention import PruneReport, parse_duration
 
     try:
-        where = session_store(sessions)
+        where = session_location(sessions)
         seconds = parse_duration(older_than)
         report = _read(where, lambda manager: manager.prune(seconds), PruneReport((), 0, 0))
     except GraphARCError as exc:
@@ -240,12 +219,13 @@ def _carry_on(thread: str, sessions: str | None, as_json: bool, move: Callable[[
     """Open the thread's graph in this process and ``move`` it on: an agent thread's agent is
     rebuilt from the settings stored with it; the demos' graphs are registered by name."""
     from grapharc.cli.agent_command import Progress, finish, session_document
+    from grapharc.governed.known_graphs import register_thread_graph
     from grapharc.session.errors import UnknownSessionError
 
     story = _Story(as_json)
     try:
-        where = session_store(sessions)
-        if not _holds_sessions(where):
+        where = session_location(sessions)
+        if not holds_sessions(where):
             raise UnknownSessionError(thread)
         with _opened(where, lease) as manager:
             trace = register_thread_graph(manager, thread)
@@ -260,20 +240,6 @@ def _carry_on(thread: str, sessions: str | None, as_json: bool, move: Callable[[
         finish(document, as_json)
     else:
         _finish_story(session, story)
-
-
-def register_thread_graph(manager: Any, thread: str) -> Path | None:
-    """Register on ``manager`` the graph ``thread`` runs, so it can be decided and carried on here:
-    an agent rebuilt from the settings stored with it (its trace file is returned), or the graph of
-    one of core's demos (None is returned)."""
-    from grapharc.examples.approval import register_credit_graph
-    from grapharc.harness.sessions import AGENT_GRAPH, reopen_agent
-
-    if manager.get(thread).graph == AGENT_GRAPH:
-        trace: Path = reopen_agent(manager, thread)[1]
-        return trace
-    register_credit_graph(manager)
-    return None
 
 
 # -- demo approval group -----------------------------------------------------------------
@@ -301,8 +267,8 @@ def _demo_manager(sessions: str | None, lease: float, thread: str | None = None)
     from grapharc.session.errors import UnknownSessionError
     from grapharc.session.manager import SessionManager
 
-    where = session_store(sessions)
-    if thread is not None and not _holds_sessions(where):
+    where = session_location(sessions)
+    if thread is not None and not holds_sessions(where):
         raise UnknownSessionError(thread)
     manager = SessionManager(where, lease_seconds=lease)
     register_credit_graph(manager)

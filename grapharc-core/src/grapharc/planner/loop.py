@@ -36,6 +36,7 @@ from grapharc.planner.admission import (
     AdmissionStatus,
     Rejection,
 )
+from grapharc.planner.goal import require_goal
 from grapharc.planner.materialize import Materializer
 from grapharc.planner.planner_node import PlannerNode
 from grapharc.planner.proposal import Subgraph
@@ -288,8 +289,6 @@ class GovernedLoop:
         """Start a fresh loop: the domain checked against the surface's state (its ``goal`` field,
         if it has one, defaults to the loop's goal), and the bookkeeping at its defaults, so a
         turn's input can name a goal and a domain but never forge rounds, seen proposals or spend."""
-        from grapharc.governed import require_goal  # here: importing a planner module loads no policy
-
         require_goal(loop.goal)
         domain = dict(loop.domain)
         if "goal" in self.schema.model_fields:

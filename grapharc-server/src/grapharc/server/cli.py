@@ -99,15 +99,15 @@ def serve_command(
     config: ConfigFile = None,
 ) -> None:
     """Serve the GraphARC HTTP API until SIGTERM or Ctrl+C, then finish in-flight requests and exit 0."""
-    from grapharc.cli.session_commands import session_store
     from grapharc.runtime.budget import Budget
     from grapharc.server.app import create_app
     from grapharc.server.auth import load_auth
     from grapharc.server.governed import resolve_governed
     from grapharc.server.lifecycle import serve_until_stopped
+    from grapharc.session.location import session_location
 
     auth = load_auth(auth_file) if auth_file is not None else None
-    location = sessions or str(session_store(None))
+    location = sessions or str(session_location(None))
     ceiling = Budget(max_tokens=max_tokens, max_iterations=max_iterations, max_seconds=max_seconds,
                      max_cost_usd=max_cost_usd)
     governed = resolve_governed({"policy": policy, "registry": kinds, "model": model, "tenant": tenant,

@@ -56,7 +56,7 @@ def registrar(governed: GovernedRun, trace: TraceWriter | None) -> Registrar:
 def announcement(governed: GovernedRun) -> dict[str, Any]:
     """What the startup announcement says of the governed assistant: its surface, planner and the
     policy with its provenance (the same block ``plan`` and ``run`` print)."""
-    from grapharc.cli.governance import provenance
+    from grapharc.governed.provenance import provenance
 
     planner = governed.planner.name if governed.planner is not None else ""
     return {"assistant_id": GOVERNED, "registry": governed.surface.spec, "model": planner,

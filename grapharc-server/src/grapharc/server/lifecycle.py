@@ -29,7 +29,7 @@ import uvicorn
 from starlette.types import ASGIApp
 from uvicorn.config import STARTUP_FAILURE
 
-from grapharc.cli.output import ExitCode
+from grapharc.errors import ExitCode
 from grapharc.server.errors import ServerStartupError
 from grapharc.server.listener import Engine, ListeningAddress
 from grapharc.server.notices import notice

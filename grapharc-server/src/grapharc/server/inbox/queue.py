@@ -139,7 +139,7 @@ def driving(location: str, thread_id: str, served: SessionManager | None) -> Ite
     if served is not None and served.get(thread_id).graph in served.graphs.names():
         yield served
         return
-    from grapharc.cli.session_commands import register_thread_graph
+    from grapharc.governed.known_graphs import register_thread_graph
 
     with opened(location) as manager:
         register_thread_graph(manager, thread_id)

@@ -28,6 +28,7 @@ from grapharc.config import Config, load_config
 from grapharc.errors import ConfigurationError, GraphARCError
 from grapharc.planner.admission import AdmissionChecker, AdmissionResult
 from grapharc.planner.build_target import BuildTarget
+from grapharc.planner.goal import require_goal
 from grapharc.planner.proposal import Subgraph
 from grapharc.planner.surface import DEMO, PLUGINS, Surface, load_surface
 from grapharc.policy.engine import PolicyDocumentError, PolicyEngine
@@ -45,12 +46,6 @@ BUILT_INS: Mapping[Command, Mapping[str, Any]] = {
     "plan": {"registry": DEMO, "max_tokens": 500_000, "max_iterations": 1_000},
     "run": {"registry": PLUGINS},
 }
-
-
-class EmptyGoalError(GraphARCError):
-    """A plan was asked for with a goal that has nothing in it."""
-
-    hint = 'say what the run is for, as in: grapharc plan "investigate the checkout outage"'
 
 
 class UnboundedRunError(GraphARCError):
@@ -202,13 +197,6 @@ def prepare_plan(config: Config) -> GovernedRun:
 def prepare_graph(config: Config) -> GovernedRun:
     """What admitting (and running) a written graph needs: the surface, policy and budget."""
     return _govern(config, load_surface(config.value("registry")), None)
-
-
-def require_goal(goal: str) -> str:
-    """``goal`` if it says something; an empty or blank goal is refused."""
-    if not goal.strip():
-        raise EmptyGoalError("the goal is empty; a planner needs something to plan for")
-    return goal
 
 
 def governed_loop(governed: GovernedRun, *, trace: TraceWriter | None = None,
