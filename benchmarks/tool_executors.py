@@ -23,8 +23,8 @@ import time
 from pathlib import Path
 from typing import Any
 
-from grapharc.executors import LocalExecutor
 from grapharc.harness import AgentNode, ToolRegistry  # noqa: F401  (the caller a real agent run is)
+from grapharc.harness.executors import LocalExecutor
 from grapharc.tools import SandboxedExecutor
 
 FILE_BYTES = 4096

@@ -35,7 +35,7 @@ from psycopg import sql
 
 from grapharc import GraphARC, GraphARCState
 from grapharc.runtime.graph import END, START
-from grapharc.runtime.trace import TraceWriter
+from grapharc.trace.writer import TraceWriter
 
 BATCH = 100
 

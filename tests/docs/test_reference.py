@@ -34,14 +34,14 @@ from grapharc import config
 from grapharc.errors import ConfigurationError, GraphARCError
 from grapharc.observe.cost import CARD_KEYS, RATE_KEYS, RateCard
 from grapharc.observe.errors import RateCardError, TraceVersionError
-from grapharc.observe.reader import TraceReader
 from grapharc.planner import admission
 from grapharc.planner.graph_file import read_graph_file
 from grapharc.planner.proposal import ProposalError, ProposedEdge, ProposedNode, Subgraph
 from grapharc.policy.engine import PolicyDocumentError, PolicyEngine
+from grapharc.policy.files import PolicyLoadError
 from grapharc.policy.schema import EdgeRuleDoc, NodeRuleDoc, PolicyDocument, SpendRuleDoc, ToolRuleDoc
-from grapharc.policy.sources import PolicyLoadError
 from grapharc.session.location import DEFAULT_SESSIONS as DEFAULT_DIR
+from grapharc.trace.reader import TraceReader
 
 ROOT = Path(__file__).resolve().parents[2]
 REFERENCE = ROOT / "docs" / "reference"

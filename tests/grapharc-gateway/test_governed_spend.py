@@ -9,9 +9,9 @@ from gateway_fakes import FakeOpenAI, Reply
 
 from grapharc.gateway import SpendCeilingError, SpendMeter, get_model
 from grapharc.governed import configured_trace, prepare_graph, resolve_config, run_graph
-from grapharc.observe.reader import read_events
 from grapharc.planner.proposal import proposal_from_data
 from grapharc.runtime.budget import BudgetExceededError
+from grapharc.trace.reader import read_events
 
 COSTS = (0.0031, 0.0047, 0.0029, 0.0052, 0.0013)  # the third call crosses $0.01
 CEILING = 0.01

@@ -14,11 +14,11 @@ from typing import Any
 from session_procs import Child
 
 from grapharc.runs.records import RunRecord
-from grapharc.runtime.trace import TraceWriter
 from grapharc.server.api.context import ApiContext
 from grapharc.server.api.streaming import _events
 from grapharc.session import SessionManager
 from grapharc.stores import open_store
+from grapharc.trace.writer import TraceWriter
 
 WORKER_A = Path(__file__).with_name("stream_child.py")
 

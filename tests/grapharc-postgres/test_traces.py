@@ -14,9 +14,9 @@ from grapharc.cli.main import build_app
 from grapharc.errors import GraphARCError
 from grapharc.examples.demo_choices import FanoutScenario
 from grapharc.examples.stage3 import build_stage3, run_stage3
-from grapharc.runtime.trace import TraceWriter
 from grapharc.testing.cli import run_cli
-from grapharc.trace_store import open_traces
+from grapharc.trace.store import open_traces
+from grapharc.trace.writer import TraceWriter
 
 
 @pytest.fixture(scope="module")

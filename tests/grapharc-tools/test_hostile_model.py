@@ -8,12 +8,12 @@ from pathlib import Path
 import jsonschema
 import pytest
 
-from grapharc import trace_schema as ts
 from grapharc.testing.hostile_kit import (
     prepare_arena,
     run_hostile,
     sandbox_attempts,
 )
+from grapharc.trace import schema as ts
 
 
 @pytest.fixture(params=["local", "sandboxed"])

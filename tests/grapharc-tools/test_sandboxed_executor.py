@@ -24,7 +24,7 @@ import pytest
 from pydantic import BaseModel
 
 from grapharc.errors import GraphARCError
-from grapharc.executors import ExecutorOptionError, ToolFailedError, ToolTimeoutError
+from grapharc.harness.executors import ExecutorOptionError, ToolFailedError, ToolTimeoutError
 from grapharc.harness.tools import SideEffect, Tool, ToolRegistry
 from grapharc.plugins import registry
 from grapharc.tools import SandboxedExecutor, SandboxViolation

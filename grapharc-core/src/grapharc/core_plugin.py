@@ -46,7 +46,7 @@ def register_model_backends(register: RegisterBackend) -> None:
 
 @hookimpl
 def register_executors(register: RegisterExecutor) -> None:
-    register(ExecutorInfo(name="local", factory="grapharc.executors:create_local_executor",
+    register(ExecutorInfo(name="local", factory="grapharc.harness.executors:create_local_executor",
                           description="runs the tool in this process; confines nothing"))
 
 
@@ -64,7 +64,7 @@ def register_stores(register: RegisterStore) -> None:
                        description="session status, approvals, leases and audit trail in DIR/sessions.db "
                                    "or one file", local_default=True))
     register(StoreInfo(scheme="file", kinds=frozenset({"traces"}),
-                       factory="grapharc.trace_store:open_file_traces",
+                       factory="grapharc.trace.store:open_file_traces",
                        description="run traces appended to one JSONL file", local_default=True))
     register(StoreInfo(scheme="sqlite", kinds=frozenset({"runs"}),
                        factory="grapharc.runs.sqlite:open_run_store",

@@ -6,7 +6,7 @@ from typing import Any
 
 import pytest
 
-from grapharc.executors import ToolTimeoutError, call_timeout
+from grapharc.harness.executors import ToolTimeoutError, call_timeout
 from grapharc.runtime.deadline import InvalidDeadlineError
 from grapharc.testing.executor_kit import ADD
 

@@ -12,12 +12,12 @@ import pytest
 from agent_tools import registry
 from langchain_core.messages import AIMessage
 
-from grapharc import trace_schema as ts
 from grapharc.harness.agent import AgentNode, AgentSetupError, DelegatedRun, DelegatedToolUseWarning
 from grapharc.harness.permissions import PermissionPolicy
 from grapharc.observe.metrics import metrics
 from grapharc.runtime.budget import Budget
 from grapharc.testing import ScriptedChatModel
+from grapharc.trace import schema as ts
 
 ALLOW_ALL = PermissionPolicy.from_flags(allow=["*"])
 

@@ -24,7 +24,7 @@ from grapharc.memory.inprocess import InMemoryClaimStore
 from grapharc.planner import AdmissionChecker, EdgePolicy
 from grapharc.planner.proposal import parse_proposal, proposal_from_data
 from grapharc.policy.engine import PolicyEngine
-from grapharc.policy.sources import parse_policy_text
+from grapharc.policy.files import parse_policy_text
 from grapharc.testing import plugin_host
 
 SETTINGS = settings(max_examples=150, deadline=None, database=None,

@@ -86,7 +86,7 @@ def test_two_runs_of_a_deterministic_stage_diff_as_the_same_path_and_state(demo_
 def test_every_event_of_every_demo_and_of_a_governed_plan_fits_the_published_json_schema(demo_runs, tmp_path):
     import jsonschema
 
-    from grapharc.trace_schema import SCHEMA_FILE
+    from grapharc.trace.schema import SCHEMA_FILE
 
     validator = jsonschema.Draft202012Validator(json.loads(SCHEMA_FILE.read_text()))
     plan_trace = tmp_path / "plan.jsonl"

@@ -13,9 +13,9 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from grapharc.observe.errors import TraceFormatError, TraceUnreadableError
-from grapharc.observe.reader import TraceReader, read_events
-from grapharc.observe.torn import is_torn
-from grapharc.runtime.trace import TraceWriter
+from grapharc.trace.reader import TraceReader, read_events
+from grapharc.trace.torn import is_torn
+from grapharc.trace.writer import TraceWriter
 
 EVENT = {"phase": "end", "run_id": "r", "node": "n", "step": 1, "state_delta": {"text": "héllo \"quoted\""},
          "duration_ms": 1.5, "tokens": 12, "cost_usd": None, "ok": True, "neg": -3.25e-4}
@@ -132,7 +132,7 @@ def test_the_stdlib_fallback_reads_the_same_events_when_orjson_is_absent(tmp_pat
     path = tmp_path / "t.jsonl"
     path.write_text(lines(EVENT, {**EVENT, "node": "m"}) + json.dumps(EVENT)[:20])
     probe = ("import sys, json\nsys.modules['orjson'] = None\n"
-             "from grapharc.observe import codec\nfrom grapharc.observe.reader import read_events\n"
+             "from grapharc.trace import codec\nfrom grapharc.trace.reader import read_events\n"
              f"print(codec.BACKEND, json.dumps(list(read_events({str(path)!r}))))\n")
     result = subprocess.run([sys.executable, "-c", probe], capture_output=True, text=True, timeout=60)
     assert result.returncode == 0, result.stderr
@@ -162,9 +162,9 @@ def test_corruption_is_never_mistaken_for_a_torn_line(line):
 
 def test_the_reader_knows_the_kernels_truncation_marker():
     from grapharc.observe.fold import TRUNCATION_MARKER
-    from grapharc.runtime import trace
+    from grapharc.trace import encoding
 
-    assert trace.TRUNCATION_MARKER == TRUNCATION_MARKER
+    assert encoding.TRUNCATION_MARKER == TRUNCATION_MARKER
 
 
 def test_a_path_object_and_a_string_path_read_alike(builder):

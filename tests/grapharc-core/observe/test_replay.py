@@ -7,7 +7,7 @@ import pytest
 from grapharc.observe.errors import ReducerError, UnknownRunError
 from grapharc.observe.fold import parse_reducer_options
 from grapharc.observe.replay import replay
-from grapharc.runtime.trace import TraceWriter
+from grapharc.trace.writer import TraceWriter
 
 
 def replayed(path, run="r", **kwargs):

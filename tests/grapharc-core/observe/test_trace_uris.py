@@ -7,8 +7,8 @@ import json
 
 import pytest
 
-from grapharc.runtime.trace import TraceWriter
 from grapharc.testing.cli import run_cli
+from grapharc.trace.writer import TraceWriter
 
 
 @pytest.fixture

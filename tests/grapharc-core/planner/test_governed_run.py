@@ -17,12 +17,12 @@ from grapharc.governed import (
     run_graph,
     run_plan,
 )
-from grapharc.planner.goal import EmptyGoalError
-from grapharc.observe.reader import read_events
 from grapharc.planner import StopReason
+from grapharc.planner.goal import EmptyGoalError
 from grapharc.planner.proposal import proposal_from_data
 from grapharc.planner.surface import DEMO, PLUGINS
 from grapharc.policy.engine import PolicyDocumentError, PolicyEngine
+from grapharc.trace.reader import read_events
 
 GRAPH = {"nodes": [{"name": "gather", "kind": "collect_context"},
                    {"name": "look", "kind": "investigate"}, {"name": "sum", "kind": "summarize"}],

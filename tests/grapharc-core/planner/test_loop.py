@@ -15,8 +15,8 @@ from grapharc.planner import (
     StopReason,
 )
 from grapharc.runtime.budget import Budget
-from grapharc.runtime.trace import TraceWriter
 from grapharc.testing import ScriptedChatModel
+from grapharc.trace.writer import TraceWriter
 
 PLAN = '{"nodes": [{"name": "%s"}], "edges": [{"source": "__start__", "target": "%s"}]}'
 

@@ -5,7 +5,7 @@ from __future__ import annotations
 import pytest
 
 from grapharc.config import load_config
-from grapharc.executors import LocalExecutor
+from grapharc.harness.executors import LocalExecutor
 from grapharc.models import BareModelSpecError, ModelSpecError, UnknownBackendError, get_model
 from grapharc.planner.surface import registry_from_plugins
 from grapharc.plugins import registry, resolve_factory

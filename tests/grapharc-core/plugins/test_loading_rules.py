@@ -183,11 +183,11 @@ def test_registering_the_wrong_kind_of_object_fails_that_plugin_with_a_clear_mes
 def test_a_plugin_implementing_one_hook_twice_through_specname_gets_both_registrations():
     @hookimpl(specname="register_executors")
     def register_first(register):
-        register(ExecutorInfo(name="first", factory="grapharc.executors:create_local_executor"))
+        register(ExecutorInfo(name="first", factory="grapharc.harness.executors:create_local_executor"))
 
     @hookimpl(specname="register_executors")
     def register_second(register):
-        register(ExecutorInfo(name="second", factory="grapharc.executors:create_local_executor"))
+        register(ExecutorInfo(name="second", factory="grapharc.harness.executors:create_local_executor"))
 
     plugin = types.SimpleNamespace(register_first=register_first, register_second=register_second)
     with plugin_host(in_process_source(plugin, name="two-executors"), installed=False) as host:
@@ -251,8 +251,8 @@ def test_plugin_error_is_a_grapharc_error_with_a_code():
 
 
 @pytest.mark.parametrize("factory", ["no_colon", "grapharc.no_such_module:thing",
-                                     "grapharc.executors:no_such_attr", "grapharc.plugins.types:STORE_KINDS",
-                                     42])
+                                     "grapharc.harness.executors:no_such_attr",
+                                     "grapharc.plugins.types:STORE_KINDS", 42])
 def test_a_factory_that_cannot_be_resolved_is_a_plugin_error_naming_the_plugin(factory):
     with pytest.raises(PluginFactoryError, match=r"^my-dist"):
         resolve_factory(factory, plugin="my-dist")

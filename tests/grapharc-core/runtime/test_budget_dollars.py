@@ -11,7 +11,6 @@ from langchain_core.messages import HumanMessage
 
 from grapharc import Budget, GraphARC, GraphARCState
 from grapharc.models.scripted import ScriptedChatModel
-from grapharc.observe.reader import read_events
 from grapharc.runtime.budget import (
     BudgetExceededError,
     BudgetMeter,
@@ -19,6 +18,7 @@ from grapharc.runtime.budget import (
     UnpricedCallError,
 )
 from grapharc.runtime.graph import END, START
+from grapharc.trace.reader import read_events
 
 
 class State(GraphARCState):

@@ -14,7 +14,7 @@ from pydantic import Field
 from grapharc import GraphARC, GraphARCState
 from grapharc.runtime.fanout import WorkerOutcome
 from grapharc.runtime.graph import END, START
-from grapharc.runtime.trace import TraceWriter
+from grapharc.trace.writer import TraceWriter
 
 IDENTITY = {"phase", "run_id", "thread_id", "attempt", "graph", "node", "step", "ts"}
 

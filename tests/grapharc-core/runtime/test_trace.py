@@ -18,15 +18,11 @@ from typing import Any
 import pytest
 from pydantic import BaseModel
 
-from grapharc.runtime import trace
 from grapharc.runtime.deadline import NodeTimeoutError
-from grapharc.runtime.trace import (
-    MAX_STRING_CHARS,
-    TRUNCATION_MARKER,
-    TraceClosedError,
-    TraceFieldError,
-    TraceWriter,
-)
+from grapharc.trace import encoding
+from grapharc.trace.encoding import MAX_STRING_CHARS, TRUNCATION_MARKER
+from grapharc.trace.errors import TraceClosedError, TraceFieldError
+from grapharc.trace.writer import TraceWriter
 
 IDENTITY = ("run-1", "thread-1", 1, "incident", "investigate", 3)
 START_FIELDS = {"phase", "run_id", "thread_id", "attempt", "graph", "node", "step", "ts"}
@@ -234,7 +230,7 @@ def test_lone_surrogates_do_not_fail_the_write(tmp_path: Path) -> None:
     assert write_one(tmp_path / "t.jsonl", "bad \ud800 text") == "bad \\ud800 text"
 
 
-@pytest.mark.skipif(trace.orjson is None, reason="orjson is not installed")
+@pytest.mark.skipif(encoding.orjson is None, reason="orjson is not installed")
 def test_orjson_and_stdlib_json_write_the_same_record(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
@@ -250,7 +246,7 @@ def test_orjson_and_stdlib_json_write_the_same_record(
         "subclasses": [Ratio(0.5), Colour.RED, Level.HIGH, Label("l")],
     }
     fast = write_one(tmp_path / "orjson.jsonl", value)
-    monkeypatch.setattr(trace, "_dumps", trace._dumps_stdlib)
+    monkeypatch.setattr(encoding, "_dumps", encoding._dumps_stdlib)
     assert write_one(tmp_path / "stdlib.jsonl", value) == fast
 
 
@@ -274,7 +270,7 @@ def test_threads_sharing_one_writer_never_interleave_lines(tmp_path: Path) -> No
 
 APPENDER = """
 import sys
-from grapharc.runtime.trace import TraceWriter
+from grapharc.trace.writer import TraceWriter
 with TraceWriter(sys.argv[1]) as writer:
     for step in range(1000):
         writer.emit(dict(phase="e", writer=sys.argv[2], step=step, pad=["p" * 1900] * 3))
@@ -303,7 +299,7 @@ def test_writing_after_close_is_refused_and_closing_twice_is_harmless(tmp_path: 
 
 @pytest.mark.parametrize("make", ["directory", "fifo", "under_a_file"])
 def test_a_trace_path_that_is_not_a_writable_regular_file_is_refused(tmp_path: Path, make: str) -> None:
-    from grapharc.runtime.trace import TraceOpenError
+    from grapharc.trace.errors import TraceOpenError
 
     target = tmp_path / "trace"
     if make == "directory":
@@ -319,7 +315,8 @@ def test_a_trace_path_that_is_not_a_writable_regular_file_is_refused(tmp_path: P
 
 def test_checking_a_trace_path_leaves_no_file_or_folder_and_refuses_what_cannot_be_opened(
         tmp_path: Path) -> None:
-    from grapharc.runtime.trace import TraceOpenError, check_trace_writable
+    from grapharc.trace.errors import TraceOpenError
+    from grapharc.trace.sinks import check_trace_writable
 
     check_trace_writable(tmp_path / "new" / "deeper" / "t.jsonl")
     (tmp_path / "kept.jsonl").write_bytes(b'{"phase":"x"}\n')
@@ -333,7 +330,7 @@ def test_checking_a_trace_path_leaves_no_file_or_folder_and_refuses_what_cannot_
 
 @pytest.mark.skipif(not Path("/proc/version").exists(), reason="needs Linux /proc")
 def test_a_trace_the_kernel_refuses_to_append_to_fails_with_the_librarys_error() -> None:
-    from grapharc.runtime.trace import TraceOpenError
+    from grapharc.trace.errors import TraceOpenError
 
     with TraceWriter("/proc/version") as writer, pytest.raises(TraceOpenError, match="/proc/version"):
         writer.emit({"phase": "run_start"})

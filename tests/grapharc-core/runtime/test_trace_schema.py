@@ -9,9 +9,9 @@ from pathlib import Path
 import jsonschema
 import pytest
 
-from grapharc import trace_schema as ts
+from grapharc.trace import schema as ts
 
-PACKAGE = Path(ts.__file__).parent
+PACKAGE = Path(ts.__file__).parent.parent
 NAMES = {*ts.FIELDS, *ts.SHAPES}
 EVENT_VARIABLES = {"event", "e", "held", "end", "error", "run_end", "run_start"}
 
@@ -38,7 +38,7 @@ def test_the_schema_accepts_a_kernel_end_event_and_refuses_an_end_without_its_de
 
 
 def _library_modules() -> list[Path]:
-    return [path for path in PACKAGE.rglob("*.py") if path.name != "trace_schema.py"]
+    return [path for path in PACKAGE.rglob("*.py") if path != PACKAGE / "trace" / "schema.py"]
 
 
 def _event_reads(tree: ast.AST) -> list[tuple[int, str]]:
@@ -66,7 +66,7 @@ def test_no_library_module_reads_an_event_field_by_a_literal_name() -> None:
 
 def test_the_trace_writer_and_the_run_lifecycle_spell_no_phase_names() -> None:
     phases = set(ts.SHAPES)
-    for name in ("runtime/trace.py", "runtime/lifecycle.py", "runtime/node.py", "runtime/route_trace.py",
+    for name in ("trace/writer.py", "runtime/lifecycle.py", "runtime/node.py", "runtime/route_trace.py",
                  "planner/events.py", "observe/tally.py", "observe/viz.py"):
         tree = ast.parse((PACKAGE / name).read_text(encoding="utf-8"))
         literals = {node.value for node in ast.walk(tree)

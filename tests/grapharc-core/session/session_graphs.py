@@ -36,9 +36,9 @@ from grapharc.planner import (
     PlannerNode,
 )
 from grapharc.runtime.graph import END, START
-from grapharc.runtime.trace import TraceWriter
 from grapharc.session import Approvers, Gate
 from grapharc.testing import ScriptedChatModel
+from grapharc.trace.writer import TraceWriter
 
 SPEND_CEILING = 100
 """The token budget of the ``spender`` graph: each of its two model calls costs about 90."""

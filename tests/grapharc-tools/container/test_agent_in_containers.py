@@ -54,7 +54,7 @@ def test_an_agents_tool_calls_each_run_in_a_container_of_the_named_image(
 
 def test_a_missing_image_stops_the_run_instead_of_reaching_the_model_as_a_tool_error(
         engine: FakeDockerEngine, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
-    from grapharc.executors import ExecutorUnavailableError
+    from grapharc.harness.executors import ExecutorUnavailableError
 
     monkeypatch.setenv("DOCKER_HOST", engine.base_url)
     monkeypatch.setenv("GRAPHARC_CONTAINER_IMAGE", "not-pulled:latest")

@@ -11,7 +11,7 @@ import pytest
 from container_images import IMAGE
 from fake_docker import FakeDockerEngine
 
-from grapharc.executors import ToolTimeoutError
+from grapharc.harness.executors import ToolTimeoutError
 from grapharc.testing.executor_kit import ECHO, ExecutorConformance
 from grapharc.tools import ContainerExecutor
 

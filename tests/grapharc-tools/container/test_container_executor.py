@@ -15,7 +15,7 @@ from container_images import BARE, IMAGE
 from container_tools import AS_TUPLE, CHATTY, DIE, FETCH, MIRROR, NOTE, WHEN, NoArgs, NoteArgs, write_note
 from fake_docker import FakeDockerEngine
 
-from grapharc.executors import ExecutorOptionError, ToolFailedError, ToolTimeoutError
+from grapharc.harness.executors import ExecutorOptionError, ToolFailedError, ToolTimeoutError
 from grapharc.harness.setup import open_executor
 from grapharc.harness.tools import Tool
 from grapharc.runtime.deadline import InvalidDeadlineError

@@ -9,8 +9,8 @@ import pytest
 from container_images import IMAGE
 from fake_docker import FakeDockerEngine
 
-from grapharc.executors import ToolFailedError
 from grapharc.harness import ToolRegistry
+from grapharc.harness.executors import ToolFailedError
 from grapharc.tools import ContainerExecutor
 
 

@@ -13,7 +13,7 @@ from typing import Any
 
 import pytest
 
-from grapharc.executors import LocalExecutor
+from grapharc.harness.executors import LocalExecutor
 from grapharc.harness.tools import ToolRegistry
 
 sys.path.insert(0, str(Path(__file__).parent))

@@ -10,7 +10,7 @@ from pathlib import Path
 
 import pytest
 
-from grapharc.executors import LocalExecutor, ToolTimeoutError
+from grapharc.harness.executors import LocalExecutor, ToolTimeoutError
 from grapharc.harness.tools import ToolArgumentError
 from grapharc.tools import ToolInputError, WorkspaceEscape
 from grapharc.tools.command import MAX_OUTPUT_BYTES, SETTABLE

@@ -18,7 +18,7 @@ from hypothesis import strategies as st
 from tool_names import SEVEN
 
 from grapharc.errors import GraphARCError
-from grapharc.executors import LocalExecutor
+from grapharc.harness.executors import LocalExecutor
 from grapharc.harness.tools import ToolRegistry
 
 ABSURD = [None, True, -1, 0, 10**30, -(10**30), 2**63, 1e308, -1e308, math.nan, math.inf, -math.inf, 0.5,

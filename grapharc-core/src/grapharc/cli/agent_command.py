@@ -213,7 +213,7 @@ def session_document(manager: Any, session: Any, trace: Path, folder: str | Path
 def finish(document: dict[str, Any], as_json: bool) -> None:
     """Print the document and exit 0 when the agent answered, 1 otherwise; say on stderr when
     asks went unanswered because no session could hold them."""
-    from grapharc.approvals import unanswered_reason
+    from grapharc.decisions.approval import unanswered_reason
 
     unanswered = [call for call in document["tool_calls"] if call.get("approval") == "refused"
                   and unanswered_reason() in str(call.get("reason"))]

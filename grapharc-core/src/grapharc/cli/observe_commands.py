@@ -91,10 +91,10 @@ def trace_command(
     are read; a malformed line stops the stream there, and its last line is the error document.
     """
     from grapharc.errors import GraphARCError
-    from grapharc.observe import codec
     from grapharc.observe.errors import NoEventsError
-    from grapharc.observe.reader import TraceReader
     from grapharc.observe.render import event_line
+    from grapharc.trace import codec
+    from grapharc.trace.reader import TraceReader
 
     if as_json and as_jsonl:
         raise typer.BadParameter("--json and --jsonl are two formats; choose one", param_hint="--jsonl")
@@ -152,10 +152,10 @@ def replay_command(path: TracePath, run: RunArg, reducer: ReducerOption = None,
     """Reconstruct a run from its trace (node sequence, folded state, timing, failures); runs nothing."""
     import shutil
 
-    from grapharc.observe import codec
     from grapharc.observe.fold import parse_reducer_options
     from grapharc.observe.render import render_replay_summary, render_step
     from grapharc.observe.replay import ReplayStep, replay
+    from grapharc.trace import codec
 
     with _spool() as spool:
         def keep(step: ReplayStep) -> None:

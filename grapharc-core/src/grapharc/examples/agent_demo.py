@@ -21,7 +21,7 @@ from pathlib import Path
 from typing import Any
 from uuid import uuid4
 
-from grapharc.approvals import ApprovalRequest
+from grapharc.decisions.approval import ApprovalRequest
 from grapharc.examples.demo_support import DemoInputError
 
 SEVEN_TOOLS = ("read_file", "write_file", "edit_file", "list_dir", "glob", "grep", "run_command")

@@ -41,7 +41,7 @@ from grapharc.runtime.budget import Budget, BudgetExceededError
 from grapharc.runtime.context import CURRENT_RUN
 from grapharc.runtime.graph import END, START, GraphARC
 from grapharc.runtime.state import GraphARCState
-from grapharc.runtime.trace import check_trace_writable
+from grapharc.trace.sinks import check_trace_writable
 
 TITLE = "all of the above in one research agent"
 LESSON = (

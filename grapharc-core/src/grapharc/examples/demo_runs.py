@@ -10,9 +10,9 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from grapharc import trace_schema as ts
 from grapharc.errors import GraphARCError
 from grapharc.runtime.run_info import RunInfo
+from grapharc.trace import schema as ts
 
 NODE_PHASES = frozenset({ts.START, ts.END, ts.ERROR})
 

@@ -18,7 +18,6 @@ from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field
 
-from grapharc import trace_schema as ts
 from grapharc.examples.demo_choices import ClaimScenario as Scenario
 from grapharc.examples.demo_outcome import Check, StageOutcome
 from grapharc.examples.demo_runs import RunRecord, run_record
@@ -35,6 +34,7 @@ from grapharc.runtime.budget import Budget, BudgetExceededError
 from grapharc.runtime.errors import StateTypeError
 from grapharc.runtime.graph import END, START, GraphARC
 from grapharc.runtime.state import GraphARCState
+from grapharc.trace import schema as ts
 
 TITLE = "typed cyclic graph: extract claims -> verify -> retry"
 LESSON = (

@@ -19,7 +19,6 @@ from typing import Annotated, Any
 
 from pydantic import BaseModel, Field
 
-from grapharc import trace_schema as ts
 from grapharc.errors import GraphARCError
 from grapharc.examples.demo_choices import FanoutScenario as Scenario
 from grapharc.examples.demo_outcome import Check, StageOutcome
@@ -36,6 +35,7 @@ from grapharc.runtime.budget import Budget, BudgetExceededError
 from grapharc.runtime.fanout import WorkerOutcome, dedupe, split_outcomes, unique_sources
 from grapharc.runtime.graph import END, START, GraphARC
 from grapharc.runtime.state import GraphARCState
+from grapharc.trace import schema as ts
 
 TITLE = "bounded fan-out with failure isolation and dedup"
 LESSON = (

@@ -10,7 +10,7 @@ from typing import Any
 
 from grapharc.governed.run import GovernedRun
 from grapharc.policy.engine import PolicyEngine
-from grapharc.policy.sources import LoadedPolicy
+from grapharc.policy.files import LoadedPolicy
 from grapharc.runtime.budget import Budget
 
 

@@ -23,8 +23,8 @@ from uuid import uuid4
 
 from pydantic import BaseModel
 
-from grapharc.approvals import Approver
 from grapharc.config import Config, load_config
+from grapharc.decisions.approval import Approver
 from grapharc.errors import ConfigurationError, GraphARCError
 from grapharc.planner.admission import AdmissionChecker, AdmissionResult
 from grapharc.planner.build_target import BuildTarget
@@ -32,14 +32,15 @@ from grapharc.planner.goal import require_goal
 from grapharc.planner.proposal import Subgraph
 from grapharc.planner.surface import DEMO, PLUGINS, Surface, load_surface
 from grapharc.policy.engine import PolicyDocumentError, PolicyEngine
+from grapharc.policy.files import LoadedPolicy
 from grapharc.policy.schema import ToolRuleDoc
-from grapharc.policy.sources import LoadedPolicy, PolicyContext, resolve_policy
+from grapharc.policy.sources import PolicyContext, resolve_policy
 from grapharc.runtime.budget import Budget, BudgetMeter
 
 if TYPE_CHECKING:
     from grapharc.planner.loop import GovernedLoop, LoopResult
     from grapharc.planner.materialize import Materializer
-    from grapharc.runtime.trace import TraceWriter
+    from grapharc.trace.writer import TraceWriter
 
 Command = Literal["plan", "run"]
 BUILT_INS: Mapping[Command, Mapping[str, Any]] = {
@@ -269,7 +270,7 @@ def configured_trace(config: Config) -> Iterator[TraceWriter | None]:
     if path is None:
         yield None
         return
-    from grapharc.runtime.trace import TraceWriter
+    from grapharc.trace.writer import TraceWriter
 
     trace = TraceWriter(path)
     try:

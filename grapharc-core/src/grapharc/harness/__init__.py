@@ -16,7 +16,7 @@ _LAZY_EXPORTS = {
                     "grapharc.harness.agent"),
     **dict.fromkeys(("AgentSettings", "AgentSettingsError", "build_agent", "open_executor"),
                     "grapharc.harness.setup"),
-    **dict.fromkeys(("LocalExecutor", "ToolTimeoutError", "ToolFailedError"), "grapharc.executors"),
+    **dict.fromkeys(("LocalExecutor", "ToolTimeoutError", "ToolFailedError"), "grapharc.harness.executors"),
 }
 
 __all__ = sorted(_LAZY_EXPORTS)

@@ -40,21 +40,23 @@ from langchain_core.messages import AIMessage, AnyMessage, HumanMessage, SystemM
 from langchain_core.runnables import RunnableConfig
 from pydantic import Field
 
-from grapharc import trace_schema as ts
-from grapharc.approvals import Answer, ApprovalRequest, Approver, request_approval, unanswered_reason
+from grapharc.decisions.approval import Answer, ApprovalRequest, Approver, request_approval, unanswered_reason
+from grapharc.decisions.audit import PolicyDecision
+from grapharc.decisions.decision import Decision
+from grapharc.decisions.tool_rules import PermissionPolicy
 from grapharc.errors import GraphARCError
-from grapharc.executors import Executor, ExecutorUnavailableError, LocalExecutor, ToolTimeoutError
+from grapharc.harness.executors import Executor, ExecutorUnavailableError, LocalExecutor, ToolTimeoutError
 from grapharc.harness.ledger import COMPLETED, ToolCallLedger, digest
 from grapharc.harness.overflow import shown
-from grapharc.harness.permissions import Decision, PermissionPolicy
 from grapharc.harness.tools import SideEffect, Tool, ToolArgumentError, ToolRegistry
-from grapharc.policy.engine import PolicyDecision, PolicyEngine
+from grapharc.policy.engine import PolicyEngine
 from grapharc.runtime.budget import Budget, BudgetExceededError
 from grapharc.runtime.context import CURRENT_RUN, record_stop_reason
 from grapharc.runtime.graph import END, START, GraphARC
 from grapharc.runtime.state import GraphARCState
 from grapharc.runtime.tokens import charge_hand
-from grapharc.runtime.trace import exception_document, node_identity
+from grapharc.trace import schema as ts
+from grapharc.trace.writer import exception_document, node_identity
 
 INSTRUCTIONS = ("You are an agent working in a workspace directory. Use the tools you are given to do "
                 "the task; paths are relative to the workspace. When the task is done, reply with a "

@@ -13,8 +13,8 @@ import os
 from collections.abc import Iterable
 from typing import Any
 
-from grapharc import trace_schema as ts
-from grapharc.observe.reader import read_events
+from grapharc.trace import schema as ts
+from grapharc.trace.reader import read_events
 
 ANSWERED = "answered"
 

@@ -13,7 +13,7 @@ from typing import Any
 
 from langchain_core.runnables import RunnableConfig
 
-from grapharc.approvals import Approver
+from grapharc.decisions.approval import Approver
 from grapharc.harness.agent import Evidence
 from grapharc.harness.setup import AgentSettings, build_agent
 from grapharc.subscribers import GuardedSubscriber, OnUpdate

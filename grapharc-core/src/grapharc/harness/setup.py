@@ -14,11 +14,11 @@ from dataclasses import asdict, dataclass, field, fields
 from pathlib import Path
 from typing import Any
 
-from grapharc.approvals import Approver
+from grapharc.decisions.approval import Approver
+from grapharc.decisions.tool_rules import PermissionPolicy
 from grapharc.errors import GraphARCError
-from grapharc.executors import Executor
 from grapharc.harness.agent import AgentNode, Evidence
-from grapharc.harness.permissions import PermissionPolicy
+from grapharc.harness.executors import Executor
 from grapharc.harness.tools import SideEffect, ToolRegistry
 from grapharc.runtime.budget import Budget
 

@@ -19,8 +19,8 @@ from typing import Any
 from grapharc.observe.errors import NoEventsError, RateCardError, UnknownRunError
 from grapharc.observe.grouping import parse_grouping
 from grapharc.observe.ledger import Ledger, total_usage
-from grapharc.observe.reader import TraceReader
 from grapharc.observe.tally import Tally, Usage
+from grapharc.trace.reader import TraceReader
 from grapharc.values import PRICE_PER_MILLION
 
 CARD_KEYS = ("default", "models")

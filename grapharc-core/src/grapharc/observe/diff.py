@@ -12,11 +12,11 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
-from grapharc import trace_schema as ts
 from grapharc.observe.errors import UnknownRunError
 from grapharc.observe.fold import Reducer, StateFolder
-from grapharc.observe.reader import TraceReader
 from grapharc.observe.tally import Tally
+from grapharc.trace import schema as ts
+from grapharc.trace.reader import TraceReader
 
 WINDOW = 5
 """Node executions shown on each side of the first point where two paths diverge."""

@@ -1,43 +1,15 @@
-"""The errors the trace readers raise; each names the file (and line, run or field) at fault."""
+"""The errors the views over a trace raise; each names the file (and line, run or field) at fault.
+
+The reader's own (a trace that cannot be read, a bad line, an unknown format version) are
+:mod:`grapharc.trace.errors`'; they are named here too, so a view's caller catches them in one place.
+"""
 
 from __future__ import annotations
 
-from grapharc.errors import GraphARCError
-from grapharc.trace_schema import SUPPORTED_VERSIONS
+from grapharc.trace.errors import TraceError, TraceFormatError, TraceUnreadableError, TraceVersionError
 
-
-class TraceError(GraphARCError):
-    """A trace could not be read or did not contain what was asked for."""
-
-
-class TraceUnreadableError(TraceError):
-    """The trace path is missing, a directory, unreadable or not a text file."""
-
-
-class TraceFormatError(TraceError):
-    """A line of the trace is not a JSON event (and is not a torn line a crash left behind)."""
-
-    def __init__(self, path: object, line: int, problem: str) -> None:
-        super().__init__(
-            f"{path}:{line}: {problem}",
-            hint="a trace holds one JSON object per line; fix or remove that line",
-        )
-        self.path = path
-        self.line = line
-
-
-class TraceVersionError(TraceError):
-    """A run in the trace was written in a format version this reader does not know."""
-
-    def __init__(self, path: object, line: int, version: object) -> None:
-        known = ", ".join(str(v) for v in sorted(SUPPORTED_VERSIONS))
-        super().__init__(
-            f"{path}:{line}: written in trace format version {version!r}; this GraphARC reads {known}",
-            hint="read it with the GraphARC version that wrote it, or upgrade GraphARC",
-        )
-        self.path = path
-        self.line = line
-        self.version = version
+__all__ = ["GroupingError", "NoEventsError", "OTelUnavailableError", "RateCardError", "ReducerError",
+           "TraceError", "TraceFormatError", "TraceUnreadableError", "TraceVersionError", "UnknownRunError"]
 
 
 class UnknownRunError(TraceError):

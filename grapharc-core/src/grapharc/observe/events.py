@@ -1,6 +1,6 @@
 """The readings of an event's fields every trace reader shares.
 
-The names themselves are in :mod:`grapharc.trace_schema`. Which event's tokens are charged
+The names themselves are in :mod:`grapharc.trace.schema`. Which event's tokens are charged
 where is decided in one place, :mod:`grapharc.observe.tally`.
 """
 
@@ -9,7 +9,7 @@ from __future__ import annotations
 from datetime import datetime
 from typing import Any
 
-from grapharc.trace_schema import (
+from grapharc.trace.schema import (
     ATTEMPT,
     COST_USD,
     GRAPH,

@@ -13,7 +13,7 @@ from collections.abc import Callable, Iterable, Mapping
 from typing import Any
 
 from grapharc.observe.errors import ReducerError
-from grapharc.trace_schema import REPR_KEY, TRUNCATION_MARKER
+from grapharc.trace.schema import REPR_KEY, TRUNCATION_MARKER
 
 Reducer = Callable[[Any, Any], Any]
 

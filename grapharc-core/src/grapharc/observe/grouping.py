@@ -12,7 +12,7 @@ from typing import Any
 
 from grapharc.observe.errors import GroupingError
 from grapharc.observe.tally import Tally
-from grapharc.trace_schema import LABELS, TENANT
+from grapharc.trace.schema import LABELS, TENANT
 
 NO_GROUP = "(none)"
 

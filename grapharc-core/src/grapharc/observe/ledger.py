@@ -7,7 +7,7 @@ from typing import Any
 
 from grapharc.observe.grouping import Grouping
 from grapharc.observe.tally import Pricer, Tally, Usage
-from grapharc.trace_schema import RUN_ID
+from grapharc.trace.schema import RUN_ID
 
 
 class Ledger:

@@ -12,8 +12,8 @@ from typing import Any
 from grapharc.observe.errors import NoEventsError, UnknownRunError
 from grapharc.observe.grouping import parse_grouping
 from grapharc.observe.ledger import Ledger
-from grapharc.observe.reader import TraceReader
 from grapharc.observe.tally import Tally, Usage
+from grapharc.trace.reader import TraceReader
 
 
 @dataclass

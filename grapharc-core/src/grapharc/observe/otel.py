@@ -19,11 +19,11 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Any, Protocol
 
-from grapharc import trace_schema as ts
 from grapharc._missing import install_hint
 from grapharc.observe import events as ev
 from grapharc.observe.errors import OTelUnavailableError
-from grapharc.observe.reader import TraceReader
+from grapharc.trace import schema as ts
+from grapharc.trace.reader import TraceReader
 
 AttributeValue = str | bool | int | float
 

@@ -10,8 +10,8 @@ import json
 from datetime import UTC, datetime
 from typing import Any
 
-from grapharc import trace_schema as ts
 from grapharc.observe import events as ev
+from grapharc.trace import schema as ts
 
 _SCALARS = (str, int, float, bool)
 

@@ -20,12 +20,12 @@ from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
-from grapharc import trace_schema as ts
 from grapharc.observe import events as ev
 from grapharc.observe.errors import UnknownRunError
 from grapharc.observe.fold import Reducer, StateFolder
-from grapharc.observe.reader import TraceReader
 from grapharc.observe.tally import Tally
+from grapharc.trace import schema as ts
+from grapharc.trace.reader import TraceReader
 
 
 @dataclass(frozen=True, slots=True)

@@ -15,11 +15,12 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from grapharc import trace_schema as ts
 from grapharc.observe.errors import TraceError
 from grapharc.observe.fold import Reducer, StateFolder
-from grapharc.observe.reader import TraceScanner, open_trace
 from grapharc.observe.tally import Tally
+from grapharc.trace import schema as ts
+from grapharc.trace.files import open_trace
+from grapharc.trace.reader import TraceScanner
 
 
 @dataclass(frozen=True)

@@ -25,8 +25,8 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
 
-from grapharc import trace_schema as ts
 from grapharc.observe import events as ev
+from grapharc.trace import schema as ts
 
 Pricer = Callable[[str | None, int, int | None, int | None], float | None]
 """Estimate the USD price of (model, total, input, output) tokens, or None if it has no rate."""

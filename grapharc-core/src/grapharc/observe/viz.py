@@ -21,9 +21,9 @@ import os
 from dataclasses import dataclass, field
 from typing import Any
 
-from grapharc import trace_schema as ts
 from grapharc.observe.errors import UnknownRunError
-from grapharc.observe.reader import TraceReader
+from grapharc.trace import schema as ts
+from grapharc.trace.reader import TraceReader
 
 _STOPPING = frozenset({ts.ERROR, ts.INTERRUPT, ts.PARENT_COMMAND})
 START_NODE = "__start__"

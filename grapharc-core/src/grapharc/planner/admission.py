@@ -33,10 +33,10 @@ from typing import TYPE_CHECKING, Any
 
 from pydantic import BaseModel, ValidationError
 
-from grapharc.approvals import Answer, ApprovalRequest, Approver, request_approval, unanswered_reason
-from grapharc.audit_record import AuditRecord
+from grapharc.decisions.approval import Answer, ApprovalRequest, Approver, request_approval, unanswered_reason
+from grapharc.decisions.audit import AuditRecord, PolicyDecision
+from grapharc.decisions.decision import Decision
 from grapharc.errors import GraphARCError
-from grapharc.harness.permissions import Decision
 from grapharc.planner.nesting import current_depth
 from grapharc.planner.proposal import END, START, Subgraph, location
 from grapharc.planner.registry import CostEstimate, NodeRegistry
@@ -45,10 +45,9 @@ from grapharc.runtime.budget import BudgetMeter, Remaining, amount
 
 if TYPE_CHECKING:
     from grapharc.planner.build_target import BuildTarget
-    from grapharc.policy.engine import PolicyDecision
 
 CHECKS: tuple[str, ...] = ("kinds", "edges", "budget", "depth", "acyclic")
-SpendCheck = Callable[[Mapping[str, float]], "PolicyDecision"]
+SpendCheck = Callable[[Mapping[str, float]], PolicyDecision]
 
 
 class AdmissionSetupError(GraphARCError):
@@ -224,7 +223,7 @@ class AdmissionChecker:
     def _refusal(self, record: AuditRecord, decision: Decision, resource: str) -> tuple[str, str] | None:
         """None when ``decision`` lets the proposal through, else (code, what to add to the message).
 
-        An ``ask`` goes to the one approval model (``grapharc.approvals``): approved passes,
+        An ``ask`` goes to the one approval model (``grapharc.decisions.approval``): approved passes,
         declined is ``<resource>_approval_declined``, unanswered ``<resource>_approval_required``.
         """
         if decision is Decision.ALLOW:

@@ -7,15 +7,16 @@ planner tokens, iterations and duration go in its ``state_delta`` as ``round_tok
 The loop's id is the events' ``run_id`` (their ``thread_id`` the loop's thread), and the
 planner's own spend is on the ``plan`` event as top-level ``tokens``: work outside any node,
 counted once.
-Field names are those of :mod:`grapharc.trace_schema`, passed as keywords.
+Field names are those of :mod:`grapharc.trace.schema`, passed as keywords.
 """
 
 from __future__ import annotations
 
 from typing import Any
 
-from grapharc import trace_schema as schema
-from grapharc.runtime.trace import TraceFieldError, TraceWriter
+from grapharc.trace import schema as schema
+from grapharc.trace.errors import TraceFieldError
+from grapharc.trace.writer import TraceWriter
 
 
 def emit(trace: TraceWriter | None, action: str, loop_id: str, thread_id: str | None = None,

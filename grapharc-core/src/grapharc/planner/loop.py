@@ -11,7 +11,7 @@ from the goal and the domain (whatever else the input says), a ``plan`` node ask
 loop knows lives in its state (``LoopState``). ``run()`` compiles and invokes it in-process. A
 session can drive the same graph, which is what makes an ``ask`` durable: when admission
 needs a person, the ``round`` node pauses on the session's approval record
-(``grapharc.approvals``) before anything of the proposal runs, and a decision made later, in
+(``grapharc.decisions.approval``) before anything of the proposal runs, and a decision made later, in
 any process, resumes it. A declined approval stops the loop (``approval_declined``). The
 loop graph's own run carries the stop reason on its ``run_end``; each admitted subgraph runs
 as a run of its own.
@@ -27,7 +27,7 @@ from typing import Any, Literal
 
 from pydantic import BaseModel, Field
 
-from grapharc.audit_record import AuditRecord
+from grapharc.decisions.audit import AuditRecord
 from grapharc.errors import GraphARCError
 from grapharc.planner import events
 from grapharc.planner.admission import (
@@ -45,7 +45,7 @@ from grapharc.runtime.budget import Budget, BudgetExceededError, BudgetMeter
 from grapharc.runtime.context import CURRENT_RUN, record_stop_reason
 from grapharc.runtime.graph import END, START, GraphARC
 from grapharc.runtime.state import GraphARCState, StateContract
-from grapharc.runtime.trace import TraceWriter
+from grapharc.trace.writer import TraceWriter
 
 
 class StopReason(StrEnum):

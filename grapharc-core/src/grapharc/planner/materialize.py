@@ -26,7 +26,7 @@ from grapharc.planner.proposal import END, Subgraph
 from grapharc.planner.registry import NodeRegistry
 from grapharc.runtime.budget import Budget
 from grapharc.runtime.graph import GraphARC
-from grapharc.runtime.trace import TraceWriter
+from grapharc.trace.writer import TraceWriter
 
 
 class NotAdmitted(GraphARCError):

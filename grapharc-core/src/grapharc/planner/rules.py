@@ -13,8 +13,8 @@ from dataclasses import dataclass, field
 from fnmatch import fnmatchcase
 from typing import Any
 
-from grapharc.audit_record import AuditRecord
-from grapharc.harness.permissions import TIERS, Decision
+from grapharc.decisions.audit import AuditRecord
+from grapharc.decisions.decision import TIERS, Decision
 
 
 @dataclass(frozen=True)

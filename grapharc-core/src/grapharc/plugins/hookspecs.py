@@ -62,7 +62,7 @@ def register_executors(register: RegisterExecutor) -> None:
     """Register tool executors by name: ``register(ExecutorInfo(name=..., factory=...))``.
 
     ``factory(**options)`` returns an object with
-    ``run(tool, args, *, workspace, timeout=None)`` (see ``grapharc.executors``).
+    ``run(tool, args, *, workspace, timeout=None)`` (see ``grapharc.harness.executors``).
     """
 
 

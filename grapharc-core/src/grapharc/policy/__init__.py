@@ -7,19 +7,14 @@ package should not pay for.
 from __future__ import annotations
 
 from grapharc._lazy import lazy_exports
-from grapharc.audit_record import AuditRecord
-from grapharc.policy.sources import (
-    LoadedPolicy,
-    PolicyContext,
-    PolicyLoadError,
-    document_digest,
-    resolve_policy,
-)
+from grapharc.decisions.audit import AuditRecord
+from grapharc.policy.files import LoadedPolicy, PolicyLoadError, document_digest
+from grapharc.policy.sources import PolicyContext, resolve_policy
 
 _LAZY = {
-    "ApprovalRequest": "grapharc.approvals",
+    "ApprovalRequest": "grapharc.decisions.approval",
     "ApprovalRouter": "grapharc.policy.engine",
-    "PolicyDecision": "grapharc.policy.engine",
+    "PolicyDecision": "grapharc.decisions.audit",
     "PolicyDocumentError": "grapharc.policy.engine",
     "PolicyEngine": "grapharc.policy.engine",
     "GENERATED_PATH": "grapharc.policy.generate",

@@ -22,18 +22,19 @@ from __future__ import annotations
 
 from collections import deque
 from collections.abc import Iterable, Mapping
-from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
 from pydantic import ValidationError
 
-from grapharc.approvals import Answer, ApprovalRequest, Approver, request_approval
-from grapharc.audit_record import AuditRecord
+from grapharc.decisions.approval import Answer, ApprovalRequest, Approver, request_approval
+from grapharc.decisions.audit import AuditRecord, PolicyDecision
+from grapharc.decisions.decision import Decision
+from grapharc.decisions.tool_rules import PermissionPolicy, PermissionRule
 from grapharc.errors import GraphARCError
-from grapharc.harness.permissions import Decision, PermissionPolicy, PermissionRule
 from grapharc.planner.proposal import location
 from grapharc.planner.rules import EdgePolicy, EdgeRule, NodePolicy, NodeRule
+from grapharc.policy.files import LoadedPolicy, document_digest, load_policy_file
 from grapharc.policy.schema import (
     EdgeRuleDoc,
     NodeRuleDoc,
@@ -41,7 +42,6 @@ from grapharc.policy.schema import (
     SpendRuleDoc,
     ToolRuleDoc,
 )
-from grapharc.policy.sources import LoadedPolicy, document_digest, load_policy_file
 
 UNGOVERNED_REASONS = {
     "node": "the policy has no node rules, so it does not govern which kinds may be proposed",
@@ -53,15 +53,6 @@ class PolicyDocumentError(GraphARCError):
     """A policy document that does not fit the schema; names the file and the rule."""
 
     hint = "the keys, resources and rules of a policy document are in docs/reference/policy.md"
-
-
-@dataclass(frozen=True)
-class PolicyDecision:
-    """An engine decision on a tool or a spend, with its audit record and approval route."""
-
-    decision: Decision
-    record: AuditRecord
-    route: str = ""
 
 
 def validate_document(document: Mapping[str, Any], origin: str) -> PolicyDocument:
@@ -227,7 +218,7 @@ def _is_glob(name: str) -> bool:
 
 
 class ApprovalRouter:
-    """Turns ``ask`` into allow or deny by the one approval model (``grapharc.approvals``), with
+    """Turns ``ask`` into allow or deny by the one approval model (``grapharc.decisions.approval``), with
     the approver of the rule's route where no session holds the ask.
 
     A route with no approver, or an approver that raises or says no, denies:

@@ -59,7 +59,7 @@ def generate_policy_file(path: Path, model: Any, model_name: str,
                          catalog: list[dict[str, Any]]) -> Path:
     """Ask ``model`` for a policy over ``catalog``, validate it, and write it atomically."""
     from grapharc.policy.engine import PolicyEngine
-    from grapharc.policy.sources import PolicyLoadError, parse_policy_text
+    from grapharc.policy.files import PolicyLoadError, parse_policy_text
 
     kinds = [{"kind": k["kind"], "description": k.get("description", "")} for k in catalog]
     reply = model.invoke(PROMPT.format(catalog=json.dumps(kinds, indent=2)))

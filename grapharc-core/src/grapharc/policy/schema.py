@@ -23,7 +23,7 @@ from typing import Annotated, Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, field_validator, model_validator
 
-from grapharc.harness.permissions import Decision
+from grapharc.decisions.decision import Decision
 
 Glob = Annotated[str, Field(min_length=1, max_length=200)]
 MAX_CEILING = 10**15

@@ -21,7 +21,7 @@ _LAZY_EXPORTS = {
     "NodeTimeoutError": "grapharc.runtime.deadline",
     "ProgressGuard": "grapharc.runtime.progress",
     "StopReason": "grapharc.runtime.progress",
-    "TraceWriter": "grapharc.runtime.trace",
+    "TraceWriter": "grapharc.trace.writer",
     "WorkerOutcome": "grapharc.runtime.fanout",
     "dedupe": "grapharc.runtime.fanout",
     "unique_sources": "grapharc.runtime.fanout",

@@ -11,7 +11,7 @@ from __future__ import annotations
 from typing import Any
 
 from grapharc.runtime.errors import RunInputError
-from grapharc.trace_schema import LABELS, TENANT
+from grapharc.trace.schema import LABELS, TENANT
 
 MAX_TEXT = 200
 MAX_LABELS = 50

@@ -45,8 +45,8 @@ from grapharc.runtime.resume import (
 from grapharc.runtime.run_info import RunInfo, latest
 from grapharc.runtime.state import StateContract
 from grapharc.runtime.thread_spend import NOTHING, carried
-from grapharc.runtime.trace import TraceWriter
 from grapharc.runtime.trace_buffer import RunTraceWriter
+from grapharc.trace.writer import TraceWriter
 
 _STREAM_VERSIONS: tuple[Literal["v1", "v2"], ...] = ("v1", "v2")
 

@@ -9,12 +9,33 @@ from __future__ import annotations
 
 from contextvars import ContextVar
 from dataclasses import dataclass, field
+from enum import StrEnum
 from typing import TYPE_CHECKING, Any
 
 from grapharc.runtime.budget import BudgetMeter
 
 if TYPE_CHECKING:
-    from grapharc.runtime.trace import TraceWriter
+    from grapharc.trace.writer import TraceWriter
+
+DURABLE_ASKS = "grapharc_durable_asks"
+"""The ``configurable`` key a session turn sets so the run's asks become durable approvals."""
+
+
+class AskMode(StrEnum):
+    """How a run's asks are answered (set on the run context when it opens; see
+    :mod:`grapharc.decisions.approval`)."""
+
+    SESSION = "session"
+    CHECKPOINT = "checkpoint"
+    NONE = "none"
+
+
+def ask_mode(configurable: dict[str, Any], checkpointed: bool) -> AskMode:
+    """How asks are answered in a run with these ``configurable`` settings."""
+    if configurable.get(DURABLE_ASKS):
+        return AskMode.SESSION
+    return AskMode.CHECKPOINT if checkpointed else AskMode.NONE
+
 
 NO_STEP = 1 << 62
 """``low_step`` of a run that has not executed a node yet."""
@@ -55,8 +76,8 @@ class RunContext:
     """The top-level run a subgraph's context belongs to (None for the top level itself)."""
     thread_metered: bool = False
     """True when the meter carries the thread's spend (``grapharc.runtime.thread_spend``)."""
-    asks: str = "none"
-    """How the run's asks are answered: ``session``, ``checkpoint`` or ``none`` (``grapharc.approvals``)."""
+    asks: AskMode = AskMode.NONE
+    """How the run's asks are answered: in a session, by a checkpointed pause, or by nobody."""
 
     def child(self) -> RunContext:
         """The context a subgraph's nodes run under: same run, its own step numbering."""

@@ -46,7 +46,7 @@ from grapharc.runtime.state import StateContract, channel_reducers
 from grapharc.runtime.subgraph import subgraph_bodies
 from grapharc.runtime.thread_spend import SpendStampingSaver
 from grapharc.runtime.topology import check_acyclic, check_write_conflicts
-from grapharc.runtime.trace import TraceWriter
+from grapharc.trace.writer import TraceWriter
 
 __all__ = ["END", "START", "GraphARC", "StateGraph"]
 

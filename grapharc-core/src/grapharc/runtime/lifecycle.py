@@ -26,8 +26,6 @@ from langgraph._internal._config import DEFAULT_RECURSION_LIMIT
 from langgraph._internal._constants import CONFIG_KEY_DURABILITY
 from langgraph.errors import GraphRecursionError
 
-from grapharc import trace_schema as schema
-from grapharc.approvals import ask_mode
 from grapharc.runtime import route_trace
 from grapharc.runtime.attribution import run_attribution
 from grapharc.runtime.budget import (
@@ -37,7 +35,7 @@ from grapharc.runtime.budget import (
     BudgetMeter,
     InvalidBudgetError,
 )
-from grapharc.runtime.context import NO_STEP, RunContext
+from grapharc.runtime.context import NO_STEP, RunContext, ask_mode
 from grapharc.runtime.errors import MissingThreadIdError, RunInputError
 from grapharc.runtime.resume import (
     META_ATTEMPT,
@@ -52,8 +50,9 @@ from grapharc.runtime.resume import (
 )
 from grapharc.runtime.run_info import RUNNING, RunInfo, remember
 from grapharc.runtime.thread_spend import NOTHING, Spent
-from grapharc.runtime.trace import TraceWriter, exception_document
 from grapharc.runtime.trace_buffer import RunTraceWriter
+from grapharc.trace import schema as schema
+from grapharc.trace.writer import TraceWriter, exception_document
 
 
 @dataclasses.dataclass(slots=True)

@@ -28,7 +28,6 @@ from langgraph.errors import GraphBubbleUp, GraphInterrupt, ParentCommand
 from langgraph.types import Command, Send
 from pydantic import BaseModel
 
-from grapharc import trace_schema as schema
 from grapharc.runtime import route_trace
 from grapharc.runtime.budget import BudgetExceededError, BudgetMeter
 from grapharc.runtime.context import CURRENT_RUN, RunContext
@@ -42,7 +41,8 @@ from grapharc.runtime.errors import (
 )
 from grapharc.runtime.state import StateContract
 from grapharc.runtime.tokens import NodeUsage, node_usage_scope
-from grapharc.runtime.trace import end_fields, node_identity
+from grapharc.trace import schema as schema
+from grapharc.trace.writer import end_fields, node_identity
 
 Body = Callable[[Any, RunnableConfig], Any]
 AsyncBody = Callable[[Any, RunnableConfig], Awaitable[Any]]

@@ -15,9 +15,9 @@ from typing import Any
 
 from langchain_core.runnables import RunnableConfig
 
-from grapharc import trace_schema as schema
 from grapharc.runtime.context import CURRENT_RUN, HeldEnd, RunContext
-from grapharc.runtime.trace import exception_document
+from grapharc.trace import schema as schema
+from grapharc.trace.writer import exception_document
 
 
 def task_key(config: RunnableConfig) -> str:

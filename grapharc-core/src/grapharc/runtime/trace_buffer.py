@@ -20,8 +20,8 @@ import weakref
 from collections import deque
 from typing import Any
 
-from grapharc.runtime.trace import TraceWriter
-from grapharc.trace_schema import RUN_ID
+from grapharc.trace.schema import RUN_ID
+from grapharc.trace.writer import TraceWriter
 
 FLUSH_SECONDS = 0.1
 

@@ -11,7 +11,7 @@ in). Its scan after a chunk reads through the async checkpointer, queued behind 
 writes on the same connection (a read elsewhere could miss them); settling after a pass, whose
 writes are all saved by then, reads through the sync one in the same trip to a thread as its
 store calls (each async checkpointer read is a trip of its own). A turn's runs answer every
-``ask`` with a durable approval (``grapharc.approvals``): the thread pauses on it like on an
+``ask`` with a durable approval (``grapharc.decisions.approval``): the thread pauses on it like on an
 ``interrupt()``. An ``on_update`` subscriber sees each node's writes once they are saved, and an
 ``on_record`` watcher is called after each write to the audit trail (nodes, runs, the ending),
 by ``AsyncTurn`` always on the event loop's thread (a watcher that sets an ``asyncio.Event``
@@ -29,9 +29,9 @@ from langchain_core.runnables import RunnableConfig
 from langgraph.types import StateSnapshot
 
 from grapharc import offload
-from grapharc.approvals import DURABLE_ASKS
 from grapharc.runtime.budget import RUN_BUDGET_KEY, Budget
 from grapharc.runtime.compiled import CompiledGraphARC
+from grapharc.runtime.context import DURABLE_ASKS
 from grapharc.session.approvals import request
 from grapharc.session.audit import completed_runs
 from grapharc.session.contracts import SessionStore

@@ -20,7 +20,7 @@ import pytest
 from pydantic import BaseModel
 
 from grapharc.errors import GraphARCError
-from grapharc.executors import ToolArgumentError, ToolFailedError, ToolTimeoutError
+from grapharc.harness.executors import ToolArgumentError, ToolFailedError, ToolTimeoutError
 from grapharc.harness.tools import SideEffect, Tool
 
 

@@ -249,8 +249,8 @@ def run_hostile(arena: Arena, executor: str, trace: Path,
 
     ``attempts`` defaults to every attempt that executor is expected to stop (the misbehaving
     tools' attempts only under ``sandboxed``, since ``local`` confines nothing by design)."""
+    from grapharc.decisions.tool_rules import PermissionPolicy
     from grapharc.harness.agent import AgentNode
-    from grapharc.harness.permissions import PermissionPolicy
     from grapharc.harness.report import thread_events, tool_calls
     from grapharc.harness.setup import open_executor
     from grapharc.models.scripted import ScriptedChatModel

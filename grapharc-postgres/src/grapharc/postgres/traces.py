@@ -23,8 +23,8 @@ import psycopg
 
 from grapharc.postgres.connect import PostgresStoreError, connect, conninfo, redacted
 from grapharc.postgres.schema import upgrade
-from grapharc.runtime.trace import TraceClosedError, TraceOpenError
-from grapharc.trace_schema import RUN_ID, THREAD_ID
+from grapharc.trace.errors import TraceClosedError, TraceOpenError
+from grapharc.trace.schema import RUN_ID, THREAD_ID
 
 _INSERT = ("INSERT INTO grapharc_trace_events (run_id, thread_id, line) SELECT r, t, l "
            "FROM unnest(%s::text[], %s::text[], %s::text[]) WITH ORDINALITY AS u(r, t, l, n) ORDER BY n")

@@ -27,10 +27,10 @@ from grapharc.values import Count, Number
 
 if TYPE_CHECKING:
     from grapharc.governed import GovernedRun
-    from grapharc.runtime.trace import TraceWriter
     from grapharc.server.api.context import ApiContext
     from grapharc.server.auth import AuthConfig
     from grapharc.server.processes import WorkerSlot
+    from grapharc.trace.writer import TraceWriter
 
 DEFAULT_DRAIN_TIMEOUT = 10.0
 DEFAULT_LEASE_SECONDS = 30.0  # grapharc.session.manager's, without importing it before it is needed

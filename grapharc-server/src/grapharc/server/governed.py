@@ -17,9 +17,9 @@ from typing import Any
 
 from grapharc.errors import ConfigurationError
 from grapharc.governed import GovernedRun, governed_loop, prepare_plan, resolve_config
-from grapharc.runtime.trace import TraceWriter
 from grapharc.server.api.context import Registrar
 from grapharc.session.manager import SessionManager
+from grapharc.trace.writer import TraceWriter
 
 GOVERNED = "governed"
 """The assistant id (and graph name) of the governed loop."""

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from grapharc.errors import GraphARCError
-from grapharc.executors import ExecutorUnavailableError
+from grapharc.harness.executors import ExecutorUnavailableError
 
 
 class ContainerEngineError(GraphARCError):

@@ -24,7 +24,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from grapharc._missing import install_hint
-from grapharc.executors import ExecutorOptionError, ToolFailedError, ToolTimeoutError, call_timeout
+from grapharc.harness.executors import ExecutorOptionError, ToolFailedError, ToolTimeoutError, call_timeout
 from grapharc.harness.tools import Tool
 from grapharc.tools.container.errors import (
     ContainerEngineError,

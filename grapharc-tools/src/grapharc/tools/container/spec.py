@@ -16,7 +16,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from grapharc.executors import ExecutorOptionError
+from grapharc.harness.executors import ExecutorOptionError
 from grapharc.tools.container.protocol import RUNNER_MODULE
 
 WORKSPACE_MOUNT = "/workspace"

@@ -21,7 +21,7 @@ from pathlib import Path
 from time import monotonic
 from typing import Any, NoReturn
 
-from grapharc.executors import ExecutorOptionError, ToolFailedError, ToolTimeoutError, call_timeout
+from grapharc.harness.executors import ExecutorOptionError, ToolFailedError, ToolTimeoutError, call_timeout
 from grapharc.harness.tools import Tool
 from grapharc.tools.jsondata import json_problem
 from grapharc.tools.sandbox import child

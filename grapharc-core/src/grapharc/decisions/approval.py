@@ -23,24 +23,14 @@ from dataclasses import asdict, dataclass
 from enum import StrEnum
 from typing import TYPE_CHECKING, Any
 
-from grapharc.runtime.context import CURRENT_RUN
+from grapharc.runtime.context import CURRENT_RUN, AskMode
 
 if TYPE_CHECKING:
-    from grapharc.audit_record import AuditRecord
+    from grapharc.decisions.audit import AuditRecord
 
-DURABLE_ASKS = "grapharc_durable_asks"
-"""The ``configurable`` key a session turn sets so the run's asks become durable approvals."""
 APPROVED_ANSWERS = frozenset({True, "approved"})
 QUESTION_ARGUMENTS = 400
 """Characters of a request's arguments its one-line question shows (the payload keeps them all)."""
-
-
-class AskMode(StrEnum):
-    """How a run's asks are answered (set on the run context when it opens)."""
-
-    SESSION = "session"
-    CHECKPOINT = "checkpoint"
-    NONE = "none"
 
 
 class Answer(StrEnum):
@@ -88,13 +78,6 @@ class ApprovalRequest:
 
 
 Approver = Callable[[ApprovalRequest], bool]
-
-
-def ask_mode(configurable: dict[str, Any], checkpointed: bool) -> AskMode:
-    """How asks are answered in a run with these ``configurable`` settings."""
-    if configurable.get(DURABLE_ASKS):
-        return AskMode.SESSION
-    return AskMode.CHECKPOINT if checkpointed else AskMode.NONE
 
 
 def request_approval(request: ApprovalRequest, approver: Approver | None = None) -> Answer:

@@ -1,14 +1,16 @@
 """Audit records: every policy decision tied to the exact document text that made it.
 
-The policy engine makes them and the planner's rules and admission gate carry them, so
-the record lives below both: the planner never imports the policy package (the policy
-engine imports the planner's rules, and the two must not import each other).
+The policy engine makes them, and the planner's rules, its admission gate and the agent carry
+them, so they live below all of these: the planner never imports the policy package (the policy
+engine compiles into the planner's rules, and the two must not import each other).
 """
 
 from __future__ import annotations
 
 from dataclasses import asdict, dataclass
 from typing import Any
+
+from grapharc.decisions.decision import Decision
 
 
 @dataclass(frozen=True)
@@ -29,3 +31,12 @@ class AuditRecord:
 
     def as_dict(self) -> dict[str, Any]:
         return asdict(self)
+
+
+@dataclass(frozen=True)
+class PolicyDecision:
+    """An engine decision on a tool or a spend, with its audit record and approval route."""
+
+    decision: Decision
+    record: AuditRecord
+    route: str = ""

@@ -7,10 +7,11 @@ its ``state_delta``), ``error``, ``interrupt`` or ``parent_command``; a governan
 is an ``admission`` event, never an ``end``, so it cannot inflate node counts. These are the
 names GraphARC 0.1.7's tools read.
 
-The writer (``grapharc.runtime.trace``), the kernel that calls it and every reader
-(``grapharc.observe``) import the names from here; nothing else spells them.
+The writer (:mod:`grapharc.trace.writer`), the kernel that calls it and every reader
+(:mod:`grapharc.trace.reader` and the views of :mod:`grapharc.observe`) import the names from here;
+nothing else spells them.
 :func:`json_schema` derives the JSON Schema from the same table (``trace.schema.json``
-beside this module is its committed copy, regenerated with ``python -m grapharc.trace_schema``).
+beside this module is its committed copy, regenerated with ``python -m grapharc.trace.schema``).
 This module imports only the standard library, so a reader pays nothing for it.
 """
 

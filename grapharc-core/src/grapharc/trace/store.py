@@ -3,8 +3,8 @@
 ``file:PATH`` (and a bare path) is a JSONL file, core's default; grapharc-postgres adds
 ``postgresql://HOST/DB``, an events table several workers share. A store hands a sink to
 ``TraceWriter`` (the encoding stays the writer's, so every store holds the same bytes per
-event) and streams those lines back to ``grapharc.observe``'s one reader, so every parser,
-validator and error message is shared by all stores.
+event) and streams those lines back to the one reader (:mod:`grapharc.trace.reader`), so every
+parser, validator and error message is shared by all stores.
 """
 
 from __future__ import annotations
@@ -13,10 +13,10 @@ import os
 from collections.abc import Iterable
 from contextlib import AbstractContextManager
 from pathlib import Path
-from typing import TYPE_CHECKING, Protocol
+from typing import Protocol
 
-if TYPE_CHECKING:  # the writer's module imports pydantic; a reader never needs it
-    from grapharc.runtime.trace import TraceSink
+from grapharc.trace.files import open_trace
+from grapharc.trace.sinks import FileTraceSink, TraceSink
 
 
 class TraceStore(Protocol):
@@ -42,14 +42,10 @@ class FileTraces:
         self.name = str(self.path)
 
     def open_sink(self) -> TraceSink:
-        from grapharc.runtime.trace import FileTraceSink
-
         return FileTraceSink(self.path)
 
     def lines(self, *, run_id: str | None = None,
               thread_id: str | None = None) -> AbstractContextManager[Iterable[bytes]]:
-        from grapharc.observe.reader import open_trace
-
         return open_trace(self.path)
 
 

@@ -1,8 +1,8 @@
 """The one streaming trace reader every trace tool uses.
 
 It reads a JSONL trace line by line (never the whole file), from a file or from the
-``traces`` store a URI names (``grapharc.trace_store``), decodes each line with
-:mod:`grapharc.observe.codec`, and yields the events as dicts, optionally only those of
+``traces`` store a URI names (:mod:`grapharc.trace.store`), decodes each line with
+:mod:`grapharc.trace.codec`, and yields the events as dicts, optionally only those of
 one run, thread or attempt. It tolerates what a live or crashed writer leaves behind: an
 unterminated last line that does not parse yet (a line being appended, or a crash
 mid-line) is left unread, and a torn line a later writer closed off is skipped and
@@ -16,14 +16,11 @@ from __future__ import annotations
 
 import os
 from collections.abc import Iterable, Iterator
-from pathlib import Path
-from typing import Any, BinaryIO
+from typing import Any
 
-from grapharc._files import open_regular
-from grapharc.observe import codec
-from grapharc.observe.errors import TraceFormatError, TraceUnreadableError, TraceVersionError
-from grapharc.observe.torn import is_torn
-from grapharc.trace_schema import (
+from grapharc.trace import codec
+from grapharc.trace.errors import TraceFormatError, TraceVersionError
+from grapharc.trace.schema import (
     ATTEMPT,
     PHASE,
     RUN_ID,
@@ -33,37 +30,10 @@ from grapharc.trace_schema import (
     THREAD_ID,
     damaged_field,
 )
-from grapharc.trace_store import open_traces, trace_location
+from grapharc.trace.store import open_traces, trace_location
+from grapharc.trace.torn import is_torn
 
 Event = dict[str, Any]
-_SNIFF_BYTES = 8192
-
-
-def open_trace(path: str | os.PathLike[str]) -> BinaryIO:
-    """Open a trace for binary reading, or raise TraceUnreadableError saying why it cannot be."""
-    where = Path(path)
-    hint = "pass the path of a JSONL trace a GraphARC run wrote"
-    try:
-        handle = open_regular(where)
-    except FileNotFoundError:
-        raise TraceUnreadableError(f"{where}: no such trace file", hint=hint) from None
-    except IsADirectoryError:
-        raise TraceUnreadableError(f"{where}: is a directory, not a trace file", hint=hint) from None
-    except PermissionError:
-        raise TraceUnreadableError(f"{where}: permission denied", hint="check the file's mode") from None
-    except OSError as exc:
-        raise TraceUnreadableError(f"{where}: cannot be read ({exc.strerror or exc})", hint=hint) from None
-    except ValueError:  # an embedded NUL byte in the name
-        raise TraceUnreadableError(f"{where!r}: is not a usable file name", hint=hint) from None
-    try:
-        head = handle.peek(_SNIFF_BYTES)[:_SNIFF_BYTES]
-    except OSError as exc:
-        handle.close()
-        raise TraceUnreadableError(f"{where}: cannot be read ({exc.strerror or exc})", hint=hint) from None
-    if b"\x00" in head:
-        handle.close()
-        raise TraceUnreadableError(f"{where}: holds binary data, not a JSONL trace", hint=hint)
-    return handle
 
 
 class TraceScanner:

@@ -1,0 +1,175 @@
+"""One trace event as one JSON line, whatever a node put in its state.
+
+What is written, exactly (the same with orjson, used when importable, and with stdlib json):
+strings over ``MAX_STRING_CHARS`` (2,000) characters keep their first 2,000 followed by
+``TRUNCATION_MARKER``; pydantic models are written as ``model_dump(mode="json")``; enum members
+as their value; UUIDs as their string; tuples as arrays; NaN and infinities as null (JSON has
+none); keys that are not strings as their JSON text (``1``, ``true``, ``null``) or, failing that,
+their repr; anything else, and nesting deeper than 254 levels, as ``{"__repr__": repr[:2000]}``.
+"""
+
+from __future__ import annotations
+
+import json
+import math
+from collections.abc import Callable
+from enum import Enum
+from typing import Any
+from uuid import UUID
+
+from pydantic import BaseModel
+
+from grapharc.trace import schema
+
+try:
+    import orjson
+except ImportError:  # pragma: no cover - orjson ships with langsmith on CPython
+    _HAS_ORJSON = False
+else:
+    _HAS_ORJSON = True
+
+MAX_STRING_CHARS = schema.MAX_STRING_CHARS
+TRUNCATION_MARKER = schema.TRUNCATION_MARKER
+_MAX_DEPTH = 254
+
+
+def encode_event(event: dict[str, Any]) -> bytes:
+    """One JSON line. The fast encoder runs first; the cleaning walk only when it failed or the
+    line is long enough that a string in it may need truncating."""
+    try:
+        line = _dumps(event)
+    except (TypeError, ValueError, OverflowError, RecursionError):
+        return _dumps_clean(_clean(event, 0))
+    if len(line) <= MAX_STRING_CHARS:
+        return line
+    cleaned = _clean(event, 0)
+    return line if cleaned is event else _dumps_clean(cleaned)
+
+
+def _dumps_clean(value: Any) -> bytes:
+    """Encode an already-cleaned value; stdlib json takes what orjson cannot (ints over 64 bits)."""
+    try:
+        return _dumps(value)
+    except (TypeError, ValueError, OverflowError):
+        return _dumps_stdlib(value)
+
+
+def _default(value: Any) -> Any:
+    """What the encoders do with a value JSON has no type for; never raises."""
+    if isinstance(value, BaseModel):
+        return _model_json(value)
+    if isinstance(value, Enum):
+        return value.value
+    if isinstance(value, UUID):
+        return str(value)
+    if isinstance(value, tuple):
+        return list(value)
+    if isinstance(value, float):  # a float subclass, which orjson does not take natively
+        return float(value)
+    return _repr_of(value)
+
+
+_STDLIB_ENCODER = json.JSONEncoder(
+    ensure_ascii=False, separators=(",", ":"), allow_nan=False, default=_default
+)
+
+
+def _dumps_stdlib(value: Any) -> bytes:
+    return (_STDLIB_ENCODER.encode(value) + "\n").encode("utf-8")
+
+
+def _dumps_orjson(value: Any) -> bytes:
+    return orjson.dumps(value, default=_default, option=_ORJSON_OPTIONS)
+
+
+if _HAS_ORJSON:
+    _ORJSON_OPTIONS = (
+        orjson.OPT_APPEND_NEWLINE | orjson.OPT_PASSTHROUGH_DATETIME | orjson.OPT_PASSTHROUGH_DATACLASS
+    )
+    _dumps: Callable[[Any], bytes] = _dumps_orjson
+else:  # pragma: no cover - orjson ships with langsmith on CPython
+    _dumps = _dumps_stdlib
+
+
+def _clean(value: Any, depth: int) -> Any:
+    """``value`` with the rules in the module docstring applied, made of JSON types only.
+
+    Returns ``value`` itself when nothing needed changing, so a clean event is not re-encoded.
+    """
+    kind = type(value)
+    if kind is str:
+        return _clean_str(value)
+    if value is None or kind is int or kind is bool:
+        return value
+    if kind is float:
+        return value if math.isfinite(value) else None
+    if depth >= _MAX_DEPTH:
+        return _repr_of(value)
+    if isinstance(value, dict):
+        return _clean_dict(value, depth)
+    if isinstance(value, list | tuple):
+        items = [_clean(item, depth + 1) for item in value]
+        if kind is list and all(new is old for new, old in zip(items, value, strict=True)):
+            return value
+        return items
+    if isinstance(value, Enum):
+        return _clean(value.value, depth + 1)
+    if isinstance(value, str):
+        return _clean_str(str.__str__(value))
+    if isinstance(value, int):
+        return int(value)
+    if isinstance(value, float):
+        return _clean(float(value), depth)
+    return _clean(_default(value), depth + 1)
+
+
+def _clean_dict(value: dict[Any, Any], depth: int) -> dict[str, Any]:
+    out: dict[str, Any] = {}
+    changed = type(value) is not dict
+    for key, item in value.items():
+        new_key = _clean_str(key) if type(key) is str else _clean_key(key)
+        new_item = _clean(item, depth + 1)
+        changed = changed or new_key is not key or new_item is not item
+        out[new_key] = new_item
+    return out if changed else value
+
+
+def _clean_key(key: Any) -> str:
+    """A dict key as stdlib json would write it, or its repr where json would refuse it."""
+    if isinstance(key, Enum):
+        return _clean_key(key.value)
+    if isinstance(key, str):
+        return _clean_str(str.__str__(key))
+    if isinstance(key, bool) or key is None:
+        return json.dumps(key)
+    if isinstance(key, int):
+        return int.__repr__(key)
+    if isinstance(key, float):
+        return float.__repr__(key)
+    return _repr_of(key)[schema.REPR_KEY]
+
+
+def _clean_str(text: str) -> str:
+    if len(text) > MAX_STRING_CHARS:
+        text = text[:MAX_STRING_CHARS] + TRUNCATION_MARKER
+    if not text.isascii():
+        try:
+            text.encode("utf-8")
+        except UnicodeEncodeError:  # lone surrogates: keep them visible as escapes
+            text = text.encode("utf-8", "backslashreplace").decode("utf-8")
+    return text
+
+
+def _model_json(model: BaseModel) -> Any:
+    try:
+        return model.model_dump(mode="json")
+    except Exception:
+        return _repr_of(model)
+
+
+def _repr_of(value: Any) -> dict[str, str]:
+    try:
+        text = repr(value)
+    except Exception:
+        text = f"<unrepresentable {type(value).__qualname__}>"
+    return {schema.REPR_KEY: _clean_str(text[:MAX_STRING_CHARS])}
