@@ -8,6 +8,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
+from enum import StrEnum
 from typing import Any
 
 CREATED, RUNNING, PAUSED = "created", "running", "paused"
@@ -18,6 +19,27 @@ FINISHED = frozenset({COMPLETED, REJECTED, EXPIRED, FAILED})
 GATE, INTERRUPT = "gate", "interrupt"
 OPEN, APPROVED, DECLINED, SUPERSEDED, LAPSED = "open", "approved", "rejected", "superseded", "expired"
 DECISIONS = (APPROVED, DECLINED)
+
+
+class AuditKind(StrEnum):
+    """What one entry of a thread's audit trail records (its ``kind``): the store writes these and
+    nothing else, and the server's streams, run worker and inbox read them by these names."""
+
+    CREATED = "created"
+    CLAIMED = "claimed"
+    RECLAIMED = "reclaimed"
+    NODE = "node"
+    ASKED = "asked"
+    DECIDED = "decided"
+    SUPERSEDED = "superseded"
+    EVENT = "event"
+    PAUSED = PAUSED
+    """A turn ended with the thread paused; the finishing statuses below end one too."""
+    COMPLETED = COMPLETED
+    REJECTED = REJECTED
+    EXPIRED = EXPIRED
+    """An approval lapsed (a turn that finds it so ends the thread ``expired``)."""
+    FAILED = FAILED
 
 
 def iso(moment: float | None) -> str | None:

@@ -51,6 +51,7 @@ from grapharc.session.records import (
     SUPERSEDED,
     Approval,
     AuditEntry,
+    AuditKind,
     Event,
     Session,
     iso,
@@ -104,7 +105,7 @@ class SqlSessionStore(SqlDialect, ABC):
             if created.rowcount != 1:
                 raise SessionExistsError(f"a session with thread id {thread_id!r} already exists",
                                          hint="leave out the thread id to get a fresh one")
-            self._audit(conn, thread_id, now, "created", {"graph": graph})
+            self._audit(conn, thread_id, now, AuditKind.CREATED, {"graph": graph})
         return self.get(thread_id)
 
     def get(self, thread_id: str) -> Session:
@@ -155,7 +156,7 @@ class SqlSessionStore(SqlDialect, ABC):
                 values[inbox] = [*values.get(inbox, []), *self._take_events(conn, thread_id, now, turn_id)]
             turn = {"kind": "start", "id": turn_id, "input": values}
             lease = self._lease(conn, thread_id, runner, ttl, now, turn)
-            self._audit(conn, thread_id, now, "claimed", {"runner": runner, "turn": "start"})
+            self._audit(conn, thread_id, now, AuditKind.CLAIMED, {"runner": runner, "turn": "start"})
         return lease
 
     def claim_recovery(self, thread_id: str, *, runner: str, ttl: float, now: float) -> Lease:
@@ -169,7 +170,7 @@ class SqlSessionStore(SqlDialect, ABC):
                     "(its lease expired) or whose turn failed can be recovered")
             turn = self._decode(row["turn"]) if row["turn"] else {"kind": "continue", "id": uuid4().hex}
             lease = self._lease(conn, thread_id, runner, ttl, now, turn)
-            self._audit(conn, thread_id, now, "reclaimed",
+            self._audit(conn, thread_id, now, AuditKind.RECLAIMED,
                         {"runner": runner, "from": row["runner"], "status": row["status"]})
         return lease
 
@@ -208,7 +209,7 @@ class SqlSessionStore(SqlDialect, ABC):
                     conn, "WHERE thread_id = ? AND state = ?", (lease.thread_id, OPEN))]
             if error:
                 detail["error"] = error
-            self._audit(conn, lease.thread_id, now, status, detail)
+            self._audit(conn, lease.thread_id, now, AuditKind(status), detail)
 
     # -- approvals -------------------------------------------------------------------
 
@@ -249,7 +250,7 @@ class SqlSessionStore(SqlDialect, ABC):
                 self._run(conn, "UPDATE {approvals} SET state = ?, decided_by = ?, decided_at = ? "
                                 "WHERE approval_id = ? AND state = ?",
                           (decision, decider, now, approval_id, OPEN))
-                self._audit(conn, thread_id, now, "decided",
+                self._audit(conn, thread_id, now, AuditKind.DECIDED,
                             {"approval": approval_id, "decision": decision, "by": decider,
                              "node": approval.node})
                 lease = self._after_decision(conn, approval, decision, runner, ttl, now)
@@ -277,7 +278,7 @@ class SqlSessionStore(SqlDialect, ABC):
         self._set_state(conn, approval_id, LAPSED)
         self._supersede_open(conn, thread_id)
         self._set_status(conn, thread_id, EXPIRED, now)
-        self._audit(conn, thread_id, now, "expired", {"approval": approval_id, "by": decider})
+        self._audit(conn, thread_id, now, AuditKind.EXPIRED, {"approval": approval_id, "by": decider})
         return ApprovalExpiredError(
             f"approval {approval_id} on thread {thread_id} expired at {iso(approval.expires_at)}; "
             "the thread ends as expired")
@@ -294,7 +295,7 @@ class SqlSessionStore(SqlDialect, ABC):
             self._insert_approval(conn, fresh)
             detail["replaced_by"] = fresh.approval_id
             hint = f"decide the new approval {fresh.approval_id}"
-        self._audit(conn, thread_id, now, "superseded", detail)
+        self._audit(conn, thread_id, now, AuditKind.SUPERSEDED, detail)
         return StaleApprovalError(
             f"approval {approval_id} on thread {thread_id} is stale: what it asked about has "
             "changed since it was asked", hint=hint)
@@ -306,7 +307,7 @@ class SqlSessionStore(SqlDialect, ABC):
         if approval.kind == GATE and decision == DECLINED:
             self._supersede_open(conn, thread_id)
             self._set_status(conn, thread_id, REJECTED, now)
-            self._audit(conn, thread_id, now, REJECTED,
+            self._audit(conn, thread_id, now, AuditKind.REJECTED,
                         {"approval": approval.approval_id, "node": approval.node})
             return None
         still_open = self._run(conn, "SELECT COUNT(*) AS n FROM {approvals} "
@@ -315,7 +316,7 @@ class SqlSessionStore(SqlDialect, ABC):
             self._run(conn, "UPDATE {sessions} SET updated_at = ? WHERE thread_id = ?", (now, thread_id))
             return None
         lease = self._lease(conn, thread_id, runner, ttl, now, {"kind": "continue", "id": uuid4().hex})
-        self._audit(conn, thread_id, now, "claimed", {"runner": runner, "turn": "continue"})
+        self._audit(conn, thread_id, now, AuditKind.CLAIMED, {"runner": runner, "turn": "continue"})
         return lease
 
     # -- events ----------------------------------------------------------------------
@@ -328,7 +329,7 @@ class SqlSessionStore(SqlDialect, ABC):
                                      "VALUES (?, ?, ?, ?) RETURNING event_id",
                                (thread_id, kind, self._encode(dict(payload)), now)).fetchone()
             event_id = int(posted["event_id"])
-            self._audit(conn, thread_id, now, "event", {"event": event_id, "kind": kind})
+            self._audit(conn, thread_id, now, AuditKind.EVENT, {"event": event_id, "kind": kind})
         return Event(event_id, thread_id, kind, dict(payload), now, None)
 
     def events(self, thread_id: str) -> builtins.list[Event]:
@@ -474,7 +475,7 @@ class SqlSessionStore(SqlDialect, ABC):
                         "VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
                   (a.approval_id, a.thread_id, a.kind, a.node, a.hold_key, a.question, a.digest,
                    self._encode(list(a.deciders)), a.created_at, a.expires_at, a.state))
-        self._audit(conn, a.thread_id, a.created_at, "asked",
+        self._audit(conn, a.thread_id, a.created_at, AuditKind.ASKED,
                     {"approval": a.approval_id, "node": a.node, "kind": a.kind, "question": a.question})
 
     def _approvals(self, conn: Connection, where: str, args: tuple[Any, ...]) -> builtins.list[Approval]:
@@ -483,9 +484,10 @@ class SqlSessionStore(SqlDialect, ABC):
                          r["digest"], tuple(self._decode(r["deciders"])), r["created_at"], r["expires_at"],
                          r["state"], r["decided_by"], r["decided_at"]) for r in rows]
 
-    def _audit(self, conn: Connection, thread_id: str, now: float, kind: str, detail: dict[str, Any]) -> None:
+    def _audit(self, conn: Connection, thread_id: str, now: float, kind: AuditKind,
+               detail: dict[str, Any]) -> None:
         self._run(conn, "INSERT INTO {audit} (thread_id, at, kind, detail) VALUES (?, ?, ?, ?)",
-                  (thread_id, now, kind, self._encode(detail)))
+                  (thread_id, now, kind.value, self._encode(detail)))
 
 
 def _held(row: Row, lease: Lease) -> bool:

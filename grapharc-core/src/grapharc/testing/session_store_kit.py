@@ -60,6 +60,7 @@ from grapharc.session.records import (
     RUNNING,
     SUPERSEDED,
     Approval,
+    AuditKind,
 )
 
 GRAPH = "kit-graph"
@@ -353,7 +354,7 @@ class SessionStoreConformance(ABC):
         assert len(won) == 1 and won[0] is not None and store.holds(won[0])
         assert len(refused) == RACERS - 1
         assert all(isinstance(exc, ThreadNotPausedError | AlreadyDecidedError) for exc in refused)
-        assert [e.kind for e in store.audit("t1")].count("decided") == 1
+        assert [e.kind for e in store.audit("t1")].count(AuditKind.DECIDED) == 1
 
     def test_a_stale_approval_is_superseded_and_asked_again(self, store: SessionStore) -> None:
         [asked] = pause(store, "t1", make_hold(digest="before"))
@@ -466,7 +467,7 @@ class SessionStoreConformance(ABC):
         assert store.record_nodes(lease, [seen], 3, 3.0) == 1
         assert store.record_nodes(lease, [seen, NodeRun(4, "m", "task-2", ())], 4, 4.0) == 1
         assert store.record_nodes(lease, [seen], 4, 5.0) == 0
-        nodes = [(e.node, e.step, e.detail) for e in store.audit("t1") if e.kind == "node"]
+        nodes = [(e.node, e.step, e.detail) for e in store.audit("t1") if e.kind == AuditKind.NODE]
         assert nodes == [("n", 3, {"writes": ["log"]}), ("m", 4, {"writes": []})]
         assert store.audited_step("t1") == 4
         assert (store.get("t1").last_node, store.get("t1").last_step) == ("m", 4)

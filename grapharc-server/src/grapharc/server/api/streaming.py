@@ -38,7 +38,7 @@ from grapharc.server.api.encoding import json_text
 from grapharc.server.api.problems import ApiProblem
 from grapharc.session.history import step_of
 from grapharc.session.manager import SessionManager
-from grapharc.session.records import AuditEntry
+from grapharc.session.records import AuditEntry, AuditKind
 
 if TYPE_CHECKING:
     from grapharc.server.api.context import ApiContext
@@ -191,7 +191,7 @@ def _steps_for(manager: SessionManager, thread_id: str, entries: list[AuditEntry
     when one is a node (what it wrote is a task result of the checkpoint before it, filled in as its
     writes are saved, so a copy read earlier can lack it), else those read before (other entries
     need none). Only the checkpoints from the step before the oldest node entry's on are read."""
-    nodes = [e for e in entries if e.kind == "node" and e.step is not None]
+    nodes = [e for e in entries if e.kind == AuditKind.NODE and e.step is not None]
     if not nodes:
         return known
     scanned = _scanned_steps(manager, thread_id, nodes, values)
@@ -230,16 +230,16 @@ def _render(mode: str, entry: AuditEntry, steps: dict[int, Any]) -> Any:
     """What one trace entry says in ``mode`` (None when it says nothing there; ``NOT_SAVED_YET``
     for a node's values before the checkpoint of its step is on disk)."""
     if mode == "events":
-        if entry.kind == "node":
+        if entry.kind == AuditKind.NODE:
             return {"event": "on_chain_end", "name": entry.node, "run_id": str(entry.seq),
                     "data": {"output": _node_update(entry, steps)},
                     "metadata": {"step": entry.step, "at": entry.at}}
         return {"event": "on_custom_event", "name": f"grapharc.{entry.kind}", "run_id": str(entry.seq),
                 "data": entry.detail, "metadata": {"node": entry.node, "at": entry.at}}
-    if entry.kind == "asked" and mode == "updates":
+    if entry.kind == AuditKind.ASKED and mode == "updates":
         detail = entry.detail
         return {"__interrupt__": [{"id": detail.get("approval"), "value": detail.get("question")}]}
-    if entry.kind != "node" or entry.step is None:
+    if entry.kind != AuditKind.NODE or entry.step is None:
         return None
     if mode == "updates":
         return {entry.node: _node_update(entry, steps)}

@@ -44,11 +44,11 @@ from grapharc.server.api.progress import Progress
 from grapharc.session.errors import UnknownSessionError
 from grapharc.session.lease import Lease
 from grapharc.session.manager import SessionManager
-from grapharc.session.records import COMPLETED, FAILED, PAUSED, REJECTED, RUNNING, Session
+from grapharc.session.records import COMPLETED, FAILED, PAUSED, REJECTED, RUNNING, AuditKind, Session
 
 POLL_SECONDS = 0.5
 STATELESS_GRACE_SECONDS = 30.0
-TURN_BEGAN = frozenset({"claimed", "decided", "reclaimed"})
+TURN_BEGAN = frozenset({AuditKind.CLAIMED, AuditKind.DECIDED, AuditKind.RECLAIMED})
 """Audit entries a run's turn writes as it takes the thread: one after ``after_seq`` means it began."""
 CARRY_ON = "carry_on"
 """The kind of a run that carries on a thread a decision already claimed (``RunWorker.hand_over``)."""

@@ -24,7 +24,7 @@ from grapharc.session.errors import (
 )
 from grapharc.session.lease import Lease
 from grapharc.session.manager import SessionManager
-from grapharc.session.records import GATE, OPEN, Approval, Session
+from grapharc.session.records import GATE, OPEN, Approval, AuditKind, Session
 
 
 @dataclass(frozen=True, slots=True)
@@ -128,7 +128,7 @@ def decide(location: str, approval_id: str, decision: str, decider: str,
 def _before_decision(manager: SessionManager, thread_id: str, approval_id: str) -> int:
     """The seq of the trail entry just before the one recording ``approval_id``'s decision."""
     decided = [entry.seq for entry in manager.audit(thread_id)
-               if entry.kind == "decided" and entry.detail.get("approval") == approval_id]
+               if entry.kind == AuditKind.DECIDED and entry.detail.get("approval") == approval_id]
     return decided[-1] - 1
 
 
