@@ -28,7 +28,7 @@ def test_a_subscriber_that_raises_is_dropped_and_the_agent_still_answers(
         seen.append(node)
         raise BrokenPipeError("stderr went away")
 
-    with caplog.at_level(logging.WARNING, logger="grapharc.subscribers"):
+    with caplog.at_level(logging.WARNING, logger="grapharc.session.subscribers"):
         values = run_agent(settings, trace=tmp_path / "trace.jsonl", thread_id="t1",
                            on_update=broken_printer, model=model)
 

@@ -56,18 +56,18 @@ def register_stores(register: RegisterStore) -> None:
                        factory="grapharc.memory.inprocess:open_inprocess_store",
                        description="claims in a dict for the life of the process"))
     register(StoreInfo(scheme="sqlite", kinds=frozenset({"checkpoints"}),
-                       factory="grapharc.checkpoints:open_sqlite_checkpointer",
+                       factory="grapharc.sqlite.checkpoints:open_sqlite_checkpointer",
                        description="LangGraph's SQLite savers over DIR/checkpoints.db or one file",
                        local_default=True))
     register(StoreInfo(scheme="sqlite", kinds=frozenset({"sessions"}),
-                       factory="grapharc.session.store:open_session_store",
+                       factory="grapharc.sqlite.sessions:open_session_store",
                        description="session status, approvals, leases and audit trail in DIR/sessions.db "
                                    "or one file", local_default=True))
     register(StoreInfo(scheme="file", kinds=frozenset({"traces"}),
                        factory="grapharc.trace.store:open_file_traces",
                        description="run traces appended to one JSONL file", local_default=True))
     register(StoreInfo(scheme="sqlite", kinds=frozenset({"runs"}),
-                       factory="grapharc.runs.sqlite:open_run_store",
+                       factory="grapharc.sqlite.runs:open_run_store",
                        description="the server's run records and run queue in DIR/runs.db or one file",
                        local_default=True))
 

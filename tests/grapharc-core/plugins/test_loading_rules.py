@@ -159,7 +159,7 @@ def test_one_scheme_may_serve_different_kinds_from_different_distributions():
     @hookimpl
     def register_stores(register):
         register(StoreInfo(scheme="sqlite", kinds=frozenset({"artifacts"}),
-                           factory="grapharc.checkpoints:open_sqlite_checkpointer"))
+                           factory="grapharc.sqlite.checkpoints:open_sqlite_checkpointer"))
 
     plugin = types.SimpleNamespace(register_stores=register_stores)
     with plugin_host(in_process_source(plugin, name="artifact-dist"), installed=False) as host:

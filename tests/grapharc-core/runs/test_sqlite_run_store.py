@@ -7,7 +7,7 @@ from pathlib import Path
 import pytest
 
 from grapharc.runs.errors import RunStoreError
-from grapharc.runs.sqlite import SqliteRunStore
+from grapharc.sqlite.runs import SqliteRunStore
 from grapharc.stores import open_store, store_uri
 from grapharc.testing.run_store_kit import RunStoreConformance, new_run
 

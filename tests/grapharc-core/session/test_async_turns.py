@@ -13,11 +13,12 @@ import pytest
 from session_graphs import Crowd, Ledger, register_all
 from session_procs import session_op, wait_for
 
-from grapharc import GraphARC, offload
+from grapharc import GraphARC
 from grapharc.runtime.graph import END, START
 from grapharc.session import SessionManager, ThreadNotPausedError
 from grapharc.session.errors import LeaseLostError
-from grapharc.session.sqlite_files import SESSIONS_FILE
+from grapharc.sqlite.files import SESSIONS_FILE
+from grapharc.stores import offload
 from grapharc.testing.thread_trips import thread_trips
 
 

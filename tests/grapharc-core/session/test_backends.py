@@ -10,11 +10,11 @@ from pathlib import Path
 import pytest
 from session_graphs import register_all
 
-from grapharc.checkpoints import SqliteCheckpoints, open_sqlite_checkpointer
 from grapharc.plugins import StoreInfo, hookimpl
 from grapharc.session import CheckpointerProvider, SessionManager, SessionStore, SessionStoreError
 from grapharc.session.retention import weight
-from grapharc.session.store import open_session_store
+from grapharc.sqlite.checkpoints import SqliteCheckpoints, open_sqlite_checkpointer
+from grapharc.sqlite.sessions import open_session_store
 from grapharc.stores import StoreURIError, store_uri
 from grapharc.testing import in_process_source, plugin_host
 

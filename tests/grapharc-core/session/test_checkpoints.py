@@ -8,7 +8,7 @@ from pathlib import Path
 
 import pytest
 
-from grapharc.checkpoints import CheckpointStoreError, SqliteCheckpoints
+from grapharc.sqlite.checkpoints import CheckpointStoreError, SqliteCheckpoints
 from grapharc.stores import open_store
 from grapharc.testing.checkpointer_kit import CheckpointerConformance
 

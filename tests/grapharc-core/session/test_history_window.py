@@ -15,10 +15,10 @@ import pytest
 from langgraph.checkpoint.sqlite import SqliteSaver
 from session_graphs import register_all
 
-from grapharc.one_trip_saver import OneTripSqliteSaver
 from grapharc.session import SessionManager
 from grapharc.session.errors import UnknownCheckpointError
 from grapharc.session.history import PAGE, step_of
+from grapharc.sqlite.one_trip_saver import OneTripSqliteSaver
 
 
 class Listed:

@@ -21,10 +21,10 @@ from langgraph.checkpoint.conformance.test_utils import (
 from langgraph.checkpoint.sqlite.aio import AsyncSqliteSaver
 from langgraph.graph import END, START, StateGraph
 
-from grapharc.one_trip_saver import LIST_PAGE, OneTripSqliteSaver
 from grapharc.session.errors import LeaseLostError
 from grapharc.session.fencing import Leases, fence
 from grapharc.session.lease import Lease
+from grapharc.sqlite.one_trip_saver import LIST_PAGE, OneTripSqliteSaver
 from grapharc.testing.checkpointer_kit import engaged_fence, lost_fence, run_langgraph_suite
 from grapharc.testing.thread_trips import thread_trips
 

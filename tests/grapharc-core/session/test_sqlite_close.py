@@ -14,7 +14,7 @@ SCRIPT = textwrap.dedent('''
     import threading
     import time
 
-    from grapharc.runs.sqlite import SqliteRunStore
+    from grapharc.sqlite.runs import SqliteRunStore
 
     store = SqliteRunStore(sys.argv[1])
     running, said = threading.Event(), []
@@ -50,7 +50,7 @@ def test_close_waits_for_a_statement_another_thread_is_running(tmp_path: Path) -
 
 
 def test_a_store_used_after_close_opens_a_new_connection(tmp_path: Path) -> None:
-    from grapharc.runs.sqlite import SqliteRunStore
+    from grapharc.sqlite.runs import SqliteRunStore
 
     store = SqliteRunStore(tmp_path / "runs.db")
     store.close()

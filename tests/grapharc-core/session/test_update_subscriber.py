@@ -39,7 +39,7 @@ def _finished_cleanly(manager: SessionManager, thread_id: str) -> None:
 def test_a_subscriber_that_raises_cannot_fail_a_sync_turn(manager: SessionManager,
                                                           caplog: pytest.LogCaptureFixture) -> None:
     subscriber = Breaks()
-    with caplog.at_level(logging.WARNING, logger="grapharc.subscribers"):
+    with caplog.at_level(logging.WARNING, logger="grapharc.session.subscribers"):
         session = manager.start("chain", thread_id="sync-sub", on_update=subscriber)
     assert session.status == "completed"
     assert subscriber.shown == ["n1"]  # dropped after it raised
@@ -110,7 +110,7 @@ def test_a_record_watcher_that_raises_is_dropped_and_cannot_fail_the_turn(
         manager: SessionManager, caplog: pytest.LogCaptureFixture) -> None:
     manager.create("chain", thread_id="rec-breaks")
     watcher = Watches(manager, "rec-breaks", breaks=True)
-    with caplog.at_level(logging.WARNING, logger="grapharc.subscribers"):
+    with caplog.at_level(logging.WARNING, logger="grapharc.session.subscribers"):
         manager.run("rec-breaks", {}, on_record=watcher)
     assert len(watcher.seen) == 1 and "record watcher raised" in caplog.text
     _finished_cleanly(manager, "rec-breaks")

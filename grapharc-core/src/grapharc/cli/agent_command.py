@@ -37,8 +37,8 @@ from grapharc.cli.options import (
     option,
 )
 from grapharc.cli.output import ExitCode, JsonOption, emit, fail, terminal_text
+from grapharc.config.values import Count, Number
 from grapharc.errors import GraphARCError
-from grapharc.values import Count, Number
 
 if TYPE_CHECKING:
     from grapharc.harness.setup import AgentSettings

@@ -34,6 +34,7 @@ from grapharc.cli.options import (
     option,
 )
 from grapharc.cli.output import JsonOption
+from grapharc.config.values import Count, Number
 from grapharc.examples.demo_choices import (
     Case,
     ClaimScenario,
@@ -42,7 +43,6 @@ from grapharc.examples.demo_choices import (
     ReviewScenario,
     Task,
 )
-from grapharc.values import Count, Number
 
 if TYPE_CHECKING:
     from grapharc.config import Config

@@ -25,8 +25,8 @@ import typer
 
 from grapharc.cli.options import ConfigFile, Ranged, option
 from grapharc.cli.output import ExitCode, JsonOption, emit, fail, terminal_text
+from grapharc.config.values import Count, Number
 from grapharc.errors import ConfigurationError, GraphARCError
-from grapharc.values import Count, Number
 
 if TYPE_CHECKING:
     from grapharc.memory.claims import Claim, ClaimStore

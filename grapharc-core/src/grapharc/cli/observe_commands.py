@@ -27,7 +27,7 @@ from grapharc.cli.output import (
     terminal_safe,
     terminal_text,
 )
-from grapharc.values import Count
+from grapharc.config.values import Count
 
 T = TypeVar("T")
 

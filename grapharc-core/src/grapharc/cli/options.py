@@ -3,7 +3,7 @@
 Each is a Typer ``parser``: it turns what was typed (or the declared default) into the value,
 or raises ``typer.BadParameter`` with the allowed range, which Click reports as a usage error
 naming the option: exit 2, one line (one JSON document with ``--json``). Numbers use the kinds
-of :mod:`grapharc.values` that the config settings use too. A conventions test
+of :mod:`grapharc.config.values` that the config settings use too. A conventions test
 (``tests/grapharc-core/conventions/test_option_types.py``) fails for any numeric or path
 parameter declared without one of these types, so a new command cannot take a raw float.
 """
@@ -19,7 +19,7 @@ import typer
 
 from grapharc._files import not_regular, open_regular
 from grapharc.config import KEYS
-from grapharc.values import LEASE_SECONDS, PORT, Count, Number
+from grapharc.config.values import LEASE_SECONDS, PORT, Count, Number
 
 
 def shown(value: Any) -> str:

@@ -16,7 +16,7 @@ from langchain_core.runnables import RunnableConfig
 from grapharc.decisions.approval import Approver
 from grapharc.harness.agent import Evidence
 from grapharc.harness.setup import AgentSettings, build_agent
-from grapharc.subscribers import GuardedSubscriber, OnUpdate
+from grapharc.session.subscribers import GuardedSubscriber, OnUpdate
 
 
 def run_agent(settings: AgentSettings, *, trace: Path, thread_id: str, on_update: OnUpdate | None = None,

@@ -16,12 +16,12 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from grapharc.config.values import PRICE_PER_MILLION
 from grapharc.observe.errors import NoEventsError, RateCardError, UnknownRunError
 from grapharc.observe.grouping import parse_grouping
 from grapharc.observe.ledger import Ledger, total_usage
 from grapharc.observe.tally import Tally, Usage
 from grapharc.trace.reader import TraceReader
-from grapharc.values import PRICE_PER_MILLION
 
 CARD_KEYS = ("default", "models")
 RATE_KEYS = ("per_million", "input_per_million", "output_per_million")

@@ -10,7 +10,7 @@ from grapharc._lazy import lazy_exports
 _LAZY_EXPORTS = {
     "RunRecord": "grapharc.runs.records",
     "RunStore": "grapharc.runs.contracts",
-    "SqliteRunStore": "grapharc.runs.sqlite",
+    "SqliteRunStore": "grapharc.sqlite.runs",
     **{name: "grapharc.runs.errors" for name in (
         "RunError", "RunStoreError", "UnknownRunError", "ThreadBusyError")},
 }

@@ -12,8 +12,8 @@ from typing import Any, Self
 
 from langgraph.checkpoint.base import BaseCheckpointSaver, CheckpointTuple
 
-from grapharc import offload
 from grapharc.runtime.serde import allowlisted
+from grapharc.stores import offload
 
 
 class WrappedSaver(BaseCheckpointSaver[Any]):

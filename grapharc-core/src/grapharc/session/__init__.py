@@ -18,7 +18,7 @@ _LAZY_EXPORTS = {
     "Event": "grapharc.session.records",
     "PruneReport": "grapharc.session.retention",
     "parse_duration": "grapharc.session.retention",
-    "SqliteSessionStore": "grapharc.session.store",
+    "SqliteSessionStore": "grapharc.sqlite.sessions",
     "SessionStore": "grapharc.session.contracts",
     "CheckpointerProvider": "grapharc.session.contracts",
     **{name: "grapharc.session.errors" for name in (

@@ -17,8 +17,8 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any, Self
 
-from grapharc import offload
 from grapharc.session.errors import LeaseLostError
+from grapharc.stores import offload
 
 
 @dataclass(frozen=True, slots=True)

@@ -28,6 +28,6 @@ def holds_sessions(where: str | Path) -> bool:
     """Whether ``where`` holds a session store: a folder's database file must exist already (reading
     commands never create one); a URI's store is opened and answers for itself."""
     from grapharc.session.errors import SessionError
-    from grapharc.session.sqlite_files import SESSIONS_FILE, database_path
+    from grapharc.sqlite.files import SESSIONS_FILE, database_path
 
     return isinstance(where, str) or database_path(str(where), SESSIONS_FILE, SessionError).is_file()

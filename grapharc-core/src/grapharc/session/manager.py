@@ -34,7 +34,7 @@ from uuid import uuid4
 
 from langgraph.checkpoint.base import BaseCheckpointSaver
 
-from grapharc import offload
+from grapharc.config.values import LEASE_SECONDS
 from grapharc.runtime.budget import Budget
 from grapharc.runtime.graph import GraphARC
 from grapharc.session.approvals import Approvers, Gate
@@ -48,9 +48,9 @@ from grapharc.session.records import APPROVED, DECLINED, Approval, AuditEntry, E
 from grapharc.session.registry import GraphRegistry, RegisteredGraph
 from grapharc.session.retention import PruneReport, delete_threads, prune
 from grapharc.session.scanned import ScannedCheckpoints
+from grapharc.session.subscribers import OnRecord, OnUpdate
 from grapharc.session.turns import AsyncTurn, Turn
-from grapharc.subscribers import OnRecord, OnUpdate
-from grapharc.values import LEASE_SECONDS
+from grapharc.stores import offload
 
 DEFAULT_LEASE_SECONDS = 30.0
 MAX_LEASE_SECONDS = LEASE_SECONDS.high

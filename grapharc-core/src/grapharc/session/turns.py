@@ -6,7 +6,7 @@ is checked and newly saved node completions go to the audit trail. After each pa
 the thread is settled (``grapharc.session.settle``) and either continues or the turn
 ends, writing the status and any new approval requests under the lease's token.
 ``Turn`` is the sync driver; ``AsyncTurn`` does the same on the event loop with no
-thread of its own (store calls go through ``grapharc.offload``, a pool no graph node waits
+thread of its own (store calls go through ``grapharc.stores.offload``, a pool no graph node waits
 in). Its scan after a chunk reads through the async checkpointer, queued behind the chunk's
 writes on the same connection (a read elsewhere could miss them); settling after a pass, whose
 writes are all saved by then, reads through the sync one in the same trip to a thread as its
@@ -28,7 +28,6 @@ from typing import Any
 from langchain_core.runnables import RunnableConfig
 from langgraph.types import StateSnapshot
 
-from grapharc import offload
 from grapharc.runtime.budget import RUN_BUDGET_KEY, Budget
 from grapharc.runtime.compiled import CompiledGraphARC
 from grapharc.runtime.context import DURABLE_ASKS
@@ -43,7 +42,8 @@ from grapharc.session.records import COMPLETED, FAILED, PAUSED
 from grapharc.session.registry import RegisteredGraph
 from grapharc.session.scanned import ScannedCheckpoints
 from grapharc.session.settle import CONTINUE, Plan, settle
-from grapharc.subscribers import GuardedSubscriber, OnRecord, OnUpdate
+from grapharc.session.subscribers import GuardedSubscriber, OnRecord, OnUpdate
+from grapharc.stores import offload
 
 TURN_KEY = "grapharc_session_turn"
 

@@ -11,7 +11,7 @@ its contract in its own tests: ``claim_store_kit.ClaimStoreConformance``,
 ``langgraph-checkpoint-conformance`` suite). They import pytest, so they are not
 imported here. ``hostile_kit`` scripts a model that tries every escape against an agent's
 tools and executor and counts the governance violations. ``thread_trips`` records a code
-path's trips to worker threads (``grapharc.offload.to_thread``), so a test can pin how many it makes.
+path's trips to worker threads (``grapharc.stores.offload.to_thread``), so a test can pin how many it makes.
 """
 
 from __future__ import annotations

@@ -1,6 +1,6 @@
 """Count a code path's trips to worker threads, so a test can pin how many an async path makes.
 
-A trip through ``grapharc.offload.to_thread`` (the store calls' pool) costs a hand-off each way
+A trip through ``grapharc.stores.offload.to_thread`` (the store calls' pool) costs a hand-off each way
 between the event loop and a thread; the server's async paths batch their store work to keep
 those few. ``thread_trips`` records every function sent that way inside its block.
 """
@@ -11,7 +11,7 @@ from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from typing import Any
 
-from grapharc import offload
+from grapharc.stores import offload
 
 
 class ThreadTrips(list[Callable[..., Any]]):

@@ -20,10 +20,10 @@ import typer
 from grapharc.cli.governance_commands import TenantOption
 from grapharc.cli.options import ConfigFile, LeaseSeconds, Port, Ranged, ReadableFile, option, setting
 from grapharc.cli.output import JSON_OPTION_HELP, write_json
+from grapharc.config.values import Count, Number
 from grapharc.server.errors import AuthRequiredError, WorkersNeedForkError
 from grapharc.server.listener import Engine, ListeningAddress, listen
 from grapharc.server.thread_pool import DEFAULT_THREADS, THREADS
-from grapharc.values import Count, Number
 
 if TYPE_CHECKING:
     from grapharc.governed import GovernedRun

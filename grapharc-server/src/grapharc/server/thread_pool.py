@@ -3,7 +3,7 @@
 LangGraph's sync nodes in an async graph run in the event loop's default executor, which
 Python sizes ``min(32, cpus + 4)``: six threads on a two-core machine, so a server ran at most
 six sleeping nodes at once. ``grapharc serve`` gives its loop a pool of ``--threads`` threads
-instead. (Store calls have a pool of their own, ``grapharc.offload``: a server whose node
+instead. (Store calls have a pool of their own, ``grapharc.stores.offload``: a server whose node
 threads are all busy still renews its leases and streams what the nodes recorded.)
 """
 
@@ -12,7 +12,7 @@ from __future__ import annotations
 import asyncio
 from concurrent.futures import ThreadPoolExecutor
 
-from grapharc.values import Count
+from grapharc.config.values import Count
 
 DEFAULT_THREADS = 64
 THREADS = Count(1, 4096)

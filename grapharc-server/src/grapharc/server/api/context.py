@@ -10,7 +10,6 @@ from typing import Any
 
 from fastapi import Request
 
-from grapharc import offload
 from grapharc.errors import GraphARCError
 from grapharc.runs.contracts import RunStore
 from grapharc.runs.errors import RunStoreError
@@ -20,7 +19,7 @@ from grapharc.server.api.progress import Progress
 from grapharc.server.api.worker import STATELESS_GRACE_SECONDS, RunWorker
 from grapharc.server.auth import AuthConfig, User
 from grapharc.session.manager import DEFAULT_LEASE_SECONDS, SessionManager
-from grapharc.stores import open_store, store_uri
+from grapharc.stores import offload, open_store, store_uri
 
 
 class RegistryError(GraphARCError):

@@ -18,7 +18,7 @@ import asyncio
 import weakref
 from collections.abc import Callable
 
-from grapharc.subscribers import OnRecord
+from grapharc.session.subscribers import OnRecord
 
 
 class Progress:

@@ -22,7 +22,6 @@ from fastapi import APIRouter, Depends, Header, Query
 from pydantic import BaseModel, ConfigDict, Field, TypeAdapter, ValidationError
 from sse_starlette.sse import EventSourceResponse
 
-from grapharc import offload
 from grapharc.runs.records import DELETE, KEEP, ON_COMPLETION, REJECT, RunRecord
 from grapharc.server.api import shapes
 from grapharc.server.api.budgets import BudgetRequest, run_budget
@@ -32,6 +31,7 @@ from grapharc.server.api.streaming import cursor_of, sse_response, stream_modes,
 from grapharc.server.auth import User
 from grapharc.session.errors import UnknownSessionError
 from grapharc.session.records import DECISIONS, OPEN, PAUSED, Approval, Session
+from grapharc.stores import offload
 
 router = APIRouter(prefix="/threads/{thread_id}/runs", tags=["runs"])
 Context = Annotated[ApiContext, Depends(api)]

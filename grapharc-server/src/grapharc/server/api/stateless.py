@@ -18,13 +18,13 @@ from typing import Any, Literal
 from fastapi import APIRouter
 from sse_starlette.sse import EventSourceResponse
 
-from grapharc import offload
 from grapharc.runs.records import RunRecord
 from grapharc.server.api import shapes
 from grapharc.server.api.problems import ApiProblem
 from grapharc.server.api.runs import Caller, Context, RunCreate, ended, final_values, queue
 from grapharc.server.api.streaming import sse_response, stream_modes
 from grapharc.server.auth import User
+from grapharc.stores import offload
 
 router = APIRouter(prefix="/runs", tags=["runs"])
 

@@ -32,13 +32,13 @@ from typing import TYPE_CHECKING, Any
 
 from sse_starlette.sse import EventSourceResponse
 
-from grapharc import offload
 from grapharc.runs.records import RUNNING, RunRecord
 from grapharc.server.api.encoding import json_text
 from grapharc.server.api.problems import ApiProblem
 from grapharc.session.history import step_of
 from grapharc.session.manager import SessionManager
 from grapharc.session.records import AuditEntry, AuditKind
+from grapharc.stores import offload
 
 if TYPE_CHECKING:
     from grapharc.server.api.context import ApiContext

@@ -11,13 +11,13 @@ from typing import Annotated, Any, Literal
 from fastapi import APIRouter, Depends, Response
 from pydantic import BaseModel, ConfigDict, Field
 
-from grapharc import offload
 from grapharc.server.api import shapes
 from grapharc.server.api.context import ApiContext, api
 from grapharc.server.api.problems import ApiProblem
 from grapharc.session.errors import UnknownSessionError
 from grapharc.session.manager import SessionManager
 from grapharc.session.records import STATUSES, Session
+from grapharc.stores import offload
 
 router = APIRouter(prefix="/threads", tags=["threads"])
 Context = Annotated[ApiContext, Depends(api)]

@@ -35,7 +35,6 @@ import contextlib
 import logging
 import uuid
 
-from grapharc import offload
 from grapharc.errors import GraphARCError
 from grapharc.runs.contracts import RunStore
 from grapharc.runs.records import DELETE, ENQUEUE, ERROR, INTERRUPTED, ON_COMPLETION, SUCCESS, RunRecord
@@ -45,6 +44,7 @@ from grapharc.session.errors import UnknownSessionError
 from grapharc.session.lease import Lease
 from grapharc.session.manager import SessionManager
 from grapharc.session.records import COMPLETED, FAILED, PAUSED, REJECTED, RUNNING, AuditKind, Session
+from grapharc.stores import offload
 
 POLL_SECONDS = 0.5
 STATELESS_GRACE_SECONDS = 30.0

@@ -20,7 +20,6 @@ from fastapi import APIRouter, Form, HTTPException, Request
 from fastapi.responses import RedirectResponse, Response
 from fastapi.templating import Jinja2Templates
 
-from grapharc import offload
 from grapharc.errors import GraphARCError
 from grapharc.server.api.budgets import run_budget
 from grapharc.server.auth import AuthConfig, User
@@ -28,6 +27,7 @@ from grapharc.server.inbox import queue
 from grapharc.server.inbox.cookies import Cookies, PageSession
 from grapharc.session.errors import ApprovalExpiredError, UnknownApprovalError
 from grapharc.session.records import DECISIONS, iso
+from grapharc.stores import offload
 
 if TYPE_CHECKING:
     from grapharc.server.api.context import ApiContext

@@ -2,9 +2,9 @@
 
 ``open_store("sqlite:LOCATION", kind="checkpoints")`` gives a ``SqliteCheckpoints``, the
 ``CheckpointerProvider`` (``grapharc.session.contracts``) that core ships: a directory's
-``checkpoints.db``, or the file named (``grapharc.session.sqlite_files``). Its sync
+``checkpoints.db``, or the file named (``grapharc.sqlite.files``). Its sync
 ``SqliteSaver`` is shared by the process; each event loop gets an ``AsyncSqliteSaver`` of
-its own (``grapharc.one_trip_saver``'s), since an async saver is bound to the loop that opened it.
+its own (``grapharc.sqlite.one_trip_saver``'s), since an async saver is bound to the loop that opened it.
 """
 
 from __future__ import annotations
@@ -17,7 +17,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 from grapharc.errors import GraphARCError
-from grapharc.session.sqlite_files import CHECKPOINTS_FILE, database_path, footprint, prepare_database_file
+from grapharc.sqlite.files import CHECKPOINTS_FILE, database_path, footprint, prepare_database_file
 
 if TYPE_CHECKING:
     from langgraph.checkpoint.sqlite import SqliteSaver
@@ -79,7 +79,7 @@ class SqliteCheckpoints:
         connection's thread per call rather than per cursor call), its connection closed on exit."""
         import aiosqlite
 
-        from grapharc.one_trip_saver import OneTripSqliteSaver
+        from grapharc.sqlite.one_trip_saver import OneTripSqliteSaver
 
         connection = await aiosqlite.connect(str(self.path))
         try:

@@ -17,7 +17,7 @@ from contextlib import closing, contextmanager
 from pathlib import Path
 
 from grapharc.errors import GraphARCError
-from grapharc.session.sqlite_files import prepare_database_file
+from grapharc.sqlite.files import prepare_database_file
 
 CLOSE_WAIT_SECONDS = 60.0
 """How long ``close`` waits for statements other threads are running (SQLite's busy timeout is 30 s)."""

@@ -20,8 +20,8 @@ from pathlib import Path
 from typing import Any
 
 from grapharc._files import read_user_text
+from grapharc.config.values import DOLLARS, SECONDS, Count
 from grapharc.errors import ConfigurationError
-from grapharc.values import DOLLARS, SECONDS, Count
 
 CONFIG_NAME = "grapharc.toml"
 ENV_PREFIX = "GRAPHARC_"

@@ -1,7 +1,7 @@
 """The SQLite run store: the ``runs`` kind of the ``sqlite:`` scheme, ``DIR/runs.db`` beside the sessions.
 
 The logic is ``grapharc.runs.sql_store``'s; this is its SQLite dialect. Every change is one
-``BEGIN IMMEDIATE`` transaction (``grapharc.session.sqlite_database``), so a claim is atomic
+``BEGIN IMMEDIATE`` transaction (``grapharc.sqlite.database``), so a claim is atomic
 across the worker processes sharing the file: of two workers claiming the same run one gets
 it. Each thread uses a connection of its own.
 """
@@ -14,8 +14,8 @@ from pathlib import Path
 
 from grapharc.runs.errors import RunStoreError
 from grapharc.runs.sql_store import SqlRunStore
-from grapharc.session.sqlite_database import SqliteDatabase
-from grapharc.session.sqlite_files import RUNS_FILE, database_path
+from grapharc.sqlite.database import SqliteDatabase
+from grapharc.sqlite.files import RUNS_FILE, database_path
 
 SCHEMA_VERSION = "1"  # kept under meta's key runs_schema: a file may hold the session tables too
 SCHEMA = """

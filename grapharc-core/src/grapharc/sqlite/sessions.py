@@ -2,7 +2,7 @@
 
 The ``SessionStore`` (``grapharc.session.contracts``) that core ships, registered as
 the ``sessions`` kind of the ``sqlite:`` store scheme: ``open_store("sqlite:DIR",
-kind="sessions")`` opens ``DIR/sessions.db`` (``grapharc.session.sqlite_files``). The
+kind="sessions")`` opens ``DIR/sessions.db`` (``grapharc.sqlite.files``). The
 logic is ``grapharc.session.sql_store``'s; this is its SQLite dialect. Every change is
 one short ``BEGIN IMMEDIATE`` transaction on a connection of its own, so claims and
 decisions are atomic across processes and the store is safe to call from any thread.
@@ -18,10 +18,10 @@ from pathlib import Path
 from typing import Any
 
 from grapharc.session.errors import SessionStoreError
-from grapharc.session.schema import SCHEMA, SCHEMA_VERSION
 from grapharc.session.sql_store import SqlSessionStore
-from grapharc.session.sqlite_database import SqliteDatabase
-from grapharc.session.sqlite_files import SESSIONS_FILE, database_path, footprint
+from grapharc.sqlite.database import SqliteDatabase
+from grapharc.sqlite.files import SESSIONS_FILE, database_path, footprint
+from grapharc.sqlite.sessions_schema import SCHEMA, SCHEMA_VERSION
 
 
 class SqliteSessionStore(SqlSessionStore):
