@@ -40,7 +40,6 @@ from grapharc.planner.proposal import ProposalError, ProposedEdge, ProposedNode,
 from grapharc.policy.engine import PolicyDocumentError, PolicyEngine
 from grapharc.policy.files import PolicyLoadError
 from grapharc.policy.schema import EdgeRuleDoc, NodeRuleDoc, PolicyDocument, SpendRuleDoc, ToolRuleDoc
-from grapharc.session.location import DEFAULT_SESSIONS as DEFAULT_DIR
 from grapharc.trace.reader import TraceReader
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -192,8 +191,8 @@ RULES = (NodeRuleDoc, EdgeRuleDoc, ToolRuleDoc, SpendRuleDoc)
 COMMON = set.intersection(*(set(rule.model_fields) for rule in RULES))
 
 
-PER_COMMAND = {"registry", "trace", "memory", "max_tokens", "max_iterations"}
-"""Settings whose default differs by command (see grapharc.governed.run.BUILT_INS and the demos)."""
+PER_COMMAND = {"registry", "trace", "sessions", "memory", "max_tokens", "max_iterations"}
+"""Settings whose default differs by command (see grapharc.governed.settings.BUILT_INS and the demos)."""
 
 
 def setting_type(key: config.Key) -> str:
@@ -208,8 +207,6 @@ def setting_type(key: config.Key) -> str:
 def setting_default(name: str) -> str:
     if name in PER_COMMAND:
         return "per command"
-    if name == "sessions":
-        return f"`{json.dumps(DEFAULT_DIR)}`"
     return f"`{json.dumps(config.DEFAULTS[name])}`" if name in config.DEFAULTS else "none"
 
 

@@ -72,3 +72,27 @@ def test_a_run_is_stopped_at_its_seconds(api_server_with_ceiling: str, tmp_path:
         assert run["status"] == "error"
         assert "seconds budget exceeded" in run["metadata"]["error"]
         assert _nodes(client, thread) == []
+
+
+def test_the_ceiling_and_the_session_store_come_from_the_config_layers_as_every_commands_do(
+        tmp_path: Path, monkeypatch: Any) -> None:
+    from server_process import ServerProcess, grapharc_serve
+
+    monkeypatch.setenv("PYTHONPATH", str(Path(__file__).parent))
+    monkeypatch.setenv("GRAPHARC_MAX_SECONDS", "30")
+    config = tmp_path / "served.toml"
+    config.write_text('[grapharc]\nmax_iterations = 5\nsessions = "kept"\n')
+    command = grapharc_serve("--port", "0", "--json", "--config", str(config),
+                             "--registry", "api_graphs:register")
+    with ServerProcess(command) as server:
+        announced = server.json_announcement()
+        client = _client(announced["url"])
+        assert announced["sessions"] == str(tmp_path / "kept")
+        assert {name: announced["sources"][name] for name in ("sessions", "max_iterations", "max_seconds")} \
+            == {"sessions": "file", "max_iterations": "file", "max_seconds": "env"}
+        thread = _thread(client)
+        body = {"assistant_id": CREDIT, "input": APPLICATION, "budget": {"max_iterations": 6}}
+        refused = _problem(client.post(f"/threads/{thread}/runs", json=body), 422)
+        assert "max_iterations (6 > 5)" in refused["detail"]
+        assert (tmp_path / "kept" / "sessions.db").is_file()
+        client.close()

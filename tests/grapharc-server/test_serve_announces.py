@@ -21,9 +21,13 @@ def test_json_reports_the_port_actually_bound_when_asked_for_port_0():
         announced = server.json_announcement()
         port = announced["port"]
         assert port != 0
+        where = {key: announced.pop(key) for key in ("sessions", "config", "sources")}
         assert announced == {"ok": True, "url": f"http://127.0.0.1:{port}", "host": "127.0.0.1",
                              "port": port, "pid": server.process.pid, "event_loop": "uvloop",
                              "http": "httptools"}  # dependencies on Linux: C event loop and parser
+        assert where["sessions"].endswith("/.grapharc/sessions")  # serve's built-in, named as a layer
+        assert where["sources"]["sessions"] == "default" and where["config"]["path"] is None
+        announced.update(where)
         assert httpx.get(announced["url"] + "/healthz").json()["ok"] is True
         server.send(signal.SIGTERM)
         assert server.wait() == 0

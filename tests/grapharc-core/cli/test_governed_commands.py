@@ -9,6 +9,7 @@ import typer
 from typer.testing import CliRunner
 
 import grapharc.governed.run
+import grapharc.governed.settings
 from grapharc.cli.governance_commands import add_governance_commands
 
 GRAPH = {"nodes": [{"name": "gather", "kind": "collect_context"},
@@ -36,14 +37,15 @@ def in_tmp(clean_workdir):
 def calls(monkeypatch):
     """Count every resolution of the config and every load of the surface."""
     counted = {"load_config": 0, "load_surface": 0}
-    for name in counted:
-        real = getattr(grapharc.governed.run, name)
+    counted_in = ((grapharc.governed.settings, "load_config"), (grapharc.governed.run, "load_surface"))
+    for module, name in counted_in:
+        real = getattr(module, name)
 
         def counting(*args, _real=real, _name=name, **kwargs):
             counted[_name] += 1
             return _real(*args, **kwargs)
 
-        monkeypatch.setattr(grapharc.governed.run, name, counting)
+        monkeypatch.setattr(module, name, counting)
     return counted
 
 

@@ -230,3 +230,67 @@ def test_executor_options_reach_the_executor_factory_and_a_bad_one_is_refused(no
     assert result.exit_code == 2 and "the local executor takes no options, got ['retries']" in result.stderr
     result = agent("x", "--workspace", "ws", "--model", "mock/a", "--executor-option", "oops")
     assert result.exit_code == 2 and "is not KEY=VALUE" in result.stderr
+
+
+# -- settings resolve as every command's do: flag > env > grapharc.toml -------------------------
+
+DENY_NOTES = ('version = "p1"\n[[rules]]\nid = "no-notes"\nresource = "tool"\ntool = "append_note"\n'
+              'action = "deny"\nreason = "notes are read-only here"\n')
+
+
+def test_a_policy_named_in_grapharc_toml_governs_the_agent_and_its_source_is_named(note_tools):
+    (note_tools / "policy.toml").write_text(DENY_NOTES)
+    (note_tools / "grapharc.toml").write_text('[grapharc]\npolicy = "policy.toml"\nmodel = "mock/agent"\n')
+    replies = script(note_tools, call("append_note", name="x", text="y"), "could not")
+    result = agent("write", "--workspace", "ws", "--script", replies, "--allow", "*", "--json")
+    document = json.loads(result.stdout)
+    [denied] = document["tool_calls"]
+    assert (denied["decision"], denied["rule_id"]) == ("deny", "no-notes")
+    assert document["policy_source"] == "config"
+    assert document["policy"]["origin"] == str((note_tools / "policy.toml").resolve())
+    assert document["sources"] == {"model": "file", "policy": "file", "max_depth": "default",
+                                   "max_rounds": "default"}
+    assert not (note_tools / "ws" / "x.txt").exists()
+
+
+def test_a_flag_beats_the_environment_which_beats_the_file(note_tools, monkeypatch):
+    (note_tools / "grapharc.toml").write_text('[grapharc]\nmodel = "nobackend/x"\nmax_tokens = 5\n')
+    monkeypatch.setenv("GRAPHARC_MODEL", "mock/agent")
+    replies = script(note_tools, "done")
+    result = agent("look", "--workspace", "ws", "--script", replies, "--max-tokens", "100000", "--json")
+    assert result.exit_code == 0, result.output
+    document = json.loads(result.stdout)
+    assert (document["sources"]["model"], document["sources"]["max_tokens"]) == ("env", "flag")
+    assert document["policy_source"] == "built-in" and document["policy"] is None
+
+
+def test_sessions_named_by_the_environment_make_the_agent_a_durable_session(note_tools, monkeypatch):
+    monkeypatch.setenv("GRAPHARC_SESSIONS", str(note_tools / "kept"))
+    replies = script(note_tools, call("append_note", name="todo", text="milk"), "done")
+    result = agent("keep notes", "--workspace", "ws", "--model", "mock/agent", "--script", replies,
+                   "--thread", "t1", "--json")
+    document = json.loads(result.stdout)
+    assert (result.exit_code, document["status"], document["sessions"]) == (1, "paused",
+                                                                            str(note_tools / "kept"))
+    assert (note_tools / "kept" / "traces" / "t1.jsonl").is_file()
+    assert document["sources"]["sessions"] == "env"
+
+
+def test_no_model_from_any_layer_is_refused_naming_every_layer(note_tools):
+    result = agent("look", "--workspace", "ws", "--json")
+    assert result.exit_code == 2
+    error = json.loads(result.stdout)["error"]
+    assert error["code"] == "AgentInputError" and "GRAPHARC_MODEL" in error["hint"]
+
+
+@pytest.mark.parametrize("where", ["env", "file"])
+def test_a_session_store_uri_without_a_trace_is_refused_before_anything_runs(note_tools, monkeypatch, where):
+    uri = "sqlite:" + str(note_tools / "store")
+    if where == "env":
+        monkeypatch.setenv("GRAPHARC_SESSIONS", uri)
+    else:
+        (note_tools / "grapharc.toml").write_text(f'[grapharc]\nsessions = "{uri}"\n')
+    result = agent("look", "--workspace", "ws", "--model", "mock/agent", "--json")
+    assert result.exit_code == 2
+    assert "needs a trace" in json.loads(result.stdout)["error"]["message"]
+    assert not Path(note_tools / "store").exists()

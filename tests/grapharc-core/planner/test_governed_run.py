@@ -45,7 +45,14 @@ def test_each_command_has_its_built_in_registry_and_budget(in_tmp):
     plan, run = config_for("plan", in_tmp), config_for("run", in_tmp)
     assert (plan.value("registry"), plan.value("max_tokens")) == (DEMO, 500_000)
     assert (run.value("registry"), run.value("max_tokens")) == (PLUGINS, None)
-    assert set(BUILT_INS) == {"plan", "run"}
+    assert set(BUILT_INS) == {"plan", "run", "agent", "serve", "session"}
+
+
+def test_an_agent_keeps_no_session_and_a_server_serves_the_default_folder_unless_a_layer_says(in_tmp):
+    agent, serve = config_for("agent", in_tmp), config_for("serve", in_tmp)
+    assert agent.value("sessions") is None and agent.value("registry") is None
+    assert serve.value("sessions") == (in_tmp / ".grapharc" / "sessions").resolve()
+    assert config_for("agent", in_tmp, env={"GRAPHARC_SESSIONS": "kept"}).setting("sessions").source == "env"
 
 
 def test_a_governed_loop_runs_from_a_config_alone(in_tmp):

@@ -1,15 +1,17 @@
 """``grapharc agent "TASK"``: the governed tool loop on a workspace, once or as a durable session.
 
-The agent is built by ``grapharc.harness.setup.build_agent`` from the flags: the installed
-tools, the permission rules (a ``--policy`` document's tool rules decide over the
-``--allow/--ask/--deny`` globs; with neither, reads are allowed and everything else asked),
-the executor and the limits. Tool calls are summarised on stderr as they happen; stdout holds
+The agent is built by ``grapharc.harness.setup.build_agent`` from its settings (the model,
+policy, sessions, trace, tenant and budget resolve flag > env > grapharc.toml, as every
+command's do, and the JSON document says where each came from): the installed tools, the
+permission rules (a policy document's tool rules decide over the ``--allow/--ask/--deny``
+globs; with neither, reads are allowed and everything else asked), the executor and the
+limits. Tool calls are summarised on stderr as they happen; stdout holds
 the answer and the stop reason (or one JSON document with ``--json``: answer, stop reason,
 steps, every tool call with its decision, spend, thread), read back from the run's trace.
 
 Exit codes: 0 the agent answered; 1 it stopped short (budget, steps, no progress, a failed
 evidence check) or, in a session, paused on an approval (the output says how to answer it:
-``grapharc session approve|reject THREAD``); 2 it could not run. With ``--sessions DIR`` asks
+``grapharc session approve|reject THREAD``); 2 it could not run. With a session store asks
 become durable approvals; without, an ask is refused and the model is told why.
 """
 
@@ -25,6 +27,7 @@ from uuid import uuid4
 import typer
 
 from grapharc.cli.options import (
+    ConfigFile,
     Folder,
     LeaseSeconds,
     MaxCostUsd,
@@ -33,6 +36,8 @@ from grapharc.cli.options import (
     MaxTokens,
     Ranged,
     ReadableFile,
+    Sessions,
+    TenantOption,
     TraceOutput,
     option,
 )
@@ -41,6 +46,7 @@ from grapharc.config.values import Count, Number
 from grapharc.errors import GraphARCError
 
 if TYPE_CHECKING:
+    from grapharc.config import Config
     from grapharc.harness.setup import AgentSettings
 
 MAX_SCRIPT_BYTES = 4 * 1024 * 1024
@@ -65,13 +71,17 @@ def agent_command(
     task: Annotated[str, typer.Argument(help="What the agent should do.")],
     workspace: Annotated[Path, option("--workspace", kind=Folder("workspace", must_exist=True),
                                       help="The folder the tools are confined to.")],
-    model: Annotated[str, typer.Option(help="Model spec backend/model of a tool-calling backend.")],
+    model: Annotated[str | None, typer.Option(
+        help="Model spec backend/model of a tool-calling backend (default: $GRAPHARC_MODEL, or model "
+             "in grapharc.toml).")] = None,
     script: Annotated[Path | None, option(
         "--script", kind=ReadableFile("script"),
         help="mock/ only: a JSON list of scripted replies (strings, or objects with 'content' and "
              "'tool_calls').")] = None,
-    policy: Annotated[Path | None, option("--policy", kind=ReadableFile("policy file"),
-                                          help="Policy TOML document (its tool rules).")] = None,
+    policy: Annotated[Path | None, option(
+        "--policy", kind=ReadableFile("policy file"),
+        help="Policy TOML document (its tool rules; default: $GRAPHARC_POLICY, or policy in "
+             "grapharc.toml).")] = None,
     allow: AllowGlobs = None,
     ask: AskGlobs = None,
     deny: DenyGlobs = None,
@@ -80,15 +90,13 @@ def agent_command(
     executor_option: Annotated[list[str] | None, typer.Option(
         help="KEY=VALUE for the executor (repeatable), e.g. image=my-tools:1 for container; "
              "a VALUE that reads as JSON (a number, true) is taken as one.")] = None,
-    sessions: Annotated[Path | None, option(
-        "--sessions", kind=Folder("session folder"),
-        help="Run as a durable session kept in this folder: an ask pauses the thread.")] = None,
+    sessions: Sessions = None,
     thread: Annotated[str | None, typer.Option(help="Thread id (default: a new one).")] = None,
     lease: LeaseSeconds = 30.0,
     trace: Annotated[Path | None, option(
         "--trace", kind=TraceOutput(),
         help="Append JSONL events here (default: none kept, or <sessions>/traces/<thread>.jsonl).")] = None,
-    tenant: Annotated[str | None, typer.Option(help="Tenant whose scoped policy rules apply.")] = None,
+    tenant: TenantOption = None,
     max_steps: Annotated[int, option("--max-steps", kind=Ranged(Count(1, 10_000), "N"),
                                      help="Model calls at most.")] = 20,
     tool_timeout: Annotated[float, option(
@@ -98,29 +106,54 @@ def agent_command(
     max_iterations: MaxIterations = None,
     max_seconds: MaxSeconds = None,
     max_cost_usd: MaxCostUsd = None,
+    config: ConfigFile = None,
     as_json: JsonOption = False,
 ) -> None:
-    """Run a tool-using agent on a workspace, every call governed and on the trace."""
-    from grapharc.harness.setup import AgentSettings
+    """Run a tool-using agent on a workspace, every call governed and on the trace.
 
-    budget = {name: value for name, value in (("max_tokens", max_tokens), ("max_iterations", max_iterations),
-                                              ("max_seconds", max_seconds), ("max_cost_usd", max_cost_usd))
-              if value is not None}
+    The model, policy, sessions, trace, tenant and budget resolve like every command's settings:
+    flag > $GRAPHARC_* > grapharc.toml (``grapharc config show --command agent`` shows them)."""
+    from grapharc.governed.provenance import settings_provenance
+    from grapharc.governed.settings import resolve_config
+    from grapharc.harness.setup import AgentSettings, agent_policy
+
+    flags = {"model": model, "policy": policy, "sessions": sessions, "trace": trace, "tenant": tenant,
+             "max_tokens": max_tokens, "max_iterations": max_iterations, "max_seconds": max_seconds,
+             "max_cost_usd": max_cost_usd}
     try:
+        resolved = resolve_config("agent", flags, config_path=config)
+        spec = require_model(resolved.value("model"))
+        loaded = agent_policy(resolved)
         settings = AgentSettings(
-            task=task, workspace=str(workspace.expanduser().resolve()), model=model,
-            policy=str(policy.expanduser().resolve()) if policy else None, allow=tuple(allow or ()),
-            ask=tuple(ask or ()), deny=tuple(deny or ()), executor=executor,
+            task=task, workspace=str(workspace.expanduser().resolve()), model=spec,
+            policy=loaded.origin if loaded else None, policy_source=loaded.source if loaded else None,
+            allow=tuple(allow or ()), ask=tuple(ask or ()), deny=tuple(deny or ()), executor=executor,
             executor_options=key_values(executor_option or [], "--executor-option"), max_steps=max_steps,
-            tool_timeout=tool_timeout, budget=budget, tenant=tenant,
-            model_options=script_options(model, script))
-        if sessions is not None:
-            document = run_in_session(settings, sessions, thread, trace, lease, as_json)
+            tool_timeout=tool_timeout, budget=configured_ceilings(resolved), tenant=resolved.value("tenant"),
+            model_options=script_options(spec, script))
+        where, trace_at = resolved.value("sessions"), resolved.value("trace")
+        if where is not None:
+            document = run_in_session(settings, where, thread, trace_at, lease, as_json)
         else:
-            document = run_once(settings, thread or uuid4().hex[:12], trace, as_json)
+            document = run_once(settings, thread or uuid4().hex[:12], trace_at, as_json)
     except GraphARCError as exc:
         fail(exc, as_json)
-    finish(document, as_json)
+    finish({**document, **settings_provenance(resolved, loaded)}, as_json)
+
+
+def require_model(spec: str | None) -> str:
+    """The model spec some layer named; an agent has no default model."""
+    if spec is None:
+        raise AgentInputError("no model is named for the agent",
+                              hint="pass --model backend/model (e.g. mock/demo), or set GRAPHARC_MODEL "
+                                   "or model in grapharc.toml")
+    return spec
+
+
+def configured_ceilings(config: Config) -> dict[str, Any]:
+    """The budget ceilings some layer set (the agent's budget keeps only those)."""
+    return {name: config.value(name) for name in ("max_tokens", "max_iterations", "max_seconds",
+                                                  "max_cost_usd") if config.value(name) is not None}
 
 
 def script_options(model: str, script: Path | None) -> dict[str, Any]:
@@ -165,28 +198,42 @@ def outside(workspace: str, path: Path, what: str) -> Path:
     return resolved
 
 
-def run_once(settings: AgentSettings, thread: str, trace: Path | None, as_json: bool) -> dict[str, Any]:
+def trace_target(workspace: str, trace: Path | str) -> Path | str:
+    """Where the agent's trace goes: a traces store URI as given, else a file outside the workspace."""
+    return trace if isinstance(trace, str) else outside(workspace, trace, "trace")
+
+
+def run_once(settings: AgentSettings, thread: str, trace: Path | str | None,
+             as_json: bool) -> dict[str, Any]:
     """Run the agent to its end here; the document is read back from the trace."""
     from grapharc.harness.report import agent_document, thread_events
     from grapharc.harness.run import run_agent
 
     with tempfile.TemporaryDirectory(prefix="grapharc-agent-") as scratch:
-        path = outside(settings.workspace, trace, "trace") if trace else Path(scratch) / "trace.jsonl"
+        path = trace_target(settings.workspace, trace) if trace else Path(scratch) / "trace.jsonl"
         values = run_agent(settings, trace=path, thread_id=thread, on_update=Progress(as_json))
         return agent_document(values, thread_events(path, thread), thread=thread)
 
 
-def run_in_session(settings: AgentSettings, sessions: Path, thread: str | None, trace: Path | None,
-                   lease: float, as_json: bool) -> dict[str, Any]:
-    """Start the agent as a durable session; the document says where it stands."""
+def run_in_session(settings: AgentSettings, sessions: Path | str, thread: str | None,
+                   trace: Path | str | None, lease: float, as_json: bool) -> dict[str, Any]:
+    """Start the agent as a durable session (a folder, or a store URI); the document says where it
+    stands. A folder keeps the trace in its ``traces/`` unless one is named; a URI needs one named."""
     from grapharc.harness.sessions import start_agent_session
     from grapharc.models.spec import resolve_backend
     from grapharc.session.manager import SessionManager
 
     resolve_backend(settings.model)  # a spec that names no backend is refused before a store exists
-    folder = outside(settings.workspace, sessions, "sessions folder")
+    folder = sessions if isinstance(sessions, str) else outside(settings.workspace, sessions,
+                                                                 "sessions folder")
     thread = thread or uuid4().hex[:12]
-    path = outside(settings.workspace, trace, "trace") if trace else folder / "traces" / f"{thread}.jsonl"
+    if trace is not None:
+        path = trace_target(settings.workspace, trace)
+    elif isinstance(folder, Path):
+        path = folder / "traces" / f"{thread}.jsonl"
+    else:
+        raise AgentInputError(f"an agent session in {folder} needs a trace named for it",
+                              hint="pass --trace FILE (or set trace in grapharc.toml)")
     manager = SessionManager(folder, lease_seconds=lease)
     try:
         session = start_agent_session(manager, settings, trace=path, thread_id=thread,
@@ -196,7 +243,7 @@ def run_in_session(settings: AgentSettings, sessions: Path, thread: str | None, 
         manager.close()
 
 
-def session_document(manager: Any, session: Any, trace: Path, folder: str | Path) -> dict[str, Any]:
+def session_document(manager: Any, session: Any, trace: Path | str, folder: str | Path) -> dict[str, Any]:
     """An agent thread's document: the agent's result, its session status, and open approvals."""
     from grapharc.harness.report import agent_document, thread_events
 

@@ -16,6 +16,7 @@ from grapharc.cli.output import JsonOption
 def add_core_commands(app: typer.Typer) -> None:
     """Register core's commands on ``app``: its own, then each command family's."""
     from grapharc.cli.agent_command import add_agent_command
+    from grapharc.cli.config_command import add_config_commands
     from grapharc.cli.demo_commands import build_demo_app
     from grapharc.cli.governance_commands import add_governance_commands
     from grapharc.cli.memory_commands import add_memory_commands
@@ -26,6 +27,7 @@ def add_core_commands(app: typer.Typer) -> None:
     app.command("plugins")(plugins_command)
     app.command("version")(version_command)
     add_models_command(app)
+    add_config_commands(app)
     add_governance_commands(app)
     add_observe_commands(app)
     add_session_commands(app)

@@ -18,10 +18,10 @@ from grapharc.governed.run import (
     configured_trace,
     prepare_graph,
     prepare_plan,
-    resolve_config,
     run_graph,
     run_plan,
 )
+from grapharc.governed.settings import resolve_config
 from grapharc.planner.goal import require_goal
 from grapharc.planner.graph_file import read_graph_file
 from grapharc.planner.surface import PLUGINS, load_surface

@@ -20,6 +20,7 @@ from grapharc.cli.options import (
     MaxTokens,
     PolicyFile,
     ReadableFile,
+    TenantOption,
     TraceFile,
     argument,
     option,
@@ -29,8 +30,6 @@ from grapharc.cli.output import JsonOption
 
 RegistryOption = Annotated[str | None, typer.Option(
     "--registry", help="module:attr of the node registry, or 'plugins' for every installed kind.")]
-TenantOption = Annotated[str | None, typer.Option(
-    "--tenant", help="Tenant whose scoped policy rules apply.")]
 PlanRounds = Annotated[int | None, option("--max-rounds", kind=setting("max_rounds", "N"),
                                           help="Planning rounds.")]
 GraphFile = Annotated[Path, argument("GRAPH", kind=ReadableFile("graph file"),

@@ -288,6 +288,8 @@ PolicyFile = Annotated[Path | None, option("--policy", kind=ReadableFile("policy
 TraceFile = Annotated[str | None, option(
     "--trace", kind=PathOrStoreURI(TraceOutput(), "file:runs/trace.jsonl"),
     help="Append the run's trace events here.")]
+TenantOption = Annotated[str | None, typer.Option(
+    "--tenant", help="Tenant whose scoped policy rules apply.")]
 Sessions = Annotated[str | None, option(
     "--sessions", "--dir", kind=PathOrStoreURI(Folder("session folder"), "postgresql://user@host:5432/db"),
     help="Session store: a folder or a URI, as grapharc serve --sessions takes it (default: "

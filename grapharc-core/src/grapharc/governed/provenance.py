@@ -8,6 +8,7 @@ from __future__ import annotations
 
 from typing import Any
 
+from grapharc.config import Config
 from grapharc.governed.run import GovernedRun
 from grapharc.policy.engine import PolicyEngine
 from grapharc.policy.files import LoadedPolicy
@@ -29,13 +30,25 @@ def policy_document(loaded: LoadedPolicy, engine: PolicyEngine) -> dict[str, Any
 
 def provenance(governed: GovernedRun) -> dict[str, Any]:
     """Where the policy and every setting came from: the same block in ``plan``, ``run`` and ``serve``."""
-    config = governed.config
     return {"policy": policy_document(governed.policy, governed.engine),
             "policy_line": policy_line(governed.policy, governed.engine),
             "policy_note": governed.engine.scope_note(),
             "policy_source": governed.policy.source,
-            "config": {"path": str(config.path) if config.path else None, "line": config.line()},
+            **config_provenance(governed.config)}
+
+
+def config_provenance(config: Config) -> dict[str, Any]:
+    """The config file read (its human line) and, per setting with a value, the layer that set it."""
+    return {"config": {"path": str(config.path) if config.path else None, "line": config.line()},
             "sources": config.sources()}
+
+
+def settings_provenance(config: Config, loaded: LoadedPolicy | None) -> dict[str, Any]:
+    """``config_provenance`` plus the policy a command without a governed run (``agent``) uses:
+    its source and origin, or ``None`` for the built-in permissions."""
+    policy = {"source": loaded.source, "origin": loaded.origin, "digest": loaded.digest} if loaded else None
+    return {"policy_source": loaded.source if loaded else "built-in", "policy": policy,
+            **config_provenance(config)}
 
 
 def budget_document(budget: Budget) -> dict[str, Any]:

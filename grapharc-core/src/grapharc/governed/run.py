@@ -18,19 +18,19 @@ from collections.abc import Iterator, Mapping
 from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, Literal
+from typing import TYPE_CHECKING, Any
 from uuid import uuid4
 
 from pydantic import BaseModel
 
-from grapharc.config import Config, load_config
+from grapharc.config import Config
 from grapharc.decisions.approval import Approver
 from grapharc.errors import ConfigurationError, GraphARCError
 from grapharc.planner.admission import AdmissionChecker, AdmissionResult
 from grapharc.planner.build_target import BuildTarget
 from grapharc.planner.goal import require_goal
 from grapharc.planner.proposal import Subgraph
-from grapharc.planner.surface import DEMO, PLUGINS, Surface, load_surface
+from grapharc.planner.surface import Surface, load_surface
 from grapharc.policy.engine import PolicyDocumentError, PolicyEngine
 from grapharc.policy.files import LoadedPolicy
 from grapharc.policy.schema import ToolRuleDoc
@@ -42,24 +42,11 @@ if TYPE_CHECKING:
     from grapharc.planner.materialize import Materializer
     from grapharc.trace.writer import TraceWriter
 
-Command = Literal["plan", "run"]
-BUILT_INS: Mapping[Command, Mapping[str, Any]] = {
-    "plan": {"registry": DEMO, "max_tokens": 500_000, "max_iterations": 1_000},
-    "run": {"registry": PLUGINS},
-}
-
-
 class UnboundedRunError(GraphARCError):
     """A run with no token, iteration, seconds or dollar budget that was not allowed to be one."""
 
     hint = ("set --max-tokens, --max-iterations, --max-seconds or --max-cost-usd "
             "(or pass --unbounded)")
-
-
-def resolve_config(command: Command, flags: Mapping[str, Any], *, config_path: Path | None = None,
-                   cwd: Path | None = None, env: Mapping[str, str] | None = None) -> Config:
-    """The settings of one ``plan`` or ``run``: flag > env > grapharc.toml > that command's built-ins."""
-    return load_config(flags, config=config_path, cwd=cwd, env=env, defaults=BUILT_INS[command])
 
 
 @dataclass(frozen=True)

@@ -12,7 +12,7 @@ from __future__ import annotations
 import json
 from dataclasses import asdict, dataclass, field, fields
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from grapharc.decisions.approval import Approver
 from grapharc.decisions.tool_rules import PermissionPolicy
@@ -21,6 +21,10 @@ from grapharc.harness.agent import AgentNode, Evidence
 from grapharc.harness.executors import Executor
 from grapharc.harness.tools import SideEffect, ToolRegistry
 from grapharc.runtime.budget import Budget
+
+if TYPE_CHECKING:
+    from grapharc.config import Config
+    from grapharc.policy.files import LoadedPolicy
 
 
 class AgentSettingsError(GraphARCError):
@@ -35,6 +39,9 @@ class AgentSettings:
     workspace: str
     model: str
     policy: str | None = None
+    """The policy file's path, as the policy sources resolved it."""
+    policy_source: str | None = None
+    """The source that supplied it (``flag``, ``env``, ``config``...), kept for its provenance."""
     allow: tuple[str, ...] = ()
     ask: tuple[str, ...] = ()
     deny: tuple[str, ...] = ()
@@ -107,14 +114,27 @@ def tool_calling_model(spec: str, options: dict[str, Any]) -> Any:
     return get_model(spec, **options)
 
 
+def agent_policy(config: Config) -> LoadedPolicy | None:
+    """The policy an agent's tool rules come from: the policy sources asked as ``plan`` asks them,
+    given the resolved ``policy`` setting. An agent has no registry default and never has one
+    generated (its built-in is :func:`default_permissions`), so with no setting it may have none."""
+    from grapharc.policy.sources import PolicyContext, resolve_policy
+
+    return resolve_policy(PolicyContext(configured=config.setting("policy")))
+
+
 def build_agent(settings: AgentSettings, *, model: Any = None, approver: Approver | None = None,
                 evidence: Evidence | None = None, name: str = "agent") -> AgentNode:
     """The AgentNode ``settings`` describe (``model`` overrides the spec, e.g. in tests)."""
     from grapharc.policy.engine import PolicyEngine
+    from grapharc.policy.files import load_policy_file
 
     tools = ToolRegistry.from_plugins(settings.tools)
     flagged = settings.allow or settings.ask or settings.deny
-    policy = PolicyEngine.from_file(Path(settings.policy)) if settings.policy else None
+    policy = None
+    if settings.policy:
+        loaded = load_policy_file(Path(settings.policy), settings.policy_source or "file")
+        policy = PolicyEngine.from_loaded(loaded)
     if flagged or policy is not None:
         permissions = PermissionPolicy.from_flags(allow=settings.allow, ask=settings.ask, deny=settings.deny)
     else:

@@ -17,8 +17,17 @@ from typing import TYPE_CHECKING, Annotated
 
 import typer
 
-from grapharc.cli.governance_commands import TenantOption
-from grapharc.cli.options import ConfigFile, LeaseSeconds, Port, Ranged, ReadableFile, option, setting
+from grapharc.cli.options import (
+    ConfigFile,
+    LeaseSeconds,
+    Port,
+    Ranged,
+    ReadableFile,
+    Sessions,
+    TenantOption,
+    option,
+    setting,
+)
 from grapharc.cli.output import JSON_OPTION_HELP, write_json
 from grapharc.config.values import Count, Number
 from grapharc.server.errors import AuthRequiredError, WorkersNeedForkError
@@ -26,7 +35,9 @@ from grapharc.server.listener import Engine, ListeningAddress, listen
 from grapharc.server.thread_pool import DEFAULT_THREADS, THREADS
 
 if TYPE_CHECKING:
+    from grapharc.config import Config
     from grapharc.governed import GovernedRun
+    from grapharc.runtime.budget import Budget
     from grapharc.server.api.context import ApiContext
     from grapharc.server.auth import AuthConfig
     from grapharc.server.processes import WorkerSlot
@@ -41,9 +52,6 @@ WORKERS = Ranged(Count(1, 256), "N")
 
 AUTH_FILE_HELP = ("TOML file of users (argon2 password hashes), API tokens (SHA-256) and who may decide "
                   "which approvals; serves the approval inbox at /inbox. Required off loopback.")
-SESSIONS_HELP = ("Session store URI or directory whose approvals the inbox shows and whose threads the "
-                 "threads API drives (default: $GRAPHARC_SESSIONS, sessions in grapharc.toml, or "
-                 ".grapharc/sessions).")
 DRAIN_TIMEOUT_HELP = ("Seconds to let in-flight requests finish after SIGTERM or Ctrl+C before stopping "
                       "without them (exit 1).")
 
@@ -73,7 +81,7 @@ def serve_command(
     as_json: Annotated[bool, typer.Option("--json", help=JSON_OPTION_HELP)] = False,
     auth_file: Annotated[Path | None, option("--auth-file", kind=ReadableFile("auth file"),
                                              help=AUTH_FILE_HELP)] = None,
-    sessions: Annotated[str | None, typer.Option("--sessions", help=SESSIONS_HELP)] = None,
+    sessions: Sessions = None,
     registry: Annotated[list[str] | None, typer.Option(help=REGISTRY_HELP)] = None,
     lease: LeaseSeconds = DEFAULT_LEASE_SECONDS,
     threads: Annotated[int, option("--threads", kind=Ranged(THREADS, "N"),
@@ -99,20 +107,20 @@ def serve_command(
     config: ConfigFile = None,
 ) -> None:
     """Serve the GraphARC HTTP API until SIGTERM or Ctrl+C, then finish in-flight requests and exit 0."""
-    from grapharc.runtime.budget import Budget
+    from grapharc.governed.settings import resolve_config
     from grapharc.server.app import create_app
     from grapharc.server.auth import load_auth
     from grapharc.server.governed import resolve_governed
     from grapharc.server.lifecycle import serve_until_stopped
-    from grapharc.session.location import session_location
 
     auth = load_auth(auth_file) if auth_file is not None else None
-    location = sessions or str(session_location(None))
-    ceiling = Budget(max_tokens=max_tokens, max_iterations=max_iterations, max_seconds=max_seconds,
-                     max_cost_usd=max_cost_usd)
+    ceilings = {"max_tokens": max_tokens, "max_iterations": max_iterations, "max_seconds": max_seconds,
+                "max_cost_usd": max_cost_usd}
+    settings = resolve_config("serve", {"sessions": sessions, **ceilings}, config_path=config)
+    location = str(settings.value("sessions"))
+    ceiling = ceiling_of(settings)
     governed = resolve_governed({"policy": policy, "registry": kinds, "model": model, "tenant": tenant,
-                                 "max_tokens": max_tokens, "max_iterations": max_iterations,
-                                 "max_seconds": max_seconds, "max_cost_usd": max_cost_usd}, config)
+                                 **ceilings}, config)
     if workers > 1 and not hasattr(os, "fork"):
         raise WorkersNeedForkError("--workers above 1 forks its worker processes, which this system cannot",
                                    hint="serve with --workers 1 here, or on Linux or macOS")
@@ -143,7 +151,7 @@ def serve_command(
         with governed_trace(governed) as trace:
             api = opened_api(trace)
             serve(bound(host, port, auth), api,
-                  lambda address, engine: announce(address, engine, as_json, governed))
+                  lambda address, engine: announce(address, engine, as_json, settings, governed))
         return
     from grapharc.server.processes import Supervisor
 
@@ -158,7 +166,8 @@ def serve_command(
     supervisor = Supervisor(workers, serve_worker, drain_timeout)
     try:
         engine = supervisor.start()
-        announce(ListeningAddress.of(listener), engine, as_json, governed, workers=supervisor.pids())
+        announce(ListeningAddress.of(listener), engine, as_json, settings, governed,
+                 workers=supervisor.pids())
         code = supervisor.run()
     finally:
         listener.close()
@@ -177,6 +186,14 @@ def bound(host: str, port: int, auth: AuthConfig | None) -> socket.socket:
     return listener
 
 
+def ceiling_of(settings: Config) -> Budget:
+    """The most any one run of the threads API may spend: the ceilings the settings' layers name."""
+    from grapharc.runtime.budget import Budget
+
+    return Budget(**{name: settings.value(name) for name in ("max_tokens", "max_iterations", "max_seconds",
+                                                             "max_cost_usd")})
+
+
 def close_checked(api: ApiContext | None) -> None:
     """Close what ``open_context`` opened to check it (the supervisor keeps no store open)."""
     if api is not None:
@@ -191,17 +208,19 @@ def governed_trace(governed: GovernedRun | None) -> AbstractContextManager[Trace
     return configured_trace(governed.config) if governed is not None else nullcontext()
 
 
-def announce(address: ListeningAddress, engine: Engine, as_json: bool,
+def announce(address: ListeningAddress, engine: Engine, as_json: bool, settings: Config,
              governed: GovernedRun | None = None, workers: list[int] | None = None) -> None:
     """Say where the server listens and what serves it (and, with ``--workers``, the workers'
-    process ids), and the governed assistant's policy and where it came from: one JSON document
-    on stdout, or lines on stderr."""
+    process ids), where its settings and the governed assistant's policy came from: one JSON
+    document on stdout, or lines on stderr."""
+    from grapharc.governed.provenance import config_provenance
     from grapharc.server.governed import announcement
 
     offered = announcement(governed) if governed is not None else None
     if as_json:
         write_json({"ok": True, "url": address.url, "host": address.host, "port": address.port,
                     "pid": os.getpid(), "event_loop": engine.event_loop, "http": engine.http,
+                    "sessions": str(settings.value("sessions")), **config_provenance(settings),
                     **({"workers": workers} if workers is not None else {}),
                     **({"governed": offered} if offered is not None else {})})
         return

@@ -1,0 +1,35 @@
+"""Every entry point's settings, resolved one way: flag > env (``GRAPHARC_*``) > grapharc.toml > built-in.
+
+``plan``, ``run``, ``agent``, ``serve`` and the ``session`` commands differ only in their built-in
+defaults, listed here; the layers and the provenance of each value are :mod:`grapharc.config`'s.
+``grapharc config show --command NAME`` prints what a command would use and where each value
+came from.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from pathlib import Path
+from typing import Any, Literal
+
+from grapharc.config import Config, load_config
+from grapharc.planner.surface import DEMO, PLUGINS
+from grapharc.session.location import DEFAULT_SESSIONS
+
+Command = Literal["plan", "run", "agent", "serve", "session"]
+BUILT_INS: Mapping[Command, Mapping[str, Any]] = {
+    "plan": {"registry": DEMO, "max_tokens": 500_000, "max_iterations": 1_000},
+    "run": {"registry": PLUGINS},
+    "agent": {},
+    "serve": {"sessions": DEFAULT_SESSIONS},
+    "session": {"sessions": DEFAULT_SESSIONS},
+}
+"""Each command's defaults: an agent keeps no session and a server serves ``.grapharc/sessions``
+unless a layer says otherwise; ``plan`` budgets its loop and proposes from the incident demo."""
+COMMANDS: tuple[Command, ...] = tuple(BUILT_INS)
+
+
+def resolve_config(command: Command, flags: Mapping[str, Any], *, config_path: Path | None = None,
+                   cwd: Path | None = None, env: Mapping[str, str] | None = None) -> Config:
+    """The settings of one ``command``: flag > env > grapharc.toml > that command's built-ins."""
+    return load_config(flags, config=config_path, cwd=cwd, env=env, defaults=BUILT_INS[command])
