@@ -5,7 +5,9 @@ from __future__ import annotations
 import asyncio
 import json
 import os
+import subprocess
 from pathlib import Path
+from typing import Any
 
 import pytest
 from langchain_core.messages import AIMessage, HumanMessage, SystemMessage
@@ -129,32 +131,52 @@ def test_a_missing_executable_is_a_clear_error(monkeypatch, tmp_path):
         get_model("claude-cli/sonnet").invoke("hi")
 
 
-def test_a_claude_that_does_not_answer_in_time_is_killed(fake_claude):
+@pytest.fixture
+def spawned(fake_claude, monkeypatch: pytest.MonkeyPatch) -> list[int]:
+    """The pid of every fake claude started, whether or not it got as far as its log: a busy
+    machine may take longer than a short timeout to start the interpreter, and the call then
+    kills a claude that never wrote its line (asyncio starts processes through Popen too)."""
+    pids: list[int] = []
+
+    class Recorded(subprocess.Popen):  # type: ignore[type-arg]
+        def __init__(self, args: Any, *rest: Any, **kwargs: Any) -> None:
+            super().__init__(args, *rest, **kwargs)
+            if str(args[0]) == str(fake_claude.executable):
+                pids.append(self.pid)
+
+    monkeypatch.setattr(subprocess, "Popen", Recorded)
+    return pids
+
+
+def test_a_claude_that_does_not_answer_in_time_is_killed(fake_claude, spawned):
     fake_claude.reply(sleep=60)
     with pytest.raises(ClaudeCLIError, match=r"did not answer within 2 s"):
         get_model("claude-cli/sonnet", timeout=2).invoke("hi")
-    (run,) = fake_claude.runs()
+    (pid,) = spawned
     with pytest.raises(ProcessLookupError):
-        os.kill(run["pid"], 0)
+        os.kill(pid, 0)
 
 
-def test_an_async_call_that_times_out_or_is_cancelled_kills_claude(fake_claude):
+def test_an_async_call_that_times_out_or_is_cancelled_kills_claude(fake_claude, spawned):
     fake_claude.reply(sleep=60)
     with pytest.raises(ClaudeCLIError, match=r"did not answer within 1 s"):
         asyncio.run(get_model("claude-cli/sonnet", timeout=1).ainvoke("hi"))
+    assert len(spawned) == 1
+    logged = len(fake_claude.runs())  # 0 where the timeout came before the claude started
 
     async def cancelled_while_claude_works() -> None:
         call = asyncio.ensure_future(get_model("claude-cli/sonnet", timeout=60).ainvoke("hi"))
-        while len(fake_claude.runs()) < 2:
+        while len(fake_claude.runs()) == logged:  # until this call's claude is running
             await asyncio.sleep(0.05)
         call.cancel()
         with pytest.raises(asyncio.CancelledError):
             await call
 
     asyncio.run(cancelled_while_claude_works())
-    for run in fake_claude.runs():
+    assert len(spawned) == 2
+    for pid in spawned:
         with pytest.raises(ProcessLookupError):
-            os.kill(run["pid"], 0)
+            os.kill(pid, 0)
 
 
 def test_stop_sequences_cut_the_reply(fake_claude):

@@ -79,9 +79,11 @@ def with_worker(tmp_path: Path, scenario: Callable[[ApiContext], Awaitable[T]]) 
     return asyncio.run(driven())
 
 
-async def _queued_relay_run(ctx: ApiContext, release: Path) -> RunRecord:
-    """A relay run (three nodes, none waiting) queued for the worker loop."""
-    release.touch()
+async def _queued_relay_run(ctx: ApiContext, release: Path, *, released: bool = True) -> RunRecord:
+    """A relay run queued for the worker loop: three nodes, none waiting, or where not
+    ``released`` the middle one waiting for ``release`` to appear."""
+    if released:
+        release.touch()
     thread = (await asyncio.to_thread(ctx.manager.create, RELAY)).thread_id
     now = time.time()
     run = RunRecord(run_id=uuid4().hex, thread_id=thread, assistant_id=RELAY,
@@ -178,8 +180,8 @@ def test_a_node_of_a_live_turn_here_is_rendered_from_the_turns_own_scan_without_
     release = tmp_path / "release"
 
     async def scenario(ctx: ApiContext) -> tuple[dict[str, Any], ...]:
-        run = await _queued_relay_run(ctx, release)
-        release.unlink()  # the middle leg waits for it: the turn stays live after the first leg
+        run = await _queued_relay_run(ctx, release, released=False)  # the turn stays live after
+        # the first leg: the middle leg waits for the release file
         while not (nodes := [e for e in ctx.manager.audit(run.thread_id) if e.kind == "node"]):
             await asyncio.sleep(0.02)
         reads = TrailReads(ctx)

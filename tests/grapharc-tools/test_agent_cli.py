@@ -9,6 +9,8 @@ import time
 from pathlib import Path
 from typing import Any
 
+from grapharc.session import SessionManager
+
 
 def grapharc(cwd: Path, *args: str) -> subprocess.CompletedProcess[str]:
     return subprocess.run([sys.executable, "-m", "grapharc.cli", *args], cwd=cwd, capture_output=True,
@@ -57,11 +59,19 @@ def test_a_runner_killed_inside_a_command_is_recovered_without_running_the_comma
     assert (tmp_path / "ws" / "runs.txt").read_text() == "ran\n"
     status = json.loads(grapharc(tmp_path, "session", "status", "t1", "--dir", "sessions", "--json").stdout)
     assert status["status"] == "running"
+    # wait for the dead runner's lease to lapse by reading the store here: a status command per
+    # poll started a whole CLI process (seconds of CPU each on a busy machine) to read one row
     deadline = time.monotonic() + 30
-    while not json.loads(grapharc(tmp_path, "session", "status", "t1", "--dir", "sessions",
-                                  "--json").stdout)["reclaimable"]:
-        assert time.monotonic() < deadline, "the dead runner's lease never expired"
-        time.sleep(0.2)
+    sessions = SessionManager(tmp_path / "sessions")
+    try:
+        while sessions.get("t1").lease_live(time.time()):
+            assert time.monotonic() < deadline, "the dead runner's lease never expired"
+            time.sleep(0.05)
+    finally:
+        sessions.close()
+    reclaimable = json.loads(grapharc(tmp_path, "session", "status", "t1", "--dir", "sessions",
+                                      "--json").stdout)
+    assert reclaimable["status"] == "running" and reclaimable["reclaimable"]
     recovered = grapharc(tmp_path, "session", "recover", "t1", "--dir", "sessions", "--json")
     document = json.loads(recovered.stdout)
     assert recovered.returncode == 1 and document["stop_reason"] == "uncertain_side_effect"

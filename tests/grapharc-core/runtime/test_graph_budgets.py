@@ -141,12 +141,16 @@ def test_max_concurrency_caps_parallel_workers() -> None:
     lock = threading.Lock()
     running = [0]
     peak = [0]
+    # each worker waits for a second one to be running beside it (8 items: four pairs), instead
+    # of sleeping and hoping the next one starts meanwhile; the bound only matters when the cap
+    # lets fewer than two run at once
+    pair = threading.Barrier(2, timeout=60)
 
     def worker(item: int) -> int:
         with lock:
             running[0] += 1
             peak[0] = max(peak[0], running[0])
-        time.sleep(0.02)
+        pair.wait()
         with lock:
             running[0] -= 1
         return item

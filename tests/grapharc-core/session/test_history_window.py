@@ -175,10 +175,13 @@ def test_a_live_turn_leaves_what_its_scan_read_for_readers_here_until_it_ends(ma
     seen: list[tuple[str, list[str]]] = []
 
     def watch() -> None:  # called after each audit write, while the turn is live
+        # LangGraph saves a node's writes in a background thread, after it streams the node's
+        # update: a scan may miss them and the next one record two nodes at once, so each node
+        # recorded since the last call is looked up, not only the newest
         nodes = [e for e in manager.audit("t") if e.kind == "node"]
-        if nodes:
-            before = manager.scanned.at("t", nodes[-1].step - 1)
-            seen.append((nodes[-1].node, [task.name for task in before.tasks if task.result is not None]))
+        for entry in nodes[len(seen):]:
+            before = manager.scanned.at("t", entry.step - 1)
+            seen.append((entry.node, [task.name for task in before.tasks if task.result is not None]))
 
     assert manager.run("t", {}, on_record=watch).status == "completed"
     assert ("n1", ["n1"]) in seen and ("n4", ["n4"]) in seen
