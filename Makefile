@@ -29,8 +29,12 @@ demo: install
 test: install
 	$(VENV)/bin/pytest -n auto --dist loadfile
 
+# import-linter checks the contracts in pyproject.toml; grapharc is imported first so its path holds
+# every installed distribution's folder (plugins extend core's package), which the linter reads.
 lint: install
 	$(VENV)/bin/ruff check .
+	$(VENV)/bin/python -c "import grapharc.memory, sys; from importlinter.cli import lint_imports_command; \
+	    sys.argv = ['lint-imports', '--no-cache', '--no-logo']; lint_imports_command()"
 
 typecheck: install
 	for dist in $(DISTRIBUTIONS); do \

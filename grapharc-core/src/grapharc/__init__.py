@@ -7,11 +7,12 @@ Public names are exported lazily (PEP 562) so ``import grapharc.gateway`` and
 ``grapharc --help`` stay cheap.
 """
 
-__path__ = __import__("pkgutil").extend_path(__path__, __name__)
-
 from grapharc._lazy import lazy_exports
 from grapharc._missing import install_missing_plugin_hint as _install_hint
 from grapharc._version import __version__
+
+# every grapharc folder on sys.path (the plugins'); in place, so __spec__ lists them too
+__path__[:] = __import__("pkgutil").extend_path(__path__, __name__)
 
 _install_hint()
 

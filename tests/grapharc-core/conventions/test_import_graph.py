@@ -1,61 +1,53 @@
-"""The layers' promises about imports: the plugin layer is the bottom one, and the planner
-and policy packages do not import each other in a cycle."""
+"""The import contracts of pyproject.toml (core's planes, no core-to-plugin and no plugin-to-plugin
+import, grapharc.cli private to the CLI) hold, checked by import-linter over every distribution,
+run as ``make lint`` runs it."""
 
 from __future__ import annotations
 
-import ast
+import importlib.util
 import subprocess
 import sys
 from pathlib import Path
 
 import pytest
 
-import grapharc.plugins
-
 pytestmark = pytest.mark.smoke
 
-PLUGINS_DIR = Path(grapharc.plugins.__file__).parent
-BOTTOM_LAYER_MAY_IMPORT = ("grapharc.plugins", "grapharc.errors", "grapharc._version")
+ROOT = Path(__file__).parents[3]
+PLUGIN_PACKAGES = ("grapharc.gateway", "grapharc.tools", "grapharc.server", "grapharc.postgres",
+                   "grapharc.memory.sqlite", "grapharc.memory.ladybug")
 
 
-def imported_modules(path: Path) -> set[str]:
-    """Every ``grapharc`` module a file imports, at the top or inside a function."""
-    names: set[str] = set()
-    for node in ast.walk(ast.parse(path.read_text())):
-        if isinstance(node, ast.Import):
-            names.update(alias.name for alias in node.names)
-        elif isinstance(node, ast.ImportFrom) and node.module and node.level == 0:
-            names.add(node.module)
-    return {name for name in names if name.split(".")[0] == "grapharc"}
+def lint_imports(config: Path, cwd: Path) -> subprocess.CompletedProcess[str]:
+    """import-linter's command on ``config``, after importing grapharc (as the Makefile does)."""
+    code = ("import grapharc.memory, sys; from importlinter.cli import lint_imports_command; "
+            f"sys.argv = ['lint-imports', '--no-cache', '--no-logo', {str(config)!r}]; "
+            "lint_imports_command()")
+    return subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=120, cwd=cwd)
 
 
-def loaded_after(code: str) -> list[str]:
-    """The ``grapharc`` modules a fresh interpreter has loaded after running ``code``."""
-    probe = code + "\nimport sys\nprint('\\n'.join(m for m in sys.modules if m.startswith('grapharc')))"
-    result = subprocess.run([sys.executable, "-c", probe], capture_output=True, text=True, timeout=120)
-    assert result.returncode == 0, result.stderr
-    return result.stdout.split()
+def test_every_import_contract_is_kept(tmp_path):
+    result = lint_imports(ROOT / "pyproject.toml", tmp_path)
+    assert result.returncode == 0, result.stdout + result.stderr
+    assert "4 kept, 0 broken" in result.stdout
 
 
-@pytest.mark.parametrize("path", sorted(PLUGINS_DIR.glob("*.py")), ids=lambda path: path.name)
-def test_no_module_of_the_plugin_layer_imports_a_layer_above_it(path):
-    above = {name for name in imported_modules(path)
-             if not any(name == allowed or name.startswith(allowed + ".")
-                        for allowed in BOTTOM_LAYER_MAY_IMPORT)}
-    assert above == set()
+def test_a_breach_is_reported_naming_the_import(tmp_path):
+    """Layers drawn upside down (runtime above the sessions that use it) are broken, and the
+    report names a real import: the linter reads this tree."""
+    config = tmp_path / "upside-down.toml"
+    config.write_text('[tool.importlinter]\nroot_packages = ["grapharc"]\n\n'
+                      '[[tool.importlinter.contracts]]\nid = "upside-down"\nname = "upside down"\n'
+                      'type = "layers"\ncontainers = ["grapharc"]\nlayers = ["runtime", "session"]\n')
+    result = lint_imports(config, tmp_path)
+    assert result.returncode == 1, result.stdout + result.stderr
+    assert "grapharc.session." in result.stdout and "-> grapharc.runtime." in result.stdout
 
 
-def test_importing_the_plugin_layer_and_its_report_loads_no_planner_policy_or_cli_module():
-    loaded = loaded_after("import grapharc.plugins, grapharc.plugins.report")
-    upper = [name for name in loaded
-             if name.split(".")[1:2] and name.split(".")[1] in {"planner", "policy", "cli"}]
-    assert upper == []
-
-
-def test_importing_every_planner_module_loads_no_policy_module():
-    loaded = loaded_after(
-        "import importlib, pkgutil, grapharc.planner\n"
-        "for module in pkgutil.iter_modules(grapharc.planner.__path__, 'grapharc.planner.'):\n"
-        "    importlib.import_module(module.name)")
-    assert "grapharc.planner.admission" in loaded
-    assert [name for name in loaded if name.startswith("grapharc.policy")] == []
+@pytest.mark.parametrize("name", PLUGIN_PACKAGES)
+def test_the_package_spec_holds_every_distributions_folder_so_tools_see_the_plugins(name):
+    """Core extends its package's path in place, so ``__spec__`` (what import-linter and other
+    tools read) lists the plugins' folders as ``__path__`` does."""
+    assert importlib.util.find_spec(name) is not None
+    package = sys.modules[name.rpartition(".")[0]]
+    assert package.__spec__.submodule_search_locations == package.__path__

@@ -21,7 +21,8 @@ import typer
 from grapharc.cli.options import LeaseSeconds, Sessions
 from grapharc.cli.output import ExitCode, JsonOption, emit, fail, terminal_text
 from grapharc.errors import ConfigurationError, GraphARCError
-from grapharc.session.location import holds_sessions, session_location
+from grapharc.session.location import session_location
+from grapharc.sqlite.files import holds_sessions
 
 TRAP_NOTE = ("on resume, sign_off runs again from its first line: nothing with an effect sits above its "
              "interrupt(), and the payout is a node of its own (disburse)")

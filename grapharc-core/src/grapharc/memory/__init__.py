@@ -12,9 +12,10 @@ Owned by grapharc-core; durable backends (grapharc-memory-sqlite,
 grapharc-memory-ladybug) join this package as subpackages.
 """
 
-__path__ = __import__("pkgutil").extend_path(__path__, __name__)
-
 from grapharc._lazy import lazy_exports
+
+# every grapharc folder on sys.path (the plugins'); in place, so __spec__ lists them too
+__path__[:] = __import__("pkgutil").extend_path(__path__, __name__)
 
 _LAZY_EXPORTS = {
     "Claim": "grapharc.memory.claims",

@@ -22,10 +22,12 @@ from pydantic import BaseModel
 
 from grapharc.errors import GraphARCError
 from grapharc.planner.registry import NodeRegistry, NodeSpec
-from grapharc.planner.run_state import state_with_writes
 
 PLUGINS = "plugins"
 DEMO = "grapharc.examples.plan_incident:build_registry"
+PLUGINS_SURFACE = "grapharc.stdlib.surface:plugins_surface"
+"""What ``plugins`` names: built over the stdlib's state, writes and policy, so it lives with the
+stdlib (which builds on the planner) and is found by this reference, as a registry spec is."""
 
 
 class RegistrySpecError(GraphARCError):
@@ -52,7 +54,9 @@ class Surface:
 def load_surface(spec: str) -> Surface:
     """Import and describe the surface ``spec`` names; errors name the module and attribute."""
     if spec == PLUGINS:
-        return _plugins_surface()
+        module_name, _, attr = PLUGINS_SURFACE.partition(":")
+        built: Surface = getattr(importlib.import_module(module_name), attr)()
+        return built
     module_name, colon, attr = spec.partition(":")
     if not colon or not module_name or not attr:
         raise RegistrySpecError(f"registry {spec!r} is not of the form module:attr")
@@ -139,15 +143,3 @@ def registry_from_plugins(extra: Iterable[NodeSpec] = ()) -> NodeRegistry:
     from grapharc.plugins import registry as plugin_registry
 
     return NodeRegistry([entry.item for entry in plugin_registry("node_kinds").values()] + list(extra))
-
-
-def _plugins_surface() -> Surface:
-    from grapharc.plugins import registry as plugin_registry
-    from grapharc.stdlib import DEFAULT_POLICY, StdlibState
-
-    registry = registry_from_plugins().freeze()
-    sources = {name: entry.distribution for name, entry in plugin_registry("node_kinds").items()}
-    state = state_with_writes(StdlibState, registry, name="PluginsState", owners=sources)
-    return Surface(PLUGINS, registry, state,
-                   {spec.name: frozenset(spec.writes) for spec in registry}, DEFAULT_POLICY,
-                   lambda state: bool(getattr(state, "summary", "")), None, sources)

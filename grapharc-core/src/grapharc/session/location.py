@@ -22,12 +22,3 @@ def session_location(given: str | None, *, config: Path | None = None) -> str | 
     found: str | Path = load_config({"sessions": given}, config=config,
                                     defaults={"sessions": DEFAULT_SESSIONS}).value("sessions")
     return found
-
-
-def holds_sessions(where: str | Path) -> bool:
-    """Whether ``where`` holds a session store: a folder's database file must exist already (reading
-    commands never create one); a URI's store is opened and answers for itself."""
-    from grapharc.session.errors import SessionError
-    from grapharc.sqlite.files import SESSIONS_FILE, database_path
-
-    return isinstance(where, str) or database_path(str(where), SESSIONS_FILE, SessionError).is_file()

@@ -52,3 +52,11 @@ def footprint(path: Path) -> dict[str, int]:
         if candidate.exists():
             total += candidate.stat().st_size
     return {str(path.resolve()): total}
+
+
+def holds_sessions(where: str | Path) -> bool:
+    """Whether ``where`` holds a session store: a folder's database file must exist already (reading
+    commands never create one); a URI's store is opened and answers for itself."""
+    from grapharc.session.errors import SessionError
+
+    return isinstance(where, str) or database_path(str(where), SESSIONS_FILE, SessionError).is_file()
