@@ -294,3 +294,16 @@ def test_a_session_store_uri_without_a_trace_is_refused_before_anything_runs(not
     assert result.exit_code == 2
     assert "needs a trace" in json.loads(result.stdout)["error"]["message"]
     assert not Path(note_tools / "store").exists()
+
+
+def test_an_agent_session_in_a_store_uri_with_a_trace_uri_is_carried_on_by_another_process(note_tools):
+    store, trace = f"sqlite:{note_tools / 'store'}", f"file:{note_tools / 'agent.jsonl'}"
+    (note_tools / "grapharc.toml").write_text(f'[grapharc]\nsessions = "{store}"\ntrace = "{trace}"\n')
+    replies = script(note_tools, call("append_note", name="todo", text="milk"), "wrote milk")
+    paused = agent("keep notes", "--workspace", "ws", "--model", "mock/agent", "--script", replies,
+                   "--thread", "t1", "--json")
+    assert json.loads(paused.stdout)["status"] == "paused", paused.output
+    decided = CliRunner().invoke(build_app(), ["session", "approve", "t1", "--json"])
+    assert decided.exit_code == 0, decided.output
+    assert json.loads(decided.stdout)["answer"] == "wrote milk"
+    assert (note_tools / "agent.jsonl").is_file() and not (note_tools / "file:").exists()

@@ -46,7 +46,7 @@ from grapharc.config.values import Count, Number
 from grapharc.errors import GraphARCError
 
 if TYPE_CHECKING:
-    from grapharc.config import Config
+    from grapharc.config.settings import Config
     from grapharc.harness.setup import AgentSettings
 
 MAX_SCRIPT_BYTES = 4 * 1024 * 1024

@@ -8,16 +8,13 @@ are not given here; the ``source`` of each value is ``env``, ``file`` or ``defau
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Annotated, Any, cast
+from typing import Annotated, Any
 
 import typer
 
 from grapharc.cli.options import ConfigFile
 from grapharc.cli.output import JsonOption, emit, fail
 from grapharc.errors import ConfigurationError, GraphARCError
-
-if TYPE_CHECKING:
-    from grapharc.governed.settings import Command
 
 
 class UnknownCommandError(ConfigurationError):
@@ -39,13 +36,13 @@ def show_command(
     as_json: JsonOption = False,
 ) -> None:
     """Show every setting ``--command`` would use here: its value, layer (env, file, default) and origin."""
-    from grapharc.config import KEYS
+    from grapharc.config.settings import KEYS
     from grapharc.governed.settings import COMMANDS, resolve_config
 
     try:
         if command not in COMMANDS:
             raise UnknownCommandError(f"no command {command!r} has settings; commands: {', '.join(COMMANDS)}")
-        resolved = resolve_config(cast("Command", command), {}, config_path=config)
+        resolved = resolve_config(command, {}, config_path=config)
     except GraphARCError as exc:
         fail(exc, as_json)
     rows = []

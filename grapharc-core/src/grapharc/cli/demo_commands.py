@@ -45,7 +45,7 @@ from grapharc.examples.demo_choices import (
 )
 
 if TYPE_CHECKING:
-    from grapharc.config import Config
+    from grapharc.config.settings import Config
     from grapharc.examples.demo_outcome import StageOutcome
 
 HELP = (
@@ -84,7 +84,7 @@ def _run(stage: str, as_json: bool, flags: dict[str, Any], config_path: Path | N
          defaults: dict[str, Any], work: Callable[[Config], StageOutcome]) -> None:
     """Resolve the settings, run the stage, and report it (0 demonstrated, 1 not, 2 could not run)."""
     from grapharc.cli.output import ExitCode, emit, fail, terminal_safe, terminal_text
-    from grapharc.config import load_config
+    from grapharc.config.settings import load_config
     from grapharc.errors import GraphARCError
     from grapharc.examples.demo_support import DemoInputError
 
@@ -124,7 +124,7 @@ def _refuse_trace_store(config: Config) -> None:
 
 
 def _budget(config: Config) -> Any:
-    from grapharc.governed import configured_budget
+    from grapharc.governed.run import configured_budget
 
     return configured_budget(config)
 

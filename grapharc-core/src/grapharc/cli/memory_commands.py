@@ -59,7 +59,7 @@ class NoClaimStoreError(ConfigurationError):
 
 def configured_memory(given: str | None, config: Path | None) -> str:
     """The claim store URI: ``--memory``, else GRAPHARC_MEMORY, else grapharc.toml; never a guess."""
-    from grapharc.config import load_config
+    from grapharc.config.settings import load_config
 
     uri = load_config({"memory": given}, config=config).value("memory")
     if uri is None:
@@ -83,7 +83,7 @@ def add_memory_commands(app: typer.Typer) -> None:
 
 def _refuse_reading_nothing(uri: str) -> None:
     """Refuse a read of ``memory:`` or of a path that holds no store (opening would create one)."""
-    from grapharc.stores import known_schemes, split_uri
+    from grapharc.stores.uris import known_schemes, split_uri
 
     scheme, location = split_uri(uri)
     if scheme not in known_schemes():
@@ -100,7 +100,7 @@ def _refuse_reading_nothing(uri: str) -> None:
 @contextmanager
 def opened(uri: str, *, reading: bool, kind: str = "claims") -> Iterator[Any]:
     """The store of ``kind`` (claims by default) ``uri`` names, closed on the way out."""
-    from grapharc.stores import open_store
+    from grapharc.stores.uris import open_store
 
     if reading:
         _refuse_reading_nothing(uri)
@@ -178,7 +178,7 @@ def add_command(
 ) -> None:
     """Store one claim with provenance and print its id; contradictions are reported, never resolved."""
     from grapharc.memory.conflicts import contradictions
-    from grapharc.stores import split_uri
+    from grapharc.stores.uris import split_uri
 
     uri = _guarded(as_json, lambda: configured_memory(memory, config))
 

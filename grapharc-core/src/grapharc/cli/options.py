@@ -18,7 +18,7 @@ from typing import Annotated, Any
 import typer
 
 from grapharc._files import not_regular, open_regular
-from grapharc.config import KEYS
+from grapharc.config.settings import KEYS
 from grapharc.config.values import LEASE_SECONDS, PORT, Count, Number
 
 
@@ -138,7 +138,7 @@ class TraceLocation(OptionType):
         return "an existing, readable trace file or a trace store URI (file:PATH, postgresql://HOST/DB)"
 
     def convert(self, value: Any) -> str:
-        from grapharc.stores import is_uri
+        from grapharc.stores.uris import is_uri
 
         text = os.fspath(value)
         if not is_uri(text):
@@ -242,7 +242,7 @@ class PathOrStoreURI(OptionType):
         return f"{self.path.describe()}, or a store URI such as {self.example}"
 
     def convert(self, value: Any) -> str:
-        from grapharc.stores import is_uri
+        from grapharc.stores.uris import is_uri
 
         if isinstance(value, str) and is_uri(value):
             return value

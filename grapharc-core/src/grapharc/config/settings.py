@@ -50,7 +50,7 @@ class Key:
 def locate_store(value: str, kind: str, base: Path) -> str:
     """The store URI ``value`` means: a relative location resolved against ``base``, and a bare
     path read as the local default store for ``kind``; ``memory:`` (no location) as it is."""
-    from grapharc.stores import split_uri, store_uri
+    from grapharc.stores.uris import split_uri, store_uri
 
     uri = store_uri(value, kind)
     scheme, location = split_uri(uri)
@@ -170,7 +170,7 @@ def find_config(cwd: Path, explicit: Path | None) -> Path | None:
 
 def _is_uri(value: str) -> bool:
     """Whether a setting that may be a store URI is one (kept as written, not resolved as a path)."""
-    from grapharc.stores import is_uri
+    from grapharc.stores.uris import is_uri
 
     return is_uri(value)
 

@@ -57,7 +57,7 @@ def holds_checkpoint(path: Path, thread_id: str) -> bool:
 
 
 def _checkpoint_store(path: Path) -> Any:
-    from grapharc.stores import open_store
+    from grapharc.stores.uris import open_store
 
     return open_store(f"sqlite:{path}", kind="checkpoints")
 
@@ -90,6 +90,6 @@ def first_integer(text: str) -> int | None:
 
 def open_memory(uri: str) -> Any:
     """The claim store ``uri`` names (``memory:``, ``sqlite:PATH``, ``ladybug:PATH``, ...)."""
-    from grapharc.stores import open_store
+    from grapharc.stores.uris import open_store
 
     return open_store(uri, kind="claims")

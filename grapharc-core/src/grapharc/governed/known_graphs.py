@@ -16,14 +16,14 @@ if TYPE_CHECKING:
     from grapharc.session.manager import SessionManager
 
 
-def register_thread_graph(manager: SessionManager, thread: str) -> Path | None:
+def register_thread_graph(manager: SessionManager, thread: str) -> Path | str | None:
     """Register on ``manager`` the graph ``thread`` runs: an agent rebuilt from its stored settings
     (its trace file is returned), or the graph of one of core's demos (None is returned)."""
     from grapharc.examples.approval import register_credit_graph
     from grapharc.harness.sessions import AGENT_GRAPH, reopen_agent
 
     if manager.get(thread).graph == AGENT_GRAPH:
-        trace: Path = reopen_agent(manager, thread)[1]
+        trace: Path | str = reopen_agent(manager, thread)[1]
         return trace
     register_credit_graph(manager)
     return None

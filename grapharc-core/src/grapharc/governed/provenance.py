@@ -8,7 +8,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from grapharc.config import Config
+from grapharc.config.settings import Config
 from grapharc.governed.run import GovernedRun
 from grapharc.policy.engine import PolicyEngine
 from grapharc.policy.files import LoadedPolicy

@@ -23,7 +23,7 @@ from uuid import uuid4
 
 from pydantic import BaseModel
 
-from grapharc.config import Config
+from grapharc.config.settings import Config
 from grapharc.decisions.approval import Approver
 from grapharc.errors import ConfigurationError, GraphARCError
 from grapharc.planner.admission import AdmissionChecker, AdmissionResult

@@ -12,7 +12,7 @@ from collections.abc import Mapping
 from pathlib import Path
 from typing import Any, Literal
 
-from grapharc.config import Config, load_config
+from grapharc.config.settings import Config, load_config
 from grapharc.planner.surface import DEMO, PLUGINS
 from grapharc.session.location import DEFAULT_SESSIONS
 

@@ -19,7 +19,8 @@ from grapharc.harness.setup import AgentSettings, build_agent
 from grapharc.session.subscribers import GuardedSubscriber, OnUpdate
 
 
-def run_agent(settings: AgentSettings, *, trace: Path, thread_id: str, on_update: OnUpdate | None = None,
+def run_agent(settings: AgentSettings, *, trace: Path | str, thread_id: str,
+              on_update: OnUpdate | None = None,
               model: Any = None, approver: Approver | None = None,
               evidence: Evidence | None = None) -> dict[str, Any]:
     """Run the agent ``settings`` describe (``model``, ``approver`` and ``evidence`` as for

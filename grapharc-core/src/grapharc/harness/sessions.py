@@ -17,6 +17,7 @@ from typing import Any
 from grapharc.errors import GraphARCError
 from grapharc.harness.setup import AgentSettings, build_agent
 from grapharc.session.records import Session
+from grapharc.trace.store import trace_location
 
 AGENT_GRAPH = "agent"
 SETTINGS_EVENT = "agent_settings"
@@ -26,14 +27,14 @@ class AgentSessionError(GraphARCError):
     """A session that is not an agent's, or whose stored agent settings are missing."""
 
 
-def register_agent(manager: Any, settings: AgentSettings, trace: Path) -> None:
+def register_agent(manager: Any, settings: AgentSettings, trace: Path | str) -> None:
     """Make the agent ``settings`` describe drivable by ``manager`` (as graph ``agent``)."""
     graph = build_agent(settings, name=AGENT_GRAPH).graph()
     graph.trace = trace
     manager.register(graph, outcome=lambda values: str(values.get("stop_reason") or ""))
 
 
-def start_agent_session(manager: Any, settings: AgentSettings, *, trace: Path,
+def start_agent_session(manager: Any, settings: AgentSettings, *, trace: Path | str,
                         thread_id: str | None = None, on_update: Any = None) -> Session:
     """Create an agent thread, store its settings with it, and run its first turn."""
     register_agent(manager, settings, trace)
@@ -44,7 +45,7 @@ def start_agent_session(manager: Any, settings: AgentSettings, *, trace: Path,
     return result
 
 
-def stored_agent(manager: Any, thread_id: str) -> tuple[AgentSettings, Path]:
+def stored_agent(manager: Any, thread_id: str) -> tuple[AgentSettings, Path | str]:
     """The settings and trace path stored with ``thread_id`` when its agent started."""
     session = manager.get(thread_id)
     if session.graph != AGENT_GRAPH:
@@ -53,10 +54,10 @@ def stored_agent(manager: Any, thread_id: str) -> tuple[AgentSettings, Path]:
     if not stored or not isinstance(stored[0].get("settings"), dict) or not stored[0].get("trace"):
         raise AgentSessionError(f"thread {thread_id} holds no agent settings to rebuild its agent from",
                                 hint="start agent sessions with grapharc agent --sessions DIR")
-    return AgentSettings.from_json(json.dumps(stored[0]["settings"])), Path(stored[0]["trace"])
+    return AgentSettings.from_json(json.dumps(stored[0]["settings"])), trace_location(stored[0]["trace"])
 
 
-def reopen_agent(manager: Any, thread_id: str) -> tuple[AgentSettings, Path]:
+def reopen_agent(manager: Any, thread_id: str) -> tuple[AgentSettings, Path | str]:
     """Rebuild and register the agent of ``thread_id`` from its stored settings."""
     settings, trace = stored_agent(manager, thread_id)
     register_agent(manager, settings, trace)

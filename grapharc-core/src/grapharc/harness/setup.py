@@ -23,7 +23,7 @@ from grapharc.harness.tools import SideEffect, ToolRegistry
 from grapharc.runtime.budget import Budget
 
 if TYPE_CHECKING:
-    from grapharc.config import Config
+    from grapharc.config.settings import Config
     from grapharc.policy.files import LoadedPolicy
 
 

@@ -16,7 +16,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from grapharc.config import Setting
+from grapharc.config.settings import Setting
 from grapharc.policy.files import LoadedPolicy, document_digest, load_policy_file
 
 

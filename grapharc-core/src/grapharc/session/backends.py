@@ -13,7 +13,7 @@ from typing import Any
 
 from grapharc.session.contracts import CheckpointerProvider, SessionStore
 from grapharc.session.errors import SessionStoreError
-from grapharc.stores import open_store, store_uri
+from grapharc.stores.uris import open_store, store_uri
 
 
 def open_backends(location: str | os.PathLike[str]) -> tuple[SessionStore, CheckpointerProvider]:

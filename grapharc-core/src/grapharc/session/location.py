@@ -14,8 +14,8 @@ DEFAULT_SESSIONS = ".grapharc/sessions"
 
 def session_location(given: str | None, *, config: Path | None = None) -> str | Path:
     """The session store ``given`` (a flag's value, or None) resolves to, with env and file behind it."""
-    from grapharc.config import load_config
-    from grapharc.stores import is_uri
+    from grapharc.config.settings import load_config
+    from grapharc.stores.uris import is_uri
 
     if given is not None and is_uri(given):
         return given

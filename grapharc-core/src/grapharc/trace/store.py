@@ -56,7 +56,7 @@ def open_file_traces(location: str, kind: str = "traces") -> FileTraces:
 
 def open_traces(location: str | os.PathLike[str]) -> TraceStore:
     """The store ``location`` names: a ``traces`` store URI, or else a JSONL file at that path."""
-    from grapharc.stores import is_uri, open_store
+    from grapharc.stores.uris import is_uri, open_store
 
     if is_uri(location):
         store: TraceStore = open_store(str(location), kind="traces")
@@ -66,6 +66,6 @@ def open_traces(location: str | os.PathLike[str]) -> TraceStore:
 
 def trace_location(location: str | os.PathLike[str]) -> str | Path:
     """``location`` as readers and messages name it: a URI as given, else a ``Path``."""
-    from grapharc.stores import is_uri
+    from grapharc.stores.uris import is_uri
 
     return str(location) if is_uri(location) else Path(location)

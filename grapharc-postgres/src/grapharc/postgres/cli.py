@@ -39,7 +39,7 @@ def upgrade_store(uri: str) -> dict[str, Any]:
     from grapharc.postgres.checkpoints import PostgresCheckpoints
     from grapharc.postgres.connect import connect, conninfo, redacted
     from grapharc.postgres.schema import LATEST, upgrade
-    from grapharc.stores import split_uri
+    from grapharc.stores.uris import split_uri
 
     scheme, location = split_uri(uri)
     if scheme not in SCHEMES:

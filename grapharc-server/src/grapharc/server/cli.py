@@ -35,8 +35,8 @@ from grapharc.server.listener import Engine, ListeningAddress, listen
 from grapharc.server.thread_pool import DEFAULT_THREADS, THREADS
 
 if TYPE_CHECKING:
-    from grapharc.config import Config
-    from grapharc.governed import GovernedRun
+    from grapharc.config.settings import Config
+    from grapharc.governed.run import GovernedRun
     from grapharc.runtime.budget import Budget
     from grapharc.server.api.context import ApiContext
     from grapharc.server.auth import AuthConfig
@@ -203,7 +203,7 @@ def close_checked(api: ApiContext | None) -> None:
 
 def governed_trace(governed: GovernedRun | None) -> AbstractContextManager[TraceWriter | None]:
     """The governed assistant's trace writer (the ``trace`` setting), open while the server runs."""
-    from grapharc.governed import configured_trace
+    from grapharc.governed.run import configured_trace
 
     return configured_trace(governed.config) if governed is not None else nullcontext()
 

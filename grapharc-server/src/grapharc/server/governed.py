@@ -16,7 +16,8 @@ from pathlib import Path
 from typing import Any
 
 from grapharc.errors import ConfigurationError
-from grapharc.governed import GovernedRun, governed_loop, prepare_plan, resolve_config
+from grapharc.governed.run import GovernedRun, governed_loop, prepare_plan
+from grapharc.governed.settings import resolve_config
 from grapharc.server.api.context import Registrar
 from grapharc.session.manager import SessionManager
 from grapharc.trace.writer import TraceWriter

@@ -19,7 +19,8 @@ from grapharc.server.api.progress import Progress
 from grapharc.server.api.worker import STATELESS_GRACE_SECONDS, RunWorker
 from grapharc.server.auth import AuthConfig, User
 from grapharc.session.manager import DEFAULT_LEASE_SECONDS, SessionManager
-from grapharc.stores import offload, open_store, store_uri
+from grapharc.stores import offload
+from grapharc.stores.uris import open_store, store_uri
 
 
 class RegistryError(GraphARCError):
