@@ -2,9 +2,10 @@
 
 ``open_store("sqlite:LOCATION", kind="checkpoints")`` gives a ``SqliteCheckpoints``, the
 ``CheckpointerProvider`` (``grapharc.session.contracts``) that core ships: a directory's
-``checkpoints.db``, or the file named (``grapharc.sqlite.files``). Its sync
-``SqliteSaver`` is shared by the process; each event loop gets an ``AsyncSqliteSaver`` of
-its own (``grapharc.sqlite.one_trip_saver``'s), since an async saver is bound to the loop that opened it.
+``checkpoints.db``, or the file named (``grapharc.sqlite.files``). Its sync saver (LangGraph's
+``SqliteSaver`` with the extended capabilities, ``grapharc.sqlite.saver``) is shared by the
+process; each event loop gets an ``AsyncSqliteSaver`` of its own (``grapharc.sqlite.one_trip_saver``'s),
+since an async saver is bound to the loop that opened it.
 """
 
 from __future__ import annotations
@@ -20,8 +21,9 @@ from grapharc.errors import GraphARCError
 from grapharc.sqlite.files import CHECKPOINTS_FILE, database_path, footprint, prepare_database_file
 
 if TYPE_CHECKING:
-    from langgraph.checkpoint.sqlite import SqliteSaver
     from langgraph.checkpoint.sqlite.aio import AsyncSqliteSaver
+
+    from grapharc.sqlite.saver import SqliteCheckpointSaver
 
 
 class CheckpointStoreError(GraphARCError):
@@ -38,18 +40,18 @@ class SqliteCheckpoints:
     def __init__(self, path: Path) -> None:
         prepare_database_file(path, "checkpoint store", CheckpointStoreError)
         self.path = path
-        self._saver: SqliteSaver | None = None
+        self._saver: SqliteCheckpointSaver | None = None
         self._lock = threading.Lock()
 
-    def saver(self) -> SqliteSaver:
-        """The sync ``SqliteSaver``, opened on first call and shared by every thread."""
-        from langgraph.checkpoint.sqlite import SqliteSaver
+    def saver(self) -> SqliteCheckpointSaver:
+        """The sync saver, opened on first call and shared by every thread."""
+        from grapharc.sqlite.saver import SqliteCheckpointSaver
 
         with self._lock:
             if self._saver is None:
                 connection = sqlite3.connect(str(self.path), check_same_thread=False)
                 try:
-                    saver = SqliteSaver(connection)
+                    saver = SqliteCheckpointSaver(connection)
                     saver.setup()
                 except sqlite3.DatabaseError as exc:
                     connection.close()
