@@ -15,16 +15,29 @@ threads whose checkpoints carry a ``DeltaChannel``'s counters, before pruning an
 channel rebuilds its value from older checkpoints' writes, which keeping only the latest would
 lose. (LangGraph writes the counters on every checkpoint that does not snapshot its delta
 channels, so a thread without them loses nothing.)
+
+Fenced (``fenced_by``, as ``grapharc.session.fencing.fence`` asks), every write first checks the
+lease of each thread it changes, as ``FencedSaver`` would, without a wrapper around it: a put,
+a task's writes, deleting, pruning, or copying to a thread this process holds a lease on is
+refused with ``LeaseLostError`` once the lease is lost; deleting runs' checkpoints checks the held
+threads those runs wrote to. The async saver runs these same methods (``one_trip_saver``).
 """
 
 from __future__ import annotations
 
+import copy
 import json
 import sqlite3
 from collections.abc import Iterator, Sequence
 from contextlib import contextmanager
+from typing import TYPE_CHECKING, Any, Self
 
+from langchain_core.runnables import RunnableConfig
+from langgraph.checkpoint.base import ChannelVersions, Checkpoint, CheckpointMetadata
 from langgraph.checkpoint.sqlite import SqliteSaver
+
+if TYPE_CHECKING:
+    from grapharc.session.fencing import Leases
 
 PRUNE_STRATEGIES = ("keep_latest", "delete")
 
@@ -73,7 +86,32 @@ _DROP_CHECKPOINT = (
 
 
 class SqliteCheckpointSaver(SqliteSaver):
-    """``SqliteSaver`` that also prunes threads, deletes runs' checkpoints and copies threads."""
+    """``SqliteSaver`` that also prunes threads, deletes runs' checkpoints and copies threads, and
+    fences its writes when ``fenced_by`` made it (see the module)."""
+
+    leases: Leases | None = None
+    """The leases a copy made by ``fenced_by`` checks before each write; None: unfenced."""
+
+    def fenced_by(self, leases: Leases) -> Self:
+        """This saver (sharing its connection and lock) refusing, before each write, a write to a
+        thread ``leases`` holds whose lease is no longer current (``LeaseLostError``)."""
+        fenced = copy.copy(self)
+        fenced.leases = leases
+        return fenced
+
+    def put(self, config: RunnableConfig, checkpoint: Checkpoint, metadata: CheckpointMetadata,
+            new_versions: ChannelVersions) -> RunnableConfig:
+        self._check_threads([config["configurable"]["thread_id"]])
+        return super().put(config, checkpoint, metadata, new_versions)
+
+    def put_writes(self, config: RunnableConfig, writes: Sequence[tuple[str, Any]], task_id: str,
+                   task_path: str = "") -> None:
+        self._check_threads([config["configurable"]["thread_id"]])
+        super().put_writes(config, writes, task_id, task_path)
+
+    def delete_thread(self, thread_id: str) -> None:
+        self._check_threads([thread_id])
+        super().delete_thread(thread_id)
 
     def prune(self, thread_ids: Sequence[str], *, strategy: str = "keep_latest") -> None:
         """Delete every checkpoint of ``thread_ids`` (``"delete"``), or all but the latest of each
@@ -84,6 +122,7 @@ class SqliteCheckpointSaver(SqliteSaver):
         if strategy not in PRUNE_STRATEGIES:
             raise ValueError(f"Unknown prune strategy: {strategy!r}")
         threads = [str(thread_id) for thread_id in thread_ids]
+        self._check_threads(threads)
         if strategy == "delete":
             for thread_id in threads:
                 super().delete_thread(thread_id)
@@ -103,6 +142,8 @@ class SqliteCheckpointSaver(SqliteSaver):
         runs = [str(run_id) for run_id in run_ids]
         if not runs:
             return
+        if self.leases is not None:
+            self.leases.check_runs(self, runs)
         with self._transaction() as cur:
             doomed = cur.execute(_OF_RUNS, (json.dumps(runs),)).fetchall()
             for statement in _DROP_CHECKPOINT:
@@ -111,9 +152,15 @@ class SqliteCheckpointSaver(SqliteSaver):
     def copy_thread(self, source_thread_id: str, target_thread_id: str) -> None:
         """Copy every checkpoint and write of the source thread, in every namespace, to the target
         (a checkpoint the target already holds under the same id is replaced by the source's)."""
+        self._check_threads([target_thread_id])
         with self._transaction() as cur:
             for statement in _COPY:
                 cur.execute(statement, (str(target_thread_id), str(source_thread_id)))
+
+    def _check_threads(self, thread_ids: Sequence[str]) -> None:
+        """Refuse, if fenced, a write to threads one of which this process lost the lease of."""
+        if self.leases is not None:
+            self.leases.check_threads(str(thread_id) for thread_id in thread_ids)
 
     @contextmanager
     def _transaction(self) -> Iterator[sqlite3.Cursor]:
