@@ -12,8 +12,12 @@ just before the write, in the write's own trip. For any other, ``FencedSaver`` a
 session store just before the write (an async write in a thread trip of its own). Outside a
 transaction this leaves a window of one statement (a takeover needs a stall of a whole lease).
 
-The wrapper delegates everything else to the checkpointer it wraps; writes for
-threads without a lease here (an operator's ``update_state``) pass unfenced.
+Every write is fenced, not only a checkpoint's: deleting a thread, pruning threads or copying
+onto one checks each thread it changes (all of them before any is changed), and deleting
+runs' checkpoints checks the threads held here that those runs wrote to. The wrapper
+delegates everything else to the checkpointer it wraps, the extended capabilities only where
+that one has them; writes for threads without a lease here (an operator's ``update_state``)
+pass unfenced.
 """
 
 from __future__ import annotations
@@ -110,3 +114,6 @@ class FencedSaver(WrappedSaver):
 
     def guard(self, config: Any) -> None:
         self.leases.check(config)
+
+    def guard_runs(self, run_ids: Sequence[str]) -> None:
+        self.leases.check_runs(self.inner, run_ids)

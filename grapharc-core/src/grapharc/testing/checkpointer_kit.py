@@ -19,6 +19,7 @@ writes and nothing else. Set ``durable = True`` to prove checkpoints survive ``c
 from __future__ import annotations
 
 import asyncio
+import functools
 from abc import ABC, abstractmethod
 from collections.abc import AsyncIterator, Callable, Iterator, Sequence
 from contextlib import AbstractAsyncContextManager, asynccontextmanager
@@ -35,11 +36,12 @@ from langgraph.checkpoint.conformance.test_utils import (
     generate_metadata,
 )
 
+from grapharc.runtime.wrapped_saver import offers
 from grapharc.session.contracts import CheckpointerProvider
 from grapharc.session.errors import LeaseLostError
 from grapharc.session.fencing import FencedSaver, Leases
 from grapharc.session.lease import Lease
-from grapharc.session.retention import delete_threads, offers
+from grapharc.session.retention import delete_threads
 
 OpenSaver = Callable[[], AbstractAsyncContextManager[BaseCheckpointSaver[Any]]]
 
@@ -154,9 +156,40 @@ def threaded(saver: BaseCheckpointSaver[Any]) -> OpenSaver:
     return opened
 
 
-def first_checkpoint(saver: BaseCheckpointSaver[Any], thread_id: str) -> Any:
-    """Put an empty checkpoint on ``thread_id``; its stored config."""
-    return saver.put(generate_config(thread_id), generate_checkpoint(), generate_metadata(), {})
+def first_checkpoint(saver: BaseCheckpointSaver[Any], thread_id: str, **metadata: Any) -> Any:
+    """Put an empty checkpoint on ``thread_id`` (with ``metadata``); its stored config."""
+    return saver.put(generate_config(thread_id), generate_checkpoint(), generate_metadata(**metadata), {})
+
+
+def listed(saver: BaseCheckpointSaver[Any], *thread_ids: str) -> dict[str, list[Any]]:
+    """The stored configs of each thread's checkpoints, newest first."""
+    return {thread_id: [t.config for t in saver.list(generate_config(thread_id))] for thread_id in thread_ids}
+
+
+_LOST_THREAD_WRITES: dict[str, tuple[tuple[Any, ...], dict[str, Any]]] = {
+    "delete_thread": (("lost",), {}),
+    "prune": ((["kept", "lost"],), {"strategy": "delete"}),
+    "copy_thread": (("kept", "lost"), {}),
+    "delete_for_runs": ((["run-kept", "run-lost"],), {}),
+}
+
+
+def writes_to_a_lost_thread(saver: BaseCheckpointSaver[Any],
+                            prefix: str = "") -> dict[str, Callable[[], Any]]:
+    """Each write but a put that changes the thread ``lost`` (of ``lost_fence("lost")``; ``kept`` is
+    one with no lease here), by method: the sync ones, or with ``prefix="a"`` the async ones (each
+    call then returns a coroutine), among those ``saver`` offers."""
+    return {prefix + name: functools.partial(getattr(saver, prefix + name), *args, **kwargs)
+            for name, (args, kwargs) in _LOST_THREAD_WRITES.items() if offers(saver, prefix + name)}
+
+
+def _lost_and_kept(saver: BaseCheckpointSaver[Any]) -> dict[str, list[Any]]:
+    """Two checkpoints on each of the threads ``lost`` and ``kept`` (of runs ``run-lost``,
+    ``run-kept``); what ``listed`` says of them."""
+    for thread_id in ("lost", "kept"):
+        stored = first_checkpoint(saver, thread_id, run_id=f"run-{thread_id}")
+        saver.put(stored, generate_checkpoint(), generate_metadata(step=1, run_id=f"run-{thread_id}"), {})
+    return listed(saver, "lost", "kept")
 
 
 class CheckpointerConformance(ABC):
@@ -239,6 +272,35 @@ class CheckpointerConformance(ABC):
         assert [t.config for t in saver.list(generate_config("lost"))] == [stored]
         kept = saver.get_tuple(stored)
         assert kept is not None and kept.pending_writes == []
+
+    def test_a_fenced_saver_that_lost_its_lease_deletes_prunes_and_copies_nothing_of_the_thread(
+            self, provider: CheckpointerProvider) -> None:
+        saver = provider.saver()
+        before = _lost_and_kept(saver)
+        stale = FencedSaver(saver, lost_fence("lost"))
+        writes = writes_to_a_lost_thread(stale)
+        for method, write in writes.items():
+            with pytest.raises(LeaseLostError, match="stale-runner"):
+                write()
+            assert listed(saver, "lost", "kept") == before, f"{method} changed a thread"
+        stale.delete_thread("kept")
+        assert listed(saver, "lost", "kept") == {**before, "kept": []}
+
+    def test_a_fenced_async_saver_that_lost_its_lease_deletes_prunes_and_copies_nothing_of_the_thread(
+            self, provider: CheckpointerProvider) -> None:
+        before = _lost_and_kept(provider.saver())
+
+        async def scenario() -> list[str]:
+            async with provider.async_saver() as saver:
+                stale = FencedSaver(saver, lost_fence("lost"))
+                writes = writes_to_a_lost_thread(stale, prefix="a")
+                for write in writes.values():
+                    with pytest.raises(LeaseLostError, match="stale-runner"):
+                        await write()
+                return list(writes)
+
+        assert "adelete_thread" in asyncio.run(scenario())
+        assert listed(provider.saver(), "lost", "kept") == before
 
     def test_the_sync_and_async_savers_share_one_store(self, provider: CheckpointerProvider) -> None:
         sync = provider.saver()
