@@ -2,18 +2,24 @@
 
 Subclass ``CheckpointerConformance`` in a class pytest collects and override
 ``make_provider(tmp_path)``. The kit runs LangGraph's own conformance suite
-(``langgraph-checkpoint-conformance``'s ``validate()``, which must be installed) against
-the provider's async saver, its sync saver (each call in a worker thread, since the suite
-speaks only the async API), and GraphARC's ``FencedSaver`` wrapping each; then adds what
-that suite lacks: a fenced saver whose lease was lost writes nothing, the sync and async
-savers share one store, and retention's deletion removes a thread's checkpoints and
-writes and nothing else. Set ``durable = True`` to prove checkpoints survive ``close()``.
+(``langgraph-checkpoint-conformance``'s ``validate()``, which must be installed), extended
+capabilities included, against the provider's async saver, its sync saver (each call in a
+worker thread, since the suite speaks only the async API), and GraphARC's ``FencedSaver``
+wrapping each; with ``session_location``, also against the savers the graphs of a
+``SessionManager`` there hold, which must offer every capability the provider's do. Then it
+adds what that suite lacks: a fenced saver whose lease was lost writes nothing (no checkpoint,
+no deletion, prune or copy), the sync and async savers share one store, and retention's
+deletion removes a thread's checkpoints and writes and nothing else. Set ``durable = True``
+to prove checkpoints survive ``close()``.
 
     class TestMyCheckpoints(CheckpointerConformance):
         durable = True
 
         def make_provider(self, tmp_path):
             return open_store(f"mine:{tmp_path}", kind="checkpoints")
+
+        def session_location(self, tmp_path):
+            return f"mine:{tmp_path}"
 """
 
 from __future__ import annotations
@@ -21,26 +27,29 @@ from __future__ import annotations
 import asyncio
 import functools
 from abc import ABC, abstractmethod
-from collections.abc import AsyncIterator, Callable, Iterator, Sequence
+from collections.abc import AsyncIterator, Callable, Collection, Iterator, Sequence
 from contextlib import AbstractAsyncContextManager, asynccontextmanager
 from pathlib import Path
-from typing import Any
+from typing import Any, cast
 
 import pytest
 from langgraph.checkpoint.base import BaseCheckpointSaver, CheckpointTuple
 from langgraph.checkpoint.conformance import checkpointer_test, validate
-from langgraph.checkpoint.conformance.capabilities import Capability
+from langgraph.checkpoint.conformance.capabilities import Capability, DetectedCapabilities
 from langgraph.checkpoint.conformance.test_utils import (
     generate_checkpoint,
     generate_config,
     generate_metadata,
 )
 
+from grapharc.runtime.graph import END, START, GraphARC
+from grapharc.runtime.state import GraphARCState
 from grapharc.runtime.wrapped_saver import offers
 from grapharc.session.contracts import CheckpointerProvider
 from grapharc.session.errors import LeaseLostError
 from grapharc.session.fencing import FencedSaver, Leases
 from grapharc.session.lease import Lease
+from grapharc.session.manager import SessionManager
 from grapharc.session.retention import delete_threads
 
 OpenSaver = Callable[[], AbstractAsyncContextManager[BaseCheckpointSaver[Any]]]
@@ -117,17 +126,69 @@ def lost_fence(thread_id: str) -> Leases:
     return leases
 
 
-def run_langgraph_suite(name: str, open_saver: OpenSaver, capabilities: set[str] | None = None) -> None:
+async def check_langgraph_suite(name: str, open_saver: OpenSaver,
+                                capabilities: set[str] | None = None) -> None:
     """Run LangGraph's checkpointer conformance suite; fail naming every failed test."""
 
     async def factory() -> AsyncIterator[BaseCheckpointSaver[Any]]:
         async with open_saver() as saver:
             yield saver
 
-    report = asyncio.run(validate(checkpointer_test(name=name)(factory), capabilities=capabilities))
+    report = await validate(checkpointer_test(name=name)(factory), capabilities=capabilities)
     failures = {cap: result.failures for cap, result in report.results.items()
                 if result.detected and result.passed is not True}
     assert report.passed_all_base() and not failures, f"{name}: {failures}"
+
+
+def run_langgraph_suite(name: str, open_saver: OpenSaver, capabilities: set[str] | None = None) -> None:
+    """``check_langgraph_suite`` on an event loop of its own."""
+    asyncio.run(check_langgraph_suite(name, open_saver, capabilities))
+
+
+class _Visits(GraphARCState):
+    visits: int = 0
+
+
+SESSION_GRAPH = "checkpointer-kit"
+"""The graph a kit's session registers, so it compiles one over its checkpointers."""
+
+
+def session_graph() -> GraphARC:
+    """One node counting its visits: a graph for ``session_saver`` to compile."""
+    graph = GraphARC(_Visits, name=SESSION_GRAPH)
+    graph.add_node("visit", lambda state: {"visits": state.visits + 1}, writes={"visits"})
+    graph.add_edge(START, "visit")
+    graph.add_edge("visit", END)
+    return graph
+
+
+def session_saver(manager: SessionManager,
+                  saver: BaseCheckpointSaver[Any] | None = None) -> BaseCheckpointSaver[Any]:
+    """The checkpointer the graph a session runs holds (fenced and spend-stamped as the manager
+    compiles it) over ``saver``, by default the manager's sync one; ``SESSION_GRAPH`` registered."""
+    return cast(BaseCheckpointSaver[Any], manager._compiled(SESSION_GRAPH, None, saver).checkpointer)
+
+
+def async_capabilities(saver: BaseCheckpointSaver[Any]) -> frozenset[Capability]:
+    """The suite's capabilities ``saver`` implements, as the suite detects them (its async API)."""
+    return DetectedCapabilities.from_instance(saver).detected
+
+
+def same_capabilities(kind: str, session: Collection[str], provider: Collection[str]) -> None:
+    """Fail unless the session graph's ``kind`` (sync, async) saver offers what its provider's does."""
+    if set(session) != set(provider):
+        offered, provided = (", ".join(sorted(Capability(c).value for c in of)) for of in (session, provider))
+        raise AssertionError(f"the session graph's {kind} saver offers {offered}; its provider's {provided}")
+
+
+def held(saver: BaseCheckpointSaver[Any]) -> OpenSaver:
+    """An already open ``saver`` offered to the suite as it is."""
+
+    @asynccontextmanager
+    async def opened() -> AsyncIterator[BaseCheckpointSaver[Any]]:
+        yield saver
+
+    return opened
 
 
 def fenced(open_saver: OpenSaver, leases: Leases) -> OpenSaver:
@@ -205,6 +266,22 @@ class CheckpointerConformance(ABC):
         """Return the provider ``make_provider(tmp_path)`` made, opened again after it was closed."""
         return self.make_provider(tmp_path)
 
+    def session_location(self, tmp_path: Path) -> str | None:
+        """A store URI at which a ``SessionManager`` opens this kind of provider (and a session store
+        beside it), to run LangGraph's suite on the saver a session's graph holds; None skips that."""
+        return None
+
+    @pytest.fixture
+    def session(self, tmp_path: Path) -> Iterator[SessionManager]:
+        """A session manager at ``session_location`` with ``session_graph`` registered, closed afterwards."""
+        location = self.session_location(tmp_path)
+        if location is None:
+            pytest.skip("the implementation under test names no session_location")
+        manager = SessionManager(location)
+        manager.register(session_graph())
+        yield manager
+        manager.close()
+
     @pytest.fixture
     def provider(self, tmp_path: Path) -> Iterator[CheckpointerProvider]:
         """The provider under test, closed afterwards."""
@@ -239,6 +316,25 @@ class CheckpointerConformance(ABC):
         saver = FencedSaver(provider.saver(), leases)
         run_langgraph_suite("fenced sync saver", threaded(saver), sync_capabilities(saver))
         assert checked, "the suite's writes never reached the fence"
+
+    def test_a_session_graphs_sync_saver_offers_the_providers_capabilities_and_passes_the_suite(
+            self, session: SessionManager) -> None:
+        saver = session_saver(session)
+        same_capabilities("sync", sync_capabilities(saver), sync_capabilities(session.checkpointer))
+        run_langgraph_suite("session graph's sync saver", threaded(saver), sync_capabilities(saver))
+
+    def test_a_session_graphs_async_saver_offers_the_providers_capabilities_and_passes_the_suite(
+            self, session: SessionManager) -> None:
+        async def scenario() -> None:
+            try:
+                provided = await session._async_checkpointer()
+                saver = session_saver(session, provided)
+                same_capabilities("async", async_capabilities(saver), async_capabilities(provided))
+                await check_langgraph_suite("session graph's async saver", held(saver))
+            finally:
+                await session.aclose()
+
+        asyncio.run(scenario())
 
     # -- what the suite lacks --------------------------------------------------------
 
