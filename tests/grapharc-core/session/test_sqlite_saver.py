@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import sqlite3
 from collections.abc import Iterator
+from importlib.metadata import version
 from pathlib import Path
 from typing import Annotated, Any, TypedDict
 
@@ -14,7 +15,7 @@ from langgraph.channels import DeltaChannel
 from langgraph.graph import END, START, StateGraph
 from langgraph.types import Command, interrupt
 
-from grapharc.sqlite.saver import SqliteCheckpointSaver
+from grapharc.sqlite.saver import CHECKPOINT_COLUMNS, WRITE_COLUMNS, SqliteCheckpointSaver
 
 
 class Count(TypedDict):
@@ -173,3 +174,13 @@ def test_a_single_id_string_and_an_unknown_strategy_are_refused(saver):
         saver.delete_for_runs("run")
     with pytest.raises(ValueError, match="Unknown prune strategy: 'oldest'"):
         saver.prune(["t"], strategy="oldest")
+
+
+def test_langgraphs_tables_have_the_columns_a_copy_carries(saver):
+    """``copy_thread`` names every column of LangGraph's two tables: one more would be left behind."""
+    saver.setup()
+    tables = {table: tuple(row[1] for row in saver.conn.execute(f"PRAGMA table_info({table})"))
+              for table in ("checkpoints", "writes")}
+    assert tables == {"checkpoints": CHECKPOINT_COLUMNS, "writes": WRITE_COLUMNS}, (
+        f"langgraph-checkpoint-sqlite {version('langgraph-checkpoint-sqlite')} changed SqliteSaver's tables "
+        f"(now {tables}), which grapharc.sqlite.saver copies column by column: adapt it")
