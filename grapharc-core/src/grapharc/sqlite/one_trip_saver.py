@@ -8,8 +8,10 @@ sync one. ``OneTripSqliteSaver`` is core's sync saver (``grapharc.sqlite.saver``
 ``SqliteSaver`` with the extended capabilities) on a thread that owns its connection: each async
 method runs the matching sync method there as one function, so a read is one trip, a write one,
 a page of ``alist`` one. The SQL and the (de)serialisation are LangGraph's own, and the thread is
-a ``concurrent.futures`` executor of one, so nothing here depends on another library's internals.
-An asyncio lock keeps the calls in order and a listing's pages together.
+this module's (a queue of calls, each result handed back to the caller's loop, as aiosqlite's
+own thread works: half the cost of a trip through a ``ThreadPoolExecutor``), so nothing here
+depends on another library's internals. An asyncio lock keeps the calls in order and a
+listing's pages together.
 
 Its sync methods work from any thread but its event loop's, where they raise (as
 ``AsyncSqliteSaver``'s do): a listing holds the connection between its pages, and only the
@@ -24,9 +26,10 @@ from __future__ import annotations
 import asyncio
 import functools
 import itertools
+import queue
 import sqlite3
+import threading
 from collections.abc import AsyncIterator, Callable, Generator, Iterator, Mapping, Sequence
-from concurrent.futures import Executor, ThreadPoolExecutor
 from contextlib import asynccontextmanager, contextmanager
 from pathlib import Path
 from typing import Any, Self, TypeVar
@@ -49,16 +52,59 @@ LIST_PAGE = 16
 """Checkpoints ``alist`` reads per trip when it has no limit (with one it reads them all at once)."""
 
 
+class ConnectionThread:
+    """A thread running the functions sent to it one at a time, in order, each result (or exception)
+    handed back to the event loop that awaits it."""
+
+    def __init__(self, name: str) -> None:
+        self._calls: queue.SimpleQueue[tuple[asyncio.Future[Any], Callable[[], Any]] | None] = \
+            queue.SimpleQueue()
+        self._thread = threading.Thread(target=self._serve, name=name, daemon=True)
+        self._thread.start()
+
+    async def run(self, work: Callable[[], T]) -> T:
+        """``work()`` on the thread, once the calls sent before it have run."""
+        future: asyncio.Future[T] = asyncio.get_running_loop().create_future()
+        self._calls.put((future, work))
+        return await future
+
+    def stop(self) -> None:
+        """End the thread once the calls sent before have run."""
+        self._calls.put(None)
+        self._thread.join()
+
+    def _serve(self) -> None:
+        while (call := self._calls.get()) is not None:
+            future, work = call
+            try:
+                result = work()
+            except BaseException as exc:  # the caller's to handle, like any result
+                future.get_loop().call_soon_threadsafe(_fail, future, exc)
+            else:
+                future.get_loop().call_soon_threadsafe(_settle, future, result)
+
+
+def _settle(future: asyncio.Future[Any], result: Any) -> None:
+    if not future.done():  # not if the awaiting call was cancelled meanwhile
+        future.set_result(result)
+
+
+def _fail(future: asyncio.Future[Any], exc: BaseException) -> None:
+    if not future.done():
+        future.set_exception(exc)
+
+
 class OneTripSqliteSaver(SqliteCheckpointSaver):
     """``SqliteCheckpointSaver`` whose async methods each make one trip to the connection's thread
     (``alist``: one per page); see the module. Open one with ``open``."""
 
-    def __init__(self, conn: sqlite3.Connection, thread: Executor, *,
+    def __init__(self, conn: sqlite3.Connection, thread: ConnectionThread, *,
                  serde: SerializerProtocol | None = None) -> None:
         super().__init__(conn, serde=serde)
         self.thread = thread
         """The one thread ``conn`` is used on by the async methods."""
-        self.loop = asyncio.get_running_loop()
+        self.loop_thread = threading.get_ident()
+        """The thread of the event loop this saver is bound to, where its sync methods are refused."""
         self.turns = asyncio.Lock()
         """Held by each async call for its trips, so they run in order and a listing's pages together."""
 
@@ -67,17 +113,16 @@ class OneTripSqliteSaver(SqliteCheckpointSaver):
     async def open(cls, path: str | Path) -> AsyncIterator[Self]:
         """A saver over the SQLite file at ``path``, on the running loop and a thread of its own;
         its connection is closed, and its thread ended, on exit."""
-        thread = ThreadPoolExecutor(max_workers=1, thread_name_prefix="grapharc-checkpoints")
-        loop = asyncio.get_running_loop()
+        thread = ConnectionThread("grapharc-checkpoints")
         try:
-            connection = await loop.run_in_executor(
-                thread, functools.partial(sqlite3.connect, str(path), check_same_thread=False))
+            connection = await thread.run(
+                functools.partial(sqlite3.connect, str(path), check_same_thread=False))
             try:
                 yield cls(connection, thread)
             finally:
-                await loop.run_in_executor(thread, connection.close)
+                await thread.run(connection.close)
         finally:
-            thread.shutdown(wait=False)
+            thread.stop()
 
     async def asetup(self) -> None:
         """Create LangGraph's tables if missing (``setup``), on the connection's thread."""
@@ -87,7 +132,7 @@ class OneTripSqliteSaver(SqliteCheckpointSaver):
     def cursor(self, transaction: bool = True) -> Iterator[sqlite3.Cursor]:
         """``SqliteSaver``'s cursor (every sync method's way to the connection), refused on the
         event loop's thread (see the module)."""
-        if _running_loop() is self.loop:
+        if threading.get_ident() == self.loop_thread:
             raise asyncio.InvalidStateError(
                 "OneTripSqliteSaver's sync methods cannot run on its event loop's thread; use the async "
                 "ones (aget_tuple, alist, aput, ...) there, or call the sync ones from another thread")
@@ -101,8 +146,7 @@ class OneTripSqliteSaver(SqliteCheckpointSaver):
 
     async def _on_thread(self, work: Callable[..., T], *args: Any, **kwargs: Any) -> T:
         """``work(*args, **kwargs)`` on the connection's thread; the caller holds ``turns``."""
-        return await asyncio.get_running_loop().run_in_executor(
-            self.thread, functools.partial(work, *args, **kwargs))
+        return await self.thread.run(functools.partial(work, *args, **kwargs))
 
     async def aget_tuple(self, config: RunnableConfig) -> CheckpointTuple | None:
         """The checkpoint ``config`` names (its latest without a ``checkpoint_id``), in one trip."""
@@ -152,13 +196,6 @@ class OneTripSqliteSaver(SqliteCheckpointSaver):
     async def aget_delta_channel_history(self, *, config: RunnableConfig,
                                          channels: Sequence[str]) -> Mapping[str, DeltaChannelHistory]:
         return await self._trip(self.get_delta_channel_history, config=config, channels=channels)
-
-
-def _running_loop() -> asyncio.AbstractEventLoop | None:
-    try:
-        return asyncio.get_running_loop()
-    except RuntimeError:
-        return None
 
 
 def _page(listing: Iterator[CheckpointTuple], size: int | None) -> list[CheckpointTuple]:
