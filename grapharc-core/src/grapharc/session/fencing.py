@@ -7,17 +7,18 @@ process holds a lease on is refused with ``LeaseLostError`` unless the lease is 
 this runner's, and the stale runner's turn ends there. A checkpointer that fences its own
 writes (``FencesItsWrites``) does it best where it can: grapharc-postgres, whose checkpoints
 sit beside the session rows, checks the lease in the write's own transaction, so no takeover
-slips in between; the async SQLite saver asks the session store on its connection's thread
-just before the write, in the write's own trip. For any other, ``FencedSaver`` asks the
-session store just before the write (an async write in a thread trip of its own). Outside a
-transaction this leaves a window of one statement (a takeover needs a stall of a whole lease).
+slips in between; core's SQLite savers ask the session store just before the write (the async
+one on its connection's thread, in the write's own trip). For any other, ``FencedSaver`` asks
+the session store just before the write (an async write in a thread trip of its own). Outside
+a transaction this leaves a window of one statement (a takeover needs a stall of a whole lease).
 
-Every write is fenced, not only a checkpoint's: deleting a thread, pruning threads or copying
-onto one checks each thread it changes (all of them before any is changed), and deleting
-runs' checkpoints checks the threads held here that those runs wrote to. The wrapper
-delegates everything else to the checkpointer it wraps, the extended capabilities only where
-that one has them; writes for threads without a lease here (an operator's ``update_state``)
-pass unfenced.
+``FencedSaver`` and core's SQLite savers fence every write, not only a checkpoint's: deleting a
+thread, pruning threads or copying onto one checks each thread it changes (all of them before
+any is changed), and deleting runs' checkpoints checks the threads held here that those runs
+wrote to. (grapharc-postgres's savers fence their checkpoint writes so far, not a prune.) The
+wrapper delegates everything else to the checkpointer it wraps, the extended capabilities only
+where that one has them; writes for threads without a lease here (an operator's
+``update_state``) pass unfenced.
 """
 
 from __future__ import annotations
