@@ -40,6 +40,9 @@ class TestPostgresCheckpointsConformance(_FreshDatabase, CheckpointerConformance
     def make_provider(self, tmp_path: Path) -> PostgresCheckpoints:
         return open_store(self.uri.replace("postgresql://", "postgres://", 1), kind="checkpoints")
 
+    def session_location(self, tmp_path: Path) -> str:
+        return self.uri
+
 
 class TestPostgresRunStoreConformance(_FreshDatabase, RunStoreConformance):
     durable = True

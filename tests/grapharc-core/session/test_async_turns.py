@@ -52,7 +52,7 @@ def test_many_async_sessions_share_one_loop_without_a_thread_each(amanager):
         return during, paused, done
 
     during, paused, done = run(scenario())
-    assert during - baseline <= pool + 1  # the store pool and aiosqlite's one connection thread
+    assert during - baseline <= pool + 1  # the store pool and the async saver's connection thread
     assert {s.status for s in paused} == {"paused"} and {s.status for s in done} == {"completed"}
     assert amanager.values("c0")["log"] == ["gather", "aask:approved"]
 

@@ -21,6 +21,9 @@ class TestSqliteCheckpointsConformance(CheckpointerConformance):
     def make_provider(self, tmp_path: Path) -> SqliteCheckpoints:
         return open_store(f"sqlite:{tmp_path}/sessions", kind="checkpoints")
 
+    def session_location(self, tmp_path: Path) -> str:
+        return f"sqlite:{tmp_path}/sessions"
+
 
 @pytest.mark.parametrize(("location", "file"), [("layer", "layer/checkpoints.db"), ("one.db", "one.db")])
 def test_a_directory_holds_checkpoints_db_and_a_name_with_a_suffix_is_the_file(tmp_path, location, file):

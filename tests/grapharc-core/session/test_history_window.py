@@ -32,7 +32,8 @@ def _counted(sync_method: Any, async_method: Any, count: Any) -> tuple[Any, Any]
 
     def counting(self: Any, *args: Any, **kwargs: Any) -> Iterator[Any]:
         for item in sync_method(self, *args, **kwargs):
-            count()
+            if not isinstance(self, OneTripSqliteSaver):  # its ``alist`` reads through ``list``
+                count()
             yield item
 
     async def acounting(self: Any, *args: Any, **kwargs: Any) -> Any:
@@ -117,11 +118,12 @@ def test_an_async_turn_settles_reading_the_checkpoints_through_the_sync_saver(di
     sync_list, async_list = SqliteSaver.list, OneTripSqliteSaver.alist
 
     def sync_spy(self: Any, *args: Any, **kwargs: Any) -> Iterator[Any]:
-        reads.append("sync")
+        if not isinstance(self, OneTripSqliteSaver):  # its ``alist`` reads through ``list``
+            reads.append("sync")
         return sync_list(self, *args, **kwargs)
 
     def async_spy(self: Any, *args: Any, **kwargs: Any) -> Any:
-        reads.append("async")  # an async read is a trip to aiosqlite's thread
+        reads.append("async")  # an async read is a trip to the saver's connection thread
         return async_list(self, *args, **kwargs)
 
     monkeypatch.setattr(SqliteSaver, "list", sync_spy)

@@ -1,13 +1,14 @@
-"""``OneTripSqliteSaver``: one trip to aiosqlite's thread per read, write or page, and the same
+"""``OneTripSqliteSaver``: one trip to its connection's thread per read, write or page, and the same
 checkpoint tuples as LangGraph's ``AsyncSqliteSaver`` reading the same file. (LangGraph's own
 conformance suite runs against it through ``test_checkpoints.py``'s kit.)"""
 
 from __future__ import annotations
 
 import asyncio
+import sqlite3
 import threading
 from collections.abc import AsyncIterator, Callable
-from contextlib import aclosing, asynccontextmanager
+from contextlib import aclosing, asynccontextmanager, closing
 from pathlib import Path
 from typing import Any, TypedDict
 
@@ -44,16 +45,23 @@ def _chain(saver: Any, nodes: int) -> Any:
     return graph.compile(checkpointer=saver)
 
 
+@asynccontextmanager
+async def _opened(path: Path) -> AsyncIterator[OneTripSqliteSaver]:
+    async with OneTripSqliteSaver.open(path) as saver:
+        await saver.asetup()
+        yield saver
+
+
 def _trips(monkeypatch: pytest.MonkeyPatch) -> list[str]:
-    """Names of the functions sent to aiosqlite's thread from now on."""
+    """Names of the functions sent to the saver's connection thread from now on."""
     sent: list[str] = []
-    original = aiosqlite.Connection._execute
+    original = OneTripSqliteSaver._on_thread
 
-    async def counting(self: Any, fn: Callable[..., Any], *args: Any, **kwargs: Any) -> Any:
-        sent.append(getattr(fn, "__name__", repr(fn)))
-        return await original(self, fn, *args, **kwargs)
+    async def counting(self: Any, work: Callable[..., Any], *args: Any, **kwargs: Any) -> Any:
+        sent.append(getattr(work, "__name__", repr(work)))
+        return await original(self, work, *args, **kwargs)
 
-    monkeypatch.setattr(aiosqlite.Connection, "_execute", counting)
+    monkeypatch.setattr(OneTripSqliteSaver, "_on_thread", counting)
     return sent
 
 
@@ -65,9 +73,7 @@ def _same(a: Any, b: Any) -> None:
 def test_a_read_a_write_and_a_page_of_checkpoints_are_one_trip_each(tmp_path: Path,
                                                                     monkeypatch: pytest.MonkeyPatch) -> None:
     async def main() -> tuple[list[str], list[str], list[str], list[str]]:
-        async with aiosqlite.connect(tmp_path / "cp.db") as connection:
-            saver = OneTripSqliteSaver(connection)
-            await saver.setup()
+        async with _opened(tmp_path / "cp.db") as saver:
             config = {"configurable": {"thread_id": "t"}}
             await _chain(saver, 3).ainvoke({"count": 0}, config)
             sent = _trips(monkeypatch)
@@ -87,21 +93,19 @@ def test_a_read_a_write_and_a_page_of_checkpoints_are_one_trip_each(tmp_path: Pa
             return read, wrote, paged, sent[:]
 
     read, wrote, paged, run = asyncio.run(main())
-    assert read == ["_read_one"] and wrote == ["_write"]
-    assert paged == ["_first_page"]
+    assert read == ["get_tuple"] and wrote == ["put_writes"]
+    assert paged == ["_page"]
     # a three-node run: LangGraph's own reads and writes, a trip each (95 per turn of a session
     # went to the thread with the base class)
     assert 0 < len(run) <= 11, run
-    assert set(run) <= {"_read_one", "_write", "_first_page", "_next_page", "_close"}, run
+    assert set(run) <= {"get_tuple", "put", "put_writes", "_page", "_close"}, run
 
 
 def test_a_listing_is_one_trip_a_page_with_no_trip_of_its_own_to_open_or_close_it(
         tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     """A turn's audit scan lists a few checkpoints after each node: one trip, not three."""
     async def main() -> list[list[str]]:
-        async with aiosqlite.connect(tmp_path / "cp.db") as connection:
-            saver = OneTripSqliteSaver(connection)
-            await saver.setup()
+        async with _opened(tmp_path / "cp.db") as saver:
             await _chain(saver, 2 * LIST_PAGE).ainvoke({"count": 0}, {"configurable": {"thread_id": "t"}})
             config = {"configurable": {"thread_id": "t"}}
             sent, trips = _trips(monkeypatch), []
@@ -116,17 +120,16 @@ def test_a_listing_is_one_trip_a_page_with_no_trip_of_its_own_to_open_or_close_i
             return trips
 
     few, many, every, stopped = asyncio.run(main())
-    assert few == ["_first_page"]
+    assert few == ["_page"]
     pages = (2 * LIST_PAGE + 2) // LIST_PAGE + 1  # 2 * LIST_PAGE + 2 checkpoints (input and start)
-    assert many == every == ["_first_page"] + ["_next_page"] * (pages - 1), many
-    assert stopped == ["_first_page", "_close"]
+    assert many == every == ["_page"] * pages, many
+    assert stopped == ["_page", "_close"]
 
 
 def test_it_reads_back_what_asyncsqlitesaver_reads_from_the_same_file(tmp_path: Path) -> None:
     async def main() -> None:
-        async with aiosqlite.connect(tmp_path / "cp.db") as connection:
-            ours, theirs = OneTripSqliteSaver(connection), AsyncSqliteSaver(connection)
-            await ours.setup()
+        async with _opened(tmp_path / "cp.db") as ours, aiosqlite.connect(tmp_path / "cp.db") as connection:
+            theirs = AsyncSqliteSaver(connection)
             chain = _chain(ours, 2 * LIST_PAGE)
             for thread in ("a", "b"):
                 await chain.ainvoke({"count": 0}, {"configurable": {"thread_id": thread}})
@@ -162,21 +165,22 @@ def test_it_reads_back_what_asyncsqlitesaver_reads_from_the_same_file(tmp_path: 
 
 
 def test_a_failed_write_raises_and_leaves_the_next_call_working(tmp_path: Path) -> None:
+    def refuse(sql: str) -> None:
+        with closing(sqlite3.connect(tmp_path / "cp.db")) as other:
+            other.execute(sql)
+            other.commit()
+
     async def main() -> None:
-        async with aiosqlite.connect(tmp_path / "cp.db") as connection:
-            saver = OneTripSqliteSaver(connection)
-            await saver.setup()
+        async with _opened(tmp_path / "cp.db") as saver:
             config = {"configurable": {"thread_id": "t"}}
             await _chain(saver, 1).ainvoke({"count": 0}, config)
-            await connection.execute("CREATE TRIGGER refuse BEFORE INSERT ON writes "
-                                     "BEGIN SELECT RAISE(ABORT, 'refused by the test'); END")
-            await connection.commit()
+            refuse("CREATE TRIGGER refuse BEFORE INSERT ON writes "
+                   "BEGIN SELECT RAISE(ABORT, 'refused by the test'); END")
             latest = await saver.aget_tuple(config)
             assert latest is not None
             with pytest.raises(Exception, match="refused by the test"):
                 await saver.aput_writes(latest.config, [("count", 1)], "task")
-            await connection.execute("DROP TRIGGER refuse")
-            await connection.commit()
+            refuse("DROP TRIGGER refuse")
             await saver.aput_writes(latest.config, [("count", 2)], "task")
             again = await saver.aget_tuple(config)
             assert again is not None and again.pending_writes == [("task", "count", 2)]
@@ -193,26 +197,24 @@ def test_fenced_it_checks_each_writes_lease_in_the_writes_own_trip(tmp_path: Pat
     leases.held["t"] = Lease("t", "runner", "token", 60.0)
 
     async def main() -> tuple[list[str], list[Any]]:
-        async with aiosqlite.connect(tmp_path / "cp.db") as connection:
-            saver = OneTripSqliteSaver(connection)
+        async with _opened(tmp_path / "cp.db") as saver:
             fenced = fence(saver, leases)
-            assert isinstance(fenced, OneTripSqliteSaver) and fenced.lock is saver.lock
-            await saver.setup()
+            assert isinstance(fenced, OneTripSqliteSaver)
+            assert (fenced.conn, fenced.lock, fenced.turns) == (saver.conn, saver.lock, saver.turns)
             sent = _trips(monkeypatch)
             with thread_trips() as hops:
                 await _chain(fenced, 3).ainvoke({"count": 0}, {"configurable": {"thread_id": "t"}})
             return sent, hops
 
     sent, hops = asyncio.run(main())
-    writes = sent.count("_write")
+    writes = sent.count("put") + sent.count("put_writes")
     assert writes == len(checked) >= 8 and hops == []  # a checkpoint and the writes of each step
     assert len(set(checked)) == 1 and threading.get_ident() not in checked  # the connection's thread
 
 
 def test_fenced_after_its_lease_was_lost_it_writes_nothing_and_others_pass(tmp_path: Path) -> None:
     async def main() -> tuple[list[Any], Any]:
-        async with aiosqlite.connect(tmp_path / "cp.db") as connection:
-            saver = OneTripSqliteSaver(connection)
+        async with _opened(tmp_path / "cp.db") as saver:
             stored = await saver.aput(generate_config("lost"), generate_checkpoint(), generate_metadata(), {})
             stale = saver.fenced_by(lost_fence("lost"))
             with pytest.raises(LeaseLostError, match="stale-runner"):
@@ -233,8 +235,64 @@ def test_fenced_it_passes_langgraphs_conformance_suite(tmp_path: Path) -> None:
 
     @asynccontextmanager
     async def opened() -> AsyncIterator[Any]:
-        async with aiosqlite.connect(tmp_path / "suite.db") as connection:
-            yield OneTripSqliteSaver(connection).fenced_by(leases)
+        async with _opened(tmp_path / "suite.db") as saver:
+            yield saver.fenced_by(leases)
 
     run_langgraph_suite("fenced one-trip saver", opened)
     assert checked, "the suite's writes never reached the fence"
+
+
+def test_pruning_deleting_runs_and_copying_are_one_trip_each(tmp_path: Path,
+                                                              monkeypatch: pytest.MonkeyPatch) -> None:
+    async def main() -> tuple[list[str], list[int]]:
+        async with _opened(tmp_path / "cp.db") as saver:
+            config = {"configurable": {"thread_id": "t"}, "metadata": {"run_id": "r"}}
+            await _chain(saver, 3).ainvoke({"count": 0}, config)
+            sent = _trips(monkeypatch)
+            await saver.acopy_thread("t", "copy")
+            await saver.aprune(["t"])
+            await saver.adelete_for_runs(["r"])
+            held = [len([c async for c in saver.alist({"configurable": {"thread_id": thread}})])
+                    for thread in ("t", "copy")]
+            return sent, held
+
+    sent, held = asyncio.run(main())
+    assert sent == ["copy_thread", "prune", "delete_for_runs", "_page", "_page"]
+    assert held == [0, 0]  # the kept checkpoint, and the copies, were the run's too
+
+
+def test_its_sync_methods_refuse_the_event_loops_thread_and_work_from_any_other(tmp_path: Path) -> None:
+    async def main() -> tuple[Any, Any]:
+        async with _opened(tmp_path / "cp.db") as saver:
+            config = {"configurable": {"thread_id": "t"}}
+            await _chain(saver, 1).ainvoke({"count": 0}, config)
+            with pytest.raises(asyncio.InvalidStateError, match="use the async ones"):
+                saver.get_tuple(config)
+            from_a_thread = await asyncio.to_thread(saver.get_tuple, config)
+            return from_a_thread, await saver.aget_tuple(config)
+
+    from_a_thread, from_the_loop = asyncio.run(main())
+    assert from_a_thread is not None and from_a_thread.config == from_the_loop.config
+
+
+def test_fenced_after_its_lease_was_lost_it_prunes_copies_and_deletes_nothing_of_the_thread(
+        tmp_path: Path) -> None:
+    async def main() -> list[int]:
+        async with _opened(tmp_path / "cp.db") as saver:
+            for thread in ("lost", "other"):
+                config = {"configurable": {"thread_id": thread}, "metadata": {"run_id": f"run-{thread}"}}
+                await _chain(saver, 2).ainvoke({"count": 0}, config)
+            stale = saver.fenced_by(lost_fence("lost"))
+            refusals = [stale.aprune(["other", "lost"]), stale.aprune(["lost"], strategy="delete"),
+                        stale.adelete_thread("lost"), stale.acopy_thread("other", "lost"),
+                        stale.adelete_for_runs(["run-other", "run-lost"])]
+            for refused in refusals:
+                with pytest.raises(LeaseLostError, match="stale-runner"):
+                    await refused
+            await stale.acopy_thread("lost", "copy")  # reading the lost thread writes nothing of it
+            await stale.adelete_for_runs(["run-other"])
+            return [len([c async for c in saver.alist({"configurable": {"thread_id": thread}})])
+                    for thread in ("lost", "other", "copy")]
+
+    lost, other, copy = asyncio.run(main())
+    assert lost == copy > 1 and other == 0

@@ -21,8 +21,8 @@ from typing import Any
 from uuid import uuid4
 
 from langchain_core.runnables import RunnableConfig
-from langgraph._internal._constants import CONFIG_KEY_CHECKPOINTER
 from langgraph.checkpoint.base import BaseCheckpointSaver
+from langgraph.constants import CONFIG_KEY_CHECKPOINTER
 
 from grapharc.runtime.resume import thread_config
 

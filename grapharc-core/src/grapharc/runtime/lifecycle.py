@@ -22,6 +22,9 @@ from typing import Any
 from uuid import UUID, uuid4
 
 from langchain_core.runnables import RunnableConfig
+
+# LangGraph names neither publicly: grapharc-core caps langgraph to the minor release its
+# tests/grapharc-core/test_private_names.py checks them against
 from langgraph._internal._config import DEFAULT_RECURSION_LIMIT
 from langgraph._internal._constants import CONFIG_KEY_DURABILITY
 from langgraph.errors import GraphRecursionError

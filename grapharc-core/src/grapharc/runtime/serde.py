@@ -89,8 +89,10 @@ def allowlisted(checkpointer: Any, allowlist: Collection[tuple[str, ...]]) -> An
 def _explicit(serde: SerializerProtocol) -> SerializerProtocol:
     """LangGraph's allow-everything serializer as one with an explicit (safe-types-only) list.
 
-    LangGraph offers no public accessor for a serializer's lists, so they are read here.
-    A custom unpack hook or a subclass is the owner's own logic and is left alone.
+    LangGraph offers no public accessor for a serializer's lists, so they are read here (and
+    grapharc-core caps langgraph-checkpoint to the minor release
+    tests/grapharc-core/test_private_names.py checks them against). A custom unpack hook or a
+    subclass is the owner's own logic and is left alone.
     """
     if isinstance(serde, EncryptedSerializer):
         inner = _explicit(serde.serde)

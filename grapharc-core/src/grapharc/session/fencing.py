@@ -7,20 +7,26 @@ process holds a lease on is refused with ``LeaseLostError`` unless the lease is 
 this runner's, and the stale runner's turn ends there. A checkpointer that fences its own
 writes (``FencesItsWrites``) does it best where it can: grapharc-postgres, whose checkpoints
 sit beside the session rows, checks the lease in the write's own transaction, so no takeover
-slips in between; the async SQLite saver asks the session store on its connection's thread
-just before the write, in the write's own trip. For any other, ``FencedSaver`` asks the
-session store just before the write (an async write in a thread trip of its own). Outside a
-transaction this leaves a window of one statement (a takeover needs a stall of a whole lease).
+slips in between; core's SQLite savers ask the session store just before the write (the async
+one on its connection's thread, in the write's own trip). For any other, ``FencedSaver`` asks
+the session store just before the write (an async write in a thread trip of its own). Outside
+a transaction this leaves a window of one statement (a takeover needs a stall of a whole lease).
 
-The wrapper delegates everything else to the checkpointer it wraps; writes for
-threads without a lease here (an operator's ``update_state``) pass unfenced.
+``FencedSaver`` and core's SQLite savers fence every write, not only a checkpoint's: deleting a
+thread, pruning threads or copying onto one checks each thread it changes (all of them before
+any is changed), and deleting runs' checkpoints checks the threads held here that those runs
+wrote to. (grapharc-postgres's savers fence their checkpoint writes so far, not a prune.) The
+wrapper delegates everything else to the checkpointer it wraps, the extended capabilities only
+where that one has them; writes for threads without a lease here (an operator's
+``update_state``) pass unfenced.
 """
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Callable, Iterable, Sequence
 from typing import Any, Protocol, runtime_checkable
 
+from langchain_core.runnables import RunnableConfig
 from langgraph.checkpoint.base import BaseCheckpointSaver
 
 from grapharc.runtime.wrapped_saver import WrappedSaver
@@ -44,6 +50,29 @@ class Leases:
         lease = self.lease_for(config)
         if lease is not None and not self.still_held(lease):
             raise lost(lease)
+
+    def check_threads(self, thread_ids: Iterable[str]) -> None:
+        """Refuse a write to several threads (a prune, a copy) if this process lost the lease of one."""
+        for thread_id in thread_ids:
+            self.check(_every_namespace_of(thread_id))
+
+    def check_runs(self, saver: BaseCheckpointSaver[Any], run_ids: Sequence[str]) -> None:
+        """Refuse deleting the checkpoints of ``run_ids`` if one is on a thread whose lease this
+        process lost; ``saver`` is read only for the threads this process holds (the others are
+        not its to fence)."""
+        self.check_threads(thread_id for thread_id in list(self.held)
+                           if any(_has_run(saver, thread_id, run_id) for run_id in run_ids))
+
+
+def _has_run(saver: BaseCheckpointSaver[Any], thread_id: str, run_id: str) -> bool:
+    """Whether ``run_id`` wrote a checkpoint of ``thread_id`` (the listing is read to its end,
+    which lets a saver that holds its connection while listing go of it)."""
+    return bool(list(saver.list(_every_namespace_of(thread_id), filter={"run_id": run_id}, limit=1)))
+
+
+def _every_namespace_of(thread_id: str) -> RunnableConfig:
+    """The config addressing a thread as a whole (no namespace named)."""
+    return {"configurable": {"thread_id": thread_id}}
 
 
 def lost(lease: Lease) -> LeaseLostError:
@@ -86,3 +115,6 @@ class FencedSaver(WrappedSaver):
 
     def guard(self, config: Any) -> None:
         self.leases.check(config)
+
+    def guard_runs(self, run_ids: Sequence[str]) -> None:
+        self.leases.check_runs(self.inner, run_ids)

@@ -17,6 +17,7 @@ from typing import Any
 
 from langgraph.checkpoint.base import BaseCheckpointSaver
 
+from grapharc.runtime.wrapped_saver import offers
 from grapharc.session.contracts import CheckpointerProvider, SessionStore
 from grapharc.session.errors import DurationError
 
@@ -51,12 +52,6 @@ class PruneReport:
         return {"removed": list(self.removed), "count": len(self.removed),
                 "checkpoints": self.checkpoints, "bytes_freed": self.bytes_freed,
                 "bytes_on_disk": self.bytes_after}
-
-
-def offers(saver: BaseCheckpointSaver[Any], method: str) -> bool:
-    """True if the saver implements ``method`` rather than inheriting LangGraph's unimplemented one
-    (how LangGraph's conformance suite detects extended capabilities)."""
-    return getattr(type(saver), method, None) is not getattr(BaseCheckpointSaver, method, None)
 
 
 def count_checkpoints(saver: BaseCheckpointSaver[Any], thread_ids: Sequence[str]) -> int:

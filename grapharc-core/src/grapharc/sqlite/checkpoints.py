@@ -2,9 +2,10 @@
 
 ``open_store("sqlite:LOCATION", kind="checkpoints")`` gives a ``SqliteCheckpoints``, the
 ``CheckpointerProvider`` (``grapharc.session.contracts``) that core ships: a directory's
-``checkpoints.db``, or the file named (``grapharc.sqlite.files``). Its sync
-``SqliteSaver`` is shared by the process; each event loop gets an ``AsyncSqliteSaver`` of
-its own (``grapharc.sqlite.one_trip_saver``'s), since an async saver is bound to the loop that opened it.
+``checkpoints.db``, or the file named (``grapharc.sqlite.files``). Its sync saver (LangGraph's
+``SqliteSaver`` with the extended capabilities, ``grapharc.sqlite.saver``) is shared by the
+process; each event loop gets an async one of its own (``grapharc.sqlite.one_trip_saver``), since an
+async saver is bound to the loop that opened it.
 """
 
 from __future__ import annotations
@@ -20,8 +21,8 @@ from grapharc.errors import GraphARCError
 from grapharc.sqlite.files import CHECKPOINTS_FILE, database_path, footprint, prepare_database_file
 
 if TYPE_CHECKING:
-    from langgraph.checkpoint.sqlite import SqliteSaver
-    from langgraph.checkpoint.sqlite.aio import AsyncSqliteSaver
+    from grapharc.sqlite.one_trip_saver import OneTripSqliteSaver
+    from grapharc.sqlite.saver import SqliteCheckpointSaver
 
 
 class CheckpointStoreError(GraphARCError):
@@ -38,18 +39,18 @@ class SqliteCheckpoints:
     def __init__(self, path: Path) -> None:
         prepare_database_file(path, "checkpoint store", CheckpointStoreError)
         self.path = path
-        self._saver: SqliteSaver | None = None
+        self._saver: SqliteCheckpointSaver | None = None
         self._lock = threading.Lock()
 
-    def saver(self) -> SqliteSaver:
-        """The sync ``SqliteSaver``, opened on first call and shared by every thread."""
-        from langgraph.checkpoint.sqlite import SqliteSaver
+    def saver(self) -> SqliteCheckpointSaver:
+        """The sync saver, opened on first call and shared by every thread."""
+        from grapharc.sqlite.saver import SqliteCheckpointSaver
 
         with self._lock:
             if self._saver is None:
                 connection = sqlite3.connect(str(self.path), check_same_thread=False)
                 try:
-                    saver = SqliteSaver(connection)
+                    saver = SqliteCheckpointSaver(connection)
                     saver.setup()
                 except sqlite3.DatabaseError as exc:
                     connection.close()
@@ -74,23 +75,17 @@ class SqliteCheckpoints:
             raise self._unusable(exc) from exc
 
     @asynccontextmanager
-    async def async_saver(self) -> AsyncIterator[AsyncSqliteSaver]:
-        """An ``AsyncSqliteSaver`` on the running loop (``OneTripSqliteSaver``: a trip to the
-        connection's thread per call rather than per cursor call), its connection closed on exit."""
-        import aiosqlite
-
+    async def async_saver(self) -> AsyncIterator[OneTripSqliteSaver]:
+        """A ``OneTripSqliteSaver`` on the running loop (each call one trip to its connection's
+        thread), its connection and thread closed on exit."""
         from grapharc.sqlite.one_trip_saver import OneTripSqliteSaver
 
-        connection = await aiosqlite.connect(str(self.path))
-        try:
-            saver = OneTripSqliteSaver(connection)
+        async with OneTripSqliteSaver.open(self.path) as saver:
             try:
-                await saver.setup()
+                await saver.asetup()
             except sqlite3.DatabaseError as exc:
                 raise self._unusable(exc) from exc
             yield saver
-        finally:
-            await connection.close()
 
     def compact(self) -> None:
         """``VACUUM`` the file and truncate its WAL, so deleted checkpoints free disk space."""

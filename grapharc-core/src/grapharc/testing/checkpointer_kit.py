@@ -2,44 +2,55 @@
 
 Subclass ``CheckpointerConformance`` in a class pytest collects and override
 ``make_provider(tmp_path)``. The kit runs LangGraph's own conformance suite
-(``langgraph-checkpoint-conformance``'s ``validate()``, which must be installed) against
-the provider's async saver, its sync saver (each call in a worker thread, since the suite
-speaks only the async API), and GraphARC's ``FencedSaver`` wrapping each; then adds what
-that suite lacks: a fenced saver whose lease was lost writes nothing, the sync and async
-savers share one store, and retention's deletion removes a thread's checkpoints and
-writes and nothing else. Set ``durable = True`` to prove checkpoints survive ``close()``.
+(``langgraph-checkpoint-conformance``'s ``validate()``, which must be installed), extended
+capabilities included, against the provider's async saver, its sync saver (each call in a
+worker thread, since the suite speaks only the async API), and GraphARC's ``FencedSaver``
+wrapping each; with ``session_location``, also against the savers the graphs of a
+``SessionManager`` there hold, which must offer every capability the provider's do. Then it
+adds what that suite lacks: a fenced saver whose lease was lost writes nothing (no checkpoint,
+no deletion, prune or copy), the sync and async savers share one store, and retention's
+deletion removes a thread's checkpoints and writes and nothing else. Set ``durable = True``
+to prove checkpoints survive ``close()``.
 
     class TestMyCheckpoints(CheckpointerConformance):
         durable = True
 
         def make_provider(self, tmp_path):
             return open_store(f"mine:{tmp_path}", kind="checkpoints")
+
+        def session_location(self, tmp_path):
+            return f"mine:{tmp_path}"
 """
 
 from __future__ import annotations
 
 import asyncio
+import functools
 from abc import ABC, abstractmethod
-from collections.abc import AsyncIterator, Callable, Iterator, Sequence
+from collections.abc import AsyncIterator, Callable, Collection, Iterator, Sequence
 from contextlib import AbstractAsyncContextManager, asynccontextmanager
 from pathlib import Path
-from typing import Any
+from typing import Any, cast
 
 import pytest
 from langgraph.checkpoint.base import BaseCheckpointSaver, CheckpointTuple
 from langgraph.checkpoint.conformance import checkpointer_test, validate
-from langgraph.checkpoint.conformance.capabilities import Capability
+from langgraph.checkpoint.conformance.capabilities import Capability, DetectedCapabilities
 from langgraph.checkpoint.conformance.test_utils import (
     generate_checkpoint,
     generate_config,
     generate_metadata,
 )
 
+from grapharc.runtime.graph import END, START, GraphARC
+from grapharc.runtime.state import GraphARCState
+from grapharc.runtime.wrapped_saver import offers
 from grapharc.session.contracts import CheckpointerProvider
 from grapharc.session.errors import LeaseLostError
 from grapharc.session.fencing import FencedSaver, Leases
 from grapharc.session.lease import Lease
-from grapharc.session.retention import delete_threads, offers
+from grapharc.session.manager import SessionManager
+from grapharc.session.retention import delete_threads
 
 OpenSaver = Callable[[], AbstractAsyncContextManager[BaseCheckpointSaver[Any]]]
 
@@ -115,17 +126,69 @@ def lost_fence(thread_id: str) -> Leases:
     return leases
 
 
-def run_langgraph_suite(name: str, open_saver: OpenSaver, capabilities: set[str] | None = None) -> None:
+async def check_langgraph_suite(name: str, open_saver: OpenSaver,
+                                capabilities: set[str] | None = None) -> None:
     """Run LangGraph's checkpointer conformance suite; fail naming every failed test."""
 
     async def factory() -> AsyncIterator[BaseCheckpointSaver[Any]]:
         async with open_saver() as saver:
             yield saver
 
-    report = asyncio.run(validate(checkpointer_test(name=name)(factory), capabilities=capabilities))
+    report = await validate(checkpointer_test(name=name)(factory), capabilities=capabilities)
     failures = {cap: result.failures for cap, result in report.results.items()
                 if result.detected and result.passed is not True}
     assert report.passed_all_base() and not failures, f"{name}: {failures}"
+
+
+def run_langgraph_suite(name: str, open_saver: OpenSaver, capabilities: set[str] | None = None) -> None:
+    """``check_langgraph_suite`` on an event loop of its own."""
+    asyncio.run(check_langgraph_suite(name, open_saver, capabilities))
+
+
+class _Visits(GraphARCState):
+    visits: int = 0
+
+
+SESSION_GRAPH = "checkpointer-kit"
+"""The graph a kit's session registers, so it compiles one over its checkpointers."""
+
+
+def session_graph() -> GraphARC:
+    """One node counting its visits: a graph for ``session_saver`` to compile."""
+    graph = GraphARC(_Visits, name=SESSION_GRAPH)
+    graph.add_node("visit", lambda state: {"visits": state.visits + 1}, writes={"visits"})
+    graph.add_edge(START, "visit")
+    graph.add_edge("visit", END)
+    return graph
+
+
+def session_saver(manager: SessionManager,
+                  saver: BaseCheckpointSaver[Any] | None = None) -> BaseCheckpointSaver[Any]:
+    """The checkpointer the graph a session runs holds (fenced and spend-stamped as the manager
+    compiles it) over ``saver``, by default the manager's sync one; ``SESSION_GRAPH`` registered."""
+    return cast(BaseCheckpointSaver[Any], manager._compiled(SESSION_GRAPH, None, saver).checkpointer)
+
+
+def async_capabilities(saver: BaseCheckpointSaver[Any]) -> frozenset[Capability]:
+    """The suite's capabilities ``saver`` implements, as the suite detects them (its async API)."""
+    return DetectedCapabilities.from_instance(saver).detected
+
+
+def same_capabilities(kind: str, session: Collection[str], provider: Collection[str]) -> None:
+    """Fail unless the session graph's ``kind`` (sync, async) saver offers what its provider's does."""
+    if set(session) != set(provider):
+        offered, provided = (", ".join(sorted(Capability(c).value for c in of)) for of in (session, provider))
+        raise AssertionError(f"the session graph's {kind} saver offers {offered}; its provider's {provided}")
+
+
+def held(saver: BaseCheckpointSaver[Any]) -> OpenSaver:
+    """An already open ``saver`` offered to the suite as it is."""
+
+    @asynccontextmanager
+    async def opened() -> AsyncIterator[BaseCheckpointSaver[Any]]:
+        yield saver
+
+    return opened
 
 
 def fenced(open_saver: OpenSaver, leases: Leases) -> OpenSaver:
@@ -154,9 +217,40 @@ def threaded(saver: BaseCheckpointSaver[Any]) -> OpenSaver:
     return opened
 
 
-def first_checkpoint(saver: BaseCheckpointSaver[Any], thread_id: str) -> Any:
-    """Put an empty checkpoint on ``thread_id``; its stored config."""
-    return saver.put(generate_config(thread_id), generate_checkpoint(), generate_metadata(), {})
+def first_checkpoint(saver: BaseCheckpointSaver[Any], thread_id: str, **metadata: Any) -> Any:
+    """Put an empty checkpoint on ``thread_id`` (with ``metadata``); its stored config."""
+    return saver.put(generate_config(thread_id), generate_checkpoint(), generate_metadata(**metadata), {})
+
+
+def listed(saver: BaseCheckpointSaver[Any], *thread_ids: str) -> dict[str, list[Any]]:
+    """The stored configs of each thread's checkpoints, newest first."""
+    return {thread_id: [t.config for t in saver.list(generate_config(thread_id))] for thread_id in thread_ids}
+
+
+_LOST_THREAD_WRITES: dict[str, tuple[tuple[Any, ...], dict[str, Any]]] = {
+    "delete_thread": (("lost",), {}),
+    "prune": ((["kept", "lost"],), {"strategy": "delete"}),
+    "copy_thread": (("kept", "lost"), {}),
+    "delete_for_runs": ((["run-kept", "run-lost"],), {}),
+}
+
+
+def writes_to_a_lost_thread(saver: BaseCheckpointSaver[Any],
+                            prefix: str = "") -> dict[str, Callable[[], Any]]:
+    """Each write but a put that changes the thread ``lost`` (of ``lost_fence("lost")``; ``kept`` is
+    one with no lease here), by method: the sync ones, or with ``prefix="a"`` the async ones (each
+    call then returns a coroutine), among those ``saver`` offers."""
+    return {prefix + name: functools.partial(getattr(saver, prefix + name), *args, **kwargs)
+            for name, (args, kwargs) in _LOST_THREAD_WRITES.items() if offers(saver, prefix + name)}
+
+
+def _lost_and_kept(saver: BaseCheckpointSaver[Any]) -> dict[str, list[Any]]:
+    """Two checkpoints on each of the threads ``lost`` and ``kept`` (of runs ``run-lost``,
+    ``run-kept``); what ``listed`` says of them."""
+    for thread_id in ("lost", "kept"):
+        stored = first_checkpoint(saver, thread_id, run_id=f"run-{thread_id}")
+        saver.put(stored, generate_checkpoint(), generate_metadata(step=1, run_id=f"run-{thread_id}"), {})
+    return listed(saver, "lost", "kept")
 
 
 class CheckpointerConformance(ABC):
@@ -171,6 +265,22 @@ class CheckpointerConformance(ABC):
     def reopen_provider(self, tmp_path: Path) -> CheckpointerProvider:
         """Return the provider ``make_provider(tmp_path)`` made, opened again after it was closed."""
         return self.make_provider(tmp_path)
+
+    def session_location(self, tmp_path: Path) -> str | None:
+        """A store URI at which a ``SessionManager`` opens this kind of provider (and a session store
+        beside it), to run LangGraph's suite on the saver a session's graph holds; None skips that."""
+        return None
+
+    @pytest.fixture
+    def session(self, tmp_path: Path) -> Iterator[SessionManager]:
+        """A session manager at ``session_location`` with ``session_graph`` registered, closed afterwards."""
+        location = self.session_location(tmp_path)
+        if location is None:
+            pytest.skip("the implementation under test names no session_location")
+        manager = SessionManager(location)
+        manager.register(session_graph())
+        yield manager
+        manager.close()
 
     @pytest.fixture
     def provider(self, tmp_path: Path) -> Iterator[CheckpointerProvider]:
@@ -207,6 +317,25 @@ class CheckpointerConformance(ABC):
         run_langgraph_suite("fenced sync saver", threaded(saver), sync_capabilities(saver))
         assert checked, "the suite's writes never reached the fence"
 
+    def test_a_session_graphs_sync_saver_offers_the_providers_capabilities_and_passes_the_suite(
+            self, session: SessionManager) -> None:
+        saver = session_saver(session)
+        same_capabilities("sync", sync_capabilities(saver), sync_capabilities(session.checkpointer))
+        run_langgraph_suite("session graph's sync saver", threaded(saver), sync_capabilities(saver))
+
+    def test_a_session_graphs_async_saver_offers_the_providers_capabilities_and_passes_the_suite(
+            self, session: SessionManager) -> None:
+        async def scenario() -> None:
+            try:
+                provided = await session._async_checkpointer()
+                saver = session_saver(session, provided)
+                same_capabilities("async", async_capabilities(saver), async_capabilities(provided))
+                await check_langgraph_suite("session graph's async saver", held(saver))
+            finally:
+                await session.aclose()
+
+        asyncio.run(scenario())
+
     # -- what the suite lacks --------------------------------------------------------
 
     def test_a_fenced_saver_that_lost_its_lease_writes_nothing(self, provider: CheckpointerProvider) -> None:
@@ -239,6 +368,35 @@ class CheckpointerConformance(ABC):
         assert [t.config for t in saver.list(generate_config("lost"))] == [stored]
         kept = saver.get_tuple(stored)
         assert kept is not None and kept.pending_writes == []
+
+    def test_a_fenced_saver_that_lost_its_lease_deletes_prunes_and_copies_nothing_of_the_thread(
+            self, provider: CheckpointerProvider) -> None:
+        saver = provider.saver()
+        before = _lost_and_kept(saver)
+        stale = FencedSaver(saver, lost_fence("lost"))
+        writes = writes_to_a_lost_thread(stale)
+        for method, write in writes.items():
+            with pytest.raises(LeaseLostError, match="stale-runner"):
+                write()
+            assert listed(saver, "lost", "kept") == before, f"{method} changed a thread"
+        stale.delete_thread("kept")
+        assert listed(saver, "lost", "kept") == {**before, "kept": []}
+
+    def test_a_fenced_async_saver_that_lost_its_lease_deletes_prunes_and_copies_nothing_of_the_thread(
+            self, provider: CheckpointerProvider) -> None:
+        before = _lost_and_kept(provider.saver())
+
+        async def scenario() -> list[str]:
+            async with provider.async_saver() as saver:
+                stale = FencedSaver(saver, lost_fence("lost"))
+                writes = writes_to_a_lost_thread(stale, prefix="a")
+                for write in writes.values():
+                    with pytest.raises(LeaseLostError, match="stale-runner"):
+                        await write()
+                return list(writes)
+
+        assert "adelete_thread" in asyncio.run(scenario())
+        assert listed(provider.saver(), "lost", "kept") == before
 
     def test_the_sync_and_async_savers_share_one_store(self, provider: CheckpointerProvider) -> None:
         sync = provider.saver()

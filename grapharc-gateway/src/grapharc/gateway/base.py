@@ -5,6 +5,11 @@ This subclass adds what GraphARC promises on top: one retry policy (the openai
 client's own retries are off, so there is only one), one usage envelope with the
 call's ``cost_usd``, and an optional ``SpendMeter`` checked before and charged
 after every call. Backends differ only in routing and in where a price comes from.
+
+Three of ChatOpenAI's private methods are overridden, as none has a public hook: the request
+payload (a token limit by the name each provider reads), a stream chunk (its raw usage priced)
+and the combined output (counts summed, prices not). grapharc-gateway caps langchain-openai to
+the minor release tests/grapharc-gateway/test_private_names.py checks them against.
 """
 
 from __future__ import annotations

@@ -26,7 +26,7 @@ from types import FrameType
 from typing import NoReturn
 
 import uvicorn
-from starlette.types import ASGIApp
+from starlette.types import ASGIApp, Receive, Scope, Send
 from uvicorn.config import STARTUP_FAILURE
 
 from grapharc.errors import ExitCode
@@ -47,8 +47,9 @@ def serve_until_stopped(listener: socket.socket, app: ASGIApp, *, drain_timeout:
     ``lifeline``, a pipe's read end a supervisor holds the other end of, starts the drain once it
     reaches its end: the supervisor is gone (``processes``).
     """
-    config = uvicorn.Config(app, log_level="warning", access_log=False, timeout_graceful_shutdown=None)
-    server = _DrainingServer(config, drain_timeout=drain_timeout, on_listening=on_listening,
+    requests = _InFlight(app)
+    config = uvicorn.Config(requests, log_level="warning", access_log=False, timeout_graceful_shutdown=None)
+    server = _DrainingServer(config, requests, drain_timeout=drain_timeout, on_listening=on_listening,
                              lifeline=lifeline)
     try:
         server.run(sockets=[listener])
@@ -64,12 +65,32 @@ def serve_until_stopped(listener: socket.socket, app: ASGIApp, *, drain_timeout:
     notice("stopped: every request finished")
 
 
+class _InFlight:
+    """The ASGI app, counting the requests it is serving (HTTP and WebSocket) so a drain can say how
+    many are left: uvicorn keeps its own count only in its server's undocumented state."""
+
+    def __init__(self, app: ASGIApp) -> None:
+        self.app = app
+        self.count = 0
+
+    async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
+        if scope["type"] not in ("http", "websocket"):  # the lifespan is not a request
+            await self.app(scope, receive, send)
+            return
+        self.count += 1
+        try:
+            await self.app(scope, receive, send)
+        finally:
+            self.count -= 1
+
+
 class _DrainingServer(uvicorn.Server):
     """uvicorn's server with the announcement and stop rules this module's docstring describes."""
 
-    def __init__(self, config: uvicorn.Config, *, drain_timeout: float,
+    def __init__(self, config: uvicorn.Config, requests: _InFlight, *, drain_timeout: float,
                  on_listening: Callable[[ListeningAddress, Engine], None], lifeline: int | None) -> None:
         super().__init__(config)
+        self._requests = requests
         self._drain_timeout = drain_timeout
         self._on_listening = on_listening
         self._lifeline = lifeline
@@ -120,13 +141,13 @@ class _DrainingServer(uvicorn.Server):
 
     def _drain_timed_out(self) -> None:
         outlasted = f"the drain outlasted {self._drain_timeout:g}s"
-        if self.server_state.tasks:
+        if self._requests.count:
             _stop_now(f"{outlasted}: stopped without finishing {self._in_flight()}")
         _stop_now(f"{outlasted}: every request finished, but the server's shutdown waited on work still "
                   "running in a thread (a sync node cannot be cancelled); stopped without it")
 
     def _in_flight(self) -> str:
-        count = len(self.server_state.tasks)
+        count = self._requests.count
         if count == 1:
             return "1 request in flight"
         return f"{count or 'no'} requests in flight"
