@@ -19,7 +19,8 @@ import psycopg
 from psycopg.rows import dict_row
 from psycopg_pool import AsyncConnectionPool, ConnectionPool, PoolTimeout
 
-from grapharc.postgres.connect import connect_timeout, conninfo, unreachable
+from grapharc.postgres.connect import connect_timeout, conninfo
+from grapharc.postgres.errors import unreachable
 from grapharc.postgres.fencing import FencingAsyncPostgresSaver, FencingPostgresSaver
 from grapharc.postgres.sessions import table_footprint
 

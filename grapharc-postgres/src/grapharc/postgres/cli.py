@@ -37,7 +37,8 @@ def upgrade_command(
 def upgrade_store(uri: str) -> dict[str, Any]:
     """Apply every migration ``uri`` lacks; what was applied and the version it is at now."""
     from grapharc.postgres.checkpoints import PostgresCheckpoints
-    from grapharc.postgres.connect import connect, conninfo, redacted
+    from grapharc.postgres.connect import connect, conninfo
+    from grapharc.postgres.errors import redacted
     from grapharc.postgres.schema import LATEST, upgrade
     from grapharc.stores import split_uri
 

@@ -1,4 +1,4 @@
-"""From a store location to a PostgreSQL connection string, and the error every failure becomes.
+"""From a store location to a PostgreSQL connection string and a connection.
 
 Also the pooled transaction every store's change runs in.
 
@@ -16,11 +16,8 @@ import psycopg
 from psycopg.rows import dict_row
 from psycopg_pool import ConnectionPool, PoolTimeout
 
-from grapharc.errors import GraphARCError
-
-
-class PostgresStoreError(GraphARCError):
-    """A PostgreSQL store that cannot be reached, read or written."""
+from grapharc.postgres.errors import PostgresStoreError, redacted, unreachable
+from grapharc.postgres.schema import upgrade
 
 
 def conninfo(location: str) -> str:
@@ -29,15 +26,6 @@ def conninfo(location: str) -> str:
         raise PostgresStoreError("a postgres store needs a server and a database, as in "
                                  "postgresql://user@127.0.0.1:5432/grapharc")
     return f"postgresql://{location}"
-
-
-def redacted(uri: str) -> str:
-    """``uri`` with any password replaced, for messages."""
-    head, at, tail = uri.rpartition("@")
-    if not at or ":" not in head.removeprefix("postgresql://"):
-        return uri
-    user = head.removeprefix("postgresql://").split(":", 1)[0]
-    return f"postgresql://{user}:***@{tail}"
 
 
 CONNECT_TIMEOUT_SECONDS = 10
@@ -58,16 +46,8 @@ def connect(uri: str, **kwargs: Any) -> psycopg.Connection[dict[str, Any]]:
         raise unreachable(uri, exc) from exc
 
 
-def unreachable(uri: str, exc: Exception) -> PostgresStoreError:
-    said = " ".join(str(exc).split())  # libpq's message spans lines; an error is one line
-    return PostgresStoreError(f"cannot open the PostgreSQL store {redacted(uri)}: {said}",
-                              hint="check the server is running (pg_isready) and the URI's user and database")
-
-
 def open_pool(uri: str, max_size: int) -> ConnectionPool[Any]:
     """A pool of autocommit, dict-row connections to ``uri``, once its tables are migrated."""
-    from grapharc.postgres.schema import upgrade  # schema imports this module's error
-
     with connect(uri, autocommit=True) as conn:
         upgrade(conn, uri)
     return ConnectionPool(uri, min_size=1, max_size=max_size, open=True,

@@ -12,7 +12,7 @@ from typing import Any
 
 import psycopg
 
-from grapharc.postgres.connect import PostgresStoreError, redacted
+from grapharc.postgres.errors import PostgresStoreError, redacted
 
 _LOCK = 0x6772_6170_6861_7263 & 0x7FFF_FFFF_FFFF_FFFF  # "grapharc", one advisory lock key
 

@@ -21,7 +21,8 @@ from typing import Any
 
 import psycopg
 
-from grapharc.postgres.connect import PostgresStoreError, connect, conninfo, redacted
+from grapharc.postgres.connect import connect, conninfo
+from grapharc.postgres.errors import PostgresStoreError, redacted
 from grapharc.postgres.schema import upgrade
 from grapharc.trace.errors import TraceClosedError, TraceOpenError
 from grapharc.trace.schema import RUN_ID, THREAD_ID
