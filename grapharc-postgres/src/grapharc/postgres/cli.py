@@ -12,7 +12,7 @@ import typer
 
 from grapharc.cli.output import JsonOption, emit, fail
 from grapharc.errors import GraphARCError
-from grapharc.postgres.hooks import SCHEMES
+from grapharc.postgres import SCHEMES
 
 db_app = typer.Typer(name="db", help="Database stores: schema migrations.", no_args_is_help=True)
 
