@@ -124,7 +124,7 @@ def test_no_takeover_lands_between_the_lease_check_and_the_write(postgres_uri: s
                 refused.append(str(busy.value))
             return super()._cursor(pipeline=pipeline)
 
-    saver = fence(StealingBeforeTheWrite(checkpoints.saver().conn), leases)
+    saver = fence(StealingBeforeTheWrite(checkpoints.saver().database), leases)
     saver.put(config("t"), checkpoint(), {"step": 1}, {"x": 1})
     assert refused, "the write never ran inside a transaction holding the lease check"
     assert rows(postgres_uri, "t")["checkpoints"] == 1

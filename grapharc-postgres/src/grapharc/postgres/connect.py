@@ -1,23 +1,17 @@
 """From a store location to a PostgreSQL connection string and a connection.
 
-Also the pooled transaction every store's change runs in.
-
 ``split_uri`` drops the ``//`` after the scheme, so ``postgresql://user@host/db`` arrives
 here as ``user@host/db``; the libpq URI is rebuilt from it, query parameters included.
 """
 
 from __future__ import annotations
 
-from collections.abc import Iterator
-from contextlib import contextmanager
-from typing import Any, cast
+from typing import Any
 
 import psycopg
 from psycopg.rows import dict_row
-from psycopg_pool import ConnectionPool, PoolTimeout
 
-from grapharc.postgres.errors import PostgresStoreError, redacted, unreachable
-from grapharc.postgres.schema import upgrade
+from grapharc.postgres.errors import PostgresStoreError, unreachable
 
 
 def conninfo(location: str) -> str:
@@ -44,24 +38,3 @@ def connect(uri: str, **kwargs: Any) -> psycopg.Connection[dict[str, Any]]:
         return psycopg.connect(uri, row_factory=dict_row, **connect_timeout(uri), **kwargs)
     except psycopg.Error as exc:
         raise unreachable(uri, exc) from exc
-
-
-def open_pool(uri: str, max_size: int) -> ConnectionPool[Any]:
-    """A pool of autocommit, dict-row connections to ``uri``, once its tables are migrated."""
-    with connect(uri, autocommit=True) as conn:
-        upgrade(conn, uri)
-    return ConnectionPool(uri, min_size=1, max_size=max_size, open=True,
-                          kwargs={"row_factory": dict_row, "autocommit": True, **connect_timeout(uri)})
-
-
-@contextmanager
-def transaction(pool: ConnectionPool[Any], uri: str) -> Iterator[psycopg.Connection[dict[str, Any]]]:
-    """One atomic change or consistent read: a pooled connection inside one transaction; every
-    failure a ``PostgresStoreError`` naming the (redacted) store."""
-    try:
-        with pool.connection() as conn, conn.transaction():
-            yield cast(psycopg.Connection[dict[str, Any]], conn)  # the pool's connections make dict rows
-    except (psycopg.OperationalError, PoolTimeout) as exc:
-        raise unreachable(uri, exc) from exc
-    except psycopg.Error as exc:
-        raise PostgresStoreError(f"PostgreSQL store {redacted(uri)}: {exc}") from exc

@@ -14,7 +14,7 @@ from __future__ import annotations
 import copy
 from collections.abc import AsyncIterator, Iterator, Sequence
 from contextlib import asynccontextmanager, contextmanager
-from typing import Any, Self
+from typing import TYPE_CHECKING, Any, Self
 
 from langgraph.checkpoint.postgres import PostgresSaver, _ainternal, _internal
 from langgraph.checkpoint.postgres.aio import AsyncPostgresSaver
@@ -26,6 +26,11 @@ from grapharc.session.fencing import Leases, lost
 from grapharc.session.lease import Lease
 from grapharc.session.records import RUNNING
 from grapharc.session.sql_dialect import dialect_sql
+
+if TYPE_CHECKING:
+    from psycopg_pool import ConnectionPool
+
+    from grapharc.postgres.database import Conn, PostgresDatabase
 
 HELD_FOR_WRITE = dialect_sql("SELECT 1 AS held FROM {sessions} WHERE thread_id = ? AND lease_token = ? "
                              "AND status = ? FOR SHARE", PREFIX, "%s")
@@ -61,7 +66,24 @@ class _Fencing:
 
 
 class FencingPostgresSaver(_Fencing, PostgresSaver):
-    """LangGraph's ``PostgresSaver``; with ``fenced_by``, its writes check the lease in their transaction."""
+    """LangGraph's ``PostgresSaver`` over a database's pool; with ``fenced_by``, its writes check the
+    lease in their transaction."""
+
+    def __init__(self, database: PostgresDatabase) -> None:
+        self.database = database
+        super().__init__(database.pool)
+
+    @property
+    def conn(self) -> ConnectionPool[Conn]:
+        """The database's pool as it is now: in a forked child, the child's own, never the parent's
+        (``grapharc.postgres.database``), however long ago this saver was made."""
+        return self.database.pool
+
+    @conn.setter
+    def conn(self, pool: Any) -> None:
+        """Only LangGraph's constructor sets it, to the pool it was given: the database's."""
+        if pool is not self.database.pool:
+            raise ValueError("a FencingPostgresSaver uses its database's pool, no other connection")
 
     def put(self, config: Any, checkpoint: Any, metadata: Any, new_versions: Any) -> Any:
         with self._fenced(config) as saver:
