@@ -23,7 +23,7 @@ from langgraph.checkpoint.postgres.aio import AsyncPostgresSaver
 from langgraph.checkpoint.serde.base import SerializerProtocol
 from psycopg_pool import AsyncConnectionPool
 
-from grapharc.postgres.sessions import PREFIX
+from grapharc.postgres.schema import PREFIX
 from grapharc.session.fencing import Leases, lost
 from grapharc.session.lease import Lease
 from grapharc.session.records import RUNNING

@@ -14,6 +14,7 @@ from contextlib import AbstractContextManager
 
 from grapharc.postgres.connect import conninfo
 from grapharc.postgres.database import Conn, open_database
+from grapharc.postgres.schema import PREFIX
 from grapharc.runs.sql_store import SqlRunStore
 from grapharc.session.sql_dialect import Connection
 
@@ -22,7 +23,7 @@ class PostgresRunStore(SqlRunStore):
     """Runs and their queue in the PostgreSQL database ``uri``."""
 
     PARAM = "%s"
-    PREFIX = "grapharc_"
+    PREFIX = PREFIX
     LOCK = "FOR UPDATE"
     CLAIM_LOCK = "FOR UPDATE SKIP LOCKED"
 

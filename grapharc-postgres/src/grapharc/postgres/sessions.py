@@ -21,11 +21,11 @@ from psycopg.types.json import Jsonb
 
 from grapharc.postgres.connect import conninfo
 from grapharc.postgres.database import Conn, open_database
+from grapharc.postgres.schema import PREFIX
 from grapharc.session.sql_dialect import TABLES as STORE_TABLES
 from grapharc.session.sql_dialect import Connection
 from grapharc.session.sql_store import SqlSessionStore
 
-PREFIX = "grapharc_"
 TRACE_EVENTS = PREFIX + "trace_events"
 TABLES = (*(PREFIX + table for table in STORE_TABLES), TRACE_EVENTS)
 
