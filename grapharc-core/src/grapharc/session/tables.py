@@ -10,6 +10,10 @@ stays with each: the SQL of the triggers that enforce the audit trail's rule.
 These are the tables as released (the SQLite stores' schema version 1, PostgreSQL's migrations 1
 and 3), which existing databases hold: a change needs a migration in each dialect, not an edit
 here (tests compare the schema the rendered DDL makes with the released DDL's).
+
+Rendered here rather than by SQLAlchemy Core's ``CreateTable``: core does not depend on
+SQLAlchemy, and the released DDL must come out as it was (SQLite even keeps each statement's
+text), which a renderer of forty lines does for the two dialects these tables live in.
 """
 
 from __future__ import annotations
