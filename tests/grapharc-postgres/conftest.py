@@ -3,7 +3,8 @@
 The server is ``GRAPHARC_TEST_POSTGRES`` (default ``postgresql://postgres@127.0.0.1:5432/postgres``,
 trust authentication). Where it cannot be reached the tests skip with the reason, unless
 ``GRAPHARC_REQUIRE_POSTGRES=1`` (CI), where they fail. The session tests' helpers (graphs,
-child processes) are shared from ``tests/grapharc-core/session``.
+child processes) are shared from ``tests/grapharc-core/session``, and this folder's own helpers
+are importable too.
 """
 
 from __future__ import annotations
@@ -20,6 +21,7 @@ from psycopg import sql
 
 SESSION_HELPERS = Path(__file__).resolve().parents[1] / "grapharc-core" / "session"
 sys.path.insert(0, str(SESSION_HELPERS))
+sys.path.insert(0, str(Path(__file__).resolve().parent))  # this folder's helpers (notifications)
 
 from session_graphs import register_all  # noqa: E402
 from session_procs import Child  # noqa: E402

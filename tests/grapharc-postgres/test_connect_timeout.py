@@ -10,7 +10,8 @@ from collections.abc import Iterator
 import pytest
 
 from grapharc.postgres import connect as connect_module
-from grapharc.postgres.connect import PostgresStoreError, connect_timeout
+from grapharc.postgres.connect import connect_timeout
+from grapharc.postgres.errors import PostgresStoreError
 from grapharc.stores import open_store
 
 

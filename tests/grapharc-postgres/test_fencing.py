@@ -117,14 +117,13 @@ def test_no_takeover_lands_between_the_lease_check_and_the_write(postgres_uri: s
     class StealingBeforeTheWrite(FencingPostgresSaver):
         """Tries to take the thread over once its lease was checked, just before each write."""
 
-        def _cursor(self, *, pipeline: bool = False) -> Any:
-            if self.pinned is not None:
-                with pytest.raises(SessionBusyError, match="being claimed by another runner") as busy:
-                    store.claim_recovery("t", runner="B", ttl=TTL, now=2.0 + 2 * TTL)
-                refused.append(str(busy.value))
-            return super()._cursor(pipeline=pipeline)
+        def _pinned_to(self, conn: Any) -> Any:
+            with pytest.raises(SessionBusyError, match="being claimed by another runner") as busy:
+                store.claim_recovery("t", runner="B", ttl=TTL, now=2.0 + 2 * TTL)
+            refused.append(str(busy.value))
+            return super()._pinned_to(conn)
 
-    saver = fence(StealingBeforeTheWrite(checkpoints.saver().conn), leases)
+    saver = fence(StealingBeforeTheWrite(checkpoints.saver().database), leases)
     saver.put(config("t"), checkpoint(), {"step": 1}, {"x": 1})
     assert refused, "the write never ran inside a transaction holding the lease check"
     assert rows(postgres_uri, "t")["checkpoints"] == 1

@@ -11,7 +11,7 @@ import sys
 import psycopg
 import pytest
 
-from grapharc.postgres.connect import PostgresStoreError
+from grapharc.postgres.errors import PostgresStoreError
 from grapharc.postgres.schema import LATEST
 from grapharc.stores import open_store
 

@@ -11,6 +11,7 @@ import time
 from pathlib import Path
 from typing import Any
 
+from notifications import woken_by
 from session_procs import Child
 
 from grapharc.runs.records import RunRecord
@@ -21,19 +22,6 @@ from grapharc.stores import open_store
 from grapharc.trace.writer import TraceWriter
 
 WORKER_A = Path(__file__).with_name("stream_child.py")
-
-
-async def woken_by(waiter: Any, thread: str, write: Any) -> bool:
-    """Whether ``waiter`` waiting on ``thread`` is woken by ``write`` (repeated, in case the first
-    write lands before the listening connection is up)."""
-    waiting = asyncio.create_task(waiter.wait_for_change(thread, 30))
-    for _ in range(20):
-        await asyncio.to_thread(write)
-        done, _ = await asyncio.wait({waiting}, timeout=0.5)
-        if done:
-            return waiting.result()
-    waiting.cancel()
-    return False
 
 
 def test_a_write_by_another_connection_wakes_a_reader_waiting_on_that_thread_only(postgres_uri):

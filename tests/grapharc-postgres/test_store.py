@@ -7,7 +7,7 @@ from __future__ import annotations
 import psycopg
 import pytest
 
-from grapharc.postgres.connect import redacted
+from grapharc.postgres.errors import redacted
 from grapharc.session import SessionBusyError, UnknownSessionError
 from grapharc.stores import open_store
 

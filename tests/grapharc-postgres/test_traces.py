@@ -14,6 +14,7 @@ from grapharc.cli.main import build_app
 from grapharc.errors import GraphARCError
 from grapharc.examples.demo_choices import FanoutScenario
 from grapharc.examples.stage3 import build_stage3, run_stage3
+from grapharc.postgres.database import POOL_SIZE, borrowed
 from grapharc.testing.cli import run_cli
 from grapharc.trace.store import open_traces
 from grapharc.trace.writer import TraceWriter
@@ -48,6 +49,26 @@ def stored_lines(uri: str) -> bytes:
     with psycopg.connect(uri) as conn:
         return b"".join(row[0].encode() + b"\n" for row in
                         conn.execute("SELECT line FROM grapharc_trace_events ORDER BY seq"))
+
+
+def test_a_sinks_asynchronous_commit_stays_with_its_own_writes_not_the_pooled_connections(postgres_uri):
+    event = {"phase": "note", "run_id": "r", "thread_id": "t"}
+    with borrowed(postgres_uri) as database:  # the pool the sink writes on, and the session store too
+        sink = open_traces(postgres_uri).open_sink()
+        try:
+            for _ in range(POOL_SIZE):  # psycopg_pool hands its connections out in turn: each writes once
+                sink.write([event], [json.dumps(event).encode() + b"\n"])
+        finally:
+            sink.close()
+        pooled = [database.pool.getconn() for _ in range(POOL_SIZE)]
+        try:
+            settings = {conn.execute("SHOW synchronous_commit").fetchone()["synchronous_commit"]
+                        for conn in pooled}
+        finally:
+            for conn in pooled:
+                database.pool.putconn(conn)
+    assert settings == {"on"}  # the audit trail's writes still wait for the disk
+    assert len(stored_lines(postgres_uri).splitlines()) == POOL_SIZE
 
 
 def test_file_and_postgres_writers_store_the_same_bytes_for_each_event(postgres_uri, tmp_path):

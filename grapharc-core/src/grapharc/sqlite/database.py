@@ -1,7 +1,9 @@
 """One SQLite file as a store uses it: a schema made once, a connection per thread, short transactions.
 
 The SQLite session store and the SQLite run store share this: the file is put in WAL mode
-and its schema created under ``BEGIN IMMEDIATE``; each thread keeps a connection of its own
+and its schema created under ``BEGIN IMMEDIATE`` beside the ``meta`` table that keeps each
+schema's version; ``SQLITE`` writes core's table descriptions (``grapharc.session.tables``) in
+SQLite's DDL. Each thread keeps a connection of its own
 (closing the last one would checkpoint the WAL); a change is one ``BEGIN IMMEDIATE``
 transaction, so it is atomic across the processes sharing the file, and every SQLite failure
 becomes the store's own error naming the file.
@@ -17,7 +19,19 @@ from contextlib import closing, contextmanager
 from pathlib import Path
 
 from grapharc.errors import GraphARCError
+from grapharc.session.tables import DdlDialect, Type
 from grapharc.sqlite.files import prepare_database_file
+
+SQLITE = DdlDialect({
+    Type.TEXT: "TEXT", Type.INTEGER: "INTEGER", Type.SEQUENCE: "INTEGER", Type.REAL: "REAL",
+    Type.JSON: "TEXT", Type.FLAG: "INTEGER", Type.COUNTER: "INTEGER PRIMARY KEY AUTOINCREMENT",
+    Type.INSERTION_ORDER: None,
+}, repeatable=True, booleans=("0", "1"))
+"""Core's tables in SQLite: a counter never reuses a deleted row's key (AUTOINCREMENT), ``rowid``
+keeps the insertion order, and every statement may run again on a file that has the tables."""
+
+META = "CREATE TABLE IF NOT EXISTS meta (key TEXT PRIMARY KEY, value TEXT NOT NULL);"
+"""Each schema's version in the file, by key (a file may hold the session and the run tables)."""
 
 CLOSE_WAIT_SECONDS = 60.0
 """How long ``close`` waits for statements other threads are running (SQLite's busy timeout is 30 s)."""
@@ -37,13 +51,13 @@ class SqliteDatabase:
         self._idle = threading.Condition(self._lock)
 
     def prepare(self, schema: str, version_key: str, version: str) -> None:
-        """Create the file and ``schema`` if missing, and refuse a file whose ``meta`` table keeps
+        """Create the file, ``meta`` and ``schema`` if missing, and refuse a file whose ``meta`` keeps
         another ``version`` under ``version_key``."""
         prepare_database_file(self.path, self.what, self.error)
         try:
             with closing(self.connect()) as conn:
                 conn.execute("PRAGMA journal_mode=WAL")
-                conn.executescript(f"BEGIN IMMEDIATE;\n{schema}\nCOMMIT;")
+                conn.executescript(f"BEGIN IMMEDIATE;\n{META}\n{schema}\nCOMMIT;")
                 conn.execute("INSERT OR IGNORE INTO meta (key, value) VALUES (?, ?)", (version_key, version))
                 found = conn.execute("SELECT value FROM meta WHERE key = ?", (version_key,)).fetchone()[0]
         except (sqlite3.DatabaseError, OSError) as exc:

@@ -1,83 +1,32 @@
-"""The session store's SQLite schema: sessions, approvals, events and an append-only audit trail.
+"""The session store's SQLite schema: core's session tables in SQLite's DDL, and the triggers that
+keep the audit trail append-only.
 
-The audit trail refuses UPDATE always and DELETE while its session exists, so only
-retention (which removes the session row first) can shorten it. A node completion is
-recorded once per (thread, step, node, task): a node re-run after a crash inserts
-nothing new.
+The tables, their columns and indexes are ``grapharc.session.tables``'s, written with
+``grapharc.sqlite.database.SQLITE``. The audit trail's rule (``AUDIT_TRAIL``: UPDATE refused
+always, DELETE while its session exists) is enforced here with SQLite's own triggers.
 """
 
 from __future__ import annotations
 
+from grapharc.session.tables import AUDIT_TRAIL, SESSION_TABLES, AppendOnly, ddl
+from grapharc.sqlite.database import SQLITE
+
 SCHEMA_VERSION = "1"
 
-SCHEMA = """
-CREATE TABLE IF NOT EXISTS meta (
-    key TEXT PRIMARY KEY,
-    value TEXT NOT NULL
-);
-CREATE TABLE IF NOT EXISTS sessions (
-    thread_id TEXT PRIMARY KEY,
-    graph TEXT NOT NULL,
-    status TEXT NOT NULL CHECK (status IN
-        ('created', 'running', 'paused', 'completed', 'rejected', 'expired', 'failed')),
-    created_at REAL NOT NULL,
-    updated_at REAL NOT NULL,
-    runner TEXT,
-    lease_token TEXT,
-    lease_expires_at REAL,
-    turn TEXT,
-    outcome TEXT,
-    error TEXT,
-    audited_step INTEGER NOT NULL DEFAULT -1
-);
-CREATE INDEX IF NOT EXISTS sessions_by_status ON sessions (status, updated_at);
-CREATE TABLE IF NOT EXISTS approvals (
-    approval_id TEXT PRIMARY KEY,
-    thread_id TEXT NOT NULL,
-    kind TEXT NOT NULL CHECK (kind IN ('gate', 'interrupt')),
-    node TEXT NOT NULL,
-    hold_key TEXT NOT NULL,
-    question TEXT NOT NULL,
-    digest TEXT NOT NULL,
-    deciders TEXT NOT NULL,
-    created_at REAL NOT NULL,
-    expires_at REAL,
-    state TEXT NOT NULL CHECK (state IN ('open', 'approved', 'rejected', 'superseded', 'expired')),
-    decided_by TEXT,
-    decided_at REAL
-);
-CREATE INDEX IF NOT EXISTS approvals_by_thread ON approvals (thread_id, state);
-CREATE TABLE IF NOT EXISTS events (
-    event_id INTEGER PRIMARY KEY AUTOINCREMENT,
-    thread_id TEXT NOT NULL,
-    kind TEXT NOT NULL,
-    payload TEXT NOT NULL,
-    posted_at REAL NOT NULL,
-    delivered_at REAL,
-    turn_id TEXT
-);
-CREATE INDEX IF NOT EXISTS events_by_thread ON events (thread_id, delivered_at);
-CREATE TABLE IF NOT EXISTS audit (
-    seq INTEGER PRIMARY KEY AUTOINCREMENT,
-    thread_id TEXT NOT NULL,
-    at REAL NOT NULL,
-    kind TEXT NOT NULL,
-    node TEXT,
-    step INTEGER,
-    task_id TEXT,
-    detail TEXT NOT NULL
-);
-CREATE INDEX IF NOT EXISTS audit_by_thread ON audit (thread_id, seq);
-CREATE UNIQUE INDEX IF NOT EXISTS audit_node_once ON audit (thread_id, step, node, task_id)
-    WHERE kind = 'node';
-CREATE UNIQUE INDEX IF NOT EXISTS audit_run_once ON audit (thread_id, task_id) WHERE kind = 'run';
-CREATE TRIGGER IF NOT EXISTS audit_is_append_only BEFORE UPDATE ON audit
+
+def append_only(rule: AppendOnly) -> str:
+    """SQLite triggers refusing every UPDATE of ``rule.table`` and a DELETE while its owner row exists."""
+    return f"""\
+CREATE TRIGGER IF NOT EXISTS {rule.table}_is_append_only BEFORE UPDATE ON {rule.table}
 BEGIN
-    SELECT RAISE(ABORT, 'the audit trail is append-only');
+    SELECT RAISE(ABORT, '{rule.update_refused}');
 END;
-CREATE TRIGGER IF NOT EXISTS audit_outlives_no_session BEFORE DELETE ON audit
-WHEN EXISTS (SELECT 1 FROM sessions WHERE thread_id = OLD.thread_id)
+CREATE TRIGGER IF NOT EXISTS {rule.table}_outlives_no_session BEFORE DELETE ON {rule.table}
+WHEN EXISTS (SELECT 1 FROM {rule.owner} WHERE {rule.key} = OLD.{rule.key})
 BEGIN
-    SELECT RAISE(ABORT, 'the audit trail of a live session cannot be deleted');
+    SELECT RAISE(ABORT, '{rule.delete_refused}');
 END;
 """
+
+
+SCHEMA = ddl(SESSION_TABLES, SQLITE) + append_only(AUDIT_TRAIL)

@@ -1,93 +1,70 @@
 """Durable graph state on PostgreSQL: LangGraph's Postgres savers behind ``postgres://``.
 
 ``open_store("postgresql://HOST/DB", kind="checkpoints")`` gives a ``PostgresCheckpoints``,
-core's ``CheckpointerProvider`` contract: one sync ``PostgresSaver`` over a connection
-pool shared by the process, and per event loop an ``AsyncPostgresSaver`` over a pool of
-its own (an async pool is bound to the loop that opened it). LangGraph's own migrations
-create its tables on first use. Both savers fence a leased thread's writes inside the
-write's transaction (``grapharc.postgres.fencing``).
+core's ``CheckpointerProvider`` contract: one sync ``PostgresSaver`` over the pool of the
+process's database (``grapharc.postgres.database``), and per event loop an
+``AsyncPostgresSaver`` over an async pool the database opens for it (an async pool is bound to
+the loop that opened it). LangGraph's own migrations create its tables once per opened database.
+Both savers fence a leased thread's writes inside the write's transaction
+(``grapharc.postgres.fencing``).
 """
 
 from __future__ import annotations
 
 import threading
-from collections.abc import AsyncIterator
+from collections.abc import AsyncIterator, Callable
 from contextlib import asynccontextmanager
-from typing import Any
 
-import psycopg
-from psycopg.rows import dict_row
-from psycopg_pool import AsyncConnectionPool, ConnectionPool, PoolTimeout
-
-from grapharc.postgres.connect import connect_timeout, conninfo, unreachable
+from grapharc.postgres.connect import conninfo
+from grapharc.postgres.database import PostgresDatabase, open_database
 from grapharc.postgres.fencing import FencingAsyncPostgresSaver, FencingPostgresSaver
-from grapharc.postgres.sessions import table_footprint
+from grapharc.stores import offload
 
 TABLES = ("checkpoints", "checkpoint_blobs", "checkpoint_writes", "checkpoint_migrations")
-# what LangGraph's Postgres savers require of their connections
-CONNECTION = {"autocommit": True, "prepare_threshold": 0, "row_factory": dict_row}
 
 
 class PostgresCheckpoints:
-    """LangGraph's Postgres savers over the database ``uri``."""
+    """LangGraph's Postgres savers over the database ``uri``, borrowed on first use until ``close``."""
 
-    def __init__(self, uri: str, *, max_size: int = 8) -> None:
+    def __init__(self, uri: str) -> None:
         self.uri = uri
-        self.max_size = max_size
-        self._connection = {**CONNECTION, **connect_timeout(uri)}
-        self._sync: tuple[ConnectionPool[Any], FencingPostgresSaver] | None = None
+        self._borrowed: tuple[PostgresDatabase, FencingPostgresSaver, Callable[[], None]] | None = None
         self._lock = threading.Lock()
 
-    def saver(self) -> FencingPostgresSaver:
-        """The sync ``PostgresSaver``, opened (and its tables migrated) on first call."""
-        return self._opened()[1]
-
-    def _opened(self) -> tuple[ConnectionPool[Any], FencingPostgresSaver]:
-        """The sync pool and the saver over it, opened on first call."""
+    def _opened(self) -> tuple[PostgresDatabase, FencingPostgresSaver]:
+        """The database, borrowed on first call, with LangGraph's tables migrated; and the sync saver."""
         with self._lock:
-            if self._sync is None:
-                pool: ConnectionPool[Any] = ConnectionPool(self.uri, min_size=1, max_size=self.max_size,
-                                                           kwargs=self._connection, open=False)
-                try:
-                    pool.open(wait=True, timeout=10)
-                    saver = FencingPostgresSaver(pool)
-                    saver.setup()
-                except (psycopg.Error, PoolTimeout) as exc:
-                    pool.close()
-                    raise unreachable(self.uri, exc) from exc
-                self._sync = (pool, saver)
-            return self._sync
+            if self._borrowed is None:
+                database, give_back = open_database(self.uri, self)
+                self._borrowed = (database, FencingPostgresSaver(database), give_back)
+            database, saver, _ = self._borrowed
+        database.migrate_checkpoints()
+        return database, saver
+
+    def saver(self) -> FencingPostgresSaver:
+        """The sync ``PostgresSaver``, over the database's pool."""
+        return self._opened()[1]
 
     @asynccontextmanager
     async def async_saver(self) -> AsyncIterator[FencingAsyncPostgresSaver]:
         """An ``AsyncPostgresSaver`` on the running loop, its pool closed on exit."""
-        pool: AsyncConnectionPool[Any] = AsyncConnectionPool(self.uri, min_size=1, max_size=self.max_size,
-                                                             kwargs=self._connection, open=False)
-        try:
-            await pool.open(wait=True, timeout=10)
-            saver = FencingAsyncPostgresSaver(pool)
-            await saver.setup()
-        except (psycopg.Error, PoolTimeout) as exc:
-            await pool.close()
-            raise unreachable(self.uri, exc) from exc
-        try:
-            yield saver
-        finally:
-            await pool.close()
+        database, _ = await offload.to_thread(self._opened)  # opening may connect and migrate
+        async with database.async_pool() as pool:
+            yield FencingAsyncPostgresSaver(pool)
 
     def compact(self) -> None:
         """Nothing to do: PostgreSQL's autovacuum reuses the space of deleted rows."""
 
     def footprint(self) -> dict[str, int]:
         """Bytes of each of LangGraph's checkpoint tables, keyed ``DATABASE/TABLE``."""
-        return table_footprint(self._opened()[0], TABLES)
+        return self._opened()[0].footprint(TABLES)
 
     def close(self) -> None:
-        """Close the sync saver's pool (it reopens on the next ``saver()``)."""
+        """Give the database back (it is borrowed again on the next ``saver()``); twice is harmless."""
         with self._lock:
-            opened, self._sync = self._sync, None
-        if opened is not None:
-            opened[0].close()
+            borrowed, self._borrowed = self._borrowed, None
+        if borrowed is not None:
+            borrowed[2]()
 
 
 def open_checkpointer(location: str, kind: str = "checkpoints") -> PostgresCheckpoints:

@@ -12,7 +12,7 @@ import typer
 
 from grapharc.cli.output import JsonOption, emit, fail
 from grapharc.errors import GraphARCError
-from grapharc.postgres.hooks import SCHEMES
+from grapharc.postgres import SCHEMES
 
 db_app = typer.Typer(name="db", help="Database stores: schema migrations.", no_args_is_help=True)
 
@@ -36,24 +36,18 @@ def upgrade_command(
 
 def upgrade_store(uri: str) -> dict[str, Any]:
     """Apply every migration ``uri`` lacks; what was applied and the version it is at now."""
-    from grapharc.postgres.checkpoints import PostgresCheckpoints
-    from grapharc.postgres.connect import connect, conninfo, redacted
-    from grapharc.postgres.schema import LATEST, upgrade
+    from grapharc.postgres.connect import conninfo
+    from grapharc.postgres.database import borrowed
+    from grapharc.postgres.schema import LATEST
     from grapharc.stores.uris import split_uri
 
     scheme, location = split_uri(uri)
     if scheme not in SCHEMES:
         raise NotADatabaseStoreError(f"grapharc db upgrade does not know the {scheme}: scheme",
                                      hint="give a postgresql:// URI; sqlite: stores upgrade themselves")
-    target = conninfo(location)
-    with connect(target, autocommit=True) as conn:
-        applied = upgrade(conn, target)
-    checkpoints = PostgresCheckpoints(target)
-    try:
-        checkpoints.saver()  # LangGraph's saver runs its own migrations in setup()
-    finally:
-        checkpoints.close()
-    return {"store": redacted(target), "applied": applied, "schema_version": LATEST}
+    with borrowed(conninfo(location)) as database:  # opening it applies the missing migrations
+        database.migrate_checkpoints()
+    return {"store": database.name, "applied": database.applied, "schema_version": LATEST}
 
 
 def render_upgrade(doc: dict[str, Any]) -> str:

@@ -1,6 +1,4 @@
-"""From a store location to a PostgreSQL connection string, and the error every failure becomes.
-
-Also the pooled transaction every store's change runs in.
+"""From a store location to a PostgreSQL connection string and a connection.
 
 ``split_uri`` drops the ``//`` after the scheme, so ``postgresql://user@host/db`` arrives
 here as ``user@host/db``; the libpq URI is rebuilt from it, query parameters included.
@@ -8,19 +6,12 @@ here as ``user@host/db``; the libpq URI is rebuilt from it, query parameters inc
 
 from __future__ import annotations
 
-from collections.abc import Iterator
-from contextlib import contextmanager
-from typing import Any, cast
+from typing import Any
 
 import psycopg
 from psycopg.rows import dict_row
-from psycopg_pool import ConnectionPool, PoolTimeout
 
-from grapharc.errors import GraphARCError
-
-
-class PostgresStoreError(GraphARCError):
-    """A PostgreSQL store that cannot be reached, read or written."""
+from grapharc.postgres.errors import PostgresStoreError, unreachable
 
 
 def conninfo(location: str) -> str:
@@ -29,15 +20,6 @@ def conninfo(location: str) -> str:
         raise PostgresStoreError("a postgres store needs a server and a database, as in "
                                  "postgresql://user@127.0.0.1:5432/grapharc")
     return f"postgresql://{location}"
-
-
-def redacted(uri: str) -> str:
-    """``uri`` with any password replaced, for messages."""
-    head, at, tail = uri.rpartition("@")
-    if not at or ":" not in head.removeprefix("postgresql://"):
-        return uri
-    user = head.removeprefix("postgresql://").split(":", 1)[0]
-    return f"postgresql://{user}:***@{tail}"
 
 
 CONNECT_TIMEOUT_SECONDS = 10
@@ -56,32 +38,3 @@ def connect(uri: str, **kwargs: Any) -> psycopg.Connection[dict[str, Any]]:
         return psycopg.connect(uri, row_factory=dict_row, **connect_timeout(uri), **kwargs)
     except psycopg.Error as exc:
         raise unreachable(uri, exc) from exc
-
-
-def unreachable(uri: str, exc: Exception) -> PostgresStoreError:
-    said = " ".join(str(exc).split())  # libpq's message spans lines; an error is one line
-    return PostgresStoreError(f"cannot open the PostgreSQL store {redacted(uri)}: {said}",
-                              hint="check the server is running (pg_isready) and the URI's user and database")
-
-
-def open_pool(uri: str, max_size: int) -> ConnectionPool[Any]:
-    """A pool of autocommit, dict-row connections to ``uri``, once its tables are migrated."""
-    from grapharc.postgres.schema import upgrade  # schema imports this module's error
-
-    with connect(uri, autocommit=True) as conn:
-        upgrade(conn, uri)
-    return ConnectionPool(uri, min_size=1, max_size=max_size, open=True,
-                          kwargs={"row_factory": dict_row, "autocommit": True, **connect_timeout(uri)})
-
-
-@contextmanager
-def transaction(pool: ConnectionPool[Any], uri: str) -> Iterator[psycopg.Connection[dict[str, Any]]]:
-    """One atomic change or consistent read: a pooled connection inside one transaction; every
-    failure a ``PostgresStoreError`` naming the (redacted) store."""
-    try:
-        with pool.connection() as conn, conn.transaction():
-            yield cast(psycopg.Connection[dict[str, Any]], conn)  # the pool's connections make dict rows
-    except (psycopg.OperationalError, PoolTimeout) as exc:
-        raise unreachable(uri, exc) from exc
-    except psycopg.Error as exc:
-        raise PostgresStoreError(f"PostgreSQL store {redacted(uri)}: {exc}") from exc

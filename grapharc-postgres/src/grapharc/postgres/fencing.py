@@ -5,8 +5,10 @@ checkpoints live beside the session rows, so the check is made where it cannot b
 overtaken: a write of a thread whose lease ``fenced_by(leases)`` holds opens a
 transaction, reads the thread's session row ``FOR SHARE`` (a takeover, which updates
 that row, waits for the write to commit) and refuses with ``LeaseLostError`` unless it
-still carries the lease's token; then LangGraph's own ``put``/``put_writes`` run on that
-transaction's connection, pinned through ``_cursor``. Other writes run as LangGraph's do.
+still carries the lease's token; then LangGraph's own ``put``/``put_writes`` run inside that
+transaction, on a saver LangGraph's public constructor makes over its one connection. Other
+writes run as LangGraph's do. Only LangGraph's public names are used (``test_dependencies``
+checks the ones relied on).
 """
 
 from __future__ import annotations
@@ -14,18 +16,23 @@ from __future__ import annotations
 import copy
 from collections.abc import AsyncIterator, Iterator, Sequence
 from contextlib import asynccontextmanager, contextmanager
-from typing import Any, Self
+from typing import TYPE_CHECKING, Any, ClassVar, Self
 
-from langgraph.checkpoint.postgres import PostgresSaver, _ainternal, _internal
+from langgraph.checkpoint.postgres import PostgresSaver
 from langgraph.checkpoint.postgres.aio import AsyncPostgresSaver
-from psycopg import AsyncConnection, AsyncCursor, Connection, Cursor
-from psycopg.rows import DictRow, dict_row
+from langgraph.checkpoint.serde.base import SerializerProtocol
+from psycopg_pool import AsyncConnectionPool
 
-from grapharc.postgres.sessions import PREFIX
+from grapharc.postgres.schema import PREFIX
 from grapharc.session.fencing import Leases, lost
 from grapharc.session.lease import Lease
 from grapharc.session.records import RUNNING
 from grapharc.session.sql_dialect import dialect_sql
+
+if TYPE_CHECKING:
+    from psycopg_pool import ConnectionPool
+
+    from grapharc.postgres.database import Conn, PostgresDatabase
 
 HELD_FOR_WRITE = dialect_sql("SELECT 1 AS held FROM {sessions} WHERE thread_id = ? AND lease_token = ? "
                              "AND status = ? FOR SHARE", PREFIX, "%s")
@@ -38,11 +45,12 @@ def _fence_args(lease: Lease) -> tuple[str, str, str]:
 
 
 class _Fencing:
-    """What both savers share: the leases they fence by and the connection a write is pinned to."""
+    """What both savers share: the leases they fence by, and LangGraph's saver a fenced write runs on."""
 
+    PINNED: ClassVar[type[PostgresSaver] | type[AsyncPostgresSaver]]
+    """LangGraph's saver class, made over a fenced write's one connection."""
     leases: Leases | None = None
-    pinned: Any = None
-    """The connection of a fenced write's transaction, on the per-write copy that writes."""
+    serde: SerializerProtocol
 
     def fenced_by(self, leases: Leases) -> Self:
         """This saver (sharing its pool) fencing the writes of threads ``leases`` holds."""
@@ -53,15 +61,33 @@ class _Fencing:
     def _lease(self, config: Any) -> Lease | None:
         return None if self.leases is None else self.leases.lease_for(config)
 
-    def _pinned_to(self, conn: Any) -> Self:
-        """A copy of this saver whose every cursor is on ``conn``, inside its transaction."""
-        pinned = copy.copy(self)
-        pinned.pinned = conn
-        return pinned
+    def _pinned_to(self, conn: Any) -> Any:
+        """LangGraph's saver over ``conn`` alone (its constructor takes a connection as well as a pool)
+        with this one's serializer: its statements run inside ``conn``'s open transaction."""
+        return self.PINNED(conn, serde=self.serde)
 
 
 class FencingPostgresSaver(_Fencing, PostgresSaver):
-    """LangGraph's ``PostgresSaver``; with ``fenced_by``, its writes check the lease in their transaction."""
+    """LangGraph's ``PostgresSaver`` over a database's pool; with ``fenced_by``, its writes check the
+    lease in their transaction."""
+
+    PINNED = PostgresSaver
+
+    def __init__(self, database: PostgresDatabase) -> None:
+        self.database = database
+        super().__init__(database.pool)
+
+    @property
+    def conn(self) -> ConnectionPool[Conn]:
+        """The database's pool as it is now: in a forked child, the child's own, never the parent's
+        (``grapharc.postgres.database``), however long ago this saver was made."""
+        return self.database.pool
+
+    @conn.setter
+    def conn(self, pool: Any) -> None:
+        """Only LangGraph's constructor sets it, to the pool it was given: the database's."""
+        if pool is not self.database.pool:
+            raise ValueError("a FencingPostgresSaver uses its database's pool, no other connection")
 
     def put(self, config: Any, checkpoint: Any, metadata: Any, new_versions: Any) -> Any:
         with self._fenced(config) as saver:
@@ -73,31 +99,28 @@ class FencingPostgresSaver(_Fencing, PostgresSaver):
             PostgresSaver.put_writes(saver, config, writes, task_id, task_path)
 
     @contextmanager
-    def _fenced(self, config: Any) -> Iterator[FencingPostgresSaver]:
-        """This saver, or, for a leased thread, a copy pinned to a transaction that checked the lease."""
+    def _fenced(self, config: Any) -> Iterator[PostgresSaver]:
+        """This saver, or, for a leased thread, LangGraph's over one connection in a transaction that
+        checked the lease (holding this saver's lock meanwhile, as each of its own calls does)."""
         lease = self._lease(config)
         if lease is None:
             yield self
             return
-        with self.lock, _internal.get_connection(self.conn) as conn, conn.transaction():
+        with self.lock, self.conn.connection() as conn, conn.transaction():
             if conn.execute(HELD_FOR_WRITE, _fence_args(lease)).fetchone() is None:
                 raise lost(lease)
             yield self._pinned_to(conn)
 
-    @contextmanager
-    def _cursor(self, *, pipeline: bool = False) -> Iterator[Cursor[DictRow]]:
-        if self.pinned is None:
-            with super()._cursor(pipeline=pipeline) as cur:
-                yield cur
-            return
-        conn: Connection[DictRow] = self.pinned
-        with conn.cursor(binary=True, row_factory=dict_row) as cur:
-            yield cur
-
 
 class FencingAsyncPostgresSaver(_Fencing, AsyncPostgresSaver):
-    """LangGraph's ``AsyncPostgresSaver``; with ``fenced_by``, its writes check the lease in their
-    transaction."""
+    """LangGraph's ``AsyncPostgresSaver`` over an async pool; with ``fenced_by``, its writes check the
+    lease in their transaction."""
+
+    PINNED = AsyncPostgresSaver
+
+    def __init__(self, pool: AsyncConnectionPool[Any]) -> None:
+        super().__init__(pool)
+        self.pool = pool
 
     async def aput(self, config: Any, checkpoint: Any, metadata: Any, new_versions: Any) -> Any:
         async with self._fenced(config) as saver:
@@ -109,24 +132,14 @@ class FencingAsyncPostgresSaver(_Fencing, AsyncPostgresSaver):
             await AsyncPostgresSaver.aput_writes(saver, config, writes, task_id, task_path)
 
     @asynccontextmanager
-    async def _fenced(self, config: Any) -> AsyncIterator[FencingAsyncPostgresSaver]:
+    async def _fenced(self, config: Any) -> AsyncIterator[AsyncPostgresSaver]:
         """Async ``FencingPostgresSaver._fenced``."""
         lease = self._lease(config)
         if lease is None:
             yield self
             return
-        async with self.lock, _ainternal.get_connection(self.conn) as conn, conn.transaction():
+        async with self.lock, self.pool.connection() as conn, conn.transaction():
             held = await conn.execute(HELD_FOR_WRITE, _fence_args(lease))
             if await held.fetchone() is None:
                 raise lost(lease)
             yield self._pinned_to(conn)
-
-    @asynccontextmanager
-    async def _cursor(self, *, pipeline: bool = False) -> AsyncIterator[AsyncCursor[DictRow]]:
-        if self.pinned is None:
-            async with super()._cursor(pipeline=pipeline) as cur:
-                yield cur
-            return
-        conn: AsyncConnection[DictRow] = self.pinned
-        async with conn.cursor(binary=True, row_factory=dict_row) as cur:
-            yield cur

@@ -6,12 +6,10 @@ from __future__ import annotations
 from typing import TYPE_CHECKING
 
 from grapharc.plugins import RegisterStore, StoreInfo, hookimpl
+from grapharc.postgres import SCHEMES
 
 if TYPE_CHECKING:
     import typer
-
-SCHEMES = ("postgres", "postgresql")
-
 
 STORES = (
     ("sessions", "grapharc.postgres.sessions:open_session_store",
@@ -36,6 +34,6 @@ def register_stores(register: RegisterStore) -> None:
 
 @hookimpl
 def register_commands(app: typer.Typer) -> None:
-    from grapharc.postgres.cli import db_app
+    from grapharc.postgres.cli import db_app  # lazily: opening a store needs no CLI
 
     app.add_typer(db_app, name="db")

@@ -11,40 +11,37 @@ advisory lock on its thread, so two such requests racing on an idle thread canno
 from __future__ import annotations
 
 from contextlib import AbstractContextManager
-from typing import Any
 
-import psycopg
-
-from grapharc.postgres.connect import conninfo, open_pool, transaction
+from grapharc.postgres.connect import conninfo
+from grapharc.postgres.database import Conn, open_database
+from grapharc.postgres.schema import PREFIX
 from grapharc.runs.sql_store import SqlRunStore
 from grapharc.session.sql_dialect import Connection
-
-Conn = psycopg.Connection[dict[str, Any]]
 
 
 class PostgresRunStore(SqlRunStore):
     """Runs and their queue in the PostgreSQL database ``uri``."""
 
     PARAM = "%s"
-    PREFIX = "grapharc_"
+    PREFIX = PREFIX
     LOCK = "FOR UPDATE"
     CLAIM_LOCK = "FOR UPDATE SKIP LOCKED"
 
-    def __init__(self, uri: str, *, max_size: int = 4) -> None:
+    def __init__(self, uri: str) -> None:
         self.uri = uri
-        self._pool = open_pool(uri, max_size)
+        self._database, self._give_back = open_database(uri, self)
 
     def _write(self) -> AbstractContextManager[Conn]:
         """One atomic change or consistent read: a pooled connection inside one transaction."""
-        return transaction(self._pool, self.uri)
+        return self._database.transaction()
 
     def _lock_thread(self, conn: Connection, thread_id: str) -> None:
         """A transaction advisory lock on ``thread_id``: rows not yet inserted cannot be locked."""
         self._run(conn, "SELECT pg_advisory_xact_lock(hashtextextended(?, 0))", (thread_id,))
 
     def close(self) -> None:
-        """Close the pool; closing twice is harmless."""
-        self._pool.close()
+        """Give the database back (the last of its stores closes it); closing twice is harmless."""
+        self._give_back()
 
 
 def open_run_store(location: str, kind: str = "runs") -> PostgresRunStore:

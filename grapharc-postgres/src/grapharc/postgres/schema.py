@@ -2,8 +2,10 @@
 
 Each migration runs once, in order, in one transaction holding an advisory lock, so
 workers starting together apply it once. A store refuses a database that has a version
-this code does not know (a newer GraphARC upgraded it). The audit trail refuses UPDATE
-always and DELETE while its session exists, as in the SQLite store.
+this code does not know (a newer GraphARC upgraded it). The session and run tables are
+core's (``grapharc.session.tables``), written in PostgreSQL's DDL by ``POSTGRES``; the audit
+trail refuses UPDATE always and DELETE while its session exists (``AUDIT_TRAIL``), enforced
+here by a trigger function as SQLite's store does with its own triggers.
 """
 
 from __future__ import annotations
@@ -12,81 +14,46 @@ from typing import Any
 
 import psycopg
 
-from grapharc.postgres.connect import PostgresStoreError, redacted
+from grapharc.postgres.errors import PostgresStoreError, redacted
+from grapharc.session.tables import AUDIT_TRAIL, RUN_TABLES, SESSION_TABLES, AppendOnly, DdlDialect, Type, ddl
 
 _LOCK = 0x6772_6170_6861_7263 & 0x7FFF_FFFF_FFFF_FFFF  # "grapharc", one advisory lock key
 
-MIGRATIONS: tuple[tuple[int, str, str], ...] = ((1, "sessions, approvals, events and audit", """
-CREATE TABLE grapharc_sessions (
-    thread_id TEXT PRIMARY KEY,
-    graph TEXT NOT NULL,
-    status TEXT NOT NULL CHECK (status IN
-        ('created', 'running', 'paused', 'completed', 'rejected', 'expired', 'failed')),
-    created_at DOUBLE PRECISION NOT NULL,
-    updated_at DOUBLE PRECISION NOT NULL,
-    runner TEXT,
-    lease_token TEXT,
-    lease_expires_at DOUBLE PRECISION,
-    turn JSONB,
-    outcome TEXT,
-    error TEXT,
-    audited_step INTEGER NOT NULL DEFAULT -1
-);
-CREATE INDEX grapharc_sessions_by_status ON grapharc_sessions (status, updated_at);
-CREATE TABLE grapharc_approvals (
-    seq BIGSERIAL UNIQUE,
-    approval_id TEXT PRIMARY KEY,
-    thread_id TEXT NOT NULL,
-    kind TEXT NOT NULL CHECK (kind IN ('gate', 'interrupt')),
-    node TEXT NOT NULL,
-    hold_key TEXT NOT NULL,
-    question TEXT NOT NULL,
-    digest TEXT NOT NULL,
-    deciders JSONB NOT NULL,
-    created_at DOUBLE PRECISION NOT NULL,
-    expires_at DOUBLE PRECISION,
-    state TEXT NOT NULL CHECK (state IN ('open', 'approved', 'rejected', 'superseded', 'expired')),
-    decided_by TEXT,
-    decided_at DOUBLE PRECISION
-);
-CREATE INDEX grapharc_approvals_by_thread ON grapharc_approvals (thread_id, state);
-CREATE TABLE grapharc_events (
-    event_id BIGSERIAL PRIMARY KEY,
-    thread_id TEXT NOT NULL,
-    kind TEXT NOT NULL,
-    payload JSONB NOT NULL,
-    posted_at DOUBLE PRECISION NOT NULL,
-    delivered_at DOUBLE PRECISION,
-    turn_id TEXT
-);
-CREATE INDEX grapharc_events_by_thread ON grapharc_events (thread_id, delivered_at);
-CREATE TABLE grapharc_audit (
-    seq BIGSERIAL PRIMARY KEY,
-    thread_id TEXT NOT NULL,
-    at DOUBLE PRECISION NOT NULL,
-    kind TEXT NOT NULL,
-    node TEXT,
-    step INTEGER,
-    task_id TEXT,
-    detail JSONB NOT NULL
-);
-CREATE INDEX grapharc_audit_by_thread ON grapharc_audit (thread_id, seq);
-CREATE UNIQUE INDEX grapharc_audit_node_once ON grapharc_audit (thread_id, step, node, task_id)
-    WHERE kind = 'node';
-CREATE UNIQUE INDEX grapharc_audit_run_once ON grapharc_audit (thread_id, task_id) WHERE kind = 'run';
-CREATE FUNCTION grapharc_audit_guard() RETURNS trigger LANGUAGE plpgsql AS $$
+PREFIX = "grapharc_"
+"""What every GraphARC table's name starts with here, beside other applications' tables."""
+
+POSTGRES = DdlDialect({
+    Type.TEXT: "TEXT", Type.INTEGER: "INTEGER", Type.SEQUENCE: "BIGINT", Type.REAL: "DOUBLE PRECISION",
+    Type.JSON: "JSONB", Type.FLAG: "BOOLEAN", Type.COUNTER: "BIGSERIAL PRIMARY KEY",
+    Type.INSERTION_ORDER: "BIGSERIAL UNIQUE",
+}, prefix=PREFIX)
+"""Core's tables in PostgreSQL: JSON as JSONB, a counter and the insertion order as BIGSERIAL."""
+
+
+def append_only(rule: AppendOnly) -> str:
+    """A trigger function refusing every UPDATE of ``rule.table`` and a DELETE while its owner row
+    exists, and the trigger that calls it."""
+    table, owner = PREFIX + rule.table, PREFIX + rule.owner
+    return f"""\
+CREATE FUNCTION {table}_guard() RETURNS trigger LANGUAGE plpgsql AS $$
 BEGIN
     IF TG_OP = 'UPDATE' THEN
-        RAISE EXCEPTION 'the audit trail is append-only';
+        RAISE EXCEPTION '{rule.update_refused}';
     END IF;
-    IF EXISTS (SELECT 1 FROM grapharc_sessions WHERE thread_id = OLD.thread_id) THEN
-        RAISE EXCEPTION 'the audit trail of a live session cannot be deleted';
+    IF EXISTS (SELECT 1 FROM {owner} WHERE {rule.key} = OLD.{rule.key}) THEN
+        RAISE EXCEPTION '{rule.delete_refused}';
     END IF;
     RETURN OLD;
 END $$;
-CREATE TRIGGER grapharc_audit_is_append_only BEFORE UPDATE OR DELETE ON grapharc_audit
-    FOR EACH ROW EXECUTE FUNCTION grapharc_audit_guard();
-"""), (2, "trace events, and a notification on each audit or trace write", """
+CREATE TRIGGER {table}_is_append_only BEFORE UPDATE OR DELETE ON {table}
+    FOR EACH ROW EXECUTE FUNCTION {table}_guard();
+"""
+
+
+MIGRATIONS: tuple[tuple[int, str, str], ...] = (
+    (1, "sessions, approvals, events and audit",
+     ddl(SESSION_TABLES, POSTGRES) + append_only(AUDIT_TRAIL)),
+    (2, "trace events, and a notification on each audit or trace write", """
 CREATE TABLE grapharc_trace_events (
     seq BIGSERIAL PRIMARY KEY,
     run_id TEXT,
@@ -106,31 +73,11 @@ CREATE TRIGGER grapharc_audit_notifies AFTER INSERT ON grapharc_audit REFERENCIN
     FOR EACH STATEMENT EXECUTE FUNCTION grapharc_notify_write('grapharc_audit');
 CREATE TRIGGER grapharc_trace_notifies AFTER INSERT ON grapharc_trace_events REFERENCING NEW TABLE AS written
     FOR EACH STATEMENT EXECUTE FUNCTION grapharc_notify_write('grapharc_trace');
-"""), (3, "runs and the run queue", """
-CREATE TABLE grapharc_runs (
-    seq BIGSERIAL PRIMARY KEY,
-    run_id TEXT NOT NULL UNIQUE,
-    thread_id TEXT NOT NULL,
-    assistant_id TEXT NOT NULL,
-    request TEXT NOT NULL,
-    created_at DOUBLE PRECISION NOT NULL,
-    updated_at DOUBLE PRECISION NOT NULL,
-    after_seq BIGINT,
-    stream_modes TEXT NOT NULL,
-    budget TEXT,
-    multitask_strategy TEXT NOT NULL,
-    status TEXT NOT NULL CHECK (status IN ('pending', 'running', 'success', 'error', 'interrupted')),
-    end_seq BIGINT,
-    error TEXT,
-    worker TEXT,
-    claim_expires_at DOUBLE PRECISION,
-    cancel_requested BOOLEAN NOT NULL DEFAULT false,
-    attempts INTEGER NOT NULL DEFAULT 0,
-    metadata TEXT NOT NULL
-);
-CREATE INDEX grapharc_runs_by_thread ON grapharc_runs (thread_id, status, seq);
-CREATE INDEX grapharc_runs_by_status ON grapharc_runs (status, seq);
-"""))
+"""),
+    (3, "runs and the run queue", ddl(RUN_TABLES, POSTGRES)),
+)
+"""Each migration: its version, what it adds, its SQL. The session tables (1) and the run table (3)
+are core's descriptions; the trace events and the notifications (2) are PostgreSQL's alone."""
 
 CHANNELS = ("grapharc_audit", "grapharc_trace")
 """What the triggers notify after each INSERT statement into the audit trail and the trace events:

@@ -3,7 +3,8 @@
 Core's ``SessionStore`` contract (``grapharc.session.contracts``) over tables shared by
 every worker: ``open_store("postgresql://HOST/DB", kind="sessions")``. The logic is
 core's ``grapharc.session.sql_store``; this is its PostgreSQL dialect. Every change is
-one transaction on a pooled connection that first locks the thread's row. A claim takes
+one transaction on a connection of the process's pool for the database
+(``grapharc.postgres.database``) that first locks the thread's row. A claim takes
 it with ``FOR UPDATE SKIP LOCKED``: a worker never waits on another's claim, it is told
 the thread is busy. A decision waits for the lock (``FOR UPDATE``), so the loser of two
 decisions sees what the winner decided; a write fenced by a lease checks its token
@@ -12,25 +13,19 @@ under that lock, in the transaction that writes.
 
 from __future__ import annotations
 
-import asyncio
 import json
-from collections.abc import Iterable
 from contextlib import AbstractContextManager
 from typing import Any
 
-import psycopg
 from psycopg.types.json import Jsonb
-from psycopg_pool import ConnectionPool
 
-from grapharc.postgres.connect import conninfo, open_pool, transaction
-from grapharc.postgres.listen import ChangeListener
+from grapharc.postgres.connect import conninfo
+from grapharc.postgres.database import Conn, open_database
+from grapharc.postgres.schema import PREFIX
 from grapharc.session.sql_dialect import TABLES as STORE_TABLES
 from grapharc.session.sql_dialect import Connection
 from grapharc.session.sql_store import SqlSessionStore
 
-Conn = psycopg.Connection[dict[str, Any]]
-
-PREFIX = "grapharc_"
 TRACE_EVENTS = PREFIX + "trace_events"
 TABLES = (*(PREFIX + table for table in STORE_TABLES), TRACE_EVENTS)
 
@@ -49,16 +44,15 @@ class PostgresSessionStore(SqlSessionStore):
     CLAIM_LOCK = "FOR UPDATE SKIP LOCKED"
     APPROVAL_ORDER = "seq"
 
-    def __init__(self, uri: str, *, max_size: int = 8) -> None:
+    def __init__(self, uri: str) -> None:
         self.uri = uri
-        self._pool = open_pool(uri, max_size)
-        self._listeners: dict[asyncio.AbstractEventLoop, ChangeListener] = {}
+        self._database, self._give_back = open_database(uri, self)
 
     # -- the dialect -----------------------------------------------------------------
 
     def _tx(self) -> AbstractContextManager[Conn]:
         """One atomic change or consistent read: a pooled connection inside one transaction."""
-        return transaction(self._pool, self.uri)
+        return self._database.transaction()
 
     _write = _read = _tx
 
@@ -80,32 +74,16 @@ class PostgresSessionStore(SqlSessionStore):
 
     async def wait_for_change(self, thread_id: str, timeout: float) -> bool:
         """Wait for a NOTIFY that ``thread_id``'s audit trail or trace grew: True if one did within
-        ``timeout`` seconds, else False. One listening connection per event loop."""
-        loop = asyncio.get_running_loop()
-        listener = self._listeners.get(loop)
-        if listener is None or not listener.alive:
-            listener = self._listeners[loop] = ChangeListener(self.uri)
-        return await listener.wait(thread_id, timeout)
+        ``timeout`` seconds, else False. The database listens on one connection per event loop."""
+        return await self._database.listener().wait(thread_id, timeout)
 
     def close(self) -> None:
-        """Close the pool and stop listening; closing twice is harmless."""
-        for listener in self._listeners.values():
-            listener.close()
-        self._listeners.clear()
-        self._pool.close()
+        """Give the database back (the last of its stores closes it); closing twice is harmless."""
+        self._give_back()
 
     def footprint(self) -> dict[str, int]:
         """Bytes of each session table, indexes included, keyed ``DATABASE/TABLE``."""
-        return table_footprint(self._pool, TABLES)
-
-
-def table_footprint(pool: ConnectionPool[Any], tables: Iterable[str]) -> dict[str, int]:
-    """``pg_total_relation_size`` of each of ``tables`` that exists, keyed ``DATABASE/TABLE``."""
-    with pool.connection() as conn:
-        rows = conn.execute(
-            "SELECT current_database() || '/' || t AS place, pg_total_relation_size(to_regclass(t)) AS size "
-            "FROM unnest(%s::text[]) AS t WHERE to_regclass(t) IS NOT NULL", ([*tables],)).fetchall()
-    return {str(row["place"]): int(row["size"]) for row in rows}
+        return self._database.footprint(TABLES)
 
 
 def open_session_store(location: str, kind: str = "sessions") -> PostgresSessionStore:

@@ -6,7 +6,9 @@ gives ``grapharc.observe``'s reader: one parser, one set of checks and messages 
 of events (``TraceWriter.append_many``) is one INSERT; a reader asking for one run or thread gets
 only its rows, filtered by the database.
 
-The writer's connection commits asynchronously (``synchronous_commit = off``): an INSERT returns
+The store and its sinks borrow the process's database (``grapharc.postgres.database``): reads and
+writes run on connections of its pool. A sink's INSERT commits asynchronously: it sets
+``synchronous_commit = off`` for its own transaction only (``set_config(..., true)``), so it returns
 without waiting for its WAL to reach the disk, which costs a trace nothing but, should the
 database server itself crash, its last fraction of a second of events (never a torn or reordered
 one). The audit trail, which sessions and leases rest on, keeps synchronous commits.
@@ -21,27 +23,32 @@ from typing import Any
 
 import psycopg
 
-from grapharc.postgres.connect import PostgresStoreError, connect, conninfo, redacted
-from grapharc.postgres.schema import upgrade
+from grapharc.postgres.connect import conninfo
+from grapharc.postgres.database import open_database
+from grapharc.postgres.errors import PostgresStoreError, redacted
 from grapharc.trace.errors import TraceClosedError, TraceOpenError
 from grapharc.trace.schema import RUN_ID, THREAD_ID
 
-_INSERT = ("INSERT INTO grapharc_trace_events (run_id, thread_id, line) SELECT r, t, l "
-           "FROM unnest(%s::text[], %s::text[], %s::text[]) WITH ORDINALITY AS u(r, t, l, n) ORDER BY n")
+_INSERT = ("WITH asynchronous AS MATERIALIZED (SELECT set_config('synchronous_commit', 'off', true)) "
+           "INSERT INTO grapharc_trace_events (run_id, thread_id, line) SELECT r, t, l "
+           "FROM asynchronous, unnest(%s::text[], %s::text[], %s::text[]) WITH ORDINALITY AS u(r, t, l, n) "
+           "ORDER BY n")
+"""One batch of lines, in order, in one statement that commits without waiting for the disk (the
+setting lasts for the statement's own transaction, so the pooled connection keeps its default)."""
 _FETCH_ROWS = 2000
 
 
 class PostgresTraces:
-    """The trace events table of the database ``uri`` (its migrations applied on opening)."""
+    """The trace events table of the database ``uri``, borrowed (and so migrated) on opening until
+    ``close``, or until the store is collected: readers open a store per read and never close it."""
 
     def __init__(self, uri: str) -> None:
         self.uri = uri
         self.name = redacted(uri)
-        with connect(uri, autocommit=True) as conn:
-            upgrade(conn, uri)
+        self._database, self._give_back = open_database(uri, self)
 
     def open_sink(self) -> PostgresTraceSink:
-        """A sink over a connection of its own."""
+        """A sink borrowing the database until it is closed."""
         return PostgresTraceSink(self.uri)
 
     @contextmanager
@@ -53,7 +60,7 @@ class PostgresTraces:
         where = " AND ".join(f"{column} = %s" for column, _ in wanted)
         query = f"SELECT line FROM grapharc_trace_events {'WHERE ' + where if where else ''} ORDER BY seq"
         args = [value for _, value in wanted]
-        with connect(self.uri) as conn:  # a named cursor lives in a transaction
+        with self._database.transaction() as conn:  # a named cursor lives in a transaction
             cursor = conn.cursor(name="grapharc_trace_lines")
             cursor.itersize = _FETCH_ROWS
             try:
@@ -69,14 +76,19 @@ class PostgresTraces:
         except psycopg.Error as exc:
             raise PostgresStoreError(f"cannot read the trace from {self.name}: {exc}".strip()) from None
 
+    def close(self) -> None:
+        """Give the database back (the last of its stores closes it); closing twice is harmless."""
+        self._give_back()
+
 
 class PostgresTraceSink:
-    """Inserts each batch of lines with one statement; safe to share between threads."""
+    """Inserts each batch of lines with one statement; safe to share between threads, whose batches
+    it writes one at a time (so rows commit in ``seq`` order)."""
 
     def __init__(self, uri: str) -> None:
         self.name = redacted(uri)
-        self._conn: psycopg.Connection[Any] | None = connect(uri, autocommit=True)
-        self._conn.execute("SET synchronous_commit = off")
+        self._database, self._give_back = open_database(uri, self)
+        self._closed = False
         self._lock = threading.Lock()
 
     def write(self, events: Sequence[dict[str, Any]], lines: Sequence[bytes]) -> None:
@@ -85,20 +97,20 @@ class PostgresTraceSink:
         threads = [_text(event.get(THREAD_ID)) for event in events]
         texts = [line[:-1].decode("utf-8") for line in lines]
         with self._lock:
-            if self._conn is None:
+            if self._closed:
                 raise TraceClosedError(f"the trace writer for {self.name} is closed")
             try:
-                self._conn.execute(_INSERT, (runs, threads, texts))
+                with self._database.pool.connection() as conn:
+                    conn.execute(_INSERT, (runs, threads, texts))
             except psycopg.Error as exc:
                 raise TraceOpenError(f"cannot write the trace to {self.name}: {exc}".strip(),
                                      hint="check the PostgreSQL server is up (pg_isready)") from None
 
     def close(self) -> None:
-        """Close the connection; closing twice is harmless."""
+        """Give the database back; closing twice is harmless."""
         with self._lock:
-            conn, self._conn = self._conn, None
-        if conn is not None:
-            conn.close()
+            self._closed = True
+        self._give_back()
 
 
 def _text(value: Any) -> str | None:
