@@ -19,9 +19,6 @@ whenever ``make_store`` derives the store's location from ``tmp_path``.
 from __future__ import annotations
 
 import random
-import threading
-from abc import ABC, abstractmethod
-from collections.abc import Iterator
 from datetime import UTC, datetime
 from pathlib import Path
 
@@ -34,7 +31,6 @@ from grapharc.memory.claims import (
     ClaimNotFoundError,
     ClaimStore,
     ClaimStoreClosedError,
-    ClaimStoreError,
     DuplicateClaimError,
     InvalidClaimError,
     InvalidEntityError,
@@ -43,6 +39,7 @@ from grapharc.memory.claims import (
 )
 from grapharc.memory.conflicts import contradictions
 from grapharc.memory.retrieval import retrieve
+from grapharc.testing.store_kit import StoreKit, race
 
 OBSERVED_AT = datetime(2024, 5, 1, 12, 30, 15, 123456, tzinfo=UTC)
 
@@ -93,25 +90,8 @@ def assert_exact_top_k(store: ClaimStore, query: str, k: int,
         assert hit.claim == store.get(hit.claim.id)
 
 
-class ClaimStoreConformance(ABC):
+class ClaimStoreConformance(StoreKit[ClaimStore]):
     """The ``ClaimStore`` contract as pytest tests; subclass it and implement ``make_store``."""
-
-    durable: bool = False
-
-    @abstractmethod
-    def make_store(self, tmp_path: Path) -> ClaimStore:
-        """Return a new, empty store of the implementation under test, located under tmp_path."""
-
-    def reopen_store(self, tmp_path: Path) -> ClaimStore:
-        """Return the store ``make_store(tmp_path)`` made, opened again after it was closed."""
-        return self.make_store(tmp_path)
-
-    @pytest.fixture
-    def store(self, tmp_path: Path) -> Iterator[ClaimStore]:
-        """The store under test, closed afterwards."""
-        store = self.make_store(tmp_path)
-        yield store
-        store.close()
 
     def test_store_satisfies_the_claim_store_protocol(self, store: ClaimStore) -> None:
         assert isinstance(store, ClaimStore)
@@ -265,22 +245,8 @@ class ClaimStoreConformance(ABC):
     ) -> None:
         old = store.add(make_claim("Tokyo", "v1"))
         contenders = [make_claim("Tokyo", f"v2-{n}") for n in range(8)]
-        start = threading.Barrier(len(contenders))
-        won: list[Claim] = []
-        refused: list[ClaimStoreError] = []
-
-        def correct(claim: Claim) -> None:
-            start.wait()
-            try:
-                won.append(store.supersede(old.id, claim))
-            except ClaimAlreadySupersededError as error:
-                refused.append(error)
-
-        threads = [threading.Thread(target=correct, args=(c,)) for c in contenders]
-        for thread in threads:
-            thread.start()
-        for thread in threads:
-            thread.join()
+        won, refused = race(len(contenders), lambda n: store.supersede(old.id, contenders[n]),
+                            ClaimAlreadySupersededError)
         assert len(won) == 1
         assert len(refused) == len(contenders) - 1
         assert store.history(old.id) == [store.get(old.id), won[0]]

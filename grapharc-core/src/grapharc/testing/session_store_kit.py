@@ -15,9 +15,7 @@ Times are passed explicitly, so nothing here waits on a clock.
 
 from __future__ import annotations
 
-import threading
-from abc import ABC, abstractmethod
-from collections.abc import Callable, Iterator
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
@@ -62,6 +60,7 @@ from grapharc.session.records import (
     Approval,
     AuditKind,
 )
+from grapharc.testing.store_kit import StoreKit, race
 
 GRAPH = "kit-graph"
 TTL = 10.0
@@ -88,46 +87,8 @@ def pause(store: SessionStore, thread_id: str, *holds: Hold, now: float = 10.0) 
     return requests
 
 
-def race(count: int, attempt: Callable[[int], Any]) -> tuple[list[Any], list[Exception]]:
-    """Run ``attempt(i)`` in ``count`` threads released together; what they returned and raised."""
-    start = threading.Barrier(count)
-    won: list[Any] = []
-    refused: list[Exception] = []
-
-    def run(i: int) -> None:
-        start.wait()
-        try:
-            won.append(attempt(i))
-        except SessionError as exc:
-            refused.append(exc)
-
-    threads = [threading.Thread(target=run, args=(i,)) for i in range(count)]
-    for thread in threads:
-        thread.start()
-    for thread in threads:
-        thread.join()
-    return won, refused
-
-
-class SessionStoreConformance(ABC):
+class SessionStoreConformance(StoreKit[SessionStore]):
     """The ``SessionStore`` contract as pytest tests; subclass it and implement ``make_store``."""
-
-    durable: bool = False
-
-    @abstractmethod
-    def make_store(self, tmp_path: Path) -> SessionStore:
-        """Return a new, empty store of the implementation under test, located under tmp_path."""
-
-    def reopen_store(self, tmp_path: Path) -> SessionStore:
-        """Return the store ``make_store(tmp_path)`` made, opened again after it was closed."""
-        return self.make_store(tmp_path)
-
-    @pytest.fixture
-    def store(self, tmp_path: Path) -> Iterator[SessionStore]:
-        """The store under test, closed afterwards."""
-        store = self.make_store(tmp_path)
-        yield store
-        store.close()
 
     def decide(self, store: SessionStore, approval: Approval, decision: str = APPROVED, *,
                current: Hold | None, decider: str = "ana", now: float = 20.0,
@@ -275,7 +236,7 @@ class SessionStoreConformance(ABC):
 
     def test_of_concurrent_start_claims_exactly_one_wins(self, store: SessionStore) -> None:
         store.create("t1", GRAPH, 1.0)
-        won, refused = race(RACERS, lambda i: claim(store, "t1", 2.0, runner=f"runner-{i}"))
+        won, refused = race(RACERS, lambda i: claim(store, "t1", 2.0, runner=f"runner-{i}"), SessionError)
         assert len(won) == 1 and len(refused) == RACERS - 1
         assert all(isinstance(exc, SessionBusyError) for exc in refused)
         assert store.get("t1").runner == won[0].runner and store.holds(won[0])
@@ -284,7 +245,7 @@ class SessionStoreConformance(ABC):
         store.create("t1", GRAPH, 0.0)
         claim(store, "t1", 0.0)
         won, refused = race(RACERS, lambda i: store.claim_recovery(
-            "t1", runner=f"runner-{i}", ttl=TTL, now=TTL + 1))
+            "t1", runner=f"runner-{i}", ttl=TTL, now=TTL + 1), SessionError)
         assert len(won) == 1 and all(isinstance(exc, SessionBusyError) for exc in refused)
         assert len(refused) == RACERS - 1
         assert [e.kind for e in store.audit("t1")].count("reclaimed") == 1
@@ -350,7 +311,7 @@ class SessionStoreConformance(ABC):
     def test_of_concurrent_decisions_on_the_last_hold_exactly_one_resumes(self, store: SessionStore) -> None:
         [asked] = pause(store, "t1", make_hold())
         won, refused = race(RACERS, lambda i: self.decide(store, asked, current=make_hold(),
-                                                          decider=f"person-{i}"))
+                                                          decider=f"person-{i}"), SessionError)
         assert len(won) == 1 and won[0] is not None and store.holds(won[0])
         assert len(refused) == RACERS - 1
         assert all(isinstance(exc, ThreadNotPausedError | AlreadyDecidedError) for exc in refused)
