@@ -20,7 +20,8 @@ from langgraph.types import Send
 
 from grapharc.runtime import route_trace
 from grapharc.runtime.errors import GraphRoutingError, RouteMappingError, quoted_names
-from grapharc.runtime.node import GovernedRunnable, copy_for_node
+from grapharc.runtime.node import GovernedRunnable
+from grapharc.runtime.state_copy import copy_for_node
 
 
 def declared_keys(router: Callable[..., Any]) -> tuple[Hashable, ...] | None:
