@@ -26,11 +26,12 @@ from pydantic import BaseModel
 from grapharc.config import Config, load_config
 from grapharc.decisions.approval import Approver
 from grapharc.errors import ConfigurationError, GraphARCError
-from grapharc.planner.admission import AdmissionChecker, AdmissionResult
+from grapharc.planner.admission import AdmissionChecker
 from grapharc.planner.build_target import BuildTarget
 from grapharc.planner.goal import require_goal
 from grapharc.planner.proposal import Subgraph
 from grapharc.planner.surface import DEMO, PLUGINS, Surface, load_surface
+from grapharc.planner.verdict import AdmissionResult
 from grapharc.policy.engine import PolicyDocumentError, PolicyEngine
 from grapharc.policy.files import LoadedPolicy
 from grapharc.policy.schema import ToolRuleDoc

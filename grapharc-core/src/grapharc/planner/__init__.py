@@ -3,14 +3,7 @@
 from __future__ import annotations
 
 from grapharc._lazy import lazy_exports
-from grapharc.planner.admission import (
-    CHECKS,
-    AdmissionChecker,
-    AdmissionResult,
-    AdmissionSetupError,
-    AdmissionStatus,
-    Rejection,
-)
+from grapharc.planner.admission import AdmissionChecker, AdmissionSetupError
 from grapharc.planner.proposal import (
     ProposalError,
     ProposedEdge,
@@ -28,6 +21,7 @@ from grapharc.planner.registry import (
     UnknownKindError,
 )
 from grapharc.planner.rules import EdgePolicy, EdgeRule, NodePolicy, NodeRule, RuleDecision
+from grapharc.planner.verdict import CHECKS, AdmissionResult, AdmissionStatus, Rejection
 
 _LAZY = {
     "Materializer": "grapharc.planner.materialize",

@@ -30,17 +30,13 @@ from pydantic import BaseModel, Field
 from grapharc.decisions.audit import AuditRecord
 from grapharc.errors import GraphARCError
 from grapharc.planner import events
-from grapharc.planner.admission import (
-    AdmissionChecker,
-    AdmissionResult,
-    AdmissionStatus,
-    Rejection,
-)
+from grapharc.planner.admission import AdmissionChecker
 from grapharc.planner.goal import require_goal
 from grapharc.planner.materialize import Materializer
 from grapharc.planner.planner_node import PlannerNode
 from grapharc.planner.proposal import Subgraph
 from grapharc.planner.registry import CostEstimate
+from grapharc.planner.verdict import AdmissionResult, AdmissionStatus, Rejection
 from grapharc.runtime.budget import Budget, BudgetExceededError, BudgetMeter
 from grapharc.runtime.context import CURRENT_RUN, record_stop_reason
 from grapharc.runtime.graph import END, START, GraphARC
