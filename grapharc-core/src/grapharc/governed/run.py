@@ -39,8 +39,9 @@ from grapharc.policy.sources import PolicyContext, resolve_policy
 from grapharc.runtime.budget import Budget, BudgetMeter
 
 if TYPE_CHECKING:
-    from grapharc.planner.loop import GovernedLoop, LoopResult
+    from grapharc.planner.loop import GovernedLoop
     from grapharc.planner.materialize import Materializer
+    from grapharc.planner.rounds import LoopResult
     from grapharc.trace.writer import TraceWriter
 
 Command = Literal["plan", "run"]

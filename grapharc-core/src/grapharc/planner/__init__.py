@@ -29,9 +29,9 @@ _LAZY = {
     "PlannerNode": "grapharc.planner.planner_node",
     "GovernedLoop": "grapharc.planner.loop",
     "LoopLimits": "grapharc.planner.loop",
-    "LoopResult": "grapharc.planner.loop",
-    "RoundRecord": "grapharc.planner.loop",
-    "StopReason": "grapharc.planner.loop",
+    "LoopResult": "grapharc.planner.rounds",
+    "RoundRecord": "grapharc.planner.rounds",
+    "StopReason": "grapharc.planner.rounds",
 }
 
 __all__ = [
