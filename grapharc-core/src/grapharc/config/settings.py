@@ -170,7 +170,7 @@ def find_config(cwd: Path, explicit: Path | None) -> Path | None:
 
 def _is_uri(value: str) -> bool:
     """Whether a setting that may be a store URI is one (kept as written, not resolved as a path)."""
-    from grapharc.stores import is_uri
+    from grapharc.stores.uris import is_uri
 
     return is_uri(value)
 
