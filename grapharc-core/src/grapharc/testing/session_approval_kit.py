@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import pytest
 
+from grapharc.session import records
 from grapharc.session.approvals import Hold
 from grapharc.session.contracts import SessionStore
 from grapharc.session.errors import (
@@ -21,20 +22,7 @@ from grapharc.session.errors import (
     ThreadNotPausedError,
 )
 from grapharc.session.lease import Lease
-from grapharc.session.records import (
-    APPROVED,
-    DECLINED,
-    EXPIRED,
-    GATE,
-    LAPSED,
-    OPEN,
-    PAUSED,
-    REJECTED,
-    RUNNING,
-    SUPERSEDED,
-    Approval,
-    AuditKind,
-)
+from grapharc.session.records import Approval, AuditKind
 from grapharc.testing.sessions import RACERS, TTL, make_hold, pause
 from grapharc.testing.store_kit import StoreKit, race
 
@@ -42,7 +30,7 @@ from grapharc.testing.store_kit import StoreKit, race
 class SessionApprovalConformance(StoreKit[SessionStore]):
     """The approval half of the ``SessionStore`` contract as pytest tests."""
 
-    def decide(self, store: SessionStore, approval: Approval, decision: str = APPROVED, *,
+    def decide(self, store: SessionStore, approval: Approval, decision: str = records.APPROVED, *,
                current: Hold | None, decider: str = "ana", now: float = 20.0,
                thread_id: str | None = None) -> Lease | None:
         """``store.decide`` with the kit's defaults, as runner ``runner-b``."""
@@ -53,33 +41,33 @@ class SessionApprovalConformance(StoreKit[SessionStore]):
     def test_a_pause_opens_its_requests_as_the_threads_holds(self, store: SessionStore) -> None:
         asked = pause(store, "t1", make_hold("a"), make_hold("b", who=("ana", "bo")))
         paused = store.get("t1")
-        assert paused.status == PAUSED and paused.runner is None
+        assert paused.status == records.PAUSED and paused.runner is None
         assert list(paused.holds) == asked == store.approvals("t1")
         assert store.approval(asked[1].approval_id) == asked[1]
-        assert asked[1].deciders == ("ana", "bo") and asked[1].state == OPEN
+        assert asked[1].deciders == ("ana", "bo") and asked[1].state == records.OPEN
 
     def test_deciding_the_last_open_hold_hands_out_a_lease(self, store: SessionStore) -> None:
         first, second = pause(store, "t1", make_hold("a"), make_hold("b"))
         assert self.decide(store, first, current=make_hold("a")) is None
-        assert store.get("t1").status == PAUSED and [h.node for h in store.get("t1").holds] == ["b"]
+        assert store.get("t1").status == records.PAUSED and [h.node for h in store.get("t1").holds] == ["b"]
         decided = store.approval(first.approval_id)
-        assert (decided.state, decided.decided_by, decided.decided_at) == (APPROVED, "ana", 20.0)
-        lease = self.decide(store, second, DECLINED, current=make_hold("b"), now=21.0)
+        assert (decided.state, decided.decided_by, decided.decided_at) == (records.APPROVED, "ana", 20.0)
+        lease = self.decide(store, second, records.DECLINED, current=make_hold("b"), now=21.0)
         assert lease is not None and lease.runner == "runner-b" and store.holds(lease)
         assert lease.turn["kind"] == "continue"
         resumed = store.get("t1")
-        assert (resumed.status, resumed.runner, resumed.holds) == (RUNNING, "runner-b", ())
-        assert store.approval(second.approval_id).state == DECLINED
+        assert (resumed.status, resumed.runner, resumed.holds) == (records.RUNNING, "runner-b", ())
+        assert store.approval(second.approval_id).state == records.DECLINED
 
     def test_an_approval_is_decided_once(self, store: SessionStore) -> None:
         first, second = pause(store, "t1", make_hold("a"), make_hold("b"))
         self.decide(store, first, current=make_hold("a"))
         with pytest.raises(AlreadyDecidedError, match="already approved by ana"):
-            self.decide(store, first, DECLINED, current=make_hold("a"), decider="bo")
+            self.decide(store, first, records.DECLINED, current=make_hold("a"), decider="bo")
         self.decide(store, second, current=make_hold("b"))
         with pytest.raises(ThreadNotPausedError, match="already approved by ana"):
-            self.decide(store, second, DECLINED, current=make_hold("b"), decider="bo")
-        assert [a.state for a in store.approvals("t1")] == [APPROVED, APPROVED]
+            self.decide(store, second, records.DECLINED, current=make_hold("b"), decider="bo")
+        assert [a.state for a in store.approvals("t1")] == [records.APPROVED, records.APPROVED]
 
     def test_of_concurrent_decisions_on_the_last_hold_exactly_one_resumes(self, store: SessionStore) -> None:
         [asked] = pause(store, "t1", make_hold())
@@ -96,9 +84,9 @@ class SessionApprovalConformance(StoreKit[SessionStore]):
         with pytest.raises(StaleApprovalError, match=asked.approval_id):
             self.decide(store, asked, current=changed)
         old, fresh = store.approvals("t1")
-        assert old.state == SUPERSEDED and old.decided_by is None
-        assert (fresh.state, fresh.digest, fresh.hold_key) == (OPEN, "after", changed.key)
-        assert store.get("t1").status == PAUSED and store.get("t1").holds == (fresh,)
+        assert old.state == records.SUPERSEDED and old.decided_by is None
+        assert (fresh.state, fresh.digest, fresh.hold_key) == (records.OPEN, "after", changed.key)
+        assert store.get("t1").status == records.PAUSED and store.get("t1").holds == (fresh,)
         with pytest.raises(StaleApprovalError):
             self.decide(store, old, current=changed)
         assert self.decide(store, fresh, current=changed) is not None
@@ -108,38 +96,41 @@ class SessionApprovalConformance(StoreKit[SessionStore]):
         [asked] = pause(store, "t1", make_hold())
         with pytest.raises(StaleApprovalError):
             self.decide(store, asked, current=None)
-        assert [a.state for a in store.approvals("t1")] == [SUPERSEDED]
+        assert [a.state for a in store.approvals("t1")] == [records.SUPERSEDED]
 
     def test_an_approval_cannot_release_another_threads_hold(self, store: SessionStore) -> None:
         [mine] = pause(store, "mine", make_hold())
         [theirs] = pause(store, "theirs", make_hold())
         with pytest.raises(ApprovalMismatchError, match="belongs to thread mine"):
             self.decide(store, mine, current=make_hold(), thread_id="theirs")
-        assert store.approval(mine.approval_id).state == OPEN == store.approval(theirs.approval_id).state
-        assert store.get("theirs").status == PAUSED
+        assert store.approval(mine.approval_id).state == records.OPEN
+        assert store.approval(theirs.approval_id).state == records.OPEN
+        assert store.get("theirs").status == records.PAUSED
 
     def test_a_decision_by_someone_not_named_or_by_no_one_is_refused(self, store: SessionStore) -> None:
         [asked] = pause(store, "t1", make_hold(who=("ana",)))
         for decider in ("bo", ""):
             with pytest.raises(DeciderNotAllowedError):
                 self.decide(store, asked, current=make_hold(who=("ana",)), decider=decider)
-        assert store.approval(asked.approval_id).state == OPEN
+        assert store.approval(asked.approval_id).state == records.OPEN
 
     def test_a_decision_other_than_approved_or_rejected_is_refused(self, store: SessionStore) -> None:
         [asked] = pause(store, "t1", make_hold())
         with pytest.raises(ApprovalMismatchError, match="maybe"):
             self.decide(store, asked, "maybe", current=make_hold())
-        assert store.approval(asked.approval_id).state == OPEN
+        assert store.approval(asked.approval_id).state == records.OPEN
 
     def test_an_expired_approval_ends_the_thread_expired(self, store: SessionStore) -> None:
         late, other = pause(store, "t1", make_hold("a", ttl=5.0), make_hold("b"), now=10.0)
         with pytest.raises(ApprovalExpiredError, match=late.approval_id):
             self.decide(store, late, current=make_hold("a", ttl=5.0), now=15.0)
-        assert store.get("t1").status == EXPIRED
-        assert [store.approval(a.approval_id).state for a in (late, other)] == [LAPSED, SUPERSEDED]
+        assert store.get("t1").status == records.EXPIRED
+        assert [store.approval(a.approval_id).state for a in (late, other)] == [records.LAPSED,
+                                                                                 records.SUPERSEDED]
 
     def test_a_rejected_gate_ends_the_thread_rejected(self, store: SessionStore) -> None:
-        gate = make_hold(kind=GATE)
+        gate = make_hold(kind=records.GATE)
         [asked] = pause(store, "t1", gate)
-        assert self.decide(store, asked, DECLINED, current=gate) is None
-        assert store.get("t1").status == REJECTED and store.approval(asked.approval_id).state == DECLINED
+        assert self.decide(store, asked, records.DECLINED, current=gate) is None
+        assert store.get("t1").status == records.REJECTED
+        assert store.approval(asked.approval_id).state == records.DECLINED

@@ -10,6 +10,7 @@ from __future__ import annotations
 import threading
 from abc import ABC, abstractmethod
 from collections.abc import Callable, Iterator
+from contextlib import closing
 from pathlib import Path
 from typing import Any, Generic, Protocol, TypeVar
 
@@ -34,16 +35,15 @@ class StoreKit(ABC, Generic[StoreT]):
     def make_store(self, tmp_path: Path) -> StoreT:
         """Return a new, empty store of the implementation under test, located under tmp_path."""
 
-    def reopen_store(self, tmp_path: Path) -> StoreT:
-        """Return the store ``make_store(tmp_path)`` made, opened again after it was closed."""
-        return self.make_store(tmp_path)
-
     @pytest.fixture
     def store(self, tmp_path: Path) -> Iterator[StoreT]:
         """The store under test, closed afterwards."""
-        store = self.make_store(tmp_path)
-        yield store
-        store.close()
+        with closing(self.make_store(tmp_path)) as store:
+            yield store
+
+    def reopen_store(self, tmp_path: Path) -> StoreT:
+        """Return the store ``make_store(tmp_path)`` made, opened again after it was closed."""
+        return self.make_store(tmp_path)
 
 
 def race(count: int, attempt: Callable[[int], Any],
