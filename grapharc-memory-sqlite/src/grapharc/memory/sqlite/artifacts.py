@@ -46,8 +46,6 @@ from grapharc.memory.artifacts import (
 from grapharc.memory.claims import Provenance, durable_store_path
 from grapharc.memory.sqlite.database import (
     SQLiteFileStore,
-    record_version,
-    stored_version,
     use_wal,
 )
 
@@ -134,16 +132,7 @@ class SQLiteArtifactStore(SQLiteFileStore):
         """Switch the file to WAL and create or check the artifacts schema."""
         use_wal(self._open_connection(), f"artifact store {str(self.path)!r}", ArtifactStoreError)
         with self._transaction() as cursor:
-            version = stored_version(cursor, SCHEMA_COMPONENT)
-            if version is None:
-                for statement in _SCHEMA:
-                    cursor.execute(statement)
-                record_version(cursor, SCHEMA_COMPONENT, SCHEMA_VERSION)
-            elif version != SCHEMA_VERSION:
-                raise ArtifactStoreError(
-                    f"artifact store {str(self.path)!r} has artifacts schema version {version}, "
-                    f"but this grapharc-memory-sqlite reads version {SCHEMA_VERSION}",
-                    hint="open it with the GraphARC version that wrote it")
+            self._create_or_check(cursor, SCHEMA_COMPONENT, SCHEMA_VERSION, _SCHEMA, ArtifactStoreError)
 
     def blob_path(self, artifact: Artifact) -> Path:
         """Where the bytes of ``artifact`` are kept: ``<file>.blobs/<sha256>``."""

@@ -6,7 +6,7 @@ from __future__ import annotations
 
 import sqlite3
 import threading
-from collections.abc import Callable, Iterable, Iterator, Sequence
+from collections.abc import Callable, Container, Iterable, Iterator, Sequence
 from contextlib import AbstractContextManager, contextmanager
 from pathlib import Path
 
@@ -41,6 +41,25 @@ class SQLiteFileStore:
 
     def _transaction(self) -> AbstractContextManager[sqlite3.Cursor]:
         return immediate(self._open_connection())
+
+    def _create_or_check(self, cursor: sqlite3.Cursor, component: str, version: int, schema: Iterable[str],
+                         error: type[GraphARCError], migratable: Container[int] = ()) -> bool:
+        """Create ``component``'s tables (``schema``) at ``version`` in a file that has none yet;
+        True when the file has an older version in ``migratable``, for the caller to migrate.
+        Any other version is refused with ``error``: this code would misread it."""
+        found = stored_version(cursor, component)
+        if found is None:
+            for statement in schema:
+                cursor.execute(statement)
+            record_version(cursor, component, version)
+            return False
+        if found in migratable:
+            return True
+        if found != version:
+            raise error(f"{self.noun} {str(self.path)!r} has {component} schema version {found}, "
+                        f"but this grapharc-memory-sqlite reads version {version}",
+                        hint="open it with the GraphARC version that wrote it")
+        return False
 
     def close(self) -> None:
         """Close the connection; idempotent."""

@@ -57,7 +57,6 @@ from grapharc.memory.sqlite.database import (
     read_through_memory_map,
     record_version,
     snapshot,
-    stored_version,
     use_wal,
 )
 
@@ -198,19 +197,9 @@ class SQLiteMemoryStore(SQLiteFileStore):
         _require_json(connection, self.path)
         connection.execute("PRAGMA foreign_keys=ON")
         with self._transaction() as cursor:
-            version = stored_version(cursor, SCHEMA_COMPONENT)
-            if version is None:
-                for statement in _SCHEMA:
-                    cursor.execute(statement)
-                record_version(cursor, SCHEMA_COMPONENT, SCHEMA_VERSION)
-            elif version in (1, 2, 3, 4):
+            if self._create_or_check(cursor, SCHEMA_COMPONENT, SCHEMA_VERSION, _SCHEMA, ClaimStoreError,
+                                     migratable=(1, 2, 3, 4)):
                 self._migrate_to_runs(cursor)
-            elif version != SCHEMA_VERSION:
-                raise ClaimStoreError(
-                    f"claim store {str(self.path)!r} has claims schema version {version}, "
-                    f"but this grapharc-memory-sqlite reads version {SCHEMA_VERSION}",
-                    hint="open it with the GraphARC version that wrote it",
-                )
 
     @staticmethod
     def _migrate_to_runs(cursor: sqlite3.Cursor) -> None:
