@@ -208,22 +208,9 @@ class GraphARC:
         returns at run time that it lacks raises GraphRoutingError.
         """
         source = self._known(f"add_conditional_edge({source!r}, ...)", source, allow_start=True)
-        if self.dag:
-            raise DagViolationError(
-                f"dag graph {self.name!r} refuses the conditional edge from {source!r}",
-                hint="declare the graph without dag=True once the branch is earned",
-            )
+        self._refuse_in_dag(f"the conditional edge from {source!r}", "branch")
         checked = checked_mapping(source, router, mapping, frozenset(self.nodes))
-        self.routes.append(
-            _Route(
-                source=source,
-                router=router,
-                mapping=checked,
-                path_map=checked,
-                copy_state=copy_state,
-                is_async=_is_async(router),
-            )
-        )
+        self.routes.append(_Route(source, router, checked, checked, copy_state, _is_async(router)))
         return self
 
     def add_conditional_edges(
@@ -252,11 +239,7 @@ class GraphARC:
         the reducer field ``into``; ``then`` runs once all workers have finished. See
         ``grapharc.runtime.fanout``.
         """
-        if self.dag:
-            raise DagViolationError(
-                f"dag graph {self.name!r} refuses the fan-out {name!r}",
-                hint="declare the graph without dag=True once the fan-out is earned",
-            )
+        self._refuse_in_dag(f"the fan-out {name!r}", "fan-out")
         after = self._known(f"add_fanout({name!r}, after=...)", after, allow_start=True)
         then = self._known(f"add_fanout({name!r}, then=...)", then, allow_end=True)
         if into not in self.fields:
@@ -267,16 +250,8 @@ class GraphARC:
         self.nodes[name] = DeclaredNode(
             name=name, fn=worker, writes=frozenset({into}), fresh_input=True, is_async=fan.is_async
         )
-        self.routes.append(
-            _Route(
-                source=after,
-                router=fan.router,
-                mapping=None,
-                path_map=[then],
-                copy_state=True,
-                is_async=False,
-            )
-        )
+        self.routes.append(_Route(after, fan.router, mapping=None, path_map=[then], copy_state=True,
+                                  is_async=False))
         self.edges.append((name, then))
         return self
 
@@ -343,6 +318,12 @@ class GraphARC:
         edges = [[source, target] for source, target in self.edges]
         edges += [[source, target] for sources, target in self.joins for source in sources]
         return edges
+
+    def _refuse_in_dag(self, what: str, earned: str) -> None:
+        """A dag graph routes only along its declared edges, so it refuses ``what``."""
+        if self.dag:
+            raise DagViolationError(f"dag graph {self.name!r} refuses {what}",
+                                    hint=f"declare the graph without dag=True once the {earned} is earned")
 
     def _check_new_node(self, name: str) -> None:
         if name in _RESERVED:
