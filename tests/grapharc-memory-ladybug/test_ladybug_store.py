@@ -13,7 +13,8 @@ import pytest
 from grapharc.errors import ConfigurationError
 from grapharc.memory.claims import ClaimStoreError
 from grapharc.memory.ladybug.store import LadybugLockedError, LadybugMemoryStore, open_claim_store
-from grapharc.testing.claim_store_kit import ClaimStoreConformance, make_claim
+from grapharc.testing.claim_store_kit import ClaimStoreConformance
+from grapharc.testing.claims import make_claim
 
 OPEN_AND_REPORT = """
 import json, sys

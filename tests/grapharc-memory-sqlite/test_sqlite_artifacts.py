@@ -27,7 +27,7 @@ from grapharc.memory.sqlite.store import SCHEMA_VERSION as CLAIMS_SCHEMA
 from grapharc.memory.sqlite.store import SQLiteMemoryStore
 from grapharc.stores import open_store
 from grapharc.testing.artifact_store_kit import PROVENANCE, ArtifactStoreConformance
-from grapharc.testing.claim_store_kit import make_claim
+from grapharc.testing.claims import make_claim
 
 # Puts two versions, then a third whose process SIGKILLs itself at the point argv[2]
 # names: just before its blob is written, just after, or as its row is inserted.

@@ -17,7 +17,7 @@ from grapharc.memory.sqlite.database import rows_per_statement
 from grapharc.memory.sqlite.postings import MERGE_FANOUT, merge_start, terms_json
 from grapharc.memory.sqlite.store import SQLiteMemoryStore
 from grapharc.memory.terms import terms
-from grapharc.testing.claim_store_kit import make_claim, varied_claims
+from grapharc.testing.claims import make_claim, varied_claims
 
 
 def settle(sizes: list[int], batch: int, rewritten: list[int]) -> None:

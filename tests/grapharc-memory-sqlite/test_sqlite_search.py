@@ -16,7 +16,8 @@ from grapharc.memory.sqlite.database import MAPPED_BYTES
 from grapharc.memory.sqlite.postings import SQLitePostings
 from grapharc.memory.sqlite.store import SQLiteMemoryStore
 from grapharc.memory.terms import query_terms
-from grapharc.testing.claim_store_kit import assert_exact_top_k, make_claim, varied_claims
+from grapharc.testing.claim_search_kit import assert_exact_top_k
+from grapharc.testing.claims import make_claim, varied_claims
 
 LONG_QUERY = "Ada Lovelace wrote program compiler river harbour island language mountain"
 QUERIES = ("Tokyo engine million city", "東京 notes", "Kyoto river", LONG_QUERY)

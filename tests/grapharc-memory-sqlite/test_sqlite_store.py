@@ -18,12 +18,13 @@ from grapharc.memory.claims import Claim, ClaimStoreError, normalise_entity
 from grapharc.memory.sqlite.postings import MERGE_FANOUT
 from grapharc.memory.sqlite.store import SQLiteMemoryStore, open_claim_store
 from grapharc.memory.terms import terms
-from grapharc.testing.claim_store_kit import ClaimStoreConformance, make_claim, varied_claims
+from grapharc.testing.claim_store_kit import ClaimStoreConformance
+from grapharc.testing.claims import make_claim, varied_claims
 
 WRITER = """
 import json, sys
 from grapharc.memory.sqlite.store import SQLiteMemoryStore
-from grapharc.testing.claim_store_kit import make_claim
+from grapharc.testing.claims import make_claim
 
 store = SQLiteMemoryStore(sys.argv[1])
 old = store.add(make_claim("東京", "8 million", predicate="population", run_id="run-1"))
@@ -49,7 +50,7 @@ store.close()
 CRASH_MID_SUPERSESSION = """
 import os, sys
 from grapharc.memory.sqlite.store import SQLiteMemoryStore
-from grapharc.testing.claim_store_kit import make_claim
+from grapharc.testing.claims import make_claim
 
 store = SQLiteMemoryStore(sys.argv[1])
 store.add(make_claim("Tokyo", "v1", claim_id="old"))
@@ -436,7 +437,7 @@ MERGE_CRASH = """
 import os, sys
 from grapharc.memory.sqlite.postings import MERGE_FANOUT
 from grapharc.memory.sqlite.store import SQLiteMemoryStore
-from grapharc.testing.claim_store_kit import make_claim
+from grapharc.testing.claims import make_claim
 
 store = SQLiteMemoryStore(sys.argv[1])
 for n in range(MERGE_FANOUT - 1):

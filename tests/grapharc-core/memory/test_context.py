@@ -8,7 +8,7 @@ from grapharc.memory.claims import InvalidSearchError
 from grapharc.memory.context import estimate_tokens, render_context
 from grapharc.memory.inprocess import InMemoryClaimStore
 from grapharc.memory.retrieval import retrieve
-from grapharc.testing.claim_store_kit import make_claim
+from grapharc.testing.claims import make_claim
 
 
 def test_tokens_are_estimated_high_for_non_latin_text() -> None:

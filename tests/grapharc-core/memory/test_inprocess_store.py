@@ -11,7 +11,8 @@ from grapharc.errors import ConfigurationError
 from grapharc.memory.bm25f import exact_search
 from grapharc.memory.inprocess import InMemoryClaimStore, open_inprocess_store
 from grapharc.memory.term_index import TermIndex
-from grapharc.testing.claim_store_kit import ClaimStoreConformance, make_claim, varied_claims
+from grapharc.testing.claim_store_kit import ClaimStoreConformance
+from grapharc.testing.claims import make_claim, varied_claims
 
 
 class TestInMemoryClaimStoreConformance(ClaimStoreConformance):

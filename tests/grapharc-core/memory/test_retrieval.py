@@ -11,7 +11,7 @@ from grapharc.memory.claim_index import ClaimIndex
 from grapharc.memory.claims import Claim, InvalidSearchError, ScoredClaim
 from grapharc.memory.inprocess import InMemoryClaimStore
 from grapharc.memory.retrieval import Embedder, retrieve
-from grapharc.testing.claim_store_kit import make_claim
+from grapharc.testing.claims import make_claim
 
 AXES = (("car", "automobile", "vehicle"), ("fruit", "apple", "banana"), ("city", "tokyo"))
 

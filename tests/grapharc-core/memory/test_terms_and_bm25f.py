@@ -18,7 +18,7 @@ from grapharc.memory.bm25f import (
 from grapharc.memory.claims import InvalidSearchError
 from grapharc.memory.inprocess import InMemoryClaimStore
 from grapharc.memory.terms import query_terms, terms
-from grapharc.testing.claim_store_kit import make_claim, varied_claims
+from grapharc.testing.claims import make_claim, varied_claims
 
 
 def test_terms_fold_case_width_and_punctuation() -> None:

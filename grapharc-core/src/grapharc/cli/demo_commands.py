@@ -14,9 +14,14 @@ body, so ``grapharc --help`` pays nothing for LangGraph.
 from __future__ import annotations
 
 import dataclasses
+import importlib
+import inspect
 import sys
 from collections.abc import Callable
+from dataclasses import dataclass
+from enum import StrEnum
 from pathlib import Path
+from types import ModuleType
 from typing import TYPE_CHECKING, Annotated, Any
 
 import typer
@@ -68,14 +73,8 @@ def build_demo_app() -> typer.Typer:
     """The ``demo`` group with the commands stage0 ... stage6, capstone and agent."""
     app = typer.Typer(name="demo", help=HELP, no_args_is_help=True, add_completion=False,
                       pretty_exceptions_enable=False, rich_markup_mode=None)
-    app.command("stage0")(stage0_command)
-    app.command("stage1")(stage1_command)
-    app.command("stage2")(stage2_command)
-    app.command("stage3")(stage3_command)
-    app.command("stage4")(stage4_command)
-    app.command("stage5")(stage5_command)
-    app.command("stage6")(stage6_command)
-    app.command("capstone")(capstone_command)
+    for stage in STAGES:
+        app.command(stage.name)(stage_command(stage))
     app.command("agent")(agent_command)
     return app
 
@@ -133,230 +132,178 @@ def _budget_defaults(budget: Any) -> dict[str, Any]:
     return {name: value for name, value in dataclasses.asdict(budget).items() if value is not None}
 
 
-def stage0_command(
-    as_json: JsonOption = False,
-    config: ConfigFile = None,
-    trace: TraceOption = None,
-    thread: Annotated[str | None, typer.Option(
-        "--thread", help="Thread id: a new one by default; with --resume, the one to continue.")
-    ] = None,
-    resume: Annotated[bool, typer.Option(
-        "--resume", help="Continue --thread from its last checkpoint (after a failed attempt).")
-    ] = False,
-    inject_failure: Annotated[Failure | None, typer.Option(
-        "--inject-failure", help="Fail between the report's temp write and its rename: 'error' "
-                                 "raises in process, 'kill' SIGKILLs the process.")] = None,
-    report_dir: Annotated[Path, option(
-        "--report-dir", kind=Folder("report folder"), help="Folder for the report, <thread>.txt.")
-    ] = Path(".grapharc/reports"),
-    checkpoints: CheckpointsOption = CHECKPOINTS,
-    model: Annotated[str | None, typer.Option("--model", hidden=True)] = None,
-) -> None:
-    """Deterministic DAG: load -> split -> count -> report, written atomically and resumable."""
-
-    def work(settings: Config) -> StageOutcome:
-        from grapharc.examples.demo_support import DemoInputError
-        from grapharc.examples.stage0 import run_stage0
-
-        if model is not None:
-            raise DemoInputError("stage0 is pure code with no model in it, so it takes no --model",
-                                 hint="--model works for stage1 through stage6 and the capstone")
-        return run_stage0(trace=settings.value("trace"), checkpoints=checkpoints.resolve(),
-                          report_dir=report_dir.resolve(), thread_id=thread, resume=resume,
-                          inject_failure=inject_failure)
-
-    _run("stage0", as_json, {"trace": trace}, config, {}, work)
-
-
-def stage1_command(
-    as_json: JsonOption = False,
-    config: ConfigFile = None,
-    trace: TraceOption = None,
-    model: ModelOption = None,
-    task: Annotated[Task, typer.Option(
-        "--task", help="impossible: no answer exists; solvable: one does; unbounded: answers keep "
-                       "improving forever.")] = Task.IMPOSSIBLE,
-    max_rounds: MaxRounds = None,
-    max_iterations: MaxIterations = None,
-    max_tokens: MaxTokens = None,
-) -> None:
-    """One earned loop: discover -> act -> verify -> repeat, until a guard stops it."""
-    from grapharc.examples.stage1 import DEFAULT_BUDGET, DEFAULT_ROUNDS, run_stage1
-
-    def work(settings: Config) -> StageOutcome:
-        return run_stage1(trace=settings.value("trace"), task=task, model_spec=model,
-                          budget=_budget(settings), max_rounds=settings.value("max_rounds"))
-
-    _run("stage1", as_json, {"trace": trace, "model": model, "max_rounds": max_rounds,
-                             "max_iterations": max_iterations, "max_tokens": max_tokens}, config,
-         {"max_rounds": DEFAULT_ROUNDS, **_budget_defaults(DEFAULT_BUDGET)}, work)
-
-
-def stage2_command(
-    as_json: JsonOption = False,
-    config: ConfigFile = None,
-    trace: TraceOption = None,
-    model: ModelOption = None,
-    scenario: Annotated[ClaimScenario, typer.Option(
-        "--scenario", help="The scripted model's replies: injection (prose that tries to steer), "
-                           "bad-output (a malformed claim), clean (claims that verify).")
-    ] = ClaimScenario.INJECTION,
-    max_attempts: Annotated[int, option(
-        "--max-attempts", kind=Ranged(Count(1, 100), "N"),
-        help="Extraction attempts before the router gives up.")] = 3,
-    max_iterations: MaxIterations = None,
-    max_tokens: MaxTokens = None,
-    checkpoints: CheckpointsOption = CHECKPOINTS,
-) -> None:
-    """Typed cyclic graph: extract claims -> verify -> retry, routed by code alone."""
-    from grapharc.examples.stage2 import DEFAULT_BUDGET, run_stage2
-
-    def work(settings: Config) -> StageOutcome:
-        return run_stage2(trace=settings.value("trace"), checkpoints=checkpoints.resolve(),
-                          scenario=scenario, model_spec=model,
-                          max_attempts=max_attempts, budget=_budget(settings))
-
-    _run("stage2", as_json, {"trace": trace, "model": model, "max_iterations": max_iterations,
-                             "max_tokens": max_tokens}, config, _budget_defaults(DEFAULT_BUDGET), work)
-
-
-def stage3_command(
-    as_json: JsonOption = False,
-    config: ConfigFile = None,
-    trace: TraceOption = None,
-    model: ModelOption = None,
-    scenario: Annotated[FanoutScenario, typer.Option(
-        "--scenario", help="isolation: one worker crashes and one hangs; overlap: all succeed and "
-                           "the shared chunks come back twice.")] = FanoutScenario.ISOLATION,
-    max_concurrency: MaxConcurrency = None,
-    worker_timeout: Annotated[float, option(
-        "--worker-timeout", kind=Ranged(Number(0.01, 3600, "seconds", above=False), "SECONDS"),
-        help="Seconds before a worker counts as hung.")] = 2.0,
-    max_tokens: MaxTokens = None,
-) -> None:
-    """Bounded fan-out over three workers with failure isolation and dedup."""
-    from grapharc.examples.stage3 import DEFAULT_BUDGET, run_stage3
-
-    def work(settings: Config) -> StageOutcome:
-        return run_stage3(trace=settings.value("trace"), scenario=scenario,
-                          model_spec=model, worker_timeout=worker_timeout,
-                          budget=_budget(settings))
-
-    _run("stage3", as_json, {"trace": trace, "model": model, "max_concurrency": max_concurrency,
-                             "max_tokens": max_tokens}, config, _budget_defaults(DEFAULT_BUDGET), work)
-
-
-def stage4_command(
-    as_json: JsonOption = False,
-    config: ConfigFile = None,
-    trace: TraceOption = None,
-    model: ModelOption = None,
-    case: Annotated[Case, typer.Option(
-        "--case", help="impossible: the logs cannot explain the spike; solvable: they can.")
-    ] = Case.IMPOSSIBLE,
-    max_rounds: MaxRounds = None,
-    max_iterations: MaxIterations = None,
-    max_tokens: MaxTokens = None,
-) -> None:
-    """Bounded investigation loop with convergence guards."""
-    from grapharc.examples.stage4 import DEFAULT_BUDGET, DEFAULT_ROUNDS, run_stage4
-
-    def work(settings: Config) -> StageOutcome:
-        return run_stage4(trace=settings.value("trace"), case=case, model_spec=model,
-                          budget=_budget(settings), max_rounds=settings.value("max_rounds"))
-
-    _run("stage4", as_json, {"trace": trace, "model": model, "max_rounds": max_rounds,
-                             "max_iterations": max_iterations, "max_tokens": max_tokens}, config,
-         {"max_rounds": DEFAULT_ROUNDS, **_budget_defaults(DEFAULT_BUDGET)}, work)
-
-
-def stage5_command(
-    as_json: JsonOption = False,
-    config: ConfigFile = None,
-    trace: TraceOption = None,
-    model: Annotated[str | None, typer.Option(
-        "--model", help="Real model spec for the author (default: the scripted author).")] = None,
-    reviewer_model: Annotated[str | None, typer.Option(
-        "--reviewer-model", help="Real model spec for the reviewer (default: the scripted reviewer, "
-                                 "or --model's spec when that is given); best from another vendor.")
-    ] = None,
-    max_iterations: MaxIterations = None,
-    max_tokens: MaxTokens = None,
-) -> None:
-    """Verifier: fresh context + deterministic evidence anchor, failing closed."""
-    from grapharc.examples.stage5 import DEFAULT_BUDGET, run_stage5
-
-    def work(settings: Config) -> StageOutcome:
-        return run_stage5(trace=settings.value("trace"), model_spec=model,
-                          reviewer_spec=reviewer_model, budget=_budget(settings))
-
-    _run("stage5", as_json, {"trace": trace, "model": model, "max_iterations": max_iterations,
-                             "max_tokens": max_tokens}, config, _budget_defaults(DEFAULT_BUDGET), work)
-
-
 MemoryOption = Annotated[str | None, typer.Option(
     "--memory", metavar="URI", show_default=False,
     help="Claim store URI: memory: (gone when the process ends; the default), sqlite:PATH, "
          "ladybug:PATH or a bare PATH (sqlite), all durable. Default: the memory setting "
          "(GRAPHARC_MEMORY, memory = ... in grapharc.toml), else memory:.")]
-MEMORY_DEFAULT = {"memory": "memory:"}
+ReviewerOption = Annotated[str | None, typer.Option(
+    "--reviewer-model", help="Real model spec for the reviewer (default: the scripted reviewer, "
+                             "or --model's spec when that is given); best from another vendor.")]
+
+VALUE, SETTING, PATH = "value", "setting", "path"
 
 
-def stage6_command(
-    as_json: JsonOption = False,
-    config: ConfigFile = None,
-    trace: TraceOption = None,
-    model: ModelOption = None,
-    memory: MemoryOption = None,
-    run: Annotated[int | None, option(
-        "--run", kind=Ranged(Count(1, 3), "N"),
-        help="Only this run (1 investigate, 2 correct, 3 recall), so each can be its own process; "
-             "needs a durable --memory.")] = None,
-    max_iterations: MaxIterations = None,
-    max_tokens: MaxTokens = None,
-) -> None:
-    """Memory: three runs against one store; a later one reuses a fact and sees the dead end."""
-    from grapharc.examples.stage6 import DEFAULT_BUDGET, run_stage6
+@dataclass(frozen=True)
+class StageOption:
+    """One option of a stage command: its parameter, and how it reaches the stage.
 
-    def work(settings: Config) -> StageOutcome:
-        return run_stage6(trace=settings.value("trace"), memory=settings.value("memory"),
-                          run_number=run, model_spec=model, budget=_budget(settings))
+    A ``setting`` resolves flag > env > grapharc.toml > ``fallback`` (the stage module's
+    default, else none). ``to`` is the stage runner's keyword for it, passed as typed
+    (``VALUE``), as the resolved setting (``SETTING``) or as a resolved path (``PATH``).
+    """
 
-    _run("stage6", as_json, {"trace": trace, "model": model, "memory": memory,
-                             "max_iterations": max_iterations, "max_tokens": max_tokens}, config,
-         {**MEMORY_DEFAULT, **_budget_defaults(DEFAULT_BUDGET)}, work)
+    name: str
+    annotation: Any
+    default: Any = None
+    setting: bool = False
+    to: str | None = None
+    read: str = VALUE
+    fallback: Callable[[ModuleType], Any] | None = None
+
+    def given(self, value: Any, settings: Config) -> Any:
+        """What the stage runner is handed for ``value``, typed or resolved."""
+        if self.read == SETTING:
+            return settings.value(self.name)
+        return value.resolve() if self.read == PATH else value
 
 
-def capstone_command(
-    as_json: JsonOption = False,
-    config: ConfigFile = None,
-    trace: TraceOption = None,
-    model: Annotated[str | None, typer.Option(
-        "--model", help="Real model spec for the research agent (default: the scripted author).")
-    ] = None,
-    reviewer_model: Annotated[str | None, typer.Option(
-        "--reviewer-model", help="Real model spec for the reviewer (default: the scripted reviewer, "
-                                 "or --model's spec when that is given); best from another vendor.")
-    ] = None,
-    memory: MemoryOption = None,
-    scenario: Annotated[ReviewScenario, typer.Option(
-        "--scenario", help="The scripted reviewer: honest (judges each claim) or reject-all "
-                           "(supports nothing, so nothing is written or answered).")
-    ] = ReviewScenario.HONEST,
-    max_iterations: MaxIterations = None,
-    max_tokens: MaxTokens = None,
-) -> None:
-    """One research agent: recall, research, independent review, remember, answer from memory."""
-    from grapharc.examples.capstone import DEFAULT_BUDGET, run_capstone
+@dataclass(frozen=True)
+class Stage:
+    """One ``demo`` stage: ``grapharc.examples.<name>``'s ``run_<name>`` behind a command titled
+    ``title`` with ``--json``, ``--config``, ``--trace`` and ``options``. A stage with a budget
+    hands its runner the configured one, over its module's ``DEFAULT_BUDGET``; a stage with no
+    model in it refuses ``--model``."""
 
-    def work(settings: Config) -> StageOutcome:
-        return run_capstone(trace=settings.value("trace"), memory=settings.value("memory"),
-                            model_spec=model, reviewer_spec=reviewer_model, scenario=scenario,
-                            budget=_budget(settings))
+    name: str
+    title: str
+    options: tuple[StageOption, ...]
+    budget: bool = True
+    has_model: bool = True
 
-    _run("capstone", as_json, {"trace": trace, "model": model, "memory": memory,
-                               "max_iterations": max_iterations, "max_tokens": max_tokens}, config,
-         {**MEMORY_DEFAULT, **_budget_defaults(DEFAULT_BUDGET)}, work)
+
+def choice(name: str, default: StrEnum, help: str) -> StageOption:
+    """An option ``--<name>`` choosing one of ``default``'s kind, handed to the runner as chosen."""
+    return StageOption(name, type(default), typer.Option(default, f"--{name}", help=help), to=name)
+
+
+JSON = StageOption("as_json", JsonOption, False)
+CONFIG = StageOption("config", ConfigFile)
+TRACE = StageOption("trace", TraceOption, setting=True, to="trace", read=SETTING)
+MODEL = StageOption("model", ModelOption, setting=True, to="model_spec")
+MAX_ROUNDS = StageOption("max_rounds", MaxRounds, setting=True, to="max_rounds", read=SETTING,
+                         fallback=lambda stage: stage.DEFAULT_ROUNDS)
+MAX_ITERATIONS = StageOption("max_iterations", MaxIterations, setting=True)
+MAX_TOKENS = StageOption("max_tokens", MaxTokens, setting=True)
+MEMORY = StageOption("memory", MemoryOption, setting=True, to="memory", read=SETTING,
+                     fallback=lambda stage: "memory:")
+CHECKPOINTS_OPTION = StageOption("checkpoints", CheckpointsOption, CHECKPOINTS, to="checkpoints", read=PATH)
+REVIEWER = StageOption("reviewer_model", ReviewerOption, to="reviewer_spec")
+BUDGET = (MAX_ITERATIONS, MAX_TOKENS)
+
+STAGES = (
+    Stage("stage0",
+          "Deterministic DAG: load -> split -> count -> report, written atomically and resumable.", (
+        StageOption("thread", Annotated[str | None, typer.Option(
+            "--thread", help="Thread id: a new one by default; with --resume, the one to continue.")],
+            to="thread_id"),
+        StageOption("resume", Annotated[bool, typer.Option(
+            "--resume", help="Continue --thread from its last checkpoint (after a failed attempt).")],
+            False, to="resume"),
+        StageOption("inject_failure", Annotated[Failure | None, typer.Option(
+            "--inject-failure", help="Fail between the report's temp write and its rename: 'error' "
+                                     "raises in process, 'kill' SIGKILLs the process.")],
+            to="inject_failure"),
+        StageOption("report_dir", Annotated[Path, option(
+            "--report-dir", kind=Folder("report folder"), help="Folder for the report, <thread>.txt.")],
+            Path(".grapharc/reports"), to="report_dir", read=PATH),
+        CHECKPOINTS_OPTION,
+        StageOption("model", Annotated[str | None, typer.Option("--model", hidden=True)])),
+        budget=False, has_model=False),
+    Stage("stage1", "One earned loop: discover -> act -> verify -> repeat, until a guard stops it.", (
+        MODEL,
+        choice("task", Task.IMPOSSIBLE, "impossible: no answer exists; solvable: one does; unbounded: "
+                                        "answers keep improving forever."),
+        MAX_ROUNDS, *BUDGET)),
+    Stage("stage2", "Typed cyclic graph: extract claims -> verify -> retry, routed by code alone.", (
+        MODEL,
+        choice("scenario", ClaimScenario.INJECTION, "The scripted model's replies: injection (prose that "
+               "tries to steer), bad-output (a malformed claim), clean (claims that verify)."),
+        StageOption("max_attempts", Annotated[int, option(
+            "--max-attempts", kind=Ranged(Count(1, 100), "N"),
+            help="Extraction attempts before the router gives up.")], 3, to="max_attempts"),
+        *BUDGET, CHECKPOINTS_OPTION)),
+    Stage("stage3", "Bounded fan-out over three workers with failure isolation and dedup.", (
+        MODEL,
+        choice("scenario", FanoutScenario.ISOLATION, "isolation: one worker crashes and one hangs; overlap: "
+               "all succeed and the shared chunks come back twice."),
+        StageOption("max_concurrency", MaxConcurrency, setting=True),
+        StageOption("worker_timeout", Annotated[float, option(
+            "--worker-timeout", kind=Ranged(Number(0.01, 3600, "seconds", above=False), "SECONDS"),
+            help="Seconds before a worker counts as hung.")], 2.0, to="worker_timeout"),
+        MAX_TOKENS)),
+    Stage("stage4", "Bounded investigation loop with convergence guards.", (
+        MODEL,
+        choice("case", Case.IMPOSSIBLE, "impossible: the logs cannot explain the spike; solvable: they can."),
+        MAX_ROUNDS, *BUDGET)),
+    Stage("stage5", "Verifier: fresh context + deterministic evidence anchor, failing closed.", (
+        StageOption("model", Annotated[str | None, typer.Option(
+            "--model", help="Real model spec for the author (default: the scripted author).")],
+            setting=True, to="model_spec"),
+        REVIEWER, *BUDGET)),
+    Stage("stage6",
+          "Memory: three runs against one store; a later one reuses a fact and sees the dead end.", (
+        MODEL, MEMORY,
+        StageOption("run", Annotated[int | None, option(
+            "--run", kind=Ranged(Count(1, 3), "N"),
+            help="Only this run (1 investigate, 2 correct, 3 recall), so each can be its own process; "
+                 "needs a durable --memory.")], to="run_number"),
+        *BUDGET)),
+    Stage("capstone",
+          "One research agent: recall, research, independent review, remember, answer from memory.", (
+        StageOption("model", Annotated[str | None, typer.Option(
+            "--model", help="Real model spec for the research agent (default: the scripted author).")],
+            setting=True, to="model_spec"),
+        REVIEWER, MEMORY,
+        choice("scenario", ReviewScenario.HONEST, "The scripted reviewer: honest (judges each claim) or "
+               "reject-all (supports nothing, so nothing is written or answered)."),
+        *BUDGET)),
+)
+
+
+def stage_command(stage: Stage) -> Callable[..., None]:
+    """The ``demo <stage>`` command: ``--json``, ``--config``, ``--trace``, then the stage's
+    options in its table's order; it imports its stage only when it runs."""
+    options = (TRACE, *stage.options)
+
+    def command(**given: Any) -> None:
+        as_json, config = given.pop("as_json"), given.pop("config")
+        module = importlib.import_module(f"grapharc.examples.{stage.name}")
+        flags = {o.name: given[o.name] for o in options if o.setting}
+        defaults = {o.name: o.fallback(module) for o in options if o.fallback is not None}
+        if stage.budget:
+            defaults.update(_budget_defaults(module.DEFAULT_BUDGET))
+
+        def work(settings: Config) -> StageOutcome:
+            from grapharc.examples.demo_support import DemoInputError
+
+            if not stage.has_model and given["model"] is not None:
+                raise DemoInputError(f"{stage.name} is pure code with no model in it, so it takes no --model",
+                                     hint="--model works for stage1 through stage6 and the capstone")
+            kwargs = {o.to: o.given(given[o.name], settings) for o in options if o.to is not None}
+            if stage.budget:
+                kwargs["budget"] = _budget(settings)
+            outcome: StageOutcome = getattr(module, f"run_{stage.name}")(**kwargs)
+            return outcome
+
+        _run(stage.name, as_json, flags, config, defaults, work)
+
+    command.__signature__ = inspect.Signature([  # type: ignore[attr-defined]  # what Typer reads
+        inspect.Parameter(o.name, inspect.Parameter.KEYWORD_ONLY, default=o.default, annotation=o.annotation)
+        for o in (JSON, CONFIG, *options)])
+    command.__doc__ = stage.title
+    command.__name__ = f"{stage.name}_command"
+    return command
 
 
 def agent_command(

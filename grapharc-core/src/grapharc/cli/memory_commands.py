@@ -73,11 +73,9 @@ def add_memory_commands(app: typer.Typer) -> None:
     group = typer.Typer(name="memory", no_args_is_help=True,
                         help="Claim memory: add a claim with provenance, search, follow a "
                              "correction chain, list contradictions, collect orphaned blobs.")
-    group.command("add")(add_command)
-    group.command("search")(search_command)
-    group.command("history")(history_command)
-    group.command("contradictions")(contradictions_command)
-    group.command("gc")(gc_command)
+    for name, command in (("add", add_command), ("search", search_command), ("history", history_command),
+                          ("contradictions", contradictions_command), ("gc", gc_command)):
+        group.command(name)(command)
     app.add_typer(group, name="memory")
 
 

@@ -45,12 +45,9 @@ ReducerOption = Annotated[list[str] | None, typer.Option(
 
 def add_observe_commands(app: typer.Typer) -> None:
     """Register the trace commands on ``app``."""
-    app.command("trace")(trace_command)
-    app.command("metrics")(metrics_command)
-    app.command("viz")(viz_command)
-    app.command("replay")(replay_command)
-    app.command("diff")(diff_command)
-    app.command("cost")(cost_command)
+    for name, command in (("trace", trace_command), ("metrics", metrics_command), ("viz", viz_command),
+                          ("replay", replay_command), ("diff", diff_command), ("cost", cost_command)):
+        app.command(name)(command)
 
 
 def _guarded(as_json: bool, produce: Callable[[], T]) -> T:

@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import json
 import os
+from abc import ABC, abstractmethod
 from pathlib import Path
 from typing import Annotated, Any
 
@@ -105,28 +106,41 @@ def _creatable(path: Path, what: str) -> None:
         raise ValueError(f"cannot create {what} {shown(path)}: folder {shown(folder)} is not writable")
 
 
-class ReadableFile(OptionType):
-    """An existing regular file one may read (not a folder, FIFO, socket or device)."""
+class _RegularFile(OptionType, ABC):
+    """A regular file (not a folder, FIFO, socket or device) this process may ``access``; what
+    a path with no file there means is ``missing``'s to say."""
 
     metavar = "FILE"
+    access, able = os.R_OK, "readable"
 
     def __init__(self, what: str) -> None:
         self.what = what
-
-    def describe(self) -> str:
-        return f"an existing, readable {self.what}"
 
     def convert(self, value: Any) -> Path:
         path = _path(value)
         status = _stat(path)
         if status is None:
-            raise ValueError(f"{self.what} {shown(path)} does not exist")
+            return self.missing(path)
         kind = not_regular(status.st_mode)
         if kind:
             raise ValueError(f"{shown(path)} is {kind}, not {with_article(self.what)}")
-        if not os.access(path, os.R_OK):
-            raise ValueError(f"{self.what} {shown(path)} is not readable")
+        if not os.access(path, self.access):
+            raise ValueError(f"{self.what} {shown(path)} is not {self.able}")
         return path
+
+    @abstractmethod
+    def missing(self, path: Path) -> Path:
+        """``path`` where no file is yet, or ``ValueError`` saying why it will not do."""
+
+
+class ReadableFile(_RegularFile):
+    """An existing regular file one may read (not a folder, FIFO, socket or device)."""
+
+    def describe(self) -> str:
+        return f"an existing, readable {self.what}"
+
+    def missing(self, path: Path) -> Path:
+        raise ValueError(f"{self.what} {shown(path)} does not exist")
 
 
 class TraceLocation(OptionType):
@@ -146,28 +160,16 @@ class TraceLocation(OptionType):
         return text
 
 
-class WritableFile(OptionType):
+class WritableFile(_RegularFile):
     """A regular file one may write, or a path where one can be created."""
 
-    metavar = "FILE"
-
-    def __init__(self, what: str) -> None:
-        self.what = what
+    access, able = os.W_OK, "writable"
 
     def describe(self) -> str:
         return f"a writable {self.what} (created if missing)"
 
-    def convert(self, value: Any) -> Path:
-        path = _path(value)
-        status = _stat(path)
-        if status is None:
-            _creatable(path, self.what)
-            return path
-        kind = not_regular(status.st_mode)
-        if kind:
-            raise ValueError(f"{shown(path)} is {kind}, not {with_article(self.what)}")
-        if not os.access(path, os.W_OK):
-            raise ValueError(f"{self.what} {shown(path)} is not writable")
+    def missing(self, path: Path) -> Path:
+        _creatable(path, self.what)
         return path
 
 

@@ -36,12 +36,10 @@ def add_session_commands(app: typer.Typer) -> None:
     """Add the ``session`` group (status, list, prune) to ``app``."""
     group = typer.Typer(name="session", help="Durable sessions: where each thread stands, and retention.",
                         no_args_is_help=True)
-    group.command("status")(status_command)
-    group.command("list")(list_command)
-    group.command("prune")(prune_command)
-    group.command("approve")(approve_command)
-    group.command("reject")(reject_command)
-    group.command("recover")(recover_command)
+    for name, command in (("status", status_command), ("list", list_command), ("prune", prune_command),
+                          ("approve", approve_command), ("reject", reject_command),
+                          ("recover", recover_command)):
+        group.command(name)(command)
     app.add_typer(group, name="session")
 
 

@@ -28,6 +28,7 @@ from grapharc.examples.demo_support import (
     demo_model,
     new_thread_id,
     open_memory,
+    run_to_end,
     thread_config,
 )
 from grapharc.examples.stage5 import SOURCE, independence, shared_vendor_warnings
@@ -37,7 +38,7 @@ from grapharc.memory.context import estimate_tokens, render_context
 from grapharc.memory.retrieval import retrieve
 from grapharc.memory.verify import Verdict, Verification, anchored, require_distinct, verify_claim
 from grapharc.models.replies import NoJSONError, extract_json
-from grapharc.runtime.budget import Budget, BudgetExceededError
+from grapharc.runtime.budget import Budget
 from grapharc.runtime.context import CURRENT_RUN
 from grapharc.runtime.graph import END, START, GraphARC
 from grapharc.runtime.state import GraphARCState
@@ -247,17 +248,11 @@ def run_capstone(*, trace: Path, memory: str = "memory:", model_spec: str | None
     check_trace_writable(trace)  # before the store exists: a refused trace must leave no store
     store = open_memory(memory)
     config = thread_config(new_thread_id("capstone"))
-    exhausted = False
     try:
         graph = build_capstone(author, reviewer, store, trace=trace, budget=budget,
                                checkpointer=InMemorySaver())
-        try:
-            graph.invoke({"question": QUESTION}, config)
-        except BudgetExceededError:
-            exhausted = True
-        finally:
-            graph.close()
-        state = CapstoneState.model_validate(graph.get_state(config).values)
+        values, exhausted = run_to_end(graph, {"question": QUESTION}, config)
+        state = CapstoneState.model_validate(values)
         held_after = len(store.all(include_superseded=True))
         written = [store.get(claim_id) for claim_id in state.written]
     finally:

@@ -11,6 +11,7 @@ from uuid import uuid4
 from langchain_core.messages import HumanMessage
 
 from grapharc.errors import GraphARCError
+from grapharc.runtime.budget import BudgetExceededError
 
 SCRIPTED_LABEL = "scripted (free, deterministic)"
 _INTEGER = re.compile(r"-?\d+")
@@ -28,6 +29,20 @@ def new_thread_id(stage: str) -> str:
 def thread_config(thread_id: str) -> dict[str, Any]:
     """The LangGraph config that addresses ``thread_id``."""
     return {"configurable": {"thread_id": thread_id}}
+
+
+def run_to_end(graph: Any, values: dict[str, Any], config: dict[str, Any]) -> tuple[dict[str, Any], bool]:
+    """Run ``graph`` on ``values`` in the thread ``config`` names, then close it: the state the run
+    left, and whether a hard ceiling (``BudgetExceededError``) ended it, which a stage reports
+    in its outcome rather than raises."""
+    exhausted = False
+    try:
+        graph.invoke(values, config)
+    except BudgetExceededError:
+        exhausted = True
+    finally:
+        graph.close()
+    return graph.get_state(config).values, exhausted
 
 
 def refuse_shared_paths(**paths: Path) -> None:

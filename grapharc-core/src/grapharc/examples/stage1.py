@@ -27,9 +27,10 @@ from grapharc.examples.demo_support import (
     demo_model,
     first_integer,
     new_thread_id,
+    run_to_end,
     thread_config,
 )
-from grapharc.runtime.budget import Budget, BudgetExceededError
+from grapharc.runtime.budget import Budget
 from grapharc.runtime.graph import END, START, GraphARC
 from grapharc.runtime.progress import ProgressGuard, StopReason
 from grapharc.runtime.state import GraphARCState
@@ -192,13 +193,8 @@ def run_stage1(*, trace: Path, task: Task = Task.IMPOSSIBLE, model_spec: str | N
     config = thread_config(thread_id)
     graph = build_stage1(model, task, trace=trace, budget=budget, max_rounds=max_rounds,
                          window=window, checkpointer=InMemorySaver())
-    try:
-        graph.invoke({"task": task}, config)
-    except BudgetExceededError:
-        pass  # the hard ceiling ended the run; the outcome says the guards did not
-    finally:
-        graph.close()
-    state = Stage1State.model_validate(graph.get_state(config).values)
+    values, _ = run_to_end(graph, {"task": task}, config)  # a ceiling: see the run
+    state = Stage1State.model_validate(values)
     return _outcome(problem, state, run_record(trace, graph.last_run), budget, max_rounds, window,
                     model_spec)
 

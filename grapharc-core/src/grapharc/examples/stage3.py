@@ -29,9 +29,10 @@ from grapharc.examples.demo_support import (
     ask,
     demo_model,
     new_thread_id,
+    run_to_end,
     thread_config,
 )
-from grapharc.runtime.budget import Budget, BudgetExceededError
+from grapharc.runtime.budget import Budget
 from grapharc.runtime.fanout import WorkerOutcome, dedupe, split_outcomes, unique_sources
 from grapharc.runtime.graph import END, START, GraphARC
 from grapharc.runtime.state import GraphARCState
@@ -176,14 +177,8 @@ def run_stage3(*, trace: Path, scenario: Scenario = Scenario.ISOLATION, model_sp
     graph = build_stage3(readers, writer, trace=trace, faults=FAULTS[scenario],
                          worker_timeout=worker_timeout, budget=budget,
                          checkpointer=InMemorySaver())
-    exhausted = False
-    try:
-        graph.invoke({"question": QUESTION}, config)
-    except BudgetExceededError:
-        exhausted = True
-    finally:
-        graph.close()
-    state = Stage3State.model_validate(graph.get_state(config).values)
+    values, exhausted = run_to_end(graph, {"question": QUESTION}, config)
+    state = Stage3State.model_validate(values)
     return _outcome(state, run_record(trace, graph.last_run), scenario, model_spec, worker_timeout, budget,
                     exhausted)
 

@@ -25,9 +25,10 @@ from grapharc.examples.demo_support import (
     ask,
     demo_model,
     new_thread_id,
+    run_to_end,
     thread_config,
 )
-from grapharc.runtime.budget import Budget, BudgetExceededError
+from grapharc.runtime.budget import Budget
 from grapharc.runtime.graph import END, START, GraphARC
 from grapharc.runtime.progress import ProgressGuard, StopReason
 from grapharc.runtime.state import GraphARCState
@@ -179,13 +180,8 @@ def run_stage4(*, trace: Path, case: Case = Case.IMPOSSIBLE, model_spec: str | N
     config = thread_config(thread_id)
     graph = build_stage4(model, case, trace=trace, budget=budget, max_rounds=max_rounds,
                          window=window, checkpointer=InMemorySaver())
-    try:
-        graph.invoke({"question": QUESTION, "case": case}, config)
-    except BudgetExceededError:
-        pass  # a hard ceiling ended the run; the outcome says the guards did not
-    finally:
-        graph.close()
-    state = Stage4State.model_validate(graph.get_state(config).values)
+    values, _ = run_to_end(graph, {"question": QUESTION, "case": case}, config)  # a ceiling: see the run
+    state = Stage4State.model_validate(values)
     return _outcome(state, run_record(trace, graph.last_run), budget, max_rounds, window, model_spec)
 
 

@@ -23,6 +23,7 @@ from grapharc.examples.demo_support import (
     ask,
     demo_model,
     new_thread_id,
+    run_to_end,
     thread_config,
 )
 from grapharc.memory.verify import (
@@ -35,7 +36,7 @@ from grapharc.memory.verify import (
     verify_claim,
 )
 from grapharc.models.replies import NoJSONError, extract_json
-from grapharc.runtime.budget import Budget, BudgetExceededError
+from grapharc.runtime.budget import Budget
 from grapharc.runtime.graph import END, START, GraphARC
 from grapharc.runtime.state import GraphARCState
 
@@ -220,14 +221,8 @@ def run_stage5(*, trace: Path, model_spec: str | None = None, reviewer_spec: str
     config = thread_config(new_thread_id("stage5"))
     graph = build_stage5(author_model, reviewer_model, trace=trace, budget=budget,
                          checkpointer=InMemorySaver())
-    exhausted = False
-    try:
-        graph.invoke({"source": SOURCE}, config)
-    except BudgetExceededError:
-        exhausted = True
-    finally:
-        graph.close()
-    state = Stage5State.model_validate(graph.get_state(config).values)
+    values, exhausted = run_to_end(graph, {"source": SOURCE}, config)
+    state = Stage5State.model_validate(values)
     scripted = model_spec is None and reviewer_spec is None
     warnings = () if scripted else shared_vendor_warnings(pair)
     return _outcome(state, run_record(trace, graph.last_run), scripted, exhausted, pair, warnings,

@@ -29,6 +29,7 @@ from grapharc.examples.demo_support import (
     demo_model,
     new_thread_id,
     open_memory,
+    run_to_end,
     thread_config,
 )
 from grapharc.memory.claims import Claim, ClaimStore, Provenance, normalise_entity
@@ -37,7 +38,7 @@ from grapharc.memory.context import render_claim, render_context
 from grapharc.memory.retrieval import retrieve
 from grapharc.models.replies import NoJSONError, extract_json
 from grapharc.models.spec import resolve_backend
-from grapharc.runtime.budget import Budget, BudgetExceededError
+from grapharc.runtime.budget import Budget
 from grapharc.runtime.context import CURRENT_RUN
 from grapharc.runtime.graph import END, START, GraphARC
 from grapharc.runtime.state import GraphARCState
@@ -241,14 +242,8 @@ def _run_once(plan: RunPlan, store: ClaimStore, trace: Path, model_spec: str | N
     model = demo_model(model_spec, (plan.script,), name=f"stage6-run{plan.number}")
     config = thread_config(new_thread_id(f"stage6-run{plan.number}"))
     graph = build_stage6(model, store, trace=trace, budget=budget, checkpointer=InMemorySaver())
-    exhausted = False
-    try:
-        graph.invoke({"run": plan.number}, config)
-    except BudgetExceededError:
-        exhausted = True
-    finally:
-        graph.close()
-    state = Stage6State.model_validate(graph.get_state(config).values)
+    values, exhausted = run_to_end(graph, {"run": plan.number}, config)
+    state = Stage6State.model_validate(values)
     return RunResult(plan, state, run_record(trace, graph.last_run), exhausted)
 
 

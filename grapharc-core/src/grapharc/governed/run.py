@@ -26,11 +26,12 @@ from pydantic import BaseModel
 from grapharc.config.settings import Config
 from grapharc.decisions.approval import Approver
 from grapharc.errors import ConfigurationError, GraphARCError
-from grapharc.planner.admission import AdmissionChecker, AdmissionResult
+from grapharc.planner.admission import AdmissionChecker
 from grapharc.planner.build_target import BuildTarget
 from grapharc.planner.goal import require_goal
 from grapharc.planner.proposal import Subgraph
 from grapharc.planner.surface import Surface, load_surface
+from grapharc.planner.verdict import AdmissionResult
 from grapharc.policy.engine import PolicyDocumentError, PolicyEngine
 from grapharc.policy.files import LoadedPolicy
 from grapharc.policy.schema import ToolRuleDoc
@@ -38,8 +39,9 @@ from grapharc.policy.sources import PolicyContext, resolve_policy
 from grapharc.runtime.budget import Budget, BudgetMeter
 
 if TYPE_CHECKING:
-    from grapharc.planner.loop import GovernedLoop, LoopResult
+    from grapharc.planner.loop import GovernedLoop
     from grapharc.planner.materialize import Materializer
+    from grapharc.planner.rounds import LoopResult
     from grapharc.trace.writer import TraceWriter
 
 class UnboundedRunError(GraphARCError):

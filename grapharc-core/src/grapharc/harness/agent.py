@@ -5,11 +5,12 @@ and each batch of tool calls is its own checkpointed step:
 
 * ``model`` observes the conversation, checks the budget can pay for a call, and calls the
   model bound to the tools it may see (a denied tool's schema is never shown);
-* ``tools`` runs each call the model asked for: is the tool offered, what does the permission
-  policy say (deny -> ask -> allow, unmatched is deny; with a policy document, its tool rules
-  decide with the flag rules layered under them, every decision is audited by its
-  ``PolicyEngine`` and asks are routed by its approval router; an ask goes to the one approval
-  model, so inside a session it is a durable approval), are the arguments valid, has an earlier
+* ``tools`` runs each call the model asked for (``grapharc.harness.tool_calls``): is the tool
+  offered, what does the permission policy say (deny -> ask -> allow, unmatched is deny; with
+  a policy document, its tool rules decide with the flag rules layered under them, every
+  decision is audited by its ``PolicyEngine`` and asks are routed by its approval router; an
+  ask goes to the one approval model, so inside a session it is a durable approval), are the
+  arguments valid, has an earlier
   attempt already done it (side-effecting calls carry an idempotency key, see
   ``grapharc.harness.ledger``), then the executor runs it; output too large to show whole is
   stored in the workspace and shown truncated (``grapharc.harness.overflow``);
@@ -40,15 +41,13 @@ from langchain_core.messages import AIMessage, AnyMessage, HumanMessage, SystemM
 from langchain_core.runnables import RunnableConfig
 from pydantic import Field
 
-from grapharc.decisions.approval import Answer, ApprovalRequest, Approver, request_approval, unanswered_reason
-from grapharc.decisions.audit import PolicyDecision
-from grapharc.decisions.decision import Decision
+from grapharc.decisions.approval import Approver
 from grapharc.decisions.tool_rules import PermissionPolicy
 from grapharc.errors import GraphARCError
-from grapharc.harness.executors import Executor, ExecutorUnavailableError, LocalExecutor, ToolTimeoutError
-from grapharc.harness.ledger import COMPLETED, ToolCallLedger, digest
-from grapharc.harness.overflow import shown
-from grapharc.harness.tools import SideEffect, Tool, ToolArgumentError, ToolRegistry
+from grapharc.harness.executors import Executor, LocalExecutor
+from grapharc.harness.ledger import ToolCallLedger
+from grapharc.harness.tool_calls import GovernedToolCalls
+from grapharc.harness.tools import Tool, ToolRegistry
 from grapharc.policy.engine import PolicyEngine
 from grapharc.runtime.budget import Budget, BudgetExceededError
 from grapharc.runtime.context import CURRENT_RUN, record_stop_reason
@@ -56,7 +55,6 @@ from grapharc.runtime.graph import END, START, GraphARC
 from grapharc.runtime.state import GraphARCState
 from grapharc.runtime.tokens import charge_hand
 from grapharc.trace import schema as ts
-from grapharc.trace.writer import exception_document, node_identity
 
 INSTRUCTIONS = ("You are an agent working in a workspace directory. Use the tools you are given to do "
                 "the task; paths are relative to the workspace. When the task is done, reply with a "
@@ -100,7 +98,7 @@ class AgentState(GraphARCState):
     stop_reason: str | None = None
 
 
-class AgentNode:
+class AgentNode(GovernedToolCalls):
     """The governed tool loop over ``tools`` for one ``workspace`` (see the module docstring)."""
 
     def __init__(self, model: Any, tools: ToolRegistry, *, workspace: str | Path,
@@ -128,7 +126,7 @@ class AgentNode:
         self.permissions = permissions if permissions is not None else PermissionPolicy()
         self.policy = policy
         self.tenant = tenant
-        self.executor: Executor = executor if executor is not None else LocalExecutor()
+        self.executor = executor if executor is not None else LocalExecutor()
         self.approver = approver
         self.evidence = evidence
         self.max_steps, self.window = max_steps, window
@@ -236,112 +234,6 @@ class AgentNode:
             writes.update(_stop("no_progress"))
         return writes
 
-    def _call(self, config: RunnableConfig, ledger: ToolCallLedger, step: int, index: int,
-              call: dict[str, Any]) -> tuple[str, bool]:
-        """One tool call: (what the model is told, whether an earlier attempt left it uncertain)."""
-        name, call_id = str(call.get("name")), str(call.get("id") or index)
-        verdict = self._decide(name)
-        fields = {ts.TOOL: name, ts.CALL_ID: call_id, ts.RULE_ID: verdict.rule_id}
-        if name not in self.tools or verdict.decision is Decision.DENY:
-            reason = verdict.reason if name in self.tools else "no tool of this name is offered"
-            self._record(config, "tools", ts.PERMISSION, {**fields, ts.DECISION: "deny", ts.REASON: reason})
-            return f"error: no tool named {name!r} is available to you", False
-        tool = self.tools.get(name)
-        try:
-            arguments = tool.arguments(call.get("args"))
-        except ToolArgumentError as exc:  # refused before anyone is asked about a call that cannot run
-            self._record(config, "tools", ts.PERMISSION,
-                         {**fields, ts.DECISION: verdict.decision.value, ts.REASON: verdict.reason})
-            self._outcome(config, name, call_id, "refused", 0.0, exception=exc)
-            return f"error: {exc}", False
-        refusal = self._permitted(config, tool, arguments, verdict, fields)
-        if refusal is not None:
-            return refusal, False
-        call_digest = digest(name, arguments)
-        key = ToolCallLedger.key(ledger.thread_id, "tools", step, index, call_digest)
-        guarded = tool.side_effect is not SideEffect.READ or not tool.idempotent
-        earlier = ledger.recorded(key) if guarded else None
-        if earlier is not None and earlier.state == COMPLETED:
-            self._outcome(config, name, call_id, "replayed", 0.0, digest=call_digest)
-            return self._shown(earlier.result, call_digest)[0], False
-        if earlier is not None:
-            message = (f"an earlier attempt started this {tool.side_effect.value} call and may have "
-                       "completed it; it is not repeated blindly")
-            self._outcome(config, name, call_id, "refused", 0.0, digest=call_digest,
-                          exception=GraphARCError(message))
-            return f"error: {message}", True
-        if guarded:
-            ledger.started(key)
-        return self._execute(config, ledger if guarded else None, key, tool, arguments, call_id,
-                             call_digest), False
-
-    def _permitted(self, config: RunnableConfig, tool: Tool, arguments: dict[str, Any], verdict: _Verdict,
-                   fields: dict[str, Any]) -> str | None:
-        """None when an allowed call, or an ask approved for exactly these arguments, may run;
-        else what the model is told. The decision is on the trace either way."""
-        if verdict.decision is Decision.ASK:
-            refusal = self._ask(tool.name, arguments, verdict)
-            self._record(config, "tools", ts.PERMISSION,
-                         {**fields, ts.DECISION: "ask", ts.APPROVAL: "refused" if refusal else "approved",
-                          ts.REASON: refusal or verdict.reason})
-            return None if refusal is None else f"error: calling {tool.name!r} needs an approval; {refusal}"
-        self._record(config, "tools", ts.PERMISSION,
-                     {**fields, ts.DECISION: "allow", ts.REASON: verdict.reason})
-        return None
-
-    def _decide(self, name: str) -> _Verdict:
-        """What the rules say about a call of ``name`` (audited by the policy engine, if any)."""
-        if self.policy is not None:
-            decided = self.policy.check_tool(name, tenant=self.tenant, flags=self.permissions)
-            return _Verdict(decided.decision, decided.record.rule_id, decided.record.reason,
-                            decided.route or "human", decided)
-        verdict = self.permissions.decide(name)
-        rule = verdict.rule
-        return _Verdict(verdict.decision, rule.id if rule else "", verdict.reason,
-                        rule.route if rule else "human")
-
-    def _ask(self, name: str, arguments: dict[str, Any], verdict: _Verdict) -> str | None:
-        """None when the ask is approved, else why not (the one approval model decides, shown the
-        call's arguments; with a policy document its approval router routes it and audits it)."""
-        if self.policy is not None and verdict.decided is not None:
-            approvers = {verdict.route: self.approver} if self.approver is not None else {}
-            settled = self.policy.approval_router(approvers).settle(verdict.decided, arguments)
-            return None if settled.decision == Decision.ALLOW else settled.reason
-        request = ApprovalRequest("tool", name, verdict.rule_id, verdict.reason, verdict.route,
-                                  arguments=arguments)
-        answer = request_approval(request, self.approver)
-        if answer is Answer.APPROVED:
-            return None
-        return "the approval was declined" if answer is Answer.DECLINED else unanswered_reason()
-
-    def _execute(self, config: RunnableConfig, ledger: ToolCallLedger | None, key: str, tool: Tool,
-                 arguments: dict[str, Any], call_id: str, call_digest: str) -> str:
-        """Run the call on the executor; record it, and what became of it."""
-        started = time.perf_counter()
-        try:
-            result = self.executor.run(tool, arguments, workspace=self.workspace, timeout=self.tool_timeout)
-        except ToolTimeoutError as exc:
-            self._outcome(config, tool.name, call_id, "timeout", _ms(started), digest=call_digest,
-                          exception=exc)
-            return f"error: {exc}"
-        except ExecutorUnavailableError:  # nothing the model can work around: the run stops
-            raise
-        except Exception as exc:  # the tool's own failure is the model's to read, not the run's
-            self._outcome(config, tool.name, call_id, "error", _ms(started), digest=call_digest,
-                          exception=exc)
-            return f"error: {type(exc).__name__}: {exc}"
-        if ledger is not None:
-            ledger.completed(key, result)
-        text, reference = self._shown(result, call_digest)
-        self._outcome(config, tool.name, call_id, "ok", _ms(started), digest=call_digest,
-                      chars=len(_result_text(result)), reference=reference)
-        return text
-
-    def _shown(self, result: Any, call_digest: str) -> tuple[str, str | None]:
-        """(the result as the model is shown it, the stored whole's path when it was too large)."""
-        return shown(_result_text(result), workspace=self.workspace, name=call_digest[:16],
-                     limit=self.output_limit)
-
     # -- evidence and delegation ---------------------------------------------------------------
 
     def _evidence(self, state: AgentState, config: RunnableConfig) -> dict[str, Any]:
@@ -367,50 +259,14 @@ class AgentNode:
         charge_hand(result.tokens, result.cost_usd)
         answer = result.text
         self._record(config, "delegate", ts.MODEL_CALL, {
-            ts.DURATION_MS: _ms(started), ts.TOOL_CALLS: 0, ts.EXECUTOR: ts.DELEGATED,
+            ts.DURATION_MS: (time.perf_counter() - started) * 1000.0, ts.TOOL_CALLS: 0,
+            ts.EXECUTOR: ts.DELEGATED,
             ts.MODEL: str(getattr(self.model, "model_name", type(self.model).__name__))})
         record_stop_reason("answered")
         return {"messages": [HumanMessage(state.task), AIMessage(answer)], "answer": answer,
                 "status": ANSWERED, "stop_reason": "answered"}
 
     # -- the trace -----------------------------------------------------------------------------
-
-    def _outcome(self, config: RunnableConfig, tool: str, call_id: str, outcome: str, duration_ms: float,
-                 *, digest: str | None = None, exception: BaseException | None = None,
-                 chars: int | None = None, reference: str | None = None) -> None:
-        fields: dict[str, Any] = {ts.TOOL: tool, ts.CALL_ID: call_id, ts.OUTCOME: outcome,
-                                  ts.DURATION_MS: duration_ms, ts.EXECUTOR: self.executor.name}
-        if digest is not None:
-            fields[ts.ARGS_DIGEST] = digest
-        if exception is not None:
-            fields[ts.EXCEPTION] = exception_document(exception)
-        if chars is not None:
-            fields[ts.OUTPUT_CHARS] = chars
-        if reference is not None:
-            fields[ts.REFERENCE] = reference
-        self._record(config, "tools", ts.TOOL_CALL, fields)
-
-    def _record(self, config: RunnableConfig, node: str, phase: str, fields: dict[str, Any]) -> None:
-        """Write one sub-step of ``node`` on the run's trace (with the node's own step)."""
-        run = CURRENT_RUN.get()
-        if run is None or run.trace is None:
-            return
-        step = run.shift + int((config.get("metadata") or {}).get("langgraph_step", 0))
-        event = node_identity(phase, run.run_id, run.thread_id, run.attempt, self.name, node, step)
-        if self.delegated:
-            fields = {**fields, ts.EXECUTOR: ts.DELEGATED}
-        run.trace.write(event, fields)
-
-
-@dataclass(frozen=True)
-class _Verdict:
-    """What the rules say about one tool call, and the engine's audited decision if there is one."""
-
-    decision: Decision
-    rule_id: str
-    reason: str
-    route: str
-    decided: PolicyDecision | None = None
 
 
 def _stop(reason: str) -> dict[str, Any]:
@@ -434,11 +290,3 @@ def _text(content: Any) -> str:
     if isinstance(content, str):
         return content
     return "".join(part if isinstance(part, str) else str(part.get("text", "")) for part in content or [])
-
-
-def _result_text(result: Any) -> str:
-    return result if isinstance(result, str) else json.dumps(result, ensure_ascii=False, default=str)
-
-
-def _ms(started: float) -> float:
-    return (time.perf_counter() - started) * 1000.0

@@ -22,7 +22,7 @@ Memory is per node and per distinct failure, never per event.
 from __future__ import annotations
 
 from collections.abc import Callable
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, fields
 from typing import Any
 
 from grapharc.observe import events as ev
@@ -63,14 +63,9 @@ class Usage:
                 self.estimated_cost_usd += estimate
 
     def merge(self, other: Usage) -> None:
-        """Add ``other``'s figures into this one."""
-        self.events += other.events
-        self.tokens += other.tokens
-        self.recorded_cost_usd += other.recorded_cost_usd
-        self.recorded_events += other.recorded_events
-        self.unrecorded_tokens += other.unrecorded_tokens
-        self.estimated_cost_usd += other.estimated_cost_usd
-        self.unpriced_tokens += other.unpriced_tokens
+        """Add ``other``'s figures into this one (every field is a figure)."""
+        for figure in fields(self):
+            setattr(self, figure.name, getattr(self, figure.name) + getattr(other, figure.name))
 
 
 @dataclass(slots=True)

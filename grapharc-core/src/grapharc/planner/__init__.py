@@ -3,14 +3,7 @@
 from __future__ import annotations
 
 from grapharc._lazy import lazy_exports
-from grapharc.planner.admission import (
-    CHECKS,
-    AdmissionChecker,
-    AdmissionResult,
-    AdmissionSetupError,
-    AdmissionStatus,
-    Rejection,
-)
+from grapharc.planner.admission import AdmissionChecker, AdmissionSetupError
 from grapharc.planner.proposal import (
     ProposalError,
     ProposedEdge,
@@ -28,6 +21,7 @@ from grapharc.planner.registry import (
     UnknownKindError,
 )
 from grapharc.planner.rules import EdgePolicy, EdgeRule, NodePolicy, NodeRule, RuleDecision
+from grapharc.planner.verdict import CHECKS, AdmissionResult, AdmissionStatus, Rejection
 
 _LAZY = {
     "Materializer": "grapharc.planner.materialize",
@@ -35,9 +29,9 @@ _LAZY = {
     "PlannerNode": "grapharc.planner.planner_node",
     "GovernedLoop": "grapharc.planner.loop",
     "LoopLimits": "grapharc.planner.loop",
-    "LoopResult": "grapharc.planner.loop",
-    "RoundRecord": "grapharc.planner.loop",
-    "StopReason": "grapharc.planner.loop",
+    "LoopResult": "grapharc.planner.rounds",
+    "RoundRecord": "grapharc.planner.rounds",
+    "StopReason": "grapharc.planner.rounds",
 }
 
 __all__ = [

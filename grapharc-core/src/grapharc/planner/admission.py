@@ -18,17 +18,17 @@ read. Each scope is walked once, so a check is O(N + E) in the proposal's size
 (policy decisions are memoised per kind pair). Every ``ask`` (node, edge or
 spend) is resolved in one place, ``AdmissionChecker._refusal``, by the one approval model.
 
-With a ``BuildTarget`` (the materialiser's), whatever is admitted can be built and
-run. Its write-conflict half keeps a bitmask of the supersteps each node may run in,
-which adds O(E * N / 64) machine-word operations in the worst case.
+The verdict it returns (``AdmissionResult``, with a ``Rejection`` per failure) is
+``grapharc.planner.verdict``'s. With a ``BuildTarget`` (the materialiser's), whatever is
+admitted can be built and run. Its write-conflict half keeps a bitmask of the supersteps
+each node may run in, which adds O(E * N / 64) machine-word operations in the worst case.
 """
 
 from __future__ import annotations
 
 from collections import deque
 from collections.abc import Callable, Iterable, Mapping
-from dataclasses import dataclass, field
-from enum import StrEnum
+from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
 from pydantic import BaseModel, ValidationError
@@ -41,81 +41,17 @@ from grapharc.planner.nesting import current_depth
 from grapharc.planner.proposal import END, START, Subgraph, location
 from grapharc.planner.registry import CostEstimate, NodeRegistry
 from grapharc.planner.rules import EdgePolicy, NodePolicy
+from grapharc.planner.verdict import AdmissionResult, AdmissionStatus, Rejection
 from grapharc.runtime.budget import BudgetMeter, Remaining, amount
 
 if TYPE_CHECKING:
     from grapharc.planner.build_target import BuildTarget
 
-CHECKS: tuple[str, ...] = ("kinds", "edges", "budget", "depth", "acyclic")
 SpendCheck = Callable[[Mapping[str, float]], PolicyDecision]
 
 
 class AdmissionSetupError(GraphARCError):
     """An admission checker built on something it cannot vouch for (e.g. an unfrozen registry)."""
-
-
-class AdmissionStatus(StrEnum):
-    """Whether a proposal may be materialised."""
-
-    ADMITTED = "admitted"
-    REJECTED = "rejected"
-
-
-@dataclass(frozen=True)
-class Rejection:
-    """One failed check: a stable code, what is wrong, and where in the proposal."""
-
-    check: str
-    code: str
-    message: str
-    location: str = ""
-    rule_id: str = ""
-
-    def as_dict(self) -> dict[str, str]:
-        return {"check": self.check, "code": self.code, "message": self.message,
-                "location": self.location, "rule_id": self.rule_id}
-
-
-@dataclass(frozen=True)
-class AdmissionResult:
-    """The verdict on one proposal, bound to it by fingerprint."""
-
-    status: AdmissionStatus
-    fingerprint: str
-    rejections: tuple[Rejection, ...]
-    worst_case: CostEstimate
-    depth: int
-    node_count: int
-    args: Mapping[str, BaseModel] = field(default_factory=dict)  # by node path, "scope.node"
-    audit: tuple[AuditRecord, ...] = ()
-    checks_run: tuple[str, ...] = CHECKS
-
-    @property
-    def admitted(self) -> bool:
-        return self.status is AdmissionStatus.ADMITTED
-
-    def codes(self) -> list[str]:
-        """The distinct failure codes, in the order first seen."""
-        return list(dict.fromkeys(r.code for r in self.rejections))
-
-    def feedback(self) -> str:
-        """What a planner is told: every objection, with where and why."""
-        if self.admitted:
-            return "admitted"
-        lines = [f"proposal {self.fingerprint[:12]} was rejected; fix every item:"]
-        lines += [f"- {r.code} at {r.location or 'proposal'}: {r.message}" for r in self.rejections]
-        return "\n".join(lines)
-
-    def event(self) -> dict[str, Any]:
-        """The trace payload: status, fingerprint, checks run and failed codes."""
-        return {"status": self.status.value, "fingerprint": self.fingerprint,
-                "checks_run": list(self.checks_run), "failed": self.codes(),
-                "nodes": self.node_count, "depth": self.depth,
-                "worst_case": {"tokens": self.worst_case.tokens,
-                               "iterations": self.worst_case.iterations,
-                               "seconds": self.worst_case.seconds,
-                               "cost_usd": self.worst_case.cost_usd},
-                "rejections": [r.as_dict() for r in self.rejections]}
 
 
 class _Walk:

@@ -19,11 +19,11 @@ from typing import Any
 from pydantic import BaseModel
 
 from grapharc.errors import GraphARCError
-from grapharc.planner.admission import AdmissionResult
 from grapharc.planner.build_target import BuildTarget
 from grapharc.planner.nesting import deeper
 from grapharc.planner.proposal import END, Subgraph
 from grapharc.planner.registry import NodeRegistry
+from grapharc.planner.verdict import AdmissionResult
 from grapharc.runtime.budget import Budget
 from grapharc.runtime.graph import GraphARC
 from grapharc.trace.writer import TraceWriter

@@ -20,10 +20,7 @@ from __future__ import annotations
 
 import asyncio
 import ctypes
-import heapq
-import itertools
 import math
-import os
 import signal
 import threading
 from abc import ABC, abstractmethod
@@ -33,6 +30,7 @@ from types import FrameType, TracebackType
 from typing import Any, Literal
 
 from grapharc.errors import GraphARCError
+from grapharc.runtime.watchdog import Watchdog
 
 MAX_DEADLINE_SECONDS = 31 * 24 * 3600.0
 """The longest single timer armed. Longer (or infinite) deadlines are re-armed when it expires,
@@ -292,32 +290,32 @@ class _ThreadDeadline(_Deadline):
     catches it (never withdrawn: see ``_disarm``).
     """
 
-    __slots__ = ("_active", "_lock", "_thread_id")
+    __slots__ = ("_lock", "_thread_id", "active")
 
     def __init__(self, seconds: float, node: str) -> None:
         super().__init__(seconds, node)
         self._lock = threading.Lock()
-        self._active = False
+        self.active = False
         self._thread_id = 0
 
     def _arm(self) -> None:
         self._thread_id = threading.get_ident()
-        self._active = True
+        self.active = True
         _open_on_this_thread().append(self)
-        _WATCHDOG.schedule(self)
+        _WATCHDOG.schedule(self._expires, self)
 
-    def _fire(self) -> None:
+    def fire(self) -> None:
         with self._lock:
-            if not self._active:
+            if not self.active:
                 return
             self._fired = True
             _send_async_exception(self._thread_id, DeadlineInterrupt)
 
     def _disarm(self) -> None:
         with self._lock:
-            if not self._active:
+            if not self.active:
                 return
-            self._active = False
+            self.active = False
             _open_on_this_thread().remove(self)
             sent = self._fired
         if sent:  # not withdrawn: PyThreadState_SetAsyncExc(id, NULL) leaves CPython 3.11's
@@ -339,67 +337,7 @@ def _open_on_this_thread() -> list[_ThreadDeadline]:
     return _THREAD_DEADLINES.open
 
 
-class _Watchdog:
-    """One daemon thread that fires every worker-thread deadline when it comes due.
-
-    A node pays a heap push instead of starting a ``threading.Timer`` thread of its own (a few
-    microseconds against roughly a millisecond). Finished deadlines are dropped lazily.
-    """
-
-    def __init__(self) -> None:
-        self._cond = threading.Condition(threading.Lock())
-        self._heap: list[tuple[float, int, _ThreadDeadline]] = []
-        self._order = itertools.count()
-        self._compact_at = _COMPACT_MIN
-        self._thread: threading.Thread | None = None
-
-    def schedule(self, entry: _ThreadDeadline) -> None:
-        """Fire ``entry`` at its expiry unless it has been disarmed by then."""
-        item = (entry._expires, next(self._order), entry)
-        with self._cond:
-            if len(self._heap) >= self._compact_at:
-                self._heap = [queued for queued in self._heap if queued[2]._active]
-                heapq.heapify(self._heap)
-                self._compact_at = max(_COMPACT_MIN, 2 * len(self._heap))
-            heapq.heappush(self._heap, item)
-            if self._thread is None:
-                self._thread = threading.Thread(
-                    target=self._run, name="grapharc-deadline-watchdog", daemon=True
-                )
-                self._thread.start()
-            elif self._heap[0] is item:
-                self._cond.notify()
-
-    def _run(self) -> None:
-        while True:
-            due = self._next_due()
-            due._fire()
-
-    def _next_due(self) -> _ThreadDeadline:
-        with self._cond:
-            while True:
-                while self._heap and not self._heap[0][2]._active:
-                    heapq.heappop(self._heap)
-                if not self._heap:
-                    self._cond.wait()
-                    continue
-                left = self._heap[0][0] - monotonic()
-                if left <= 0:
-                    return heapq.heappop(self._heap)[2]
-                self._cond.wait(min(left, MAX_DEADLINE_SECONDS))
-
-
-_COMPACT_MIN = 256
-_WATCHDOG = _Watchdog()
-
-
-def _new_watchdog_after_fork() -> None:
-    """A forked child has no watchdog thread and may hold a copy of a locked lock."""
-    global _WATCHDOG
-    _WATCHDOG = _Watchdog()
-
-
-os.register_at_fork(after_in_child=_new_watchdog_after_fork)
+_WATCHDOG = Watchdog("grapharc-deadline-watchdog", MAX_DEADLINE_SECONDS)
 
 
 def _land_here() -> None:

@@ -88,6 +88,15 @@ class FanOut:
         """The outcome of a worker that ran past its timeout."""
         return self.outcome(index, item, status="timed_out", error=f"no result within {self.timeout:g} s")
 
+    def failed(self, index: int, item: Any, exc: Exception) -> dict[str, list[WorkerOutcome]]:
+        """The outcome of a worker that raised ``exc``: timed out, or crashed. What a worker must
+        not isolate (the run's budget, a missing run context, LangGraph's control flow) is raised."""
+        if isinstance(exc, _NOT_ISOLATED):
+            raise exc
+        if isinstance(exc, NodeTimeoutError):
+            return self.timed_out(index, item)
+        return self.crashed(index, item, exc)
+
     def sync_body(self, payload: tuple[int, Any], config: Any) -> dict[str, Any]:
         """Run the worker on one item; exceptions and timeouts become outcomes."""
         index, item = payload
@@ -98,12 +107,8 @@ class FanOut:
                 finished, value = _run_with_timeout(self.worker, item, self.timeout, self.name)
                 if not finished:
                     return self.timed_out(index, item)
-        except _NOT_ISOLATED:
-            raise
-        except NodeTimeoutError:
-            return self.timed_out(index, item)
         except Exception as exc:
-            return self.crashed(index, item, exc)
+            return self.failed(index, item, exc)
         return self.outcome(index, item, status="ok", value=value)
 
     async def async_body(self, payload: tuple[int, Any], config: Any) -> dict[str, Any]:
@@ -112,12 +117,8 @@ class FanOut:
         try:
             async with async_deadline(self.timeout, node=self.name):
                 value = await self.worker(item)
-        except _NOT_ISOLATED:
-            raise
-        except NodeTimeoutError:
-            return self.timed_out(index, item)
         except Exception as exc:
-            return self.crashed(index, item, exc)
+            return self.failed(index, item, exc)
         return self.outcome(index, item, status="ok", value=value)
 
 

@@ -3,14 +3,15 @@
 ``GraphARC(State, name=, budget=, dag=, trace=)`` collects nodes (each with the fields
 it may write), edges, conditional edges and fan-outs, checking each where it is
 declared; ``compile()`` checks the topology as a whole and builds the LangGraph graph
-with every node and router inside a governed wrapper (see ``grapharc.runtime.node``).
+with every node and router inside a governed wrapper (see ``grapharc.runtime.assembly``
+and ``grapharc.runtime.node``).
 ``StateGraph`` is the seed quick start's spelling of the same builder.
 """
 
 from __future__ import annotations
 
 import inspect
-from collections.abc import Callable, Hashable, Iterable, Iterator, Mapping, Sequence
+from collections.abc import Callable, Hashable, Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from os import PathLike
 from typing import Any, Literal, Self
@@ -22,6 +23,7 @@ from langgraph.graph import StateGraph as LangGraphStateGraph
 from langgraph.types import All
 from pydantic import BaseModel
 
+from grapharc.runtime.assembly import check_topology, checkpointed_hints, wire
 from grapharc.runtime.budget import Budget
 from grapharc.runtime.compiled import CompiledGraphARC
 from grapharc.runtime.errors import (
@@ -31,21 +33,11 @@ from grapharc.runtime.errors import (
     UnknownNodeError,
 )
 from grapharc.runtime.fanout import FanOut
-from grapharc.runtime.node import (
-    AsyncBody,
-    Body,
-    DeclaredNode,
-    GovernedRunnable,
-    GraphFacts,
-    function_bodies,
-    governed_runnable,
-)
-from grapharc.runtime.routing import RouteCheck, checked_mapping, governed_router
-from grapharc.runtime.serde import allowlisted, annotation_hints, checkpoint_allowlist
+from grapharc.runtime.node import DeclaredNode
+from grapharc.runtime.routing import checked_mapping
+from grapharc.runtime.serde import allowlisted, checkpoint_allowlist
 from grapharc.runtime.state import StateContract, channel_reducers
-from grapharc.runtime.subgraph import subgraph_bodies
 from grapharc.runtime.thread_spend import SpendStampingSaver
-from grapharc.runtime.topology import check_acyclic, check_write_conflicts
 from grapharc.trace.writer import TraceWriter
 
 __all__ = ["END", "START", "GraphARC", "StateGraph"]
@@ -85,17 +77,6 @@ class _Route:
     path_map: Any
     copy_state: bool
     is_async: bool
-
-
-def _checkpointed_hints(state: type[BaseModel], nodes: Mapping[str, DeclaredNode]) -> Iterator[Any]:
-    """The type hints a graph's checkpoints hold values of: its state, each fan-out worker's
-    annotations (its item travels in a checkpointed Send), and the same for hosted subgraphs."""
-    yield state
-    for spec in nodes.values():
-        if isinstance(spec.fn, CompiledGraphARC):
-            yield from _checkpointed_hints(spec.fn.contract.schema, spec.fn.nodes)
-        elif spec.fresh_input:
-            yield from annotation_hints(spec.fn)
 
 
 class GraphARC:
@@ -227,22 +208,9 @@ class GraphARC:
         returns at run time that it lacks raises GraphRoutingError.
         """
         source = self._known(f"add_conditional_edge({source!r}, ...)", source, allow_start=True)
-        if self.dag:
-            raise DagViolationError(
-                f"dag graph {self.name!r} refuses the conditional edge from {source!r}",
-                hint="declare the graph without dag=True once the branch is earned",
-            )
+        self._refuse_in_dag(f"the conditional edge from {source!r}", "branch")
         checked = checked_mapping(source, router, mapping, frozenset(self.nodes))
-        self.routes.append(
-            _Route(
-                source=source,
-                router=router,
-                mapping=checked,
-                path_map=checked,
-                copy_state=copy_state,
-                is_async=_is_async(router),
-            )
-        )
+        self.routes.append(_Route(source, router, checked, checked, copy_state, _is_async(router)))
         return self
 
     def add_conditional_edges(
@@ -271,11 +239,7 @@ class GraphARC:
         the reducer field ``into``; ``then`` runs once all workers have finished. See
         ``grapharc.runtime.fanout``.
         """
-        if self.dag:
-            raise DagViolationError(
-                f"dag graph {self.name!r} refuses the fan-out {name!r}",
-                hint="declare the graph without dag=True once the fan-out is earned",
-            )
+        self._refuse_in_dag(f"the fan-out {name!r}", "fan-out")
         after = self._known(f"add_fanout({name!r}, after=...)", after, allow_start=True)
         then = self._known(f"add_fanout({name!r}, then=...)", then, allow_end=True)
         if into not in self.fields:
@@ -286,16 +250,8 @@ class GraphARC:
         self.nodes[name] = DeclaredNode(
             name=name, fn=worker, writes=frozenset({into}), fresh_input=True, is_async=fan.is_async
         )
-        self.routes.append(
-            _Route(
-                source=after,
-                router=fan.router,
-                mapping=None,
-                path_map=[then],
-                copy_state=True,
-                is_async=False,
-            )
-        )
+        self.routes.append(_Route(after, fan.router, mapping=None, path_map=[then], copy_state=True,
+                                  is_async=False))
         self.edges.append((name, then))
         return self
 
@@ -320,35 +276,15 @@ class GraphARC:
         """
         if budget_scope not in ("run", "thread"):
             raise GraphBuildError(f"budget_scope must be 'run' or 'thread', got {budget_scope!r}")
-        allowlist = checkpoint_allowlist(*_checkpointed_hints(self.state, self.nodes))
+        allowlist = checkpoint_allowlist(*checkpointed_hints(self.state, self.nodes))
         checkpointer = allowlisted(checkpointer, allowlist)
         thread_metered = budget_scope == "thread" and isinstance(checkpointer, BaseCheckpointSaver)
         if thread_metered:
             checkpointer = SpendStampingSaver(checkpointer)
         builder = LangGraphStateGraph(self.state)
         contract = StateContract(self.state, channel_reducers(builder.channels))
-        self._check_topology(contract)
-        routers: dict[str, int] = {}
-        for route in self.routes:
-            routers[route.source] = routers.get(route.source, 0) + 1
-        facts = GraphFacts(self.name, contract, frozenset(self.nodes), self.dag, routers)
-        for spec in self.nodes.values():
-            options = {k: v for k, v in spec.options.items() if v is not None}
-            builder.add_node(spec.name, self._runnable(spec, facts), **options)
-        for source, target in self.edges:
-            builder.add_edge(source, target)
-        for sources, target in self.joins:
-            builder.add_edge(list(sources), target)
-        for route in self.routes:
-            check = RouteCheck(route.source, route.mapping, frozenset(self.nodes))
-            runnable = governed_router(
-                route.router,
-                check,
-                graph=self.name,
-                is_async=route.is_async,
-                copy_state=route.copy_state,
-            )
-            builder.add_conditional_edges(route.source, runnable, route.path_map)
+        check_topology(self, contract)
+        wire(self, builder, contract)
         inner = builder.compile(
             checkpointer=checkpointer,
             cache=cache,
@@ -383,43 +319,11 @@ class GraphARC:
         edges += [[source, target] for sources, target in self.joins for source in sources]
         return edges
 
-    def _runnable(self, spec: DeclaredNode, facts: GraphFacts) -> GovernedRunnable:
-        fan = self.fanouts.get(spec.name)
-        bodies: tuple[Body | None, AsyncBody | None]
-        if fan is not None:
-            bodies = (None, fan.async_body) if fan.is_async else (fan.sync_body, None)
-        elif isinstance(spec.fn, CompiledGraphARC):
-            bodies = subgraph_bodies(spec, facts)
-        elif isinstance(spec.fn, Runnable):  # runs through its sync invoke (in a thread under ainvoke)
-            bodies = (spec.fn.invoke, None)
-        else:
-            bodies = function_bodies(spec)
-        return governed_runnable(spec, facts, *bodies)
-
-    def _check_topology(self, contract: StateContract) -> None:
-        writes = {name: spec.writes for name, spec in self.nodes.items()}
-        check_write_conflicts(self.edges, writes, contract.reducer_fields)
-        for fan in self.fanouts.values():
-            if fan.into not in contract.reducer_fields:
-                raise GraphBuildError(
-                    f"fan-out {fan.name!r} appends outcomes to {fan.into!r}, which has no "
-                    "reducer, so parallel workers would collide",
-                    hint=f"declare {fan.into!r} as Annotated[list[WorkerOutcome], operator.add]",
-                )
-        for spec in self.nodes.values():
-            if isinstance(spec.fn, CompiledGraphARC):
-                merged = sorted(spec.writes & contract.reducer_fields)
-                if merged:
-                    raise GraphBuildError(
-                        f"subgraph node {spec.name!r} declares writes to {merged[0]!r}, which "
-                        "has a reducer; a subgraph returns whole values, so they would be "
-                        "merged twice",
-                        hint="let a plain node fold the subgraph's result into that field",
-                    )
+    def _refuse_in_dag(self, what: str, earned: str) -> None:
+        """A dag graph routes only along its declared edges, so it refuses ``what``."""
         if self.dag:
-            edges = list(self.edges)
-            edges += [(source, target) for sources, target in self.joins for source in sources]
-            check_acyclic(self.name, edges)
+            raise DagViolationError(f"dag graph {self.name!r} refuses {what}",
+                                    hint=f"declare the graph without dag=True once the {earned} is earned")
 
     def _check_new_node(self, name: str) -> None:
         if name in _RESERVED:

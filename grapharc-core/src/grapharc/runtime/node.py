@@ -1,10 +1,11 @@
 """Governed node execution: the wrapper every node runs inside.
 
 Per execution it checks the run context (fail closed), charges one iteration, writes
-the trace ``start``, hands the node a deep copy of the state, opens the node's token
-scope, arms the run's deadline when ``max_seconds`` is set, checks every write against
-the allowlist and the state's types, and writes ``end`` (or ``error``). A node that
-overran its deadline raises, so none of its writes land.
+the trace ``start``, hands the node a deep copy of the state (``grapharc.runtime.state_copy``),
+opens the node's token scope, arms the run's deadline when ``max_seconds`` is set, checks
+every write against the allowlist and the state's types (``grapharc.runtime.node_output``),
+and writes ``end`` (or ``error``). A node that overran its deadline raises, so none of its
+writes land.
 
 LangGraph inspects whatever callable it is given (signature, type hints, ``__wrapped__``,
 and the bytecode of a RunnableCallable's function); ``governed_runnable`` hands it a
@@ -14,8 +15,6 @@ costs about what it costs in plain LangGraph.
 
 from __future__ import annotations
 
-import copy
-import dataclasses
 from collections.abc import Awaitable, Callable, Mapping
 from dataclasses import dataclass, field
 from time import perf_counter
@@ -24,22 +23,16 @@ from typing import Any
 from langchain_core.runnables import Runnable, RunnableConfig
 from langchain_core.runnables.config import run_in_executor
 from langgraph.constants import END
-from langgraph.errors import GraphBubbleUp, GraphInterrupt, ParentCommand
-from langgraph.types import Command, Send
-from pydantic import BaseModel
+from langgraph.errors import GraphBubbleUp, GraphInterrupt
 
 from grapharc.runtime import route_trace
 from grapharc.runtime.budget import BudgetExceededError, BudgetMeter
 from grapharc.runtime.context import CURRENT_RUN, RunContext
 from grapharc.runtime.deadline import NodeTimeoutError, async_deadline, deadline
-from grapharc.runtime.errors import (
-    AsyncNodeError,
-    DagViolationError,
-    GraphRoutingError,
-    MissingRunContextError,
-    NodeOutputError,
-)
+from grapharc.runtime.errors import AsyncNodeError, MissingRunContextError
+from grapharc.runtime.node_output import Settler
 from grapharc.runtime.state import StateContract
+from grapharc.runtime.state_copy import copy_for_node
 from grapharc.runtime.tokens import NodeUsage, node_usage_scope
 from grapharc.trace import schema as schema
 from grapharc.trace.writer import end_fields, node_identity
@@ -85,131 +78,12 @@ class GraphFacts:
         object.__setattr__(self, "targets", self.nodes | {END})
 
 
-_ATOMIC = frozenset({int, float, str, bool, bytes, type(None)})
-_deepcopy = copy.deepcopy
-_set = object.__setattr__
-
-
-def _fresh(value: Any) -> Any:
-    """A private copy of one state value.
-
-    Immutable values are shared, containers are rebuilt, pydantic models are copied
-    field by field (a frozen model holding only immutable values is shared), anything
-    else goes through ``copy.deepcopy``. No memo is needed: a state that LangGraph
-    validated into the model cannot contain a cycle.
-    """
-    kind = type(value)
-    if kind in _ATOMIC:
-        return value
-    if kind is list:
-        return [_fresh(item) for item in value]
-    if kind is dict:
-        return {key: _fresh(item) for key, item in value.items()}
-    if kind is tuple:
-        return tuple(_fresh(item) for item in value)
-    if isinstance(value, BaseModel):
-        if (
-            value.model_config.get("frozen")
-            and value.__pydantic_private__ is None
-            and all(type(item) in _ATOMIC for item in value.__dict__.values())
-        ):
-            return value
-        return copy_for_node(value)
-    return _deepcopy(value)
-
-
-def copy_for_node(state: Any) -> Any:
-    """The deep copy a node receives, so in-place mutation cannot bypass the write channel.
-
-    For a pydantic model this is what ``model_copy(deep=True)`` does, with ``_fresh``
-    in place of ``copy.deepcopy`` for the field values (about half the cost per step).
-    """
-    if not isinstance(state, BaseModel):
-        return _fresh(state)
-    cls = type(state)
-    clone = cls.__new__(cls)
-    _set(clone, "__dict__", {name: _fresh(value) for name, value in state.__dict__.items()})
-    extra, private = state.__pydantic_extra__, state.__pydantic_private__
-    _set(clone, "__pydantic_extra__", None if extra is None else _deepcopy(extra))
-    _set(clone, "__pydantic_fields_set__", set(state.__pydantic_fields_set__))
-    _set(clone, "__pydantic_private__", None if private is None else _deepcopy(private))
-    return clone
-
-
 def seconds_exceeded(meter: BudgetMeter, node: str) -> BudgetExceededError:
     """The error a run's exhausted max_seconds ends it with."""
     limit = meter.budget.max_seconds or 0.0
     allowed = meter.budget.effective_seconds or 0.0
     used = round(allowed - (meter.seconds_left() or 0.0), 3)
     return BudgetExceededError("seconds", limit, used, node)
-
-
-class Settler:
-    """Turns what a node returned into what LangGraph may apply, checking every write."""
-
-    __slots__ = ("contract", "dag", "declared", "graph", "node", "schema", "targets")
-
-    def __init__(self, node: str, declared: frozenset[str], facts: GraphFacts) -> None:
-        self.node = node
-        self.declared = declared
-        self.contract = facts.contract
-        self.schema = facts.contract.schema
-        self.targets = facts.targets
-        self.dag = facts.dag
-        self.graph = facts.name
-
-    def __call__(self, out: Any, state: Any) -> tuple[Any, dict[str, Any], dict[str, Any] | None]:
-        """(value for LangGraph, state delta for the trace, extra trace fields)."""
-        if isinstance(out, dict):
-            current = state if isinstance(state, self.schema) else None
-            writes = self.contract.check_writes(self.node, self.declared, out, current)
-            return writes, writes, None
-        if out is None:
-            return None, {}, None
-        if isinstance(out, Command):
-            return self.command(out, state)
-        raise NodeOutputError(self.node, out)
-
-    def command(
-        self, cmd: Command[Any], state: Any
-    ) -> tuple[Command[Any], dict[str, Any], dict[str, Any] | None]:
-        """Check a Command's update like any write and its goto against the graph's nodes."""
-        if cmd.graph == Command.PARENT:  # addressed to the parent; the hosting node checks it
-            return cmd, {}, None
-        writes = self.update_writes(cmd.update, state)
-        goto = self.check_goto(cmd.goto)
-        extra = {schema.GOTO: goto} if goto else None
-        return dataclasses.replace(cmd, update=writes or None), writes, extra
-
-    def update_writes(self, update: Any, state: Any) -> dict[str, Any]:
-        """The checked writes of a Command's ``update`` (a dict or (field, value) pairs)."""
-        if update is None:
-            return {}
-        if isinstance(update, (list, tuple)) and all(
-            isinstance(pair, tuple) and len(pair) == 2 for pair in update
-        ):
-            update = dict(update)
-        if not isinstance(update, dict):
-            raise NodeOutputError(self.node, update)
-        current = state if isinstance(state, self.schema) else None
-        return self.contract.check_writes(self.node, self.declared, update, current)
-
-    def check_goto(self, goto: Any) -> list[str]:
-        """Validate Command(goto=...) targets; returns their names for the trace."""
-        targets = goto if isinstance(goto, (list, tuple)) else ([goto] if goto else [])
-        names: list[str] = []
-        for target in targets:
-            name = target.node if isinstance(target, Send) else target
-            if name not in self.targets:
-                raise GraphRoutingError(self.node, name, self.targets)
-            names.append(name)
-        if names and self.dag:
-            raise DagViolationError(
-                f"node {self.node!r} returned Command(goto={names!r}) in dag graph "
-                f"{self.graph!r}, which routes only along its declared edges",
-                hint="add the edge to the graph instead of routing dynamically",
-            )
-        return names
 
 
 class NodeGovernor:
@@ -440,19 +314,3 @@ def function_bodies(spec: DeclaredNode) -> tuple[Body | None, AsyncBody | None]:
     if spec.wants_config:
         return fn, None
     return (lambda state, config: fn(state)), None
-
-
-def recast_ns(ns: str) -> str:
-    """A checkpoint namespace without its task ids (as LangGraph addresses parent commands)."""
-    return "|".join(part.split(":")[0] for part in ns.split("|") if not part.isdigit())
-
-
-def check_parent_command(settle: Settler, bubble: ParentCommand, state: Any, config: RunnableConfig) -> None:
-    """Check a subgraph's Command(graph=PARENT) that lands on this (hosting) node, in place."""
-    cmd = bubble.args[0]
-    ns = config.get("configurable", {}).get("checkpoint_ns", "")
-    if cmd.graph not in (ns, recast_ns(ns), settle.node):
-        return
-    writes = settle.update_writes(cmd.update, state)
-    settle.check_goto(cmd.goto)
-    bubble.args = (dataclasses.replace(cmd, update=writes or None),)

@@ -12,7 +12,7 @@ from __future__ import annotations
 
 import enum
 from collections.abc import Callable, Hashable, Mapping, Sequence
-from typing import Any, Literal, get_args, get_origin, get_type_hints
+from typing import Any, Literal, NoReturn, get_args, get_origin, get_type_hints
 
 from langchain_core.runnables import RunnableConfig
 from langgraph.constants import END, START
@@ -20,7 +20,8 @@ from langgraph.types import Send
 
 from grapharc.runtime import route_trace
 from grapharc.runtime.errors import GraphRoutingError, RouteMappingError, quoted_names
-from grapharc.runtime.node import GovernedRunnable, copy_for_node
+from grapharc.runtime.node import GovernedRunnable
+from grapharc.runtime.state_copy import copy_for_node
 
 
 def declared_keys(router: Callable[..., Any]) -> tuple[Hashable, ...] | None:
@@ -146,18 +147,25 @@ def governed_router(
     """
     name = f"route:{check.source}"
     traced = check.source != START
+
+    def failed(config: RunnableConfig, exc: BaseException) -> NoReturn:
+        if traced:
+            route_trace.fail(config, exc)
+        raise exc
+
+    def released(config: RunnableConfig, result: Any) -> Any:
+        if traced:
+            route_trace.release(config, *check.destinations(result))
+        return result
+
     if is_async:
 
         async def aroute(state: Any, config: RunnableConfig) -> Any:
             try:
                 result = check(await router(copy_for_node(state) if copy_state else state))
             except BaseException as exc:
-                if traced:
-                    route_trace.fail(config, exc)
-                raise
-            if traced:
-                route_trace.release(config, *check.destinations(result))
-            return result
+                failed(config, exc)
+            return released(config, result)
 
         return GovernedRunnable(name, graph, None, aroute)
 
@@ -165,11 +173,7 @@ def governed_router(
         try:
             result = check(router(copy_for_node(state) if copy_state else state))
         except BaseException as exc:
-            if traced:
-                route_trace.fail(config, exc)
-            raise
-        if traced:
-            route_trace.release(config, *check.destinations(result))
-        return result
+            failed(config, exc)
+        return released(config, result)
 
     return GovernedRunnable(name, graph, route, None, offload=False)

@@ -25,7 +25,6 @@ from collections import OrderedDict
 from contextlib import AbstractContextManager
 from contextvars import ContextVar
 from dataclasses import dataclass
-from types import TracebackType
 from typing import Any
 from uuid import UUID
 
@@ -85,12 +84,8 @@ class _NodeUsageHandler(BaseCallbackHandler):
         self._token = _ACTIVE_SCOPE.set(self)
         return self.usage
 
-    def __exit__(
-        self,
-        exc_type: type[BaseException] | None,
-        exc: BaseException | None,
-        tb: TracebackType | None,
-    ) -> None:
+    def __exit__(self, *ended: object) -> None:
+        """Close the scope, however the node ended."""
         _ACTIVE_SCOPE.reset(self._token)
 
     def on_chat_model_start(self, serialized: Any, messages: Any, **kwargs: Any) -> None:

@@ -22,7 +22,8 @@ given a ``budget`` runs every pass under the stricter of it and the graph's (thr
 from __future__ import annotations
 
 import dataclasses
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
 from typing import Any
 
 from langchain_core.runnables import RunnableConfig
@@ -32,7 +33,7 @@ from grapharc.runtime.budget import RUN_BUDGET_KEY, Budget
 from grapharc.runtime.compiled import CompiledGraphARC
 from grapharc.runtime.context import DURABLE_ASKS
 from grapharc.session.approvals import request
-from grapharc.session.audit import completed_runs
+from grapharc.session.audit import NodeRun, completed_runs
 from grapharc.session.contracts import SessionStore
 from grapharc.session.errors import LeaseLostError, NoProgressError
 from grapharc.session.fencing import Leases
@@ -91,6 +92,33 @@ class _TurnBase:
         """The first move of a fresh start turn: send its input."""
         return Plan(CONTINUE, self.lease.turn["input"])
 
+    @contextmanager
+    def _holding(self) -> Iterator[None]:
+        """The lease counts as held while a driver drives it; the record watcher hears first of
+        the entry the lease's claim wrote (claimed, decided or reclaimed)."""
+        self.leases.held[self.lease.thread_id] = self.lease
+        self.subscriber.recorded()
+        try:
+            yield
+        finally:
+            self.leases.held.pop(self.lease.thread_id, None)
+            self.scanned.forget(self.lease.thread_id)
+
+    def _where(self) -> tuple[str, tuple[str, ...]] | None:
+        """Where the thread stood at its last settling (None before the first)."""
+        return _position(self.snapshot) if self.snapshot is not None else None
+
+    def _moved_on(self, before: tuple[str, tuple[str, ...]] | None, plan: Plan) -> Plan:
+        """``plan``, the thread settled after a pass that started at ``before``; a continuation
+        that left the thread where it was stops the turn instead of looping."""
+        if plan.kind == CONTINUE and _position(self.snapshot) == before:
+            raise NoProgressError(f"thread {self.lease.thread_id} did not move on continuing; "
+                                  "stopped instead of looping")
+        return plan
+
+    def _renew(self, lease: Lease) -> bool:
+        return self.store.renew(lease, self.clock())
+
     def _plan(self, approvals: list[Any]) -> Plan:
         return settle(self.snapshot, self.graph.holds(self.snapshot), approvals)
 
@@ -107,11 +135,16 @@ class _TurnBase:
         if self.audited is None:
             self.audited = self.store.audited_step(self.lease.thread_id)
         history = list(snapshots(self.reader, self.thread, Window(since_step=self.audited)))
-        self.scanned.keep(self.lease.thread_id, history)
-        runs, resume_at = completed_runs(history, self.audited)
+        runs, resume_at = self._completions(history, self.audited)
         new = self.store.record_nodes(self.lease, runs, resume_at, self.clock())
         self.audited = resume_at
         return new
+
+    def _completions(self, history: list[StateSnapshot], since: int) -> tuple[list[NodeRun], int]:
+        """The node completions in ``history`` (read from step ``since``, the audit watermark) and
+        the step the next scan starts from; the history is kept for the thread's readers."""
+        self.scanned.keep(self.lease.thread_id, history)
+        return completed_runs(history, since)
 
     def _record_run(self) -> bool:
         """Put the run this pass made on the thread's audit trail (it ties the session to its
@@ -157,27 +190,17 @@ class Turn(_TurnBase):
         return self.settled()
 
     def drive(self, plan: Plan) -> None:
-        """Run passes until the thread pauses or ends; record the ending under the lease. The
-        record watcher hears first of the entry the lease's claim wrote (claimed, decided or
-        reclaimed)."""
-        self.leases.held[self.lease.thread_id] = self.lease
-        self.subscriber.recorded()
-        try:
+        """Run passes until the thread pauses or ends; record the ending under the lease."""
+        with self._holding():
             self._drive(plan)
-        finally:
-            self.leases.held.pop(self.lease.thread_id, None)
-            self.scanned.forget(self.lease.thread_id)
 
     def _drive(self, plan: Plan) -> None:
         with Heartbeat(self.lease, self._renew) as beat:
             try:
                 while plan.kind == CONTINUE:
-                    before = _position(self.snapshot) if self.snapshot is not None else None
+                    before = self._where()
                     self._pass(plan.payload, beat)
-                    plan = self.settled()
-                    if plan.kind == CONTINUE and _position(self.snapshot) == before:
-                        raise NoProgressError(f"thread {self.lease.thread_id} did not move on continuing; "
-                                              "stopped instead of looping")
+                    plan = self._moved_on(before, self.settled())
                 beat.check()
             except LeaseLostError:
                 raise
@@ -187,9 +210,6 @@ class Turn(_TurnBase):
                 raise
         self.store.finish(self.lease, plan.kind, self.clock(), **self._ending(plan))
         self.subscriber.recorded()
-
-    def _renew(self, lease: Lease) -> bool:
-        return self.store.renew(lease, self.clock())
 
     def _pass(self, payload: Any, beat: Heartbeat) -> None:
         try:
@@ -226,24 +246,16 @@ class AsyncTurn(_TurnBase):
 
     async def drive(self, plan: Plan) -> None:
         """Async ``Turn.drive``."""
-        self.leases.held[self.lease.thread_id] = self.lease
-        self.subscriber.recorded()
-        try:
+        with self._holding():
             await self._drive(plan)
-        finally:
-            self.leases.held.pop(self.lease.thread_id, None)
-            self.scanned.forget(self.lease.thread_id)
 
     async def _drive(self, plan: Plan) -> None:
         async with AsyncHeartbeat(self.lease, self._renew) as beat:
             try:
                 while plan.kind == CONTINUE:
-                    before = _position(self.snapshot) if self.snapshot is not None else None
+                    before = self._where()
                     await self._pass(plan.payload, beat)
-                    plan = await self.settled()
-                    if plan.kind == CONTINUE and _position(self.snapshot) == before:
-                        raise NoProgressError(f"thread {self.lease.thread_id} did not move on continuing; "
-                                              "stopped instead of looping")
+                    plan = self._moved_on(before, await self.settled())
                 beat.check()
             except LeaseLostError:
                 raise
@@ -253,9 +265,6 @@ class AsyncTurn(_TurnBase):
                 raise
         await offload.to_thread(self.store.finish, self.lease, plan.kind, self.clock(), **self._ending(plan))
         self.subscriber.recorded()
-
-    def _renew(self, lease: Lease) -> bool:
-        return self.store.renew(lease, self.clock())
 
     async def _pass(self, payload: Any, beat: AsyncHeartbeat) -> None:
         try:
@@ -279,8 +288,7 @@ class AsyncTurn(_TurnBase):
         if self.audited is None:
             self.audited = await offload.to_thread(self.store.audited_step, self.lease.thread_id)
         history = [s async for s in asnapshots(self.compiled, self.thread, Window(since_step=self.audited))]
-        self.scanned.keep(self.lease.thread_id, history)
-        runs, resume_at = completed_runs(history, self.audited)
+        runs, resume_at = self._completions(history, self.audited)
         new = await offload.to_thread(self.store.record_nodes, self.lease, runs, resume_at, self.clock())
         self.audited = resume_at
         if new:

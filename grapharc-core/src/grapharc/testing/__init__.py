@@ -8,8 +8,11 @@ its contract in its own tests: ``claim_store_kit.ClaimStoreConformance``,
 ``executor_kit.ExecutorConformance``, ``backend_kit.ModelBackendConformance``,
 ``session_store_kit.SessionStoreConformance``, ``run_store_kit.RunStoreConformance`` and
 ``checkpointer_kit.CheckpointerConformance`` (which runs LangGraph's
-``langgraph-checkpoint-conformance`` suite). They import pytest, so they are not
-imported here. ``hostile_kit`` scripts a model that tries every escape against an agent's
+``langgraph-checkpoint-conformance`` suite); a kit too long for one module includes the
+kits of its parts (``claim_search_kit``, ``session_lease_kit``, ``session_approval_kit``),
+and the store kits share ``store_kit``'s harness and the claims (``claims``) and session steps
+(``sessions``) they test with. They import pytest, so they are not imported here.
+``hostile_kit`` scripts a model that tries every escape against an agent's
 tools and executor and counts the governance violations. ``thread_trips`` records a code
 path's trips to worker threads (``grapharc.stores.offload.to_thread``), so a test can pin how many it makes.
 """

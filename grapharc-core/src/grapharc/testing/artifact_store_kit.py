@@ -21,9 +21,7 @@ from __future__ import annotations
 
 import hashlib
 import re
-import threading
-from abc import ABC, abstractmethod
-from collections.abc import Iterator
+from abc import abstractmethod
 from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
@@ -40,35 +38,19 @@ from grapharc.memory.artifacts import (
     InvalidArtifactError,
 )
 from grapharc.memory.claims import Provenance
+from grapharc.testing.store_kit import StoreKit, race
 
 OBSERVED_AT = datetime(2024, 5, 1, 12, 30, 15, 123456, tzinfo=UTC)
 PROVENANCE = Provenance(source="artifact-kit", observed_at=OBSERVED_AT, run_id="run-1")
 FIVE_MB = bytes(range(256)) * (5 * 1024 * 1024 // 256)
 
 
-class ArtifactStoreConformance(ABC):
+class ArtifactStoreConformance(StoreKit[ArtifactStore]):
     """The ``ArtifactStore`` contract as pytest tests; subclass it and implement the two hooks."""
-
-    durable: bool = False
-
-    @abstractmethod
-    def make_store(self, tmp_path: Path) -> ArtifactStore:
-        """Return a new, empty store of the implementation under test, located under tmp_path."""
 
     @abstractmethod
     def damage_blob(self, store: ArtifactStore, artifact: Artifact) -> None:
         """Change the stored bytes of ``artifact`` without going through the store's API."""
-
-    def reopen_store(self, tmp_path: Path) -> ArtifactStore:
-        """Return the store ``make_store(tmp_path)`` made, opened again after it was closed."""
-        return self.make_store(tmp_path)
-
-    @pytest.fixture
-    def store(self, tmp_path: Path) -> Iterator[ArtifactStore]:
-        """The store under test, closed afterwards."""
-        store = self.make_store(tmp_path)
-        yield store
-        store.close()
 
     def test_store_satisfies_the_artifact_store_protocol(self, store: ArtifactStore) -> None:
         assert isinstance(store, ArtifactStore)
@@ -165,14 +147,7 @@ class ArtifactStoreConformance(ABC):
         assert store.get("other.md") == (intact, b"untouched")
 
     def test_concurrent_puts_to_one_name_get_distinct_versions(self, store: ArtifactStore) -> None:
-        def put_one(index: int) -> None:
-            store.put("shared.txt", f"writer {index}".encode(), PROVENANCE)
-
-        threads = [threading.Thread(target=put_one, args=(i,)) for i in range(8)]
-        for thread in threads:
-            thread.start()
-        for thread in threads:
-            thread.join()
+        race(8, lambda i: store.put("shared.txt", f"writer {i}".encode(), PROVENANCE))
         versions = store.versions("shared.txt")
         assert [a.version for a in versions] == list(range(1, 9))
         assert sorted(store.get("shared.txt", a.version)[1] for a in versions) == sorted(

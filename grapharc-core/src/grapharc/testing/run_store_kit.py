@@ -14,9 +14,6 @@ explicitly, so nothing here waits on a clock.
 
 from __future__ import annotations
 
-import threading
-from abc import ABC, abstractmethod
-from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 from uuid import uuid4
@@ -28,6 +25,7 @@ from grapharc.runs.contracts import RunStore
 from grapharc.runs.errors import RunError, ThreadBusyError, UnknownRunError
 from grapharc.runs.records import ENQUEUE, ERROR, INTERRUPTED, PENDING, RUNNING, SUCCESS, RunRecord
 from grapharc.runtime.budget import Budget
+from grapharc.testing.store_kit import StoreKit, race
 
 TTL = 10.0
 RACERS = 8
@@ -42,25 +40,8 @@ def new_run(thread_id: str, now: float = 1.0, **fields: Any) -> RunRecord:
     return RunRecord(run_id=uuid4().hex, thread_id=thread_id, created_at=now, updated_at=now, **asked)
 
 
-class RunStoreConformance(ABC):
+class RunStoreConformance(StoreKit[RunStore]):
     """The ``RunStore`` contract as pytest tests; subclass it and implement ``make_store``."""
-
-    durable: bool = False
-
-    @abstractmethod
-    def make_store(self, tmp_path: Path) -> RunStore:
-        """Return a new, empty store of the implementation under test, located under tmp_path."""
-
-    def reopen_store(self, tmp_path: Path) -> RunStore:
-        """Return the store ``make_store(tmp_path)`` made, opened again after it was closed."""
-        return self.make_store(tmp_path)
-
-    @pytest.fixture
-    def store(self, tmp_path: Path) -> Iterator[RunStore]:
-        """The store under test, closed afterwards."""
-        store = self.make_store(tmp_path)
-        yield store
-        store.close()
 
     def test_store_satisfies_the_run_store_protocol(self, store: RunStore) -> None:
         assert isinstance(store, RunStore)
@@ -231,18 +212,7 @@ class RunStoreConformance(ABC):
 
     def test_of_workers_racing_for_one_run_exactly_one_claims_it(self, store: RunStore) -> None:
         run = store.add(new_run("t1"), exclusive=True)
-        start = threading.Barrier(RACERS)
-        got: list[RunRecord | None] = []
-
-        def race(i: int) -> None:
-            start.wait()
-            got.append(store.claim_next(f"w{i}", 1.0, TTL, GRAPHS))
-
-        racers = [threading.Thread(target=race, args=(i,)) for i in range(RACERS)]
-        for racer in racers:
-            racer.start()
-        for racer in racers:
-            racer.join()
+        got, _ = race(RACERS, lambda i: store.claim_next(f"w{i}", 1.0, TTL, GRAPHS))
         winners = [r for r in got if r is not None]
         assert len(got) == RACERS and [r.run_id for r in winners] == [run.run_id]
         assert store.get("t1", run.run_id).worker == winners[0].worker

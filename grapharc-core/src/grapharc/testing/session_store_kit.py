@@ -15,35 +15,26 @@ Times are passed explicitly, so nothing here waits on a clock.
 
 from __future__ import annotations
 
-import threading
-from abc import ABC, abstractmethod
-from collections.abc import Callable, Iterator
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
 import pytest
 
-from grapharc.session.approvals import Approvers, Hold, request
+from grapharc.session.approvals import request
 from grapharc.session.audit import NodeRun
 from grapharc.session.contracts import SessionStore
 from grapharc.session.errors import (
-    AlreadyDecidedError,
     ApprovalExpiredError,
-    ApprovalMismatchError,
-    DeciderNotAllowedError,
     LeaseLostError,
     NothingToRecoverError,
-    SessionBusyError,
     SessionError,
     SessionExistsError,
     SessionInputError,
-    StaleApprovalError,
-    ThreadNotPausedError,
     ThreadPausedError,
     UnknownApprovalError,
     UnknownSessionError,
 )
-from grapharc.session.lease import Lease
 from grapharc.session.records import (
     APPROVED,
     COMPLETED,
@@ -52,89 +43,20 @@ from grapharc.session.records import (
     EXPIRED,
     FAILED,
     GATE,
-    INTERRUPT,
-    LAPSED,
     OPEN,
     PAUSED,
     REJECTED,
     RUNNING,
-    SUPERSEDED,
-    Approval,
     AuditKind,
 )
-
-GRAPH = "kit-graph"
-TTL = 10.0
-RACERS = 8
-
-
-def make_hold(node: str = "review", *, kind: str = INTERRUPT, digest: str = "digest-1",
-              who: tuple[str, ...] = (), ttl: float | None = None) -> Hold:
-    """A hold on ``node`` as the session runtime would read it from a checkpoint."""
-    return Hold(kind, node, f"key-{node}", f"may {node} go ahead?", digest, Approvers(frozenset(who), ttl))
+from grapharc.testing.session_approval_kit import SessionApprovalConformance
+from grapharc.testing.session_lease_kit import SessionLeaseConformance
+from grapharc.testing.sessions import GRAPH, TTL, claim, make_hold, pause
 
 
-def claim(store: SessionStore, thread_id: str, now: float, runner: str = "runner-a") -> Lease:
-    """A start turn on ``thread_id`` with no input and no inbox."""
-    return store.claim_start(thread_id, runner=runner, ttl=TTL, now=now, input={}, inbox=None)
-
-
-def pause(store: SessionStore, thread_id: str, *holds: Hold, now: float = 10.0) -> list[Approval]:
-    """Create ``thread_id``, run a turn and end it paused on ``holds``; their approval records."""
-    store.create(thread_id, GRAPH, now)
-    lease = claim(store, thread_id, now)
-    requests = [request(hold, thread_id, now) for hold in holds]
-    store.finish(lease, PAUSED, now, requests=requests)
-    return requests
-
-
-def race(count: int, attempt: Callable[[int], Any]) -> tuple[list[Any], list[Exception]]:
-    """Run ``attempt(i)`` in ``count`` threads released together; what they returned and raised."""
-    start = threading.Barrier(count)
-    won: list[Any] = []
-    refused: list[Exception] = []
-
-    def run(i: int) -> None:
-        start.wait()
-        try:
-            won.append(attempt(i))
-        except SessionError as exc:
-            refused.append(exc)
-
-    threads = [threading.Thread(target=run, args=(i,)) for i in range(count)]
-    for thread in threads:
-        thread.start()
-    for thread in threads:
-        thread.join()
-    return won, refused
-
-
-class SessionStoreConformance(ABC):
-    """The ``SessionStore`` contract as pytest tests; subclass it and implement ``make_store``."""
-
-    durable: bool = False
-
-    @abstractmethod
-    def make_store(self, tmp_path: Path) -> SessionStore:
-        """Return a new, empty store of the implementation under test, located under tmp_path."""
-
-    def reopen_store(self, tmp_path: Path) -> SessionStore:
-        """Return the store ``make_store(tmp_path)`` made, opened again after it was closed."""
-        return self.make_store(tmp_path)
-
-    @pytest.fixture
-    def store(self, tmp_path: Path) -> Iterator[SessionStore]:
-        """The store under test, closed afterwards."""
-        store = self.make_store(tmp_path)
-        yield store
-        store.close()
-
-    def decide(self, store: SessionStore, approval: Approval, decision: str = APPROVED, *,
-               current: Hold | None, decider: str = "ana", now: float = 20.0,
-               thread_id: str | None = None) -> Lease | None:
-        """``store.decide`` with the kit's defaults, as runner ``runner-b``."""
-        return store.decide(thread_id or approval.thread_id, approval.approval_id, decision, decider=decider,
-                            now=now, current=current, runner="runner-b", ttl=TTL)
+class SessionStoreConformance(SessionLeaseConformance, SessionApprovalConformance):
+    """The ``SessionStore`` contract as pytest tests (leases and approvals from their kits);
+    subclass it and implement ``make_store``."""
 
     # -- sessions and statuses -------------------------------------------------------
 
@@ -243,172 +165,6 @@ class SessionStoreConformance(ABC):
         store.finish(claim(store, "t1", 2.0), COMPLETED, 3.0)
         with pytest.raises(NothingToRecoverError, match="t1"):
             store.claim_recovery("t1", runner="r", ttl=TTL, now=4.0)
-
-    # -- leases ----------------------------------------------------------------------
-
-    def test_a_live_lease_refuses_every_other_claim(self, store: SessionStore) -> None:
-        store.create("t1", GRAPH, 1.0)
-        lease = claim(store, "t1", 2.0)
-        with pytest.raises(SessionBusyError, match="runner-a"):
-            claim(store, "t1", 3.0, runner="runner-b")
-        with pytest.raises(SessionBusyError, match="runner-a"):
-            store.claim_recovery("t1", runner="runner-b", ttl=TTL, now=3.0)
-        assert store.get("t1").runner == "runner-a" and store.holds(lease)
-
-    def test_an_expired_lease_is_recovered_not_restarted(self, store: SessionStore) -> None:
-        store.create("t1", GRAPH, 1.0)
-        lease = claim(store, "t1", 0.0)
-        with pytest.raises(SessionBusyError, match="left running by runner runner-a"):
-            claim(store, "t1", TTL + 1, runner="runner-b")
-        taken = store.claim_recovery("t1", runner="runner-b", ttl=TTL, now=TTL + 1)
-        assert taken.turn == lease.turn and taken.token != lease.token
-        assert store.get("t1").runner == "runner-b"
-
-    def test_renewal_keeps_a_lease_alive_past_its_first_expiry(self, store: SessionStore) -> None:
-        store.create("t1", GRAPH, 0.0)
-        lease = claim(store, "t1", 0.0)
-        assert store.renew(lease, 8.0)
-        assert store.get("t1").lease_expires_at == 8.0 + TTL
-        with pytest.raises(SessionBusyError):
-            store.claim_recovery("t1", runner="runner-b", ttl=TTL, now=15.0)
-        store.claim_recovery("t1", runner="runner-b", ttl=TTL, now=19.0)
-
-    def test_of_concurrent_start_claims_exactly_one_wins(self, store: SessionStore) -> None:
-        store.create("t1", GRAPH, 1.0)
-        won, refused = race(RACERS, lambda i: claim(store, "t1", 2.0, runner=f"runner-{i}"))
-        assert len(won) == 1 and len(refused) == RACERS - 1
-        assert all(isinstance(exc, SessionBusyError) for exc in refused)
-        assert store.get("t1").runner == won[0].runner and store.holds(won[0])
-
-    def test_of_concurrent_recoveries_exactly_one_wins(self, store: SessionStore) -> None:
-        store.create("t1", GRAPH, 0.0)
-        claim(store, "t1", 0.0)
-        won, refused = race(RACERS, lambda i: store.claim_recovery(
-            "t1", runner=f"runner-{i}", ttl=TTL, now=TTL + 1))
-        assert len(won) == 1 and all(isinstance(exc, SessionBusyError) for exc in refused)
-        assert len(refused) == RACERS - 1
-        assert [e.kind for e in store.audit("t1")].count("reclaimed") == 1
-
-    def test_a_runner_that_lost_its_lease_cannot_finish_record_or_renew(self, store: SessionStore) -> None:
-        store.create("t1", GRAPH, 0.0)
-        stale = claim(store, "t1", 0.0)
-        current = store.claim_recovery("t1", runner="runner-b", ttl=TTL, now=TTL + 1)
-        assert not store.holds(stale) and store.holds(current)
-        assert not store.renew(stale, TTL + 2)
-        with pytest.raises(LeaseLostError, match="runner-a"):
-            store.record_nodes(stale, [NodeRun(1, "n", "task-1", ())], 1, TTL + 2)
-        with pytest.raises(LeaseLostError, match="runner-a"):
-            store.finish(stale, COMPLETED, TTL + 2, requests=[request(make_hold(), "t1", TTL + 2)])
-        now = store.get("t1")
-        assert (now.status, now.runner, now.holds, now.last_node) == (RUNNING, "runner-b", (), None)
-        assert store.approvals("t1") == [] and store.audited_step("t1") == -1
-        store.finish(current, COMPLETED, TTL + 3)
-        assert store.get("t1").status == COMPLETED
-
-    def test_a_finished_turns_lease_is_released(self, store: SessionStore) -> None:
-        store.create("t1", GRAPH, 0.0)
-        lease = claim(store, "t1", 1.0)
-        store.finish(lease, COMPLETED, 2.0)
-        assert not store.holds(lease) and not store.renew(lease, 3.0)
-        with pytest.raises(LeaseLostError):
-            store.finish(lease, FAILED, 3.0, error="late")
-        assert store.get("t1").status == COMPLETED
-
-    # -- approvals -------------------------------------------------------------------
-
-    def test_a_pause_opens_its_requests_as_the_threads_holds(self, store: SessionStore) -> None:
-        asked = pause(store, "t1", make_hold("a"), make_hold("b", who=("ana", "bo")))
-        paused = store.get("t1")
-        assert paused.status == PAUSED and paused.runner is None
-        assert list(paused.holds) == asked == store.approvals("t1")
-        assert store.approval(asked[1].approval_id) == asked[1]
-        assert asked[1].deciders == ("ana", "bo") and asked[1].state == OPEN
-
-    def test_deciding_the_last_open_hold_hands_out_a_lease(self, store: SessionStore) -> None:
-        first, second = pause(store, "t1", make_hold("a"), make_hold("b"))
-        assert self.decide(store, first, current=make_hold("a")) is None
-        assert store.get("t1").status == PAUSED and [h.node for h in store.get("t1").holds] == ["b"]
-        decided = store.approval(first.approval_id)
-        assert (decided.state, decided.decided_by, decided.decided_at) == (APPROVED, "ana", 20.0)
-        lease = self.decide(store, second, DECLINED, current=make_hold("b"), now=21.0)
-        assert lease is not None and lease.runner == "runner-b" and store.holds(lease)
-        assert lease.turn["kind"] == "continue"
-        resumed = store.get("t1")
-        assert (resumed.status, resumed.runner, resumed.holds) == (RUNNING, "runner-b", ())
-        assert store.approval(second.approval_id).state == DECLINED
-
-    def test_an_approval_is_decided_once(self, store: SessionStore) -> None:
-        first, second = pause(store, "t1", make_hold("a"), make_hold("b"))
-        self.decide(store, first, current=make_hold("a"))
-        with pytest.raises(AlreadyDecidedError, match="already approved by ana"):
-            self.decide(store, first, DECLINED, current=make_hold("a"), decider="bo")
-        self.decide(store, second, current=make_hold("b"))
-        with pytest.raises(ThreadNotPausedError, match="already approved by ana"):
-            self.decide(store, second, DECLINED, current=make_hold("b"), decider="bo")
-        assert [a.state for a in store.approvals("t1")] == [APPROVED, APPROVED]
-
-    def test_of_concurrent_decisions_on_the_last_hold_exactly_one_resumes(self, store: SessionStore) -> None:
-        [asked] = pause(store, "t1", make_hold())
-        won, refused = race(RACERS, lambda i: self.decide(store, asked, current=make_hold(),
-                                                          decider=f"person-{i}"))
-        assert len(won) == 1 and won[0] is not None and store.holds(won[0])
-        assert len(refused) == RACERS - 1
-        assert all(isinstance(exc, ThreadNotPausedError | AlreadyDecidedError) for exc in refused)
-        assert [e.kind for e in store.audit("t1")].count(AuditKind.DECIDED) == 1
-
-    def test_a_stale_approval_is_superseded_and_asked_again(self, store: SessionStore) -> None:
-        [asked] = pause(store, "t1", make_hold(digest="before"))
-        changed = make_hold(digest="after")
-        with pytest.raises(StaleApprovalError, match=asked.approval_id):
-            self.decide(store, asked, current=changed)
-        old, fresh = store.approvals("t1")
-        assert old.state == SUPERSEDED and old.decided_by is None
-        assert (fresh.state, fresh.digest, fresh.hold_key) == (OPEN, "after", changed.key)
-        assert store.get("t1").status == PAUSED and store.get("t1").holds == (fresh,)
-        with pytest.raises(StaleApprovalError):
-            self.decide(store, old, current=changed)
-        assert self.decide(store, fresh, current=changed) is not None
-
-    def test_an_approval_whose_hold_is_gone_is_superseded_without_a_new_one(
-            self, store: SessionStore) -> None:
-        [asked] = pause(store, "t1", make_hold())
-        with pytest.raises(StaleApprovalError):
-            self.decide(store, asked, current=None)
-        assert [a.state for a in store.approvals("t1")] == [SUPERSEDED]
-
-    def test_an_approval_cannot_release_another_threads_hold(self, store: SessionStore) -> None:
-        [mine] = pause(store, "mine", make_hold())
-        [theirs] = pause(store, "theirs", make_hold())
-        with pytest.raises(ApprovalMismatchError, match="belongs to thread mine"):
-            self.decide(store, mine, current=make_hold(), thread_id="theirs")
-        assert store.approval(mine.approval_id).state == OPEN == store.approval(theirs.approval_id).state
-        assert store.get("theirs").status == PAUSED
-
-    def test_a_decision_by_someone_not_named_or_by_no_one_is_refused(self, store: SessionStore) -> None:
-        [asked] = pause(store, "t1", make_hold(who=("ana",)))
-        for decider in ("bo", ""):
-            with pytest.raises(DeciderNotAllowedError):
-                self.decide(store, asked, current=make_hold(who=("ana",)), decider=decider)
-        assert store.approval(asked.approval_id).state == OPEN
-
-    def test_a_decision_other_than_approved_or_rejected_is_refused(self, store: SessionStore) -> None:
-        [asked] = pause(store, "t1", make_hold())
-        with pytest.raises(ApprovalMismatchError, match="maybe"):
-            self.decide(store, asked, "maybe", current=make_hold())
-        assert store.approval(asked.approval_id).state == OPEN
-
-    def test_an_expired_approval_ends_the_thread_expired(self, store: SessionStore) -> None:
-        late, other = pause(store, "t1", make_hold("a", ttl=5.0), make_hold("b"), now=10.0)
-        with pytest.raises(ApprovalExpiredError, match=late.approval_id):
-            self.decide(store, late, current=make_hold("a", ttl=5.0), now=15.0)
-        assert store.get("t1").status == EXPIRED
-        assert [store.approval(a.approval_id).state for a in (late, other)] == [LAPSED, SUPERSEDED]
-
-    def test_a_rejected_gate_ends_the_thread_rejected(self, store: SessionStore) -> None:
-        gate = make_hold(kind=GATE)
-        [asked] = pause(store, "t1", gate)
-        assert self.decide(store, asked, DECLINED, current=gate) is None
-        assert store.get("t1").status == REJECTED and store.approval(asked.approval_id).state == DECLINED
 
     # -- events ----------------------------------------------------------------------
 

@@ -141,6 +141,25 @@ def _kill(process: subprocess.Popen[str] | asyncio.subprocess.Process) -> None:
         os.killpg(process.pid, signal.SIGKILL)
 
 
+def _run(argv: list[str], text: str, cwd: str, timeout: float, late: str) -> tuple[str, str, int]:
+    """(stdout, stderr, exit code) of ``argv`` run in ``cwd`` in a session of its own, given ``text``
+    on stdin. Past ``timeout`` s its process group is killed and ``ClaudeCLIError`` says it was
+    ``late``; on any other interruption the group is killed and the interruption raised."""
+    process = subprocess.Popen(argv, stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+                               text=True, cwd=cwd, env={**os.environ, **CHILD_ENVIRONMENT},
+                               start_new_session=True)
+    try:
+        stdout, stderr = process.communicate(text, timeout=timeout)
+        return stdout, stderr, process.returncode
+    except subprocess.TimeoutExpired:
+        _kill(process)
+        process.communicate()
+        raise ClaudeCLIError(f"{late} within {timeout:g} s") from None
+    except BaseException:
+        _kill(process)
+        raise
+
+
 class ClaudeCLIChatModel(BaseChatModel):
     """A completion-only chat model that runs ``claude -p`` once per call."""
 
@@ -212,20 +231,9 @@ class ClaudeCLIChatModel(BaseChatModel):
             self.spend_meter.before_call(self.spec)
         argv, prompt = self._command(messages)
         with tempfile.TemporaryDirectory(prefix="grapharc-claude-") as cwd:
-            process = subprocess.Popen(argv, stdin=subprocess.PIPE, stdout=subprocess.PIPE,
-                                       stderr=subprocess.PIPE, text=True, cwd=cwd,
-                                       env={**os.environ, **CHILD_ENVIRONMENT}, start_new_session=True)
-            try:
-                stdout, stderr = process.communicate(prompt, timeout=self.timeout)
-            except subprocess.TimeoutExpired:
-                _kill(process)
-                process.communicate()
-                raise ClaudeCLIError(f"{self.spec}: claude did not answer within {self.timeout:g} s") \
-                    from None
-            except BaseException:
-                _kill(process)
-                raise
-        result = self._result(parse_result(self.spec, stdout, stderr, process.returncode), stop)
+            stdout, stderr, code = _run(argv, prompt, cwd, self.timeout,
+                                        f"{self.spec}: claude did not answer")
+        result = self._result(parse_result(self.spec, stdout, stderr, code), stop)
         crossed = self._crossed(result)
         if crossed is not None:
             if run_manager is not None:  # usage meters still see the call that crossed the line
@@ -238,21 +246,9 @@ class ClaudeCLIChatModel(BaseChatModel):
         if self.spend_meter is not None:
             self.spend_meter.before_call(self.spec)
         argv = delegated_arguments(self._executable(), self.model_name)
-        process = subprocess.Popen(argv, stdin=subprocess.PIPE, stdout=subprocess.PIPE,
-                                   stderr=subprocess.PIPE, text=True, cwd=os.fspath(workspace),
-                                   env={**os.environ, **CHILD_ENVIRONMENT}, start_new_session=True)
-        limit = min(timeout, self.timeout)
-        try:
-            stdout, stderr = process.communicate(task, timeout=limit)
-        except subprocess.TimeoutExpired:
-            _kill(process)
-            process.communicate()
-            raise ClaudeCLIError(f"{self.spec}: the delegated agent did not finish within {limit:g} s") \
-                from None
-        except BaseException:
-            _kill(process)
-            raise
-        document = parse_result(self.spec, stdout, stderr, process.returncode)
+        stdout, stderr, code = _run(argv, task, os.fspath(workspace), min(timeout, self.timeout),
+                                    f"{self.spec}: the delegated agent did not finish")
+        document = parse_result(self.spec, stdout, stderr, code)
         usage = cli_usage(document.get("usage") or {})
         return DelegatedRun(str(document["result"]), tokens=usage["total_tokens"],
                             cost_usd=reported_cost(document.get("total_cost_usd")))

@@ -5,23 +5,22 @@ from __future__ import annotations
 
 from grapharc.plugins import ExecutorInfo, RegisterExecutor, RegisterTool, ToolInfo, hookimpl
 
+TOOLS = (
+    ("read_file", "read:read_file_tool", "read a window of a UTF-8 text file in the workspace"),
+    ("write_file", "write:write_file_tool", "create or replace a text file in the workspace, atomically"),
+    ("edit_file", "edit:edit_file_tool", "replace one exact, unique piece of text in a workspace file"),
+    ("list_dir", "listing:list_dir_tool", "list a directory in the workspace"),
+    ("glob", "listing:glob_tool", "find workspace paths matching a glob"),
+    ("grep", "search:grep_tool", "search workspace text files with a regular expression"),
+    ("run_command", "command:run_command_tool", "run a program from an argv list in the workspace"),
+)
+"""Each tool's name, its factory in ``grapharc.tools`` and what it does."""
+
 
 @hookimpl
 def register_tools(register: RegisterTool) -> None:
-    register(ToolInfo(name="read_file", factory="grapharc.tools.read:read_file_tool",
-                      description="read a window of a UTF-8 text file in the workspace"))
-    register(ToolInfo(name="write_file", factory="grapharc.tools.write:write_file_tool",
-                      description="create or replace a text file in the workspace, atomically"))
-    register(ToolInfo(name="edit_file", factory="grapharc.tools.edit:edit_file_tool",
-                      description="replace one exact, unique piece of text in a workspace file"))
-    register(ToolInfo(name="list_dir", factory="grapharc.tools.listing:list_dir_tool",
-                      description="list a directory in the workspace"))
-    register(ToolInfo(name="glob", factory="grapharc.tools.listing:glob_tool",
-                      description="find workspace paths matching a glob"))
-    register(ToolInfo(name="grep", factory="grapharc.tools.search:grep_tool",
-                      description="search workspace text files with a regular expression"))
-    register(ToolInfo(name="run_command", factory="grapharc.tools.command:run_command_tool",
-                      description="run a program from an argv list in the workspace"))
+    for name, factory, description in TOOLS:
+        register(ToolInfo(name=name, factory=f"grapharc.tools.{factory}", description=description))
 
 
 @hookimpl

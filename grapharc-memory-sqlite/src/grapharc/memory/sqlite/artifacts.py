@@ -26,10 +26,8 @@ import os
 import re
 import sqlite3
 import tempfile
-import threading
 import time
 import uuid
-from contextlib import AbstractContextManager
 from datetime import datetime
 from pathlib import Path
 
@@ -46,7 +44,10 @@ from grapharc.memory.artifacts import (
     new_version,
 )
 from grapharc.memory.claims import Provenance, durable_store_path
-from grapharc.memory.sqlite.database import immediate, record_version, stored_version, use_wal
+from grapharc.memory.sqlite.database import (
+    SQLiteFileStore,
+    use_wal,
+)
 
 SCHEMA_COMPONENT = "artifacts"
 SCHEMA_VERSION = 1
@@ -101,20 +102,20 @@ def _fsync_folder(folder: Path) -> None:
         os.close(descriptor)
 
 
-class SQLiteArtifactStore:
+class SQLiteArtifactStore(SQLiteFileStore):
     """A durable ``ArtifactStore`` sharing its SQLite file with the claims; processes may share it."""
 
+    noun = "artifact store"
+    closed_error = ArtifactStoreClosedError
+
     def __init__(self, path: str | Path) -> None:
-        self.path = Path(path)
+        super().__init__(path)
         self.blobs = self.path.with_name(f"{self.path.name}.blobs")
-        self._lock = threading.Lock()
-        self._connection: sqlite3.Connection | None = None
         try:
             if not self.blobs.is_dir():
                 self.blobs.mkdir(exist_ok=True)
                 _fsync_folder(self.blobs.parent)
-            self._connection = sqlite3.connect(
-                self.path, isolation_level=None, check_same_thread=False, timeout=30.0)
+            self._connect()
             self._prepare()
         except (OSError, sqlite3.Error) as error:
             self.close()
@@ -131,24 +132,7 @@ class SQLiteArtifactStore:
         """Switch the file to WAL and create or check the artifacts schema."""
         use_wal(self._open_connection(), f"artifact store {str(self.path)!r}", ArtifactStoreError)
         with self._transaction() as cursor:
-            version = stored_version(cursor, SCHEMA_COMPONENT)
-            if version is None:
-                for statement in _SCHEMA:
-                    cursor.execute(statement)
-                record_version(cursor, SCHEMA_COMPONENT, SCHEMA_VERSION)
-            elif version != SCHEMA_VERSION:
-                raise ArtifactStoreError(
-                    f"artifact store {str(self.path)!r} has artifacts schema version {version}, "
-                    f"but this grapharc-memory-sqlite reads version {SCHEMA_VERSION}",
-                    hint="open it with the GraphARC version that wrote it")
-
-    def _open_connection(self) -> sqlite3.Connection:
-        if self._connection is None:
-            raise ArtifactStoreClosedError(f"artifact store {str(self.path)!r}")
-        return self._connection
-
-    def _transaction(self) -> AbstractContextManager[sqlite3.Cursor]:
-        return immediate(self._open_connection())
+            self._create_or_check(cursor, SCHEMA_COMPONENT, SCHEMA_VERSION, _SCHEMA, ArtifactStoreError)
 
     def blob_path(self, artifact: Artifact) -> Path:
         """Where the bytes of ``artifact`` are kept: ``<file>.blobs/<sha256>``."""
@@ -293,13 +277,6 @@ class SQLiteArtifactStore:
             return None
         aside.unlink()
         return moved.st_size
-
-    def close(self) -> None:
-        """Close the connection; idempotent."""
-        with self._lock:
-            if self._connection is not None:
-                self._connection.close()
-                self._connection = None
 
 
 def open_artifact_store(location: str, kind: str) -> SQLiteArtifactStore:

@@ -1,17 +1,72 @@
-"""What the claim store and the artifact store share of one SQLite file: WAL with full sync,
-write transactions that take the file's lock up front, and per-component schema versions."""
+"""What the claim store and the artifact store share of one SQLite file: holding its connection,
+WAL with full sync, write transactions that take the file's lock up front, and per-component
+schema versions."""
 
 from __future__ import annotations
 
 import sqlite3
-from collections.abc import Iterable, Iterator, Sequence
+import threading
+from collections.abc import Callable, Container, Iterable, Iterator, Sequence
 from contextlib import AbstractContextManager, contextmanager
+from pathlib import Path
 
 from grapharc.errors import GraphARCError
 
 ROWS_PER_STATEMENT = 500  # a batch of 1,000 in two runs of one cached statement
 MAPPED_BYTES = 256 * 2**20  # about 500k claims' worth of file; the rest is read as before
 IN_JSON_LIST = "IN (SELECT value FROM json_each(?))"  # with one ``json_list`` parameter
+
+
+class SQLiteFileStore:
+    """A store's hold on its file: one connection, shared by threads under ``_lock`` and refused
+    (with ``closed_error`` naming the ``noun`` and path) once ``close()`` has run."""
+
+    noun: str
+    closed_error: Callable[[str], GraphARCError]
+
+    def __init__(self, path: str | Path) -> None:
+        self.path = Path(path)
+        self._lock = threading.Lock()
+        self._connection: sqlite3.Connection | None = None
+
+    def _connect(self) -> None:
+        """Open the file (created if missing) in autocommit mode; transactions are explicit."""
+        self._connection = sqlite3.connect(self.path, isolation_level=None, check_same_thread=False,
+                                           timeout=30.0)
+
+    def _open_connection(self) -> sqlite3.Connection:
+        if self._connection is None:
+            raise self.closed_error(f"{self.noun} {str(self.path)!r}")
+        return self._connection
+
+    def _transaction(self) -> AbstractContextManager[sqlite3.Cursor]:
+        return immediate(self._open_connection())
+
+    def _create_or_check(self, cursor: sqlite3.Cursor, component: str, version: int, schema: Iterable[str],
+                         error: type[GraphARCError], migratable: Container[int] = ()) -> bool:
+        """Create ``component``'s tables (``schema``) at ``version`` in a file that has none yet;
+        True when the file has an older version in ``migratable``, for the caller to migrate.
+        Any other version is refused with ``error``: this code would misread it."""
+        found = stored_version(cursor, component)
+        if found is None:
+            for statement in schema:
+                cursor.execute(statement)
+            record_version(cursor, component, version)
+            return False
+        if found in migratable:
+            return True
+        if found != version:
+            raise error(f"{self.noun} {str(self.path)!r} has {component} schema version {found}, "
+                        f"but this grapharc-memory-sqlite reads version {version}",
+                        hint="open it with the GraphARC version that wrote it")
+        return False
+
+    def close(self) -> None:
+        """Close the connection; idempotent."""
+        with self._lock:
+            if self._connection is not None:
+                self._connection.close()
+                self._connection = None
 
 
 def use_wal(connection: sqlite3.Connection, what: str, error: type[GraphARCError]) -> None:

@@ -28,9 +28,7 @@ migrated on open, in one transaction.
 from __future__ import annotations
 
 import sqlite3
-import threading
 from collections.abc import Sequence
-from contextlib import AbstractContextManager
 from datetime import datetime
 from pathlib import Path
 
@@ -53,13 +51,12 @@ from grapharc.memory.impact_walk import impact_search
 from grapharc.memory.sqlite import postings
 from grapharc.memory.sqlite.database import (
     IN_JSON_LIST,
-    immediate,
+    SQLiteFileStore,
     insert_rows,
     json_list,
     read_through_memory_map,
     record_version,
     snapshot,
-    stored_version,
     use_wal,
 )
 
@@ -170,17 +167,16 @@ def _require_json(connection: sqlite3.Connection, path: Path) -> None:
         ) from error
 
 
-class SQLiteMemoryStore:
+class SQLiteMemoryStore(SQLiteFileStore):
     """A durable ``ClaimStore`` in one SQLite file; several processes may share the file."""
 
+    noun = "claim store"
+    closed_error = ClaimStoreClosedError
+
     def __init__(self, path: str | Path) -> None:
-        self.path = Path(path)
-        self._lock = threading.Lock()
-        self._connection: sqlite3.Connection | None = None
+        super().__init__(path)
         try:
-            self._connection = sqlite3.connect(
-                self.path, isolation_level=None, check_same_thread=False, timeout=30.0
-            )
+            self._connect()
             self._prepare()
         except sqlite3.Error as error:
             self.close()
@@ -201,19 +197,9 @@ class SQLiteMemoryStore:
         _require_json(connection, self.path)
         connection.execute("PRAGMA foreign_keys=ON")
         with self._transaction() as cursor:
-            version = stored_version(cursor, SCHEMA_COMPONENT)
-            if version is None:
-                for statement in _SCHEMA:
-                    cursor.execute(statement)
-                record_version(cursor, SCHEMA_COMPONENT, SCHEMA_VERSION)
-            elif version in (1, 2, 3, 4):
+            if self._create_or_check(cursor, SCHEMA_COMPONENT, SCHEMA_VERSION, _SCHEMA, ClaimStoreError,
+                                     migratable=(1, 2, 3, 4)):
                 self._migrate_to_runs(cursor)
-            elif version != SCHEMA_VERSION:
-                raise ClaimStoreError(
-                    f"claim store {str(self.path)!r} has claims schema version {version}, "
-                    f"but this grapharc-memory-sqlite reads version {SCHEMA_VERSION}",
-                    hint="open it with the GraphARC version that wrote it",
-                )
 
     @staticmethod
     def _migrate_to_runs(cursor: sqlite3.Cursor) -> None:
@@ -231,14 +217,6 @@ class SQLiteMemoryStore:
             "FROM claims ORDER BY seq").fetchall()
         postings.index_claims(cursor, [(seq, _to_claim((*fields, None))) for seq, *fields in rows])
         record_version(cursor, SCHEMA_COMPONENT, SCHEMA_VERSION)
-
-    def _open_connection(self) -> sqlite3.Connection:
-        if self._connection is None:
-            raise ClaimStoreClosedError(f"claim store {str(self.path)!r}")
-        return self._connection
-
-    def _transaction(self) -> AbstractContextManager[sqlite3.Cursor]:
-        return immediate(self._open_connection())
 
     def _read(self, sql: str, parameters: tuple[str | int, ...] = ()) -> list[Claim]:
         with self._lock:
@@ -342,13 +320,6 @@ class SQLiteMemoryStore:
                 f"SELECT c.seq, {_CLAIM_ROW} WHERE c.seq {IN_JSON_LIST}",
                 (json_list(seq for _, seq in ranked),))}
         return [ScoredClaim(_to_claim(rows[seq]), score) for score, seq in ranked]
-
-    def close(self) -> None:
-        """Close the connection; idempotent."""
-        with self._lock:
-            if self._connection is not None:
-                self._connection.close()
-                self._connection = None
 
 
 def open_claim_store(location: str, kind: str) -> SQLiteMemoryStore:
