@@ -13,8 +13,9 @@ from typing import Any
 import pytest
 import sqlite_released
 
+from grapharc.runs.tables import RUN_TABLES
 from grapharc.session import sql_dialect
-from grapharc.session.tables import RUN_TABLES, SESSION_TABLES
+from grapharc.session.tables import SESSION_TABLES
 from grapharc.sqlite.runs import SqliteRunStore
 from grapharc.sqlite.sessions import SqliteSessionStore
 

@@ -6,8 +6,9 @@ router wired in its governed runnable, and the types the graph's checkpoints may
 
 from __future__ import annotations
 
-from collections.abc import Iterator, Mapping
-from typing import TYPE_CHECKING, Any
+from collections.abc import Callable, Hashable, Iterator, Mapping
+from dataclasses import dataclass
+from typing import Any, Protocol
 
 from langchain_core.runnables import Runnable
 from langgraph.graph import StateGraph as LangGraphStateGraph
@@ -21,18 +22,39 @@ from grapharc.runtime.node import (
     Body,
     DeclaredNode,
     GovernedRunnable,
-    GraphFacts,
     function_bodies,
     governed_runnable,
 )
+from grapharc.runtime.node_output import GraphFacts
 from grapharc.runtime.routing import RouteCheck, governed_router
 from grapharc.runtime.serde import annotation_hints
 from grapharc.runtime.state import StateContract
 from grapharc.runtime.subgraph import subgraph_bodies
 from grapharc.runtime.topology import check_acyclic, check_write_conflicts
 
-if TYPE_CHECKING:
-    from grapharc.runtime.graph import GraphARC
+
+@dataclass(frozen=True, slots=True)
+class Route:
+    """A conditional edge (or a fan-out's router) as ``GraphARC`` recorded it."""
+
+    source: str
+    router: Callable[..., Any]
+    mapping: dict[Hashable, str] | None
+    path_map: Any
+    copy_state: bool
+    is_async: bool
+
+
+class GraphShape(Protocol):
+    """What assembly reads of a ``GraphARC`` (``grapharc.runtime.graph``), which has these fields."""
+
+    name: str
+    dag: bool
+    nodes: dict[str, DeclaredNode]
+    edges: list[tuple[str, str]]
+    joins: list[tuple[tuple[str, ...], str]]
+    routes: list[Route]
+    fanouts: dict[str, FanOut]
 
 
 def checkpointed_hints(state: type[BaseModel], nodes: Mapping[str, DeclaredNode]) -> Iterator[Any]:
@@ -46,7 +68,7 @@ def checkpointed_hints(state: type[BaseModel], nodes: Mapping[str, DeclaredNode]
             yield from annotation_hints(spec.fn)
 
 
-def check_topology(graph: GraphARC, contract: StateContract) -> None:
+def check_topology(graph: GraphShape, contract: StateContract) -> None:
     """Refuse what only the whole graph shows: writes that may collide in one superstep, a
     fan-out or subgraph whose writes a reducer would merge wrongly, a cycle in a dag graph."""
     writes = {name: spec.writes for name, spec in graph.nodes.items()}
@@ -74,7 +96,7 @@ def check_topology(graph: GraphARC, contract: StateContract) -> None:
         check_acyclic(graph.name, edges)
 
 
-def wire(graph: GraphARC, builder: LangGraphStateGraph[Any], contract: StateContract) -> None:
+def wire(graph: GraphShape, builder: LangGraphStateGraph[Any], contract: StateContract) -> None:
     """Add the graph's nodes, edges, joins and routes to LangGraph's ``builder``, each node and
     router in its governed runnable."""
     routers: dict[str, int] = {}

@@ -12,7 +12,6 @@ from __future__ import annotations
 
 import inspect
 from collections.abc import Callable, Hashable, Iterable, Mapping, Sequence
-from dataclasses import dataclass
 from os import PathLike
 from typing import Any, Literal, Self
 
@@ -23,7 +22,7 @@ from langgraph.graph import StateGraph as LangGraphStateGraph
 from langgraph.types import All
 from pydantic import BaseModel
 
-from grapharc.runtime.assembly import check_topology, checkpointed_hints, wire
+from grapharc.runtime.assembly import Route, check_topology, checkpointed_hints, wire
 from grapharc.runtime.budget import Budget
 from grapharc.runtime.compiled import CompiledGraphARC
 from grapharc.runtime.errors import (
@@ -69,16 +68,6 @@ def _wants_config(fn: Any) -> bool:
         return False
 
 
-@dataclass(frozen=True, slots=True)
-class _Route:
-    source: str
-    router: Callable[..., Any]
-    mapping: dict[Hashable, str] | None
-    path_map: Any
-    copy_state: bool
-    is_async: bool
-
-
 class GraphARC:
     """A LangGraph StateGraph whose nodes declare their writes and run under a budget and a trace.
 
@@ -113,7 +102,7 @@ class GraphARC:
         self.edges: list[tuple[str, str]] = []
         self._sources: set[str] = set()
         self.joins: list[tuple[tuple[str, ...], str]] = []
-        self.routes: list[_Route] = []
+        self.routes: list[Route] = []
         self.fanouts: dict[str, FanOut] = {}
 
     def add_node(
@@ -210,7 +199,7 @@ class GraphARC:
         source = self._known(f"add_conditional_edge({source!r}, ...)", source, allow_start=True)
         self._refuse_in_dag(f"the conditional edge from {source!r}", "branch")
         checked = checked_mapping(source, router, mapping, frozenset(self.nodes))
-        self.routes.append(_Route(source, router, checked, checked, copy_state, _is_async(router)))
+        self.routes.append(Route(source, router, checked, checked, copy_state, _is_async(router)))
         return self
 
     def add_conditional_edges(
@@ -250,7 +239,7 @@ class GraphARC:
         self.nodes[name] = DeclaredNode(
             name=name, fn=worker, writes=frozenset({into}), fresh_input=True, is_async=fan.is_async
         )
-        self.routes.append(_Route(after, fan.router, mapping=None, path_map=[then], copy_state=True,
+        self.routes.append(Route(after, fan.router, mapping=None, path_map=[then], copy_state=True,
                                   is_async=False))
         self.edges.append((name, then))
         return self

@@ -22,7 +22,6 @@ from typing import Any
 
 from langchain_core.runnables import Runnable, RunnableConfig
 from langchain_core.runnables.config import run_in_executor
-from langgraph.constants import END
 from langgraph.errors import GraphBubbleUp, GraphInterrupt
 
 from grapharc.runtime import route_trace
@@ -30,8 +29,7 @@ from grapharc.runtime.budget import BudgetExceededError, BudgetMeter
 from grapharc.runtime.context import CURRENT_RUN, RunContext
 from grapharc.runtime.deadline import NodeTimeoutError, async_deadline, deadline
 from grapharc.runtime.errors import AsyncNodeError, MissingRunContextError
-from grapharc.runtime.node_output import Settler
-from grapharc.runtime.state import StateContract
+from grapharc.runtime.node_output import GraphFacts, Settler
 from grapharc.runtime.state_copy import copy_for_node
 from grapharc.runtime.tokens import NodeUsage, node_usage_scope
 from grapharc.trace import schema as schema
@@ -60,22 +58,6 @@ class DeclaredNode:
     is_async: bool = False
     wants_config: bool = False
     options: Mapping[str, Any] = field(default_factory=dict)
-
-
-@dataclass(frozen=True, slots=True)
-class GraphFacts:
-    """What a node wrapper needs to know about the graph it runs in; ``routers`` counts the
-    conditional edges (and fan-outs) leaving each node."""
-
-    name: str
-    contract: StateContract
-    nodes: frozenset[str]
-    dag: bool
-    routers: Mapping[str, int] = field(default_factory=dict)
-    targets: frozenset[str] = field(init=False)
-
-    def __post_init__(self) -> None:
-        object.__setattr__(self, "targets", self.nodes | {END})
 
 
 def seconds_exceeded(meter: BudgetMeter, node: str) -> BudgetExceededError:

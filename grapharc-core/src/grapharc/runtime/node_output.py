@@ -5,17 +5,34 @@ allowlist and the state's types, a ``Command``'s update and goto, and a subgraph
 from __future__ import annotations
 
 import dataclasses
-from typing import TYPE_CHECKING, Any
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+from typing import Any
 
 from langchain_core.runnables import RunnableConfig
+from langgraph.constants import END
 from langgraph.errors import ParentCommand
 from langgraph.types import Command, Send
 
 from grapharc.runtime.errors import DagViolationError, GraphRoutingError, NodeOutputError
+from grapharc.runtime.state import StateContract
 from grapharc.trace import schema as schema
 
-if TYPE_CHECKING:
-    from grapharc.runtime.node import GraphFacts
+
+@dataclass(frozen=True, slots=True)
+class GraphFacts:
+    """What a node wrapper needs to know about the graph it runs in; ``routers`` counts the
+    conditional edges (and fan-outs) leaving each node."""
+
+    name: str
+    contract: StateContract
+    nodes: frozenset[str]
+    dag: bool
+    routers: Mapping[str, int] = field(default_factory=dict)
+    targets: frozenset[str] = field(init=False)
+
+    def __post_init__(self) -> None:
+        object.__setattr__(self, "targets", self.nodes | {END})
 
 
 class Settler:

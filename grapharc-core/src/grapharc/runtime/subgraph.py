@@ -15,8 +15,8 @@ from typing import TYPE_CHECKING, Any
 from langchain_core.runnables import RunnableConfig
 from langgraph.errors import ParentCommand
 
-from grapharc.runtime.node import AsyncBody, Body, DeclaredNode, GraphFacts
-from grapharc.runtime.node_output import Settler, check_parent_command
+from grapharc.runtime.node import AsyncBody, Body, DeclaredNode
+from grapharc.runtime.node_output import GraphFacts, Settler, check_parent_command
 
 if TYPE_CHECKING:
     from grapharc.runtime.compiled import CompiledGraphARC

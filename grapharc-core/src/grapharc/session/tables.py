@@ -1,10 +1,11 @@
-"""The session store's and the run store's tables, described once for every SQL dialect.
+"""The session store's tables, described once for every SQL dialect, and how any table is described.
 
 ``SESSION_TABLES`` (sessions, approvals, events and the audit trail, with ``AUDIT_TRAIL``'s
-append-only rule) and ``RUN_TABLES`` (the run queue) name each column, its type, key and
-constraints, and each index, in words no database owns. ``ddl`` writes them in a dialect:
-core's SQLite stores render them with ``grapharc.sqlite.database.SQLITE``, grapharc-postgres
-with its own ``DdlDialect`` in its migrations. Only what the dialects truly do differently
+append-only rule), and the run queue's table in :mod:`grapharc.runs.tables`, name each
+column, its type, key and constraints, and each index, in words no database owns. ``ddl``
+writes them in a dialect: core's SQLite stores render them with
+``grapharc.sqlite.database.SQLITE``, grapharc-postgres with its own ``DdlDialect`` in its
+migrations. Only what the dialects truly do differently
 stays with each: the SQL of the triggers that enforce the audit trail's rule.
 
 These are the tables as released (the SQLite stores' schema version 1, PostgreSQL's migrations 1
@@ -22,7 +23,6 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from enum import Enum
 
-from grapharc.runs.records import STATUSES as RUN_STATUSES
 from grapharc.session.records import APPROVED, DECLINED, GATE, INTERRUPT, LAPSED, OPEN, STATUSES, SUPERSEDED
 
 
@@ -206,31 +206,3 @@ AUDIT_TRAIL = AppendOnly("audit", owner="sessions", key="thread_id",
                          delete_refused="the audit trail of a live session cannot be deleted")
 """The audit trail refuses UPDATE always and DELETE while its session exists, so only retention
 (which removes the session row first) can shorten it."""
-
-RUN_TABLES = (
-    Table("runs", (
-        Column("seq", Type.COUNTER),
-        Column("run_id", Type.TEXT, required=True, unique=True),
-        Column("thread_id", Type.TEXT, required=True),
-        Column("assistant_id", Type.TEXT, required=True),
-        Column("request", Type.TEXT, required=True),
-        Column("created_at", Type.REAL, required=True),
-        Column("updated_at", Type.REAL, required=True),
-        Column("after_seq", Type.SEQUENCE),
-        Column("stream_modes", Type.TEXT, required=True),
-        Column("budget", Type.TEXT),
-        Column("multitask_strategy", Type.TEXT, required=True),
-        Column("status", Type.TEXT, required=True, one_of=RUN_STATUSES),
-        Column("end_seq", Type.SEQUENCE),
-        Column("error", Type.TEXT),
-        Column("worker", Type.TEXT),
-        Column("claim_expires_at", Type.REAL),
-        Column("cancel_requested", Type.FLAG, required=True, default=False),
-        Column("attempts", Type.INTEGER, required=True, default=0),
-        Column("metadata", Type.TEXT, required=True),
-    ), (
-        Index("runs_by_thread", ("thread_id", "status", "seq")),
-        Index("runs_by_status", ("status", "seq")),
-    )),
-)
-"""The run store's table: the server's run records and its queue."""

@@ -14,7 +14,8 @@ from pathlib import Path
 
 from grapharc.runs.errors import RunStoreError
 from grapharc.runs.sql_store import SqlRunStore
-from grapharc.session.tables import RUN_TABLES, ddl
+from grapharc.runs.tables import RUN_TABLES
+from grapharc.session.tables import ddl
 from grapharc.sqlite.database import SQLITE, SqliteDatabase
 from grapharc.sqlite.files import RUNS_FILE, database_path
 

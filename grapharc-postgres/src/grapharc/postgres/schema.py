@@ -15,7 +15,8 @@ from typing import Any
 import psycopg
 
 from grapharc.postgres.errors import PostgresStoreError, redacted
-from grapharc.session.tables import AUDIT_TRAIL, RUN_TABLES, SESSION_TABLES, AppendOnly, DdlDialect, Type, ddl
+from grapharc.runs.tables import RUN_TABLES
+from grapharc.session.tables import AUDIT_TRAIL, SESSION_TABLES, AppendOnly, DdlDialect, Type, ddl
 
 _LOCK = 0x6772_6170_6861_7263 & 0x7FFF_FFFF_FFFF_FFFF  # "grapharc", one advisory lock key
 

@@ -1,0 +1,38 @@
+"""The run store's table, described as :mod:`grapharc.session.tables` describes the session tables.
+
+Core's SQLite run store and grapharc-postgres's migration 3 render it with ``ddl`` in their own
+dialects; like the session tables, it is the table as released.
+"""
+
+from __future__ import annotations
+
+from grapharc.runs.records import STATUSES as RUN_STATUSES
+from grapharc.session.tables import Column, Index, Table, Type
+
+RUN_TABLES = (
+    Table("runs", (
+        Column("seq", Type.COUNTER),
+        Column("run_id", Type.TEXT, required=True, unique=True),
+        Column("thread_id", Type.TEXT, required=True),
+        Column("assistant_id", Type.TEXT, required=True),
+        Column("request", Type.TEXT, required=True),
+        Column("created_at", Type.REAL, required=True),
+        Column("updated_at", Type.REAL, required=True),
+        Column("after_seq", Type.SEQUENCE),
+        Column("stream_modes", Type.TEXT, required=True),
+        Column("budget", Type.TEXT),
+        Column("multitask_strategy", Type.TEXT, required=True),
+        Column("status", Type.TEXT, required=True, one_of=RUN_STATUSES),
+        Column("end_seq", Type.SEQUENCE),
+        Column("error", Type.TEXT),
+        Column("worker", Type.TEXT),
+        Column("claim_expires_at", Type.REAL),
+        Column("cancel_requested", Type.FLAG, required=True, default=False),
+        Column("attempts", Type.INTEGER, required=True, default=0),
+        Column("metadata", Type.TEXT, required=True),
+    ), (
+        Index("runs_by_thread", ("thread_id", "status", "seq")),
+        Index("runs_by_status", ("status", "seq")),
+    )),
+)
+"""The run store's table: the server's run records and its queue."""
