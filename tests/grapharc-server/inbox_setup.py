@@ -11,6 +11,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 import httpx
+from api_graphs import GATED_WAITER
 from argon2 import PasswordHasher
 from server_process import ServerProcess, grapharc_serve
 
@@ -110,3 +111,13 @@ def signed_in(url: str, user: str) -> Iterator[httpx.Client]:
                                                     "csrf": csrf_of(form), "next": "/inbox"})
         assert answer.status_code == 303, answer.text
         yield client
+
+
+def pause_gated_thread(api: httpx.Client, release: Path) -> tuple[str, str]:
+    """Through the API, a gated waiter's thread paused on the credit desk's approval (its node after
+    the approval waits for ``release``): the thread and the approval."""
+    thread = api.post("/threads", json={"metadata": {"graph_id": GATED_WAITER}}).json()["thread_id"]
+    paused = api.post(f"/threads/{thread}/runs/wait",
+                      json={"assistant_id": GATED_WAITER, "input": {"release_file": str(release)}})
+    (asked,) = paused.json()["__interrupt__"]
+    return thread, asked["id"]

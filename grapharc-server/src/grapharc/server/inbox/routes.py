@@ -25,6 +25,7 @@ from grapharc.server.api.budgets import run_budget
 from grapharc.server.auth import AuthConfig, User
 from grapharc.server.inbox import queue
 from grapharc.server.inbox.cookies import Cookies, PageSession
+from grapharc.server.service import decisions
 from grapharc.session.errors import ApprovalExpiredError, UnknownApprovalError
 from grapharc.session.records import DECISIONS, iso
 from grapharc.stores import offload
@@ -114,7 +115,7 @@ def inbox_router(location: str, auth: AuthConfig, api: ApiContext | None = None)
             return _to_signin(request)
         user = who[1]
         waiting = await offload.to_thread(queue.pending, location)
-        mine = [p for p in waiting if user.decider_for(p.graph, p.approval.node, p.approval.deciders)]
+        mine = decisions.decidable_by(user, waiting)
         return pages.render(request, "inbox.html", pending=mine, others=len(waiting) - len(mine),
                             now=time.time())
 
@@ -126,10 +127,10 @@ def inbox_router(location: str, auth: AuthConfig, api: ApiContext | None = None)
         found = await _details(request, approval_id)
         if isinstance(found, Response):
             return found
-        decider = who[1].decider_for(found.session.graph, found.approval.node, found.approval.deciders)
-        if decider is None:
-            return pages.render(request, "refused.html", 403, approval=found.approval,
-                                reason=f"{who[1].name} may not decide this approval")
+        try:
+            decider = decisions.decider(found.approval, found.session.graph, who[1])
+        except decisions.MayNotDecide as exc:
+            return _not_theirs(request, exc)
         return pages.render(request, "approval.html", found=found, decider=decider, now=time.time(),
                             refusal=None)
 
@@ -148,10 +149,10 @@ def inbox_router(location: str, auth: AuthConfig, api: ApiContext | None = None)
         found = await _details(request, approval_id)
         if isinstance(found, Response):
             return found
-        decider = user.decider_for(found.session.graph, found.approval.node, found.approval.deciders)
-        if decider is None:
-            return pages.render(request, "refused.html", 403, approval=found.approval,
-                                reason=f"{user.name} may not decide this approval")
+        try:
+            decider = decisions.decider(found.approval, found.session.graph, user)
+        except decisions.MayNotDecide as exc:
+            return _not_theirs(request, exc)
         try:
             # not a store call only: a thread of a graph this server does not serve is carried on
             # through its nodes here, so it runs where nodes run (--threads), not in the store pool
@@ -174,6 +175,9 @@ def inbox_router(location: str, auth: AuthConfig, api: ApiContext | None = None)
         except UnknownApprovalError as exc:
             return pages.error(request, 404, str(exc))
 
+    def _not_theirs(request: Request, refusal: decisions.MayNotDecide) -> Response:
+        return pages.render(request, "refused.html", 403, approval=refusal.approval, reason=str(refusal))
+
     async def _refused(request: Request, approval_id: str, decider: str, status: int,
                        refusal: str) -> Response:
         found = await _details(request, approval_id)
@@ -190,8 +194,7 @@ def inbox_router(location: str, auth: AuthConfig, api: ApiContext | None = None)
                                 headers={"WWW-Authenticate": "Bearer"})
         waiting = await offload.to_thread(queue.pending, location)
         return {"user": user.name, "approvals": [
-            {**p.approval.to_dict(), "graph": p.graph} for p in waiting
-            if user.decider_for(p.graph, p.approval.node, p.approval.deciders)]}
+            {**p.approval.to_dict(), "graph": p.graph} for p in decisions.decidable_by(user, waiting)]}
 
     return router
 
