@@ -100,6 +100,7 @@ class SessionManager:
 
     def __init__(self, location: str | os.PathLike[str], *, lease_seconds: float = DEFAULT_LEASE_SECONDS,
                  runner: str | None = None, clock: Callable[[], float] = time.time) -> None:
+        self.location = location  # where another manager over the same sessions opens them
         self.lease_seconds = checked_lease(lease_seconds)
         self.runner = runner or _runner_name()
         self.clock = clock

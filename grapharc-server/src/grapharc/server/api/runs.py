@@ -5,8 +5,8 @@ the thread's open approval with ``command: {"resume": ...}``; it can never descr
 node. It may carry a ``budget`` within the operator's ceiling (``grapharc.server.api.budgets``).
 The resume value is ``"approved"`` / ``"rejected"`` or an object
 ``{"decision": ..., "decider": ..., "approval_id": ...}``; who may decide is checked as the inbox
-checks it (``grapharc.server.service.decisions``); the decision is the durable one the session
-layer records (who decided, when), and the run carries the thread on.
+checks it, and the run's turn records the decision and carries the thread on as the inbox's
+decision does (``grapharc.server.service.decisions``).
 
 A run is a durable record in the run store (``grapharc.runs``), queued for whichever worker's loop
 claims it first (``grapharc.server.api.worker``): its id, status, join and stream work on every

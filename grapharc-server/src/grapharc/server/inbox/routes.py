@@ -10,10 +10,9 @@ and a user the auth file does not let decide an approval gets 403.
 
 from __future__ import annotations
 
-import asyncio
 import time
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import Any
 from urllib.parse import quote
 
 from fastapi import APIRouter, Form, HTTPException, Request
@@ -21,17 +20,13 @@ from fastapi.responses import RedirectResponse, Response
 from fastapi.templating import Jinja2Templates
 
 from grapharc.errors import GraphARCError
-from grapharc.server.api.budgets import run_budget
 from grapharc.server.auth import AuthConfig, User
-from grapharc.server.inbox import queue
 from grapharc.server.inbox.cookies import Cookies, PageSession
 from grapharc.server.service import decisions
+from grapharc.server.service.sessions import Details
 from grapharc.session.errors import ApprovalExpiredError, UnknownApprovalError
 from grapharc.session.records import DECISIONS, iso
 from grapharc.stores import offload
-
-if TYPE_CHECKING:
-    from grapharc.server.api.context import ApiContext
 
 TEMPLATES = Jinja2Templates(directory=Path(__file__).parent / "templates")
 TEMPLATES.env.globals["iso"] = iso
@@ -39,10 +34,9 @@ PREFIX = "/inbox"
 
 
 class _Pages:
-    """Renders pages for one sessions location and one auth file."""
+    """Renders pages for one auth file."""
 
-    def __init__(self, location: str, auth: AuthConfig) -> None:
-        self.location = location
+    def __init__(self, auth: AuthConfig) -> None:
         self.auth = auth
         self.cookies = Cookies(auth.secret)
 
@@ -72,12 +66,10 @@ def _to_signin(request: Request) -> RedirectResponse:
     return RedirectResponse(f"{PREFIX}/signin?next={quote(request.url.path)}", status_code=303)
 
 
-def inbox_router(location: str, auth: AuthConfig, api: ApiContext | None = None) -> APIRouter:
-    """The inbox's routes over the sessions at ``location``, for the users of ``auth``; threads of the
-    graphs registered on ``api`` (the threads API's) are decided through its manager and carried on
-    by its run worker."""
-    pages = _Pages(location, auth)
-    served = api.manager if api is not None else None
+def inbox_router(auth: AuthConfig) -> APIRouter:
+    """The inbox's routes for the users of ``auth``, over the app's sessions (``app.state.sessions``);
+    threads of the graphs its API registered (``app.state.api``) are carried on by its run worker."""
+    pages = _Pages(auth)
     router = APIRouter(prefix=PREFIX)
 
     @router.get("/signin")
@@ -113,9 +105,8 @@ def inbox_router(location: str, auth: AuthConfig, api: ApiContext | None = None)
         who = pages.signed_in(request)
         if who is None:
             return _to_signin(request)
-        user = who[1]
-        waiting = await offload.to_thread(queue.pending, location)
-        mine = decisions.decidable_by(user, waiting)
+        waiting = await offload.to_thread(request.app.state.sessions.pending)
+        mine = decisions.decidable_by(who[1], waiting)
         return pages.render(request, "inbox.html", pending=mine, others=len(waiting) - len(mine),
                             now=time.time())
 
@@ -146,43 +137,33 @@ def inbox_router(location: str, auth: AuthConfig, api: ApiContext | None = None)
                                              "reload the page")
         if decision not in DECISIONS:
             return pages.error(request, 422, f"decision must be one of {', '.join(DECISIONS)}")
-        found = await _details(request, approval_id)
-        if isinstance(found, Response):
-            return found
         try:
-            decider = decisions.decider(found.approval, found.session.graph, user)
+            state = request.app.state
+            await decisions.decide(state.sessions, approval_id, decision, user, state.api)
+        except UnknownApprovalError as exc:
+            return pages.error(request, 404, str(exc))
         except decisions.MayNotDecide as exc:
             return _not_theirs(request, exc)
-        try:
-            # not a store call only: a thread of a graph this server does not serve is carried on
-            # through its nodes here, so it runs where nodes run (--threads), not in the store pool
-            handover = await asyncio.to_thread(queue.decide, location, approval_id, decision, decider, served)
-            if handover is not None and api is not None:
-                await api.worker.hand_over(handover.lease, handover.graph, handover.after_seq,
-                                           run_budget(None, api.ceiling))
-        except queue.AlreadyDecided as exc:
-            return await _refused(request, approval_id, decider, 409, str(exc))
-        except ApprovalExpiredError as exc:
-            return await _refused(request, approval_id, decider, 410, str(exc))
-        except GraphARCError as exc:
-            return await _refused(request, approval_id, decider, 409, str(exc))
+        except GraphARCError as exc:  # already decided, expired, or refused by the session layer
+            status = 410 if isinstance(exc, ApprovalExpiredError) else 409
+            return await _refused(request, approval_id, user, status, str(exc))
         return RedirectResponse(f"{PREFIX}/approvals/{quote(approval_id)}", status_code=303)
 
-    async def _details(request: Request, approval_id: str) -> queue.Details | Response:
+    async def _details(request: Request, approval_id: str) -> Details | Response:
         """The approval's details, or the page saying there is no such approval."""
         try:
-            return await offload.to_thread(queue.details, location, approval_id, served)
+            return await offload.to_thread(request.app.state.sessions.details, approval_id)
         except UnknownApprovalError as exc:
             return pages.error(request, 404, str(exc))
 
     def _not_theirs(request: Request, refusal: decisions.MayNotDecide) -> Response:
         return pages.render(request, "refused.html", 403, approval=refusal.approval, reason=str(refusal))
 
-    async def _refused(request: Request, approval_id: str, decider: str, status: int,
-                       refusal: str) -> Response:
+    async def _refused(request: Request, approval_id: str, user: User, status: int, refusal: str) -> Response:
         found = await _details(request, approval_id)
         if isinstance(found, Response):
             return found
+        decider = decisions.deciding_as(user, found.session.graph, found.approval)
         return pages.render(request, "approval.html", status, found=found, decider=decider, now=time.time(),
                             refusal=refusal)
 
@@ -192,7 +173,7 @@ def inbox_router(location: str, auth: AuthConfig, api: ApiContext | None = None)
         if user is None:
             raise HTTPException(401, "send an API token: Authorization: Bearer TOKEN",
                                 headers={"WWW-Authenticate": "Bearer"})
-        waiting = await offload.to_thread(queue.pending, location)
+        waiting = await offload.to_thread(request.app.state.sessions.pending)
         return {"user": user.name, "approvals": [
             {**p.approval.to_dict(), "graph": p.graph} for p in decisions.decidable_by(user, waiting)]}
 
