@@ -65,9 +65,9 @@ def create_app(*, sessions: str | None = None, auth: AuthConfig | None = None,
     install_problem_handlers(app)
     app.add_middleware(BodyLimits)
     if sessions is not None and auth is not None:  # as ``inbox`` says, narrowed for the type checker
-        from grapharc.server.inbox.routes import inbox_router
+        from grapharc.server.inbox.routes import mount_inbox
 
-        app.include_router(inbox_router(auth))
+        mount_inbox(app, auth)
 
     @app.get("/healthz")
     def healthz() -> dict[str, Any]:
