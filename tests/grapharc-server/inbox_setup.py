@@ -1,5 +1,6 @@
 """Helpers for the inbox tests: a sessions directory with paused credit threads, an auth file,
-a real ``grapharc serve`` process over both, and a signed-in httpx client."""
+a real ``grapharc serve`` process over both (or its app in this process, with the API), and a
+signed-in httpx client."""
 
 from __future__ import annotations
 
@@ -11,11 +12,15 @@ from dataclasses import dataclass
 from pathlib import Path
 
 import httpx
+from api_graphs import GATED_WAITER
 from argon2 import PasswordHasher
+from fastapi.testclient import TestClient
 from server_process import ServerProcess, grapharc_serve
 
 from grapharc.examples.approval import GRAPH_NAME, REQUEST_DAYS, register_credit_graph
-from grapharc.server.auth import token_digest
+from grapharc.server.api.context import ApiContext, open_context
+from grapharc.server.app import create_app
+from grapharc.server.auth import load_auth, token_digest
 from grapharc.session.manager import SessionManager
 from grapharc.session.records import Approval
 
@@ -101,12 +106,39 @@ def csrf_of(page: httpx.Response) -> str:
     return found.group(1)
 
 
+def sign_in(client: httpx.Client, user: str) -> None:
+    """Sign ``user`` in to the pages through ``client`` (an httpx client, or FastAPI's TestClient)."""
+    form = client.get("/inbox/signin")
+    answer = client.post("/inbox/signin", follow_redirects=False, data={
+        "username": user, "password": PASSWORDS[user], "csrf": csrf_of(form), "next": "/inbox"})
+    assert answer.status_code == 303, answer.text
+
+
 @contextmanager
 def signed_in(url: str, user: str) -> Iterator[httpx.Client]:
     """An httpx client with ``user`` signed in to the pages."""
     with httpx.Client(base_url=url, follow_redirects=False, timeout=60) as client:
-        form = client.get("/inbox/signin")
-        answer = client.post("/inbox/signin", data={"username": user, "password": PASSWORDS[user],
-                                                    "csrf": csrf_of(form), "next": "/inbox"})
-        assert answer.status_code == 303, answer.text
+        sign_in(client, user)
         yield client
+
+
+@contextmanager
+def inbox_and_api(tmp: Path) -> Iterator[tuple[TestClient, ApiContext]]:
+    """The app ``grapharc serve --registry api_graphs:register --auth-file`` builds, over sessions in
+    ``tmp``, run in this process (alice decides the gated waiter's approvals): a client sending
+    alice's API token, and the API's context."""
+    api = open_context(str(tmp / "sessions"), ["api_graphs:register"])
+    auth = load_auth(write_auth_file(tmp / "auth.toml", alice_may_decide=f"{GATED_WAITER}/*"))
+    with TestClient(create_app(sessions=str(tmp / "sessions"), auth=auth, api=api),
+                    headers={"Authorization": f"Bearer {TOKEN}"}) as client:
+        yield client, api
+
+
+def pause_gated_thread(api: httpx.Client, release: Path) -> tuple[str, str]:
+    """Through the API, a gated waiter's thread paused on the credit desk's approval (its node after
+    the approval waits for ``release``): the thread and the approval."""
+    thread = api.post("/threads", json={"metadata": {"graph_id": GATED_WAITER}}).json()["thread_id"]
+    paused = api.post(f"/threads/{thread}/runs/wait",
+                      json={"assistant_id": GATED_WAITER, "input": {"release_file": str(release)}})
+    (asked,) = paused.json()["__interrupt__"]
+    return thread, asked["id"]

@@ -165,7 +165,7 @@ def test_a_node_entry_is_rendered_from_checkpoints_read_after_it_was_recorded(tm
         last_node = [e for e in ctx.manager.audit(run.thread_id) if e.kind == "node"][-1:]
         read_earlier = {step: "read before the node's writes were saved" for step in range(-1, 10)}
         reads = TrailReads(ctx)
-        steps = streaming._steps_for(ctx.manager, run.thread_id, last_node, read_earlier, True)
+        steps = streaming._steps_for(ctx.sessions, run.thread_id, last_node, read_earlier, True)
         assert reads.histories == 1 and steps is not read_earlier
         assert reads.windows == [{"since_step": last_node[0].step - 1}]  # not the whole history
         assert min(steps) == last_node[0].step - 1
@@ -185,7 +185,7 @@ def test_a_node_of_a_live_turn_here_is_rendered_from_the_turns_own_scan_without_
         while not (nodes := [e for e in ctx.manager.audit(run.thread_id) if e.kind == "node"]):
             await asyncio.sleep(0.02)
         reads = TrailReads(ctx)
-        live = streaming._steps_for(ctx.manager, run.thread_id, nodes, {}, True)
+        live = streaming._steps_for(ctx.sessions, run.thread_id, nodes, {}, True)
         assert reads.histories == 0  # from the scan, not read again
         durable = streaming._snapshots_by_step(ctx.manager, run.thread_id, nodes[0].step - 1)
         rendered = [{mode: streaming._render(mode, nodes[0], steps) for mode in streaming.STREAM_MODES}
@@ -194,7 +194,7 @@ def test_a_node_of_a_live_turn_here_is_rendered_from_the_turns_own_scan_without_
         while not (await asyncio.to_thread(ctx.runs.get, run.thread_id, run.run_id)).ended:
             await asyncio.sleep(0.02)
         reads.histories = 0
-        streaming._steps_for(ctx.manager, run.thread_id, nodes, {}, True)
+        streaming._steps_for(ctx.sessions, run.thread_id, nodes, {}, True)
         assert reads.histories == 1  # the turn ended: what it scanned is gone, the checkpoints are read
         return tuple(rendered)
 
@@ -212,7 +212,7 @@ def test_a_scanned_checkpoint_without_the_nodes_result_is_read_again(tmp_path: P
         lacking = early._replace(tasks=tuple(task._replace(result=None) for task in early.tasks))
         ctx.manager.scanned.keep(run.thread_id, [lacking])
         reads = TrailReads(ctx)
-        steps = streaming._steps_for(ctx.manager, run.thread_id, nodes, {}, False)
+        steps = streaming._steps_for(ctx.sessions, run.thread_id, nodes, {}, False)
         assert streaming._node_update(nodes[0], steps) == {"legs": ["first"]}
         return reads.histories
 

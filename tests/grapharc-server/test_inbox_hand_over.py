@@ -10,8 +10,7 @@ from __future__ import annotations
 from pathlib import Path
 
 import httpx
-from api_graphs import GATED_WAITER
-from inbox_setup import TOKEN, csrf_of, reading, signed_in
+from inbox_setup import TOKEN, csrf_of, pause_gated_thread, reading, signed_in
 
 DECISION_SECONDS = 20
 """How long the test lets the decision take: far less than the thread, which waits for the test."""
@@ -22,12 +21,9 @@ def test_the_page_answers_before_the_thread_ends_and_the_worker_carries_it_on(ap
     release = tmp_path / "release"
     with httpx.Client(base_url=api_server_gated, timeout=60,
                       headers={"Authorization": f"Bearer {TOKEN}"}) as api:
-        thread = api.post("/threads", json={"metadata": {"graph_id": GATED_WAITER}}).json()["thread_id"]
-        paused = api.post(f"/threads/{thread}/runs/wait",
-                          json={"assistant_id": GATED_WAITER, "input": {"release_file": str(release)}})
-        (asked,) = paused.json()["__interrupt__"]
+        thread, asked = pause_gated_thread(api, release)
         with signed_in(api_server_gated, "alice") as person:
-            where = f"/inbox/approvals/{asked['id']}"
+            where = f"/inbox/approvals/{asked}"
             token = csrf_of(person.get(where))
             answer = person.post(where, data={"decision": "approved", "csrf": token},
                                  timeout=DECISION_SECONDS)

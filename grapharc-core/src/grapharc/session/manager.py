@@ -33,6 +33,7 @@ from typing import Any
 from uuid import uuid4
 
 from langgraph.checkpoint.base import BaseCheckpointSaver
+from langgraph.checkpoint.serde.types import INTERRUPT
 
 from grapharc.config.values import LEASE_SECONDS
 from grapharc.runtime.budget import Budget
@@ -99,6 +100,7 @@ class SessionManager:
 
     def __init__(self, location: str | os.PathLike[str], *, lease_seconds: float = DEFAULT_LEASE_SECONDS,
                  runner: str | None = None, clock: Callable[[], float] = time.time) -> None:
+        self.location = location  # where another manager over the same sessions opens them
         self.lease_seconds = checked_lease(lease_seconds)
         self.runner = runner or _runner_name()
         self.clock = clock
@@ -142,6 +144,23 @@ class SessionManager:
     def approvals(self, thread_id: str) -> builtins.list[Approval]:
         """Every approval the thread has asked for, oldest first."""
         return self.store.approvals(thread_id)
+
+    def approval(self, approval_id: str) -> Approval:
+        """One approval record, whichever thread asked it (``UnknownApprovalError`` if none)."""
+        return self.store.approval(approval_id)
+
+    def interrupt_value(self, thread_id: str, interrupt_id: str) -> Any:
+        """The value the thread's pending ``interrupt()`` ``interrupt_id`` carries (None: none by
+        that id), read from its newest checkpoint's writes, so its graph need not be registered."""
+        saved = self.checkpointer.get_tuple({"configurable": {"thread_id": thread_id, "checkpoint_ns": ""}})
+        asked = [i for _task, channel, value in (saved.pending_writes or [] if saved else [])
+                 if channel == INTERRUPT for i in value]
+        return next((i.value for i in asked if i.id == interrupt_id), None)
+
+    def scanned_at(self, thread_id: str, step: int) -> Any:
+        """The checkpoint of superstep ``step`` as a live turn of the thread in this process last
+        scanned it (None: none), for a reader that would otherwise read it again."""
+        return self.scanned.at(thread_id, step)
 
     def audit(self, thread_id: str, after: int = 0) -> builtins.list[AuditEntry]:
         """The thread's append-only audit trail (``after``: only the entries whose seq is above it)."""

@@ -15,7 +15,9 @@ from fastapi import FastAPI
 from grapharc._version import __version__
 from grapharc.server.api.limits import BodyLimits
 from grapharc.server.api.problems import install_problem_handlers
+from grapharc.server.service.sessions import Sessions
 from grapharc.server.thread_pool import DEFAULT_THREADS, use_thread_pool
+from grapharc.stores import offload
 
 if TYPE_CHECKING:
     from grapharc.server.api.context import ApiContext
@@ -30,11 +32,15 @@ def create_app(*, sessions: str | None = None, auth: AuthConfig | None = None,
     inbox is served when both the ``sessions`` location and the ``auth`` file are given, the
     assistants, threads and runs routes when ``api`` (the sessions with registered graphs) is;
     the api's run worker starts and stops with the app, which runs blocking work (sync nodes,
-    store calls) on a pool of ``threads`` threads. A worker of ``serve --workers`` passes its
-    ``siblings`` channel: progress of the runs here wakes the siblings' streams, and theirs ours."""
+    store calls) on a pool of ``threads`` threads. Inbox and API read the sessions through one
+    SessionManager: the api's, or one the app opens as it starts; the app closes it as it stops. A
+    worker of ``serve --workers`` passes its ``siblings`` channel: progress of the runs here wakes
+    the siblings' streams, and theirs ours."""
+
+    inbox = sessions is not None and auth is not None
 
     @asynccontextmanager
-    async def lifespan(_app: FastAPI) -> AsyncIterator[None]:
+    async def lifespan(app: FastAPI) -> AsyncIterator[None]:
         use_thread_pool(threads)
         loop = asyncio.get_running_loop()
         if api is not None:
@@ -42,20 +48,26 @@ def create_app(*, sessions: str | None = None, auth: AuthConfig | None = None,
                 api.progress.relay = siblings.tell
                 siblings.listen(loop, api.progress.wake)
             api.worker.start()
+        elif inbox:
+            app.state.sessions = await offload.to_thread(Sessions.open, str(sessions))
         yield
         if api is not None:
             await api.aclose()
+        elif inbox:
+            await app.state.sessions.aclose()
         if siblings is not None:
             siblings.close(loop if api is not None else None)
 
     app = FastAPI(title="GraphARC", version=__version__, lifespan=lifespan)
     app.state.auth = auth  # None: nobody signs in (loopback only); API routes check bearer tokens with it
+    app.state.api = api
+    app.state.sessions = api.sessions if api is not None else None  # else opened as the app starts
     install_problem_handlers(app)
     app.add_middleware(BodyLimits)
-    if sessions is not None and auth is not None:
-        from grapharc.server.inbox.routes import inbox_router
+    if sessions is not None and auth is not None:  # as ``inbox`` says, narrowed for the type checker
+        from grapharc.server.inbox.routes import mount_inbox
 
-        app.include_router(inbox_router(sessions, auth, api))
+        mount_inbox(app, auth)
 
     @app.get("/healthz")
     def healthz() -> dict[str, Any]:

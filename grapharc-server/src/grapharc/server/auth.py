@@ -3,7 +3,8 @@
 Users sign in to the pages with a password (stored as an argon2 hash) and may decide the
 approvals whose ``graph/node`` matches one of their ``may_decide`` globs; ``decides_for``
 names the deciders an approval may list (a role such as ``credit-desk``) that the user
-answers for, so the audit records ``alice (credit-desk)``. API clients send a bearer token
+answers for, so the audit records ``alice (credit-desk)`` (``grapharc.server.service.decisions``
+applies both). API clients send a bearer token
 whose SHA-256 is in the file. ``python -m grapharc.server.credentials`` makes both hashes::
 
     secret = "a long random string that signs the page cookies"
@@ -25,7 +26,6 @@ import hmac
 import secrets
 import tomllib
 from dataclasses import dataclass
-from fnmatch import fnmatchcase
 from pathlib import Path
 from typing import Any
 
@@ -47,22 +47,6 @@ class User:
     password_hash: str
     decides_for: tuple[str, ...] = ()
     may_decide: tuple[str, ...] = ()
-
-    def may_decide_node(self, graph: str, node: str) -> bool:
-        """True when ``graph/node`` matches one of the user's ``may_decide`` globs."""
-        return any(fnmatchcase(f"{graph}/{node}", pattern) for pattern in self.may_decide)
-
-    def decider_for(self, graph: str, node: str, deciders: tuple[str, ...]) -> str | None:
-        """The decider name this user decides an approval as (None: they may not decide it).
-
-        The approval must match ``may_decide``; if it names deciders, the user must be one
-        of them or answer for one (then the name is ``user (role)``)."""
-        if not self.may_decide_node(graph, node):
-            return None
-        if not deciders or self.name in deciders:
-            return self.name
-        role = next((role for role in self.decides_for if role in deciders), None)
-        return None if role is None else f"{self.name} ({role})"
 
 
 @dataclass(frozen=True, slots=True)

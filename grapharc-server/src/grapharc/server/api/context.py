@@ -1,5 +1,6 @@
-"""What the API's routes share: the one SessionManager, the graphs the operator registered, the
-durable run store and this process's worker over it."""
+"""What the API's routes share: the process's one SessionManager (as ``Sessions``, which the inbox
+reads through too), the graphs the operator registered, the durable run store and this process's
+worker over it."""
 
 from __future__ import annotations
 
@@ -18,6 +19,7 @@ from grapharc.server.api.problems import ApiProblem
 from grapharc.server.api.progress import Progress
 from grapharc.server.api.worker import STATELESS_GRACE_SECONDS, RunWorker
 from grapharc.server.auth import AuthConfig, User
+from grapharc.server.service.sessions import Sessions
 from grapharc.session.manager import DEFAULT_LEASE_SECONDS, SessionManager
 from grapharc.stores import offload
 from grapharc.stores.uris import open_store, store_uri
@@ -63,8 +65,9 @@ def _register(spec: str, register: Registrar, manager: SessionManager) -> None:
 
 @dataclass
 class ApiContext:
-    """The session manager every route drives, the durable run store its runs are queued in, this
-    process's worker over that queue, and the ceiling on every run's budget (``--max-*``)."""
+    """The session manager every route drives (and the inbox reads through, as ``sessions``), the
+    durable run store its runs are queued in, this process's worker over that queue, and the ceiling
+    on every run's budget (``--max-*``)."""
 
     manager: SessionManager
     runs: RunStore
@@ -72,9 +75,11 @@ class ApiContext:
     progress: Progress = field(default_factory=Progress)
     stateless_grace: float = STATELESS_GRACE_SECONDS
     worker: RunWorker = field(init=False)
+    sessions: Sessions = field(init=False)
 
     def __post_init__(self) -> None:
         self.worker = RunWorker(self.manager, self.runs, self.progress, stateless_grace=self.stateless_grace)
+        self.sessions = Sessions(self.manager)
 
     def graph_names(self) -> list[str]:
         """The names of the registered graphs, sorted."""
@@ -84,7 +89,7 @@ class ApiContext:
         """Stop the worker, then close the run store and the sessions."""
         await self.worker.stop()
         await offload.to_thread(self.runs.close)
-        await self.manager.aclose()
+        await self.sessions.aclose()
 
 
 def open_context(sessions: str, registries: list[str], ceiling: Budget | None = None,

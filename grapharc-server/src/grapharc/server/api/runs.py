@@ -4,8 +4,9 @@ A request names a registered graph (``assistant_id``) and gives input for its st
 the thread's open approval with ``command: {"resume": ...}``; it can never describe a graph or a
 node. It may carry a ``budget`` within the operator's ceiling (``grapharc.server.api.budgets``).
 The resume value is ``"approved"`` / ``"rejected"`` or an object
-``{"decision": ..., "decider": ..., "approval_id": ...}``; the decision is the durable one the
-session layer records (who decided, when), and the run carries the thread on.
+``{"decision": ..., "decider": ..., "approval_id": ...}``; who may decide is checked as the inbox
+checks it, and the run's turn records the decision and carries the thread on as the inbox's
+decision does (``grapharc.server.service.decisions``).
 
 A run is a durable record in the run store (``grapharc.runs``), queued for whichever worker's loop
 claims it first (``grapharc.server.api.worker``): its id, status, join and stream work on every
@@ -29,6 +30,7 @@ from grapharc.server.api.context import ApiContext, api, caller
 from grapharc.server.api.problems import ApiProblem
 from grapharc.server.api.streaming import cursor_of, sse_response, stream_modes, wait_for_progress
 from grapharc.server.auth import User
+from grapharc.server.service import decisions
 from grapharc.session.errors import UnknownSessionError
 from grapharc.session.records import DECISIONS, OPEN, PAUSED, Approval, Session
 from grapharc.stores import offload
@@ -216,7 +218,8 @@ def _request(ctx: ApiContext, session: Session, body: RunCreate, user: User | No
 def _answer(session: Session, resume: str | dict[str, Any], now: float,
             user: User | None) -> tuple[Approval, str, str]:
     """The approval a resume answers, the decision and who decides (the token's user when the server
-    has an auth file, else the ``decider`` named), checked before anything is written."""
+    has an auth file, else the ``decider`` named; ``decisions.decider`` says whether they may),
+    checked before anything is written."""
     answer = {"decision": resume} if isinstance(resume, str) else dict(resume)
     unknown = sorted(set(answer) - {"decision", "decider", "approval_id"})
     decision, decider = answer.get("decision"), answer.get("decider", "api")
@@ -233,18 +236,10 @@ def _answer(session: Session, resume: str | dict[str, Any], now: float,
                               f"(open: {', '.join(h.approval_id for h in open_holds) or 'none'})",
                          hint="name the approval_id in command.resume, or read GET /threads/{id}/state")
     approval = chosen[0]
-    if user is not None:
-        if "decider" in answer:
-            raise ApiProblem(422, "command.resume names a decider, but the bearer token says who decides",
-                             hint="leave decider out")
-        signed = user.decider_for(session.graph, approval.node, approval.deciders)
-        if signed is None:
-            raise ApiProblem(403, f"{user.name} may not decide approval {approval.approval_id}",
-                             hint="the auth file's may_decide and decides_for say who may")
-        decider = signed
-    elif approval.deciders and decider not in approval.deciders:
-        raise ApiProblem(403, f"{decider!r} may not decide approval {approval.approval_id}",
-                         hint=f"it is for: {', '.join(approval.deciders)}")
+    if user is not None and "decider" in answer:
+        raise ApiProblem(422, "command.resume names a decider, but the bearer token says who decides",
+                         hint="leave decider out")
+    decider = decisions.decider(approval, session.graph, user, decider)
     if approval.expired(now):
         raise ApiProblem(409, f"approval {approval.approval_id} has expired",
                          hint="the thread cannot be carried on by this approval")

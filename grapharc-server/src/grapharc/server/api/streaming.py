@@ -11,7 +11,7 @@ asked ``cancel_on_disconnect``), which requests the run's cancel.
 The stream only reads the durable records (the run's, in the run store, and the thread's audit
 trail), so a client can stream a run executing on another worker; of a run executing here, it
 renders a node from the checkpoints the turn's audit scan has just prepared
-(``SessionManager.scanned``) when they hold the node's result, rather than read them again.
+(``Sessions.scanned_at``) when they hold the node's result, rather than read them again.
 
 It is woken when a run of its thread executing in this process has saved and audited a node
 (``Progress.watcher`` is the turn's record watcher, and the session layer drops a watcher
@@ -42,6 +42,7 @@ from grapharc.stores import offload
 
 if TYPE_CHECKING:
     from grapharc.server.api.context import ApiContext
+    from grapharc.server.service.sessions import Sessions
 
 STREAM_MODES = ("values", "updates", "events")
 HEARTBEAT_SECONDS = 15.0
@@ -173,7 +174,7 @@ def _read(ctx: ApiContext, run: RunRecord, modes: list[str], cursor: Cursor | No
         return run, cursor, [], steps
     cursor = cursor or (run.after_seq, len(STREAM_MODES))
     entries = _unsent(ctx.manager, run, modes, cursor)
-    return run, cursor, entries, _steps_for(ctx.manager, run.thread_id, entries, steps, "values" in modes)
+    return run, cursor, entries, _steps_for(ctx.sessions, run.thread_id, entries, steps, "values" in modes)
 
 
 def _unsent(manager: SessionManager, run: RunRecord, modes: list[str], cursor: Cursor) -> list[AuditEntry]:
@@ -184,7 +185,7 @@ def _unsent(manager: SessionManager, run: RunRecord, modes: list[str], cursor: C
     return [e for e in manager.audit(run.thread_id, after) if run.end_seq is None or e.seq <= run.end_seq]
 
 
-def _steps_for(manager: SessionManager, thread_id: str, entries: list[AuditEntry], known: dict[int, Any],
+def _steps_for(sessions: Sessions, thread_id: str, entries: list[AuditEntry], known: dict[int, Any],
                values: bool) -> dict[int, Any]:
     """Checkpoints by step for rendering ``entries`` (``values``: in the values mode too): those the
     thread's live turn here last scanned when they hold what the node entries need, else read again
@@ -194,25 +195,25 @@ def _steps_for(manager: SessionManager, thread_id: str, entries: list[AuditEntry
     nodes = [e for e in entries if e.kind == AuditKind.NODE and e.step is not None]
     if not nodes:
         return known
-    scanned = _scanned_steps(manager, thread_id, nodes, values)
+    scanned = _scanned_steps(sessions, thread_id, nodes, values)
     if scanned is not None:
         return scanned
-    return _snapshots_by_step(manager, thread_id, min(e.step or 0 for e in nodes) - 1)
+    return _snapshots_by_step(sessions.manager, thread_id, min(e.step or 0 for e in nodes) - 1)
 
 
-def _scanned_steps(manager: SessionManager, thread_id: str, nodes: list[AuditEntry],
+def _scanned_steps(sessions: Sessions, thread_id: str, nodes: list[AuditEntry],
                    values: bool) -> dict[int, Any] | None:
     """The checkpoints rendering ``nodes`` as the thread's live turn here last scanned them, or None
     if it holds one of them without the node's result (or not at all)."""
     steps: dict[int, Any] = {}
     for entry in nodes:
         step = entry.step or 0
-        before = manager.scanned.at(thread_id, step - 1)
+        before = sessions.scanned_at(thread_id, step - 1)
         if _result_of(entry, before) is None:
             return None
         steps[step - 1] = before
         if values:
-            if (after := manager.scanned.at(thread_id, step)) is None:
+            if (after := sessions.scanned_at(thread_id, step)) is None:
                 return None
             steps[step] = after
     return steps

@@ -15,8 +15,10 @@ worker of the shared run store:
 
 A decision taken on an inbox page is recorded while the person waits; the thread is carried on
 by a run ``hand_over`` adds already claimed by this worker and drives at once under the
-decision's lease. If this process dies meanwhile, another worker reclaims the run once its claim
-runs out and recovers the thread once the lease has, as for any run whose worker died.
+decision's lease. A resume run records its decision the same way (``decisions.record``) as its
+turn begins, then carries the thread on as that run does. If this process dies meanwhile, another
+worker reclaims the run once its claim runs out and recovers the thread once the lease has, as for
+any run whose worker died.
 
 When the server stops, the runs executing here are cancelled without being ended: their claims
 run out and another worker (or this one, restarted) carries them on.
@@ -40,6 +42,7 @@ from grapharc.runs.contracts import RunStore
 from grapharc.runs.records import DELETE, ENQUEUE, ERROR, INTERRUPTED, ON_COMPLETION, SUCCESS, RunRecord
 from grapharc.runtime.budget import Budget
 from grapharc.server.api.progress import Progress
+from grapharc.server.service import decisions
 from grapharc.session.errors import UnknownSessionError
 from grapharc.session.lease import Lease
 from grapharc.session.manager import SessionManager
@@ -195,18 +198,21 @@ class RunWorker:
             _log.warning("run worker %s: the stateless thread %s is kept: %s", self.name, thread_id, exc)
 
     async def _turn(self, run: RunRecord) -> Session:
-        """The session-layer call the run's request makes: a start with input, or a resume; the
+        """The session-layer call the run's request makes: a start with input, or a carry-on of the
+        thread a decision claimed (a resume records its decision first, as the inbox's does); the
         thread's session as the turn left it."""
         request, on_record = run.request, self.progress.watcher(run.thread_id)
+        if request["kind"] == "start":
+            return await self.manager.arun(run.thread_id, request["input"], on_record=on_record,
+                                           budget=run.budget)
         if request["kind"] == CARRY_ON:
-            return await self.manager.acarry_on(self._handed.pop(run.run_id), on_record=on_record,
-                                                budget=run.budget)
-        if request["kind"] == "resume":
-            return await self.manager.aresume(run.thread_id, request["approval_id"], request["decision"],
-                                              decider=request["decider"], on_record=on_record,
-                                              budget=run.budget)
-        return await self.manager.arun(run.thread_id, request["input"], on_record=on_record,
-                                       budget=run.budget)
+            lease: Lease | None = self._handed.pop(run.run_id)
+        else:
+            lease = await offload.to_thread(decisions.record, self.manager, run.thread_id,
+                                            request["approval_id"], request["decision"], request["decider"])
+        if lease is None:  # the decision answered one of several open holds: the thread still waits
+            return await offload.to_thread(self.manager.get, run.thread_id)
+        return await self.manager.acarry_on(lease, on_record=on_record, budget=run.budget)
 
     async def _carry_on(self, run: RunRecord) -> Session:
         """A reclaimed run: run its turn if that never began; else, once the thread's lease has

@@ -6,42 +6,45 @@ graph the server registered is carried on by its run worker after the answer, so
 never holds the person's request open; the page shows it running until it pauses or ends). A second
 decision is refused (409, "already decided by X at T"), an expired approval says so (410),
 and a user the auth file does not let decide an approval gets 403.
+
+The routes are plain functions on the module's router; who is signed in and whether a form carries
+its CSRF token are dependencies, and what they read (the pages, the sessions, the API's run worker)
+is the app's, set on ``app.state`` by ``mount_inbox`` and ``create_app``.
 """
 
 from __future__ import annotations
 
-import asyncio
 import time
+from dataclasses import dataclass
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import Annotated, Any
 from urllib.parse import quote
 
-from fastapi import APIRouter, Form, HTTPException, Request
+from fastapi import APIRouter, Depends, FastAPI, Form, HTTPException, Request
 from fastapi.responses import RedirectResponse, Response
 from fastapi.templating import Jinja2Templates
 
 from grapharc.errors import GraphARCError
-from grapharc.server.api.budgets import run_budget
+from grapharc.server.api.context import ApiContext
 from grapharc.server.auth import AuthConfig, User
-from grapharc.server.inbox import queue
 from grapharc.server.inbox.cookies import Cookies, PageSession
+from grapharc.server.service import decisions
+from grapharc.server.service.sessions import Details, Sessions
 from grapharc.session.errors import ApprovalExpiredError, UnknownApprovalError
 from grapharc.session.records import DECISIONS, iso
 from grapharc.stores import offload
-
-if TYPE_CHECKING:
-    from grapharc.server.api.context import ApiContext
 
 TEMPLATES = Jinja2Templates(directory=Path(__file__).parent / "templates")
 TEMPLATES.env.globals["iso"] = iso
 PREFIX = "/inbox"
 
+router = APIRouter(prefix=PREFIX)
 
-class _Pages:
-    """Renders pages for one sessions location and one auth file."""
 
-    def __init__(self, location: str, auth: AuthConfig) -> None:
-        self.location = location
+class Pages:
+    """Renders the inbox's pages for the users of one auth file."""
+
+    def __init__(self, auth: AuthConfig) -> None:
         self.auth = auth
         self.cookies = Cookies(auth.secret)
 
@@ -60,140 +63,208 @@ class _Pages:
         """A page saying why the request cannot be done."""
         return self.render(request, "error.html", status, message=message)
 
-    def signed_in(self, request: Request) -> tuple[PageSession, User] | None:
-        """The page session and its user, if someone is signed in."""
-        session = self.cookies.read(request)
-        user = self.auth.users.get(session.user) if session and session.user else None
-        return (session, user) if session and user else None
+
+class SignInFirst(Exception):
+    """Nobody is signed in to the request's page session: it is sent to the sign-in page (303)."""
 
 
-def _to_signin(request: Request) -> RedirectResponse:
+class PageRefused(Exception):
+    """A request the inbox refuses: answered with a page saying why, with ``status``."""
+
+    def __init__(self, status: int, message: str) -> None:
+        super().__init__(message)
+        self.status = status
+        self.message = message
+
+
+def mount_inbox(app: FastAPI, auth: AuthConfig) -> None:
+    """Serve the inbox on ``app`` for the users of ``auth``, over the app's sessions
+    (``app.state.sessions``); a thread of a graph the app's API registered (``app.state.api``)
+    is carried on by its run worker."""
+    app.state.pages = Pages(auth)
+    app.exception_handler(SignInFirst)(_to_signin)
+    app.exception_handler(PageRefused)(_refused)
+    app.include_router(router)
+
+
+async def _to_signin(request: Request, _error: SignInFirst) -> Response:
     return RedirectResponse(f"{PREFIX}/signin?next={quote(request.url.path)}", status_code=303)
 
 
-def inbox_router(location: str, auth: AuthConfig, api: ApiContext | None = None) -> APIRouter:
-    """The inbox's routes over the sessions at ``location``, for the users of ``auth``; threads of the
-    graphs registered on ``api`` (the threads API's) are decided through its manager and carried on
-    by its run worker."""
-    pages = _Pages(location, auth)
-    served = api.manager if api is not None else None
-    router = APIRouter(prefix=PREFIX)
+async def _refused(request: Request, error: PageRefused) -> Response:
+    pages: Pages = request.app.state.pages
+    return pages.error(request, error.status, error.message)
 
-    @router.get("/signin")
-    def signin_form(request: Request, next: str = PREFIX) -> Response:
-        return pages.render(request, "signin.html", next=_local(next), error=None)
 
-    @router.post("/signin")
-    def signin(request: Request, username: str = Form(""), password: str = Form(""),
-               csrf: str = Form(""), next: str = Form(PREFIX)) -> Response:
-        session = pages.cookies.read(request)
-        if session is None or not session.csrf_ok(csrf):
-            return pages.render(request, "signin.html", 403, next=_local(next),
-                                error="the form expired or came from elsewhere; sign in again")
-        user = auth.sign_in(username, password)
-        if user is None:
-            return pages.render(request, "signin.html", 401, next=_local(next),
-                                error="wrong user name or password")
-        response = RedirectResponse(_local(next), status_code=303)
-        pages.cookies.write(request, response, PageSession.new(user.name))
-        return response
+# -- dependencies: async, as none blocks (FastAPI runs a sync one in a worker thread) ----------------
 
-    @router.post("/signout")
-    def signout(request: Request, csrf: str = Form("")) -> Response:
-        session = pages.cookies.read(request)
-        if session is None or not session.csrf_ok(csrf):
-            return pages.error(request, 403, "the form expired or came from elsewhere; reload the page")
-        response = RedirectResponse(f"{PREFIX}/signin", status_code=303)
-        pages.cookies.write(request, response, PageSession.new(None))
-        return response
+async def _pages(request: Request) -> Pages:
+    pages: Pages = request.app.state.pages
+    return pages
 
-    @router.get("")
-    async def inbox(request: Request) -> Response:
-        who = pages.signed_in(request)
-        if who is None:
-            return _to_signin(request)
-        user = who[1]
-        waiting = await offload.to_thread(queue.pending, location)
-        mine = [p for p in waiting if user.decider_for(p.graph, p.approval.node, p.approval.deciders)]
-        return pages.render(request, "inbox.html", pending=mine, others=len(waiting) - len(mine),
-                            now=time.time())
 
-    @router.get("/approvals/{approval_id}")
-    async def approval_page(request: Request, approval_id: str) -> Response:
-        who = pages.signed_in(request)
-        if who is None:
-            return _to_signin(request)
-        found = await _details(request, approval_id)
-        if isinstance(found, Response):
-            return found
-        decider = who[1].decider_for(found.session.graph, found.approval.node, found.approval.deciders)
-        if decider is None:
-            return pages.render(request, "refused.html", 403, approval=found.approval,
-                                reason=f"{who[1].name} may not decide this approval")
-        return pages.render(request, "approval.html", found=found, decider=decider, now=time.time(),
-                            refusal=None)
+PagesDep = Annotated[Pages, Depends(_pages)]
 
-    @router.post("/approvals/{approval_id}")
-    async def decide(request: Request, approval_id: str, decision: str = Form(""),
-                     csrf: str = Form("")) -> Response:
-        who = pages.signed_in(request)
-        if who is None:
-            return _to_signin(request)
-        session, user = who
-        if not session.csrf_ok(csrf):
-            return pages.error(request, 403, "the form's CSRF token is missing or not this session's; "
-                                             "reload the page")
-        if decision not in DECISIONS:
-            return pages.error(request, 422, f"decision must be one of {', '.join(DECISIONS)}")
-        found = await _details(request, approval_id)
-        if isinstance(found, Response):
-            return found
-        decider = user.decider_for(found.session.graph, found.approval.node, found.approval.deciders)
-        if decider is None:
-            return pages.render(request, "refused.html", 403, approval=found.approval,
-                                reason=f"{user.name} may not decide this approval")
-        try:
-            # not a store call only: a thread of a graph this server does not serve is carried on
-            # through its nodes here, so it runs where nodes run (--threads), not in the store pool
-            handover = await asyncio.to_thread(queue.decide, location, approval_id, decision, decider, served)
-            if handover is not None and api is not None:
-                await api.worker.hand_over(handover.lease, handover.graph, handover.after_seq,
-                                           run_budget(None, api.ceiling))
-        except queue.AlreadyDecided as exc:
-            return await _refused(request, approval_id, decider, 409, str(exc))
-        except ApprovalExpiredError as exc:
-            return await _refused(request, approval_id, decider, 410, str(exc))
-        except GraphARCError as exc:
-            return await _refused(request, approval_id, decider, 409, str(exc))
-        return RedirectResponse(f"{PREFIX}/approvals/{quote(approval_id)}", status_code=303)
 
-    async def _details(request: Request, approval_id: str) -> queue.Details | Response:
-        """The approval's details, or the page saying there is no such approval."""
-        try:
-            return await offload.to_thread(queue.details, location, approval_id, served)
-        except UnknownApprovalError as exc:
-            return pages.error(request, 404, str(exc))
+async def _sessions(request: Request) -> Sessions:
+    sessions: Sessions = request.app.state.sessions
+    return sessions
 
-    async def _refused(request: Request, approval_id: str, decider: str, status: int,
-                       refusal: str) -> Response:
-        found = await _details(request, approval_id)
-        if isinstance(found, Response):
-            return found
-        return pages.render(request, "approval.html", status, found=found, decider=decider, now=time.time(),
-                            refusal=refusal)
 
-    @router.get("/pending.json")
-    async def pending_json(request: Request) -> dict[str, Any]:
-        user = auth.bearer(request.headers.get("authorization"))
-        if user is None:
-            raise HTTPException(401, "send an API token: Authorization: Bearer TOKEN",
-                                headers={"WWW-Authenticate": "Bearer"})
-        waiting = await offload.to_thread(queue.pending, location)
-        return {"user": user.name, "approvals": [
-            {**p.approval.to_dict(), "graph": p.graph} for p in waiting
-            if user.decider_for(p.graph, p.approval.node, p.approval.deciders)]}
+async def _api(request: Request) -> ApiContext | None:
+    api: ApiContext | None = request.app.state.api
+    return api
 
-    return router
+
+@dataclass(frozen=True, slots=True)
+class SignedIn:
+    """The page session of a request someone is signed in to, and who."""
+
+    session: PageSession
+    user: User
+
+
+async def signed_in(request: Request, pages: PagesDep) -> SignedIn:
+    """Who is signed in to the request's page session (``SignInFirst`` if nobody is)."""
+    session = pages.cookies.read(request)
+    user = pages.auth.users.get(session.user) if session and session.user else None
+    if session is None or user is None:
+        raise SignInFirst
+    return SignedIn(session, user)
+
+
+async def posted_in(request: Request, pages: PagesDep,
+                    csrf: Annotated[str, Form()] = "") -> PageSession | None:
+    """The page session a form was posted in, if the form carries its CSRF token (None: the form
+    expired, or came from another site)."""
+    session = pages.cookies.read(request)
+    return session if session is not None and session.csrf_ok(csrf) else None
+
+
+class FormToken:
+    """A dependency: the page session a form was posted in, once ``posted_in`` found its CSRF token;
+    a form without it is refused (403) with ``refusal``."""
+
+    def __init__(self, refusal: str) -> None:
+        self.refusal = refusal
+
+    async def __call__(self, session: Annotated[PageSession | None, Depends(posted_in)]) -> PageSession:
+        if session is None:
+            raise PageRefused(403, self.refusal)
+        return session
+
+
+async def token_user(request: Request) -> User:
+    """The user whose API token the request sends (401 without one)."""
+    auth: AuthConfig = request.app.state.auth
+    user = auth.bearer(request.headers.get("authorization"))
+    if user is None:
+        raise HTTPException(401, "send an API token: Authorization: Bearer TOKEN",
+                            headers={"WWW-Authenticate": "Bearer"})
+    return user
+
+
+SessionsDep = Annotated[Sessions, Depends(_sessions)]
+Who = Annotated[SignedIn, Depends(signed_in)]
+SIGNOUT_FORM = FormToken("the form expired or came from elsewhere; reload the page")
+DECISION_FORM = FormToken("the form's CSRF token is missing or not this session's; reload the page")
+
+
+# -- routes ------------------------------------------------------------------------------------------
+
+@router.get("/signin")
+def signin_form(request: Request, pages: PagesDep, next: str = PREFIX) -> Response:
+    return pages.render(request, "signin.html", next=_local(next), error=None)
+
+
+@router.post("/signin")
+def signin(request: Request, pages: PagesDep, posted: Annotated[PageSession | None, Depends(posted_in)],
+           username: Annotated[str, Form()] = "", password: Annotated[str, Form()] = "",
+           next: Annotated[str, Form()] = PREFIX) -> Response:
+    """Sign in (a sync route: checking the password hash is slow work, done in a worker thread)."""
+    if posted is None:
+        return pages.render(request, "signin.html", 403, next=_local(next),
+                            error="the form expired or came from elsewhere; sign in again")
+    user = pages.auth.sign_in(username, password)
+    if user is None:
+        return pages.render(request, "signin.html", 401, next=_local(next),
+                            error="wrong user name or password")
+    response = RedirectResponse(_local(next), status_code=303)
+    pages.cookies.write(request, response, PageSession.new(user.name))
+    return response
+
+
+@router.post("/signout")
+def signout(request: Request, pages: PagesDep,
+            _posted: Annotated[PageSession, Depends(SIGNOUT_FORM)]) -> Response:
+    response = RedirectResponse(f"{PREFIX}/signin", status_code=303)
+    pages.cookies.write(request, response, PageSession.new(None))
+    return response
+
+
+@router.get("")
+async def inbox(request: Request, who: Who, pages: PagesDep, sessions: SessionsDep) -> Response:
+    waiting = await offload.to_thread(sessions.pending)
+    mine = decisions.decidable_by(who.user, waiting)
+    return pages.render(request, "inbox.html", pending=mine, others=len(waiting) - len(mine), now=time.time())
+
+
+@router.get("/approvals/{approval_id}")
+async def approval_page(request: Request, approval_id: str, who: Who, pages: PagesDep,
+                        sessions: SessionsDep) -> Response:
+    found = await _details(sessions, approval_id)
+    try:
+        decider = decisions.decider(found.approval, found.session.graph, who.user)
+    except decisions.MayNotDecide as exc:
+        return _not_theirs(request, pages, exc)
+    return pages.render(request, "approval.html", found=found, decider=decider, now=time.time(), refusal=None)
+
+
+@router.post("/approvals/{approval_id}")
+async def decide(request: Request, approval_id: str, who: Who,
+                 _posted: Annotated[PageSession, Depends(DECISION_FORM)], pages: PagesDep,
+                 sessions: SessionsDep, api: Annotated[ApiContext | None, Depends(_api)],
+                 decision: Annotated[str, Form()] = "") -> Response:
+    if decision not in DECISIONS:
+        raise PageRefused(422, f"decision must be one of {', '.join(DECISIONS)}")
+    try:
+        await decisions.decide(sessions, approval_id, decision, who.user, api)
+    except UnknownApprovalError as exc:
+        raise PageRefused(404, str(exc)) from None
+    except decisions.MayNotDecide as exc:
+        return _not_theirs(request, pages, exc)
+    except GraphARCError as exc:  # already decided, expired, or refused by the session layer
+        status = 410 if isinstance(exc, ApprovalExpiredError) else 409
+        return await _decision_refused(request, pages, sessions, approval_id, who.user, status, str(exc))
+    return RedirectResponse(f"{PREFIX}/approvals/{quote(approval_id)}", status_code=303)
+
+
+@router.get("/pending.json")
+async def pending_json(user: Annotated[User, Depends(token_user)], sessions: SessionsDep) -> dict[str, Any]:
+    waiting = await offload.to_thread(sessions.pending)
+    return {"user": user.name, "approvals": [
+        {**p.approval.to_dict(), "graph": p.graph} for p in decisions.decidable_by(user, waiting)]}
+
+
+async def _details(sessions: Sessions, approval_id: str) -> Details:
+    """The approval's details (the page saying there is no such approval, 404, if none)."""
+    try:
+        return await offload.to_thread(sessions.details, approval_id)
+    except UnknownApprovalError as exc:
+        raise PageRefused(404, str(exc)) from None
+
+
+def _not_theirs(request: Request, pages: Pages, refusal: decisions.MayNotDecide) -> Response:
+    return pages.render(request, "refused.html", 403, approval=refusal.approval, reason=str(refusal))
+
+
+async def _decision_refused(request: Request, pages: Pages, sessions: Sessions, approval_id: str, user: User,
+                            status: int, refusal: str) -> Response:
+    """The approval's page as it stands now, saying why the decision was refused."""
+    found = await _details(sessions, approval_id)
+    decider = decisions.deciding_as(user, found.session.graph, found.approval)
+    return pages.render(request, "approval.html", status, found=found, decider=decider, now=time.time(),
+                        refusal=refusal)
 
 
 def _local(target: str) -> str:

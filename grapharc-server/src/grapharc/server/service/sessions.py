@@ -1,0 +1,118 @@
+"""The server process's one SessionManager, and what the routes and pages read through it.
+
+The API opens it with the operator's graphs registered (``grapharc.server.api.context``); a server
+with only the inbox opens it as the app starts. The app closes it as it stops, and no request
+opens a manager of its own (for PostgreSQL each was a connection, a migration check and a pool),
+but a decision on a thread of a graph this process did not register, which is carried on by a
+manager that registers the thread's graph (``driver_for``).
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import AsyncIterator
+from contextlib import asynccontextmanager
+from dataclasses import dataclass
+from typing import Any
+
+from grapharc.errors import GraphARCError
+from grapharc.session.manager import SessionManager
+from grapharc.session.records import GATE, OPEN, Approval, Session
+from grapharc.stores import offload
+
+
+@dataclass(frozen=True, slots=True)
+class Pending:
+    """An open approval and the graph of the thread that waits on it."""
+
+    approval: Approval
+    graph: str
+
+
+@dataclass(frozen=True, slots=True)
+class Details:
+    """What it takes to decide one approval: the record, its thread, and the arguments asked about."""
+
+    approval: Approval
+    session: Session
+    arguments: str
+    """The arguments as indented JSON (or why they cannot be shown)."""
+
+
+class Sessions:
+    """The sessions as this process serves them, through its one ``manager``."""
+
+    def __init__(self, manager: SessionManager) -> None:
+        self.manager = manager
+
+    @classmethod
+    def open(cls, location: str) -> Sessions:
+        """The sessions at ``location``, with a manager of their own (registering no graph)."""
+        return cls(SessionManager(location))
+
+    def serves(self, graph: str) -> bool:
+        """Whether this process registered ``graph``, so its run worker carries its threads on."""
+        return graph in self.manager.graphs.names()
+
+    def approval(self, approval_id: str) -> Approval:
+        """The approval ``approval_id`` (``UnknownApprovalError`` if none)."""
+        return self.manager.approval(approval_id)
+
+    def thread(self, thread_id: str) -> Session:
+        """Where the thread ``thread_id`` stands (``UnknownSessionError`` if none)."""
+        return self.manager.get(thread_id)
+
+    def pending(self) -> list[Pending]:
+        """Every open approval of every paused thread, the oldest asked first."""
+        found = [Pending(hold, session.graph) for session in self.manager.list("paused")
+                 for hold in session.holds if hold.state == OPEN]
+        return sorted(found, key=lambda p: p.approval.created_at)
+
+    def details(self, approval_id: str) -> Details:
+        """The approval ``approval_id`` with its thread and the arguments it asks about."""
+        approval = self.approval(approval_id)
+        session = self.thread(approval.thread_id)
+        arguments = "(decided: the thread no longer holds them)"
+        if approval.state == OPEN:
+            try:
+                arguments = json.dumps(self._asked_about(approval, session), indent=2, sort_keys=True,
+                                       ensure_ascii=False, default=_plain)
+            except GraphARCError as exc:
+                arguments = f"(cannot be shown: {exc})"
+        return Details(approval, session, arguments)
+
+    def scanned_at(self, thread_id: str, step: int) -> Any:
+        """The checkpoint of superstep ``step`` as a live turn of the thread here last scanned it
+        (None: none), so a stream renders a node without reading it again."""
+        return self.manager.scanned_at(thread_id, step)
+
+    @asynccontextmanager
+    async def driver_for(self, thread_id: str) -> AsyncIterator[SessionManager]:
+        """A manager of its own over these sessions with the graph of ``thread_id`` registered as
+        ``grapharc session approve`` registers it (a rebuilt agent, a demo graph), closed after."""
+        from grapharc.governed.known_graphs import register_thread_graph
+
+        manager = await offload.to_thread(SessionManager, self.manager.location)
+        try:
+            await offload.to_thread(register_thread_graph, manager, thread_id)
+            yield manager
+        finally:
+            await manager.aclose()
+
+    async def aclose(self) -> None:
+        """Close the manager (its async checkpointer on this loop, then its stores)."""
+        await self.manager.aclose()
+
+    def _asked_about(self, approval: Approval, session: Session) -> Any:
+        """A gate's chosen arguments (the state's values without a chooser), or the value an
+        interrupt carries (read without the graph, which this process may not have registered)."""
+        if approval.kind != GATE:
+            return self.manager.interrupt_value(session.thread_id, approval.hold_key)
+        gate = self.manager.graphs.get(session.graph, session.thread_id).gates.get(approval.node)
+        values = self.manager.values(session.thread_id)
+        return gate.arguments(values) if gate is not None and gate.arguments is not None else values
+
+
+def _plain(value: Any) -> Any:
+    dump = getattr(value, "model_dump", None)
+    return dump(mode="json") if callable(dump) else repr(value)
