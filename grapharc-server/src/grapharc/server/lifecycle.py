@@ -26,7 +26,7 @@ from types import FrameType
 from typing import NoReturn
 
 import uvicorn
-from starlette.types import ASGIApp, Receive, Scope, Send
+from starlette.types import ASGIApp, Message, Receive, Scope, Send
 from uvicorn.config import STARTUP_FAILURE
 
 from grapharc.errors import ExitCode
@@ -67,7 +67,9 @@ def serve_until_stopped(listener: socket.socket, app: ASGIApp, *, drain_timeout:
 
 class _InFlight:
     """The ASGI app, counting the requests it is serving (HTTP and WebSocket) so a drain can say how
-    many are left: uvicorn keeps its own count only in its server's undocumented state."""
+    many are left: uvicorn keeps its own count only in its server's undocumented state. A request
+    stops counting once its last message is sent (the client holds the whole response then, even
+    if the app's call has a moment left to return), or when the app returns without one."""
 
     def __init__(self, app: ASGIApp) -> None:
         self.app = app
@@ -78,10 +80,27 @@ class _InFlight:
             await self.app(scope, receive, send)
             return
         self.count += 1
+        finished = False
+
+        async def counted_send(message: Message) -> None:
+            nonlocal finished
+            await send(message)
+            if not finished and _is_last(message):
+                finished = True
+                self.count -= 1
+
         try:
-            await self.app(scope, receive, send)
+            await self.app(scope, receive, counted_send)
         finally:
-            self.count -= 1
+            if not finished:
+                self.count -= 1
+
+
+def _is_last(message: Message) -> bool:
+    """Whether ``message`` ends its request: a response body with no more to come, or a close."""
+    kind = message["type"]
+    return (kind == "http.response.body" and not message.get("more_body", False)) or \
+        kind == "websocket.close"
 
 
 class _DrainingServer(uvicorn.Server):

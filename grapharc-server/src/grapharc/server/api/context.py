@@ -15,11 +15,13 @@ from grapharc.errors import GraphARCError
 from grapharc.runs.contracts import RunStore
 from grapharc.runs.errors import RunStoreError
 from grapharc.runtime.budget import Budget
+from grapharc.server.api.budgets import run_budget
 from grapharc.server.api.problems import ApiProblem
 from grapharc.server.api.progress import Progress
 from grapharc.server.api.worker import STATELESS_GRACE_SECONDS, RunWorker
 from grapharc.server.auth import AuthConfig, User
 from grapharc.server.service.sessions import Sessions
+from grapharc.session.lease import Lease
 from grapharc.session.manager import DEFAULT_LEASE_SECONDS, SessionManager
 from grapharc.stores import offload
 from grapharc.stores.uris import open_store, store_uri
@@ -84,6 +86,11 @@ class ApiContext:
     def graph_names(self) -> list[str]:
         """The names of the registered graphs, sorted."""
         return self.manager.graphs.names()
+
+    async def hand_over(self, lease: Lease, graph: str, after_seq: int) -> None:
+        """Carry on, through the run worker and under the server's ceiling, a thread a decision
+        claimed (its turn begins after the trail entry ``after_seq``)."""
+        await self.worker.hand_over(lease, graph, after_seq, run_budget(None, self.ceiling))
 
     async def aclose(self) -> None:
         """Stop the worker, then close the run store and the sessions."""

@@ -14,9 +14,8 @@ graph (``Sessions.driver_for``) before the page answers.
 from __future__ import annotations
 
 from fnmatch import fnmatchcase
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Protocol
 
-from grapharc.server.api.budgets import run_budget
 from grapharc.session.errors import (
     AlreadyDecidedError,
     DeciderNotAllowedError,
@@ -29,9 +28,15 @@ from grapharc.session.records import OPEN, Approval, AuditKind, iso
 from grapharc.stores import offload
 
 if TYPE_CHECKING:
-    from grapharc.server.api.context import ApiContext
     from grapharc.server.auth import User
     from grapharc.server.service.sessions import Pending, Sessions
+
+
+class RunWorkerHandOver(Protocol):
+    """What carries a decided thread on through this server's run worker (the API's context)."""
+
+    async def hand_over(self, lease: Lease, graph: str, after_seq: int) -> None:
+        """Carry on the thread ``lease`` holds, its turn beginning after trail entry ``after_seq``."""
 
 
 class MayNotDecide(DeciderNotAllowedError):
@@ -98,7 +103,7 @@ def record(manager: SessionManager, thread_id: str, approval_id: str, decision: 
 
 
 async def decide(sessions: Sessions, approval_id: str, decision: str, user: User,
-                 api: ApiContext | None) -> None:
+                 api: RunWorkerHandOver | None) -> None:
     """Decide ``approval_id`` as the signed-in ``user`` (``MayNotDecide``, ``AlreadyDecided`` or the
     session layer's refusal when it cannot be). A thread of a graph ``api`` registered is handed to
     its run worker, so the page answers at once; any other is carried on here until it pauses or
@@ -110,7 +115,7 @@ async def decide(sessions: Sessions, approval_id: str, decision: str, user: User
     if api is not None and sessions.serves(graph):
         handed = await offload.to_thread(_record_for_worker, sessions.manager, approval, decision, name)
         if handed is not None:
-            await api.worker.hand_over(handed[0], graph, handed[1], run_budget(None, api.ceiling))
+            await api.hand_over(handed[0], graph, handed[1])
         return
     async with sessions.driver_for(approval.thread_id) as driver:
         lease = await offload.to_thread(record, driver, approval.thread_id, approval_id, decision, name)
