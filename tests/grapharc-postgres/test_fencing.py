@@ -19,7 +19,7 @@ from grapharc.postgres.sessions import PostgresSessionStore
 from grapharc.session import LeaseLostError, SessionBusyError
 from grapharc.session.fencing import Leases, fence
 from grapharc.session.lease import Lease
-from grapharc.testing.checkpointer_kit import run_langgraph_suite, sync_capabilities, threaded
+from grapharc.testing.langgraph_suite import run_langgraph_suite, sync_capabilities, threaded
 
 TTL = 10.0
 

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import pytest
+from langgraph.checkpoint.sqlite import SqliteSaver
 
 from grapharc.config import load_config
 from grapharc.harness.executors import LocalExecutor
@@ -61,7 +62,7 @@ def test_memory_scheme_opens_the_in_process_claim_store():
 
 def test_sqlite_scheme_opens_a_durable_langgraph_checkpointer(tmp_path):
     saver = open_store(f"sqlite:{tmp_path}/state/checkpoints.db", kind="checkpoints").saver()
-    assert type(saver).__name__ == "SqliteSaver"
+    assert isinstance(saver, SqliteSaver)
     assert (tmp_path / "state" / "checkpoints.db").is_file()
 
 

@@ -26,7 +26,8 @@ from grapharc.session.errors import LeaseLostError
 from grapharc.session.fencing import Leases, fence
 from grapharc.session.lease import Lease
 from grapharc.sqlite.one_trip_saver import LIST_PAGE, OneTripSqliteSaver
-from grapharc.testing.checkpointer_kit import engaged_fence, lost_fence, run_langgraph_suite
+from grapharc.testing.fences import engaged_fence, lost_fence
+from grapharc.testing.langgraph_suite import run_langgraph_suite
 from grapharc.testing.thread_trips import thread_trips
 
 

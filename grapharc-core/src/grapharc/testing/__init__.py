@@ -11,7 +11,9 @@ its contract in its own tests: ``claim_store_kit.ClaimStoreConformance``,
 ``langgraph-checkpoint-conformance`` suite); a kit too long for one module includes the
 kits of its parts (``claim_search_kit``, ``session_lease_kit``, ``session_approval_kit``),
 and the store kits share ``store_kit``'s harness and the claims (``claims``) and session steps
-(``sessions``) they test with. They import pytest, so they are not imported here.
+(``sessions``) they test with; the checkpointer kit runs LangGraph's suite through
+``langgraph_suite`` (which runs it on any saver, a sync one through worker threads) and tests
+fencing with ``fences``' leases. They import pytest, so they are not imported here.
 ``hostile_kit`` scripts a model that tries every escape against an agent's
 tools and executor and counts the governance violations. ``thread_trips`` records a code
 path's trips to worker threads (``grapharc.stores.offload.to_thread``), so a test can pin how many it makes.

@@ -25,17 +25,13 @@ to prove checkpoints survive ``close()``.
 from __future__ import annotations
 
 import asyncio
-import functools
 from abc import ABC, abstractmethod
-from collections.abc import AsyncIterator, Callable, Collection, Iterator, Sequence
-from contextlib import AbstractAsyncContextManager, asynccontextmanager
+from collections.abc import Iterator
 from pathlib import Path
 from typing import Any, cast
 
 import pytest
 from langgraph.checkpoint.base import BaseCheckpointSaver, CheckpointTuple
-from langgraph.checkpoint.conformance import checkpointer_test, validate
-from langgraph.checkpoint.conformance.capabilities import Capability, DetectedCapabilities
 from langgraph.checkpoint.conformance.test_utils import (
     generate_checkpoint,
     generate_config,
@@ -44,105 +40,22 @@ from langgraph.checkpoint.conformance.test_utils import (
 
 from grapharc.runtime.graph import END, START, GraphARC
 from grapharc.runtime.state import GraphARCState
-from grapharc.runtime.wrapped_saver import offers
 from grapharc.session.contracts import CheckpointerProvider
 from grapharc.session.errors import LeaseLostError
-from grapharc.session.fencing import FencedSaver, Leases
-from grapharc.session.lease import Lease
+from grapharc.session.fencing import FencedSaver
 from grapharc.session.manager import SessionManager
 from grapharc.session.retention import delete_threads
-
-OpenSaver = Callable[[], AbstractAsyncContextManager[BaseCheckpointSaver[Any]]]
-
-_SYNC_METHODS = {
-    Capability.PUT: "put", Capability.PUT_WRITES: "put_writes", Capability.GET_TUPLE: "get_tuple",
-    Capability.LIST: "list", Capability.DELETE_THREAD: "delete_thread",
-    Capability.DELETE_FOR_RUNS: "delete_for_runs", Capability.COPY_THREAD: "copy_thread",
-    Capability.PRUNE: "prune",
-}
-
-
-class ThreadedSaver(BaseCheckpointSaver[Any]):
-    """A sync saver behind the async API, each call in a worker thread, for LangGraph's async suite."""
-
-    def __init__(self, inner: BaseCheckpointSaver[Any]) -> None:
-        super().__init__(serde=inner.serde)
-        self.inner = inner
-
-    async def aget_tuple(self, config: Any) -> CheckpointTuple | None:
-        return await asyncio.to_thread(self.inner.get_tuple, config)
-
-    async def alist(self, config: Any, **kwargs: Any) -> AsyncIterator[CheckpointTuple]:
-        for item in await asyncio.to_thread(lambda: list(self.inner.list(config, **kwargs))):
-            yield item
-
-    async def aput(self, config: Any, checkpoint: Any, metadata: Any, new_versions: Any) -> Any:
-        return await asyncio.to_thread(self.inner.put, config, checkpoint, metadata, new_versions)
-
-    async def aput_writes(self, config: Any, writes: Sequence[tuple[str, Any]], task_id: str,
-                          task_path: str = "") -> None:
-        await asyncio.to_thread(self.inner.put_writes, config, writes, task_id, task_path)
-
-    async def adelete_thread(self, thread_id: str) -> None:
-        await asyncio.to_thread(self.inner.delete_thread, thread_id)
-
-    async def adelete_for_runs(self, run_ids: Sequence[str]) -> None:
-        await asyncio.to_thread(self.inner.delete_for_runs, run_ids)
-
-    async def acopy_thread(self, source_thread_id: str, target_thread_id: str) -> None:
-        await asyncio.to_thread(self.inner.copy_thread, source_thread_id, target_thread_id)
-
-    async def aprune(self, thread_ids: Sequence[str], *, strategy: str = "keep_latest") -> None:
-        await asyncio.to_thread(lambda: self.inner.prune(thread_ids, strategy=strategy))
-
-    def get_next_version(self, current: Any, channel: Any) -> Any:
-        return self.inner.get_next_version(current, channel)
-
-
-class _EveryThreadLeased(dict[str, Lease]):
-    """Every thread counts as leased, so each write of LangGraph's suite goes through the fence."""
-
-    def get(self, thread_id: str, default: Any = None) -> Lease:
-        return Lease(thread_id, "kit-runner", "kit-token", 60.0)
-
-
-def engaged_fence() -> tuple[Leases, list[Lease]]:
-    """Leases that hold every thread, and the list of leases the fence checked."""
-    checked: list[Lease] = []
-
-    def still_held(lease: Lease) -> bool:
-        checked.append(lease)
-        return True
-
-    leases = Leases(still_held)
-    leases.held = _EveryThreadLeased()
-    return leases, checked
-
-
-def lost_fence(thread_id: str) -> Leases:
-    """Leases under which this process held ``thread_id`` and has since lost it."""
-    leases = Leases(lambda lease: False)
-    leases.held[thread_id] = Lease(thread_id, "stale-runner", "old-token", 60.0)
-    return leases
-
-
-async def check_langgraph_suite(name: str, open_saver: OpenSaver,
-                                capabilities: set[str] | None = None) -> None:
-    """Run LangGraph's checkpointer conformance suite; fail naming every failed test."""
-
-    async def factory() -> AsyncIterator[BaseCheckpointSaver[Any]]:
-        async with open_saver() as saver:
-            yield saver
-
-    report = await validate(checkpointer_test(name=name)(factory), capabilities=capabilities)
-    failures = {cap: result.failures for cap, result in report.results.items()
-                if result.detected and result.passed is not True}
-    assert report.passed_all_base() and not failures, f"{name}: {failures}"
-
-
-def run_langgraph_suite(name: str, open_saver: OpenSaver, capabilities: set[str] | None = None) -> None:
-    """``check_langgraph_suite`` on an event loop of its own."""
-    asyncio.run(check_langgraph_suite(name, open_saver, capabilities))
+from grapharc.testing.fences import engaged_fence, lost_fence, writes_to_a_lost_thread
+from grapharc.testing.langgraph_suite import (
+    async_capabilities,
+    check_langgraph_suite,
+    fenced,
+    held,
+    run_langgraph_suite,
+    same_capabilities,
+    sync_capabilities,
+    threaded,
+)
 
 
 class _Visits(GraphARCState):
@@ -169,54 +82,6 @@ def session_saver(manager: SessionManager,
     return cast(BaseCheckpointSaver[Any], manager._compiled(SESSION_GRAPH, None, saver).checkpointer)
 
 
-def async_capabilities(saver: BaseCheckpointSaver[Any]) -> frozenset[Capability]:
-    """The suite's capabilities ``saver`` implements, as the suite detects them (its async API)."""
-    return DetectedCapabilities.from_instance(saver).detected
-
-
-def same_capabilities(kind: str, session: Collection[str], provider: Collection[str]) -> None:
-    """Fail unless the session graph's ``kind`` (sync, async) saver offers what its provider's does."""
-    if set(session) != set(provider):
-        offered, provided = (", ".join(sorted(Capability(c).value for c in of)) for of in (session, provider))
-        raise AssertionError(f"the session graph's {kind} saver offers {offered}; its provider's {provided}")
-
-
-def held(saver: BaseCheckpointSaver[Any]) -> OpenSaver:
-    """An already open ``saver`` offered to the suite as it is."""
-
-    @asynccontextmanager
-    async def opened() -> AsyncIterator[BaseCheckpointSaver[Any]]:
-        yield saver
-
-    return opened
-
-
-def fenced(open_saver: OpenSaver, leases: Leases) -> OpenSaver:
-    """``open_saver`` with each saver it opens wrapped in a ``FencedSaver`` over ``leases``."""
-
-    @asynccontextmanager
-    async def opened() -> AsyncIterator[BaseCheckpointSaver[Any]]:
-        async with open_saver() as saver:
-            yield FencedSaver(saver, leases)
-
-    return opened
-
-
-def sync_capabilities(saver: BaseCheckpointSaver[Any]) -> set[str]:
-    """The suite's capabilities ``saver`` implements in its sync API."""
-    return {cap.value for cap, method in _SYNC_METHODS.items() if offers(saver, method)}
-
-
-def threaded(saver: BaseCheckpointSaver[Any]) -> OpenSaver:
-    """The sync ``saver`` offered to the async suite as a ``ThreadedSaver``."""
-
-    @asynccontextmanager
-    async def opened() -> AsyncIterator[BaseCheckpointSaver[Any]]:
-        yield ThreadedSaver(saver)
-
-    return opened
-
-
 def first_checkpoint(saver: BaseCheckpointSaver[Any], thread_id: str, **metadata: Any) -> Any:
     """Put an empty checkpoint on ``thread_id`` (with ``metadata``); its stored config."""
     return saver.put(generate_config(thread_id), generate_checkpoint(), generate_metadata(**metadata), {})
@@ -225,23 +90,6 @@ def first_checkpoint(saver: BaseCheckpointSaver[Any], thread_id: str, **metadata
 def listed(saver: BaseCheckpointSaver[Any], *thread_ids: str) -> dict[str, list[Any]]:
     """The stored configs of each thread's checkpoints, newest first."""
     return {thread_id: [t.config for t in saver.list(generate_config(thread_id))] for thread_id in thread_ids}
-
-
-_LOST_THREAD_WRITES: dict[str, tuple[tuple[Any, ...], dict[str, Any]]] = {
-    "delete_thread": (("lost",), {}),
-    "prune": ((["kept", "lost"],), {"strategy": "delete"}),
-    "copy_thread": (("kept", "lost"), {}),
-    "delete_for_runs": ((["run-kept", "run-lost"],), {}),
-}
-
-
-def writes_to_a_lost_thread(saver: BaseCheckpointSaver[Any],
-                            prefix: str = "") -> dict[str, Callable[[], Any]]:
-    """Each write but a put that changes the thread ``lost`` (of ``lost_fence("lost")``; ``kept`` is
-    one with no lease here), by method: the sync ones, or with ``prefix="a"`` the async ones (each
-    call then returns a coroutine), among those ``saver`` offers."""
-    return {prefix + name: functools.partial(getattr(saver, prefix + name), *args, **kwargs)
-            for name, (args, kwargs) in _LOST_THREAD_WRITES.items() if offers(saver, prefix + name)}
 
 
 def _lost_and_kept(saver: BaseCheckpointSaver[Any]) -> dict[str, list[Any]]:

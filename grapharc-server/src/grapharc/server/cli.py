@@ -12,6 +12,7 @@ import socket
 import sys
 from collections.abc import Callable
 from contextlib import AbstractContextManager, nullcontext
+from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Annotated
 
@@ -108,10 +109,8 @@ def serve_command(
 ) -> None:
     """Serve the GraphARC HTTP API until SIGTERM or Ctrl+C, then finish in-flight requests and exit 0."""
     from grapharc.governed.settings import resolve_config
-    from grapharc.server.app import create_app
     from grapharc.server.auth import load_auth
     from grapharc.server.governed import resolve_governed
-    from grapharc.server.lifecycle import serve_until_stopped
 
     auth = load_auth(auth_file) if auth_file is not None else None
     ceilings = {"max_tokens": max_tokens, "max_iterations": max_iterations, "max_seconds": max_seconds,
@@ -125,54 +124,85 @@ def serve_command(
         raise WorkersNeedForkError("--workers above 1 forks its worker processes, which this system cannot",
                                    hint="serve with --workers 1 here, or on Linux or macOS")
 
-    def opened_api(trace: TraceWriter | None) -> ApiContext | None:
-        if not registry and governed is None:
+    serving = Serving(location, auth, registry or [], governed, ceiling, lease=lease,
+                      stateless_grace=stateless_grace, threads=threads, drain_timeout=drain_timeout)
+    if workers == 1:
+        with governed_trace(governed) as trace:
+            api = serving.opened_api(trace)
+            serving.serve(bound(host, port, auth), api,
+                          lambda address, engine: announce(address, engine, as_json, settings, governed))
+        return
+    with governed_trace(governed) as trace:  # a bad registry, store or trace file is refused here, once
+        close_checked(serving.opened_api(trace))
+    code = serve_workers(serving, workers, bound(host, port, auth),
+                         lambda address, engine, pids: announce(address, engine, as_json, settings,
+                                                                governed, workers=pids))
+    if code:
+        raise typer.Exit(code)
+
+
+@dataclass(frozen=True)
+class Serving:
+    """What every process of one ``grapharc serve`` serves: the sessions, sign-in, the graphs the
+    threads API offers (registered, and the governed assistant) and the limits it serves them under."""
+
+    location: str
+    auth: AuthConfig | None
+    registry: list[str]
+    governed: GovernedRun | None
+    ceiling: Budget
+    lease: float
+    stateless_grace: float
+    threads: int
+    drain_timeout: float
+
+    def opened_api(self, trace: TraceWriter | None) -> ApiContext | None:
+        """The threads API's context (None when no graph is offered), its governed assistant
+        tracing to ``trace``."""
+        if not self.registry and self.governed is None:
             return None
         from grapharc.server.api.context import open_context
         from grapharc.server.governed import registrar
 
-        return open_context(location, registry or [], ceiling,
-                            [registrar(governed, trace)] if governed is not None else [],
-                            lease_seconds=lease, stateless_grace=stateless_grace)
+        return open_context(self.location, self.registry, self.ceiling,
+                            [registrar(self.governed, trace)] if self.governed is not None else [],
+                            lease_seconds=self.lease, stateless_grace=self.stateless_grace)
 
-    def serve(listener: socket.socket, api: ApiContext | None,
+    def serve(self, listener: socket.socket, api: ApiContext | None,
               on_listening: Callable[[ListeningAddress, Engine], None], slot: WorkerSlot | None = None
               ) -> None:
+        """Serve on ``listener`` until stopped, as this process alone or as worker ``slot``."""
+        from grapharc.server.app import create_app
+        from grapharc.server.lifecycle import serve_until_stopped
+
         siblings = None
         if slot is not None:  # a worker of several: imported only then, as the supervisor's module is
             from grapharc.server.siblings import Siblings
 
             siblings = Siblings(slot.wake_dir, slot.index, slot.count)
-        app = create_app(sessions=location, auth=auth, api=api, threads=threads, siblings=siblings)
-        serve_until_stopped(listener, app, drain_timeout=drain_timeout, on_listening=on_listening,
+        app = create_app(sessions=self.location, auth=self.auth, api=api, threads=self.threads,
+                         siblings=siblings)
+        serve_until_stopped(listener, app, drain_timeout=self.drain_timeout, on_listening=on_listening,
                             lifeline=slot.lifeline if slot is not None else None)
 
-    if workers == 1:
-        with governed_trace(governed) as trace:
-            api = opened_api(trace)
-            serve(bound(host, port, auth), api,
-                  lambda address, engine: announce(address, engine, as_json, settings, governed))
-        return
+
+def serve_workers(serving: Serving, workers: int, listener: socket.socket,
+                  announce_workers: Callable[[ListeningAddress, Engine, list[int]], None]) -> int:
+    """Serve on ``listener`` from ``workers`` forked processes until stopped; the exit code."""
     from grapharc.server.processes import Supervisor
 
-    with governed_trace(governed) as trace:  # a bad registry, store or trace file is refused here, once
-        close_checked(opened_api(trace))
-    listener = bound(host, port, auth)
-
-    def serve_worker(ready: Callable[[Engine], None], slot: WorkerSlot) -> None:
-        with governed_trace(governed) as trace:  # each worker appends to the trace with its own descriptor
-            serve(listener, opened_api(trace), lambda _address, engine: ready(engine), slot)
-
-    supervisor = Supervisor(workers, serve_worker, drain_timeout)
     try:
+        def serve_worker(ready: Callable[[Engine], None], slot: WorkerSlot) -> None:
+            with governed_trace(serving.governed) as trace:  # each worker appends with its own descriptor
+                serving.serve(listener, serving.opened_api(trace), lambda _address, engine: ready(engine),
+                              slot)
+
+        supervisor = Supervisor(workers, serve_worker, serving.drain_timeout)
         engine = supervisor.start()
-        announce(ListeningAddress.of(listener), engine, as_json, settings, governed,
-                 workers=supervisor.pids())
-        code = supervisor.run()
+        announce_workers(ListeningAddress.of(listener), engine, supervisor.pids())
+        return supervisor.run()
     finally:
         listener.close()
-    if code:
-        raise typer.Exit(code)
 
 
 def bound(host: str, port: int, auth: AuthConfig | None) -> socket.socket:
