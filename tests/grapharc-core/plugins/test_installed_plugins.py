@@ -115,3 +115,59 @@ def test_an_unknown_name_in_the_load_list_is_named_on_stderr(site):
                       GRAPHARC_STRICT_PLUGINS="1")
     assert strict.returncode == 2
     assert json.loads(strict.stdout)["error"]["code"] == "UnknownPluginError"
+
+
+EXITING_IMPORT = "import sys\nsys.exit(0)\n"
+EXITING_HOOK = """\
+import sys
+from grapharc.plugins import hookimpl
+
+@hookimpl
+def register_node_kinds(register):
+    sys.exit(0)
+"""
+INTERRUPTED_HOOK = EXITING_HOOK.replace("sys.exit(0)", "raise KeyboardInterrupt")
+EXITING_FACTORY = """\
+from grapharc.plugins import StoreInfo, hookimpl
+
+@hookimpl
+def register_stores(register):
+    register(StoreInfo(scheme="leaving", kinds=frozenset({"claims"}),
+                       factory="grapharc_fixture_factory:make"))
+"""
+
+
+@pytest.mark.parametrize(("source", "said"), [
+    (EXITING_IMPORT, "could not load grapharc_fixture_exits: SystemExit(0)"),
+    (EXITING_HOOK, "hook register_node_kinds raised SystemExit(0)"),
+], ids=["on-import", "in-a-hook"])
+def test_a_plugin_calling_sys_exit_is_a_failed_plugin_not_a_silent_exit_0(site, source, said):
+    install(site, "grapharc-fixture-exits", "grapharc_fixture_exits", source=source)
+    reported = grapharc(site, "plugins", "--json")
+    assert reported.returncode == 1, reported.stderr  # a failed plugin, like any other exception
+    exits = listed(reported)["grapharc-fixture-exits"]
+    assert exits["status"] == "failed" and said in exits["errors"][0]
+    assert grapharc(site, "version").stdout == f"grapharc {__version__}\n"  # the rest keep working
+    strict = grapharc(site, "kinds", "--json", GRAPHARC_STRICT_PLUGINS="1")
+    assert strict.returncode == 2, strict.stderr
+    error = json.loads(strict.stdout)["error"]
+    assert error["code"] == "PluginFailedError" and error["message"].startswith("grapharc-fixture-exits: ")
+    assert said in error["message"] and "Traceback" not in strict.stderr
+
+
+def test_a_plugin_factory_whose_module_calls_sys_exit_is_an_error_naming_the_plugin(site):
+    install(site, "grapharc-fixture-factory", "grapharc_fixture_factory_hooks", source=EXITING_FACTORY)
+    (site / "grapharc_fixture_factory.py").write_text(EXITING_IMPORT)
+    result = grapharc(site, "memory", "add", "a", "b", "c", "--source", "s", "--memory", "leaving:x",
+                      "--json")
+    assert result.returncode == 2, result.stderr
+    error = json.loads(result.stdout)["error"]
+    assert error["code"] == "PluginFactoryError"
+    assert error["message"] == ("grapharc-fixture-factory's factory 'grapharc_fixture_factory:make' "
+                                "cannot be imported: SystemExit(0): it tried to end the process")
+
+
+def test_a_keyboard_interrupt_in_a_plugin_hook_still_interrupts_the_command(site):
+    install(site, "grapharc-fixture-interrupted", "grapharc_fixture_interrupted", source=INTERRUPTED_HOOK)
+    result = grapharc(site, "plugins", "--json")
+    assert result.returncode == 130 and result.stdout == ""  # Ctrl+C's status, not a failed plugin's report

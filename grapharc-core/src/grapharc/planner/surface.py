@@ -2,7 +2,8 @@
 
 ``module:attr`` names a ``NodeRegistry``, or a function that declares it returns
 one (``def build_registry() -> NodeRegistry``); anything else is refused without
-being called, so a reference can never run ``sys:exit`` or ``builtins:input``. The
+being called, so a reference can never run ``sys:exit`` or ``builtins:input``; a module or
+function that raises, ``SystemExit`` included, is a ``RegistrySpecError`` naming it. The
 module may declare ``STATE_SCHEMA``, ``WRITES``, ``DEFAULT_POLICY``,
 ``goal_reached`` and ``scripted_planner``. The name ``plugins`` is every kind
 installed plugins registered (the stdlib's among them), with the stdlib's
@@ -22,6 +23,7 @@ from pydantic import BaseModel
 
 from grapharc.errors import GraphARCError
 from grapharc.planner.registry import NodeRegistry, NodeSpec
+from grapharc.plugins.foreign import FOREIGN_FAILURES, described
 
 PLUGINS = "plugins"
 DEMO = "grapharc.examples.plan_incident:build_registry"
@@ -64,6 +66,9 @@ def load_surface(spec: str) -> Surface:
         module = importlib.import_module(module_name)
     except (ImportError, TypeError, ValueError) as exc:  # e.g. a relative or NUL-bearing name
         raise RegistrySpecError(f"registry {spec!r}: cannot import {module_name!r}: {exc}") from None
+    except FOREIGN_FAILURES as exc:  # the module's own code failed (or called sys.exit) on import
+        raise RegistrySpecError(f"registry {spec!r}: importing {module_name!r} raised {described(exc)}",
+                                hint=f"python -c 'import {module_name}' shows the traceback") from exc
     target = getattr(module, attr, None)
     if target is None:
         raise RegistrySpecError(f"registry {spec!r}: module {module_name!r} has no {attr!r}")
@@ -114,9 +119,9 @@ def _built(spec: str, attr: str, factory: Any) -> NodeRegistry:
         raise RegistrySpecError(f"{what}, not a NodeRegistry or a function returning one")
     try:
         returns = get_type_hints(factory).get("return")
-    except Exception as exc:  # an annotation naming what its module cannot import, or not Python
+    except FOREIGN_FAILURES as exc:  # an annotation naming what its module cannot import, or not Python
         raise RegistrySpecError(f"{what}, whose annotations cannot be resolved "
-                                f"({type(exc).__name__}: {exc}); it was not called") from None
+                                f"({described(exc)}); it was not called") from None
     if not (isinstance(returns, type) and issubclass(returns, NodeRegistry)):
         raise RegistrySpecError(f"{what}, which does not declare that it returns a NodeRegistry; "
                                 "it was not called",
@@ -130,8 +135,8 @@ def _built(spec: str, attr: str, factory: Any) -> NodeRegistry:
         registry = factory()
     except GraphARCError:
         raise
-    except Exception as exc:
-        raise RegistrySpecError(f"{what}, which raised {type(exc).__name__}: {exc}") from exc
+    except FOREIGN_FAILURES as exc:  # SystemExit too: it would end the command with no word
+        raise RegistrySpecError(f"{what}, which raised {described(exc)}") from exc
     if not isinstance(registry, NodeRegistry):
         raise RegistrySpecError(f"{what}, which returned a {type(registry).__name__}, "
                                 "not the NodeRegistry it declares")

@@ -1,12 +1,12 @@
 """Discovery and loading: core's own loop over the ``grapharc`` entry points.
 
-One try/except per plugin, so a plugin that fails to import, whose hook raises, that
-does not support this core, or that registers a name another distribution already holds
-is reported with a status and the rest keep working (pluggy's own entry-point loader
-would let one broken plugin take the whole CLI down). Plugins load core first, then by
-distribution name, and that order decides every name two of them claim. Only each
-plugin's small hook module is imported here; registries are filled lazily, one hook at a
-time, on first use.
+One try/except per plugin, so a plugin that fails to import, whose hook raises (``SystemExit``
+included: :mod:`grapharc.plugins.foreign`), that does not support this core, or that registers a
+name another distribution already holds is reported with a status and the rest keep working
+(pluggy's own entry-point loader would let one broken plugin take the whole CLI down). Plugins
+load core first, then by distribution name, and that order decides every name two of them claim.
+Only each plugin's small hook module is imported here; registries are filled lazily, one hook at
+a time, on first use.
 """
 
 from __future__ import annotations
@@ -30,6 +30,7 @@ from grapharc.plugins.errors import (
     UnknownPluginError,
 )
 from grapharc.plugins.facets import FACETS, Facet
+from grapharc.plugins.foreign import FOREIGN_FAILURES, described
 from grapharc.plugins.types import Registered
 
 if TYPE_CHECKING:
@@ -192,9 +193,9 @@ class PluginHost:
                 return
         try:
             self.manager.register(source.load(), name=name)
-        except Exception as exc:
+        except FOREIGN_FAILURES as exc:
             self._report(record, "failed", PluginFailedError(
-                f"{name}: could not load {source.module}: {type(exc).__name__}: {exc}"), exc)
+                f"{name}: could not load {source.module}: {described(exc)}"), exc)
             return
         try:
             self.manager.check_pending()
@@ -310,9 +311,9 @@ class PluginHost:
         """Run one plugin's hook; if it raises, that plugin has failed (raised in strict mode)."""
         try:
             call()
-        except Exception as exc:
+        except FOREIGN_FAILURES as exc:
             self._report(self.records[distribution], "failed", PluginFailedError(
-                f"{distribution}: hook {hook} raised {type(exc).__name__}: {exc}"), exc)
+                f"{distribution}: hook {hook} raised {described(exc)}"), exc)
             return False
         return True
 

@@ -13,7 +13,9 @@ from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass, field
 from typing import Any, Protocol
 
+from grapharc.errors import GraphARCError
 from grapharc.plugins.errors import PluginFactoryError
+from grapharc.plugins.foreign import FOREIGN_FAILURES, described
 
 Factory = Callable[..., Any] | str
 
@@ -23,7 +25,8 @@ STORE_KINDS = frozenset({"claims", "artifacts", "checkpoints", "sessions", "runs
 def resolve_factory(factory: Factory, *, plugin: str) -> Callable[..., Any]:
     """Return the callable a factory names, importing its module if it is a string.
 
-    ``plugin`` is the distribution that registered the factory: every failure names it.
+    ``plugin`` is the distribution that registered the factory: every failure names it, whatever
+    its module raised on import (``SystemExit`` included), unless it is a ``GraphARCError`` of its own.
     """
     if callable(factory):
         return factory
@@ -35,9 +38,11 @@ def resolve_factory(factory: Factory, *, plugin: str) -> Callable[..., Any]:
         target: object = importlib.import_module(module_name)
         for part in attr.split("."):
             target = getattr(target, part)
-    except (ImportError, AttributeError) as exc:
+    except GraphARCError:
+        raise
+    except FOREIGN_FAILURES as exc:
         raise PluginFactoryError(f"{plugin}'s factory {factory!r} cannot be imported: "
-                                 f"{type(exc).__name__}: {exc}") from exc
+                                 f"{described(exc)}") from exc
     if not callable(target):
         raise PluginFactoryError(f"{plugin}'s factory {factory!r} names a {type(target).__name__}, "
                                  "not something to call")

@@ -12,6 +12,7 @@ from typing import Any
 from fastapi import Request
 
 from grapharc.errors import GraphARCError
+from grapharc.plugins.foreign import FOREIGN_FAILURES, described
 from grapharc.runs.contracts import RunStore
 from grapharc.runs.errors import RunStoreError
 from grapharc.runtime.budget import Budget
@@ -46,6 +47,9 @@ def load_registry(spec: str) -> Registrar:
     except (ImportError, AttributeError) as exc:
         raise RegistryError(f"registry {spec!r} cannot be loaded: {exc}",
                             hint="name a module on this interpreter's path and a function in it") from None
+    except FOREIGN_FAILURES as exc:  # its module's own code failed (or called sys.exit) on import
+        raise RegistryError(f"registry {spec!r} cannot be loaded: importing it raised {described(exc)}",
+                            hint=f"python -c 'import {module_name}' shows the traceback") from exc
     if not callable(found):
         raise RegistryError(f"registry {spec!r} is not callable",
                             hint="it must be a function taking the SessionManager and registering graphs")
@@ -59,8 +63,8 @@ def _register(spec: str, register: Registrar, manager: SessionManager) -> None:
         register(manager)
     except GraphARCError:
         raise  # GraphARC refused what it registered, and says why
-    except Exception as exc:
-        raise RegistryError(f"registry {spec!r} failed: {type(exc).__name__}: {exc}",
+    except FOREIGN_FAILURES as exc:  # SystemExit too: it would end the server with no word
+        raise RegistryError(f"registry {spec!r} failed: {described(exc)}",
                             hint="it is called with the SessionManager and registers graphs on it; "
                                  "run it in Python to see the traceback") from exc
 
