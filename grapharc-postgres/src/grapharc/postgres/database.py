@@ -9,7 +9,8 @@ saver's included. Each event loop that waits for another process's writes gets o
 LISTENing connection (``grapharc.postgres.listen``); LangGraph's async saver, bound to its
 loop, gets a pool of one connection for as long as it is open (``async_pool``). When the last
 borrower is closed (or collected without being closed) the database closes its connections;
-a later borrow opens it again.
+a later borrow opens it again. LangGraph's migrations run on first use of the checkpoints, on a
+connection of their own too, under the same migration lock (``grapharc.postgres.migration_lock``).
 
 A forked child (``grapharc serve --workers``) has none of its parent's pool threads and must not
 talk on its parent's sockets: two processes on one connection corrupt its protocol, and closing
@@ -38,8 +39,9 @@ from psycopg.rows import dict_row
 from psycopg_pool import AsyncConnectionPool, ConnectionPool, PoolTimeout
 
 from grapharc.postgres.connect import connect, connect_timeout
-from grapharc.postgres.errors import PostgresStoreError, redacted, unreachable
+from grapharc.postgres.errors import PostgresStoreError, redacted, store_failure, unreachable
 from grapharc.postgres.listen import ChangeListener
+from grapharc.postgres.migration_lock import migrating
 from grapharc.postgres.schema import upgrade
 from grapharc.stores.offload import STORE_THREADS
 
@@ -112,10 +114,8 @@ class PostgresDatabase:
         try:
             with self.pool.connection() as conn, conn.transaction():
                 yield conn
-        except psycopg.OperationalError as exc:  # PoolTimeout too
-            raise unreachable(self.uri, exc) from exc
-        except psycopg.Error as exc:
-            raise PostgresStoreError(f"PostgreSQL store {self.name}: {exc}") from exc
+        except psycopg.Error as exc:  # PoolTimeout too
+            raise store_failure(self.uri, exc) from exc
 
     def listener(self) -> ChangeListener:
         """The running event loop's listening connection, opened on first use (and again if it failed)."""
@@ -143,14 +143,18 @@ class PostgresDatabase:
             await pool.close()
 
     def migrate_checkpoints(self) -> None:
-        """LangGraph's own migrations of its checkpoint tables (``PostgresSaver.setup``), once."""
+        """LangGraph's own migrations of its checkpoint tables (``PostgresSaver.setup``), once, on a
+        connection of their own under the migration lock (their ``CREATE INDEX CONCURRENTLY`` runs
+        outside a transaction, so other processes' setups must wait for the lock, not race it)."""
         with self._migrating:
             if self._langgraph_migrated:
                 return
             try:
-                PostgresSaver(self.pool).setup()
+                with connect(self.uri, autocommit=True, prepare_threshold=0) as conn, \
+                        migrating(conn, self.name):
+                    PostgresSaver(conn).setup()
             except psycopg.Error as exc:
-                raise PostgresStoreError(f"PostgreSQL store {self.name}: {exc}") from exc
+                raise store_failure(self.uri, exc) from exc
             self._langgraph_migrated = True
 
     def footprint(self, tables: Iterable[str]) -> dict[str, int]:

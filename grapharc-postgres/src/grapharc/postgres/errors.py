@@ -6,6 +6,8 @@ them) both raise it without importing each other.
 
 from __future__ import annotations
 
+import psycopg
+
 from grapharc.errors import GraphARCError
 
 
@@ -22,8 +24,27 @@ def redacted(uri: str) -> str:
     return f"postgresql://{user}:***@{tail}"
 
 
+def one_line(exc: Exception) -> str:
+    """What ``exc`` says, on one line: libpq's and the server's messages span lines (DETAIL, HINT)."""
+    return " ".join(str(exc).split())
+
+
+def out_of_reach(exc: psycopg.Error) -> bool:
+    """Whether ``exc`` says the server cannot be reached, rather than that it refused a statement:
+    libpq's own errors (no SQLSTATE, a pool's timeout among them), a connection exception (class
+    08) or a server shutting down (57P)."""
+    return exc.sqlstate is None or exc.sqlstate.startswith(("08", "57P"))
+
+
+def store_failure(uri: str, exc: psycopg.Error) -> PostgresStoreError:
+    """The error for ``exc`` met on the store ``uri``: ``unreachable`` if the server is out of reach,
+    else what the server said (a deadlock, a constraint, a privilege), naming the store, on one line."""
+    if out_of_reach(exc):
+        return unreachable(uri, exc)
+    return PostgresStoreError(f"PostgreSQL store {redacted(uri)}: {one_line(exc)}")
+
+
 def unreachable(uri: str, exc: Exception) -> PostgresStoreError:
     """The error for a server that cannot be connected to, naming the (redacted) store once, on one line."""
-    said = " ".join(str(exc).split())  # libpq's message spans lines; an error is one line
-    return PostgresStoreError(f"cannot open the PostgreSQL store {redacted(uri)}: {said}",
+    return PostgresStoreError(f"cannot open the PostgreSQL store {redacted(uri)}: {one_line(exc)}",
                               hint="check the server is running (pg_isready) and the URI's user and database")

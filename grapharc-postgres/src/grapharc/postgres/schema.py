@@ -1,8 +1,10 @@
 """Versioned migrations of the session, trace and run tables, recorded in ``grapharc_schema_versions``.
 
-Each migration runs once, in order, in one transaction holding an advisory lock, so
-workers starting together apply it once. A store refuses a database that has a version
-this code does not know (a newer GraphARC upgraded it). The session and run tables are
+Each migration runs once, in order, in one transaction under the migration lock
+(``grapharc.postgres.migration_lock``), so workers starting together apply it once. A store
+refuses a database that has a version this code does not know (a newer GraphARC upgraded it), and
+one whose version table was edited back while the newer tables stay (a migration finds what it
+creates already there), naming the versions. The session and run tables are
 core's (``grapharc.session.tables``), written in PostgreSQL's DDL by ``POSTGRES``; the audit
 trail refuses UPDATE always and DELETE while its session exists (``AUDIT_TRAIL``), enforced
 here by a trigger function as SQLite's store does with its own triggers.
@@ -14,11 +16,10 @@ from typing import Any
 
 import psycopg
 
-from grapharc.postgres.errors import PostgresStoreError, redacted
+from grapharc.postgres.errors import PostgresStoreError, one_line, redacted
+from grapharc.postgres.migration_lock import migrating
 from grapharc.runs.tables import RUN_TABLES
 from grapharc.session.tables import AUDIT_TRAIL, SESSION_TABLES, AppendOnly, DdlDialect, Type, ddl
-
-_LOCK = 0x6772_6170_6861_7263 & 0x7FFF_FFFF_FFFF_FFFF  # "grapharc", one advisory lock key
 
 PREFIX = "grapharc_"
 """What every GraphARC table's name starts with here, beside other applications' tables."""
@@ -99,18 +100,50 @@ def applied(conn: psycopg.Connection[Any]) -> list[int]:
 
 
 def upgrade(conn: psycopg.Connection[Any], uri: str) -> list[int]:
-    """Apply every migration the database lacks, in one transaction; the versions applied now."""
-    with conn.transaction():
-        conn.execute("SELECT pg_advisory_xact_lock(%s)", (_LOCK,))
-        conn.execute(_VERSIONS)
-        done = applied(conn)
-        refuse_unknown(done, uri)
-        fresh = [(v, what, sql) for v, what, sql in MIGRATIONS if v not in done]
-        for version, description, sql in fresh:
-            conn.execute(sql.encode())  # several statements, no parameters: sent as one script
-            conn.execute("INSERT INTO grapharc_schema_versions (version, description) VALUES (%s, %s)",
-                         (version, description))
+    """Apply every migration the database lacks, in one transaction under the migration lock; the
+    versions applied now. ``conn`` is an autocommit connection of its own."""
+    name = redacted(uri)
+    try:
+        with migrating(conn, name), conn.transaction():
+            conn.execute(_VERSIONS)
+            done = applied(conn)
+            refuse_unknown(done, uri)
+            fresh = [(v, what, sql) for v, what, sql in MIGRATIONS if v not in done]
+            for version, description, sql in fresh:
+                _apply(conn, version, description, sql, done, name)
+    except psycopg.Error as exc:  # before any migration: the version table cannot be made or read
+        raise PostgresStoreError(f"cannot migrate the PostgreSQL store {name}: {one_line(exc)}",
+                                 hint=PRIVILEGES) from exc
     return [version for version, _, _ in fresh]
+
+
+PRIVILEGES = ("the URI's user must be able to create tables in the database (or run grapharc db "
+              "upgrade once as a user who can)")
+
+ALREADY_THERE = (psycopg.errors.DuplicateTable, psycopg.errors.DuplicateObject,
+                 psycopg.errors.DuplicateFunction)
+"""What a migration meets when what it creates is already there: a table or index, a trigger, a
+function."""
+
+
+def _apply(conn: psycopg.Connection[Any], version: int, description: str, sql: str, done: list[int],
+           name: str) -> None:
+    """Run one migration and record it; a failure names the migration, and a migration that finds its
+    tables already there names the versions the table records (it was edited back)."""
+    try:
+        conn.execute(sql.encode())  # several statements, no parameters: sent as one script
+    except ALREADY_THERE as exc:
+        recorded = ", ".join(map(str, done)) or "none"
+        raise PostgresStoreError(
+            f"the PostgreSQL store {name} records schema versions {recorded} (of {LATEST}), but "
+            f"migration {version} ({description}) finds what it creates already there: {one_line(exc)}",
+            hint="grapharc_schema_versions was edited or rolled back by hand: restore its rows, or the "
+                 "database from a backup (a migration is never applied over tables it finds)") from exc
+    except psycopg.Error as exc:
+        raise PostgresStoreError(f"migration {version} ({description}) of the PostgreSQL store {name} "
+                                 f"failed: {one_line(exc)}", hint=PRIVILEGES) from exc
+    conn.execute("INSERT INTO grapharc_schema_versions (version, description) VALUES (%s, %s)",
+                  (version, description))
 
 
 def refuse_unknown(done: list[int], uri: str) -> None:
