@@ -7,9 +7,9 @@ from __future__ import annotations
 import psycopg
 import pytest
 
-from grapharc.postgres.errors import redacted
 from grapharc.session import SessionBusyError, UnknownSessionError
 from grapharc.stores import open_store
+from grapharc.stores.masking import masked
 
 
 @pytest.fixture
@@ -55,5 +55,5 @@ def test_footprints_name_the_database_and_each_table(postgres_uri, store):
 
 
 def test_a_password_in_the_uri_is_replaced_in_messages():
-    assert redacted("postgresql://app:s3cret@db:5432/x") == "postgresql://app:***@db:5432/x"
-    assert redacted("postgresql://app@db/x") == "postgresql://app@db/x"
+    assert masked("postgresql://app:s3cret@db:5432/x") == "postgresql://app:***@db:5432/x"
+    assert masked("postgresql://app@db/x") == "postgresql://app@db/x"

@@ -246,11 +246,12 @@ def run_in_session(settings: AgentSettings, sessions: Path | str, thread: str | 
 def session_document(manager: Any, session: Any, trace: Path | str, folder: str | Path) -> dict[str, Any]:
     """An agent thread's document: the agent's result, its session status, and open approvals."""
     from grapharc.harness.report import agent_document, thread_events
+    from grapharc.stores.masking import masked
 
     values = manager.values(session.thread_id)
     document = agent_document(values, thread_events(trace, session.thread_id), thread=session.thread_id,
                               status=session.status)
-    document["sessions"] = str(folder)
+    document["sessions"] = masked(str(folder))
     document["approvals"] = [hold.to_dict() for hold in session.holds]
     if session.error:
         document["error"] = session.error

@@ -57,10 +57,15 @@ def show_command(
 
 
 def _plain(value: Any) -> Any:
-    """A value as JSON holds it (a resolved path as its text, a list of names as a list)."""
+    """A value as JSON holds it (a resolved path as its text, a list of names as a list, a store
+    URI with its credentials masked)."""
+    from grapharc.stores.masking import masked
+
     if isinstance(value, tuple):
         return [_plain(item) for item in value]
-    return value if isinstance(value, str | int | float | bool) else str(value)
+    if isinstance(value, str):
+        return masked(value)
+    return value if isinstance(value, int | float | bool) else str(value)
 
 
 def render_settings(doc: dict[str, Any]) -> str:

@@ -81,6 +81,7 @@ def add_memory_commands(app: typer.Typer) -> None:
 
 def _refuse_reading_nothing(uri: str) -> None:
     """Refuse a read of ``memory:`` or of a path that holds no store (opening would create one)."""
+    from grapharc.stores.masking import masked
     from grapharc.stores.uris import known_schemes, split_uri
 
     scheme, location = split_uri(uri)
@@ -91,7 +92,7 @@ def _refuse_reading_nothing(uri: str) -> None:
             "memory: is an in-process store that starts empty in every command, so there is "
             "nothing in it to read", hint="name a durable store, for example --memory sqlite:memory.db")
     if location and not os.path.lexists(location):
-        raise ClaimStoreMissingError(f"no claim store at {location!r} (from {uri!r})",
+        raise ClaimStoreMissingError(f"no claim store at {masked(location)!r} (from {masked(uri)!r})",
                                      hint="check the path, or create the store with: grapharc memory add")
 
 
@@ -176,6 +177,7 @@ def add_command(
 ) -> None:
     """Store one claim with provenance and print its id; contradictions are reported, never resolved."""
     from grapharc.memory.conflicts import contradictions
+    from grapharc.stores.masking import masked
     from grapharc.stores.uris import split_uri
 
     uri = _guarded(as_json, lambda: configured_memory(memory, config))
@@ -189,7 +191,7 @@ def add_command(
 
     stored, conflicts = _guarded(as_json, store_it)
     in_process = split_uri(uri)[0] == "memory"
-    document = {"ok": True, "memory": uri, "in_process": in_process, "claim": claim_document(stored),
+    document = {"ok": True, "memory": masked(uri), "in_process": in_process, "claim": claim_document(stored),
                 "supersedes": supersedes, "contradicts": [claim_document(c) for c in conflicts]}
     if not as_json:
         for claim in conflicts:
@@ -333,18 +335,19 @@ def gc_command(
 ) -> None:
     """Delete the artifact blobs no row references (left by a crash between blob and row)."""
     from grapharc.memory.artifacts import DEFAULT_GC_GRACE_SECONDS, Collected, CollectsGarbage
+    from grapharc.stores.masking import masked
 
     uri = _guarded(as_json, lambda: configured_memory(memory, config))
 
     def collect() -> Collected:
         with opened(uri, reading=True, kind="artifacts") as store:
             if not isinstance(store, CollectsGarbage):
-                raise NoBlobsToCollectError(f"the artifact store {uri} keeps no blobs apart from "
+                raise NoBlobsToCollectError(f"the artifact store {masked(uri)} keeps no blobs apart from "
                                             "its rows, so there is nothing to collect")
             return store.gc(DEFAULT_GC_GRACE_SECONDS if grace is None else grace)
 
     collected = _guarded(as_json, collect)
-    document = {"ok": True, "memory": uri,
+    document = {"ok": True, "memory": masked(uri),
                 "removed": list(collected.removed), "freed_bytes": collected.freed_bytes,
                 "kept_young": collected.kept_young}
     emit(document, as_json, lambda doc: (

@@ -110,8 +110,8 @@ def trace_command(
             if not shown:
                 filters = (("run", run), ("thread", thread), ("attempt", attempt))
                 wanted = " and ".join(f"{name} {value!r}" for name, value in filters if value is not None)
-                raise NoEventsError(f"{path}: no events" + (f" for {wanted}" if wanted else ""),
-                                    hint=f"list the runs it holds with: grapharc metrics {path}")
+                raise NoEventsError(f"{reader.name}: no events" + (f" for {wanted}" if wanted else ""),
+                                    hint=f"list the runs it holds with: grapharc metrics {reader.name}")
         except GraphARCError as exc:
             code = ExitCode.NEGATIVE if isinstance(exc, NoEventsError) else ExitCode.CANNOT_RUN
             if not as_jsonl:
@@ -120,7 +120,7 @@ def trace_command(
             raise typer.Exit(int(code)) from None
         _warn(reader.warnings(), as_json)
         if as_json:
-            _write_listing({"ok": True, "path": str(path), "count": shown, "warnings": reader.warnings()},
+            _write_listing({"ok": True, "path": reader.name, "count": shown, "warnings": reader.warnings()},
                            "events", spool)
 
 

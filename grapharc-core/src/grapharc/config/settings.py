@@ -231,7 +231,10 @@ def load_config(flags: Mapping[str, Any], *, config: Path | None = None, cwd: Pa
                 if key.store is not None:
                     value = locate_store(value, key.store, base)
             except ValueError as exc:
-                raise ConfigurationError(f"{name} from {origin}: {exc}, got {raw!r}") from None
+                from grapharc.stores.masking import masked
+
+                shown = masked(raw) if isinstance(raw, str) else raw
+                raise ConfigurationError(f"{name} from {origin}: {exc}, got {shown!r}") from None
             if key.is_path and not (key.may_be_uri and _is_uri(value)):
                 value = (base / value).resolve()
             settings[name] = Setting(name, value, source, origin)

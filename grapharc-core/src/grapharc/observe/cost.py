@@ -176,12 +176,12 @@ def cost(path: str | os.PathLike[str], run_id: str | None = None, *, rate_card: 
     price = rate_card.estimate if rate_card is not None else None
     ledger = Ledger(price, grouping, group_run=run_id).feed(reader)
     if not ledger.runs:
-        raise NoEventsError(f"{path}: holds no events", hint="is the run still starting?")
+        raise NoEventsError(f"{reader.name}: holds no events", hint="is the run still starting?")
     threads = ledger.threads()
     if run_id is not None:
         run = ledger.runs.get(run_id)
         if run is None:
-            raise UnknownRunError(path, run_id)
+            raise UnknownRunError(reader.name, run_id)
         scope: list[Tally] = [run]
         threads = {run.thread_id: threads[run.thread_id]}
     else:
@@ -193,7 +193,7 @@ def cost(path: str | os.PathLike[str], run_id: str | None = None, *, rate_card: 
             nodes.setdefault(name, Usage()).merge(stats.usage)
         outside.merge(tally.outside)
     return CostReport(
-        path=str(path), run_id=run_id, rate_card=rate_card, total=total_usage(scope), nodes=nodes,
+        path=reader.name, run_id=run_id, rate_card=rate_card, total=total_usage(scope), nodes=nodes,
         outside_nodes=outside,
         threads={tid: (len(runs), total_usage(runs)) for tid, runs in threads.items()},
         runs={rid: tally.usage for rid, tally in ledger.runs.items()} if run_id is None else {},

@@ -85,9 +85,9 @@ def diff(path: str | os.PathLike[str], run_a: str, run_b: str, *,
             digest.add(event)
     for run_id, digest in digests.items():
         if not digest.tally.events:
-            raise UnknownRunError(path, run_id)
+            raise UnknownRunError(reader.name, run_id)
     a, b = digests[run_a], digests[run_b]
-    return RunDiff(str(path), run_a, run_b, _path_diff(a.path, b.path),
+    return RunDiff(reader.name, run_a, run_b, _path_diff(a.path, b.path),
                    _state_diff(a.folder.state, b.folder.state), _tokens_diff(a.tally, b.tally),
                    {"same": a.outcome() == b.outcome(), "a": a.outcome(), "b": b.outcome()},
                    reader.warnings())

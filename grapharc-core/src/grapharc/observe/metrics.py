@@ -54,10 +54,10 @@ def metrics(path: str | os.PathLike[str], run_id: str | None = None, *,
     reader = TraceReader(path, run_id=run_id)
     ledger = Ledger(grouping=grouping).feed(reader)
     if run_id is not None and run_id not in ledger.runs:
-        raise UnknownRunError(path, run_id)
+        raise UnknownRunError(reader.name, run_id)
     if not ledger.runs:
-        raise NoEventsError(f"{path}: holds no events", hint="is the run still starting?")
-    return MetricsReport(str(path), run_id, ledger.runs, ledger.groups, reader.warnings())
+        raise NoEventsError(f"{reader.name}: holds no events", hint="is the run still starting?")
+    return MetricsReport(reader.name, run_id, ledger.runs, ledger.groups, reader.warnings())
 
 
 def usage_cost(usage: Usage) -> float | None:

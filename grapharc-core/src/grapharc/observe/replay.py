@@ -117,14 +117,14 @@ def replay(path: str | os.PathLike[str], run_id: str, *,
             if on_step is not None:
                 on_step(_step(index, event, phase, started, delta))
     if not tally.events:
-        raise UnknownRunError(path, run_id)
+        raise UnknownRunError(reader.name, run_id)
     for (_run, attempt, graph, node, step), starts in opened.items():
         for started in starts:
             index += 1
             if on_step is not None:
                 on_step(ReplayStep(index, node, graph, step, attempt, "unfinished", ev.seconds(started),
                                    None, 0, [], None))
-    return ReplayResult(str(path), run_id, tally, folder.state, index, sorted(folder.reducers),
+    return ReplayResult(reader.name, run_id, tally, folder.state, index, sorted(folder.reducers),
                         folder.truncated_fields(), folder.opaque_fields(), reader.warnings())
 
 

@@ -228,7 +228,7 @@ def _before(step: Any, other: Any) -> bool:
 def viz(path: str | os.PathLike[str], run_id: str) -> ExecutedPath:
     """The executed path of ``run_id`` in the trace at ``path``."""
     reader = TraceReader(path, run_id=run_id)
-    result = ExecutedPath(str(path), run_id, None)
+    result = ExecutedPath(reader.name, run_id, None)
     tracer = _PathTracer(result)
     seen = False
     for event in reader:
@@ -249,7 +249,7 @@ def viz(path: str | os.PathLike[str], run_id: str) -> ExecutedPath:
         elif phase in _STOPPING:
             tracer.stopped(event.get(ts.GRAPH), node, failed=phase == ts.ERROR)
     if not seen:
-        raise UnknownRunError(path, run_id)
+        raise UnknownRunError(reader.name, run_id)
     tracer.finish()
     result.warnings = reader.warnings()
     return result

@@ -13,6 +13,7 @@ from typing import Any
 
 from grapharc.session.contracts import CheckpointerProvider, SessionStore
 from grapharc.session.errors import SessionStoreError
+from grapharc.stores.masking import masked
 from grapharc.stores.uris import open_store, store_uri
 
 
@@ -34,7 +35,8 @@ def _open_checked(location: str | os.PathLike[str], kind: str, contract: type[An
     opened = open_store(uri, kind=kind)
     if not isinstance(opened, contract):
         raise SessionStoreError(
-            f"the {kind} store for {uri} is {type(opened).__name__!r}, which is not a {contract.__name__}",
+            f"the {kind} store for {masked(uri)} is {type(opened).__name__!r}, which is not a "
+            f"{contract.__name__}",
             hint="the distribution that registered its scheme must return one "
                  "(see grapharc.session.contracts)")
     return opened

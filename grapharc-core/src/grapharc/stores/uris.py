@@ -3,7 +3,8 @@
 Plugins register a scheme for one or more kinds of store (claims, artifacts,
 checkpoints, sessions, runs); ``open_store("memory:")`` and
 ``open_store("sqlite:runs/checkpoints.db", kind="checkpoints")`` go through the
-same lookup, so a new backend needs no change here. Where a bare path is accepted
+same lookup, so a new backend needs no change here. A message that names a URI names it
+through ``grapharc.stores.masking.masked``, its credentials masked. Where a bare path is accepted
 instead of a URI (a session directory), ``store_uri`` reads it as the scheme whose
 registration declares itself the kind's ``local_default``.
 """
@@ -17,6 +18,7 @@ from typing import Any
 from grapharc.errors import GraphARCError
 from grapharc.plugins import UnknownNameError, registry, resolve_factory
 from grapharc.plugins.types import STORE_KINDS
+from grapharc.stores.masking import masked
 
 
 class StoreURIError(GraphARCError, ValueError):
@@ -33,11 +35,12 @@ _SCHEME = re.compile(r"[A-Za-z][A-Za-z0-9+-]*:")
 def split_uri(uri: str) -> tuple[str, str]:
     """``scheme:location``; a ``//`` right after the colon is dropped (``sqlite:///tmp/x.db``)."""
     if not isinstance(uri, str) or ":" not in uri:
-        raise StoreURIError(f"store URI {uri!r} is not of the form <scheme>:<location>",
+        shown = masked(uri) if isinstance(uri, str) else uri
+        raise StoreURIError(f"store URI {shown!r} is not of the form <scheme>:<location>",
                             hint="for example memory: or sqlite:path/to/file.db")
     scheme, _, location = uri.partition(":")
     if not scheme or not scheme.replace("+", "").replace("-", "").isalnum():
-        raise StoreURIError(f"store URI {uri!r} has no valid scheme before the ':'")
+        raise StoreURIError(f"store URI {masked(uri)!r} has no valid scheme before the ':'")
     return scheme.lower(), location.removeprefix("//")
 
 

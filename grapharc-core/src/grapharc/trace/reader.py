@@ -30,7 +30,7 @@ from grapharc.trace.schema import (
     THREAD_ID,
     damaged_field,
 )
-from grapharc.trace.store import open_traces, trace_location
+from grapharc.trace.store import open_traces, trace_location, trace_name
 from grapharc.trace.torn import is_torn
 
 Event = dict[str, Any]
@@ -97,12 +97,14 @@ class TraceReader:
     thread's or attempt's.
 
     Each iteration re-reads the trace from the start; the scanner's findings
-    (``torn_lines``, ``pending``) describe the latest iteration.
+    (``torn_lines``, ``pending``) describe the latest iteration. ``name`` is how messages and
+    documents name the trace (a URI with its credentials masked).
     """
 
     def __init__(self, path: str | os.PathLike[str], *, run_id: str | None = None,
                  thread_id: str | None = None, attempt: int | None = None) -> None:
         self.path = trace_location(path)
+        self.name = trace_name(path)
         self.run_id = run_id
         self.thread_id = thread_id
         self.attempt = attempt
@@ -135,7 +137,7 @@ class TraceReader:
 
     def warnings(self) -> list[str]:
         """Human notes on what the latest iteration skipped (torn lines a crash left)."""
-        return [f"{self.path}:{line}: skipped a line torn by a crashed writer"
+        return [f"{self.name}:{line}: skipped a line torn by a crashed writer"
                 for line in self.torn_lines]
 
 

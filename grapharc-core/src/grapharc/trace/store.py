@@ -64,6 +64,15 @@ def open_traces(location: str | os.PathLike[str]) -> TraceStore:
     return FileTraces(location)
 
 
+def trace_name(location: str | os.PathLike[str]) -> str:
+    """How messages and documents name a trace: a file's path, or a store URI with its credentials
+    masked (``grapharc.stores.masking``)."""
+    from grapharc.stores.masking import masked
+    from grapharc.stores.uris import is_uri
+
+    return masked(str(location)) if is_uri(location) else str(location)
+
+
 def trace_location(location: str | os.PathLike[str]) -> str | Path:
     """``location`` as readers and messages name it: a URI as given, else a ``Path``."""
     from grapharc.stores.uris import is_uri

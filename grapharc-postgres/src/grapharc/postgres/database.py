@@ -39,10 +39,11 @@ from psycopg.rows import dict_row
 from psycopg_pool import AsyncConnectionPool, ConnectionPool, PoolTimeout
 
 from grapharc.postgres.connect import connect, connect_timeout
-from grapharc.postgres.errors import PostgresStoreError, redacted, store_failure, unreachable
+from grapharc.postgres.errors import PostgresStoreError, store_failure, unreachable
 from grapharc.postgres.listen import ChangeListener
 from grapharc.postgres.migration_lock import migrating
 from grapharc.postgres.schema import upgrade
+from grapharc.stores.masking import masked
 from grapharc.stores.offload import STORE_THREADS
 
 Conn = psycopg.Connection[dict[str, Any]]
@@ -68,7 +69,7 @@ class PostgresDatabase:
 
     def __init__(self, uri: str) -> None:
         self.uri = uri
-        self.name = redacted(uri)
+        self.name = masked(uri)
         self.borrowers = 0
         self._kwargs = {**CONNECTION, **connect_timeout(uri)}
         self._lock = threading.Lock()
@@ -110,7 +111,7 @@ class PostgresDatabase:
     @contextmanager
     def transaction(self) -> Iterator[Conn]:
         """One atomic change or consistent read: a pooled connection inside one transaction; every
-        failure a ``PostgresStoreError`` naming the (redacted) store."""
+        failure a ``PostgresStoreError`` naming the (masked) store."""
         try:
             with self.pool.connection() as conn, conn.transaction():
                 yield conn

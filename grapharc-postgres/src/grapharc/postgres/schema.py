@@ -16,10 +16,11 @@ from typing import Any
 
 import psycopg
 
-from grapharc.postgres.errors import PostgresStoreError, one_line, redacted
+from grapharc.postgres.errors import PostgresStoreError, said
 from grapharc.postgres.migration_lock import migrating
 from grapharc.runs.tables import RUN_TABLES
 from grapharc.session.tables import AUDIT_TRAIL, SESSION_TABLES, AppendOnly, DdlDialect, Type, ddl
+from grapharc.stores.masking import masked
 
 PREFIX = "grapharc_"
 """What every GraphARC table's name starts with here, beside other applications' tables."""
@@ -102,7 +103,7 @@ def applied(conn: psycopg.Connection[Any]) -> list[int]:
 def upgrade(conn: psycopg.Connection[Any], uri: str) -> list[int]:
     """Apply every migration the database lacks, in one transaction under the migration lock; the
     versions applied now. ``conn`` is an autocommit connection of its own."""
-    name = redacted(uri)
+    name = masked(uri)
     try:
         with migrating(conn, name), conn.transaction():
             conn.execute(_VERSIONS)
@@ -110,9 +111,9 @@ def upgrade(conn: psycopg.Connection[Any], uri: str) -> list[int]:
             refuse_unknown(done, uri)
             fresh = [(v, what, sql) for v, what, sql in MIGRATIONS if v not in done]
             for version, description, sql in fresh:
-                _apply(conn, version, description, sql, done, name)
+                _apply(conn, (version, description, sql), done, uri)
     except psycopg.Error as exc:  # before any migration: the version table cannot be made or read
-        raise PostgresStoreError(f"cannot migrate the PostgreSQL store {name}: {one_line(exc)}",
+        raise PostgresStoreError(f"cannot migrate the PostgreSQL store {name}: {said(uri, exc)}",
                                  hint=PRIVILEGES) from exc
     return [version for version, _, _ in fresh]
 
@@ -126,22 +127,22 @@ ALREADY_THERE = (psycopg.errors.DuplicateTable, psycopg.errors.DuplicateObject,
 function."""
 
 
-def _apply(conn: psycopg.Connection[Any], version: int, description: str, sql: str, done: list[int],
-           name: str) -> None:
+def _apply(conn: psycopg.Connection[Any], migration: tuple[int, str, str], done: list[int], uri: str) -> None:
     """Run one migration and record it; a failure names the migration, and a migration that finds its
     tables already there names the versions the table records (it was edited back)."""
+    version, description, sql = migration
     try:
         conn.execute(sql.encode())  # several statements, no parameters: sent as one script
     except ALREADY_THERE as exc:
         recorded = ", ".join(map(str, done)) or "none"
         raise PostgresStoreError(
-            f"the PostgreSQL store {name} records schema versions {recorded} (of {LATEST}), but "
-            f"migration {version} ({description}) finds what it creates already there: {one_line(exc)}",
+            f"the PostgreSQL store {masked(uri)} records schema versions {recorded} (of {LATEST}), but "
+            f"migration {version} ({description}) finds what it creates already there: {said(uri, exc)}",
             hint="grapharc_schema_versions was edited or rolled back by hand: restore its rows, or the "
                  "database from a backup (a migration is never applied over tables it finds)") from exc
     except psycopg.Error as exc:
-        raise PostgresStoreError(f"migration {version} ({description}) of the PostgreSQL store {name} "
-                                 f"failed: {one_line(exc)}", hint=PRIVILEGES) from exc
+        raise PostgresStoreError(f"migration {version} ({description}) of the PostgreSQL store {masked(uri)} "
+                                 f"failed: {said(uri, exc)}", hint=PRIVILEGES) from exc
     conn.execute("INSERT INTO grapharc_schema_versions (version, description) VALUES (%s, %s)",
                   (version, description))
 
@@ -151,7 +152,7 @@ def refuse_unknown(done: list[int], uri: str) -> None:
     unknown = sorted(set(done) - {version for version, _, _ in MIGRATIONS})
     if unknown:
         raise PostgresStoreError(
-            f"the PostgreSQL store {redacted(uri)} has schema version {unknown[-1]}; this GraphARC "
+            f"the PostgreSQL store {masked(uri)} has schema version {unknown[-1]}; this GraphARC "
             f"knows versions up to {LATEST}", hint="upgrade grapharc-postgres on this machine")
 
 

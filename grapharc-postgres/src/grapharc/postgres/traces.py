@@ -25,7 +25,8 @@ import psycopg
 
 from grapharc.postgres.connect import conninfo
 from grapharc.postgres.database import open_database
-from grapharc.postgres.errors import PostgresStoreError, redacted
+from grapharc.postgres.errors import PostgresStoreError, said
+from grapharc.stores.masking import masked
 from grapharc.trace.errors import TraceClosedError, TraceOpenError
 from grapharc.trace.schema import RUN_ID, THREAD_ID
 
@@ -44,7 +45,7 @@ class PostgresTraces:
 
     def __init__(self, uri: str) -> None:
         self.uri = uri
-        self.name = redacted(uri)
+        self.name = masked(uri)
         self._database, self._give_back = open_database(uri, self)
 
     def open_sink(self) -> PostgresTraceSink:
@@ -74,7 +75,8 @@ class PostgresTraces:
             for row in cursor:
                 yield row["line"].encode("utf-8") + b"\n"
         except psycopg.Error as exc:
-            raise PostgresStoreError(f"cannot read the trace from {self.name}: {exc}".strip()) from None
+            raise PostgresStoreError(
+                f"cannot read the trace from {self.name}: {said(self.uri, exc)}") from None
 
     def close(self) -> None:
         """Give the database back (the last of its stores closes it); closing twice is harmless."""
@@ -86,7 +88,8 @@ class PostgresTraceSink:
     it writes one at a time (so rows commit in ``seq`` order)."""
 
     def __init__(self, uri: str) -> None:
-        self.name = redacted(uri)
+        self.uri = uri
+        self.name = masked(uri)
         self._database, self._give_back = open_database(uri, self)
         self._closed = False
         self._lock = threading.Lock()
@@ -103,7 +106,7 @@ class PostgresTraceSink:
                 with self._database.pool.connection() as conn:
                     conn.execute(_INSERT, (runs, threads, texts))
             except psycopg.Error as exc:
-                raise TraceOpenError(f"cannot write the trace to {self.name}: {exc}".strip(),
+                raise TraceOpenError(f"cannot write the trace to {self.name}: {said(self.uri, exc)}",
                                      hint="check the PostgreSQL server is up (pg_isready)") from None
 
     def close(self) -> None:

@@ -254,12 +254,13 @@ def announce(address: ListeningAddress, engine: Engine, as_json: bool, settings:
     document on stdout, or lines on stderr."""
     from grapharc.governed.provenance import config_provenance
     from grapharc.server.governed import announcement
+    from grapharc.stores.masking import masked
 
     offered = announcement(governed) if governed is not None else None
     if as_json:
         write_json({"ok": True, "url": address.url, "host": address.host, "port": address.port,
                     "pid": os.getpid(), "event_loop": engine.event_loop, "http": engine.http,
-                    "sessions": str(settings.value("sessions")), **config_provenance(settings),
+                    "sessions": masked(str(settings.value("sessions"))), **config_provenance(settings),
                     **({"workers": workers} if workers is not None else {}),
                     **({"governed": offered} if offered is not None else {})})
         return

@@ -25,6 +25,7 @@ from grapharc.server.service.sessions import Sessions
 from grapharc.session.lease import Lease
 from grapharc.session.manager import DEFAULT_LEASE_SECONDS, SessionManager
 from grapharc.stores import offload
+from grapharc.stores.masking import masked
 from grapharc.stores.uris import open_store, store_uri
 
 
@@ -120,7 +121,8 @@ def open_context(sessions: str, registries: list[str], ceiling: Budget | None = 
             register(manager)
         runs = open_store(store_uri(sessions, "runs"), kind="runs")
         if not isinstance(runs, RunStore):
-            raise RunStoreError(f"the runs store for {sessions} is {type(runs).__name__!r}, not a RunStore",
+            raise RunStoreError(f"the runs store for {masked(sessions)} is {type(runs).__name__!r}, "
+                                "not a RunStore",
                                 hint="the distribution that registered its scheme must return one "
                                      "(see grapharc.runs.contracts)")
     except BaseException:
