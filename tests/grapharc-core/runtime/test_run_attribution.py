@@ -61,3 +61,13 @@ def test_malformed_tenant_or_labels_are_refused_before_the_run(tmp_path, metadat
     with pytest.raises(RunInputError):
         compiled.invoke({"question": "q"}, {"metadata": metadata})
     assert not (tmp_path / "t.jsonl").exists() or "run_start" not in (tmp_path / "t.jsonl").read_text()
+
+
+def test_a_runs_tenant_is_kept_case_folded_so_its_spellings_are_one_tenant(tmp_path):
+    path = tmp_path / "t.jsonl"
+    compiled = answering_graph(path)
+    for tenant in ("ACME", "acme", "Ａｃｍｅ"):
+        compiled.invoke({"question": "q"}, {"metadata": {"tenant": tenant}})
+    events = [json.loads(line) for line in path.read_text().splitlines()]
+    assert {e["tenant"] for e in events if e["phase"] == "run_start"} == {"acme"}
+    assert metrics(path, by="tenant").to_document()["groups"]["acme"]["runs"] == 3

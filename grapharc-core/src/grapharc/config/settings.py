@@ -22,6 +22,7 @@ from pathlib import Path
 from typing import Any
 
 from grapharc._files import read_user_text
+from grapharc.config.tenants import tenant_name
 from grapharc.config.values import DOLLARS, SECONDS, Count
 from grapharc.errors import ConfigurationError
 
@@ -92,7 +93,8 @@ KEYS: dict[str, Key] = {
     "registry": Key(_text, help="module:attr of the node registry"),
     "policy": Key(_text, is_path=True, help="policy TOML file"),
     "model": Key(_text, help="planner model spec, backend/model"),
-    "tenant": Key(_text, help="tenant whose scoped policy rules apply"),
+    "tenant": Key(lambda value: tenant_name(_text(value)),
+                  help="tenant whose scoped policy rules apply (compared case-insensitively)"),
     "trace": Key(_text, is_path=True, may_be_uri=True,
                  help="JSONL trace file or traces store URI (file:PATH, postgresql://...)"),
     "sessions": Key(_text, is_path=True, may_be_uri=True,

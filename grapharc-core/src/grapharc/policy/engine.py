@@ -3,7 +3,8 @@
 Evaluation is tiered in every half: every deny before every ask before every
 allow, and unmatched is deny — so a broad deny beats a narrow allow, including
 one scoped to a single tenant. Rules without ``tenant`` apply to everyone; a
-rule with one applies only when evaluating for that tenant. Every decision
+rule with one applies only when evaluating for that tenant, compared case-insensitively
+(``grapharc.config.tenants``: a deny for ``acme`` holds for ``ACME``). Every decision
 carries an ``AuditRecord`` naming the rule id, reason, policy version and the
 document's digest.
 
@@ -27,6 +28,7 @@ from typing import Any
 
 from pydantic import ValidationError
 
+from grapharc.config.tenants import tenant_or_none
 from grapharc.decisions.approval import Answer, ApprovalRequest, Approver, request_approval
 from grapharc.decisions.audit import AuditRecord, PolicyDecision
 from grapharc.decisions.decision import Decision
@@ -110,14 +112,16 @@ class PolicyEngine:
         return self.document.description
 
     def _rules(self, kind: type, tenant: str | None) -> list[Any]:
+        """The rules of ``kind`` for everyone and for ``tenant`` (rules keep theirs case-folded)."""
+        folded = tenant_or_none(tenant)
         return [rule for rule in self.document.rules
-                if isinstance(rule, kind) and rule.tenant in (None, tenant)]
+                if isinstance(rule, kind) and rule.tenant in (None, folded)]
 
     def record(self, resource: str, subject: str, decision: Decision, rule_id: str, reason: str,
                 tenant: str | None) -> AuditRecord:
         """Append one decision to the audit log and return its record."""
         record = AuditRecord(resource, subject, decision.value, rule_id, reason, self.version,
-                             self.digest, tenant)
+                             self.digest, tenant_or_none(tenant))
         self.audit_log.append(record)
         return record
 
@@ -138,7 +142,8 @@ class PolicyEngine:
         rules = tuple(NodeRule(Decision(r.action), r.kind, r.id, r.reason)
                       for r in self._rules(NodeRuleDoc, tenant)) if self.governs("node") \
             else (NodeRule(Decision.ALLOW, reason=UNGOVERNED_REASONS["node"]),)
-        return NodePolicy(version=self.version, digest=self.digest, tenant=tenant, rules=rules)
+        return NodePolicy(version=self.version, digest=self.digest, tenant=tenant_or_none(tenant),
+                          rules=rules)
 
     def edge_policy(self, tenant: str | None = None) -> EdgePolicy:
         """The edge rules admission consults (for ``tenant``, plus every unscoped rule).
@@ -148,7 +153,8 @@ class PolicyEngine:
         rules = tuple(EdgeRule(Decision(r.action), r.source, r.target, r.id, r.reason)
                       for r in self._rules(EdgeRuleDoc, tenant)) if self.governs("edge") \
             else (EdgeRule(Decision.ALLOW, reason=UNGOVERNED_REASONS["edge"]),)
-        return EdgePolicy(version=self.version, digest=self.digest, tenant=tenant, rules=rules)
+        return EdgePolicy(version=self.version, digest=self.digest, tenant=tenant_or_none(tenant),
+                          rules=rules)
 
     def permission_policy(self, tenant: str | None = None,
                           flags: PermissionPolicy | None = None) -> PermissionPolicy:

@@ -9,7 +9,7 @@
     action   = "deny"                     # deny | ask | allow (spend: deny | ask)
     target   = "deploy"                   # edge: source / target kind globs (default "*")
     reason   = "deploys need a change window"
-    tenant   = "acme"                     # optional: the rule applies to this tenant only
+    tenant   = "acme"                     # optional: the rule applies to this tenant only (any case)
 
 node rules match ``kind``; tool rules match ``tool`` (a name glob) and may name
 an approval ``route`` for ``ask``; spend rules are ceilings (``max_tokens``,
@@ -23,6 +23,7 @@ from typing import Annotated, Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, field_validator, model_validator
 
+from grapharc.config.tenants import tenant_or_none
 from grapharc.decisions.decision import Decision
 
 Glob = Annotated[str, Field(min_length=1, max_length=200)]
@@ -36,6 +37,12 @@ class _Rule(BaseModel):
     action: Decision
     reason: str = Field(default="", max_length=2000)
     tenant: str | None = Field(default=None, min_length=1, max_length=200)
+
+    @field_validator("tenant")
+    @classmethod
+    def _one_spelling(cls, tenant: str | None) -> str | None:
+        """Kept case-folded, as every tenant is compared (``grapharc.config.tenants``)."""
+        return tenant_or_none(tenant)
 
 
 class NodeRuleDoc(_Rule):

@@ -3,13 +3,15 @@
 They come from the run's LangChain config metadata, where per-run annotations
 belong: ``config={"metadata": {"tenant": "acme", "labels": {"team": "checkout"}}}``.
 They are written on ``run_start`` and ``run_end``; readers attribute the run's
-node events to them, so ``metrics``/``cost`` can group by tenant or by label.
+node events to them, so ``metrics``/``cost`` can group by tenant or by label. A tenant is kept
+case-folded (``grapharc.config.tenants``), so ``ACME`` and ``acme`` are one tenant's runs.
 """
 
 from __future__ import annotations
 
 from typing import Any
 
+from grapharc.config.tenants import tenant_name
 from grapharc.runtime.errors import RunInputError
 from grapharc.trace.schema import LABELS, TENANT
 
@@ -31,7 +33,7 @@ def run_attribution(config: Any) -> dict[str, Any]:
     metadata = (config or {}).get("metadata") or {}
     fields: dict[str, Any] = {}
     if metadata.get(TENANT) is not None:
-        fields[TENANT] = _text(metadata[TENANT], f"metadata[{TENANT!r}]")
+        fields[TENANT] = tenant_name(_text(metadata[TENANT], f"metadata[{TENANT!r}]"))
     labels = metadata.get(LABELS)
     if labels is not None:
         if not isinstance(labels, dict) or len(labels) > MAX_LABELS:
