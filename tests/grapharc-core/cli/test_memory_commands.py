@@ -251,3 +251,25 @@ def test_an_argument_whose_bytes_are_not_utf8_is_refused_naming_the_field(tmp_pa
         assert error["code"] == "InvalidClaimError" and f"{place} holds" in error["message"]
         assert "not UTF-8" in error["message"] and "bug" not in result.stderr.decode(errors="replace")
 
+
+
+def test_a_long_claim_is_shown_cut_with_its_size_and_whole_with_json(tmp_path):
+    notes = "the Analytical Engine notes " + "é" * 10_000
+    add(tmp_path, "Ada Lovelace", "wrote", notes)
+    found = grapharc(tmp_path, "memory", "search", "Ada Lovelace", "--memory", STORE)
+    line = found.stdout.splitlines()[0]
+    assert found.returncode == 0 and notes not in line and len(line) < 600
+    assert f"{notes[:200]}… [cut: {len(notes.encode()):,} bytes]" in line
+    whole = grapharc(tmp_path, "memory", "search", "Ada Lovelace", "--memory", STORE, "--json")
+    assert document(whole)["hits"][0]["claim"]["object"] == notes
+
+
+def test_a_claim_over_the_size_limit_is_refused_naming_its_size_and_the_limit(tmp_path):
+    refused = grapharc(tmp_path, "memory", "add", "Ada", "wrote", "x" * 70_000, "--source", "s",
+                       "--memory", STORE, "--json")
+    assert refused.returncode == 2, refused.stderr
+    error = document(refused)["error"]
+    assert error["code"] == "ClaimTooLargeError" and "artifact store" in error["hint"]
+    assert "is 70,0" in error["message"] and "(object 70,000, " in error["message"]
+    assert error["message"].endswith("a claim holds at most 65,536 bytes")
+    assert grapharc(tmp_path, "memory", "search", "Ada", "--memory", STORE).returncode == 1  # nothing kept

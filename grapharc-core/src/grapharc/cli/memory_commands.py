@@ -131,15 +131,29 @@ def claim_document(claim: Claim) -> dict[str, Any]:
     return claim.model_dump(mode="json")
 
 
+SHOWN_CHARACTERS = 200
+"""How much of a claim's subject, predicate, object or source one line shows: a longer field is cut
+there and its size said (a claim may hold up to 64 KiB; ``--json`` has every field whole)."""
+
+
+def shown(text: str) -> str:
+    """``text`` as a claim's line shows it: whole, or its first ``SHOWN_CHARACTERS`` and its size."""
+    if len(text) <= SHOWN_CHARACTERS:
+        return text
+    return f"{text[:SHOWN_CHARACTERS]}… [cut: {len(text.encode('utf-8')):,} bytes]"
+
+
 def claim_line(doc: dict[str, Any]) -> str:
-    """One claim as a line: id, the fact, where it came from, and whether it was corrected."""
+    """One claim as a line: id, the fact, where it came from, and whether it was corrected (each
+    long field cut, with its size)."""
     provenance = doc["provenance"]
-    line = (f"{doc['id']}  {doc['subject']} | {doc['predicate']} | {doc['object']}  "
-            f"(source: {provenance['source']}; observed {provenance['observed_at']}")
+    fact = " | ".join(shown(doc[field]) for field in ("subject", "predicate", "object"))
+    line = (f"{shown(doc['id'])}  {fact}  "
+            f"(source: {shown(provenance['source'])}; observed {provenance['observed_at']}")
     if provenance["run_id"]:
-        line += f"; run {provenance['run_id']}"
+        line += f"; run {shown(provenance['run_id'])}"
     if doc["superseded_by"]:
-        line += f"; superseded by {doc['superseded_by']}"
+        line += f"; superseded by {shown(doc['superseded_by'])}"
     return line + ")"
 
 

@@ -4,7 +4,9 @@ A claim is one (subject, predicate, object) fact plus where it came from. Facts
 are never destroyed: a correction is recorded by *supersession*, which links
 the old claim to its replacement, so a later run can see what was replaced and
 why. Subjects are matched by ``normalise_entity``, which is Unicode-aware so
-that 東京 and 北京 stay two entities instead of collapsing to one empty key.
+that 東京 and 北京 stay two entities instead of collapsing to one empty key. A
+store keeps a claim only if its text is at most ``MAX_CLAIM_BYTES`` (``require_claim``,
+which every store calls on what it is handed); one written before the limit still reads.
 """
 
 from __future__ import annotations
@@ -43,6 +45,19 @@ class InvalidClaimError(GraphARCError):
     """A claim or its provenance was given a value it cannot hold, or a store something not a claim."""
 
     hint = "a claim needs subject, predicate and object text and a provenance with source and observed_at"
+
+
+MAX_CLAIM_BYTES = 64 * 1024
+"""The most text one claim may hold, in UTF-8 bytes over all its fields (id, subject, predicate,
+object, source, run id): a claim is one fact, and every search scores and shows it. A longer text
+belongs in the artifact store, with a claim that names it."""
+
+
+class ClaimTooLargeError(InvalidClaimError):
+    """A claim whose text is over ``MAX_CLAIM_BYTES``."""
+
+    hint = ("keep the long text in the artifact store and claim a reference to it (its id), or "
+            "split the fact into several claims")
 
 
 class ClaimStoreError(GraphARCError):
@@ -177,10 +192,25 @@ class _Checked(BaseModel):
 
 
 def require_claim(value: object) -> Claim:
-    """``value`` if it is a ``Claim``; a store calls it on what it is handed to keep."""
+    """``value`` if it is a ``Claim`` a store may keep (its text at most ``MAX_CLAIM_BYTES``); every
+    store calls it on each claim it is handed to keep, before it writes any."""
     if not isinstance(value, Claim):
         raise InvalidClaimError(f"a claim store keeps Claim objects, got {type(value).__name__}")
+    sizes = claim_sizes(value)
+    total = sum(sizes.values())
+    if total > MAX_CLAIM_BYTES:
+        largest = ", ".join(f"{field} {size:,}" for field, size in
+                            sorted(sizes.items(), key=lambda item: -item[1])[:3])
+        raise ClaimTooLargeError(f"claim {value.id[:40]!r} is {total:,} bytes of text ({largest}); a claim "
+                                 f"holds at most {MAX_CLAIM_BYTES:,} bytes")
     return value
+
+
+def claim_sizes(claim: Claim) -> dict[str, int]:
+    """The UTF-8 size of each text field of ``claim``, in bytes."""
+    fields = {"id": claim.id, "subject": claim.subject, "predicate": claim.predicate, "object": claim.object,
+              "source": claim.provenance.source, "run_id": claim.provenance.run_id or ""}
+    return {field: len(text.encode("utf-8")) for field, text in fields.items()}
 
 
 def require_claim_id(value: object) -> str:
@@ -343,11 +373,12 @@ def first_current(found: Iterable[Claim], limit: int | None) -> list[Claim]:
 def check_new_batch(claims: Sequence[Claim]) -> None:
     """Refuse a batch for ``add_many`` in which a claim is marked superseded or an id repeats.
 
-    Shared by the stores so a bad batch is refused alike before any is written;
-    each store then checks the ids against what it already holds.
+    Shared by the stores so a bad batch is refused alike before any is written (a claim that is not
+    one, or too large, too: ``require_claim``); each store then checks the ids against what it
+    already holds.
     """
     seen: set[str] = set()
-    for claim in claims:
+    for claim in map(require_claim, claims):
         if claim.superseded_by is not None:
             raise ClaimAlreadySupersededError(claim.id, claim.superseded_by)
         if claim.id in seen:

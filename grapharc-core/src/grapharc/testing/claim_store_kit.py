@@ -23,15 +23,18 @@ from pathlib import Path
 import pytest
 
 from grapharc.memory.claims import (
+    MAX_CLAIM_BYTES,
     Claim,
     ClaimAlreadySupersededError,
     ClaimNotFoundError,
     ClaimStore,
     ClaimStoreClosedError,
+    ClaimTooLargeError,
     DuplicateClaimError,
     InvalidClaimError,
     InvalidEntityError,
     InvalidSearchError,
+    claim_sizes,
 )
 from grapharc.testing.claim_search_kit import ClaimSearchConformance
 from grapharc.testing.claims import OBSERVED_AT, make_claim
@@ -75,6 +78,30 @@ class ClaimStoreConformance(ClaimSearchConformance):
         with pytest.raises(ClaimAlreadySupersededError, match="c1"):
             store.add(marked)
         assert store.all(include_superseded=True) == []
+
+    def test_a_claim_over_the_size_limit_is_refused_naming_its_size_and_the_limit(
+        self, store: ClaimStore
+    ) -> None:
+        big = make_claim("Ada", "é" * (MAX_CLAIM_BYTES // 2), claim_id="big")  # two bytes a letter
+        total = sum(claim_sizes(big).values())
+        said = (rf"claim 'big' is {total:,} bytes of text \(object {MAX_CLAIM_BYTES:,}, .*\); "
+                rf"a claim holds at most {MAX_CLAIM_BYTES:,} bytes")
+        with pytest.raises(ClaimTooLargeError, match=said):
+            store.add(big)
+        kept = store.add(make_claim("Ada", "notes"))
+        with pytest.raises(ClaimTooLargeError, match=said):
+            store.add_many([make_claim("Bo", "fine"), big])
+        with pytest.raises(ClaimTooLargeError, match=said):
+            store.supersede(kept.id, big)
+        assert store.all(include_superseded=True) == [kept]  # nothing of a refused write is kept
+
+    def test_a_claim_of_exactly_the_size_limit_is_kept_whole(self, store: ClaimStore) -> None:
+        short = make_claim("Ada", "y", claim_id="edge")
+        room = MAX_CLAIM_BYTES - sum(claim_sizes(short).values()) + 1  # the "y" counted once already
+        fitting = short.model_copy(update={"object": "y" * room})
+        assert sum(claim_sizes(fitting).values()) == MAX_CLAIM_BYTES
+        store.add(fitting)
+        assert store.get("edge") == fitting
 
     def test_unknown_id_raises_not_found_naming_the_id(self, store: ClaimStore) -> None:
         with pytest.raises(ClaimNotFoundError, match="no-such-claim"):

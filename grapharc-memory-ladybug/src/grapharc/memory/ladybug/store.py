@@ -60,6 +60,7 @@ from grapharc.memory.claims import (
     check_new_batch,
     durable_store_path,
     first_current,
+    require_claim,
 )
 from grapharc.memory.subject_index import SubjectIndex
 from grapharc.memory.term_index import TermIndex
@@ -235,6 +236,7 @@ class LadybugMemoryStore:
             self._subjects.add(claim)
 
     def _check_insertable(self, claim: Claim) -> None:
+        require_claim(claim)
         if claim.superseded_by is not None:
             raise ClaimAlreadySupersededError(claim.id, claim.superseded_by)
         if self._query("MATCH (c:Claim {id: $id}) RETURN c.id", {"id": claim.id}):
