@@ -26,7 +26,8 @@ from sse_starlette.sse import EventSourceResponse
 from grapharc.runs.records import DELETE, KEEP, ON_COMPLETION, REJECT, RunRecord
 from grapharc.server.api import shapes
 from grapharc.server.api.budgets import BudgetRequest, run_budget
-from grapharc.server.api.context import ApiContext, api, caller
+from grapharc.server.api.context import ApiContext, api
+from grapharc.server.api.guards import Caller, ReadableThread, require_run
 from grapharc.server.api.problems import ApiProblem
 from grapharc.server.api.streaming import cursor_of, sse_response, stream_modes, wait_for_progress
 from grapharc.server.auth import User
@@ -35,9 +36,8 @@ from grapharc.session.errors import UnknownSessionError
 from grapharc.session.records import DECISIONS, OPEN, PAUSED, Approval, Session
 from grapharc.stores import offload
 
-router = APIRouter(prefix="/threads/{thread_id}/runs", tags=["runs"])
+router = APIRouter(prefix="/threads/{thread_id}/runs", tags=["runs"], dependencies=[ReadableThread])
 Context = Annotated[ApiContext, Depends(api)]
-Caller = Annotated[User | None, Depends(caller)]
 LastEventId = Annotated[str | None, Header(alias="Last-Event-ID")]
 
 
@@ -113,9 +113,12 @@ async def get_run(thread_id: str, run_id: str, ctx: Context) -> dict[str, Any]:
 
 
 @router.post("/{run_id}/cancel")
-async def cancel_run(thread_id: str, run_id: str, ctx: Context, wait: bool = False) -> dict[str, Any]:
+async def cancel_run(thread_id: str, run_id: str, ctx: Context, user: Caller,
+                     wait: bool = False) -> dict[str, Any]:
     """Cancel a run wherever it executes: a queued one at once, a running one at its worker's next
-    poll (``wait``: answer once it has ended)."""
+    poll (``wait``: answer once it has ended); a caller who may run its assistant may."""
+    if user is not None:
+        require_run(user, (await offload.to_thread(ctx.runs.get, thread_id, run_id)).assistant_id)
     run = await offload.to_thread(ctx.runs.request_cancel, thread_id, run_id, ctx.manager.clock())
     ctx.worker.wake()
     if wait:
@@ -164,7 +167,9 @@ async def queue(ctx: ApiContext, thread_id: str, body: RunCreate, user: User | N
     holds its lease; ``enqueue`` queues it behind them. ``on_completion`` ``delete``: the worker
     deletes the thread once the run has ended (a stateless run's, ``grapharc.server.api.stateless``)."""
     graph = ctx.manager.graphs.get(body.assistant_id)
-    session = await _thread(ctx, thread_id, body)
+    if body.command is None:
+        require_run(user, graph.name)
+    session = await _thread(ctx, thread_id, body, user)
     if session.graph != graph.name:
         raise ApiProblem(409, f"thread {thread_id} runs graph {session.graph!r}, not {graph.name!r}",
                          hint=f"use assistant_id {session.graph!r} for this thread")
@@ -186,13 +191,17 @@ async def queue(ctx: ApiContext, thread_id: str, body: RunCreate, user: User | N
     return added
 
 
-async def _thread(ctx: ApiContext, thread_id: str, body: RunCreate) -> Session:
+async def _thread(ctx: ApiContext, thread_id: str, body: RunCreate, user: User | None) -> Session:
+    """The run's thread (the guard let only a thread the caller may read through), created for
+    ``user`` when the request asks for it and it does not exist."""
     try:
         return await offload.to_thread(ctx.manager.get, thread_id)
     except UnknownSessionError:
         if body.if_not_exists != "create":
             raise
-    return await offload.to_thread(ctx.manager.create, body.assistant_id, thread_id=thread_id)
+    return await offload.to_thread(partial(ctx.manager.create, body.assistant_id, thread_id=thread_id,
+                                           owner=user.name if user else None,
+                                           tenant=user.tenant if user else None))
 
 
 def _request(ctx: ApiContext, session: Session, body: RunCreate, user: User | None, *,

@@ -5,7 +5,12 @@ the approval's page, which then shows who decided and where the thread stands (a
 graph the server registered is carried on by its run worker after the answer, so a long run
 never holds the person's request open; the page shows it running until it pauses or ends). A second
 decision is refused (409, "already decided by X at T"), an expired approval says so (410),
-and a user the auth file does not let decide an approval gets 403.
+and a user the auth file does not let decide an approval gets 403 (404, as for an unknown approval,
+when they may not read its thread either: its existence is not leaked). The inbox lists the approvals
+the user may decide, and counts the others only among the threads they may read.
+
+Signing out revokes the page session (its nonce, in the session store every worker reads);
+failed sign-ins throttle the next ones per user name and address (``grapharc.server.inbox.throttle``).
 
 The routes are plain functions on the module's router; who is signed in and whether a form carries
 its CSRF token are dependencies, and what they read (the pages, the sessions, the API's run worker)
@@ -20,18 +25,19 @@ from pathlib import Path
 from typing import Annotated, Any
 from urllib.parse import quote
 
-from fastapi import APIRouter, Depends, FastAPI, Form, HTTPException, Request
+from fastapi import APIRouter, Depends, FastAPI, Form, Request
 from fastapi.responses import RedirectResponse, Response
 from fastapi.templating import Jinja2Templates
 
 from grapharc.errors import GraphARCError
-from grapharc.server.api.context import ApiContext
+from grapharc.server.api.context import ApiContext, bearer_user
 from grapharc.server.auth import AuthConfig, User
-from grapharc.server.inbox.cookies import Cookies, PageSession
-from grapharc.server.service import decisions
+from grapharc.server.inbox.cookies import MAX_AGE, Cookies, PageSession
+from grapharc.server.inbox.throttle import Throttle
+from grapharc.server.service import access, decisions
 from grapharc.server.service.sessions import Details, Sessions
 from grapharc.session.errors import ApprovalExpiredError, UnknownApprovalError
-from grapharc.session.records import DECISIONS, iso
+from grapharc.session.records import DECISIONS, Session, iso
 from grapharc.stores import offload
 
 TEMPLATES = Jinja2Templates(directory=Path(__file__).parent / "templates")
@@ -124,11 +130,16 @@ class SignedIn:
     user: User
 
 
-async def signed_in(request: Request, pages: PagesDep) -> SignedIn:
-    """Who is signed in to the request's page session (``SignInFirst`` if nobody is)."""
+async def signed_in(request: Request, pages: PagesDep,
+                    sessions: Annotated[Sessions, Depends(_sessions)]) -> SignedIn:
+    """Who is signed in to the request's page session (``SignInFirst`` if nobody is, or the session
+    was signed out)."""
     session = pages.cookies.read(request)
     user = pages.auth.users.get(session.user) if session and session.user else None
     if session is None or user is None:
+        raise SignInFirst
+    records = sessions.sign_ins()
+    if await offload.to_thread(records.sign_in_revoked, session.nonce, sessions.manager.clock()):
         raise SignInFirst
     return SignedIn(session, user)
 
@@ -155,13 +166,9 @@ class FormToken:
 
 
 async def token_user(request: Request) -> User:
-    """The user whose API token the request sends (401 without one)."""
+    """The user whose bearer token the request sends (401 saying what is wrong without one)."""
     auth: AuthConfig = request.app.state.auth
-    user = auth.bearer(request.headers.get("authorization"))
-    if user is None:
-        raise HTTPException(401, "send an API token: Authorization: Bearer TOKEN",
-                            headers={"WWW-Authenticate": "Bearer"})
-    return user
+    return bearer_user(auth, request.headers.get("authorization"))
 
 
 SessionsDep = Annotated[Sessions, Depends(_sessions)]
@@ -178,15 +185,27 @@ def signin_form(request: Request, pages: PagesDep, next: str = PREFIX) -> Respon
 
 
 @router.post("/signin")
-def signin(request: Request, pages: PagesDep, posted: Annotated[PageSession | None, Depends(posted_in)],
+def signin(request: Request, pages: PagesDep, sessions: SessionsDep,
+           posted: Annotated[PageSession | None, Depends(posted_in)],
            username: Annotated[str, Form()] = "", password: Annotated[str, Form()] = "",
            next: Annotated[str, Form()] = PREFIX) -> Response:
-    """Sign in (a sync route: checking the password hash is slow work, done in a worker thread)."""
+    """Sign in, unless this user name or address failed too often lately (a sync route: checking the
+    password hash is slow work, done in a worker thread, as the store's are)."""
     if posted is None:
         return pages.render(request, "signin.html", 403, next=_local(next),
                             error="the form expired or came from elsewhere; sign in again")
+    throttle = Throttle(sessions.sign_ins(), pages.auth.sign_in_limits)
+    address, now = request.client.host if request.client else "unknown", sessions.manager.clock()
+    wait = throttle.retry_after(username, address, now)
+    if wait:
+        refused = pages.render(request, "signin.html", 429, next=_local(next),
+                               error=f"too many failed sign-ins for this user name or from this address; "
+                                     f"try again in {wait} seconds")
+        refused.headers["Retry-After"] = str(wait)
+        return refused
     user = pages.auth.sign_in(username, password)
     if user is None:
+        throttle.failed(username, address, now)
         return pages.render(request, "signin.html", 401, next=_local(next),
                             error="wrong user name or password")
     response = RedirectResponse(_local(next), status_code=303)
@@ -195,8 +214,12 @@ def signin(request: Request, pages: PagesDep, posted: Annotated[PageSession | No
 
 
 @router.post("/signout")
-def signout(request: Request, pages: PagesDep,
-            _posted: Annotated[PageSession, Depends(SIGNOUT_FORM)]) -> Response:
+def signout(request: Request, pages: PagesDep, sessions: SessionsDep,
+            posted: Annotated[PageSession, Depends(SIGNOUT_FORM)]) -> Response:
+    """Sign out: the page session is revoked (for every worker) until it would have expired."""
+    if posted.user is not None:
+        now = sessions.manager.clock()
+        sessions.sign_ins().revoke_sign_in(posted.nonce, now + MAX_AGE, now)
     response = RedirectResponse(f"{PREFIX}/signin", status_code=303)
     pages.cookies.write(request, response, PageSession.new(None))
     return response
@@ -206,7 +229,9 @@ def signout(request: Request, pages: PagesDep,
 async def inbox(request: Request, who: Who, pages: PagesDep, sessions: SessionsDep) -> Response:
     waiting = await offload.to_thread(sessions.pending)
     mine = decisions.decidable_by(who.user, waiting)
-    return pages.render(request, "inbox.html", pending=mine, others=len(waiting) - len(mine), now=time.time())
+    others = len([p for p in waiting if access.may_read(who.user, p.thread)]) - \
+        len([p for p in mine if access.may_read(who.user, p.thread)])
+    return pages.render(request, "inbox.html", pending=mine, others=others, now=time.time())
 
 
 @router.get("/approvals/{approval_id}")
@@ -216,7 +241,7 @@ async def approval_page(request: Request, approval_id: str, who: Who, pages: Pag
     try:
         decider = decisions.decider(found.approval, found.session.graph, who.user)
     except decisions.MayNotDecide as exc:
-        return _not_theirs(request, pages, exc)
+        return _not_theirs(request, pages, exc, found.session, who.user)
     return pages.render(request, "approval.html", found=found, decider=decider, now=time.time(), refusal=None)
 
 
@@ -232,7 +257,7 @@ async def decide(request: Request, approval_id: str, who: Who,
     except UnknownApprovalError as exc:
         raise PageRefused(404, str(exc)) from None
     except decisions.MayNotDecide as exc:
-        return _not_theirs(request, pages, exc)
+        return _not_theirs(request, pages, exc, (await _details(sessions, approval_id)).session, who.user)
     except GraphARCError as exc:  # already decided, expired, or refused by the session layer
         status = 410 if isinstance(exc, ApprovalExpiredError) else 409
         return await _decision_refused(request, pages, sessions, approval_id, who.user, status, str(exc))
@@ -254,7 +279,12 @@ async def _details(sessions: Sessions, approval_id: str) -> Details:
         raise PageRefused(404, str(exc)) from None
 
 
-def _not_theirs(request: Request, pages: Pages, refusal: decisions.MayNotDecide) -> Response:
+def _not_theirs(request: Request, pages: Pages, refusal: decisions.MayNotDecide, thread: Session,
+                user: User) -> Response:
+    """403 for an approval ``user`` may not decide; 404, as for an unknown one, when they may not
+    read its thread either."""
+    if not access.may_read(user, thread):
+        raise PageRefused(404, f"no approval has id {refusal.approval.approval_id!r}")
     return pages.render(request, "refused.html", 403, approval=refusal.approval, reason=str(refusal))
 
 

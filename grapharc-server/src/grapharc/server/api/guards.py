@@ -1,0 +1,56 @@
+"""The API's checks of what the caller may do (``grapharc.server.service.access`` says the rules).
+
+A thread the caller may not read answers exactly as a thread that does not exist (404, the same
+message), so its existence is not leaked; running an assistant, deleting a thread they may read
+but not delete, is refused 403 naming the right that is missing.
+"""
+
+from __future__ import annotations
+
+from typing import Annotated
+
+from fastapi import Depends, Request
+
+from grapharc.server.api.context import ApiContext, caller
+from grapharc.server.api.problems import ApiProblem
+from grapharc.server.auth import User
+from grapharc.server.service import access
+from grapharc.session.errors import UnknownSessionError
+from grapharc.session.records import Session
+from grapharc.stores import offload
+
+Caller = Annotated[User | None, Depends(caller)]
+
+
+async def thread_guard(thread_id: str, request: Request, user: Caller) -> None:
+    """A route dependency: a thread the caller may not read is a 404, as an unknown one is (one that
+    does not exist is left to the route, which says so, or creates it)."""
+    if user is None:
+        return
+    context: ApiContext = request.app.state.api
+    try:
+        session = await offload.to_thread(context.manager.get, thread_id)
+    except UnknownSessionError:
+        return
+    if not access.may_read(user, session):
+        raise UnknownSessionError(thread_id)
+
+
+ReadableThread = Depends(thread_guard)
+
+
+def require_run(user: User | None, graph: str) -> None:
+    """403 unless ``user`` may run the assistant ``graph``."""
+    if not access.may_run(user, graph):
+        assert user is not None  # nobody in particular (no auth file) may run every assistant
+        raise ApiProblem(403, f"{user.name} may not run assistant {graph!r}",
+                         hint="the auth file's run grants (a role's run, [roles.everyone]) say who may")
+
+
+def require_delete(user: User | None, session: Session) -> None:
+    """403 unless ``user`` may delete ``session``'s thread (which they may read)."""
+    if not access.may_delete(user, session):
+        assert user is not None
+        raise ApiProblem(403, f"{user.name} may not delete thread {session.thread_id}",
+                         hint="its owner or a user whose delete right covers it may (the auth file's "
+                              "delete grants: own, tenant or all)")
