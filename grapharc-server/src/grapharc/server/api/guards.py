@@ -22,21 +22,30 @@ from grapharc.stores import offload
 Caller = Annotated[User | None, Depends(caller)]
 
 
-async def thread_guard(thread_id: str, request: Request, user: Caller) -> None:
-    """A route dependency: a thread the caller may not read is a 404, as an unknown one is (one that
-    does not exist is left to the route, which says so, or creates it)."""
-    if user is None:
-        return
-    context: ApiContext = request.app.state.api
-    try:
-        session = await offload.to_thread(context.manager.get, thread_id)
-    except UnknownSessionError:
-        return
-    if not access.may_read(user, session):
-        raise UnknownSessionError(thread_id)
+class ThreadGuard:
+    """A route dependency: a thread the caller may not read is a 404, exactly as one that does not
+    exist is; ``may_create``: one that does not exist is left to the route (which may create it)."""
+
+    def __init__(self, *, may_create: bool = False) -> None:
+        self.may_create = may_create
+
+    async def __call__(self, thread_id: str, request: Request, user: Caller) -> None:
+        if user is None:
+            return
+        context: ApiContext = request.app.state.api
+        try:
+            session = await offload.to_thread(context.manager.get, thread_id)
+        except UnknownSessionError:
+            if self.may_create:
+                return
+            raise
+        if not access.may_read(user, session):
+            raise UnknownSessionError(thread_id)
 
 
-ReadableThread = Depends(thread_guard)
+ReadableThread = Depends(ThreadGuard())
+ReadableOrNewThread = Depends(ThreadGuard(may_create=True))
+"""For the routes that create the thread a request names when it asks (``if_not_exists``)."""
 
 
 def require_run(user: User | None, graph: str) -> None:

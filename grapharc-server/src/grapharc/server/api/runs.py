@@ -27,7 +27,7 @@ from grapharc.runs.records import DELETE, KEEP, ON_COMPLETION, REJECT, RunRecord
 from grapharc.server.api import shapes
 from grapharc.server.api.budgets import BudgetRequest, run_budget
 from grapharc.server.api.context import ApiContext, api
-from grapharc.server.api.guards import Caller, ReadableThread, require_run
+from grapharc.server.api.guards import Caller, ReadableOrNewThread, ReadableThread, require_run
 from grapharc.server.api.problems import ApiProblem
 from grapharc.server.api.streaming import cursor_of, sse_response, stream_modes, wait_for_progress
 from grapharc.server.auth import User
@@ -36,7 +36,7 @@ from grapharc.session.errors import UnknownSessionError
 from grapharc.session.records import DECISIONS, OPEN, PAUSED, Approval, Session
 from grapharc.stores import offload
 
-router = APIRouter(prefix="/threads/{thread_id}/runs", tags=["runs"], dependencies=[ReadableThread])
+router = APIRouter(prefix="/threads/{thread_id}/runs", tags=["runs"])
 Context = Annotated[ApiContext, Depends(api)]
 LastEventId = Annotated[str | None, Header(alias="Last-Event-ID")]
 
@@ -65,18 +65,18 @@ class RunCreate(BaseModel):
     budget: BudgetRequest | None = None
 
 
-@router.post("")
+@router.post("", dependencies=[ReadableOrNewThread])
 async def create_run(thread_id: str, body: RunCreate, ctx: Context, user: Caller) -> dict[str, Any]:
     return shapes.run(await queue(ctx, thread_id, body, user))
 
 
-@router.post("/wait")
+@router.post("/wait", dependencies=[ReadableOrNewThread])
 async def wait_run(thread_id: str, body: RunCreate, ctx: Context, user: Caller) -> dict[str, Any]:
     await ended(ctx, await queue(ctx, thread_id, body, user))
     return await final_values(ctx, thread_id)
 
 
-@router.post("/stream")
+@router.post("/stream", dependencies=[ReadableOrNewThread])
 async def stream_run(thread_id: str, body: RunCreate, ctx: Context, user: Caller) -> EventSourceResponse:
     modes = stream_modes(body.stream_mode)
     run = await queue(ctx, thread_id, body, user)
@@ -86,7 +86,7 @@ async def stream_run(thread_id: str, body: RunCreate, ctx: Context, user: Caller
 RunStatusFilter = Literal["pending", "running", "success", "error", "interrupted", "timeout"]
 
 
-@router.get("")
+@router.get("", dependencies=[ReadableThread])
 async def list_runs(thread_id: str, ctx: Context,
                     limit: Annotated[int, Query(ge=1, le=1000)] = 10,
                     offset: Annotated[int, Query(ge=0, le=10**9)] = 0,
@@ -107,12 +107,12 @@ async def list_runs(thread_id: str, ctx: Context,
     return [{name: run[name] for name in select} for run in page]
 
 
-@router.get("/{run_id}")
+@router.get("/{run_id}", dependencies=[ReadableThread])
 async def get_run(thread_id: str, run_id: str, ctx: Context) -> dict[str, Any]:
     return shapes.run(await offload.to_thread(ctx.runs.get, thread_id, run_id))
 
 
-@router.post("/{run_id}/cancel")
+@router.post("/{run_id}/cancel", dependencies=[ReadableThread])
 async def cancel_run(thread_id: str, run_id: str, ctx: Context, user: Caller,
                      wait: bool = False) -> dict[str, Any]:
     """Cancel a run wherever it executes: a queued one at once, a running one at its worker's next
@@ -126,13 +126,13 @@ async def cancel_run(thread_id: str, run_id: str, ctx: Context, user: Caller,
     return shapes.run(run)
 
 
-@router.get("/{run_id}/join")
+@router.get("/{run_id}/join", dependencies=[ReadableThread])
 async def join_run(thread_id: str, run_id: str, ctx: Context) -> dict[str, Any]:
     await ended(ctx, await offload.to_thread(ctx.runs.get, thread_id, run_id))
     return await final_values(ctx, thread_id)
 
 
-@router.get("/{run_id}/stream")
+@router.get("/{run_id}/stream", dependencies=[ReadableThread])
 async def join_stream(thread_id: str, run_id: str, ctx: Context, last_event_id: LastEventId = None,
                       stream_mode: Annotated[list[str] | None, Query()] = None,
                       cancel_on_disconnect: bool = False) -> EventSourceResponse:
