@@ -120,12 +120,12 @@ def load_jwt(path: Path, table: Any) -> JwtVerifier:
     if not isinstance(algorithms, list) or not algorithms or not all(a in ASYMMETRIC for a in algorithms):
         raise AuthFileError(f"auth file {path}: jwt.algorithms must list some of {', '.join(ASYMMETRIC)}; "
                             f"got {algorithms!r}", hint="shared-secret algorithms (HS256) are not accepted")
-    keys = {**_jwks(path, table), **_pem_keys(path, table)}
-    if not keys:
-        raise AuthFileError(f"auth file {path}: [jwt] names no key", hint="set jwt.jwks_file or [jwt.keys]")
     leeway = table.get("leeway_seconds", 0)
     if not isinstance(leeway, int | float) or isinstance(leeway, bool) or not 0 <= leeway <= 300:
         raise AuthFileError(f"auth file {path}: jwt.leeway_seconds must be a number from 0 to 300")
+    keys = {**_jwks(path, table), **_pem_keys(path, table)}
+    if not keys:
+        raise AuthFileError(f"auth file {path}: [jwt] names no key", hint="set jwt.jwks_file or [jwt.keys]")
     tenant = _text(path, table, "tenant_claim") if "tenant_claim" in table else None
     return JwtVerifier(issuer, audience, tuple(algorithms), keys,
                        user_claim=_text(path, table, "user_claim", "sub"),
