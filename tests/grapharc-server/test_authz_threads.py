@@ -44,22 +44,25 @@ def test_bob_who_decides_nothing_cannot_delete_alices_paused_thread_but_an_admin
 
 
 def test_an_auth_file_written_before_roles_keeps_bob_from_deleting_alices_thread(tmp_path, monkeypatch):
-    """The repro with the auth file as it was written then (no roles: every user reads and deletes
-    only their own threads now)."""
-    from inbox_setup import write_auth_file
+    """The repro with an auth file as they were written then (no roles, tenants or JWTs: every user
+    now reads and deletes only the threads they created)."""
+    from argon2 import PasswordHasher
     from server_process import ServerProcess, grapharc_serve
 
     from grapharc.server.auth import token_digest
 
-    auth = write_auth_file(tmp_path / "auth.toml")
-    auth.write_text(auth.read_text().replace('may_decide = ["other-graph/*"]', "may_decide = []") +
-                    f'\n[tokens.bob]\nsha256 = "{token_digest(TOKENS["bob"])}"\nuser = "bob"\n')
+    auth = tmp_path / "auth.toml"
+    password = PasswordHasher().hash("a password")
+    auth.write_text("".join(f'[users.{name}]\npassword_hash = "{password}"\nmay_decide = {decides}\n\n'
+                            f'[tokens.{name}]\n'
+                            f'sha256 = "{token_digest(TOKENS[name])}"\nuser = "{name}"\n\n'
+                            for name, decides in (("alice", '["credit-approval/*"]'), ("bob", "[]"))))
     monkeypatch.setenv("PYTHONPATH", HERE)
     command = grapharc_serve("--port", "0", "--json", "--sessions", str(tmp_path / "sessions"),
                              "--registry", "api_graphs:register", "--auth-file", str(auth))
     with ServerProcess(command) as served:
         url = served.json_announcement()["url"]
-        with client(url, token="test-token-for-alice-0123456789") as alice, client(url, "bob") as bob:
+        with client(url, "alice") as alice, client(url, "bob") as bob:
             thread = paused_credit_thread(alice)
             assert bob.delete(f"/threads/{thread}").status_code == 404
             assert alice.get(f"/threads/{thread}").json()["status"] == "interrupted"
