@@ -3,8 +3,8 @@ tokens, keys that sign JWTs, and a real ``grapharc serve`` over api_graphs.py's 
 
 - alice and bob work at acme (role ``acme-desk``: they read the tenant's threads, run the waiter);
   alice decides the credit desk's approvals, bob none (``may_decide = []``).
-- dave works at globex and has only what everyone has: running the credit demo, reading and
-  deleting his own threads.
+- dave works at globex and has only what everyone has (running the credit demo, reading and
+  deleting his own threads) and decides the credit desk's approvals, as alice does.
 - root has the role ``admin``: reads and deletes every thread.
 """
 
@@ -28,7 +28,7 @@ from server_process import ServerProcess, grapharc_serve
 from grapharc.server.auth import token_digest
 
 TOKENS = {name: f"test-token-for-{name}-0123456789" for name in ("alice", "bob", "dave", "root")}
-PASSWORDS = {"alice": "correct horse battery", "bob": "staple tuna"}
+PASSWORDS = {"alice": "correct horse battery", "bob": "staple tuna", "dave": "globex forever"}
 HERE = str(Path(__file__).parent)
 ISSUER = "https://login.example.test/"
 AUDIENCE = "grapharc-tests"
@@ -66,7 +66,10 @@ roles = ["acme-desk"]
 may_decide = []
 
 [users.dave]
+password_hash = "{hasher.hash(PASSWORDS['dave'])}"
 tenant = "globex"
+may_decide = ["credit-approval/*"]
+decides_for = ["credit-desk"]
 
 [users.root]
 roles = ["admin"]

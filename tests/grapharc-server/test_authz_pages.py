@@ -1,6 +1,7 @@
-"""With an auth file: the API's description and the plugin inventory need a caller the file knows;
-signing out revokes the page cookie on every process over the sessions; failed sign-ins are
-throttled per user name and per address on every process. Two real ``grapharc serve`` processes
+"""With an auth file: the inbox shows a user only the approvals of threads they may read; the API's
+description and the plugin inventory need a caller the file knows; signing out revokes the page
+cookie on every process over the sessions; failed sign-ins are throttled per user name and per
+address on every process. Two real ``grapharc serve`` processes
 over one sessions directory and one auth file stand for the workers of one deployment."""
 
 from __future__ import annotations
@@ -11,7 +12,7 @@ from pathlib import Path
 
 import httpx
 import pytest
-from authz_setup import HERE, PASSWORDS, authz_server, client
+from authz_setup import HERE, PASSWORDS, authz_server, client, paused_credit_thread
 from inbox_setup import csrf_of
 
 from grapharc.server.inbox.cookies import COOKIE
@@ -80,3 +81,28 @@ def test_failed_sign_ins_are_throttled_per_user_and_per_address_across_processes
         assert "too many failed sign-ins for this user name or from this address" in locked.text
         assert [_sign_in(other, "bob", "guess").status_code for _ in range(2)] == [401, 401]
         assert _sign_in(one, "bob").status_code == 429  # five failures from this address now
+
+
+def test_the_inbox_shows_only_approvals_of_threads_the_user_may_read(two):
+    """dave (globex) decides the credit desk's approvals as alice (acme) does, but not on her threads;
+    bob reads acme's threads but decides nothing."""
+    url, _ = two
+    with client(url, "alice") as api:
+        thread = paused_credit_thread(api)
+        (asked,) = api.get(f"/threads/{thread}/state").json()["interrupts"]
+    with client(url) as dave, client(url, "dave") as dave_api, client(url) as bob, client(url) as alice:
+        for browser, user in ((dave, "dave"), (bob, "bob"), (alice, "alice")):
+            assert _sign_in(browser, user).status_code == 303
+        assert asked["value"] in alice.get("/inbox").text
+        listed = dave.get("/inbox").text
+        assert asked["value"] not in listed and "other approval" not in listed
+        assert dave_api.get("/inbox/pending.json").json()["approvals"] == []
+        hidden, unknown = dave.get(f"/inbox/approvals/{asked['id']}"), dave.get("/inbox/approvals/ap-none")
+        assert (hidden.status_code, unknown.status_code) == (404, 404)
+        assert hidden.text == unknown.text.replace("ap-none", asked["id"])
+        posted = dave.post(f"/inbox/approvals/{asked['id']}",
+                           data={"decision": "approved", "csrf": csrf_of(hidden)})
+        assert posted.status_code == 404
+        assert bob.get(f"/inbox/approvals/{asked['id']}").status_code == 403  # bob reads it, decides nothing
+    with client(url, "alice") as api:
+        assert api.get(f"/threads/{thread}").json()["status"] == "interrupted"

@@ -102,9 +102,9 @@ def test_search_and_count_show_each_user_the_threads_they_may_read(server, tmp_p
                 for name, who in (("alice", alice), ("bob", bob), ("dave", dave), ("root", root))}
         counted = {name: who.post("/threads/count", json={}).json()
                    for name, who in (("alice", alice), ("dave", dave), ("root", root))}
-    assert seen == {"alice": {mine, colleagues}, "bob": {mine, colleagues},  # acme and ACME: one tenant
-                    "dave": {globex}, "root": {mine, colleagues, globex, older}}
-    assert counted == {"alice": 2, "dave": 1, "root": 4}
+    assert seen == {"alice": {mine, colleagues, older}, "bob": {mine, colleagues, older},  # acme is ACME
+                    "dave": {globex, older}, "root": {mine, colleagues, globex, older}}
+    assert counted == {"alice": 3, "dave": 2, "root": 4}
 
 
 def test_the_sdk_client_of_a_user_finds_only_their_threads(server):
@@ -119,14 +119,14 @@ def test_the_sdk_client_of_a_user_finds_only_their_threads(server):
     assert refused.value.response.status_code == 404
 
 
-def test_threads_made_before_owners_were_recorded_are_read_by_all_readers_and_deleted_by_admins(
+def test_threads_made_before_owners_were_recorded_are_read_by_everyone_and_deleted_by_admins(
         server, tmp_path):
-    """A thread with no owner (an older database's, or the CLI's) is covered only by ``all``."""
+    """A thread with no owner (an older database's, or the CLI's) keeps the visibility every thread
+    had before; deleting it takes ``delete = "all"``."""
     older = _thread_without_owner(tmp_path / "sessions")
-    with client(server, "alice") as alice, client(server, "root") as root:
-        assert alice.get(f"/threads/{older}").status_code == 404
-        assert alice.delete(f"/threads/{older}").status_code == 404
-        assert root.get(f"/threads/{older}").json()["thread_id"] == older
+    with client(server, "dave") as dave, client(server, "root") as root:
+        assert dave.get(f"/threads/{older}").json()["thread_id"] == older
+        assert _detail(dave.delete(f"/threads/{older}"), 403) == f"dave may not delete thread {older}"
         assert root.delete(f"/threads/{older}").status_code == 204
 
 

@@ -5,9 +5,10 @@ the approval's page, which then shows who decided and where the thread stands (a
 graph the server registered is carried on by its run worker after the answer, so a long run
 never holds the person's request open; the page shows it running until it pauses or ends). A second
 decision is refused (409, "already decided by X at T"), an expired approval says so (410),
-and a user the auth file does not let decide an approval gets 403 (404, as for an unknown approval,
-when they may not read its thread either: its existence is not leaked). The inbox lists the approvals
-the user may decide, and counts the others only among the threads they may read.
+and a user the auth file does not let decide an approval gets 403. An approval of a thread the user
+may not read is a 404, as an unknown approval is, whether or not they may decide it: its existence
+is not leaked, and nobody decides what they may not read. The inbox lists the approvals the user may
+decide on threads they may read, and counts the others only among the threads they may read.
 
 Signing out revokes the page session (its nonce, in the session store every worker reads);
 failed sign-ins throttle the next ones per user name and address (``grapharc.server.inbox.throttle``).
@@ -35,9 +36,9 @@ from grapharc.server.auth import AuthConfig, User
 from grapharc.server.inbox.cookies import MAX_AGE, Cookies, PageSession
 from grapharc.server.inbox.throttle import Throttle
 from grapharc.server.service import access, decisions
-from grapharc.server.service.sessions import Details, Sessions
+from grapharc.server.service.sessions import Details, Pending, Sessions
 from grapharc.session.errors import ApprovalExpiredError, UnknownApprovalError
-from grapharc.session.records import DECISIONS, Session, iso
+from grapharc.session.records import DECISIONS, iso
 from grapharc.stores import offload
 
 TEMPLATES = Jinja2Templates(directory=Path(__file__).parent / "templates")
@@ -227,21 +228,19 @@ def signout(request: Request, pages: PagesDep, sessions: SessionsDep,
 
 @router.get("")
 async def inbox(request: Request, who: Who, pages: PagesDep, sessions: SessionsDep) -> Response:
-    waiting = await offload.to_thread(sessions.pending)
-    mine = decisions.decidable_by(who.user, waiting)
-    others = len([p for p in waiting if access.may_read(who.user, p.thread)]) - \
-        len([p for p in mine if access.may_read(who.user, p.thread)])
-    return pages.render(request, "inbox.html", pending=mine, others=others, now=time.time())
+    seen = _readable(who.user, await offload.to_thread(sessions.pending))
+    mine = decisions.decidable_by(who.user, seen)
+    return pages.render(request, "inbox.html", pending=mine, others=len(seen) - len(mine), now=time.time())
 
 
 @router.get("/approvals/{approval_id}")
 async def approval_page(request: Request, approval_id: str, who: Who, pages: PagesDep,
                         sessions: SessionsDep) -> Response:
-    found = await _details(sessions, approval_id)
+    found = await _details(sessions, approval_id, who.user)
     try:
         decider = decisions.decider(found.approval, found.session.graph, who.user)
     except decisions.MayNotDecide as exc:
-        return _not_theirs(request, pages, exc, found.session, who.user)
+        return _not_theirs(request, pages, exc)
     return pages.render(request, "approval.html", found=found, decider=decider, now=time.time(), refusal=None)
 
 
@@ -252,12 +251,13 @@ async def decide(request: Request, approval_id: str, who: Who,
                  decision: Annotated[str, Form()] = "") -> Response:
     if decision not in DECISIONS:
         raise PageRefused(422, f"decision must be one of {', '.join(DECISIONS)}")
+    await _details(sessions, approval_id, who.user)  # 404 for an approval of a thread they may not read
     try:
         await decisions.decide(sessions, approval_id, decision, who.user, api)
     except UnknownApprovalError as exc:
         raise PageRefused(404, str(exc)) from None
     except decisions.MayNotDecide as exc:
-        return _not_theirs(request, pages, exc, (await _details(sessions, approval_id)).session, who.user)
+        return _not_theirs(request, pages, exc)
     except GraphARCError as exc:  # already decided, expired, or refused by the session layer
         status = 410 if isinstance(exc, ApprovalExpiredError) else 409
         return await _decision_refused(request, pages, sessions, approval_id, who.user, status, str(exc))
@@ -266,25 +266,29 @@ async def decide(request: Request, approval_id: str, who: Who,
 
 @router.get("/pending.json")
 async def pending_json(user: Annotated[User, Depends(token_user)], sessions: SessionsDep) -> dict[str, Any]:
-    waiting = await offload.to_thread(sessions.pending)
+    waiting = _readable(user, await offload.to_thread(sessions.pending))
     return {"user": user.name, "approvals": [
         {**p.approval.to_dict(), "graph": p.graph} for p in decisions.decidable_by(user, waiting)]}
 
 
-async def _details(sessions: Sessions, approval_id: str) -> Details:
-    """The approval's details (the page saying there is no such approval, 404, if none)."""
+def _readable(user: User, pending: list[Pending]) -> list[Pending]:
+    """The approvals of ``pending`` whose thread ``user`` may read."""
+    return [p for p in pending if access.may_read(user, p.thread)]
+
+
+async def _details(sessions: Sessions, approval_id: str, user: User | None = None) -> Details:
+    """The approval's details: the page saying there is no such approval (404) if none, or if
+    ``user`` may not read its thread (the same words)."""
     try:
-        return await offload.to_thread(sessions.details, approval_id)
+        found = await offload.to_thread(sessions.details, approval_id)
     except UnknownApprovalError as exc:
         raise PageRefused(404, str(exc)) from None
+    if user is not None and not access.may_read(user, found.session):
+        raise PageRefused(404, f"no approval has id {approval_id!r}")
+    return found
 
 
-def _not_theirs(request: Request, pages: Pages, refusal: decisions.MayNotDecide, thread: Session,
-                user: User) -> Response:
-    """403 for an approval ``user`` may not decide; 404, as for an unknown one, when they may not
-    read its thread either."""
-    if not access.may_read(user, thread):
-        raise PageRefused(404, f"no approval has id {refusal.approval.approval_id!r}")
+def _not_theirs(request: Request, pages: Pages, refusal: decisions.MayNotDecide) -> Response:
     return pages.render(request, "refused.html", 403, approval=refusal.approval, reason=str(refusal))
 
 

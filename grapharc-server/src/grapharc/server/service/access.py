@@ -3,9 +3,9 @@
 A thread records who created it and their tenant (``Session.owner``, ``Session.tenant``). A right
 of scope ``own`` covers the threads the user created, ``tenant`` also those created by a user of
 the same tenant (compared case-insensitively), ``all`` every thread. A thread without an owner
-(created before owners were recorded, or by the CLI) is covered by ``all`` alone: every user whose
-``read`` is ``all`` reads it, and only a user whose ``delete`` is ``all`` (an admin) deletes it.
-A server without an auth file (loopback only) has no users: ``None`` may do everything.
+(created before owners were recorded, or by the CLI) keeps what every thread had before: every user
+reads it; but only a user whose ``delete`` is ``all`` (an admin) deletes it. A server without an
+auth file (loopback only) has no users: ``None`` may do everything.
 """
 
 from __future__ import annotations
@@ -36,8 +36,8 @@ def _same_tenant(mine: str | None, theirs: str | None) -> bool:
 
 
 def may_read(user: User | None, session: Session) -> bool:
-    """Whether ``user`` may read the thread (and so learn it exists)."""
-    return user is None or covers(user.rights.read, user, session)
+    """Whether ``user`` may read the thread (and so learn it exists); every user reads an ownerless one."""
+    return user is None or session.owner is None or covers(user.rights.read, user, session)
 
 
 def may_delete(user: User | None, session: Session) -> bool:
