@@ -3,6 +3,7 @@
 
 from __future__ import annotations
 
+import json
 import subprocess
 import sys
 from pathlib import Path
@@ -91,6 +92,17 @@ def test_a_mistake_is_refused_naming_the_key(tmp_path, text, says):
     with pytest.raises(AuthFileError) as refused:
         load_auth(_auth(tmp_path, text))
     assert says in str(refused.value)
+
+
+def test_a_jwks_whose_keys_share_a_kid_is_refused(tmp_path):
+    from authz_setup import signing_keys
+
+    signing_keys(tmp_path)
+    jwks = json.loads((tmp_path / "jwks.json").read_text())
+    (tmp_path / "jwks.json").write_text(json.dumps({"keys": jwks["keys"] * 2}))
+    with pytest.raises(AuthFileError) as refused:
+        load_auth(_auth(tmp_path, '[jwt]\nissuer = "i"\naudience = "a"\njwks_file = "jwks.json"\n'))
+    assert "jwt.jwks_file jwks.json has keys without a kid, or two with one kid" in str(refused.value)
 
 
 def test_serve_refuses_a_bad_auth_file_with_one_line_and_exit_2(tmp_path):

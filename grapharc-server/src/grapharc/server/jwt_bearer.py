@@ -159,7 +159,11 @@ def _jwks(path: Path, table: dict[str, Any]) -> dict[str | None, Any]:
     except (ValueError, jwt.PyJWTError, AttributeError, TypeError) as exc:
         raise AuthFileError(f"auth file {path}: jwt.jwks_file {table['jwks_file']} is not a JWKS with "
                             f"usable public keys: {exc}") from None
-    return {key.key_id: key.key for key in found}
+    keys = {key.key_id: key.key for key in found}
+    if len(keys) < len(found):
+        raise AuthFileError(f"auth file {path}: jwt.jwks_file {table['jwks_file']} has keys without a kid, "
+                            "or two with one kid", hint="give each key a kid of its own")
+    return keys
 
 
 def _pem_keys(path: Path, table: dict[str, Any]) -> dict[str | None, Any]:
