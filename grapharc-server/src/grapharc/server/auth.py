@@ -158,6 +158,7 @@ def load_auth(path: Path) -> AuthConfig:
 
 
 def _table(path: Path, document: dict[str, Any], key: str) -> dict[str, Any]:
+    """The table of tables ``[key.NAME]`` (empty if the file has none)."""
     table = document.get(key, {})
     if not isinstance(table, dict) or not all(isinstance(v, dict) for v in table.values()):
         raise AuthFileError(f"auth file {path}: [{key}] must hold one table per name, like [{key}.NAME]")
@@ -165,6 +166,7 @@ def _table(path: Path, document: dict[str, Any], key: str) -> dict[str, Any]:
 
 
 def _text(path: Path, where: str, entry: dict[str, Any]) -> str:
+    """The non-empty string at ``where`` (its last part is the key in ``entry``)."""
     value = entry.get(where.rpartition(".")[2])
     if not isinstance(value, str) or not value:
         raise AuthFileError(f"auth file {path}: {where} must be a non-empty string",
@@ -174,6 +176,7 @@ def _text(path: Path, where: str, entry: dict[str, Any]) -> str:
 
 def _user(path: Path, name: str, entry: dict[str, Any], roles: dict[str, Rights],
           verifier: JwtVerifier | None) -> User:
+    """The user ``[users.NAME]``, with the rights of everyone, their roles and their own grants."""
     where = f"users.{name}"
     unknown = sorted(set(entry) - set(USER_KEYS))
     if unknown:
@@ -181,6 +184,7 @@ def _user(path: Path, name: str, entry: dict[str, Any], roles: dict[str, Rights]
                             hint=f"a user has {', '.join(USER_KEYS)}")
 
     def undefined(role: str) -> None:
+        """Refuse a role name ``[roles]`` lacks."""
         raise AuthFileError(f"auth file {path}: {where}.roles names role {role!r}, which [roles] does not "
                             "define", hint=f"add [roles.{role}], or take it out of the list")
 
@@ -197,6 +201,7 @@ def _user(path: Path, name: str, entry: dict[str, Any], roles: dict[str, Rights]
 
 
 def _limits(path: Path, document: dict[str, Any]) -> SignInLimits:
+    """The ``[sign_in]`` limits (the defaults for any it leaves out)."""
     table = document.get("sign_in", {})
     keys = {"failures_per_user": "per_user", "failures_per_address": "per_address",
             "window_seconds": "window"}

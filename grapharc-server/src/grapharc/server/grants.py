@@ -68,6 +68,7 @@ ROLE_KEYS = ("run", "read", "delete", "decide")
 
 
 def _union(first: tuple[str, ...], second: tuple[str, ...]) -> tuple[str, ...]:
+    """Both lists' names, each once, in the order first seen."""
     return tuple(dict.fromkeys((*first, *second)))
 
 
@@ -81,6 +82,7 @@ def parse_roles(path: object, table: dict[str, Any]) -> dict[str, Rights]:
 
 
 def _role(path: object, where: str, entry: dict[str, Any], defaults: Rights) -> Rights:
+    """The role table ``entry`` at ``where``, its unwritten keys taken from ``defaults``."""
     unknown = sorted(set(entry) - set(ROLE_KEYS))
     if unknown:
         raise AuthFileError(f"auth file {path}: {where} has unknown keys {', '.join(unknown)}",
@@ -94,6 +96,7 @@ def _role(path: object, where: str, entry: dict[str, Any], defaults: Rights) -> 
 
 def _scope(path: object, where: str, entry: dict[str, Any], allowed: tuple[Scope, ...],
            default: Scope) -> Scope:
+    """The scope word at ``where`` (one of ``allowed``), or ``default`` if the key is not written."""
     key = where.rpartition(".")[2]
     if key not in entry:
         return default

@@ -93,6 +93,7 @@ class JwtVerifier:
         return self.keys[kid]
 
     def _who(self, payload: dict[str, Any]) -> Claims:
+        """The user, roles and tenant a verified token's claims name (refused if they name no user)."""
         user = payload.get(self.user_claim)
         if not isinstance(user, str) or not user:
             raise BearerRefused(f"the JWT's {self.user_claim!r} claim does not name a user")
@@ -134,6 +135,7 @@ def load_jwt(path: Path, table: Any) -> JwtVerifier:
 
 
 def _text(path: Path, table: dict[str, Any], key: str, default: str | None = None) -> str:
+    """The non-empty string at ``jwt.key`` (or ``default``)."""
     value = table.get(key, default)
     if not isinstance(value, str) or not value:
         raise AuthFileError(f"auth file {path}: jwt.{key} must be a non-empty string")
@@ -151,6 +153,7 @@ def _file(path: Path, where: str, name: Any) -> bytes:
 
 
 def _jwks(path: Path, table: dict[str, Any]) -> dict[str | None, Any]:
+    """The public keys of the JWKS file ``jwt.jwks_file`` names, by kid (none without the key)."""
     if "jwks_file" not in table:
         return {}
     try:
@@ -167,6 +170,7 @@ def _jwks(path: Path, table: dict[str, Any]) -> dict[str | None, Any]:
 
 
 def _pem_keys(path: Path, table: dict[str, Any]) -> dict[str | None, Any]:
+    """The PEM public keys ``[jwt.keys]`` names, by kid."""
     named = table.get("keys", {})
     if not isinstance(named, dict):
         raise AuthFileError(f"auth file {path}: jwt.keys must be a table of key id = PEM file")

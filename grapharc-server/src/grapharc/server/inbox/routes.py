@@ -289,6 +289,7 @@ async def _details(sessions: Sessions, approval_id: str, user: User | None = Non
 
 
 def _not_theirs(request: Request, pages: Pages, refusal: decisions.MayNotDecide) -> Response:
+    """The 403 page saying who may decide the approval the user may read but not decide."""
     return pages.render(request, "refused.html", 403, approval=refusal.approval, reason=str(refusal))
 
 

@@ -32,6 +32,7 @@ def covers(scope: Scope, user: User, session: Session) -> bool:
 
 
 def _same_tenant(mine: str | None, theirs: str | None) -> bool:
+    """Whether two tenant names are one (compared case-insensitively; no tenant matches none)."""
     return mine is not None and theirs is not None and mine.casefold() == theirs.casefold()
 
 
