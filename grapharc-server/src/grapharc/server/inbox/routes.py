@@ -228,6 +228,7 @@ def signout(request: Request, pages: PagesDep, sessions: SessionsDep,
 
 @router.get("")
 async def inbox(request: Request, who: Who, pages: PagesDep, sessions: SessionsDep) -> Response:
+    """The approvals the user may decide on threads they may read, and how many others those hold."""
     seen = _readable(who.user, await offload.to_thread(sessions.pending))
     mine = decisions.decidable_by(who.user, seen)
     return pages.render(request, "inbox.html", pending=mine, others=len(seen) - len(mine), now=time.time())
@@ -266,6 +267,7 @@ async def decide(request: Request, approval_id: str, who: Who,
 
 @router.get("/pending.json")
 async def pending_json(user: Annotated[User, Depends(token_user)], sessions: SessionsDep) -> dict[str, Any]:
+    """What the inbox lists, for the bearer token's user, as JSON."""
     waiting = _readable(user, await offload.to_thread(sessions.pending))
     return {"user": user.name, "approvals": [
         {**p.approval.to_dict(), "graph": p.graph} for p in decisions.decidable_by(user, waiting)]}
