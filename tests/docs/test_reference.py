@@ -196,8 +196,8 @@ PER_COMMAND = {"registry", "trace", "sessions", "memory", "max_tokens", "max_ite
 
 
 def setting_type(key: config.Key) -> str:
-    """What a setting's parser accepts: any text, a fraction, or only whole numbers."""
-    for word, probe in (("string", "text"), ("number", "1.5"), ("integer", "2")):
+    """What a setting's parser accepts: a list, any text, a fraction, or only whole numbers."""
+    for word, probe in (("list", ["text"]), ("string", "text"), ("number", "1.5"), ("integer", "2")):
         with contextlib.suppress(ValueError):
             key.parse(probe)
             return word

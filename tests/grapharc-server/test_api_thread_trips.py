@@ -30,7 +30,7 @@ def test_reading_a_thread_and_its_trace_runs_no_dependency_or_line_on_a_worker_t
         trips.append(func)
         return await run_sync(func, *args, **kwargs)
 
-    with TestClient(create_app(api=ctx)) as client:
+    with TestClient(create_app(api=ctx), base_url="http://localhost") as client:
         monkeypatch.setattr(anyio.to_thread, "run_sync", counted)
         assert client.get(f"/threads/{thread}").status_code == 200
         trace = client.get(f"/threads/{thread}/trace")

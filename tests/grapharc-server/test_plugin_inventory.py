@@ -10,7 +10,7 @@ PROBE = """
 import json, sys
 from fastapi.testclient import TestClient
 from grapharc.server.app import create_app
-response = TestClient(create_app()).get("/plugins")
+response = TestClient(create_app(), base_url="http://localhost").get("/plugins")
 print(json.dumps({"status": response.status_code, "body": response.json(),
                   "cli": sorted(m for m in sys.modules if m.startswith("grapharc.cli"))}))
 """

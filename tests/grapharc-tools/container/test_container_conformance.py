@@ -1,9 +1,8 @@
 """The executor conformance kit, run on the container executor: against the fake engine always,
-and against a real Docker engine when one is reachable and an image to test is named."""
+and against a real Docker engine when one answers and an image to test is named (``real_docker``)."""
 
 from __future__ import annotations
 
-import os
 from pathlib import Path
 from typing import Any
 
@@ -14,8 +13,6 @@ from fake_docker import FakeDockerEngine
 from grapharc.harness.executors import ToolTimeoutError
 from grapharc.testing.executor_kit import ECHO, ExecutorConformance
 from grapharc.tools import ContainerExecutor
-
-REAL_IMAGE_ENV = "GRAPHARC_TEST_CONTAINER_IMAGE"
 
 
 class TestContainerExecutorOnTheFakeEngine(ExecutorConformance):
@@ -29,31 +26,15 @@ class TestContainerExecutorOnTheFakeEngine(ExecutorConformance):
         return ContainerExecutor(IMAGE, base_url=self.engine.base_url)
 
 
-def real_engine() -> tuple[str | None, str]:
-    """The image named for real-engine tests, or None and why they cannot run here."""
-    image = os.environ.get(REAL_IMAGE_ENV)
-    if not image:
-        return None, (f"{REAL_IMAGE_ENV} names no local image (with python, grapharc-tools and pytest "
-                      "inside; it is never pulled)")
-    try:
-        import docker
-
-        docker.from_env().ping()
-    except Exception as exc:
-        return None, f"no Docker engine is reachable ({type(exc).__name__}: {exc})"
-    return image, ""
-
-
-REAL_IMAGE, NO_ENGINE = real_engine()
-
-
-@pytest.mark.skipif(REAL_IMAGE is None, reason=NO_ENGINE)
 class TestContainerExecutorOnARealEngine(ExecutorConformance):
     """In a real container the workspace is mounted at /workspace, which is what the tool sees."""
 
+    @pytest.fixture(autouse=True)
+    def _image(self, real_image: str) -> None:
+        self.image = real_image
+
     def make_executor(self) -> ContainerExecutor:
-        assert REAL_IMAGE is not None
-        return ContainerExecutor(REAL_IMAGE)
+        return ContainerExecutor(self.image)
 
     @pytest.fixture
     def workspace(self, tmp_path: Path) -> Path:

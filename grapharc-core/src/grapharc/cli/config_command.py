@@ -57,7 +57,9 @@ def show_command(
 
 
 def _plain(value: Any) -> Any:
-    """A value as JSON holds it (a resolved path as its text)."""
+    """A value as JSON holds it (a resolved path as its text, a list of names as a list)."""
+    if isinstance(value, tuple):
+        return [_plain(item) for item in value]
     return value if isinstance(value, str | int | float | bool) else str(value)
 
 
@@ -69,5 +71,6 @@ def render_settings(doc: dict[str, Any]) -> str:
         if row["source"] == "unset":
             lines.append(f"{row['name']:<{width}}  -")
         else:
-            lines.append(f"{row['name']:<{width}}  {row['value']}  [{row['source']}: {row['origin']}]")
+            value = ", ".join(row["value"]) if isinstance(row["value"], list) else row["value"]
+            lines.append(f"{row['name']:<{width}}  {value}  [{row['source']}: {row['origin']}]")
     return "\n".join(lines)

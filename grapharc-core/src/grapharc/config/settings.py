@@ -12,7 +12,9 @@ means the kind's local default store (``grapharc.stores.store_uri``).
 
 from __future__ import annotations
 
+import ipaddress
 import os
+import re
 import tomllib
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass
@@ -33,6 +35,35 @@ def _text(value: Any) -> str:
     if not isinstance(value, str) or not value.strip() or len(value) > 4096 or "\x00" in value:
         raise ValueError("must be a non-empty string of at most 4096 characters, without NUL")
     return value.strip()
+
+
+_HOST_NAME = re.compile(r"[a-z0-9_](?:[a-z0-9_.-]{0,251}[a-z0-9_])?")
+"""A DNS name or IPv4 address, lower-cased: no scheme, port, path or wildcard."""
+
+
+def _is_host_name(name: str) -> bool:
+    """Whether ``name`` is a DNS name, an IPv4 address or an IPv6 address (without brackets)."""
+    if ":" not in name:
+        return _HOST_NAME.fullmatch(name) is not None
+    try:
+        ipaddress.IPv6Address(name)
+    except ValueError:
+        return False
+    return True
+
+
+def _host_names(value: Any) -> tuple[str, ...]:
+    """Host names a server answers to: a list, or one string of names separated by commas (as an
+    environment variable carries them); lower-cased, an IPv6 address without its brackets."""
+    items = value.split(",") if isinstance(value, str) else value
+    if not isinstance(items, list | tuple) or not items:
+        raise ValueError("must be a list of host names")
+    names = [item.strip().lower().removeprefix("[").removesuffix("]") if isinstance(item, str) else ""
+             for item in items]
+    if not all(_is_host_name(name) for name in names):
+        raise ValueError("must be host names or IP addresses (like grapharc.internal or 10.0.0.5), "
+                         "without a scheme, port, path or wildcard")
+    return tuple(dict.fromkeys(names))
 
 
 @dataclass(frozen=True)
@@ -75,6 +106,8 @@ KEYS: dict[str, Key] = {
     "max_seconds": Key(SECONDS),
     "max_cost_usd": Key(DOLLARS, help="US dollars the run may spend on priced model calls"),
     "max_concurrency": Key(Count(1, 10**6)),
+    "allowed_hosts": Key(_host_names, help="host names serve answers to besides localhost, 127.0.0.1 and "
+                                            "[::1], and whose pages may post to it (--allowed-host)"),
 }
 DEFAULTS: dict[str, Any] = {"max_rounds": 8, "max_depth": 3}
 

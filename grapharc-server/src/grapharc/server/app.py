@@ -1,12 +1,13 @@
 """The HTTP application: health, the plugin inventory and, given sessions, the JSON API.
 
-Whatever is mounted, an error answers as a problem document and a request body is held to the
-size and JSON depth limits before any route reads it."""
+Whatever is mounted, an error answers as a problem document, a request is held to the host names
+and origins ``hosts`` allows and its body to the size and JSON depth limits before any route reads
+it."""
 
 from __future__ import annotations
 
 import asyncio
-from collections.abc import AsyncIterator
+from collections.abc import AsyncIterator, Sequence
 from contextlib import asynccontextmanager
 from typing import TYPE_CHECKING, Any
 
@@ -16,6 +17,7 @@ from grapharc._version import __version__
 from grapharc.server.api.limits import BodyLimits
 from grapharc.server.api.problems import install_problem_handlers
 from grapharc.server.docs_gate import SignedInOnly
+from grapharc.server.hosts import HostGuard
 from grapharc.server.service.sessions import Sessions
 from grapharc.server.thread_pool import DEFAULT_THREADS, use_thread_pool
 from grapharc.stores import offload
@@ -28,7 +30,7 @@ if TYPE_CHECKING:
 
 def create_app(*, sessions: str | None = None, auth: AuthConfig | None = None,
                api: ApiContext | None = None, threads: int = DEFAULT_THREADS,
-               siblings: Siblings | None = None) -> FastAPI:
+               siblings: Siblings | None = None, allowed_hosts: Sequence[str] = ()) -> FastAPI:
     """Build the FastAPI app (a fresh one per call, so tests can hold their own); the approval
     inbox is served when both the ``sessions`` location and the ``auth`` file are given, the
     assistants, threads and runs routes when ``api`` (the sessions with registered graphs) is;
@@ -36,7 +38,9 @@ def create_app(*, sessions: str | None = None, auth: AuthConfig | None = None,
     store calls) on a pool of ``threads`` threads. Inbox and API read the sessions through one
     SessionManager: the api's, or one the app opens as it starts; the app closes it as it stops. A
     worker of ``serve --workers`` passes its ``siblings`` channel: progress of the runs here wakes
-    the siblings' streams, and theirs ours."""
+    the siblings' streams, and theirs ours. Without ``auth`` a request must be sent to a loopback
+    name or one of ``allowed_hosts``; with or without, a page may change something only from one
+    of those hosts (or, with ``auth``, the server's own: ``hosts``)."""
 
     inbox = sessions is not None and auth is not None
 
@@ -66,6 +70,7 @@ def create_app(*, sessions: str | None = None, auth: AuthConfig | None = None,
     install_problem_handlers(app)
     app.add_middleware(BodyLimits)
     app.add_middleware(SignedInOnly)  # with an auth file: /openapi.json, /docs, /redoc, /plugins too
+    app.add_middleware(HostGuard, listed=allowed_hosts, signed_in=auth is not None)  # outermost: first
     if sessions is not None and auth is not None:  # as ``inbox`` says, narrowed for the type checker
         from grapharc.server.inbox.routes import mount_inbox
 

@@ -53,6 +53,9 @@ WORKERS = Ranged(Count(1, 256), "N")
 
 AUTH_FILE_HELP = ("TOML file of users (argon2 password hashes), API tokens (SHA-256) and who may decide "
                   "which approvals; serves the approval inbox at /inbox. Required off loopback.")
+ALLOWED_HOST_HELP = ("A host name (or address) this server answers to besides localhost, 127.0.0.1 and "
+                     "[::1], and whose pages may post to it (repeatable). Without --auth-file a request "
+                     "sent to any other name is refused (421), against DNS rebinding.")
 DRAIN_TIMEOUT_HELP = ("Seconds to let in-flight requests finish after SIGTERM or Ctrl+C before stopping "
                       "without them (exit 1).")
 
@@ -83,6 +86,8 @@ def serve_command(
     auth_file: Annotated[Path | None, option("--auth-file", kind=ReadableFile("auth file"),
                                              help=AUTH_FILE_HELP)] = None,
     sessions: Sessions = None,
+    allowed_host: Annotated[list[str] | None, typer.Option("--allowed-host", metavar="NAME",
+                                                           help=ALLOWED_HOST_HELP)] = None,
     registry: Annotated[list[str] | None, typer.Option(help=REGISTRY_HELP)] = None,
     lease: LeaseSeconds = DEFAULT_LEASE_SECONDS,
     threads: Annotated[int, option("--threads", kind=Ranged(THREADS, "N"),
@@ -115,7 +120,8 @@ def serve_command(
     auth = load_auth(auth_file) if auth_file is not None else None
     ceilings = {"max_tokens": max_tokens, "max_iterations": max_iterations, "max_seconds": max_seconds,
                 "max_cost_usd": max_cost_usd}
-    settings = resolve_config("serve", {"sessions": sessions, **ceilings}, config_path=config)
+    settings = resolve_config("serve", {"sessions": sessions, "allowed_hosts": allowed_host, **ceilings},
+                              config_path=config)
     location = str(settings.value("sessions"))
     ceiling = ceiling_of(settings)
     governed = resolve_governed({"policy": policy, "registry": kinds, "model": model, "tenant": tenant,
@@ -125,7 +131,8 @@ def serve_command(
                                    hint="serve with --workers 1 here, or on Linux or macOS")
 
     serving = Serving(location, auth, registry or [], governed, ceiling, lease=lease,
-                      stateless_grace=stateless_grace, threads=threads, drain_timeout=drain_timeout)
+                      stateless_grace=stateless_grace, threads=threads, drain_timeout=drain_timeout,
+                      allowed_hosts=settings.value("allowed_hosts") or ())
     if workers == 1:
         with governed_trace(governed) as trace:
             api = serving.opened_api(trace)
@@ -144,7 +151,8 @@ def serve_command(
 @dataclass(frozen=True)
 class Serving:
     """What every process of one ``grapharc serve`` serves: the sessions, sign-in, the graphs the
-    threads API offers (registered, and the governed assistant) and the limits it serves them under."""
+    threads API offers (registered, and the governed assistant), the limits it serves them under and
+    the host names it answers to besides loopback's (``hosts``)."""
 
     location: str
     auth: AuthConfig | None
@@ -155,6 +163,7 @@ class Serving:
     stateless_grace: float
     threads: int
     drain_timeout: float
+    allowed_hosts: tuple[str, ...] = ()
 
     def opened_api(self, trace: TraceWriter | None) -> ApiContext | None:
         """The threads API's context (None when no graph is offered), its governed assistant
@@ -181,7 +190,7 @@ class Serving:
 
             siblings = Siblings(slot.wake_dir, slot.index, slot.count)
         app = create_app(sessions=self.location, auth=self.auth, api=api, threads=self.threads,
-                         siblings=siblings)
+                         siblings=siblings, allowed_hosts=self.allowed_hosts)
         serve_until_stopped(listener, app, drain_timeout=self.drain_timeout, on_listening=on_listening,
                             lifeline=slot.lifeline if slot is not None else None)
 

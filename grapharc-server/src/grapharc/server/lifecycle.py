@@ -10,6 +10,9 @@ accepting, close idle connections, let in-flight requests finish) and changes th
 - a second signal of either kind, or a drain that outlasts its timeout, ends the process at
   once with exit status 1. A request handler running in a worker thread cannot be cancelled,
   so ending the process is the only stop that is bounded.
+
+Every request's head is bounded before the app sees it (``heads``): its bytes by the HTTP
+protocol, its header count by the app's outermost layer.
 """
 
 from __future__ import annotations
@@ -31,6 +34,7 @@ from uvicorn.config import STARTUP_FAILURE
 
 from grapharc.errors import ExitCode
 from grapharc.server.errors import ServerStartupError
+from grapharc.server.heads import MAX_HEAD_BYTES, HeaderCount
 from grapharc.server.listener import Engine, ListeningAddress
 from grapharc.server.notices import notice
 
@@ -41,16 +45,20 @@ def serve_until_stopped(listener: socket.socket, app: ASGIApp, *, drain_timeout:
     """Serve ``app`` on ``listener`` until a signal stops it; return once every request has finished.
 
     ``on_listening`` is called once the app has started and its requests are being accepted,
-    with the address and what serves it (uvicorn picks uvloop and httptools where installed).
+    with the address and what serves it (uvloop where uvicorn finds it installed, and the HTTP
+    parser ``bounded_http`` picks).
     Raises ServerStartupError when the app's startup (its lifespan) fails. When the drain is cut
     short (a second signal, or ``drain_timeout`` seconds pass) the process exits 1 instead.
     ``lifeline``, a pipe's read end a supervisor holds the other end of, starts the drain once it
     reaches its end: the supervisor is gone (``processes``).
     """
     requests = _InFlight(app)
-    config = uvicorn.Config(requests, log_level="warning", access_log=False, timeout_graceful_shutdown=None)
+    protocol, parser = bounded_http()
+    config = uvicorn.Config(HeaderCount(requests), log_level="warning", access_log=False,
+                            timeout_graceful_shutdown=None, http=protocol,
+                            h11_max_incomplete_event_size=MAX_HEAD_BYTES)
     server = _DrainingServer(config, requests, drain_timeout=drain_timeout, on_listening=on_listening,
-                             lifeline=lifeline)
+                             lifeline=lifeline, parser=parser)
     try:
         server.run(sockets=[listener])
     except SystemExit as exc:
@@ -63,6 +71,17 @@ def serve_until_stopped(listener: socket.socket, app: ASGIApp, *, drain_timeout:
         server.cancel_drain_deadline()
         listener.close()
     notice("stopped: every request finished")
+
+
+def bounded_http() -> tuple[type[asyncio.Protocol] | str, str]:
+    """uvicorn's ``http`` setting and the parser's name: the bounded httptools protocol where
+    httptools is installed (a dependency of this distribution), else uvicorn's h11 protocol, which
+    ``h11_max_incomplete_event_size`` bounds."""
+    try:
+        from grapharc.server.httptools_head import BoundedHttpToolsProtocol
+    except ImportError:
+        return "h11", "h11"
+    return BoundedHttpToolsProtocol, "httptools"
 
 
 class _InFlight:
@@ -107,8 +126,10 @@ class _DrainingServer(uvicorn.Server):
     """uvicorn's server with the announcement and stop rules this module's docstring describes."""
 
     def __init__(self, config: uvicorn.Config, requests: _InFlight, *, drain_timeout: float,
-                 on_listening: Callable[[ListeningAddress, Engine], None], lifeline: int | None) -> None:
+                 on_listening: Callable[[ListeningAddress, Engine], None], lifeline: int | None,
+                 parser: str) -> None:
         super().__init__(config)
+        self._parser = parser
         self._requests = requests
         self._drain_timeout = drain_timeout
         self._on_listening = on_listening
@@ -133,9 +154,7 @@ class _DrainingServer(uvicorn.Server):
     def _engine(self) -> Engine:
         """The running event loop's implementation and the HTTP protocol's parser."""
         loop = type(asyncio.get_running_loop()).__module__.split(".")[0]
-        protocol = getattr(self.config, "http_protocol_class", None)
-        http = "httptools" if protocol is not None and "httptools" in protocol.__module__ else "h11"
-        return Engine(event_loop=loop, http=http)
+        return Engine(event_loop=loop, http=self._parser)
 
     def handle_exit(self, sig: int, frame: FrameType | None) -> None:
         """The first signal starts a bounded drain; a second one stops the process now."""
