@@ -46,21 +46,29 @@ def migrated_as_released(uri: str, monkeypatch: pytest.MonkeyPatch) -> str:
     return uri
 
 
-def test_a_new_database_gets_the_schema_the_released_migrations_made(new_database, monkeypatch):
+def test_a_new_database_gets_the_schema_the_released_migrations_made_brought_up_to_date(
+        new_database, monkeypatch):
     fresh = new_database()
     open_store(fresh, kind="sessions").close()
-    assert catalog(fresh) == catalog(migrated_as_released(new_database(), monkeypatch))
+    existing = migrated_as_released(new_database(), monkeypatch)
+    open_store(existing, kind="sessions").close()  # the migrations since (4: thread owners, sign-ins)
+    assert catalog(fresh) == catalog(existing)
 
 
 def test_a_database_the_released_migrations_made_opens_and_works(new_database, monkeypatch):
     existing = migrated_as_released(new_database(), monkeypatch)
+    with psycopg.connect(existing) as conn:
+        conn.execute("INSERT INTO grapharc_sessions (thread_id, graph, status, created_at, updated_at) "
+                     "VALUES ('old', 'g', 'created', 1.0, 1.0)")
     sessions, runs = open_store(existing, kind="sessions"), open_store(existing, kind="runs")
     try:
-        sessions.create("t1", "g", 1.0)
+        sessions.create("t1", "g", 1.0, owner="alice", tenant="acme")
         assert [entry.kind for entry in sessions.audit("t1")] == ["created"]
+        assert (sessions.get("t1").owner, sessions.get("t1").tenant) == ("alice", "acme")
+        assert (sessions.get("old").owner, sessions.get("old").tenant) == (None, None)  # made before
         runs.add(RunRecord("r1", "t1", "g", {}, 1.0, 1.0), exclusive=True)
         assert [run.run_id for run in runs.of_thread("t1")] == ["r1"]
     finally:
         sessions.close()
         runs.close()
-    assert [version for version, _ in catalog(existing)["versions"]] == [1, 2, 3]  # nothing applied again
+    assert [version for version, _ in catalog(existing)["versions"]] == [1, 2, 3, 4]  # 4 once, as it opened

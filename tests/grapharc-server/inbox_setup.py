@@ -24,14 +24,14 @@ from grapharc.server.auth import load_auth, token_digest
 from grapharc.session.manager import SessionManager
 from grapharc.session.records import Approval
 
-PASSWORDS = {"alice": "correct horse battery", "bob": "staple tuna"}
+PASSWORDS = {"alice": "correct horse battery", "bob": "staple tuna", "carol": "audit every ledger"}
 TOKEN = "test-token-for-alice-0123456789"
 CSRF = re.compile(r'name="csrf" value="([^"]+)"')
 
 
 def write_auth_file(path: Path, alice_may_decide: str = f"{GRAPH_NAME}/*") -> Path:
     """alice decides the credit desk's approvals (or those ``alice_may_decide`` matches); bob may sign
-    in but decide only another graph's."""
+    in but decide only another graph's; carol, an auditor, reads every thread and decides nothing."""
     hasher = PasswordHasher()
     path.write_text(f'''secret = "a test secret that is long enough"
 
@@ -44,6 +44,13 @@ may_decide = ["{alice_may_decide}"]
 password_hash = "{hasher.hash(PASSWORDS['bob'])}"
 decides_for = ["credit-desk"]
 may_decide = ["other-graph/*"]
+
+[roles.auditor]
+read = "all"
+
+[users.carol]
+password_hash = "{hasher.hash(PASSWORDS['carol'])}"
+roles = ["auditor"]
 
 [tokens.ci]
 sha256 = "{token_digest(TOKEN)}"

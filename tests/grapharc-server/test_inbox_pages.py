@@ -135,7 +135,23 @@ def test_a_second_submit_is_refused_with_who_decided_and_when(served):
     assert len(decided_entries(served.sessions, "twice-1")) == 1
 
 
+def test_a_reader_who_may_not_decide_gets_403_and_the_approval_stays_open(served):
+    asked = pause_credit_thread(served.sessions, "carol-1")
+    with signed_in(served.url, "carol") as client:
+        listed = client.get("/inbox").text
+        page = client.get(f"/inbox/approvals/{asked.approval_id}")
+        answer = client.post(f"/inbox/approvals/{asked.approval_id}",
+                             data={"decision": "approved", "csrf": csrf_of(page)})
+    assert asked.question not in listed and "other approval(s) wait for someone else" in listed
+    assert (page.status_code, answer.status_code) == (403, 403)
+    assert "carol may not decide this approval" in answer.text
+    with reading(served.sessions) as manager:
+        assert manager.get("carol-1").status == "paused"
+        assert manager.approvals("carol-1")[0].state == "open"
+
+
 def test_a_user_who_may_not_decide_gets_403_and_the_approval_stays_open(served):
+    """The CLI's thread has no owner: every user reads it, as before threads recorded owners."""
     asked = pause_credit_thread(served.sessions, "bob-1")
     with signed_in(served.url, "bob") as client:
         assert asked.question not in client.get("/inbox").text

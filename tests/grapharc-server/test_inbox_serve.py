@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import json
 
+import pytest
 from server_process import ServerProcess, grapharc_serve
 
 
@@ -45,6 +46,7 @@ def test_the_credentials_helper_prints_hashes_the_auth_file_accepts(tmp_path):
     from argon2 import PasswordHasher
 
     from grapharc.server.auth import load_auth
+    from grapharc.server.errors import BearerRefused
 
     def helper(*argv: str, given: str = "") -> str:
         done = subprocess.run([sys.executable, "-m", "grapharc.server.credentials", *argv], input=given,
@@ -59,4 +61,6 @@ def test_the_credentials_helper_prints_hashes_the_auth_file_accepts(tmp_path):
                     f'[tokens.ci]\nsha256 = "{digest}"\nuser = "ana"\n', encoding="utf-8")
     loaded = load_auth(auth)
     assert loaded.sign_in("ana", "s3cret words") is not None and loaded.sign_in("ana", "nope") is None
-    assert loaded.bearer(f"Bearer {token}").name == "ana" and loaded.bearer("Bearer other") is None
+    assert loaded.bearer(f"Bearer {token}").name == "ana"
+    with pytest.raises(BearerRefused, match="not an API token of this server's auth file"):
+        loaded.bearer("Bearer other")

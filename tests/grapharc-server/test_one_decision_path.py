@@ -1,6 +1,6 @@
 """The API's resume and the inbox's approve decide through one path: a decision made by each is
 recorded by the same function and alike, and (against a real ``grapharc serve``) a user who may
-not decide is refused by both with the same status and the same message."""
+read the thread but not decide is refused by both with the same status and the same message."""
 
 from __future__ import annotations
 
@@ -27,16 +27,16 @@ from server_process import ServerProcess, grapharc_serve
 from grapharc.server.auth import token_digest
 from grapharc.server.service import decisions
 
-BOB_TOKEN = "test-token-for-bob-0123456789"
+CAROL_TOKEN = "test-token-for-carol-0123456789"
 
 
 @pytest.fixture
 def server(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Iterator[str]:
     """A server of api_graphs.py's graphs whose alice decides the gated waiter's approvals and whose
-    bob (who decides another graph's) has an API token too."""
+    carol (who reads every thread and decides nothing) has an API token too."""
     auth = write_auth_file(tmp_path / "auth.toml", alice_may_decide=f"{GATED_WAITER}/*")
-    bob = f'\n[tokens.bob]\nsha256 = "{token_digest(BOB_TOKEN)}"\nuser = "bob"\n'
-    auth.write_text(auth.read_text() + bob)
+    carol = f'\n[tokens.carol]\nsha256 = "{token_digest(CAROL_TOKEN)}"\nuser = "carol"\n'
+    auth.write_text(auth.read_text() + carol)
     monkeypatch.setenv("PYTHONPATH", str(Path(__file__).parent))
     command = grapharc_serve("--port", "0", "--json", "--sessions", str(tmp_path / "sessions"),
                              "--registry", "api_graphs:register", "--auth-file", str(auth))
@@ -91,13 +91,13 @@ def test_the_api_and_the_inbox_refuse_a_user_who_may_not_decide_with_one_message
                                                                                   tmp_path: Path) -> None:
     with _client(server, TOKEN) as api:
         thread, asked = pause_gated_thread(api, tmp_path / "release")
-    with _client(server, BOB_TOKEN) as bob:
-        refused = bob.post(f"/threads/{thread}/runs",
-                           json={"assistant_id": GATED_WAITER, "command": {"resume": "approved"}})
+    with _client(server, CAROL_TOKEN) as carol:
+        refused = carol.post(f"/threads/{thread}/runs",
+                             json={"assistant_id": GATED_WAITER, "command": {"resume": "approved"}})
     assert refused.status_code == 403
     message = refused.json()["detail"]
-    assert message.startswith("bob may not decide") and asked in message
-    with signed_in(server, "bob") as person:
+    assert message.startswith("carol may not decide") and asked in message
+    with signed_in(server, "carol") as person:
         where = f"/inbox/approvals/{asked}"
         page = person.get(where)
         answer = person.post(where, data={"decision": "approved", "csrf": csrf_of(page)})

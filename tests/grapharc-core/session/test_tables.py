@@ -1,6 +1,7 @@
 """The session and run tables are described once (``grapharc.session.tables``) and a new SQLite file
 made from the description has the schema the released, hand-written DDL made, which existing files
-hold: the same tables, columns, keys, checks, indexes (partial ones included) and triggers."""
+hold, once brought up to date by the store's migrations (schema 2: thread owners, sign-in records):
+the same tables, columns, keys, checks, indexes (partial ones included) and triggers."""
 
 from __future__ import annotations
 
@@ -15,6 +16,7 @@ import sqlite_released
 
 from grapharc.runs.tables import RUN_TABLES
 from grapharc.session import sql_dialect
+from grapharc.session.errors import SessionStoreError
 from grapharc.session.tables import SESSION_TABLES
 from grapharc.sqlite.runs import SqliteRunStore
 from grapharc.sqlite.sessions import SqliteSessionStore
@@ -41,37 +43,62 @@ def schema_of(path: Path) -> dict[str, Any]:
         }
 
 
-def released(path: Path, ddl: str) -> Path:
-    with closing(sqlite3.connect(path)) as conn:
+def released(path: Path, ddl: str, *, key: str | None = None) -> Path:
+    """A file the released ``ddl`` made (``key``: with its version, 1, in ``meta`` as a store wrote it)."""
+    with closing(sqlite3.connect(path)) as conn, conn:
         conn.executescript(ddl)
+        if key is not None:
+            conn.execute("INSERT INTO meta (key, value) VALUES (?, '1')", (key,))
     return path
 
 
-@pytest.mark.parametrize(("store", "ddl"), [(SqliteSessionStore, sqlite_released.SESSIONS),
-                                            (SqliteRunStore, sqlite_released.RUNS)],
-                         ids=["sessions", "runs"])
-def test_a_new_file_gets_the_schema_the_released_ddl_made(tmp_path, store, ddl):
-    store(tmp_path / "new.db").close()
-    assert schema_of(tmp_path / "new.db") == schema_of(released(tmp_path / "released.db", ddl))
+def migrated(path: Path) -> Path:
+    """A released session store file as opening it leaves it: brought up to date."""
+    SqliteSessionStore(released(path, sqlite_released.SESSIONS, key="schema")).close()
+    return path
+
+
+def test_a_new_file_gets_the_schema_of_a_released_file_brought_up_to_date(tmp_path):
+    SqliteSessionStore(tmp_path / "new.db").close()
+    assert schema_of(tmp_path / "new.db") == schema_of(migrated(tmp_path / "released.db"))
+
+
+def test_a_new_run_store_file_gets_the_schema_the_released_ddl_made(tmp_path):
+    SqliteRunStore(tmp_path / "new.db").close()
+    reference = released(tmp_path / "released.db", sqlite_released.RUNS)
+    assert schema_of(tmp_path / "new.db") == schema_of(reference)
 
 
 def test_one_file_holding_both_stores_gets_both_released_schemas(tmp_path):
     SqliteSessionStore(tmp_path / "both.db").close()
     SqliteRunStore(tmp_path / "both.db").close()
-    reference = released(tmp_path / "released.db", sqlite_released.SESSIONS)
+    reference = migrated(tmp_path / "released.db")
     assert schema_of(tmp_path / "both.db") == schema_of(released(reference, sqlite_released.RUNS))
 
 
 def test_a_file_the_released_ddl_made_opens_and_works(tmp_path):
-    path = released(tmp_path / "sessions.db", sqlite_released.SESSIONS)
+    path = released(tmp_path / "sessions.db", sqlite_released.SESSIONS, key="schema")
     with closing(sqlite3.connect(path)) as conn, conn:
-        conn.execute("INSERT INTO meta (key, value) VALUES ('schema', '1')")
+        conn.execute("INSERT INTO sessions (thread_id, graph, status, created_at, updated_at) "
+                     "VALUES ('old', 'g', 'created', 1.0, 1.0)")
     store = SqliteSessionStore(path)
     try:
-        store.create("t1", "g", 1.0)
+        store.create("t1", "g", 1.0, owner="alice", tenant="acme")
         assert [entry.kind for entry in store.audit("t1")] == ["created"]
+        assert (store.get("t1").owner, store.get("t1").tenant) == ("alice", "acme")
+        assert (store.get("old").owner, store.get("old").tenant) == (None, None)  # made before: no owner
     finally:
         store.close()
+    with closing(sqlite3.connect(path)) as conn:
+        assert conn.execute("SELECT value FROM meta WHERE key = 'schema'").fetchone() == ("2",)
+
+
+def test_a_file_of_a_newer_schema_is_refused_naming_both_versions(tmp_path):
+    path = released(tmp_path / "sessions.db", sqlite_released.SESSIONS, key="schema")
+    with closing(sqlite3.connect(path)) as conn, conn:
+        conn.execute("UPDATE meta SET value = '9' WHERE key = 'schema'")
+    with pytest.raises(SessionStoreError, match="has schema 9; this GraphARC reads schema 2"):
+        SqliteSessionStore(path)
 
 
 def test_the_statements_name_the_tables_the_description_has():

@@ -35,8 +35,10 @@ class SessionStore(Protocol):
     ``UnknownApprovalError``; nothing is written when a call raises.
     """
 
-    def create(self, thread_id: str, graph: str, now: float) -> Session:
-        """A new session in status ``created`` (``SessionExistsError`` if the id is taken)."""
+    def create(self, thread_id: str, graph: str, now: float, *, owner: str | None = None,
+               tenant: str | None = None) -> Session:
+        """A new session in status ``created`` (``SessionExistsError`` if the id is taken) whose
+        ``owner`` and ``tenant`` read back as given (never changed after)."""
         ...
 
     def get(self, thread_id: str) -> Session:
@@ -165,6 +167,31 @@ class ChangeNotifier(Protocol):
         """True once the thread's audit trail (or trace) is written to, by any process, within
         ``timeout`` seconds; False when the time passes first. A write made before the call may
         not wake it, so a caller re-reads after every return."""
+        ...
+
+
+@runtime_checkable
+class SignInRecords(Protocol):
+    """What a session store may also keep for a server's sign-in pages, where every worker over the
+    store sees it: page sessions signed out before they expire, and recent failed sign-ins."""
+
+    def revoke_sign_in(self, nonce: str, until: float, now: float) -> None:
+        """Record the page session ``nonce`` as signed out until ``until`` (when it would have expired
+        anyway); revocations past their time may be forgotten from ``now`` on."""
+        ...
+
+    def sign_in_revoked(self, nonce: str, now: float) -> bool:
+        """True if the page session ``nonce`` was signed out (and would not have expired by ``now``)."""
+        ...
+
+    def sign_in_failed(self, subjects: Iterable[str], now: float, forget_before: float) -> None:
+        """Record a failed sign-in at ``now`` against each of ``subjects`` (a user, an address);
+        failures before ``forget_before`` may be forgotten."""
+        ...
+
+    def sign_in_failures(self, subjects: Iterable[str], since: float) -> dict[str, builtins.list[float]]:
+        """The times of each subject's failed sign-ins at or after ``since``, oldest first (a subject
+        with none is left out)."""
         ...
 
 

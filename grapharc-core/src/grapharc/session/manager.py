@@ -213,10 +213,13 @@ class SessionManager:
 
     # -- sync turns ------------------------------------------------------------------
 
-    def create(self, graph: str, *, thread_id: str | None = None) -> Session:
-        """A new session of the registered ``graph``, not yet run."""
+    def create(self, graph: str, *, thread_id: str | None = None, owner: str | None = None,
+               tenant: str | None = None) -> Session:
+        """A new session of the registered ``graph``, not yet run; a server records its ``owner`` (the
+        user who created it) and their ``tenant``."""
         self.graphs.get(graph)
-        return self.store.create(thread_id or uuid4().hex[:12], graph, self.clock())
+        whose = {"owner": owner, "tenant": tenant} if owner is not None or tenant is not None else {}
+        return self.store.create(thread_id or uuid4().hex[:12], graph, self.clock(), **whose)
 
     def start(self, graph: str, input: Mapping[str, Any] | None = None, *, thread_id: str | None = None,
               on_update: OnUpdate | None = None) -> Session:

@@ -138,6 +138,11 @@ class Session:
     holds: tuple[Approval, ...] = field(default=())
     damaged: str | None = None
     """What of this session's stored record cannot be read (it is listed, flagged, not dropped)."""
+    owner: str | None = None
+    """Who created the thread (a server's signed-in user); None: created without one (the CLI), or
+    before threads recorded it."""
+    tenant: str | None = None
+    """The tenant its owner belonged to when it was created (None: none)."""
 
     def lease_live(self, now: float) -> bool:
         """True while a runner holds a lease that has not expired."""
@@ -158,5 +163,5 @@ class Session:
             "outcome": self.outcome, "error": self.error,
             "last_node": self.last_node, "last_step": self.last_step,
             "holds": [hold.to_dict() for hold in self.holds],
-            "damaged": self.damaged,
+            "damaged": self.damaged, "owner": self.owner, "tenant": self.tenant,
         }

@@ -18,6 +18,8 @@ TABLES = ("sessions", "approvals", "events", "audit")
 """The session store's tables, as the statements here name them (a dialect may prefix them)."""
 RUN_TABLES = ("runs",)
 """The run store's tables, named the same way."""
+SIGN_IN_TABLES = ("sign_in_revoked", "sign_in_failures")
+"""The session store's sign-in records (``grapharc.session.sql_sign_ins``), named the same way."""
 
 
 class Row(Protocol):
@@ -48,7 +50,8 @@ class Connection(Protocol):
 @lru_cache(maxsize=512)
 def dialect_sql(sql: str, prefix: str, param: str) -> str:
     """``sql`` with ``{table}`` names prefixed and ``?`` parameters written as ``param``."""
-    return sql.format_map({table: prefix + table for table in (*TABLES, *RUN_TABLES)}).replace("?", param)
+    names = {table: prefix + table for table in (*TABLES, *RUN_TABLES, *SIGN_IN_TABLES)}
+    return sql.format_map(names).replace("?", param)
 
 
 class SqlDialect:

@@ -55,26 +55,31 @@ from grapharc.session.records import (
     unreadable_times,
 )
 from grapharc.session.sql_dialect import Connection, Row
-from grapharc.session.sql_rows import SqlSessionRows, held, refuse_live
+from grapharc.session.sql_rows import held, refuse_live
+from grapharc.session.sql_sign_ins import SqlSignIns
 
 _FINISHED = tuple(sorted(FINISHED))
 
 
-class SqlSessionStore(SqlSessionRows):
-    """The ``SessionStore`` contract over SQL tables; a subclass supplies the dialect (``SqlSessionRows``)."""
+class SqlSessionStore(SqlSignIns):
+    """The ``SessionStore`` contract (and ``SignInRecords``) over SQL tables; a subclass supplies the
+    dialect (``SqlSessionRows``)."""
 
     # -- sessions --------------------------------------------------------------------
 
-    def create(self, thread_id: str, graph: str, now: float) -> Session:
-        """A new session in status ``created``."""
+    def create(self, thread_id: str, graph: str, now: float, *, owner: str | None = None,
+               tenant: str | None = None) -> Session:
+        """A new session in status ``created``, of ``owner`` (and their ``tenant``) if given."""
         with self._write() as conn:
             created = self._run(
-                conn, "INSERT INTO {sessions} (thread_id, graph, status, created_at, updated_at) "
-                "VALUES (?, ?, ?, ?, ?) ON CONFLICT DO NOTHING", (thread_id, graph, CREATED, now, now))
+                conn, "INSERT INTO {sessions} (thread_id, graph, status, created_at, updated_at, owner, "
+                "tenant) VALUES (?, ?, ?, ?, ?, ?, ?) ON CONFLICT DO NOTHING",
+                (thread_id, graph, CREATED, now, now, owner, tenant))
             if created.rowcount != 1:
                 raise SessionExistsError(f"a session with thread id {thread_id!r} already exists",
                                          hint="leave out the thread id to get a fresh one")
-            self._audit(conn, thread_id, now, AuditKind.CREATED, {"graph": graph})
+            whose = {key: value for key, value in (("owner", owner), ("tenant", tenant)) if value is not None}
+            self._audit(conn, thread_id, now, AuditKind.CREATED, {"graph": graph, **whose})
         return self.get(thread_id)
 
     def get(self, thread_id: str) -> Session:
@@ -389,5 +394,5 @@ def _session(row: Row, holds: builtins.list[Approval], last: Row | None) -> Sess
         created_at=row["created_at"], updated_at=row["updated_at"], runner=row["runner"],
         lease_expires_at=row["lease_expires_at"], outcome=row["outcome"], error=row["error"],
         last_node=last["node"] if last else None, last_step=last["step"] if last else None,
-        holds=tuple(holds),
+        holds=tuple(holds), owner=row["owner"], tenant=row["tenant"],
     )

@@ -8,9 +8,11 @@ writes them in a dialect: core's SQLite stores render them with
 migrations. Only what the dialects truly do differently
 stays with each: the SQL of the triggers that enforce the audit trail's rule.
 
-These are the tables as released (the SQLite stores' schema version 1, PostgreSQL's migrations 1
-and 3), which existing databases hold: a change needs a migration in each dialect, not an edit
-here (tests compare the schema the rendered DDL makes with the released DDL's).
+``SESSION_TABLES`` are the tables as released (the SQLite stores' schema version 1, PostgreSQL's
+migrations 1 and 3), which existing databases hold: a change needs a migration in each dialect, not
+an edit there (tests compare the schema the rendered DDL makes with the released DDL's). The one
+change since, ``OWNERS_AND_SIGN_INS`` (who created each thread, and the server's sign-in records),
+is described below and applied as SQLite's schema 2 and PostgreSQL's migration 4.
 
 Rendered here rather than by SQLAlchemy Core's ``CreateTable``: core does not depend on
 SQLAlchemy, and the released DDL must come out as it was (SQLite even keeps each statement's
@@ -128,6 +130,11 @@ def _column(column: Column, dialect: DdlDialect) -> str | None:
 
 def ddl(tables: tuple[Table, ...], dialect: DdlDialect) -> str:
     """The statements that create ``tables`` and their indexes in ``dialect``, one per line or block."""
+    return "\n".join(ddl_statements(tables, dialect)) + "\n"
+
+
+def ddl_statements(tables: tuple[Table, ...], dialect: DdlDialect) -> list[str]:
+    """The statements that create ``tables`` and their indexes in ``dialect``, one string each."""
     exists = " IF NOT EXISTS" if dialect.repeatable else ""
     statements = []
     for table in tables:
@@ -139,7 +146,7 @@ def ddl(tables: tuple[Table, ...], dialect: DdlDialect) -> str:
             where = f" WHERE {index.where}" if index.where else ""
             statements.append(f"CREATE {unique}INDEX{exists} {dialect.prefix}{index.name} ON "
                               f"{dialect.prefix}{table.name} ({', '.join(index.columns)}){where};")
-    return "\n".join(statements) + "\n"
+    return statements
 
 
 SESSION_TABLES = (
@@ -206,3 +213,41 @@ AUDIT_TRAIL = AppendOnly("audit", owner="sessions", key="thread_id",
                          delete_refused="the audit trail of a live session cannot be deleted")
 """The audit trail refuses UPDATE always and DELETE while its session exists, so only retention
 (which removes the session row first) can shorten it."""
+
+
+@dataclass(frozen=True)
+class Change:
+    """Columns added to tables that exist, and tables added beside them: one step of the schema."""
+
+    columns: tuple[tuple[str, Column], ...]
+    """(table, column) pairs, each added to its table."""
+    tables: tuple[Table, ...] = ()
+
+    def statements(self, dialect: DdlDialect) -> list[str]:
+        """The change in ``dialect``, one statement a string (none repeatable: run it once)."""
+        once = DdlDialect(dialect.types, dialect.prefix, False, dialect.booleans)
+        added = [f"ALTER TABLE {dialect.prefix}{table} ADD COLUMN {_column(column, dialect)};"
+                 for table, column in self.columns]
+        return [*added, *ddl_statements(self.tables, once)]
+
+
+SIGN_IN_TABLES = (
+    Table("sign_in_revoked", (
+        Column("nonce", Type.TEXT, key=True),
+        Column("expires_at", Type.REAL, required=True),
+    ), (Index("sign_in_revoked_by_expiry", ("expires_at",)),)),
+    Table("sign_in_failures", (
+        Column("subject", Type.TEXT, required=True),
+        Column("at", Type.REAL, required=True),
+    ), (Index("sign_in_failures_by_subject", ("subject", "at")), Index("sign_in_failures_by_time", ("at",)))),
+)
+"""What a server's sign-in pages keep where all its workers see it: the page sessions signed out
+before they expired (by nonce), and recent failed sign-ins (by user or address), which throttle
+the next ones."""
+
+OWNERS_AND_SIGN_INS = Change(
+    columns=(("sessions", Column("owner", Type.TEXT)), ("sessions", Column("tenant", Type.TEXT))),
+    tables=SIGN_IN_TABLES,
+)
+"""Who created each thread and their tenant (NULL for a thread created before, or without a user:
+the CLI's), and the sign-in records: SQLite's schema 2, PostgreSQL's migration 4."""

@@ -2,7 +2,8 @@
 
 The SQLite session store and the SQLite run store share this: the file is put in WAL mode
 and its schema created under ``BEGIN IMMEDIATE`` beside the ``meta`` table that keeps each
-schema's version; ``SQLITE`` writes core's table descriptions (``grapharc.session.tables``) in
+schema's version, and an older file's migrated under one write lock, so processes opening it at
+once apply each migration once; ``SQLITE`` writes core's table descriptions (``grapharc.session.tables``) in
 SQLite's DDL. Each thread keeps a connection of its own
 (closing the last one would checkpoint the WAL); a change is one ``BEGIN IMMEDIATE``
 transaction, so it is atomic across the processes sharing the file, and every SQLite failure
@@ -14,7 +15,7 @@ from __future__ import annotations
 import sqlite3
 import threading
 from collections import Counter
-from collections.abc import Iterator
+from collections.abc import Iterator, Sequence
 from contextlib import closing, contextmanager
 from pathlib import Path
 
@@ -50,22 +51,45 @@ class SqliteDatabase:
         self._lock = threading.RLock()
         self._idle = threading.Condition(self._lock)
 
-    def prepare(self, schema: str, version_key: str, version: str) -> None:
-        """Create the file, ``meta`` and ``schema`` if missing, and refuse a file whose ``meta`` keeps
-        another ``version`` under ``version_key``."""
+    def prepare(self, schema: str, version_key: str, version: str,
+                migrations: Sequence[tuple[str, Sequence[str]]] = ()) -> None:
+        """Create the file, ``meta`` and ``schema`` (``version``) if missing, bring a file of an older
+        version up by ``migrations`` (each the version it makes and its statements, oldest first) in
+        one transaction, and refuse a file whose ``meta`` keeps a version this code does not know
+        under ``version_key``."""
         prepare_database_file(self.path, self.what, self.error)
+        known = [version, *(made for made, _ in migrations)]
         try:
             with closing(self.connect()) as conn:
                 conn.execute("PRAGMA journal_mode=WAL")
                 conn.executescript(f"BEGIN IMMEDIATE;\n{META}\n{schema}\nCOMMIT;")
                 conn.execute("INSERT OR IGNORE INTO meta (key, value) VALUES (?, ?)", (version_key, version))
-                found = conn.execute("SELECT value FROM meta WHERE key = ?", (version_key,)).fetchone()[0]
+                found = self._migrated(conn, version_key, known, migrations)
         except (sqlite3.DatabaseError, OSError) as exc:
             raise self.error(f"cannot use {self.path} as a {self.what}: {exc}",
                              hint="point at a session directory GraphARC created, or a new one") from exc
-        if found != version:
+        if found != known[-1]:
             raise self.error(f"{self.what} {self.path} has schema {found}; this GraphARC reads "
-                             f"schema {version}")
+                             f"schema {known[-1]}", hint="upgrade GraphARC on this machine")
+
+    @staticmethod
+    def _migrated(conn: sqlite3.Connection, version_key: str, known: list[str],
+                  migrations: Sequence[tuple[str, Sequence[str]]]) -> str:
+        """Apply, under one write lock, the ``migrations`` past the file's version; the version now."""
+        conn.execute("BEGIN IMMEDIATE")
+        try:
+            found = conn.execute("SELECT value FROM meta WHERE key = ?", (version_key,)).fetchone()[0]
+            if found in known:
+                for made, statements in migrations[known.index(found):]:
+                    for statement in statements:
+                        conn.execute(statement)
+                    found = made
+                conn.execute("UPDATE meta SET value = ? WHERE key = ?", (found, version_key))
+            conn.execute("COMMIT")
+        finally:
+            if conn.in_transaction:
+                conn.execute("ROLLBACK")
+        return str(found)
 
     def connect(self) -> sqlite3.Connection:
         """A new autocommit connection with rows read by column name."""

@@ -21,7 +21,7 @@ from grapharc.session.errors import SessionStoreError
 from grapharc.session.sql_store import SqlSessionStore
 from grapharc.sqlite.database import SqliteDatabase
 from grapharc.sqlite.files import SESSIONS_FILE, database_path, footprint
-from grapharc.sqlite.sessions_schema import SCHEMA, SCHEMA_VERSION
+from grapharc.sqlite.sessions_schema import MIGRATIONS, SCHEMA, SCHEMA_VERSION
 
 
 class SqliteSessionStore(SqlSessionStore):
@@ -30,7 +30,7 @@ class SqliteSessionStore(SqlSessionStore):
     def __init__(self, path: str | Path) -> None:
         self.path = Path(path).expanduser()
         self._db = SqliteDatabase(self.path, "session store", SessionStoreError)
-        self._db.prepare(SCHEMA, "schema", SCHEMA_VERSION)
+        self._db.prepare(SCHEMA, "schema", SCHEMA_VERSION, MIGRATIONS)
 
     # -- the dialect -----------------------------------------------------------------
 

@@ -23,7 +23,7 @@ import pytest
 
 from grapharc.session.approvals import request
 from grapharc.session.audit import NodeRun
-from grapharc.session.contracts import SessionStore
+from grapharc.session.contracts import SessionStore, SignInRecords
 from grapharc.session.errors import (
     ApprovalExpiredError,
     LeaseLostError,
@@ -242,6 +242,35 @@ class SessionStoreConformance(SessionLeaseConformance, SessionApprovalConformanc
             store.record_run(stale, {**run, "run_id": "run-2"}, TTL + 4)
         assert [e.detail["run_id"] for e in store.audit("t1") if e.kind == "run"] == ["run-1"]
 
+    def test_a_thread_keeps_the_owner_and_tenant_it_was_created_with(self, store: SessionStore) -> None:
+        store.create("mine", GRAPH, 5.0, owner="alice", tenant="acme")
+        store.create("nobodys", GRAPH, 6.0)
+        assert (store.get("mine").owner, store.get("mine").tenant) == ("alice", "acme")
+        assert (store.get("nobodys").owner, store.get("nobodys").tenant) == (None, None)
+        assert {s.thread_id: s.owner for s in store.list()} == {"mine": "alice", "nobodys": None}
+        assert store.audit("mine")[0].detail == {"graph": GRAPH, "owner": "alice", "tenant": "acme"}
+
+    # -- sign-in records (a store that keeps them: SignInRecords) -------------------------
+
+    def test_a_signed_out_page_session_stays_revoked_until_it_would_have_expired(
+            self, store: SessionStore) -> None:
+        records = _sign_ins(store)
+        records.revoke_sign_in("nonce-1", until=100.0, now=1.0)
+        records.revoke_sign_in("nonce-1", until=100.0, now=2.0)  # twice: harmless
+        assert records.sign_in_revoked("nonce-1", 50.0)
+        assert not records.sign_in_revoked("nonce-2", 50.0)
+        assert not records.sign_in_revoked("nonce-1", 101.0)
+
+    def test_failed_sign_ins_are_counted_per_subject_within_their_window(self, store: SessionStore) -> None:
+        records = _sign_ins(store)
+        records.sign_in_failed(["user:bob", "address:10.0.0.1"], 10.0, forget_before=0.0)
+        records.sign_in_failed(["user:bob"], 20.0, forget_before=0.0)
+        assert records.sign_in_failures(["user:bob", "address:10.0.0.1", "user:alice"], since=0.0) == {
+            "user:bob": [10.0, 20.0], "address:10.0.0.1": [10.0]}
+        assert records.sign_in_failures(["user:bob"], since=15.0) == {"user:bob": [20.0]}
+        records.sign_in_failed(["user:carol"], 30.0, forget_before=15.0)  # forgets what is older
+        assert records.sign_in_failures(["user:bob", "address:10.0.0.1"], since=0.0) == {"user:bob": [20.0]}
+
     # -- listing and retention ---------------------------------------------------------
 
     def test_list_filters_by_status_most_recently_changed_first(self, store: SessionStore) -> None:
@@ -311,3 +340,10 @@ class SessionStoreConformance(SessionLeaseConformance, SessionApprovalConformanc
             assert self.decide(reopened, asked, current=make_hold()) is not None
         finally:
             reopened.close()
+
+
+def _sign_ins(store: SessionStore) -> SignInRecords:
+    """The store as ``SignInRecords`` (the test is skipped for a store that keeps none)."""
+    if not isinstance(store, SignInRecords):
+        pytest.skip("the store keeps no sign-in records (SignInRecords): a server's pages cannot use it")
+    return store

@@ -19,7 +19,15 @@ import psycopg
 from grapharc.postgres.errors import PostgresStoreError, said
 from grapharc.postgres.migration_lock import migrating
 from grapharc.runs.tables import RUN_TABLES
-from grapharc.session.tables import AUDIT_TRAIL, SESSION_TABLES, AppendOnly, DdlDialect, Type, ddl
+from grapharc.session.tables import (
+    AUDIT_TRAIL,
+    OWNERS_AND_SIGN_INS,
+    SESSION_TABLES,
+    AppendOnly,
+    DdlDialect,
+    Type,
+    ddl,
+)
 from grapharc.stores.masking import masked
 
 PREFIX = "grapharc_"
@@ -78,9 +86,12 @@ CREATE TRIGGER grapharc_trace_notifies AFTER INSERT ON grapharc_trace_events REF
     FOR EACH STATEMENT EXECUTE FUNCTION grapharc_notify_write('grapharc_trace');
 """),
     (3, "runs and the run queue", ddl(RUN_TABLES, POSTGRES)),
+    (4, "who created each thread, and the server's sign-in records",
+     "\n".join(OWNERS_AND_SIGN_INS.statements(POSTGRES)) + "\n"),
 )
-"""Each migration: its version, what it adds, its SQL. The session tables (1) and the run table (3)
-are core's descriptions; the trace events and the notifications (2) are PostgreSQL's alone."""
+"""Each migration: its version, what it adds, its SQL. The session tables (1), the run table (3) and
+the thread owners with the sign-in records (4) are core's descriptions; the trace events and the
+notifications (2) are PostgreSQL's alone."""
 
 CHANNELS = ("grapharc_audit", "grapharc_trace")
 """What the triggers notify after each INSERT statement into the audit trail and the trace events:

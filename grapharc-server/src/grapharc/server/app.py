@@ -16,6 +16,7 @@ from fastapi import FastAPI
 from grapharc._version import __version__
 from grapharc.server.api.limits import BodyLimits
 from grapharc.server.api.problems import install_problem_handlers
+from grapharc.server.docs_gate import SignedInOnly
 from grapharc.server.hosts import HostGuard
 from grapharc.server.service.sessions import Sessions
 from grapharc.server.thread_pool import DEFAULT_THREADS, use_thread_pool
@@ -68,6 +69,7 @@ def create_app(*, sessions: str | None = None, auth: AuthConfig | None = None,
     app.state.sessions = api.sessions if api is not None else None  # else opened as the app starts
     install_problem_handlers(app)
     app.add_middleware(BodyLimits)
+    app.add_middleware(SignedInOnly)  # with an auth file: /openapi.json, /docs, /redoc, /plugins too
     app.add_middleware(HostGuard, listed=allowed_hosts, signed_in=auth is not None)  # outermost: first
     if sessions is not None and auth is not None:  # as ``inbox`` says, narrowed for the type checker
         from grapharc.server.inbox.routes import mount_inbox

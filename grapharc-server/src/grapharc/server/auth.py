@@ -1,22 +1,34 @@
-"""Who may use the server, read from an auth file the operator writes (TOML).
+"""Who may use the server and what each may do, read from an auth file the operator writes (TOML).
 
-Users sign in to the pages with a password (stored as an argon2 hash) and may decide the
-approvals whose ``graph/node`` matches one of their ``may_decide`` globs; ``decides_for``
-names the deciders an approval may list (a role such as ``credit-desk``) that the user
-answers for, so the audit records ``alice (credit-desk)`` (``grapharc.server.service.decisions``
-applies both). API clients send a bearer token
-whose SHA-256 is in the file. ``python -m grapharc.server.credentials`` makes both hashes::
+People sign in to the pages with a password (an argon2 hash); API clients send a bearer token,
+either one whose SHA-256 the file keeps (``python -m grapharc.server.credentials`` makes both) or
+a JWT an identity provider signed (``[jwt]``, ``grapharc.server.jwt_bearer``). What a user may do
+comes from the roles they have (``grapharc.server.grants``): run which assistants, read and delete
+which threads (their own, their tenant's, all), decide which approvals::
 
     secret = "a long random string that signs the page cookies"
 
+    [roles.everyone]                  # every user's role; unwritten keys keep these defaults
+    run = ["*"]                       # assistants (graph globs) they may run
+    read = "own"                      # threads they may read: own, tenant or all
+    delete = "own"                    # threads they may delete: none, own, tenant or all
+
+    [roles.credit-desk]               # answers for approvals naming the decider "credit-desk"
+    decide = ["credit-approval/*"]    # graph/node globs of the approvals it may decide
+    read = "tenant"
+
     [users.alice]
     password_hash = "$argon2id$v=19$..."
-    decides_for = ["credit-desk"]
-    may_decide = ["credit-approval/*"]
+    tenant = "acme"
+    roles = ["credit-desk"]
 
     [tokens.ci]
     sha256 = "9f86d08..."
     user = "alice"
+
+A user's own ``may_decide`` (decide globs) and ``decides_for`` (deciders they answer for) still
+work as before; ``[sign_in]`` sets how many failed sign-ins a user or an address may make in a
+window (``grapharc.server.inbox.throttle``).
 """
 
 from __future__ import annotations
@@ -25,57 +37,86 @@ import hashlib
 import hmac
 import secrets
 import tomllib
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
 from argon2 import PasswordHasher
 from argon2.exceptions import InvalidHashError, VerificationError
 
-from grapharc.server.errors import AuthFileError
+from grapharc.server.errors import AuthFileError, BearerRefused
+from grapharc.server.grants import EVERYONE, EVERYONE_DEFAULT, Rights, Scope, names, parse_roles, rights_of
+from grapharc.server.jwt_bearer import JwtVerifier, load_jwt
 
 HASHER = PasswordHasher()
 _NOBODY = HASHER.hash(secrets.token_hex(16))
 """Checked against when a user name is unknown, so a wrong name costs as long as a wrong password."""
 
+USER_KEYS = ("password_hash", "tenant", "roles", "decides_for", "may_decide")
+TOP_KEYS = ("secret", "users", "tokens", "roles", "jwt", "sign_in")
+
 
 @dataclass(frozen=True, slots=True)
 class User:
-    """A person who signs in: the deciders they answer for, and the approvals they may decide."""
+    """Someone the server knows: by a password or a token of the auth file, or by a JWT."""
 
     name: str
-    password_hash: str
-    decides_for: tuple[str, ...] = ()
-    may_decide: tuple[str, ...] = ()
+    rights: Rights = EVERYONE_DEFAULT
+    tenant: str | None = None
+    password_hash: str | None = None
+    """None: the user cannot sign in to the pages (a token's or a JWT's user only)."""
 
 
 @dataclass(frozen=True, slots=True)
+class SignInLimits:
+    """How many failed sign-ins a user, and an address, may make within ``window`` seconds."""
+
+    per_user: int = 5
+    per_address: int = 20
+    window: float = 900.0
+
+
+@dataclass(frozen=True)
 class AuthConfig:
-    """The users, the API tokens (by SHA-256) and the secret that signs page cookies."""
+    """The users, the API tokens (by SHA-256), the roles, the JWT verifier, the sign-in limits and
+    the secret that signs page cookies."""
 
     users: dict[str, User]
     tokens: dict[str, str]
     """SHA-256 hex digest of a token -> the user name it acts as."""
     secret: str
+    roles: dict[str, Rights] = field(default_factory=lambda: {EVERYONE: EVERYONE_DEFAULT})
+    jwt: JwtVerifier | None = None
+    sign_in_limits: SignInLimits = SignInLimits()
 
     def sign_in(self, name: str, password: str) -> User | None:
         """The user ``name`` if ``password`` is theirs, else None (the same work either way)."""
         user = self.users.get(name)
+        known = user.password_hash if user is not None and user.password_hash else None
         try:
-            HASHER.verify(user.password_hash if user else _NOBODY, password)
+            HASHER.verify(known or _NOBODY, password)
         except (VerificationError, InvalidHashError):
             return None
-        return user
+        return user if known else None
 
-    def bearer(self, authorization: str | None) -> User | None:
-        """The user an ``Authorization: Bearer <token>`` header acts as, or None."""
+    def bearer(self, authorization: str | None) -> User:
+        """The user an ``Authorization: Bearer <token>`` header acts as (``BearerRefused`` saying why not)."""
         scheme, _, token = (authorization or "").partition(" ")
-        if scheme.lower() != "bearer" or not token.strip():
-            return None
-        presented = token_digest(token.strip())
-        name = next((user for digest, user in self.tokens.items()
-                     if hmac.compare_digest(digest, presented)), None)
-        return None if name is None else self.users[name]
+        token = token.strip()
+        if scheme.lower() != "bearer" or not token:
+            raise BearerRefused("this server needs a bearer token: Authorization: Bearer <token>")
+        presented = token_digest(token)
+        name = next((user for digest, user in self.tokens.items() if hmac.compare_digest(digest, presented)),
+                    None)
+        if name is not None:
+            return self.users[name]
+        if self.jwt is None or token.count(".") != 2:
+            raise BearerRefused("the bearer token is not an API token of this server's auth file")
+        claims = self.jwt.claims(token)
+        known = self.users.get(claims.user)
+        own = known.rights if known is not None else Rights()
+        return User(claims.user, rights_of(self.roles, claims.roles, own),
+                    claims.tenant or (known.tenant if known is not None else None))
 
 
 def token_digest(token: str) -> str:
@@ -92,9 +133,17 @@ def load_auth(path: Path) -> AuthConfig:
                             hint="--auth-file names a TOML file of users and tokens") from exc
     except (tomllib.TOMLDecodeError, UnicodeDecodeError) as exc:
         raise AuthFileError(f"auth file {path} is not TOML: {exc}") from exc
-    users = {name: _user(path, name, entry) for name, entry in _table(path, document, "users").items()}
-    if not users:
-        raise AuthFileError(f"auth file {path} names no users", hint="add a [users.NAME] table")
+    unknown = sorted(set(document) - set(TOP_KEYS))
+    if unknown:
+        raise AuthFileError(f"auth file {path} has unknown keys {', '.join(unknown)}",
+                            hint=f"it holds {', '.join(TOP_KEYS)}")
+    verifier = load_jwt(path, document["jwt"]) if "jwt" in document else None
+    roles = parse_roles(path, _table(path, document, "roles"))
+    users = {name: _user(path, name, entry, roles, verifier)
+             for name, entry in _table(path, document, "users").items()}
+    if not users and verifier is None:
+        raise AuthFileError(f"auth file {path} names no users and no [jwt]",
+                            hint="add a [users.NAME] table, or [jwt] to accept an identity provider's tokens")
     tokens = {}
     for name, entry in _table(path, document, "tokens").items():
         digest, user = _text(path, f"tokens.{name}.sha256", entry), _text(path, f"tokens.{name}.user", entry)
@@ -105,10 +154,11 @@ def load_auth(path: Path) -> AuthConfig:
     secret = document.get("secret", secrets.token_urlsafe(32))
     if not isinstance(secret, str) or len(secret) < 16:
         raise AuthFileError(f"auth file {path}: secret must be a string of at least 16 characters")
-    return AuthConfig(users, tokens, secret)
+    return AuthConfig(users, tokens, secret, roles, verifier, _limits(path, document))
 
 
 def _table(path: Path, document: dict[str, Any], key: str) -> dict[str, Any]:
+    """The table of tables ``[key.NAME]`` (empty if the file has none)."""
     table = document.get(key, {})
     if not isinstance(table, dict) or not all(isinstance(v, dict) for v in table.values()):
         raise AuthFileError(f"auth file {path}: [{key}] must hold one table per name, like [{key}.NAME]")
@@ -116,6 +166,7 @@ def _table(path: Path, document: dict[str, Any], key: str) -> dict[str, Any]:
 
 
 def _text(path: Path, where: str, entry: dict[str, Any]) -> str:
+    """The non-empty string at ``where`` (its last part is the key in ``entry``)."""
     value = entry.get(where.rpartition(".")[2])
     if not isinstance(value, str) or not value:
         raise AuthFileError(f"auth file {path}: {where} must be a non-empty string",
@@ -123,18 +174,41 @@ def _text(path: Path, where: str, entry: dict[str, Any]) -> str:
     return value
 
 
-def _names(path: Path, where: str, entry: dict[str, Any]) -> tuple[str, ...]:
-    value = entry.get(where.rpartition(".")[2], [])
-    if not isinstance(value, list) or not all(isinstance(v, str) and v for v in value):
-        raise AuthFileError(f"auth file {path}: {where} must be a list of strings")
-    return tuple(value)
-
-
-def _user(path: Path, name: str, entry: dict[str, Any]) -> User:
-    unknown = sorted(set(entry) - {"password_hash", "decides_for", "may_decide"})
-    if unknown:
-        raise AuthFileError(f"auth file {path}: users.{name} has unknown keys {', '.join(unknown)}",
-                            hint="a user has password_hash, decides_for and may_decide")
+def _user(path: Path, name: str, entry: dict[str, Any], roles: dict[str, Rights],
+          verifier: JwtVerifier | None) -> User:
+    """The user ``[users.NAME]``, with the rights of everyone, their roles and their own grants."""
     where = f"users.{name}"
-    return User(name, _text(path, f"{where}.password_hash", entry),
-                _names(path, f"{where}.decides_for", entry), _names(path, f"{where}.may_decide", entry))
+    unknown = sorted(set(entry) - set(USER_KEYS))
+    if unknown:
+        raise AuthFileError(f"auth file {path}: {where} has unknown keys {', '.join(unknown)}",
+                            hint=f"a user has {', '.join(USER_KEYS)}")
+
+    def undefined(role: str) -> None:
+        """Refuse a role name ``[roles]`` lacks."""
+        raise AuthFileError(f"auth file {path}: {where}.roles names role {role!r}, which [roles] does not "
+                            "define", hint=f"add [roles.{role}], or take it out of the list")
+
+    own = Rights(decide=names(path, f"{where}.may_decide", entry),
+                 decides_for=names(path, f"{where}.decides_for", entry))
+    rights = rights_of(roles, names(path, f"{where}.roles", entry), own, undefined)
+    tenant = _text(path, f"{where}.tenant", entry) if "tenant" in entry else None
+    if tenant is None and Scope.TENANT in (rights.read, rights.delete) and \
+            (verifier is None or verifier.tenant_claim is None):
+        raise AuthFileError(f"auth file {path}: {where} has a role covering its tenant's threads, but "
+                            "no tenant", hint=f"set {where}.tenant")
+    password = _text(path, f"{where}.password_hash", entry) if "password_hash" in entry else None
+    return User(name, rights, tenant, password)
+
+
+def _limits(path: Path, document: dict[str, Any]) -> SignInLimits:
+    """The ``[sign_in]`` limits (the defaults for any it leaves out)."""
+    table = document.get("sign_in", {})
+    keys = {"failures_per_user": "per_user", "failures_per_address": "per_address",
+            "window_seconds": "window"}
+    if not isinstance(table, dict) or set(table) - set(keys):
+        raise AuthFileError(f"auth file {path}: [sign_in] takes only {', '.join(keys)}")
+    for key, value in table.items():
+        if not isinstance(value, int) or isinstance(value, bool) or not 1 <= value <= 86400:
+            raise AuthFileError(f"auth file {path}: sign_in.{key} must be a whole number from 1 to 86400; "
+                                f"got {value!r}")
+    return SignInLimits(**{keys[key]: value for key, value in table.items()})

@@ -33,6 +33,11 @@ class AuthFileError(GraphARCError):
     """The auth file (users, tokens, who decides what) cannot be read or makes no sense."""
 
 
+class BearerRefused(GraphARCError):
+    """A request's bearer token does not say who calls: missing, unknown, or a JWT that fails a check
+    (the message says which); the API answers 401 with it."""
+
+
 class AuthRequiredError(GraphARCError):
     """The server was asked to listen beyond this machine without sign-in configured."""
 

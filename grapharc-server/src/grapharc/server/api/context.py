@@ -21,6 +21,7 @@ from grapharc.server.api.problems import ApiProblem
 from grapharc.server.api.progress import Progress
 from grapharc.server.api.worker import STATELESS_GRACE_SECONDS, RunWorker
 from grapharc.server.auth import AuthConfig, User
+from grapharc.server.errors import BearerRefused
 from grapharc.server.service.sessions import Sessions
 from grapharc.session.lease import Lease
 from grapharc.session.manager import DEFAULT_LEASE_SECONDS, SessionManager
@@ -132,17 +133,23 @@ def open_context(sessions: str, registries: list[str], ceiling: Budget | None = 
 
 
 async def caller(request: Request) -> User | None:
-    """Who calls: with an auth file, the user of the request's bearer token (401 without one);
-    without (a loopback server), nobody in particular. Async, as it never blocks: FastAPI runs a
-    sync dependency in a worker thread, a trip per request."""
+    """Who calls: with an auth file, the user of the request's bearer token (401 saying what is wrong
+    with it, without one); without (a loopback server), nobody in particular. Async, as it never
+    blocks: FastAPI runs a sync dependency in a worker thread, a trip per request."""
     auth: AuthConfig | None = getattr(request.app.state, "auth", None)
     if auth is None:
         return None
-    user = auth.bearer(request.headers.get("authorization"))
-    if user is None:
-        raise ApiProblem(401, "this API needs a bearer token from the server's auth file",
-                         hint="send Authorization: Bearer <token>", headers={"WWW-Authenticate": "Bearer"})
-    return user
+    return bearer_user(auth, request.headers.get("authorization"))
+
+
+def bearer_user(auth: AuthConfig, authorization: str | None) -> User:
+    """The user ``authorization`` (a request's header) names, or a 401 problem saying why none."""
+    try:
+        return auth.bearer(authorization)
+    except BearerRefused as exc:
+        raise ApiProblem(401, str(exc), hint="send Authorization: Bearer <token>, with an API token of the "
+                                             "auth file or a JWT of its [jwt] issuer",
+                         headers={"WWW-Authenticate": "Bearer"}) from None
 
 
 async def api(request: Request) -> ApiContext:

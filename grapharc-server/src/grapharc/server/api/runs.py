@@ -26,7 +26,8 @@ from sse_starlette.sse import EventSourceResponse
 from grapharc.runs.records import DELETE, KEEP, ON_COMPLETION, REJECT, RunRecord
 from grapharc.server.api import shapes
 from grapharc.server.api.budgets import BudgetRequest, run_budget
-from grapharc.server.api.context import ApiContext, api, caller
+from grapharc.server.api.context import ApiContext, api
+from grapharc.server.api.guards import Caller, ReadableOrNewThread, ReadableThread, require_run
 from grapharc.server.api.problems import ApiProblem
 from grapharc.server.api.streaming import cursor_of, sse_response, stream_modes, wait_for_progress
 from grapharc.server.auth import User
@@ -37,7 +38,6 @@ from grapharc.stores import offload
 
 router = APIRouter(prefix="/threads/{thread_id}/runs", tags=["runs"])
 Context = Annotated[ApiContext, Depends(api)]
-Caller = Annotated[User | None, Depends(caller)]
 LastEventId = Annotated[str | None, Header(alias="Last-Event-ID")]
 
 
@@ -65,18 +65,18 @@ class RunCreate(BaseModel):
     budget: BudgetRequest | None = None
 
 
-@router.post("")
+@router.post("", dependencies=[ReadableOrNewThread])
 async def create_run(thread_id: str, body: RunCreate, ctx: Context, user: Caller) -> dict[str, Any]:
     return shapes.run(await queue(ctx, thread_id, body, user))
 
 
-@router.post("/wait")
+@router.post("/wait", dependencies=[ReadableOrNewThread])
 async def wait_run(thread_id: str, body: RunCreate, ctx: Context, user: Caller) -> dict[str, Any]:
     await ended(ctx, await queue(ctx, thread_id, body, user))
     return await final_values(ctx, thread_id)
 
 
-@router.post("/stream")
+@router.post("/stream", dependencies=[ReadableOrNewThread])
 async def stream_run(thread_id: str, body: RunCreate, ctx: Context, user: Caller) -> EventSourceResponse:
     modes = stream_modes(body.stream_mode)
     run = await queue(ctx, thread_id, body, user)
@@ -86,7 +86,7 @@ async def stream_run(thread_id: str, body: RunCreate, ctx: Context, user: Caller
 RunStatusFilter = Literal["pending", "running", "success", "error", "interrupted", "timeout"]
 
 
-@router.get("")
+@router.get("", dependencies=[ReadableThread])
 async def list_runs(thread_id: str, ctx: Context,
                     limit: Annotated[int, Query(ge=1, le=1000)] = 10,
                     offset: Annotated[int, Query(ge=0, le=10**9)] = 0,
@@ -107,15 +107,18 @@ async def list_runs(thread_id: str, ctx: Context,
     return [{name: run[name] for name in select} for run in page]
 
 
-@router.get("/{run_id}")
+@router.get("/{run_id}", dependencies=[ReadableThread])
 async def get_run(thread_id: str, run_id: str, ctx: Context) -> dict[str, Any]:
     return shapes.run(await offload.to_thread(ctx.runs.get, thread_id, run_id))
 
 
-@router.post("/{run_id}/cancel")
-async def cancel_run(thread_id: str, run_id: str, ctx: Context, wait: bool = False) -> dict[str, Any]:
+@router.post("/{run_id}/cancel", dependencies=[ReadableThread])
+async def cancel_run(thread_id: str, run_id: str, ctx: Context, user: Caller,
+                     wait: bool = False) -> dict[str, Any]:
     """Cancel a run wherever it executes: a queued one at once, a running one at its worker's next
-    poll (``wait``: answer once it has ended)."""
+    poll (``wait``: answer once it has ended); a caller who may run its assistant may."""
+    if user is not None:
+        require_run(user, (await offload.to_thread(ctx.runs.get, thread_id, run_id)).assistant_id)
     run = await offload.to_thread(ctx.runs.request_cancel, thread_id, run_id, ctx.manager.clock())
     ctx.worker.wake()
     if wait:
@@ -123,13 +126,13 @@ async def cancel_run(thread_id: str, run_id: str, ctx: Context, wait: bool = Fal
     return shapes.run(run)
 
 
-@router.get("/{run_id}/join")
+@router.get("/{run_id}/join", dependencies=[ReadableThread])
 async def join_run(thread_id: str, run_id: str, ctx: Context) -> dict[str, Any]:
     await ended(ctx, await offload.to_thread(ctx.runs.get, thread_id, run_id))
     return await final_values(ctx, thread_id)
 
 
-@router.get("/{run_id}/stream")
+@router.get("/{run_id}/stream", dependencies=[ReadableThread])
 async def join_stream(thread_id: str, run_id: str, ctx: Context, last_event_id: LastEventId = None,
                       stream_mode: Annotated[list[str] | None, Query()] = None,
                       cancel_on_disconnect: bool = False) -> EventSourceResponse:
@@ -164,7 +167,9 @@ async def queue(ctx: ApiContext, thread_id: str, body: RunCreate, user: User | N
     holds its lease; ``enqueue`` queues it behind them. ``on_completion`` ``delete``: the worker
     deletes the thread once the run has ended (a stateless run's, ``grapharc.server.api.stateless``)."""
     graph = ctx.manager.graphs.get(body.assistant_id)
-    session = await _thread(ctx, thread_id, body)
+    if body.command is None:
+        require_run(user, graph.name)
+    session = await _thread(ctx, thread_id, body, user)
     if session.graph != graph.name:
         raise ApiProblem(409, f"thread {thread_id} runs graph {session.graph!r}, not {graph.name!r}",
                          hint=f"use assistant_id {session.graph!r} for this thread")
@@ -186,13 +191,17 @@ async def queue(ctx: ApiContext, thread_id: str, body: RunCreate, user: User | N
     return added
 
 
-async def _thread(ctx: ApiContext, thread_id: str, body: RunCreate) -> Session:
+async def _thread(ctx: ApiContext, thread_id: str, body: RunCreate, user: User | None) -> Session:
+    """The run's thread (the guard let only a thread the caller may read through), created for
+    ``user`` when the request asks for it and it does not exist."""
     try:
         return await offload.to_thread(ctx.manager.get, thread_id)
     except UnknownSessionError:
         if body.if_not_exists != "create":
             raise
-    return await offload.to_thread(ctx.manager.create, body.assistant_id, thread_id=thread_id)
+    return await offload.to_thread(partial(ctx.manager.create, body.assistant_id, thread_id=thread_id,
+                                           owner=user.name if user else None,
+                                           tenant=user.tenant if user else None))
 
 
 def _request(ctx: ApiContext, session: Session, body: RunCreate, user: User | None, *,

@@ -13,6 +13,7 @@ thread's own runs.
 
 from __future__ import annotations
 
+from functools import partial
 from typing import Any, Literal
 
 from fastapi import APIRouter
@@ -20,8 +21,9 @@ from sse_starlette.sse import EventSourceResponse
 
 from grapharc.runs.records import RunRecord
 from grapharc.server.api import shapes
+from grapharc.server.api.guards import Caller, require_run
 from grapharc.server.api.problems import ApiProblem
-from grapharc.server.api.runs import Caller, Context, RunCreate, ended, final_values, queue
+from grapharc.server.api.runs import Context, RunCreate, ended, final_values, queue
 from grapharc.server.api.streaming import sse_response, stream_modes
 from grapharc.server.auth import User
 from grapharc.stores import offload
@@ -60,7 +62,10 @@ async def _queue_on_new_thread(ctx: Context, body: StatelessRunCreate, user: Use
         raise ApiProblem(422, "a stateless run starts a new thread, which has no approval to answer",
                          hint="answer an approval with a run on its own thread: POST /threads/{id}/runs")
     graph = ctx.manager.graphs.get(body.assistant_id)
-    session = await offload.to_thread(ctx.manager.create, graph.name)
+    require_run(user, graph.name)
+    session = await offload.to_thread(partial(ctx.manager.create, graph.name,
+                                              owner=user.name if user else None,
+                                              tenant=user.tenant if user else None))
     try:
         return await queue(ctx, session.thread_id, body, user, on_completion=body.on_completion)
     except BaseException:

@@ -1,11 +1,16 @@
 """Threads are durable sessions: create, read, search, their state (now or at a past checkpoint) and
-history, events, the trace."""
+history, events, the trace.
+
+With an auth file a thread records the user who created it (and their tenant); a caller finds,
+reads and searches only the threads they may read (``grapharc.server.api.guards``), runs only the
+assistants they may run and deletes only the threads they may delete."""
 
 from __future__ import annotations
 
 import contextlib
 import json
 import uuid
+from functools import partial
 from typing import Annotated, Any, Literal
 
 from fastapi import APIRouter, Depends, Response
@@ -13,8 +18,11 @@ from pydantic import BaseModel, ConfigDict, Field
 
 from grapharc.server.api import shapes
 from grapharc.server.api.context import ApiContext, api
+from grapharc.server.api.guards import Caller, ReadableThread, require_delete, require_run
 from grapharc.server.api.problems import ApiProblem
-from grapharc.session.errors import UnknownSessionError
+from grapharc.server.auth import User
+from grapharc.server.service import access
+from grapharc.session.errors import SessionExistsError, UnknownSessionError
 from grapharc.session.manager import SessionManager
 from grapharc.session.records import STATUSES, Session
 from grapharc.stores import offload
@@ -102,7 +110,7 @@ class EventPost(BaseModel):
 
 
 @router.post("")
-async def create_thread(body: ThreadCreate, ctx: Context) -> dict[str, Any]:
+async def create_thread(body: ThreadCreate, ctx: Context, user: Caller) -> dict[str, Any]:
     named = (body.metadata or {}).get("graph_id")
     others = sorted(set(body.metadata or {}) - {"graph_id"})
     if others:
@@ -114,45 +122,60 @@ async def create_thread(body: ThreadCreate, ctx: Context) -> dict[str, Any]:
     if not isinstance(graph, str):
         raise ApiProblem(422, "metadata.graph_id is needed: this server has more than one graph registered",
                          hint=f"name one of: {', '.join(ctx.graph_names())}")
+    require_run(user, graph)
     thread_id = body.thread_id or uuid.uuid4().hex[:12]
     if body.if_exists == "do_nothing":
         with contextlib.suppress(UnknownSessionError):
-            return shapes.thread(await offload.to_thread(ctx.manager.get, thread_id))
-    session = await offload.to_thread(ctx.manager.create, graph, thread_id=thread_id)
+            return shapes.thread(_readable(await offload.to_thread(ctx.manager.get, thread_id), user))
+    session = await offload.to_thread(partial(ctx.manager.create, graph, thread_id=thread_id,
+                                              owner=user.name if user else None,
+                                              tenant=user.tenant if user else None))
     return shapes.thread(session)
 
 
+def _readable(session: Session, user: User | None) -> Session:
+    """``session``, if ``user`` may read it; else the id is only said to be taken (409), as creating
+    it would say (a caller's own thread id names one thread among everyone's)."""
+    if not access.may_read(user, session):
+        raise SessionExistsError(f"a session with thread id {session.thread_id!r} already exists",
+                                 hint="leave out the thread id to get a fresh one")
+    return session
+
+
 @router.post("/search")
-async def search_threads(body: ThreadSearch, ctx: Context) -> list[dict[str, Any]]:
-    found = await _matching(body, ctx)
+async def search_threads(body: ThreadSearch, ctx: Context, user: Caller) -> list[dict[str, Any]]:
+    found = await _matching(body, ctx, user)
     return [shapes.thread(s) for s in found[body.offset:body.offset + body.limit]]
 
 
 @router.post("/count")
-async def count_threads(body: ThreadCount, ctx: Context) -> int:
-    return len(await _matching(body, ctx))
+async def count_threads(body: ThreadCount, ctx: Context, user: Caller) -> int:
+    return len(await _matching(body, ctx, user))
 
 
-async def _matching(body: ThreadCount, ctx: Context) -> list[Session]:
-    """The sessions of the threads ``body`` chooses, newest first (shaped by the caller, a page only)."""
+async def _matching(body: ThreadCount, ctx: Context, user: User | None) -> list[Session]:
+    """The sessions of the threads ``body`` chooses that ``user`` may read, newest first (shaped by
+    the caller, a page only)."""
     if body.status is not None and body.status not in _SEARCH_STATUS and body.status not in STATUSES:
         raise ApiProblem(422, f"unknown thread status {body.status!r}",
                          hint=f"use one of: {', '.join([*_SEARCH_STATUS, *STATUSES])}")
     wanted = _SEARCH_STATUS.get(body.status or "", (body.status,) if body.status else None)
-    sessions = await offload.to_thread(ctx.manager.list)
+    sessions = access.readable(user, await offload.to_thread(ctx.manager.list))
     return [s for s in sessions if (wanted is None or s.status in wanted)
             and shapes.holds_metadata(shapes.thread_metadata(s), body.metadata)]
 
 
-@router.get("/{thread_id}")
+@router.get("/{thread_id}", dependencies=[ReadableThread])
 async def get_thread(thread_id: str, ctx: Context) -> dict[str, Any]:
     session = await offload.to_thread(ctx.manager.get, thread_id)
     values = await offload.to_thread(ctx.manager.values, thread_id)
     return shapes.thread(session, values)
 
 
-@router.delete("/{thread_id}", status_code=204)
-async def delete_thread(thread_id: str, ctx: Context) -> Response:
+@router.delete("/{thread_id}", status_code=204, dependencies=[ReadableThread])
+async def delete_thread(thread_id: str, ctx: Context, user: Caller) -> Response:
+    if user is not None:
+        require_delete(user, await offload.to_thread(ctx.manager.get, thread_id))
     runs = await offload.to_thread(ctx.runs.of_thread, thread_id)
     if any(not run.ended for run in runs):
         raise ApiProblem(409, f"thread {thread_id} has a run pending or in flight",
@@ -161,7 +184,7 @@ async def delete_thread(thread_id: str, ctx: Context) -> Response:
     return Response(status_code=204)
 
 
-@router.get("/{thread_id}/state")
+@router.get("/{thread_id}/state", dependencies=[ReadableThread])
 async def get_state(thread_id: str, ctx: Context) -> dict[str, Any]:
     session = await offload.to_thread(ctx.manager.get, thread_id)
     history = await offload.to_thread(ctx.manager.history, thread_id, limit=1)
@@ -171,19 +194,19 @@ async def get_state(thread_id: str, ctx: Context) -> dict[str, Any]:
     return shapes.state(history[0], session)
 
 
-@router.get("/{thread_id}/state/{checkpoint_id}")
+@router.get("/{thread_id}/state/{checkpoint_id}", dependencies=[ReadableThread])
 async def get_state_at(thread_id: str, checkpoint_id: str, ctx: Context) -> dict[str, Any]:
     snapshot = await offload.to_thread(ctx.manager.state_at, thread_id, checkpoint_id)
     return shapes.state(snapshot)
 
 
-@router.post("/{thread_id}/state/checkpoint")
+@router.post("/{thread_id}/state/checkpoint", dependencies=[ReadableThread])
 async def post_state_at(thread_id: str, body: StateAtCheckpoint, ctx: Context) -> dict[str, Any]:
     snapshot = await offload.to_thread(ctx.manager.state_at, thread_id, body.checkpoint.of(thread_id))
     return shapes.state(snapshot)
 
 
-@router.post("/{thread_id}/history")
+@router.post("/{thread_id}/history", dependencies=[ReadableThread])
 async def get_history(thread_id: str, ctx: Context, body: HistoryQuery | None = None) -> list[dict[str, Any]]:
     query = body or HistoryQuery()
     history = await offload.to_thread(ctx.manager.history, thread_id, limit=query.limit,
@@ -191,15 +214,15 @@ async def get_history(thread_id: str, ctx: Context, body: HistoryQuery | None = 
     return [shapes.state(snapshot) for snapshot in history]
 
 
-@router.post("/{thread_id}/events")
-async def post_event(thread_id: str, body: EventPost, ctx: Context) -> dict[str, Any]:
-    await offload.to_thread(ctx.manager.get, thread_id)
+@router.post("/{thread_id}/events", dependencies=[ReadableThread])
+async def post_event(thread_id: str, body: EventPost, ctx: Context, user: Caller) -> dict[str, Any]:
+    require_run(user, (await offload.to_thread(ctx.manager.get, thread_id)).graph)
     event = await offload.to_thread(ctx.manager.post_event, thread_id, body.kind, body.payload)
     return {"event_id": event.event_id, "thread_id": thread_id, "kind": event.kind,
             "delivered": "at the thread's next turn"}
 
 
-@router.get("/{thread_id}/trace")
+@router.get("/{thread_id}/trace", dependencies=[ReadableThread])
 async def get_trace(thread_id: str, ctx: Context) -> Response:
     body = await offload.to_thread(_trace, ctx.manager, thread_id)
     return Response(body, media_type="application/x-ndjson")

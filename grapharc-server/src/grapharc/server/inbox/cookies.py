@@ -1,7 +1,10 @@
-"""The page session: a signed cookie (HttpOnly, SameSite=Lax) holding who signed in and a CSRF token.
+"""The page session: a signed cookie (HttpOnly, SameSite=Lax) holding who signed in, a CSRF token and
+a nonce.
 
-Nothing is kept on the server: the cookie is signed with the auth file's secret (itsdangerous)
-and expires after ``MAX_AGE``; every form carries the CSRF token the cookie holds.
+The cookie is signed with the auth file's secret (itsdangerous) and expires after ``MAX_AGE``;
+every form carries the CSRF token the cookie holds. Signing out records the nonce as revoked in the
+session store until the cookie would have expired (``SignInRecords``), so a copy of the old cookie
+opens nothing on any worker (``grapharc.server.inbox.routes.signed_in`` checks it).
 """
 
 from __future__ import annotations
@@ -24,11 +27,13 @@ class PageSession:
 
     user: str | None
     csrf: str
+    nonce: str
+    """What names this session when it is signed out (revoked)."""
 
     @classmethod
     def new(cls, user: str | None) -> PageSession:
-        """A session for ``user`` with a fresh CSRF token (made again at every sign-in and out)."""
-        return cls(user, secrets.token_urlsafe(24))
+        """A session for ``user`` with a fresh CSRF token and nonce (made again at every sign-in and out)."""
+        return cls(user, secrets.token_urlsafe(24), secrets.token_urlsafe(24))
 
     def csrf_ok(self, presented: str | None) -> bool:
         """True when a form's token is this session's (compared as bytes: ``compare_digest`` refuses
@@ -52,13 +57,15 @@ class Cookies:
             data = self._signer.loads(raw, max_age=MAX_AGE)
         except BadSignature:
             return None
-        if not isinstance(data, dict) or not isinstance(data.get("csrf"), str):
-            return None
+        if not isinstance(data, dict) or not isinstance(data.get("csrf"), str) or \
+                not isinstance(data.get("nonce"), str):
+            return None  # a cookie signed before sessions had a nonce (one that cannot be revoked) too
         user = data.get("user")
-        return PageSession(user if isinstance(user, str) else None, data["csrf"])
+        return PageSession(user if isinstance(user, str) else None, data["csrf"], data["nonce"])
 
     def write(self, request: Request, response: Response, session: PageSession) -> None:
         """Set ``session`` as the response's page session cookie."""
-        response.set_cookie(COOKIE, self._signer.dumps({"user": session.user, "csrf": session.csrf}),
+        signed = self._signer.dumps({"user": session.user, "csrf": session.csrf, "nonce": session.nonce})
+        response.set_cookie(COOKIE, signed,
                             max_age=MAX_AGE, httponly=True, samesite="lax", path="/",
                             secure=request.url.scheme == "https")

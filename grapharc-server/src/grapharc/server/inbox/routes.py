@@ -5,7 +5,13 @@ the approval's page, which then shows who decided and where the thread stands (a
 graph the server registered is carried on by its run worker after the answer, so a long run
 never holds the person's request open; the page shows it running until it pauses or ends). A second
 decision is refused (409, "already decided by X at T"), an expired approval says so (410),
-and a user the auth file does not let decide an approval gets 403.
+and a user the auth file does not let decide an approval gets 403. An approval of a thread the user
+may not read is a 404, as an unknown approval is, whether or not they may decide it: its existence
+is not leaked, and nobody decides what they may not read. The inbox lists the approvals the user may
+decide on threads they may read, and counts the others only among the threads they may read.
+
+Signing out revokes the page session (its nonce, in the session store every worker reads);
+failed sign-ins throttle the next ones per user name and address (``grapharc.server.inbox.throttle``).
 
 The routes are plain functions on the module's router; who is signed in and whether a form carries
 its CSRF token are dependencies, and what they read (the pages, the sessions, the API's run worker)
@@ -20,16 +26,17 @@ from pathlib import Path
 from typing import Annotated, Any
 from urllib.parse import quote
 
-from fastapi import APIRouter, Depends, FastAPI, Form, HTTPException, Request
+from fastapi import APIRouter, Depends, FastAPI, Form, Request
 from fastapi.responses import RedirectResponse, Response
 from fastapi.templating import Jinja2Templates
 
 from grapharc.errors import GraphARCError
-from grapharc.server.api.context import ApiContext
+from grapharc.server.api.context import ApiContext, bearer_user
 from grapharc.server.auth import AuthConfig, User
-from grapharc.server.inbox.cookies import Cookies, PageSession
-from grapharc.server.service import decisions
-from grapharc.server.service.sessions import Details, Sessions
+from grapharc.server.inbox.cookies import MAX_AGE, Cookies, PageSession
+from grapharc.server.inbox.throttle import Throttle
+from grapharc.server.service import access, decisions
+from grapharc.server.service.sessions import Details, Pending, Sessions
 from grapharc.session.errors import ApprovalExpiredError, UnknownApprovalError
 from grapharc.session.records import DECISIONS, iso
 from grapharc.stores import offload
@@ -124,11 +131,16 @@ class SignedIn:
     user: User
 
 
-async def signed_in(request: Request, pages: PagesDep) -> SignedIn:
-    """Who is signed in to the request's page session (``SignInFirst`` if nobody is)."""
+async def signed_in(request: Request, pages: PagesDep,
+                    sessions: Annotated[Sessions, Depends(_sessions)]) -> SignedIn:
+    """Who is signed in to the request's page session (``SignInFirst`` if nobody is, or the session
+    was signed out)."""
     session = pages.cookies.read(request)
     user = pages.auth.users.get(session.user) if session and session.user else None
     if session is None or user is None:
+        raise SignInFirst
+    records = sessions.sign_ins()
+    if await offload.to_thread(records.sign_in_revoked, session.nonce, sessions.manager.clock()):
         raise SignInFirst
     return SignedIn(session, user)
 
@@ -155,13 +167,9 @@ class FormToken:
 
 
 async def token_user(request: Request) -> User:
-    """The user whose API token the request sends (401 without one)."""
+    """The user whose bearer token the request sends (401 saying what is wrong without one)."""
     auth: AuthConfig = request.app.state.auth
-    user = auth.bearer(request.headers.get("authorization"))
-    if user is None:
-        raise HTTPException(401, "send an API token: Authorization: Bearer TOKEN",
-                            headers={"WWW-Authenticate": "Bearer"})
-    return user
+    return bearer_user(auth, request.headers.get("authorization"))
 
 
 SessionsDep = Annotated[Sessions, Depends(_sessions)]
@@ -178,15 +186,27 @@ def signin_form(request: Request, pages: PagesDep, next: str = PREFIX) -> Respon
 
 
 @router.post("/signin")
-def signin(request: Request, pages: PagesDep, posted: Annotated[PageSession | None, Depends(posted_in)],
+def signin(request: Request, pages: PagesDep, sessions: SessionsDep,
+           posted: Annotated[PageSession | None, Depends(posted_in)],
            username: Annotated[str, Form()] = "", password: Annotated[str, Form()] = "",
            next: Annotated[str, Form()] = PREFIX) -> Response:
-    """Sign in (a sync route: checking the password hash is slow work, done in a worker thread)."""
+    """Sign in, unless this user name or address failed too often lately (a sync route: checking the
+    password hash is slow work, done in a worker thread, as the store's are)."""
     if posted is None:
         return pages.render(request, "signin.html", 403, next=_local(next),
                             error="the form expired or came from elsewhere; sign in again")
+    throttle = Throttle(sessions.sign_ins(), pages.auth.sign_in_limits)
+    address, now = request.client.host if request.client else "unknown", sessions.manager.clock()
+    wait = throttle.retry_after(username, address, now)
+    if wait:
+        refused = pages.render(request, "signin.html", 429, next=_local(next),
+                               error=f"too many failed sign-ins for this user name or from this address; "
+                                     f"try again in {wait} seconds")
+        refused.headers["Retry-After"] = str(wait)
+        return refused
     user = pages.auth.sign_in(username, password)
     if user is None:
+        throttle.failed(username, address, now)
         return pages.render(request, "signin.html", 401, next=_local(next),
                             error="wrong user name or password")
     response = RedirectResponse(_local(next), status_code=303)
@@ -195,8 +215,12 @@ def signin(request: Request, pages: PagesDep, posted: Annotated[PageSession | No
 
 
 @router.post("/signout")
-def signout(request: Request, pages: PagesDep,
-            _posted: Annotated[PageSession, Depends(SIGNOUT_FORM)]) -> Response:
+def signout(request: Request, pages: PagesDep, sessions: SessionsDep,
+            posted: Annotated[PageSession, Depends(SIGNOUT_FORM)]) -> Response:
+    """Sign out: the page session is revoked (for every worker) until it would have expired."""
+    if posted.user is not None:
+        now = sessions.manager.clock()
+        sessions.sign_ins().revoke_sign_in(posted.nonce, now + MAX_AGE, now)
     response = RedirectResponse(f"{PREFIX}/signin", status_code=303)
     pages.cookies.write(request, response, PageSession.new(None))
     return response
@@ -204,15 +228,16 @@ def signout(request: Request, pages: PagesDep,
 
 @router.get("")
 async def inbox(request: Request, who: Who, pages: PagesDep, sessions: SessionsDep) -> Response:
-    waiting = await offload.to_thread(sessions.pending)
-    mine = decisions.decidable_by(who.user, waiting)
-    return pages.render(request, "inbox.html", pending=mine, others=len(waiting) - len(mine), now=time.time())
+    """The approvals the user may decide on threads they may read, and how many others those hold."""
+    seen = _readable(who.user, await offload.to_thread(sessions.pending))
+    mine = decisions.decidable_by(who.user, seen)
+    return pages.render(request, "inbox.html", pending=mine, others=len(seen) - len(mine), now=time.time())
 
 
 @router.get("/approvals/{approval_id}")
 async def approval_page(request: Request, approval_id: str, who: Who, pages: PagesDep,
                         sessions: SessionsDep) -> Response:
-    found = await _details(sessions, approval_id)
+    found = await _details(sessions, approval_id, who.user)
     try:
         decider = decisions.decider(found.approval, found.session.graph, who.user)
     except decisions.MayNotDecide as exc:
@@ -227,6 +252,7 @@ async def decide(request: Request, approval_id: str, who: Who,
                  decision: Annotated[str, Form()] = "") -> Response:
     if decision not in DECISIONS:
         raise PageRefused(422, f"decision must be one of {', '.join(DECISIONS)}")
+    await _details(sessions, approval_id, who.user)  # 404 for an approval of a thread they may not read
     try:
         await decisions.decide(sessions, approval_id, decision, who.user, api)
     except UnknownApprovalError as exc:
@@ -241,20 +267,31 @@ async def decide(request: Request, approval_id: str, who: Who,
 
 @router.get("/pending.json")
 async def pending_json(user: Annotated[User, Depends(token_user)], sessions: SessionsDep) -> dict[str, Any]:
-    waiting = await offload.to_thread(sessions.pending)
+    """What the inbox lists, for the bearer token's user, as JSON."""
+    waiting = _readable(user, await offload.to_thread(sessions.pending))
     return {"user": user.name, "approvals": [
         {**p.approval.to_dict(), "graph": p.graph} for p in decisions.decidable_by(user, waiting)]}
 
 
-async def _details(sessions: Sessions, approval_id: str) -> Details:
-    """The approval's details (the page saying there is no such approval, 404, if none)."""
+def _readable(user: User, pending: list[Pending]) -> list[Pending]:
+    """The approvals of ``pending`` whose thread ``user`` may read."""
+    return [p for p in pending if access.may_read(user, p.thread)]
+
+
+async def _details(sessions: Sessions, approval_id: str, user: User | None = None) -> Details:
+    """The approval's details: the page saying there is no such approval (404) if none, or if
+    ``user`` may not read its thread (the same words)."""
     try:
-        return await offload.to_thread(sessions.details, approval_id)
+        found = await offload.to_thread(sessions.details, approval_id)
     except UnknownApprovalError as exc:
         raise PageRefused(404, str(exc)) from None
+    if user is not None and not access.may_read(user, found.session):
+        raise PageRefused(404, f"no approval has id {approval_id!r}")
+    return found
 
 
 def _not_theirs(request: Request, pages: Pages, refusal: decisions.MayNotDecide) -> Response:
+    """The 403 page saying who may decide the approval the user may read but not decide."""
     return pages.render(request, "refused.html", 403, approval=refusal.approval, reason=str(refusal))
 
 

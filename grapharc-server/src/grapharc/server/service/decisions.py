@@ -1,9 +1,10 @@
 """Deciding an approval, the one path the API's resume and the inbox's approve both take: who may
 decide it, the decision recorded, the thread carried on.
 
-Who may decide (``decider``): with an auth file, a user whose ``may_decide`` globs match the
-approval's ``graph/node`` and who is one of the deciders it lists or answers for one
-(``decides_for``: the audit then names ``alice (credit-desk)``); without one (a loopback server),
+Who may decide (``decider``): with an auth file, a user whose decide globs (their roles' ``decide``,
+their own ``may_decide``) match the approval's ``graph/node`` and who is one of the deciders it
+lists or answers for one (a role of theirs by that name, or their ``decides_for``: the audit then
+names ``alice (credit-desk)``); without one (a loopback server),
 whoever the request names, if the approval lists them or lists nobody. Recording (``record``) is
 store work, done in the store pool; the thread it frees is carried on where nodes run: by the
 server's run worker when this process registered the thread's graph (the API's resume run, or the
@@ -60,11 +61,11 @@ class AlreadyDecided(AlreadyDecidedError):
 def deciding_as(user: User, graph: str, approval: Approval) -> str | None:
     """The name ``user`` decides ``approval`` (asked by a thread of ``graph``) as, or None when the
     auth file does not let them: ``user (role)`` when they answer for a decider it lists."""
-    if not any(fnmatchcase(f"{graph}/{approval.node}", pattern) for pattern in user.may_decide):
+    if not any(fnmatchcase(f"{graph}/{approval.node}", pattern) for pattern in user.rights.decide):
         return None
     if not approval.deciders or user.name in approval.deciders:
         return user.name
-    role = next((role for role in user.decides_for if role in approval.deciders), None)
+    role = next((role for role in user.rights.decides_for if role in approval.deciders), None)
     return None if role is None else f"{user.name} ({role})"
 
 
@@ -75,7 +76,8 @@ def decider(approval: Approval, graph: str, user: User | None, named: str = "api
         signed = deciding_as(user, graph, approval)
         if signed is None:
             raise MayNotDecide(user.name, approval,
-                               hint="the auth file's may_decide and decides_for say who may")
+                               hint="the auth file's decide grants (a role's decide, a user's may_decide) "
+                                    "and the roles a user answers for say who may")
         return signed
     if approval.deciders and named not in approval.deciders:
         raise MayNotDecide(repr(named), approval, hint=f"it is for: {', '.join(approval.deciders)}")

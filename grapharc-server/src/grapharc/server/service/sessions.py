@@ -16,6 +16,8 @@ from dataclasses import dataclass
 from typing import Any
 
 from grapharc.errors import GraphARCError
+from grapharc.session.contracts import SignInRecords
+from grapharc.session.errors import SessionStoreError
 from grapharc.session.manager import SessionManager
 from grapharc.session.records import GATE, OPEN, Approval, Session
 from grapharc.stores import offload
@@ -23,10 +25,12 @@ from grapharc.stores import offload
 
 @dataclass(frozen=True, slots=True)
 class Pending:
-    """An open approval and the graph of the thread that waits on it."""
+    """An open approval and the graph of the thread that waits on it (and the thread, whose owner
+    says who may read it)."""
 
     approval: Approval
     graph: str
+    thread: Session
 
 
 @dataclass(frozen=True, slots=True)
@@ -44,6 +48,17 @@ class Sessions:
 
     def __init__(self, manager: SessionManager) -> None:
         self.manager = manager
+        store = manager.store  # checked once: a protocol's isinstance is slow
+        self._sign_ins: SignInRecords | None = store if isinstance(store, SignInRecords) else None
+
+    def sign_ins(self) -> SignInRecords:
+        """The store's sign-in records (signed-out page sessions, failed sign-ins), which the pages
+        need; ``SessionStoreError`` for a store that keeps none."""
+        if self._sign_ins is None:
+            raise SessionStoreError(f"the session store at {self.manager.location} keeps no sign-in records, "
+                                    "which the sign-in pages need",
+                                    hint="serve the pages over a store that does (sqlite:, postgresql:)")
+        return self._sign_ins
 
     @classmethod
     def open(cls, location: str) -> Sessions:
@@ -64,7 +79,7 @@ class Sessions:
 
     def pending(self) -> list[Pending]:
         """Every open approval of every paused thread, the oldest asked first."""
-        found = [Pending(hold, session.graph) for session in self.manager.list("paused")
+        found = [Pending(hold, session.graph, session) for session in self.manager.list("paused")
                  for hold in session.holds if hold.state == OPEN]
         return sorted(found, key=lambda p: p.approval.created_at)
 
