@@ -56,6 +56,17 @@ def test_everyone_may_be_narrowed_key_by_key(tmp_path):
     assert (auth.users["ana"].rights.run, auth.users["ana"].rights.delete) == ((), Scope.OWN)
 
 
+def test_a_users_tenant_is_kept_as_every_tenant_is_so_its_spellings_are_one(tmp_path):
+    """Tenants compare as grapharc.config.tenants keeps them: case and full-width forms agree."""
+    auth = load_auth(_auth(tmp_path, '[users.a]\ntenant = "ＡＣＭＥ "\n\n[users.b]\ntenant = "Acme"\n'))
+    assert auth.users["a"].tenant == auth.users["b"].tenant == "acme"
+
+
+def test_a_tenant_of_only_spaces_is_refused_naming_the_key(tmp_path):
+    with pytest.raises(AuthFileError, match=r"users\.a\.tenant: a tenant name must not be empty"):
+        load_auth(_auth(tmp_path, '[users.a]\ntenant = "  "\n'))
+
+
 @pytest.mark.parametrize(("text", "says"), [
     ('[users.a]\nroles = ["auditor"]\n', "users.a.roles names role 'auditor', which [roles] does not define"),
     ('[roles.r]\nread = "everything"\n[users.a]\n', "roles.r.read must be one of 'own', 'tenant', 'all'; "

@@ -44,6 +44,7 @@ from typing import Any
 from argon2 import PasswordHasher
 from argon2.exceptions import InvalidHashError, VerificationError
 
+from grapharc.config.tenants import tenant_name
 from grapharc.server.errors import AuthFileError, BearerRefused
 from grapharc.server.grants import EVERYONE, EVERYONE_DEFAULT, Rights, Scope, names, parse_roles, rights_of
 from grapharc.server.jwt_bearer import JwtVerifier, load_jwt
@@ -174,6 +175,14 @@ def _text(path: Path, where: str, entry: dict[str, Any]) -> str:
     return value
 
 
+def _tenant(path: Path, where: str, entry: dict[str, Any]) -> str:
+    """The tenant name at ``where``, as ``tenant_name`` keeps it (so ``ACME`` is ``acme``)."""
+    try:
+        return tenant_name(_text(path, where, entry))
+    except ValueError as exc:
+        raise AuthFileError(f"auth file {path}: {where}: {exc}") from exc
+
+
 def _user(path: Path, name: str, entry: dict[str, Any], roles: dict[str, Rights],
           verifier: JwtVerifier | None) -> User:
     """The user ``[users.NAME]``, with the rights of everyone, their roles and their own grants."""
@@ -191,7 +200,7 @@ def _user(path: Path, name: str, entry: dict[str, Any], roles: dict[str, Rights]
     own = Rights(decide=names(path, f"{where}.may_decide", entry),
                  decides_for=names(path, f"{where}.decides_for", entry))
     rights = rights_of(roles, names(path, f"{where}.roles", entry), own, undefined)
-    tenant = _text(path, f"{where}.tenant", entry) if "tenant" in entry else None
+    tenant = _tenant(path, f"{where}.tenant", entry) if "tenant" in entry else None
     if tenant is None and Scope.TENANT in (rights.read, rights.delete) and \
             (verifier is None or verifier.tenant_claim is None):
         raise AuthFileError(f"auth file {path}: {where} has a role covering its tenant's threads, but "

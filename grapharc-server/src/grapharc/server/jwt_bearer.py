@@ -20,6 +20,7 @@ import jwt
 from cryptography.exceptions import UnsupportedAlgorithm
 from cryptography.hazmat.primitives.serialization import load_pem_public_key
 
+from grapharc.config.tenants import tenant_or_none
 from grapharc.server.errors import AuthFileError, BearerRefused
 
 ASYMMETRIC = ("RS256", "RS384", "RS512", "PS256", "PS384", "PS512", "ES256", "ES384", "ES512", "EdDSA")
@@ -105,7 +106,10 @@ class JwtVerifier:
         tenant = payload.get(self.tenant_claim) if self.tenant_claim else None
         if tenant is not None and (not isinstance(tenant, str) or not tenant):
             raise BearerRefused(f"the JWT's {self.tenant_claim!r} claim is not a tenant name")
-        return Claims(user, tuple(roles), tenant)
+        try:
+            return Claims(user, tuple(roles), tenant_or_none(tenant))
+        except ValueError as exc:
+            raise BearerRefused(f"the JWT's {self.tenant_claim!r} claim is not a tenant name: {exc}") from exc
 
 
 def load_jwt(path: Path, table: Any) -> JwtVerifier:

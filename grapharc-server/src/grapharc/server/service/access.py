@@ -13,6 +13,7 @@ from __future__ import annotations
 from fnmatch import fnmatchcase
 from typing import TYPE_CHECKING
 
+from grapharc.config.tenants import tenant_name
 from grapharc.server.grants import Scope
 
 if TYPE_CHECKING:
@@ -32,8 +33,9 @@ def covers(scope: Scope, user: User, session: Session) -> bool:
 
 
 def _same_tenant(mine: str | None, theirs: str | None) -> bool:
-    """Whether two tenant names are one (compared case-insensitively; no tenant matches none)."""
-    return mine is not None and theirs is not None and mine.casefold() == theirs.casefold()
+    """Whether two tenant names are one (as ``tenant_name`` keeps them; no tenant matches none). Both
+    are folded here too, so a thread stored with another spelling before folding still matches."""
+    return mine is not None and theirs is not None and tenant_name(mine) == tenant_name(theirs)
 
 
 def may_read(user: User | None, session: Session) -> bool:
