@@ -73,7 +73,8 @@ class Ranged(OptionType):
 def setting(name: str, metavar: str) -> Ranged:
     """The option type of the config setting ``name``: a flag accepts what grapharc.toml does."""
     kind = KEYS[name].parse
-    assert isinstance(kind, Count | Number), f"setting {name} is not a number"
+    if not isinstance(kind, Count | Number):
+        raise TypeError(f"setting {name} is not a number, so it has no ranged option type")
     return Ranged(kind, metavar)
 
 

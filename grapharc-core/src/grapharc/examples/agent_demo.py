@@ -68,7 +68,7 @@ class AgentDemo:
 
 def test_passes(answer: str, workspace: Path) -> tuple[bool, str]:
     """The evidence check: the harness runs the test itself; the model's word is not enough."""
-    done = subprocess.run(_test_argv(), cwd=workspace, capture_output=True, timeout=60, check=False)
+    done = subprocess.run(_test_argv(), cwd=workspace, capture_output=True, timeout=60, check=False)  # noqa: S603 -- the demo's own fixed argv, no shell
     return done.returncode == 0, f"test_calc exit code {done.returncode} when the harness ran it"
 
 

@@ -282,7 +282,7 @@ def governed_runnable(
     """The runnable LangGraph runs for this node (sync and async paths)."""
     if abody is not None:
         return GovernedRunnable(spec.name, facts.name, None, make_async(spec, facts, abody))
-    assert body is not None
+    assert body is not None  # noqa: S101 -- narrows the type: a node has a sync body or an async one
     return GovernedRunnable(spec.name, facts.name, make_sync(spec, facts, body), None)
 
 

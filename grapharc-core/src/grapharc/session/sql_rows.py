@@ -54,7 +54,7 @@ class SqlSessionRows(SqlDialect, ABC):
 
     def _row(self, conn: Connection, thread_id: str, lock: str = "") -> Row:
         """The thread's row (locked by ``lock``), or ``UnknownSessionError``."""
-        row: Row | None = self._run(conn, f"SELECT * FROM {{sessions}} WHERE thread_id = ? {lock}",
+        row: Row | None = self._run(conn, f"SELECT * FROM {{sessions}} WHERE thread_id = ? {lock}",  # noqa: S608 -- identifiers are GraphARC's own constants; values are bound
                                     (thread_id,)).fetchone()
         if row is None:
             raise UnknownSessionError(thread_id)
@@ -63,7 +63,7 @@ class SqlSessionRows(SqlDialect, ABC):
     def _claimed(self, conn: Connection, thread_id: str) -> Row:
         """The thread's row locked for a claim, or ``SessionBusyError`` if another runner is claiming
         it right now (its row is locked: skipped rather than waited for)."""
-        row: Row | None = self._run(conn, f"SELECT * FROM {{sessions}} WHERE thread_id = ? {self.CLAIM_LOCK}",
+        row: Row | None = self._run(conn, f"SELECT * FROM {{sessions}} WHERE thread_id = ? {self.CLAIM_LOCK}",  # noqa: S608 -- identifiers are GraphARC's own constants; values are bound
                                     (thread_id,)).fetchone()
         if row is not None:
             return row
@@ -118,7 +118,7 @@ class SqlSessionRows(SqlDialect, ABC):
                     {"approval": a.approval_id, "node": a.node, "kind": a.kind, "question": a.question})
 
     def _approvals(self, conn: Connection, where: str, args: tuple[Any, ...]) -> list[Approval]:
-        rows = self._run(conn, f"SELECT * FROM {{approvals}} {where} ORDER BY {self.APPROVAL_ORDER}", args)
+        rows = self._run(conn, f"SELECT * FROM {{approvals}} {where} ORDER BY {self.APPROVAL_ORDER}", args)  # noqa: S608 -- identifiers are GraphARC's own constants; values are bound
         return [Approval(r["approval_id"], r["thread_id"], r["kind"], r["node"], r["hold_key"], r["question"],
                          r["digest"], tuple(self._decode(r["deciders"])), r["created_at"], r["expires_at"],
                          r["state"], r["decided_by"], r["decided_at"]) for r in rows]

@@ -52,7 +52,7 @@ WRITE_COLUMNS = ("thread_id", "checkpoint_ns", "checkpoint_id", "task_id", "task
 def _copy_of(table: str, columns: Sequence[str]) -> str:
     """A statement copying a thread's rows of ``table`` to another thread (``?``: target, source)."""
     rest = ", ".join(column for column in columns if column != "thread_id")
-    return (f"INSERT OR REPLACE INTO {table} (thread_id, {rest}) "
+    return (f"INSERT OR REPLACE INTO {table} (thread_id, {rest}) "  # noqa: S608 -- identifiers are GraphARC's own constants; values are bound
             f"SELECT ?, {rest} FROM {table} WHERE thread_id = ?")
 
 

@@ -28,7 +28,7 @@ WHEN EXISTS (SELECT 1 FROM {rule.owner} WHERE {rule.key} = OLD.{rule.key})
 BEGIN
     SELECT RAISE(ABORT, '{rule.delete_refused}');
 END;
-"""
+"""  # noqa: S608 -- identifiers are GraphARC's own constants; values are bound
 
 
 SCHEMA = ddl(SESSION_TABLES, SQLITE) + append_only(AUDIT_TRAIL)

@@ -70,7 +70,7 @@ def open_socket(workspace: str, port: int) -> str:
 
 def spawn_process(workspace: str, path: str) -> str:
     """Start a process (``touch path``), which would run outside every in-process guard."""
-    subprocess.run(["touch", path], check=True, timeout=10)
+    subprocess.run(["touch", path], check=True, timeout=10)  # noqa: S603, S607 -- a fixed argv the kit's tool runs, no shell
     return "spawned"
 
 

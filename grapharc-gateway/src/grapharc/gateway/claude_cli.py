@@ -145,7 +145,7 @@ def _run(argv: list[str], text: str, cwd: str, timeout: float, late: str) -> tup
     """(stdout, stderr, exit code) of ``argv`` run in ``cwd`` in a session of its own, given ``text``
     on stdin. Past ``timeout`` s its process group is killed and ``ClaudeCLIError`` says it was
     ``late``; on any other interruption the group is killed and the interruption raised."""
-    process = subprocess.Popen(argv, stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+    process = subprocess.Popen(argv, stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.PIPE,  # noqa: S603 -- argv list, no shell; the claude CLI the operator configured
                                text=True, cwd=cwd, env={**os.environ, **CHILD_ENVIRONMENT},
                                start_new_session=True)
     try:

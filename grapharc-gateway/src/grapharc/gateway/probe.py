@@ -39,7 +39,7 @@ def endpoint_check(base_url: str, api_key: str | None, *, timeout: float = 3.0) 
         return check("endpoint", False, f"{url} is not an http(s) URL")
     headers = {"Authorization": f"Bearer {api_key}"} if api_key else {}
     try:
-        with urllib.request.urlopen(urllib.request.Request(url, headers=headers), timeout=timeout) as answer:
+        with urllib.request.urlopen(urllib.request.Request(url, headers=headers), timeout=timeout) as answer:  # noqa: S310 -- only http(s) reaches here (checked above)
             status = answer.status
     except urllib.error.HTTPError as error:
         status = error.code
@@ -56,7 +56,7 @@ def executable_check(name: str, *, timeout: float = 10.0) -> dict[str, Any]:
         return check("executable", False, f"{name} is not on PATH")
     try:
         with tempfile.TemporaryDirectory(prefix="grapharc-probe-") as cwd:
-            completed = subprocess.run([path, "--version"], capture_output=True, text=True,
+            completed = subprocess.run([path, "--version"], capture_output=True, text=True,  # noqa: S603 -- argv list, no shell; the CLI found on PATH
                                        timeout=timeout, cwd=cwd, stdin=subprocess.DEVNULL)
     except (OSError, subprocess.TimeoutExpired) as error:
         return check("executable", False, f"{path} did not run ({type(error).__name__}: {error})")

@@ -59,7 +59,7 @@ class PostgresTraces:
         wanted = [(column, value) for column, value in (("run_id", run_id), ("thread_id", thread_id))
                   if value is not None]
         where = " AND ".join(f"{column} = %s" for column, _ in wanted)
-        query = f"SELECT line FROM grapharc_trace_events {'WHERE ' + where if where else ''} ORDER BY seq"
+        query = f"SELECT line FROM grapharc_trace_events {'WHERE ' + where if where else ''} ORDER BY seq"  # noqa: S608 -- identifiers are GraphARC's own constants; values are bound
         args = [value for _, value in wanted]
         with self._database.transaction() as conn:  # a named cursor lives in a transaction
             cursor = conn.cursor(name="grapharc_trace_lines")

@@ -146,7 +146,7 @@ class _DrainingServer(uvicorn.Server):
 
     def _supervisor_gone(self) -> None:
         """The lifeline reached its end: drain, as on SIGTERM (nobody would pass one on now)."""
-        assert self._lifeline is not None
+        assert self._lifeline is not None  # noqa: S101 -- narrows the type: only a server with a lifeline reads it
         asyncio.get_running_loop().remove_reader(self._lifeline)
         if not self.should_exit:
             self._drain("the supervisor is gone")

@@ -160,7 +160,7 @@ def run_command(workspace: str, argv: list[str], cwd: str = ".", timeout: float 
         if not directory.is_dir():
             raise ToolInputError(f"run_command: cwd {cwd!r} is not a directory in the workspace")
     try:
-        process = subprocess.Popen(argv, cwd=directory, env=environment(str(root.root), extra),
+        process = subprocess.Popen(argv, cwd=directory, env=environment(str(root.root), extra),  # noqa: S603 -- argv list, no shell: running the model's command is this tool's job, under the rules
                                    stdin=subprocess.DEVNULL, stdout=subprocess.PIPE,
                                    stderr=subprocess.PIPE, shell=False, start_new_session=True)
     except OSError as exc:

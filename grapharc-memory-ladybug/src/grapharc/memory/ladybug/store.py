@@ -220,7 +220,7 @@ class LadybugMemoryStore:
     def _query(self, cypher: str, parameters: dict[str, Any] | None = None) -> list[Any]:
         """Run one Cypher statement and return its rows."""
         result = self._open_connection().execute(cypher, parameters or {})
-        assert not isinstance(result, list), "one statement yields one result"
+        assert not isinstance(result, list), "one statement yields one result"  # noqa: S101 -- narrows the type: one statement gives one result
         return result.get_all()
 
     def _claims(self, match: str, parameters: dict[str, Any] | None = None) -> list[Claim]:

@@ -136,7 +136,7 @@ def _new_run(cursor: sqlite3.Cursor, first: int, last: int) -> int:
     run = cursor.execute("INSERT INTO runs (run, first_seq, last_seq) VALUES "
                          "((SELECT coalesce(max(run), 0) + 1 FROM runs), ?, ?)",
                          (first, last)).lastrowid
-    assert run is not None
+    assert run is not None  # noqa: S101 -- narrows the type: an INSERT always has a rowid
     return run
 
 
@@ -146,16 +146,16 @@ def _merge(cursor: sqlite3.Cursor, merged: Sequence[int], first: int, last: int)
     already in group order (summing the old runs' groups took a sort as well: about 1 us more
     per claim merged)."""
     run = _new_run(cursor, first, last)
-    cursor.execute(f"INSERT INTO postings (run, term, frequency, length, seq) "
+    cursor.execute(f"INSERT INTO postings (run, term, frequency, length, seq) "  # noqa: S608 -- identifiers are GraphARC's own constants; values are bound
                    f"SELECT ?, term, frequency, length, seq FROM postings "
                    f"WHERE run IN ({_marks(merged)}) ORDER BY term, frequency, length, seq",
                    (run, *merged))
     cursor.execute(_COUNT_GROUPS, (run,))
-    cursor.execute(f"INSERT INTO subject_keys (run, subject_key, seq) "
+    cursor.execute(f"INSERT INTO subject_keys (run, subject_key, seq) "  # noqa: S608 -- identifiers are GraphARC's own constants; values are bound
                    f"SELECT ?, subject_key, seq FROM subject_keys "
                    f"WHERE run IN ({_marks(merged)}) ORDER BY subject_key, seq", (run, *merged))
     for table in ("runs", "postings", "term_groups", "subject_keys"):
-        cursor.execute(f"DELETE FROM {table} WHERE run IN ({_marks(merged)})", merged)
+        cursor.execute(f"DELETE FROM {table} WHERE run IN ({_marks(merged)})", merged)  # noqa: S608 -- identifiers are GraphARC's own constants; values are bound
     return run
 
 
@@ -234,7 +234,7 @@ class SQLitePostings:
         a group is kept as SQLite lists them, and read only for the groups walked)."""
         found: dict[str, dict[Group, int]] = {term: {} for term in terms}
         for term, frequency, length, claims, holders in self._cursor.execute(
-                f"SELECT term, frequency, length, sum(claims), group_concat(run) "
+                f"SELECT term, frequency, length, sum(claims), group_concat(run) "  # noqa: S608 -- identifiers are GraphARC's own constants; values are bound
                 f"FROM term_groups WHERE run {IN_JSON_LIST} AND term {IN_JSON_LIST} "
                 f"GROUP BY term, frequency, length",
                 (json_list(self._last_seqs), json.dumps(list(found)))):
@@ -252,7 +252,7 @@ class SQLitePostings:
         """Up to ``limit`` positions in the group above ``after``, ascending (run ids ascend
         with seqs, so SQLite reads the runs in order and stops at ``limit``)."""
         return [row[0] for row in self._cursor.execute(
-            f"SELECT seq FROM postings WHERE run {IN_JSON_LIST} AND term = ? "
+            f"SELECT seq FROM postings WHERE run {IN_JSON_LIST} AND term = ? "  # noqa: S608 -- identifiers are GraphARC's own constants; values are bound
             f"AND frequency = ? AND length = ? AND seq > ? ORDER BY run, seq LIMIT ?",
             (self._runs_holding(term, group, after), term, *group, after, limit))]
 
@@ -268,7 +268,7 @@ class SQLitePostings:
         for start in range(0, len(keys), _KEYS_AT_ONCE):
             batch = keys[start:start + _KEYS_AT_ONCE]
             for seq, terms in self._cursor.execute(
-                    f"SELECT p.seq, c.terms FROM postings AS p JOIN claim_terms AS c ON c.seq = p.seq "
+                    f"SELECT p.seq, c.terms FROM postings AS p JOIN claim_terms AS c ON c.seq = p.seq "  # noqa: S608 -- identifiers are GraphARC's own constants; values are bound
                     f"WHERE p.run {IN_JSON_LIST} AND p.term = ? AND p.frequency = ? AND p.length = ? "
                     f"AND p.seq > ? AND ({' OR '.join(['instr(c.terms, ?)'] * len(batch))})",
                     (runs, term, *group, after, *batch)):
@@ -280,7 +280,7 @@ class SQLitePostings:
                       others: Sequence[str]) -> list[int]:
         """The same positions, read from ``others``' postings (a claim's postings share a run)."""
         return [row[0] for row in self._cursor.execute(
-            f"SELECT DISTINCT o.seq FROM postings AS o WHERE o.run {IN_JSON_LIST} "
+            f"SELECT DISTINCT o.seq FROM postings AS o WHERE o.run {IN_JSON_LIST} "  # noqa: S608 -- identifiers are GraphARC's own constants; values are bound
             f"AND o.term {IN_JSON_LIST} AND o.seq > ? AND EXISTS (SELECT 1 FROM postings "
             f"AS p WHERE p.run = o.run AND p.term = ? AND p.frequency = ? AND p.length = ? "
             f"AND p.seq = o.seq) ORDER BY o.seq",
@@ -295,7 +295,7 @@ class SQLitePostings:
         unread = [position for position in positions if position not in self._rows]
         if unread:
             self._rows.update(self._cursor.execute(
-                f"SELECT seq, terms FROM claim_terms WHERE seq {IN_JSON_LIST}", (json_list(unread),)))
+                f"SELECT seq, terms FROM claim_terms WHERE seq {IN_JSON_LIST}", (json_list(unread),)))  # noqa: S608 -- identifiers are GraphARC's own constants; values are bound
         keys = [(term, key) for term in dict.fromkeys(terms) for key in _key_forms(term) if key is not None]
         held: dict[int, dict[str, float]] = {}
         for position in positions:
@@ -317,5 +317,5 @@ class SQLitePostings:
         if not self._corrections:
             return set()
         return {row[0] for row in self._cursor.execute(
-            f"SELECT c.seq FROM claims AS c JOIN supersessions AS s ON s.old_id = c.id "
+            f"SELECT c.seq FROM claims AS c JOIN supersessions AS s ON s.old_id = c.id "  # noqa: S608 -- identifiers are GraphARC's own constants; values are bound
             f"WHERE c.seq {IN_JSON_LIST}", (json_list(positions),))}

@@ -81,7 +81,7 @@ def host_config(options: ContainerOptions, workspace: Path, *, needs_network: bo
         "cap_drop": ["ALL"],
         "security_opt": ["no-new-privileges"],
         "read_only": True,
-        "tmpfs": {"/tmp": f"rw,noexec,nosuid,nodev,size={int(options.tmp_mb * 2**20)}"},
+        "tmpfs": {"/tmp": f"rw,noexec,nosuid,nodev,size={int(options.tmp_mb * 2**20)}"},  # noqa: S108 -- the container's own private tmpfs, not the host's /tmp
         "mem_limit": memory,
         "memswap_limit": memory,
         "pids_limit": options.pids_limit,
@@ -96,7 +96,7 @@ def container_config(options: ContainerOptions, *, tool: str) -> dict[str, Any]:
         "entrypoint": [options.python, "-m", RUNNER_MODULE],
         "user": options.user,
         "working_dir": WORKSPACE_MOUNT,
-        "environment": {"HOME": "/tmp", "PYTHONDONTWRITEBYTECODE": "1"},
+        "environment": {"HOME": "/tmp", "PYTHONDONTWRITEBYTECODE": "1"},  # noqa: S108 -- the container's own private tmpfs, not the host's /tmp
         "labels": {LABEL: tool},
         "tty": False,
         "stdin_open": True,
