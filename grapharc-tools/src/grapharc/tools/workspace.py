@@ -14,6 +14,7 @@ import os
 from pathlib import Path, PurePath
 
 from grapharc.errors import GraphARCError
+from grapharc.tools.errors import ToolInputError
 
 MAX_PATH_CHARS = 4096
 """The longest path argument a tool's args model accepts (Linux's PATH_MAX)."""
@@ -48,7 +49,11 @@ class Workspace:
             raise WorkspaceEscape(f"path {text!r} contains a NUL byte")
         if PurePath(text).is_absolute():
             raise WorkspaceEscape(f"path {text!r} is absolute; paths are relative to the workspace root")
-        candidate = Path(os.path.realpath(self.root / text))
+        try:
+            candidate = Path(os.path.realpath(self.root / text))
+        except OSError as exc:  # a symlink on the way was swapped for something else mid-resolution
+            raise ToolInputError(f"path {text!r} cannot be resolved ({exc.strerror}); it changed while "
+                                 "it was being resolved", hint="call the tool again") from None
         if not self.contains(candidate):
             raise WorkspaceEscape(f"path {text!r} resolves to {candidate}, outside the workspace {self.root}")
         return candidate
