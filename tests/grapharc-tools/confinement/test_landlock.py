@@ -13,14 +13,17 @@ import sys
 import pytest
 
 from grapharc.tools import landlock
+from grapharc.tools.beneath import importable
 
 pytestmark = pytest.mark.skipif(landlock.abi() < 1, reason="this kernel offers no Landlock")
 
 PROBE = """
 import json, os, sys
 from grapharc.tools import landlock
+from grapharc.tools.beneath import importable
 readable, writable, outside = sys.argv[1:4]
-restricted = landlock.restrict(read=[readable, *sys.argv[4:]], write=[writable])
+restricted = landlock.restrict([*((path, landlock.READ) for path in (readable, *sys.argv[4:])),
+                                (writable, landlock.WRITE)])
 
 def attempt(action):
     try:
@@ -56,3 +59,15 @@ def test_after_restrict_only_the_named_folders_can_be_reached(tmp_path):
         "write inside": "ok", "read outside": "PermissionError", "list outside": "PermissionError",
         "write outside": "PermissionError", "through a symlink out": "PermissionError"}
     assert not (outside / "new.txt").exists()
+
+
+def test_a_search_path_entry_gives_the_kernel_rules_its_modules_and_packages_not_its_other_files(tmp_path):
+    (tmp_path / "helper.py").write_text("")
+    (tmp_path / "secret.txt").write_text("secret")
+    (tmp_path / "package").mkdir()
+    (tmp_path / "package" / "__init__.py").write_text("")
+    (tmp_path / "sibling").mkdir()
+    (tmp_path / "sibling" / "secret.txt").write_text("secret")
+    assert sorted(importable([str(tmp_path)])) == [
+        (str(tmp_path), landlock.LIST), (str(tmp_path / "helper.py"), landlock.READ_FILE),
+        (str(tmp_path / "package"), landlock.READ)]

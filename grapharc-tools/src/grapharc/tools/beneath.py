@@ -25,6 +25,7 @@ from __future__ import annotations
 import contextlib
 import errno
 import functools
+import importlib.machinery
 import os
 import stat
 import struct
@@ -54,20 +55,38 @@ SHARED_LIBRARIES = ("/lib", "/lib32", "/lib64", "/usr/lib", "/usr/lib32", "/usr/
                     "/etc/ld.so.cache", "/etc/ld.so.conf", "/etc/ld.so.conf.d")
 """Read by the dynamic loader when an extension module loads its own libraries (the audit hook
 never sees those reads), so the sandboxed child's kernel rules let it read them too."""
+IMPORT_SUFFIXES = tuple(importlib.machinery.all_suffixes())
 RETRIES = 8
 """openat2 answers EAGAIN when a rename elsewhere raced its resolution; it is tried this often."""
 
 _by_path = False
 
 
-def confine_sandboxed_child(*, read: Iterable[str], write: Iterable[str]) -> bool:
+def confine_sandboxed_child(*, read: Iterable[str], imports: Iterable[str], write: Iterable[str]) -> bool:
     """In the sandboxed executor's child, before its audit hook goes in: let the kernel (Landlock)
-    keep file access to reading below ``read`` and changing below ``write``, and open by path from
-    now on, since the hook refuses foreign calls and directory descriptors. Whether Landlock holds
-    (without it, a swap raced between the hook's check and the open is not caught)."""
+    keep file access to reading below ``read``, importing from ``imports`` and changing below
+    ``write``, and open by path from now on, since the hook refuses foreign calls and directory
+    descriptors. Whether Landlock holds (without it, a swap raced between the hook's check and
+    the open is not caught)."""
     global _by_path
     _by_path = True
-    return landlock.restrict(read=(*read, *SHARED_LIBRARIES), write=write)
+    return landlock.restrict([*((path, landlock.READ) for path in (*read, *SHARED_LIBRARIES)),
+                              *importable(imports), *((path, landlock.WRITE) for path in write)])
+
+
+def importable(roots: Iterable[str]) -> Iterator[tuple[str, int]]:
+    """Landlock rules for search-path entries the sandbox grants imports from, not their other files
+    (an entry that holds the workspace, say): listing them, reading the modules and packages right
+    in them. The kernel cannot match a suffix below a folder, so a package is readable whole."""
+    for root in roots:
+        yield root, landlock.LIST
+        with contextlib.suppress(OSError), os.scandir(root) as entries:
+            for entry in entries:
+                if entry.is_file(follow_symlinks=False) and entry.name.endswith(IMPORT_SUFFIXES):
+                    yield entry.path, landlock.READ_FILE
+                elif entry.is_dir(follow_symlinks=False) and (entry.name == "__pycache__" or os.path.isfile(
+                        os.path.join(entry.path, "__init__.py"))):
+                    yield entry.path, landlock.READ
 
 
 OpenAt2 = Callable[[int, str, int, int], int]

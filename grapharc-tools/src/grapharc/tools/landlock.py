@@ -1,7 +1,7 @@
 """Landlock (Linux 5.13+): the kernel keeps this process's file access inside named folders.
 
-``restrict(read=..., write=...)`` lets the calling process (and anything it starts) read, list
-and execute only below ``read``, and change only below ``write``, from then on and for good,
+``restrict([(path, rights), ...])`` lets the calling process (and anything it starts) do only
+what the rules grant (read, list, change, below a folder or on one file), from then on and for good,
 whatever path or swapped-in symlink it follows: the check is made by the kernel on the file it
 reaches, not on a path beforehand. The sandboxed executor's child calls it before running a tool.
 Where Landlock is missing (an older kernel, a kernel whose security modules leave it out, a
@@ -35,7 +35,9 @@ REFER, TRUNCATE = 1 << 13, 1 << 14
 """Linking or renaming across folders (ABI 2), truncating (ABI 3)."""
 FILE_RIGHTS = EXECUTE | WRITE_FILE | READ_FILE | TRUNCATE
 """The rights a rule on a file (not a folder) may carry."""
-READ = EXECUTE | READ_FILE | READ_DIR
+LIST, READ = READ_DIR, EXECUTE | READ_FILE | READ_DIR
+WRITE = -1
+"""Every right this kernel's Landlock handles: read, change, create, remove, rename, truncate."""
 
 
 def abi() -> int:
@@ -46,9 +48,10 @@ def abi() -> int:
     return max(version, 0)
 
 
-def restrict(*, read: Iterable[str], write: Iterable[str]) -> bool:
-    """Confine this process's file access to reading below ``read`` and changing below ``write``
-    (a path that does not exist is skipped); False, changing nothing, where Landlock is missing."""
+def restrict(rules: Iterable[tuple[str, int]]) -> bool:
+    """Confine this process's file access to the ``(path, rights)`` rules given (rights below a
+    folder, or on a file; ``READ``, ``LIST``, ``READ_FILE`` or ``WRITE``; a missing path is
+    skipped); False, changing nothing, where Landlock is missing."""
     version = abi()
     if version < 1:
         return False
@@ -58,9 +61,8 @@ def restrict(*, read: Iterable[str], write: Iterable[str]) -> bool:
     if ruleset < 0:
         return False
     try:
-        for paths, rights in ((read, READ), (write, handled)):
-            for path in paths:
-                _allow(ruleset, path, rights & handled)
+        for path, rights in rules:
+            _allow(ruleset, path, rights & handled)
         _prctl_no_new_privs()
         if _syscall(RESTRICT_SELF, ruleset, 0) < 0:
             code = ctypes.get_errno()
@@ -79,6 +81,8 @@ def _allow(ruleset: int, path: str, rights: int) -> None:
     try:
         if not stat.S_ISDIR(os.fstat(fd).st_mode):
             rights &= FILE_RIGHTS
+        if not rights:  # the kernel refuses an empty rule; a file granted only a listing gets nothing
+            return
         rule = struct.pack("=Qi", rights, fd)
         if _syscall(ADD_RULE, ruleset, RULE_PATH_BENEATH, rule, 0) < 0:
             code = ctypes.get_errno()

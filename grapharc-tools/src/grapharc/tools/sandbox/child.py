@@ -53,7 +53,7 @@ def flush_output() -> None:
 def _call(reply_fd: int, tool: str, import_path: str, workspace: str, arguments: str, grants: Grants,
           network: bool) -> str:
     _isolate(reply_fd, workspace)
-    confine_sandboxed_child(read=grants.read, write=grants.write)
+    confine_sandboxed_child(read=grants.read, imports=grants.imports, write=grants.write)
     guard = Guard(tool, workspace, grants, network=network)
     _guard_native_loading(guard)
     sys.addaudithook(guard)
