@@ -103,7 +103,7 @@ def write_text(folder: Directory, name: str, text: str, *, tool: str, shown: str
     if entry is not None and stat.S_ISLNK(entry.st_mode):
         raise WorkspaceEscape(f"path {shown!r} became a symlink while {tool} used it; it is not followed")
     mode = stat.S_IMODE(entry.st_mode) if entry is not None else NEW_FILE_MODE
-    temp = f".{name}.{secrets.token_hex(6)}.tmp"
+    temp = f".{name[:40]}.{secrets.token_hex(6)}.tmp"  # short: the name itself may take all 255 bytes
     fd = folder.open(temp, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o600)
     try:
         with os.fdopen(fd, "wb") as handle:

@@ -4,8 +4,10 @@ A path argument is relative to the workspace root. It is resolved with every sym
 (a symlinked parent directory too) and must land inside the root: ``../`` that climbs out, any
 absolute path, a symlink pointing out and a sibling whose name merely starts with the root's
 (``/tmp/ws-evil`` next to ``/tmp/ws``) all raise ``WorkspaceEscape``, as does a NUL byte.
-Containment is compared path component by component, never as a string prefix. A write goes to
-the resolved target, so it can never pass through a symlink to somewhere outside.
+Containment is compared path component by component, never as a string prefix. What a tool
+then opens is the resolved path beneath the workspace's own descriptor, with no symlink allowed
+on the way (``grapharc.tools.beneath``), so a folder swapped for a symlink out after this check
+is refused rather than followed.
 """
 
 from __future__ import annotations
