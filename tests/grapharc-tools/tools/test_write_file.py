@@ -67,3 +67,9 @@ def test_content_must_be_text_and_within_the_cap(call):
         call("write_file", path="a.txt", content=["not", "text"])
     with pytest.raises(ToolArgumentError, match="content"):
         call("write_file", path="a.txt", content="x" * (MAX_WRITE_CHARS + 1))
+
+
+def test_a_name_that_takes_all_255_bytes_can_still_be_written(call, workspace):
+    name = "é" * 127 + "a"  # 255 bytes in UTF-8: the temporary file beside it must not be longer
+    assert call("write_file", path=name, content="x").startswith("created")
+    assert (workspace / name).read_text() == "x"

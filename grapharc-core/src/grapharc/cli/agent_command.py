@@ -34,16 +34,19 @@ from grapharc.cli.options import (
     MaxIterations,
     MaxSeconds,
     MaxTokens,
+    OptionType,
     Ranged,
     ReadableFile,
     Sessions,
     TenantOption,
     TraceOutput,
     option,
+    shown,
 )
 from grapharc.cli.output import ExitCode, JsonOption, emit, fail, terminal_text
 from grapharc.config.values import Count, Number
 from grapharc.errors import GraphARCError
+from grapharc.harness.trace_names import MAX_THREAD_ID_CHARS, thread_id_problem, trace_file_name
 
 if TYPE_CHECKING:
     from grapharc.config.settings import Config
@@ -60,6 +63,21 @@ DenyGlobs = Annotated[list[str] | None, typer.Option(
 
 class AgentInputError(GraphARCError):
     """An agent flag naming something that cannot be used (a script, a trace, a sessions folder)."""
+
+
+class ThreadId(OptionType):
+    """A thread id: never a path (see ``grapharc.harness.trace_names``)."""
+
+    metavar = "ID"
+
+    def describe(self) -> str:
+        return f"1 to {MAX_THREAD_ID_CHARS} characters, no control characters"
+
+    def convert(self, value: Any) -> str:
+        problem = thread_id_problem(str(value))
+        if problem is not None:
+            raise ValueError(f"thread id {shown(value)}: {problem}")
+        return str(value)
 
 
 def add_agent_command(app: typer.Typer) -> None:
@@ -91,11 +109,13 @@ def agent_command(
         help="KEY=VALUE for the executor (repeatable), e.g. image=my-tools:1 for container; "
              "a VALUE that reads as JSON (a number, true) is taken as one.")] = None,
     sessions: Sessions = None,
-    thread: Annotated[str | None, typer.Option(help="Thread id (default: a new one).")] = None,
+    thread: Annotated[str | None, option("--thread", kind=ThreadId(),
+                                         help="Thread id (default: a new one).")] = None,
     lease: LeaseSeconds = 30.0,
     trace: Annotated[Path | None, option(
         "--trace", kind=TraceOutput(),
-        help="Append JSONL events here (default: none kept, or <sessions>/traces/<thread>.jsonl).")] = None,
+        help="Append JSONL events here (default: none kept, or <sessions>/traces/<thread>.jsonl, an id "
+             "that is not a plain file name named by its digest).")] = None,
     tenant: TenantOption = None,
     max_steps: Annotated[int, option("--max-steps", kind=Ranged(Count(1, 10_000), "N"),
                                      help="Model calls at most.")] = 20,
@@ -230,7 +250,7 @@ def run_in_session(settings: AgentSettings, sessions: Path | str, thread: str | 
     if trace is not None:
         path = trace_target(settings.workspace, trace)
     elif isinstance(folder, Path):
-        path = folder / "traces" / f"{thread}.jsonl"
+        path = session_trace(settings.workspace, folder, thread)
     else:
         raise AgentInputError(f"an agent session in {folder} needs a trace named for it",
                               hint="pass --trace FILE (or set trace in grapharc.toml)")
@@ -241,6 +261,20 @@ def run_in_session(settings: AgentSettings, sessions: Path | str, thread: str | 
         return session_document(manager, session, path, folder)
     finally:
         manager.close()
+
+
+def session_trace(workspace: str, folder: Path, thread: str) -> Path:
+    """The trace a session folder keeps for ``thread`` (under its ``traces/``, named by
+    ``trace_file_name``), checked as ``--trace`` is: outside the workspace, a file a trace may go in."""
+    problem = thread_id_problem(thread)
+    if problem is not None:
+        raise AgentInputError(f"thread id {shown(thread)}: {problem}")
+    path = folder / "traces" / trace_file_name(thread)
+    try:
+        return outside(workspace, TraceOutput().convert(path), "trace")
+    except ValueError as exc:
+        raise AgentInputError(f"the trace of thread {shown(thread)} cannot go to {path}: {exc}",
+                              hint="name a trace with --trace") from None
 
 
 def session_document(manager: Any, session: Any, trace: Path | str, folder: str | Path) -> dict[str, Any]:

@@ -46,6 +46,7 @@ from grapharc.decisions.tool_rules import PermissionPolicy
 from grapharc.errors import GraphARCError
 from grapharc.harness.executors import Executor, LocalExecutor
 from grapharc.harness.ledger import ToolCallLedger
+from grapharc.harness.requested import requested_calls, storable_reply
 from grapharc.harness.tool_calls import GovernedToolCalls
 from grapharc.harness.tools import Tool, ToolRegistry
 from grapharc.policy.engine import PolicyEngine
@@ -201,10 +202,10 @@ class AgentNode(GovernedToolCalls):
         bound = self.model.bind_tools([tool.schema() for tool in self.visible()])
         started = time.perf_counter()
         try:
-            reply = bound.invoke(history)
+            reply = storable_reply(bound.invoke(history))
         except BudgetExceededError:  # the call that crossed a ceiling: its reply is not acted on
             return _stop("budget")
-        calls = list(getattr(reply, "tool_calls", None) or [])
+        calls = requested_calls(reply)
         self._record(config, "model", ts.MODEL_CALL, {
             ts.DURATION_MS: (time.perf_counter() - started) * 1000.0, ts.TOOL_CALLS: len(calls),
             ts.MODEL: str(getattr(self.model, "model_name", type(self.model).__name__))})
@@ -218,7 +219,7 @@ class AgentNode(GovernedToolCalls):
 
     def _tools(self, state: AgentState, config: RunnableConfig) -> dict[str, Any]:
         """Run every tool call of the model's last reply, each through permission and executor."""
-        calls = list(getattr(state.messages[-1], "tool_calls", None) or [])
+        calls = requested_calls(state.messages[-1])
         ledger = ToolCallLedger.of(config)
         answers: list[ToolMessage] = []
         for index, call in enumerate(calls):
@@ -278,7 +279,7 @@ def _stop(reason: str) -> dict[str, Any]:
 def _after_model(state: AgentState) -> Literal["tools", "evidence", "stop"]:
     if state.status == STOPPED:
         return "stop"
-    calls = getattr(state.messages[-1], "tool_calls", None) if state.messages else None
+    calls = requested_calls(state.messages[-1]) if state.messages else None
     return "tools" if calls else "evidence"
 
 

@@ -26,6 +26,7 @@ from grapharc.errors import GraphARCError
 from grapharc.harness.executors import Executor, ExecutorUnavailableError, ToolTimeoutError
 from grapharc.harness.ledger import COMPLETED, ToolCallLedger, digest
 from grapharc.harness.overflow import shown
+from grapharc.harness.requested import invalid_reason
 from grapharc.harness.tools import SideEffect, Tool, ToolArgumentError, ToolRegistry
 from grapharc.policy.engine import PolicyEngine
 from grapharc.runtime.context import CURRENT_RUN
@@ -60,6 +61,9 @@ class GovernedToolCalls:
             return f"error: no tool named {name!r} is available to you", False
         tool = self.tools.get(name)
         try:
+            unusable = invalid_reason(call)
+            if unusable is not None:
+                raise ToolArgumentError(f"tool {name!r}: {unusable}")
             arguments = tool.arguments(call.get("args"))
         except ToolArgumentError as exc:  # refused before anyone is asked about a call that cannot run
             self._record(config, "tools", ts.PERMISSION,

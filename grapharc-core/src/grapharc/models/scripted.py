@@ -12,6 +12,7 @@ resumed in another process (a paused agent session) carries on where it stopped.
 
 from __future__ import annotations
 
+import json
 import math
 import threading
 from collections.abc import Mapping, Sequence
@@ -21,6 +22,7 @@ from langchain_core.callbacks import CallbackManagerForLLMRun
 from langchain_core.language_models import LanguageModelInput
 from langchain_core.language_models.chat_models import BaseChatModel
 from langchain_core.messages import AIMessage, BaseMessage
+from langchain_core.messages.tool import invalid_tool_call
 from langchain_core.outputs import ChatGeneration, ChatResult
 from langchain_core.runnables import Runnable
 from pydantic import ConfigDict, Field, PrivateAttr
@@ -138,14 +140,20 @@ def scripted_reply(entry: Any, index: int) -> str | AIMessage:
     content, calls = entry.get("content", ""), entry.get("tool_calls", [])
     if not isinstance(content, str) or not isinstance(calls, list):
         raise ScriptError(f"script entry {index}: 'content' must be a string and 'tool_calls' a list")
-    tool_calls = []
+    tool_calls, invalid = [], []
     for number, call in enumerate(calls):
         if not isinstance(call, Mapping) or not isinstance(call.get("name"), str) or "args" not in call:
             raise ScriptError(f"script entry {index}, tool call {number}: needs a 'name' (a string) "
                               "and 'args'")
-        tool_calls.append({"name": call["name"], "args": call["args"],
-                           "id": str(call.get("id") or f"call-{index}-{number}")})
-    return AIMessage(content=content, tool_calls=tool_calls)
+        asked = {"name": call["name"], "args": call["args"],
+                 "id": str(call.get("id") or f"call-{index}-{number}")}
+        if isinstance(call["args"], Mapping):
+            tool_calls.append(asked)
+        else:  # as a provider's unreadable arguments arrive: a call the agent answers with an error
+            invalid.append(invalid_tool_call(**{**asked, "args": json.dumps(call["args"])},
+                                             error=f"takes an object of named arguments, got "
+                                                   f"{type(call['args']).__name__}"))
+    return AIMessage(content=content, tool_calls=tool_calls, invalid_tool_calls=invalid)
 
 
 def _shape(entry: Any) -> str:

@@ -5,9 +5,9 @@ from __future__ import annotations
 from pydantic import BaseModel, ConfigDict, Field
 
 from grapharc.harness.tools import SideEffect, Tool
-from grapharc.tools.errors import ToolInputError, os_errors
-from grapharc.tools.textfiles import read_text, write_text
-from grapharc.tools.workspace import MAX_PATH_CHARS, Workspace
+from grapharc.tools.errors import ToolInputError
+from grapharc.tools.textfiles import read_text, workspace_file, write_text
+from grapharc.tools.workspace import MAX_PATH_CHARS
 from grapharc.tools.write import MAX_WRITE_CHARS
 
 
@@ -40,10 +40,8 @@ def occurrences(text: str, old: str) -> int:
 
 def edit_file(workspace: str, path: str, old: str, new: str) -> str:
     """Replace the one occurrence of ``old`` in the file by ``new``; refused unless there is one."""
-    root = Workspace(workspace)
-    target = root.resolve(path)
-    with os_errors("edit_file", path):
-        text = read_text(target, tool="edit_file", shown=path)
+    with workspace_file(workspace, path, tool="edit_file") as (folder, name, shown):
+        text = read_text(folder, name, tool="edit_file", shown=path)
         found = occurrences(text, old)
         if found == 0:
             raise ToolInputError(f"edit_file: the text to replace does not occur in {path!r}; copy it "
@@ -51,9 +49,9 @@ def edit_file(workspace: str, path: str, old: str, new: str) -> str:
         if found > 1:
             raise ToolInputError(f"edit_file: the text to replace occurs {found} times in {path!r}; "
                                  "it must occur exactly once, so include more of the text around it")
-        write_text(target, text.replace(old, new, 1), tool="edit_file")
+        write_text(folder, name, text.replace(old, new, 1), tool="edit_file", shown=path)
     line = text.count("\n", 0, text.find(old)) + 1
-    return f"edited {root.relative(target)}: replaced {len(old)} characters at line {line} with {len(new)}"
+    return f"edited {shown}: replaced {len(old)} characters at line {line} with {len(new)}"
 
 
 def edit_file_tool() -> Tool:

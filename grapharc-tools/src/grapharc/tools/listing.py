@@ -14,6 +14,7 @@ from pathlib import Path, PurePosixPath
 from pydantic import BaseModel, ConfigDict, Field
 
 from grapharc.harness.tools import SideEffect, Tool
+from grapharc.tools.beneath import Beneath
 from grapharc.tools.errors import ToolInputError, os_errors
 from grapharc.tools.names import escaped_name
 from grapharc.tools.walk import MAX_VISITED, GlobPattern, Walk
@@ -61,14 +62,16 @@ def capped(names: list[str], tool: str) -> list[str]:
 def list_dir(workspace: str, path: str = ".") -> str:
     """The entries of a workspace directory, one per line, sorted by name."""
     root = Workspace(workspace)
-    target = root.resolve(path)
-    with os_errors("list_dir", path):
-        if not target.is_dir():
-            raise ToolInputError(f"list_dir: {path!r} is not a directory in the workspace")
-        with os.scandir(target) as listing:
-            names = sorted(escaped_name(entry.name) + suffix(entry) for entry in listing)
+    relative = root.relative(root.resolve(path))
+    with os_errors("list_dir", path), Beneath(root.root) as held:
+        try:
+            folder = held.directory(relative)
+        except (FileNotFoundError, NotADirectoryError):
+            raise ToolInputError(f"list_dir: {path!r} is not a directory in the workspace") from None
+        with folder:
+            names = sorted(escaped_name(entry.name) + suffix(entry) for entry in folder.entries())
     if not names:
-        return f"[list_dir: {escaped_name(root.relative(target))} is empty]"
+        return f"[list_dir: {escaped_name(relative)} is empty]"
     return "\n".join(capped(names, "list_dir"))
 
 
@@ -77,18 +80,17 @@ def glob(workspace: str, pattern: str) -> str:
     root = Workspace(workspace)
     matcher = GlobPattern(pattern)
     start = root.resolve(PurePosixPath(*matcher.base)) if matcher.base else root.root
-    walk = Walk(start, hidden=matcher.wants_hidden)
     found = []
-    with os_errors("glob", pattern):
-        is_dir = start.is_dir()
-    if is_dir:
-        for entry in walk:
-            parts = matcher.base + Path(entry.path).relative_to(start).parts
+    with os_errors("glob", pattern), Beneath(root.root) as held:
+        walk = Walk(held, root.relative(start), hidden=matcher.wants_hidden)
+        for seen in walk:
+            parts = matcher.base + seen.parts
             if not matcher.matches(parts):
                 continue
-            if entry.is_symlink() and not root.contains(Path(os.path.realpath(entry.path))):
+            pointee = Path(os.path.realpath(start.joinpath(*seen.parts)))
+            if seen.entry.is_symlink() and not root.contains(pointee):
                 continue
-            found.append(escaped_name("/".join(parts)) + suffix(entry))
+            found.append(escaped_name("/".join(parts)) + suffix(seen.entry))
     lines = capped(sorted(found), "glob") or [f"[glob: no path in the workspace matches {pattern!r}]"]
     if walk.truncated:
         lines.append(f"[glob: stopped after looking at {MAX_VISITED} entries, so matches may be missing; "

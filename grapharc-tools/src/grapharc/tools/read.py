@@ -11,9 +11,8 @@ from __future__ import annotations
 from pydantic import BaseModel, ConfigDict, Field
 
 from grapharc.harness.tools import SideEffect, Tool
-from grapharc.tools.errors import os_errors
-from grapharc.tools.textfiles import MAX_TEXT_BYTES, read_text
-from grapharc.tools.workspace import MAX_PATH_CHARS, Workspace
+from grapharc.tools.textfiles import MAX_TEXT_BYTES, read_text, workspace_file
+from grapharc.tools.workspace import MAX_PATH_CHARS
 
 DEFAULT_LIMIT = 8000
 """Characters returned when no limit is given (the harness's default for output shown whole)."""
@@ -36,9 +35,8 @@ class ReadFileArgs(BaseModel):
 
 def read_file(workspace: str, path: str, offset: int = 0, limit: int = DEFAULT_LIMIT) -> str:
     """Characters ``offset`` to ``offset + limit`` of the file, with a note when more follows."""
-    root = Workspace(workspace)
-    with os_errors("read_file", path):
-        text = read_text(root.resolve(path), tool="read_file", shown=path)
+    with workspace_file(workspace, path, tool="read_file") as (folder, name, _):
+        text = read_text(folder, name, tool="read_file", shown=path)
     end = min(offset + limit, len(text))
     if offset >= len(text) and text:
         return f"[read_file: offset {offset} is past the end of {path!r}, which has {len(text)} characters]"

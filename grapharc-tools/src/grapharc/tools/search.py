@@ -10,14 +10,16 @@ binary files are skipped, and the reply ends with a note for every limit that wa
 
 from __future__ import annotations
 
+import os
+import stat
 import time
-from pathlib import Path
 
 import regex
 from pydantic import BaseModel, ConfigDict, Field, field_validator
 
 from grapharc.errors import GraphARCError
 from grapharc.harness.tools import SideEffect, Tool, ToolArgumentError
+from grapharc.tools.beneath import Beneath, Directory
 from grapharc.tools.errors import ToolInputError, os_errors
 from grapharc.tools.names import escaped_name
 from grapharc.tools.textfiles import looks_binary
@@ -90,9 +92,11 @@ class _Search:
         self.cut_files = 0
         self.stopped = ""
 
-    def file(self, target: Path, shown: str) -> None:
-        """Search one file, adding its matching lines."""
-        with open(target, "rb") as handle:
+    def file(self, folder: Directory, name: str, shown: str) -> None:
+        """Search the file ``name`` of ``folder`` (not followed if it is a symlink by now)."""
+        with os.fdopen(folder.open(name, os.O_RDONLY | os.O_NONBLOCK), "rb") as handle:
+            if not stat.S_ISREG(os.fstat(handle.fileno()).st_mode):  # swapped since it was looked at
+                return
             data = handle.read(min(MAX_FILE_BYTES, MAX_TOTAL_BYTES - self.bytes_read) + 1)
         if looks_binary(data):
             self.binary += 1
@@ -140,23 +144,29 @@ def grep(workspace: str, pattern: str, path: str = ".", glob: str | None = None)
     """Lines matching ``pattern`` as ``path:line: text``, in path order, with notes on limits."""
     root = Workspace(workspace)
     search = _Search(compiled(pattern))
-    target = root.resolve(path)
-    with os_errors("grep", path):
-        if target.is_file():
-            search.file(target, escaped_name(root.relative(target)))
-            return search.report(None)
-        if not target.is_dir():
+    relative = root.relative(root.resolve(path))
+    parent, _, name = relative.rpartition("/")
+    with os_errors("grep", path), Beneath(root.root) as held:
+        with held.directory(parent or ".") as folder:
+            try:
+                kind = folder.lstat(name).st_mode
+            except FileNotFoundError:
+                kind = 0
+            if stat.S_ISREG(kind):
+                search.file(folder, name, escaped_name(relative))
+                return search.report(None)
+        if not stat.S_ISDIR(kind):
             raise ToolInputError(f"grep: {path!r} is not a file or directory in the workspace")
         selected = None if glob is None else GlobPattern(glob)
-        walk = Walk(target, hidden=selected is not None and selected.wants_hidden)
-        for entry in walk:
+        walk = Walk(held, relative, hidden=selected is not None and selected.wants_hidden)
+        for seen in walk:
             if search.stopped:
                 break
-            if not entry.is_file(follow_symlinks=False):
+            if not seen.entry.is_file(follow_symlinks=False):
                 continue
-            if selected is None or selected.matches(_matched_parts(selected, target, entry.path)):
+            if selected is None or selected.matches(_matched_parts(selected, seen.parts)):
                 try:
-                    search.file(Path(entry.path), escaped_name(root.relative(Path(entry.path))))
+                    search.file(seen.folder, seen.entry.name, escaped_name(_joined(relative, seen.parts)))
                 except GraphARCError:  # an executor's refusal is not an unreadable file
                     raise
                 except OSError:  # unreadable or vanished since the walk saw it
@@ -164,12 +174,15 @@ def grep(workspace: str, pattern: str, path: str = ".", glob: str | None = None)
         return search.report(walk)
 
 
-def _matched_parts(selected: GlobPattern, target: Path, found: str) -> tuple[str, ...]:
-    """What a grep glob is matched against: the file name, or the path below ``target`` if the
-    glob has a ``/``."""
-    if "/" in selected.pattern:
-        return Path(found).relative_to(target).parts
-    return (Path(found).name,)
+def _matched_parts(selected: GlobPattern, parts: tuple[str, ...]) -> tuple[str, ...]:
+    """What a grep glob is matched against: the file name, or the path below the searched folder
+    if the glob has a ``/``."""
+    return parts if "/" in selected.pattern else parts[-1:]
+
+
+def _joined(relative: str, parts: tuple[str, ...]) -> str:
+    """The workspace path of ``parts`` below the folder ``relative`` (``.`` for the root)."""
+    return "/".join(parts) if relative == "." else "/".join((relative, *parts))
 
 
 def grep_tool() -> Tool:

@@ -16,50 +16,87 @@ import os
 from collections.abc import Iterator
 from dataclasses import dataclass, field
 from fnmatch import fnmatchcase
-from pathlib import Path, PurePosixPath
+from pathlib import PurePosixPath
 
 from grapharc.errors import GraphARCError
+from grapharc.tools.beneath import Beneath, Directory
 from grapharc.tools.workspace import WorkspaceEscape
 
 MAX_VISITED = 100_000
 """The most directory entries one walk looks at before it stops (and says so)."""
 
 
+@dataclass(frozen=True)
+class Found:
+    """One entry a walk met: its path below the walk's start, the entry, and its folder (held open)."""
+
+    parts: tuple[str, ...]
+    entry: os.DirEntry[str]
+    folder: Directory
+
+
 @dataclass
 class Walk:
-    """The entries under ``start``, depth first in name order, never through a symlink.
+    """The entries under the workspace folder ``start``, depth first in name order, never through
+    a symlink.
 
-    ``truncated`` is set when the walk stopped after ``MAX_VISITED`` entries. Entries whose name
-    starts with ``.`` are left out, and not entered, unless ``hidden``.
+    Every folder is opened from the workspace root with no symlink on the way
+    (``grapharc.tools.beneath``), so one swapped for a symlink since it was listed is skipped,
+    not followed. ``truncated`` is set when the walk stopped after ``MAX_VISITED`` entries.
+    Entries whose name starts with ``.`` are left out, and not entered, unless ``hidden``.
     """
 
-    start: Path
+    held: Beneath
+    start: str
     hidden: bool = False
     truncated: bool = field(default=False, init=False)
 
-    def __iter__(self) -> Iterator[os.DirEntry[str]]:
+    def __iter__(self) -> Iterator[Found]:
         visited = 0
-        stack = [str(self.start)]
+        stack: list[tuple[str, ...]] = [()]
         while stack:
-            try:
-                with os.scandir(stack.pop()) as listing:
-                    entries = sorted(listing, key=lambda entry: entry.name)
-            except GraphARCError:  # an executor's refusal is not an unreadable directory
-                raise
-            except OSError:  # unreadable or vanished: nothing to list there
+            parts = stack.pop()
+            folder = self._folder(parts)
+            if folder is None:
                 continue
-            below = []
-            for entry in entries:
-                if not self.hidden and entry.name.startswith("."):
+            with folder:
+                try:
+                    entries = folder.entries()
+                except GraphARCError:
+                    raise
+                except OSError:
                     continue
-                visited += 1
-                if visited > MAX_VISITED:
-                    self.truncated = True
-                    return
-                yield entry
-                if entry.is_dir(follow_symlinks=False):
-                    below.append(entry.path)
+                below = []
+                for entry in entries:
+                    if not self.hidden and entry.name.startswith("."):
+                        continue
+                    visited += 1
+                    if visited > MAX_VISITED:
+                        self.truncated = True
+                        return
+                    yield Found((*parts, entry.name), entry, folder)
+                    if entry.is_dir(follow_symlinks=False):
+                        below.append((*parts, entry.name))
             stack.extend(reversed(below))
+
+    def _folder(self, parts: tuple[str, ...]) -> Directory | None:
+        """The folder ``parts`` below the start, held open, or None when there is nothing to list:
+        a missing start, or a folder below it that vanished, cannot be read, or was swapped for a
+        symlink since it was listed (not followed). The start's other failures are the caller's."""
+        try:
+            return self.held.directory("/".join((self.start, *parts)))
+        except (FileNotFoundError, NotADirectoryError):
+            return None
+        except WorkspaceEscape:
+            if parts:
+                return None
+            raise
+        except GraphARCError:  # an executor's refusal is not an unreadable directory
+            raise
+        except OSError:
+            if parts:
+                return None
+            raise
 
 
 class GlobPattern:

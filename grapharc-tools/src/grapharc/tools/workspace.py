@@ -4,8 +4,10 @@ A path argument is relative to the workspace root. It is resolved with every sym
 (a symlinked parent directory too) and must land inside the root: ``../`` that climbs out, any
 absolute path, a symlink pointing out and a sibling whose name merely starts with the root's
 (``/tmp/ws-evil`` next to ``/tmp/ws``) all raise ``WorkspaceEscape``, as does a NUL byte.
-Containment is compared path component by component, never as a string prefix. A write goes to
-the resolved target, so it can never pass through a symlink to somewhere outside.
+Containment is compared path component by component, never as a string prefix. What a tool
+then opens is the resolved path beneath the workspace's own descriptor, with no symlink allowed
+on the way (``grapharc.tools.beneath``), so a folder swapped for a symlink out after this check
+is refused rather than followed.
 """
 
 from __future__ import annotations
@@ -14,6 +16,7 @@ import os
 from pathlib import Path, PurePath
 
 from grapharc.errors import GraphARCError
+from grapharc.tools.errors import ToolInputError
 
 MAX_PATH_CHARS = 4096
 """The longest path argument a tool's args model accepts (Linux's PATH_MAX)."""
@@ -48,7 +51,11 @@ class Workspace:
             raise WorkspaceEscape(f"path {text!r} contains a NUL byte")
         if PurePath(text).is_absolute():
             raise WorkspaceEscape(f"path {text!r} is absolute; paths are relative to the workspace root")
-        candidate = Path(os.path.realpath(self.root / text))
+        try:
+            candidate = Path(os.path.realpath(self.root / text))
+        except OSError as exc:  # a symlink on the way was swapped for something else mid-resolution
+            raise ToolInputError(f"path {text!r} cannot be resolved ({exc.strerror}); it changed while "
+                                 "it was being resolved", hint="call the tool again") from None
         if not self.contains(candidate):
             raise WorkspaceEscape(f"path {text!r} resolves to {candidate}, outside the workspace {self.root}")
         return candidate

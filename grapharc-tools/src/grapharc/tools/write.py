@@ -5,9 +5,8 @@ from __future__ import annotations
 from pydantic import BaseModel, ConfigDict, Field
 
 from grapharc.harness.tools import SideEffect, Tool
-from grapharc.tools.errors import ToolInputError, os_errors
-from grapharc.tools.textfiles import write_text
-from grapharc.tools.workspace import MAX_PATH_CHARS, Workspace
+from grapharc.tools.textfiles import workspace_file, write_text
+from grapharc.tools.workspace import MAX_PATH_CHARS
 
 MAX_WRITE_CHARS = 1_000_000
 """The most characters one write_file or edit_file call takes."""
@@ -27,15 +26,8 @@ class WriteFileArgs(BaseModel):
 
 def write_file(workspace: str, path: str, content: str) -> str:
     """Write ``content`` to ``path`` (temporary file + rename), creating parent directories."""
-    root = Workspace(workspace)
-    target = root.resolve(path)
-    shown = root.relative(target)
-    with os_errors("write_file", path):
-        if target.is_dir():
-            raise ToolInputError(f"write_file: {path!r} is a directory")
-        existed = target.exists()
-        target.parent.mkdir(parents=True, exist_ok=True)
-        write_text(target, content, tool="write_file")
+    with workspace_file(workspace, path, tool="write_file", create=True) as (folder, name, shown):
+        existed = write_text(folder, name, content, tool="write_file", shown=path)
     return f"{'replaced' if existed else 'created'} {shown} ({len(content)} characters)"
 
 

@@ -18,6 +18,7 @@ from collections.abc import Callable
 from contextlib import suppress
 from typing import Any, NoReturn
 
+from grapharc.tools.beneath import confine_sandboxed_child
 from grapharc.tools.jsondata import json_problem
 from grapharc.tools.sandbox.errors import SandboxViolation
 from grapharc.tools.sandbox.grants import Grants
@@ -52,6 +53,7 @@ def flush_output() -> None:
 def _call(reply_fd: int, tool: str, import_path: str, workspace: str, arguments: str, grants: Grants,
           network: bool) -> str:
     _isolate(reply_fd, workspace)
+    confine_sandboxed_child(read=grants.read, imports=grants.imports, write=grants.write)
     guard = Guard(tool, workspace, grants, network=network)
     _guard_native_loading(guard)
     sys.addaudithook(guard)
