@@ -78,7 +78,7 @@ def _isolate(reply_fd: int, workspace: str) -> None:
     _fresh_output_streams()
     sys.path[:] = [entry or os.getcwd() for entry in sys.path]  # "" meant the caller's cwd, not the workspace
     os.chdir(workspace)
-    _blank_inherited_descriptors(keep=(1, 2, reply_fd))
+    blank_inherited_descriptors(keep=(1, 2, reply_fd))
     gc.freeze()  # the parent's objects are never collected here, so their pages stay shared
     sys.dont_write_bytecode = True  # a .pyc next to a runtime module would be a refused write
     shutil._use_fd_functions = False  # type: ignore[attr-defined]  # rmtree by path: no directory descriptors
@@ -100,7 +100,7 @@ def _fresh_output_streams() -> None:
                 setattr(sys, name, stream)
 
 
-def _blank_inherited_descriptors(*, keep: tuple[int, ...]) -> None:
+def blank_inherited_descriptors(*, keep: tuple[int, ...]) -> None:
     """Point every inherited descriptor (a socket, a log file, the terminal) at /dev/null.
 
     Overwritten rather than closed: objects copied from the parent still hold those numbers,
