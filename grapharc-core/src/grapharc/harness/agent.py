@@ -27,8 +27,10 @@ event ``executor=delegated``.
 
 Secrets: building an agent wipes secret values from the process's initial environment block
 and makes the process non-dumpable (``grapharc.harness.process_controls``; what could not be
-done is warned as ``ProcessProtectionWarning``), and the executor is wrapped so every tool
-result is redacted before state, ledger or model see it (``grapharc.harness.redacting``).
+done is warned as ``ProcessProtectionWarning``), the executor is wrapped so every tool result
+is redacted before state, ledger or model see it (``grapharc.harness.redacting``), and so is
+every model reply before it enters state: a tool call that quotes a secret runs with the
+redaction mark in its place, so no call can carry one out. The ``task`` is kept as given.
 Every call runs under the agent's ``CallLimits`` (``grapharc.harness.limits``).
 """
 
@@ -58,6 +60,7 @@ from grapharc.harness.redacting import RedactingExecutor
 from grapharc.harness.tool_calls import GovernedToolCalls
 from grapharc.harness.tools import Tool, ToolRegistry
 from grapharc.policy.engine import PolicyEngine
+from grapharc.redaction import current_redactor
 from grapharc.runtime.budget import Budget, BudgetExceededError
 from grapharc.runtime.context import CURRENT_RUN, record_stop_reason
 from grapharc.runtime.graph import END, START, GraphARC
@@ -139,7 +142,8 @@ class AgentNode(GovernedToolCalls):
         self.permissions = permissions if permissions is not None else PermissionPolicy()
         self.policy = policy
         self.tenant = tenant
-        self.executor = RedactingExecutor(executor if executor is not None else LocalExecutor())
+        self.redactor = current_redactor()
+        self.executor = RedactingExecutor(executor if executor is not None else LocalExecutor(), self.redactor)
         self.limits = limits if limits is not None else CallLimits()
         self.approver = approver
         self.evidence = evidence
@@ -221,6 +225,7 @@ class AgentNode(GovernedToolCalls):
             reply = bound.invoke(history)
         except BudgetExceededError:  # the call that crossed a ceiling: its reply is not acted on
             return _stop("budget")
+        reply = self._redacted(reply)
         calls = list(getattr(reply, "tool_calls", None) or [])
         self._record(config, "model", ts.MODEL_CALL, {
             ts.DURATION_MS: (time.perf_counter() - started) * 1000.0, ts.TOOL_CALLS: len(calls),
@@ -230,6 +235,16 @@ class AgentNode(GovernedToolCalls):
         if not calls:
             writes["answer"] = _text(reply.content)
         return writes
+
+    def _redacted(self, reply: Any) -> Any:
+        """The model's reply with every configured secret redacted from its text and its calls."""
+        self.redactor = self.redactor.refreshed()
+        if not self.redactor or not isinstance(reply, AIMessage):
+            return reply
+        fields = ("content", "tool_calls", "invalid_tool_calls", "additional_kwargs")
+        update = {name: self.redactor.scrub(getattr(reply, name)) for name in fields}
+        changed = any(update[name] is not getattr(reply, name) for name in fields)
+        return reply.model_copy(update=update) if changed else reply
 
     # -- tools ---------------------------------------------------------------------------------
 
