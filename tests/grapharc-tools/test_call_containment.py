@@ -2,9 +2,9 @@
 
 Each descendant below leaves the command's process group (``setsid``, or job control's ``set
 -m``, which gives a background job a group of its own) and records its pid before the command it
-came from returns, so the test knows whom to look for; it must be gone the moment the call returns (the reaper reaps it
-before it reports). Where the call ends asynchronously (its agent killed), the test waits on
-the descendant's pidfd, bounded only as a failure guard.
+came from returns, so the test knows whom to look for; it must be gone the moment the call
+returns (the reaper reaps it before it reports). Where the call ends asynchronously (its agent
+killed), the test waits on the descendant's pidfd, bounded only as a failure guard.
 """
 
 from __future__ import annotations

@@ -48,4 +48,5 @@ TOOL_LIMITS = {"tool_memory_mb": "memory_mb", "tool_processes": "processes",
 
 def tool_limits(config: Config) -> dict[str, int]:
     """The per-call limits some layer set, by ``CallLimits`` field (unset ones keep its defaults)."""
-    return {field: config.value(name) for name, field in TOOL_LIMITS.items() if config.value(name) is not None}
+    return {field: config.value(name) for name, field in TOOL_LIMITS.items()
+            if config.value(name) is not None}

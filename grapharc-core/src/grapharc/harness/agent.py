@@ -143,7 +143,8 @@ class AgentNode(GovernedToolCalls):
         self.policy = policy
         self.tenant = tenant
         self.redactor = current_redactor()
-        self.executor = RedactingExecutor(executor if executor is not None else LocalExecutor(), self.redactor)
+        self.executor = RedactingExecutor(executor if executor is not None else LocalExecutor(),
+                                          self.redactor)
         self.limits = limits if limits is not None else CallLimits()
         self.approver = approver
         self.evidence = evidence

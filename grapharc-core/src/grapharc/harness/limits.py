@@ -14,7 +14,7 @@ from __future__ import annotations
 import contextlib
 import json
 import os
-from collections.abc import Iterator
+from collections.abc import Iterator, Mapping
 from contextvars import ContextVar
 from dataclasses import asdict, dataclass, fields
 
@@ -44,12 +44,13 @@ class CallLimits:
                                       f"{MAXIMA[name]}, got {value!r}")
 
     @classmethod
-    def from_settings(cls, values: dict[str, int | None]) -> CallLimits:
+    def from_settings(cls, values: Mapping[str, int | None]) -> CallLimits:
         """The limits ``values`` set, the built-in ones for the rest (None counts as unset)."""
         known = {field.name for field in fields(cls)}
         unknown = sorted(set(values) - known)
         if unknown:
-            raise CallLimitsError(f"no tool limit named {', '.join(unknown)}; limits: {', '.join(sorted(known))}")
+            raise CallLimitsError(f"no tool limit named {', '.join(unknown)}; "
+                                  f"limits: {', '.join(sorted(known))}")
         return cls(**{name: value for name, value in values.items() if value is not None})
 
     def to_json(self) -> str:
@@ -103,12 +104,12 @@ def _user_tasks() -> int:
     return count
 
 
-CURRENT: ContextVar[CallLimits] = ContextVar("grapharc_call_limits", default=CallLimits())
+CURRENT: ContextVar[CallLimits | None] = ContextVar("grapharc_call_limits", default=None)
 
 
 def call_limits() -> CallLimits:
     """The limits of the tool call running in this context (the built-in ones unless set)."""
-    return CURRENT.get()
+    return CURRENT.get() or CallLimits()
 
 
 @contextlib.contextmanager

@@ -26,7 +26,8 @@ class TraceWriter:
     """Encodes events as trace lines and hands them to a sink: a JSONL file (a bare path), or the
     sink a ``traces`` store URI names (``postgresql://HOST/DB``); safe to share between threads."""
 
-    def __init__(self, target: str | os.PathLike[str] | TraceSink, *, redactor: Redactor | None = None) -> None:
+    def __init__(self, target: str | os.PathLike[str] | TraceSink, *,
+                 redactor: Redactor | None = None) -> None:
         self.sink = open_trace_sink(target) if isinstance(target, str | os.PathLike) else target
         self.redactor = redactor if redactor is not None else current_redactor()
 

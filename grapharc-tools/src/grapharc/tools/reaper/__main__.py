@@ -35,7 +35,7 @@ def main(argv: list[str]) -> int:
     make_undumpable()
     become_subreaper()
     try:
-        child = subprocess.Popen(program, cwd=cwd, stdin=subprocess.DEVNULL, close_fds=True,  # noqa: S603
+        child = subprocess.Popen(program, cwd=cwd, stdin=subprocess.DEVNULL, close_fds=True,
                                  preexec_fn=lambda: prepare(limits))  # single-threaded: preexec is safe
     except OSError as exc:
         report(status_fd, f"failed {exc.errno or 0}\n".encode())

@@ -100,7 +100,7 @@ def start_reaped(argv: list[str], cwd: str, env: Mapping[str, str], limits: Call
     (stop_theirs, stop_ours), (status_ours, status_theirs) = os.pipe(), os.pipe()
     theirs = (stop_theirs, status_theirs)
     try:
-        process = subprocess.Popen(  # noqa: S603  # argv, no shell; the reaper is this package's
+        process = subprocess.Popen(  # argv, no shell; the reaper is this package's
             [sys.executable, "-I", "-m", "grapharc.tools.reaper", *map(str, theirs), limits.to_json(),
              cwd, "--", *argv],
             cwd="/", env=dict(env), stdin=subprocess.DEVNULL, stdout=subprocess.PIPE,

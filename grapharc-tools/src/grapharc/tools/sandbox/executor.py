@@ -5,7 +5,8 @@ import path, JSON arguments), forks a keeper that forks the child (``keeper``: a
 nothing the child leaves outlives the call, and the call's ``CallLimits`` set on the child),
 and waits on a pipe for the child's one JSON reply. Past the timeout the keeper SIGKILLs the
 child and all it left, so a hung tool and one that ignores SIGTERM both stop for real. A child
-is never reused: whatever one tool did to its interpreter dies with it. See ``guard`` for what the hook refuses and ``grants`` for what it allows.
+is never reused: whatever one tool did to its interpreter dies with it. See ``guard`` for what
+the hook refuses and ``grants`` for what it allows.
 """
 
 from __future__ import annotations
@@ -26,8 +27,8 @@ from grapharc.harness.executors import ExecutorOptionError, ToolFailedError, Too
 from grapharc.harness.limits import call_limits
 from grapharc.harness.process_controls import protect_agent_process
 from grapharc.harness.tools import Tool
-from grapharc.tools.reaper.launch import Reaped
 from grapharc.tools.jsondata import json_problem
+from grapharc.tools.reaper.launch import Reaped
 from grapharc.tools.sandbox import child
 from grapharc.tools.sandbox.child import flush_output
 from grapharc.tools.sandbox.errors import (
