@@ -9,6 +9,7 @@ killed), the test waits on the descendant's pidfd, bounded only as a failure gua
 
 from __future__ import annotations
 
+import json
 import os
 import select
 import signal
@@ -185,3 +186,22 @@ def test_a_sandboxed_tool_is_held_to_the_address_space_limit_on_top_of_what_it_i
     with limited(CallLimits(memory_mb=0)):
         assert SandboxedExecutor().run(ALLOCATE_TOOL, {"seconds": 0}, workspace=tmp_path, timeout=60) \
             == 1536 * 2**20
+
+
+def test_an_operator_lifts_the_memory_limit_of_grapharc_agent_with_a_flag_or_the_environment(tmp_path):
+    (tmp_path / "ws").mkdir()
+    (tmp_path / "script.json").write_text(json.dumps([
+        {"tool_calls": [{"name": "run_command", "args": {"argv": ALLOCATE}}]}, "done"]))
+
+    def allocation(*options: str, env: dict[str, str] | None = None) -> str:
+        trace = tmp_path / f"trace{len(options)}{bool(env)}.jsonl"
+        done = subprocess.run([sys.executable, "-m", "grapharc.cli", "agent", "allocate", "--workspace", "ws",
+                               "--model", "mock/a", "--script", "script.json", "--allow", "run_command",
+                               "--trace", str(trace), *options], cwd=tmp_path, capture_output=True,
+                              text=True, timeout=300, check=False, env={**os.environ, **(env or {})})
+        assert done.returncode == 0, done.stderr
+        return trace.read_text()
+
+    assert "MemoryError" in allocation()
+    assert "allocated" in allocation("--tool-memory-mb", "0")
+    assert "allocated" in allocation(env={"GRAPHARC_TOOL_MEMORY_MB": "4096"})
