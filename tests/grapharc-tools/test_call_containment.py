@@ -205,3 +205,13 @@ def test_an_operator_lifts_the_memory_limit_of_grapharc_agent_with_a_flag_or_the
     assert "MemoryError" in allocation()
     assert "allocated" in allocation("--tool-memory-mb", "0")
     assert "allocated" in allocation(env={"GRAPHARC_TOOL_MEMORY_MB": "4096"})
+
+
+def test_a_pythonpath_the_model_sets_runs_no_code_in_the_reaper(tmp_path):
+    """The reaper is a Python process started before the program: a ``sitecustomize`` the model
+    put on ``PYTHONPATH`` must not run in it (code of the model's choosing, in the process meant to
+    kill everything the call started)."""
+    (tmp_path / "sitecustomize.py").write_text("open(__file__ + '.ran', 'w').close()\n")
+    result = run_command(str(tmp_path), ["true"], env={"PYTHONPATH": str(tmp_path)})
+    assert result["exit_code"] == 0, result
+    assert not (tmp_path / "sitecustomize.py.ran").exists()

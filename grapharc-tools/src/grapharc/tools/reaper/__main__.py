@@ -1,11 +1,11 @@
 """The reaper of one command: ``python -I -m grapharc.tools.reaper STOP STATUS LIMITS CWD -- ARGV...``.
 
-Started by ``run_command`` (``grapharc.tools.reaper.launch``) in a session of its own, with the
-command's environment and the command's stdout and stderr. It marks itself non-dumpable and a
-subreaper, starts ARGV in CWD with stdin on /dev/null, the call's limits set and, as root,
-``CAP_SYS_PTRACE`` dropped from the program's bounding set, then supervises it
-(``grapharc.tools.reaper.supervise``). ``-I`` keeps the workspace and ``PYTHON*`` variables out of
-its own imports.
+Started by ``run_command`` (``grapharc.tools.reaper.launch``, which calls ``run`` under
+``python -I`` with GraphARC's own folders on the path: ``-I`` keeps the workspace and ``PYTHON*``
+variables out of the reaper's imports) in a session of its own, with the command's environment
+and the command's stdout and stderr. It marks itself non-dumpable and a subreaper, starts ARGV
+in CWD with stdin on /dev/null, the call's limits set and, as root, ``CAP_SYS_PTRACE`` dropped
+from the program's bounding set, then supervises it (``grapharc.tools.reaper.supervise``).
 """
 
 from __future__ import annotations
@@ -47,5 +47,10 @@ def main(argv: list[str]) -> int:
     return 0
 
 
+def run(argv: list[str]) -> None:
+    """``main``, then exit at once: the program was waited for by pid, so Popen's finalizer is skipped."""
+    os._exit(main(argv))
+
+
 if __name__ == "__main__":
-    os._exit(main(sys.argv[1:]))  # the program was waited for by pid: skip Popen's finalizer
+    run(sys.argv[1:])

@@ -10,6 +10,7 @@ When the caller dies, its end of the stop pipe closes and the reaper stops every
 from __future__ import annotations
 
 import contextlib
+import json
 import os
 import select
 import signal
@@ -21,6 +22,10 @@ from typing import IO
 from grapharc.harness.limits import CallLimits
 from grapharc.tools.reaper.supervise import parse_status
 
+BOOT = ("import json, sys; sys.path[:0] = json.loads(sys.argv[1]); "
+        "from grapharc.tools.reaper.__main__ import run; run(sys.argv[2:])")
+"""How the reaper starts under ``-I`` (no ``PYTHON*`` variables, no workspace on the path): from
+the folders this process imported GraphARC from, however it was installed."""
 STOP_GRACE_SECONDS = 10.0
 """How long a stopped reaper may take to kill what it watches before it is killed itself."""
 
@@ -95,14 +100,21 @@ class Reaped:
 
 
 
+def _package_roots() -> list[str]:
+    """The folders holding this process's ``grapharc`` package (one per installed distribution)."""
+    import grapharc
+
+    return sorted({os.path.dirname(path) for path in grapharc.__path__})
+
+
 def start_reaped(argv: list[str], cwd: str, env: Mapping[str, str], limits: CallLimits) -> Reaped:
     """Start ``argv`` in ``cwd`` under a reaper of its own (see the module docstring)."""
     (stop_theirs, stop_ours), (status_ours, status_theirs) = os.pipe(), os.pipe()
     theirs = (stop_theirs, status_theirs)
     try:
         process = subprocess.Popen(  # argv, no shell; the reaper is this package's
-            [sys.executable, "-I", "-m", "grapharc.tools.reaper", *map(str, theirs), limits.to_json(),
-             cwd, "--", *argv],
+            [sys.executable, "-I", "-c", BOOT, json.dumps(_package_roots()), *map(str, theirs),
+             limits.to_json(), cwd, "--", *argv],
             cwd="/", env=dict(env), stdin=subprocess.DEVNULL, stdout=subprocess.PIPE,
             stderr=subprocess.PIPE, pass_fds=theirs, start_new_session=True)
     except BaseException:
