@@ -7,8 +7,8 @@ repeats the key. Afterwards no byte of the key is in the trace, in the checkpoin
 the tool-call ledger, the ask's interrupt), on stdout (``--json``) or on stderr, and the session
 store's approvals and audit trail read back hold the redaction marks instead. (The session
 store also keeps the agent's settings, which for the scripted model include its script.) A command run by the
-agent finds no key in its reaper's nor its agent's ``/proc/PID/environ``, and may not open the
-agent's ``/proc/PID/mem``.
+agent finds no key in its keeper's (a fork of the agent) nor its agent's ``/proc/PID/environ``,
+and may open neither one's ``/proc/PID/mem``.
 """
 
 from __future__ import annotations
@@ -27,9 +27,9 @@ KEY = "sk-planted-e2b8c41f0a7d4b6c9e13"
 MARK = "[redacted:OPENAI_API_KEY]"
 PROBE = ("r=$PPID; a=$(awk '{print $4}' /proc/$r/stat); n=0; for p in $r $a; do "
          "c=$(tr '\\0' '\\n' < /proc/$p/environ | grep -c '^OPENAI_API_KEY=.'); n=$((n+c)); done; "
-         "echo environ-leaks=$n; "
-         "python3 -c 'import sys; open(\"/proc/%s/mem\" % sys.argv[1], \"rb\")' $a 2>/dev/null "
-         "&& echo mem=open || echo mem=denied")
+         "echo environ-leaks=$n; for p in $r $a; do "
+         "python3 -c 'import sys; open(\"/proc/%s/mem\" % sys.argv[1], \"rb\")' $p 2>/dev/null "
+         "&& echo mem=open || echo mem=denied; done")
 
 
 def call(tool: str, **args: Any) -> dict[str, Any]:
@@ -78,6 +78,6 @@ def test_a_planted_key_is_in_no_file_or_output_of_the_run_and_no_command_can_rea
     finally:
         manager.close()
     probe, cat, read = tool_outputs[:3]
-    assert "environ-leaks=0" in probe and "mem=denied" in probe and MARK not in probe, probe
+    assert "environ-leaks=0" in probe and probe.count("mem=denied") == 2 and MARK not in probe, probe
     assert MARK in cat and MARK in read
     assert MARK in question and MARK in audit and KEY not in audit

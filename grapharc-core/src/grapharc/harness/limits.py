@@ -5,7 +5,8 @@
 (``limited``), and what starts a process for a call reads them (``call_limits``) and applies
 them with ``setrlimit`` in that process before the tool's code runs (``apply``). The kernel's
 own rules bound what they mean: the process count is per real user (so the limit is set to the
-user's current count plus the allowance) and does not bind root at all; the address-space limit
+user's current count plus the allowance) and does not bind root at all (root's limit is the bare
+allowance, which binds only what drops to another user); the address-space limit
 of a forked child counts what it already maps (so it is set on top of that).
 """
 
@@ -17,6 +18,11 @@ import os
 from collections.abc import Iterator, Mapping
 from contextvars import ContextVar
 from dataclasses import asdict, dataclass, fields
+
+try:
+    import resource  # imported here, not in the forked child that applies the limits
+except ImportError:  # pragma: no cover - not POSIX: nothing here starts a call's processes
+    resource = None  # type: ignore[assignment]
 
 MIB = 1 << 20
 DEFAULTS = {"memory_mb": 1024, "processes": 256, "cpu_seconds": 300, "file_mb": 1024}
@@ -63,11 +69,10 @@ class CallLimits:
     def apply(self, *, forked: bool = False) -> None:
         """Set these limits on this process (inherited by what it starts). ``forked``: this is a copy
         of a larger process, so the address space is limited on top of what it maps already."""
-        import resource  # POSIX only, as is starting a call's processes
-
         base_memory = _status_number("VmSize") * 1024 if forked else 0
+        base_tasks = _user_tasks() if self.processes and os.getuid() != 0 else 0  # root: not enforced
         wanted = {resource.RLIMIT_AS: self.memory_mb and base_memory + self.memory_mb * MIB,
-                  resource.RLIMIT_NPROC: self.processes and _user_tasks() + self.processes,
+                  resource.RLIMIT_NPROC: self.processes and base_tasks + self.processes,
                   resource.RLIMIT_CPU: self.cpu_seconds,
                   resource.RLIMIT_FSIZE: self.file_mb * MIB}
         for kind, value in wanted.items():

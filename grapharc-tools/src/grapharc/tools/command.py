@@ -4,7 +4,7 @@ A decision of a different size from the other tools. The argv is a list and neve
 string: ``shell=False`` always, a single string is refused rather than split, and a pipeline is
 spelled ``["bash", "-lc", "..."]`` so it stays visible in the tool-call record. The cwd is
 resolved inside the workspace, the environment is built from an allowlist (``HOME`` is the
-workspace; no host secret is passed on). The program runs under a reaper of its own
+workspace; no host secret is passed on). The program runs under a keeper of its own
 (``grapharc.tools.reaper``) that kills everything it started, detached or not, when it exits,
 when the timeout passes, or when this process dies; with the call's ``CallLimits`` (address
 space, processes, CPU seconds, file size); and, as root, without ``CAP_SYS_PTRACE``. Before the
@@ -30,7 +30,8 @@ from grapharc.harness.limits import call_limits
 from grapharc.harness.process_controls import protect_agent_process
 from grapharc.harness.tools import SideEffect, Tool, ToolArgumentError
 from grapharc.tools.errors import ToolInputError, os_errors
-from grapharc.tools.reaper.launch import Reaped, ReaperStartError, start_reaped
+from grapharc.tools.reaper.keeper import KeeperStartError
+from grapharc.tools.reaper.launch import KeptCommand, start_kept
 from grapharc.tools.workspace import MAX_PATH_CHARS, Workspace
 
 DEFAULT_TIMEOUT = 30.0
@@ -165,7 +166,7 @@ def run_command(workspace: str, argv: list[str], cwd: str = ".", timeout: float 
             raise ToolInputError(f"run_command: cwd {cwd!r} is not a directory in the workspace")
     protect_agent_process()
     try:
-        started = start_reaped(argv, str(directory), environment(str(root.root), extra), call_limits())
+        started = start_kept(argv, str(directory), environment(str(root.root), extra), call_limits())
     except OSError as exc:
         if isinstance(exc, GraphARCError):  # an executor's refusal (a sandbox violation)
             raise
@@ -175,8 +176,8 @@ def run_command(workspace: str, argv: list[str], cwd: str = ".", timeout: float 
         timed_out = _collect(started, outputs, time.monotonic() + timeout)
         if timed_out:
             started.stop()
-        exit_code = -int(signal.SIGKILL) if timed_out else started.outcome()
-    except ReaperStartError as exc:
+        exit_code = -int(signal.SIGKILL) if timed_out else started.exit_code()
+    except KeeperStartError as exc:
         raise ToolInputError(f"run_command: cannot run {argv[0]!r}: {exc.strerror}",
                              hint="name a program installed on PATH, or give its path") from None
     finally:
@@ -185,12 +186,12 @@ def run_command(workspace: str, argv: list[str], cwd: str = ".", timeout: float 
             "stdout": outputs["stdout"].text("stdout"), "stderr": outputs["stderr"].text("stderr")}
 
 
-def _collect(started: Reaped, outputs: dict[str, _Output], deadline: float) -> bool:
-    """Read both pipes until they close and the reaper has said the command ended (by then it has
+def _collect(started: KeptCommand, outputs: dict[str, _Output], deadline: float) -> bool:
+    """Read both pipes until they close and the keeper has said the command ended (by then it has
     killed everything the command left); True if the deadline came first."""
     with selectors.DefaultSelector() as selector:
-        selector.register(started.stdout, selectors.EVENT_READ, outputs["stdout"])  # type: ignore[arg-type]
-        selector.register(started.stderr, selectors.EVENT_READ, outputs["stderr"])  # type: ignore[arg-type]
+        selector.register(started.stdout, selectors.EVENT_READ, outputs["stdout"])
+        selector.register(started.stderr, selectors.EVENT_READ, outputs["stderr"])
         selector.register(started.channel, selectors.EVENT_READ, None)
         waiting = 3
         while waiting:
@@ -201,7 +202,7 @@ def _collect(started: Reaped, outputs: dict[str, _Output], deadline: float) -> b
                 chunk = b"" if key.data is None else os.read(key.fd, _READ_BYTES)
                 if chunk:
                     key.data.add(chunk)
-                else:  # a pipe closed, or the reaper's word that the command ended
+                else:  # a pipe closed, or the keeper's word that the command ended
                     selector.unregister(key.fileobj)
                     waiting -= 1
     return False

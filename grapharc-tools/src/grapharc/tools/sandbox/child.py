@@ -19,6 +19,7 @@ from contextlib import suppress
 from typing import Any, NoReturn
 
 from grapharc.tools.jsondata import json_problem
+from grapharc.tools.reaper.keeper import blank_inherited_descriptors
 from grapharc.tools.sandbox.errors import SandboxViolation
 from grapharc.tools.sandbox.grants import Grants
 from grapharc.tools.sandbox.guard import UNAUDITED, Guard
@@ -98,20 +99,6 @@ def _fresh_output_streams() -> None:
                 stream = open(fd, "w", buffering=1, closefd=False, errors="backslashreplace",  # noqa: SIM115
                               encoding=getattr(old, "encoding", None) or "utf-8")
                 setattr(sys, name, stream)
-
-
-def blank_inherited_descriptors(*, keep: tuple[int, ...]) -> None:
-    """Point every inherited descriptor (a socket, a log file, the terminal) at /dev/null.
-
-    Overwritten rather than closed: objects copied from the parent still hold those numbers,
-    and a closed number would be reused by the tool's own next file.
-    """
-    null = os.open(os.devnull, os.O_RDWR)
-    for name in os.listdir("/proc/self/fd"):
-        fd = int(name)
-        if fd != null and fd not in keep:
-            os.dup2(null, fd)
-    os.close(null)
 
 
 def _disarm_unaudited_calls() -> None:

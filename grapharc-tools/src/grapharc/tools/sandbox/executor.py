@@ -1,8 +1,9 @@
 """The ``sandboxed`` executor: each call runs in a fresh forked child under an audit hook.
 
 The parent validates the arguments, checks that the tool can cross a process boundary (an
-import path, JSON arguments), forks a keeper that forks the child (``keeper``: a subreaper, so
-nothing the child leaves outlives the call, and the call's ``CallLimits`` set on the child),
+import path, JSON arguments), forks a keeper that forks the child (``grapharc.tools.reaper``: a
+subreaper, so nothing the child leaves outlives the call; the call's ``CallLimits`` set on the
+child, its address space on top of what the fork already maps),
 and waits on a pipe for the child's one JSON reply. Past the timeout the keeper SIGKILLs the
 child and all it left, so a hung tool and one that ignores SIGTERM both stop for real. A child
 is never reused: whatever one tool did to its interpreter dies with it. See ``guard`` for what
@@ -11,14 +12,12 @@ the hook refuses and ``grants`` for what it allows.
 
 from __future__ import annotations
 
-import atexit
 import json
 import math
 import os
 import select
 import signal
 from collections.abc import Callable, Mapping
-from contextlib import suppress
 from pathlib import Path
 from time import monotonic
 from typing import Any, NoReturn
@@ -28,7 +27,7 @@ from grapharc.harness.limits import call_limits
 from grapharc.harness.process_controls import protect_agent_process
 from grapharc.harness.tools import Tool
 from grapharc.tools.jsondata import json_problem
-from grapharc.tools.reaper.launch import Reaped
+from grapharc.tools.reaper.keeper import fork_keeper, reap_finished
 from grapharc.tools.sandbox import child
 from grapharc.tools.sandbox.child import flush_output
 from grapharc.tools.sandbox.errors import (
@@ -38,7 +37,6 @@ from grapharc.tools.sandbox.errors import (
     UnsandboxableToolError,
 )
 from grapharc.tools.sandbox.grants import Grants
-from grapharc.tools.sandbox.keeper import keep
 from grapharc.tools.workspace import Workspace
 
 READ_CHUNK = 1 << 16
@@ -94,33 +92,39 @@ def _encode_arguments(tool: Tool, kwargs: dict[str, Any]) -> str:
 
 
 def _fork_and_wait(tool: Tool, seconds: float | None, serve: Callable[[int], NoReturn]) -> bytes:
-    """Fork a keeper whose child runs ``serve(write_fd)`` (``grapharc.tools.sandbox.keeper``) and
-    return the child's reply.
+    """Fork a keeper (``grapharc.tools.reaper.keeper``) whose child runs ``serve(write_fd)`` under
+    the call's limits, and return the child's reply.
 
     The call ends only once the keeper reports that the child has ended and everything it left
     is gone; past the timeout the keeper is told to kill them all. The keeper itself is reaped
     by a later call.
     """
-    _reap_finished()
+    reap_finished()
     read_fd, write_fd = os.pipe()
-    (stop_theirs, stop_ours), (status_ours, status_theirs) = os.pipe(), os.pipe()
     flush_output()  # or the child would write the parent's pending output a second time
     limits = call_limits()
-    pid = os.fork()
-    if pid == 0:
-        try:
-            for fd in (read_fd, stop_ours, status_ours):
-                os.close(fd)
-            keep(serve, write_fd, stop_theirs, status_theirs, limits)
-        finally:
-            os._exit(70)  # never return into the caller's code from the keeper
-    for fd in (write_fd, stop_theirs, status_theirs):
-        os.close(fd)
-    keeper = Reaped(pid, stop_ours, status_ours, lambda: _UNREAPED.add(pid))
+
+    def start() -> int:  # in the keeper
+        pid = os.fork()
+        if pid == 0:
+            try:
+                limits.apply(forked=True)
+                serve(write_fd)
+            finally:
+                os._exit(70)  # never return into the caller's code from the child
+        os.close(write_fd)  # the child's copy is the only one: its end closes the executor's pipe
+        return pid
+
+    try:
+        keeper = fork_keeper(start, keep=(write_fd,))
+    except BaseException:
+        os.close(read_fd)
+        raise
+    finally:
+        os.close(write_fd)
     expires = None if seconds is None else monotonic() + seconds
     reply: bytes | None = None
     try:
-        _own_group(pid)
         reply = _read_until_closed(read_fd, expires)
         if reply is not None and not _readable(keeper.channel, expires):  # it answered, then hung
             reply = None
@@ -135,12 +139,6 @@ def _fork_and_wait(tool: Tool, seconds: float | None, serve: Callable[[int], NoR
     if not reply:
         raise ToolProcessDiedError(tool.name, _death(how))
     return reply
-
-
-def _own_group(pid: int) -> None:
-    """Put the child in its own process group from this side too (whichever runs first wins)."""
-    with suppress(PermissionError, ProcessLookupError):  # the child did it first, or has exited
-        os.setpgid(pid, pid)
 
 
 def _read_until_closed(fd: int, expires: float | None) -> bytes | None:
@@ -160,28 +158,6 @@ def _readable(fd: int, expires: float | None) -> bool:
     poller.register(fd, select.POLLIN)
     left = None if expires is None else max(math.ceil((expires - monotonic()) * 1000), 0)
     return bool(poller.poll(left))
-
-
-_UNREAPED: set[int] = set()
-"""Children that answered and were killed but not waited for yet (zombies until reaped)."""
-
-
-def _reap_finished() -> None:
-    for pid in list(_UNREAPED):
-        try:
-            done = os.waitpid(pid, os.WNOHANG)[0] != 0
-        except ChildProcessError:  # reaped already, by another thread's call or an os.wait()
-            done = True
-        if done:
-            _UNREAPED.discard(pid)
-
-
-@atexit.register
-def _reap_all() -> None:
-    for pid in list(_UNREAPED):
-        with suppress(ChildProcessError):
-            os.waitpid(pid, 0)
-    _UNREAPED.clear()
 
 
 def _death(how: tuple[str, int] | None) -> str:
