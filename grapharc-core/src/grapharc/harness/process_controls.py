@@ -6,10 +6,9 @@ environment block, the memory ``/proc/PID/environ`` shows (the values stay in ``
 and libc's environment, which are copied elsewhere first), then marks the process non-dumpable
 (``PR_SET_DUMPABLE`` 0), so a process of the same non-root user can no longer open its
 ``environ``, ``mem``, ``maps`` or ``fd`` nor attach a debugger. Root keeps ``CAP_SYS_PTRACE``
-and passes that check, so a command's own parent also drops that capability from the command's
-bounding set (``drop_ptrace_capability``): observed on Linux 6.18 as root, the non-dumpable
-agent's ``/proc/PID/mem`` is then refused while its ``environ`` stays readable, which is why the
-block is wiped. ``become_subreaper()`` makes orphaned descendants this process's children.
+and passes that check, so ``run_command`` drops that capability from its program's bounding set
+(``drop_ptrace_capability``): observed on Linux 6.18 as root, the agent's ``/proc/PID/mem`` is
+then refused while its ``environ`` stays readable, which is why the block is wiped. ``become_subreaper()`` makes orphaned descendants this process's children.
 Elsewhere (not Linux, no libc) each control is a no-op whose report says so. ``prctl`` is
 called through ctypes: the standard library has no binding, and the packages that do are C
 extensions for four calls.

@@ -1,12 +1,11 @@
-"""A reaper's watch over one call: the program's end or the caller's, then every descendant killed.
+"""A keeper's watch over one call: its process's end or the caller's, then every descendant killed.
 
-The reaper and its caller share two pipes. On the status pipe the reaper writes one line when
+The keeper and its caller share two pipes. On the status pipe the keeper writes one line when
 it is done: ``exited N`` or ``signaled N`` (how the program ended), ``stopped`` (the caller went
 away or asked it to stop, and the program was killed), or ``failed ERRNO`` (the program could
 not be started). On the stop pipe the caller writes nothing: closing its end (a timeout, or the
 caller's death) is the stop. Pipes rather than a socket pair: a sandboxed tool may not open
-sockets, and must be refused for starting a process, not for that. Standard library only, as
-the reaper imports it at every command's start.
+sockets, and must be refused for starting a process, not for that.
 """
 
 from __future__ import annotations
@@ -29,8 +28,8 @@ def status_line(status: int) -> bytes:
 
 
 def parse_status(line: bytes) -> tuple[str, int]:
-    """``(word, number)`` of a reaper's line (``("stopped", 0)`` for ``stopped``); ``("lost", 0)``
-    when there is no whole line (the reaper itself was killed)."""
+    """``(word, number)`` of a keeper's line (``("stopped", 0)`` for ``stopped``); ``("lost", 0)``
+    when there is no whole line (the keeper itself was killed)."""
     word, _, number = line.decode("ascii", "replace").strip().partition(" ")
     if word in ("exited", "signaled", "failed") and number.lstrip("-").isdigit():
         return word, int(number)

@@ -1,7 +1,7 @@
 """The descendants of a process, read from /proc, and killing them all from a subreaper.
 
 Hand-written over /proc rather than with psutil: it is one scan of ``/proc/*/stat`` for parent
-links, and the reaper starts for every command, so it imports nothing beyond the standard library.
+links, run in a forked keeper, and a new dependency for one loop would buy nothing.
 """
 
 from __future__ import annotations
@@ -12,7 +12,7 @@ import signal
 import time
 
 GIVE_UP_SECONDS = 10.0
-"""How long a reaper keeps killing before it leaves what it cannot kill (uninterruptible sleep)."""
+"""How long a keeper keeps killing before it leaves what it cannot kill (uninterruptible sleep)."""
 _PAUSE = 0.002
 
 
