@@ -8,10 +8,10 @@ and libc's environment, which are copied elsewhere first), then marks the proces
 ``environ``, ``mem``, ``maps`` or ``fd`` nor attach a debugger. Root keeps ``CAP_SYS_PTRACE``
 and passes that check, so ``run_command`` drops that capability from its program's bounding set
 (``drop_ptrace_capability``): observed on Linux 6.18 as root, the agent's ``/proc/PID/mem`` is
-then refused while its ``environ`` stays readable, which is why the block is wiped. ``become_subreaper()`` makes orphaned descendants this process's children.
-Elsewhere (not Linux, no libc) each control is a no-op whose report says so. ``prctl`` is
-called through ctypes: the standard library has no binding, and the packages that do are C
-extensions for four calls.
+then refused while its ``environ`` stays readable, which is why the block is wiped.
+``become_subreaper()`` makes orphaned descendants this process's children. Elsewhere (not
+Linux, no libc) each control is a no-op whose report says so. ``prctl`` is called through
+ctypes: the standard library has no binding, and the packages that do are C extensions for four calls.
 """
 
 from __future__ import annotations
