@@ -50,7 +50,8 @@ def test_an_ask_pauses_the_process_and_an_approval_in_another_process_finishes_t
 
 def test_a_runner_killed_inside_a_command_is_recovered_without_running_the_command_again(tmp_path):
     (tmp_path / "ws").mkdir()
-    kill = ["sh", "-c", "echo ran >> runs.txt; kill -9 $PPID"]  # the command kills the agent's process
+    # the command kills the agent's process: its keeper's parent
+    kill = ["sh", "-c", "echo ran >> runs.txt; kill -9 $(awk '{print $4}' /proc/$PPID/stat)"]
     (tmp_path / "script.json").write_text(json.dumps([call("run_command", argv=kill), "done"]))
     started = grapharc(tmp_path, "agent", "run it", "--workspace", "ws", "--model", "mock/a", "--script",
                        "script.json", "--allow", "*", "--sessions", "sessions", "--thread", "t1",

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import re
 
 import pytest
 from typer.testing import CliRunner
@@ -46,7 +47,7 @@ def test_each_command_shows_its_own_built_ins(workdir, command, registry, sessio
 def test_the_human_view_has_a_line_per_setting_with_its_layer(workdir):
     result = show("--command", "serve")
     assert result.exit_code == 0
-    assert "max_tokens       9  [file: " in result.stdout
+    assert re.search(r"^max_tokens +9  \[file: ", result.stdout, re.MULTILINE)
     assert "sessions " in result.stdout and "[default: built-in]" in result.stdout
 
 

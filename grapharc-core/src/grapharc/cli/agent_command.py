@@ -61,6 +61,24 @@ DenyGlobs = Annotated[list[str] | None, typer.Option(
     "--deny", help="Deny tools matching this glob: never shown, never run (repeatable).")]
 
 
+def _limit(flag: str, high: int, what: str) -> Any:
+    """A per-call limit flag; its setting is the flag's name with underscores (``tool_memory_mb``)."""
+    setting = flag[2:].replace("-", "_")
+    return option(flag, kind=Ranged(Count(0, high), "N"),
+                  help=f"{what}; 0 lifts it (default: $GRAPHARC_{setting.upper()}, or "
+                       f"{setting} in grapharc.toml).")
+
+
+ToolMemory = Annotated[int | None, _limit("--tool-memory-mb", 1 << 30,
+                                          "Address space of a tool call's processes, MiB; built-in 1024")]
+ToolProcesses = Annotated[int | None, _limit("--tool-processes", 1 << 22,
+                                             "More processes a tool call may start; built-in 256")]
+ToolCpu = Annotated[int | None, _limit("--tool-cpu-seconds", 10**8,
+                                       "CPU seconds of each process of a tool call; built-in 300")]
+ToolFile = Annotated[int | None, _limit("--tool-file-mb", 1 << 30,
+                                        "Largest file a tool call's processes may write, MiB; built-in 1024")]
+
+
 class AgentInputError(GraphARCError):
     """An agent flag naming something that cannot be used (a script, a trace, a sessions folder)."""
 
@@ -126,6 +144,10 @@ def agent_command(
     max_iterations: MaxIterations = None,
     max_seconds: MaxSeconds = None,
     max_cost_usd: MaxCostUsd = None,
+    tool_memory_mb: ToolMemory = None,
+    tool_processes: ToolProcesses = None,
+    tool_cpu_seconds: ToolCpu = None,
+    tool_file_mb: ToolFile = None,
     config: ConfigFile = None,
     as_json: JsonOption = False,
 ) -> None:
@@ -134,12 +156,14 @@ def agent_command(
     The model, policy, sessions, trace, tenant and budget resolve like every command's settings:
     flag > $GRAPHARC_* > grapharc.toml (``grapharc config show --command agent`` shows them)."""
     from grapharc.governed.provenance import settings_provenance
-    from grapharc.governed.settings import resolve_config
+    from grapharc.governed.settings import resolve_config, tool_limits
     from grapharc.harness.setup import AgentSettings, agent_policy
 
     flags = {"model": model, "policy": policy, "sessions": sessions, "trace": trace, "tenant": tenant,
              "max_tokens": max_tokens, "max_iterations": max_iterations, "max_seconds": max_seconds,
-             "max_cost_usd": max_cost_usd}
+             "max_cost_usd": max_cost_usd, "tool_memory_mb": tool_memory_mb,
+             "tool_processes": tool_processes, "tool_cpu_seconds": tool_cpu_seconds,
+             "tool_file_mb": tool_file_mb}
     try:
         resolved = resolve_config("agent", flags, config_path=config)
         spec = require_model(resolved.value("model"))
@@ -150,7 +174,7 @@ def agent_command(
             allow=tuple(allow or ()), ask=tuple(ask or ()), deny=tuple(deny or ()), executor=executor,
             executor_options=key_values(executor_option or [], "--executor-option"), max_steps=max_steps,
             tool_timeout=tool_timeout, budget=configured_ceilings(resolved), tenant=resolved.value("tenant"),
-            model_options=script_options(spec, script))
+            model_options=script_options(spec, script), limits=tool_limits(resolved))
         where, trace_at = resolved.value("sessions"), resolved.value("trace")
         if where is not None:
             document = run_in_session(settings, where, thread, trace_at, lease, as_json)
@@ -293,10 +317,13 @@ def session_document(manager: Any, session: Any, trace: Path | str, folder: str 
 
 
 def finish(document: dict[str, Any], as_json: bool) -> None:
-    """Print the document and exit 0 when the agent answered, 1 otherwise; say on stderr when
-    asks went unanswered because no session could hold them."""
+    """Print the document, every configured secret redacted (the model may have written one), and
+    exit 0 when the agent answered, 1 otherwise; say on stderr when asks went unanswered because
+    no session could hold them."""
     from grapharc.decisions.approval import unanswered_reason
+    from grapharc.redaction import current_redactor
 
+    document = current_redactor().scrub(document)
     unanswered = [call for call in document["tool_calls"] if call.get("approval") == "refused"
                   and unanswered_reason() in str(call.get("reason"))]
     if unanswered and not as_json:
@@ -333,8 +360,11 @@ class Progress:
     """Writes each tool call and what became of it to stderr as it happens (not with --json)."""
 
     def __init__(self, as_json: bool) -> None:
+        from grapharc.redaction import current_redactor
+
         self.quiet = as_json
         self.asked: dict[str, dict[str, Any]] = {}
+        self.redactor = current_redactor()
 
     def remember(self, values: dict[str, Any]) -> Progress:
         """Know the calls an earlier turn asked for (a resumed thread answers them now)."""
@@ -354,7 +384,7 @@ class Progress:
                 text = str(message.content)
                 outcome = text.splitlines()[0] if text.startswith("error:") else f"ok ({len(text)} chars)"
                 line = f"tool {message.name} {_clip(arguments)} -> {_clip(outcome, 200)}"
-                sys.stderr.write(terminal_text(line) + "\n")
+                sys.stderr.write(terminal_text(self.redactor.redact(line)) + "\n")
 
 
 def _clip(text: str, limit: int = 120) -> str:

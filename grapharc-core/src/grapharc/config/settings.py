@@ -110,6 +110,14 @@ KEYS: dict[str, Key] = {
     "max_concurrency": Key(Count(1, 10**6)),
     "allowed_hosts": Key(_host_names, help="host names serve answers to besides localhost, 127.0.0.1 and "
                                             "[::1], and whose pages may post to it (--allowed-host)"),
+    "secret_env": Key(_text, help="more environment variables whose values are secrets, comma-separated: "
+                                  "redacted wherever a run writes, as provider keys are"),
+    "tool_memory_mb": Key(Count(0, 1 << 30),
+                          help="address space of a tool call's processes, MiB (0: no limit)"),
+    "tool_processes": Key(Count(0, 1 << 22), help="more processes a tool call may start (0: no limit)"),
+    "tool_cpu_seconds": Key(Count(0, 10**8), help="CPU seconds of each process of a tool call (0: no limit)"),
+    "tool_file_mb": Key(Count(0, 1 << 30), help="largest file a tool call's processes may write, MiB "
+                                                "(0: no limit)"),
 }
 DEFAULTS: dict[str, Any] = {"max_rounds": 8, "max_depth": 3}
 

@@ -14,6 +14,7 @@ from typing import Any, Literal
 
 from grapharc.config.settings import Config, load_config
 from grapharc.planner.surface import DEMO, PLUGINS
+from grapharc.redaction import mark_secret_names
 from grapharc.session.location import DEFAULT_SESSIONS
 
 Command = Literal["plan", "run", "agent", "serve", "session"]
@@ -31,5 +32,21 @@ COMMANDS: tuple[Command, ...] = tuple(BUILT_INS)
 
 def resolve_config(command: Command, flags: Mapping[str, Any], *, config_path: Path | None = None,
                    cwd: Path | None = None, env: Mapping[str, str] | None = None) -> Config:
-    """The settings of one ``command``: flag > env > grapharc.toml > that command's built-ins."""
-    return load_config(flags, config=config_path, cwd=cwd, env=env, defaults=BUILT_INS[command])
+    """The settings of one ``command``: flag > env > grapharc.toml > that command's built-ins. The
+    variables ``secret_env`` names are marked secret for the rest of the process (redacted)."""
+    config = load_config(flags, config=config_path, cwd=cwd, env=env, defaults=BUILT_INS[command])
+    marked = config.value("secret_env")
+    if marked:
+        mark_secret_names(marked.split(","))
+    return config
+
+
+TOOL_LIMITS = {"tool_memory_mb": "memory_mb", "tool_processes": "processes",
+               "tool_cpu_seconds": "cpu_seconds", "tool_file_mb": "file_mb"}
+"""The settings that limit one tool call, and the ``CallLimits`` field each sets."""
+
+
+def tool_limits(config: Config) -> dict[str, int]:
+    """The per-call limits some layer set, by ``CallLimits`` field (unset ones keep its defaults)."""
+    return {field: config.value(name) for name, field in TOOL_LIMITS.items()
+            if config.value(name) is not None}

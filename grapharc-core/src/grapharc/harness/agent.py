@@ -24,6 +24,14 @@ with a stated reason: ``answered``, ``max_steps``, ``budget``, ``no_progress`` (
 own agent loop (``delegates_tools``: the Claude CLI) cannot be governed call by call: the
 node hands it the whole task, warns ``DelegatedToolUseWarning`` when built, and marks every
 event ``executor=delegated``.
+
+Secrets: building an agent wipes secret values from the process's initial environment block
+and makes the process non-dumpable (``grapharc.harness.process_controls``; what could not be
+done is warned as ``ProcessProtectionWarning``), the executor is wrapped so every tool result
+is redacted before state, ledger or model see it (``grapharc.harness.redacting``), and so is
+every model reply before it enters state: a tool call that quotes a secret runs with the
+redaction mark in its place, so no call can carry one out. The ``task`` is kept as given.
+Every call runs under the agent's ``CallLimits`` (``grapharc.harness.limits``).
 """
 
 from __future__ import annotations
@@ -46,10 +54,14 @@ from grapharc.decisions.tool_rules import PermissionPolicy
 from grapharc.errors import GraphARCError
 from grapharc.harness.executors import Executor, LocalExecutor
 from grapharc.harness.ledger import ToolCallLedger
+from grapharc.harness.limits import CallLimits, limited
+from grapharc.harness.process_controls import protect_agent_process
+from grapharc.harness.redacting import RedactingExecutor
 from grapharc.harness.requested import requested_calls, storable_reply
 from grapharc.harness.tool_calls import GovernedToolCalls
 from grapharc.harness.tools import Tool, ToolRegistry
 from grapharc.policy.engine import PolicyEngine
+from grapharc.redaction import current_redactor
 from grapharc.runtime.budget import Budget, BudgetExceededError
 from grapharc.runtime.context import CURRENT_RUN, record_stop_reason
 from grapharc.runtime.graph import END, START, GraphARC
@@ -67,6 +79,10 @@ Evidence = Callable[[str, Path], tuple[bool, str]]
 
 class DelegatedToolUseWarning(UserWarning):
     """An agent whose backend runs its own tool loop: its calls are not governed by this graph."""
+
+
+class ProcessProtectionWarning(UserWarning):
+    """This system could not keep commands from reading the agent process's secrets (not Linux)."""
 
 
 @dataclass(frozen=True)
@@ -108,7 +124,7 @@ class AgentNode(GovernedToolCalls):
                  approver: Approver | None = None, evidence: Evidence | None = None,
                  max_steps: int = 20, window: int = 3, tool_timeout: float = 60.0,
                  output_limit: int = 8000, instructions: str = INSTRUCTIONS, name: str = "agent",
-                 budget: Budget | None = None) -> None:
+                 budget: Budget | None = None, limits: CallLimits | None = None) -> None:
         self.workspace = Path(workspace).expanduser().resolve()
         if not self.workspace.is_dir():
             raise AgentSetupError(f"workspace {self.workspace} is not a directory",
@@ -127,7 +143,10 @@ class AgentNode(GovernedToolCalls):
         self.permissions = permissions if permissions is not None else PermissionPolicy()
         self.policy = policy
         self.tenant = tenant
-        self.executor = executor if executor is not None else LocalExecutor()
+        self.redactor = current_redactor()
+        self.executor = RedactingExecutor(executor if executor is not None else LocalExecutor(),
+                                          self.redactor)
+        self.limits = limits if limits is not None else CallLimits()
         self.approver = approver
         self.evidence = evidence
         self.max_steps, self.window = max_steps, window
@@ -146,6 +165,9 @@ class AgentNode(GovernedToolCalls):
             raise AgentSetupError(f"model {type(model).__name__} cannot call tools; use a tool-calling "
                                   "backend: openrouter/, openai/, ollama/, or mock/ with scripted "
                                   "tool calls")
+        for problem in protect_agent_process():
+            warnings.warn(f"agent {name!r}: {problem}; a command it runs may read this process's "
+                          "secrets", ProcessProtectionWarning, stacklevel=2)
 
     # -- the graph ---------------------------------------------------------------------------
 
@@ -205,6 +227,7 @@ class AgentNode(GovernedToolCalls):
             reply = storable_reply(bound.invoke(history))
         except BudgetExceededError:  # the call that crossed a ceiling: its reply is not acted on
             return _stop("budget")
+        reply = self._redacted(reply)
         calls = requested_calls(reply)
         self._record(config, "model", ts.MODEL_CALL, {
             ts.DURATION_MS: (time.perf_counter() - started) * 1000.0, ts.TOOL_CALLS: len(calls),
@@ -215,6 +238,16 @@ class AgentNode(GovernedToolCalls):
             writes["answer"] = _text(reply.content)
         return writes
 
+    def _redacted(self, reply: Any) -> Any:
+        """The model's reply with every configured secret redacted from its text and its calls."""
+        self.redactor = self.redactor.refreshed()
+        if not self.redactor or not isinstance(reply, AIMessage):
+            return reply
+        fields = ("content", "tool_calls", "invalid_tool_calls", "additional_kwargs")
+        update = {name: self.redactor.scrub(getattr(reply, name)) for name in fields}
+        changed = any(update[name] is not getattr(reply, name) for name in fields)
+        return reply.model_copy(update=update) if changed else reply
+
     # -- tools ---------------------------------------------------------------------------------
 
     def _tools(self, state: AgentState, config: RunnableConfig) -> dict[str, Any]:
@@ -223,7 +256,8 @@ class AgentNode(GovernedToolCalls):
         ledger = ToolCallLedger.of(config)
         answers: list[ToolMessage] = []
         for index, call in enumerate(calls):
-            content, uncertain = self._call(config, ledger, state.steps, index, call)
+            with limited(self.limits):
+                content, uncertain = self._call(config, ledger, state.steps, index, call)
             answers.append(ToolMessage(content=content, tool_call_id=str(call.get("id") or index),
                                        name=str(call.get("name"))))
             if uncertain:

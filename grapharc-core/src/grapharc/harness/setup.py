@@ -19,6 +19,7 @@ from grapharc.decisions.tool_rules import PermissionPolicy
 from grapharc.errors import GraphARCError
 from grapharc.harness.agent import AgentNode, Evidence
 from grapharc.harness.executors import Executor
+from grapharc.harness.limits import CallLimits, CallLimitsError
 from grapharc.harness.tools import SideEffect, ToolRegistry
 from grapharc.runtime.budget import Budget
 
@@ -53,6 +54,9 @@ class AgentSettings:
     tool_timeout: float = 60.0
     budget: dict[str, Any] = field(default_factory=dict)
     tenant: str | None = None
+    limits: dict[str, int] = field(default_factory=dict)
+    """Per-call resource limits some layer set (``memory_mb``, ``processes``, ``cpu_seconds``,
+    ``file_mb``; 0 lifts one); the rest are ``CallLimits``' built-in ones."""
 
     def __post_init__(self) -> None:
         if not isinstance(self.task, str) or not self.task.strip():
@@ -139,10 +143,14 @@ def build_agent(settings: AgentSettings, *, model: Any = None, approver: Approve
         permissions = PermissionPolicy.from_flags(allow=settings.allow, ask=settings.ask, deny=settings.deny)
     else:
         permissions = default_permissions(tools)
+    try:
+        limits = CallLimits.from_settings(settings.limits)
+    except CallLimitsError as exc:
+        raise AgentSettingsError(str(exc)) from None
     chosen = model if model is not None else tool_calling_model(settings.model, settings.model_options)
     executor = open_executor(settings.executor, settings.executor_options)
     return AgentNode(chosen, tools,
                      workspace=settings.workspace, permissions=permissions, policy=policy,
                      tenant=settings.tenant, executor=executor, approver=approver,
                      evidence=evidence, max_steps=settings.max_steps, tool_timeout=settings.tool_timeout,
-                     budget=Budget(**settings.budget), name=name)
+                     budget=Budget(**settings.budget), name=name, limits=limits)

@@ -3,15 +3,19 @@
 ``SqlSessionStore`` (``grapharc.session.sql_store``) keeps the ``SessionStore`` contract with
 these: a thread's row read (locked, claimed, or fenced by a lease), a lease, a status or an
 approval's state written, queued events taken, approvals and audit entries inserted and read.
+An approval's question and an audit entry's detail are written with every configured secret
+redacted (:mod:`grapharc.redaction`): they quote a tool call's arguments.
 """
 
 from __future__ import annotations
 
+import dataclasses
 from abc import ABC, abstractmethod
 from contextlib import AbstractContextManager
 from typing import Any
 from uuid import uuid4
 
+from grapharc.redaction import current_redactor
 from grapharc.session.errors import LeaseLostError, SessionBusyError, UnknownSessionError
 from grapharc.session.lease import Lease
 from grapharc.session.records import OPEN, RUNNING, SUPERSEDED, Approval, AuditKind, iso
@@ -109,6 +113,7 @@ class SqlSessionRows(SqlDialect, ABC):
                 for r in sorted(rows, key=lambda r: r["event_id"])]
 
     def _insert_approval(self, conn: Connection, a: Approval) -> None:
+        a = dataclasses.replace(a, question=current_redactor().redact(a.question))
         self._run(conn, "INSERT INTO {approvals} (approval_id, thread_id, kind, node, hold_key, question, "
                         "digest, deciders, created_at, expires_at, state) "
                         "VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
@@ -126,7 +131,7 @@ class SqlSessionRows(SqlDialect, ABC):
     def _audit(self, conn: Connection, thread_id: str, now: float, kind: AuditKind,
                detail: dict[str, Any]) -> None:
         self._run(conn, "INSERT INTO {audit} (thread_id, at, kind, detail) VALUES (?, ?, ?, ?)",
-                  (thread_id, now, kind.value, self._encode(detail)))
+                  (thread_id, now, kind.value, self._encode(current_redactor().scrub(detail))))
 
 
 def held(row: Row, lease: Lease) -> bool:

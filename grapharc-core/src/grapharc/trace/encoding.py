@@ -6,6 +6,8 @@ strings over ``MAX_STRING_CHARS`` (2,000) characters keep their first 2,000 foll
 as their value; UUIDs as their string; tuples as arrays; NaN and infinities as null (JSON has
 none); keys that are not strings as their JSON text (``1``, ``true``, ``null``) or, failing that,
 their repr; anything else, and nesting deeper than 254 levels, as ``{"__repr__": repr[:2000]}``.
+Given a ``Redactor`` (:mod:`grapharc.redaction`), every string (and key) is redacted before it is
+truncated, so no secret is written, whole or cut.
 """
 
 from __future__ import annotations
@@ -19,6 +21,7 @@ from uuid import UUID
 
 from pydantic import BaseModel
 
+from grapharc.redaction import Redactor
 from grapharc.trace import schema
 
 try:
@@ -33,16 +36,17 @@ TRUNCATION_MARKER = schema.TRUNCATION_MARKER
 _MAX_DEPTH = 254
 
 
-def encode_event(event: dict[str, Any]) -> bytes:
-    """One JSON line. The fast encoder runs first; the cleaning walk only when it failed or the
-    line is long enough that a string in it may need truncating."""
+def encode_event(event: dict[str, Any], redactor: Redactor | None = None) -> bytes:
+    """One JSON line. The fast encoder runs first; the cleaning walk only when it failed, the
+    line is long enough that a string in it may need truncating, or it holds a secret."""
     try:
         line = _dumps(event)
     except (TypeError, ValueError, OverflowError, RecursionError):
-        return _dumps_clean(_clean(event, 0))
-    if len(line) <= MAX_STRING_CHARS:
+        return _dumps_clean(_clean(event, 0, redactor))
+    secret = redactor is not None and redactor.found_in(line)
+    if len(line) <= MAX_STRING_CHARS and not secret:
         return line
-    cleaned = _clean(event, 0)
+    cleaned = _clean(event, 0, redactor if secret else None)
     return line if cleaned is event else _dumps_clean(cleaned)
 
 
@@ -54,10 +58,11 @@ def _dumps_clean(value: Any) -> bytes:
         return _dumps_stdlib(value)
 
 
-def _default(value: Any) -> Any:
-    """What the encoders do with a value JSON has no type for; never raises."""
+def _default(value: Any, redactor: Redactor | None = None, *, cut: bool = False) -> Any:
+    """What the encoders do with a value JSON has no type for; never raises. The fast encoder's
+    reprs are whole (``cut`` False): a line that long goes through the cleaning walk, which cuts."""
     if isinstance(value, BaseModel):
-        return _model_json(value)
+        return _model_json(value, redactor, cut=cut)
     if isinstance(value, Enum):
         return value.value
     if isinstance(value, UUID):
@@ -66,7 +71,7 @@ def _default(value: Any) -> Any:
         return list(value)
     if isinstance(value, float):  # a float subclass, which orjson does not take natively
         return float(value)
-    return _repr_of(value)
+    return _repr_of(value, redactor, cut=cut)
 
 
 _STDLIB_ENCODER = json.JSONEncoder(
@@ -91,65 +96,67 @@ else:  # pragma: no cover - orjson ships with langsmith on CPython
     _dumps = _dumps_stdlib
 
 
-def _clean(value: Any, depth: int) -> Any:
+def _clean(value: Any, depth: int, redactor: Redactor | None) -> Any:
     """``value`` with the rules in the module docstring applied, made of JSON types only.
 
     Returns ``value`` itself when nothing needed changing, so a clean event is not re-encoded.
     """
     kind = type(value)
     if kind is str:
-        return _clean_str(value)
+        return _clean_str(value, redactor)
     if value is None or kind is int or kind is bool:
         return value
     if kind is float:
         return value if math.isfinite(value) else None
     if depth >= _MAX_DEPTH:
-        return _repr_of(value)
+        return _repr_of(value, redactor)
     if isinstance(value, dict):
-        return _clean_dict(value, depth)
+        return _clean_dict(value, depth, redactor)
     if isinstance(value, list | tuple):
-        items = [_clean(item, depth + 1) for item in value]
+        items = [_clean(item, depth + 1, redactor) for item in value]
         if kind is list and all(new is old for new, old in zip(items, value, strict=True)):
             return value
         return items
     if isinstance(value, Enum):
-        return _clean(value.value, depth + 1)
+        return _clean(value.value, depth + 1, redactor)
     if isinstance(value, str):
-        return _clean_str(str.__str__(value))
+        return _clean_str(str.__str__(value), redactor)
     if isinstance(value, int):
         return int(value)
     if isinstance(value, float):
-        return _clean(float(value), depth)
-    return _clean(_default(value), depth + 1)
+        return _clean(float(value), depth, redactor)
+    return _clean(_default(value, redactor, cut=True), depth + 1, redactor)
 
 
-def _clean_dict(value: dict[Any, Any], depth: int) -> dict[str, Any]:
+def _clean_dict(value: dict[Any, Any], depth: int, redactor: Redactor | None) -> dict[str, Any]:
     out: dict[str, Any] = {}
     changed = type(value) is not dict
     for key, item in value.items():
-        new_key = _clean_str(key) if type(key) is str else _clean_key(key)
-        new_item = _clean(item, depth + 1)
+        new_key = _clean_str(key, redactor) if type(key) is str else _clean_key(key, redactor)
+        new_item = _clean(item, depth + 1, redactor)
         changed = changed or new_key is not key or new_item is not item
         out[new_key] = new_item
     return out if changed else value
 
 
-def _clean_key(key: Any) -> str:
+def _clean_key(key: Any, redactor: Redactor | None) -> str:
     """A dict key as stdlib json would write it, or its repr where json would refuse it."""
     if isinstance(key, Enum):
-        return _clean_key(key.value)
+        return _clean_key(key.value, redactor)
     if isinstance(key, str):
-        return _clean_str(str.__str__(key))
+        return _clean_str(str.__str__(key), redactor)
     if isinstance(key, bool) or key is None:
         return json.dumps(key)
     if isinstance(key, int):
         return int.__repr__(key)
     if isinstance(key, float):
         return float.__repr__(key)
-    return _repr_of(key)[schema.REPR_KEY]
+    return _repr_of(key, redactor)[schema.REPR_KEY]
 
 
-def _clean_str(text: str) -> str:
+def _clean_str(text: str, redactor: Redactor | None) -> str:
+    if redactor is not None:
+        text = redactor.redact(text)
     if len(text) > MAX_STRING_CHARS:
         text = text[:MAX_STRING_CHARS] + TRUNCATION_MARKER
     if not text.isascii():
@@ -160,16 +167,22 @@ def _clean_str(text: str) -> str:
     return text
 
 
-def _model_json(model: BaseModel) -> Any:
+def _model_json(model: BaseModel, redactor: Redactor | None, *, cut: bool) -> Any:
     try:
         return model.model_dump(mode="json")
     except Exception:
-        return _repr_of(model)
+        return _repr_of(model, redactor, cut=cut)
 
 
-def _repr_of(value: Any) -> dict[str, str]:
+def _repr_of(value: Any, redactor: Redactor | None, *, cut: bool = True) -> dict[str, str]:
+    """``{"__repr__": repr(value)}``: redacted, then cut to ``MAX_STRING_CHARS`` unless ``cut`` is
+    False (the fast encoder's, whose long lines the cleaning walk redacts and cuts afterwards)."""
     try:
         text = repr(value)
     except Exception:
         text = f"<unrepresentable {type(value).__qualname__}>"
-    return {schema.REPR_KEY: _clean_str(text[:MAX_STRING_CHARS])}
+    if not cut:
+        return {schema.REPR_KEY: text}
+    if redactor is not None:
+        text = redactor.redact(text)
+    return {schema.REPR_KEY: _clean_str(text[:MAX_STRING_CHARS], None)}

@@ -2,7 +2,9 @@
 
 ``TraceWriter`` encodes events (:mod:`grapharc.trace.encoding`) and hands the lines to a sink:
 a JSONL file (:mod:`grapharc.trace.sinks`), or the sink of the ``traces`` store a URI names
-(:mod:`grapharc.trace.store`), each holding the same bytes per event.
+(:mod:`grapharc.trace.store`), each holding the same bytes per event. Every secret configured
+when the writer opens (and every one registered later) is redacted from every line
+(:mod:`grapharc.redaction`).
 """
 
 from __future__ import annotations
@@ -12,6 +14,7 @@ import time
 from types import TracebackType
 from typing import Any
 
+from grapharc.redaction import Redactor, current_redactor
 from grapharc.trace import schema
 from grapharc.trace.encoding import encode_event
 from grapharc.trace.errors import TraceFieldError
@@ -23,8 +26,10 @@ class TraceWriter:
     """Encodes events as trace lines and hands them to a sink: a JSONL file (a bare path), or the
     sink a ``traces`` store URI names (``postgresql://HOST/DB``); safe to share between threads."""
 
-    def __init__(self, target: str | os.PathLike[str] | TraceSink) -> None:
+    def __init__(self, target: str | os.PathLike[str] | TraceSink, *,
+                 redactor: Redactor | None = None) -> None:
         self.sink = open_trace_sink(target) if isinstance(target, str | os.PathLike) else target
+        self.redactor = redactor if redactor is not None else current_redactor()
 
     def start(self, run_id: str, thread_id: str, attempt: int, graph: str, node: str, step: int, *,
               extra: dict[str, Any] | None = None) -> None:
@@ -63,16 +68,22 @@ class TraceWriter:
 
     def append(self, event: dict[str, Any]) -> None:
         """Encode ``event`` as one line and append it with a single write."""
-        self.sink.write((event,), (encode_event(event),))
+        self.sink.write((event,), (encode_event(event, self._redactor()),))
 
     def append_many(self, events: list[dict[str, Any]]) -> None:
         """Append several events, in order, with a single write."""
         if events:
-            self.sink.write(events, [encode_event(event) for event in events])
+            redactor = self._redactor()
+            self.sink.write(events, [encode_event(event, redactor) for event in events])
 
     def close(self) -> None:
         """Close the sink; further writes raise TraceClosedError. Closing twice is harmless."""
         self.sink.close()
+
+    def _redactor(self) -> Redactor | None:
+        """The redactor for the next line, None when no secret is configured (the fast path)."""
+        self.redactor = self.redactor.refreshed()
+        return self.redactor or None
 
     def __enter__(self) -> TraceWriter:
         return self

@@ -2,7 +2,8 @@
 
 The file is ``./.env`` in the working directory unless ``env_file=`` names one.
 No parent-directory search: a run must never be billed to a key in a file you
-did not know about. A real environment variable beats any file.
+did not know about. A real environment variable beats any file. A credential read from the
+file is registered as a secret, so runs redact it as they do the environment's keys.
 """
 
 from __future__ import annotations
@@ -11,6 +12,7 @@ import os
 from pathlib import Path
 
 from grapharc.gateway.errors import MissingCredentialError
+from grapharc.redaction import register_secret
 
 
 def read_dotenv(path: Path) -> dict[str, str]:
@@ -47,6 +49,7 @@ def lookup(variable: str, *, env_file: Path | str | None = None) -> tuple[str | 
     path = dotenv_path(env_file)
     value = read_dotenv(path).get(variable)
     if value:
+        register_secret(value, variable)
         return value, str(path)
     return None, ""
 

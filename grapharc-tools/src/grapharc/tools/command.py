@@ -4,19 +4,21 @@ A decision of a different size from the other tools. The argv is a list and neve
 string: ``shell=False`` always, a single string is refused rather than split, and a pipeline is
 spelled ``["bash", "-lc", "..."]`` so it stays visible in the tool-call record. The cwd is
 resolved inside the workspace, the environment is built from an allowlist (``HOME`` is the
-workspace; no host secret is passed on), and the child leads its own process group, which is
-SIGKILLed when the timeout passes and, so that nothing outlives the call, when the program
-itself exits. Past that the child is an ordinary process with the caller's privileges: what
-limits it is the permission policy that decides whether it may run at all, and the executor.
+workspace; no host secret is passed on). The program runs under a keeper of its own
+(``grapharc.tools.reaper``) that kills everything it started, detached or not, when it exits,
+when the timeout passes, or when this process dies; with the call's ``CallLimits`` (address
+space, processes, CPU seconds, file size); and, as root, without ``CAP_SYS_PTRACE``. Before the
+first command this process wipes its secrets from ``/proc/PID/environ`` and becomes
+non-dumpable (``grapharc.harness.process_controls``). Past that the child is an ordinary
+process with the caller's privileges: what limits it is the permission policy that decides
+whether it may run at all, and the executor.
 """
 
 from __future__ import annotations
 
-import contextlib
 import os
 import selectors
 import signal
-import subprocess
 import time
 from collections.abc import Mapping
 from typing import Annotated, Any
@@ -24,8 +26,12 @@ from typing import Annotated, Any
 from pydantic import BaseModel, ConfigDict, Field, field_validator
 
 from grapharc.errors import GraphARCError
+from grapharc.harness.limits import call_limits
+from grapharc.harness.process_controls import protect_agent_process
 from grapharc.harness.tools import SideEffect, Tool, ToolArgumentError
 from grapharc.tools.errors import ToolInputError, os_errors
+from grapharc.tools.reaper.keeper import KeeperStartError
+from grapharc.tools.reaper.launch import KeptCommand, start_kept
 from grapharc.tools.workspace import MAX_PATH_CHARS, Workspace
 
 DEFAULT_TIMEOUT = 30.0
@@ -44,7 +50,6 @@ SETTABLE = frozenset({"LANG", "LC_ALL", "LC_CTYPE", "TZ", "TERM", "NO_COLOR", "C
                       "PYTHONWARNINGS", "PYTEST_ADDOPTS"})
 """The only variables a call may set itself."""
 
-_POLL_SECONDS = 0.05
 _READ_BYTES = 65536
 
 
@@ -159,90 +164,48 @@ def run_command(workspace: str, argv: list[str], cwd: str = ".", timeout: float 
     with os_errors("run_command", cwd):
         if not directory.is_dir():
             raise ToolInputError(f"run_command: cwd {cwd!r} is not a directory in the workspace")
+    protect_agent_process()
     try:
-        process = subprocess.Popen(argv, cwd=directory, env=environment(str(root.root), extra),  # noqa: S603 -- argv list, no shell: running the model's command is this tool's job, under the rules
-                                   stdin=subprocess.DEVNULL, stdout=subprocess.PIPE,
-                                   stderr=subprocess.PIPE, shell=False, start_new_session=True)
+        started = start_kept(argv, str(directory), environment(str(root.root), extra), call_limits())
     except OSError as exc:
         if isinstance(exc, GraphARCError):  # an executor's refusal (a sandbox violation)
             raise
-        raise ToolInputError(f"run_command: cannot run {argv[0]!r}: {exc.strerror or exc}",
-                             hint="name a program installed on PATH, or give its path") from None
+        raise ToolInputError(f"run_command: cannot start {argv[0]!r}: {exc.strerror or exc}") from None
     outputs = {"stdout": _Output(), "stderr": _Output()}
     try:
-        timed_out = _collect(process, outputs, time.monotonic() + timeout)
+        timed_out = _collect(started, outputs, time.monotonic() + timeout)
+        if timed_out:
+            started.stop()
+        exit_code = -int(signal.SIGKILL) if timed_out else started.exit_code()
+    except KeeperStartError as exc:
+        raise ToolInputError(f"run_command: cannot run {argv[0]!r}: {exc.strerror}",
+                             hint="name a program installed on PATH, or give its path") from None
     finally:
-        _kill_group(process)
-        process.wait()
-        for stream in (process.stdout, process.stderr):
-            if stream is not None:
-                stream.close()
-    return {"exit_code": process.returncode, "timed_out": timed_out,
+        started.close()
+    return {"exit_code": exit_code, "timed_out": timed_out,
             "stdout": outputs["stdout"].text("stdout"), "stderr": outputs["stderr"].text("stderr")}
 
 
-def _collect(process: subprocess.Popen[bytes], outputs: dict[str, _Output], deadline: float) -> bool:
-    """Read both pipes until they close and the program has exited; True if the deadline came first.
-
-    The program is left unreaped, so the caller can still kill its whole group by its pid. When
-    the program exits, the rest of its group is killed at once, so a background child holding
-    the pipes open cannot keep the call waiting until the deadline. On Linux a pidfd wakes the
-    loop when the program exits; elsewhere it looks every ``_POLL_SECONDS``.
-    """
-    exit_fd = _exit_fd(process.pid)
+def _collect(started: KeptCommand, outputs: dict[str, _Output], deadline: float) -> bool:
+    """Read both pipes until they close and the keeper has said the command ended (by then it has
+    killed everything the command left); True if the deadline came first."""
     with selectors.DefaultSelector() as selector:
-        selector.register(process.stdout, selectors.EVENT_READ, outputs["stdout"])  # type: ignore[arg-type]
-        selector.register(process.stderr, selectors.EVENT_READ, outputs["stderr"])  # type: ignore[arg-type]
-        if exit_fd is not None:
-            selector.register(exit_fd, selectors.EVENT_READ, None)
-        exited, pipes = False, 2
-        try:
-            while not exited or pipes:
-                remaining = deadline - time.monotonic()
-                if remaining <= 0:
-                    return True
-                if not exited and exit_fd is None and _has_exited(process.pid):
-                    exited = True
-                    _kill_group(process)
-                polling = not exited and exit_fd is None
-                for key, _ in selector.select(min(remaining, _POLL_SECONDS) if polling else remaining):
-                    if key.data is None:  # the pidfd: the program has exited
-                        exited = True
-                        selector.unregister(key.fileobj)
-                        _kill_group(process)
-                    elif chunk := os.read(key.fd, _READ_BYTES):
-                        key.data.add(chunk)
-                    else:
-                        selector.unregister(key.fileobj)
-                        pipes -= 1
-        finally:
-            if exit_fd is not None:
-                os.close(exit_fd)
+        selector.register(started.stdout, selectors.EVENT_READ, outputs["stdout"])
+        selector.register(started.stderr, selectors.EVENT_READ, outputs["stderr"])
+        selector.register(started.channel, selectors.EVENT_READ, None)
+        waiting = 3
+        while waiting:
+            remaining = deadline - time.monotonic()
+            if remaining <= 0:
+                return True
+            for key, _ in selector.select(remaining):
+                chunk = b"" if key.data is None else os.read(key.fd, _READ_BYTES)
+                if chunk:
+                    key.data.add(chunk)
+                else:  # a pipe closed, or the keeper's word that the command ended
+                    selector.unregister(key.fileobj)
+                    waiting -= 1
     return False
-
-
-def _exit_fd(pid: int) -> int | None:
-    """A descriptor that becomes readable when ``pid`` exits (Linux's pidfd), or None elsewhere."""
-    try:
-        return os.pidfd_open(pid)
-    except (AttributeError, OSError):
-        return None
-
-
-def _has_exited(pid: int) -> bool:
-    """Whether the program has exited, leaving it unreaped so its process group id stays its own."""
-    try:
-        return os.waitid(os.P_PID, pid, os.WEXITED | os.WNOHANG | os.WNOWAIT) is not None
-    except ChildProcessError:
-        return True
-
-
-def _kill_group(process: subprocess.Popen[bytes]) -> None:
-    """SIGKILL every process in the program's group (the group id is the program's pid)."""
-    if process.returncode is not None:
-        return
-    with contextlib.suppress(ProcessLookupError, PermissionError):
-        os.killpg(process.pid, signal.SIGKILL)
 
 
 def run_command_tool() -> Tool:

@@ -20,6 +20,7 @@ from typing import Any, NoReturn
 
 from grapharc.tools.beneath import confine_sandboxed_child
 from grapharc.tools.jsondata import json_problem
+from grapharc.tools.reaper.keeper import blank_inherited_descriptors
 from grapharc.tools.sandbox.errors import SandboxViolation
 from grapharc.tools.sandbox.grants import Grants
 from grapharc.tools.sandbox.guard import UNAUDITED, Guard
@@ -80,7 +81,7 @@ def _isolate(reply_fd: int, workspace: str) -> None:
     _fresh_output_streams()
     sys.path[:] = [entry or os.getcwd() for entry in sys.path]  # "" meant the caller's cwd, not the workspace
     os.chdir(workspace)
-    _blank_inherited_descriptors(keep=(1, 2, reply_fd))
+    blank_inherited_descriptors(keep=(1, 2, reply_fd))
     gc.freeze()  # the parent's objects are never collected here, so their pages stay shared
     sys.dont_write_bytecode = True  # a .pyc next to a runtime module would be a refused write
     shutil._use_fd_functions = False  # type: ignore[attr-defined]  # rmtree by path: no directory descriptors
@@ -100,20 +101,6 @@ def _fresh_output_streams() -> None:
                 stream = open(fd, "w", buffering=1, closefd=False, errors="backslashreplace",  # noqa: SIM115
                               encoding=getattr(old, "encoding", None) or "utf-8")
                 setattr(sys, name, stream)
-
-
-def _blank_inherited_descriptors(*, keep: tuple[int, ...]) -> None:
-    """Point every inherited descriptor (a socket, a log file, the terminal) at /dev/null.
-
-    Overwritten rather than closed: objects copied from the parent still hold those numbers,
-    and a closed number would be reused by the tool's own next file.
-    """
-    null = os.open(os.devnull, os.O_RDWR)
-    for name in os.listdir("/proc/self/fd"):
-        fd = int(name)
-        if fd != null and fd not in keep:
-            os.dup2(null, fd)
-    os.close(null)
 
 
 def _disarm_unaudited_calls() -> None:

@@ -1,29 +1,33 @@
 """The ``sandboxed`` executor: each call runs in a fresh forked child under an audit hook.
 
 The parent validates the arguments, checks that the tool can cross a process boundary (an
-import path, JSON arguments), forks, and waits on a pipe for the child's one JSON reply. Past
-the timeout it SIGKILLs the child's whole process group, so a hung tool and one that ignores
-SIGTERM both stop for real. A child is never reused: whatever one tool did to its interpreter
-dies with it. See ``guard`` for what the hook refuses and ``grants`` for what it allows.
+import path, JSON arguments), forks a keeper that forks the child (``grapharc.tools.reaper``: a
+subreaper, so nothing the child leaves outlives the call; the call's ``CallLimits`` set on the
+child, its address space on top of what the fork already maps),
+and waits on a pipe for the child's one JSON reply. Past the timeout the keeper SIGKILLs the
+child and all it left, so a hung tool and one that ignores SIGTERM both stop for real. A child
+is never reused: whatever one tool did to its interpreter dies with it. See ``guard`` for what
+the hook refuses and ``grants`` for what it allows.
 """
 
 from __future__ import annotations
 
-import atexit
 import json
 import math
 import os
 import select
 import signal
 from collections.abc import Callable, Mapping
-from contextlib import suppress
 from pathlib import Path
 from time import monotonic
 from typing import Any, NoReturn
 
 from grapharc.harness.executors import ExecutorOptionError, ToolFailedError, ToolTimeoutError, call_timeout
+from grapharc.harness.limits import call_limits
+from grapharc.harness.process_controls import protect_agent_process
 from grapharc.harness.tools import Tool
 from grapharc.tools.jsondata import json_problem
+from grapharc.tools.reaper.keeper import fork_keeper, reap_finished
 from grapharc.tools.sandbox import child
 from grapharc.tools.sandbox.child import flush_output
 from grapharc.tools.sandbox.errors import (
@@ -56,6 +60,7 @@ class SandboxedExecutor:
         seconds = call_timeout(tool, timeout)
         root = str(Workspace(workspace).root)
         grants = Grants.for_workspace(root, network=tool.needs_network)
+        protect_agent_process()  # before the fork: the child inherits a protected process
         reply = _fork_and_wait(tool, seconds, lambda fd: child.serve(
             fd, tool=tool.name, import_path=import_path, workspace=str(workspace), arguments=arguments,
             grants=grants, network=tool.needs_network))
@@ -87,66 +92,53 @@ def _encode_arguments(tool: Tool, kwargs: dict[str, Any]) -> str:
 
 
 def _fork_and_wait(tool: Tool, seconds: float | None, serve: Callable[[int], NoReturn]) -> bytes:
-    """Fork a child that runs ``serve(write_fd)`` and return its reply.
+    """Fork a keeper (``grapharc.tools.reaper.keeper``) whose child runs ``serve(write_fd)`` under
+    the call's limits, and return the child's reply.
 
-    The child's whole process group is SIGKILLed whatever happens. A child that answered is
-    reaped by a later call (tearing down a copy of a large interpreter takes milliseconds
-    nobody needs to wait for); one that timed out or died is reaped before this returns.
+    The call ends only once the keeper reports that the child has ended and everything it left
+    is gone; past the timeout the keeper is told to kill them all. The keeper itself is reaped
+    by a later call.
     """
-    _reap_finished()
+    reap_finished()
     read_fd, write_fd = os.pipe()
     flush_output()  # or the child would write the parent's pending output a second time
-    pid = os.fork()
-    if pid == 0:
-        try:
-            os.close(read_fd)
-            serve(write_fd)
-        finally:
-            os._exit(70)  # never return into the caller's code from the child
-    os.close(write_fd)
+    limits = call_limits()
+
+    def start() -> int:  # in the keeper
+        pid = os.fork()
+        if pid == 0:
+            try:
+                limits.apply(forked=True)
+                serve(write_fd)
+            finally:
+                os._exit(70)  # never return into the caller's code from the child
+        os.close(write_fd)  # the child's copy is the only one: its end closes the executor's pipe
+        return pid
+
+    try:
+        keeper = fork_keeper(start, keep=(write_fd,))
+    except BaseException:
+        os.close(read_fd)
+        raise
+    finally:
+        os.close(write_fd)
     expires = None if seconds is None else monotonic() + seconds
     reply: bytes | None = None
     try:
-        _own_group(pid)
         reply = _read_until_closed(read_fd, expires)
-        if reply == b"" and not _exits(pid, expires):  # closed its pipe but is still running
+        if reply is not None and not _readable(keeper.channel, expires):  # it answered, then hung
             reply = None
     finally:
         os.close(read_fd)
-        _kill(pid)
-        status = None if reply else os.waitpid(pid, 0)[1]
-        if status is None:
-            _UNREAPED.add(pid)
+        if reply is None:
+            keeper.stop()
+        how = None if reply is None else keeper.report()
+        keeper.close()
     if reply is None:
         raise ToolTimeoutError(tool.name, seconds or 0.0)
-    if status is not None:
-        raise ToolProcessDiedError(tool.name, _death(status))
+    if not reply:
+        raise ToolProcessDiedError(tool.name, _death(how))
     return reply
-
-
-def _own_group(pid: int) -> None:
-    """Put the child in its own process group from this side too (whichever runs first wins)."""
-    with suppress(PermissionError, ProcessLookupError):  # the child did it first, or has exited
-        os.setpgid(pid, pid)
-
-
-def _kill(pid: int) -> None:
-    """SIGKILL the child's process group, and the child itself in case it left the group.
-
-    The child is not reaped yet, so neither its pid nor its group id can have been reused.
-    """
-    for send in (os.killpg, os.kill):
-        with suppress(ProcessLookupError):
-            send(pid, signal.SIGKILL)
-
-
-def _exits(pid: int, expires: float | None) -> bool:
-    """Whether ``pid`` exits before ``expires``."""
-    exit_fd = os.pidfd_open(pid)
-    try:
-        return _readable(exit_fd, expires)
-    finally:
-        os.close(exit_fd)
 
 
 def _read_until_closed(fd: int, expires: float | None) -> bytes | None:
@@ -168,36 +160,17 @@ def _readable(fd: int, expires: float | None) -> bool:
     return bool(poller.poll(left))
 
 
-_UNREAPED: set[int] = set()
-"""Children that answered and were killed but not waited for yet (zombies until reaped)."""
-
-
-def _reap_finished() -> None:
-    for pid in list(_UNREAPED):
-        try:
-            done = os.waitpid(pid, os.WNOHANG)[0] != 0
-        except ChildProcessError:  # reaped already, by another thread's call or an os.wait()
-            done = True
-        if done:
-            _UNREAPED.discard(pid)
-
-
-@atexit.register
-def _reap_all() -> None:
-    for pid in list(_UNREAPED):
-        with suppress(ChildProcessError):
-            os.waitpid(pid, 0)
-    _UNREAPED.clear()
-
-
-def _death(status: int) -> str:
-    if os.WIFSIGNALED(status):
-        number = os.WTERMSIG(status)
+def _death(how: tuple[str, int] | None) -> str:
+    """How the child ended, from its keeper's report."""
+    word, number = how or ("lost", 0)
+    if word == "signaled":
         try:
             return f"killed by signal {signal.Signals(number).name}"
         except ValueError:
             return f"killed by signal {number}"
-    return f"exited with status {os.waitstatus_to_exitcode(status)}"
+    if word == "exited":
+        return f"exited with status {number}"
+    return "its keeper ended without saying how"
 
 
 def _decode(tool: Tool, reply: bytes) -> Any:
