@@ -32,7 +32,10 @@ def _finished_cleanly(manager: SessionManager, thread_id: str) -> None:
     assert session.status == "completed"
     assert manager.values(thread_id)["log"] == ["n1", "n2", "n3", "n4"]
     trail = manager.audit(thread_id)
-    assert [e.node for e in trail if e.kind == "node"] == ["n1", "n2", "n3", "n4"]
+    # by step: a node whose writes LangGraph had not saved yet when a scan looked is recorded by a
+    # later scan, so under load the trail may hold n1 after n3 (each node is still there once)
+    assert sorted((e.step, e.node) for e in trail if e.kind == "node") == [
+        (1, "n1"), (2, "n2"), (3, "n3"), (4, "n4")]
     assert "failed" not in {e.kind for e in trail}
 
 
