@@ -6,7 +6,9 @@ APPROVAL`` (a manager with no graph registered). Prints the session as JSON, or 
 as ``{"error": code, "message": ...}`` with exit status 2. ``GRAPHARC_TEST_LEASE`` sets
 the lease; ``GRAPHARC_TEST_GO`` makes it wait for that file before acting (a start line
 for races); ``GRAPHARC_TEST_KILL_IN_PUT=STEP`` blocks inside SQLite while the checkpoint
-of that step is being written and writes ``GRAPHARC_TEST_READY``.
+of that step is being written and writes ``GRAPHARC_TEST_READY``; with it,
+``GRAPHARC_TEST_HOLD_WRITES=NODE`` holds that node's saved writes until then (LangGraph saves a
+node's writes in a background thread, which may run late: here it runs after the crash).
 """
 
 from __future__ import annotations
@@ -26,14 +28,19 @@ from grapharc.errors import GraphARCError
 from grapharc.session import SessionManager
 
 
-def block_inside_checkpoint_write(saver, step: int) -> None:
+def block_inside_checkpoint_write(saver, step: int, held: str | None) -> None:
     armed = threading.Event()
-    original = saver.put
+    original, original_writes = saver.put, saver.put_writes
 
     def put(config, checkpoint, metadata, new_versions):
         if metadata.get("step") == step:
             armed.set()
         return original(config, checkpoint, metadata, new_versions)
+
+    def put_writes(config, writes, task_id, task_path=""):
+        if held is not None and task_path.endswith(f", {held}"):
+            armed.wait()
+        return original_writes(config, writes, task_id, task_path)
 
     def progress() -> int:
         if armed.is_set():
@@ -41,7 +48,7 @@ def block_inside_checkpoint_write(saver, step: int) -> None:
             time.sleep(3600)
         return 0
 
-    saver.put = put
+    saver.put, saver.put_writes = put, put_writes
     saver.conn.set_progress_handler(progress, 1)
 
 
@@ -50,7 +57,8 @@ def main(directory: str, op: str, *args: str) -> int:
     if op != "bare-resume":
         register_all(manager)
     if "GRAPHARC_TEST_KILL_IN_PUT" in os.environ:
-        block_inside_checkpoint_write(manager.checkpointer, int(os.environ["GRAPHARC_TEST_KILL_IN_PUT"]))
+        block_inside_checkpoint_write(manager.checkpointer, int(os.environ["GRAPHARC_TEST_KILL_IN_PUT"]),
+                                      os.environ.get("GRAPHARC_TEST_HOLD_WRITES"))
     go = os.environ.get("GRAPHARC_TEST_GO")
     while go and not Path(go).exists():
         time.sleep(0.01)

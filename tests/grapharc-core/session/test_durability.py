@@ -56,6 +56,27 @@ def test_a_kill_during_a_checkpoint_write_leaves_a_thread_that_recovers(
     assert_each_node_once(manager, "w", CHAIN)
 
 
+@pytest.mark.parametrize(("held", "step"), [("n1", 2), ("n2", 4)])
+def test_a_kill_before_a_nodes_writes_are_saved_still_audits_that_node_once(
+        tmp_path, directory, marks, manager, reap, held, step):
+    # LangGraph saves a node's writes in a background thread and waits only for the next
+    # checkpoint: here they are held until the runner is parked inside the checkpoint write of a
+    # later step, so they are never saved, while the next checkpoint carries their effect
+    ready = tmp_path / "ready"
+    env = {"GRAPHARC_TEST_KILL_IN_PUT": str(step), "GRAPHARC_TEST_HOLD_WRITES": held,
+           "GRAPHARC_TEST_READY": str(ready), "GRAPHARC_TEST_LEASE": "1"}
+    runner = reap(session_op(directory, "start", "chain", "h", env=env))
+    wait_for(ready, runner)
+    runner.kill()
+
+    assert recovered(manager, "h").status == "completed"
+    assert manager.values("h")["log"] == CHAIN
+    assert_each_node_once(manager, "h", CHAIN)
+    writes = {e.node: e.detail["writes"] for e in manager.audit("h") if e.kind == "node"}
+    assert writes == {n: None if n == held else ["log"] for n in CHAIN}
+    assert visits(marks, held) == 1
+
+
 def test_a_kill_after_a_decision_resumes_with_that_decision_and_asks_nobody_again(
         tmp_path, directory, marks, manager, reap):
     approval = manager.start("interview", thread_id="d").holds[0].approval_id

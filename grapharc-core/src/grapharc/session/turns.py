@@ -126,25 +126,26 @@ class _TurnBase:
         """Read the thread's checkpoint, record completions, plan (sync); the plan and how many
         completions were new."""
         self.snapshot = self.reader.get_state(self.thread)
-        new = self._scan()
+        new = self._scan(settled=True)  # no pass is running: writes missing now never come
         return self._plan(self.store.approvals(self.lease.thread_id)), new
 
-    def _scan(self) -> int:
+    def _scan(self, *, settled: bool = False) -> int:
         """Put the node completions saved since the audit watermark on the trail (sync); how many
-        were new."""
+        were new. ``settled``: no pass is running (see ``completed_runs``)."""
         if self.audited is None:
             self.audited = self.store.audited_step(self.lease.thread_id)
         history = list(snapshots(self.reader, self.thread, Window(since_step=self.audited)))
-        runs, resume_at = self._completions(history, self.audited)
+        runs, resume_at = self._completions(history, self.audited, settled=settled)
         new = self.store.record_nodes(self.lease, runs, resume_at, self.clock())
         self.audited = resume_at
         return new
 
-    def _completions(self, history: list[StateSnapshot], since: int) -> tuple[list[NodeRun], int]:
+    def _completions(self, history: list[StateSnapshot], since: int, *,
+                     settled: bool = False) -> tuple[list[NodeRun], int]:
         """The node completions in ``history`` (read from step ``since``, the audit watermark) and
         the step the next scan starts from; the history is kept for the thread's readers."""
         self.scanned.keep(self.lease.thread_id, history)
-        return completed_runs(history, since)
+        return completed_runs(history, since, settled=settled)
 
     def _record_run(self) -> bool:
         """Put the run this pass made on the thread's audit trail (it ties the session to its
