@@ -1,0 +1,41 @@
+"""Graphs the JavaScript client's test serves (``--registry client_graphs:register``): the credit
+demo (an approval to answer) and a one-node chat whose reply comes from the scripted ``mock/``
+model (tokens for a ``messages-tuple`` stream to carry)."""
+
+from __future__ import annotations
+
+from typing import Annotated, Any
+
+from langchain_core.messages import AnyMessage
+from langgraph.graph.message import add_messages
+from pydantic import Field
+
+from grapharc.examples.approval import register_credit_graph
+from grapharc.models.scripted import ScriptedChatModel
+from grapharc.runtime.graph import END, START, GraphARC
+from grapharc.runtime.state import GraphARCState
+
+CHAT = "chat"
+CHAT_REPLY = "Your loan application LN-7310 is with the credit desk."
+_MODEL = ScriptedChatModel(model_name="mock/js-chat", responses=[CHAT_REPLY], cycle=True)
+
+
+class ChatState(GraphARCState):
+    """The conversation so far."""
+
+    messages: Annotated[list[AnyMessage], add_messages] = Field(default_factory=list)
+
+
+def reply(state: ChatState) -> dict[str, Any]:
+    """Answer the conversation with the scripted model's next reply."""
+    return {"messages": [_MODEL.invoke(state.messages)]}
+
+
+def register(manager: Any) -> None:
+    """Register the credit demo and the chat on ``manager``."""
+    register_credit_graph(manager)
+    chat = GraphARC(ChatState, name=CHAT)
+    chat.add_node("reply", reply, writes={"messages"})
+    chat.add_edge(START, "reply")
+    chat.add_edge("reply", END)
+    manager.register(chat)
