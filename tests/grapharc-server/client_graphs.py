@@ -1,11 +1,14 @@
-"""Graphs the JavaScript client's test serves (``--registry client_graphs:register``): the credit
-demo (an approval to answer) and a one-node chat whose reply comes from the scripted ``mock/``
-model (tokens for a ``messages-tuple`` stream to carry)."""
+"""Graphs served to LangGraph's clients (``--registry client_graphs:register``), by the JavaScript
+client's test and by benchmarks/sdk_differential.py (which serves them with ``langgraph dev`` too):
+the credit demo (an approval to answer), a one-node chat whose reply comes from the scripted
+``mock/`` model (tokens for a ``messages-tuple`` stream to carry), and api_graphs.py's waiter (a
+run that stays in flight until its release file exists, to cancel)."""
 
 from __future__ import annotations
 
 from typing import Annotated, Any
 
+from api_graphs import WAITER, WaiterState, wait_for_release
 from langchain_core.messages import AnyMessage
 from langgraph.graph.message import add_messages
 from pydantic import Field
@@ -32,10 +35,15 @@ def reply(state: ChatState) -> dict[str, Any]:
 
 
 def register(manager: Any) -> None:
-    """Register the credit demo and the chat on ``manager``."""
+    """Register the credit demo, the chat and the waiter on ``manager``."""
     register_credit_graph(manager)
     chat = GraphARC(ChatState, name=CHAT)
     chat.add_node("reply", reply, writes={"messages"})
     chat.add_edge(START, "reply")
     chat.add_edge("reply", END)
     manager.register(chat)
+    waiter = GraphARC(WaiterState, name=WAITER)
+    waiter.add_node("wait_for_release", wait_for_release, writes={"released"})
+    waiter.add_edge(START, "wait_for_release")
+    waiter.add_edge("wait_for_release", END)
+    manager.register(waiter)

@@ -1,0 +1,661 @@
+"""Every ``langgraph-sdk`` method against ``langgraph dev`` and ``grapharc serve``: where they differ.
+
+Both servers serve the same graphs (tests/grapharc-server/client_graphs.py: the credit demo, a chat
+on the scripted model, a waiter; ``langgraph dev`` serves their plain twins, see langgraph_dev.py).
+The same client makes the same calls with the same arguments, in the same order, against each
+(``CALLS``: threads.*, runs.*, assistants.*, crons.* and store.*), and each answer is reduced to an
+``Observation``: its outcome (``ok``, ``HTTP 422``, an exception's type), the key paths of what it
+returned (two levels deep) and, for a stream, its events in order. Ids and values are not compared:
+they differ by design. A call is ``same``, ``differs`` (with what differs), or gets no verdict
+when it failed on ``langgraph dev`` itself (a failure there says nothing about grapharc).
+
+It lives in benchmarks/, beside server_load.py, rather than in the test suite: it needs a second
+virtualenv with ``langgraph-cli[inmem]`` from the package registry (langgraph_dev.py makes it), and
+it reports differences rather than asserting them away; the tests check its comparison on canned
+observations and run its calls against a real grapharc serve (tests/grapharc-server/
+test_sdk_differential.py).
+
+    .venv/bin/python benchmarks/sdk_differential.py [--json]
+    .venv/bin/python benchmarks/sdk_differential.py --theirs URL --ours URL   # servers already up
+    .venv/bin/python benchmarks/sdk_differential.py --canned FILE             # no servers at all
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import contextlib
+import itertools
+import json
+import os
+import signal
+import subprocess
+import sys
+import tempfile
+import time
+from collections.abc import AsyncIterator, Awaitable, Callable, Iterator
+from dataclasses import asdict, dataclass, field
+from pathlib import Path
+from typing import Any
+
+import httpx
+
+ROOT = Path(__file__).resolve().parents[1]
+GRAPHS = ROOT / "tests" / "grapharc-server"
+REGISTRY = "client_graphs:register"
+CREDIT, CHAT, WAITER = "credit-approval", "chat", "waiter"
+QUESTION = {"messages": [{"type": "human", "content": "Where is my loan?"}]}
+CALL_SECONDS = 30.0
+"""Bound on one call (a stream that never ends is recorded as timed out, not waited for)."""
+THREAD_STREAM_SETTLE_SECONDS = 1.0
+"""How long a thread's stream is given to open before its waiter is released."""
+DEPTH = 2
+"""How many levels of an answer's keys are compared."""
+
+
+# -- observing and comparing ----------------------------------------------------------------------
+
+@dataclass(frozen=True)
+class Observation:
+    """One call's answer reduced to what the comparison reads (``detail`` is shown, not compared)."""
+
+    outcome: str
+    keys: tuple[str, ...] = ()
+    events: tuple[str, ...] = ()
+    detail: str = ""
+
+    @property
+    def failed(self) -> bool:
+        return self.outcome != "ok"
+
+
+@dataclass(frozen=True)
+class Verdict:
+    """How grapharc's answer to one call compares with langgraph dev's."""
+
+    call: str
+    verdict: str  # same | differs | no verdict
+    differences: tuple[str, ...]
+    theirs: Observation
+    ours: Observation
+
+
+def key_paths(value: Any, depth: int = DEPTH, prefix: str = "") -> set[str]:
+    """The dotted key paths of ``value`` down to ``depth`` levels; a list's items share ``[]``."""
+    if depth == 0:
+        return set()
+    if isinstance(value, dict):
+        paths = set()
+        for key, inner in value.items():
+            path = f"{prefix}{key}"
+            paths |= {path} | key_paths(inner, depth - 1, f"{path}.")
+        return paths
+    if isinstance(value, list | tuple):
+        return set().union(*(key_paths(item, depth, f"{prefix}[].") for item in value))
+    return set()
+
+
+@dataclass
+class Streamed:
+    """A stream's parts, as a call hands them to ``observe``."""
+
+    parts: list[Any] = field(default_factory=list)
+
+
+def observe(value: Any) -> Observation:
+    """The observation of a call that returned ``value`` (a ``Streamed`` for a stream)."""
+    if isinstance(value, Streamed):
+        keys = set().union(*(key_paths(part.data, 1, f"{part.event}:") for part in value.parts))
+        return Observation("ok", tuple(sorted(keys)), tuple(part.event for part in value.parts))
+    return Observation("ok", tuple(sorted(key_paths(value))), (), type(value).__name__)
+
+
+def observe_failure(error: BaseException) -> Observation:
+    """The observation of a call that raised ``error``."""
+    if isinstance(error, httpx.HTTPStatusError):
+        return Observation(f"HTTP {error.response.status_code}", detail=error.response.text[:300])
+    if isinstance(error, TimeoutError):
+        return Observation("timed out", detail=f"no answer within {CALL_SECONDS:g} s")
+    return Observation(f"raised {type(error).__name__}", detail=str(error)[:300])
+
+
+def squeeze(events: tuple[str, ...]) -> str:
+    """Events as a short line: runs of one event written once with a count."""
+    return ", ".join(f"{name}x{len(run)}" if len(run := list(group)) > 1 else name
+                     for name, group in itertools.groupby(events))
+
+
+def compare(call: str, theirs: Observation, ours: Observation, meant_to_fail: bool = False) -> Verdict:
+    """The verdict on one call: no verdict where langgraph dev failed (unless the call is
+    ``meant_to_fail``: then how it failed is compared), else what differs."""
+    if theirs.failed and not meant_to_fail:
+        return Verdict(call, "no verdict", (f"failed on langgraph dev: {theirs.outcome}",), theirs, ours)
+    differences = []
+    if ours.outcome != theirs.outcome:
+        differences.append(f"outcome: {theirs.outcome} on langgraph dev, {ours.outcome} here")
+    else:
+        missing = sorted(set(theirs.keys) - set(ours.keys))
+        extra = sorted(set(ours.keys) - set(theirs.keys))
+        if missing:
+            differences.append(f"keys missing here: {', '.join(missing)}")
+        if extra:
+            differences.append(f"keys only here: {', '.join(extra)}")
+        if ours.events != theirs.events:
+            differences.append(f"events: [{squeeze(theirs.events)}] on langgraph dev, "
+                               f"[{squeeze(ours.events)}] here")
+    return Verdict(call, "differs" if differences else "same", tuple(differences), theirs, ours)
+
+
+# -- the calls ------------------------------------------------------------------------------------
+
+Step = Callable[[Any, dict[str, Any]], Awaitable[Any]]
+
+
+@dataclass(frozen=True)
+class Call:
+    """One SDK call: its name, the context keys it needs (set by earlier calls), its body, and
+    whether it is meant to fail (then langgraph dev's failure is the behaviour to match)."""
+
+    name: str
+    needs: tuple[str, ...]
+    body: Step
+    fails: bool = False
+
+
+CALLS: list[Call] = []
+MEANT_TO_FAIL: set[str] = set()
+"""The calls whose failure on langgraph dev is what they check, not a reason to give no verdict."""
+
+
+def call(name: str, *needs: str, fails: bool = False) -> Callable[[Step], Step]:
+    """Add the decorated body to ``CALLS`` as ``name``, run only where ``needs`` are in the context."""
+    def add(body: Step) -> Step:
+        CALLS.append(Call(name, needs, body, fails))
+        if fails:
+            MEANT_TO_FAIL.add(name)
+        return body
+    return add
+
+
+async def streamed(parts: AsyncIterator[Any], ctx: dict[str, Any] | None = None) -> Streamed:
+    """Every part of a stream; the run id of its metadata event kept as ``ctx["streamed_run"]``."""
+    record = Streamed()
+    async for part in parts:
+        record.parts.append(part)
+        if ctx is not None and part.event == "metadata" and isinstance(part.data, dict):
+            ctx["streamed_run"] = part.data.get("run_id")
+    return record
+
+
+def command(resume: Any) -> Any:
+    from langgraph_sdk.schema import Command
+
+    return Command(resume=resume)
+
+
+@call("assistants.search")
+async def _(c: Any, ctx: dict[str, Any]) -> Any:
+    found = await c.assistants.search(graph_id=CREDIT)
+    ctx["credit"] = found[0]["assistant_id"]  # each server's own id for the credit graph's assistant
+    return found
+
+
+@call("assistants.count")
+async def _(c: Any, ctx: dict[str, Any]) -> Any:
+    return await c.assistants.count(graph_id=CREDIT)
+
+
+@call("assistants.get", "credit")
+async def _(c: Any, ctx: dict[str, Any]) -> Any:
+    return await c.assistants.get(ctx["credit"])
+
+
+@call("assistants.get_graph", "credit")
+async def _(c: Any, ctx: dict[str, Any]) -> Any:
+    return await c.assistants.get_graph(ctx["credit"])
+
+
+@call("assistants.get_schemas", "credit")
+async def _(c: Any, ctx: dict[str, Any]) -> Any:
+    return await c.assistants.get_schemas(ctx["credit"])
+
+
+@call("assistants.get_subgraphs", "credit")
+async def _(c: Any, ctx: dict[str, Any]) -> Any:
+    return await c.assistants.get_subgraphs(ctx["credit"])
+
+
+@call("assistants.get_versions", "credit")
+async def _(c: Any, ctx: dict[str, Any]) -> Any:
+    return await c.assistants.get_versions(ctx["credit"])
+
+
+@call("assistants.create")
+async def _(c: Any, ctx: dict[str, Any]) -> Any:
+    made = await c.assistants.create(CREDIT, name="differential", metadata={"by": "differential"})
+    ctx["assistant"] = made["assistant_id"]
+    return made
+
+
+@call("assistants.update", "assistant")
+async def _(c: Any, ctx: dict[str, Any]) -> Any:
+    return await c.assistants.update(ctx["assistant"], metadata={"by": "differential", "v": 2})
+
+
+@call("assistants.set_latest", "assistant")
+async def _(c: Any, ctx: dict[str, Any]) -> Any:
+    return await c.assistants.set_latest(ctx["assistant"], 1)
+
+
+@call("assistants.delete", "assistant")
+async def _(c: Any, ctx: dict[str, Any]) -> Any:
+    return await c.assistants.delete(ctx["assistant"])
+
+
+@call("threads.create")
+async def _(c: Any, ctx: dict[str, Any]) -> Any:
+    made = await c.threads.create(graph_id=CREDIT)
+    ctx["thread"] = made["thread_id"]
+    return made
+
+
+@call("threads.create with metadata")
+async def _(c: Any, ctx: dict[str, Any]) -> Any:
+    return await c.threads.create(graph_id=CREDIT, metadata={"purpose": "differential"})
+
+
+@call("threads.get", "thread")
+async def _(c: Any, ctx: dict[str, Any]) -> Any:
+    return await c.threads.get(ctx["thread"])
+
+
+@call("threads.update", "thread")
+async def _(c: Any, ctx: dict[str, Any]) -> Any:
+    return await c.threads.update(ctx["thread"], metadata={"team": "credit"})
+
+
+@call("threads.search by metadata")
+async def _(c: Any, ctx: dict[str, Any]) -> Any:
+    return await c.threads.search(metadata={"purpose": "differential"}, limit=5)
+
+
+@call("threads.count")
+async def _(c: Any, ctx: dict[str, Any]) -> Any:
+    return await c.threads.count()
+
+
+@call("runs.stream values+updates to an interrupt", "thread")
+async def _(c: Any, ctx: dict[str, Any]) -> Any:
+    record = await streamed(c.runs.stream(ctx["thread"], CREDIT, input={"application_id": "LN-7310"},
+                                          stream_mode=["values", "updates"]), ctx)
+    ctx["first_run"] = ctx.pop("streamed_run")
+    return record
+
+
+@call("threads.get_state at the interrupt", "thread")
+async def _(c: Any, ctx: dict[str, Any]) -> Any:
+    return await c.threads.get_state(ctx["thread"])
+
+
+@call("threads.get_history", "thread")
+async def _(c: Any, ctx: dict[str, Any]) -> Any:
+    return await c.threads.get_history(ctx["thread"], limit=3)
+
+
+@call("runs.wait resuming with a Command", "thread")
+async def _(c: Any, ctx: dict[str, Any]) -> Any:
+    return await c.runs.wait(ctx["thread"], CREDIT, command=command("approved"))
+
+
+@call("runs.list", "thread")
+async def _(c: Any, ctx: dict[str, Any]) -> Any:
+    return await c.runs.list(ctx["thread"])
+
+
+@call("runs.get", "thread", "first_run")
+async def _(c: Any, ctx: dict[str, Any]) -> Any:
+    return await c.runs.get(ctx["thread"], ctx["first_run"])
+
+
+@call("runs.join", "thread", "first_run")
+async def _(c: Any, ctx: dict[str, Any]) -> Any:
+    return await c.runs.join(ctx["thread"], ctx["first_run"])
+
+
+@call("runs.join_stream with no stream_mode", "thread", "first_run")
+async def _(c: Any, ctx: dict[str, Any]) -> Any:
+    return await streamed(c.runs.join_stream(ctx["thread"], ctx["first_run"]))
+
+
+@call("threads.update_state as_node", "thread")
+async def _(c: Any, ctx: dict[str, Any]) -> Any:
+    return await c.threads.update_state(ctx["thread"], {"notes": ["checked by hand"]}, as_node="disburse")
+
+
+@call("threads.copy", "thread")
+async def _(c: Any, ctx: dict[str, Any]) -> Any:
+    return await c.threads.copy(ctx["thread"])
+
+
+@call("runs.stream messages-tuple (tokens)")
+async def _(c: Any, ctx: dict[str, Any]) -> Any:
+    thread = (await c.threads.create(graph_id=CHAT))["thread_id"]
+    return await streamed(c.runs.stream(thread, CHAT, stream_mode="messages-tuple", input=QUESTION))
+
+
+@call("runs.stream events (chat)")
+async def _(c: Any, ctx: dict[str, Any]) -> Any:
+    thread = (await c.threads.create(graph_id=CHAT))["thread_id"]
+    return await streamed(c.runs.stream(thread, CHAT, stream_mode="events", input=QUESTION))
+
+
+@call("runs.stream custom+debug+tasks+checkpoints")
+async def _(c: Any, ctx: dict[str, Any]) -> Any:
+    thread = (await c.threads.create(graph_id=CREDIT))["thread_id"]
+    return await streamed(c.runs.stream(thread, CREDIT, input={"application_id": "LN-2204"},
+                                        stream_mode=["custom", "debug", "tasks", "checkpoints"]))
+
+
+@call("runs.stream stream_subgraphs")
+async def _(c: Any, ctx: dict[str, Any]) -> Any:
+    thread = (await c.threads.create(graph_id=CREDIT))["thread_id"]
+    return await streamed(c.runs.stream(thread, CREDIT, input={"application_id": "LN-2204"},
+                                        stream_mode="updates", stream_subgraphs=True))
+
+
+@call("runs.wait with config and context")
+async def _(c: Any, ctx: dict[str, Any]) -> Any:
+    thread = (await c.threads.create(graph_id=CREDIT))["thread_id"]
+    return await c.runs.wait(thread, CREDIT, input={"application_id": "LN-2204"},
+                             config={"configurable": {"user_id": "u-1"}, "recursion_limit": 20,
+                                     "tags": ["differential"]}, metadata={"by": "differential"})
+
+
+@call("runs.wait a node that raises", fails=True)
+async def _(c: Any, ctx: dict[str, Any]) -> Any:
+    thread = (await c.threads.create(graph_id=CREDIT))["thread_id"]
+    return await c.runs.wait(thread, CREDIT, input={"application_id": "LN-0000"})
+
+
+@call("runs.stream a node that raises")
+async def _(c: Any, ctx: dict[str, Any]) -> Any:
+    thread = (await c.threads.create(graph_id=CREDIT))["thread_id"]
+    return await streamed(c.runs.stream(thread, CREDIT, input={"application_id": "LN-0000"},
+                                        stream_mode="updates"))
+
+
+@call("runs.wait input of the wrong type", fails=True)
+async def _(c: Any, ctx: dict[str, Any]) -> Any:
+    thread = (await c.threads.create(graph_id=CREDIT))["thread_id"]
+    return await c.runs.wait(thread, CREDIT, input={"application_id": 7310})
+
+
+@call("runs.wait interrupt_before")
+async def _(c: Any, ctx: dict[str, Any]) -> Any:
+    thread = (await c.threads.create(graph_id=CREDIT))["thread_id"]
+    return await c.runs.wait(thread, CREDIT, input={"application_id": "LN-2204"}, interrupt_before=["score"])
+
+
+@call("runs.create then runs.join")
+async def _(c: Any, ctx: dict[str, Any]) -> Any:
+    thread = (await c.threads.create(graph_id=CREDIT))["thread_id"]
+    run = await c.runs.create(thread, CREDIT, input={"application_id": "LN-2204"})
+    ctx["done_thread"], ctx["done_run"] = thread, run["run_id"]
+    return await c.runs.join(thread, run["run_id"])
+
+
+@call("threads.join_stream (thread-level)", "release")
+async def _(c: Any, ctx: dict[str, Any]) -> Any:
+    thread = (await c.threads.create(graph_id=WAITER))["thread_id"]
+    release = Path(ctx["release"]).with_name("thread-stream-release")
+    await c.runs.create(thread, WAITER, input={"release_file": str(release)})
+    record = Streamed()
+
+    async def read() -> None:
+        async for part in await c.threads.join_stream(thread, stream_mode="updates"):
+            record.parts.append(part)
+            if part.event == "updates" and "wait_for_release" in part.data:
+                return  # a thread's stream stays open: read to the waiter's update
+
+    reading = asyncio.create_task(read())
+    await asyncio.sleep(THREAD_STREAM_SETTLE_SECONDS)  # a thread's stream carries what happens after it opens
+    release.touch()
+    await reading
+    return record
+
+
+@call("runs.cancel a run in flight", "release")
+async def _(c: Any, ctx: dict[str, Any]) -> Any:
+    thread = (await c.threads.create(graph_id=WAITER))["thread_id"]
+    run = await c.runs.create(thread, WAITER, input={"release_file": ctx["release"]})
+    await c.runs.cancel(thread, run["run_id"], wait=True)
+    ctx["cancelled_thread"] = thread
+    return await c.runs.get(thread, run["run_id"])
+
+
+@call("threads.get after a cancel", "cancelled_thread")
+async def _(c: Any, ctx: dict[str, Any]) -> Any:
+    return await c.threads.get(ctx["cancelled_thread"])
+
+
+@call("runs.wait after a cancel", "cancelled_thread", "release")
+async def _(c: Any, ctx: dict[str, Any]) -> Any:
+    Path(ctx["release"]).touch()
+    return await c.runs.wait(ctx["cancelled_thread"], WAITER, input={"release_file": ctx["release"]})
+
+
+@call("runs.create multitask_strategy=interrupt", "release")
+async def _(c: Any, ctx: dict[str, Any]) -> Any:
+    thread = (await c.threads.create(graph_id=CREDIT))["thread_id"]
+    await c.runs.create(thread, CREDIT, input={"application_id": "LN-2204"})
+    return await c.runs.create(thread, CREDIT, input={"application_id": "LN-2204"},
+                               multitask_strategy="interrupt")
+
+
+@call("runs.create_batch")
+async def _(c: Any, ctx: dict[str, Any]) -> Any:
+    return await c.runs.create_batch([{"assistant_id": CREDIT, "input": {"application_id": "LN-2204"}}])
+
+
+@call("runs.cancel_many")
+async def _(c: Any, ctx: dict[str, Any]) -> Any:
+    return await c.runs.cancel_many(status="pending")
+
+
+@call("runs.delete", "done_thread", "done_run")
+async def _(c: Any, ctx: dict[str, Any]) -> Any:
+    return await c.runs.delete(ctx["done_thread"], ctx["done_run"])
+
+
+@call("runs.wait stateless")
+async def _(c: Any, ctx: dict[str, Any]) -> Any:
+    return await c.runs.wait(None, CREDIT, input={"application_id": "LN-2204"})
+
+
+@call("runs.stream stateless")
+async def _(c: Any, ctx: dict[str, Any]) -> Any:
+    return await streamed(c.runs.stream(None, CREDIT, input={"application_id": "LN-2204"},
+                                        stream_mode="values"))
+
+
+@call("threads.prune", "done_thread")
+async def _(c: Any, ctx: dict[str, Any]) -> Any:
+    return await c.threads.prune([ctx["done_thread"]])
+
+
+@call("threads.delete", "thread")
+async def _(c: Any, ctx: dict[str, Any]) -> Any:
+    return await c.threads.delete(ctx["thread"])
+
+
+@call("crons.create")
+async def _(c: Any, ctx: dict[str, Any]) -> Any:
+    made = await c.crons.create(CREDIT, schedule="0 0 1 1 *", input={"application_id": "LN-2204"})
+    ctx["cron"] = made["cron_id"]
+    return made
+
+
+@call("crons.search", "credit")
+async def _(c: Any, ctx: dict[str, Any]) -> Any:
+    return await c.crons.search(assistant_id=ctx["credit"])
+
+
+@call("crons.count", "credit")
+async def _(c: Any, ctx: dict[str, Any]) -> Any:
+    return await c.crons.count(assistant_id=ctx["credit"])
+
+
+@call("crons.update", "cron")
+async def _(c: Any, ctx: dict[str, Any]) -> Any:
+    return await c.crons.update(ctx["cron"], schedule="0 0 2 1 *")
+
+
+@call("crons.delete", "cron")
+async def _(c: Any, ctx: dict[str, Any]) -> Any:
+    return await c.crons.delete(ctx["cron"])
+
+
+@call("store.put_item")
+async def _(c: Any, ctx: dict[str, Any]) -> Any:
+    return await c.store.put_item(["differential"], key="k", value={"v": 1})
+
+
+@call("store.get_item")
+async def _(c: Any, ctx: dict[str, Any]) -> Any:
+    return await c.store.get_item(["differential"], key="k")
+
+
+@call("store.search_items")
+async def _(c: Any, ctx: dict[str, Any]) -> Any:
+    return await c.store.search_items(["differential"])
+
+
+@call("store.list_namespaces")
+async def _(c: Any, ctx: dict[str, Any]) -> Any:
+    return await c.store.list_namespaces()
+
+
+@call("store.delete_item")
+async def _(c: Any, ctx: dict[str, Any]) -> Any:
+    return await c.store.delete_item(["differential"], key="k")
+
+
+async def observe_all(url: str, scratch: Path) -> dict[str, Observation]:
+    """Every call of ``CALLS`` against the server at ``url``, in order, each observed; ``scratch``
+    is a folder of this server's own (the waiter's release file)."""
+    from langgraph_sdk import get_client
+
+    ctx: dict[str, Any] = {"release": str(scratch / "release")}
+    observed = {}
+    client = get_client(url=url, timeout=CALL_SECONDS)
+    for step in CALLS:
+        missing = [need for need in step.needs if need not in ctx]
+        if missing:
+            observed[step.name] = Observation(f"skipped: needs {', '.join(missing)}")
+            continue
+        try:
+            observed[step.name] = observe(await asyncio.wait_for(step.body(client, ctx), CALL_SECONDS))
+        except Exception as error:  # every failure is what this script reports
+            observed[step.name] = observe_failure(error)
+    Path(ctx["release"]).touch()  # let a waiter still running end
+    return observed
+
+
+# -- serving, reporting ---------------------------------------------------------------------------
+
+@contextlib.contextmanager
+def grapharc_serve(work: Path) -> Iterator[str]:
+    """``grapharc serve`` on 127.0.0.1 with ``REGISTRY``'s graphs, sessions in ``work``; its URL."""
+    env = {**os.environ, "PYTHONPATH": str(GRAPHS)}
+    command = [sys.executable, "-m", "grapharc.cli", "serve", "--host", "127.0.0.1", "--port", "0", "--json",
+               "--sessions", str(work / "sessions"), "--registry", REGISTRY]
+    server = subprocess.Popen(command, stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, text=True, env=env)
+    try:
+        yield announced_url(server)
+    finally:
+        server.send_signal(signal.SIGTERM)
+        server.wait(timeout=60)
+
+
+def announced_url(server: subprocess.Popen[str]) -> str:
+    """The URL in the JSON document a launched ``grapharc serve --json`` prints once it listens."""
+    assert server.stdout is not None
+    text = ""
+    while line := server.stdout.readline():
+        text += line
+        with contextlib.suppress(json.JSONDecodeError):
+            return str(json.loads(text)["url"])
+    raise RuntimeError("grapharc serve exited before announcing its address")
+
+
+def verdicts(theirs: dict[str, Observation], ours: dict[str, Observation]) -> list[Verdict]:
+    """The verdict on every call either side observed, in the order of ``theirs``."""
+    missing = Observation("not called")
+    return [compare(name, theirs.get(name, missing), ours.get(name, missing), name in MEANT_TO_FAIL)
+            for name in dict.fromkeys([*theirs, *ours])]
+
+
+def table(found: list[Verdict]) -> str:
+    """The verdicts as a plain-text table, then a count of each verdict."""
+    width = max(len(v.call) for v in found)
+    lines = [f"{'call':<{width}}  {'langgraph dev':<14}  {'grapharc':<14}  verdict"]
+    for v in found:
+        lines.append(f"{v.call:<{width}}  {v.theirs.outcome[:14]:<14}  {v.ours.outcome[:14]:<14}  "
+                     f"{v.verdict}")
+        if v.verdict == "differs":
+            lines.extend(f"{'':<{width}}    - {difference}" for difference in v.differences)
+    counts = {kind: sum(v.verdict == kind for v in found) for kind in ("same", "differs", "no verdict")}
+    lines.append(", ".join(f"{count} {kind}" for kind, count in counts.items()) + f" of {len(found)} calls")
+    return "\n".join(lines)
+
+
+def as_json(found: list[Verdict]) -> str:
+    return json.dumps([asdict(v) for v in found], indent=2)
+
+
+def observed_from(data: dict[str, Any]) -> dict[str, Observation]:
+    """Observations read back from JSON (``{call: {"outcome": ..., "keys": [...], ...}}``)."""
+    return {name: Observation(fields["outcome"], tuple(fields.get("keys", ())),
+                              tuple(fields.get("events", ())), fields.get("detail", ""))
+            for name, fields in data.items()}
+
+
+def main() -> int:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("--json", action="store_true", help="print the verdicts as one JSON document")
+    parser.add_argument("--theirs", help="a LangGraph server already up (default: start langgraph dev)")
+    parser.add_argument("--ours", help="a grapharc serve already up (default: start one)")
+    parser.add_argument("--canned", type=Path,
+                        help='compare the observations in a JSON file {"theirs": {...}, "ours": {...}}')
+    args = parser.parse_args()
+    if args.canned is not None:
+        canned = json.loads(args.canned.read_text())
+        found = verdicts(observed_from(canned["theirs"]), observed_from(canned["ours"]))
+    else:
+        found = asyncio.run(_observe_both(args.theirs, args.ours))
+    print(as_json(found) if args.json else table(found))
+    return 0
+
+
+async def _observe_both(theirs_url: str | None, ours_url: str | None) -> list[Verdict]:
+    """Observe every call on langgraph dev, then on grapharc serve (each started unless given)."""
+    sys.path.insert(0, str(Path(__file__).parent))
+    from langgraph_dev import langgraph_dev
+
+    with tempfile.TemporaryDirectory(prefix="grapharc-differential-") as tmp, contextlib.ExitStack() as stack:
+        work = Path(tmp)
+        for side in ("theirs", "ours"):
+            (work / side).mkdir()
+        if theirs_url is None:
+            began = time.monotonic()
+            theirs_url = stack.enter_context(langgraph_dev(work / "theirs", REGISTRY, [GRAPHS])).url
+            print(f"langgraph dev answered after {time.monotonic() - began:.1f} s", file=sys.stderr)
+        theirs = await observe_all(theirs_url, work / "theirs")
+        if ours_url is None:
+            ours_url = stack.enter_context(grapharc_serve(work / "ours"))
+        ours = await observe_all(ours_url, work / "ours")
+        return verdicts(theirs, ours)
+
+
+if __name__ == "__main__":
+    sys.exit(main())

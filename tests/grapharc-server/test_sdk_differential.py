@@ -1,0 +1,108 @@
+"""benchmarks/sdk_differential.py without ``langgraph dev``: its comparison on canned observations
+(through its ``--canned`` command line), and every one of its SDK calls against a real
+``grapharc serve`` standing on both sides, where each call must come out the same or, where
+grapharc itself failed, with no verdict."""
+
+from __future__ import annotations
+
+import importlib.util
+import json
+import subprocess
+import sys
+from pathlib import Path
+from types import ModuleType
+
+import pytest
+from server_process import PATIENCE_SECONDS, ServerProcess, grapharc_serve
+
+SCRIPT = Path(__file__).resolve().parents[2] / "benchmarks" / "sdk_differential.py"
+CANCEL_TIMED = {"threads.get after a cancel", "runs.wait after a cancel"}
+"""Calls whose answer depends on where in the waiter's run its cancel landed (before or after its
+input was saved), which differs between two passes over one server."""
+
+
+def _load() -> ModuleType:
+    spec = importlib.util.spec_from_file_location("sdk_differential", SCRIPT)
+    assert spec is not None and spec.loader is not None
+    module = importlib.util.module_from_spec(spec)
+    sys.modules[spec.name] = module  # dataclasses look their module up there
+    spec.loader.exec_module(module)
+    return module
+
+
+differential = _load()
+Observation = differential.Observation
+
+
+def _run(*options: str) -> subprocess.CompletedProcess[str]:
+    done = subprocess.run([sys.executable, str(SCRIPT), *options], capture_output=True, text=True,
+                          timeout=PATIENCE_SECONDS * 5)
+    assert done.returncode == 0, done.stdout + done.stderr
+    return done
+
+
+def test_key_paths_go_two_levels_deep_and_lists_share_one_path() -> None:
+    answer = {"values": {"a": 1, "b": {"deep": 2}}, "tasks": [{"id": 1}, {"name": "x"}], "next": []}
+    assert differential.key_paths(answer) == {"values", "values.a", "values.b", "tasks", "tasks.[].id",
+                                              "tasks.[].name", "next"}
+
+
+def test_a_call_that_failed_on_langgraph_dev_gets_no_verdict_unless_it_is_meant_to_fail() -> None:
+    theirs, ours = Observation("raised Exception", detail="boom"), Observation("ok", ("a",))
+    assert differential.compare("c", theirs, ours).verdict == "no verdict"
+    meant = differential.compare("c", theirs, ours, meant_to_fail=True)
+    assert meant.verdict == "differs"
+    assert meant.differences == ("outcome: raised Exception on langgraph dev, ok here",)
+    same_failure = differential.compare("c", theirs, Observation("raised Exception"), meant_to_fail=True)
+    assert same_failure.verdict == "same"
+
+
+def test_the_canned_comparison_names_each_difference(tmp_path: Path) -> None:
+    canned = {
+        "theirs": {"same": {"outcome": "ok", "keys": ["a", "b"]},
+                   "keys": {"outcome": "ok", "keys": ["a", "b"]},
+                   "events": {"outcome": "ok", "events": ["metadata", "values", "values", "values"]},
+                   "status": {"outcome": "ok"},
+                   "broken there": {"outcome": "HTTP 500"}},
+        "ours": {"same": {"outcome": "ok", "keys": ["a", "b"]},
+                 "keys": {"outcome": "ok", "keys": ["a", "c"]},
+                 "events": {"outcome": "ok", "events": ["metadata", "values", "end"]},
+                 "status": {"outcome": "HTTP 501", "detail": "refused"},
+                 "broken there": {"outcome": "ok"}},
+    }
+    (tmp_path / "canned.json").write_text(json.dumps(canned))
+
+    printed = _run("--canned", str(tmp_path / "canned.json"), "--json").stdout
+    found = {v["call"]: v for v in json.loads(printed)}
+    assert {name: v["verdict"] for name, v in found.items()} == {
+        "same": "same", "keys": "differs", "events": "differs", "status": "differs",
+        "broken there": "no verdict"}
+    assert found["keys"]["differences"] == ["keys missing here: b", "keys only here: c"]
+    assert found["events"]["differences"] == [
+        "events: [metadata, valuesx3] on langgraph dev, [metadata, values, end] here"]
+    assert found["status"]["differences"] == ["outcome: ok on langgraph dev, HTTP 501 here"]
+    assert found["broken there"]["differences"] == ["failed on langgraph dev: HTTP 500"]
+
+    text = _run("--canned", str(tmp_path / "canned.json")).stdout
+    assert "    - keys missing here: b" in text
+    assert text.splitlines()[-1] == "1 same, 3 differs, 1 no verdict of 5 calls"
+
+
+def test_every_call_runs_against_a_real_server_and_grapharc_matches_itself(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv("PYTHONPATH", str(Path(__file__).parent))
+    command = grapharc_serve("--port", "0", "--json", "--sessions", str(tmp_path / "sessions"),
+                             "--registry", "client_graphs:register")
+    with ServerProcess(command) as server:
+        url = server.json_announcement()["url"]
+        found = json.loads(_run("--theirs", url, "--ours", url, "--json").stdout)
+
+    assert [v["call"] for v in found] == [c.name for c in differential.CALLS]
+    differs = [v for v in found if v["verdict"] == "differs" and v["call"] not in CANCEL_TIMED]
+    assert not differs, differs
+    worked = {v["call"] for v in found if v["theirs"]["outcome"] == "ok"}
+    assert {"threads.create", "runs.stream values+updates to an interrupt",
+            "threads.get_state at the interrupt", "runs.create then runs.join", "runs.cancel a run in flight",
+            "runs.wait stateless"} <= worked
+    refused = {v["theirs"]["outcome"] for v in found if v["call"].startswith(("store.", "crons.create"))}
+    assert refused == {"HTTP 501"}
