@@ -17,18 +17,26 @@ target, the setup rather than the server caps it). The baseline, measured first 
 time per run of the same chain in plain LangGraph with a SQLite checkpointer (no server, stream
 or trace), and the server's CPU per run as a ratio to it.
 
+``--vs langgraph-dev`` runs the same load against ``grapharc serve`` and then against LangGraph's own
+server, ``langgraph dev`` (from a virtualenv of its own, serving the chain's plain LangGraph twin: see
+langgraph_dev.py), with a client both speak: each run creates a thread and streams the run in the
+``updates`` mode to its end. Printed side by side: runs/s, server CPU ms per run (the server's
+process tree's own CPU time), p50 / p99 of a run's length as the client saw it, and the seconds
+from launching the server to its first healthy answer (``/healthz``, ``/ok``).
+
 Loopback only, bounded: the schedule ends after ``--duration`` seconds, each request gives up
 after ``--timeout`` seconds, and the server is stopped (SIGTERM) when the load ends. Exit
 status 1 if any event was lost, duplicated or out of order, or a run did not succeed.
 
     .venv/bin/python benchmarks/server_load.py [--clients N] [--rate R] [--duration S] [--workers N]
-        [--json]
+        [--vs langgraph-dev] [--json]
 """
 
 from __future__ import annotations
 
 import argparse
 import asyncio
+import collections
 import contextlib
 import itertools
 import json
@@ -40,6 +48,7 @@ import sys
 import tempfile
 import textwrap
 import time
+from collections.abc import Awaitable, Callable
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -116,11 +125,12 @@ def cpu_seconds(pid: int) -> float:
 
 
 def launch_server(work: Path, node_seconds: float, sessions: str,
-                  threads: int = SERVER_THREADS, workers: int = 1) -> subprocess.Popen[str]:
-    """``grapharc serve --threads --workers`` on an ephemeral loopback port with the benchmark's
-    graph (its module written to ``work``) over the session store ``sessions`` (a folder or a URI)."""
+                  threads: int = SERVER_THREADS, workers: int = 1, port: int = 0) -> subprocess.Popen[str]:
+    """``grapharc serve --threads --workers`` on a loopback port (ephemeral by default) with the
+    benchmark's graph (its module written to ``work``) over the session store ``sessions`` (a folder
+    or a URI)."""
     (work / "bench_graphs.py").write_text(REGISTRY)
-    command = [sys.executable, "-m", "grapharc.cli", "serve", "--host", "127.0.0.1", "--port", "0",
+    command = [sys.executable, "-m", "grapharc.cli", "serve", "--host", "127.0.0.1", "--port", str(port),
                "--json", "--sessions", sessions, "--registry", "bench_graphs:register",
                "--threads", str(threads), "--workers", str(workers)]
     search_path = os.pathsep.join(filter(None, [str(work), os.environ.get("PYTHONPATH")]))  # kept: A/B runs
@@ -190,8 +200,13 @@ async def one_run(client: httpx.AsyncClient, tally: Tally) -> None:
         tally.failed.append(f"{thread}: {status}")
 
 
-async def load(url: str, clients: int, rate: float, duration: float, timeout: float) -> tuple[Tally, float]:
-    """Run the schedule with ``clients`` client tasks; the tally and the seconds it took."""
+RunOnce = Callable[[httpx.AsyncClient, Tally], Awaitable[None]]
+
+
+async def load(url: str, clients: int, rate: float, duration: float, timeout: float,
+               run_once: RunOnce = one_run) -> tuple[Tally, float]:
+    """Run the schedule with ``clients`` client tasks, each run by ``run_once``; the tally and the
+    seconds it took."""
     due: asyncio.Queue[float | None] = asyncio.Queue()
     tally = Tally()
     # the client tasks share CLIENT_POOLS connection pools: one pool for all 200 costs the client
@@ -216,7 +231,7 @@ async def load(url: str, clients: int, rate: float, duration: float, timeout: fl
     async def client_task(client: httpx.AsyncClient) -> None:
         while await due.get() is not None:
             try:
-                await one_run(client, tally)
+                await run_once(client, tally)
             except httpx.HTTPError as exc:
                 request = exc.request if isinstance(exc, httpx.RequestError) else None
                 where = f" on {request.method} {request.url.path}" if request is not None else ""
@@ -293,7 +308,11 @@ def main() -> int:
     parser.add_argument("--threads", type=int, default=SERVER_THREADS, help="the server's --threads")
     parser.add_argument("--workers", type=int, default=1, help="the server's --workers (processes)")
     parser.add_argument("--json", action="store_true", help="print the figures as one JSON document")
+    parser.add_argument("--vs", choices=["langgraph-dev"],
+                        help="run the same load against langgraph dev too and print both side by side")
     args = parser.parse_args()
+    if args.vs:
+        return versus_langgraph_dev(args)
     with tempfile.TemporaryDirectory(prefix="grapharc-load-") as tmp:
         plain_ms = plain_langgraph_cpu_ms(Path(tmp))
         server = launch_server(Path(tmp), args.node_seconds, str(Path(tmp) / "sessions"), args.threads,
@@ -347,6 +366,104 @@ def main() -> int:
         for failure in tally.failed[:10]:
             print(f"failed: {failure}")
     return 0 if not tally.failed and tally.lost == tally.duplicated == tally.out_of_order == 0 else 1
+
+
+# -- --vs langgraph-dev ------------------------------------------------------------------------------
+
+def process_tree(pid: int) -> list[int]:
+    """``pid`` and every process descended from it (Linux /proc), so a server's workers count."""
+    children: dict[int, list[int]] = collections.defaultdict(list)
+    for stat in Path("/proc").glob("[0-9]*/stat"):
+        with contextlib.suppress(OSError, ValueError, IndexError):
+            children[int(stat.read_text().rpartition(")")[2].split()[1])].append(int(stat.parent.name))
+    tree, todo = [], [pid]
+    while todo:
+        tree.append(current := todo.pop())
+        todo.extend(children.get(current, []))
+    return tree
+
+
+def tree_cpu_seconds(pid: int) -> float:
+    """The CPU time ``pid`` and its descendants have used so far, in seconds (those that exited
+    while the load ran are not counted: neither server starts processes per run)."""
+    total = 0.0
+    for member in process_tree(pid):
+        with contextlib.suppress(OSError):
+            total += cpu_seconds(member)
+    return total
+
+
+async def portable_run(client: httpx.AsyncClient, tally: Tally) -> None:
+    """A run both servers serve the same way: create a thread, stream a run of it in the updates
+    mode to the stream's end; its length (from creating the thread) is the run's latency."""
+    began = time.monotonic()
+    thread = (await client.post("/threads", json={"metadata": {"graph_id": GRAPH}})).json()["thread_id"]
+    body = {"assistant_id": GRAPH, "input": {}, "stream_mode": ["updates"]}
+    kinds: list[str] = []
+    async with client.stream("POST", f"/threads/{thread}/runs/stream", json=body) as response:
+        response.raise_for_status()
+        async for line in response.aiter_lines():
+            if line.startswith("event: "):
+                kinds.append(line[7:].strip())
+    tally.runs += 1
+    tally.events += len(kinds)
+    tally.latencies_ms.append((time.monotonic() - began) * 1000)
+    if kinds.count("updates") != NODES or "error" in kinds:
+        tally.failed.append(f"{thread}: events {kinds}")
+
+
+def measure_server(url: str, pid: int, healthy_after_s: float, args: argparse.Namespace) -> dict[str, Any]:
+    """The portable load against the server at ``url`` (process ``pid``), and its figures."""
+    cpu_before = tree_cpu_seconds(pid)
+    tally, seconds = asyncio.run(load(url, args.clients, args.rate, args.duration, args.timeout,
+                                      portable_run))
+    cpu_ms = (tree_cpu_seconds(pid) - cpu_before) * 1000 / max(tally.runs, 1)
+    return {"runs": tally.runs, "failed_runs": len(tally.failed),
+            "runs_per_s": round(tally.runs / seconds, 2),
+            "server_cpu_ms_per_run": round(cpu_ms, 1),
+            "run_latency_p50_ms": round(percentile(tally.latencies_ms, 0.50), 1),
+            "run_latency_p99_ms": round(percentile(tally.latencies_ms, 0.99), 1),
+            "launch_to_healthy_s": round(healthy_after_s, 2), "failures": tally.failed[:5]}
+
+
+def versus_langgraph_dev(args: argparse.Namespace) -> int:
+    """The same load against grapharc serve, then langgraph dev; both printed side by side."""
+    from langgraph_dev import free_port, langgraph_dev, wait_healthy
+
+    figures: dict[str, dict[str, Any]] = {}
+    with tempfile.TemporaryDirectory(prefix="grapharc-load-vs-") as tmp:
+        work = Path(tmp)
+        port = free_port()
+        began = time.monotonic()
+        server = launch_server(work, args.node_seconds, str(work / "sessions"), args.threads, args.workers,
+                               port)
+        try:
+            url = f"http://127.0.0.1:{port}"
+            healthy = wait_healthy(f"{url}/healthz", server, began)
+            figures["grapharc serve"] = measure_server(url, server.pid, healthy, args)
+        finally:
+            server.send_signal(signal.SIGTERM)
+            server.wait(timeout=args.timeout)
+        (work / "dev").mkdir()
+        env = {"BENCH_NODE_SECONDS": str(args.node_seconds)}
+        with langgraph_dev(work / "dev", "bench_graphs:register", [work], env) as dev:
+            figures["langgraph dev"] = measure_server(dev.url, dev.pid, dev.healthy_after_s, args)
+    settings = {"clients": args.clients, "target_runs_per_s": args.rate, "duration_s": args.duration,
+                "node_seconds": args.node_seconds, "load_average_1m_after": round(os.getloadavg()[0], 2)}
+    if args.json:
+        print(json.dumps({**settings, **figures}, indent=2))
+    else:
+        ours, theirs = figures["grapharc serve"], figures["langgraph dev"]
+        width = max(map(len, ours))
+        print(f"{'':<{width}}  {'grapharc serve':>14}  {'langgraph dev':>14}")
+        for name in ours:
+            if name != "failures":
+                print(f"{name:<{width}}  {ours[name]:>14}  {theirs[name]:>14}")
+        print("  ".join(f"{name}={value}" for name, value in settings.items()))
+        for side, found in figures.items():
+            for failure in found["failures"]:
+                print(f"failed on {side}: {failure}")
+    return 0 if not any(found["failed_runs"] for found in figures.values()) else 1
 
 
 if __name__ == "__main__":

@@ -1,5 +1,6 @@
 """The load benchmark at a tiny size: every event of every run reaches its stream once and in
-order, and the figures include the same-run plain LangGraph baseline."""
+order, and the figures include the same-run plain LangGraph baseline; with ``--vs langgraph-dev``
+(skipped where langgraph-cli cannot be installed) the same load runs against LangGraph's server too."""
 
 from __future__ import annotations
 
@@ -40,3 +41,25 @@ def test_the_benchmark_says_when_its_setup_caps_the_rate_below_the_target() -> N
     assert done.returncode == 0, done.stdout + done.stderr
     assert json.loads(done.stdout)["setup_bound_runs_per_s"] == 3.3  # one client, 0.3 s per run
     assert "note: this setup allows at most 3.3 runs/s of the 4 asked" in done.stderr
+
+
+def test_the_benchmark_runs_the_same_load_against_langgraph_dev_and_prints_both(
+        monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.syspath_prepend(str(BENCHMARK.parent))
+    from langgraph_dev import LangGraphDevUnavailable, ensure_env
+
+    try:
+        ensure_env()  # langgraph-cli from the package registry, in a virtualenv of its own
+    except LangGraphDevUnavailable as unavailable:
+        pytest.skip(f"langgraph dev cannot be installed here: {unavailable}")
+    command = [sys.executable, str(BENCHMARK), "--vs", "langgraph-dev", "--clients", "2", "--rate", "4",
+               "--duration", "1", "--node-seconds", "0.01", "--json"]
+    done = subprocess.run(command, capture_output=True, text=True, timeout=600)
+
+    assert done.returncode == 0, done.stdout + done.stderr
+    report = json.loads(done.stdout)
+    for side in ("grapharc serve", "langgraph dev"):
+        figures = report[side]
+        assert figures["runs"] == 4 and figures["failed_runs"] == 0, figures
+        assert figures["server_cpu_ms_per_run"] > 0 and figures["launch_to_healthy_s"] > 0
+        assert 0 < figures["run_latency_p50_ms"] <= figures["run_latency_p99_ms"]
