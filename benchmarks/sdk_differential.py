@@ -408,11 +408,11 @@ async def _(c: Any, ctx: dict[str, Any]) -> Any:
 async def _(c: Any, ctx: dict[str, Any]) -> Any:
     thread = (await c.threads.create(graph_id=WAITER))["thread_id"]
     release = Path(ctx["release"]).with_name("thread-stream-release")
-    await c.runs.create(thread, WAITER, input={"release_file": str(release)})
+    await c.runs.create(thread, WAITER, input={"release_file": str(release)}, stream_mode="updates")
     record = Streamed()
 
     async def read() -> None:
-        async for part in await c.threads.join_stream(thread, stream_mode="updates"):
+        async for part in await c.threads.join_stream(thread):  # the run's own modes
             record.parts.append(part)
             if part.event == "updates" and "wait_for_release" in part.data:
                 return  # a thread's stream stays open: read to the waiter's update
