@@ -30,11 +30,17 @@ REQUIRED = os.environ.get("GRAPHARC_REQUIRE_NODE", "") not in {"", "0"}
 INSTALL_SECONDS = 300  # bound on npm ci; no test measures time with it
 
 
+def _installed_as_pinned() -> bool:
+    """Whether js/node_modules holds the client at the version js/package.json pins."""
+    pinned = json.loads((JS / "package.json").read_text())["dependencies"]["@langchain/langgraph-sdk"]
+    return SDK.exists() and json.loads(SDK.read_text())["version"] == pinned
+
+
 def _missing() -> str | None:
     """Why the JavaScript client cannot run here (installing the package first if npm can), or None."""
     if shutil.which("node") is None:
         return "node is not on PATH"
-    if not SDK.exists():
+    if not _installed_as_pinned():
         npm = shutil.which("npm")
         if npm is None:
             return f"{SDK.parent.name} is not installed and npm is not on PATH"
