@@ -1,0 +1,420 @@
+"""The ``langgraph-sdk`` calls sdk_differential.py makes on each server, in order: every method of
+threads, runs, assistants, crons and store, with the same arguments on both servers.
+
+A call's body takes the SDK's async client and a context dict that earlier calls fill (the thread
+they made, each server's own assistant id...); a call needing a key no earlier call set is
+skipped on that server. It returns what the server answered (a ``Streamed`` for a stream), or
+raises what the SDK raised: sdk_differential.py observes either.
+"""
+
+from __future__ import annotations
+
+import asyncio
+from collections.abc import AsyncIterator, Awaitable, Callable
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+CREDIT, CHAT, WAITER = "credit-approval", "chat", "waiter"
+QUESTION = {"messages": [{"type": "human", "content": "Where is my loan?"}]}
+THREAD_STREAM_SETTLE_SECONDS = 1.0
+"""How long a thread's stream is given to open before its waiter is released."""
+
+
+@dataclass
+class Streamed:
+    """A stream's parts, as a call hands them to ``observe``."""
+
+    parts: list[Any] = field(default_factory=list)
+
+
+Step = Callable[[Any, dict[str, Any]], Awaitable[Any]]
+
+
+@dataclass(frozen=True)
+class Call:
+    """One SDK call: its name, the context keys it needs (set by earlier calls), its body, and
+    whether it is meant to fail (then langgraph dev's failure is the behaviour to match)."""
+
+    name: str
+    needs: tuple[str, ...]
+    body: Step
+    fails: bool = False
+
+
+CALLS: list[Call] = []
+MEANT_TO_FAIL: set[str] = set()
+"""The calls whose failure on langgraph dev is what they check, not a reason to give no verdict."""
+
+
+def call(name: str, *needs: str, fails: bool = False) -> Callable[[Step], Step]:
+    """Add the decorated body to ``CALLS`` as ``name``, run only where ``needs`` are in the context."""
+    def add(body: Step) -> Step:
+        CALLS.append(Call(name, needs, body, fails))
+        if fails:
+            MEANT_TO_FAIL.add(name)
+        return body
+    return add
+
+
+async def streamed(parts: AsyncIterator[Any], ctx: dict[str, Any] | None = None) -> Streamed:
+    """Every part of a stream; the run id of its metadata event kept as ``ctx["streamed_run"]``."""
+    record = Streamed()
+    async for part in parts:
+        record.parts.append(part)
+        if ctx is not None and part.event == "metadata" and isinstance(part.data, dict):
+            ctx["streamed_run"] = part.data.get("run_id")
+    return record
+
+
+def command(resume: Any) -> Any:
+    from langgraph_sdk.schema import Command
+
+    return Command(resume=resume)
+
+
+@call("assistants.search")
+async def _(c: Any, ctx: dict[str, Any]) -> Any:
+    found = await c.assistants.search(graph_id=CREDIT)
+    ctx["credit"] = found[0]["assistant_id"]  # each server's own id for the credit graph's assistant
+    return found
+
+
+@call("assistants.count")
+async def _(c: Any, ctx: dict[str, Any]) -> Any:
+    return await c.assistants.count(graph_id=CREDIT)
+
+
+@call("assistants.get", "credit")
+async def _(c: Any, ctx: dict[str, Any]) -> Any:
+    return await c.assistants.get(ctx["credit"])
+
+
+@call("assistants.get_graph", "credit")
+async def _(c: Any, ctx: dict[str, Any]) -> Any:
+    return await c.assistants.get_graph(ctx["credit"])
+
+
+@call("assistants.get_schemas", "credit")
+async def _(c: Any, ctx: dict[str, Any]) -> Any:
+    return await c.assistants.get_schemas(ctx["credit"])
+
+
+@call("assistants.get_subgraphs", "credit")
+async def _(c: Any, ctx: dict[str, Any]) -> Any:
+    return await c.assistants.get_subgraphs(ctx["credit"])
+
+
+@call("assistants.get_versions", "credit")
+async def _(c: Any, ctx: dict[str, Any]) -> Any:
+    return await c.assistants.get_versions(ctx["credit"])
+
+
+@call("assistants.create")
+async def _(c: Any, ctx: dict[str, Any]) -> Any:
+    made = await c.assistants.create(CREDIT, name="differential", metadata={"by": "differential"})
+    ctx["assistant"] = made["assistant_id"]
+    return made
+
+
+@call("assistants.update", "assistant")
+async def _(c: Any, ctx: dict[str, Any]) -> Any:
+    return await c.assistants.update(ctx["assistant"], metadata={"by": "differential", "v": 2})
+
+
+@call("assistants.set_latest", "assistant")
+async def _(c: Any, ctx: dict[str, Any]) -> Any:
+    return await c.assistants.set_latest(ctx["assistant"], 1)
+
+
+@call("assistants.delete", "assistant")
+async def _(c: Any, ctx: dict[str, Any]) -> Any:
+    return await c.assistants.delete(ctx["assistant"])
+
+
+@call("threads.create")
+async def _(c: Any, ctx: dict[str, Any]) -> Any:
+    made = await c.threads.create(graph_id=CREDIT)
+    ctx["thread"] = made["thread_id"]
+    return made
+
+
+@call("threads.create with metadata")
+async def _(c: Any, ctx: dict[str, Any]) -> Any:
+    return await c.threads.create(graph_id=CREDIT, metadata={"purpose": "differential"})
+
+
+@call("threads.get", "thread")
+async def _(c: Any, ctx: dict[str, Any]) -> Any:
+    return await c.threads.get(ctx["thread"])
+
+
+@call("threads.update", "thread")
+async def _(c: Any, ctx: dict[str, Any]) -> Any:
+    return await c.threads.update(ctx["thread"], metadata={"team": "credit"})
+
+
+@call("threads.search by metadata")
+async def _(c: Any, ctx: dict[str, Any]) -> Any:
+    return await c.threads.search(metadata={"purpose": "differential"}, limit=5)
+
+
+@call("threads.count")
+async def _(c: Any, ctx: dict[str, Any]) -> Any:
+    return await c.threads.count()
+
+
+@call("runs.stream values+updates to an interrupt", "thread")
+async def _(c: Any, ctx: dict[str, Any]) -> Any:
+    record = await streamed(c.runs.stream(ctx["thread"], CREDIT, input={"application_id": "LN-7310"},
+                                          stream_mode=["values", "updates"]), ctx)
+    ctx["first_run"] = ctx.pop("streamed_run")
+    return record
+
+
+@call("threads.get_state at the interrupt", "thread")
+async def _(c: Any, ctx: dict[str, Any]) -> Any:
+    return await c.threads.get_state(ctx["thread"])
+
+
+@call("threads.get_history", "thread")
+async def _(c: Any, ctx: dict[str, Any]) -> Any:
+    return await c.threads.get_history(ctx["thread"], limit=3)
+
+
+@call("runs.wait resuming with a Command", "thread")
+async def _(c: Any, ctx: dict[str, Any]) -> Any:
+    return await c.runs.wait(ctx["thread"], CREDIT, command=command("approved"))
+
+
+@call("runs.list", "thread")
+async def _(c: Any, ctx: dict[str, Any]) -> Any:
+    return await c.runs.list(ctx["thread"])
+
+
+@call("runs.get", "thread", "first_run")
+async def _(c: Any, ctx: dict[str, Any]) -> Any:
+    return await c.runs.get(ctx["thread"], ctx["first_run"])
+
+
+@call("runs.join", "thread", "first_run")
+async def _(c: Any, ctx: dict[str, Any]) -> Any:
+    return await c.runs.join(ctx["thread"], ctx["first_run"])
+
+
+@call("runs.join_stream with no stream_mode", "thread", "first_run")
+async def _(c: Any, ctx: dict[str, Any]) -> Any:
+    return await streamed(c.runs.join_stream(ctx["thread"], ctx["first_run"]))
+
+
+@call("threads.update_state as_node", "thread")
+async def _(c: Any, ctx: dict[str, Any]) -> Any:
+    return await c.threads.update_state(ctx["thread"], {"notes": ["checked by hand"]}, as_node="disburse")
+
+
+@call("threads.copy", "thread")
+async def _(c: Any, ctx: dict[str, Any]) -> Any:
+    return await c.threads.copy(ctx["thread"])
+
+
+@call("runs.stream messages-tuple (tokens)")
+async def _(c: Any, ctx: dict[str, Any]) -> Any:
+    thread = (await c.threads.create(graph_id=CHAT))["thread_id"]
+    return await streamed(c.runs.stream(thread, CHAT, stream_mode="messages-tuple", input=QUESTION))
+
+
+@call("runs.stream events (chat)")
+async def _(c: Any, ctx: dict[str, Any]) -> Any:
+    thread = (await c.threads.create(graph_id=CHAT))["thread_id"]
+    return await streamed(c.runs.stream(thread, CHAT, stream_mode="events", input=QUESTION))
+
+
+@call("runs.stream custom+debug+tasks+checkpoints")
+async def _(c: Any, ctx: dict[str, Any]) -> Any:
+    thread = (await c.threads.create(graph_id=CREDIT))["thread_id"]
+    return await streamed(c.runs.stream(thread, CREDIT, input={"application_id": "LN-2204"},
+                                        stream_mode=["custom", "debug", "tasks", "checkpoints"]))
+
+
+@call("runs.stream stream_subgraphs")
+async def _(c: Any, ctx: dict[str, Any]) -> Any:
+    thread = (await c.threads.create(graph_id=CREDIT))["thread_id"]
+    return await streamed(c.runs.stream(thread, CREDIT, input={"application_id": "LN-2204"},
+                                        stream_mode="updates", stream_subgraphs=True))
+
+
+@call("runs.wait with config and context")
+async def _(c: Any, ctx: dict[str, Any]) -> Any:
+    thread = (await c.threads.create(graph_id=CREDIT))["thread_id"]
+    return await c.runs.wait(thread, CREDIT, input={"application_id": "LN-2204"},
+                             config={"configurable": {"user_id": "u-1"}, "recursion_limit": 20,
+                                     "tags": ["differential"]}, metadata={"by": "differential"})
+
+
+@call("runs.wait a node that raises", fails=True)
+async def _(c: Any, ctx: dict[str, Any]) -> Any:
+    thread = (await c.threads.create(graph_id=CREDIT))["thread_id"]
+    return await c.runs.wait(thread, CREDIT, input={"application_id": "LN-0000"})
+
+
+@call("runs.stream a node that raises")
+async def _(c: Any, ctx: dict[str, Any]) -> Any:
+    thread = (await c.threads.create(graph_id=CREDIT))["thread_id"]
+    return await streamed(c.runs.stream(thread, CREDIT, input={"application_id": "LN-0000"},
+                                        stream_mode="updates"))
+
+
+@call("runs.wait input of the wrong type", fails=True)
+async def _(c: Any, ctx: dict[str, Any]) -> Any:
+    thread = (await c.threads.create(graph_id=CREDIT))["thread_id"]
+    return await c.runs.wait(thread, CREDIT, input={"application_id": 7310})
+
+
+@call("runs.wait interrupt_before")
+async def _(c: Any, ctx: dict[str, Any]) -> Any:
+    thread = (await c.threads.create(graph_id=CREDIT))["thread_id"]
+    return await c.runs.wait(thread, CREDIT, input={"application_id": "LN-2204"}, interrupt_before=["score"])
+
+
+@call("runs.create then runs.join")
+async def _(c: Any, ctx: dict[str, Any]) -> Any:
+    thread = (await c.threads.create(graph_id=CREDIT))["thread_id"]
+    run = await c.runs.create(thread, CREDIT, input={"application_id": "LN-2204"})
+    ctx["done_thread"], ctx["done_run"] = thread, run["run_id"]
+    return await c.runs.join(thread, run["run_id"])
+
+
+@call("threads.join_stream (thread-level)", "release")
+async def _(c: Any, ctx: dict[str, Any]) -> Any:
+    thread = (await c.threads.create(graph_id=WAITER))["thread_id"]
+    release = Path(ctx["release"]).with_name("thread-stream-release")
+    await c.runs.create(thread, WAITER, input={"release_file": str(release)}, stream_mode="updates")
+    record = Streamed()
+
+    async def read() -> None:
+        async for part in await c.threads.join_stream(thread):  # the run's own modes
+            record.parts.append(part)
+            if part.event == "updates" and "wait_for_release" in part.data:
+                return  # a thread's stream stays open: read to the waiter's update
+
+    reading = asyncio.create_task(read())
+    await asyncio.sleep(THREAD_STREAM_SETTLE_SECONDS)  # a thread's stream carries what happens after it opens
+    release.touch()
+    await reading
+    return record
+
+
+@call("runs.cancel a run in flight", "release")
+async def _(c: Any, ctx: dict[str, Any]) -> Any:
+    thread = (await c.threads.create(graph_id=WAITER))["thread_id"]
+    run = await c.runs.create(thread, WAITER, input={"release_file": ctx["release"]})
+    await c.runs.cancel(thread, run["run_id"], wait=True)
+    ctx["cancelled_thread"] = thread
+    return await c.runs.get(thread, run["run_id"])
+
+
+@call("threads.get after a cancel", "cancelled_thread")
+async def _(c: Any, ctx: dict[str, Any]) -> Any:
+    return await c.threads.get(ctx["cancelled_thread"])
+
+
+@call("runs.wait after a cancel", "cancelled_thread", "release")
+async def _(c: Any, ctx: dict[str, Any]) -> Any:
+    Path(ctx["release"]).touch()
+    return await c.runs.wait(ctx["cancelled_thread"], WAITER, input={"release_file": ctx["release"]})
+
+
+@call("runs.create multitask_strategy=interrupt", "release")
+async def _(c: Any, ctx: dict[str, Any]) -> Any:
+    thread = (await c.threads.create(graph_id=CREDIT))["thread_id"]
+    await c.runs.create(thread, CREDIT, input={"application_id": "LN-2204"})
+    return await c.runs.create(thread, CREDIT, input={"application_id": "LN-2204"},
+                               multitask_strategy="interrupt")
+
+
+@call("runs.create_batch")
+async def _(c: Any, ctx: dict[str, Any]) -> Any:
+    return await c.runs.create_batch([{"assistant_id": CREDIT, "input": {"application_id": "LN-2204"}}])
+
+
+@call("runs.cancel_many")
+async def _(c: Any, ctx: dict[str, Any]) -> Any:
+    return await c.runs.cancel_many(status="pending")
+
+
+@call("runs.delete", "done_thread", "done_run")
+async def _(c: Any, ctx: dict[str, Any]) -> Any:
+    return await c.runs.delete(ctx["done_thread"], ctx["done_run"])
+
+
+@call("runs.wait stateless")
+async def _(c: Any, ctx: dict[str, Any]) -> Any:
+    return await c.runs.wait(None, CREDIT, input={"application_id": "LN-2204"})
+
+
+@call("runs.stream stateless")
+async def _(c: Any, ctx: dict[str, Any]) -> Any:
+    return await streamed(c.runs.stream(None, CREDIT, input={"application_id": "LN-2204"},
+                                        stream_mode="values"))
+
+
+@call("threads.prune", "done_thread")
+async def _(c: Any, ctx: dict[str, Any]) -> Any:
+    return await c.threads.prune([ctx["done_thread"]])
+
+
+@call("threads.delete", "thread")
+async def _(c: Any, ctx: dict[str, Any]) -> Any:
+    return await c.threads.delete(ctx["thread"])
+
+
+@call("crons.create")
+async def _(c: Any, ctx: dict[str, Any]) -> Any:
+    made = await c.crons.create(CREDIT, schedule="0 0 1 1 *", input={"application_id": "LN-2204"})
+    ctx["cron"] = made["cron_id"]
+    return made
+
+
+@call("crons.search", "credit")
+async def _(c: Any, ctx: dict[str, Any]) -> Any:
+    return await c.crons.search(assistant_id=ctx["credit"])
+
+
+@call("crons.count", "credit")
+async def _(c: Any, ctx: dict[str, Any]) -> Any:
+    return await c.crons.count(assistant_id=ctx["credit"])
+
+
+@call("crons.update", "cron")
+async def _(c: Any, ctx: dict[str, Any]) -> Any:
+    return await c.crons.update(ctx["cron"], schedule="0 0 2 1 *")
+
+
+@call("crons.delete", "cron")
+async def _(c: Any, ctx: dict[str, Any]) -> Any:
+    return await c.crons.delete(ctx["cron"])
+
+
+@call("store.put_item")
+async def _(c: Any, ctx: dict[str, Any]) -> Any:
+    return await c.store.put_item(["differential"], key="k", value={"v": 1})
+
+
+@call("store.get_item")
+async def _(c: Any, ctx: dict[str, Any]) -> Any:
+    return await c.store.get_item(["differential"], key="k")
+
+
+@call("store.search_items")
+async def _(c: Any, ctx: dict[str, Any]) -> Any:
+    return await c.store.search_items(["differential"])
+
+
+@call("store.list_namespaces")
+async def _(c: Any, ctx: dict[str, Any]) -> Any:
+    return await c.store.list_namespaces()
+
+
+@call("store.delete_item")
+async def _(c: Any, ctx: dict[str, Any]) -> Any:
+    return await c.store.delete_item(["differential"], key="k")
