@@ -179,7 +179,30 @@ async def _(c: Any, ctx: dict[str, Any]) -> Any:
 
 @call("threads.get_history", "thread")
 async def _(c: Any, ctx: dict[str, Any]) -> Any:
-    return await c.threads.get_history(ctx["thread"], limit=3)
+    history = await c.threads.get_history(ctx["thread"], limit=3)
+    if history and history[-1].get("checkpoint", {}).get("checkpoint_id"):
+        ctx["past_checkpoint"] = history[-1]["checkpoint"]["checkpoint_id"]
+    return history
+
+
+@call("threads.get_state at a past checkpoint", "thread", "past_checkpoint")
+async def _(c: Any, ctx: dict[str, Any]) -> Any:
+    return await c.threads.get_state(ctx["thread"], checkpoint_id=ctx["past_checkpoint"])
+
+
+@call("threads.search by ids", "thread")
+async def _(c: Any, ctx: dict[str, Any]) -> Any:
+    return await c.threads.search(ids=[ctx["thread"]])
+
+
+@call("threads.search by values")
+async def _(c: Any, ctx: dict[str, Any]) -> Any:
+    return await c.threads.search(values={"application_id": "LN-7310"}, limit=5)
+
+
+@call("threads.search sorted")
+async def _(c: Any, ctx: dict[str, Any]) -> Any:
+    return await c.threads.search(sort_by="updated_at", sort_order="desc", limit=5)
 
 
 @call("runs.wait resuming with a Command", "thread")
@@ -217,6 +240,11 @@ async def _(c: Any, ctx: dict[str, Any]) -> Any:
     return await c.threads.copy(ctx["thread"])
 
 
+@call("runs.wait from a past checkpoint (a fork)", "thread", "past_checkpoint")
+async def _(c: Any, ctx: dict[str, Any]) -> Any:
+    return await c.runs.wait(ctx["thread"], CREDIT, input=None, checkpoint_id=ctx["past_checkpoint"])
+
+
 @call("runs.stream messages-tuple (tokens)")
 async def _(c: Any, ctx: dict[str, Any]) -> Any:
     thread = (await c.threads.create(graph_id=CHAT))["thread_id"]
@@ -243,7 +271,7 @@ async def _(c: Any, ctx: dict[str, Any]) -> Any:
                                         stream_mode="updates", stream_subgraphs=True))
 
 
-@call("runs.wait with config and context")
+@call("runs.wait with config and metadata")
 async def _(c: Any, ctx: dict[str, Any]) -> Any:
     thread = (await c.threads.create(graph_id=CREDIT))["thread_id"]
     return await c.runs.wait(thread, CREDIT, input={"application_id": "LN-2204"},
@@ -274,6 +302,12 @@ async def _(c: Any, ctx: dict[str, Any]) -> Any:
 async def _(c: Any, ctx: dict[str, Any]) -> Any:
     thread = (await c.threads.create(graph_id=CREDIT))["thread_id"]
     return await c.runs.wait(thread, CREDIT, input={"application_id": "LN-2204"}, interrupt_before=["score"])
+
+
+@call("runs.wait interrupt_after")
+async def _(c: Any, ctx: dict[str, Any]) -> Any:
+    thread = (await c.threads.create(graph_id=CREDIT))["thread_id"]
+    return await c.runs.wait(thread, CREDIT, input={"application_id": "LN-2204"}, interrupt_after=["score"])
 
 
 @call("runs.create then runs.join")
@@ -324,12 +358,26 @@ async def _(c: Any, ctx: dict[str, Any]) -> Any:
     return await c.runs.wait(ctx["cancelled_thread"], WAITER, input={"release_file": ctx["release"]})
 
 
-@call("runs.create multitask_strategy=interrupt", "release")
+@call("runs.create multitask_strategy=interrupt")
 async def _(c: Any, ctx: dict[str, Any]) -> Any:
     thread = (await c.threads.create(graph_id=CREDIT))["thread_id"]
     await c.runs.create(thread, CREDIT, input={"application_id": "LN-2204"})
     return await c.runs.create(thread, CREDIT, input={"application_id": "LN-2204"},
                                multitask_strategy="interrupt")
+
+
+@call("runs.create multitask_strategy=rollback")
+async def _(c: Any, ctx: dict[str, Any]) -> Any:
+    thread = (await c.threads.create(graph_id=CREDIT))["thread_id"]
+    await c.runs.create(thread, CREDIT, input={"application_id": "LN-2204"})
+    return await c.runs.create(thread, CREDIT, input={"application_id": "LN-2204"},
+                               multitask_strategy="rollback")
+
+
+@call("runs.create after_seconds")
+async def _(c: Any, ctx: dict[str, Any]) -> Any:
+    thread = (await c.threads.create(graph_id=CREDIT))["thread_id"]
+    return await c.runs.create(thread, CREDIT, input={"application_id": "LN-2204"}, after_seconds=1)
 
 
 @call("runs.create_batch")
