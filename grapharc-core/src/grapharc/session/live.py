@@ -150,7 +150,8 @@ class ChatModelEvents(BaseCallbackHandler, _StreamingCallbackHandler):
 
     def on_llm_new_token(self, token: str | list[str | dict[str, Any]], *,
                          chunk: GenerationChunk | ChatGenerationChunk | None = None, run_id: UUID,
-                         parent_run_id: UUID | None = None, tags: list[str] | None = None, **kwargs: Any) -> None:
+                         parent_run_id: UUID | None = None, tags: list[str] | None = None,
+                         **kwargs: Any) -> None:
         run = self._runs.get(run_id)
         if run is not None and isinstance(chunk, ChatGenerationChunk):
             self._put(run, "on_chat_model_stream", {"chunk": chunk.message})
