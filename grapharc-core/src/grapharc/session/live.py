@@ -117,7 +117,7 @@ def namespace_of(metadata: dict[str, Any] | None) -> tuple[str, ...]:
 T = TypeVar("T")
 
 
-class ChatModelEvents(BaseCallbackHandler, _StreamingCallbackHandler):
+class ChatModelEvents(BaseCallbackHandler, _StreamingCallbackHandler[Any]):
     """Puts ``on_chat_model_start`` / ``on_chat_model_stream`` / ``on_chat_model_end`` events, shaped
     as LangChain's event stream (v2) shapes them, to the sink as ``CHAT_EVENTS`` chunks (a
     subgraph's only when the sink wants subgraphs). A streaming handler, as LangChain's own event
