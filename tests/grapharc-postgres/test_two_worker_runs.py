@@ -1,7 +1,8 @@
 """Runs on two ``grapharc serve`` workers over one PostgreSQL database: a run id from one is read,
 joined and streamed through the other; the ``langgraph-sdk`` contract stories pass with every call
-alternating between them; a worker SIGKILLed mid-run has its run taken over by the other, which
-completes it from the last checkpoint."""
+alternating between them; a chat run's tokens stream through both, whichever executes it (its live
+log is durable); a worker SIGKILLed mid-run has its run taken over by the other, which completes it
+from the last checkpoint."""
 
 from __future__ import annotations
 
@@ -23,6 +24,7 @@ from grapharc.stores import open_store
 SERVER_TESTS = Path(__file__).resolve().parents[1] / "grapharc-server"
 sys.path.insert(0, str(SERVER_TESTS))
 
+from api_graphs import CHAT, CHAT_ANSWER, SECOND_ANSWER  # noqa: E402
 from sdk_stories import (  # noqa: E402
     Alternating,
     join_one_run_and_cancel_another,
@@ -59,6 +61,32 @@ def test_a_run_id_from_one_worker_is_read_joined_and_streamed_through_the_other(
         stream = http.get(f"{url_b}/threads/{thread}/runs/{run}/stream",
                           params={"stream_mode": "updates"}).text
         assert '"disburse"' in stream and "event: end" in stream
+
+
+def test_a_chat_runs_tokens_stream_through_both_workers_whichever_executes_it(
+        workers: list[tuple[str, ServerProcess]], tmp_path: Path) -> None:
+    release = tmp_path / "release"
+
+    async def tokens(url: str, thread: str, run: str, modes: list[str]) -> str:
+        said = []
+        joined = get_client(url=url).runs.join_stream(thread, run, stream_mode=modes)  # type: ignore[arg-type]
+        async for part in joined:
+            if part.event == "messages":
+                said.append(part.data[0]["content"])
+                if "".join(said) == CHAT_ANSWER:
+                    release.touch()  # the first answer has come through: let the node ask again
+        return "".join(said)
+
+    async def story() -> list[str]:
+        (url_a, _), (url_b, _) = workers
+        client = get_client(url=url_a)
+        thread = (await client.threads.create(graph_id=CHAT))["thread_id"]
+        modes = ["messages-tuple"]
+        run = (await client.runs.create(thread, CHAT, input={"question": "hi", "release_file": str(release)},
+                                        stream_mode=modes))["run_id"]  # type: ignore[arg-type]
+        return list(await asyncio.gather(*(tokens(url, thread, run, modes) for url in (url_a, url_b))))
+
+    assert asyncio.run(story()) == [CHAT_ANSWER + SECOND_ANSWER] * 2
 
 
 def test_the_sdk_contract_holds_with_calls_alternating_between_two_workers(workers, tmp_path: Path) -> None:

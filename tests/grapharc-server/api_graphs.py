@@ -4,7 +4,10 @@ for as long as the test needs it to, a three-node relay whose middle node waits 
 (a worker can be killed between its nodes), and one whose node writes a long answer and values
 JSON cannot hold as they are (NaN, a set, bytes, a datetime), a meeting: a node that waits
 until the nodes of as many runs as it expects are running at the same time, and a gated waiter:
-the credit desk is asked first, then the node waits for its release file."""
+the credit desk is asked first, then the node waits for its release file. A chat: its node asks a
+scripted chat model (which streams its reply word by word) and writes custom stream events; with a
+release file it answers twice, waiting for the file in between. A delegating chat: its node runs
+a plain LangGraph subgraph whose node asks the model."""
 
 from __future__ import annotations
 
@@ -12,12 +15,17 @@ import math
 import time
 from datetime import UTC, datetime
 from pathlib import Path
-from typing import Any
+from typing import Any, TypedDict
 
+from langchain_core.messages import AIMessage, AnyMessage, HumanMessage
+from langchain_core.runnables import RunnableConfig
+from langgraph.config import get_stream_writer
+from langgraph.graph import StateGraph
 from langgraph.types import interrupt
 from pydantic import Field
 
 from grapharc.examples.approval import CREDIT_DESK, register_credit_graph
+from grapharc.models.scripted import ScriptedChatModel
 from grapharc.runtime.graph import END, START, GraphARC
 from grapharc.runtime.state import GraphARCState
 from grapharc.session.approvals import Approvers
@@ -27,6 +35,10 @@ RELAY = "relay"
 ODD = "odd-values"
 MEETING = "meeting"
 GATED_WAITER = "gated-waiter"
+CHAT = "chat"
+DELEGATING_CHAT = "delegating-chat"
+CHAT_ANSWER = "Tokens arrive one word at a time, in order, and join into this very answer."
+SECOND_ANSWER = "And after the release file, a second answer streams the same way."
 MEETING_PATIENCE_SECONDS = 30  # how long a meeting node waits for the others before it gives up
 LONG_ANSWER = "".join(f"{i:04d}é " for i in range(600))  # 3,600 characters, not all ASCII
 
@@ -107,9 +119,55 @@ def ask_the_desk(state: GatedState) -> dict[str, Any]:
     return {"answer": interrupt("may the waiter go on?")}
 
 
+class ChatState(WaiterState):
+    """The waiter's fields (a release file makes the chat answer twice), the question, the replies."""
+
+    question: str = ""
+    messages: list[AnyMessage] = Field(default_factory=list)
+    answer: str = ""
+
+
+def chat_model() -> ScriptedChatModel:
+    """The scripted model of the chats: ``CHAT_ANSWER``, then ``SECOND_ANSWER``, in turn."""
+    return ScriptedChatModel(model_name="api-chat", responses=[CHAT_ANSWER, SECOND_ANSWER], cycle=True)
+
+
+def chat(state: ChatState, config: RunnableConfig) -> dict[str, Any]:
+    """Ask the model (custom events around it); with a release file, wait for it and ask again."""
+    writer, model = get_stream_writer(), chat_model()
+    writer({"step": "asking", "question": state.question})
+    replies = [model.invoke([HumanMessage(state.question)], config)]
+    if state.release_file:
+        wait_for_release(state)
+        replies.append(model.invoke([HumanMessage(state.question), replies[0]], config))
+    writer({"step": "answered"})
+    return {"messages": [*state.messages, *replies], "answer": str(replies[-1].content), "released": True}
+
+
+class AskState(TypedDict, total=False):
+    """The delegating chat's subgraph: the question and the model's reply."""
+
+    question: str
+    reply: AIMessage
+
+
+def ask(inner: AskState, config: RunnableConfig) -> AskState:
+    return {"reply": chat_model().invoke([HumanMessage(inner["question"])], config)}
+
+
+def delegate(state: ChatState, config: RunnableConfig) -> dict[str, Any]:
+    """Run a plain LangGraph subgraph whose one node asks the model."""
+    sub = StateGraph(AskState)
+    sub.add_node("ask", ask)
+    sub.add_edge("__start__", "ask")
+    done = sub.compile().invoke({"question": state.question}, config)
+    reply: AIMessage = done["reply"]
+    return {"messages": [*state.messages, reply], "answer": str(reply.content)}
+
+
 def register(manager: Any) -> None:
-    """Register the credit demo, the waiter, the relay, the odd-values graph, the meeting and the
-    gated waiter on ``manager``."""
+    """Register the credit demo, the waiter, the relay, the odd-values graph, the meeting, the
+    gated waiter and the chats on ``manager``."""
     register_credit_graph(manager)
     waiter = GraphARC(WaiterState, name=WAITER)
     waiter.add_node("wait_for_release", wait_for_release, writes={"released"})
@@ -141,3 +199,13 @@ def register(manager: Any) -> None:
     gated.add_edge("ask_the_desk", "wait_for_release")
     gated.add_edge("wait_for_release", END)
     manager.register(gated, approvers={"ask_the_desk": Approvers(frozenset({CREDIT_DESK}))})
+    talk = GraphARC(ChatState, name=CHAT)
+    talk.add_node("chat", chat, writes={"messages", "answer", "released"})
+    talk.add_edge(START, "chat")
+    talk.add_edge("chat", END)
+    manager.register(talk)
+    delegating = GraphARC(ChatState, name=DELEGATING_CHAT)
+    delegating.add_node("delegate", delegate, writes={"messages", "answer"})
+    delegating.add_edge(START, "delegate")
+    delegating.add_edge("delegate", END)
+    manager.register(delegating)

@@ -43,8 +43,8 @@ def test_assistants_are_the_registered_graphs(api_server: str) -> None:
     with _client(api_server) as client:
         assert client.get(f"/assistants/{CREDIT}").json()["graph_id"] == CREDIT
         found = client.post("/assistants/search", json={}).json()
-        assert sorted(a["assistant_id"] for a in found) == [CREDIT, "gated-waiter", "meeting", "odd-values",
-                                                            "relay", "waiter"]
+        assert sorted(a["assistant_id"] for a in found) == ["chat", CREDIT, "delegating-chat", "gated-waiter",
+                                                            "meeting", "odd-values", "relay", "waiter"]
         missing = _problem(client.get("/assistants/nope"), 404)
         assert "nope" in missing["detail"] and missing["hint"]
 

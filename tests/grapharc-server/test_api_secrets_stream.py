@@ -1,6 +1,6 @@
 """A server's SSE stream of an agent run never carries a configured secret: the planted key, read
-by a tool and repeated by the model, reaches the stream, the thread's state and its trace as the
-redaction mark only."""
+by a tool and repeated by the model, reaches the stream (its tokens too), the thread's state and
+its trace as the redaction mark only."""
 
 from __future__ import annotations
 
@@ -33,12 +33,14 @@ def test_the_stream_the_state_and_the_trace_of_an_agent_run_carry_no_secret(secr
     with httpx.Client(base_url=secret_server, timeout=120) as client:
         thread = client.post("/threads", json={"metadata": {"graph_id": SECRET_AGENT}}).json()["thread_id"]
         body = {"assistant_id": SECRET_AGENT, "input": {"task": "read the note"},
-                "stream_mode": ["values", "updates", "events"]}
+                "stream_mode": ["values", "updates", "events", "messages-tuple"]}
         with client.stream("POST", f"/threads/{thread}/runs/stream", json=body) as response:
             stream = response.read().decode()
         state = client.get(f"/threads/{thread}/state").text
         trace = client.get(f"/threads/{thread}/trace").text
-    assert sse_events(stream)[-1]["event"] == "end"
+    events = sse_events(stream)
+    assert events[-1]["event"] == "end"
+    assert any(event["event"] == "messages" and MARK in event["data"] for event in events)  # a token
     for text in (stream, state, trace):
         assert KEY not in text
     assert MARK in stream and MARK in state

@@ -1,7 +1,8 @@
 """The session and run tables are described once (``grapharc.session.tables``) and a new SQLite file
 made from the description has the schema the released, hand-written DDL made, which existing files
-hold, once brought up to date by the store's migrations (schema 2: thread owners, sign-in records):
-the same tables, columns, keys, checks, indexes (partial ones included) and triggers."""
+hold, once brought up to date by the store's migrations (schema 2: thread owners, sign-in records;
+run schema 2: the runs' live event logs): the same tables, columns, keys, checks, indexes (partial
+ones included) and triggers."""
 
 from __future__ import annotations
 
@@ -14,7 +15,7 @@ from typing import Any
 import pytest
 import sqlite_released
 
-from grapharc.runs.tables import RUN_TABLES
+from grapharc.runs.tables import LIVE_LOG_TABLES, RUN_TABLES
 from grapharc.session import sql_dialect
 from grapharc.session.errors import SessionStoreError
 from grapharc.session.tables import SESSION_TABLES
@@ -63,17 +64,22 @@ def test_a_new_file_gets_the_schema_of_a_released_file_brought_up_to_date(tmp_pa
     assert schema_of(tmp_path / "new.db") == schema_of(migrated(tmp_path / "released.db"))
 
 
-def test_a_new_run_store_file_gets_the_schema_the_released_ddl_made(tmp_path):
+def runs_migrated(path: Path) -> Path:
+    """A file holding the released run store DDL as opening the run store leaves it: brought up to date."""
+    SqliteRunStore(released(path, sqlite_released.RUNS)).close()
+    return path
+
+
+def test_a_new_run_store_file_gets_the_schema_the_released_ddl_made_brought_up_to_date(tmp_path):
     SqliteRunStore(tmp_path / "new.db").close()
-    reference = released(tmp_path / "released.db", sqlite_released.RUNS)
-    assert schema_of(tmp_path / "new.db") == schema_of(reference)
+    assert schema_of(tmp_path / "new.db") == schema_of(runs_migrated(tmp_path / "released.db"))
 
 
 def test_one_file_holding_both_stores_gets_both_released_schemas(tmp_path):
     SqliteSessionStore(tmp_path / "both.db").close()
     SqliteRunStore(tmp_path / "both.db").close()
     reference = migrated(tmp_path / "released.db")
-    assert schema_of(tmp_path / "both.db") == schema_of(released(reference, sqlite_released.RUNS))
+    assert schema_of(tmp_path / "both.db") == schema_of(runs_migrated(reference))
 
 
 def test_a_file_the_released_ddl_made_opens_and_works(tmp_path):
@@ -103,4 +109,4 @@ def test_a_file_of_a_newer_schema_is_refused_naming_both_versions(tmp_path):
 
 def test_the_statements_name_the_tables_the_description_has():
     assert tuple(table.name for table in SESSION_TABLES) == sql_dialect.TABLES
-    assert tuple(table.name for table in RUN_TABLES) == sql_dialect.RUN_TABLES
+    assert tuple(table.name for table in (*RUN_TABLES, *LIVE_LOG_TABLES)) == sql_dialect.RUN_TABLES

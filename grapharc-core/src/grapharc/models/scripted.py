@@ -7,23 +7,27 @@ budgets and traces see it exactly as they would see a real backend. A scripted
 model records which tools it was shown on every call (``offered``), so a test can
 check that a denied tool never reached it. With ``follow_conversation`` the reply is picked by
 how many AI replies the conversation already holds rather than by a counter, so a conversation
-resumed in another process (a paused agent session) carries on where it stopped.
+resumed in another process (a paused agent session) carries on where it stopped. Asked to
+stream (``model.stream``, or a graph streamed in LangGraph's ``messages`` mode), it gives its reply
+word by word (``_stream``; LangChain's ``_astream`` runs it), the last chunk carrying the tool
+calls, usage and metadata, so token streaming is testable without a key.
 """
 
 from __future__ import annotations
 
 import json
 import math
+import re
 import threading
-from collections.abc import Mapping, Sequence
+from collections.abc import Iterator, Mapping, Sequence
 from typing import Any
 
 from langchain_core.callbacks import CallbackManagerForLLMRun
 from langchain_core.language_models import LanguageModelInput
 from langchain_core.language_models.chat_models import BaseChatModel
-from langchain_core.messages import AIMessage, BaseMessage
-from langchain_core.messages.tool import invalid_tool_call
-from langchain_core.outputs import ChatGeneration, ChatResult
+from langchain_core.messages import AIMessage, AIMessageChunk, BaseMessage
+from langchain_core.messages.tool import invalid_tool_call, tool_call_chunk
+from langchain_core.outputs import ChatGeneration, ChatGenerationChunk, ChatResult
 from langchain_core.runnables import Runnable
 from pydantic import ConfigDict, Field, PrivateAttr
 
@@ -39,6 +43,10 @@ class ScriptError(GraphARCError, ValueError):
 
     hint = ('a script is a JSON list; each reply is a string (an answer) or {"content": "...", '
             '"tool_calls": [{"name": "read_file", "args": {"path": "a.txt"}}]}')
+
+
+_WORDS = re.compile(r"\s*\S+\s*|\s+")
+"""A streamed reply's chunks: each word with the spaces around it (leading ones only first)."""
 
 
 def count_tokens(text: str) -> int:
@@ -107,6 +115,27 @@ class ScriptedChatModel(BaseChatModel):
     def _generate(self, messages: list[BaseMessage], stop: list[str] | None = None,
                   run_manager: CallbackManagerForLLMRun | None = None,
                   **kwargs: Any) -> ChatResult:
+        reply, metadata = self._reply(messages, kwargs)
+        return ChatResult(generations=[ChatGeneration(message=reply)], llm_output=metadata)
+
+    def _stream(self, messages: list[BaseMessage], stop: list[str] | None = None,
+                run_manager: CallbackManagerForLLMRun | None = None,
+                **kwargs: Any) -> Iterator[ChatGenerationChunk]:
+        """The reply ``_generate`` gives, in chunks: a word (with the spaces after it) each, the
+        last carrying the tool calls, usage and metadata; joined, they make that reply."""
+        reply, _metadata = self._reply(messages, kwargs)
+        words = _WORDS.findall(str(reply.content)) if isinstance(reply.content, str) else []
+        for word in words:  # LangChain's stream() tells the callbacks of each chunk
+            yield ChatGenerationChunk(message=AIMessageChunk(content=word))
+        calls = [tool_call_chunk(name=call["name"], args=json.dumps(call["args"]), id=call["id"], index=index)
+                 for index, call in enumerate([*reply.tool_calls, *reply.invalid_tool_calls])]
+        last = AIMessageChunk(content="" if words else reply.content, tool_call_chunks=calls,
+                              usage_metadata=reply.usage_metadata, response_metadata=reply.response_metadata,
+                              chunk_position="last")
+        yield ChatGenerationChunk(message=last)
+
+    def _reply(self, messages: list[BaseMessage], kwargs: dict[str, Any]) -> tuple[AIMessage, dict[str, Any]]:
+        """The next reply with its usage and metadata (and the tools it was shown recorded)."""
         with self._lock:
             self.offered.append(list(kwargs.get("tools") or []))
         reply = self._next_reply(messages)
@@ -118,7 +147,7 @@ class ScriptedChatModel(BaseChatModel):
         if self.cost_usd is not None:
             metadata["cost_usd"] = self.cost_usd
         reply.response_metadata = {**reply.response_metadata, **metadata}
-        return ChatResult(generations=[ChatGeneration(message=reply)], llm_output=metadata)
+        return reply, metadata
 
 
 def _tool_name(tool: Any) -> str:

@@ -15,7 +15,7 @@ from collections.abc import Sequence
 from typing import TYPE_CHECKING, Protocol, runtime_checkable
 
 if TYPE_CHECKING:
-    from grapharc.runs.records import RunRecord
+    from grapharc.runs.records import LiveEvent, RunRecord
 
 
 @runtime_checkable
@@ -79,6 +79,22 @@ class RunStore(Protocol):
     def reclaim(self, run_id: str, worker: str, now: float, ttl: float) -> RunRecord | None:
         """Take over a stale run for ``worker`` (one more attempt); None if it is not stale any more
         (another worker reclaimed it, or it ended)."""
+        ...
+
+    def append_live(self, run_id: str, thread_id: str, events: Sequence[LiveEvent]) -> None:
+        """Add ``events`` to the run's live log, all or none (their ``n`` follow the log's last)."""
+        ...
+
+    def live_after(self, run_id: str, after: int) -> builtins.list[LiveEvent]:
+        """The run's live events numbered past ``after``, in order."""
+        ...
+
+    def last_live(self, run_id: str) -> int:
+        """The number of the run's last live event (0: none)."""
+        ...
+
+    def forget_live(self, thread_id: str) -> None:
+        """Delete the live logs of every run of ``thread_id`` (the thread is being deleted)."""
         ...
 
     def close(self) -> None:

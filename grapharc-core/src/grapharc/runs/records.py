@@ -97,3 +97,15 @@ def _text(value: Any) -> str:
 
 INSERT_COLUMNS = ("run_id", "thread_id", "assistant_id", "request", "created_at", "updated_at",
                   "after_seq", "stream_modes", "budget", "multitask_strategy", "status", "metadata")
+
+
+@dataclass(frozen=True, slots=True)
+class LiveEvent:
+    """One event of a run's live log: the ``n``-th of the run, sent in stream ``mode`` as SSE
+    ``event`` with ``data`` (JSON text), kept at ``at`` (epoch seconds, the run's worker's clock)."""
+
+    n: int
+    mode: str
+    event: str
+    data: str
+    at: float

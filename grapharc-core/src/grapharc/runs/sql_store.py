@@ -23,6 +23,7 @@ from grapharc.runs.records import (
     INTERRUPTED,
     PENDING,
     RUNNING,
+    LiveEvent,
     RunRecord,
     record_of,
     row_values,
@@ -36,6 +37,8 @@ RUNNABLE = """SELECT seq, thread_id, run_id FROM {{runs}} AS r WHERE r.status = 
     SELECT 1 FROM {{runs}} AS o WHERE o.thread_id = r.thread_id
     AND (o.status = 'running' OR (o.status = 'pending' AND o.seq < r.seq)))
     ORDER BY r.seq LIMIT 1 {claim_lock}"""
+LIVE_ROWS_PER_INSERT = 200
+"""Live events inserted by one statement (7 parameters each: within every driver's limit)."""
 
 
 class SqlRunStore(SqlDialect, ABC):
@@ -176,6 +179,37 @@ class SqlRunStore(SqlDialect, ABC):
                 return None
             row = self._run(conn, "SELECT * FROM {runs} WHERE run_id = ?", (run_id,)).fetchone()
         return record_of(dict(row))
+
+    def append_live(self, run_id: str, thread_id: str, events: Sequence[LiveEvent]) -> None:
+        """``RunStore.append_live``: a batch in one transaction, a few hundred rows a statement."""
+        with self._write() as conn:
+            for start in range(0, len(events), LIVE_ROWS_PER_INSERT):
+                batch = events[start:start + LIVE_ROWS_PER_INSERT]
+                marks = ", ".join("(?, ?, ?, ?, ?, ?, ?)" for _ in batch)
+                args = tuple(value for e in batch
+                             for value in (run_id, thread_id, e.n, e.mode, e.event, e.data, e.at))
+                self._run(conn, f"INSERT INTO {{run_stream}} (run_id, thread_id, n, mode, event, data, at) "  # noqa: S608 -- only placeholders are formatted in; values are bound
+                                f"VALUES {marks}", args)
+
+    def live_after(self, run_id: str, after: int) -> builtins.list[LiveEvent]:
+        """``RunStore.live_after``."""
+        with self._write() as conn:
+            rows = self._run(conn, "SELECT n, mode, event, data, at FROM {run_stream} WHERE run_id = ? "
+                                   "AND n > ? ORDER BY n", (run_id, after)).fetchall()
+        return [LiveEvent(n=row["n"], mode=row["mode"], event=row["event"], data=row["data"], at=row["at"])
+                for row in rows]
+
+    def last_live(self, run_id: str) -> int:
+        """``RunStore.last_live``."""
+        with self._write() as conn:
+            row = self._run(conn, "SELECT MAX(n) AS n FROM {run_stream} WHERE run_id = ?",
+                            (run_id,)).fetchone()
+        return int(row["n"] or 0)
+
+    def forget_live(self, thread_id: str) -> None:
+        """``RunStore.forget_live``."""
+        with self._write() as conn:
+            self._run(conn, "DELETE FROM {run_stream} WHERE thread_id = ?", (thread_id,))
 
     def _get(self, conn: Connection, thread_id: str, run_id: str, lock: str = "") -> RunRecord:
         """The run, locked with ``lock`` (a dialect's ``LOCK``, or none), or ``UnknownRunError``."""

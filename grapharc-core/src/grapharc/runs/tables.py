@@ -1,7 +1,8 @@
 """The run store's table, described as :mod:`grapharc.session.tables` describes the session tables.
 
 Core's SQLite run store and grapharc-postgres's migration 3 render it with ``ddl`` in their own
-dialects; like the session tables, it is the table as released.
+dialects; like the session tables, it is the table as released. ``LIVE_LOG_TABLES``, the runs'
+live event logs, came after: SQLite's run schema 2 and PostgreSQL's migration 6.
 """
 
 from __future__ import annotations
@@ -36,3 +37,20 @@ RUN_TABLES = (
     )),
 )
 """The run store's table: the server's run records and its queue."""
+
+LIVE_LOG_TABLES = (
+    Table("run_stream", (
+        Column("run_id", Type.TEXT, required=True),
+        Column("thread_id", Type.TEXT, required=True),
+        Column("n", Type.SEQUENCE, required=True),
+        Column("mode", Type.TEXT, required=True),
+        Column("event", Type.TEXT, required=True),
+        Column("data", Type.TEXT, required=True),
+        Column("at", Type.REAL, required=True),
+    ), (
+        Index("run_stream_by_run", ("run_id", "n"), unique=True),
+        Index("run_stream_by_thread", ("thread_id",)),
+    )),
+)
+"""Each run's live events (``grapharc.runs.records.LiveEvent``), numbered ``n`` from 1 in the run:
+what the stream modes the trail cannot render (tokens, custom writes, debug...) sent, as SSE events."""

@@ -45,6 +45,7 @@ from grapharc.session.errors import SessionError, SessionInputError, UnknownChec
 from grapharc.session.fencing import Leases, fence
 from grapharc.session.history import Window, snapshots
 from grapharc.session.lease import Lease
+from grapharc.session.live import LiveSink
 from grapharc.session.records import APPROVED, DECLINED, Approval, AuditEntry, Event, Session
 from grapharc.session.registry import GraphRegistry, RegisteredGraph
 from grapharc.session.retention import PruneReport, delete_threads, prune
@@ -260,12 +261,15 @@ class SessionManager:
         return self._decide(session, graph, compiled.get_state, approval_id, decision, decider)
 
     async def acarry_on(self, lease: Lease, *, on_update: OnUpdate | None = None,
-                        budget: Budget | None = None, on_record: OnRecord | None = None) -> Session:
-        """Drive the thread a decision claimed (``decide``'s lease) until it pauses or ends."""
+                        budget: Budget | None = None, on_record: OnRecord | None = None,
+                        live: LiveSink | None = None) -> Session:
+        """Drive the thread a decision claimed (``decide``'s lease) until it pauses or ends; ``live``
+        is given the turn's live chunks (``grapharc.session.live``)."""
         saver = await self._async_checkpointer()
         session, graph, compiled = await offload.to_thread(self._for, lease.thread_id, saver)
         turn = AsyncTurn(self.store, self.leases, graph, compiled, lease, self.clock, on_update, budget,
-                         on_record, self._compiled(session.graph, lease.thread_id), scanned=self.scanned)
+                         on_record, self._compiled(session.graph, lease.thread_id), scanned=self.scanned,
+                         live=live)
         await turn.drive(await turn.settled())
         return await offload.to_thread(self.get, lease.thread_id)
 
@@ -328,36 +332,38 @@ class SessionManager:
 
     async def arun(self, thread_id: str, input: Mapping[str, Any] | None = None, *,
                    on_update: OnUpdate | None = None, budget: Budget | None = None,
-                   on_record: OnRecord | None = None) -> Session:
-        """Async ``run``."""
+                   on_record: OnRecord | None = None, live: LiveSink | None = None) -> Session:
+        """Async ``run``; ``live`` is given the turn's live chunks (``grapharc.session.live``)."""
         saver = await self._async_checkpointer()
         turn = await offload.to_thread(self._start_turn, thread_id, input, AsyncTurn, on_update, saver,
-                                       budget=budget, on_record=on_record)
+                                       budget=budget, on_record=on_record, live=live)
         await turn.drive(turn.start_plan())
         return await offload.to_thread(self.get, thread_id)
 
     async def aresume(self, thread_id: str, approval_id: str, decision: str, *, decider: str,
                       on_update: OnUpdate | None = None, budget: Budget | None = None,
-                      on_record: OnRecord | None = None) -> Session:
-        """Async ``resume``."""
+                      on_record: OnRecord | None = None, live: LiveSink | None = None) -> Session:
+        """Async ``resume`` (``live`` as in ``arun``)."""
         saver = await self._async_checkpointer()
         session, graph, compiled = await offload.to_thread(self._for, thread_id, saver)
         snapshot = await compiled.aget_state({"configurable": {"thread_id": thread_id}})
         lease = await offload.to_thread(self._decide, session, graph, lambda _config: snapshot,
                                         approval_id, decision, decider)
         if lease is not None:
-            return await self.acarry_on(lease, on_update=on_update, budget=budget, on_record=on_record)
+            return await self.acarry_on(lease, on_update=on_update, budget=budget, on_record=on_record,
+                                        live=live)
         return await offload.to_thread(self.get, thread_id)
 
     async def arecover(self, thread_id: str, *, on_update: OnUpdate | None = None,
-                       budget: Budget | None = None, on_record: OnRecord | None = None) -> Session:
-        """Async ``recover``."""
+                       budget: Budget | None = None, on_record: OnRecord | None = None,
+                       live: LiveSink | None = None) -> Session:
+        """Async ``recover`` (``live`` as in ``arun``)."""
         saver = await self._async_checkpointer()
         session, graph, compiled = await offload.to_thread(self._for, thread_id, saver)
         lease = await offload.to_thread(self.store.claim_recovery, thread_id, runner=self.runner,
                                         ttl=self.lease_seconds, now=self.clock())
         turn = AsyncTurn(self.store, self.leases, graph, compiled, lease, self.clock, on_update, budget,
-                         on_record, self._compiled(session.graph, thread_id), scanned=self.scanned)
+                         on_record, self._compiled(session.graph, thread_id), scanned=self.scanned, live=live)
         await turn.drive(await turn.recovery_plan())
         return await offload.to_thread(self.get, thread_id)
 
@@ -416,7 +422,7 @@ class SessionManager:
 
     def _start_turn(self, thread_id: str, input: Mapping[str, Any] | None, kind: type[Any],
                     on_update: OnUpdate | None, saver: Any = None, *, budget: Budget | None = None,
-                    on_record: OnRecord | None = None) -> Any:
+                    on_record: OnRecord | None = None, live: LiveSink | None = None) -> Any:
         """Claim a start turn (after checking its input) and build its driver (its scans read
         through the sync checkpointer)."""
         session, graph, compiled = self._for(thread_id, saver)
@@ -425,7 +431,7 @@ class SessionManager:
                                        now=self.clock(), input=values, inbox=graph.inbox)
         return kind(self.store, self.leases, graph, compiled, lease, self.clock, on_update, budget, on_record,
                     self._compiled(session.graph, thread_id), scanned=self.scanned,
-                    audited=self.store.audited_step(thread_id))  # in this trip, not the first scan's own
+                    audited=self.store.audited_step(thread_id), live=live)  # audited: in this trip
 
     def _decide(self, session: Session, graph: RegisteredGraph, get_state: Callable[[Any], Any],
                 approval_id: str, decision: str, decider: str) -> Lease | None:

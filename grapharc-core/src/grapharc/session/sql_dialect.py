@@ -16,7 +16,7 @@ from grapharc.session.errors import UnstorableTextError
 
 TABLES = ("sessions", "approvals", "events", "audit")
 """The session store's tables, as the statements here name them (a dialect may prefix them)."""
-RUN_TABLES = ("runs",)
+RUN_TABLES = ("runs", "run_stream")
 """The run store's tables, named the same way."""
 SIGN_IN_TABLES = ("sign_in_revoked", "sign_in_failures")
 """The session store's sign-in records (``grapharc.session.sql_sign_ins``), named the same way."""

@@ -17,6 +17,8 @@ store calls (each async checkpointer read is a trip of its own). A turn's runs a
 by ``AsyncTurn`` always on the event loop's thread (a watcher that sets an ``asyncio.Event``
 from another thread can lose the wake-up); one that raises is dropped, never the turn. A turn
 given a ``budget`` runs every pass under the stricter of it and the graph's (thread-wide) budget.
+An ``AsyncTurn`` given a ``live`` sink (``grapharc.session.live``) streams each pass in the sink's
+modes too and hands it every chunk but the top graph's updates, flushing it before recording a node.
 """
 
 from __future__ import annotations
@@ -39,6 +41,7 @@ from grapharc.session.errors import LeaseLostError, NoProgressError
 from grapharc.session.fencing import Leases
 from grapharc.session.history import Window, asnapshots, snapshots
 from grapharc.session.lease import AsyncHeartbeat, Heartbeat, Lease
+from grapharc.session.live import TRAIL_MODE, GuardedSink, LiveSink
 from grapharc.session.records import COMPLETED, FAILED, PAUSED
 from grapharc.session.registry import RegisteredGraph
 from grapharc.session.scanned import ScannedCheckpoints
@@ -70,7 +73,8 @@ class _TurnBase:
                  compiled: CompiledGraphARC, lease: Lease, clock: Callable[[], float],
                  on_update: OnUpdate | None, budget: Budget | None = None,
                  on_record: OnRecord | None = None, reader: CompiledGraphARC | None = None, *,
-                 scanned: ScannedCheckpoints | None = None, audited: int | None = None) -> None:
+                 scanned: ScannedCheckpoints | None = None, audited: int | None = None,
+                 live: LiveSink | None = None) -> None:
         self.store = store
         self.leases = leases
         self.graph = graph
@@ -79,6 +83,7 @@ class _TurnBase:
         self.lease = lease
         self.clock = clock
         self.subscriber = GuardedSubscriber(on_update, lease.thread_id, on_record)
+        self.live = GuardedSink(live, lease.thread_id)
         self.thread: RunnableConfig = {"configurable": {"thread_id": lease.thread_id}}
         tightened = {RUN_BUDGET_KEY: budget} if budget is not None else {}
         self.config: RunnableConfig = {"configurable": {"thread_id": lease.thread_id, DURABLE_ASKS: True,
@@ -268,13 +273,22 @@ class AsyncTurn(_TurnBase):
         self.subscriber.recorded()
 
     async def _pass(self, payload: Any, beat: AsyncHeartbeat) -> None:
+        live = self.live
+        callbacks = live.callbacks()
+        config: RunnableConfig = {**self.config, "callbacks": callbacks} if callbacks else self.config
         try:
-            async for chunk in self.compiled.astream(payload, self.config, stream_mode="updates",
-                                                     durability="sync"):
+            async for part in self.compiled.astream(payload, config, stream_mode=live.stream_mode,
+                                                     subgraphs=live.subgraphs, durability="sync"):
                 beat.check()
+                namespace, mode, chunk = live.split(part)
+                if namespace or mode != TRAIL_MODE:
+                    live.put(namespace, mode, chunk)
+                    continue
+                await live.flush()  # what the node streamed is kept before the trail says it ended
                 await self._record()
                 self.subscriber.show(chunk)
         finally:
+            await live.flush()
             if await offload.to_thread(self._record_run):
                 self.subscriber.recorded()  # on the loop, never in the store's thread (see settled)
 

@@ -23,7 +23,7 @@ import pytest
 from grapharc.errors import GraphARCError
 from grapharc.runs.contracts import RunStore
 from grapharc.runs.errors import RunError, ThreadBusyError, UnknownRunError
-from grapharc.runs.records import ENQUEUE, ERROR, INTERRUPTED, PENDING, RUNNING, SUCCESS, RunRecord
+from grapharc.runs.records import ENQUEUE, ERROR, INTERRUPTED, PENDING, RUNNING, SUCCESS, LiveEvent, RunRecord
 from grapharc.runtime.budget import Budget
 from grapharc.testing.store_kit import StoreKit, race
 
@@ -216,6 +216,23 @@ class RunStoreConformance(StoreKit[RunStore]):
         winners = [r for r in got if r is not None]
         assert len(got) == RACERS and [r.run_id for r in winners] == [run.run_id]
         assert store.get("t1", run.run_id).worker == winners[0].worker
+
+    def test_a_runs_live_log_is_read_in_order_past_a_cursor_and_deleted_with_its_thread(
+            self, store: RunStore) -> None:
+        run, other = store.add(new_run("t1"), exclusive=False), store.add(new_run("t2"), exclusive=False)
+        assert store.last_live(run.run_id) == 0 and store.live_after(run.run_id, 0) == []
+        batch = [LiveEvent(n=n, mode="messages-tuple", event="messages", data=f'[{{"content": "{n} 東京"}}]',
+                           at=float(n)) for n in range(1, 451)]  # more rows than one statement inserts
+        store.append_live(run.run_id, "t1", batch[:3])
+        store.append_live(run.run_id, "t1", batch[3:])
+        store.append_live(other.run_id, "t2", [LiveEvent(1, "custom", "custom|sub:1", "{}", 1.0)])
+        assert store.live_after(run.run_id, 0) == batch and store.last_live(run.run_id) == 450
+        assert store.live_after(run.run_id, 448) == batch[448:]
+        with pytest.raises(GraphARCError):  # an event numbered twice: the batch is refused whole
+            store.append_live(run.run_id, "t1", [LiveEvent(451, "custom", "custom", "1", 9.0), batch[0]])
+        assert store.last_live(run.run_id) == 450
+        store.forget_live("t1")
+        assert store.live_after(run.run_id, 0) == [] and store.last_live(other.run_id) == 1
 
     def test_runs_survive_closing_and_reopening(self, tmp_path: Path) -> None:
         if not self.durable:

@@ -28,8 +28,15 @@ from grapharc.server.api import shapes
 from grapharc.server.api.budgets import BudgetRequest, run_budget
 from grapharc.server.api.context import ApiContext, api
 from grapharc.server.api.guards import Caller, ReadableOrNewThread, ReadableThread, require_run
+from grapharc.server.api.live import SUBGRAPHS
 from grapharc.server.api.problems import ApiProblem
-from grapharc.server.api.streaming import cursor_of, sse_response, stream_modes, wait_for_progress
+from grapharc.server.api.streaming import (
+    cursor_of,
+    live_cursor_of,
+    sse_response,
+    stream_modes,
+    wait_for_progress,
+)
 from grapharc.server.auth import User
 from grapharc.server.service import decisions
 from grapharc.session.errors import UnknownSessionError
@@ -56,7 +63,7 @@ class RunCreate(BaseModel):
     input: dict[str, Any] | None = None
     command: ResumeCommand | None = None
     stream_mode: str | list[str] = "values"
-    stream_subgraphs: Literal[False] = False
+    stream_subgraphs: bool = False
     stream_resumable: bool = False
     metadata: dict[str, Any] | None = None
     multitask_strategy: Literal["reject", "enqueue"] = "reject"
@@ -139,7 +146,8 @@ async def join_stream(thread_id: str, run_id: str, ctx: Context, last_event_id: 
     """Rejoin a run's stream (the run's own modes unless ``stream_mode`` names some)."""
     run = await offload.to_thread(ctx.runs.get, thread_id, run_id)
     modes = stream_modes(stream_mode or list(run.stream_modes))
-    return sse_response(ctx, run, modes, cursor_of(last_event_id), cancel_on_disconnect=cancel_on_disconnect)
+    return sse_response(ctx, run, modes, cursor_of(last_event_id), cancel_on_disconnect=cancel_on_disconnect,
+                        live_after=live_cursor_of(last_event_id))
 
 
 async def ended(ctx: ApiContext, run: RunRecord) -> RunRecord:
@@ -181,6 +189,8 @@ async def queue(ctx: ApiContext, thread_id: str, body: RunCreate, user: User | N
     request = _request(ctx, session, body, user, queued=not exclusive)
     if on_completion == DELETE:
         request[ON_COMPLETION] = DELETE
+    if body.stream_subgraphs:
+        request[SUBGRAPHS] = True
     run = RunRecord(run_id=str(uuid.uuid4()), thread_id=thread_id, assistant_id=graph.name,
                     request=request, created_at=now,
                     updated_at=now, stream_modes=tuple(stream_modes(body.stream_mode)),

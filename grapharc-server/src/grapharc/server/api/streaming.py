@@ -2,7 +2,10 @@
 
 Every event carries an id ``<seq>-<mode>``: the trace entry it comes from and the stream mode's
 place in ``STREAM_MODES``. A client that reconnects with that id in ``Last-Event-ID`` (with the
-run's modes or a subset of them) gets every later event once and no earlier one. An ``events``
+run's modes or a subset of them) gets every later event once and no earlier one. The modes only a
+run's live log serves (``grapharc.server.api.live``: tokens, custom writes, debug...) are merged
+in by the time each event was kept (the run's worker's clock for both); once one has been sent,
+ids are ``<seq>-<mode>-<n>``, carrying the log's cursor too, so a reconnect resumes both. An ``events``
 event's metadata carries ``at``, when its trace entry was written (epoch seconds), so a client
 can tell how late it reads it. The run is executed by a worker loop: a client that goes away
 stops only its stream, unless the run was started with ``on_disconnect: cancel`` (or the rejoin
@@ -32,8 +35,9 @@ from typing import TYPE_CHECKING, Any
 
 from sse_starlette.sse import EventSourceResponse
 
-from grapharc.runs.records import RUNNING, RunRecord
+from grapharc.runs.records import RUNNING, LiveEvent, RunRecord
 from grapharc.server.api.encoding import json_text
+from grapharc.server.api.live import LIVE_MODES, live_events, merged
 from grapharc.server.api.problems import ApiProblem
 from grapharc.session.history import step_of
 from grapharc.session.manager import SessionManager
@@ -45,6 +49,8 @@ if TYPE_CHECKING:
     from grapharc.server.service.sessions import Sessions
 
 STREAM_MODES = ("values", "updates", "events")
+"""The modes rendered from the trail (an event id's ``<mode>`` is a place in this tuple)."""
+ALL_MODES = (*STREAM_MODES, *LIVE_MODES)
 HEARTBEAT_SECONDS = 15.0
 POLL_SECONDS = 0.2
 LOCAL_POLL_SECONDS = 2.0
@@ -52,7 +58,8 @@ LOCAL_POLL_SECONDS = 2.0
 as its turn claims the thread, after each saved node and at the run's end, so this is only a
 fallback (say the run is reclaimed by another worker)."""
 
-_EVENT_ID = re.compile(r"^([0-9]{1,30})-([0-9]{1,30})$")  # bounded: int() of thousands of digits raises
+_EVENT_ID = re.compile(r"^([0-9]{1,30})-([0-9]{1,30})(?:-([0-9]{1,30}))?$")
+"""``<seq>-<mode>`` or ``<seq>-<mode>-<n>``, bounded: int() of thousands of digits raises."""
 LAST_SEQ = 2**63 - 1
 """The largest trace entry number a store can hold (SQLite's and PostgreSQL's 64-bit integers): an
 id past it was never sent, and would fail the store's read."""
@@ -69,29 +76,46 @@ def stream_modes(requested: str | list[str]) -> list[str]:
     refused."""
     given = [requested] if isinstance(requested, str) else list(requested)
     modes = {m.strip() for text in given for m in text.split(",") if m.strip()}
-    unknown = sorted(modes - set(STREAM_MODES))
+    unknown = sorted(modes - set(ALL_MODES))
     if unknown or not modes:
         raise ApiProblem(422, f"unknown stream mode(s): {', '.join(unknown) or 'none given'}",
-                         hint=f"this server streams {', '.join(STREAM_MODES)}")
-    return [m for m in STREAM_MODES if m in modes]
+                         hint=f"this server streams {', '.join(ALL_MODES)}")
+    return [m for m in ALL_MODES if m in modes]
 
 
 def cursor_of(last_event_id: str | None) -> Cursor | None:
-    """Where a (re)joining client's stream resumes: after ``Last-Event-ID``; None: at the run's start."""
+    """Where a (re)joining client's stream resumes on the trail: after ``Last-Event-ID``; None: at
+    the run's start. (``live_cursor_of`` says where in the live log.)"""
+    match = _event_id(last_event_id)
+    return None if match is None else (int(match[1]), int(match[2]))
+
+
+def live_cursor_of(last_event_id: str | None) -> int:
+    """Where a (re)joining client's stream resumes in the run's live log: after the event numbered
+    by ``Last-Event-ID``'s third part (0, the log's start, for an id without one)."""
+    match = _event_id(last_event_id)
+    return int(match[3]) if match is not None and match[3] is not None else 0
+
+
+def _event_id(last_event_id: str | None) -> re.Match[str] | None:
+    """``Last-Event-ID`` checked: ``<seq>-<mode>`` or ``<seq>-<mode>-<n>`` (whose ``<mode>`` may be
+    ``len(STREAM_MODES)``: no trail event sent yet past ``<seq>``), else a 422."""
     if not last_event_id:
         return None
     match = _EVENT_ID.match(last_event_id.strip())
-    if match is None or int(match[1]) > LAST_SEQ or int(match[2]) >= len(STREAM_MODES):
+    modes = len(STREAM_MODES) + (1 if match is not None and match[3] is not None else 0)
+    if match is None or int(match[1]) > LAST_SEQ or int(match[2]) >= modes:
         raise ApiProblem(422, f"Last-Event-ID {last_event_id[:100]!r} is not an id this server sent",
                          hint="hand back the id of the last event received, such as 12-0")
-    return int(match[1]), int(match[2])
+    return match
 
 
 def sse_response(ctx: ApiContext, run: RunRecord, modes: list[str], cursor: Cursor | None, *,
-                 cancel_on_disconnect: bool) -> EventSourceResponse:
-    """The run's events after ``cursor`` as an SSE response, with heartbeats; its Location rejoins it."""
+                 cancel_on_disconnect: bool, live_after: int = 0) -> EventSourceResponse:
+    """The run's events after ``cursor`` (and its live log's after ``live_after``) as an SSE
+    response, with heartbeats; its Location rejoins it."""
     location = f"/threads/{run.thread_id}/runs/{run.run_id}/stream"
-    events = _events(ctx, run, modes, cursor, cancel_on_disconnect)
+    events = _events(ctx, run, modes, cursor, cancel_on_disconnect, live_after)
     return EventSourceResponse(events, ping=HEARTBEAT_SECONDS,
                                headers={"Location": location, "Content-Location": location})
 
@@ -125,22 +149,30 @@ async def wait_for_progress(manager: SessionManager, run: RunRecord, here: str, 
 
 
 async def _events(ctx: ApiContext, run: RunRecord, modes: list[str], cursor: Cursor | None,
-                  cancel_on_disconnect: bool) -> AsyncIterator[dict[str, Any]]:
+                  cancel_on_disconnect: bool, live_after: int) -> AsyncIterator[dict[str, Any]]:
     yield {"event": "metadata", "data": json.dumps({"run_id": run.run_id, "thread_id": run.thread_id})}
     steps: dict[int, Any] = {}
+    trail_modes = [mode for mode in modes if mode in STREAM_MODES]
     try:
         while True:
             woken = ctx.progress.changed(run.thread_id)
-            run, cursor, entries, steps = await offload.to_thread(_read, ctx, run, modes, cursor, steps)
+            run, cursor, entries, steps, logged = await offload.to_thread(
+                _read, ctx, run, trail_modes, cursor, steps, live_after)
             waiting = False  # on a node whose checkpoint is not saved yet: sent on a later read
-            for entry, mode, index in _pending(entries, modes, cursor):
+            for item in merged(_pending(entries, trail_modes, cursor), logged):
+                if isinstance(item, LiveEvent):
+                    live_after = item.n
+                    if item.mode in modes:
+                        yield {"event": item.event, "id": _id(cursor, live_after), "data": item.data}
+                    continue
+                entry, mode, index = item
                 data = _render(mode, entry, steps)
                 if data is NOT_SAVED_YET and not run.ended:
                     waiting = True
                     break
                 cursor = (entry.seq, index)
                 if data is not None and data is not NOT_SAVED_YET:
-                    yield {"event": mode, "id": f"{entry.seq}-{index}", "data": json_text(data)}
+                    yield {"event": mode, "id": _id(cursor, live_after), "data": json_text(data)}
             if run.ended and not waiting:
                 break
             await wait_for_progress(ctx.manager, run, ctx.worker.name, woken)
@@ -149,6 +181,12 @@ async def _events(ctx: ApiContext, run: RunRecord, modes: list[str], cursor: Cur
         if cancel_on_disconnect and not run.ended:
             ctx.runs.request_cancel(run.thread_id, run.run_id, ctx.manager.clock())  # no await: cancelled
             ctx.worker.wake()
+
+
+def _id(cursor: Cursor | None, live_after: int) -> str:
+    """An event's id: the trail's cursor, and the live log's once an event of it has been sent."""
+    seq, index = cursor if cursor is not None else (0, len(STREAM_MODES))
+    return f"{seq}-{index}-{live_after}" if live_after else f"{seq}-{index}"
 
 
 def _pending(entries: list[AuditEntry], modes: list[str],
@@ -164,17 +202,21 @@ def _pending(entries: list[AuditEntry], modes: list[str],
                 yield entry, mode, index
 
 
-def _read(ctx: ApiContext, run: RunRecord, modes: list[str], cursor: Cursor | None,
-          steps: dict[int, Any]) -> tuple[RunRecord, Cursor | None, list[AuditEntry], dict[int, Any]]:
+Read = tuple[RunRecord, Cursor | None, list[AuditEntry], dict[int, Any], list[LiveEvent]]
+
+
+def _read(ctx: ApiContext, run: RunRecord, modes: list[str], cursor: Cursor | None, steps: dict[int, Any],
+          live_after: int) -> Read:
     """In one trip to a thread: the run's record as it stands, the stream's cursor (the run's start
-    if it had none and the run has begun), the run's trace entries past it and the checkpoints that
-    render them."""
+    if it had none and the run has begun), the run's trace entries past it in the trail ``modes``
+    and the checkpoints that render them, then its live events past ``live_after``."""
     run = ctx.runs.get(run.thread_id, run.run_id)
     if run.after_seq is None:
-        return run, cursor, [], steps
+        return run, cursor, [], steps, []
     cursor = cursor or (run.after_seq, len(STREAM_MODES))
-    entries = _unsent(ctx.manager, run, modes, cursor)
-    return run, cursor, entries, _steps_for(ctx.sessions, run.thread_id, entries, steps, "values" in modes)
+    entries = _unsent(ctx.manager, run, modes, cursor) if modes else []  # only live modes: no trail read
+    steps = _steps_for(ctx.sessions, run.thread_id, entries, steps, "values" in modes)
+    return run, cursor, entries, steps, live_events(ctx.runs, run, live_after)  # after the trail: see merged
 
 
 def _unsent(manager: SessionManager, run: RunRecord, modes: list[str], cursor: Cursor) -> list[AuditEntry]:

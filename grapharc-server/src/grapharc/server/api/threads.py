@@ -181,6 +181,7 @@ async def delete_thread(thread_id: str, ctx: Context, user: Caller) -> Response:
         raise ApiProblem(409, f"thread {thread_id} has a run pending or in flight",
                          hint="cancel the run (POST .../runs/{run}/cancel), then delete the thread")
     await offload.to_thread(ctx.manager.delete, thread_id)
+    await offload.to_thread(ctx.runs.forget_live, thread_id)  # its runs' live logs go with it
     return Response(status_code=204)
 
 

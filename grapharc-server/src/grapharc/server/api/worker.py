@@ -20,6 +20,9 @@ turn begins, then carries the thread on as that run does. If this process dies m
 worker reclaims the run once its claim runs out and recovers the thread once the lease has, as for
 any run whose worker died.
 
+A run that streams a mode only its live log serves (``grapharc.server.api.live``) has its turn
+given a ``LiveLog``, closed (its last events written) before the run's end is recorded.
+
 When the server stops, the runs executing here are cancelled without being ended: their claims
 run out and another worker (or this one, restarted) carries them on.
 
@@ -41,6 +44,7 @@ from grapharc.errors import GraphARCError
 from grapharc.runs.contracts import RunStore
 from grapharc.runs.records import DELETE, ENQUEUE, ERROR, INTERRUPTED, ON_COMPLETION, SUCCESS, RunRecord
 from grapharc.runtime.budget import Budget
+from grapharc.server.api.live import LiveLog, streams_live
 from grapharc.server.api.progress import Progress
 from grapharc.server.service import decisions
 from grapharc.session.errors import UnknownSessionError
@@ -155,11 +159,14 @@ class RunWorker:
         """Drive ``run`` to its end and record how it ended (unless the server is stopping)."""
         status, error = SUCCESS, None
         begun = run.after_seq or 0
+        live: LiveLog | None = None
         try:
             if run.after_seq is None:
                 begun = await offload.to_thread(self._begin, run)
                 self.progress.notify(run.thread_id)  # its readers poll slowly from now on; wake them
-            session = await (self._carry_on(run) if reclaimed else self._turn(run))
+            if streams_live(run):
+                live = await LiveLog.open(self.runs, run, self.progress, self.manager.clock)
+            session = await (self._carry_on(run, live) if reclaimed else self._turn(run, live))
             status = _RUN_STATUS.get(session.status, SUCCESS)
         except asyncio.CancelledError:
             if self._stopping:
@@ -172,6 +179,8 @@ class RunWorker:
         finally:
             if not self._stopping:
                 self._executing.pop(run.run_id, None)
+        if live is not None:
+            await live.close()  # every live event is in the log before the run is seen ended
         await offload.to_thread(self._end, run, begun, status, error)
         self.progress.notify(run.thread_id)
         self.wake()  # a run queued behind this one on its thread can be claimed now
@@ -192,19 +201,20 @@ class RunWorker:
                     run.ended for run in self.runs.of_thread(thread_id)):
                 return
             self.manager.delete(thread_id)
+            self.runs.forget_live(thread_id)
         except UnknownSessionError:
             return  # its client deleted it first
         except GraphARCError as exc:  # busy again, or a store that cannot be reached: the thread stays
             _log.warning("run worker %s: the stateless thread %s is kept: %s", self.name, thread_id, exc)
 
-    async def _turn(self, run: RunRecord) -> Session:
+    async def _turn(self, run: RunRecord, live: LiveLog | None) -> Session:
         """The session-layer call the run's request makes: a start with input, or a carry-on of the
         thread a decision claimed (a resume records its decision first, as the inbox's does); the
-        thread's session as the turn left it."""
+        thread's session as the turn left it. ``live``: the run's live log, given the turn's chunks."""
         request, on_record = run.request, self.progress.watcher(run.thread_id)
         if request["kind"] == "start":
             return await self.manager.arun(run.thread_id, request["input"], on_record=on_record,
-                                           budget=run.budget)
+                                           budget=run.budget, live=live)
         if request["kind"] == CARRY_ON:
             lease: Lease | None = self._handed.pop(run.run_id)
         else:
@@ -212,9 +222,9 @@ class RunWorker:
                                             request["approval_id"], request["decision"], request["decider"])
         if lease is None:  # the decision answered one of several open holds: the thread still waits
             return await offload.to_thread(self.manager.get, run.thread_id)
-        return await self.manager.acarry_on(lease, on_record=on_record, budget=run.budget)
+        return await self.manager.acarry_on(lease, on_record=on_record, budget=run.budget, live=live)
 
-    async def _carry_on(self, run: RunRecord) -> Session:
+    async def _carry_on(self, run: RunRecord, live: LiveLog | None) -> Session:
         """A reclaimed run: run its turn if that never began; else, once the thread's lease has
         expired, recover a thread the dead worker left running (or failed, as a stopping server's
         cancelled turn does); a thread that ended otherwise leaves only the run's end to record.
@@ -225,10 +235,11 @@ class RunWorker:
                 await asyncio.sleep(self.ttl / 3)
                 continue
             if not await offload.to_thread(self._turn_began, run):
-                return await self._turn(run)
+                return await self._turn(run, live)
             if session.status in (RUNNING, FAILED):
                 watcher = self.progress.watcher(run.thread_id)
-                return await self.manager.arecover(run.thread_id, on_record=watcher, budget=run.budget)
+                return await self.manager.arecover(run.thread_id, on_record=watcher, budget=run.budget,
+                                                   live=live)
             return session
 
     def _begin(self, run: RunRecord) -> int:

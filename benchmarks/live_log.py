@@ -1,0 +1,83 @@
+"""What a run's live log costs per token: ``LiveLog.put`` (LangGraph's chunk turned into the SSE
+events of the run's modes, written as JSON, secrets redacted) and its batched writes to the run store.
+
+For each mode set, ``--tokens`` message chunks (replies of ``--reply`` tokens each, as a chat model
+streams them, the event loop turning every 20) go through a fresh log over a SQLite run store in a
+temporary directory, or the PostgreSQL database ``--postgres`` names (GraphARC's tables are made in
+it: give it a database of its own); reported: µs per token for the
+puts alone, for puts and writes until the log is closed, and µs per event to read the log back (what
+a stream does). ``messages`` sends the message so far with each token, so its cost grows with the
+reply's length, as LangGraph's own ``messages/partial`` does.
+
+    .venv/bin/python benchmarks/live_log.py [--tokens N] [--reply N] [--postgres URI]
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import tempfile
+import time
+import uuid
+from pathlib import Path
+
+from langchain_core.messages import AIMessageChunk
+
+from grapharc.runs.contracts import RunStore
+from grapharc.runs.records import RunRecord
+from grapharc.server.api.live import LiveLog
+from grapharc.server.api.progress import Progress
+from grapharc.stores import open_store
+
+MODE_SETS = (["messages-tuple"], ["messages"], ["messages-tuple", "messages"])
+METADATA = {"langgraph_step": 1, "langgraph_node": "chat", "langgraph_triggers": ["branch:to:chat"],
+            "langgraph_path": ["__pregel_pull", "chat"], "langgraph_checkpoint_ns": "chat:1f2e",
+            "thread_id": "t1", "ls_provider": "scripted", "ls_model_name": "api-chat",
+            "ls_model_type": "chat"}
+
+
+async def measure(store: RunStore, modes: list[str], tokens: int, reply: int) -> str:
+    """One mode set's line: µs per token put, put and written, and µs per event read back."""
+    run = RunRecord(run_id=uuid.uuid4().hex, thread_id="bench", assistant_id="chat",
+                    request={"kind": "start"}, created_at=0.0, updated_at=0.0, stream_modes=tuple(modes))
+    log = LiveLog(store, run, Progress(), time.time, 0)
+    chunks = [AIMessageChunk(content=f"word{i} ", id=f"lc_run--{i // reply}")
+              for i in range(tokens)]
+    started = time.perf_counter()
+    for i, chunk in enumerate(chunks):
+        log.put((), "messages", (chunk, METADATA))
+        if i % 20 == 19:
+            await asyncio.sleep(0)
+    put = time.perf_counter() - started
+    await log.close()
+    written = time.perf_counter() - started
+    events = store.last_live(run.run_id)
+    started = time.perf_counter()
+    store.live_after(run.run_id, 0)
+    read = time.perf_counter() - started
+    return (f"{'+'.join(modes):<24} {events:>6} events  put {put / tokens * 1e6:7.1f} µs/token  "
+            f"put+write {written / tokens * 1e6:7.1f} µs/token  read {read / events * 1e6:6.1f} µs/event")
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    parser.add_argument("--tokens", type=int, default=5000)
+    parser.add_argument("--reply", type=int, default=200, help="tokens per reply")
+    parser.add_argument("--postgres", help="a PostgreSQL URI (default: SQLite in a temporary directory)")
+    args = parser.parse_args()
+    location = args.postgres or f"sqlite:{tempfile.mkdtemp()}"
+    store = open_store(location, kind="runs")
+    try:
+        where = "PostgreSQL" if args.postgres else "SQLite"
+        print(f"{args.tokens} tokens in replies of {args.reply}, over {where}")
+        for modes in MODE_SETS:
+            print(asyncio.run(measure(store, modes, args.tokens, args.reply)))
+    finally:
+        store.close()
+        if not args.postgres:
+            for leftover in Path(location.removeprefix("sqlite:")).glob("*"):
+                leftover.unlink()
+
+
+if __name__ == "__main__":
+    main()
