@@ -85,7 +85,6 @@ def test_the_js_client_answers_the_credit_desk_and_reads_the_final_state(printed
     assert credit["status_at_end"] == "idle"
 
 
-@pytest.mark.xfail(strict=True, reason="messages-tuple streaming: issue 33 live modes")
 def test_the_js_client_streams_the_chat_reply_token_by_token(printed: dict[str, Any]) -> None:
     chat = printed["chat"]
     assert "error" not in chat, chat
