@@ -3,7 +3,8 @@ leaves its thread where its last checkpoint stands (idle, its work so far kept) 
 works; ``action="rollback"`` also discards what the run wrote and deletes it; the multitask
 strategies ``interrupt`` and ``rollback`` cancel a thread's run in flight for a new one. Two
 ``grapharc serve`` processes share the sessions, so a cancel asked on one reaches a run executing
-on the other. The relay graph's middle leg holds a run in flight until its release file exists."""
+on the other. The relay graph's middle leg holds a run in flight until its release file exists
+(and the ask-beside-waiter graph's waiter, beside the credit desk's question)."""
 
 from __future__ import annotations
 
@@ -16,9 +17,15 @@ from typing import Any
 
 import httpx
 import pytest
-from api_graphs import RELAY
+from api_graphs import GATED_WAITER, RELAY
+from cancel_graphs import ASK_BESIDE_WAITER
 from langgraph_sdk import get_client
-from server_process import ServerProcess, grapharc_serve
+from langgraph_sdk.schema import Command
+from server_process import PATIENCE_SECONDS, ServerProcess, grapharc_serve
+
+from grapharc.examples.approval import CREDIT_DESK
+
+APPROVE = Command(resume={"decision": "approved", "decider": CREDIT_DESK})
 
 
 @pytest.fixture(scope="module")
@@ -27,7 +34,7 @@ def servers(tmp_path_factory: pytest.TempPathFactory) -> Iterator[tuple[str, str
     each worker (``host:pid:...``) serves, by pid."""
     sessions = tmp_path_factory.mktemp("cancel") / "sessions"
     command = grapharc_serve("--port", "0", "--json", "--sessions", str(sessions), "--registry",
-                             "api_graphs:register")
+                             "cancel_graphs:register")
     with pytest.MonkeyPatch.context() as patch:
         patch.setenv("PYTHONPATH", str(Path(__file__).parent))
         with ServerProcess(command) as first, ServerProcess(command) as second:
@@ -36,20 +43,20 @@ def servers(tmp_path_factory: pytest.TempPathFactory) -> Iterator[tuple[str, str
             yield urls[0], urls[1], by_pid
 
 
-async def _first_leg_done(client: Any, thread: str, run_id: str) -> None:
-    """Wait, on the run's own stream, until its first leg is done (the middle leg now waits)."""
+async def _done(client: Any, thread: str, run_id: str, node: str = "first_leg") -> None:
+    """Wait, on the run's own stream, until ``node`` is done (the relay's middle leg waits then)."""
     async with aclosing(client.runs.join_stream(thread, run_id, stream_mode="updates")) as parts:
         async for part in parts:
-            if part.event == "updates" and "first_leg" in part.data:
+            if part.event == "updates" and node in part.data:
                 return
-    raise AssertionError(f"run {run_id} ended before its first leg")
+    raise AssertionError(f"run {run_id} ended before {node} was done")
 
 
 async def _start_relay(client: Any, release: Path) -> tuple[str, str]:
     """A relay thread whose run is in flight, held on its middle leg until ``release`` exists."""
     thread = (await client.threads.create(graph_id=RELAY))["thread_id"]
     run = await client.runs.create(thread, RELAY, input={"release_file": str(release)})
-    await _first_leg_done(client, thread, run["run_id"])
+    await _done(client, thread, run["run_id"])
     return thread, run["run_id"]
 
 
@@ -126,7 +133,7 @@ def test_a_cancel_with_rollback_deletes_the_run_and_what_it_wrote(
         before = await client.threads.get_state(thread)
         held = tmp_path / "held"
         doomed = await client.runs.create(thread, RELAY, input={"release_file": str(held)})
-        await _first_leg_done(client, thread, doomed["run_id"])
+        await _done(client, thread, doomed["run_id"])
 
         await client.runs.cancel(thread, doomed["run_id"], wait=True, action="rollback")
         held.touch()
@@ -144,6 +151,58 @@ def test_a_cancel_with_rollback_deletes_the_run_and_what_it_wrote(
 
         again = await client.runs.wait(thread, RELAY, input={"release_file": str(_released(tmp_path, "go"))})
         assert again["legs"] == ["first", "middle", "last", "first", "middle", "last"]
+
+    asyncio.run(story())
+
+
+def test_a_run_cancelled_after_asking_for_an_approval_leaves_its_thread_waiting_on_it(
+        servers: tuple[str, str, dict[str, str]], tmp_path: Path) -> None:
+    url = servers[0]
+
+    async def story() -> None:
+        client = get_client(url=url)
+        held = tmp_path / "held"
+        thread = (await client.threads.create(graph_id=ASK_BESIDE_WAITER))["thread_id"]
+        run = await client.runs.create(thread, ASK_BESIDE_WAITER, input={"release_file": str(held)})
+        async with asyncio.timeout(PATIENCE_SECONDS):  # until the desk's question is saved
+            while not any(task["interrupts"] for task in (await client.threads.get_state(thread))["tasks"]):
+                await asyncio.sleep(0.05)
+        await client.runs.cancel(thread, run["run_id"], wait=True)
+        held.touch()
+        paused = await client.threads.get(thread)
+        assert paused["status"] == "interrupted"
+        assert [i["value"] for i in paused["interrupts"][""]] == ["may the waiter go on?"]
+        assert [c["status"] for c in _cancels(url, thread)] == ["paused"]
+        done = await client.runs.wait(thread, ASK_BESIDE_WAITER, command=APPROVE)
+        assert (done["answer"], done["released"]) == ("approved", True)
+
+    asyncio.run(story())
+
+
+def test_a_resume_rolled_back_keeps_its_decision_and_the_node_that_took_it_in(
+        servers: tuple[str, str, dict[str, str]], tmp_path: Path) -> None:
+    url = servers[0]
+
+    async def story() -> None:
+        client = get_client(url=url)
+        held = tmp_path / "held"
+        thread = (await client.threads.create(graph_id=GATED_WAITER))["thread_id"]
+        first = await client.runs.create(thread, GATED_WAITER, input={"release_file": str(held)})
+        await client.runs.join(thread, first["run_id"])
+        resume = await client.runs.create(thread, GATED_WAITER, command=APPROVE)
+        await _done(client, thread, resume["run_id"], "ask_the_desk")  # the turn waits on its release file
+
+        await client.runs.cancel(thread, resume["run_id"], wait=True, action="rollback")
+        held.touch()
+        history = await client.threads.get_history(thread, limit=100)
+        assert {state["metadata"].get("run_id") for state in history} == {first["run_id"]}
+        trail = [entry["kind"] for entry in _trail(url, thread)]
+        assert trail[trail.index("decided"):] == ["decided", "claimed", "node", "run", "cancelled"]
+        after = await client.threads.get(thread)
+        assert after["status"] == "idle" and after["interrupts"] == {"": []}
+        assert after["values"]["answer"] == "approved" and not after["values"].get("released")
+        again = await client.runs.wait(thread, GATED_WAITER, input={"release_file": str(held)})
+        assert [i["value"] for i in again["__interrupt__"]] == ["may the waiter go on?"]  # asked afresh
 
     asyncio.run(story())
 
