@@ -60,6 +60,11 @@ async def _start_relay(client: Any, release: Path) -> tuple[str, str]:
     return thread, run["run_id"]
 
 
+async def _parts(stream: Any) -> list[tuple[str, Any]]:
+    """Every (event, data) of an SDK stream, to its end."""
+    return [(part.event, part.data) async for part in stream]
+
+
 def _trail(url: str, thread: str) -> list[dict[str, Any]]:
     """The thread's audit trail (GraphARC's own ``/trace`` route)."""
     text = httpx.get(f"{url}/threads/{thread}/trace", timeout=30).text
@@ -216,18 +221,21 @@ def test_a_new_run_with_an_interrupt_or_rollback_strategy_cancels_the_run_in_fli
         client = get_client(url=url)
         held = tmp_path / "held"
         thread, first = await _start_relay(client, held)
+        streamed = asyncio.create_task(_parts(client.runs.join_stream(thread, first, stream_mode="updates")))
         go = _released(tmp_path, "go")
         second = await client.runs.create(thread, RELAY, input={"release_file": str(go)},
                                           multitask_strategy=strategy)
         values = await client.runs.join(thread, second["run_id"])
         held.touch()
         assert (await client.runs.get(thread, second["run_id"]))["status"] == "success"
+        ended = "interrupted" if strategy == "interrupt" else "rollback"
         if strategy == "interrupt":  # the first run's work so far is kept, its record interrupted
             assert (await client.runs.get(thread, first))["status"] == "interrupted"
             assert values["legs"] == ["first", "first", "middle", "last"]  # its first leg, then the new run's
         else:  # the first run and everything it wrote are gone
             assert [run["run_id"] for run in await client.runs.list(thread)] == [second["run_id"]]
             assert values["legs"] == ["first", "middle", "last"]
+        assert (await streamed)[-1] == ("end", {"run_id": first, "status": ended})  # its stream ends
         assert [(c["run"], c["action"]) for c in _cancels(url, thread)] == [(first, strategy)]
 
     asyncio.run(story())
