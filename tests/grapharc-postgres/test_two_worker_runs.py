@@ -137,3 +137,27 @@ def test_a_run_whose_worker_is_killed_is_completed_by_the_other_from_its_checkpo
     assert [e.node for e in trail if e.kind == "node"] == ["first_leg", "middle_leg", "last_leg"]
     assert [e.kind for e in trail if e.kind in ("claimed", "reclaimed", "completed")] == [
         "claimed", "reclaimed", "completed"]
+
+
+def test_a_run_rolled_back_through_the_other_worker_leaves_no_checkpoint_and_the_next_run_works(
+        workers, tmp_path: Path) -> None:
+    release = tmp_path / "release"
+    (url_a, _), (url_b, _) = workers
+
+    async def story() -> None:
+        client_a, client_b = get_client(url=url_a), get_client(url=url_b)
+        thread = (await client_a.threads.create(graph_id="relay"))["thread_id"]
+        run = await client_a.runs.create(thread, "relay", input={"release_file": str(release)})
+        async for part in client_a.runs.join_stream(thread, run["run_id"], stream_mode="updates"):
+            if part.event == "updates" and "first_leg" in part.data:
+                break  # the middle leg waits for the file now
+        await client_b.runs.cancel(thread, run["run_id"], wait=True, action="rollback")
+        release.touch()
+        assert await client_b.runs.list(thread) == []
+        assert await client_b.threads.get_history(thread) == []  # the run wrote every checkpoint
+        assert (await client_b.threads.get(thread))["status"] == "idle"
+        second = await client_b.runs.create(thread, "relay", input={"release_file": str(release)},
+                                            multitask_strategy="interrupt")
+        assert (await client_a.runs.join(thread, second["run_id"]))["legs"] == ["first", "middle", "last"]
+
+    asyncio.run(story())

@@ -67,9 +67,16 @@ class RunStore(Protocol):
         nothing written, when the run is no longer that worker's (another reclaimed it)."""
         ...
 
-    def request_cancel(self, thread_id: str, run_id: str, now: float) -> RunRecord:
-        """Cancel a run: a pending one ends ``interrupted`` at once; a running one is flagged for its
-        worker to stop; an ended one is left as it is."""
+    def request_cancel(self, thread_id: str, run_id: str, now: float, *, by: str = "api",
+                       action: str = "interrupt") -> RunRecord:
+        """Cancel a run: a pending one ends ``interrupted`` at once (``action`` ``rollback``: it is
+        deleted; the record returned is the one deleted); a running one is flagged for its worker to
+        stop, its request saying ``by`` whom and the ``action`` (``RunRecord.cancel``); an ended one
+        is left as it is."""
+        ...
+
+    def delete(self, thread_id: str, run_id: str) -> None:
+        """Remove the run's record (a rolled-back run's); an unknown run is ``UnknownRunError``."""
         ...
 
     def stale(self, now: float) -> builtins.list[RunRecord]:

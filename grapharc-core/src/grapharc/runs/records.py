@@ -8,7 +8,10 @@ run keeps them). ``after_seq``/``end_seq`` bound its part of the thread's audit 
 worker that executes it records ``after_seq`` as its turn begins (a run queued behind another
 does not know it earlier), and ``end_seq`` as it ends.
 ``worker`` and ``claim_expires_at`` say which worker executes it and until when its claim holds
-without renewal; ``attempts`` counts the claims (a reclaim after a worker's death adds one).
+without renewal; ``attempts`` counts the claims (a reclaim after a worker's death adds one). A
+cancel asked of a running run sets ``cancel_requested`` and puts who asked and the action
+(``interrupt`` or ``rollback``) in its request under ``"cancel"``, for the worker that executes it,
+whichever process that is.
 """
 
 from __future__ import annotations
@@ -16,7 +19,7 @@ from __future__ import annotations
 import dataclasses
 import json
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, Final
 
 from grapharc.runtime.budget import Budget
 
@@ -25,6 +28,10 @@ SUCCESS, ERROR, INTERRUPTED = "success", "error", "interrupted"
 ENDED = frozenset({SUCCESS, ERROR, INTERRUPTED})
 STATUSES = (PENDING, RUNNING, SUCCESS, ERROR, INTERRUPTED)
 REJECT, ENQUEUE = "reject", "enqueue"
+INTERRUPT: Final = "interrupt"
+ROLLBACK: Final = "rollback"
+"""The cancel actions, and the multitask strategies that cancel a thread's runs in flight with them."""
+CANCEL = "cancel"
 ON_COMPLETION = "on_completion"
 DELETE, KEEP = "delete", "keep"
 
@@ -58,6 +65,11 @@ class RunRecord:
         """True once the run has a final status."""
         return self.status in ENDED
 
+    @property
+    def cancel(self) -> dict[str, Any]:
+        """The cancel asked of the run while it ran (``by``, ``action``); empty if none was."""
+        return dict(self.request.get(CANCEL) or {})
+
 
 def budget_text(budget: Budget | None) -> str | None:
     """A budget as the JSON a store keeps (``Infinity`` allowed: stores keep it as text)."""
@@ -85,12 +97,12 @@ def row_values(run: RunRecord) -> tuple[Any, ...]:
     """The values a store inserts for a new run, in ``INSERT_COLUMNS`` order."""
     # characters unescaped: a lone surrogate fails to encode in the driver and is refused naming it
     # (escaped, it was kept, and every later answer quoting it failed to encode)
-    return (run.run_id, run.thread_id, run.assistant_id, _text(run.request), run.created_at, run.updated_at,
-            run.after_seq, json.dumps(list(run.stream_modes)), budget_text(run.budget),
-            run.multitask_strategy, PENDING, _text(run.metadata))
+    return (run.run_id, run.thread_id, run.assistant_id, json_text(run.request), run.created_at,
+            run.updated_at, run.after_seq, json.dumps(list(run.stream_modes)), budget_text(run.budget),
+            run.multitask_strategy, PENDING, json_text(run.metadata))
 
 
-def _text(value: Any) -> str:
+def json_text(value: Any) -> str:
     """A JSON column's text, characters as they are."""
     return json.dumps(value, ensure_ascii=False)
 

@@ -18,13 +18,17 @@ from contextlib import AbstractContextManager
 from grapharc.runs.contracts import check_page
 from grapharc.runs.errors import RunStoreError, ThreadBusyError, UnknownRunError
 from grapharc.runs.records import (
+    CANCEL,
     ENDED,
     INSERT_COLUMNS,
+    INTERRUPT,
     INTERRUPTED,
     PENDING,
+    ROLLBACK,
     RUNNING,
     LiveEvent,
     RunRecord,
+    json_text,
     record_of,
     row_values,
 )
@@ -149,17 +153,28 @@ class SqlRunStore(SqlDialect, ABC):
                              (status, end_seq, error, now, run_id, worker, RUNNING))
             return done.rowcount == 1
 
-    def request_cancel(self, thread_id: str, run_id: str, now: float) -> RunRecord:
+    def request_cancel(self, thread_id: str, run_id: str, now: float, *, by: str = "api",
+                       action: str = INTERRUPT) -> RunRecord:
         """``RunStore.request_cancel``."""
         with self._write() as conn:
             run = self._get(conn, thread_id, run_id, self.LOCK)
+            if run.status == PENDING and action == ROLLBACK:
+                self._run(conn, "DELETE FROM {runs} WHERE run_id = ?", (run_id,))
+                return run
             if run.status == PENDING:
                 self._run(conn, "UPDATE {runs} SET status = ?, end_seq = after_seq, error = 'cancelled', "
                                 "updated_at = ? WHERE run_id = ?", (INTERRUPTED, now, run_id))
             elif run.status == RUNNING:
-                self._run(conn, "UPDATE {runs} SET cancel_requested = TRUE, updated_at = ? WHERE run_id = ?",
-                          (now, run_id))
+                request = {**run.request, CANCEL: {"by": by, "action": action}}
+                self._run(conn, "UPDATE {runs} SET cancel_requested = TRUE, request = ?, updated_at = ? "
+                                "WHERE run_id = ?", (json_text(request), now, run_id))
             return self._get(conn, thread_id, run_id)
+
+    def delete(self, thread_id: str, run_id: str) -> None:
+        """``RunStore.delete``."""
+        with self._write() as conn:
+            self._get(conn, thread_id, run_id, self.LOCK)
+            self._run(conn, "DELETE FROM {runs} WHERE run_id = ?", (run_id,))
 
     def stale(self, now: float) -> builtins.list[RunRecord]:
         """``RunStore.stale``."""

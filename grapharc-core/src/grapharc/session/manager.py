@@ -40,6 +40,7 @@ from grapharc.runtime.budget import Budget
 from grapharc.runtime.graph import GraphARC
 from grapharc.session.approvals import Approvers, Gate
 from grapharc.session.backends import open_backends
+from grapharc.session.cancels import Cancels
 from grapharc.session.contracts import ChangeNotifier
 from grapharc.session.errors import SessionError, SessionInputError, UnknownCheckpointError
 from grapharc.session.fencing import Leases, fence
@@ -111,6 +112,7 @@ class SessionManager:
         self.graphs = GraphRegistry()
         self.leases = Leases(self.store.holds)
         self.scanned = ScannedCheckpoints()  # what live turns here last read: a stream renders from it
+        self.cancels = Cancels()  # asked of the turns this process drives (``grapharc.session.cancels``)
         self._saver: BaseCheckpointSaver[Any] | None = None
         self._async_savers: dict[asyncio.AbstractEventLoop, asyncio.Task[_LoopSaver]] = {}
         self._fenced: dict[BaseCheckpointSaver[Any], BaseCheckpointSaver[Any]] = {}
@@ -262,14 +264,14 @@ class SessionManager:
 
     async def acarry_on(self, lease: Lease, *, on_update: OnUpdate | None = None,
                         budget: Budget | None = None, on_record: OnRecord | None = None,
-                        live: LiveSink | None = None) -> Session:
-        """Drive the thread a decision claimed (``decide``'s lease) until it pauses or ends; ``live``
-        is given the turn's live chunks (``grapharc.session.live``)."""
+                        live: LiveSink | None = None, run_id: str | None = None) -> Session:
+        """Drive the thread a decision claimed (``decide``'s lease) until it pauses or ends (``live``
+        and ``run_id`` as in ``arun``)."""
         saver = await self._async_checkpointer()
         session, graph, compiled = await offload.to_thread(self._for, lease.thread_id, saver)
         turn = AsyncTurn(self.store, self.leases, graph, compiled, lease, self.clock, on_update, budget,
                          on_record, self._compiled(session.graph, lease.thread_id), scanned=self.scanned,
-                         live=live)
+                         live=live, cancels=self.cancels, run_id=run_id)
         await turn.drive(await turn.settled())
         return await offload.to_thread(self.get, lease.thread_id)
 
@@ -332,11 +334,15 @@ class SessionManager:
 
     async def arun(self, thread_id: str, input: Mapping[str, Any] | None = None, *,
                    on_update: OnUpdate | None = None, budget: Budget | None = None,
-                   on_record: OnRecord | None = None, live: LiveSink | None = None) -> Session:
-        """Async ``run``; ``live`` is given the turn's live chunks (``grapharc.session.live``)."""
+                   on_record: OnRecord | None = None, live: LiveSink | None = None,
+                   run_id: str | None = None) -> Session:
+        """Async ``run``; ``live`` is given the turn's live chunks (``grapharc.session.live``);
+        ``run_id`` marks every checkpoint the turn writes (LangGraph's ``run_id`` metadata), so a
+        rollback of that run can discard them. A cancel of the turn's task asked in ``cancels`` first
+        ends the turn where its last checkpoint stands (``grapharc.session.cancels``)."""
         saver = await self._async_checkpointer()
         turn = await offload.to_thread(self._start_turn, thread_id, input, AsyncTurn, on_update, saver,
-                                       budget=budget, on_record=on_record, live=live)
+                                       budget=budget, on_record=on_record, live=live, run_id=run_id)
         await turn.drive(turn.start_plan())
         return await offload.to_thread(self.get, thread_id)
 
@@ -356,14 +362,15 @@ class SessionManager:
 
     async def arecover(self, thread_id: str, *, on_update: OnUpdate | None = None,
                        budget: Budget | None = None, on_record: OnRecord | None = None,
-                       live: LiveSink | None = None) -> Session:
-        """Async ``recover`` (``live`` as in ``arun``)."""
+                       live: LiveSink | None = None, run_id: str | None = None) -> Session:
+        """Async ``recover`` (``live`` and ``run_id`` as in ``arun``)."""
         saver = await self._async_checkpointer()
         session, graph, compiled = await offload.to_thread(self._for, thread_id, saver)
         lease = await offload.to_thread(self.store.claim_recovery, thread_id, runner=self.runner,
                                         ttl=self.lease_seconds, now=self.clock())
         turn = AsyncTurn(self.store, self.leases, graph, compiled, lease, self.clock, on_update, budget,
-                         on_record, self._compiled(session.graph, thread_id), scanned=self.scanned, live=live)
+                         on_record, self._compiled(session.graph, thread_id), scanned=self.scanned,
+                         live=live, cancels=self.cancels, run_id=run_id)
         await turn.drive(await turn.recovery_plan())
         return await offload.to_thread(self.get, thread_id)
 
@@ -422,7 +429,8 @@ class SessionManager:
 
     def _start_turn(self, thread_id: str, input: Mapping[str, Any] | None, kind: type[Any],
                     on_update: OnUpdate | None, saver: Any = None, *, budget: Budget | None = None,
-                    on_record: OnRecord | None = None, live: LiveSink | None = None) -> Any:
+                    on_record: OnRecord | None = None, live: LiveSink | None = None,
+                    run_id: str | None = None) -> Any:
         """Claim a start turn (after checking its input) and build its driver (its scans read
         through the sync checkpointer)."""
         session, graph, compiled = self._for(thread_id, saver)
@@ -431,7 +439,8 @@ class SessionManager:
                                        now=self.clock(), input=values, inbox=graph.inbox)
         return kind(self.store, self.leases, graph, compiled, lease, self.clock, on_update, budget, on_record,
                     self._compiled(session.graph, thread_id), scanned=self.scanned,
-                    audited=self.store.audited_step(thread_id), live=live)  # audited: in this trip
+                    audited=self.store.audited_step(thread_id),  # in this trip, not the first scan's own
+                    live=live, cancels=self.cancels, run_id=run_id)
 
     def _decide(self, session: Session, graph: RegisteredGraph, get_state: Callable[[Any], Any],
                 approval_id: str, decision: str, decider: str) -> Lease | None:

@@ -40,6 +40,9 @@ class AuditKind(StrEnum):
     EXPIRED = EXPIRED
     """An approval lapsed (a turn that finds it so ends the thread ``expired``)."""
     FAILED = FAILED
+    CANCELLED = "cancelled"
+    """A turn ended by a cancel someone asked for: who, for which run, the action, and the status
+    the thread was left in (its last checkpoint's: completed or paused)."""
 
 
 def iso(moment: float | None) -> str | None:

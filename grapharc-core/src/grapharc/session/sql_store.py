@@ -164,15 +164,19 @@ class SqlSessionStore(SqlSignIns):
         return row is not None and held(row, lease)
 
     def finish(self, lease: Lease, status: str, now: float, *, requests: Iterable[Approval] = (),
-               outcome: str | None = None, error: str | None = None) -> None:
+               outcome: str | None = None, error: str | None = None,
+               cancel: Mapping[str, Any] | None = None, audited_step: int | None = None) -> None:
         """End a turn: set ``status``, release the lease, open ``requests``; fenced by the token.
-        A failed turn keeps its turn, so a recovery can send its input again."""
+        A failed turn keeps its turn, so a recovery can send its input again. ``cancel``: the turn
+        was cancelled on request (recorded ``cancelled`` with that detail); ``audited_step``: the
+        node scan's watermark moves there (back, after a rollback discarded checkpoints)."""
         with self._write() as conn:
             self._fenced_row(conn, lease, "its turn ends without writing a status")
             self._run(conn, "UPDATE {sessions} SET status = ?, updated_at = ?, runner = NULL, "
                             "lease_token = NULL, lease_expires_at = NULL, turn = CASE WHEN ? THEN turn END, "
-                            "outcome = COALESCE(?, outcome), error = ? WHERE thread_id = ?",
-                      (status, now, status == FAILED, outcome, error, lease.thread_id))
+                            "outcome = COALESCE(?, outcome), error = ?, "
+                            "audited_step = COALESCE(?, audited_step) WHERE thread_id = ?",
+                      (status, now, status == FAILED, outcome, error, audited_step, lease.thread_id))
             if status != PAUSED:
                 self._supersede_open(conn, lease.thread_id)
             for approval in requests:
@@ -183,7 +187,11 @@ class SqlSessionStore(SqlSignIns):
                     conn, "WHERE thread_id = ? AND state = ?", (lease.thread_id, OPEN))]
             if error:
                 detail["error"] = error
-            self._audit(conn, lease.thread_id, now, AuditKind(status), detail)
+            kind = AuditKind(status)
+            if cancel is not None:
+                kind = AuditKind.CANCELLED
+                detail.update(cancel, status=status)
+            self._audit(conn, lease.thread_id, now, kind, detail)
 
     # -- approvals -------------------------------------------------------------------
 

@@ -23,6 +23,7 @@ modes too and hands it every chunk but the top graph's updates, flushing it befo
 
 from __future__ import annotations
 
+import asyncio
 import dataclasses
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
@@ -36,10 +37,11 @@ from grapharc.runtime.compiled import CompiledGraphARC
 from grapharc.runtime.context import DURABLE_ASKS
 from grapharc.session.approvals import request
 from grapharc.session.audit import NodeRun, completed_runs
+from grapharc.session.cancels import Cancel, Cancels
 from grapharc.session.contracts import SessionStore
 from grapharc.session.errors import LeaseLostError, NoProgressError
 from grapharc.session.fencing import Leases
-from grapharc.session.history import Window, asnapshots, snapshots
+from grapharc.session.history import Window, asnapshots, snapshots, step_of
 from grapharc.session.lease import AsyncHeartbeat, Heartbeat, Lease
 from grapharc.session.live import TRAIL_MODE, GuardedSink, LiveSink
 from grapharc.session.records import COMPLETED, FAILED, PAUSED
@@ -74,7 +76,8 @@ class _TurnBase:
                  on_update: OnUpdate | None, budget: Budget | None = None,
                  on_record: OnRecord | None = None, reader: CompiledGraphARC | None = None, *,
                  scanned: ScannedCheckpoints | None = None, audited: int | None = None,
-                 live: LiveSink | None = None) -> None:
+                 live: LiveSink | None = None, cancels: Cancels | None = None,
+                 run_id: str | None = None) -> None:
         self.store = store
         self.leases = leases
         self.graph = graph
@@ -86,9 +89,11 @@ class _TurnBase:
         self.live = GuardedSink(live, lease.thread_id)
         self.thread: RunnableConfig = {"configurable": {"thread_id": lease.thread_id}}
         tightened = {RUN_BUDGET_KEY: budget} if budget is not None else {}
+        run = {"run_id": run_id} if run_id is not None else {}  # LangGraph marks each checkpoint with it
         self.config: RunnableConfig = {"configurable": {"thread_id": lease.thread_id, DURABLE_ASKS: True,
                                                         **tightened},
-                                       "metadata": {TURN_KEY: lease.turn.get("id", "")}}
+                                       "metadata": {TURN_KEY: lease.turn.get("id", ""), **run}}
+        self.cancels = cancels
         self.scanned = scanned if scanned is not None else ScannedCheckpoints()
         self.audited = audited  # the audit watermark; None: read from the store on first use
         self.snapshot: Any = None
@@ -170,6 +175,32 @@ class _TurnBase:
         recorded (the caller tells the record watcher)."""
         try:
             self.store.finish(self.lease, FAILED, self.clock(), error=f"{type(exc).__name__}: {exc}")
+        except LeaseLostError:
+            return False
+        return True
+
+    def _stopped(self, exc: BaseException) -> bool:
+        """Record how a turn stopped by ``exc`` ended: cancelled, when someone asked for the cancel
+        (``Cancels``), else failed; whether it was recorded (the caller tells the record watcher)."""
+        cancel = self.cancels.take(self.lease.thread_id) if (
+            self.cancels is not None and isinstance(exc, asyncio.CancelledError)) else None
+        return self._fail(exc) if cancel is None else self._cancelled(cancel)
+
+    def _cancelled(self, cancel: Cancel) -> bool:
+        """End a turn cancelled on request where its last checkpoint leaves the thread: paused on the
+        approvals it waits for, else idle (completed), nodes still due or not; a rollback first
+        discards the checkpoints ``cancel.run_id`` wrote and moves the node scan back to the one
+        left. Unless the lease went to another runner meanwhile; whether it was recorded."""
+        if cancel.rollback and cancel.run_id is not None:
+            self.reader.checkpointer.delete_for_runs([cancel.run_id])
+        self.snapshot = self.reader.get_state(self.thread)
+        plan = self._plan(self.store.approvals(self.lease.thread_id))
+        status = COMPLETED if plan.kind == CONTINUE else plan.kind
+        ending = self._ending(plan) if plan.kind != CONTINUE and self.snapshot.created_at else {}
+        rewound = step_of(self.snapshot) if cancel.rollback else None
+        try:
+            self.store.finish(self.lease, status, self.clock(), cancel=cancel.detail(), audited_step=rewound,
+                              **ending)
         except LeaseLostError:
             return False
         return True
@@ -266,7 +297,7 @@ class AsyncTurn(_TurnBase):
             except LeaseLostError:
                 raise
             except BaseException as exc:
-                if await offload.to_thread(self._fail, exc):
+                if await offload.to_thread(self._stopped, exc):
                     self.subscriber.recorded()
                 raise
         await offload.to_thread(self.store.finish, self.lease, plan.kind, self.clock(), **self._ending(plan))

@@ -23,7 +23,17 @@ import pytest
 from grapharc.errors import GraphARCError
 from grapharc.runs.contracts import RunStore
 from grapharc.runs.errors import RunError, ThreadBusyError, UnknownRunError
-from grapharc.runs.records import ENQUEUE, ERROR, INTERRUPTED, PENDING, RUNNING, SUCCESS, LiveEvent, RunRecord
+from grapharc.runs.records import (
+    ENQUEUE,
+    ERROR,
+    INTERRUPTED,
+    PENDING,
+    ROLLBACK,
+    RUNNING,
+    SUCCESS,
+    LiveEvent,
+    RunRecord,
+)
 from grapharc.runtime.budget import Budget
 from grapharc.testing.store_kit import StoreKit, race
 
@@ -195,6 +205,30 @@ class RunStoreConformance(StoreKit[RunStore]):
         assert store.get("t2", other.run_id).claim_expires_at == 14.0
         assert store.finish(run.run_id, "w1", INTERRUPTED, 5.0, end_seq=1)
         assert store.request_cancel("t1", run.run_id, 6.0).status == INTERRUPTED  # ended: unchanged
+
+    def test_a_running_runs_cancel_says_who_asked_and_the_action(self, store: RunStore) -> None:
+        run = store.add(new_run("t1"), exclusive=True)
+        store.claim_next("w1", 1.0, TTL, GRAPHS)
+        flagged = store.request_cancel("t1", run.run_id, 2.0, by="alice", action=ROLLBACK)
+        assert flagged.cancel == {"by": "alice", "action": ROLLBACK}
+        assert store.get("t1", run.run_id).request["input"] == {"topic": "東京"}  # the request is kept
+
+    def test_a_pending_run_rolled_back_is_deleted(self, store: RunStore) -> None:
+        run = store.add(new_run("t1"), exclusive=True)
+        assert store.request_cancel("t1", run.run_id, 2.0, action=ROLLBACK).run_id == run.run_id
+        with pytest.raises(UnknownRunError):
+            store.get("t1", run.run_id)
+        assert store.claim_next("w1", 2.0, TTL, GRAPHS) is None
+
+    def test_a_run_deleted_is_gone_and_frees_its_thread(self, store: RunStore) -> None:
+        run = store.add(new_run("t1"), exclusive=True)
+        store.claim_next("w1", 1.0, TTL, GRAPHS)
+        behind = store.add(new_run("t1"), exclusive=False)
+        store.delete("t1", run.run_id)
+        assert store.of_thread("t1") == [behind]
+        assert store.claim_next("w1", 2.0, TTL, GRAPHS).run_id == behind.run_id  # type: ignore[union-attr]
+        with pytest.raises(UnknownRunError):
+            store.delete("t1", run.run_id)
 
     def test_a_run_whose_worker_stopped_renewing_is_stale_and_reclaimed_once(self, store: RunStore) -> None:
         run = store.add(new_run("t1"), exclusive=True)

@@ -160,6 +160,18 @@ class SessionStoreConformance(SessionLeaseConformance, SessionApprovalConformanc
         assert recovered.turn == lease.turn and recovered.turn["input"] == {"amount": 3}
         assert (store.get("t1").status, store.get("t1").error) == (RUNNING, None)
 
+    def test_a_cancelled_turn_is_recorded_cancelled_and_frees_the_thread(self, store: SessionStore) -> None:
+        store.create("t1", GRAPH, 1.0)
+        store.record_nodes(lease := claim(store, "t1", 2.0), [], 7, 2.5)
+        store.finish(lease, COMPLETED, 3.0, cancel={"by": "alice", "run": "r-1", "action": "rollback"},
+                     audited_step=2)
+        freed = store.get("t1")
+        assert (freed.status, freed.runner, store.audited_step("t1")) == (COMPLETED, None, 2)
+        ended = store.audit("t1")[-1]
+        assert (ended.kind, ended.detail) == (AuditKind.CANCELLED, {
+            "runner": "runner-a", "by": "alice", "run": "r-1", "action": "rollback", "status": COMPLETED})
+        claim(store, "t1", 4.0)  # the next turn may start
+
     def test_a_completed_thread_has_nothing_to_recover(self, store: SessionStore) -> None:
         store.create("t1", GRAPH, 1.0)
         store.finish(claim(store, "t1", 2.0), COMPLETED, 3.0)

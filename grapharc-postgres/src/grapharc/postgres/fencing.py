@@ -40,6 +40,17 @@ HELD_FOR_WRITE = dialect_sql("SELECT 1 AS held FROM {sessions} WHERE thread_id =
 until the write's transaction ends."""
 
 
+_OF_RUNS = ("SELECT thread_id, checkpoint_ns, checkpoint_id FROM checkpoints "
+            "WHERE metadata->>'run_id' = ANY(%s)")
+_DROP_CHECKPOINT = (
+    "DELETE FROM checkpoint_writes WHERE thread_id = %s AND checkpoint_ns = %s AND checkpoint_id = %s",
+    "DELETE FROM checkpoints WHERE thread_id = %s AND checkpoint_ns = %s AND checkpoint_id = %s",
+    "UPDATE checkpoints SET parent_checkpoint_id = NULL "
+    "WHERE thread_id = %s AND checkpoint_ns = %s AND parent_checkpoint_id = %s")
+"""The checkpoints some runs wrote, and how one goes: its writes, itself, and its children's link to it
+(a run's blobs stay: blobs are kept by channel version, which later checkpoints may share)."""
+
+
 def _fence_args(lease: Lease) -> tuple[str, str, str]:
     return (lease.thread_id, lease.token, RUNNING)
 
@@ -97,6 +108,27 @@ class FencingPostgresSaver(_Fencing, PostgresSaver):
                    task_path: str = "") -> None:
         with self._fenced(config) as saver:
             PostgresSaver.put_writes(saver, config, writes, task_id, task_path)
+
+    def delete_for_runs(self, run_ids: Sequence[str]) -> None:
+        """Delete the checkpoints whose metadata names one of ``run_ids`` as its ``run_id``, with their
+        writes (a checkpoint whose parent goes is left without one), in one transaction that first
+        checks the lease of each thread they are on that this saver's leases hold (as a put does).
+        LangGraph's ``PostgresSaver`` has no ``delete_for_runs``; a run rolled back needs one."""
+        if isinstance(run_ids, str):
+            raise TypeError("run_ids must be a sequence of run IDs, not a str")
+        runs = [str(run_id) for run_id in run_ids]
+        if not runs:
+            return
+        with self.lock, self.conn.connection() as conn, conn.transaction():
+            doomed = [(r["thread_id"], r["checkpoint_ns"], r["checkpoint_id"])
+                      for r in conn.execute(_OF_RUNS, (runs,)).fetchall()]
+            for thread_id in sorted({thread_id for thread_id, _ns, _id in doomed}):
+                lease = self._lease({"configurable": {"thread_id": thread_id}})
+                if lease is not None and conn.execute(HELD_FOR_WRITE, _fence_args(lease)).fetchone() is None:
+                    raise lost(lease)
+            with conn.cursor() as cur:
+                for statement in _DROP_CHECKPOINT:
+                    cur.executemany(statement, doomed)
 
     @contextmanager
     def _fenced(self, config: Any) -> Iterator[PostgresSaver]:

@@ -20,10 +20,22 @@ from functools import partial
 from typing import Annotated, Any, Literal
 
 from fastapi import APIRouter, Depends, Header, Query
+from fastapi.responses import JSONResponse, Response
 from pydantic import BaseModel, ConfigDict, Field, TypeAdapter, ValidationError
 from sse_starlette.sse import EventSourceResponse
 
-from grapharc.runs.records import DELETE, KEEP, ON_COMPLETION, REJECT, RunRecord
+from grapharc.runs.errors import UnknownRunError
+from grapharc.runs.records import (
+    DELETE,
+    INTERRUPT,
+    KEEP,
+    ON_COMPLETION,
+    PENDING,
+    REJECT,
+    ROLLBACK,
+    RUNNING,
+    RunRecord,
+)
 from grapharc.server.api import shapes
 from grapharc.server.api.budgets import BudgetRequest, run_budget
 from grapharc.server.api.context import ApiContext, api
@@ -66,7 +78,7 @@ class RunCreate(BaseModel):
     stream_subgraphs: bool = False
     stream_resumable: bool = False
     metadata: dict[str, Any] | None = None
-    multitask_strategy: Literal["reject", "enqueue"] = "reject"
+    multitask_strategy: Literal["reject", "enqueue", "interrupt", "rollback"] = "reject"
     on_disconnect: Literal["cancel", "continue"] = "continue"
     if_not_exists: Literal["reject", "create"] = "reject"
     budget: BudgetRequest | None = None
@@ -120,17 +132,23 @@ async def get_run(thread_id: str, run_id: str, ctx: Context) -> dict[str, Any]:
 
 
 @router.post("/{run_id}/cancel", dependencies=[ReadableThread])
-async def cancel_run(thread_id: str, run_id: str, ctx: Context, user: Caller,
-                     wait: bool = False) -> dict[str, Any]:
+async def cancel_run(thread_id: str, run_id: str, ctx: Context, user: Caller, wait: bool = False,
+                     action: Literal["interrupt", "rollback"] = INTERRUPT) -> Response:
     """Cancel a run wherever it executes: a queued one at once, a running one at its worker's next
-    poll (``wait``: answer once it has ended); a caller who may run its assistant may."""
+    poll, its thread left where its last checkpoint stands (``wait``: answer once it has ended); a
+    caller who may run its assistant may. ``rollback`` also discards the checkpoints the run wrote
+    and deletes the run (a 204 once it is gone, with ``wait``)."""
     if user is not None:
         require_run(user, (await offload.to_thread(ctx.runs.get, thread_id, run_id)).assistant_id)
-    run = await offload.to_thread(ctx.runs.request_cancel, thread_id, run_id, ctx.manager.clock())
+    run = await offload.to_thread(partial(ctx.runs.request_cancel, thread_id, run_id, ctx.manager.clock(),
+                                          by=_who(user), action=action))
     ctx.worker.wake()
     if wait:
-        run = await ended(ctx, run)
-    return shapes.run(run)
+        try:
+            run = await ended(ctx, run)
+        except UnknownRunError:  # rolled back: deleted once its turn ended
+            return Response(status_code=204)
+    return JSONResponse(shapes.run(run))
 
 
 @router.get("/{run_id}/join", dependencies=[ReadableThread])
@@ -172,8 +190,10 @@ async def queue(ctx: ApiContext, thread_id: str, body: RunCreate, user: User | N
                 on_completion: str = KEEP) -> RunRecord:
     """Check the request against the thread and its graph, then queue the run durably for a worker:
     ``reject`` refuses it (409) while another run of the thread is pending or running or a runner
-    holds its lease; ``enqueue`` queues it behind them. ``on_completion`` ``delete``: the worker
-    deletes the thread once the run has ended (a stateless run's, ``grapharc.server.api.stateless``)."""
+    holds its lease; ``enqueue`` queues it behind them; ``interrupt`` and ``rollback`` queue it and
+    cancel them with that action (LangGraph's double texting), so it runs once they have ended.
+    ``on_completion`` ``delete``: the worker deletes the thread once the run has ended (a stateless
+    run's, ``grapharc.server.api.stateless``)."""
     graph = ctx.manager.graphs.get(body.assistant_id)
     if body.command is None:
         require_run(user, graph.name)
@@ -197,8 +217,25 @@ async def queue(ctx: ApiContext, thread_id: str, body: RunCreate, user: User | N
                     budget=run_budget(body.budget, ctx.ceiling), multitask_strategy=body.multitask_strategy,
                     metadata=body.metadata or {})
     added = await offload.to_thread(ctx.runs.add, run, exclusive=exclusive)
+    if body.multitask_strategy in (INTERRUPT, ROLLBACK):
+        await offload.to_thread(_cancel_before, ctx, added, _who(user))
     ctx.worker.wake()
     return added
+
+
+def _who(user: User | None) -> str:
+    """Who asks, as the audit trail names them: the token's user, else ``api``."""
+    return user.name if user is not None else "api"
+
+
+def _cancel_before(ctx: ApiContext, run: RunRecord, by: str) -> None:
+    """Cancel, with ``run``'s multitask strategy as the action, every run of its thread queued or
+    running before it."""
+    now = ctx.manager.clock()
+    for earlier in (*ctx.runs.of_thread(run.thread_id, status=RUNNING),
+                    *ctx.runs.of_thread(run.thread_id, status=PENDING)):
+        if earlier.seq < run.seq:
+            ctx.runs.request_cancel(run.thread_id, earlier.run_id, now, by=by, action=run.multitask_strategy)
 
 
 async def _thread(ctx: ApiContext, thread_id: str, body: RunCreate, user: User | None) -> Session:

@@ -9,7 +9,8 @@ ids are ``<seq>-<mode>-<n>``, carrying the log's cursor too, so a reconnect resu
 event's metadata carries ``at``, when its trace entry was written (epoch seconds), so a client
 can tell how late it reads it. The run is executed by a worker loop: a client that goes away
 stops only its stream, unless the run was started with ``on_disconnect: cancel`` (or the rejoin
-asked ``cancel_on_disconnect``), which requests the run's cancel.
+asked ``cancel_on_disconnect``), which requests the run's cancel. A run rolled back while
+streamed is gone: its stream ends with status ``rollback``.
 
 The stream only reads the durable records (the run's, in the run store, and the thread's audit
 trail), so a client can stream a run executing on another worker; of a run executing here, it
@@ -28,6 +29,7 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import dataclasses
 import json
 import re
 from collections.abc import AsyncIterator, Iterator
@@ -35,6 +37,7 @@ from typing import TYPE_CHECKING, Any
 
 from sse_starlette.sse import EventSourceResponse
 
+from grapharc.runs.errors import UnknownRunError
 from grapharc.runs.records import RUNNING, LiveEvent, RunRecord
 from grapharc.server.api.encoding import json_text
 from grapharc.server.api.live import LIVE_MODES, live_events, merged
@@ -69,6 +72,8 @@ NOT_SAVED_YET = object()
 saved, which can be before LangGraph saves the checkpoint of the node's step. The stream waits
 for it (skipping it lost the event); once the run has ended, a step with no checkpoint (a runner
 killed between the two) has no values to send."""
+ROLLED_BACK = "rollback"
+"""The end event's status for a run rolled back (deleted) while streamed, as LangGraph's worker names it."""
 
 
 def stream_modes(requested: str | list[str]) -> list[str]:
@@ -156,8 +161,12 @@ async def _events(ctx: ApiContext, run: RunRecord, modes: list[str], cursor: Cur
     try:
         while True:
             woken = ctx.progress.changed(run.thread_id)
-            run, cursor, entries, steps, logged = await offload.to_thread(
-                _read, ctx, run, trail_modes, cursor, steps, live_after)
+            try:
+                run, cursor, entries, steps, logged = await offload.to_thread(
+                    _read, ctx, run, trail_modes, cursor, steps, live_after)
+            except UnknownRunError:  # rolled back meanwhile: the run and what it wrote are gone
+                run = dataclasses.replace(run, status=ROLLED_BACK)
+                break
             waiting = False  # on a node whose checkpoint is not saved yet: sent on a later read
             for item in merged(_pending(entries, trail_modes, cursor), logged):
                 if isinstance(item, LiveEvent):
@@ -178,7 +187,7 @@ async def _events(ctx: ApiContext, run: RunRecord, modes: list[str], cursor: Cur
             await wait_for_progress(ctx.manager, run, ctx.worker.name, woken)
         yield {"event": "end", "data": json.dumps({"run_id": run.run_id, "status": run.status})}
     finally:
-        if cancel_on_disconnect and not run.ended:
+        if cancel_on_disconnect and not run.ended and run.status != ROLLED_BACK:
             ctx.runs.request_cancel(run.thread_id, run.run_id, ctx.manager.clock())  # no await: cancelled
             ctx.worker.wake()
 

@@ -5,7 +5,9 @@ run here ended, which may let a run queued behind it on its thread start) the lo
 worker of the shared run store:
 
 - renews its claims on the runs it executes and cancels those whose cancel was requested
-  (from any worker);
+  (from any worker): the turn ends where its last checkpoint leaves the thread, idle or paused,
+  as the cancel's action says (``grapharc.session.cancels``: a rollback also discards what the
+  run wrote, and its record is deleted);
 - reclaims runs of graphs registered here whose worker died (their claim ran out; the session
   layer refuses the takeover while the thread's lease is still live) and carries each on with
   ``SessionManager.arecover`` from the thread's last checkpoint, under the run's own budget;
@@ -42,11 +44,21 @@ import uuid
 
 from grapharc.errors import GraphARCError
 from grapharc.runs.contracts import RunStore
-from grapharc.runs.records import DELETE, ENQUEUE, ERROR, INTERRUPTED, ON_COMPLETION, SUCCESS, RunRecord
+from grapharc.runs.records import (
+    DELETE,
+    ENQUEUE,
+    ERROR,
+    INTERRUPTED,
+    ON_COMPLETION,
+    ROLLBACK,
+    SUCCESS,
+    RunRecord,
+)
 from grapharc.runtime.budget import Budget
 from grapharc.server.api.live import LiveLog, streams_live
 from grapharc.server.api.progress import Progress
 from grapharc.server.service import decisions
+from grapharc.session.cancels import Cancel
 from grapharc.session.errors import UnknownSessionError
 from grapharc.session.lease import Lease
 from grapharc.session.manager import SessionManager
@@ -76,7 +88,8 @@ class RunWorker:
         self._forgetting: set[asyncio.Task[None]] = set()
         self.name = manager.runner
         self.ttl = manager.lease_seconds
-        self._executing: dict[str, asyncio.Task[None]] = {}
+        self._executing: dict[str, tuple[RunRecord, asyncio.Task[None]]] = {}
+        self._cancels: dict[str, Cancel] = {}  # by run id: the cancels asked of runs executing here
         self._handed: dict[str, Lease] = {}
         self._wake = asyncio.Event()
         self._loop: asyncio.Task[None] | None = None
@@ -89,7 +102,7 @@ class RunWorker:
     async def stop(self) -> None:
         """Stop the loop and cancel the runs executing here, leaving them to be reclaimed."""
         self._stopping = True
-        tasks = [t for t in (self._loop, *self._executing.values()) if t is not None]
+        tasks = [t for t in (self._loop, *(task for _run, task in self._executing.values())) if t is not None]
         for task in tasks:
             task.cancel()
         await asyncio.gather(*tasks, return_exceptions=True)
@@ -129,10 +142,11 @@ class RunWorker:
     async def _tick(self) -> None:
         """One look at the run store, in one trip to a thread: cancel, reclaim, claim."""
         cancelled, reclaimed, claimed = await offload.to_thread(self._due, bool(self._executing))
-        for run_id in cancelled:
-            task = self._executing.get(run_id)
-            if task is not None:
-                task.cancel()
+        asked = [self._executing[run_id][0] for run_id in cancelled
+                 if run_id in self._executing and run_id not in self._cancels]
+        if asked:
+            for run in await offload.to_thread(self._as_they_stand, asked):
+                self._cancel(run)
         for run in reclaimed:
             self._launch(run, reclaimed=True)
         for run in claimed:
@@ -151,9 +165,26 @@ class RunWorker:
             claimed.append(run)
         return cancelled, reclaimed, claimed
 
+    def _as_they_stand(self, runs: list[RunRecord]) -> list[RunRecord]:
+        """The runs' records as they are now (their requests say the cancels asked of them)."""
+        return [self.runs.get(run.thread_id, run.run_id) for run in runs]
+
+    def _cancel(self, run: RunRecord) -> None:
+        """Cancel the task of ``run`` (if it still executes here), once, telling its turn who asked and
+        the action first (``SessionManager.cancels``), so it ends idle rather than failed."""
+        executing = self._executing.get(run.run_id)
+        if executing is None or run.run_id in self._cancels:
+            return
+        asked = run.cancel
+        cancel = Cancel(by=str(asked.get("by", "api")), run_id=run.run_id,
+                        rollback=asked.get("action") == ROLLBACK)
+        self._cancels[run.run_id] = cancel
+        self.manager.cancels.ask(run.thread_id, cancel)
+        executing[1].cancel()
+
     def _launch(self, run: RunRecord, *, reclaimed: bool) -> None:
-        self._executing[run.run_id] = asyncio.get_running_loop().create_task(
-            self._execute(run, reclaimed), name=f"run:{run.run_id}")
+        self._executing[run.run_id] = (run, asyncio.get_running_loop().create_task(
+            self._execute(run, reclaimed), name=f"run:{run.run_id}"))
 
     async def _execute(self, run: RunRecord, reclaimed: bool) -> None:
         """Drive ``run`` to its end and record how it ended (unless the server is stopping)."""
@@ -181,7 +212,9 @@ class RunWorker:
                 self._executing.pop(run.run_id, None)
         if live is not None:
             await live.close()  # every live event is in the log before the run is seen ended
-        await offload.to_thread(self._end, run, begun, status, error)
+        cancel = self._cancels.pop(run.run_id, None)
+        self.manager.cancels.take(run.thread_id)  # one its turn never took (it had not begun) goes too
+        await offload.to_thread(self._end, run, begun, status, error, cancel is not None and cancel.rollback)
         self.progress.notify(run.thread_id)
         self.wake()  # a run queued behind this one on its thread can be claimed now
         if run.request.get(ON_COMPLETION) == DELETE:
@@ -214,7 +247,7 @@ class RunWorker:
         request, on_record = run.request, self.progress.watcher(run.thread_id)
         if request["kind"] == "start":
             return await self.manager.arun(run.thread_id, request["input"], on_record=on_record,
-                                           budget=run.budget, live=live)
+                                           budget=run.budget, live=live, run_id=run.run_id)
         if request["kind"] == CARRY_ON:
             lease: Lease | None = self._handed.pop(run.run_id)
         else:
@@ -222,7 +255,8 @@ class RunWorker:
                                             request["approval_id"], request["decision"], request["decider"])
         if lease is None:  # the decision answered one of several open holds: the thread still waits
             return await offload.to_thread(self.manager.get, run.thread_id)
-        return await self.manager.acarry_on(lease, on_record=on_record, budget=run.budget, live=live)
+        return await self.manager.acarry_on(lease, on_record=on_record, budget=run.budget, live=live,
+                                            run_id=run.run_id)
 
     async def _carry_on(self, run: RunRecord, live: LiveLog | None) -> Session:
         """A reclaimed run: run its turn if that never began; else, once the thread's lease has
@@ -239,7 +273,7 @@ class RunWorker:
             if session.status in (RUNNING, FAILED):
                 watcher = self.progress.watcher(run.thread_id)
                 return await self.manager.arecover(run.thread_id, on_record=watcher, budget=run.budget,
-                                                   live=live)
+                                                   live=live, run_id=run.run_id)
             return session
 
     def _begin(self, run: RunRecord) -> int:
@@ -248,8 +282,12 @@ class RunWorker:
         self.runs.begin(run.run_id, self.name, begun)
         return begun
 
-    def _end(self, run: RunRecord, begun: int, status: str, error: str | None) -> None:
-        """Record how the run ended and the seq its part of the trace ends at (after ``begun``)."""
+    def _end(self, run: RunRecord, begun: int, status: str, error: str | None, rolled_back: bool) -> None:
+        """Record how the run ended and the seq its part of the trace ends at (after ``begun``); a
+        run rolled back is deleted instead, as LangGraph deletes it (the trail keeps the cancel)."""
+        if rolled_back:
+            self.runs.delete(run.thread_id, run.run_id)
+            return
         self.runs.finish(run.run_id, self.name, status, self.manager.clock(),
                          end_seq=self.last_seq(run.thread_id, begun), error=error)
 
