@@ -46,7 +46,8 @@ class RunStore(Protocol):
 
     def claim_next(self, worker: str, now: float, ttl: float, graphs: Sequence[str]) -> RunRecord | None:
         """Take the oldest runnable pending run of one of ``graphs`` (the graphs ``worker`` can drive;
-        runnable: the first pending run of a thread none of whose runs is running) for ``worker``
+        runnable: the first pending run of a thread none of whose runs is running, whose
+        ``not_before`` is not after ``now``) for ``worker``
         until ``now + ttl``; None when no run is runnable. Of workers racing for one run exactly
         one gets it."""
         ...
@@ -70,6 +71,15 @@ class RunStore(Protocol):
     def request_cancel(self, thread_id: str, run_id: str, now: float) -> RunRecord:
         """Cancel a run: a pending one ends ``interrupted`` at once; a running one is flagged for its
         worker to stop; an ended one is left as it is."""
+        ...
+
+    def unended(self, statuses: Sequence[str] = ("pending", "running")) -> builtins.list[RunRecord]:
+        """Every run of any thread in one of ``statuses`` (pending, running or both), oldest first."""
+        ...
+
+    def delete(self, thread_id: str, run_id: str) -> None:
+        """Remove an ended run's record (its thread's audit trail keeps its entries); a run still
+        pending or running is refused with ``RunInFlightError``."""
         ...
 
     def stale(self, now: float) -> builtins.list[RunRecord]:

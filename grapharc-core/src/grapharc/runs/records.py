@@ -9,6 +9,8 @@ worker that executes it records ``after_seq`` as its turn begins (a run queued b
 does not know it earlier), and ``end_seq`` as it ends.
 ``worker`` and ``claim_expires_at`` say which worker executes it and until when its claim holds
 without renewal; ``attempts`` counts the claims (a reclaim after a worker's death adds one).
+``not_before`` (epoch seconds) is when a pending run may first be claimed (a run created with
+``after_seconds``); None: at once.
 """
 
 from __future__ import annotations
@@ -52,6 +54,7 @@ class RunRecord:
     attempts: int = 0
     seq: int = 0
     metadata: dict[str, Any] = field(default_factory=dict)
+    not_before: float | None = None
 
     @property
     def ended(self) -> bool:
@@ -78,7 +81,8 @@ def record_of(row: dict[str, Any]) -> RunRecord:
         budget=budget_of(row["budget"]), multitask_strategy=row["multitask_strategy"],
         status=row["status"], end_seq=row["end_seq"], error=row["error"], worker=row["worker"],
         claim_expires_at=row["claim_expires_at"], cancel_requested=bool(row["cancel_requested"]),
-        attempts=row["attempts"], seq=row["seq"], metadata=json.loads(row["metadata"]))
+        attempts=row["attempts"], seq=row["seq"], metadata=json.loads(row["metadata"]),
+        not_before=row["not_before"])
 
 
 def row_values(run: RunRecord) -> tuple[Any, ...]:
@@ -87,7 +91,7 @@ def row_values(run: RunRecord) -> tuple[Any, ...]:
     # (escaped, it was kept, and every later answer quoting it failed to encode)
     return (run.run_id, run.thread_id, run.assistant_id, _text(run.request), run.created_at, run.updated_at,
             run.after_seq, json.dumps(list(run.stream_modes)), budget_text(run.budget),
-            run.multitask_strategy, PENDING, _text(run.metadata))
+            run.multitask_strategy, PENDING, _text(run.metadata), run.not_before)
 
 
 def _text(value: Any) -> str:
@@ -96,4 +100,5 @@ def _text(value: Any) -> str:
 
 
 INSERT_COLUMNS = ("run_id", "thread_id", "assistant_id", "request", "created_at", "updated_at",
-                  "after_seq", "stream_modes", "budget", "multitask_strategy", "status", "metadata")
+                  "after_seq", "stream_modes", "budget", "multitask_strategy", "status", "metadata",
+                  "not_before")

@@ -1,13 +1,14 @@
 """The run store's table, described as :mod:`grapharc.session.tables` describes the session tables.
 
 Core's SQLite run store and grapharc-postgres's migration 3 render it with ``ddl`` in their own
-dialects; like the session tables, it is the table as released.
+dialects; like the session tables, it is the table as released. ``NOT_BEFORE`` is the one change
+since: SQLite's runs schema 2, PostgreSQL's migration 5.
 """
 
 from __future__ import annotations
 
 from grapharc.runs.records import STATUSES as RUN_STATUSES
-from grapharc.session.tables import Column, Index, Table, Type
+from grapharc.session.tables import Change, Column, Index, Table, Type
 
 RUN_TABLES = (
     Table("runs", (
@@ -36,3 +37,7 @@ RUN_TABLES = (
     )),
 )
 """The run store's table: the server's run records and its queue."""
+
+NOT_BEFORE = Change(columns=(("runs", Column("not_before", Type.REAL)),))
+"""When a pending run may first be claimed (epoch seconds; NULL: at once), for a run created with
+``after_seconds``: SQLite's runs schema 2, PostgreSQL's migration 5."""

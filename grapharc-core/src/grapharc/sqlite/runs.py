@@ -14,13 +14,15 @@ from pathlib import Path
 
 from grapharc.runs.errors import RunStoreError
 from grapharc.runs.sql_store import SqlRunStore
-from grapharc.runs.tables import RUN_TABLES
+from grapharc.runs.tables import NOT_BEFORE, RUN_TABLES
 from grapharc.session.tables import ddl
 from grapharc.sqlite.database import SQLITE, SqliteDatabase
 from grapharc.sqlite.files import RUNS_FILE, database_path
 
 SCHEMA_VERSION = "1"  # kept under meta's key runs_schema: a file may hold the session tables too
 SCHEMA = ddl(RUN_TABLES, SQLITE)
+MIGRATIONS = (("2", NOT_BEFORE.statements(SQLITE)),)
+"""Each later version of the run store's schema (2: a run's not-before time), with its statements."""
 
 
 class SqliteRunStore(SqlRunStore):
@@ -29,7 +31,7 @@ class SqliteRunStore(SqlRunStore):
     def __init__(self, path: str | Path) -> None:
         self.path = Path(path).expanduser()
         self._db = SqliteDatabase(self.path, "run store", RunStoreError)
-        self._db.prepare(SCHEMA, "runs_schema", SCHEMA_VERSION)
+        self._db.prepare(SCHEMA, "runs_schema", SCHEMA_VERSION, MIGRATIONS)
 
     def _write(self) -> AbstractContextManager[sqlite3.Connection]:
         return self._db.write()
