@@ -11,6 +11,7 @@ import asyncio
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
+from unittest.mock import ANY
 
 import httpx
 import pytest
@@ -203,6 +204,21 @@ def test_a_threads_stream_sends_its_runs_as_they_come(server: str, tmp_path: Pat
         await refused(_first(client.threads.join_stream("no-such-thread")), 404)
 
     story(server, tell)
+
+
+def test_a_threads_stream_ends_when_the_thread_is_deleted(server: str) -> None:
+    async def tell(client: Any) -> list[tuple[str, str]]:
+        thread = (await client.threads.create(graph_id=RELAY))["thread_id"]
+        later = await client.runs.create(thread, RELAY, input={"release_file": RELEASED}, after_seconds=3600)
+        seen = []
+        async for part in await client.threads.join_stream(thread, stream_mode="lifecycle"):
+            seen.append((part.event, part.data["status" if part.event == "run_done" else "run_id"]))
+            if part.event == "metadata":  # the stream is open: end the run, then the thread
+                await client.runs.cancel(thread, later["run_id"])
+                await client.threads.delete(thread)
+        return seen
+
+    assert story(server, tell) == [("metadata", ANY), ("run_done", "interrupted")]
 
 
 async def _first(joining: Any) -> Any:

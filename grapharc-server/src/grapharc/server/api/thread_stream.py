@@ -32,6 +32,7 @@ from grapharc.server.api.guards import ReadableThread
 from grapharc.server.api.problems import ApiProblem
 from grapharc.server.api.runs import Context, LastEventId
 from grapharc.server.api.streaming import HEARTBEAT_SECONDS, run_events, stream_modes
+from grapharc.session.errors import UnknownSessionError
 from grapharc.stores import offload
 
 router = APIRouter(prefix="/threads", tags=["threads"])
@@ -74,10 +75,15 @@ def _recent(ctx: ApiContext, thread_id: str) -> list[RunRecord]:
 
 async def _thread_events(ctx: ApiContext, thread_id: str, modes: set[str],
                          sent: set[str]) -> AsyncIterator[dict[str, Any]]:
-    """Each run of the thread not in ``sent``, in turn, as ``modes`` says; open until the client goes."""
+    """Each run of the thread not in ``sent``, in turn, as ``modes`` says; open until the client goes
+    (or the thread is deleted)."""
     while True:
         woken = ctx.progress.changed(thread_id)
-        due = [run for run in await offload.to_thread(_recent, ctx, thread_id) if run.run_id not in sent]
+        try:
+            recent = await offload.to_thread(_recent, ctx, thread_id)
+        except UnknownSessionError:
+            return
+        due = [run for run in recent if run.run_id not in sent]
         if not due:
             with contextlib.suppress(TimeoutError):
                 async with asyncio.timeout(IDLE_POLL_SECONDS):
