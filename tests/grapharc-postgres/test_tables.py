@@ -51,7 +51,7 @@ def test_a_new_database_gets_the_schema_the_released_migrations_made_brought_up_
     fresh = new_database()
     open_store(fresh, kind="sessions").close()
     existing = migrated_as_released(new_database(), monkeypatch)
-    open_store(existing, kind="sessions").close()  # the migrations since (4: thread owners, sign-ins)
+    open_store(existing, kind="sessions").close()  # the migrations since (4: owners, sign-ins; 5: metadata)
     assert catalog(fresh) == catalog(existing)
 
 
@@ -60,15 +60,24 @@ def test_a_database_the_released_migrations_made_opens_and_works(new_database, m
     with psycopg.connect(existing) as conn:
         conn.execute("INSERT INTO grapharc_sessions (thread_id, graph, status, created_at, updated_at) "
                      "VALUES ('old', 'g', 'created', 1.0, 1.0)")
+        conn.execute("INSERT INTO grapharc_runs (run_id, thread_id, assistant_id, request, created_at, "
+                     "updated_at, stream_modes, multitask_strategy, status, metadata) VALUES ('r0', 'old', "
+                     "'g', '{}', 1.0, 1.0, '[\"values\"]', 'reject', 'pending', '{}')")
     sessions, runs = open_store(existing, kind="sessions"), open_store(existing, kind="runs")
     try:
-        sessions.create("t1", "g", 1.0, owner="alice", tenant="acme")
+        sessions.create("t1", "g", 1.0, owner="alice", tenant="acme", metadata={"team": "credit"})
         assert [entry.kind for entry in sessions.audit("t1")] == ["created"]
         assert (sessions.get("t1").owner, sessions.get("t1").tenant) == ("alice", "acme")
+        assert sessions.get("t1").metadata == {"team": "credit"}
         assert (sessions.get("old").owner, sessions.get("old").tenant) == (None, None)  # made before
-        runs.add(RunRecord("r1", "t1", "g", {}, 1.0, 1.0), exclusive=True)
+        assert sessions.get("old").metadata == {}
+        assert sessions.update_metadata("old", {"team": "desk"}, 2.0).metadata == {"team": "desk"}
+        assert runs.get("old", "r0").not_before is None  # kept, claimable at once
+        runs.add(RunRecord("r1", "t1", "g", {}, 1.0, 1.0, not_before=5.0), exclusive=True)
         assert [run.run_id for run in runs.of_thread("t1")] == ["r1"]
+        assert runs.claim_next("w", 2.0, 10.0, ("g",)).run_id == "r0"
+        assert runs.claim_next("w", 2.0, 10.0, ("g",)) is None  # r1 waits until 5.0
     finally:
         sessions.close()
         runs.close()
-    assert [version for version, _ in catalog(existing)["versions"]] == [1, 2, 3, 4]  # 4 once, as it opened
+    assert [version for version, _ in catalog(existing)["versions"]] == [1, 2, 3, 4, 5]  # 4, 5 once

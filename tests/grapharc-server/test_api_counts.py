@@ -65,12 +65,12 @@ def test_a_count_refuses_what_a_search_refuses(api_server: str) -> None:
             assert refused.headers["content-type"] == "application/problem+json"
 
 
-def test_a_thread_refuses_metadata_it_would_not_keep_and_is_not_created(api_server: str) -> None:
+def test_a_thread_refuses_metadata_keys_grapharc_keeps_and_is_not_created(api_server: str) -> None:
     with httpx.Client(base_url=api_server, timeout=30) as client:
         before = client.post("/threads/count", json={}).json()
-        refused = client.post("/threads", json={"metadata": {"graph_id": RELAY, "user": "u-1", "team": "x"}})
+        refused = client.post("/threads", json={"metadata": {"graph_id": RELAY, "outcome": "x"}})
         assert refused.status_code == 422 and refused.headers["content-type"] == "application/problem+json"
-        assert "team, user" in refused.json()["detail"] and "run's metadata" in refused.json()["hint"]
+        assert "outcome are GraphARC's and read-only" in refused.json()["detail"]
         assert client.post("/threads/count", json={}).json() == before
         kept = client.post("/threads", json={"metadata": {"graph_id": RELAY}})
         assert kept.status_code == 200 and kept.json()["metadata"]["graph_id"] == RELAY

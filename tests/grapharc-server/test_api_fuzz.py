@@ -24,6 +24,8 @@ EVENT_IDS = ["99999999999999999999999-1", "1" * 5000 + "-0", "5-99", "-1-0", "0-
              "9223372036854775807-2", "9223372036854775808-0"]
 RAW_BODIES = [b"", b"{", b"\xff\xfe", b"1e999", b'{"a": NaN}', b'{"input": Infinity}',
               b"[" * 3000 + b"]" * 3000, b'{"metadata": {"\\ud800": 1}}', b'"just a string"', b"null"]
+OPEN_ENDED = "/threads/{thread_id}/stream"
+"""A thread's stream stays open for the thread's next run: of its answer the head is checked."""
 READS = ("/history", "/cancel")
 """POST routes that change nothing on a finished run's thread: its history, cancelling a run that ended."""
 CONTENT_TYPES = ["application/json", "text/plain", "application/x-www-form-urlencoded",
@@ -105,8 +107,12 @@ def test_any_request_to_any_route_is_answered_without_a_5xx_and_loses_nothing(ap
             path = (template.replace("{thread_id}", thread if real else hostile)
                     .replace("{run_id}", run if real else hostile)
                     .replace("{assistant_id}", CREDIT if real else hostile))
-            response = client.request(method, path, params=query, headers=header,
-                                      content=body if method == "POST" else None)
+            with client.stream(method, path, params=query, headers=header,
+                               content=body if method == "POST" else None) as response:
+                if template == OPEN_ENDED and response.status_code == 200:
+                    assert response.headers["content-type"].startswith("text/event-stream")
+                    return
+                response.read()
             shown = (f"{method} {path[:200]} {query!r} {str(header)[:300]} {body[:300]!r}: "
                      f"{response.status_code} {response.text[:500]}")
             check(response, shown)

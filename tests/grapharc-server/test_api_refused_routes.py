@@ -1,6 +1,6 @@
 """LangGraph Platform routes the server does not serve answer with the reason and change nothing:
-writes that would skip governance (update_state, editing an assistant or a thread's metadata,
-deleting a run) are 405s with the methods the path does take; features it lacks (store, crons,
+writes that would skip governance (update_state, editing an assistant) are 405s with the methods
+the path does take; features it lacks (store, crons,
 copying a thread) are 501s; any other unknown route names the method and path it was asked."""
 
 from __future__ import annotations

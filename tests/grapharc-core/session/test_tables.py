@@ -1,8 +1,9 @@
 """The session and run tables are described once (``grapharc.session.tables``) and a new SQLite file
 made from the description has the schema the released, hand-written DDL made, which existing files
-hold, once brought up to date by the store's migrations (schema 2: thread owners, sign-in records;
-run schema 2: the runs' live event logs): the same tables, columns, keys, checks, indexes (partial
-ones included) and triggers."""
+hold, once brought up to date by the store's migrations (sessions schema 2: thread owners, sign-in
+records; 3: a thread's own metadata; runs schema 2: the runs' live event logs; 3: a run's
+not-before time): the same tables, columns, keys, checks, indexes (partial ones included) and
+triggers; an old file keeps its data."""
 
 from __future__ import annotations
 
@@ -15,6 +16,7 @@ from typing import Any
 import pytest
 import sqlite_released
 
+from grapharc.runs.records import INSERT_COLUMNS, RunRecord, row_values
 from grapharc.runs.tables import LIVE_LOG_TABLES, RUN_TABLES
 from grapharc.session import sql_dialect
 from grapharc.session.errors import SessionStoreError
@@ -59,27 +61,46 @@ def migrated(path: Path) -> Path:
     return path
 
 
+def migrated_runs(path: Path) -> Path:
+    """A released run store file (in ``path``, which may hold the session tables) brought up to date."""
+    SqliteRunStore(released(path, sqlite_released.RUNS, key="runs_schema")).close()
+    return path
+
+
 def test_a_new_file_gets_the_schema_of_a_released_file_brought_up_to_date(tmp_path):
     SqliteSessionStore(tmp_path / "new.db").close()
     assert schema_of(tmp_path / "new.db") == schema_of(migrated(tmp_path / "released.db"))
 
 
-def runs_migrated(path: Path) -> Path:
-    """A file holding the released run store DDL as opening the run store leaves it: brought up to date."""
-    SqliteRunStore(released(path, sqlite_released.RUNS)).close()
-    return path
-
-
-def test_a_new_run_store_file_gets_the_schema_the_released_ddl_made_brought_up_to_date(tmp_path):
+def test_a_new_run_store_file_gets_the_schema_of_a_released_file_brought_up_to_date(tmp_path):
     SqliteRunStore(tmp_path / "new.db").close()
-    assert schema_of(tmp_path / "new.db") == schema_of(runs_migrated(tmp_path / "released.db"))
+    assert schema_of(tmp_path / "new.db") == schema_of(migrated_runs(tmp_path / "released.db"))
 
 
 def test_one_file_holding_both_stores_gets_both_released_schemas(tmp_path):
     SqliteSessionStore(tmp_path / "both.db").close()
     SqliteRunStore(tmp_path / "both.db").close()
-    reference = migrated(tmp_path / "released.db")
-    assert schema_of(tmp_path / "both.db") == schema_of(runs_migrated(reference))
+    reference = migrated_runs(migrated(tmp_path / "released.db"))
+    assert schema_of(tmp_path / "both.db") == schema_of(reference)
+
+
+def test_a_run_store_file_the_released_ddl_made_opens_keeps_its_runs_and_works(tmp_path):
+    path = released(tmp_path / "runs.db", sqlite_released.RUNS, key="runs_schema")
+    old = RunRecord("old", "t1", "g", {"kind": "start", "input": {}}, 1.0, 1.0)
+    with closing(sqlite3.connect(path)) as conn, conn:
+        conn.execute(f"INSERT INTO runs ({', '.join(INSERT_COLUMNS[:-1])}) VALUES "
+                     f"({', '.join('?' for _ in INSERT_COLUMNS[:-1])})", row_values(old)[:-1])
+    store = SqliteRunStore(path)
+    try:
+        assert (store.get("t1", "old").status, store.get("t1", "old").not_before) == ("pending", None)
+        store.add(RunRecord("later", "t2", "g", {}, 1.0, 1.0, not_before=5.0), exclusive=True)
+        assert store.claim_next("w", 2.0, 10.0, ("g",)).run_id == "old"
+        assert store.claim_next("w", 2.0, 10.0, ("g",)) is None  # "later" waits until 5.0
+        assert store.claim_next("w", 5.0, 10.0, ("g",)).run_id == "later"
+    finally:
+        store.close()
+    with closing(sqlite3.connect(path)) as conn:
+        assert conn.execute("SELECT value FROM meta WHERE key = 'runs_schema'").fetchone() == ("3",)
 
 
 def test_a_file_the_released_ddl_made_opens_and_works(tmp_path):
@@ -89,21 +110,24 @@ def test_a_file_the_released_ddl_made_opens_and_works(tmp_path):
                      "VALUES ('old', 'g', 'created', 1.0, 1.0)")
     store = SqliteSessionStore(path)
     try:
-        store.create("t1", "g", 1.0, owner="alice", tenant="acme")
+        store.create("t1", "g", 1.0, owner="alice", tenant="acme", metadata={"team": "credit"})
         assert [entry.kind for entry in store.audit("t1")] == ["created"]
         assert (store.get("t1").owner, store.get("t1").tenant) == ("alice", "acme")
+        assert store.get("t1").metadata == {"team": "credit"}
         assert (store.get("old").owner, store.get("old").tenant) == (None, None)  # made before: no owner
+        assert store.get("old").metadata == {}  # nor metadata, until a client merges some in
+        assert store.update_metadata("old", {"team": "desk"}, 2.0).metadata == {"team": "desk"}
     finally:
         store.close()
     with closing(sqlite3.connect(path)) as conn:
-        assert conn.execute("SELECT value FROM meta WHERE key = 'schema'").fetchone() == ("2",)
+        assert conn.execute("SELECT value FROM meta WHERE key = 'schema'").fetchone() == ("3",)
 
 
 def test_a_file_of_a_newer_schema_is_refused_naming_both_versions(tmp_path):
     path = released(tmp_path / "sessions.db", sqlite_released.SESSIONS, key="schema")
     with closing(sqlite3.connect(path)) as conn, conn:
         conn.execute("UPDATE meta SET value = '9' WHERE key = 'schema'")
-    with pytest.raises(SessionStoreError, match="has schema 9; this GraphARC reads schema 2"):
+    with pytest.raises(SessionStoreError, match="has schema 9; this GraphARC reads schema 3"):
         SqliteSessionStore(path)
 
 

@@ -46,7 +46,8 @@ class RunStore(Protocol):
 
     def claim_next(self, worker: str, now: float, ttl: float, graphs: Sequence[str]) -> RunRecord | None:
         """Take the oldest runnable pending run of one of ``graphs`` (the graphs ``worker`` can drive;
-        runnable: the first pending run of a thread none of whose runs is running) for ``worker``
+        runnable: the first pending run of a thread none of whose runs is running, whose
+        ``not_before`` is not after ``now``) for ``worker``
         until ``now + ttl``; None when no run is runnable. Of workers racing for one run exactly
         one gets it."""
         ...
@@ -75,8 +76,14 @@ class RunStore(Protocol):
         is left as it is."""
         ...
 
-    def delete(self, thread_id: str, run_id: str) -> None:
-        """Remove the run's record (a rolled-back run's); an unknown run is ``UnknownRunError``."""
+    def unended(self, statuses: Sequence[str] = ("pending", "running")) -> builtins.list[RunRecord]:
+        """Every run of any thread in one of ``statuses`` (pending, running or both), oldest first."""
+        ...
+
+    def delete(self, thread_id: str, run_id: str, *, rolled_back: bool = False) -> None:
+        """Remove an ended run's record and its live log (its thread's audit trail keeps its
+        entries); a run still pending or running is refused with ``RunInFlightError`` unless its
+        worker deletes it as ``rolled_back``; an unknown run is ``UnknownRunError``."""
         ...
 
     def stale(self, now: float) -> builtins.list[RunRecord]:

@@ -29,3 +29,11 @@ class ThreadBusyError(RunError):
                          hint="wait for that run (GET .../join) or cancel it, or send "
                               "multitask_strategy 'enqueue' to run after it")
         self.run_id = run_id
+
+
+class RunInFlightError(RunError):
+    """A run still pending or running was asked to go (only an ended run's record may be deleted)."""
+
+    def __init__(self, thread_id: str, run_id: str, status: str) -> None:
+        super().__init__(f"run {run_id} of thread {thread_id} is {status}; only an ended run can be deleted",
+                         hint="cancel it (POST .../cancel?wait=1), then delete it")

@@ -11,7 +11,8 @@ does not know it earlier), and ``end_seq`` as it ends.
 without renewal; ``attempts`` counts the claims (a reclaim after a worker's death adds one). A
 cancel asked of a running run sets ``cancel_requested`` and puts who asked and the action
 (``interrupt`` or ``rollback``) in its request under ``"cancel"``, for the worker that executes it,
-whichever process that is.
+whichever process that is. ``not_before`` (epoch seconds) is when a pending run may first be
+claimed (a run created with ``after_seconds``); None: at once.
 """
 
 from __future__ import annotations
@@ -59,6 +60,7 @@ class RunRecord:
     attempts: int = 0
     seq: int = 0
     metadata: dict[str, Any] = field(default_factory=dict)
+    not_before: float | None = None
 
     @property
     def ended(self) -> bool:
@@ -90,7 +92,8 @@ def record_of(row: dict[str, Any]) -> RunRecord:
         budget=budget_of(row["budget"]), multitask_strategy=row["multitask_strategy"],
         status=row["status"], end_seq=row["end_seq"], error=row["error"], worker=row["worker"],
         claim_expires_at=row["claim_expires_at"], cancel_requested=bool(row["cancel_requested"]),
-        attempts=row["attempts"], seq=row["seq"], metadata=json.loads(row["metadata"]))
+        attempts=row["attempts"], seq=row["seq"], metadata=json.loads(row["metadata"]),
+        not_before=row["not_before"])
 
 
 def row_values(run: RunRecord) -> tuple[Any, ...]:
@@ -99,7 +102,7 @@ def row_values(run: RunRecord) -> tuple[Any, ...]:
     # (escaped, it was kept, and every later answer quoting it failed to encode)
     return (run.run_id, run.thread_id, run.assistant_id, json_text(run.request), run.created_at,
             run.updated_at, run.after_seq, json.dumps(list(run.stream_modes)), budget_text(run.budget),
-            run.multitask_strategy, PENDING, json_text(run.metadata))
+            run.multitask_strategy, PENDING, json_text(run.metadata), run.not_before)
 
 
 def json_text(value: Any) -> str:
@@ -108,7 +111,8 @@ def json_text(value: Any) -> str:
 
 
 INSERT_COLUMNS = ("run_id", "thread_id", "assistant_id", "request", "created_at", "updated_at",
-                  "after_seq", "stream_modes", "budget", "multitask_strategy", "status", "metadata")
+                  "after_seq", "stream_modes", "budget", "multitask_strategy", "status", "metadata",
+                  "not_before")
 
 
 @dataclass(frozen=True, slots=True)

@@ -16,7 +16,7 @@ from collections.abc import Sequence
 from contextlib import AbstractContextManager
 
 from grapharc.runs.contracts import check_page
-from grapharc.runs.errors import RunStoreError, ThreadBusyError, UnknownRunError
+from grapharc.runs.errors import RunInFlightError, RunStoreError, ThreadBusyError, UnknownRunError
 from grapharc.runs.records import (
     CANCEL,
     ENDED,
@@ -34,9 +34,11 @@ from grapharc.runs.records import (
 )
 from grapharc.session.sql_dialect import Connection, SqlDialect
 
-# The first pending run of a thread none of whose runs is running, of the graphs ``{graphs}`` lists;
-# ``{claim_lock}`` skips a run another worker is claiming right now rather than waiting for it.
+# The first pending run of a thread none of whose runs is running, of the graphs ``{graphs}`` lists,
+# once its not-before time (the first parameter: now) has come; ``{claim_lock}`` skips a run another
+# worker is claiming right now rather than waiting for it.
 RUNNABLE = """SELECT seq, thread_id, run_id FROM {{runs}} AS r WHERE r.status = 'pending'
+    AND (r.not_before IS NULL OR r.not_before <= ?)
     AND r.assistant_id IN ({graphs}) AND NOT EXISTS (
     SELECT 1 FROM {{runs}} AS o WHERE o.thread_id = r.thread_id
     AND (o.status = 'running' OR (o.status = 'pending' AND o.seq < r.seq)))
@@ -117,7 +119,7 @@ class SqlRunStore(SqlDialect, ABC):
             return None  # no run is of a graph in an empty list
         runnable = RUNNABLE.format(graphs=", ".join("?" for _ in graphs), claim_lock=self.CLAIM_LOCK)
         with self._write() as conn:
-            found = self._run(conn, runnable, tuple(graphs)).fetchone()
+            found = self._run(conn, runnable, (now, *graphs)).fetchone()
             if found is None:
                 return None
             self._run(conn, "UPDATE {runs} SET status = ?, worker = ?, claim_expires_at = ?, updated_at = ?, "
@@ -170,11 +172,24 @@ class SqlRunStore(SqlDialect, ABC):
                                 "WHERE run_id = ?", (json_text(request), now, run_id))
             return self._get(conn, thread_id, run_id)
 
-    def delete(self, thread_id: str, run_id: str) -> None:
+    def unended(self, statuses: Sequence[str] = (PENDING, RUNNING)) -> builtins.list[RunRecord]:
+        """``RunStore.unended``."""
+        if not set(statuses) <= {PENDING, RUNNING}:
+            raise RunStoreError(f"a run not ended is pending or running, not {', '.join(statuses)}")
+        marks = ", ".join("?" for _ in statuses)
+        with self._write() as conn:
+            rows = self._run(conn, f"SELECT * FROM {{runs}} WHERE status IN ({marks}) ORDER BY seq",  # noqa: S608 -- identifiers are GraphARC's own constants; values are bound
+                             tuple(statuses)).fetchall()
+        return [record_of(dict(row)) for row in rows]
+
+    def delete(self, thread_id: str, run_id: str, *, rolled_back: bool = False) -> None:
         """``RunStore.delete``."""
         with self._write() as conn:
-            self._get(conn, thread_id, run_id, self.LOCK)
+            run = self._get(conn, thread_id, run_id, self.LOCK)
+            if not run.ended and not rolled_back:
+                raise RunInFlightError(thread_id, run_id, run.status)
             self._run(conn, "DELETE FROM {runs} WHERE run_id = ?", (run_id,))
+            self._run(conn, "DELETE FROM {run_stream} WHERE run_id = ?", (run_id,))
 
     def stale(self, now: float) -> builtins.list[RunRecord]:
         """``RunStore.stale``."""

@@ -1,14 +1,15 @@
 """The run store's table, described as :mod:`grapharc.session.tables` describes the session tables.
 
 Core's SQLite run store and grapharc-postgres's migration 3 render it with ``ddl`` in their own
-dialects; like the session tables, it is the table as released. ``LIVE_LOG_TABLES``, the runs'
-live event logs, came after: SQLite's run schema 2 and PostgreSQL's migration 6.
+dialects; like the session tables, it is the table as released. Two changes came after:
+``LIVE_LOG_TABLES``, the runs' live event logs (SQLite's runs schema 2, PostgreSQL's migration 6),
+and ``NOT_BEFORE`` (SQLite's runs schema 3, PostgreSQL's migration 5).
 """
 
 from __future__ import annotations
 
 from grapharc.runs.records import STATUSES as RUN_STATUSES
-from grapharc.session.tables import Column, Index, Table, Type
+from grapharc.session.tables import Change, Column, Index, Table, Type
 
 RUN_TABLES = (
     Table("runs", (
@@ -54,3 +55,7 @@ LIVE_LOG_TABLES = (
 )
 """Each run's live events (``grapharc.runs.records.LiveEvent``), numbered ``n`` from 1 in the run:
 what the stream modes the trail cannot render (tokens, custom writes, debug...) sent, as SSE events."""
+
+NOT_BEFORE = Change(columns=(("runs", Column("not_before", Type.REAL)),))
+"""When a pending run may first be claimed (epoch seconds; NULL: at once), for a run created with
+``after_seconds``: SQLite's runs schema 3, PostgreSQL's migration 5."""

@@ -36,9 +36,15 @@ class SessionStore(Protocol):
     """
 
     def create(self, thread_id: str, graph: str, now: float, *, owner: str | None = None,
-               tenant: str | None = None) -> Session:
+               tenant: str | None = None, metadata: Mapping[str, Any] | None = None) -> Session:
         """A new session in status ``created`` (``SessionExistsError`` if the id is taken) whose
-        ``owner`` and ``tenant`` read back as given (never changed after)."""
+        ``owner`` and ``tenant`` read back as given (never changed after), as does its own
+        ``metadata`` (a JSON object; empty if not given) until ``update_metadata``."""
+        ...
+
+    def update_metadata(self, thread_id: str, metadata: Mapping[str, Any], now: float) -> Session:
+        """Merge ``metadata`` into the thread's own (each key replaces the one of its name, as
+        LangGraph's thread PATCH does) and mark the thread updated at ``now``; the session after."""
         ...
 
     def get(self, thread_id: str) -> Session:

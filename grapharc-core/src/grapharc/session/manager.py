@@ -217,12 +217,16 @@ class SessionManager:
     # -- sync turns ------------------------------------------------------------------
 
     def create(self, graph: str, *, thread_id: str | None = None, owner: str | None = None,
-               tenant: str | None = None) -> Session:
+               tenant: str | None = None, metadata: Mapping[str, Any] | None = None) -> Session:
         """A new session of the registered ``graph``, not yet run; a server records its ``owner`` (the
-        user who created it) and their ``tenant``."""
+        user who created it) and their ``tenant``, and the thread's own ``metadata``."""
         self.graphs.get(graph)
-        whose = {"owner": owner, "tenant": tenant} if owner is not None or tenant is not None else {}
-        return self.store.create(thread_id or uuid4().hex[:12], graph, self.clock(), **whose)
+        return self.store.create(thread_id or uuid4().hex[:12], graph, self.clock(), owner=owner,
+                                 tenant=tenant, metadata=metadata)
+
+    def update_metadata(self, thread_id: str, metadata: Mapping[str, Any]) -> Session:
+        """Merge ``metadata`` into the thread's own metadata; the session after."""
+        return self.store.update_metadata(thread_id, metadata, self.clock())
 
     def start(self, graph: str, input: Mapping[str, Any] | None = None, *, thread_id: str | None = None,
               on_update: OnUpdate | None = None) -> Session:

@@ -146,6 +146,8 @@ class Session:
     before threads recorded it."""
     tenant: str | None = None
     """The tenant its owner belonged to when it was created (None: none)."""
+    metadata: dict[str, Any] = field(default_factory=dict)
+    """The thread's own metadata: what a client set at its creation and merged in since."""
 
     def lease_live(self, now: float) -> bool:
         """True while a runner holds a lease that has not expired."""
@@ -167,4 +169,5 @@ class Session:
             "last_node": self.last_node, "last_step": self.last_step,
             "holds": [hold.to_dict() for hold in self.holds],
             "damaged": self.damaged, "owner": self.owner, "tenant": self.tenant,
+            "metadata": self.metadata,
         }

@@ -14,7 +14,7 @@ so a write fenced by a lease checks its token in the transaction that writes.
 from __future__ import annotations
 
 import builtins  # `builtins.list` in annotations: the class below has a method named `list`
-from collections.abc import Iterable, Mapping
+from collections.abc import Callable, Iterable, Mapping
 from typing import Any
 from uuid import uuid4
 
@@ -68,13 +68,14 @@ class SqlSessionStore(SqlSignIns):
     # -- sessions --------------------------------------------------------------------
 
     def create(self, thread_id: str, graph: str, now: float, *, owner: str | None = None,
-               tenant: str | None = None) -> Session:
-        """A new session in status ``created``, of ``owner`` (and their ``tenant``) if given."""
+               tenant: str | None = None, metadata: Mapping[str, Any] | None = None) -> Session:
+        """A new session in status ``created``, of ``owner`` (and their ``tenant``) if given, with
+        its own ``metadata``."""
         with self._write() as conn:
             created = self._run(
                 conn, "INSERT INTO {sessions} (thread_id, graph, status, created_at, updated_at, owner, "
-                "tenant) VALUES (?, ?, ?, ?, ?, ?, ?) ON CONFLICT DO NOTHING",
-                (thread_id, graph, CREATED, now, now, owner, tenant))
+                "tenant, metadata) VALUES (?, ?, ?, ?, ?, ?, ?, ?) ON CONFLICT DO NOTHING",
+                (thread_id, graph, CREATED, now, now, owner, tenant, self._encode(dict(metadata or {}))))
             if created.rowcount != 1:
                 raise SessionExistsError(f"a session with thread id {thread_id!r} already exists",
                                          hint="leave out the thread id to get a fresh one")
@@ -89,7 +90,16 @@ class SqlSessionStore(SqlSignIns):
             holds = self._approvals(conn, "WHERE thread_id = ? AND state = ?", (thread_id, OPEN))
             last = self._run(conn, "SELECT node, step FROM {audit} WHERE thread_id = ? AND kind = 'node' "
                                    "ORDER BY step DESC, seq DESC LIMIT 1", (thread_id,)).fetchone()
-        return _session(row, holds, last)
+        return _session(row, holds, last, self._decode)
+
+    def update_metadata(self, thread_id: str, metadata: Mapping[str, Any], now: float) -> Session:
+        """Merge ``metadata`` into the thread's own (its keys replace those of the same name)."""
+        with self._write() as conn:
+            row = self._row(conn, thread_id, self.LOCK)
+            merged = {**_own_metadata(row, self._decode), **metadata}
+            self._run(conn, "UPDATE {sessions} SET metadata = ?, updated_at = ? WHERE thread_id = ?",
+                      (self._encode(merged), now, thread_id))
+        return self.get(thread_id)
 
     def list(self, status: str | None = None) -> builtins.list[Session]:
         """Every session (or those in ``status``), most recently changed first."""
@@ -104,7 +114,8 @@ class SqlSessionStore(SqlSignIns):
                 conn, "SELECT a.thread_id, a.node, a.step FROM {audit} AS a JOIN (SELECT thread_id, "
                 "MAX(step) AS step FROM {audit} WHERE kind = 'node' GROUP BY thread_id) AS m "
                 "ON a.thread_id = m.thread_id AND a.step = m.step WHERE a.kind = 'node' ORDER BY a.seq")}
-        return [_session(row, holds.get(row["thread_id"], []), last.get(row["thread_id"])) for row in rows]
+        return [_session(row, holds.get(row["thread_id"], []), last.get(row["thread_id"]), self._decode)
+                for row in rows]
 
     # -- leases ----------------------------------------------------------------------
 
@@ -393,8 +404,10 @@ class SqlSessionStore(SqlSignIns):
         for table in ("{approvals}", "{events}", "{audit}"):
             self._run(conn, f"DELETE FROM {table} WHERE thread_id = ?", (thread_id,))  # noqa: S608 -- identifiers are GraphARC's own constants; values are bound
 
-def _session(row: Row, holds: builtins.list[Approval], last: Row | None) -> Session:
-    """A session from its row; times no calendar holds are flagged in ``damaged``, not raised."""
+def _session(row: Row, holds: builtins.list[Approval], last: Row | None,
+             decode: Callable[[Any], Any]) -> Session:
+    """A session from its row (``decode`` reads its JSON metadata); times no calendar holds are
+    flagged in ``damaged``, not raised."""
     return Session(
         damaged=unreadable_times(created_at=row["created_at"], updated_at=row["updated_at"],
                                  lease_expires_at=row["lease_expires_at"]),
@@ -403,4 +416,10 @@ def _session(row: Row, holds: builtins.list[Approval], last: Row | None) -> Sess
         lease_expires_at=row["lease_expires_at"], outcome=row["outcome"], error=row["error"],
         last_node=last["node"] if last else None, last_step=last["step"] if last else None,
         holds=tuple(holds), owner=row["owner"], tenant=row["tenant"],
+        metadata=_own_metadata(row, decode),
     )
+
+
+def _own_metadata(row: Row, decode: Callable[[Any], Any]) -> dict[str, Any]:
+    """The thread's own metadata in its row (none for a thread made before threads kept it)."""
+    return dict(decode(row["metadata"])) if row["metadata"] is not None else {}

@@ -12,7 +12,8 @@ stays with each: the SQL of the triggers that enforce the audit trail's rule.
 migrations 1 and 3), which existing databases hold: a change needs a migration in each dialect, not
 an edit there (tests compare the schema the rendered DDL makes with the released DDL's). The one
 change since, ``OWNERS_AND_SIGN_INS`` (who created each thread, and the server's sign-in records),
-is described below and applied as SQLite's schema 2 and PostgreSQL's migration 4.
+is described below and applied as SQLite's schema 2 and PostgreSQL's migration 4; the next,
+``THREAD_METADATA`` (a thread's own JSON metadata), as SQLite's schema 3 and PostgreSQL's migration 5.
 
 Rendered here rather than by SQLAlchemy Core's ``CreateTable``: core does not depend on
 SQLAlchemy, and the released DDL must come out as it was (SQLite even keeps each statement's
@@ -251,3 +252,7 @@ OWNERS_AND_SIGN_INS = Change(
 )
 """Who created each thread and their tenant (NULL for a thread created before, or without a user:
 the CLI's), and the sign-in records: SQLite's schema 2, PostgreSQL's migration 4."""
+
+THREAD_METADATA = Change(columns=(("sessions", Column("metadata", Type.JSON)),))
+"""A thread's own metadata, a JSON object a client sets and merges into (NULL for a thread created
+before, read as empty): SQLite's schema 3, PostgreSQL's migration 5."""

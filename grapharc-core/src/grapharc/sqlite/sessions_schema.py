@@ -2,14 +2,21 @@
 keep the audit trail append-only.
 
 The tables, their columns and indexes are ``grapharc.session.tables``'s (schema 1, then schema 2:
-who created each thread, and the sign-in records), written with
+who created each thread, and the sign-in records; schema 3: each thread's own metadata), written with
 ``grapharc.sqlite.database.SQLITE``. The audit trail's rule (``AUDIT_TRAIL``: UPDATE refused
 always, DELETE while its session exists) is enforced here with SQLite's own triggers.
 """
 
 from __future__ import annotations
 
-from grapharc.session.tables import AUDIT_TRAIL, OWNERS_AND_SIGN_INS, SESSION_TABLES, AppendOnly, ddl
+from grapharc.session.tables import (
+    AUDIT_TRAIL,
+    OWNERS_AND_SIGN_INS,
+    SESSION_TABLES,
+    THREAD_METADATA,
+    AppendOnly,
+    ddl,
+)
 from grapharc.sqlite.database import SQLITE
 
 SCHEMA_VERSION = "1"
@@ -33,5 +40,5 @@ END;
 
 SCHEMA = ddl(SESSION_TABLES, SQLITE) + append_only(AUDIT_TRAIL)
 
-MIGRATIONS = (("2", OWNERS_AND_SIGN_INS.statements(SQLITE)),)
+MIGRATIONS = (("2", OWNERS_AND_SIGN_INS.statements(SQLITE)), ("3", THREAD_METADATA.statements(SQLITE)))
 """Each later version of the session store's schema, with the statements that make it from the one before."""

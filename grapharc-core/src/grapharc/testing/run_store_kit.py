@@ -22,7 +22,7 @@ import pytest
 
 from grapharc.errors import GraphARCError
 from grapharc.runs.contracts import RunStore
-from grapharc.runs.errors import RunError, ThreadBusyError, UnknownRunError
+from grapharc.runs.errors import RunError, RunInFlightError, ThreadBusyError, UnknownRunError
 from grapharc.runs.records import (
     ENQUEUE,
     ERROR,
@@ -220,13 +220,47 @@ class RunStoreConformance(StoreKit[RunStore]):
             store.get("t1", run.run_id)
         assert store.claim_next("w1", 2.0, TTL, GRAPHS) is None
 
-    def test_a_run_deleted_is_gone_and_frees_its_thread(self, store: RunStore) -> None:
+    def test_a_running_run_rolled_back_is_deleted_and_frees_its_thread(self, store: RunStore) -> None:
         run = store.add(new_run("t1"), exclusive=True)
         store.claim_next("w1", 1.0, TTL, GRAPHS)
         behind = store.add(new_run("t1"), exclusive=False)
-        store.delete("t1", run.run_id)
+        store.delete("t1", run.run_id, rolled_back=True)
         assert store.of_thread("t1") == [behind]
         assert store.claim_next("w1", 2.0, TTL, GRAPHS).run_id == behind.run_id  # type: ignore[union-attr]
+
+    def test_a_run_not_before_a_time_is_claimed_only_from_then_and_holds_its_threads_queue(
+            self, store: RunStore) -> None:
+        later = store.add(new_run("t1", not_before=10.0), exclusive=False)
+        behind = store.add(new_run("t1"), exclusive=False)
+        other = store.add(new_run("t2"), exclusive=False)
+        assert store.get("t1", later.run_id).not_before == 10.0
+        assert store.claim_next("w1", 9.0, TTL, GRAPHS) == store.get("t2", other.run_id)  # t1's first waits
+        assert store.claim_next("w1", 9.0, TTL, GRAPHS) is None  # and the run behind it with it
+        assert store.claim_next("w1", 10.0, TTL, GRAPHS) == store.get("t1", later.run_id)
+        assert store.get("t1", behind.run_id).status == PENDING
+
+    def test_unended_runs_of_every_thread_are_listed_by_status_oldest_first(self, store: RunStore) -> None:
+        running = store.add(new_run("t1"), exclusive=True)
+        store.claim_next("w1", 1.0, TTL, GRAPHS)
+        pending = store.add(new_run("t2"), exclusive=True)
+        ended = store.add(new_run("t3"), exclusive=True)
+        store.request_cancel("t3", ended.run_id, 2.0)
+        assert [r.run_id for r in store.unended()] == [running.run_id, pending.run_id]
+        assert [r.run_id for r in store.unended((PENDING,))] == [pending.run_id]
+        assert [r.run_id for r in store.unended((RUNNING,))] == [running.run_id]
+
+    def test_only_an_ended_run_is_deleted(self, store: RunStore) -> None:
+        run = store.add(new_run("t1"), exclusive=True)
+        with pytest.raises(RunInFlightError, match="is pending; only an ended run can be deleted"):
+            store.delete("t1", run.run_id)
+        store.claim_next("w1", 1.0, TTL, GRAPHS)
+        with pytest.raises(RunInFlightError, match="is running"):
+            store.delete("t1", run.run_id)
+        assert store.finish(run.run_id, "w1", SUCCESS, 2.0, end_seq=3)
+        with pytest.raises(UnknownRunError):
+            store.delete("t2", run.run_id)  # not that thread's
+        store.delete("t1", run.run_id)
+        assert store.of_thread("t1") == []
         with pytest.raises(UnknownRunError):
             store.delete("t1", run.run_id)
 

@@ -82,6 +82,7 @@ class SessionStoreConformance(SessionLeaseConformance, SessionApprovalConformanc
             lambda: claim(store, "nope", 1.0),
             lambda: store.claim_recovery("nope", runner="r", ttl=TTL, now=1.0),
             lambda: store.post_event("nope", "note", {}, 1.0),
+            lambda: store.update_metadata("nope", {"a": 1}, 1.0),
         ]
         for call in calls:
             with pytest.raises(UnknownSessionError, match="nope"):
@@ -261,6 +262,17 @@ class SessionStoreConformance(SessionLeaseConformance, SessionApprovalConformanc
         assert (store.get("nobodys").owner, store.get("nobodys").tenant) == (None, None)
         assert {s.thread_id: s.owner for s in store.list()} == {"mine": "alice", "nobodys": None}
         assert store.audit("mine")[0].detail == {"graph": GRAPH, "owner": "alice", "tenant": "acme"}
+
+    def test_a_threads_own_metadata_reads_back_and_merges_key_by_key(self, store: SessionStore) -> None:
+        asked = {"user": "東京", "tags": ["a", {"b": None}], "n": 1.5, "deep": {"x": {"y": True}}}
+        store.create("meta", GRAPH, 5.0, metadata=asked)
+        store.create("bare", GRAPH, 6.0)
+        assert (store.get("meta").metadata, store.get("bare").metadata) == (asked, {})
+        merged = store.update_metadata("meta", {"n": 2, "deep": {"z": 0}, "new": "yes"}, 9.0)
+        assert merged.metadata == {"user": "東京", "tags": ["a", {"b": None}], "n": 2, "deep": {"z": 0},
+                                   "new": "yes"}
+        assert merged.updated_at == 9.0 and store.get("meta") == merged
+        assert {s.thread_id: s.metadata for s in store.list()}["meta"] == merged.metadata
 
     # -- sign-in records (a store that keeps them: SignInRecords) -------------------------
 

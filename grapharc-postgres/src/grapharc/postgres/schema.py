@@ -18,11 +18,12 @@ import psycopg
 
 from grapharc.postgres.errors import PostgresStoreError, said
 from grapharc.postgres.migration_lock import migrating
-from grapharc.runs.tables import LIVE_LOG_TABLES, RUN_TABLES
+from grapharc.runs.tables import LIVE_LOG_TABLES, NOT_BEFORE, RUN_TABLES
 from grapharc.session.tables import (
     AUDIT_TRAIL,
     OWNERS_AND_SIGN_INS,
     SESSION_TABLES,
+    THREAD_METADATA,
     AppendOnly,
     DdlDialect,
     Type,
@@ -88,11 +89,14 @@ CREATE TRIGGER grapharc_trace_notifies AFTER INSERT ON grapharc_trace_events REF
     (3, "runs and the run queue", ddl(RUN_TABLES, POSTGRES)),
     (4, "who created each thread, and the server's sign-in records",
      "\n".join(OWNERS_AND_SIGN_INS.statements(POSTGRES)) + "\n"),
+    (5, "each thread's own metadata, and a run's not-before time",
+     "\n".join([*THREAD_METADATA.statements(POSTGRES), *NOT_BEFORE.statements(POSTGRES)]) + "\n"),
     (6, "the runs' live event logs", ddl(LIVE_LOG_TABLES, POSTGRES)),
 )
 """Each migration: its version, what it adds, its SQL. The session tables (1), the run table (3),
-the thread owners with the sign-in records (4) and the runs' live event logs (6) are core's
-descriptions; the trace events and the notifications (2) are PostgreSQL's alone."""
+the thread owners with the sign-in records (4), the threads' metadata with the runs' not-before
+times (5) and the runs' live event logs (6) are core's descriptions; the trace events and the
+notifications (2) are PostgreSQL's alone."""
 
 CHANNELS = ("grapharc_audit", "grapharc_trace")
 """What the triggers notify after each INSERT statement into the audit trail and the trace events:

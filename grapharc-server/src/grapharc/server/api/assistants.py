@@ -74,3 +74,30 @@ def get_graph(assistant_id: str, ctx: Context, xray: bool | int = False) -> dict
     compiled = ctx.manager.graphs.compiled(assistant_id, None)  # compiled once per graph, kept
     drawn: dict[str, Any] = compiled.inner.get_graph(xray=xray).to_json()
     return drawn
+
+
+@router.get("/{assistant_id}/subgraphs")
+@router.get("/{assistant_id}/subgraphs/{namespace}")
+def get_subgraphs(assistant_id: str, ctx: Context, namespace: str | None = None,
+                  recurse: bool = False) -> dict[str, Any]:
+    """The graph's subgraphs (a node that is itself a compiled graph) by namespace, each with its
+    schemas, as LangGraph's ``get_subgraphs`` finds them: those of ``namespace`` only if given,
+    their own subgraphs too with ``recurse``. A graph with none answers an empty object."""
+    compiled = ctx.manager.graphs.compiled(assistant_id, None)
+    return {name: _schemas(name, subgraph)
+            for name, subgraph in compiled.inner.get_subgraphs(namespace=namespace, recurse=recurse)}
+
+
+def _schemas(name: str, graph: Any) -> dict[str, Any]:
+    """A subgraph's schemas as the SDK reads them (null where JSON Schema cannot describe one)."""
+    def schema(read: Any) -> dict[str, Any] | None:
+        try:
+            found: dict[str, Any] = read()
+        except (PydanticUserError, TypeError, ValueError):
+            return None
+        return found
+
+    input_schema = schema(graph.get_input_jsonschema)
+    return {"graph_id": name, "input_schema": input_schema, "state_schema": input_schema,
+            "output_schema": schema(graph.get_output_jsonschema), "config_schema": None,
+            "context_schema": schema(graph.get_context_jsonschema)}

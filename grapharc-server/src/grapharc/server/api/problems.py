@@ -21,6 +21,7 @@ PROBLEM_TYPE = "application/problem+json"
 _STATUS: tuple[tuple[type[GraphARCError], int], ...] = (
     (run_errors.UnknownRunError, 404),
     (run_errors.ThreadBusyError, 409),
+    (run_errors.RunInFlightError, 409),
     (session_errors.UnknownSessionError, 404),
     (session_errors.UnknownGraphError, 404),
     (session_errors.UnknownApprovalError, 404),

@@ -39,7 +39,13 @@ from grapharc.runs.records import (
 from grapharc.server.api import shapes
 from grapharc.server.api.budgets import BudgetRequest, run_budget
 from grapharc.server.api.context import ApiContext, api
-from grapharc.server.api.guards import Caller, ReadableOrNewThread, ReadableThread, require_run
+from grapharc.server.api.guards import (
+    Caller,
+    ReadableOrNewThread,
+    ReadableThread,
+    require_delete,
+    require_run,
+)
 from grapharc.server.api.live import SUBGRAPHS
 from grapharc.server.api.problems import ApiProblem
 from grapharc.server.api.streaming import (
@@ -56,6 +62,8 @@ from grapharc.session.records import DECISIONS, OPEN, PAUSED, Approval, Session
 from grapharc.stores import offload
 
 router = APIRouter(prefix="/threads/{thread_id}/runs", tags=["runs"])
+MAX_AFTER_SECONDS = 366 * 24 * 3600.0
+"""The longest a run may be put off (``after_seconds``): a year and a day."""
 Context = Annotated[ApiContext, Depends(api)]
 LastEventId = Annotated[str | None, Header(alias="Last-Event-ID")]
 
@@ -82,6 +90,7 @@ class RunCreate(BaseModel):
     on_disconnect: Literal["cancel", "continue"] = "continue"
     if_not_exists: Literal["reject", "create"] = "reject"
     budget: BudgetRequest | None = None
+    after_seconds: float | None = Field(default=None, ge=0, le=MAX_AFTER_SECONDS)
 
 
 @router.post("", dependencies=[ReadableOrNewThread])
@@ -141,7 +150,7 @@ async def cancel_run(thread_id: str, run_id: str, ctx: Context, user: Caller, wa
     if user is not None:
         require_run(user, (await offload.to_thread(ctx.runs.get, thread_id, run_id)).assistant_id)
     run = await offload.to_thread(partial(ctx.runs.request_cancel, thread_id, run_id, ctx.manager.clock(),
-                                          by=_who(user), action=action))
+                                          by=who(user), action=action))
     ctx.worker.wake()
     if wait:
         try:
@@ -149,6 +158,16 @@ async def cancel_run(thread_id: str, run_id: str, ctx: Context, user: Caller, wa
         except UnknownRunError:  # rolled back: deleted once its turn ended
             return Response(status_code=204)
     return JSONResponse(shapes.run(run))
+
+
+@router.delete("/{run_id}", status_code=204, dependencies=[ReadableThread])
+async def delete_run(thread_id: str, run_id: str, ctx: Context, user: Caller) -> Response:
+    """Delete an ended run's record (409 while it is pending or running; the thread's audit trail
+    keeps its entries); a caller who may delete the thread may."""
+    if user is not None:
+        require_delete(user, await offload.to_thread(ctx.manager.get, thread_id))
+    await offload.to_thread(ctx.runs.delete, thread_id, run_id)
+    return Response(status_code=204)
 
 
 @router.get("/{run_id}/join", dependencies=[ReadableThread])
@@ -215,15 +234,16 @@ async def queue(ctx: ApiContext, thread_id: str, body: RunCreate, user: User | N
                     request=request, created_at=now,
                     updated_at=now, stream_modes=tuple(stream_modes(body.stream_mode)),
                     budget=run_budget(body.budget, ctx.ceiling), multitask_strategy=body.multitask_strategy,
-                    metadata=body.metadata or {})
+                    metadata=body.metadata or {},
+                    not_before=None if body.after_seconds is None else now + body.after_seconds)
     added = await offload.to_thread(ctx.runs.add, run, exclusive=exclusive)
     if body.multitask_strategy in (INTERRUPT, ROLLBACK):
-        await offload.to_thread(_cancel_before, ctx, added, _who(user))
+        await offload.to_thread(_cancel_before, ctx, added, who(user))
     ctx.worker.wake()
     return added
 
 
-def _who(user: User | None) -> str:
+def who(user: User | None) -> str:
     """Who asks, as the audit trail names them: the token's user, else ``api``."""
     return user.name if user is not None else "api"
 
@@ -300,6 +320,17 @@ def _answer(session: Session, resume: str | dict[str, Any], now: float,
         raise ApiProblem(409, f"approval {approval.approval_id} has expired",
                          hint="the thread cannot be carried on by this approval")
     return approval, str(decision), decider
+
+
+def check_start(ctx: ApiContext, body: RunCreate, user: User | None) -> None:
+    """Refuse, before anything is written, a run starting a turn that ``queue`` would refuse on any
+    new thread: an unknown graph or one ``user`` may not run, a stream mode or budget out of bounds,
+    input that does not fit the graph's state (a batch checks every run before it queues one)."""
+    graph = ctx.manager.graphs.get(body.assistant_id)
+    require_run(user, graph.name)
+    stream_modes(body.stream_mode)
+    run_budget(body.budget, ctx.ceiling)
+    _check_input(ctx, graph.name, body.input or {})
 
 
 def _check_input(ctx: ApiContext, graph: str, values: dict[str, Any]) -> None:

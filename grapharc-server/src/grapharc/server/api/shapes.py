@@ -7,6 +7,7 @@ from typing import Any
 
 from grapharc.runs.records import RunRecord
 from grapharc.server.api.encoding import json_value
+from grapharc.server.api.metadata import contains
 from grapharc.session.records import (
     COMPLETED,
     CREATED,
@@ -47,14 +48,16 @@ def thread(session: Session, values: dict[str, Any] | None = None) -> dict[str, 
 
 
 def thread_metadata(session: Session) -> dict[str, Any]:
-    """A thread's metadata: its graph, GraphARC's status word and the outcome (all a thread keeps)."""
-    return {"graph_id": session.graph, "grapharc_status": session.status, "outcome": session.outcome}
+    """A thread's metadata: the thread's own (what clients set), then GraphARC's read-only keys:
+    its graph, GraphARC's status word and the outcome."""
+    return {**session.metadata, "graph_id": session.graph, "grapharc_status": session.status,
+            "outcome": session.outcome}
 
 
 def holds_metadata(metadata: dict[str, Any], wanted: dict[str, Any] | None) -> bool:
-    """Whether a thread's or assistant's ``metadata`` holds every pair of ``wanted`` (LangGraph's
-    metadata filter; a key it does not keep matches nothing)."""
-    return all(key in metadata and metadata[key] == value for key, value in (wanted or {}).items())
+    """Whether a thread's or assistant's ``metadata`` contains ``wanted`` (LangGraph's metadata
+    filter, JSONB containment: a key it does not keep matches nothing)."""
+    return contains(metadata, wanted or {})
 
 
 RUN_FIELDS = ("run_id", "thread_id", "assistant_id", "created_at", "updated_at", "status", "metadata",

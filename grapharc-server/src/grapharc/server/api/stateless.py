@@ -39,23 +39,23 @@ class StatelessRunCreate(RunCreate):
 
 @router.post("")
 async def create_stateless_run(body: StatelessRunCreate, ctx: Context, user: Caller) -> dict[str, Any]:
-    return shapes.run(await _queue_on_new_thread(ctx, body, user))
+    return shapes.run(await queue_on_new_thread(ctx, body, user))
 
 
 @router.post("/wait")
 async def wait_stateless_run(body: StatelessRunCreate, ctx: Context, user: Caller) -> dict[str, Any]:
-    run = await ended(ctx, await _queue_on_new_thread(ctx, body, user))
+    run = await ended(ctx, await queue_on_new_thread(ctx, body, user))
     return await final_values(ctx, run.thread_id)
 
 
 @router.post("/stream")
 async def stream_stateless_run(body: StatelessRunCreate, ctx: Context, user: Caller) -> EventSourceResponse:
     modes = stream_modes(body.stream_mode)
-    run = await _queue_on_new_thread(ctx, body, user)
+    run = await queue_on_new_thread(ctx, body, user)
     return sse_response(ctx, run, modes, None, cancel_on_disconnect=body.on_disconnect == "cancel")
 
 
-async def _queue_on_new_thread(ctx: Context, body: StatelessRunCreate, user: User | None) -> RunRecord:
+async def queue_on_new_thread(ctx: Context, body: StatelessRunCreate, user: User | None) -> RunRecord:
     """Create the run's thread and queue the run there; a request refused on the way (a command,
     bad input or stream mode, a budget above the ceiling) leaves no thread behind."""
     if body.command is not None:

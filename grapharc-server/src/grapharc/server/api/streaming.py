@@ -125,6 +125,12 @@ def sse_response(ctx: ApiContext, run: RunRecord, modes: list[str], cursor: Curs
                                headers={"Location": location, "Content-Location": location})
 
 
+def run_events(ctx: ApiContext, run: RunRecord, modes: list[str]) -> AsyncIterator[dict[str, Any]]:
+    """The run's events in ``modes`` from its start to its ``end``, as its own stream sends them (a
+    thread's stream sends each of its runs' in turn: ``grapharc.server.api.thread_stream``)."""
+    return _events(ctx, run, modes, None, False, 0)
+
+
 def poll_seconds(run: RunRecord, here: str) -> float:
     """How long a reader of ``run`` waits before reading it again unwoken: ``LOCAL_POLL_SECONDS``
     while the worker ``here`` (this process's) runs it, else ``POLL_SECONDS`` (a pending run may be

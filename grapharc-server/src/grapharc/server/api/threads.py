@@ -10,14 +10,17 @@ from __future__ import annotations
 import contextlib
 import json
 import uuid
+from collections.abc import Callable
 from functools import partial
 from typing import Annotated, Any, Literal
 
-from fastapi import APIRouter, Depends, Response
+from fastapi import APIRouter, Depends, Header, Response
+from fastapi.responses import JSONResponse
 from pydantic import BaseModel, ConfigDict, Field
 
-from grapharc.server.api import shapes
+from grapharc.server.api import metadata, shapes
 from grapharc.server.api.context import ApiContext, api
+from grapharc.server.api.encoding import json_value
 from grapharc.server.api.guards import Caller, ReadableThread, require_delete, require_run
 from grapharc.server.api.problems import ApiProblem
 from grapharc.server.auth import User
@@ -36,8 +39,7 @@ _SEARCH_STATUS = {"idle": ("created", "completed", "rejected"), "busy": ("runnin
 
 class ThreadCreate(BaseModel):
     """POST /threads: a thread of a registered graph (``metadata.graph_id``, as the SDK sends it),
-    optionally with its id. A thread keeps no other metadata, so other keys are refused rather than
-    dropped."""
+    optionally with its id; the rest of ``metadata`` is the thread's own (``api.metadata``)."""
 
     model_config = ConfigDict(extra="forbid")
     thread_id: str | None = Field(default=None, pattern=r"^[A-Za-z0-9_.:-]{1,128}$")
@@ -46,19 +48,33 @@ class ThreadCreate(BaseModel):
 
 
 class ThreadCount(BaseModel):
-    """POST /threads/count: threads of a LangGraph status word (or GraphARC's) whose metadata holds
-    every pair of ``metadata`` (a thread's metadata: ``graph_id``, ``grapharc_status``, ``outcome``)."""
+    """POST /threads/count: threads of a LangGraph status word (or GraphARC's) whose metadata (the
+    thread's own, and ``graph_id``, ``grapharc_status``, ``outcome``) contains ``metadata`` and whose
+    current state contains ``values`` (JSONB containment, as LangGraph's server matches them)."""
 
     model_config = ConfigDict(extra="forbid")
     status: str | None = None
     metadata: dict[str, Any] | None = None
+    values: dict[str, Any] | None = None
 
 
 class ThreadSearch(ThreadCount):
-    """POST /threads/search: as ``ThreadCount`` chooses, newest first, paged."""
+    """POST /threads/search: as ``ThreadCount`` chooses and only those of ``ids`` if given, most
+    recently changed first unless ``sort_by`` names the order (``sort_order``: desc by default),
+    paged."""
 
+    ids: list[str] | None = Field(default=None, max_length=1000)
+    sort_by: Literal["thread_id", "status", "created_at", "updated_at"] | None = None
+    sort_order: Literal["asc", "desc"] = "desc"
     limit: int = Field(default=10, ge=1, le=1000)
     offset: int = Field(default=0, ge=0)
+
+
+class ThreadPatch(BaseModel):
+    """PATCH /threads/{id}: metadata merged into the thread's own, key by key."""
+
+    model_config = ConfigDict(extra="forbid")
+    metadata: dict[str, Any]
 
 
 class CheckpointRef(BaseModel):
@@ -112,12 +128,7 @@ class EventPost(BaseModel):
 @router.post("")
 async def create_thread(body: ThreadCreate, ctx: Context, user: Caller) -> dict[str, Any]:
     named = (body.metadata or {}).get("graph_id")
-    others = sorted(set(body.metadata or {}) - {"graph_id"})
-    if others:
-        raise ApiProblem(422, f"a thread keeps no metadata but graph_id; this request also sets: "
-                              f"{', '.join(others)}",
-                         hint="keep it in the graph's state (a run's input) or in a run's metadata, which "
-                              "runs keep")
+    own = metadata.client_metadata(body.metadata or {}, allowed=("graph_id",))
     graph = named or (ctx.graph_names()[0] if len(ctx.graph_names()) == 1 else None)
     if not isinstance(graph, str):
         raise ApiProblem(422, "metadata.graph_id is needed: this server has more than one graph registered",
@@ -129,8 +140,23 @@ async def create_thread(body: ThreadCreate, ctx: Context, user: Caller) -> dict[
             return shapes.thread(_readable(await offload.to_thread(ctx.manager.get, thread_id), user))
     session = await offload.to_thread(partial(ctx.manager.create, graph, thread_id=thread_id,
                                               owner=user.name if user else None,
-                                              tenant=user.tenant if user else None))
+                                              tenant=user.tenant if user else None, metadata=own))
     return shapes.thread(session)
+
+
+@router.patch("/{thread_id}", dependencies=[ReadableThread])
+async def update_thread(thread_id: str, body: ThreadPatch, ctx: Context, user: Caller,
+                        prefer: Annotated[str, Header()] = "") -> Response:
+    """Merge ``metadata`` into the thread's own (a caller who may run its graph may); the thread, or
+    nothing with ``Prefer: return=minimal``."""
+    session = await offload.to_thread(ctx.manager.get, thread_id)
+    require_run(user, session.graph)
+    given = metadata.client_metadata(body.metadata)
+    metadata.check_size({**session.metadata, **given})
+    session = await offload.to_thread(ctx.manager.update_metadata, thread_id, given)
+    if "return=minimal" in prefer:
+        return Response(status_code=204)
+    return JSONResponse(shapes.thread(session))
 
 
 def _readable(session: Session, user: User | None) -> Session:
@@ -145,7 +171,18 @@ def _readable(session: Session, user: User | None) -> Session:
 @router.post("/search")
 async def search_threads(body: ThreadSearch, ctx: Context, user: Caller) -> list[dict[str, Any]]:
     found = await _matching(body, ctx, user)
+    if body.ids is not None:
+        wanted = set(body.ids)
+        found = [s for s in found if s.thread_id in wanted]
+    if body.sort_by is not None:
+        found.sort(key=_SORT_KEYS[body.sort_by], reverse=body.sort_order == "desc")
     return [shapes.thread(s) for s in found[body.offset:body.offset + body.limit]]
+
+
+_SORT_KEYS: dict[str, Callable[[Session], Any]] = {
+    "thread_id": lambda s: s.thread_id, "created_at": lambda s: s.created_at,
+    "updated_at": lambda s: s.updated_at, "status": lambda s: shapes.thread(s)["status"]}
+"""How a search's ``sort_by`` orders the threads (``status``: by LangGraph's status word)."""
 
 
 @router.post("/count")
@@ -161,8 +198,20 @@ async def _matching(body: ThreadCount, ctx: Context, user: User | None) -> list[
                          hint=f"use one of: {', '.join([*_SEARCH_STATUS, *STATUSES])}")
     wanted = _SEARCH_STATUS.get(body.status or "", (body.status,) if body.status else None)
     sessions = access.readable(user, await offload.to_thread(ctx.manager.list))
-    return [s for s in sessions if (wanted is None or s.status in wanted)
-            and shapes.holds_metadata(shapes.thread_metadata(s), body.metadata)]
+    chosen = [s for s in sessions if (wanted is None or s.status in wanted)
+              and shapes.holds_metadata(shapes.thread_metadata(s), body.metadata)]
+    if body.values is None:
+        return chosen
+    return await offload.to_thread(_holding_values, ctx.manager, chosen, body.values)
+
+
+def _holding_values(manager: SessionManager, sessions: list[Session],
+                    values: dict[str, Any]) -> list[Session]:
+    """The ``sessions`` whose current state contains ``values`` (in one trip to a thread); a thread
+    whose graph is not registered here has no state to read, so it matches nothing."""
+    graphs = set(manager.graphs.names())
+    return [s for s in sessions if s.graph in graphs
+            and metadata.contains(json_value(manager.values(s.thread_id)), values)]
 
 
 @router.get("/{thread_id}", dependencies=[ReadableThread])

@@ -286,7 +286,7 @@ class RunWorker:
         """Record how the run ended and the seq its part of the trace ends at (after ``begun``); a
         run rolled back is deleted instead, as LangGraph deletes it (the trail keeps the cancel)."""
         if rolled_back:
-            self.runs.delete(run.thread_id, run.run_id)
+            self.runs.delete(run.thread_id, run.run_id, rolled_back=True)
             return
         self.runs.finish(run.run_id, self.name, status, self.manager.clock(),
                          end_seq=self.last_seq(run.thread_id, begun), error=error)

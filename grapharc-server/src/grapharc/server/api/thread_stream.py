@@ -1,0 +1,118 @@
+"""``GET /threads/{id}/stream`` (the SDK's ``threads.join_stream``): a thread's runs as they come.
+
+The stream sends each run of the thread that is pending or running when it is joined, then each
+later one, in the order they run, and stays open until the client closes it (LangGraph's server
+does the same). What it sends of each run depends on ``stream_mode``:
+
+- ``run_modes`` (the default): what the run's own stream sends in the run's modes (``metadata``
+  naming it first), then ``run_done`` with its id and how it ended;
+- ``lifecycle``: only each run's ``metadata`` (it began) and ``run_done`` (it ended);
+- ``state_update``: the thread's state after each step (``values`` events), whatever the run's modes.
+
+Each event comes from the thread's durable trace, as a run's stream's do (``grapharc.server.api.streaming``),
+so runs executed by another worker are sent too; the stream looks for a new run when a run here
+begins or ends, and otherwise every ``IDLE_POLL_SECONDS``. A run's events carry their trace ids;
+the thread stream itself is not resumed by ``Last-Event-ID`` (rejoin a run's own stream for that).
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import json
+from collections.abc import AsyncIterator
+from typing import Annotated, Any
+
+from fastapi import APIRouter, Query
+from sse_starlette.sse import EventSourceResponse
+
+from grapharc.runs.records import RunRecord
+from grapharc.server.api.context import ApiContext
+from grapharc.server.api.guards import ReadableThread
+from grapharc.server.api.problems import ApiProblem
+from grapharc.server.api.runs import Context, LastEventId
+from grapharc.server.api.streaming import HEARTBEAT_SECONDS, run_events, stream_modes
+from grapharc.session.errors import UnknownSessionError
+from grapharc.stores import offload
+
+router = APIRouter(prefix="/threads", tags=["threads"])
+
+THREAD_MODES = ("run_modes", "lifecycle", "state_update")
+IDLE_POLL_SECONDS = 1.0
+"""How often a thread stream with no run to send looks for one a run here has not announced (a run
+queued or executed by another worker)."""
+RECENT_RUNS = 100
+"""How many of the thread's newest runs a look reads (runs older than these ran before)."""
+
+
+def thread_modes(requested: list[str] | None) -> set[str]:
+    """The thread stream modes asked (comma-separated or repeated; none or empty: ``run_modes``)."""
+    modes = {m.strip() for text in requested or [] for m in text.split(",") if m.strip()}
+    unknown = sorted(modes - set(THREAD_MODES))
+    if unknown:
+        raise ApiProblem(422, f"unknown thread stream mode(s): {', '.join(unknown)}",
+                         hint=f"a thread's stream takes {', '.join(THREAD_MODES)}")
+    return modes or {"run_modes"}
+
+
+@router.get("/{thread_id}/stream", dependencies=[ReadableThread])
+async def join_thread_stream(thread_id: str, ctx: Context, last_event_id: LastEventId = None,
+                             stream_mode: Annotated[list[str] | None, Query()] = None) -> EventSourceResponse:
+    modes = thread_modes(stream_mode)
+    if last_event_id:
+        raise ApiProblem(422, "a thread's stream is not resumed from an event id",
+                         hint="rejoin a run's own stream with it: GET /threads/{id}/runs/{run}/stream")
+    runs = await offload.to_thread(_recent, ctx, thread_id)  # 404 for an unknown thread
+    sent = {run.run_id for run in runs if run.ended}  # ended before the stream was joined
+    return EventSourceResponse(_thread_events(ctx, thread_id, modes, sent), ping=HEARTBEAT_SECONDS)
+
+
+def _recent(ctx: ApiContext, thread_id: str) -> list[RunRecord]:
+    """The thread's newest runs, oldest first (``UnknownSessionError`` for an unknown thread)."""
+    ctx.manager.get(thread_id)
+    return list(reversed(ctx.runs.of_thread(thread_id, limit=RECENT_RUNS)))
+
+
+async def _thread_events(ctx: ApiContext, thread_id: str, modes: set[str],
+                         sent: set[str]) -> AsyncIterator[dict[str, Any]]:
+    """Each run of the thread not in ``sent``, in turn, as ``modes`` says; open until the client goes
+    (or the thread is deleted)."""
+    while True:
+        woken = ctx.progress.changed(thread_id)
+        try:
+            recent = await offload.to_thread(_recent, ctx, thread_id)
+        except UnknownSessionError:
+            return
+        due = [run for run in recent if run.run_id not in sent]
+        if not due:
+            with contextlib.suppress(TimeoutError):
+                async with asyncio.timeout(IDLE_POLL_SECONDS):
+                    await woken.wait()
+            continue
+        run = due[0]
+        async for event in run_events(ctx, run, _run_modes(run, modes)):
+            if _sends(event["event"], modes):
+                yield event
+            if event["event"] == "end":
+                yield {"event": "run_done", "data": json.dumps({**json.loads(event["data"]),
+                                                                 "thread_id": thread_id})}
+        sent.add(run.run_id)
+
+
+def _run_modes(run: RunRecord, modes: set[str]) -> list[str]:
+    """The run stream modes to read ``run`` in: its own for ``run_modes``, ``values`` for
+    ``state_update`` (``lifecycle`` needs none of them, so it reads the cheapest: ``updates``)."""
+    wanted = set(run.stream_modes) if "run_modes" in modes else set()
+    if "state_update" in modes:
+        wanted.add("values")
+    return stream_modes(sorted(wanted) or ["updates"])
+
+
+def _sends(event: str, modes: set[str]) -> bool:
+    """Whether a run's event of kind ``event`` goes on a thread stream in ``modes`` (the run's ``end``
+    never does: ``run_done`` says it)."""
+    if event == "end":
+        return False
+    if event == "metadata":
+        return bool(modes & {"run_modes", "lifecycle"})
+    return "run_modes" in modes or (event == "values" and "state_update" in modes)
