@@ -22,7 +22,7 @@ if TYPE_CHECKING:
     from grapharc.session.approvals import Hold
     from grapharc.session.audit import NodeRun
     from grapharc.session.lease import Lease
-    from grapharc.session.records import Approval, AuditEntry, Event, Session
+    from grapharc.session.records import Answer, Approval, AuditEntry, Event, Session
 
 
 @runtime_checkable
@@ -92,8 +92,9 @@ class SessionStore(Protocol):
         ...
 
     def decide(self, thread_id: str, approval_id: str, decision: str, *, decider: str, now: float,
-               current: Hold | None, runner: str, ttl: float) -> Lease | None:
+               current: Hold | None, runner: str, ttl: float, answer: Answer | None = None) -> Lease | None:
         """Record a decision on a paused thread; a lease for ``runner`` when it was the last open hold.
+        ``answer``: the value a plain interrupt is answered with, kept on the ``decided`` entry.
 
         Refused without a write: another thread's approval (``ApprovalMismatchError``), a
         decided one (``AlreadyDecidedError``, or ``ThreadNotPausedError`` once the thread

@@ -45,7 +45,17 @@ from grapharc.session.errors import SessionError, SessionInputError, UnknownChec
 from grapharc.session.fencing import Leases, fence
 from grapharc.session.history import Window, snapshots
 from grapharc.session.lease import Lease
-from grapharc.session.records import APPROVED, DECLINED, Approval, AuditEntry, Event, Session
+from grapharc.session.records import (
+    APPROVED,
+    DECISIONS,
+    DECLINED,
+    GATE,
+    Answer,
+    Approval,
+    AuditEntry,
+    Event,
+    Session,
+)
 from grapharc.session.registry import GraphRegistry, RegisteredGraph
 from grapharc.session.retention import PruneReport, delete_threads, prune
 from grapharc.session.scanned import ScannedCheckpoints
@@ -152,10 +162,14 @@ class SessionManager:
     def interrupt_value(self, thread_id: str, interrupt_id: str) -> Any:
         """The value the thread's pending ``interrupt()`` ``interrupt_id`` carries (None: none by
         that id), read from its newest checkpoint's writes, so its graph need not be registered."""
+        return self.interrupt_values(thread_id).get(interrupt_id)
+
+    def interrupt_values(self, thread_id: str) -> dict[str, Any]:
+        """The values of the thread's pending ``interrupt()`` calls by interrupt id (an approval's
+        ``hold_key``), read as ``interrupt_value`` reads one."""
         saved = self.checkpointer.get_tuple({"configurable": {"thread_id": thread_id, "checkpoint_ns": ""}})
-        asked = [i for _task, channel, value in (saved.pending_writes or [] if saved else [])
-                 if channel == INTERRUPT for i in value]
-        return next((i.value for i in asked if i.id == interrupt_id), None)
+        return {i.id: i.value for _task, channel, value in (saved.pending_writes or [] if saved else [])
+                if channel == INTERRUPT for i in value}
 
     def scanned_at(self, thread_id: str, step: int) -> Any:
         """The checkpoint of superstep ``step`` as a live turn of the thread in this process last
@@ -258,6 +272,20 @@ class SessionManager:
         a lease never driven expires and ``recover`` takes the thread over."""
         session, graph, compiled = self._for(thread_id)
         return self._decide(session, graph, compiled.get_state, approval_id, decision, decider)
+
+    def answer(self, thread_id: str, approval_id: str, value: Any, *, answerer: str) -> Lease | None:
+        """Answer the plain interrupt ``approval_id`` asks with ``value`` (any JSON value), as
+        ``decide`` records a decision: the approval is recorded answered by ``answerer`` and the
+        value kept on the trail, where the turn that carries the thread on finds it for the node.
+        Refused (``SessionError``) for an approval that asks for a decision."""
+        session, graph, compiled = self._for(thread_id)
+        approval = self.store.approval(approval_id)
+        if approval.kind == GATE or graph.asks_for_decision(
+                approval.node, self.interrupt_value(thread_id, approval.hold_key)):
+            raise SessionError(f"approval {approval_id} asks for a decision ({', '.join(DECISIONS)}), "
+                               "not any answer", hint="decide it instead")
+        return self._decide(session, graph, compiled.get_state, approval_id, APPROVED, answerer,
+                            Answer(value))
 
     async def acarry_on(self, lease: Lease, *, on_update: OnUpdate | None = None,
                         budget: Budget | None = None, on_record: OnRecord | None = None) -> Session:
@@ -428,11 +456,11 @@ class SessionManager:
                     audited=self.store.audited_step(thread_id))  # in this trip, not the first scan's own
 
     def _decide(self, session: Session, graph: RegisteredGraph, get_state: Callable[[Any], Any],
-                approval_id: str, decision: str, decider: str) -> Lease | None:
+                approval_id: str, decision: str, decider: str, answer: Answer | None = None) -> Lease | None:
         approval = self.store.approval(approval_id)
         snapshot = get_state({"configurable": {"thread_id": session.thread_id}})
         holds = graph.holds(snapshot)
         current = next((h for h in holds if h.key == approval.hold_key), None) or next(
             (h for h in holds if h.node == approval.node and h.kind == approval.kind), None)
         return self.store.decide(session.thread_id, approval_id, decision, decider=decider, now=self.clock(),
-                                 current=current, runner=self.runner, ttl=self.lease_seconds)
+                                 current=current, runner=self.runner, ttl=self.lease_seconds, answer=answer)

@@ -92,6 +92,19 @@ class Approval:
 
 
 @dataclass(frozen=True, slots=True)
+class Answer:
+    """What a person answered a plain ``interrupt()`` with (any JSON value, None included): the
+    node receives it as the call's return value. Its approval is recorded ``approved`` (answered)
+    and the value on the trail's ``decided`` entry (``ANSWER_KEY``), where a turn finds it."""
+
+    value: Any
+
+
+ANSWER_KEY = "answer"
+"""The key of a ``decided`` audit entry's detail that holds an ``Answer``'s value."""
+
+
+@dataclass(frozen=True, slots=True)
 class AuditEntry:
     """One line of a thread's append-only audit trail."""
 

@@ -33,6 +33,7 @@ from grapharc.session.errors import (
 )
 from grapharc.session.lease import Lease
 from grapharc.session.records import (
+    ANSWER_KEY,
     COMPLETED,
     CREATED,
     DECLINED,
@@ -46,6 +47,7 @@ from grapharc.session.records import (
     REJECTED,
     RUNNING,
     SUPERSEDED,
+    Answer,
     Approval,
     AuditEntry,
     AuditKind,
@@ -203,7 +205,7 @@ class SqlSessionStore(SqlSignIns):
         return found[0]
 
     def decide(self, thread_id: str, approval_id: str, decision: str, *, decider: str, now: float,
-               current: Hold | None, runner: str, ttl: float) -> Lease | None:
+               current: Hold | None, runner: str, ttl: float, answer: Answer | None = None) -> Lease | None:
         """Record a decision; returns a lease when it was the thread's last open hold.
 
         ``current`` is the hold the thread is paused on now for the approval's node, read
@@ -224,9 +226,11 @@ class SqlSessionStore(SqlSignIns):
                 self._run(conn, "UPDATE {approvals} SET state = ?, decided_by = ?, decided_at = ? "
                                 "WHERE approval_id = ? AND state = ?",
                           (decision, decider, now, approval_id, OPEN))
-                self._audit(conn, thread_id, now, AuditKind.DECIDED,
-                            {"approval": approval_id, "decision": decision, "by": decider,
-                             "node": approval.node})
+                detail: dict[str, Any] = {"approval": approval_id, "decision": decision, "by": decider,
+                                          "node": approval.node}
+                if answer is not None:
+                    detail[ANSWER_KEY] = answer.value
+                self._audit(conn, thread_id, now, AuditKind.DECIDED, detail)
                 lease = self._after_decision(conn, approval, decision, runner, ttl, now)
         if refusal is not None:
             raise refusal

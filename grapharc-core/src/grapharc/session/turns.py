@@ -32,14 +32,23 @@ from langgraph.types import StateSnapshot
 from grapharc.runtime.budget import RUN_BUDGET_KEY, Budget
 from grapharc.runtime.compiled import CompiledGraphARC
 from grapharc.runtime.context import DURABLE_ASKS
-from grapharc.session.approvals import request
+from grapharc.session.approvals import Hold, request
 from grapharc.session.audit import NodeRun, completed_runs
 from grapharc.session.contracts import SessionStore
 from grapharc.session.errors import LeaseLostError, NoProgressError
 from grapharc.session.fencing import Leases
 from grapharc.session.history import Window, asnapshots, snapshots
 from grapharc.session.lease import AsyncHeartbeat, Heartbeat, Lease
-from grapharc.session.records import COMPLETED, FAILED, PAUSED
+from grapharc.session.records import (
+    ANSWER_KEY,
+    APPROVED,
+    COMPLETED,
+    FAILED,
+    INTERRUPT,
+    PAUSED,
+    Approval,
+    AuditKind,
+)
 from grapharc.session.registry import RegisteredGraph
 from grapharc.session.scanned import ScannedCheckpoints
 from grapharc.session.settle import CONTINUE, Plan, settle
@@ -119,8 +128,19 @@ class _TurnBase:
     def _renew(self, lease: Lease) -> bool:
         return self.store.renew(lease, self.clock())
 
-    def _plan(self, approvals: list[Any]) -> Plan:
-        return settle(self.snapshot, self.graph.holds(self.snapshot), approvals)
+    def _plan(self, approvals: list[Approval]) -> Plan:
+        holds = self.graph.holds(self.snapshot)
+        return settle(self.snapshot, holds, approvals, self._answered(holds, approvals))
+
+    def _answered(self, holds: list[Hold], approvals: list[Approval]) -> dict[str, Any]:
+        """The values plain interrupts were answered with, by approval id, from the trail's
+        ``decided`` entries (read only while an interrupt held now has an approved approval)."""
+        pending = {hold.key for hold in holds if hold.kind == INTERRUPT}
+        if not any(a.hold_key in pending and a.state == APPROVED for a in approvals):
+            return {}
+        return {entry.detail["approval"]: entry.detail[ANSWER_KEY]
+                for entry in self.store.audit(self.lease.thread_id)
+                if entry.kind == AuditKind.DECIDED and ANSWER_KEY in entry.detail}
 
     def _settle(self) -> tuple[Plan, int]:
         """Read the thread's checkpoint, record completions, plan (sync); the plan and how many

@@ -3,10 +3,11 @@
 A request names a registered graph (``assistant_id``) and gives input for its state, or answers
 the thread's open approval with ``command: {"resume": ...}``; it can never describe a graph or a
 node. It may carry a ``budget`` within the operator's ceiling (``grapharc.server.api.budgets``).
-The resume value is ``"approved"`` / ``"rejected"`` or an object
-``{"decision": ..., "decider": ..., "approval_id": ...}``; who may decide is checked as the inbox
-checks it, and the run's turn records the decision and carries the thread on as the inbox's
-decision does (``grapharc.server.service.decisions``).
+An approval's resume value is ``"approved"`` / ``"rejected"`` or an object
+``{"decision": ..., "decider": ..., "approval_id": ...}``, a plain ``interrupt()``'s any JSON value
+(``grapharc.server.api.interrupts``); who may decide is checked as the inbox checks it, and the
+run's turn records the answers and carries the thread on as the inbox's decision does
+(``grapharc.server.service.decisions``).
 
 A run is a durable record in the run store (``grapharc.runs``), queued for whichever worker's loop
 claims it first (``grapharc.server.api.worker``): its id, status, join and stream work on every
@@ -24,16 +25,15 @@ from pydantic import BaseModel, ConfigDict, Field, TypeAdapter, ValidationError
 from sse_starlette.sse import EventSourceResponse
 
 from grapharc.runs.records import DELETE, KEEP, ON_COMPLETION, REJECT, RunRecord
-from grapharc.server.api import shapes
+from grapharc.server.api import interrupts, shapes
 from grapharc.server.api.budgets import BudgetRequest, run_budget
 from grapharc.server.api.context import ApiContext, api
 from grapharc.server.api.guards import Caller, ReadableOrNewThread, ReadableThread, require_run
 from grapharc.server.api.problems import ApiProblem
 from grapharc.server.api.streaming import cursor_of, sse_response, stream_modes, wait_for_progress
 from grapharc.server.auth import User
-from grapharc.server.service import decisions
 from grapharc.session.errors import UnknownSessionError
-from grapharc.session.records import DECISIONS, OPEN, PAUSED, Approval, Session
+from grapharc.session.records import OPEN, PAUSED, Session
 from grapharc.stores import offload
 
 router = APIRouter(prefix="/threads/{thread_id}/runs", tags=["runs"])
@@ -42,10 +42,11 @@ LastEventId = Annotated[str | None, Header(alias="Last-Event-ID")]
 
 
 class ResumeCommand(BaseModel):
-    """``command``: only ``resume`` (the answer to the thread's open approval)."""
+    """``command``: only ``resume`` (the answer to the thread's open interrupts, any JSON value;
+    ``grapharc.server.api.interrupts`` checks it)."""
 
     model_config = ConfigDict(extra="forbid")
-    resume: str | dict[str, Any]
+    resume: Any
 
 
 class RunCreate(BaseModel):
@@ -156,7 +157,7 @@ async def final_values(ctx: ApiContext, thread_id: str) -> dict[str, Any]:
     """The thread's values once the run ended, with its open approvals as ``__interrupt__``."""
     session = await offload.to_thread(ctx.manager.get, thread_id)
     values = await offload.to_thread(ctx.manager.values, thread_id)
-    pending = shapes.interrupts(session)
+    pending = shapes.interrupts(session, await offload.to_thread(interrupts.payloads, ctx.manager, session))
     return {**shapes.thread(session, values)["values"], **({"__interrupt__": pending} if pending else {})}
 
 
@@ -213,46 +214,14 @@ def _request(ctx: ApiContext, session: Session, body: RunCreate, user: User | No
         if body.input is not None:
             raise ApiProblem(422, "a run takes input or command, not both",
                              hint="send command.resume to answer an approval, input to start a turn")
-        approval, decision, decider = _answer(session, body.command.resume, ctx.manager.clock(), user)
-        return {"kind": "resume", "approval_id": approval.approval_id, "decision": decision,
-                "decider": decider}
+        given = interrupts.answers(ctx.manager, session, body.command.resume, ctx.manager.clock(), user)
+        return {"kind": "resume", "answers": given}
     if session.status == PAUSED and not queued:
         waiting = ", ".join(h.approval_id for h in session.holds if h.state == OPEN)
         raise ApiProblem(409, f"thread {session.thread_id} waits on approval {waiting}",
                          hint='answer it with a run whose command is {"resume": "approved"} or "rejected"')
     _check_input(ctx, session.graph, body.input or {})
     return {"kind": "start", "input": body.input or {}}
-
-
-def _answer(session: Session, resume: str | dict[str, Any], now: float,
-            user: User | None) -> tuple[Approval, str, str]:
-    """The approval a resume answers, the decision and who decides (the token's user when the server
-    has an auth file, else the ``decider`` named; ``decisions.decider`` says whether they may),
-    checked before anything is written."""
-    answer = {"decision": resume} if isinstance(resume, str) else dict(resume)
-    unknown = sorted(set(answer) - {"decision", "decider", "approval_id"})
-    decision, decider = answer.get("decision"), answer.get("decider", "api")
-    if unknown or decision not in DECISIONS or not isinstance(decider, str):
-        raise ApiProblem(422, f"command.resume must be {' or '.join(DECISIONS)}, or an object with "
-                              f"decision, decider and approval_id; got {resume!r}",
-                         hint='e.g. {"resume": {"decision": "approved", "decider": "credit-desk"}}')
-    open_holds = [h for h in session.holds if h.state == OPEN]
-    wanted = answer.get("approval_id")
-    chosen = [h for h in open_holds if wanted is None or h.approval_id == wanted]
-    if len(chosen) != 1:
-        which = f"approval {wanted}" if wanted else "exactly one open approval"
-        raise ApiProblem(409, f"thread {session.thread_id} does not wait on {which} "
-                              f"(open: {', '.join(h.approval_id for h in open_holds) or 'none'})",
-                         hint="name the approval_id in command.resume, or read GET /threads/{id}/state")
-    approval = chosen[0]
-    if user is not None and "decider" in answer:
-        raise ApiProblem(422, "command.resume names a decider, but the bearer token says who decides",
-                         hint="leave decider out")
-    decider = decisions.decider(approval, session.graph, user, decider)
-    if approval.expired(now):
-        raise ApiProblem(409, f"approval {approval.approval_id} has expired",
-                         hint="the thread cannot be carried on by this approval")
-    return approval, str(decision), decider
 
 
 def _check_input(ctx: ApiContext, graph: str, values: dict[str, Any]) -> None:

@@ -33,6 +33,7 @@ from typing import TYPE_CHECKING, Any
 from sse_starlette.sse import EventSourceResponse
 
 from grapharc.runs.records import RUNNING, RunRecord
+from grapharc.server.api import interrupts
 from grapharc.server.api.encoding import json_text
 from grapharc.server.api.problems import ApiProblem
 from grapharc.session.history import step_of
@@ -174,6 +175,8 @@ def _read(ctx: ApiContext, run: RunRecord, modes: list[str], cursor: Cursor | No
         return run, cursor, [], steps
     cursor = cursor or (run.after_seq, len(STREAM_MODES))
     entries = _unsent(ctx.manager, run, modes, cursor)
+    if "updates" in modes:  # an open plain interrupt's ``__interrupt__`` shows its whole value
+        entries = interrupts.with_payloads(ctx.manager, run.thread_id, entries)
     return run, cursor, entries, _steps_for(ctx.sessions, run.thread_id, entries, steps, "values" in modes)
 
 
@@ -239,7 +242,8 @@ def _render(mode: str, entry: AuditEntry, steps: dict[int, Any]) -> Any:
                 "data": entry.detail, "metadata": {"node": entry.node, "at": entry.at}}
     if entry.kind == AuditKind.ASKED and mode == "updates":
         detail = entry.detail
-        return {"__interrupt__": [{"id": detail.get("approval"), "value": detail.get("question")}]}
+        shown = detail.get("value", detail.get("question"))
+        return {"__interrupt__": [{"id": detail.get("approval"), "value": shown}]}
     if entry.kind != AuditKind.NODE or entry.step is None:
         return None
     if mode == "updates":

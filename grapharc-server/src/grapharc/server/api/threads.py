@@ -16,7 +16,7 @@ from typing import Annotated, Any, Literal
 from fastapi import APIRouter, Depends, Response
 from pydantic import BaseModel, ConfigDict, Field
 
-from grapharc.server.api import shapes
+from grapharc.server.api import interrupts, shapes
 from grapharc.server.api.context import ApiContext, api
 from grapharc.server.api.guards import Caller, ReadableThread, require_delete, require_run
 from grapharc.server.api.problems import ApiProblem
@@ -169,7 +169,7 @@ async def _matching(body: ThreadCount, ctx: Context, user: User | None) -> list[
 async def get_thread(thread_id: str, ctx: Context) -> dict[str, Any]:
     session = await offload.to_thread(ctx.manager.get, thread_id)
     values = await offload.to_thread(ctx.manager.values, thread_id)
-    return shapes.thread(session, values)
+    return shapes.thread(session, values, await offload.to_thread(interrupts.payloads, ctx.manager, session))
 
 
 @router.delete("/{thread_id}", status_code=204, dependencies=[ReadableThread])
@@ -188,10 +188,12 @@ async def delete_thread(thread_id: str, ctx: Context, user: Caller) -> Response:
 async def get_state(thread_id: str, ctx: Context) -> dict[str, Any]:
     session = await offload.to_thread(ctx.manager.get, thread_id)
     history = await offload.to_thread(ctx.manager.history, thread_id, limit=1)
+    payloads = await offload.to_thread(interrupts.payloads, ctx.manager, session)
     if not history:
         return {"values": {}, "next": [], "tasks": [], "metadata": {}, "created_at": None,
-                "checkpoint": None, "parent_checkpoint": None, "interrupts": shapes.interrupts(session)}
-    return shapes.state(history[0], session)
+                "checkpoint": None, "parent_checkpoint": None,
+                "interrupts": shapes.interrupts(session, payloads)}
+    return shapes.state(history[0], session, payloads)
 
 
 @router.get("/{thread_id}/state/{checkpoint_id}", dependencies=[ReadableThread])

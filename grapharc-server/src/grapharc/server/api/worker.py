@@ -15,7 +15,7 @@ worker of the shared run store:
 
 A decision taken on an inbox page is recorded while the person waits; the thread is carried on
 by a run ``hand_over`` adds already claimed by this worker and drives at once under the
-decision's lease. A resume run records its decision the same way (``decisions.record``) as its
+decision's lease. A resume run records its answers the same way (``interrupts.record``) as its
 turn begins, then carries the thread on as that run does. If this process dies meanwhile, another
 worker reclaims the run once its claim runs out and recovers the thread once the lease has, as for
 any run whose worker died.
@@ -41,8 +41,8 @@ from grapharc.errors import GraphARCError
 from grapharc.runs.contracts import RunStore
 from grapharc.runs.records import DELETE, ENQUEUE, ERROR, INTERRUPTED, ON_COMPLETION, SUCCESS, RunRecord
 from grapharc.runtime.budget import Budget
+from grapharc.server.api import interrupts
 from grapharc.server.api.progress import Progress
-from grapharc.server.service import decisions
 from grapharc.session.errors import UnknownSessionError
 from grapharc.session.lease import Lease
 from grapharc.session.manager import SessionManager
@@ -208,8 +208,8 @@ class RunWorker:
         if request["kind"] == CARRY_ON:
             lease: Lease | None = self._handed.pop(run.run_id)
         else:
-            lease = await offload.to_thread(decisions.record, self.manager, run.thread_id,
-                                            request["approval_id"], request["decision"], request["decider"])
+            lease = await offload.to_thread(interrupts.record, self.manager, run.thread_id,
+                                            request["answers"])
         if lease is None:  # the decision answered one of several open holds: the thread still waits
             return await offload.to_thread(self.manager.get, run.thread_id)
         return await self.manager.acarry_on(lease, on_record=on_record, budget=run.budget)
