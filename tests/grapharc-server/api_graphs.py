@@ -4,7 +4,8 @@ for as long as the test needs it to, a three-node relay whose middle node waits 
 (a worker can be killed between its nodes), and one whose node writes a long answer and values
 JSON cannot hold as they are (NaN, a set, bytes, a datetime), a meeting: a node that waits
 until the nodes of as many runs as it expects are running at the same time, and a gated waiter:
-the credit desk is asked first, then the node waits for its release file."""
+the credit desk is asked first, then the node waits for its release file; and plain interrupts:
+one node asking with a dict, and two nodes asking at once (a list, a number)."""
 
 from __future__ import annotations
 
@@ -27,6 +28,9 @@ RELAY = "relay"
 ODD = "odd-values"
 MEETING = "meeting"
 GATED_WAITER = "gated-waiter"
+PLAIN = "plain-interrupt"
+PLAIN_PAIR = "plain-pair"
+PLAIN_QUESTION = {"topic": "lunch", "options": ["soup", 2.5, None], "nested": {"deep": [True, {"x": 1}]}}
 MEETING_PATIENCE_SECONDS = 30  # how long a meeting node waits for the others before it gives up
 LONG_ANSWER = "".join(f"{i:04d}é " for i in range(600))  # 3,600 characters, not all ASCII
 
@@ -107,9 +111,45 @@ def ask_the_desk(state: GatedState) -> dict[str, Any]:
     return {"answer": interrupt("may the waiter go on?")}
 
 
+class PlainState(GraphARCState):
+    """What the plain interrupts were answered with."""
+
+    reply: Any = None
+    left: Any = None
+    right: Any = None
+
+
+def ask_plainly(state: PlainState) -> dict[str, Any]:
+    return {"reply": interrupt(PLAIN_QUESTION)}
+
+
+def ask_left(state: PlainState) -> dict[str, Any]:
+    return {"left": interrupt(["left?", 1])}
+
+
+def ask_right(state: PlainState) -> dict[str, Any]:
+    return {"right": interrupt(7)}
+
+
+def register_plain(manager: Any) -> None:
+    """A node asking one plain ``interrupt()`` with a dict, and two nodes asking at once."""
+    plain = GraphARC(PlainState, name=PLAIN)
+    plain.add_node("ask_plainly", ask_plainly, writes={"reply"})
+    plain.add_edge(START, "ask_plainly")
+    plain.add_edge("ask_plainly", END)
+    manager.register(plain)
+    pair = GraphARC(PlainState, name=PLAIN_PAIR)
+    pair.add_node("ask_left", ask_left, writes={"left"})
+    pair.add_node("ask_right", ask_right, writes={"right"})
+    for node in ("ask_left", "ask_right"):
+        pair.add_edge(START, node)
+        pair.add_edge(node, END)
+    manager.register(pair)
+
+
 def register(manager: Any) -> None:
-    """Register the credit demo, the waiter, the relay, the odd-values graph, the meeting and the
-    gated waiter on ``manager``."""
+    """Register the credit demo, the waiter, the relay, the odd-values graph, the meeting, the
+    gated waiter and the plain interrupts on ``manager``."""
     register_credit_graph(manager)
     waiter = GraphARC(WaiterState, name=WAITER)
     waiter.add_node("wait_for_release", wait_for_release, writes={"released"})
@@ -141,3 +181,4 @@ def register(manager: Any) -> None:
     gated.add_edge("ask_the_desk", "wait_for_release")
     gated.add_edge("wait_for_release", END)
     manager.register(gated, approvers={"ask_the_desk": Approvers(frozenset({CREDIT_DESK}))})
+    register_plain(manager)

@@ -1,0 +1,83 @@
+"""Interrupts beyond approvals, through the official ``langgraph-sdk`` client on a real server: a
+plain ``interrupt()`` shows its whole value and takes any JSON resume value (one, or LangGraph's
+resume map for several), recorded on the trail with who answered."""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+import httpx
+import pytest
+from api_graphs import PLAIN, PLAIN_PAIR, PLAIN_QUESTION
+from conftest import _api_server
+from langgraph_sdk import get_sync_client
+from langgraph_sdk.schema import Command
+
+
+@pytest.fixture(scope="module")
+def server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[str]:
+    """One ``grapharc serve`` for the module's tests (api_graphs.py's graphs)."""
+    with pytest.MonkeyPatch.context() as monkeypatch:
+        yield from _api_server(tmp_path_factory.mktemp("interrupts"), monkeypatch)
+
+
+def trail(url: str, thread: str) -> list[dict[str, Any]]:
+    return [json.loads(line) for line in httpx.get(f"{url}/threads/{thread}/trace").text.splitlines()]
+
+
+def test_a_plain_interrupt_shows_its_whole_value_and_its_node_gets_a_dict_answer(server: str) -> None:
+    client = get_sync_client(url=server)
+    thread = client.threads.create(graph_id=PLAIN)["thread_id"]
+    paused = client.runs.wait(thread, PLAIN, input={})
+    assert [i["value"] for i in paused["__interrupt__"]] == [PLAIN_QUESTION]
+    state = client.threads.get_state(thread)
+    assert [i["value"] for i in state["interrupts"]] == [PLAIN_QUESTION]
+    assert [i["value"] for t in state["tasks"] for i in t["interrupts"]] == [PLAIN_QUESTION]
+    assert [i["value"] for i in client.threads.get(thread)["interrupts"][""]] == [PLAIN_QUESTION]
+    answer = {"choice": "soup", "counts": [1, 2.5], "none": None}
+    done = client.runs.wait(thread, PLAIN, command=Command(resume=answer))
+    assert done["reply"] == answer and "__interrupt__" not in done
+    assert client.threads.get(thread)["status"] == "idle"
+    decided = [e["detail"] for e in trail(server, thread) if e["kind"] == "decided"]
+    assert [(d["by"], d["answer"]) for d in decided] == [("api", answer)]
+
+
+def test_the_stream_shows_a_plain_interrupts_whole_value(server: str) -> None:
+    client = get_sync_client(url=server)
+    thread = client.threads.create(graph_id=PLAIN)["thread_id"]
+    parts = list(client.runs.stream(thread, PLAIN, input={}, stream_mode="updates"))
+    asked = [p.data["__interrupt__"] for p in parts if p.event == "updates" and "__interrupt__" in p.data]
+    assert [[i["value"] for i in a] for a in asked] == [[PLAIN_QUESTION]]
+    assert client.runs.wait(thread, PLAIN, command=Command(resume=[3, "x"]))["reply"] == [3, "x"]
+
+
+def test_a_resume_map_answers_several_plain_interrupts_by_id(server: str) -> None:
+    client = get_sync_client(url=server)
+    thread = client.threads.create(graph_id=PLAIN_PAIR)["thread_id"]
+    client.runs.wait(thread, PLAIN_PAIR, input={})
+    state = client.threads.get_state(thread)
+    asked = {t["name"]: t["interrupts"][0] for t in state["tasks"]}
+    assert {name: i["value"] for name, i in asked.items()} == {"ask_left": ["left?", 1], "ask_right": 7}
+    assert sorted(map(json.dumps, (i["value"] for i in state["interrupts"]))) == ["7", '["left?", 1]']
+    with pytest.raises(httpx.HTTPStatusError, match="409 Conflict"):  # one value for two interrupts
+        client.runs.wait(thread, PLAIN_PAIR, command=Command(resume="both?"))
+    done = client.runs.wait(thread, PLAIN_PAIR, command=Command(resume={
+        asked["ask_left"]["id"]: {"went": "left"}, asked["ask_right"]["id"]: 0}))
+    assert (done["left"], done["right"]) == ({"went": "left"}, 0)
+    assert client.threads.get(thread)["status"] == "idle"
+
+
+def test_an_approval_still_takes_only_a_decision(server: str, tmp_path: Path) -> None:
+    from sdk_stories import CREDIT
+
+    client = get_sync_client(url=server)
+    thread = client.threads.create(graph_id=CREDIT)["thread_id"]
+    paused = client.runs.wait(thread, CREDIT, input={"application_id": "LN-7310"})
+    assert isinstance(paused["__interrupt__"][0]["value"], str)  # the approval's question
+    refused = httpx.post(f"{server}/threads/{thread}/runs/wait",
+                         json={"assistant_id": CREDIT, "command": {"resume": {"go": True}}})
+    assert refused.status_code == 422 and "asks for a decision" in refused.json()["detail"]
+    assert client.threads.get(thread)["status"] == "interrupted"
