@@ -11,7 +11,7 @@ from typing import Any
 
 import httpx
 import pytest
-from api_graphs import PLAIN, PLAIN_PAIR, PLAIN_QUESTION
+from api_graphs import PLAIN, PLAIN_PAIR, PLAIN_QUESTION, RELAY
 from conftest import _api_server
 from langgraph_sdk import get_sync_client
 from langgraph_sdk.schema import Command
@@ -81,3 +81,32 @@ def test_an_approval_still_takes_only_a_decision(server: str, tmp_path: Path) ->
                          json={"assistant_id": CREDIT, "command": {"resume": {"go": True}}})
     assert refused.status_code == 422 and "asks for a decision" in refused.json()["detail"]
     assert client.threads.get(thread)["status"] == "interrupted"
+
+
+def test_breakpoints_stop_a_run_before_and_after_nodes_and_a_run_without_input_carries_on(server: str) -> None:
+    client = get_sync_client(url=server)
+    thread = client.threads.create(graph_id=RELAY)["thread_id"]
+    stopped = client.runs.wait(thread, RELAY, input={"release_file": __file__}, interrupt_before=["middle_leg"])
+    assert stopped["legs"] == ["first"]
+    assert client.threads.get_state(thread)["next"] == ["middle_leg"]
+    assert client.threads.get(thread)["status"] == "interrupted"
+    after = client.runs.wait(thread, RELAY, input=None, interrupt_after=["middle_leg"])
+    assert after["legs"] == ["first", "middle"]
+    assert client.threads.get_state(thread)["next"] == ["last_leg"]
+    done = client.runs.wait(thread, RELAY, command=Command(resume="go on"))
+    assert done["legs"] == ["first", "middle", "last"]
+    assert client.threads.get(thread)["status"] == "idle"
+    assert client.threads.get_state(thread)["next"] == []
+
+
+def test_every_node_is_a_breakpoint_with_a_star_and_an_unknown_node_is_refused(server: str) -> None:
+    client = get_sync_client(url=server)
+    thread = client.threads.create(graph_id=RELAY)["thread_id"]
+    refused = httpx.post(f"{server}/threads/{thread}/runs/wait",
+                         json={"assistant_id": RELAY, "input": {}, "interrupt_after": ["first_leg", "nope"]})
+    assert refused.status_code == 422 and "nope" in refused.json()["detail"]
+    assert client.threads.get(thread)["metadata"]["grapharc_status"] == "created"
+    client.runs.wait(thread, RELAY, input={"release_file": __file__}, interrupt_before="*")
+    assert client.threads.get_state(thread)["next"] == ["first_leg"]
+    assert client.runs.wait(thread, RELAY, input=None, interrupt_before="*")["legs"] == ["first"]
+    assert client.threads.get_state(thread)["next"] == ["middle_leg"]

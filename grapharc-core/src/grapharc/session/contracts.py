@@ -59,6 +59,11 @@ class SessionStore(Protocol):
         """
         ...
 
+    def claim_continue(self, thread_id: str, *, runner: str, ttl: float, now: float) -> Lease:
+        """Lease a thread paused on no open approval (a breakpoint stopped it) to carry it on;
+        ``ThreadPausedError`` for any other."""
+        ...
+
     def claim_recovery(self, thread_id: str, *, runner: str, ttl: float, now: float) -> Lease:
         """Lease a thread whose runner's lease expired, or whose turn failed, carrying its turn on.
 

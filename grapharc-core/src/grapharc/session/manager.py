@@ -40,6 +40,7 @@ from grapharc.runtime.budget import Budget
 from grapharc.runtime.graph import GraphARC
 from grapharc.session.approvals import Approvers, Gate
 from grapharc.session.backends import open_backends
+from grapharc.session.breakpoints import Breakpoints
 from grapharc.session.contracts import ChangeNotifier
 from grapharc.session.errors import SessionError, SessionInputError, UnknownCheckpointError
 from grapharc.session.fencing import Leases, fence
@@ -288,12 +289,15 @@ class SessionManager:
                             Answer(value))
 
     async def acarry_on(self, lease: Lease, *, on_update: OnUpdate | None = None,
-                        budget: Budget | None = None, on_record: OnRecord | None = None) -> Session:
-        """Drive the thread a decision claimed (``decide``'s lease) until it pauses or ends."""
+                        budget: Budget | None = None, on_record: OnRecord | None = None,
+                        breakpoints: Breakpoints | None = None) -> Session:
+        """Drive the thread a decision claimed (``decide``'s lease) until it pauses or ends (or
+        stops at one of ``breakpoints``)."""
         saver = await self._async_checkpointer()
         session, graph, compiled = await offload.to_thread(self._for, lease.thread_id, saver)
         turn = AsyncTurn(self.store, self.leases, graph, compiled, lease, self.clock, on_update, budget,
-                         on_record, self._compiled(session.graph, lease.thread_id), scanned=self.scanned)
+                         on_record, self._compiled(session.graph, lease.thread_id), scanned=self.scanned,
+                         breakpoints=breakpoints)
         await turn.drive(await turn.settled())
         return await offload.to_thread(self.get, lease.thread_id)
 
@@ -356,13 +360,23 @@ class SessionManager:
 
     async def arun(self, thread_id: str, input: Mapping[str, Any] | None = None, *,
                    on_update: OnUpdate | None = None, budget: Budget | None = None,
-                   on_record: OnRecord | None = None) -> Session:
-        """Async ``run``."""
+                   on_record: OnRecord | None = None, breakpoints: Breakpoints | None = None) -> Session:
+        """Async ``run`` (stopping at ``breakpoints``, if any: ``grapharc.session.breakpoints``)."""
         saver = await self._async_checkpointer()
         turn = await offload.to_thread(self._start_turn, thread_id, input, AsyncTurn, on_update, saver,
-                                       budget=budget, on_record=on_record)
+                                       budget=budget, on_record=on_record, breakpoints=breakpoints)
         await turn.drive(turn.start_plan())
         return await offload.to_thread(self.get, thread_id)
+
+    async def acontinue(self, thread_id: str, *, on_update: OnUpdate | None = None,
+                        budget: Budget | None = None, on_record: OnRecord | None = None,
+                        breakpoints: Breakpoints | None = None) -> Session:
+        """Carry on a thread a breakpoint stopped (paused on no approval) from where it stopped,
+        as ``acarry_on`` carries on a decided one."""
+        lease = await offload.to_thread(self.store.claim_continue, thread_id, runner=self.runner,
+                                        ttl=self.lease_seconds, now=self.clock())
+        return await self.acarry_on(lease, on_update=on_update, budget=budget, on_record=on_record,
+                                    breakpoints=breakpoints)
 
     async def aresume(self, thread_id: str, approval_id: str, decision: str, *, decider: str,
                       on_update: OnUpdate | None = None, budget: Budget | None = None,
@@ -444,7 +458,7 @@ class SessionManager:
 
     def _start_turn(self, thread_id: str, input: Mapping[str, Any] | None, kind: type[Any],
                     on_update: OnUpdate | None, saver: Any = None, *, budget: Budget | None = None,
-                    on_record: OnRecord | None = None) -> Any:
+                    on_record: OnRecord | None = None, breakpoints: Breakpoints | None = None) -> Any:
         """Claim a start turn (after checking its input) and build its driver (its scans read
         through the sync checkpointer)."""
         session, graph, compiled = self._for(thread_id, saver)
@@ -453,7 +467,8 @@ class SessionManager:
                                        now=self.clock(), input=values, inbox=graph.inbox)
         return kind(self.store, self.leases, graph, compiled, lease, self.clock, on_update, budget, on_record,
                     self._compiled(session.graph, thread_id), scanned=self.scanned,
-                    audited=self.store.audited_step(thread_id))  # in this trip, not the first scan's own
+                    audited=self.store.audited_step(thread_id),  # in this trip, not the first scan's own
+                    breakpoints=breakpoints)
 
     def _decide(self, session: Session, graph: RegisteredGraph, get_state: Callable[[Any], Any],
                 approval_id: str, decision: str, decider: str, answer: Answer | None = None) -> Lease | None:

@@ -135,6 +135,22 @@ class SqlSessionStore(SqlSignIns):
             self._audit(conn, thread_id, now, AuditKind.CLAIMED, {"runner": runner, "turn": "start"})
         return lease
 
+    def claim_continue(self, thread_id: str, *, runner: str, ttl: float, now: float) -> Lease:
+        """Take a thread paused on no open approval (a run's breakpoint stopped it) to carry it on."""
+        with self._write() as conn:
+            row = self._row(conn, thread_id, self.LOCK)
+            waiting = self._run(conn, "SELECT COUNT(*) AS n FROM {approvals} "
+                                      "WHERE thread_id = ? AND state = ?", (thread_id, OPEN)).fetchone()["n"]
+            if row["status"] != PAUSED or waiting:
+                raise ThreadPausedError(
+                    f"thread {thread_id} is {row['status']}"
+                    + (f", waiting on {waiting} approval(s)" if waiting else "")
+                    + "; only a thread a breakpoint stopped is carried on without an answer",
+                    hint="answer its approvals, or start a turn with input")
+            lease = self._lease(conn, thread_id, runner, ttl, now, {"kind": "continue", "id": uuid4().hex})
+            self._audit(conn, thread_id, now, AuditKind.CLAIMED, {"runner": runner, "turn": "continue"})
+        return lease
+
     def claim_recovery(self, thread_id: str, *, runner: str, ttl: float, now: float) -> Lease:
         """Take over a thread whose runner died (lease expired) or whose turn failed."""
         with self._write() as conn:

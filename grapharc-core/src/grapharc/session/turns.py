@@ -34,6 +34,7 @@ from grapharc.runtime.compiled import CompiledGraphARC
 from grapharc.runtime.context import DURABLE_ASKS
 from grapharc.session.approvals import Hold, request
 from grapharc.session.audit import NodeRun, completed_runs
+from grapharc.session.breakpoints import Breakpoints
 from grapharc.session.contracts import SessionStore
 from grapharc.session.errors import LeaseLostError, NoProgressError
 from grapharc.session.fencing import Leases
@@ -79,7 +80,8 @@ class _TurnBase:
                  compiled: CompiledGraphARC, lease: Lease, clock: Callable[[], float],
                  on_update: OnUpdate | None, budget: Budget | None = None,
                  on_record: OnRecord | None = None, reader: CompiledGraphARC | None = None, *,
-                 scanned: ScannedCheckpoints | None = None, audited: int | None = None) -> None:
+                 scanned: ScannedCheckpoints | None = None, audited: int | None = None,
+                 breakpoints: Breakpoints | None = None) -> None:
         self.store = store
         self.leases = leases
         self.graph = graph
@@ -96,6 +98,8 @@ class _TurnBase:
         self.scanned = scanned if scanned is not None else ScannedCheckpoints()
         self.audited = audited  # the audit watermark; None: read from the store on first use
         self.snapshot: Any = None
+        self.breakpoints = breakpoints
+        self.stream_options = breakpoints.stream_options(graph.gates) if breakpoints is not None else {}
 
     def start_plan(self) -> Plan:
         """The first move of a fresh start turn: send its input."""
@@ -123,6 +127,14 @@ class _TurnBase:
         if plan.kind == CONTINUE and _position(self.snapshot) == before:
             raise NoProgressError(f"thread {self.lease.thread_id} did not move on continuing; "
                                   "stopped instead of looping")
+        return plan
+
+    def _after_pass(self, before: tuple[str, tuple[str, ...]] | None, plan: Plan) -> Plan:
+        """``plan`` after a pass that started at ``before``: a turn with breakpoints whose pass
+        stopped with nodes due and nothing to answer stopped at one, and pauses there."""
+        plan = self._moved_on(before, plan)
+        if self.breakpoints is not None and plan.kind == CONTINUE and plan.payload is None:
+            return Plan(PAUSED)
         return plan
 
     def _renew(self, lease: Lease) -> bool:
@@ -221,7 +233,7 @@ class Turn(_TurnBase):
                 while plan.kind == CONTINUE:
                     before = self._where()
                     self._pass(plan.payload, beat)
-                    plan = self._moved_on(before, self.settled())
+                    plan = self._after_pass(before, self.settled())
                 beat.check()
             except LeaseLostError:
                 raise
@@ -235,7 +247,7 @@ class Turn(_TurnBase):
     def _pass(self, payload: Any, beat: Heartbeat) -> None:
         try:
             for chunk in self.compiled.stream(payload, self.config, stream_mode="updates",
-                                              durability="sync"):
+                                              durability="sync", **self.stream_options):
                 beat.check()
                 self._record()
                 self.subscriber.show(chunk)
@@ -276,7 +288,7 @@ class AsyncTurn(_TurnBase):
                 while plan.kind == CONTINUE:
                     before = self._where()
                     await self._pass(plan.payload, beat)
-                    plan = self._moved_on(before, await self.settled())
+                    plan = self._after_pass(before, await self.settled())
                 beat.check()
             except LeaseLostError:
                 raise
@@ -290,7 +302,7 @@ class AsyncTurn(_TurnBase):
     async def _pass(self, payload: Any, beat: AsyncHeartbeat) -> None:
         try:
             async for chunk in self.compiled.astream(payload, self.config, stream_mode="updates",
-                                                     durability="sync"):
+                                                     durability="sync", **self.stream_options):
                 beat.check()
                 await self._record()
                 self.subscriber.show(chunk)

@@ -31,7 +31,9 @@ from grapharc.server.api.context import ApiContext, api
 from grapharc.server.api.guards import Caller, ReadableOrNewThread, ReadableThread, require_run
 from grapharc.server.api.problems import ApiProblem
 from grapharc.server.api.streaming import cursor_of, sse_response, stream_modes, wait_for_progress
+from grapharc.server.api.worker import CONTINUE
 from grapharc.server.auth import User
+from grapharc.session.breakpoints import EVERY_NODE
 from grapharc.session.errors import UnknownSessionError
 from grapharc.session.records import OPEN, PAUSED, Session
 from grapharc.stores import offload
@@ -64,6 +66,8 @@ class RunCreate(BaseModel):
     on_disconnect: Literal["cancel", "continue"] = "continue"
     if_not_exists: Literal["reject", "create"] = "reject"
     budget: BudgetRequest | None = None
+    interrupt_before: Literal["*"] | list[str] | None = None
+    interrupt_after: Literal["*"] | list[str] | None = None
 
 
 @router.post("", dependencies=[ReadableOrNewThread])
@@ -207,21 +211,51 @@ async def _thread(ctx: ApiContext, thread_id: str, body: RunCreate, user: User |
 
 def _request(ctx: ApiContext, session: Session, body: RunCreate, user: User | None, *,
              queued: bool) -> dict[str, Any]:
-    """What the run's turn will do, checked now: a resume answering the thread's open approval (who
-    decides settled now), or a start with input checked against the graph's state. A start queued
-    behind other runs may find the thread paused when its turn comes; that run then ends in error."""
+    """What the run's turn will do, checked now, with the breakpoints it stops at: a resume
+    answering the thread's open interrupts (who answers settled now), a continue of a thread a
+    breakpoint stopped (no input, or a resume), or a start with input checked against the graph's
+    state. A start queued behind other runs may find the thread paused when its turn comes; that
+    run then ends in error."""
+    stopped = session.status == PAUSED and not any(h.state == OPEN for h in session.holds)
+    return {**_turn_request(ctx, session, body, user, queued=queued, stopped=stopped),
+            **_breakpoints(ctx, session.graph, body)}
+
+
+def _turn_request(ctx: ApiContext, session: Session, body: RunCreate, user: User | None, *,
+                  queued: bool, stopped: bool) -> dict[str, Any]:
+    if body.command is not None and body.input is not None:
+        raise ApiProblem(422, "a run takes input or command, not both",
+                         hint="send command.resume to answer an approval, input to start a turn")
+    if stopped and body.input is None:
+        return {"kind": CONTINUE}
     if body.command is not None:
-        if body.input is not None:
-            raise ApiProblem(422, "a run takes input or command, not both",
-                             hint="send command.resume to answer an approval, input to start a turn")
         given = interrupts.answers(ctx.manager, session, body.command.resume, ctx.manager.clock(), user)
         return {"kind": "resume", "answers": given}
+    if stopped and not queued:
+        raise ApiProblem(409, f"thread {session.thread_id} stopped at a breakpoint",
+                         hint="carry it on with a run whose input is null")
     if session.status == PAUSED and not queued:
         waiting = ", ".join(h.approval_id for h in session.holds if h.state == OPEN)
         raise ApiProblem(409, f"thread {session.thread_id} waits on approval {waiting}",
                          hint='answer it with a run whose command is {"resume": "approved"} or "rejected"')
     _check_input(ctx, session.graph, body.input or {})
     return {"kind": "start", "input": body.input or {}}
+
+
+def _breakpoints(ctx: ApiContext, graph: str, body: RunCreate) -> dict[str, Any]:
+    """The run's ``interrupt_before`` / ``interrupt_after``, each node checked against the graph
+    ("*": every node): ``{"breakpoints": {"before": [...], "after": [...]}}``, or nothing."""
+    asked = {"before": body.interrupt_before, "after": body.interrupt_after}
+    if not any(asked.values()):
+        return {}
+    nodes = ctx.manager.graphs.get(graph).builder.nodes
+    named = {where: [EVERY_NODE] if names == EVERY_NODE else list(names or [])
+             for where, names in asked.items()}
+    unknown = sorted({n for names in named.values() for n in names} - {*nodes, EVERY_NODE})
+    if unknown:
+        raise ApiProblem(422, f"interrupt_before/interrupt_after name nodes graph {graph!r} does not have: "
+                              f"{', '.join(unknown)}", hint=f"its nodes: {', '.join(sorted(nodes))}; or '*'")
+    return {"breakpoints": named}
 
 
 def _check_input(ctx: ApiContext, graph: str, values: dict[str, Any]) -> None:

@@ -36,6 +36,7 @@ import asyncio
 import contextlib
 import logging
 import uuid
+from typing import Any
 
 from grapharc.errors import GraphARCError
 from grapharc.runs.contracts import RunStore
@@ -43,6 +44,7 @@ from grapharc.runs.records import DELETE, ENQUEUE, ERROR, INTERRUPTED, ON_COMPLE
 from grapharc.runtime.budget import Budget
 from grapharc.server.api import interrupts
 from grapharc.server.api.progress import Progress
+from grapharc.session.breakpoints import Breakpoints
 from grapharc.session.errors import UnknownSessionError
 from grapharc.session.lease import Lease
 from grapharc.session.manager import SessionManager
@@ -55,6 +57,8 @@ TURN_BEGAN = frozenset({AuditKind.CLAIMED, AuditKind.DECIDED, AuditKind.RECLAIME
 """Audit entries a run's turn writes as it takes the thread: one after ``after_seq`` means it began."""
 CARRY_ON = "carry_on"
 """The kind of a run that carries on a thread a decision already claimed (``RunWorker.hand_over``)."""
+CONTINUE = "continue"
+"""The kind of a run that carries on a thread a breakpoint stopped (``SessionManager.acontinue``)."""
 
 _RUN_STATUS = {PAUSED: INTERRUPTED, COMPLETED: SUCCESS, REJECTED: SUCCESS, FAILED: ERROR}
 _log = logging.getLogger("grapharc.server")
@@ -202,9 +206,13 @@ class RunWorker:
         thread a decision claimed (a resume records its decision first, as the inbox's does); the
         thread's session as the turn left it."""
         request, on_record = run.request, self.progress.watcher(run.thread_id)
+        stops = _breakpoints(request)
         if request["kind"] == "start":
             return await self.manager.arun(run.thread_id, request["input"], on_record=on_record,
-                                           budget=run.budget)
+                                           budget=run.budget, breakpoints=stops)
+        if request["kind"] == CONTINUE:
+            return await self.manager.acontinue(run.thread_id, on_record=on_record, budget=run.budget,
+                                                breakpoints=stops)
         if request["kind"] == CARRY_ON:
             lease: Lease | None = self._handed.pop(run.run_id)
         else:
@@ -212,7 +220,7 @@ class RunWorker:
                                             request["answers"])
         if lease is None:  # the decision answered one of several open holds: the thread still waits
             return await offload.to_thread(self.manager.get, run.thread_id)
-        return await self.manager.acarry_on(lease, on_record=on_record, budget=run.budget)
+        return await self.manager.acarry_on(lease, on_record=on_record, budget=run.budget, breakpoints=stops)
 
     async def _carry_on(self, run: RunRecord) -> Session:
         """A reclaimed run: run its turn if that never began; else, once the thread's lease has
@@ -252,3 +260,9 @@ class RunWorker:
         """The seq of the thread's last trace entry, reading only the entries past ``after``."""
         trail = self.manager.audit(thread_id, after)
         return trail[-1].seq if trail else after
+
+
+def _breakpoints(request: dict[str, Any]) -> Breakpoints | None:
+    """The breakpoints a run's request asks its turn to stop at (None: none)."""
+    named = request.get("breakpoints")
+    return None if named is None else Breakpoints(tuple(named["before"]), tuple(named["after"]))
