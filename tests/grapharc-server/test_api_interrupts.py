@@ -110,3 +110,17 @@ def test_every_node_is_a_breakpoint_with_a_star_and_an_unknown_node_is_refused(s
     assert client.threads.get_state(thread)["next"] == ["first_leg"]
     assert client.runs.wait(thread, RELAY, input=None, interrupt_before="*")["legs"] == ["first"]
     assert client.threads.get_state(thread)["next"] == ["middle_leg"]
+
+
+def test_with_an_auth_file_the_caller_who_runs_the_graph_answers_a_plain_interrupt(
+        api_server_with_auth: str) -> None:
+    from inbox_setup import TOKEN
+
+    client = get_sync_client(url=api_server_with_auth, headers={"Authorization": f"Bearer {TOKEN}"})
+    thread = client.threads.create(graph_id=PLAIN)["thread_id"]
+    client.runs.wait(thread, PLAIN, input={})
+    assert client.runs.wait(thread, PLAIN, command=Command(resume={"ok": 1}))["reply"] == {"ok": 1}
+    trace = httpx.get(f"{api_server_with_auth}/threads/{thread}/trace",
+                      headers={"Authorization": f"Bearer {TOKEN}"}).text.splitlines()
+    decided = [json.loads(line)["detail"] for line in trace if json.loads(line)["kind"] == "decided"]
+    assert [(d["by"], d["answer"]) for d in decided] == [("alice", {"ok": 1})]
