@@ -5,7 +5,8 @@ for as long as the test needs it to, a three-node relay whose middle node waits 
 JSON cannot hold as they are (NaN, a set, bytes, a datetime), a meeting: a node that waits
 until the nodes of as many runs as it expects are running at the same time, and a gated waiter:
 the credit desk is asked first, then the node waits for its release file; and plain interrupts:
-one node asking with a dict, and two nodes asking at once (a list, a number)."""
+one node asking with a dict, and two nodes asking at once (a list, a number); and a steered graph
+whose first node asks where to go next (a client's goto and update are checked against it)."""
 
 from __future__ import annotations
 
@@ -30,6 +31,7 @@ MEETING = "meeting"
 GATED_WAITER = "gated-waiter"
 PLAIN = "plain-interrupt"
 PLAIN_PAIR = "plain-pair"
+STEER = "steer"
 PLAIN_QUESTION = {"topic": "lunch", "options": ["soup", 2.5, None], "nested": {"deep": [True, {"x": 1}]}}
 MEETING_PATIENCE_SECONDS = 30  # how long a meeting node waits for the others before it gives up
 LONG_ANSWER = "".join(f"{i:04d}é " for i in range(600))  # 3,600 characters, not all ASCII
@@ -147,9 +149,48 @@ def register_plain(manager: Any) -> None:
     manager.register(pair)
 
 
+class SteerState(GraphARCState):
+    """The way picked, a note, and which way the thread went."""
+
+    picked: Any = None
+    note: str = ""
+    went_left: bool = False
+    went_right: bool = False
+
+
+def pick(state: SteerState) -> dict[str, Any]:
+    return {"picked": interrupt({"pick": ["left", "right"]})}
+
+
+def picked_way(state: SteerState) -> str:
+    return "left" if state.picked == "left" else "right"
+
+
+def go_left(state: SteerState) -> dict[str, Any]:
+    return {"went_left": True}
+
+
+def go_right(state: SteerState) -> dict[str, Any]:
+    return {"went_right": True}
+
+
+def register_steer(manager: Any) -> None:
+    """``pick`` (it may write ``picked`` and ``note``) asks which way, then routes to ``left`` or
+    ``right``."""
+    steer = GraphARC(SteerState, name=STEER)
+    steer.add_node("pick", pick, writes={"picked", "note"})
+    steer.add_node("left", go_left, writes={"went_left"})
+    steer.add_node("right", go_right, writes={"went_right"})
+    steer.add_edge(START, "pick")
+    steer.add_conditional_edges("pick", picked_way, ["left", "right"])
+    steer.add_edge("left", END)
+    steer.add_edge("right", END)
+    manager.register(steer)
+
+
 def register(manager: Any) -> None:
     """Register the credit demo, the waiter, the relay, the odd-values graph, the meeting, the
-    gated waiter and the plain interrupts on ``manager``."""
+    gated waiter, the plain interrupts and the steered graph on ``manager``."""
     register_credit_graph(manager)
     waiter = GraphARC(WaiterState, name=WAITER)
     waiter.add_node("wait_for_release", wait_for_release, writes={"released"})
@@ -182,3 +223,4 @@ def register(manager: Any) -> None:
     gated.add_edge("wait_for_release", END)
     manager.register(gated, approvers={"ask_the_desk": Approvers(frozenset({CREDIT_DESK}))})
     register_plain(manager)
+    register_steer(manager)

@@ -44,7 +44,8 @@ def test_assistants_are_the_registered_graphs(api_server: str) -> None:
         assert client.get(f"/assistants/{CREDIT}").json()["graph_id"] == CREDIT
         found = client.post("/assistants/search", json={}).json()
         assert sorted(a["assistant_id"] for a in found) == [CREDIT, "gated-waiter", "meeting", "odd-values",
-                                                            "plain-interrupt", "plain-pair", "relay", "waiter"]
+                                                            "plain-interrupt", "plain-pair", "relay", "steer",
+                                                            "waiter"]
         missing = _problem(client.get("/assistants/nope"), 404)
         assert "nope" in missing["detail"] and missing["hint"]
 

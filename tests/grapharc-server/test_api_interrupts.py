@@ -11,7 +11,7 @@ from typing import Any
 
 import httpx
 import pytest
-from api_graphs import PLAIN, PLAIN_PAIR, PLAIN_QUESTION, RELAY
+from api_graphs import PLAIN, PLAIN_PAIR, PLAIN_QUESTION, RELAY, STEER
 from conftest import _api_server
 from langgraph_sdk import get_sync_client
 from langgraph_sdk.schema import Command
@@ -83,10 +83,11 @@ def test_an_approval_still_takes_only_a_decision(server: str, tmp_path: Path) ->
     assert client.threads.get(thread)["status"] == "interrupted"
 
 
-def test_breakpoints_stop_a_run_before_and_after_nodes_and_a_run_without_input_carries_on(server: str) -> None:
+def test_breakpoints_stop_a_run_before_and_after_nodes_and_a_run_without_input_goes_on(server: str) -> None:
     client = get_sync_client(url=server)
     thread = client.threads.create(graph_id=RELAY)["thread_id"]
-    stopped = client.runs.wait(thread, RELAY, input={"release_file": __file__}, interrupt_before=["middle_leg"])
+    stopped = client.runs.wait(thread, RELAY, input={"release_file": __file__},
+                               interrupt_before=["middle_leg"])
     assert stopped["legs"] == ["first"]
     assert client.threads.get_state(thread)["next"] == ["middle_leg"]
     assert client.threads.get(thread)["status"] == "interrupted"
@@ -124,3 +125,57 @@ def test_with_an_auth_file_the_caller_who_runs_the_graph_answers_a_plain_interru
                       headers={"Authorization": f"Bearer {TOKEN}"}).text.splitlines()
     decided = [json.loads(line)["detail"] for line in trace if json.loads(line)["kind"] == "decided"]
     assert [(d["by"], d["answer"]) for d in decided] == [("alice", {"ok": 1})]
+
+
+def paused_steer(client: Any) -> str:
+    thread = client.threads.create(graph_id=STEER)["thread_id"]
+    client.runs.wait(thread, STEER, input={})
+    assert client.threads.get_state(thread)["next"] == ["pick"]
+    return thread
+
+
+def refused(url: str, thread: str, command: dict[str, Any], status: int) -> str:
+    answer = httpx.post(f"{url}/threads/{thread}/runs/wait", json={"assistant_id": STEER, "command": command})
+    assert answer.status_code == status, answer.text
+    return str(answer.json()["detail"])
+
+
+def test_a_goto_to_a_node_the_routing_leads_to_runs_it_and_is_on_the_trail(server: str) -> None:
+    client = get_sync_client(url=server)
+    thread = paused_steer(client)
+    done = client.runs.wait(thread, STEER, command=Command(resume="left", goto="right"))
+    assert (done["picked"], done["went_left"], done["went_right"]) == ("left", True, True)
+    directed = [e["detail"] for e in trail(server, thread) if e["kind"] == "directed"]
+    assert directed == [{"by": "api", "goto": ["right"], "update": None, "at": ["pick"]}]
+
+
+def test_a_goto_the_routing_does_not_lead_to_is_refused_and_nothing_is_stored(server: str) -> None:
+    client = get_sync_client(url=server)
+    thread = paused_steer(client)
+    before = trail(server, thread)
+    for target in ("pick", "nowhere"):
+        detail = refused(server, thread, {"resume": "left", "goto": target}, 409)
+        assert f"goto '{target}'" in detail and "routing" in detail and "left, right" in detail
+    assert trail(server, thread) == before
+    assert client.threads.get(thread)["status"] == "interrupted"
+
+
+def test_an_update_within_the_nodes_declared_writes_reaches_the_state(server: str) -> None:
+    client = get_sync_client(url=server)
+    thread = paused_steer(client)
+    done = client.runs.wait(thread, STEER, command=Command(resume="right", update={"note": "by client"}))
+    assert (done["note"], done["went_right"], done.get("went_left", False)) == ("by client", True, False)
+    directed = [e["detail"] for e in trail(server, thread) if e["kind"] == "directed"]
+    assert directed == [{"by": "api", "goto": [], "update": {"note": "by client"}, "at": ["pick"]}]
+
+
+def test_an_update_outside_the_nodes_declared_writes_or_types_is_refused(server: str) -> None:
+    client = get_sync_client(url=server)
+    thread = paused_steer(client)
+    before = trail(server, thread)
+    assert "went_left" in refused(server, thread, {"resume": "left", "update": {"went_left": True}}, 422)
+    assert "note" in refused(server, thread, {"resume": "left", "update": {"note": 5}}, 422)
+    assert "colour" in refused(server, thread, {"resume": "left", "update": {"colour": "red"}}, 422)
+    assert "command needs" in refused(server, thread, {}, 422)
+    assert trail(server, thread) == before
+    assert client.threads.get(thread)["status"] == "interrupted"

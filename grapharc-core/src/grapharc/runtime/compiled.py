@@ -24,6 +24,7 @@ from pydantic import BaseModel
 
 from grapharc.runtime.budget import Budget
 from grapharc.runtime.context import CURRENT_RUN, RunContext
+from grapharc.runtime.directed import DirectedCommand
 from grapharc.runtime.errors import (
     AsyncNodeError,
     MissingRunContextError,
@@ -117,11 +118,14 @@ class CompiledGraphARC:
         if value is None:
             return None
         if isinstance(value, Command):
+            if isinstance(value, DirectedCommand):  # its goto and update were checked (``directed``)
+                return value
             if value.update is not None or value.goto or value.graph is not None:
                 raise RunInputError(
                     f"a Command passed as run input may carry only resume=; got {value!r}",
-                    hint="use compiled.resume(value, config) to answer an interrupt and "
-                    "update_state(config, values, as_node=...) to edit state",
+                    hint="use compiled.resume(value, config) to answer an interrupt, "
+                    "update_state(config, values, as_node=...) to edit state, and "
+                    "grapharc.runtime.directed.directed for a checked goto= or update=",
                 )
             return value
         if isinstance(value, self.contract.schema):
@@ -293,7 +297,7 @@ class CompiledGraphARC:
         """Async ``get_state_history``."""
         return self.inner.aget_state_history(config, **kwargs)
 
-    def _checked_update(
+    def checked_update(
         self, values: Mapping[str, Any] | None, as_node: str | None, current: dict[str, Any]
     ) -> dict[str, Any] | None:
         """Unknown fields refused, types checked, and ``as_node``'s allowlist applied."""
@@ -318,7 +322,7 @@ class CompiledGraphARC:
     ) -> RunnableConfig:
         """A checked edit of the thread's state; the thread's attempt and steps carry on."""
         current = self.inner.get_state(config).values if as_node else {}
-        checked = self._checked_update(values, as_node, current)
+        checked = self.checked_update(values, as_node, current)
         saver = self._require_checkpointer()
         thread_id = str(config["configurable"]["thread_id"])
         before = saver.get_tuple(thread_config(thread_id))
@@ -333,7 +337,7 @@ class CompiledGraphARC:
     ) -> RunnableConfig:
         """Async ``update_state``."""
         current = (await self.inner.aget_state(config)).values if as_node else {}
-        checked = self._checked_update(values, as_node, current)
+        checked = self.checked_update(values, as_node, current)
         saver = self._require_checkpointer()
         thread_id = str(config["configurable"]["thread_id"])
         before = await saver.aget_tuple(thread_config(thread_id))

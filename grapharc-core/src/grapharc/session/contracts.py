@@ -130,6 +130,13 @@ class SessionStore(Protocol):
         """
         ...
 
+    def record_directive(self, lease: Lease, detail: Mapping[str, Any], now: float) -> None:
+        """Append the goto and update a client asked the turn to apply (kind ``directed``).
+
+        Fenced: ``LeaseLostError`` if ``lease`` is no longer the thread's.
+        """
+        ...
+
     def record_run(self, lease: Lease, run: Mapping[str, Any], now: float) -> None:
         """Append one run a turn made (kind ``run``; ``run["run_id"]`` recorded once).
 

@@ -37,11 +37,13 @@ from langgraph.checkpoint.serde.types import INTERRUPT
 
 from grapharc.config.values import LEASE_SECONDS
 from grapharc.runtime.budget import Budget
+from grapharc.runtime.directed import directed
 from grapharc.runtime.graph import GraphARC
 from grapharc.session.approvals import Approvers, Gate
 from grapharc.session.backends import open_backends
 from grapharc.session.breakpoints import Breakpoints
 from grapharc.session.contracts import ChangeNotifier
+from grapharc.session.directives import Directive
 from grapharc.session.errors import SessionError, SessionInputError, UnknownCheckpointError
 from grapharc.session.fencing import Leases, fence
 from grapharc.session.history import Window, snapshots
@@ -290,15 +292,20 @@ class SessionManager:
 
     async def acarry_on(self, lease: Lease, *, on_update: OnUpdate | None = None,
                         budget: Budget | None = None, on_record: OnRecord | None = None,
-                        breakpoints: Breakpoints | None = None) -> Session:
+                        breakpoints: Breakpoints | None = None,
+                        directive: Directive | None = None) -> Session:
         """Drive the thread a decision claimed (``decide``'s lease) until it pauses or ends (or
-        stops at one of ``breakpoints``)."""
+        stops at one of ``breakpoints``), applying ``directive``'s goto and update first
+        (``grapharc.session.directives``)."""
         saver = await self._async_checkpointer()
         session, graph, compiled = await offload.to_thread(self._for, lease.thread_id, saver)
         turn = AsyncTurn(self.store, self.leases, graph, compiled, lease, self.clock, on_update, budget,
                          on_record, self._compiled(session.graph, lease.thread_id), scanned=self.scanned,
                          breakpoints=breakpoints)
-        await turn.drive(await turn.settled())
+        plan = await turn.settled()
+        if directive is not None:
+            plan = await offload.to_thread(turn.directed, plan, directive)
+        await turn.drive(plan)
         return await offload.to_thread(self.get, lease.thread_id)
 
     def approve(self, thread_id: str, approval_id: str, *, decider: str,
@@ -370,13 +377,21 @@ class SessionManager:
 
     async def acontinue(self, thread_id: str, *, on_update: OnUpdate | None = None,
                         budget: Budget | None = None, on_record: OnRecord | None = None,
-                        breakpoints: Breakpoints | None = None) -> Session:
+                        breakpoints: Breakpoints | None = None,
+                        directive: Directive | None = None) -> Session:
         """Carry on a thread a breakpoint stopped (paused on no approval) from where it stopped,
         as ``acarry_on`` carries on a decided one."""
         lease = await offload.to_thread(self.store.claim_continue, thread_id, runner=self.runner,
                                         ttl=self.lease_seconds, now=self.clock())
         return await self.acarry_on(lease, on_update=on_update, budget=budget, on_record=on_record,
-                                    breakpoints=breakpoints)
+                                    breakpoints=breakpoints, directive=directive)
+
+    def check_directive(self, thread_id: str, directive: Directive) -> None:
+        """Refuse ``directive`` now, before anything is written, if its goto or update does not fit
+        where the thread stands (``grapharc.runtime.directed``'s errors)."""
+        _session, graph, compiled = self._for(thread_id)
+        snapshot = compiled.get_state({"configurable": {"thread_id": thread_id}})
+        directed(graph.builder, compiled, snapshot, goto=directive.goto, update=directive.update)
 
     async def aresume(self, thread_id: str, approval_id: str, decision: str, *, decider: str,
                       on_update: OnUpdate | None = None, budget: Budget | None = None,

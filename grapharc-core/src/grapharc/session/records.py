@@ -33,6 +33,8 @@ class AuditKind(StrEnum):
     DECIDED = "decided"
     SUPERSEDED = "superseded"
     EVENT = "event"
+    DIRECTED = "directed"
+    """A client's goto and update, applied by the turn that carries the thread on."""
     PAUSED = PAUSED
     """A turn ended with the thread paused; the finishing statuses below end one too."""
     COMPLETED = COMPLETED

@@ -359,6 +359,12 @@ class SqlSessionStore(SqlSignIns):
                       (audited_step, thread_id))
         return new
 
+    def record_directive(self, lease: Lease, detail: Mapping[str, Any], now: float) -> None:
+        """Record a client's goto and update for the turn; fenced by the lease's token."""
+        with self._write() as conn:
+            self._fenced_row(conn, lease, "its goto and update are not applied")
+            self._audit(conn, lease.thread_id, now, AuditKind.DIRECTED, dict(detail))
+
     def record_run(self, lease: Lease, run: Mapping[str, Any], now: float) -> None:
         """Record one run a turn made (its id, status, stop reason, steps and spend), once per
         run id; fenced by the lease's token."""

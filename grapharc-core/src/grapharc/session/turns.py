@@ -27,15 +27,17 @@ from contextlib import contextmanager
 from typing import Any
 
 from langchain_core.runnables import RunnableConfig
-from langgraph.types import StateSnapshot
+from langgraph.types import Command, StateSnapshot
 
 from grapharc.runtime.budget import RUN_BUDGET_KEY, Budget
 from grapharc.runtime.compiled import CompiledGraphARC
 from grapharc.runtime.context import DURABLE_ASKS
+from grapharc.runtime.directed import directed
 from grapharc.session.approvals import Hold, request
 from grapharc.session.audit import NodeRun, completed_runs
 from grapharc.session.breakpoints import Breakpoints
 from grapharc.session.contracts import SessionStore
+from grapharc.session.directives import Directive
 from grapharc.session.errors import LeaseLostError, NoProgressError
 from grapharc.session.fencing import Leases
 from grapharc.session.history import Window, asnapshots, snapshots
@@ -136,6 +138,17 @@ class _TurnBase:
         if self.breakpoints is not None and plan.kind == CONTINUE and plan.payload is None:
             return Plan(PAUSED)
         return plan
+
+    def directed(self, plan: Plan, directive: Directive) -> Plan:
+        """``plan`` (the first settling's) carrying ``directive``'s goto and update, checked where
+        the thread stands and recorded on the trail; a plan that does not continue carries none."""
+        if plan.kind != CONTINUE:
+            return plan
+        resume = plan.payload.resume if isinstance(plan.payload, Command) else None
+        command = directed(self.graph.builder, self.reader, self.snapshot, goto=directive.goto,
+                           update=directive.update, resume=resume)
+        self.store.record_directive(self.lease, directive.detail(tuple(self.snapshot.next)), self.clock())
+        return Plan(CONTINUE, command)
 
     def _renew(self, lease: Lease) -> bool:
         return self.store.renew(lease, self.clock())

@@ -25,7 +25,7 @@ from pydantic import BaseModel, ConfigDict, Field, TypeAdapter, ValidationError
 from sse_starlette.sse import EventSourceResponse
 
 from grapharc.runs.records import DELETE, KEEP, ON_COMPLETION, REJECT, RunRecord
-from grapharc.server.api import interrupts, shapes
+from grapharc.server.api import commands, interrupts, shapes
 from grapharc.server.api.budgets import BudgetRequest, run_budget
 from grapharc.server.api.context import ApiContext, api
 from grapharc.server.api.guards import Caller, ReadableOrNewThread, ReadableThread, require_run
@@ -43,12 +43,15 @@ Context = Annotated[ApiContext, Depends(api)]
 LastEventId = Annotated[str | None, Header(alias="Last-Event-ID")]
 
 
-class ResumeCommand(BaseModel):
-    """``command``: only ``resume`` (the answer to the thread's open interrupts, any JSON value;
-    ``grapharc.server.api.interrupts`` checks it)."""
+class RunCommand(BaseModel):
+    """``command``: ``resume``, the answer to the thread's open interrupts (any JSON value;
+    ``grapharc.server.api.interrupts`` checks it; null: none, as in LangGraph), and ``goto`` and
+    ``update`` (``grapharc.server.api.commands`` checks them)."""
 
     model_config = ConfigDict(extra="forbid")
-    resume: Any
+    resume: Any = None
+    goto: str | list[str] | None = None
+    update: dict[str, Any] | list[tuple[str, Any]] | None = None
 
 
 class RunCreate(BaseModel):
@@ -57,7 +60,7 @@ class RunCreate(BaseModel):
     model_config = ConfigDict(extra="forbid")
     assistant_id: str = Field(min_length=1)
     input: dict[str, Any] | None = None
-    command: ResumeCommand | None = None
+    command: RunCommand | None = None
     stream_mode: str | list[str] = "values"
     stream_subgraphs: Literal[False] = False
     stream_resumable: bool = False
@@ -226,11 +229,25 @@ def _turn_request(ctx: ApiContext, session: Session, body: RunCreate, user: User
     if body.command is not None and body.input is not None:
         raise ApiProblem(422, "a run takes input or command, not both",
                          hint="send command.resume to answer an approval, input to start a turn")
+    command = body.command
+    directed = {} if command is None else commands.directive(ctx.manager, session, command.goto,
+                                                             command.update, user)
     if stopped and body.input is None:
-        return {"kind": CONTINUE}
-    if body.command is not None:
-        given = interrupts.answers(ctx.manager, session, body.command.resume, ctx.manager.clock(), user)
-        return {"kind": "resume", "answers": given}
+        return {"kind": CONTINUE, **directed}
+    if command is not None:
+        if command.resume is None and not directed:
+            raise ApiProblem(422, "a command needs resume, goto or update",
+                             hint='e.g. {"resume": "approved"}')
+        if command.resume is None:
+            raise ApiProblem(409, f"thread {session.thread_id} is {session.status}: a goto or "
+                                  "update applies to a thread stopped at a breakpoint, or with the answers "
+                                  "to its interrupts", hint="send command.resume with the goto or update")
+        given = interrupts.answers(ctx.manager, session, command.resume, ctx.manager.clock(), user)
+        if directed and len(given) < sum(h.state == OPEN for h in session.holds):
+            raise ApiProblem(409, f"thread {session.thread_id} waits on interrupts the command does not "
+                                  "answer: a goto or update applies only with the answers that carry it on",
+                             hint="answer every open interrupt in command.resume (a map of id to value)")
+        return {"kind": "resume", "answers": given, **directed}
     if stopped and not queued:
         raise ApiProblem(409, f"thread {session.thread_id} stopped at a breakpoint",
                          hint="carry it on with a run whose input is null")

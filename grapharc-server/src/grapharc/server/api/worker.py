@@ -42,7 +42,7 @@ from grapharc.errors import GraphARCError
 from grapharc.runs.contracts import RunStore
 from grapharc.runs.records import DELETE, ENQUEUE, ERROR, INTERRUPTED, ON_COMPLETION, SUCCESS, RunRecord
 from grapharc.runtime.budget import Budget
-from grapharc.server.api import interrupts
+from grapharc.server.api import commands, interrupts
 from grapharc.server.api.progress import Progress
 from grapharc.session.breakpoints import Breakpoints
 from grapharc.session.errors import UnknownSessionError
@@ -212,7 +212,7 @@ class RunWorker:
                                            budget=run.budget, breakpoints=stops)
         if request["kind"] == CONTINUE:
             return await self.manager.acontinue(run.thread_id, on_record=on_record, budget=run.budget,
-                                                breakpoints=stops)
+                                                breakpoints=stops, directive=commands.of_request(request))
         if request["kind"] == CARRY_ON:
             lease: Lease | None = self._handed.pop(run.run_id)
         else:
@@ -220,7 +220,8 @@ class RunWorker:
                                             request["answers"])
         if lease is None:  # the decision answered one of several open holds: the thread still waits
             return await offload.to_thread(self.manager.get, run.thread_id)
-        return await self.manager.acarry_on(lease, on_record=on_record, budget=run.budget, breakpoints=stops)
+        return await self.manager.acarry_on(lease, on_record=on_record, budget=run.budget, breakpoints=stops,
+                                            directive=commands.of_request(request))
 
     async def _carry_on(self, run: RunRecord) -> Session:
         """A reclaimed run: run its turn if that never began; else, once the thread's lease has
