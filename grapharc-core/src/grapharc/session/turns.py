@@ -16,7 +16,10 @@ store calls (each async checkpointer read is a trip of its own). A turn's runs a
 ``on_record`` watcher is called after each write to the audit trail (nodes, runs, the ending),
 by ``AsyncTurn`` always on the event loop's thread (a watcher that sets an ``asyncio.Event``
 from another thread can lose the wake-up); one that raises is dropped, never the turn. A turn
-given a ``budget`` runs every pass under the stricter of it and the graph's (thread-wide) budget.
+given a ``budget`` runs every pass under the stricter of it and the graph's (thread-wide) budget;
+one given ``breakpoints`` passes them to every pass and pauses where one stopped it
+(``grapharc.session.breakpoints``); a client's goto and update go in its first pass
+(``directed``, ``grapharc.session.directives``).
 """
 
 from __future__ import annotations
