@@ -6,13 +6,19 @@ from __future__ import annotations
 
 import json
 from collections.abc import Iterator
-from pathlib import Path
 from typing import Any
 
 import httpx
 import pytest
 from api_graphs import PLAIN, PLAIN_PAIR, PLAIN_QUESTION, RELAY, STEER
 from conftest import _api_server
+from interrupt_stories import (
+    a_goto_is_applied_and_on_the_trail,
+    a_plain_interrupts_dict_is_shown_whole_and_answered_with_a_dict,
+    breakpoints_stop_before_and_after_and_a_run_without_input_goes_on,
+    paused_steer,
+    trail,
+)
 from langgraph_sdk import get_sync_client
 from langgraph_sdk.schema import Command
 
@@ -24,25 +30,8 @@ def server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[str]:
         yield from _api_server(tmp_path_factory.mktemp("interrupts"), monkeypatch)
 
 
-def trail(url: str, thread: str) -> list[dict[str, Any]]:
-    return [json.loads(line) for line in httpx.get(f"{url}/threads/{thread}/trace").text.splitlines()]
-
-
 def test_a_plain_interrupt_shows_its_whole_value_and_its_node_gets_a_dict_answer(server: str) -> None:
-    client = get_sync_client(url=server)
-    thread = client.threads.create(graph_id=PLAIN)["thread_id"]
-    paused = client.runs.wait(thread, PLAIN, input={})
-    assert [i["value"] for i in paused["__interrupt__"]] == [PLAIN_QUESTION]
-    state = client.threads.get_state(thread)
-    assert [i["value"] for i in state["interrupts"]] == [PLAIN_QUESTION]
-    assert [i["value"] for t in state["tasks"] for i in t["interrupts"]] == [PLAIN_QUESTION]
-    assert [i["value"] for i in client.threads.get(thread)["interrupts"][""]] == [PLAIN_QUESTION]
-    answer = {"choice": "soup", "counts": [1, 2.5], "none": None}
-    done = client.runs.wait(thread, PLAIN, command=Command(resume=answer))
-    assert done["reply"] == answer and "__interrupt__" not in done
-    assert client.threads.get(thread)["status"] == "idle"
-    decided = [e["detail"] for e in trail(server, thread) if e["kind"] == "decided"]
-    assert [(d["by"], d["answer"]) for d in decided] == [("api", answer)]
+    a_plain_interrupts_dict_is_shown_whole_and_answered_with_a_dict(server)
 
 
 def test_the_stream_shows_a_plain_interrupts_whole_value(server: str) -> None:
@@ -70,7 +59,7 @@ def test_a_resume_map_answers_several_plain_interrupts_by_id(server: str) -> Non
     assert client.threads.get(thread)["status"] == "idle"
 
 
-def test_an_approval_still_takes_only_a_decision(server: str, tmp_path: Path) -> None:
+def test_an_approval_still_takes_only_a_decision(server: str) -> None:
     from sdk_stories import CREDIT
 
     client = get_sync_client(url=server)
@@ -84,20 +73,7 @@ def test_an_approval_still_takes_only_a_decision(server: str, tmp_path: Path) ->
 
 
 def test_breakpoints_stop_a_run_before_and_after_nodes_and_a_run_without_input_goes_on(server: str) -> None:
-    client = get_sync_client(url=server)
-    thread = client.threads.create(graph_id=RELAY)["thread_id"]
-    stopped = client.runs.wait(thread, RELAY, input={"release_file": __file__},
-                               interrupt_before=["middle_leg"])
-    assert stopped["legs"] == ["first"]
-    assert client.threads.get_state(thread)["next"] == ["middle_leg"]
-    assert client.threads.get(thread)["status"] == "interrupted"
-    after = client.runs.wait(thread, RELAY, input=None, interrupt_after=["middle_leg"])
-    assert after["legs"] == ["first", "middle"]
-    assert client.threads.get_state(thread)["next"] == ["last_leg"]
-    done = client.runs.wait(thread, RELAY, command=Command(resume="go on"))
-    assert done["legs"] == ["first", "middle", "last"]
-    assert client.threads.get(thread)["status"] == "idle"
-    assert client.threads.get_state(thread)["next"] == []
+    breakpoints_stop_before_and_after_and_a_run_without_input_goes_on(server)
 
 
 def test_every_node_is_a_breakpoint_with_a_star_and_an_unknown_node_is_refused(server: str) -> None:
@@ -127,13 +103,6 @@ def test_with_an_auth_file_the_caller_who_runs_the_graph_answers_a_plain_interru
     assert [(d["by"], d["answer"]) for d in decided] == [("alice", {"ok": 1})]
 
 
-def paused_steer(client: Any) -> str:
-    thread = client.threads.create(graph_id=STEER)["thread_id"]
-    client.runs.wait(thread, STEER, input={})
-    assert client.threads.get_state(thread)["next"] == ["pick"]
-    return thread
-
-
 def refused(url: str, thread: str, command: dict[str, Any], status: int) -> str:
     answer = httpx.post(f"{url}/threads/{thread}/runs/wait", json={"assistant_id": STEER, "command": command})
     assert answer.status_code == status, answer.text
@@ -141,12 +110,7 @@ def refused(url: str, thread: str, command: dict[str, Any], status: int) -> str:
 
 
 def test_a_goto_to_a_node_the_routing_leads_to_runs_it_and_is_on_the_trail(server: str) -> None:
-    client = get_sync_client(url=server)
-    thread = paused_steer(client)
-    done = client.runs.wait(thread, STEER, command=Command(resume="left", goto="right"))
-    assert (done["picked"], done["went_left"], done["went_right"]) == ("left", True, True)
-    directed = [e["detail"] for e in trail(server, thread) if e["kind"] == "directed"]
-    assert directed == [{"by": "api", "goto": ["right"], "update": None, "at": ["pick"]}]
+    a_goto_is_applied_and_on_the_trail(server)
 
 
 def test_a_goto_the_routing_does_not_lead_to_is_refused_and_nothing_is_stored(server: str) -> None:
