@@ -9,7 +9,8 @@ import pytest
 from langgraph.checkpoint.memory import InMemorySaver
 from langgraph.types import Command, interrupt
 
-from grapharc.runtime.directed import DirectedCommand, GotoNotRoutedError, NowhereToStandError, directed
+from grapharc.runtime.compiled import DirectedCommand
+from grapharc.runtime.directed import GotoNotRoutedError, NowhereToStandError, directed
 from grapharc.runtime.errors import RunInputError, StateTypeError, WritePermissionError
 from grapharc.runtime.graph import END, START, GraphARC
 from grapharc.runtime.state import GraphARCState

@@ -13,6 +13,7 @@ from __future__ import annotations
 
 from collections.abc import AsyncIterator, Callable, Generator, Iterator, Mapping
 from contextvars import copy_context
+from dataclasses import dataclass
 from os import PathLike
 from typing import Any, Literal
 from uuid import uuid4
@@ -24,7 +25,6 @@ from pydantic import BaseModel
 
 from grapharc.runtime.budget import Budget
 from grapharc.runtime.context import CURRENT_RUN, RunContext
-from grapharc.runtime.directed import DirectedCommand
 from grapharc.runtime.errors import (
     AsyncNodeError,
     MissingRunContextError,
@@ -61,6 +61,12 @@ def _event_stream_version(version: str) -> Literal["v1", "v2"]:
         f"astream_events(version={version!r}) is not supported; use 'v1' or 'v2'",
         hint="LangGraph returns a stream object for v3 rather than an async iterator",
     )
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class DirectedCommand(Command[str]):  # type: ignore[misc]  # Command is frozen; mypy cannot see it
+    """A ``Command`` whose ``goto`` and ``update`` ``grapharc.runtime.directed.directed`` checked:
+    the one kind with either that a compiled GraphARC takes as run input."""
 
 
 class CompiledGraphARC:

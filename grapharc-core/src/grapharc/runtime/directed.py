@@ -12,21 +12,13 @@ kind of such ``Command`` a compiled GraphARC takes as run input.
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
-from langgraph.types import Command
-
+from grapharc.runtime.compiled import CompiledGraphARC, DirectedCommand
 from grapharc.runtime.errors import RunInputError
 
 if TYPE_CHECKING:
-    from grapharc.runtime.compiled import CompiledGraphARC
     from grapharc.runtime.graph import GraphARC
-
-
-@dataclass(frozen=True, slots=True, kw_only=True)
-class DirectedCommand(Command[str]):  # type: ignore[misc]  # Command is frozen; mypy cannot see it
-    """A ``Command`` whose ``goto`` and ``update`` ``directed`` checked."""
 
 
 class GotoNotRoutedError(RunInputError):
