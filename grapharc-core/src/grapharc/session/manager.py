@@ -301,11 +301,8 @@ class SessionManager:
         session, graph, compiled = await offload.to_thread(self._for, lease.thread_id, saver)
         turn = AsyncTurn(self.store, self.leases, graph, compiled, lease, self.clock, on_update, budget,
                          on_record, self._compiled(session.graph, lease.thread_id), scanned=self.scanned,
-                         breakpoints=breakpoints)
-        plan = await turn.settled()
-        if directive is not None:
-            plan = await offload.to_thread(turn.directed, plan, directive)
-        await turn.drive(plan)
+                         breakpoints=breakpoints, directive=directive)
+        await turn.drive(await turn.settled())
         return await offload.to_thread(self.get, lease.thread_id)
 
     def approve(self, thread_id: str, approval_id: str, *, decider: str,

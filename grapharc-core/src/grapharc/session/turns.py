@@ -19,7 +19,7 @@ from another thread can lose the wake-up); one that raises is dropped, never the
 given a ``budget`` runs every pass under the stricter of it and the graph's (thread-wide) budget;
 one given ``breakpoints`` passes them to every pass and pauses where one stopped it
 (``grapharc.session.breakpoints``); a client's goto and update go in its first pass
-(``directed``, ``grapharc.session.directives``).
+(``grapharc.session.directives``); one they do not fit fails.
 """
 
 from __future__ import annotations
@@ -86,7 +86,7 @@ class _TurnBase:
                  on_update: OnUpdate | None, budget: Budget | None = None,
                  on_record: OnRecord | None = None, reader: CompiledGraphARC | None = None, *,
                  scanned: ScannedCheckpoints | None = None, audited: int | None = None,
-                 breakpoints: Breakpoints | None = None) -> None:
+                 breakpoints: Breakpoints | None = None, directive: Directive | None = None) -> None:
         self.store = store
         self.leases = leases
         self.graph = graph
@@ -105,6 +105,7 @@ class _TurnBase:
         self.snapshot: Any = None
         self.breakpoints = breakpoints
         self.stream_options = breakpoints.stream_options(graph.gates) if breakpoints is not None else {}
+        self.directive = directive
 
     def start_plan(self) -> Plan:
         """The first move of a fresh start turn: send its input."""
@@ -142,10 +143,11 @@ class _TurnBase:
             return Plan(PAUSED)
         return plan
 
-    def directed(self, plan: Plan, directive: Directive) -> Plan:
-        """``plan`` (the first settling's) carrying ``directive``'s goto and update, checked where
-        the thread stands and recorded on the trail; a plan that does not continue carries none."""
-        if plan.kind != CONTINUE:
+    def _directed(self, plan: Plan) -> Plan:
+        """The first ``plan`` carrying the turn's directive (its goto and update), checked where the
+        thread stands and recorded on the trail; a plan that does not continue carries none."""
+        directive = self.directive
+        if directive is None or plan.kind != CONTINUE:
             return plan
         resume = plan.payload.resume if isinstance(plan.payload, Command) else None
         command = directed(self.graph.builder, self.reader, self.snapshot, goto=directive.goto,
@@ -246,6 +248,7 @@ class Turn(_TurnBase):
     def _drive(self, plan: Plan) -> None:
         with Heartbeat(self.lease, self._renew) as beat:
             try:
+                plan = self._directed(plan)
                 while plan.kind == CONTINUE:
                     before = self._where()
                     self._pass(plan.payload, beat)
@@ -301,6 +304,7 @@ class AsyncTurn(_TurnBase):
     async def _drive(self, plan: Plan) -> None:
         async with AsyncHeartbeat(self.lease, self._renew) as beat:
             try:
+                plan = await offload.to_thread(self._directed, plan)
                 while plan.kind == CONTINUE:
                     before = self._where()
                     await self._pass(plan.payload, beat)

@@ -226,6 +226,8 @@ def _request(ctx: ApiContext, session: Session, body: RunCreate, user: User | No
 
 def _turn_request(ctx: ApiContext, session: Session, body: RunCreate, user: User | None, *,
                   queued: bool, stopped: bool) -> dict[str, Any]:
+    """The kind of turn ``_request`` describes, with any goto and update (``stopped``: the thread
+    paused on no approval, where a breakpoint stopped it)."""
     if body.command is not None and body.input is not None:
         raise ApiProblem(422, "a run takes input or command, not both",
                          hint="send command.resume to answer an approval, input to start a turn")
@@ -233,6 +235,7 @@ def _turn_request(ctx: ApiContext, session: Session, body: RunCreate, user: User
     directed = {} if command is None else commands.directive(ctx.manager, session, command.goto,
                                                              command.update, user)
     if stopped and body.input is None:
+        require_run(user, session.graph)  # a command's resume, which answers nothing here, did not check
         return {"kind": CONTINUE, **directed}
     if command is not None:
         if command.resume is None and not directed:
