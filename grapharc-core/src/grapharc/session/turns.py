@@ -304,7 +304,8 @@ class AsyncTurn(_TurnBase):
     async def _drive(self, plan: Plan) -> None:
         async with AsyncHeartbeat(self.lease, self._renew) as beat:
             try:
-                plan = await offload.to_thread(self._directed, plan)
+                if self.directive is not None:  # a trip to a thread only when there is one to apply
+                    plan = await offload.to_thread(self._directed, plan)
                 while plan.kind == CONTINUE:
                     before = self._where()
                     await self._pass(plan.payload, beat)

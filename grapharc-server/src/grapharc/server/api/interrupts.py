@@ -24,6 +24,7 @@ from grapharc.session.errors import UnknownGraphError
 from grapharc.session.lease import Lease
 from grapharc.session.manager import SessionManager
 from grapharc.session.records import DECISIONS, GATE, OPEN, Approval, AuditEntry, AuditKind, Session
+from grapharc.stores import offload
 
 ANSWERED_BY = "api"
 """Who answers a plain interrupt on a server without an auth file."""
@@ -57,6 +58,13 @@ def payloads(manager: SessionManager, session: Session) -> dict[str, Any]:
     """The whole values of the thread's open plain interrupts, by approval id (what a client is
     shown in place of the question)."""
     return {p.approval.approval_id: p.value for p in pending(manager, session) if not p.decision}
+
+
+async def apayloads(manager: SessionManager, session: Session) -> dict[str, Any]:
+    """``payloads``, in a trip to a thread only when the thread has an open approval."""
+    if not any(hold.state == OPEN for hold in session.holds):
+        return {}
+    return await offload.to_thread(payloads, manager, session)
 
 
 def with_payloads(manager: SessionManager, thread_id: str, entries: list[AuditEntry]) -> list[AuditEntry]:

@@ -164,7 +164,7 @@ async def final_values(ctx: ApiContext, thread_id: str) -> dict[str, Any]:
     """The thread's values once the run ended, with its open approvals as ``__interrupt__``."""
     session = await offload.to_thread(ctx.manager.get, thread_id)
     values = await offload.to_thread(ctx.manager.values, thread_id)
-    pending = shapes.interrupts(session, await offload.to_thread(interrupts.payloads, ctx.manager, session))
+    pending = shapes.interrupts(session, await interrupts.apayloads(ctx.manager, session))
     return {**shapes.thread(session, values)["values"], **({"__interrupt__": pending} if pending else {})}
 
 

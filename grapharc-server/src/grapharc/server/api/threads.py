@@ -169,7 +169,7 @@ async def _matching(body: ThreadCount, ctx: Context, user: User | None) -> list[
 async def get_thread(thread_id: str, ctx: Context) -> dict[str, Any]:
     session = await offload.to_thread(ctx.manager.get, thread_id)
     values = await offload.to_thread(ctx.manager.values, thread_id)
-    return shapes.thread(session, values, await offload.to_thread(interrupts.payloads, ctx.manager, session))
+    return shapes.thread(session, values, await interrupts.apayloads(ctx.manager, session))
 
 
 @router.delete("/{thread_id}", status_code=204, dependencies=[ReadableThread])
@@ -188,7 +188,7 @@ async def delete_thread(thread_id: str, ctx: Context, user: Caller) -> Response:
 async def get_state(thread_id: str, ctx: Context) -> dict[str, Any]:
     session = await offload.to_thread(ctx.manager.get, thread_id)
     history = await offload.to_thread(ctx.manager.history, thread_id, limit=1)
-    payloads = await offload.to_thread(interrupts.payloads, ctx.manager, session)
+    payloads = await interrupts.apayloads(ctx.manager, session)
     if not history:
         return {"values": {}, "next": [], "tasks": [], "metadata": {}, "created_at": None,
                 "checkpoint": None, "parent_checkpoint": None,
