@@ -4,10 +4,12 @@ for as long as the test needs it to, a three-node relay whose middle node waits 
 (a worker can be killed between its nodes), and one whose node writes a long answer and values
 JSON cannot hold as they are (NaN, a set, bytes, a datetime), a meeting: a node that waits
 until the nodes of as many runs as it expects are running at the same time, and a gated waiter:
-the credit desk is asked first, then the node waits for its release file. A chat: its node asks a
-scripted chat model (which streams its reply word by word) and writes custom stream events; with a
-release file it answers twice, waiting for the file in between. A delegating chat: its node runs
-a plain LangGraph subgraph whose node asks the model."""
+the credit desk is asked first, then the node waits for its release file; plain interrupts:
+one node asking with a dict, and two nodes asking at once (a list, a number); a steered graph
+whose first node asks where to go next (a client's goto and update are checked against it). A
+chat: its node asks a scripted chat model (which streams its reply word by word) and writes
+custom stream events; with a release file it answers twice, waiting for the file in between. A
+delegating chat: its node runs a plain LangGraph subgraph whose node asks the model."""
 
 from __future__ import annotations
 
@@ -39,6 +41,10 @@ CHAT = "chat"
 DELEGATING_CHAT = "delegating-chat"
 CHAT_ANSWER = "Tokens arrive one word at a time, in order, and join into this very answer."
 SECOND_ANSWER = "And after the release file, a second answer streams the same way."
+PLAIN = "plain-interrupt"
+PLAIN_PAIR = "plain-pair"
+STEER = "steer"
+PLAIN_QUESTION = {"topic": "lunch", "options": ["soup", 2.5, None], "nested": {"deep": [True, {"x": 1}]}}
 MEETING_PATIENCE_SECONDS = 30  # how long a meeting node waits for the others before it gives up
 LONG_ANSWER = "".join(f"{i:04d}é " for i in range(600))  # 3,600 characters, not all ASCII
 
@@ -165,9 +171,84 @@ def delegate(state: ChatState, config: RunnableConfig) -> dict[str, Any]:
     return {"messages": [*state.messages, reply], "answer": str(reply.content)}
 
 
+class PlainState(GraphARCState):
+    """What the plain interrupts were answered with."""
+
+    reply: Any = None
+    left: Any = None
+    right: Any = None
+
+
+def ask_plainly(state: PlainState) -> dict[str, Any]:
+    return {"reply": interrupt(PLAIN_QUESTION)}
+
+
+def ask_left(state: PlainState) -> dict[str, Any]:
+    return {"left": interrupt(["left?", 1])}
+
+
+def ask_right(state: PlainState) -> dict[str, Any]:
+    return {"right": interrupt(7)}
+
+
+def register_plain(manager: Any) -> None:
+    """A node asking one plain ``interrupt()`` with a dict, and two nodes asking at once."""
+    plain = GraphARC(PlainState, name=PLAIN)
+    plain.add_node("ask_plainly", ask_plainly, writes={"reply"})
+    plain.add_edge(START, "ask_plainly")
+    plain.add_edge("ask_plainly", END)
+    manager.register(plain)
+    pair = GraphARC(PlainState, name=PLAIN_PAIR)
+    pair.add_node("ask_left", ask_left, writes={"left"})
+    pair.add_node("ask_right", ask_right, writes={"right"})
+    for node in ("ask_left", "ask_right"):
+        pair.add_edge(START, node)
+        pair.add_edge(node, END)
+    manager.register(pair)
+
+
+class SteerState(GraphARCState):
+    """The way picked, a note, and which way the thread went."""
+
+    picked: Any = None
+    note: str = ""
+    went_left: bool = False
+    went_right: bool = False
+
+
+def pick(state: SteerState) -> dict[str, Any]:
+    return {"picked": interrupt({"pick": ["left", "right"]})}
+
+
+def picked_way(state: SteerState) -> str:
+    return "left" if state.picked == "left" else "right"
+
+
+def go_left(state: SteerState) -> dict[str, Any]:
+    return {"went_left": True}
+
+
+def go_right(state: SteerState) -> dict[str, Any]:
+    return {"went_right": True}
+
+
+def register_steer(manager: Any) -> None:
+    """``pick`` (it may write ``picked`` and ``note``) asks which way, then routes to ``left`` or
+    ``right``."""
+    steer = GraphARC(SteerState, name=STEER)
+    steer.add_node("pick", pick, writes={"picked", "note"})
+    steer.add_node("left", go_left, writes={"went_left"})
+    steer.add_node("right", go_right, writes={"went_right"})
+    steer.add_edge(START, "pick")
+    steer.add_conditional_edges("pick", picked_way, ["left", "right"])
+    steer.add_edge("left", END)
+    steer.add_edge("right", END)
+    manager.register(steer)
+
+
 def register(manager: Any) -> None:
     """Register the credit demo, the waiter, the relay, the odd-values graph, the meeting, the
-    gated waiter and the chats on ``manager``."""
+    gated waiter, the plain interrupts, the steered graph and the chats on ``manager``."""
     register_credit_graph(manager)
     waiter = GraphARC(WaiterState, name=WAITER)
     waiter.add_node("wait_for_release", wait_for_release, writes={"released"})
@@ -209,3 +290,5 @@ def register(manager: Any) -> None:
     delegating.add_edge(START, "delegate")
     delegating.add_edge("delegate", END)
     manager.register(delegating)
+    register_plain(manager)
+    register_steer(manager)

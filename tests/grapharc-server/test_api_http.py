@@ -44,7 +44,8 @@ def test_assistants_are_the_registered_graphs(api_server: str) -> None:
         assert client.get(f"/assistants/{CREDIT}").json()["graph_id"] == CREDIT
         found = client.post("/assistants/search", json={}).json()
         assert sorted(a["assistant_id"] for a in found) == ["chat", CREDIT, "delegating-chat", "gated-waiter",
-                                                            "meeting", "odd-values", "relay", "waiter"]
+                                                            "meeting", "odd-values", "plain-interrupt",
+                                                            "plain-pair", "relay", "steer", "waiter"]
         missing = _problem(client.get("/assistants/nope"), 404)
         assert "nope" in missing["detail"] and missing["hint"]
 
@@ -63,9 +64,9 @@ def test_a_request_cannot_describe_the_graph(api_server: str) -> None:
     with _client(api_server) as client:
         thread = _thread(client)
         sneaky = client.post(f"/threads/{thread}/runs",
-                             json={"assistant_id": CREDIT, "input": {}, "interrupt_before": ["disburse"]})
+                             json={"assistant_id": CREDIT, "input": {}, "graph": {"nodes": ["disburse"]}})
         errors = _problem(sneaky, 422)["errors"]
-        assert errors[0]["loc"] == ["body", "interrupt_before"]
+        assert errors[0]["loc"] == ["body", "graph"]
         assert _problem(sneaky, 422)["detail"].startswith("the request's body does not match")
         assert errors[0]["type"] == "extra_forbidden"
         wrong = client.post(f"/threads/{thread}/runs", json={"assistant_id": "waiter", "input": {}})

@@ -13,6 +13,7 @@ from __future__ import annotations
 
 from collections.abc import AsyncIterator, Callable, Generator, Iterator, Mapping
 from contextvars import copy_context
+from dataclasses import dataclass
 from os import PathLike
 from typing import Any, Literal
 from uuid import uuid4
@@ -60,6 +61,12 @@ def _event_stream_version(version: str) -> Literal["v1", "v2"]:
         f"astream_events(version={version!r}) is not supported; use 'v1' or 'v2'",
         hint="LangGraph returns a stream object for v3 rather than an async iterator",
     )
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class DirectedCommand(Command[str]):  # type: ignore[misc]  # Command is frozen; mypy cannot see it
+    """A ``Command`` whose ``goto`` and ``update`` ``grapharc.runtime.directed.directed`` checked:
+    the one kind with either that a compiled GraphARC takes as run input."""
 
 
 class CompiledGraphARC:
@@ -117,11 +124,14 @@ class CompiledGraphARC:
         if value is None:
             return None
         if isinstance(value, Command):
+            if isinstance(value, DirectedCommand):  # its goto and update were checked (``directed``)
+                return value
             if value.update is not None or value.goto or value.graph is not None:
                 raise RunInputError(
                     f"a Command passed as run input may carry only resume=; got {value!r}",
-                    hint="use compiled.resume(value, config) to answer an interrupt and "
-                    "update_state(config, values, as_node=...) to edit state",
+                    hint="use compiled.resume(value, config) to answer an interrupt, "
+                    "update_state(config, values, as_node=...) to edit state, and "
+                    "grapharc.runtime.directed.directed for a checked goto= or update=",
                 )
             return value
         if isinstance(value, self.contract.schema):
@@ -293,7 +303,7 @@ class CompiledGraphARC:
         """Async ``get_state_history``."""
         return self.inner.aget_state_history(config, **kwargs)
 
-    def _checked_update(
+    def checked_update(
         self, values: Mapping[str, Any] | None, as_node: str | None, current: dict[str, Any]
     ) -> dict[str, Any] | None:
         """Unknown fields refused, types checked, and ``as_node``'s allowlist applied."""
@@ -318,7 +328,7 @@ class CompiledGraphARC:
     ) -> RunnableConfig:
         """A checked edit of the thread's state; the thread's attempt and steps carry on."""
         current = self.inner.get_state(config).values if as_node else {}
-        checked = self._checked_update(values, as_node, current)
+        checked = self.checked_update(values, as_node, current)
         saver = self._require_checkpointer()
         thread_id = str(config["configurable"]["thread_id"])
         before = saver.get_tuple(thread_config(thread_id))
@@ -333,7 +343,7 @@ class CompiledGraphARC:
     ) -> RunnableConfig:
         """Async ``update_state``."""
         current = (await self.inner.aget_state(config)).values if as_node else {}
-        checked = self._checked_update(values, as_node, current)
+        checked = self.checked_update(values, as_node, current)
         saver = self._require_checkpointer()
         thread_id = str(config["configurable"]["thread_id"])
         before = await saver.aget_tuple(thread_config(thread_id))

@@ -308,6 +308,25 @@ class GraphARC:
         edges += [[source, target] for sources, target in self.joins for source in sources]
         return edges
 
+    def routes_from(self, source: str) -> frozenset[str] | None:
+        """The nodes the declared routing may take next from ``source`` (START, or a node): its
+        edges, joins, conditional edges' mappings and declared ``destinations``; None when a router
+        of it declares no targets (it may then go to any node)."""
+        targets = {target for edge_source, target in self.edges if edge_source == source}
+        targets |= {target for sources, target in self.joins if source in sources}
+        for route in self.routes:
+            if route.source != source:
+                continue
+            if route.mapping is not None:
+                targets |= set(route.mapping.values())
+            elif isinstance(route.path_map, list | tuple):
+                targets |= set(route.path_map)
+            else:
+                return None
+        declared = self.nodes[source].options.get("destinations") if source in self.nodes else None
+        targets |= set(declared or ())
+        return frozenset(targets - {END})
+
     def _refuse_in_dag(self, what: str, earned: str) -> None:
         """A dag graph routes only along its declared edges, so it refuses ``what``."""
         if self.dag:

@@ -1,6 +1,6 @@
 """Approvals are records: what is held, a digest of it, who may decide, until when, the answer.
 
-Two ways to ask a person, both durable. A ``Gate`` on a node holds the node before it
+Two ways to ask a person for a decision, both durable. A ``Gate`` on a node holds the node before it
 runs; the session runtime enforces it (by compiling the graph with LangGraph's
 ``interrupt_before``), so a decision is needed for every execution of the node. A
 node may instead call ``interrupt("question")``: the thread pauses inside the node and
@@ -14,6 +14,10 @@ An approval's digest covers the node and its arguments (what a gate's ``argument
 picks from the state, the whole state by default; an interrupt's value). A decision
 is accepted only while the thread is still held on the same digest: changed arguments
 supersede the approval and a new one is asked for.
+
+An ``interrupt(value)`` whose node names no ``Approvers`` (and which is not a durable ask of
+``grapharc.decisions``) is a plain interrupt, as in LangGraph: it is recorded the same way, but
+may be answered with any JSON value (an ``Answer``), which the node receives.
 """
 
 from __future__ import annotations
@@ -103,6 +107,16 @@ def interrupt_hold(node: str, interrupt_id: str, value: Any, approvers: Approver
     else:
         question = json.dumps(value, sort_keys=True, default=_plain, ensure_ascii=False)
     return Hold(INTERRUPT, node, interrupt_id, question, digest(node, value), approvers)
+
+
+ASK_PAYLOAD_KEYS = frozenset({"question", "request"})
+"""The keys of a durable ask's ``interrupt()`` value (``grapharc.decisions.approval``'s payload)."""
+
+
+def asks_for_decision(value: Any, approvers: Approvers | None) -> bool:
+    """Whether an ``interrupt(value)`` asks for a decision (approved or rejected, by whom the
+    approvers allow) rather than any answer: its node names approvers, or it is a durable ask."""
+    return approvers is not None or (isinstance(value, Mapping) and set(value) == ASK_PAYLOAD_KEYS)
 
 
 def request(hold: Hold, thread_id: str, now: float) -> Approval:

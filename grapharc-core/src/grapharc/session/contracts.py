@@ -22,7 +22,7 @@ if TYPE_CHECKING:
     from grapharc.session.approvals import Hold
     from grapharc.session.audit import NodeRun
     from grapharc.session.lease import Lease
-    from grapharc.session.records import Approval, AuditEntry, Event, Session
+    from grapharc.session.records import Answer, Approval, AuditEntry, Event, Session
 
 
 @runtime_checkable
@@ -65,6 +65,11 @@ class SessionStore(Protocol):
         """
         ...
 
+    def claim_continue(self, thread_id: str, *, runner: str, ttl: float, now: float) -> Lease:
+        """Lease a thread paused on no open approval (a breakpoint stopped it) to carry it on;
+        ``ThreadPausedError`` for any other."""
+        ...
+
     def claim_recovery(self, thread_id: str, *, runner: str, ttl: float, now: float) -> Lease:
         """Lease a thread whose runner's lease expired, or whose turn failed, carrying its turn on.
 
@@ -102,8 +107,9 @@ class SessionStore(Protocol):
         ...
 
     def decide(self, thread_id: str, approval_id: str, decision: str, *, decider: str, now: float,
-               current: Hold | None, runner: str, ttl: float) -> Lease | None:
+               current: Hold | None, runner: str, ttl: float, answer: Answer | None = None) -> Lease | None:
         """Record a decision on a paused thread; a lease for ``runner`` when it was the last open hold.
+        ``answer``: the value a plain interrupt is answered with, kept on the ``decided`` entry.
 
         Refused without a write: another thread's approval (``ApprovalMismatchError``), a
         decided one (``AlreadyDecidedError``, or ``ThreadNotPausedError`` once the thread
@@ -129,6 +135,13 @@ class SessionStore(Protocol):
     def record_nodes(self, lease: Lease, runs: Iterable[NodeRun], audited_step: int, now: float) -> int:
         """Append completed nodes, each (step, node, task) once, and move the scan's watermark;
         return how many were not recorded before (a rescanned checkpoint repeats some).
+
+        Fenced: ``LeaseLostError`` if ``lease`` is no longer the thread's.
+        """
+        ...
+
+    def record_directive(self, lease: Lease, detail: Mapping[str, Any], now: float) -> None:
+        """Append the goto and update a client asked the turn to apply (kind ``directed``).
 
         Fenced: ``LeaseLostError`` if ``lease`` is no longer the thread's.
         """

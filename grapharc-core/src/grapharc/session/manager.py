@@ -37,17 +37,30 @@ from langgraph.checkpoint.serde.types import INTERRUPT
 
 from grapharc.config.values import LEASE_SECONDS
 from grapharc.runtime.budget import Budget
+from grapharc.runtime.directed import directed
 from grapharc.runtime.graph import GraphARC
 from grapharc.session.approvals import Approvers, Gate
 from grapharc.session.backends import open_backends
+from grapharc.session.breakpoints import Breakpoints
 from grapharc.session.cancels import Cancels
 from grapharc.session.contracts import ChangeNotifier
+from grapharc.session.directives import Directive
 from grapharc.session.errors import SessionError, SessionInputError, UnknownCheckpointError
 from grapharc.session.fencing import Leases, fence
 from grapharc.session.history import Window, snapshots
 from grapharc.session.lease import Lease
 from grapharc.session.live import LiveSink
-from grapharc.session.records import APPROVED, DECLINED, Approval, AuditEntry, Event, Session
+from grapharc.session.records import (
+    APPROVED,
+    DECISIONS,
+    DECLINED,
+    GATE,
+    Answer,
+    Approval,
+    AuditEntry,
+    Event,
+    Session,
+)
 from grapharc.session.registry import GraphRegistry, RegisteredGraph
 from grapharc.session.retention import PruneReport, delete_threads, prune
 from grapharc.session.scanned import ScannedCheckpoints
@@ -155,10 +168,14 @@ class SessionManager:
     def interrupt_value(self, thread_id: str, interrupt_id: str) -> Any:
         """The value the thread's pending ``interrupt()`` ``interrupt_id`` carries (None: none by
         that id), read from its newest checkpoint's writes, so its graph need not be registered."""
+        return self.interrupt_values(thread_id).get(interrupt_id)
+
+    def interrupt_values(self, thread_id: str) -> dict[str, Any]:
+        """The values of the thread's pending ``interrupt()`` calls by interrupt id (an approval's
+        ``hold_key``), read as ``interrupt_value`` reads one."""
         saved = self.checkpointer.get_tuple({"configurable": {"thread_id": thread_id, "checkpoint_ns": ""}})
-        asked = [i for _task, channel, value in (saved.pending_writes or [] if saved else [])
-                 if channel == INTERRUPT for i in value]
-        return next((i.value for i in asked if i.id == interrupt_id), None)
+        return {i.id: i.value for _task, channel, value in (saved.pending_writes or [] if saved else [])
+                if channel == INTERRUPT for i in value}
 
     def scanned_at(self, thread_id: str, step: int) -> Any:
         """The checkpoint of superstep ``step`` as a live turn of the thread in this process last
@@ -266,16 +283,34 @@ class SessionManager:
         session, graph, compiled = self._for(thread_id)
         return self._decide(session, graph, compiled.get_state, approval_id, decision, decider)
 
+    def answer(self, thread_id: str, approval_id: str, value: Any, *, answerer: str) -> Lease | None:
+        """Answer the plain interrupt ``approval_id`` asks with ``value`` (any JSON value), as
+        ``decide`` records a decision: the approval is recorded answered by ``answerer`` and the
+        value kept on the trail, where the turn that carries the thread on finds it for the node.
+        Refused (``SessionError``) for an approval that asks for a decision."""
+        session, graph, compiled = self._for(thread_id)
+        approval = self.store.approval(approval_id)
+        if approval.kind == GATE or graph.asks_for_decision(
+                approval.node, self.interrupt_value(thread_id, approval.hold_key)):
+            raise SessionError(f"approval {approval_id} asks for a decision ({', '.join(DECISIONS)}), "
+                               "not any answer", hint="decide it instead")
+        return self._decide(session, graph, compiled.get_state, approval_id, APPROVED, answerer,
+                            Answer(value))
+
     async def acarry_on(self, lease: Lease, *, on_update: OnUpdate | None = None,
                         budget: Budget | None = None, on_record: OnRecord | None = None,
-                        live: LiveSink | None = None, run_id: str | None = None) -> Session:
-        """Drive the thread a decision claimed (``decide``'s lease) until it pauses or ends (``live``
-        and ``run_id`` as in ``arun``)."""
+                        live: LiveSink | None = None, run_id: str | None = None,
+                        breakpoints: Breakpoints | None = None,
+                        directive: Directive | None = None) -> Session:
+        """Drive the thread a decision claimed (``decide``'s lease) until it pauses or ends (or
+        stops at one of ``breakpoints``), applying ``directive``'s goto and update first
+        (``grapharc.session.directives``); ``live`` and ``run_id`` as in ``arun``."""
         saver = await self._async_checkpointer()
         session, graph, compiled = await offload.to_thread(self._for, lease.thread_id, saver)
         turn = AsyncTurn(self.store, self.leases, graph, compiled, lease, self.clock, on_update, budget,
                          on_record, self._compiled(session.graph, lease.thread_id), scanned=self.scanned,
-                         live=live, cancels=self.cancels, run_id=run_id)
+                         live=live, cancels=self.cancels, run_id=run_id, breakpoints=breakpoints,
+                         directive=directive)
         await turn.drive(await turn.settled())
         return await offload.to_thread(self.get, lease.thread_id)
 
@@ -339,16 +374,37 @@ class SessionManager:
     async def arun(self, thread_id: str, input: Mapping[str, Any] | None = None, *,
                    on_update: OnUpdate | None = None, budget: Budget | None = None,
                    on_record: OnRecord | None = None, live: LiveSink | None = None,
-                   run_id: str | None = None) -> Session:
-        """Async ``run``; ``live`` is given the turn's live chunks (``grapharc.session.live``);
+                   run_id: str | None = None, breakpoints: Breakpoints | None = None) -> Session:
+        """Async ``run`` (stopping at ``breakpoints``, if any: ``grapharc.session.breakpoints``);
+        ``live`` is given the turn's live chunks (``grapharc.session.live``);
         ``run_id`` marks every checkpoint the turn writes (LangGraph's ``run_id`` metadata), so a
         rollback of that run can discard them. A cancel of the turn's task asked in ``cancels`` first
         ends the turn where its last checkpoint stands (``grapharc.session.cancels``)."""
         saver = await self._async_checkpointer()
         turn = await offload.to_thread(self._start_turn, thread_id, input, AsyncTurn, on_update, saver,
-                                       budget=budget, on_record=on_record, live=live, run_id=run_id)
+                                       budget=budget, on_record=on_record, live=live, run_id=run_id,
+                                       breakpoints=breakpoints)
         await turn.drive(turn.start_plan())
         return await offload.to_thread(self.get, thread_id)
+
+    async def acontinue(self, thread_id: str, *, on_update: OnUpdate | None = None,
+                        budget: Budget | None = None, on_record: OnRecord | None = None,
+                        live: LiveSink | None = None, run_id: str | None = None,
+                        breakpoints: Breakpoints | None = None,
+                        directive: Directive | None = None) -> Session:
+        """Carry on a thread a breakpoint stopped (paused on no approval) from where it stopped,
+        as ``acarry_on`` carries on a decided one (its options as there)."""
+        lease = await offload.to_thread(self.store.claim_continue, thread_id, runner=self.runner,
+                                        ttl=self.lease_seconds, now=self.clock())
+        return await self.acarry_on(lease, on_update=on_update, budget=budget, on_record=on_record,
+                                    live=live, run_id=run_id, breakpoints=breakpoints, directive=directive)
+
+    def check_directive(self, thread_id: str, directive: Directive) -> None:
+        """Refuse ``directive`` now, before anything is written, if its goto or update does not fit
+        where the thread stands (``grapharc.runtime.directed``'s errors)."""
+        _session, graph, compiled = self._for(thread_id)
+        snapshot = compiled.get_state({"configurable": {"thread_id": thread_id}})
+        directed(graph.builder, compiled, snapshot, goto=directive.goto, update=directive.update)
 
     async def aresume(self, thread_id: str, approval_id: str, decision: str, *, decider: str,
                       on_update: OnUpdate | None = None, budget: Budget | None = None,
@@ -434,7 +490,7 @@ class SessionManager:
     def _start_turn(self, thread_id: str, input: Mapping[str, Any] | None, kind: type[Any],
                     on_update: OnUpdate | None, saver: Any = None, *, budget: Budget | None = None,
                     on_record: OnRecord | None = None, live: LiveSink | None = None,
-                    run_id: str | None = None) -> Any:
+                    run_id: str | None = None, breakpoints: Breakpoints | None = None) -> Any:
         """Claim a start turn (after checking its input) and build its driver (its scans read
         through the sync checkpointer)."""
         session, graph, compiled = self._for(thread_id, saver)
@@ -444,14 +500,14 @@ class SessionManager:
         return kind(self.store, self.leases, graph, compiled, lease, self.clock, on_update, budget, on_record,
                     self._compiled(session.graph, thread_id), scanned=self.scanned,
                     audited=self.store.audited_step(thread_id),  # in this trip, not the first scan's own
-                    live=live, cancels=self.cancels, run_id=run_id)
+                    live=live, cancels=self.cancels, run_id=run_id, breakpoints=breakpoints)
 
     def _decide(self, session: Session, graph: RegisteredGraph, get_state: Callable[[Any], Any],
-                approval_id: str, decision: str, decider: str) -> Lease | None:
+                approval_id: str, decision: str, decider: str, answer: Answer | None = None) -> Lease | None:
         approval = self.store.approval(approval_id)
         snapshot = get_state({"configurable": {"thread_id": session.thread_id}})
         holds = graph.holds(snapshot)
         current = next((h for h in holds if h.key == approval.hold_key), None) or next(
             (h for h in holds if h.node == approval.node and h.kind == approval.kind), None)
         return self.store.decide(session.thread_id, approval_id, decision, decider=decider, now=self.clock(),
-                                 current=current, runner=self.runner, ttl=self.lease_seconds)
+                                 current=current, runner=self.runner, ttl=self.lease_seconds, answer=answer)

@@ -33,6 +33,8 @@ class AuditKind(StrEnum):
     DECIDED = "decided"
     SUPERSEDED = "superseded"
     EVENT = "event"
+    DIRECTED = "directed"
+    """A client's goto and update, applied by the turn that carries the thread on."""
     PAUSED = PAUSED
     """A turn ended with the thread paused; the finishing statuses below end one too."""
     COMPLETED = COMPLETED
@@ -92,6 +94,19 @@ class Approval:
             "expires_at": iso(self.expires_at), "state": self.state,
             "decided_by": self.decided_by, "decided_at": iso(self.decided_at),
         }
+
+
+@dataclass(frozen=True, slots=True)
+class Answer:
+    """What a person answered a plain ``interrupt()`` with (any JSON value, None included): the
+    node receives it as the call's return value. Its approval is recorded ``approved`` (answered)
+    and the value on the trail's ``decided`` entry (``ANSWER_KEY``), where a turn finds it."""
+
+    value: Any
+
+
+ANSWER_KEY = "answer"
+"""The key of a ``decided`` audit entry's detail that holds an ``Answer``'s value."""
 
 
 @dataclass(frozen=True, slots=True)

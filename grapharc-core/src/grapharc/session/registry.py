@@ -15,7 +15,7 @@ from typing import Any
 
 from grapharc.runtime.compiled import CompiledGraphARC
 from grapharc.runtime.graph import GraphARC
-from grapharc.session.approvals import Approvers, Gate, Hold, gate_hold, interrupt_hold
+from grapharc.session.approvals import Approvers, Gate, Hold, asks_for_decision, gate_hold, interrupt_hold
 from grapharc.session.errors import SessionError, UnknownGraphError
 
 
@@ -38,6 +38,11 @@ class RegisteredGraph:
         bounds the whole thread, so a pause, an approval or a crash cannot reset it."""
         return self.builder.compile(checkpointer=checkpointer, interrupt_before=sorted(self.gates) or None,
                                     budget_scope="thread")
+
+    def asks_for_decision(self, node: str, value: Any) -> bool:
+        """Whether ``node``'s ``interrupt(value)`` asks for a decision, not any answer
+        (``grapharc.session.approvals.asks_for_decision``)."""
+        return asks_for_decision(value, self.approvers.get(node))
 
     def holds(self, snapshot: Any) -> list[Hold]:
         """What the thread at ``snapshot`` waits on: its interrupts, then its gated nodes."""

@@ -8,7 +8,7 @@ process settles a thread exactly as the one that paused it would have.
 
 from __future__ import annotations
 
-from collections.abc import Iterable
+from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
 from typing import Any
 
@@ -40,14 +40,16 @@ class Plan:
     requests: tuple[Hold, ...] = ()
 
 
-def settle(snapshot: Any, holds: Iterable[Hold], approvals: Iterable[Approval]) -> Plan:
-    """The plan for a thread at ``snapshot`` holding ``holds``, given its approvals so far."""
+def settle(snapshot: Any, holds: Iterable[Hold], approvals: Iterable[Approval],
+           answered: Mapping[str, Any] | None = None) -> Plan:
+    """The plan for a thread at ``snapshot`` holding ``holds``, given its approvals so far; an
+    interrupt is owed its decision, or the value ``answered`` records for its approval (by id)."""
     if not snapshot.tasks:  # not ``next``: it leaves out tasks whose writes are saved already
         return Plan(COMPLETED)
     latest = latest_by_key(approvals)
     waiting = False
     unasked: list[Hold] = []
-    answers: dict[str, str] = {}
+    answers: dict[str, Any] = {}
     ended: str | None = None
     for hold in holds:
         approval = latest.get(hold.key)
@@ -61,7 +63,7 @@ def settle(snapshot: Any, holds: Iterable[Hold], approvals: Iterable[Approval]) 
             if approval.state == DECLINED:
                 ended = ended or REJECTED
         else:
-            answers[hold.key] = approval.state
+            answers[hold.key] = (answered or {}).get(approval.approval_id, approval.state)
     if unasked or waiting:
         return Plan(PAUSED, requests=tuple(unasked))
     if ended is not None:

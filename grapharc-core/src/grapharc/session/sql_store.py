@@ -33,6 +33,7 @@ from grapharc.session.errors import (
 )
 from grapharc.session.lease import Lease
 from grapharc.session.records import (
+    ANSWER_KEY,
     COMPLETED,
     CREATED,
     DECLINED,
@@ -46,6 +47,7 @@ from grapharc.session.records import (
     REJECTED,
     RUNNING,
     SUPERSEDED,
+    Answer,
     Approval,
     AuditEntry,
     AuditKind,
@@ -144,6 +146,22 @@ class SqlSessionStore(SqlSignIns):
             self._audit(conn, thread_id, now, AuditKind.CLAIMED, {"runner": runner, "turn": "start"})
         return lease
 
+    def claim_continue(self, thread_id: str, *, runner: str, ttl: float, now: float) -> Lease:
+        """Take a thread paused on no open approval (a run's breakpoint stopped it) to carry it on."""
+        with self._write() as conn:
+            row = self._row(conn, thread_id, self.LOCK)
+            waiting = self._run(conn, "SELECT COUNT(*) AS n FROM {approvals} "
+                                      "WHERE thread_id = ? AND state = ?", (thread_id, OPEN)).fetchone()["n"]
+            if row["status"] != PAUSED or waiting:
+                raise ThreadPausedError(
+                    f"thread {thread_id} is {row['status']}"
+                    + (f", waiting on {waiting} approval(s)" if waiting else "")
+                    + "; only a thread a breakpoint stopped is carried on without an answer",
+                    hint="answer its approvals, or start a turn with input")
+            lease = self._lease(conn, thread_id, runner, ttl, now, {"kind": "continue", "id": uuid4().hex})
+            self._audit(conn, thread_id, now, AuditKind.CLAIMED, {"runner": runner, "turn": "continue"})
+        return lease
+
     def claim_recovery(self, thread_id: str, *, runner: str, ttl: float, now: float) -> Lease:
         """Take over a thread whose runner died (lease expired) or whose turn failed."""
         with self._write() as conn:
@@ -222,7 +240,7 @@ class SqlSessionStore(SqlSignIns):
         return found[0]
 
     def decide(self, thread_id: str, approval_id: str, decision: str, *, decider: str, now: float,
-               current: Hold | None, runner: str, ttl: float) -> Lease | None:
+               current: Hold | None, runner: str, ttl: float, answer: Answer | None = None) -> Lease | None:
         """Record a decision; returns a lease when it was the thread's last open hold.
 
         ``current`` is the hold the thread is paused on now for the approval's node, read
@@ -243,9 +261,11 @@ class SqlSessionStore(SqlSignIns):
                 self._run(conn, "UPDATE {approvals} SET state = ?, decided_by = ?, decided_at = ? "
                                 "WHERE approval_id = ? AND state = ?",
                           (decision, decider, now, approval_id, OPEN))
-                self._audit(conn, thread_id, now, AuditKind.DECIDED,
-                            {"approval": approval_id, "decision": decision, "by": decider,
-                             "node": approval.node})
+                detail: dict[str, Any] = {"approval": approval_id, "decision": decision, "by": decider,
+                                          "node": approval.node}
+                if answer is not None:
+                    detail[ANSWER_KEY] = answer.value
+                self._audit(conn, thread_id, now, AuditKind.DECIDED, detail)
                 lease = self._after_decision(conn, approval, decision, runner, ttl, now)
         if refusal is not None:
             raise refusal
@@ -357,6 +377,12 @@ class SqlSessionStore(SqlSignIns):
             self._run(conn, "UPDATE {sessions} SET audited_step = ? WHERE thread_id = ?",
                       (audited_step, thread_id))
         return new
+
+    def record_directive(self, lease: Lease, detail: Mapping[str, Any], now: float) -> None:
+        """Record a client's goto and update for the turn; fenced by the lease's token."""
+        with self._write() as conn:
+            self._fenced_row(conn, lease, "its goto and update are not applied")
+            self._audit(conn, lease.thread_id, now, AuditKind.DIRECTED, dict(detail))
 
     def record_run(self, lease: Lease, run: Mapping[str, Any], now: float) -> None:
         """Record one run a turn made (its id, status, stop reason, steps and spend), once per

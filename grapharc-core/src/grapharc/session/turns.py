@@ -16,7 +16,10 @@ store calls (each async checkpointer read is a trip of its own). A turn's runs a
 ``on_record`` watcher is called after each write to the audit trail (nodes, runs, the ending),
 by ``AsyncTurn`` always on the event loop's thread (a watcher that sets an ``asyncio.Event``
 from another thread can lose the wake-up); one that raises is dropped, never the turn. A turn
-given a ``budget`` runs every pass under the stricter of it and the graph's (thread-wide) budget.
+given a ``budget`` runs every pass under the stricter of it and the graph's (thread-wide) budget;
+one given ``breakpoints`` passes them to every pass and pauses where one stopped it
+(``grapharc.session.breakpoints``); a client's goto and update go in its first pass
+(``grapharc.session.directives``); one they do not fit fails.
 An ``AsyncTurn`` given a ``live`` sink (``grapharc.session.live``) streams each pass in the sink's
 modes too and hands it every chunk but the top graph's updates, flushing it before recording a node.
 """
@@ -30,21 +33,33 @@ from contextlib import contextmanager
 from typing import Any
 
 from langchain_core.runnables import RunnableConfig
-from langgraph.types import StateSnapshot
+from langgraph.types import Command, StateSnapshot
 
 from grapharc.runtime.budget import RUN_BUDGET_KEY, Budget
 from grapharc.runtime.compiled import CompiledGraphARC
 from grapharc.runtime.context import DURABLE_ASKS
-from grapharc.session.approvals import request
+from grapharc.runtime.directed import directed
+from grapharc.session.approvals import Hold, request
 from grapharc.session.audit import NodeRun, completed_runs
+from grapharc.session.breakpoints import Breakpoints
 from grapharc.session.cancels import Cancel, Cancels
 from grapharc.session.contracts import SessionStore
+from grapharc.session.directives import Directive
 from grapharc.session.errors import LeaseLostError, NoProgressError
 from grapharc.session.fencing import Leases
 from grapharc.session.history import Window, asnapshots, snapshots, step_of
 from grapharc.session.lease import AsyncHeartbeat, Heartbeat, Lease
 from grapharc.session.live import TRAIL_MODE, GuardedSink, LiveSink
-from grapharc.session.records import COMPLETED, FAILED, PAUSED
+from grapharc.session.records import (
+    ANSWER_KEY,
+    APPROVED,
+    COMPLETED,
+    FAILED,
+    INTERRUPT,
+    PAUSED,
+    Approval,
+    AuditKind,
+)
 from grapharc.session.registry import RegisteredGraph
 from grapharc.session.scanned import ScannedCheckpoints
 from grapharc.session.settle import CONTINUE, Plan, settle
@@ -77,7 +92,8 @@ class _TurnBase:
                  on_record: OnRecord | None = None, reader: CompiledGraphARC | None = None, *,
                  scanned: ScannedCheckpoints | None = None, audited: int | None = None,
                  live: LiveSink | None = None, cancels: Cancels | None = None,
-                 run_id: str | None = None) -> None:
+                 run_id: str | None = None, breakpoints: Breakpoints | None = None,
+                 directive: Directive | None = None) -> None:
         self.store = store
         self.leases = leases
         self.graph = graph
@@ -97,6 +113,9 @@ class _TurnBase:
         self.scanned = scanned if scanned is not None else ScannedCheckpoints()
         self.audited = audited  # the audit watermark; None: read from the store on first use
         self.snapshot: Any = None
+        self.breakpoints = breakpoints
+        self.stream_options = breakpoints.stream_options(graph.gates) if breakpoints is not None else {}
+        self.directive = directive
 
     def start_plan(self) -> Plan:
         """The first move of a fresh start turn: send its input."""
@@ -126,11 +145,42 @@ class _TurnBase:
                                   "stopped instead of looping")
         return plan
 
+    def _after_pass(self, before: tuple[str, tuple[str, ...]] | None, plan: Plan) -> Plan:
+        """``plan`` after a pass that started at ``before``: a turn with breakpoints whose pass
+        stopped with nodes due and nothing to answer stopped at one, and pauses there."""
+        plan = self._moved_on(before, plan)
+        if self.breakpoints is not None and plan.kind == CONTINUE and plan.payload is None:
+            return Plan(PAUSED)
+        return plan
+
+    def _directed(self, plan: Plan) -> Plan:
+        """The first ``plan`` carrying the turn's directive (its goto and update), checked where the
+        thread stands and recorded on the trail; a plan that does not continue carries none."""
+        directive = self.directive
+        if directive is None or plan.kind != CONTINUE:
+            return plan
+        resume = plan.payload.resume if isinstance(plan.payload, Command) else None
+        command = directed(self.graph.builder, self.reader, self.snapshot, goto=directive.goto,
+                           update=directive.update, resume=resume)
+        self.store.record_directive(self.lease, directive.detail(tuple(self.snapshot.next)), self.clock())
+        return Plan(CONTINUE, command)
+
     def _renew(self, lease: Lease) -> bool:
         return self.store.renew(lease, self.clock())
 
-    def _plan(self, approvals: list[Any]) -> Plan:
-        return settle(self.snapshot, self.graph.holds(self.snapshot), approvals)
+    def _plan(self, approvals: list[Approval]) -> Plan:
+        holds = self.graph.holds(self.snapshot)
+        return settle(self.snapshot, holds, approvals, self._answered(holds, approvals))
+
+    def _answered(self, holds: list[Hold], approvals: list[Approval]) -> dict[str, Any]:
+        """The values plain interrupts were answered with, by approval id, from the trail's
+        ``decided`` entries (read only while an interrupt held now has an approved approval)."""
+        pending = {hold.key for hold in holds if hold.kind == INTERRUPT}
+        if not any(a.hold_key in pending and a.state == APPROVED for a in approvals):
+            return {}
+        return {entry.detail["approval"]: entry.detail[ANSWER_KEY]
+                for entry in self.store.audit(self.lease.thread_id)
+                if entry.kind == AuditKind.DECIDED and ANSWER_KEY in entry.detail}
 
     def _settle(self) -> tuple[Plan, int]:
         """Read the thread's checkpoint, record completions, plan (sync); the plan and how many
@@ -234,10 +284,11 @@ class Turn(_TurnBase):
     def _drive(self, plan: Plan) -> None:
         with Heartbeat(self.lease, self._renew) as beat:
             try:
+                plan = self._directed(plan)
                 while plan.kind == CONTINUE:
                     before = self._where()
                     self._pass(plan.payload, beat)
-                    plan = self._moved_on(before, self.settled())
+                    plan = self._after_pass(before, self.settled())
                 beat.check()
             except LeaseLostError:
                 raise
@@ -251,7 +302,7 @@ class Turn(_TurnBase):
     def _pass(self, payload: Any, beat: Heartbeat) -> None:
         try:
             for chunk in self.compiled.stream(payload, self.config, stream_mode="updates",
-                                              durability="sync"):
+                                              durability="sync", **self.stream_options):
                 beat.check()
                 self._record()
                 self.subscriber.show(chunk)
@@ -289,10 +340,12 @@ class AsyncTurn(_TurnBase):
     async def _drive(self, plan: Plan) -> None:
         async with AsyncHeartbeat(self.lease, self._renew) as beat:
             try:
+                if self.directive is not None:  # a trip to a thread only when there is one to apply
+                    plan = await offload.to_thread(self._directed, plan)
                 while plan.kind == CONTINUE:
                     before = self._where()
                     await self._pass(plan.payload, beat)
-                    plan = self._moved_on(before, await self.settled())
+                    plan = self._after_pass(before, await self.settled())
                 beat.check()
             except LeaseLostError:
                 raise
@@ -309,7 +362,8 @@ class AsyncTurn(_TurnBase):
         config: RunnableConfig = {**self.config, "callbacks": callbacks} if callbacks else self.config
         try:
             async for part in self.compiled.astream(payload, config, stream_mode=live.stream_mode,
-                                                     subgraphs=live.subgraphs, durability="sync"):
+                                                     subgraphs=live.subgraphs, durability="sync",
+                                                     **self.stream_options):
                 beat.check()
                 namespace, mode, chunk = live.split(part)
                 if namespace or mode != TRAIL_MODE:

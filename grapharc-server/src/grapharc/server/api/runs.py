@@ -3,10 +3,11 @@
 A request names a registered graph (``assistant_id``) and gives input for its state, or answers
 the thread's open approval with ``command: {"resume": ...}``; it can never describe a graph or a
 node. It may carry a ``budget`` within the operator's ceiling (``grapharc.server.api.budgets``).
-The resume value is ``"approved"`` / ``"rejected"`` or an object
-``{"decision": ..., "decider": ..., "approval_id": ...}``; who may decide is checked as the inbox
-checks it, and the run's turn records the decision and carries the thread on as the inbox's
-decision does (``grapharc.server.service.decisions``).
+An approval's resume value is ``"approved"`` / ``"rejected"`` or an object
+``{"decision": ..., "decider": ..., "approval_id": ...}``, a plain ``interrupt()``'s any JSON value
+(``grapharc.server.api.interrupts``); who may decide is checked as the inbox checks it, and the
+run's turn records the answers and carries the thread on as the inbox's decision does
+(``grapharc.server.service.decisions``).
 
 A run is a durable record in the run store (``grapharc.runs``), queued for whichever worker's loop
 claims it first (``grapharc.server.api.worker``): its id, status, join and stream work on every
@@ -36,7 +37,7 @@ from grapharc.runs.records import (
     RUNNING,
     RunRecord,
 )
-from grapharc.server.api import shapes
+from grapharc.server.api import commands, interrupts, shapes
 from grapharc.server.api.budgets import BudgetRequest, run_budget
 from grapharc.server.api.context import ApiContext, api
 from grapharc.server.api.guards import (
@@ -55,10 +56,11 @@ from grapharc.server.api.streaming import (
     stream_modes,
     wait_for_progress,
 )
+from grapharc.server.api.worker import CONTINUE
 from grapharc.server.auth import User
-from grapharc.server.service import decisions
+from grapharc.session.breakpoints import EVERY_NODE
 from grapharc.session.errors import UnknownSessionError
-from grapharc.session.records import DECISIONS, OPEN, PAUSED, Approval, Session
+from grapharc.session.records import OPEN, PAUSED, Session
 from grapharc.stores import offload
 
 router = APIRouter(prefix="/threads/{thread_id}/runs", tags=["runs"])
@@ -68,11 +70,15 @@ Context = Annotated[ApiContext, Depends(api)]
 LastEventId = Annotated[str | None, Header(alias="Last-Event-ID")]
 
 
-class ResumeCommand(BaseModel):
-    """``command``: only ``resume`` (the answer to the thread's open approval)."""
+class RunCommand(BaseModel):
+    """``command``: ``resume``, the answer to the thread's open interrupts (any JSON value;
+    ``grapharc.server.api.interrupts`` checks it; null: none, as in LangGraph), and ``goto`` and
+    ``update`` (``grapharc.server.api.commands`` checks them)."""
 
     model_config = ConfigDict(extra="forbid")
-    resume: str | dict[str, Any]
+    resume: Any = None
+    goto: str | list[str] | None = None
+    update: dict[str, Any] | list[tuple[str, Any]] | None = None
 
 
 class RunCreate(BaseModel):
@@ -81,7 +87,7 @@ class RunCreate(BaseModel):
     model_config = ConfigDict(extra="forbid")
     assistant_id: str = Field(min_length=1)
     input: dict[str, Any] | None = None
-    command: ResumeCommand | None = None
+    command: RunCommand | None = None
     stream_mode: str | list[str] = "values"
     stream_subgraphs: bool = False
     stream_resumable: bool = False
@@ -91,6 +97,8 @@ class RunCreate(BaseModel):
     if_not_exists: Literal["reject", "create"] = "reject"
     budget: BudgetRequest | None = None
     after_seconds: float | None = Field(default=None, ge=0, le=MAX_AFTER_SECONDS)
+    interrupt_before: Literal["*"] | list[str] | None = None
+    interrupt_after: Literal["*"] | list[str] | None = None
 
 
 @router.post("", dependencies=[ReadableOrNewThread])
@@ -201,7 +209,7 @@ async def final_values(ctx: ApiContext, thread_id: str) -> dict[str, Any]:
     """The thread's values once the run ended, with its open approvals as ``__interrupt__``."""
     session = await offload.to_thread(ctx.manager.get, thread_id)
     values = await offload.to_thread(ctx.manager.values, thread_id)
-    pending = shapes.interrupts(session)
+    pending = shapes.interrupts(session, await interrupts.apayloads(ctx.manager, session))
     return {**shapes.thread(session, values)["values"], **({"__interrupt__": pending} if pending else {})}
 
 
@@ -273,16 +281,46 @@ async def _thread(ctx: ApiContext, thread_id: str, body: RunCreate, user: User |
 
 def _request(ctx: ApiContext, session: Session, body: RunCreate, user: User | None, *,
              queued: bool) -> dict[str, Any]:
-    """What the run's turn will do, checked now: a resume answering the thread's open approval (who
-    decides settled now), or a start with input checked against the graph's state. A start queued
-    behind other runs may find the thread paused when its turn comes; that run then ends in error."""
-    if body.command is not None:
-        if body.input is not None:
-            raise ApiProblem(422, "a run takes input or command, not both",
-                             hint="send command.resume to answer an approval, input to start a turn")
-        approval, decision, decider = _answer(session, body.command.resume, ctx.manager.clock(), user)
-        return {"kind": "resume", "approval_id": approval.approval_id, "decision": decision,
-                "decider": decider}
+    """What the run's turn will do, checked now, with the breakpoints it stops at: a resume
+    answering the thread's open interrupts (who answers settled now), a continue of a thread a
+    breakpoint stopped (no input, or a resume), or a start with input checked against the graph's
+    state. A start queued behind other runs may find the thread paused when its turn comes; that
+    run then ends in error."""
+    stopped = session.status == PAUSED and not any(h.state == OPEN for h in session.holds)
+    return {**_turn_request(ctx, session, body, user, queued=queued, stopped=stopped),
+            **_breakpoints(ctx, session.graph, body)}
+
+
+def _turn_request(ctx: ApiContext, session: Session, body: RunCreate, user: User | None, *,
+                  queued: bool, stopped: bool) -> dict[str, Any]:
+    """The kind of turn ``_request`` describes, with any goto and update (``stopped``: the thread
+    paused on no approval, where a breakpoint stopped it)."""
+    if body.command is not None and body.input is not None:
+        raise ApiProblem(422, "a run takes input or command, not both",
+                         hint="send command.resume to answer an approval, input to start a turn")
+    command = body.command
+    directed = {} if command is None else commands.directive(ctx.manager, session, command.goto,
+                                                             command.update, user)
+    if stopped and body.input is None:
+        require_run(user, session.graph)  # a command's resume, which answers nothing here, did not check
+        return {"kind": CONTINUE, **directed}
+    if command is not None:
+        if command.resume is None and not directed:
+            raise ApiProblem(422, "a command needs resume, goto or update",
+                             hint='e.g. {"resume": "approved"}')
+        if command.resume is None:
+            raise ApiProblem(409, f"thread {session.thread_id} is {session.status}: a goto or "
+                                  "update applies to a thread stopped at a breakpoint, or with the answers "
+                                  "to its interrupts", hint="send command.resume with the goto or update")
+        given = interrupts.answers(ctx.manager, session, command.resume, ctx.manager.clock(), user)
+        if directed and len(given) < sum(h.state == OPEN for h in session.holds):
+            raise ApiProblem(409, f"thread {session.thread_id} waits on interrupts the command does not "
+                                  "answer: a goto or update applies only with the answers that carry it on",
+                             hint="answer every open interrupt in command.resume (a map of id to value)")
+        return {"kind": "resume", "answers": given, **directed}
+    if stopped and not queued:
+        raise ApiProblem(409, f"thread {session.thread_id} stopped at a breakpoint",
+                         hint="carry it on with a run whose input is null")
     if session.status == PAUSED and not queued:
         waiting = ", ".join(h.approval_id for h in session.holds if h.state == OPEN)
         raise ApiProblem(409, f"thread {session.thread_id} waits on approval {waiting}",
@@ -291,35 +329,20 @@ def _request(ctx: ApiContext, session: Session, body: RunCreate, user: User | No
     return {"kind": "start", "input": body.input or {}}
 
 
-def _answer(session: Session, resume: str | dict[str, Any], now: float,
-            user: User | None) -> tuple[Approval, str, str]:
-    """The approval a resume answers, the decision and who decides (the token's user when the server
-    has an auth file, else the ``decider`` named; ``decisions.decider`` says whether they may),
-    checked before anything is written."""
-    answer = {"decision": resume} if isinstance(resume, str) else dict(resume)
-    unknown = sorted(set(answer) - {"decision", "decider", "approval_id"})
-    decision, decider = answer.get("decision"), answer.get("decider", "api")
-    if unknown or decision not in DECISIONS or not isinstance(decider, str):
-        raise ApiProblem(422, f"command.resume must be {' or '.join(DECISIONS)}, or an object with "
-                              f"decision, decider and approval_id; got {resume!r}",
-                         hint='e.g. {"resume": {"decision": "approved", "decider": "credit-desk"}}')
-    open_holds = [h for h in session.holds if h.state == OPEN]
-    wanted = answer.get("approval_id")
-    chosen = [h for h in open_holds if wanted is None or h.approval_id == wanted]
-    if len(chosen) != 1:
-        which = f"approval {wanted}" if wanted else "exactly one open approval"
-        raise ApiProblem(409, f"thread {session.thread_id} does not wait on {which} "
-                              f"(open: {', '.join(h.approval_id for h in open_holds) or 'none'})",
-                         hint="name the approval_id in command.resume, or read GET /threads/{id}/state")
-    approval = chosen[0]
-    if user is not None and "decider" in answer:
-        raise ApiProblem(422, "command.resume names a decider, but the bearer token says who decides",
-                         hint="leave decider out")
-    decider = decisions.decider(approval, session.graph, user, decider)
-    if approval.expired(now):
-        raise ApiProblem(409, f"approval {approval.approval_id} has expired",
-                         hint="the thread cannot be carried on by this approval")
-    return approval, str(decision), decider
+def _breakpoints(ctx: ApiContext, graph: str, body: RunCreate) -> dict[str, Any]:
+    """The run's ``interrupt_before`` / ``interrupt_after``, each node checked against the graph
+    ("*": every node): ``{"breakpoints": {"before": [...], "after": [...]}}``, or nothing."""
+    asked = {"before": body.interrupt_before, "after": body.interrupt_after}
+    if not any(asked.values()):
+        return {}
+    nodes = ctx.manager.graphs.get(graph).builder.nodes
+    named = {where: [EVERY_NODE] if names == EVERY_NODE else list(names or [])
+             for where, names in asked.items()}
+    unknown = sorted({n for names in named.values() for n in names} - {*nodes, EVERY_NODE})
+    if unknown:
+        raise ApiProblem(422, f"interrupt_before/interrupt_after name nodes graph {graph!r} does not have: "
+                              f"{', '.join(unknown)}", hint=f"its nodes: {', '.join(sorted(nodes))}; or '*'")
+    return {"breakpoints": named}
 
 
 def check_start(ctx: ApiContext, body: RunCreate, user: User | None) -> None:

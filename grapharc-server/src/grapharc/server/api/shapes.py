@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from datetime import UTC, datetime
 from typing import Any
 
@@ -31,20 +32,24 @@ def assistant(name: str) -> dict[str, Any]:
             "context": {}, "metadata": {}, "version": 1, "created_at": epoch, "updated_at": epoch}
 
 
-def interrupts(session: Session) -> list[dict[str, Any]]:
-    """The thread's open approvals as LangGraph interrupts (the id is the approval's id)."""
-    return [{"id": hold.approval_id, "value": hold.question,
+def interrupts(session: Session, payloads: Mapping[str, Any] | None = None) -> list[dict[str, Any]]:
+    """The thread's open approvals as LangGraph interrupts (the id is the approval's id): the value
+    is the question, or a plain interrupt's whole value from ``payloads`` (by approval id)."""
+    shown = payloads or {}
+    return [{"id": hold.approval_id, "value": shown.get(hold.approval_id, hold.question),
              "grapharc": {"node": hold.node, "kind": hold.kind, "deciders": list(hold.deciders),
                           "expires_at": iso(hold.expires_at)}}
             for hold in session.holds if hold.state == "open"]
 
 
-def thread(session: Session, values: dict[str, Any] | None = None) -> dict[str, Any]:
-    """A session as a thread: LangGraph's status words, the graph in its metadata."""
+def thread(session: Session, values: dict[str, Any] | None = None,
+           payloads: Mapping[str, Any] | None = None) -> dict[str, Any]:
+    """A session as a thread: LangGraph's status words, the graph in its metadata, its interrupts
+    (plain ones' values from ``payloads``)."""
     return {"thread_id": session.thread_id, "created_at": iso(session.created_at),
             "updated_at": iso(session.updated_at), "status": _THREAD_STATUS.get(session.status, "idle"),
             "metadata": thread_metadata(session),
-            "values": json_value(values or {}), "interrupts": {"": interrupts(session)}}
+            "values": json_value(values or {}), "interrupts": {"": interrupts(session, payloads)}}
 
 
 def thread_metadata(session: Session) -> dict[str, Any]:
@@ -77,8 +82,10 @@ def run(record: RunRecord) -> dict[str, Any]:
             "kwargs": {}}
 
 
-def state(snapshot: Any, session: Session | None = None) -> dict[str, Any]:
-    """A checkpoint as a thread state: values, the nodes due next, the tasks and their interrupts."""
+def state(snapshot: Any, session: Session | None = None,
+          payloads: Mapping[str, Any] | None = None) -> dict[str, Any]:
+    """A checkpoint as a thread state: values, the nodes due next, the tasks and their interrupts
+    (plain ones' values from ``payloads``)."""
     configurable = dict(snapshot.config.get("configurable", {}))
     parent = dict((snapshot.parent_config or {}).get("configurable", {}))
     shaped: dict[str, Any] = json_value({
@@ -91,6 +98,6 @@ def state(snapshot: Any, session: Session | None = None) -> dict[str, Any]:
                        "checkpoint_id": configurable.get("checkpoint_id")},
         "parent_checkpoint": ({"thread_id": parent.get("thread_id"), "checkpoint_ns": "",
                                "checkpoint_id": parent.get("checkpoint_id")} if parent else None),
-        "interrupts": interrupts(session) if session is not None else [],
+        "interrupts": interrupts(session, payloads) if session is not None else [],
     })
     return shaped

@@ -39,6 +39,7 @@ from sse_starlette.sse import EventSourceResponse
 
 from grapharc.runs.errors import UnknownRunError
 from grapharc.runs.records import RUNNING, LiveEvent, RunRecord
+from grapharc.server.api import interrupts
 from grapharc.server.api.encoding import json_text
 from grapharc.server.api.live import LIVE_MODES, live_events, merged
 from grapharc.server.api.problems import ApiProblem
@@ -230,6 +231,8 @@ def _read(ctx: ApiContext, run: RunRecord, modes: list[str], cursor: Cursor | No
         return run, cursor, [], steps, []
     cursor = cursor or (run.after_seq, len(STREAM_MODES))
     entries = _unsent(ctx.manager, run, modes, cursor) if modes else []  # only live modes: no trail read
+    if "updates" in modes:  # an open plain interrupt's ``__interrupt__`` shows its whole value
+        entries = interrupts.with_payloads(ctx.manager, run.thread_id, entries)
     steps = _steps_for(ctx.sessions, run.thread_id, entries, steps, "values" in modes)
     return run, cursor, entries, steps, live_events(ctx.runs, run, live_after)  # after the trail: see merged
 
@@ -296,7 +299,8 @@ def _render(mode: str, entry: AuditEntry, steps: dict[int, Any]) -> Any:
                 "data": entry.detail, "metadata": {"node": entry.node, "at": entry.at}}
     if entry.kind == AuditKind.ASKED and mode == "updates":
         detail = entry.detail
-        return {"__interrupt__": [{"id": detail.get("approval"), "value": detail.get("question")}]}
+        shown = detail.get("value", detail.get("question"))
+        return {"__interrupt__": [{"id": detail.get("approval"), "value": shown}]}
     if entry.kind != AuditKind.NODE or entry.step is None:
         return None
     if mode == "updates":

@@ -18,7 +18,7 @@ from fastapi import APIRouter, Depends, Header, Response
 from fastapi.responses import JSONResponse
 from pydantic import BaseModel, ConfigDict, Field
 
-from grapharc.server.api import metadata, shapes
+from grapharc.server.api import interrupts, metadata, shapes
 from grapharc.server.api.context import ApiContext, api
 from grapharc.server.api.encoding import json_value
 from grapharc.server.api.guards import Caller, ReadableThread, require_delete, require_run
@@ -218,7 +218,7 @@ def _holding_values(manager: SessionManager, sessions: list[Session],
 async def get_thread(thread_id: str, ctx: Context) -> dict[str, Any]:
     session = await offload.to_thread(ctx.manager.get, thread_id)
     values = await offload.to_thread(ctx.manager.values, thread_id)
-    return shapes.thread(session, values)
+    return shapes.thread(session, values, await interrupts.apayloads(ctx.manager, session))
 
 
 @router.delete("/{thread_id}", status_code=204, dependencies=[ReadableThread])
@@ -238,10 +238,12 @@ async def delete_thread(thread_id: str, ctx: Context, user: Caller) -> Response:
 async def get_state(thread_id: str, ctx: Context) -> dict[str, Any]:
     session = await offload.to_thread(ctx.manager.get, thread_id)
     history = await offload.to_thread(ctx.manager.history, thread_id, limit=1)
+    payloads = await interrupts.apayloads(ctx.manager, session)
     if not history:
         return {"values": {}, "next": [], "tasks": [], "metadata": {}, "created_at": None,
-                "checkpoint": None, "parent_checkpoint": None, "interrupts": shapes.interrupts(session)}
-    return shapes.state(history[0], session)
+                "checkpoint": None, "parent_checkpoint": None,
+                "interrupts": shapes.interrupts(session, payloads)}
+    return shapes.state(history[0], session, payloads)
 
 
 @router.get("/{thread_id}/state/{checkpoint_id}", dependencies=[ReadableThread])

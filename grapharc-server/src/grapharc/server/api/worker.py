@@ -17,7 +17,7 @@ worker of the shared run store:
 
 A decision taken on an inbox page is recorded while the person waits; the thread is carried on
 by a run ``hand_over`` adds already claimed by this worker and drives at once under the
-decision's lease. A resume run records its decision the same way (``decisions.record``) as its
+decision's lease. A resume run records its answers the same way (``interrupts.record``) as its
 turn begins, then carries the thread on as that run does. If this process dies meanwhile, another
 worker reclaims the run once its claim runs out and recovers the thread once the lease has, as for
 any run whose worker died.
@@ -41,6 +41,7 @@ import asyncio
 import contextlib
 import logging
 import uuid
+from typing import Any
 
 from grapharc.errors import GraphARCError
 from grapharc.runs.contracts import RunStore
@@ -55,9 +56,10 @@ from grapharc.runs.records import (
     RunRecord,
 )
 from grapharc.runtime.budget import Budget
+from grapharc.server.api import commands, interrupts
 from grapharc.server.api.live import LiveLog, streams_live
 from grapharc.server.api.progress import Progress
-from grapharc.server.service import decisions
+from grapharc.session.breakpoints import Breakpoints
 from grapharc.session.cancels import Cancel
 from grapharc.session.errors import UnknownSessionError
 from grapharc.session.lease import Lease
@@ -71,6 +73,8 @@ TURN_BEGAN = frozenset({AuditKind.CLAIMED, AuditKind.DECIDED, AuditKind.RECLAIME
 """Audit entries a run's turn writes as it takes the thread: one after ``after_seq`` means it began."""
 CARRY_ON = "carry_on"
 """The kind of a run that carries on a thread a decision already claimed (``RunWorker.hand_over``)."""
+CONTINUE = "continue"
+"""The kind of a run that carries on a thread a breakpoint stopped (``SessionManager.acontinue``)."""
 
 _RUN_STATUS = {PAUSED: INTERRUPTED, COMPLETED: SUCCESS, REJECTED: SUCCESS, FAILED: ERROR}
 _log = logging.getLogger("grapharc.server")
@@ -245,18 +249,24 @@ class RunWorker:
         thread a decision claimed (a resume records its decision first, as the inbox's does); the
         thread's session as the turn left it. ``live``: the run's live log, given the turn's chunks."""
         request, on_record = run.request, self.progress.watcher(run.thread_id)
+        stops = _breakpoints(request)
         if request["kind"] == "start":
             return await self.manager.arun(run.thread_id, request["input"], on_record=on_record,
-                                           budget=run.budget, live=live, run_id=run.run_id)
+                                           budget=run.budget, live=live, run_id=run.run_id, breakpoints=stops)
+        if request["kind"] == CONTINUE:
+            return await self.manager.acontinue(run.thread_id, on_record=on_record, budget=run.budget,
+                                                live=live, run_id=run.run_id, breakpoints=stops,
+                                                directive=commands.of_request(request))
         if request["kind"] == CARRY_ON:
             lease: Lease | None = self._handed.pop(run.run_id)
         else:
-            lease = await offload.to_thread(decisions.record, self.manager, run.thread_id,
-                                            request["approval_id"], request["decision"], request["decider"])
+            lease = await offload.to_thread(interrupts.record, self.manager, run.thread_id,
+                                            request["answers"])
         if lease is None:  # the decision answered one of several open holds: the thread still waits
             return await offload.to_thread(self.manager.get, run.thread_id)
         return await self.manager.acarry_on(lease, on_record=on_record, budget=run.budget, live=live,
-                                            run_id=run.run_id)
+                                            run_id=run.run_id, breakpoints=stops,
+                                            directive=commands.of_request(request))
 
     async def _carry_on(self, run: RunRecord, live: LiveLog | None) -> Session:
         """A reclaimed run: run its turn if that never began; else, once the thread's lease has
@@ -301,3 +311,9 @@ class RunWorker:
         """The seq of the thread's last trace entry, reading only the entries past ``after``."""
         trail = self.manager.audit(thread_id, after)
         return trail[-1].seq if trail else after
+
+
+def _breakpoints(request: dict[str, Any]) -> Breakpoints | None:
+    """The breakpoints a run's request asks its turn to stop at (None: none)."""
+    named = request.get("breakpoints")
+    return None if named is None else Breakpoints(tuple(named["before"]), tuple(named["after"]))
