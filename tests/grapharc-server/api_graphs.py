@@ -4,7 +4,9 @@ for as long as the test needs it to, a three-node relay whose middle node waits 
 (a worker can be killed between its nodes), and one whose node writes a long answer and values
 JSON cannot hold as they are (NaN, a set, bytes, a datetime), a meeting: a node that waits
 until the nodes of as many runs as it expects are running at the same time, and a gated waiter:
-the credit desk is asked first, then the node waits for its release file."""
+the credit desk is asked first, then the node waits for its release file; a failing graph whose
+node raises when its input says so, a graph with a required state field, and one whose node writes
+an object JSON cannot hold."""
 
 from __future__ import annotations
 
@@ -27,6 +29,9 @@ RELAY = "relay"
 ODD = "odd-values"
 MEETING = "meeting"
 GATED_WAITER = "gated-waiter"
+FAILING = "failing"
+REQUIRED = "required-field"
+OPAQUE = "opaque-value"
 MEETING_PATIENCE_SECONDS = 30  # how long a meeting node waits for the others before it gives up
 LONG_ANSWER = "".join(f"{i:04d}é " for i in range(600))  # 3,600 characters, not all ASCII
 
@@ -107,9 +112,53 @@ def ask_the_desk(state: GatedState) -> dict[str, Any]:
     return {"answer": interrupt("may the waiter go on?")}
 
 
+class FailingState(GraphARCState):
+    """Whether the node should raise, and what it saw when it did not."""
+
+    fail: bool = True
+    done: bool = False
+
+
+class LedgerError(RuntimeError):
+    """What the failing graph's node raises."""
+
+
+def fail_maybe(state: FailingState) -> dict[str, Any]:
+    if state.fail:
+        raise LedgerError("the ledger is closed")
+    return {"done": True}
+
+
+class RequiredState(GraphARCState):
+    """A field every start must give (it has no default), and the node's echo of it."""
+
+    customer: str
+    echoed: str = ""
+
+
+def echo_customer(state: RequiredState) -> dict[str, Any]:
+    return {"echoed": state.customer}
+
+
+class Opaque:
+    """An object of the test's own, which neither JSON nor LangGraph's serializer can hold."""
+
+
+class OpaqueState(GraphARCState):
+    """A field of any type, which the node fills with an ``Opaque`` when the input asks it to."""
+
+    opaque: bool = True
+    payload: Any = None
+
+
+def write_opaque(state: OpaqueState) -> dict[str, Any]:
+    return {"payload": Opaque() if state.opaque else "plain"}
+
+
 def register(manager: Any) -> None:
-    """Register the credit demo, the waiter, the relay, the odd-values graph, the meeting and the
-    gated waiter on ``manager``."""
+    """Register the credit demo, the waiter, the relay, the odd-values graph, the meeting, the
+    gated waiter, the failing graph, the required-field graph and the opaque-value graph on
+    ``manager``."""
     register_credit_graph(manager)
     waiter = GraphARC(WaiterState, name=WAITER)
     waiter.add_node("wait_for_release", wait_for_release, writes={"released"})
@@ -141,3 +190,16 @@ def register(manager: Any) -> None:
     gated.add_edge("ask_the_desk", "wait_for_release")
     gated.add_edge("wait_for_release", END)
     manager.register(gated, approvers={"ask_the_desk": Approvers(frozenset({CREDIT_DESK}))})
+    _register_one_node(manager, FAILING, FailingState, fail_maybe, {"done"})
+    _register_one_node(manager, REQUIRED, RequiredState, echo_customer, {"echoed"})
+    _register_one_node(manager, OPAQUE, OpaqueState, write_opaque, {"payload"})
+
+
+def _register_one_node(manager: Any, name: str, state: type[GraphARCState], node: Any,
+                       writes: set[str]) -> None:
+    """Register graph ``name``: START -> ``node`` (writing ``writes``) -> END."""
+    graph = GraphARC(state, name=name)
+    graph.add_node(node.__name__, node, writes=writes)
+    graph.add_edge(START, node.__name__)
+    graph.add_edge(node.__name__, END)
+    manager.register(graph)

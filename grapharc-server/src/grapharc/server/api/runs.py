@@ -23,17 +23,24 @@ from fastapi import APIRouter, Depends, Header, Query
 from pydantic import BaseModel, ConfigDict, Field, TypeAdapter, ValidationError
 from sse_starlette.sse import EventSourceResponse
 
-from grapharc.runs.records import DELETE, KEEP, ON_COMPLETION, REJECT, RunRecord
+from grapharc.runs.records import DELETE, ERROR, KEEP, ON_COMPLETION, REJECT, RunRecord
 from grapharc.server.api import shapes
 from grapharc.server.api.budgets import BudgetRequest, run_budget
 from grapharc.server.api.context import ApiContext, api
 from grapharc.server.api.guards import Caller, ReadableOrNewThread, ReadableThread, require_run
 from grapharc.server.api.problems import ApiProblem
-from grapharc.server.api.streaming import cursor_of, sse_response, stream_modes, wait_for_progress
+from grapharc.server.api.streaming import (
+    check_cursor,
+    cursor_of,
+    error_body,
+    sse_response,
+    stream_modes,
+    wait_for_progress,
+)
 from grapharc.server.auth import User
 from grapharc.server.service import decisions
 from grapharc.session.errors import UnknownSessionError
-from grapharc.session.records import DECISIONS, OPEN, PAUSED, Approval, Session
+from grapharc.session.records import CREATED, DECISIONS, OPEN, PAUSED, Approval, Session
 from grapharc.stores import offload
 
 router = APIRouter(prefix="/threads/{thread_id}/runs", tags=["runs"])
@@ -72,8 +79,7 @@ async def create_run(thread_id: str, body: RunCreate, ctx: Context, user: Caller
 
 @router.post("/wait", dependencies=[ReadableOrNewThread])
 async def wait_run(thread_id: str, body: RunCreate, ctx: Context, user: Caller) -> dict[str, Any]:
-    await ended(ctx, await queue(ctx, thread_id, body, user))
-    return await final_values(ctx, thread_id)
+    return await final_values(ctx, await ended(ctx, await queue(ctx, thread_id, body, user)))
 
 
 @router.post("/stream", dependencies=[ReadableOrNewThread])
@@ -128,18 +134,21 @@ async def cancel_run(thread_id: str, run_id: str, ctx: Context, user: Caller,
 
 @router.get("/{run_id}/join", dependencies=[ReadableThread])
 async def join_run(thread_id: str, run_id: str, ctx: Context) -> dict[str, Any]:
-    await ended(ctx, await offload.to_thread(ctx.runs.get, thread_id, run_id))
-    return await final_values(ctx, thread_id)
+    return await final_values(ctx, await ended(ctx, await offload.to_thread(ctx.runs.get, thread_id, run_id)))
 
 
 @router.get("/{run_id}/stream", dependencies=[ReadableThread])
 async def join_stream(thread_id: str, run_id: str, ctx: Context, last_event_id: LastEventId = None,
                       stream_mode: Annotated[list[str] | None, Query()] = None,
                       cancel_on_disconnect: bool = False) -> EventSourceResponse:
-    """Rejoin a run's stream (the run's own modes unless ``stream_mode`` names some)."""
+    """Rejoin a run's stream (the run's own modes unless ``stream_mode`` names some) after
+    ``Last-Event-ID``, which must be an id this run's stream sent."""
     run = await offload.to_thread(ctx.runs.get, thread_id, run_id)
-    modes = stream_modes(stream_mode or list(run.stream_modes))
-    return sse_response(ctx, run, modes, cursor_of(last_event_id), cancel_on_disconnect=cancel_on_disconnect)
+    modes = stream_modes(stream_mode or [], default=run.stream_modes)
+    cursor = cursor_of(last_event_id)
+    if cursor is not None:
+        await offload.to_thread(check_cursor, ctx.manager, run, cursor, last_event_id or "")
+    return sse_response(ctx, run, modes, cursor, cancel_on_disconnect=cancel_on_disconnect)
 
 
 async def ended(ctx: ApiContext, run: RunRecord) -> RunRecord:
@@ -152,8 +161,13 @@ async def ended(ctx: ApiContext, run: RunRecord) -> RunRecord:
     return run
 
 
-async def final_values(ctx: ApiContext, thread_id: str) -> dict[str, Any]:
-    """The thread's values once the run ended, with its open approvals as ``__interrupt__``."""
+async def final_values(ctx: ApiContext, run: RunRecord) -> dict[str, Any]:
+    """What waiting on or joining an ended run answers: the thread's values, with its open approvals
+    as ``__interrupt__``; for a failed run, as LangGraph's server answers, ``{"__error__": {"error":
+    type name, "message": ...}}`` (the SDK's ``runs.wait`` raises it)."""
+    if run.status == ERROR:
+        return {"__error__": error_body(run.error)}
+    thread_id = run.thread_id
     session = await offload.to_thread(ctx.manager.get, thread_id)
     values = await offload.to_thread(ctx.manager.values, thread_id)
     pending = shapes.interrupts(session)
@@ -179,6 +193,8 @@ async def queue(ctx: ApiContext, thread_id: str, body: RunCreate, user: User | N
                          hint="wait for that turn to end, or send multitask_strategy 'enqueue'")
     now = ctx.manager.clock()
     request = _request(ctx, session, body, user, queued=not exclusive)
+    if request["kind"] == "start" and session.status != CREATED:
+        await _check_required(ctx, session, request["input"])
     if on_completion == DELETE:
         request[ON_COMPLETION] = DELETE
     run = RunRecord(run_id=str(uuid.uuid4()), thread_id=thread_id, assistant_id=graph.name,
@@ -199,6 +215,8 @@ async def _thread(ctx: ApiContext, thread_id: str, body: RunCreate, user: User |
     except UnknownSessionError:
         if body.if_not_exists != "create":
             raise
+    if body.command is None:  # refused before the thread is created: a refusal leaves nothing behind
+        _check_input(ctx, body.assistant_id, body.input or {}, {})
     return await offload.to_thread(partial(ctx.manager.create, body.assistant_id, thread_id=thread_id,
                                            owner=user.name if user else None,
                                            tenant=user.tenant if user else None))
@@ -220,8 +238,17 @@ def _request(ctx: ApiContext, session: Session, body: RunCreate, user: User | No
         waiting = ", ".join(h.approval_id for h in session.holds if h.state == OPEN)
         raise ApiProblem(409, f"thread {session.thread_id} waits on approval {waiting}",
                          hint='answer it with a run whose command is {"resume": "approved"} or "rejected"')
-    _check_input(ctx, session.graph, body.input or {})
+    _check_input(ctx, session.graph, body.input or {}, {} if session.status == CREATED else None)
     return {"kind": "start", "input": body.input or {}}
+
+
+async def _check_required(ctx: ApiContext, session: Session, values: dict[str, Any]) -> None:
+    """A start on a thread that has run before: a required field the input lacks may be in the
+    thread's values (read only then), and is refused if it is not (``_check_input``)."""
+    fields = ctx.manager.graphs.get(session.graph).builder.state.model_fields
+    if any(spec.is_required() and name not in values for name, spec in fields.items()):
+        current = await offload.to_thread(ctx.manager.values, session.thread_id)
+        _check_input(ctx, session.graph, values, current)
 
 
 def _answer(session: Session, resume: str | dict[str, Any], now: float,
@@ -255,10 +282,16 @@ def _answer(session: Session, resume: str | dict[str, Any], now: float,
     return approval, str(decision), decider
 
 
-def _check_input(ctx: ApiContext, graph: str, values: dict[str, Any]) -> None:
-    """Input checked field by field against the graph's state model: 422 listing every bad field."""
+def _check_input(ctx: ApiContext, graph: str, values: dict[str, Any],
+                 current: dict[str, Any] | None = None) -> None:
+    """Input checked field by field against the graph's state model: 422 listing every bad field,
+    and, unless ``current`` (the thread's values) is None, every required field (one without a
+    default) neither in the input nor in ``current``: a start without one would leave a thread
+    whose first node LangGraph cannot give its input to."""
     fields = ctx.manager.graphs.get(graph).builder.state.model_fields
-    errors: list[dict[str, Any]] = []
+    errors: list[dict[str, Any]] = [] if current is None else [
+        {"loc": ["input", name], "msg": "Field required (the thread has no value for it)", "type": "missing"}
+        for name, spec in fields.items() if spec.is_required() and name not in values and name not in current]
     for name, value in values.items():
         spec = fields.get(name)
         if spec is None:

@@ -44,8 +44,7 @@ async def create_stateless_run(body: StatelessRunCreate, ctx: Context, user: Cal
 
 @router.post("/wait")
 async def wait_stateless_run(body: StatelessRunCreate, ctx: Context, user: Caller) -> dict[str, Any]:
-    run = await ended(ctx, await _queue_on_new_thread(ctx, body, user))
-    return await final_values(ctx, run.thread_id)
+    return await final_values(ctx, await ended(ctx, await _queue_on_new_thread(ctx, body, user)))
 
 
 @router.post("/stream")

@@ -14,7 +14,7 @@ from functools import partial
 from typing import Annotated, Any, Literal
 
 from fastapi import APIRouter, Depends, Response
-from pydantic import BaseModel, ConfigDict, Field
+from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
 from grapharc.server.api import shapes
 from grapharc.server.api.context import ApiContext, api
@@ -145,7 +145,20 @@ def _readable(session: Session, user: User | None) -> Session:
 @router.post("/search")
 async def search_threads(body: ThreadSearch, ctx: Context, user: Caller) -> list[dict[str, Any]]:
     found = await _matching(body, ctx, user)
-    return [shapes.thread(s) for s in found[body.offset:body.offset + body.limit]]
+    return await offload.to_thread(_with_values, ctx.manager, found[body.offset:body.offset + body.limit])
+
+
+def _with_values(manager: SessionManager, sessions: list[Session]) -> list[dict[str, Any]]:
+    """Threads shaped with their values, as ``GET /threads/{id}`` shows them, in one trip to a
+    thread (a thread of a graph not registered here shows none)."""
+    registered, shaped = set(manager.graphs.names()), []
+    for session in sessions:
+        try:
+            values = manager.values(session.thread_id) if session.graph in registered else None
+        except UnknownSessionError:  # deleted since it was listed
+            continue
+        shaped.append(shapes.thread(session, values))
+    return shaped
 
 
 @router.post("/count")
@@ -187,10 +200,12 @@ async def delete_thread(thread_id: str, ctx: Context, user: Caller) -> Response:
 @router.get("/{thread_id}/state", dependencies=[ReadableThread])
 async def get_state(thread_id: str, ctx: Context) -> dict[str, Any]:
     session = await offload.to_thread(ctx.manager.get, thread_id)
-    history = await offload.to_thread(ctx.manager.history, thread_id, limit=1)
+    try:
+        history = await offload.to_thread(ctx.manager.history, thread_id, limit=1)
+    except ValidationError:  # a stored state its graph's state model no longer fits: shown as stored
+        return shapes.stored_state(await offload.to_thread(ctx.manager.values, thread_id), session)
     if not history:
-        return {"values": {}, "next": [], "tasks": [], "metadata": {}, "created_at": None,
-                "checkpoint": None, "parent_checkpoint": None, "interrupts": shapes.interrupts(session)}
+        return shapes.stored_state({}, session)
     return shapes.state(history[0], session)
 
 
