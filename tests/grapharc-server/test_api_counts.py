@@ -10,7 +10,8 @@ import httpx
 from langgraph_sdk import get_client
 
 RELAY = "relay"
-ASSISTANTS = ["credit-approval", "gated-waiter", "meeting", "odd-values", "relay", "waiter"]
+ASSISTANTS = ["credit-approval", "failing", "gated-waiter", "meeting", "odd-values", "opaque-value", "relay",
+              "required-field", "waiter"]
 
 
 def test_assistants_are_counted_and_filtered_as_they_are_searched(api_server: str) -> None:

@@ -43,8 +43,9 @@ def test_assistants_are_the_registered_graphs(api_server: str) -> None:
     with _client(api_server) as client:
         assert client.get(f"/assistants/{CREDIT}").json()["graph_id"] == CREDIT
         found = client.post("/assistants/search", json={}).json()
-        assert sorted(a["assistant_id"] for a in found) == [CREDIT, "gated-waiter", "meeting", "odd-values",
-                                                            "relay", "waiter"]
+        assert sorted(a["assistant_id"] for a in found) == [CREDIT, "failing", "gated-waiter", "meeting",
+                                                            "odd-values", "opaque-value", "relay",
+                                                            "required-field", "waiter"]
         missing = _problem(client.get("/assistants/nope"), 404)
         assert "nope" in missing["detail"] and missing["hint"]
 
@@ -137,7 +138,7 @@ def test_sse_resumes_after_last_event_id_without_loss_or_duplicates(api_server: 
         assert [e for e in rejoined if "id" in e] == numbered[cut:]
         only_updates = sse_events(client.get(location, params={"stream_mode": "updates"},
                                        headers={"Last-Event-ID": numbered[cut - 1]["id"]}).text)
-        later_updates = [e for e in numbered[cut:] if e["event"] == "updates"]
+        later_updates = [e for e in numbered[cut:] if e["event"] in ("updates", "end")]
         assert [e for e in only_updates if "id" in e] == later_updates
         trace = [json.loads(line) for line in client.get(f"/threads/{thread}/trace").text.splitlines()]
         assert [t["node"] for t in trace if t["kind"] == "node"][-1] == "disburse"

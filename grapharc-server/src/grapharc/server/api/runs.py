@@ -216,7 +216,7 @@ async def _thread(ctx: ApiContext, thread_id: str, body: RunCreate, user: User |
         if body.if_not_exists != "create":
             raise
     if body.command is None:  # refused before the thread is created: a refusal leaves nothing behind
-        _check_input(ctx, body.assistant_id, body.input or {}, {})
+        check_input(ctx, body.assistant_id, body.input or {}, {})
     return await offload.to_thread(partial(ctx.manager.create, body.assistant_id, thread_id=thread_id,
                                            owner=user.name if user else None,
                                            tenant=user.tenant if user else None))
@@ -238,17 +238,17 @@ def _request(ctx: ApiContext, session: Session, body: RunCreate, user: User | No
         waiting = ", ".join(h.approval_id for h in session.holds if h.state == OPEN)
         raise ApiProblem(409, f"thread {session.thread_id} waits on approval {waiting}",
                          hint='answer it with a run whose command is {"resume": "approved"} or "rejected"')
-    _check_input(ctx, session.graph, body.input or {}, {} if session.status == CREATED else None)
+    check_input(ctx, session.graph, body.input or {}, {} if session.status == CREATED else None)
     return {"kind": "start", "input": body.input or {}}
 
 
 async def _check_required(ctx: ApiContext, session: Session, values: dict[str, Any]) -> None:
     """A start on a thread that has run before: a required field the input lacks may be in the
-    thread's values (read only then), and is refused if it is not (``_check_input``)."""
+    thread's values (read only then), and is refused if it is not (``check_input``)."""
     fields = ctx.manager.graphs.get(session.graph).builder.state.model_fields
     if any(spec.is_required() and name not in values for name, spec in fields.items()):
         current = await offload.to_thread(ctx.manager.values, session.thread_id)
-        _check_input(ctx, session.graph, values, current)
+        check_input(ctx, session.graph, values, current)
 
 
 def _answer(session: Session, resume: str | dict[str, Any], now: float,
@@ -282,7 +282,7 @@ def _answer(session: Session, resume: str | dict[str, Any], now: float,
     return approval, str(decision), decider
 
 
-def _check_input(ctx: ApiContext, graph: str, values: dict[str, Any],
+def check_input(ctx: ApiContext, graph: str, values: dict[str, Any],
                  current: dict[str, Any] | None = None) -> None:
     """Input checked field by field against the graph's state model: 422 listing every bad field,
     and, unless ``current`` (the thread's values) is None, every required field (one without a
@@ -304,5 +304,6 @@ def _check_input(ctx: ApiContext, graph: str, values: dict[str, Any],
             errors.extend({"loc": ["input", name, *e["loc"]], "msg": e["msg"], "type": e["type"]}
                           for e in exc.errors())
     if errors:
-        raise ApiProblem(422, f"the input does not fit the state of graph {graph!r}", errors=errors,
-                         hint="fix the fields listed in 'errors'")
+        named = ", ".join(dict.fromkeys(str(e["loc"][1]) for e in errors))
+        raise ApiProblem(422, f"the input does not fit the state of graph {graph!r} (fields: {named})",
+                         errors=errors, hint="fix the fields listed in 'errors'")

@@ -111,7 +111,7 @@ def check_cursor(manager: SessionManager, run: RunRecord, cursor: Cursor | None,
         return
     seq, index = cursor
     if index >= ERROR_INDEX:  # a closing event: only an ended run's, at its last entry
-        if not run.ended or seq != run.end_seq or (index == ERROR_INDEX and run.status != ERROR):
+        if not run.ended or seq != (run.end_seq or 0) or (index == ERROR_INDEX and run.status != ERROR):
             raise _never_sent(last_event_id)
         return
     last = run.end_seq if run.ended else LAST_SEQ
@@ -190,15 +190,16 @@ async def _events(ctx: ApiContext, run: RunRecord, modes: list[str], cursor: Cur
 
 def _closing(run: RunRecord, cursor: Cursor | None) -> list[dict[str, Any]]:
     """The ended run's last events past ``cursor``: a failed run's ``error`` (``{"error": the
-    exception's type name, "message": ...}``, from the run's record), then ``end`` (always sent:
-    it is what ends the stream)."""
+    exception's type name, "message": ...}``, from the run's record), then ``end`` (a client that
+    rejoins after it gets no event, and the stream closes)."""
     last = run.end_seq or (cursor or (0, 0))[0]
-    events = []
+    events: list[dict[str, Any]] = []
     if run.status == ERROR and (cursor is None or cursor < (last, ERROR_INDEX)):
         events.append({"event": "error", "id": f"{last}-{ERROR_INDEX}",
                        "data": json_text(error_body(run.error))})
-    events.append({"event": "end", "id": f"{last}-{END_INDEX}",
-                   "data": json.dumps({"run_id": run.run_id, "status": run.status})})
+    if cursor is None or cursor < (last, END_INDEX):
+        events.append({"event": "end", "id": f"{last}-{END_INDEX}",
+                       "data": json.dumps({"run_id": run.run_id, "status": run.status})})
     return events
 
 
