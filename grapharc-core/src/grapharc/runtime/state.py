@@ -258,9 +258,6 @@ class StateContract:
         """``value``, if a checkpoint can store it: an integer wider than 64 bits is refused, and so
         is an object LangGraph's serializer has no form for (refused here, naming node and field,
         rather than when the checkpoint is saved, which failed the turn with no word of either)."""
-        unstorable = unserializable(value)
-        if unstorable is not None:
-            raise StateTypeError(node, spec.name, spec.expected, value, unstorable, writer=writer)
         at = unstorable_int(value, spec.name)
         if at is not None:
             raise StateTypeError(
@@ -272,6 +269,9 @@ class StateContract:
                 f"({CHECKPOINT_INT_MIN} .. {CHECKPOINT_INT_MAX})",
                 writer=writer,
             )
+        unstorable = unserializable(value)
+        if unstorable is not None:
+            raise StateTypeError(node, spec.name, spec.expected, value, unstorable, writer=writer)
         return value
 
     def _fit(self, node: str, spec: FieldContract, value: Any, writer: str | None) -> Any:
