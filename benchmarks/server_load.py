@@ -168,16 +168,18 @@ async def one_run(client: httpx.AsyncClient, tally: Tally) -> None:
     thread = (await client.post("/threads", json={"metadata": {"graph_id": GRAPH}})).json()["thread_id"]
     body = {"assistant_id": GRAPH, "input": {}, "stream_mode": ["events"]}
     received: list[str] = []
-    event_id = ""
+    event_id, kind = "", ""
     status = "no end event"
     tally.open_streams += 1
     tally.most_open = max(tally.most_open, tally.open_streams)
     try:
         async with client.stream("POST", f"/threads/{thread}/runs/stream", json=body) as response:
             async for line in response.aiter_lines():
-                if line.startswith("id: "):
+                if line.startswith("event: "):
+                    kind = line[7:]
+                elif line.startswith("id: "):
                     event_id = line[4:]
-                elif line.startswith("data: ") and event_id:
+                elif line.startswith("data: ") and kind == "events":
                     event = json.loads(line[6:])
                     late_ms = (time.time() - event["metadata"]["at"]) * 1000
                     received.append(event_id)

@@ -9,7 +9,9 @@ one node asking with a dict, and two nodes asking at once (a list, a number); a 
 whose first node asks where to go next (a client's goto and update are checked against it). A
 chat: its node asks a scripted chat model (which streams its reply word by word) and writes
 custom stream events; with a release file it answers twice, waiting for the file in between. A
-delegating chat: its node runs a plain LangGraph subgraph whose node asks the model."""
+delegating chat: its node runs a plain LangGraph subgraph whose node asks the model. A failing
+graph whose node raises when its input says so, a graph with a required state field, and one whose
+node writes an object JSON cannot hold."""
 
 from __future__ import annotations
 
@@ -45,6 +47,9 @@ PLAIN = "plain-interrupt"
 PLAIN_PAIR = "plain-pair"
 STEER = "steer"
 PLAIN_QUESTION = {"topic": "lunch", "options": ["soup", 2.5, None], "nested": {"deep": [True, {"x": 1}]}}
+FAILING = "failing"
+REQUIRED = "required-field"
+OPAQUE = "opaque-value"
 MEETING_PATIENCE_SECONDS = 30  # how long a meeting node waits for the others before it gives up
 LONG_ANSWER = "".join(f"{i:04d}é " for i in range(600))  # 3,600 characters, not all ASCII
 
@@ -246,9 +251,53 @@ def register_steer(manager: Any) -> None:
     manager.register(steer)
 
 
+class FailingState(GraphARCState):
+    """Whether the node should raise, and what it saw when it did not."""
+
+    fail: bool = True
+    done: bool = False
+
+
+class LedgerError(RuntimeError):
+    """What the failing graph's node raises."""
+
+
+def fail_maybe(state: FailingState) -> dict[str, Any]:
+    if state.fail:
+        raise LedgerError("the ledger is closed")
+    return {"done": True}
+
+
+class RequiredState(GraphARCState):
+    """A field every start must give (it has no default), and the node's echo of it."""
+
+    customer: str
+    echoed: str = ""
+
+
+def echo_customer(state: RequiredState) -> dict[str, Any]:
+    return {"echoed": state.customer}
+
+
+class Opaque:
+    """An object of the test's own, which neither JSON nor LangGraph's serializer can hold."""
+
+
+class OpaqueState(GraphARCState):
+    """A field of any type, which the node fills with an ``Opaque`` when the input asks it to."""
+
+    opaque: bool = True
+    payload: Any = None
+
+
+def write_opaque(state: OpaqueState) -> dict[str, Any]:
+    return {"payload": Opaque() if state.opaque else "plain"}
+
+
 def register(manager: Any) -> None:
     """Register the credit demo, the waiter, the relay, the odd-values graph, the meeting, the
-    gated waiter, the plain interrupts, the steered graph and the chats on ``manager``."""
+    gated waiter, the plain interrupts, the steered graph, the chats, the failing graph, the
+    required-field graph and the opaque-value graph on ``manager``."""
     register_credit_graph(manager)
     waiter = GraphARC(WaiterState, name=WAITER)
     waiter.add_node("wait_for_release", wait_for_release, writes={"released"})
@@ -292,3 +341,28 @@ def register(manager: Any) -> None:
     manager.register(delegating)
     register_plain(manager)
     register_steer(manager)
+    _register_one_node(manager, FAILING, FailingState, fail_maybe, {"done"})
+    _register_one_node(manager, REQUIRED, RequiredState, echo_customer, {"echoed"})
+    _register_one_node(manager, OPAQUE, OpaqueState, write_opaque, {"payload"})
+
+
+def _register_one_node(manager: Any, name: str, state: type[GraphARCState], node: Any,
+                       writes: set[str]) -> None:
+    """Register graph ``name``: START -> ``node`` (writing ``writes``) -> END."""
+    graph = GraphARC(state, name=name)
+    graph.add_node(node.__name__, node, writes=writes)
+    graph.add_edge(START, node.__name__)
+    graph.add_edge(node.__name__, END)
+    manager.register(graph)
+
+
+def registered_names() -> list[str]:
+    """The names of the graphs ``register`` registers, sorted: what the server's assistants are."""
+    names: list[str] = []
+
+    class Recorder:
+        def register(self, graph: GraphARC, **_options: Any) -> None:
+            names.append(graph.name)
+
+    register(Recorder())
+    return sorted(names)

@@ -7,11 +7,11 @@ import asyncio
 from typing import Any
 
 import httpx
+from api_graphs import registered_names
 from langgraph_sdk import get_client
 
 RELAY = "relay"
-ASSISTANTS = ["chat", "credit-approval", "delegating-chat", "gated-waiter", "meeting", "odd-values", "relay",
-              "waiter"]
+ASSISTANTS = registered_names()
 
 
 def test_assistants_are_counted_and_filtered_as_they_are_searched(api_server: str) -> None:

@@ -153,7 +153,7 @@ def test_a_stream_of_a_run_executing_here_is_carried_to_its_end_by_the_runs_prog
         return await asyncio.wait_for(_event_ids(ctx, run, None), timeout=120)  # bounds a hang
 
     ids = with_worker(tmp_path, scenario)
-    assert len(ids) == 6  # claimed, the three nodes, the run, completed
+    assert len(ids) == 7  # claimed, the three nodes, the run, completed, and the end
     # one read at the start and at most one per wake-up (the run begun, the claim, three nodes,
     # the run recorded, the turn ended, the run ended); no polling while the turn was late
     assert len(reads) <= 9, len(reads)
@@ -228,7 +228,7 @@ def test_a_nodes_values_read_before_its_checkpoint_was_saved_are_sent_once_it_is
 
     async def scenario(ctx: ApiContext) -> tuple[list[int], list[str]]:
         run = await _ended_relay_run(ctx, tmp_path / "release")
-        nodes = [e.seq for e in ctx.manager.audit(run.thread_id) if e.kind == "node"]
+        rendered = [e.seq for e in ctx.manager.audit(run.thread_id) if e.kind in ("claimed", "node")]
         last_step = [e.step for e in ctx.manager.audit(run.thread_id) if e.kind == "node"][-1]
         get = ctx.runs.get
 
@@ -247,11 +247,12 @@ def test_a_nodes_values_read_before_its_checkpoint_was_saved_are_sent_once_it_is
         monkeypatch.setattr(streaming, "_steps_for", early_steps)
         response = sse_response(ctx, run, ["values"], None, cancel_on_disconnect=False)
         events = [event async for event in response.body_iterator]
-        return nodes, [event["id"] for event in events if isinstance(event, dict) and "id" in event]
+        return rendered, [event["id"] for event in events if isinstance(event, dict) and "id" in event]
 
-    nodes, ids = with_worker(tmp_path, scenario)
+    rendered, ids = with_worker(tmp_path, scenario)
     assert not first[0]  # the early read happened
-    assert ids == [f"{seq}-0" for seq in nodes]
+    assert ids[:-1] == [f"{seq}-0" for seq in rendered]  # the input applied, then each node's state
+    assert ids[-1].endswith("-4")  # the end
 
 
 def test_a_stream_over_a_store_that_cannot_tell_of_writes_waits_only_on_this_process(
@@ -269,7 +270,7 @@ def test_a_stream_over_a_store_that_cannot_tell_of_writes_waits_only_on_this_pro
         run = await _queued_relay_run(ctx, tmp_path / "release")
         return await asyncio.wait_for(_event_ids(ctx, run, None), timeout=120)  # bounds a hang
 
-    assert len(with_worker(tmp_path, scenario)) == 6
+    assert len(with_worker(tmp_path, scenario)) == 7
     assert asked == []  # no store wait (a task per wait) beside the wake-up and the poll
 
 
@@ -281,12 +282,12 @@ def test_a_stream_reads_the_run_and_its_trail_in_one_trip_to_a_thread(tmp_path: 
             return await _event_ids(ctx, run, every[2]), trips.names()
 
     sent, trips = with_worker(tmp_path, scenario)
-    assert len(sent) == 3
+    assert len(sent) == 4  # three entries' events and the end
     assert len(trips) == 1, trips  # the run's record, its unsent entries and their checkpoints
 
 
 @pytest.mark.parametrize("sent", ["9223372036854775808-0", "99999999999999999999999-1", "1" * 5000 + "-0",
-                                  "5-3", "5-99", "\u0663-0", "-1-0", "1-"])
+                                  "5-5", "5-99", "\u0663-0", "-1-0", "1-"])
 def test_a_last_event_id_this_server_never_sent_is_a_422_not_a_store_error(sent: str) -> None:
     """Found by the HTTP fuzz suite: a seq past 64 bits failed the store's read (the stream was cut
     off mid-body) and one of thousands of digits failed ``int()`` (a 500)."""

@@ -20,6 +20,7 @@ from typing import Annotated, Any, Literal, get_args
 
 import orjson
 from langgraph.channels.binop import BinaryOperatorAggregate
+from langgraph.checkpoint.serde.jsonplus import JsonPlusSerializer
 from pydantic import BaseModel, ConfigDict, PydanticUserError, TypeAdapter, ValidationError
 from pydantic.fields import FieldInfo
 
@@ -37,6 +38,8 @@ Reducer = Callable[[Any, Any], Any]
 """A LangGraph channel reducer: (current value, update) to the new value."""
 
 _PLAIN = (str, bytes, float, bool, type(None))  # values that hold no integer at all
+_SERDE = JsonPlusSerializer()
+"""LangGraph's default checkpoint serializer: what a value must survive to be stored."""
 
 # Model config keys that describe the model as a whole rather than how a value validates.
 ModelOnlyConfig = Literal[
@@ -114,6 +117,31 @@ def unstorable_int(value: Any, where: str) -> str | None:
         elif id(item) not in seen:
             seen.add(id(item))
             stack.extend((at + place, child) for place, child in _inside(item))
+    return None
+
+
+def _refuse_unknown(item: Any) -> Any:
+    """orjson's fallback for ``unserializable``: a model as its fields, a set as a list; anything
+    else orjson has no form for makes it give up (the serializer then decides)."""
+    plain = _as_plain(item)
+    if plain is None:
+        raise TypeError(type(item).__name__)
+    return plain
+
+
+def unserializable(value: Any) -> str | None:
+    """Why a checkpoint cannot store ``value`` (LangGraph's serializer refuses it), or None. JSON
+    data (orjson encodes it, in C) needs no more; anything else (bytes, a message, a class of the
+    graph's) is tried on LangGraph's default serializer."""
+    try:
+        orjson.dumps(value, default=_refuse_unknown, option=orjson.OPT_NON_STR_KEYS)
+        return None
+    except TypeError:
+        pass
+    try:
+        _SERDE.dumps_typed(value)
+    except Exception as exc:
+        return f"a checkpoint cannot store it: {exc}"
     return None
 
 
@@ -227,7 +255,9 @@ class StateContract:
 
     @staticmethod
     def _storable(node: str, spec: FieldContract, value: Any, writer: str | None) -> Any:
-        """``value``, if a checkpoint can store it: an integer wider than 64 bits is refused."""
+        """``value``, if a checkpoint can store it: an integer wider than 64 bits is refused, and so
+        is an object LangGraph's serializer has no form for (refused here, naming node and field,
+        rather than when the checkpoint is saved, which failed the turn with no word of either)."""
         at = unstorable_int(value, spec.name)
         if at is not None:
             raise StateTypeError(
@@ -239,6 +269,9 @@ class StateContract:
                 f"({CHECKPOINT_INT_MIN} .. {CHECKPOINT_INT_MAX})",
                 writer=writer,
             )
+        unstorable = unserializable(value)
+        if unstorable is not None:
+            raise StateTypeError(node, spec.name, spec.expected, value, unstorable, writer=writer)
         return value
 
     def _fit(self, node: str, spec: FieldContract, value: Any, writer: str | None) -> Any:

@@ -15,6 +15,8 @@ from collections.abc import AsyncIterator, Iterator
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
+from langgraph.checkpoint.base import BaseCheckpointSaver
+
 if TYPE_CHECKING:
     from langchain_core.runnables import RunnableConfig
 
@@ -102,3 +104,15 @@ async def asnapshots(compiled: CompiledGraphARC, thread: RunnableConfig,
             yield snapshot
             if paging.done:
                 return
+
+
+def stored_values(compiled: CompiledGraphARC, thread: RunnableConfig) -> dict[str, Any]:
+    """The state fields of the thread's newest checkpoint as stored, read without preparing its
+    next tasks (which validates their input against the state model, and fails on a state that
+    no longer fits it)."""
+    saver = compiled.inner.checkpointer
+    saved = saver.get_tuple(thread) if isinstance(saver, BaseCheckpointSaver) else None
+    if saved is None:
+        return {}
+    channels = saved.checkpoint["channel_values"]
+    return {name: channels[name] for name in compiled.contract.field_names if name in channels}

@@ -32,8 +32,10 @@ from dataclasses import dataclass
 from typing import Any
 from uuid import uuid4
 
+from langchain_core.runnables import RunnableConfig
 from langgraph.checkpoint.base import BaseCheckpointSaver
 from langgraph.checkpoint.serde.types import INTERRUPT
+from pydantic import ValidationError
 
 from grapharc.config.values import LEASE_SECONDS
 from grapharc.runtime.budget import Budget
@@ -47,7 +49,7 @@ from grapharc.session.contracts import ChangeNotifier
 from grapharc.session.directives import Directive
 from grapharc.session.errors import SessionError, SessionInputError, UnknownCheckpointError
 from grapharc.session.fencing import Leases, fence
-from grapharc.session.history import Window, snapshots
+from grapharc.session.history import Window, snapshots, stored_values
 from grapharc.session.lease import Lease
 from grapharc.session.live import LiveSink
 from grapharc.session.records import (
@@ -191,10 +193,16 @@ class SessionManager:
         return self.store.events(thread_id)
 
     def values(self, thread_id: str) -> dict[str, Any]:
-        """The thread's graph state (needs its graph registered here)."""
+        """The thread's graph state (needs its graph registered here). A stored state that no longer
+        fits the graph's state model (a required field missing: LangGraph cannot prepare the next
+        node's input, so its snapshot fails) is read as stored, so the thread can still be shown."""
         session = self.store.get(thread_id)
         compiled = self._compiled(session.graph, thread_id)
-        return dict(compiled.get_state({"configurable": {"thread_id": thread_id}}).values)
+        config: RunnableConfig = {"configurable": {"thread_id": thread_id}}
+        try:
+            return dict(compiled.get_state(config).values)
+        except ValidationError:
+            return stored_values(compiled, config)
 
     def history(self, thread_id: str, *, limit: int | None = None, since_step: int | None = None,
                 before: str | None = None) -> builtins.list[Any]:

@@ -28,6 +28,7 @@ from sse_starlette.sse import EventSourceResponse
 from grapharc.runs.errors import UnknownRunError
 from grapharc.runs.records import (
     DELETE,
+    ERROR,
     INTERRUPT,
     KEEP,
     ON_COMPLETION,
@@ -50,7 +51,9 @@ from grapharc.server.api.guards import (
 from grapharc.server.api.live import SUBGRAPHS
 from grapharc.server.api.problems import ApiProblem
 from grapharc.server.api.streaming import (
+    check_cursor,
     cursor_of,
+    error_body,
     live_cursor_of,
     sse_response,
     stream_modes,
@@ -60,7 +63,7 @@ from grapharc.server.api.worker import CONTINUE
 from grapharc.server.auth import User
 from grapharc.session.breakpoints import EVERY_NODE
 from grapharc.session.errors import UnknownSessionError
-from grapharc.session.records import OPEN, PAUSED, Session
+from grapharc.session.records import CREATED, OPEN, PAUSED, Session
 from grapharc.stores import offload
 
 router = APIRouter(prefix="/threads/{thread_id}/runs", tags=["runs"])
@@ -108,8 +111,7 @@ async def create_run(thread_id: str, body: RunCreate, ctx: Context, user: Caller
 
 @router.post("/wait", dependencies=[ReadableOrNewThread])
 async def wait_run(thread_id: str, body: RunCreate, ctx: Context, user: Caller) -> dict[str, Any]:
-    await ended(ctx, await queue(ctx, thread_id, body, user))
-    return await final_values(ctx, thread_id)
+    return await final_values(ctx, await ended(ctx, await queue(ctx, thread_id, body, user)))
 
 
 @router.post("/stream", dependencies=[ReadableOrNewThread])
@@ -180,18 +182,21 @@ async def delete_run(thread_id: str, run_id: str, ctx: Context, user: Caller) ->
 
 @router.get("/{run_id}/join", dependencies=[ReadableThread])
 async def join_run(thread_id: str, run_id: str, ctx: Context) -> dict[str, Any]:
-    await ended(ctx, await offload.to_thread(ctx.runs.get, thread_id, run_id))
-    return await final_values(ctx, thread_id)
+    return await final_values(ctx, await ended(ctx, await offload.to_thread(ctx.runs.get, thread_id, run_id)))
 
 
 @router.get("/{run_id}/stream", dependencies=[ReadableThread])
 async def join_stream(thread_id: str, run_id: str, ctx: Context, last_event_id: LastEventId = None,
                       stream_mode: Annotated[list[str] | None, Query()] = None,
                       cancel_on_disconnect: bool = False) -> EventSourceResponse:
-    """Rejoin a run's stream (the run's own modes unless ``stream_mode`` names some)."""
+    """Rejoin a run's stream (the run's own modes unless ``stream_mode`` names some) after
+    ``Last-Event-ID``, which must be an id this run's stream sent."""
     run = await offload.to_thread(ctx.runs.get, thread_id, run_id)
-    modes = stream_modes(stream_mode or list(run.stream_modes))
-    return sse_response(ctx, run, modes, cursor_of(last_event_id), cancel_on_disconnect=cancel_on_disconnect,
+    modes = stream_modes(stream_mode or [], default=run.stream_modes)
+    cursor = cursor_of(last_event_id)
+    if cursor is not None:
+        await offload.to_thread(check_cursor, ctx.manager, run, cursor, last_event_id or "")
+    return sse_response(ctx, run, modes, cursor, cancel_on_disconnect=cancel_on_disconnect,
                         live_after=live_cursor_of(last_event_id))
 
 
@@ -205,8 +210,13 @@ async def ended(ctx: ApiContext, run: RunRecord) -> RunRecord:
     return run
 
 
-async def final_values(ctx: ApiContext, thread_id: str) -> dict[str, Any]:
-    """The thread's values once the run ended, with its open approvals as ``__interrupt__``."""
+async def final_values(ctx: ApiContext, run: RunRecord) -> dict[str, Any]:
+    """What waiting on or joining an ended run answers: the thread's values, with its open approvals
+    as ``__interrupt__``; for a failed run, as LangGraph's server answers, ``{"__error__": {"error":
+    type name, "message": ...}}`` (the SDK's ``runs.wait`` raises it)."""
+    if run.status == ERROR:
+        return {"__error__": error_body(run.error)}
+    thread_id = run.thread_id
     session = await offload.to_thread(ctx.manager.get, thread_id)
     values = await offload.to_thread(ctx.manager.values, thread_id)
     pending = shapes.interrupts(session, await interrupts.apayloads(ctx.manager, session))
@@ -234,6 +244,8 @@ async def queue(ctx: ApiContext, thread_id: str, body: RunCreate, user: User | N
                          hint="wait for that turn to end, or send multitask_strategy 'enqueue'")
     now = ctx.manager.clock()
     request = _request(ctx, session, body, user, queued=not exclusive)
+    if request["kind"] == "start" and session.status != CREATED:
+        await _check_required(ctx, session, request["input"])
     if on_completion == DELETE:
         request[ON_COMPLETION] = DELETE
     if body.stream_subgraphs:
@@ -274,6 +286,8 @@ async def _thread(ctx: ApiContext, thread_id: str, body: RunCreate, user: User |
     except UnknownSessionError:
         if body.if_not_exists != "create":
             raise
+    if body.command is None:  # refused before the thread is created: a refusal leaves nothing behind
+        check_input(ctx, body.assistant_id, body.input or {}, {})
     return await offload.to_thread(partial(ctx.manager.create, body.assistant_id, thread_id=thread_id,
                                            owner=user.name if user else None,
                                            tenant=user.tenant if user else None))
@@ -325,7 +339,7 @@ def _turn_request(ctx: ApiContext, session: Session, body: RunCreate, user: User
         waiting = ", ".join(h.approval_id for h in session.holds if h.state == OPEN)
         raise ApiProblem(409, f"thread {session.thread_id} waits on approval {waiting}",
                          hint='answer it with a run whose command is {"resume": "approved"} or "rejected"')
-    _check_input(ctx, session.graph, body.input or {})
+    check_input(ctx, session.graph, body.input or {}, {} if session.status == CREATED else None)
     return {"kind": "start", "input": body.input or {}}
 
 
@@ -353,13 +367,28 @@ def check_start(ctx: ApiContext, body: RunCreate, user: User | None) -> None:
     require_run(user, graph.name)
     stream_modes(body.stream_mode)
     run_budget(body.budget, ctx.ceiling)
-    _check_input(ctx, graph.name, body.input or {})
+    check_input(ctx, graph.name, body.input or {}, {})
 
 
-def _check_input(ctx: ApiContext, graph: str, values: dict[str, Any]) -> None:
-    """Input checked field by field against the graph's state model: 422 listing every bad field."""
+async def _check_required(ctx: ApiContext, session: Session, values: dict[str, Any]) -> None:
+    """A start on a thread that has run before: a required field the input lacks may be in the
+    thread's values (read only then), and is refused if it is not (``check_input``)."""
+    fields = ctx.manager.graphs.get(session.graph).builder.state.model_fields
+    if any(spec.is_required() and name not in values for name, spec in fields.items()):
+        current = await offload.to_thread(ctx.manager.values, session.thread_id)
+        check_input(ctx, session.graph, values, current)
+
+
+def check_input(ctx: ApiContext, graph: str, values: dict[str, Any],
+                 current: dict[str, Any] | None = None) -> None:
+    """Input checked field by field against the graph's state model: 422 listing every bad field,
+    and, unless ``current`` (the thread's values) is None, every required field (one without a
+    default) neither in the input nor in ``current``: a start without one would leave a thread
+    whose first node LangGraph cannot give its input to."""
     fields = ctx.manager.graphs.get(graph).builder.state.model_fields
-    errors: list[dict[str, Any]] = []
+    errors: list[dict[str, Any]] = [] if current is None else [
+        {"loc": ["input", name], "msg": "Field required (the thread has no value for it)", "type": "missing"}
+        for name, spec in fields.items() if spec.is_required() and name not in values and name not in current]
     for name, value in values.items():
         spec = fields.get(name)
         if spec is None:
@@ -372,5 +401,6 @@ def _check_input(ctx: ApiContext, graph: str, values: dict[str, Any]) -> None:
             errors.extend({"loc": ["input", name, *e["loc"]], "msg": e["msg"], "type": e["type"]}
                           for e in exc.errors())
     if errors:
-        raise ApiProblem(422, f"the input does not fit the state of graph {graph!r}", errors=errors,
-                         hint="fix the fields listed in 'errors'")
+        named = ", ".join(dict.fromkeys(str(e["loc"][1]) for e in errors))
+        raise ApiProblem(422, f"the input does not fit the state of graph {graph!r} (fields: {named})",
+                         errors=errors, hint="fix the fields listed in 'errors'")

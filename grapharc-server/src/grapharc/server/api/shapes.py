@@ -85,19 +85,34 @@ def run(record: RunRecord) -> dict[str, Any]:
 def state(snapshot: Any, session: Session | None = None,
           payloads: Mapping[str, Any] | None = None) -> dict[str, Any]:
     """A checkpoint as a thread state: values, the nodes due next, the tasks and their interrupts
-    (plain ones' values from ``payloads``)."""
+    (plain ones' values from ``payloads``), its checkpoint and its parent's (as objects and, as
+    LangGraph's server also sends them, ids). A task's interrupt that a thread's approval asks about
+    carries the approval's id, as the state's ``interrupts`` do: one interrupt, one id."""
     configurable = dict(snapshot.config.get("configurable", {}))
     parent = dict((snapshot.parent_config or {}).get("configurable", {}))
+    approvals = {hold.hold_key: hold.approval_id for hold in session.holds} if session is not None else {}
     shaped: dict[str, Any] = json_value({
         "values": dict(snapshot.values), "next": list(snapshot.next),
         "tasks": [{"id": t.id, "name": t.name, "error": str(t.error) if t.error else None,
-                   "interrupts": [{"id": i.id, "value": i.value} for i in t.interrupts],
+                   "interrupts": [{"id": approvals.get(i.id, i.id), "value": i.value} for i in t.interrupts],
                    "checkpoint": None, "state": None, "result": t.result} for t in snapshot.tasks],
         "metadata": dict(snapshot.metadata or {}), "created_at": snapshot.created_at,
         "checkpoint": {"thread_id": configurable.get("thread_id"), "checkpoint_ns": "",
                        "checkpoint_id": configurable.get("checkpoint_id")},
+        "checkpoint_id": configurable.get("checkpoint_id"),
         "parent_checkpoint": ({"thread_id": parent.get("thread_id"), "checkpoint_ns": "",
                                "checkpoint_id": parent.get("checkpoint_id")} if parent else None),
+        "parent_checkpoint_id": parent.get("checkpoint_id"),
         "interrupts": interrupts(session, payloads) if session is not None else [],
     })
     return shaped
+
+
+def stored_state(values: dict[str, Any], session: Session,
+                 payloads: Mapping[str, Any] | None = None) -> dict[str, Any]:
+    """A thread state with no checkpoint to show (none saved yet, or a stored state its graph can no
+    longer prepare a step from): its values as stored, nothing due next (plain interrupts' values
+    from ``payloads``)."""
+    return {"values": json_value(values), "next": [], "tasks": [], "metadata": {}, "created_at": None,
+            "checkpoint": None, "checkpoint_id": None, "parent_checkpoint": None,
+            "parent_checkpoint_id": None, "interrupts": interrupts(session, payloads)}

@@ -23,7 +23,7 @@ from grapharc.runs.records import RunRecord
 from grapharc.server.api import shapes
 from grapharc.server.api.guards import Caller, require_run
 from grapharc.server.api.problems import ApiProblem
-from grapharc.server.api.runs import Context, RunCreate, ended, final_values, queue
+from grapharc.server.api.runs import Context, RunCreate, check_input, ended, final_values, queue
 from grapharc.server.api.streaming import sse_response, stream_modes
 from grapharc.server.auth import User
 from grapharc.stores import offload
@@ -44,8 +44,7 @@ async def create_stateless_run(body: StatelessRunCreate, ctx: Context, user: Cal
 
 @router.post("/wait")
 async def wait_stateless_run(body: StatelessRunCreate, ctx: Context, user: Caller) -> dict[str, Any]:
-    run = await ended(ctx, await queue_on_new_thread(ctx, body, user))
-    return await final_values(ctx, run.thread_id)
+    return await final_values(ctx, await ended(ctx, await queue_on_new_thread(ctx, body, user)))
 
 
 @router.post("/stream")
@@ -63,6 +62,7 @@ async def queue_on_new_thread(ctx: Context, body: StatelessRunCreate, user: User
                          hint="answer an approval with a run on its own thread: POST /threads/{id}/runs")
     graph = ctx.manager.graphs.get(body.assistant_id)
     require_run(user, graph.name)
+    check_input(ctx, graph.name, body.input or {}, {})  # before the thread is made (it would have no values)
     session = await offload.to_thread(partial(ctx.manager.create, graph.name,
                                               owner=user.name if user else None,
                                               tenant=user.tenant if user else None))

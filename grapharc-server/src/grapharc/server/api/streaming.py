@@ -1,11 +1,14 @@
 """Server-sent events of a run, read from the thread's durable trace (its audit trail) in order.
 
 Every event carries an id ``<seq>-<mode>``: the trace entry it comes from and the stream mode's
-place in ``STREAM_MODES``. A client that reconnects with that id in ``Last-Event-ID`` (with the
-run's modes or a subset of them) gets every later event once and no earlier one. The modes only a
-run's live log serves (``grapharc.server.api.live``: tokens, custom writes, debug...) are merged
-in by the time each event was kept (the run's worker's clock for both); once one has been sent,
-ids are ``<seq>-<mode>-<n>``, carrying the log's cursor too, so a reconnect resumes both. An ``events``
+place in ``STREAM_MODES``; the closing events come last, ``error`` (a failed run's, as LangGraph's
+server sends it: the exception's type name and message) as ``<seq>-ERROR_INDEX`` and ``end`` as
+``<seq>-END_INDEX``, ``seq`` the run's last trace entry. A client that reconnects with that id in
+``Last-Event-ID`` (with the run's modes or a subset of them) gets every later event once and no
+earlier one; an id this run's stream never sent is refused. The modes only a run's live log serves
+(``grapharc.server.api.live``: tokens, custom writes, debug...) are merged in by the time each
+event was kept (the run's worker's clock for both); once one has been sent, ids are
+``<seq>-<mode>-<n>``, carrying the log's cursor too, so a reconnect resumes both. An ``events``
 event's metadata carries ``at``, when its trace entry was written (epoch seconds), so a client
 can tell how late it reads it. The run is executed by a worker loop: a client that goes away
 stops only its stream, unless the run was started with ``on_disconnect: cancel`` (or the rejoin
@@ -38,7 +41,7 @@ from typing import TYPE_CHECKING, Any
 from sse_starlette.sse import EventSourceResponse
 
 from grapharc.runs.errors import UnknownRunError
-from grapharc.runs.records import RUNNING, LiveEvent, RunRecord
+from grapharc.runs.records import ERROR, RUNNING, LiveEvent, RunRecord
 from grapharc.server.api import interrupts
 from grapharc.server.api.encoding import json_text
 from grapharc.server.api.live import LIVE_MODES, live_events, merged
@@ -55,6 +58,10 @@ if TYPE_CHECKING:
 STREAM_MODES = ("values", "updates", "events")
 """The modes rendered from the trail (an event id's ``<mode>`` is a place in this tuple)."""
 ALL_MODES = (*STREAM_MODES, *LIVE_MODES)
+ERROR_INDEX = len(STREAM_MODES)
+"""The place of a failed run's ``error`` event in its last entry's events (after every mode's)."""
+END_INDEX = ERROR_INDEX + 1
+"""The place of the ``end`` event: the last of all."""
 HEARTBEAT_SECONDS = 15.0
 POLL_SECONDS = 0.2
 LOCAL_POLL_SECONDS = 2.0
@@ -68,6 +75,10 @@ LAST_SEQ = 2**63 - 1
 """The largest trace entry number a store can hold (SQLite's and PostgreSQL's 64-bit integers): an
 id past it was never sent, and would fail the store's read."""
 Cursor = tuple[int, int]
+INPUT_STATE = -(2**62)
+"""The key, among the checkpoints by step a stream renders from, of a start's input applied."""
+PAUSED_STATE = INPUT_STATE - 1
+"""The key of the state a pause left (``values`` at an ``asked`` entry, with its ``__interrupt__``)."""
 NOT_SAVED_YET = object()
 """A node's ``values`` event read too early: the audit scan records a node once its writes are
 saved, which can be before LangGraph saves the checkpoint of the node's step. The stream waits
@@ -77,11 +88,12 @@ ROLLED_BACK = "rollback"
 """The end event's status for a run rolled back (deleted) while streamed, as LangGraph's worker names it."""
 
 
-def stream_modes(requested: str | list[str]) -> list[str]:
-    """The requested modes (comma-separated or listed) in ``STREAM_MODES`` order; an unknown one is
-    refused."""
+def stream_modes(requested: str | list[str], default: tuple[str, ...] = ()) -> list[str]:
+    """The requested modes (comma-separated or listed) in ``STREAM_MODES`` order, or ``default``
+    (a rejoined run's own modes) when none is named (the SDK sends ``stream_mode=`` empty when its
+    caller names none); an unknown one is refused."""
     given = [requested] if isinstance(requested, str) else list(requested)
-    modes = {m.strip() for text in given for m in text.split(",") if m.strip()}
+    modes = {m.strip() for text in given for m in text.split(",") if m.strip()} or set(default)
     unknown = sorted(modes - set(ALL_MODES))
     if unknown or not modes:
         raise ApiProblem(422, f"unknown stream mode(s): {', '.join(unknown) or 'none given'}",
@@ -104,16 +116,41 @@ def live_cursor_of(last_event_id: str | None) -> int:
 
 
 def _event_id(last_event_id: str | None) -> re.Match[str] | None:
-    """``Last-Event-ID`` checked: ``<seq>-<mode>`` or ``<seq>-<mode>-<n>`` (whose ``<mode>`` may be
-    ``len(STREAM_MODES)``: no trail event sent yet past ``<seq>``), else a 422."""
+    """``Last-Event-ID`` checked: ``<seq>-<mode>`` or ``<seq>-<mode>-<n>`` (``<mode>`` up to
+    ``END_INDEX``, the closing events'), else a 422."""
     if not last_event_id:
         return None
     match = _EVENT_ID.match(last_event_id.strip())
-    modes = len(STREAM_MODES) + (1 if match is not None and match[3] is not None else 0)
-    if match is None or int(match[1]) > LAST_SEQ or int(match[2]) >= modes:
-        raise ApiProblem(422, f"Last-Event-ID {last_event_id[:100]!r} is not an id this server sent",
-                         hint="hand back the id of the last event received, such as 12-0")
+    if match is None or int(match[1]) > LAST_SEQ or int(match[2]) > END_INDEX:
+        raise _never_sent(last_event_id)
     return match
+
+
+def _never_sent(last_event_id: str) -> ApiProblem:
+    return ApiProblem(422, f"Last-Event-ID {last_event_id[:100]!r} is not an id this server sent",
+                      hint="hand back the id of the last event received, such as 12-0")
+
+
+def check_cursor(manager: SessionManager, run: RunRecord, cursor: Cursor | None, last_event_id: str) -> None:
+    """Refuse a well-formed ``Last-Event-ID`` this run's stream never sent: a mode the run does not
+    stream (a closing index only on a failed or ended run), or a seq that is not one of the run's
+    own trace entries (before its part of the trail, past its end, or another thread's)."""
+    if cursor is None:
+        return
+    seq, index = cursor
+    if live_cursor_of(last_event_id) and (seq, index) == (run.after_seq, len(STREAM_MODES) - 1):
+        return  # live events sent before any of the trail's: the stream's start
+    if index >= ERROR_INDEX:  # a closing event: only an ended run's, at its last entry
+        if not run.ended or seq != (run.end_seq or 0) or (index == ERROR_INDEX and run.status != ERROR):
+            raise _never_sent(last_event_id)
+        return
+    last = run.end_seq if run.ended else LAST_SEQ
+    if (run.after_seq is None or STREAM_MODES[index] not in run.stream_modes
+            or not run.after_seq < seq <= (last or 0)):
+        raise _never_sent(last_event_id)
+    trail = manager.audit(run.thread_id, seq - 1)
+    if not trail or trail[0].seq != seq:
+        raise _never_sent(last_event_id)
 
 
 def sse_response(ctx: ApiContext, run: RunRecord, modes: list[str], cursor: Cursor | None, *,
@@ -192,7 +229,8 @@ async def _events(ctx: ApiContext, run: RunRecord, modes: list[str], cursor: Cur
             if run.ended and not waiting:
                 break
             await wait_for_progress(ctx.manager, run, ctx.worker.name, woken)
-        yield {"event": "end", "data": json.dumps({"run_id": run.run_id, "status": run.status})}
+        for event in _closing(run, cursor, live_after):
+            yield event
     finally:
         if cancel_on_disconnect and not run.ended and run.status != ROLLED_BACK:
             ctx.runs.request_cancel(run.thread_id, run.run_id, ctx.manager.clock())  # no await: cancelled
@@ -201,8 +239,35 @@ async def _events(ctx: ApiContext, run: RunRecord, modes: list[str], cursor: Cur
 
 def _id(cursor: Cursor | None, live_after: int) -> str:
     """An event's id: the trail's cursor, and the live log's once an event of it has been sent."""
-    seq, index = cursor if cursor is not None else (0, len(STREAM_MODES))
+    seq, index = cursor if cursor is not None else (0, len(STREAM_MODES) - 1)
     return f"{seq}-{index}-{live_after}" if live_after else f"{seq}-{index}"
+
+
+def _closing(run: RunRecord, cursor: Cursor | None, live_after: int) -> list[dict[str, Any]]:
+    """The ended run's last events past ``cursor``: a failed run's ``error`` (``{"error": the
+    exception's type name, "message": ...}``, from the run's record), then ``end`` (a client that
+    rejoins after it gets no event, and the stream closes); their ids carry the live log's
+    cursor ``live_after`` as every other event's do."""
+    last = run.end_seq or (cursor or (0, 0))[0]
+    events: list[dict[str, Any]] = []
+    if run.status == ERROR and (cursor is None or cursor < (last, ERROR_INDEX)):
+        events.append({"event": "error", "id": _id((last, ERROR_INDEX), live_after),
+                       "data": json_text(error_body(run.error))})
+    if cursor is None or cursor < (last, END_INDEX):
+        events.append({"event": "end", "id": _id((last, END_INDEX), live_after),
+                       "data": json.dumps({"run_id": run.run_id, "status": run.status})})
+    return events
+
+
+def error_body(error: str | None) -> dict[str, str]:
+    """A failed run's error as LangGraph's server sends it: ``{"error": the exception's type name,
+    "message": what it said}`` (the run records ``"<Type>: <message>"``; an error GraphARC raised
+    before any node ran may have no type name, and is a ``RunError``)."""
+    text = error or "the run failed"
+    name, sep, message = text.partition(": ")
+    if sep and name.isidentifier():
+        return {"error": name, "message": message}
+    return {"error": "RunError", "message": text}
 
 
 def _pending(entries: list[AuditEntry], modes: list[str],
@@ -229,12 +294,40 @@ def _read(ctx: ApiContext, run: RunRecord, modes: list[str], cursor: Cursor | No
     run = ctx.runs.get(run.thread_id, run.run_id)
     if run.after_seq is None:
         return run, cursor, [], steps, []
-    cursor = cursor or (run.after_seq, len(STREAM_MODES))
+    cursor = cursor or (run.after_seq, len(STREAM_MODES) - 1)  # every mode of the entry before it sent
     entries = _unsent(ctx.manager, run, modes, cursor) if modes else []  # only live modes: no trail read
     if "updates" in modes:  # an open plain interrupt's ``__interrupt__`` shows its whole value
         entries = interrupts.with_payloads(ctx.manager, run.thread_id, entries)
     steps = _steps_for(ctx.sessions, run.thread_id, entries, steps, "values" in modes)
+    if "values" in modes:
+        steps = _turn_states(ctx.manager, run, entries, steps)
     return run, cursor, entries, steps, live_events(ctx.runs, run, live_after)  # after the trail: see merged
+
+
+def _turn_states(manager: SessionManager, run: RunRecord, entries: list[AuditEntry],
+                 steps: dict[int, Any]) -> dict[int, Any]:
+    """``steps`` with the states the ``values`` mode sends beside the nodes', as LangGraph does: a
+    start's input applied (``INPUT_STATE``: the checkpoint its first node ran from; once the run
+    has ended with no node done, the thread's newest) and the state a pause left
+    (``PAUSED_STATE``: the thread's newest checkpoint, read once its ``asked`` entry is there). The
+    newest checkpoint is the run's own while no later turn of the thread has begun."""
+    starts = [e for e in entries if _is_start(e)]
+    nodes = [e for e in entries if e.kind == AuditKind.NODE and e.step is not None]
+    steps = dict(steps)
+    if starts and (firsts := [e for e in nodes if e.seq > starts[0].seq]):
+        steps[INPUT_STATE] = steps.get((firsts[0].step or 0) - 1)
+    newest_needed = (starts and run.ended and INPUT_STATE not in steps) or any(
+        e.kind == AuditKind.ASKED for e in entries)
+    if newest_needed:
+        newest = manager.history(run.thread_id, limit=1)
+        steps.setdefault(INPUT_STATE, newest[0] if newest else None)
+        steps[PAUSED_STATE] = newest[0] if newest else None
+    return steps
+
+
+def _is_start(entry: AuditEntry) -> bool:
+    """Whether ``entry`` is a start turn's claim of its thread (the run's input is applied next)."""
+    return entry.kind == AuditKind.CLAIMED and entry.detail.get("turn") == "start"
 
 
 def _unsent(manager: SessionManager, run: RunRecord, modes: list[str], cursor: Cursor) -> list[AuditEntry]:
@@ -297,10 +390,17 @@ def _render(mode: str, entry: AuditEntry, steps: dict[int, Any]) -> Any:
                     "metadata": {"step": entry.step, "at": entry.at}}
         return {"event": "on_custom_event", "name": f"grapharc.{entry.kind}", "run_id": str(entry.seq),
                 "data": entry.detail, "metadata": {"node": entry.node, "at": entry.at}}
-    if entry.kind == AuditKind.ASKED and mode == "updates":
+    if entry.kind == AuditKind.ASKED and mode in ("updates", "values"):
         detail = entry.detail
         shown = detail.get("value", detail.get("question"))
-        return {"__interrupt__": [{"id": detail.get("approval"), "value": shown}]}
+        asked = {"__interrupt__": [{"id": detail.get("approval"), "value": shown}]}
+        if mode == "updates":
+            return asked
+        paused = steps.get(PAUSED_STATE)
+        return {**dict(paused.values), **asked} if paused is not None else NOT_SAVED_YET
+    if mode == "values" and _is_start(entry):
+        applied = steps.get(INPUT_STATE)
+        return dict(applied.values) if applied is not None else NOT_SAVED_YET
     if entry.kind != AuditKind.NODE or entry.step is None:
         return None
     if mode == "updates":

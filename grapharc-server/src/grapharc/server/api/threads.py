@@ -16,7 +16,7 @@ from typing import Annotated, Any, Literal
 
 from fastapi import APIRouter, Depends, Header, Response
 from fastapi.responses import JSONResponse
-from pydantic import BaseModel, ConfigDict, Field
+from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
 from grapharc.server.api import interrupts, metadata, shapes
 from grapharc.server.api.context import ApiContext, api
@@ -176,7 +176,20 @@ async def search_threads(body: ThreadSearch, ctx: Context, user: Caller) -> list
         found = [s for s in found if s.thread_id in wanted]
     if body.sort_by is not None:
         found.sort(key=_SORT_KEYS[body.sort_by], reverse=body.sort_order == "desc")
-    return [shapes.thread(s) for s in found[body.offset:body.offset + body.limit]]
+    return await offload.to_thread(_with_values, ctx.manager, found[body.offset:body.offset + body.limit])
+
+
+def _with_values(manager: SessionManager, sessions: list[Session]) -> list[dict[str, Any]]:
+    """Threads shaped with their values, as ``GET /threads/{id}`` shows them, in one trip to a
+    thread (a thread of a graph not registered here shows none)."""
+    registered, shaped = set(manager.graphs.names()), []
+    for session in sessions:
+        try:
+            values = manager.values(session.thread_id) if session.graph in registered else None
+        except UnknownSessionError:  # deleted since it was listed
+            continue
+        shaped.append(shapes.thread(session, values))
+    return shaped
 
 
 _SORT_KEYS: dict[str, Callable[[Session], Any]] = {
@@ -237,12 +250,13 @@ async def delete_thread(thread_id: str, ctx: Context, user: Caller) -> Response:
 @router.get("/{thread_id}/state", dependencies=[ReadableThread])
 async def get_state(thread_id: str, ctx: Context) -> dict[str, Any]:
     session = await offload.to_thread(ctx.manager.get, thread_id)
-    history = await offload.to_thread(ctx.manager.history, thread_id, limit=1)
+    try:
+        history = await offload.to_thread(ctx.manager.history, thread_id, limit=1)
+    except ValidationError:  # a stored state its graph's state model no longer fits: shown as stored
+        return shapes.stored_state(await offload.to_thread(ctx.manager.values, thread_id), session)
     payloads = await interrupts.apayloads(ctx.manager, session)
     if not history:
-        return {"values": {}, "next": [], "tasks": [], "metadata": {}, "created_at": None,
-                "checkpoint": None, "parent_checkpoint": None,
-                "interrupts": shapes.interrupts(session, payloads)}
+        return shapes.stored_state({}, session, payloads)
     return shapes.state(history[0], session, payloads)
 
 

@@ -207,9 +207,8 @@ class RunWorker:
             if self._stopping:
                 raise
             status, error = INTERRUPTED, "cancelled"
-        except GraphARCError as exc:
-            status, error = ERROR, str(exc)
-        except Exception as exc:  # a node's own failure: the session records the thread as failed
+        except Exception as exc:  # a node's failure (the thread is recorded failed) or GraphARC's
+            # refusal: "<type>: <message>", as the thread's trail says it (the stream's error event splits it)
             status, error = ERROR, f"{type(exc).__name__}: {exc}"
         finally:
             if not self._stopping:
