@@ -189,7 +189,8 @@ def test_a_threads_stream_sends_its_runs_as_they_come(server: str, tmp_path: Pat
         assert updates == ["first_leg", "middle_leg", "last_leg"]  # the first run's own mode
         values = [p.data["legs"] for p in parts if p.event == "values"]
         relay = ["first", "middle", "last"]  # a run's legs, added to those of the runs before it
-        assert values[0] == [*relay, "first"] and values[-1] == relay * 3
+        assert values[:2] == [relay, [*relay, "first"]]  # the input applied first, as LangGraph sends it
+        assert values[-1] == relay * 3
 
         lifecycle = []
         third = await client.runs.create(thread, RELAY, input={"release_file": str(tmp_path / "third")})
