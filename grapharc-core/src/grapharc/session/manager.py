@@ -37,6 +37,7 @@ from langgraph.checkpoint.serde.types import INTERRUPT
 
 from grapharc.config.values import LEASE_SECONDS
 from grapharc.runtime.budget import Budget
+from grapharc.runtime.caller_config import CallerConfig
 from grapharc.runtime.graph import GraphARC
 from grapharc.session.approvals import Approvers, Gate
 from grapharc.session.backends import open_backends
@@ -260,12 +261,15 @@ class SessionManager:
         return self._decide(session, graph, compiled.get_state, approval_id, decision, decider)
 
     async def acarry_on(self, lease: Lease, *, on_update: OnUpdate | None = None,
-                        budget: Budget | None = None, on_record: OnRecord | None = None) -> Session:
-        """Drive the thread a decision claimed (``decide``'s lease) until it pauses or ends."""
+                        budget: Budget | None = None, on_record: OnRecord | None = None,
+                        caller: CallerConfig | None = None) -> Session:
+        """Drive the thread a decision claimed (``decide``'s lease) until it pauses or ends (with the
+        ``caller``'s config, as in ``arun``)."""
         saver = await self._async_checkpointer()
         session, graph, compiled = await offload.to_thread(self._for, lease.thread_id, saver)
         turn = AsyncTurn(self.store, self.leases, graph, compiled, lease, self.clock, on_update, budget,
-                         on_record, self._compiled(session.graph, lease.thread_id), scanned=self.scanned)
+                         on_record, self._compiled(session.graph, lease.thread_id), scanned=self.scanned,
+                         caller=caller)
         await turn.drive(await turn.settled())
         return await offload.to_thread(self.get, lease.thread_id)
 
@@ -328,11 +332,12 @@ class SessionManager:
 
     async def arun(self, thread_id: str, input: Mapping[str, Any] | None = None, *,
                    on_update: OnUpdate | None = None, budget: Budget | None = None,
-                   on_record: OnRecord | None = None) -> Session:
-        """Async ``run``."""
+                   on_record: OnRecord | None = None, caller: CallerConfig | None = None) -> Session:
+        """Async ``run``; ``caller`` is the config a run's caller set (checked against the graph's
+        declarations beforehand, ``CallerConfig.problems``), beneath the turn's own."""
         saver = await self._async_checkpointer()
         turn = await offload.to_thread(self._start_turn, thread_id, input, AsyncTurn, on_update, saver,
-                                       budget=budget, on_record=on_record)
+                                       budget=budget, on_record=on_record, caller=caller)
         await turn.drive(turn.start_plan())
         return await offload.to_thread(self.get, thread_id)
 
@@ -350,14 +355,16 @@ class SessionManager:
         return await offload.to_thread(self.get, thread_id)
 
     async def arecover(self, thread_id: str, *, on_update: OnUpdate | None = None,
-                       budget: Budget | None = None, on_record: OnRecord | None = None) -> Session:
-        """Async ``recover``."""
+                       budget: Budget | None = None, on_record: OnRecord | None = None,
+                       caller: CallerConfig | None = None) -> Session:
+        """Async ``recover`` (with the ``caller``'s config, as in ``arun``: a run taken over keeps it)."""
         saver = await self._async_checkpointer()
         session, graph, compiled = await offload.to_thread(self._for, thread_id, saver)
         lease = await offload.to_thread(self.store.claim_recovery, thread_id, runner=self.runner,
                                         ttl=self.lease_seconds, now=self.clock())
         turn = AsyncTurn(self.store, self.leases, graph, compiled, lease, self.clock, on_update, budget,
-                         on_record, self._compiled(session.graph, thread_id), scanned=self.scanned)
+                         on_record, self._compiled(session.graph, thread_id), scanned=self.scanned,
+                         caller=caller)
         await turn.drive(await turn.recovery_plan())
         return await offload.to_thread(self.get, thread_id)
 
@@ -416,7 +423,7 @@ class SessionManager:
 
     def _start_turn(self, thread_id: str, input: Mapping[str, Any] | None, kind: type[Any],
                     on_update: OnUpdate | None, saver: Any = None, *, budget: Budget | None = None,
-                    on_record: OnRecord | None = None) -> Any:
+                    on_record: OnRecord | None = None, caller: CallerConfig | None = None) -> Any:
         """Claim a start turn (after checking its input) and build its driver (its scans read
         through the sync checkpointer)."""
         session, graph, compiled = self._for(thread_id, saver)
@@ -425,7 +432,8 @@ class SessionManager:
                                        now=self.clock(), input=values, inbox=graph.inbox)
         return kind(self.store, self.leases, graph, compiled, lease, self.clock, on_update, budget, on_record,
                     self._compiled(session.graph, thread_id), scanned=self.scanned,
-                    audited=self.store.audited_step(thread_id))  # in this trip, not the first scan's own
+                    audited=self.store.audited_step(thread_id),  # in this trip, not the first scan's own
+                    caller=caller)
 
     def _decide(self, session: Session, graph: RegisteredGraph, get_state: Callable[[Any], Any],
                 approval_id: str, decision: str, decider: str) -> Lease | None:

@@ -16,7 +16,10 @@ store calls (each async checkpointer read is a trip of its own). A turn's runs a
 ``on_record`` watcher is called after each write to the audit trail (nodes, runs, the ending),
 by ``AsyncTurn`` always on the event loop's thread (a watcher that sets an ``asyncio.Event``
 from another thread can lose the wake-up); one that raises is dropped, never the turn. A turn
-given a ``budget`` runs every pass under the stricter of it and the graph's (thread-wide) budget.
+given a ``budget`` runs every pass under the stricter of it and the graph's (thread-wide) budget;
+one given a ``caller`` config runs every pass with it beneath the turn's own
+(``grapharc.runtime.caller_config``): its declared configurable keys, context, tags, metadata and
+recursion limit reach the nodes, never in place of the thread, budget or turn the turn sets.
 """
 
 from __future__ import annotations
@@ -30,6 +33,7 @@ from langchain_core.runnables import RunnableConfig
 from langgraph.types import StateSnapshot
 
 from grapharc.runtime.budget import RUN_BUDGET_KEY, Budget
+from grapharc.runtime.caller_config import CallerConfig
 from grapharc.runtime.compiled import CompiledGraphARC
 from grapharc.runtime.context import DURABLE_ASKS
 from grapharc.session.approvals import request
@@ -70,7 +74,8 @@ class _TurnBase:
                  compiled: CompiledGraphARC, lease: Lease, clock: Callable[[], float],
                  on_update: OnUpdate | None, budget: Budget | None = None,
                  on_record: OnRecord | None = None, reader: CompiledGraphARC | None = None, *,
-                 scanned: ScannedCheckpoints | None = None, audited: int | None = None) -> None:
+                 scanned: ScannedCheckpoints | None = None, audited: int | None = None,
+                 caller: CallerConfig | None = None) -> None:
         self.store = store
         self.leases = leases
         self.graph = graph
@@ -81,9 +86,14 @@ class _TurnBase:
         self.subscriber = GuardedSubscriber(on_update, lease.thread_id, on_record)
         self.thread: RunnableConfig = {"configurable": {"thread_id": lease.thread_id}}
         tightened = {RUN_BUDGET_KEY: budget} if budget is not None else {}
-        self.config: RunnableConfig = {"configurable": {"thread_id": lease.thread_id, DURABLE_ASKS: True,
-                                                        **tightened},
-                                       "metadata": {TURN_KEY: lease.turn.get("id", "")}}
+        own: RunnableConfig = {"configurable": {"thread_id": lease.thread_id, DURABLE_ASKS: True,
+                                                **tightened},
+                               "metadata": {TURN_KEY: lease.turn.get("id", "")}}
+        caller = caller or CallerConfig()
+        declared = graph.builder.config_schema
+        self.config: RunnableConfig = caller.runnable(declared, own)
+        context = caller.context_for(graph.builder.context_schema)
+        self.context: dict[str, Any] = {"context": context} if context is not None else {}
         self.scanned = scanned if scanned is not None else ScannedCheckpoints()
         self.audited = audited  # the audit watermark; None: read from the store on first use
         self.snapshot: Any = None
@@ -215,7 +225,7 @@ class Turn(_TurnBase):
     def _pass(self, payload: Any, beat: Heartbeat) -> None:
         try:
             for chunk in self.compiled.stream(payload, self.config, stream_mode="updates",
-                                              durability="sync"):
+                                              durability="sync", **self.context):
                 beat.check()
                 self._record()
                 self.subscriber.show(chunk)
@@ -270,7 +280,7 @@ class AsyncTurn(_TurnBase):
     async def _pass(self, payload: Any, beat: AsyncHeartbeat) -> None:
         try:
             async for chunk in self.compiled.astream(payload, self.config, stream_mode="updates",
-                                                     durability="sync"):
+                                                     durability="sync", **self.context):
                 beat.check()
                 await self._record()
                 self.subscriber.show(chunk)

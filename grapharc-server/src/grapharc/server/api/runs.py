@@ -2,7 +2,8 @@
 
 A request names a registered graph (``assistant_id``) and gives input for its state, or answers
 the thread's open approval with ``command: {"resume": ...}``; it can never describe a graph or a
-node. It may carry a ``budget`` within the operator's ceiling (``grapharc.server.api.budgets``).
+node. It may carry a ``budget`` within the operator's ceiling (``grapharc.server.api.budgets``), and
+a ``config`` and ``context`` the graph declares (``grapharc.server.api.run_config``).
 The resume value is ``"approved"`` / ``"rejected"`` or an object
 ``{"decision": ..., "decider": ..., "approval_id": ...}``; who may decide is checked as the inbox
 checks it, and the run's turn records the decision and carries the thread on as the inbox's
@@ -29,6 +30,7 @@ from grapharc.server.api.budgets import BudgetRequest, run_budget
 from grapharc.server.api.context import ApiContext, api
 from grapharc.server.api.guards import Caller, ReadableOrNewThread, ReadableThread, require_run
 from grapharc.server.api.problems import ApiProblem
+from grapharc.server.api.run_config import REQUEST_KEY, RunConfig, caller_config
 from grapharc.server.api.streaming import cursor_of, sse_response, stream_modes, wait_for_progress
 from grapharc.server.auth import User
 from grapharc.server.service import decisions
@@ -56,13 +58,15 @@ class RunCreate(BaseModel):
     input: dict[str, Any] | None = None
     command: ResumeCommand | None = None
     stream_mode: str | list[str] = "values"
-    stream_subgraphs: Literal[False] = False
+    stream_subgraphs: bool = False
     stream_resumable: bool = False
     metadata: dict[str, Any] | None = None
     multitask_strategy: Literal["reject", "enqueue"] = "reject"
     on_disconnect: Literal["cancel", "continue"] = "continue"
     if_not_exists: Literal["reject", "create"] = "reject"
     budget: BudgetRequest | None = None
+    config: RunConfig | None = None
+    context: dict[str, Any] | None = None
 
 
 @router.post("", dependencies=[ReadableOrNewThread])
@@ -169,6 +173,7 @@ async def queue(ctx: ApiContext, thread_id: str, body: RunCreate, user: User | N
     graph = ctx.manager.graphs.get(body.assistant_id)
     if body.command is None:
         require_run(user, graph.name)
+    caller = caller_config(graph.builder, body.config, body.context)
     session = await _thread(ctx, thread_id, body, user)
     if session.graph != graph.name:
         raise ApiProblem(409, f"thread {thread_id} runs graph {session.graph!r}, not {graph.name!r}",
@@ -178,7 +183,7 @@ async def queue(ctx: ApiContext, thread_id: str, body: RunCreate, user: User | N
         raise ApiProblem(409, f"thread {thread_id} is busy: runner {session.runner} holds its lease",
                          hint="wait for that turn to end, or send multitask_strategy 'enqueue'")
     now = ctx.manager.clock()
-    request = _request(ctx, session, body, user, queued=not exclusive)
+    request = {**_request(ctx, session, body, user, queued=not exclusive), REQUEST_KEY: caller.to_json()}
     if on_completion == DELETE:
         request[ON_COMPLETION] = DELETE
     run = RunRecord(run_id=str(uuid.uuid4()), thread_id=thread_id, assistant_id=graph.name,

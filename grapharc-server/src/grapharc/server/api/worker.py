@@ -13,6 +13,9 @@ worker of the shared run store:
   none running) and drives its turn with ``arun`` or ``aresume``, recording where its part of
   the trace begins and ends and how it ended.
 
+A run's turn, first driven or reclaimed, runs with the config its request keeps
+(``grapharc.server.api.run_config``).
+
 A decision taken on an inbox page is recorded while the person waits; the thread is carried on
 by a run ``hand_over`` adds already claimed by this worker and drives at once under the
 decision's lease. A resume run records its decision the same way (``decisions.record``) as its
@@ -41,7 +44,9 @@ from grapharc.errors import GraphARCError
 from grapharc.runs.contracts import RunStore
 from grapharc.runs.records import DELETE, ENQUEUE, ERROR, INTERRUPTED, ON_COMPLETION, SUCCESS, RunRecord
 from grapharc.runtime.budget import Budget
+from grapharc.runtime.caller_config import CallerConfig
 from grapharc.server.api.progress import Progress
+from grapharc.server.api.run_config import REQUEST_KEY
 from grapharc.server.service import decisions
 from grapharc.session.errors import UnknownSessionError
 from grapharc.session.lease import Lease
@@ -202,9 +207,10 @@ class RunWorker:
         thread a decision claimed (a resume records its decision first, as the inbox's does); the
         thread's session as the turn left it."""
         request, on_record = run.request, self.progress.watcher(run.thread_id)
+        caller = CallerConfig.from_json(request.get(REQUEST_KEY))
         if request["kind"] == "start":
             return await self.manager.arun(run.thread_id, request["input"], on_record=on_record,
-                                           budget=run.budget)
+                                           budget=run.budget, caller=caller)
         if request["kind"] == CARRY_ON:
             lease: Lease | None = self._handed.pop(run.run_id)
         else:
@@ -212,7 +218,7 @@ class RunWorker:
                                             request["approval_id"], request["decision"], request["decider"])
         if lease is None:  # the decision answered one of several open holds: the thread still waits
             return await offload.to_thread(self.manager.get, run.thread_id)
-        return await self.manager.acarry_on(lease, on_record=on_record, budget=run.budget)
+        return await self.manager.acarry_on(lease, on_record=on_record, budget=run.budget, caller=caller)
 
     async def _carry_on(self, run: RunRecord) -> Session:
         """A reclaimed run: run its turn if that never began; else, once the thread's lease has
@@ -228,7 +234,8 @@ class RunWorker:
                 return await self._turn(run)
             if session.status in (RUNNING, FAILED):
                 watcher = self.progress.watcher(run.thread_id)
-                return await self.manager.arecover(run.thread_id, on_record=watcher, budget=run.budget)
+                return await self.manager.arecover(run.thread_id, on_record=watcher, budget=run.budget,
+                                                   caller=CallerConfig.from_json(run.request.get(REQUEST_KEY)))
             return session
 
     def _begin(self, run: RunRecord) -> int:
