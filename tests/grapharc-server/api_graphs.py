@@ -4,8 +4,7 @@ for as long as the test needs it to, a three-node relay whose middle node waits 
 (a worker can be killed between its nodes), and one whose node writes a long answer and values
 JSON cannot hold as they are (NaN, a set, bytes, a datetime), a meeting: a node that waits
 until the nodes of as many runs as it expects are running at the same time, and a gated waiter:
-the credit desk is asked first, then the node waits for its release file; and config_graphs.py's
-graphs, which declare what a run's caller may set."""
+the credit desk is asked first, then the node waits for its release file."""
 
 from __future__ import annotations
 
@@ -142,6 +141,3 @@ def register(manager: Any) -> None:
     gated.add_edge("ask_the_desk", "wait_for_release")
     gated.add_edge("wait_for_release", END)
     manager.register(gated, approvers={"ask_the_desk": Approvers(frozenset({CREDIT_DESK}))})
-    from config_graphs import register_configured  # it imports this module's waiter
-
-    register_configured(manager)

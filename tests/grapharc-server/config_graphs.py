@@ -1,7 +1,9 @@
-"""Graphs that declare what a run's caller may set (registered by api_graphs.py): ``configured``, one
-node that writes down the configurable keys, context, tags and recursion limit it was run with,
-and ``configured-relay``, the same between two legs around a node that waits for a release file
-(a worker can be killed there, and the run taken over by another)."""
+"""Graphs that declare what a run's caller may set, registered with ``--registry
+config_graphs:register_configured`` beside api_graphs.py's (so the graphs every other server test
+sees stay as they are): ``configured``, one node that writes down the configurable keys, context,
+tags and recursion limit it was run with, and ``configured-relay``, the same between two legs
+around a node that waits for a release file (a worker can be killed there, and the run taken
+over by another)."""
 
 from __future__ import annotations
 

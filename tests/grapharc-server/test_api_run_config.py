@@ -2,8 +2,8 @@
 configurable keys a graph declares, its context, tags and recursion limit reach its nodes (the
 iteration budget still bounds the recursion limit); keys a caller may not set are refused with 422
 naming them and nothing stored; the schemas say what a run may set; a reclaimed run keeps its
-config; and LangGraph's ``RemoteGraph`` works: invoke, stream, state, history, sync and async, and
-as a node of a local graph."""
+config; and LangGraph's ``RemoteGraph`` works: invoke, stream, state, history, sync and async, a
+resume, and as a node of a local graph."""
 
 from __future__ import annotations
 
@@ -20,6 +20,7 @@ from config_graphs import CONFIGURED, CONFIGURED_RELAY
 from langgraph.checkpoint.memory import InMemorySaver
 from langgraph.graph import StateGraph
 from langgraph.pregel.remote import RemoteGraph
+from langgraph.types import Command
 from langgraph_sdk import get_client, get_sync_client
 from server_process import ServerProcess, grapharc_serve
 
@@ -29,13 +30,14 @@ ADA = {"configurable": {"user_id": "ada", "model": "mock/careful"}, "tags": ["bl
 
 def _serve(sessions: Path, *options: str) -> ServerProcess:
     return ServerProcess(grapharc_serve("--port", "0", "--json", "--sessions", str(sessions),
-                                        "--registry", "api_graphs:register", "--max-iterations", str(CEILING),
+                                        "--registry", "api_graphs:register", "--registry",
+                                        "config_graphs:register_configured", "--max-iterations", str(CEILING),
                                         *options))
 
 
 @pytest.fixture(scope="module", autouse=True)
 def _graphs_importable() -> Iterator[None]:
-    """The servers import api_graphs.py from beside this file."""
+    """The servers import api_graphs.py and config_graphs.py from beside this file."""
     with pytest.MonkeyPatch.context() as patch:
         beside = str(Path(__file__).parent)
         patch.setenv("PYTHONPATH", os.pathsep.join([beside, os.environ.get("PYTHONPATH", "")]))
@@ -143,6 +145,16 @@ def test_remote_graph_async_invokes_streams_and_reads_state_and_history(url: str
         history = [snapshot async for snapshot in remote.aget_state_history(config)]
         assert history[0].config == state.config and len(history) == 6
     asyncio.run(story())
+
+
+def test_remote_graph_answers_the_threads_approval_with_a_command(url: str) -> None:
+    remote = RemoteGraph("credit-approval", url=url)
+    config = {"configurable": {"thread_id": "remote-credit"}}
+    remote.invoke({"application_id": "LN-7310"}, config)  # above the sign-off limit: it asks
+    asked = remote.get_state(config).interrupts
+    assert len(asked) == 1 and "release EUR 24,000.00" in asked[0].value
+    answered = remote.invoke(Command(resume={"decision": "approved", "decider": "credit-desk"}), config)
+    assert answered["released"] is True and answered["answer"] == "approved"
 
 
 class _LocalState(TypedDict):
