@@ -44,10 +44,12 @@ LastEventId = Annotated[str | None, Header(alias="Last-Event-ID")]
 
 
 class ResumeCommand(BaseModel):
-    """``command``: only ``resume`` (the answer to the thread's open approval)."""
+    """``command``: only ``resume`` (the answer to the thread's open approval). ``goto`` may be
+    empty, as ``RemoteGraph`` sends every ``Command``'s; a node to go to is refused."""
 
     model_config = ConfigDict(extra="forbid")
     resume: str | dict[str, Any]
+    goto: list[Any] = Field(default_factory=list, max_length=0)
 
 
 class RunCreate(BaseModel):
