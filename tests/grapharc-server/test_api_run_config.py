@@ -129,6 +129,8 @@ def test_remote_graph_invokes_streams_and_reads_state_and_history(url: str) -> N
     history = list(remote.get_state_history(config))
     assert history[0].config == state.config and history[-1].values == {}
     assert len(history) == 6  # per run: input, start, the node
+    older = [snapshot.config for snapshot in remote.get_state_history(history[2].config)]
+    assert older == [snapshot.config for snapshot in history[2:]]  # from that checkpoint back
 
 
 def test_remote_graph_async_invokes_streams_and_reads_state_and_history(url: str) -> None:
