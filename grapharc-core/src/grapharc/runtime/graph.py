@@ -1,10 +1,10 @@
 """The graph builder: LangGraph's StateGraph with the discipline declared up front.
 
 ``GraphARC(State, name=, budget=, dag=, trace=, config_schema=, context_schema=)`` collects
-nodes (each with the fields it may write), edges, conditional edges and fan-outs, checking each where it is
-declared; ``compile()`` checks the topology as a whole and builds the LangGraph graph
-with every node and router inside a governed wrapper (see ``grapharc.runtime.assembly``
-and ``grapharc.runtime.node``).
+nodes (each with the fields it may write), edges, conditional edges and fan-outs, checking
+each where it is declared; ``compile()`` checks the topology as a whole and builds the
+LangGraph graph with every node and router inside a governed wrapper (see
+``grapharc.runtime.assembly`` and ``grapharc.runtime.node``).
 ``StateGraph`` is the seed quick start's spelling of the same builder.
 """
 
