@@ -1,10 +1,10 @@
 """The graph builder: LangGraph's StateGraph with the discipline declared up front.
 
-``GraphARC(State, name=, budget=, dag=, trace=)`` collects nodes (each with the fields
-it may write), edges, conditional edges and fan-outs, checking each where it is
-declared; ``compile()`` checks the topology as a whole and builds the LangGraph graph
-with every node and router inside a governed wrapper (see ``grapharc.runtime.assembly``
-and ``grapharc.runtime.node``).
+``GraphARC(State, name=, budget=, dag=, trace=, config_schema=, context_schema=)`` collects
+nodes (each with the fields it may write), edges, conditional edges and fan-outs, checking
+each where it is declared; ``compile()`` checks the topology as a whole and builds the
+LangGraph graph with every node and router inside a governed wrapper (see
+``grapharc.runtime.assembly`` and ``grapharc.runtime.node``).
 ``StateGraph`` is the seed quick start's spelling of the same builder.
 """
 
@@ -24,6 +24,7 @@ from pydantic import BaseModel
 
 from grapharc.runtime.assembly import Route, check_topology, checkpointed_hints, wire
 from grapharc.runtime.budget import Budget
+from grapharc.runtime.caller_config import declared_configurable, declared_context
 from grapharc.runtime.compiled import CompiledGraphARC
 from grapharc.runtime.errors import (
     DagViolationError,
@@ -74,6 +75,10 @@ class GraphARC:
     ``state`` is a pydantic model (subclass ``GraphARCState`` to forbid extra fields);
     ``budget`` bounds every run; ``dag=True`` refuses conditional edges, fan-outs and
     cycles; ``trace`` is a JSONL path or a ``TraceWriter`` (None writes nothing).
+    ``config_schema`` and ``context_schema`` (pydantic models) declare what a run's caller may
+    set: the keys of ``config["configurable"]`` a node reads, and the run's static context
+    (LangGraph's ``context_schema``: a node reads it with ``get_runtime().context``); see
+    ``grapharc.runtime.caller_config``.
     """
 
     _writes_default_all = False
@@ -86,6 +91,8 @@ class GraphARC:
         budget: Budget | None = None,
         dag: bool = False,
         trace: str | PathLike[str] | TraceWriter | None = None,
+        config_schema: type[BaseModel] | None = None,
+        context_schema: type[BaseModel] | None = None,
     ) -> None:
         if not (isinstance(state, type) and issubclass(state, BaseModel)):
             raise GraphBuildError(
@@ -93,6 +100,8 @@ class GraphARC:
                 hint="subclass grapharc.GraphARCState",
             )
         self.state = state
+        self.config_schema = declared_configurable(config_schema)
+        self.context_schema = declared_context(context_schema)
         self.name = name or state.__name__
         self.budget = budget or Budget()
         self.dag = dag
@@ -270,7 +279,8 @@ class GraphARC:
         thread_metered = budget_scope == "thread" and isinstance(checkpointer, BaseCheckpointSaver)
         if thread_metered:
             checkpointer = SpendStampingSaver(checkpointer)
-        builder = LangGraphStateGraph(self.state)
+        builder: LangGraphStateGraph[Any, Any, Any, Any] = LangGraphStateGraph(
+            self.state, context_schema=self.context_schema)
         contract = StateContract(self.state, channel_reducers(builder.channels))
         check_topology(self, contract)
         wire(self, builder, contract)

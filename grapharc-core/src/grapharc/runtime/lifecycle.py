@@ -185,15 +185,15 @@ class RunLifecycle:
         return cfg
 
     def _recursion_limit(self, config: RunnableConfig | None) -> int:
-        """LangGraph's superstep limit for this run: the caller's, else the iteration
-        budget's (so the budget is what bites), else LangGraph's default."""
+        """LangGraph's superstep limit for this run: the caller's, never above what the
+        iteration budget allows (so the budget is what bites: a caller may only lower it),
+        else the budget's, else LangGraph's default."""
         given = (config or {}).get("recursion_limit")
-        if given is not None:
-            return int(given)
         iterations = self._budget(config).max_iterations
-        if iterations is not None:
-            return iterations + 2
-        return int(DEFAULT_RECURSION_LIMIT)
+        allowed = iterations + 2 if iterations is not None else None
+        if given is None:
+            return allowed if allowed is not None else int(DEFAULT_RECURSION_LIMIT)
+        return int(given) if allowed is None else min(int(given), allowed)
 
     def _budget(self, config: RunnableConfig | None) -> Budget:
         """The graph's budget, tightened by the one the caller put under ``RUN_BUDGET_KEY``."""

@@ -39,6 +39,7 @@ from pydantic import ValidationError
 
 from grapharc.config.values import LEASE_SECONDS
 from grapharc.runtime.budget import Budget
+from grapharc.runtime.caller_config import CallerConfig
 from grapharc.runtime.directed import directed
 from grapharc.runtime.graph import GraphARC
 from grapharc.session.approvals import Approvers, Gate
@@ -309,16 +310,16 @@ class SessionManager:
                         budget: Budget | None = None, on_record: OnRecord | None = None,
                         live: LiveSink | None = None, run_id: str | None = None,
                         breakpoints: Breakpoints | None = None,
-                        directive: Directive | None = None) -> Session:
+                        directive: Directive | None = None, caller: CallerConfig | None = None) -> Session:
         """Drive the thread a decision claimed (``decide``'s lease) until it pauses or ends (or
         stops at one of ``breakpoints``), applying ``directive``'s goto and update first
-        (``grapharc.session.directives``); ``live`` and ``run_id`` as in ``arun``."""
+        (``grapharc.session.directives``); ``live``, ``run_id`` and ``caller`` as in ``arun``."""
         saver = await self._async_checkpointer()
         session, graph, compiled = await offload.to_thread(self._for, lease.thread_id, saver)
         turn = AsyncTurn(self.store, self.leases, graph, compiled, lease, self.clock, on_update, budget,
                          on_record, self._compiled(session.graph, lease.thread_id), scanned=self.scanned,
                          live=live, cancels=self.cancels, run_id=run_id, breakpoints=breakpoints,
-                         directive=directive)
+                         directive=directive, caller=caller)
         await turn.drive(await turn.settled())
         return await offload.to_thread(self.get, lease.thread_id)
 
@@ -382,16 +383,19 @@ class SessionManager:
     async def arun(self, thread_id: str, input: Mapping[str, Any] | None = None, *,
                    on_update: OnUpdate | None = None, budget: Budget | None = None,
                    on_record: OnRecord | None = None, live: LiveSink | None = None,
-                   run_id: str | None = None, breakpoints: Breakpoints | None = None) -> Session:
+                   run_id: str | None = None, breakpoints: Breakpoints | None = None,
+                   caller: CallerConfig | None = None) -> Session:
         """Async ``run`` (stopping at ``breakpoints``, if any: ``grapharc.session.breakpoints``);
         ``live`` is given the turn's live chunks (``grapharc.session.live``);
         ``run_id`` marks every checkpoint the turn writes (LangGraph's ``run_id`` metadata), so a
         rollback of that run can discard them. A cancel of the turn's task asked in ``cancels`` first
-        ends the turn where its last checkpoint stands (``grapharc.session.cancels``)."""
+        ends the turn where its last checkpoint stands (``grapharc.session.cancels``). ``caller`` is
+        the config a run's caller set (checked against the graph's declarations beforehand,
+        ``CallerConfig.problems``), beneath the turn's own."""
         saver = await self._async_checkpointer()
         turn = await offload.to_thread(self._start_turn, thread_id, input, AsyncTurn, on_update, saver,
                                        budget=budget, on_record=on_record, live=live, run_id=run_id,
-                                       breakpoints=breakpoints)
+                                       breakpoints=breakpoints, caller=caller)
         await turn.drive(turn.start_plan())
         return await offload.to_thread(self.get, thread_id)
 
@@ -399,13 +403,14 @@ class SessionManager:
                         budget: Budget | None = None, on_record: OnRecord | None = None,
                         live: LiveSink | None = None, run_id: str | None = None,
                         breakpoints: Breakpoints | None = None,
-                        directive: Directive | None = None) -> Session:
+                        directive: Directive | None = None, caller: CallerConfig | None = None) -> Session:
         """Carry on a thread a breakpoint stopped (paused on no approval) from where it stopped,
         as ``acarry_on`` carries on a decided one (its options as there)."""
         lease = await offload.to_thread(self.store.claim_continue, thread_id, runner=self.runner,
                                         ttl=self.lease_seconds, now=self.clock())
         return await self.acarry_on(lease, on_update=on_update, budget=budget, on_record=on_record,
-                                    live=live, run_id=run_id, breakpoints=breakpoints, directive=directive)
+                                    live=live, run_id=run_id, breakpoints=breakpoints, directive=directive,
+                                    caller=caller)
 
     def check_directive(self, thread_id: str, directive: Directive) -> None:
         """Refuse ``directive`` now, before anything is written, if its goto or update does not fit
@@ -430,15 +435,17 @@ class SessionManager:
 
     async def arecover(self, thread_id: str, *, on_update: OnUpdate | None = None,
                        budget: Budget | None = None, on_record: OnRecord | None = None,
-                       live: LiveSink | None = None, run_id: str | None = None) -> Session:
-        """Async ``recover`` (``live`` and ``run_id`` as in ``arun``)."""
+                       live: LiveSink | None = None, run_id: str | None = None,
+                       caller: CallerConfig | None = None) -> Session:
+        """Async ``recover`` (``live``, ``run_id`` and ``caller`` as in ``arun``: a run taken over
+        keeps its config)."""
         saver = await self._async_checkpointer()
         session, graph, compiled = await offload.to_thread(self._for, thread_id, saver)
         lease = await offload.to_thread(self.store.claim_recovery, thread_id, runner=self.runner,
                                         ttl=self.lease_seconds, now=self.clock())
         turn = AsyncTurn(self.store, self.leases, graph, compiled, lease, self.clock, on_update, budget,
                          on_record, self._compiled(session.graph, thread_id), scanned=self.scanned,
-                         live=live, cancels=self.cancels, run_id=run_id)
+                         live=live, cancels=self.cancels, run_id=run_id, caller=caller)
         await turn.drive(await turn.recovery_plan())
         return await offload.to_thread(self.get, thread_id)
 
@@ -498,7 +505,8 @@ class SessionManager:
     def _start_turn(self, thread_id: str, input: Mapping[str, Any] | None, kind: type[Any],
                     on_update: OnUpdate | None, saver: Any = None, *, budget: Budget | None = None,
                     on_record: OnRecord | None = None, live: LiveSink | None = None,
-                    run_id: str | None = None, breakpoints: Breakpoints | None = None) -> Any:
+                    run_id: str | None = None, breakpoints: Breakpoints | None = None,
+                    caller: CallerConfig | None = None) -> Any:
         """Claim a start turn (after checking its input) and build its driver (its scans read
         through the sync checkpointer)."""
         session, graph, compiled = self._for(thread_id, saver)
@@ -508,7 +516,8 @@ class SessionManager:
         return kind(self.store, self.leases, graph, compiled, lease, self.clock, on_update, budget, on_record,
                     self._compiled(session.graph, thread_id), scanned=self.scanned,
                     audited=self.store.audited_step(thread_id),  # in this trip, not the first scan's own
-                    live=live, cancels=self.cancels, run_id=run_id, breakpoints=breakpoints)
+                    live=live, cancels=self.cancels, run_id=run_id, breakpoints=breakpoints,
+                    caller=caller)
 
     def _decide(self, session: Session, graph: RegisteredGraph, get_state: Callable[[Any], Any],
                 approval_id: str, decision: str, decider: str, answer: Answer | None = None) -> Lease | None:

@@ -22,6 +22,9 @@ one given ``breakpoints`` passes them to every pass and pauses where one stopped
 (``grapharc.session.directives``); one they do not fit fails.
 An ``AsyncTurn`` given a ``live`` sink (``grapharc.session.live``) streams each pass in the sink's
 modes too and hands it every chunk but the top graph's updates, flushing it before recording a node.
+one given a ``caller`` config runs every pass with it beneath the turn's own
+(``grapharc.runtime.caller_config``): its declared configurable keys, context, tags, metadata and
+recursion limit reach the nodes, never in place of the thread, budget or turn the turn sets.
 """
 
 from __future__ import annotations
@@ -36,6 +39,7 @@ from langchain_core.runnables import RunnableConfig
 from langgraph.types import Command, StateSnapshot
 
 from grapharc.runtime.budget import RUN_BUDGET_KEY, Budget
+from grapharc.runtime.caller_config import CallerConfig
 from grapharc.runtime.compiled import CompiledGraphARC
 from grapharc.runtime.context import DURABLE_ASKS
 from grapharc.runtime.directed import directed
@@ -93,7 +97,7 @@ class _TurnBase:
                  scanned: ScannedCheckpoints | None = None, audited: int | None = None,
                  live: LiveSink | None = None, cancels: Cancels | None = None,
                  run_id: str | None = None, breakpoints: Breakpoints | None = None,
-                 directive: Directive | None = None) -> None:
+                 directive: Directive | None = None, caller: CallerConfig | None = None) -> None:
         self.store = store
         self.leases = leases
         self.graph = graph
@@ -106,9 +110,13 @@ class _TurnBase:
         self.thread: RunnableConfig = {"configurable": {"thread_id": lease.thread_id}}
         tightened = {RUN_BUDGET_KEY: budget} if budget is not None else {}
         run = {"run_id": run_id} if run_id is not None else {}  # LangGraph marks each checkpoint with it
-        self.config: RunnableConfig = {"configurable": {"thread_id": lease.thread_id, DURABLE_ASKS: True,
-                                                        **tightened},
-                                       "metadata": {TURN_KEY: lease.turn.get("id", ""), **run}}
+        own: RunnableConfig = {"configurable": {"thread_id": lease.thread_id, DURABLE_ASKS: True,
+                                                **tightened},
+                               "metadata": {TURN_KEY: lease.turn.get("id", ""), **run}}
+        caller = caller or CallerConfig()
+        self.config: RunnableConfig = caller.runnable(graph.builder.config_schema, own)
+        context = caller.context_for(graph.builder.context_schema)
+        self.context: dict[str, Any] = {"context": context} if context is not None else {}
         self.cancels = cancels
         self.scanned = scanned if scanned is not None else ScannedCheckpoints()
         self.audited = audited  # the audit watermark; None: read from the store on first use
@@ -302,7 +310,7 @@ class Turn(_TurnBase):
     def _pass(self, payload: Any, beat: Heartbeat) -> None:
         try:
             for chunk in self.compiled.stream(payload, self.config, stream_mode="updates",
-                                              durability="sync", **self.stream_options):
+                                              durability="sync", **self.stream_options, **self.context):
                 beat.check()
                 self._record()
                 self.subscriber.show(chunk)
@@ -363,7 +371,7 @@ class AsyncTurn(_TurnBase):
         try:
             async for part in self.compiled.astream(payload, config, stream_mode=live.stream_mode,
                                                      subgraphs=live.subgraphs, durability="sync",
-                                                     **self.stream_options):
+                                                     **self.stream_options, **self.context):
                 beat.check()
                 namespace, mode, chunk = live.split(part)
                 if namespace or mode != TRAIL_MODE:

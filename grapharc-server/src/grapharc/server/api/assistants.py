@@ -11,6 +11,7 @@ from pydantic import BaseModel, ConfigDict, Field, PydanticUserError
 
 from grapharc.server.api import shapes
 from grapharc.server.api.context import ApiContext, api
+from grapharc.server.api.run_config import config_schema, context_schema
 
 router = APIRouter(prefix="/assistants", tags=["assistants"])
 Context = Annotated[ApiContext, Depends(api)]
@@ -57,15 +58,16 @@ def _matching(body: AssistantCount, ctx: ApiContext) -> list[dict[str, Any]]:
 @router.get("/{assistant_id}/schemas")
 def get_schemas(assistant_id: str, ctx: Context) -> dict[str, Any]:
     """The graph's state model as JSON Schema: what a run's input is checked against, what its state
-    and output hold. No config or context is offered (a request sets neither), so those are null,
-    as is every schema of a model that has none (a field of a type JSON Schema cannot describe)."""
+    and output hold; and the config and context a run may set, as the graph declares them (null
+    when it declares none), as is every schema of a model that has none (a field of a type JSON
+    Schema cannot describe)."""
     graph = ctx.manager.graphs.get(assistant_id)
     try:
         schema: dict[str, Any] | None = graph.builder.state.model_json_schema()
     except PydanticUserError:
         schema = None
     return {"graph_id": graph.name, "input_schema": schema, "output_schema": schema, "state_schema": schema,
-            "config_schema": None, "context_schema": None}
+            "config_schema": config_schema(graph.builder), "context_schema": context_schema(graph.builder)}
 
 
 @router.get("/{assistant_id}/graph")

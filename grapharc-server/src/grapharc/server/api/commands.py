@@ -30,8 +30,8 @@ def directive(manager: SessionManager, session: Session, goto: str | Sequence[st
               update: Mapping[str, Any] | Sequence[tuple[str, Any]] | None,
               user: User | None) -> dict[str, Any]:
     """``{"directive": {"by", "goto", "update"}}`` for a run's request, checked now; nothing when
-    the command has neither."""
-    if goto is None and update is None:
+    the command has neither (an empty goto, as ``RemoteGraph`` sends every ``Command``'s, is none)."""
+    if not goto and update is None:
         return {}
     if user is not None and not access.may_run(user, session.graph):
         raise ApiProblem(403, f"{user.name} may not direct a run of assistant {session.graph!r}",

@@ -2,7 +2,8 @@
 
 A request names a registered graph (``assistant_id``) and gives input for its state, or answers
 the thread's open approval with ``command: {"resume": ...}``; it can never describe a graph or a
-node. It may carry a ``budget`` within the operator's ceiling (``grapharc.server.api.budgets``).
+node. It may carry a ``budget`` within the operator's ceiling (``grapharc.server.api.budgets``), and
+a ``config`` and ``context`` the graph declares (``grapharc.server.api.run_config``).
 An approval's resume value is ``"approved"`` / ``"rejected"`` or an object
 ``{"decision": ..., "decider": ..., "approval_id": ...}``, a plain ``interrupt()``'s any JSON value
 (``grapharc.server.api.interrupts``); who may decide is checked as the inbox checks it, and the
@@ -50,6 +51,7 @@ from grapharc.server.api.guards import (
 )
 from grapharc.server.api.live import SUBGRAPHS
 from grapharc.server.api.problems import ApiProblem
+from grapharc.server.api.run_config import REQUEST_KEY, RunConfig, caller_config
 from grapharc.server.api.streaming import (
     check_cursor,
     cursor_of,
@@ -102,6 +104,8 @@ class RunCreate(BaseModel):
     after_seconds: float | None = Field(default=None, ge=0, le=MAX_AFTER_SECONDS)
     interrupt_before: Literal["*"] | list[str] | None = None
     interrupt_after: Literal["*"] | list[str] | None = None
+    config: RunConfig | None = None
+    context: dict[str, Any] | None = None
 
 
 @router.post("", dependencies=[ReadableOrNewThread])
@@ -234,6 +238,7 @@ async def queue(ctx: ApiContext, thread_id: str, body: RunCreate, user: User | N
     graph = ctx.manager.graphs.get(body.assistant_id)
     if body.command is None:
         require_run(user, graph.name)
+    caller = caller_config(graph.builder, body.config, body.context)
     session = await _thread(ctx, thread_id, body, user)
     if session.graph != graph.name:
         raise ApiProblem(409, f"thread {thread_id} runs graph {session.graph!r}, not {graph.name!r}",
@@ -243,7 +248,7 @@ async def queue(ctx: ApiContext, thread_id: str, body: RunCreate, user: User | N
         raise ApiProblem(409, f"thread {thread_id} is busy: runner {session.runner} holds its lease",
                          hint="wait for that turn to end, or send multitask_strategy 'enqueue'")
     now = ctx.manager.clock()
-    request = _request(ctx, session, body, user, queued=not exclusive)
+    request = {**_request(ctx, session, body, user, queued=not exclusive), REQUEST_KEY: caller.to_json()}
     if request["kind"] == "start" and session.status != CREATED:
         await _check_required(ctx, session, request["input"])
     if on_completion == DELETE:

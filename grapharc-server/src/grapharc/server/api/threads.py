@@ -78,16 +78,17 @@ class ThreadPatch(BaseModel):
 
 
 class CheckpointRef(BaseModel):
-    """A checkpoint of a thread as the SDK names one (GraphARC graphs have no subgraph namespaces)."""
+    """A checkpoint of a thread as the SDK names one (GraphARC graphs have no subgraph namespaces);
+    without ``checkpoint_id`` (as ``RemoteGraph`` names a thread's newest) it is the newest one."""
 
     model_config = ConfigDict(extra="forbid")
-    checkpoint_id: str = Field(min_length=1, max_length=200)
+    checkpoint_id: str | None = Field(default=None, min_length=1, max_length=200)
     thread_id: str | None = None
     checkpoint_ns: Literal[""] = ""
     checkpoint_map: dict[str, Any] | None = None
 
-    def of(self, thread_id: str) -> str:
-        """The checkpoint's id, once it is sure to name one of ``thread_id``'s."""
+    def of(self, thread_id: str) -> str | None:
+        """The checkpoint's id (None: the newest), once it is sure to name one of ``thread_id``'s."""
         if self.thread_id is not None and self.thread_id != thread_id:
             raise ApiProblem(422, f"checkpoint.thread_id {self.thread_id[:200]!r} is not the thread asked "
                                   f"about ({thread_id!r})", hint="leave thread_id out, or name this thread")
@@ -101,12 +102,20 @@ class HistoryQuery(BaseModel):
     model_config = ConfigDict(extra="forbid")
     limit: int = Field(default=10, ge=1, le=1000)
     before: str | CheckpointRef | None = None
+    checkpoint: CheckpointRef | None = None
+    """Where the page starts, itself included (``RemoteGraph.get_state_history`` sends the thread's
+    newest: no ``checkpoint_id``); ``before`` wins when both are given."""
 
     def before_id(self, thread_id: str) -> str | None:
         """The id of the checkpoint the page starts after (refused if it names another thread)."""
         if isinstance(self.before, CheckpointRef):
             return self.before.of(thread_id)
         return self.before
+
+    def start_id(self, thread_id: str) -> str | None:
+        """The id of the checkpoint the page starts at, when ``checkpoint`` names one and no
+        ``before`` is given."""
+        return self.checkpoint.of(thread_id) if self.checkpoint is not None and self.before is None else None
 
 
 class StateAtCheckpoint(BaseModel):
@@ -268,16 +277,22 @@ async def get_state_at(thread_id: str, checkpoint_id: str, ctx: Context) -> dict
 
 @router.post("/{thread_id}/state/checkpoint", dependencies=[ReadableThread])
 async def post_state_at(thread_id: str, body: StateAtCheckpoint, ctx: Context) -> dict[str, Any]:
-    snapshot = await offload.to_thread(ctx.manager.state_at, thread_id, body.checkpoint.of(thread_id))
+    checkpoint_id = body.checkpoint.of(thread_id)
+    if checkpoint_id is None:
+        return await get_state(thread_id, ctx)
+    snapshot = await offload.to_thread(ctx.manager.state_at, thread_id, checkpoint_id)
     return shapes.state(snapshot)
 
 
 @router.post("/{thread_id}/history", dependencies=[ReadableThread])
 async def get_history(thread_id: str, ctx: Context, body: HistoryQuery | None = None) -> list[dict[str, Any]]:
     query = body or HistoryQuery()
-    history = await offload.to_thread(ctx.manager.history, thread_id, limit=query.limit,
-                                      before=query.before_id(thread_id))
-    return [shapes.state(snapshot) for snapshot in history]
+    start = query.start_id(thread_id)
+    first = [await offload.to_thread(ctx.manager.state_at, thread_id, start)] if start is not None else []
+    rest = query.limit - len(first)
+    history = await offload.to_thread(ctx.manager.history, thread_id, limit=rest,
+                                      before=start or query.before_id(thread_id)) if rest else []
+    return [shapes.state(snapshot) for snapshot in [*first, *history]]
 
 
 @router.post("/{thread_id}/events", dependencies=[ReadableThread])

@@ -15,6 +15,9 @@ worker of the shared run store:
   none running) and drives its turn with ``arun`` or ``aresume``, recording where its part of
   the trace begins and ends and how it ended.
 
+A run's turn, first driven or reclaimed, runs with the config its request keeps
+(``grapharc.server.api.run_config``).
+
 A decision taken on an inbox page is recorded while the person waits; the thread is carried on
 by a run ``hand_over`` adds already claimed by this worker and drives at once under the
 decision's lease. A resume run records its answers the same way (``interrupts.record``) as its
@@ -56,9 +59,11 @@ from grapharc.runs.records import (
     RunRecord,
 )
 from grapharc.runtime.budget import Budget
+from grapharc.runtime.caller_config import CallerConfig
 from grapharc.server.api import commands, interrupts
 from grapharc.server.api.live import LiveLog, streams_live
 from grapharc.server.api.progress import Progress
+from grapharc.server.api.run_config import REQUEST_KEY
 from grapharc.session.breakpoints import Breakpoints
 from grapharc.session.cancels import Cancel
 from grapharc.session.errors import UnknownSessionError
@@ -249,13 +254,15 @@ class RunWorker:
         thread's session as the turn left it. ``live``: the run's live log, given the turn's chunks."""
         request, on_record = run.request, self.progress.watcher(run.thread_id)
         stops = _breakpoints(request)
+        caller = CallerConfig.from_json(request.get(REQUEST_KEY))
         if request["kind"] == "start":
             return await self.manager.arun(run.thread_id, request["input"], on_record=on_record,
-                                           budget=run.budget, live=live, run_id=run.run_id, breakpoints=stops)
+                                           budget=run.budget, live=live, run_id=run.run_id, breakpoints=stops,
+                                           caller=caller)
         if request["kind"] == CONTINUE:
             return await self.manager.acontinue(run.thread_id, on_record=on_record, budget=run.budget,
                                                 live=live, run_id=run.run_id, breakpoints=stops,
-                                                directive=commands.of_request(request))
+                                                directive=commands.of_request(request), caller=caller)
         if request["kind"] == CARRY_ON:
             lease: Lease | None = self._handed.pop(run.run_id)
         else:
@@ -265,7 +272,7 @@ class RunWorker:
             return await offload.to_thread(self.manager.get, run.thread_id)
         return await self.manager.acarry_on(lease, on_record=on_record, budget=run.budget, live=live,
                                             run_id=run.run_id, breakpoints=stops,
-                                            directive=commands.of_request(request))
+                                            directive=commands.of_request(request), caller=caller)
 
     async def _carry_on(self, run: RunRecord, live: LiveLog | None) -> Session:
         """A reclaimed run: run its turn if that never began; else, once the thread's lease has
@@ -282,7 +289,8 @@ class RunWorker:
             if session.status in (RUNNING, FAILED):
                 watcher = self.progress.watcher(run.thread_id)
                 return await self.manager.arecover(run.thread_id, on_record=watcher, budget=run.budget,
-                                                   live=live, run_id=run.run_id)
+                                                   live=live, run_id=run.run_id,
+                                                   caller=CallerConfig.from_json(run.request.get(REQUEST_KEY)))
             return session
 
     def _begin(self, run: RunRecord) -> int:

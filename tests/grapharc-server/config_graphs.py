@@ -1,0 +1,72 @@
+"""Graphs that declare what a run's caller may set, registered with ``--registry
+config_graphs:register_configured`` beside api_graphs.py's (so the graphs every other server test
+sees stay as they are): ``configured``, one node that writes down the configurable keys, context,
+tags and recursion limit it was run with, and ``configured-relay``, the same between two legs
+around a node that waits for a release file (a worker can be killed there, and the run taken
+over by another)."""
+
+from __future__ import annotations
+
+from typing import Any, Literal
+
+from api_graphs import WaiterState, wait_for_release
+from langchain_core.runnables import RunnableConfig
+from langgraph.runtime import get_runtime
+from pydantic import BaseModel, Field
+
+from grapharc.runtime.graph import END, START, GraphARC
+from grapharc.runtime.state import GraphARCState
+
+CONFIGURED = "configured"
+CONFIGURED_RELAY = "configured-relay"
+
+
+class Settings(BaseModel):
+    """The configurable keys the graphs declare."""
+
+    user_id: str = "anonymous"
+    model: Literal["mock/echo", "mock/careful"] = "mock/echo"
+
+
+class Audience(BaseModel):
+    """The graphs' run context."""
+
+    tone: Literal["plain", "formal"] = "plain"
+
+
+class HeardState(GraphARCState):
+    """What each hearing node was run with, one line per node run."""
+
+    heard: list[str] = Field(default_factory=list)
+
+
+class HeardRelayState(WaiterState):
+    """The waiter's fields and the hearing nodes' lines."""
+
+    heard: list[str] = Field(default_factory=list)
+
+
+def hear(state: HeardState | HeardRelayState, config: RunnableConfig) -> dict[str, Any]:
+    """Write down the user, model, tone, tags and recursion limit this node was run with."""
+    conf, tone = config["configurable"], get_runtime().context.tone
+    tags = ",".join(t for t in config.get("tags", []) if not t.startswith("graph:"))
+    line = f"{conf['user_id']}|{conf['model']}|{tone}|{tags}|{config['recursion_limit']}"
+    return {"heard": [*state.heard, line]}
+
+
+def register_configured(manager: Any) -> None:
+    """Register ``configured`` and ``configured-relay`` on ``manager``."""
+    single = GraphARC(HeardState, name=CONFIGURED, config_schema=Settings, context_schema=Audience)
+    single.add_node("hear", hear, writes={"heard"})
+    single.add_edge(START, "hear")
+    single.add_edge("hear", END)
+    manager.register(single)
+    relay = GraphARC(HeardRelayState, name=CONFIGURED_RELAY, config_schema=Settings, context_schema=Audience)
+    relay.add_node("hear_first", hear, writes={"heard"})
+    relay.add_node("wait_for_release", wait_for_release, writes={"released"})
+    relay.add_node("hear_last", hear, writes={"heard"})
+    relay.add_edge(START, "hear_first")
+    relay.add_edge("hear_first", "wait_for_release")
+    relay.add_edge("wait_for_release", "hear_last")
+    relay.add_edge("hear_last", END)
+    manager.register(relay)
