@@ -39,7 +39,7 @@ from grapharc.session.errors import LeaseLostError, NoProgressError
 from grapharc.session.fencing import Leases
 from grapharc.session.history import Window, asnapshots, snapshots
 from grapharc.session.lease import AsyncHeartbeat, Heartbeat, Lease
-from grapharc.session.records import COMPLETED, FAILED, PAUSED
+from grapharc.session.records import COMPLETED, FAILED, FORK, PAUSED
 from grapharc.session.registry import RegisteredGraph
 from grapharc.session.scanned import ScannedCheckpoints
 from grapharc.session.settle import CONTINUE, Plan, settle
@@ -57,7 +57,7 @@ def _position(snapshot: StateSnapshot) -> tuple[str, tuple[str, ...]]:
 
 def _starts_fresh(lease: Lease, snapshot: StateSnapshot) -> bool:
     """True if a start turn's input never reached the checkpoint (so it must be sent again)."""
-    if lease.turn.get("kind") != "start":
+    if lease.turn.get("kind") not in ("start", FORK):
         return False
     turn_id: object = lease.turn["id"]
     return (snapshot.metadata or {}).get(TURN_KEY) != turn_id
@@ -87,10 +87,23 @@ class _TurnBase:
         self.scanned = scanned if scanned is not None else ScannedCheckpoints()
         self.audited = audited  # the audit watermark; None: read from the store on first use
         self.snapshot: Any = None
+        self.origin: str | None = None  # the checkpoint a fork's first pass starts from
 
     def start_plan(self) -> Plan:
-        """The first move of a fresh start turn: send its input."""
+        """The first move of a fresh start turn: send its input (a fork's, None: carry on from its
+        checkpoint as it stands, from which its first pass starts)."""
+        if self.lease.turn.get("kind") == FORK:
+            self.origin = self.lease.turn["checkpoint_id"]
         return Plan(CONTINUE, self.lease.turn["input"])
+
+    def _pass_config(self) -> RunnableConfig:
+        """The config of the next pass: from the newest checkpoint, but a fork's first pass from the
+        checkpoint it forks (LangGraph then saves the fork's checkpoints after that one)."""
+        origin, self.origin = self.origin, None
+        if origin is None:
+            return self.config
+        return {**self.config, "configurable": {**self.config["configurable"], "checkpoint_ns": "",
+                                                "checkpoint_id": origin}}
 
     @contextmanager
     def _holding(self) -> Iterator[None]:
@@ -214,7 +227,7 @@ class Turn(_TurnBase):
 
     def _pass(self, payload: Any, beat: Heartbeat) -> None:
         try:
-            for chunk in self.compiled.stream(payload, self.config, stream_mode="updates",
+            for chunk in self.compiled.stream(payload, self._pass_config(), stream_mode="updates",
                                               durability="sync"):
                 beat.check()
                 self._record()
@@ -269,7 +282,7 @@ class AsyncTurn(_TurnBase):
 
     async def _pass(self, payload: Any, beat: AsyncHeartbeat) -> None:
         try:
-            async for chunk in self.compiled.astream(payload, self.config, stream_mode="updates",
+            async for chunk in self.compiled.astream(payload, self._pass_config(), stream_mode="updates",
                                                      durability="sync"):
                 beat.check()
                 await self._record()
