@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from fastapi import Depends, FastAPI
 
-from grapharc.server.api import assistants, refused, runs, stateless, threads
+from grapharc.server.api import assistants, refused, runs, state_writes, stateless, threads
 from grapharc.server.api.context import ApiContext, caller
 
 
@@ -12,5 +12,5 @@ def mount_api(app: FastAPI, context: ApiContext) -> None:
     """Serve assistants, threads, their runs and stateless runs over ``context``'s sessions on ``app``,
     and answer the LangGraph Platform routes it does not serve with the reason."""
     app.state.api = context
-    for module in (assistants, threads, runs, stateless, refused):
+    for module in (assistants, threads, state_writes, runs, stateless, refused):
         app.include_router(module.router, dependencies=[Depends(caller)])

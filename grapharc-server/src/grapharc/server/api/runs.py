@@ -29,7 +29,9 @@ from grapharc.server.api.budgets import BudgetRequest, run_budget
 from grapharc.server.api.context import ApiContext, api
 from grapharc.server.api.guards import Caller, ReadableOrNewThread, ReadableThread, require_run
 from grapharc.server.api.problems import ApiProblem
+from grapharc.server.api.state_writes import checkpoint_named, fork_request
 from grapharc.server.api.streaming import cursor_of, sse_response, stream_modes, wait_for_progress
+from grapharc.server.api.threads import CheckpointRef
 from grapharc.server.auth import User
 from grapharc.server.service import decisions
 from grapharc.session.errors import UnknownSessionError
@@ -63,6 +65,8 @@ class RunCreate(BaseModel):
     on_disconnect: Literal["cancel", "continue"] = "continue"
     if_not_exists: Literal["reject", "create"] = "reject"
     budget: BudgetRequest | None = None
+    checkpoint_id: str | None = Field(default=None, min_length=1, max_length=200)  # a fork (state_writes)
+    checkpoint: CheckpointRef | None = None
 
 
 @router.post("", dependencies=[ReadableOrNewThread])
@@ -207,15 +211,22 @@ async def _thread(ctx: ApiContext, thread_id: str, body: RunCreate, user: User |
 def _request(ctx: ApiContext, session: Session, body: RunCreate, user: User | None, *,
              queued: bool) -> dict[str, Any]:
     """What the run's turn will do, checked now: a resume answering the thread's open approval (who
-    decides settled now), or a start with input checked against the graph's state. A start queued
+    decides settled now), a fork from a checkpoint the thread has, or a start with input checked
+    against the graph's state. A start queued
     behind other runs may find the thread paused when its turn comes; that run then ends in error."""
     if body.command is not None:
+        if body.checkpoint_id is not None or body.checkpoint is not None:
+            raise ApiProblem(422, "a resume answers the thread's open approval where it waits; it takes "
+                                  "no checkpoint", hint="leave checkpoint out, or start a run from it")
         if body.input is not None:
             raise ApiProblem(422, "a run takes input or command, not both",
                              hint="send command.resume to answer an approval, input to start a turn")
         approval, decision, decider = _answer(session, body.command.resume, ctx.manager.clock(), user)
         return {"kind": "resume", "approval_id": approval.approval_id, "decision": decision,
                 "decider": decider}
+    if (forked := checkpoint_named(session.thread_id, body.checkpoint_id, body.checkpoint)) is not None:
+        _check_input(ctx, session.graph, body.input or {})
+        return fork_request(ctx, session.thread_id, forked, body.input, user)
     if session.status == PAUSED and not queued:
         waiting = ", ".join(h.approval_id for h in session.holds if h.state == OPEN)
         raise ApiProblem(409, f"thread {session.thread_id} waits on approval {waiting}",

@@ -46,7 +46,7 @@ from grapharc.server.service import decisions
 from grapharc.session.errors import UnknownSessionError
 from grapharc.session.lease import Lease
 from grapharc.session.manager import SessionManager
-from grapharc.session.records import COMPLETED, FAILED, PAUSED, REJECTED, RUNNING, AuditKind, Session
+from grapharc.session.records import COMPLETED, FAILED, FORK, PAUSED, REJECTED, RUNNING, AuditKind, Session
 from grapharc.stores import offload
 
 POLL_SECONDS = 0.5
@@ -198,13 +198,16 @@ class RunWorker:
             _log.warning("run worker %s: the stateless thread %s is kept: %s", self.name, thread_id, exc)
 
     async def _turn(self, run: RunRecord) -> Session:
-        """The session-layer call the run's request makes: a start with input, or a carry-on of the
-        thread a decision claimed (a resume records its decision first, as the inbox's does); the
-        thread's session as the turn left it."""
+        """The session-layer call the run's request makes: a start with input, a fork from a past
+        checkpoint, or a carry-on of the thread a decision claimed (a resume records its decision
+        first, as the inbox's does); the thread's session as the turn left it."""
         request, on_record = run.request, self.progress.watcher(run.thread_id)
         if request["kind"] == "start":
             return await self.manager.arun(run.thread_id, request["input"], on_record=on_record,
                                            budget=run.budget)
+        if request["kind"] == FORK:
+            return await self.manager.afork(run.thread_id, request["checkpoint_id"], request["input"],
+                                            by=request["by"], on_record=on_record, budget=run.budget)
         if request["kind"] == CARRY_ON:
             lease: Lease | None = self._handed.pop(run.run_id)
         else:
