@@ -91,7 +91,8 @@ def test_update_state_refuses_what_the_node_or_the_state_does_not_take_and_store
         before = await client.threads.get_state(thread)
         history = len(await client.threads.get_history(thread, limit=100))
         edits = (({"text": "forged"}, None),  # the node LangGraph picks, review, does not write text
-                 ({"text": "forged"}, "review"), ({"drafts": "many"}, "draft"), ({"topic": "x"}, "nowhere"))
+                 ({"text": "forged"}, "review"), ({"drafts": "many"}, "draft"), ({"topic": "x"}, "nowhere"),
+                 ({"text": "forged"}, "__start__"))  # input is a run's, not an edit's to name
         refusals = [await _refused(client.threads.update_state(thread, values, as_node=node))
                     for values, node in edits]
         refusals.append(await _refused(client.threads.update_state(thread, {"verdict": "x"},
@@ -100,11 +101,11 @@ def test_update_state_refuses_what_the_node_or_the_state_does_not_take_and_store
         return refusals, history, len(await client.threads.get_history(thread, limit=100)), before, after
 
     refusals, history_before, history_after, before, after = asyncio.run(story())
-    assert [status for status, _ in refusals] == [422, 422, 422, 422, 404]
+    assert [status for status, _ in refusals] == [422, 422, 422, 422, 422, 404]
     assert "'text'" in refusals[0][1] and "'review'" in refusals[0][1]
     assert "'drafts'" in refusals[2][1] and "int" in refusals[2][1]
-    assert "'nowhere'" in refusals[3][1]
-    assert "no-such-checkpoint" in refusals[4][1]
+    assert "'nowhere'" in refusals[3][1] and "'__start__'" in refusals[4][1]
+    assert "no-such-checkpoint" in refusals[5][1]
     assert (history_after, after["values"], after["checkpoint"]) == (history_before, before["values"],
                                                                     before["checkpoint"])
 
@@ -189,3 +190,22 @@ def test_copy_makes_a_thread_with_the_state_and_history_and_a_trail_of_its_own(s
     assert (copied_from["from"], copied_from["by"], copied_from["owner"]) == (thread, "alice", "alice")
     assert not any(e["kind"] == "copied" for e in _trail(server, thread))
     assert [e["node"] for e in trail if e["kind"] == "node"] == ["draft", "review"]  # only its own run's
+
+
+def test_a_fork_of_a_paused_thread_supersedes_its_open_approval_and_asks_again(server: str,
+                                                                              tmp_path: Path) -> None:
+    async def story() -> tuple[str, dict[str, Any], dict[str, Any]]:
+        client = _client(server)
+        gated = (await client.threads.create(graph_id=GATED_WAITER))["thread_id"]
+        await client.runs.wait(gated, GATED_WAITER, input={"release_file": str(tmp_path / "release")})
+        history = await client.threads.get_history(gated, limit=100)
+        before_ask = next(s["checkpoint"]["checkpoint_id"] for s in history if s["next"] == ["ask_the_desk"])
+        forked = await client.runs.wait(gated, GATED_WAITER, checkpoint_id=before_ask)
+        return gated, forked, await client.threads.get_state(gated)
+
+    gated, forked, state = asyncio.run(story())
+    trail = _trail(server, gated)
+    first, second = [e["detail"]["approval"] for e in trail if e["kind"] == "asked"]
+    [fork] = [e["detail"] for e in trail if e["kind"] == "claimed" and e["detail"]["turn"] == "fork"]
+    assert fork["superseded"] == [first]
+    assert forked["__interrupt__"][0]["id"] == second == state["interrupts"][0]["id"]

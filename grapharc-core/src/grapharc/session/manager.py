@@ -309,7 +309,8 @@ class SessionManager:
         try:
             config = edit_config(thread_id, checkpoint_id)
             node = as_node or picked_node(compiled, config)
-            written = dict(compiled.update_state(config, values, as_node=as_written(node))["configurable"])
+            write_as = as_node or as_written(node)  # a __start__ named is no node of the graph: refused
+            written = dict(compiled.update_state(config, values, as_node=write_as)["configurable"])
             detail = {"by": by, "as_node": node, "fields": sorted(values),
                       "checkpoint_id": written.get("checkpoint_id"),
                       **({"from_checkpoint": checkpoint_id} if checkpoint_id else {})}
