@@ -209,3 +209,15 @@ def test_a_fork_of_a_paused_thread_supersedes_its_open_approval_and_asks_again(s
     [fork] = [e["detail"] for e in trail if e["kind"] == "claimed" and e["detail"]["turn"] == "fork"]
     assert fork["superseded"] == [first]
     assert forked["__interrupt__"][0]["id"] == second == state["interrupts"][0]["id"]
+
+
+def test_a_fork_of_a_thread_that_does_not_exist_creates_none(server: str) -> None:
+    async def story() -> tuple[tuple[int, str], tuple[int, str]]:
+        client = _client(server)
+        forked = await _refused(client.runs.wait("never-made", DRAFTS, input={}, checkpoint_id="cp-1",
+                                                 if_not_exists="create"))
+        return forked, await _refused(client.threads.get("never-made"))
+
+    forked, looked_up = asyncio.run(story())
+    assert forked[0] == 404 and "never-made" in forked[1]
+    assert looked_up[0] == 404

@@ -197,12 +197,12 @@ async def queue(ctx: ApiContext, thread_id: str, body: RunCreate, user: User | N
 
 async def _thread(ctx: ApiContext, thread_id: str, body: RunCreate, user: User | None) -> Session:
     """The run's thread (the guard let only a thread the caller may read through), created for
-    ``user`` when the request asks for it and it does not exist."""
+    ``user`` when the request asks for it and it does not exist (unless it names a checkpoint)."""
     try:
         return await offload.to_thread(ctx.manager.get, thread_id)
     except UnknownSessionError:
-        if body.if_not_exists != "create":
-            raise
+        if body.if_not_exists != "create" or body.checkpoint_id is not None or body.checkpoint is not None:
+            raise  # a thread made now would have no checkpoint to fork from
     return await offload.to_thread(partial(ctx.manager.create, body.assistant_id, thread_id=thread_id,
                                            owner=user.name if user else None,
                                            tenant=user.tenant if user else None))
