@@ -26,7 +26,8 @@ def test_runs_from_several_checkpoints_come_oldest_step_first_and_keep_a_steps_t
 def test_only_the_threads_branch_is_audited_not_the_checkpoints_a_fork_left_behind():
     fork = snapshot(1, "n2-again", branch="f")
     fork.parent_config = {"configurable": {"checkpoint_id": "c0"}}  # forked from c0
-    history = [snapshot(2, "n3-again", branch="f"), fork, snapshot(2, "n3"), snapshot(1, "n2"), snapshot(0, "n1")]
+    left_behind = [snapshot(2, "n3"), snapshot(1, "n2")]
+    history = [snapshot(2, "n3-again", branch="f"), fork, *left_behind, snapshot(0, "n1")]
     runs, _resume_at = completed_runs(history, since_step=0)
     assert [run.node for run in runs] == ["n1", "n2-again", "n3-again"]
 

@@ -212,8 +212,8 @@ def _request(ctx: ApiContext, session: Session, body: RunCreate, user: User | No
              queued: bool) -> dict[str, Any]:
     """What the run's turn will do, checked now: a resume answering the thread's open approval (who
     decides settled now), a fork from a checkpoint the thread has, or a start with input checked
-    against the graph's state. A start queued
-    behind other runs may find the thread paused when its turn comes; that run then ends in error."""
+    against the graph's state. A start queued behind other runs may find the thread paused when its
+    turn comes; that run then ends in error."""
     if body.command is not None:
         if body.checkpoint_id is not None or body.checkpoint is not None:
             raise ApiProblem(422, "a resume answers the thread's open approval where it waits; it takes "
