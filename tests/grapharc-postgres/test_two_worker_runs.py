@@ -1,8 +1,8 @@
 """Runs on two ``grapharc serve`` workers over one PostgreSQL database: a run id from one is read,
-joined and streamed through the other; the ``langgraph-sdk`` contract stories pass with every call
-alternating between them; a chat run's tokens stream through both, whichever executes it (its live
-log is durable); a worker SIGKILLed mid-run has its run taken over by the other, which completes it
-from the last checkpoint."""
+joined and streamed through the other; the ``langgraph-sdk`` contract stories (a thread's state
+edited, forked and copied among them) pass with every call alternating between them; a chat run's
+tokens stream through both, whichever executes it (its live log is durable); a worker SIGKILLed
+mid-run has its run taken over by the other, which completes it from the last checkpoint."""
 
 from __future__ import annotations
 
@@ -27,6 +27,7 @@ sys.path.insert(0, str(SERVER_TESTS))
 from api_graphs import CHAT, CHAT_ANSWER, SECOND_ANSWER  # noqa: E402
 from sdk_stories import (  # noqa: E402
     Alternating,
+    edit_fork_and_copy,
     join_one_run_and_cancel_another,
     list_a_threads_runs,
     stream_to_interrupt_and_resume,
@@ -89,14 +90,21 @@ def test_a_chat_runs_tokens_stream_through_both_workers_whichever_executes_it(
     assert asyncio.run(story()) == [CHAT_ANSWER + SECOND_ANSWER] * 2
 
 
-def test_the_sdk_contract_holds_with_calls_alternating_between_two_workers(workers, tmp_path: Path) -> None:
-    async def stories() -> None:
+def test_the_sdk_contract_holds_with_calls_alternating_between_two_workers(
+        workers, postgres_uri: str, tmp_path: Path) -> None:
+    async def stories() -> str:
         client = Alternating(*(get_client(url=url) for url, _ in workers))
         await stream_to_interrupt_and_resume(client)
         await join_one_run_and_cancel_another(client, tmp_path)
         await list_a_threads_runs(client)
+        return (await edit_fork_and_copy(client))[1]
 
-    asyncio.run(stories())
+    copied = asyncio.run(stories())
+    store = open_store(postgres_uri, kind="sessions")
+    try:
+        assert [e.kind for e in store.audit(copied)] == ["copied"]
+    finally:
+        store.close()
 
 
 def test_a_run_whose_worker_is_killed_is_completed_by_the_other_from_its_checkpoint(

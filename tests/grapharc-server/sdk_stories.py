@@ -99,3 +99,24 @@ async def list_a_threads_runs(client: Any) -> None:
     assert await client.runs.list(thread, select=["run_id", "status"]) == [
         {"run_id": second["run_id"], "status": "success"},
         {"run_id": first["run_id"], "status": "interrupted"}]
+
+
+async def edit_fork_and_copy(client: Any) -> tuple[str, str]:
+    """Edit a finished relay thread's state (as the node LangGraph picks), fork a run from the
+    checkpoint before its middle leg, copy the thread; the thread's id and the copy's."""
+    thread = (await client.threads.create(graph_id="relay"))["thread_id"]
+    await client.runs.wait(thread, "relay", input={})
+    edited = await client.threads.update_state(thread, {"legs": ["edited"]})
+    state = await client.threads.get_state(thread)
+    assert state["values"]["legs"] == ["edited"]
+    assert state["checkpoint"]["checkpoint_id"] == edited["checkpoint"]["checkpoint_id"]
+    history = await client.threads.get_history(thread, limit=100)
+    before_middle = next(s["checkpoint"]["checkpoint_id"] for s in history if s["next"] == ["middle_leg"])
+    forked = await client.runs.wait(thread, "relay", checkpoint_id=before_middle)
+    assert forked["legs"] == ["first", "middle", "last"]  # carried on from before the edit
+    copied = await client.threads.copy(thread)
+    assert copied["values"] == forked and copied["thread_id"] != thread
+    copy_history = await client.threads.get_history(copied["thread_id"], limit=100)
+    assert [s["checkpoint"]["checkpoint_id"] for s in copy_history] == [
+        s["checkpoint"]["checkpoint_id"] for s in await client.threads.get_history(thread, limit=100)]
+    return thread, copied["thread_id"]

@@ -33,7 +33,7 @@ CONTENT_TYPES = ["application/json", "text/plain", "application/x-www-form-urlen
 FIELDS = ["assistant_id", "input", "config", "metadata", "limit", "offset", "status", "stream_mode",
           "command", "multitask_strategy", "if_not_exists", "on_disconnect", "values", "checkpoint",
           "before", "thread_id", "graph_id", "kind", "payload", "event", "select", "sort_by", "budget",
-          "after_seconds", "webhook", "interrupt_before", "on_completion"]
+          "after_seconds", "webhook", "interrupt_before", "on_completion", "as_node", "checkpoint_id"]
 
 
 def json_values() -> st.SearchStrategy[Any]:

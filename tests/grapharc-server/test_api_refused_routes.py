@@ -1,7 +1,8 @@
 """LangGraph Platform routes the server does not serve answer with the reason and change nothing:
-writes that would skip governance (update_state, editing an assistant) are 405s with the methods
-the path does take; features it lacks (store, crons,
-copying a thread) are 501s; any other unknown route names the method and path it was asked."""
+writes that would skip governance (editing an assistant or a thread's metadata, deleting a run) are
+405s with the methods the path does take; features it lacks (store, crons) are 501s; any other
+unknown route names the method and path it was asked. An update_state the graph does not allow
+(a field its node does not declare) is refused too, and changes nothing."""
 
 from __future__ import annotations
 
@@ -25,14 +26,15 @@ def _relay_thread(client: httpx.Client) -> tuple[str, str]:
     return thread, client.get(f"/threads/{thread}/runs").json()[0]["run_id"]
 
 
-def test_update_state_through_the_sdk_is_refused_and_the_state_is_untouched(api_server: str) -> None:
+def test_an_update_state_outside_the_nodes_declared_writes_is_refused_and_the_state_untouched(
+        api_server: str) -> None:
     async def story() -> tuple[dict[str, Any], int, str, dict[str, Any]]:
         client = get_client(url=api_server)
         thread = (await client.threads.create(graph_id=RELAY))["thread_id"]
         await client.runs.wait(thread, RELAY, input={})
         before = await client.threads.get_state(thread)
         try:
-            await client.threads.update_state(thread, {"legs": ["forged"]}, as_node="last_leg")
+            await client.threads.update_state(thread, {"release_file": "/forged"}, as_node="last_leg")
         except APIStatusError as refused:
             status, detail = refused.response.status_code, refused.response.json()["detail"]
         else:
@@ -40,7 +42,7 @@ def test_update_state_through_the_sdk_is_refused_and_the_state_is_untouched(api_
         return before, status, detail, await client.threads.get_state(thread)
 
     before, status, detail, after = asyncio.run(story())
-    assert status == 405 and "governed run" in detail
+    assert status == 422 and "'release_file'" in detail and "last_leg" in detail
     assert after["values"] == before["values"] and after["checkpoint"] == before["checkpoint"]
 
 

@@ -81,8 +81,9 @@ def test_a_thread_a_user_may_not_read_answers_as_a_thread_that_does_not_exist(se
         asks = [("GET", ""), ("GET", "/state"), ("POST", "/history"), ("GET", "/trace"), ("GET", "/runs"),
                 ("GET", f"/runs/{run['run_id']}"), ("GET", f"/runs/{run['run_id']}/join"),
                 ("GET", f"/runs/{run['run_id']}/stream"), ("POST", f"/runs/{run['run_id']}/cancel"),
-                ("POST", "/events"), ("DELETE", ""), ("POST", "/runs/wait")]
-        bodies = {"/events": {"kind": "note"}, "/history": {},
+                ("POST", "/events"), ("DELETE", ""), ("POST", "/runs/wait"), ("POST", "/state"),
+                ("POST", "/copy")]
+        bodies = {"/events": {"kind": "note"}, "/history": {}, "/state": {"values": {"notes": []}},
                   "/runs/wait": {"assistant_id": "credit-approval", "command": {"resume": "approved"}}}
         for method, path in asks:
             hidden = dave.request(method, f"/threads/{thread}{path}", json=bodies.get(path))

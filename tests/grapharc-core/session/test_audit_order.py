@@ -7,9 +7,12 @@ from types import SimpleNamespace
 from grapharc.session.audit import completed_runs
 
 
-def snapshot(step: int, *names: str) -> SimpleNamespace:
+def snapshot(step: int, *names: str, branch: str = "c") -> SimpleNamespace:
+    """A checkpoint of ``branch`` at ``step`` (its parent the one before) whose tasks ``names`` ran."""
     tasks = [SimpleNamespace(name=name, id=f"{name}-task", result={"log": [name]}) for name in names]
-    return SimpleNamespace(metadata={"step": step}, tasks=tasks)
+    return SimpleNamespace(metadata={"step": step}, tasks=tasks,
+                           config={"configurable": {"checkpoint_id": f"{branch}{step}"}},
+                           parent_config={"configurable": {"checkpoint_id": f"{branch}{step - 1}"}})
 
 
 def test_runs_from_several_checkpoints_come_oldest_step_first_and_keep_a_steps_task_order():
@@ -18,6 +21,15 @@ def test_runs_from_several_checkpoints_come_oldest_step_first_and_keep_a_steps_t
     assert [run.node for run in runs] == ["n1", "n2", "n3a", "n3b", "n4"]
     assert [run.step for run in runs] == [1, 2, 3, 3, 4]
     assert resume_at == 3
+
+
+def test_only_the_threads_branch_is_audited_not_the_checkpoints_a_fork_left_behind():
+    fork = snapshot(1, "n2-again", branch="f")
+    fork.parent_config = {"configurable": {"checkpoint_id": "c0"}}  # forked from c0
+    left_behind = [snapshot(2, "n3"), snapshot(1, "n2")]
+    history = [snapshot(2, "n3-again", branch="f"), fork, *left_behind, snapshot(0, "n1")]
+    runs, _resume_at = completed_runs(history, since_step=0)
+    assert [run.node for run in runs] == ["n1", "n2-again", "n3-again"]
 
 
 def saved(step: int, name: str, result: dict | None) -> SimpleNamespace:

@@ -24,7 +24,7 @@ _LAZY_EXPORTS = {
     **{name: "grapharc.session.errors" for name in (
         "SessionError", "SessionStoreError", "UnknownSessionError", "SessionExistsError",
         "UnknownGraphError", "SessionInputError", "ThreadNotPausedError", "ThreadPausedError",
-        "SessionBusyError", "NothingToRecoverError", "LeaseLostError", "NoProgressError",
+        "ThreadEndedError", "SessionBusyError", "NothingToRecoverError", "LeaseLostError", "NoProgressError",
         "ApprovalError", "UnknownApprovalError", "ApprovalMismatchError", "AlreadyDecidedError",
         "StaleApprovalError", "ApprovalExpiredError", "DeciderNotAllowedError", "DurationError",
     )},

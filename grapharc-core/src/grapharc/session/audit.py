@@ -49,13 +49,19 @@ def completed_runs(history: Iterable[Any], since_step: int, *,
     checkpoint with a task still lacking its result is scanned again next time: the
     returned step is the oldest such checkpoint, else the newest one seen. ``settled``: no run
     of the thread is live, so writes still missing never come; a task lacking its result in a
-    checkpoint the loop carried on from is completed, with its writes unknown.
+    checkpoint the loop carried on from is completed, with its writes unknown. Only the thread's
+    branch counts: the newest checkpoint and its ancestors (a fork leaves the checkpoints after the
+    one it forked from on a branch of their own, which the history lists too).
     """
     runs: list[NodeRun] = []
     newest = since_step
     unfinished: int | None = None
     carried_on: set[str | None] = set()  # checkpoints with a child the loop saved (all tasks done)
+    first, branch = True, None  # branch: the checkpoint the thread's branch goes back to next
     for snapshot in history:
+        if not first and _id_of(snapshot.config) != branch:
+            continue  # a checkpoint of a branch a fork left behind
+        first, branch = False, _id_of(snapshot.parent_config)
         step = step_of(snapshot)
         if step < since_step:
             break

@@ -77,6 +77,40 @@ class SessionStore(Protocol):
         """
         ...
 
+    def claim_edit(self, thread_id: str, *, runner: str, ttl: float, now: float) -> Lease:
+        """Lease a created or completed thread for a state edit from outside a turn.
+
+        Refuses a busy thread as ``claim_start`` does, a paused one (``ThreadPausedError``) and an
+        ended one (``ThreadEndedError``).
+        """
+        ...
+
+    def finish_edit(self, lease: Lease, now: float, *, detail: Mapping[str, Any] | None,
+                    audited_step: int | None = None) -> None:
+        """Release an edit's lease, the thread back in the status it had: with ``detail``, an
+        ``updated`` entry records it; None leaves the row as before the claim (nothing written).
+        ``audited_step`` lowers the scan's watermark to it. Fenced: ``LeaseLostError``."""
+        ...
+
+    def claim_fork(self, thread_id: str, *, runner: str, ttl: float, now: float, checkpoint_id: str,
+                   step: int, input: Mapping[str, Any] | None, by: str) -> Lease:
+        """Lease a thread for a turn from its checkpoint ``checkpoint_id`` (of superstep ``step``,
+        where the scan's watermark goes back to), with ``input`` (None: carry on from it).
+
+        A created, completed, paused (its open approvals superseded) or failed thread; a busy one
+        is refused as ``claim_start`` refuses it, an ended one (``ThreadEndedError``). The
+        ``claimed`` entry says ``turn: fork``, the checkpoint and ``by``.
+        """
+        ...
+
+    def copy(self, source_id: str, target_id: str, now: float, *, by: str, owner: str | None = None,
+             tenant: str | None = None) -> None:
+        """Create ``target_id`` as a copy of the created or completed thread ``source_id``'s session
+        (graph, status, outcome, scan watermark), owned by ``owner``; its trail begins with a
+        ``copied`` entry. ``SessionExistsError`` if the id is taken; refused as ``claim_edit``
+        refuses a thread that is not idle."""
+        ...
+
     def renew(self, lease: Lease, now: float) -> bool:
         """Extend ``lease`` by its ttl from ``now``; False if it is no longer the thread's lease."""
         ...

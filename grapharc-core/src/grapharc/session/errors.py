@@ -60,6 +60,10 @@ class ThreadPausedError(SessionError):
     """A new turn for a thread that is still waiting on a human."""
 
 
+class ThreadEndedError(SessionError):
+    """A change asked of a thread in a status that does not take it (ended, or not yet settled)."""
+
+
 class SessionBusyError(SessionError):
     """Another runner holds a live lease on the thread."""
 

@@ -50,7 +50,7 @@ from grapharc.session.contracts import ChangeNotifier
 from grapharc.session.directives import Directive
 from grapharc.session.errors import SessionError, SessionInputError, UnknownCheckpointError
 from grapharc.session.fencing import Leases, fence
-from grapharc.session.history import Window, snapshots, stored_values
+from grapharc.session.history import Window, snapshots, step_of, stored_values
 from grapharc.session.lease import Lease
 from grapharc.session.live import LiveSink
 from grapharc.session.records import (
@@ -68,6 +68,7 @@ from grapharc.session.registry import GraphRegistry, RegisteredGraph
 from grapharc.session.retention import PruneReport, delete_threads, prune
 from grapharc.session.scanned import ScannedCheckpoints
 from grapharc.session.subscribers import OnRecord, OnUpdate
+from grapharc.session.time_travel import as_written, copy_checkpoints, edit_config, picked_node
 from grapharc.session.turns import AsyncTurn, Turn
 from grapharc.stores import offload
 
@@ -346,6 +347,48 @@ class SessionManager:
         turn.drive(turn.recovery_plan())
         return self.get(thread_id)
 
+    def update_state(self, thread_id: str, values: Mapping[str, Any], *, as_node: str | None = None,
+                     checkpoint_id: str | None = None, by: str) -> dict[str, Any]:
+        """A checked write of an idle thread's state from outside a turn, asked by ``by``: as the
+        node ``as_node`` (None: the one LangGraph picks), only its declared writes, of the state's
+        types, onto the newest checkpoint or ``checkpoint_id`` (a branch from there), under the
+        thread's lease (a busy, paused or ended thread is refused) and on its audit trail. The
+        new checkpoint's config (``configurable``)."""
+        _session, _graph, compiled = self._for(thread_id)
+        base = self.state_at(thread_id, checkpoint_id) if checkpoint_id else None
+        values = _checked_input(values)
+        lease = self.store.claim_edit(thread_id, runner=self.runner, ttl=self.lease_seconds, now=self.clock())
+        self.leases.held[thread_id] = lease
+        detail: dict[str, Any] | None = None
+        try:
+            config = edit_config(thread_id, checkpoint_id)
+            node = as_node or picked_node(compiled, config)
+            write_as = as_node or as_written(node)  # a __start__ named is no node of the graph: refused
+            written = dict(compiled.update_state(config, values, as_node=write_as)["configurable"])
+            detail = {"by": by, "as_node": node, "fields": sorted(values),
+                      "checkpoint_id": written.get("checkpoint_id"),
+                      **({"from_checkpoint": checkpoint_id} if checkpoint_id else {})}
+        finally:
+            self.leases.held.pop(thread_id, None)
+            self.store.finish_edit(lease, self.clock(), detail=detail,
+                                   audited_step=None if base is None else step_of(base))
+        return written
+
+    def copy(self, source_id: str, *, by: str, target_id: str | None = None, owner: str | None = None,
+             tenant: str | None = None) -> Session:
+        """A new thread with the idle thread ``source_id``'s graph, state and checkpoint history,
+        owned by ``owner`` (their ``tenant``), asked by ``by``; its trail begins with ``copied``
+        (the source's trail is not copied). A copy whose checkpoints fail to copy is removed."""
+        self.graphs.get(self.store.get(source_id).graph, source_id)
+        target = target_id or uuid4().hex[:12]
+        self.store.copy(source_id, target, self.clock(), by=by, owner=owner, tenant=tenant)
+        try:
+            copy_checkpoints(self.checkpointer, source_id, target)
+        except BaseException:
+            self.delete(target)
+            raise
+        return self.get(target)
+
     def post_event(self, thread_id: str, kind: str, payload: Mapping[str, Any] | None = None) -> Event:
         """Queue an event; it reaches the graph's inbox field at the thread's next turn."""
         body = _checked_input(payload)
@@ -418,6 +461,21 @@ class SessionManager:
         _session, graph, compiled = self._for(thread_id)
         snapshot = compiled.get_state({"configurable": {"thread_id": thread_id}})
         directed(graph.builder, compiled, snapshot, goto=directive.goto, update=directive.update)
+
+    async def afork(self, thread_id: str, checkpoint_id: str, input: Mapping[str, Any] | None = None, *,
+                    by: str, on_update: OnUpdate | None = None, budget: Budget | None = None,
+                    on_record: OnRecord | None = None, live: LiveSink | None = None,
+                    run_id: str | None = None, caller: CallerConfig | None = None) -> Session:
+        """Run a turn of the thread from its checkpoint ``checkpoint_id`` (LangGraph's fork: with
+        ``input`` it starts over from that state, without it carries on from that checkpoint as it
+        stands), asked by ``by``; the trail's ``claimed`` entry says so (``turn: fork``). A paused
+        thread's open approvals are superseded; otherwise as ``arun`` (``live``, ``run_id`` and ``caller``
+        too)."""
+        saver = await self._async_checkpointer()
+        turn = await offload.to_thread(self._fork_turn, thread_id, checkpoint_id, input, by, on_update, saver,
+                                       budget, on_record, live, run_id, caller)
+        await turn.drive(turn.start_plan())
+        return await offload.to_thread(self.get, thread_id)
 
     async def aresume(self, thread_id: str, approval_id: str, decision: str, *, decider: str,
                       on_update: OnUpdate | None = None, budget: Budget | None = None,
@@ -518,6 +576,21 @@ class SessionManager:
                     audited=self.store.audited_step(thread_id),  # in this trip, not the first scan's own
                     live=live, cancels=self.cancels, run_id=run_id, breakpoints=breakpoints,
                     caller=caller)
+
+    def _fork_turn(self, thread_id: str, checkpoint_id: str, input: Mapping[str, Any] | None, by: str,
+                   on_update: OnUpdate | None, saver: Any, budget: Budget | None,
+                   on_record: OnRecord | None, live: LiveSink | None, run_id: str | None,
+                   caller: CallerConfig | None) -> AsyncTurn:
+        """Claim a fork's turn (its input and checkpoint checked first) and build its driver."""
+        session, graph, compiled = self._for(thread_id, saver)
+        values = None if input is None else self._input(session.graph, input, saver)
+        base = self.state_at(thread_id, checkpoint_id)
+        lease = self.store.claim_fork(thread_id, runner=self.runner, ttl=self.lease_seconds, now=self.clock(),
+                                      checkpoint_id=checkpoint_id, step=step_of(base), input=values, by=by)
+        return AsyncTurn(self.store, self.leases, graph, compiled, lease, self.clock, on_update, budget,
+                         on_record, self._compiled(session.graph, thread_id), scanned=self.scanned,
+                         audited=self.store.audited_step(thread_id), live=live, cancels=self.cancels,
+                         run_id=run_id, caller=caller)
 
     def _decide(self, session: Session, graph: RegisteredGraph, get_state: Callable[[Any], Any],
                 approval_id: str, decision: str, decider: str, answer: Answer | None = None) -> Lease | None:

@@ -19,6 +19,9 @@ FINISHED = frozenset({COMPLETED, REJECTED, EXPIRED, FAILED})
 GATE, INTERRUPT = "gate", "interrupt"
 OPEN, APPROVED, DECLINED, SUPERSEDED, LAPSED = "open", "approved", "rejected", "superseded", "expired"
 DECISIONS = (APPROVED, DECLINED)
+EDIT, FORK = "edit", "fork"
+"""The kinds of a lease's turn besides a start, a resume and a recovery: a state edit from outside a
+turn, and a turn from a past checkpoint."""
 
 
 class AuditKind(StrEnum):
@@ -35,6 +38,10 @@ class AuditKind(StrEnum):
     EVENT = "event"
     DIRECTED = "directed"
     """A client's goto and update, applied by the turn that carries the thread on."""
+    UPDATED = "updated"
+    """The thread's state was written from outside a turn (``update_state``), by whom, as which node."""
+    COPIED = "copied"
+    """The thread began as a copy of another one's state and checkpoints (that thread's trail stays there)."""
     PAUSED = PAUSED
     """A turn ended with the thread paused; the finishing statuses below end one too."""
     COMPLETED = COMPLETED

@@ -58,14 +58,14 @@ from grapharc.session.records import (
 )
 from grapharc.session.sql_dialect import Connection, Row
 from grapharc.session.sql_rows import held, refuse_live
-from grapharc.session.sql_sign_ins import SqlSignIns
+from grapharc.session.sql_time_travel import SqlTimeTravel
 
 _FINISHED = tuple(sorted(FINISHED))
 
 
-class SqlSessionStore(SqlSignIns):
+class SqlSessionStore(SqlTimeTravel):
     """The ``SessionStore`` contract (and ``SignInRecords``) over SQL tables; a subclass supplies the
-    dialect (``SqlSessionRows``)."""
+    dialect (``SqlSessionRows``). Edits, forks and copies are ``SqlTimeTravel``'s."""
 
     # -- sessions --------------------------------------------------------------------
 

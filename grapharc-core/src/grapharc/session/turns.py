@@ -59,6 +59,7 @@ from grapharc.session.records import (
     APPROVED,
     COMPLETED,
     FAILED,
+    FORK,
     INTERRUPT,
     PAUSED,
     Approval,
@@ -81,7 +82,7 @@ def _position(snapshot: StateSnapshot) -> tuple[str, tuple[str, ...]]:
 
 def _starts_fresh(lease: Lease, snapshot: StateSnapshot) -> bool:
     """True if a start turn's input never reached the checkpoint (so it must be sent again)."""
-    if lease.turn.get("kind") != "start":
+    if lease.turn.get("kind") not in ("start", FORK):
         return False
     turn_id: object = lease.turn["id"]
     return (snapshot.metadata or {}).get(TURN_KEY) != turn_id
@@ -124,10 +125,23 @@ class _TurnBase:
         self.breakpoints = breakpoints
         self.stream_options = breakpoints.stream_options(graph.gates) if breakpoints is not None else {}
         self.directive = directive
+        self.origin: str | None = None  # the checkpoint a fork's first pass starts from
 
     def start_plan(self) -> Plan:
-        """The first move of a fresh start turn: send its input."""
+        """The first move of a fresh start turn: send its input (a fork's, None: carry on from its
+        checkpoint as it stands, from which its first pass starts)."""
+        if self.lease.turn.get("kind") == FORK:
+            self.origin = self.lease.turn["checkpoint_id"]
         return Plan(CONTINUE, self.lease.turn["input"])
+
+    def _pass_config(self) -> RunnableConfig:
+        """The config of the next pass: from the newest checkpoint, but a fork's first pass from the
+        checkpoint it forks (LangGraph then saves the fork's checkpoints after that one)."""
+        origin, self.origin = self.origin, None
+        if origin is None:
+            return self.config
+        return {**self.config, "configurable": {**self.config["configurable"], "checkpoint_ns": "",
+                                                "checkpoint_id": origin}}
 
     @contextmanager
     def _holding(self) -> Iterator[None]:
@@ -309,7 +323,7 @@ class Turn(_TurnBase):
 
     def _pass(self, payload: Any, beat: Heartbeat) -> None:
         try:
-            for chunk in self.compiled.stream(payload, self.config, stream_mode="updates",
+            for chunk in self.compiled.stream(payload, self._pass_config(), stream_mode="updates",
                                               durability="sync", **self.stream_options, **self.context):
                 beat.check()
                 self._record()
@@ -367,7 +381,8 @@ class AsyncTurn(_TurnBase):
     async def _pass(self, payload: Any, beat: AsyncHeartbeat) -> None:
         live = self.live
         callbacks = live.callbacks()
-        config: RunnableConfig = {**self.config, "callbacks": callbacks} if callbacks else self.config
+        base = self._pass_config()
+        config: RunnableConfig = {**base, "callbacks": callbacks} if callbacks else base
         try:
             async for part in self.compiled.astream(payload, config, stream_mode=live.stream_mode,
                                                      subgraphs=live.subgraphs, durability="sync",

@@ -51,11 +51,13 @@ from grapharc.session.records import (
 )
 from grapharc.testing.session_approval_kit import SessionApprovalConformance
 from grapharc.testing.session_lease_kit import SessionLeaseConformance
+from grapharc.testing.session_time_travel_kit import SessionTimeTravelConformance
 from grapharc.testing.sessions import GRAPH, TTL, claim, make_hold, pause
 
 
-class SessionStoreConformance(SessionLeaseConformance, SessionApprovalConformance):
-    """The ``SessionStore`` contract as pytest tests (leases and approvals from their kits);
+class SessionStoreConformance(SessionLeaseConformance, SessionApprovalConformance,
+                              SessionTimeTravelConformance):
+    """The ``SessionStore`` contract as pytest tests (leases, approvals and time travel from their kits);
     subclass it and implement ``make_store``."""
 
     # -- sessions and statuses -------------------------------------------------------

@@ -30,6 +30,7 @@ _STATUS: tuple[tuple[type[GraphARCError], int], ...] = (
     (session_errors.SessionExistsError, 409),
     (session_errors.SessionBusyError, 409),
     (session_errors.ThreadPausedError, 409),
+    (session_errors.ThreadEndedError, 409),
     (session_errors.ThreadNotPausedError, 409),
     (session_errors.ApprovalError, 409),
     (session_errors.SessionInputError, 422),

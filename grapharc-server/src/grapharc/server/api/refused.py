@@ -1,9 +1,9 @@
 """LangGraph Platform routes this server answers with a reason rather than a bare 404 or 405.
 
-Some would change a graph, an assistant or a thread's state outside a governed run (a request can
-only name a registered graph and give it input): those answer 405 and say what to do instead. Others
-belong to features this server does not have (the key-value store, crons, copying a thread): those
-answer 501. Either way nothing is read or written.
+Some would change a graph or an assistant (a request can only name a registered graph), or a record
+that belongs to a thread's history: those answer 405 and say what to do instead. Others belong to
+features this server does not have (the key-value store, crons): those answer 501. Either way
+nothing is read or written. (A thread's state is edited by a checked write: ``state_writes``.)
 """
 
 from __future__ import annotations
@@ -15,8 +15,6 @@ from typing import Any
 from fastapi import APIRouter
 
 from grapharc.server.api.problems import ApiProblem
-
-_GOVERNED = "a thread's state changes only by a governed run of its registered graph"
 
 
 @dataclass(frozen=True)
@@ -42,14 +40,6 @@ REFUSALS = (
             "delete one", "the operator changes the registry and restarts the server", allow="GET"),
     Refusal(("POST",), "/assistants/{assistant_id}/versions", 501,
             "assistants have no versions here: one per registered graph", "GET /assistants/{id} reads it"),
-    Refusal(("POST",), "/threads/{thread_id}/state", 405,
-            f"{_GOVERNED}; an edit from outside one (update_state) would bypass the thread's lease and "
-            "its audit trail",
-            "start a run with input (POST /threads/{id}/runs), answer its approval with "
-            "command.resume, or post an event (POST /threads/{id}/events)", allow="GET"),
-    Refusal(("POST",), "/threads/{thread_id}/copy", 501,
-            "copying a thread is not offered: a thread's trace and approvals belong to it alone",
-            "create a thread and run it with the input you want"),
     Refusal(("POST",), "/threads/prune", 501,
             "threads are pruned by the operator, not over the API", "grapharc session prune --help"),
     Refusal(("GET", "PUT", "POST", "DELETE"), "/store/{rest:path}", 501,

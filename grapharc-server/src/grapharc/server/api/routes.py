@@ -10,6 +10,7 @@ from grapharc.server.api import (
     info,
     refused,
     runs,
+    state_writes,
     stateless,
     thread_stream,
     threads,
@@ -21,5 +22,6 @@ def mount_api(app: FastAPI, context: ApiContext) -> None:
     """Serve assistants, threads, their runs and stateless runs over ``context``'s sessions on ``app``,
     and answer the LangGraph Platform routes it does not serve with the reason."""
     app.state.api = context
-    for module in (info, assistants, threads, thread_stream, runs, bulk_runs, stateless, refused):
+    for module in (info, assistants, threads, state_writes, thread_stream, runs, bulk_runs, stateless,
+                   refused):
         app.include_router(module.router, dependencies=[Depends(caller)])

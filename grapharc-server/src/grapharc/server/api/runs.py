@@ -52,6 +52,7 @@ from grapharc.server.api.guards import (
 from grapharc.server.api.live import SUBGRAPHS
 from grapharc.server.api.problems import ApiProblem
 from grapharc.server.api.run_config import REQUEST_KEY, RunConfig, caller_config
+from grapharc.server.api.state_writes import checkpoint_named, fork_request
 from grapharc.server.api.streaming import (
     check_cursor,
     cursor_of,
@@ -61,6 +62,7 @@ from grapharc.server.api.streaming import (
     stream_modes,
     wait_for_progress,
 )
+from grapharc.server.api.threads import CheckpointRef
 from grapharc.server.api.worker import CONTINUE
 from grapharc.server.auth import User
 from grapharc.session.breakpoints import EVERY_NODE
@@ -106,6 +108,8 @@ class RunCreate(BaseModel):
     interrupt_after: Literal["*"] | list[str] | None = None
     config: RunConfig | None = None
     context: dict[str, Any] | None = None
+    checkpoint_id: str | None = Field(default=None, min_length=1, max_length=200)  # a fork (state_writes)
+    checkpoint: CheckpointRef | None = None
 
 
 @router.post("", dependencies=[ReadableOrNewThread])
@@ -285,12 +289,12 @@ def _cancel_before(ctx: ApiContext, run: RunRecord, by: str) -> None:
 
 async def _thread(ctx: ApiContext, thread_id: str, body: RunCreate, user: User | None) -> Session:
     """The run's thread (the guard let only a thread the caller may read through), created for
-    ``user`` when the request asks for it and it does not exist."""
+    ``user`` when the request asks for it and it does not exist (unless it names a checkpoint)."""
     try:
         return await offload.to_thread(ctx.manager.get, thread_id)
     except UnknownSessionError:
-        if body.if_not_exists != "create":
-            raise
+        if body.if_not_exists != "create" or body.checkpoint_id is not None or body.checkpoint is not None:
+            raise  # a thread made now would have no checkpoint to fork from
     if body.command is None:  # refused before the thread is created: a refusal leaves nothing behind
         check_input(ctx, body.assistant_id, body.input or {}, {})
     return await offload.to_thread(partial(ctx.manager.create, body.assistant_id, thread_id=thread_id,
@@ -301,10 +305,10 @@ async def _thread(ctx: ApiContext, thread_id: str, body: RunCreate, user: User |
 def _request(ctx: ApiContext, session: Session, body: RunCreate, user: User | None, *,
              queued: bool) -> dict[str, Any]:
     """What the run's turn will do, checked now, with the breakpoints it stops at: a resume
-    answering the thread's open interrupts (who answers settled now), a continue of a thread a
-    breakpoint stopped (no input, or a resume), or a start with input checked against the graph's
-    state. A start queued behind other runs may find the thread paused when its turn comes; that
-    run then ends in error."""
+    answering the thread's open interrupts (who answers settled now), a fork from a checkpoint the
+    thread has, a continue of a thread a breakpoint stopped (no input, or a resume), or a start with
+    input checked against the graph's state. A start queued behind other runs may find the thread
+    paused when its turn comes; that run then ends in error."""
     stopped = session.status == PAUSED and not any(h.state == OPEN for h in session.holds)
     return {**_turn_request(ctx, session, body, user, queued=queued, stopped=stopped),
             **_breakpoints(ctx, session.graph, body)}
@@ -317,6 +321,13 @@ def _turn_request(ctx: ApiContext, session: Session, body: RunCreate, user: User
     if body.command is not None and body.input is not None:
         raise ApiProblem(422, "a run takes input or command, not both",
                          hint="send command.resume to answer an approval, input to start a turn")
+    forked = checkpoint_named(session.thread_id, body.checkpoint_id, body.checkpoint)
+    if body.command is not None and forked is not None:
+        raise ApiProblem(422, "a resume answers the thread's open approval where it waits; it takes "
+                              "no checkpoint", hint="leave checkpoint out, or start a run from it")
+    if forked is not None:
+        check_input(ctx, session.graph, body.input or {})
+        return fork_request(ctx, session.thread_id, forked, body.input, user)
     command = body.command
     directed = {} if command is None else commands.directive(ctx.manager, session, command.goto,
                                                              command.update, user)

@@ -69,7 +69,7 @@ from grapharc.session.cancels import Cancel
 from grapharc.session.errors import UnknownSessionError
 from grapharc.session.lease import Lease
 from grapharc.session.manager import SessionManager
-from grapharc.session.records import COMPLETED, FAILED, PAUSED, REJECTED, RUNNING, AuditKind, Session
+from grapharc.session.records import COMPLETED, FAILED, FORK, PAUSED, REJECTED, RUNNING, AuditKind, Session
 from grapharc.stores import offload
 
 POLL_SECONDS = 0.5
@@ -249,9 +249,10 @@ class RunWorker:
             _log.warning("run worker %s: the stateless thread %s is kept: %s", self.name, thread_id, exc)
 
     async def _turn(self, run: RunRecord, live: LiveLog | None) -> Session:
-        """The session-layer call the run's request makes: a start with input, or a carry-on of the
-        thread a decision claimed (a resume records its decision first, as the inbox's does); the
-        thread's session as the turn left it. ``live``: the run's live log, given the turn's chunks."""
+        """The session-layer call the run's request makes: a start with input, a fork from a past
+        checkpoint, or a carry-on of the thread a decision claimed (a resume records its decision
+        first, as the inbox's does); the thread's session as the turn left it. ``live``: the run's
+        live log, given the turn's chunks."""
         request, on_record = run.request, self.progress.watcher(run.thread_id)
         stops = _breakpoints(request)
         caller = CallerConfig.from_json(request.get(REQUEST_KEY))
@@ -263,6 +264,10 @@ class RunWorker:
             return await self.manager.acontinue(run.thread_id, on_record=on_record, budget=run.budget,
                                                 live=live, run_id=run.run_id, breakpoints=stops,
                                                 directive=commands.of_request(request), caller=caller)
+        if request["kind"] == FORK:
+            return await self.manager.afork(run.thread_id, request["checkpoint_id"], request["input"],
+                                            by=request["by"], on_record=on_record, budget=run.budget,
+                                            live=live, run_id=run.run_id, caller=caller)
         if request["kind"] == CARRY_ON:
             lease: Lease | None = self._handed.pop(run.run_id)
         else:
