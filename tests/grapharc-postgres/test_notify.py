@@ -16,7 +16,7 @@ from session_procs import Child
 
 from grapharc.runs.records import RunRecord
 from grapharc.server.api.context import ApiContext
-from grapharc.server.api.streaming import _events
+from grapharc.server.api.streaming import run_events
 from grapharc.session import SessionManager
 from grapharc.stores import open_store
 from grapharc.trace.writer import TraceWriter
@@ -75,7 +75,7 @@ def test_a_stream_here_follows_a_run_another_process_executes(postgres_uri, mana
                 runs.finish("r1", "worker-a", "success", time.time(), end_seq=end_seq)
 
         finished = asyncio.create_task(worker_done())
-        async for event in _events(ctx, run, ["updates", "events"], None, False):
+        async for event in run_events(ctx, run, ["updates", "events"]):
             received.append(event)
             if event["event"] == "events":
                 delays.append(time.time() - json.loads(event["data"])["metadata"]["at"])
