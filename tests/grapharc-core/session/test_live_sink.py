@@ -15,6 +15,7 @@ from grapharc.runtime.graph import END, START, GraphARC
 from grapharc.runtime.state import GraphARCState
 from grapharc.session import SessionManager
 from grapharc.session.live import CHAT_EVENTS
+from grapharc.session.turn_options import TurnOptions
 from grapharc.testing import ScriptedChatModel
 
 ANSWER = "three words here"
@@ -63,7 +64,7 @@ def turn(tmp_path: Path, thread: str, sink: Recorder | None) -> tuple[str, list[
     async def scenario() -> tuple[str, list[tuple[str, str | None]]]:
         manager.create("talk", thread_id=thread)
         try:
-            status = (await manager.arun(thread, {}, live=sink)).status
+            status = (await manager.arun(thread, {}, options=TurnOptions(live=sink))).status
             return status, [(entry.kind, entry.node) for entry in manager.audit(thread)]
         finally:
             await manager.aclose()

@@ -39,12 +39,10 @@ from pydantic import ValidationError
 
 from grapharc.config.values import LEASE_SECONDS
 from grapharc.runtime.budget import Budget
-from grapharc.runtime.caller_config import CallerConfig
 from grapharc.runtime.directed import directed
 from grapharc.runtime.graph import GraphARC
 from grapharc.session.approvals import Approvers, Gate
 from grapharc.session.backends import open_backends
-from grapharc.session.breakpoints import Breakpoints
 from grapharc.session.cancels import Cancels
 from grapharc.session.contracts import ChangeNotifier
 from grapharc.session.directives import Directive
@@ -52,7 +50,6 @@ from grapharc.session.errors import SessionError, SessionInputError, UnknownChec
 from grapharc.session.fencing import Leases, fence
 from grapharc.session.history import Window, snapshots, step_of, stored_values
 from grapharc.session.lease import Lease
-from grapharc.session.live import LiveSink
 from grapharc.session.records import (
     APPROVED,
     DECISIONS,
@@ -69,6 +66,7 @@ from grapharc.session.retention import PruneReport, delete_threads, prune
 from grapharc.session.scanned import ScannedCheckpoints
 from grapharc.session.subscribers import OnRecord, OnUpdate
 from grapharc.session.time_travel import as_written, copy_checkpoints, edit_config, picked_node
+from grapharc.session.turn_options import NO_OPTIONS, TurnOptions
 from grapharc.session.turns import AsyncTurn, Turn
 from grapharc.stores import offload
 
@@ -309,18 +307,14 @@ class SessionManager:
 
     async def acarry_on(self, lease: Lease, *, on_update: OnUpdate | None = None,
                         budget: Budget | None = None, on_record: OnRecord | None = None,
-                        live: LiveSink | None = None, run_id: str | None = None,
-                        breakpoints: Breakpoints | None = None,
-                        directive: Directive | None = None, caller: CallerConfig | None = None) -> Session:
-        """Drive the thread a decision claimed (``decide``'s lease) until it pauses or ends (or
-        stops at one of ``breakpoints``), applying ``directive``'s goto and update first
-        (``grapharc.session.directives``); ``live``, ``run_id`` and ``caller`` as in ``arun``."""
+                        options: TurnOptions = NO_OPTIONS) -> Session:
+        """Drive the thread a decision claimed (``decide``'s lease) until it pauses or ends (or stops
+        at one of the ``options``' breakpoints, applying their goto and update first)."""
         saver = await self._async_checkpointer()
         session, graph, compiled = await offload.to_thread(self._for, lease.thread_id, saver)
         turn = AsyncTurn(self.store, self.leases, graph, compiled, lease, self.clock, on_update, budget,
                          on_record, self._compiled(session.graph, lease.thread_id), scanned=self.scanned,
-                         live=live, cancels=self.cancels, run_id=run_id, breakpoints=breakpoints,
-                         directive=directive, caller=caller)
+                         cancels=self.cancels, options=options)
         await turn.drive(await turn.settled())
         return await offload.to_thread(self.get, lease.thread_id)
 
@@ -425,35 +419,25 @@ class SessionManager:
 
     async def arun(self, thread_id: str, input: Mapping[str, Any] | None = None, *,
                    on_update: OnUpdate | None = None, budget: Budget | None = None,
-                   on_record: OnRecord | None = None, live: LiveSink | None = None,
-                   run_id: str | None = None, breakpoints: Breakpoints | None = None,
-                   caller: CallerConfig | None = None) -> Session:
-        """Async ``run`` (stopping at ``breakpoints``, if any: ``grapharc.session.breakpoints``);
-        ``live`` is given the turn's live chunks (``grapharc.session.live``);
-        ``run_id`` marks every checkpoint the turn writes (LangGraph's ``run_id`` metadata), so a
-        rollback of that run can discard them. A cancel of the turn's task asked in ``cancels`` first
-        ends the turn where its last checkpoint stands (``grapharc.session.cancels``). ``caller`` is
-        the config a run's caller set (checked against the graph's declarations beforehand,
-        ``CallerConfig.problems``), beneath the turn's own."""
+                   on_record: OnRecord | None = None, options: TurnOptions = NO_OPTIONS) -> Session:
+        """Async ``run``, with a run's ``options`` (``grapharc.session.turn_options``). A cancel of the
+        turn's task asked in ``cancels`` first ends the turn where its last checkpoint stands
+        (``grapharc.session.cancels``)."""
         saver = await self._async_checkpointer()
         turn = await offload.to_thread(self._start_turn, thread_id, input, AsyncTurn, on_update, saver,
-                                       budget=budget, on_record=on_record, live=live, run_id=run_id,
-                                       breakpoints=breakpoints, caller=caller)
+                                       budget=budget, on_record=on_record, options=options)
         await turn.drive(turn.start_plan())
         return await offload.to_thread(self.get, thread_id)
 
     async def acontinue(self, thread_id: str, *, on_update: OnUpdate | None = None,
                         budget: Budget | None = None, on_record: OnRecord | None = None,
-                        live: LiveSink | None = None, run_id: str | None = None,
-                        breakpoints: Breakpoints | None = None,
-                        directive: Directive | None = None, caller: CallerConfig | None = None) -> Session:
+                        options: TurnOptions = NO_OPTIONS) -> Session:
         """Carry on a thread a breakpoint stopped (paused on no approval) from where it stopped,
-        as ``acarry_on`` carries on a decided one (its options as there)."""
+        as ``acarry_on`` carries on a decided one."""
         lease = await offload.to_thread(self.store.claim_continue, thread_id, runner=self.runner,
                                         ttl=self.lease_seconds, now=self.clock())
         return await self.acarry_on(lease, on_update=on_update, budget=budget, on_record=on_record,
-                                    live=live, run_id=run_id, breakpoints=breakpoints, directive=directive,
-                                    caller=caller)
+                                    options=options)
 
     def check_directive(self, thread_id: str, directive: Directive) -> None:
         """Refuse ``directive`` now, before anything is written, if its goto or update does not fit
@@ -464,23 +448,21 @@ class SessionManager:
 
     async def afork(self, thread_id: str, checkpoint_id: str, input: Mapping[str, Any] | None = None, *,
                     by: str, on_update: OnUpdate | None = None, budget: Budget | None = None,
-                    on_record: OnRecord | None = None, live: LiveSink | None = None,
-                    run_id: str | None = None, caller: CallerConfig | None = None) -> Session:
+                    on_record: OnRecord | None = None, options: TurnOptions = NO_OPTIONS) -> Session:
         """Run a turn of the thread from its checkpoint ``checkpoint_id`` (LangGraph's fork: with
         ``input`` it starts over from that state, without it carries on from that checkpoint as it
         stands), asked by ``by``; the trail's ``claimed`` entry says so (``turn: fork``). A paused
-        thread's open approvals are superseded; otherwise as ``arun`` (``live``, ``run_id`` and ``caller``
-        too)."""
+        thread's open approvals are superseded; otherwise as ``arun``."""
         saver = await self._async_checkpointer()
         turn = await offload.to_thread(self._fork_turn, thread_id, checkpoint_id, input, by, on_update, saver,
-                                       budget, on_record, live, run_id, caller)
+                                       budget, on_record, options)
         await turn.drive(turn.start_plan())
         return await offload.to_thread(self.get, thread_id)
 
     async def aresume(self, thread_id: str, approval_id: str, decision: str, *, decider: str,
                       on_update: OnUpdate | None = None, budget: Budget | None = None,
-                      on_record: OnRecord | None = None, live: LiveSink | None = None) -> Session:
-        """Async ``resume`` (``live`` as in ``arun``)."""
+                      on_record: OnRecord | None = None, options: TurnOptions = NO_OPTIONS) -> Session:
+        """Async ``resume`` (``options`` as in ``arun``)."""
         saver = await self._async_checkpointer()
         session, graph, compiled = await offload.to_thread(self._for, thread_id, saver)
         snapshot = await compiled.aget_state({"configurable": {"thread_id": thread_id}})
@@ -488,22 +470,20 @@ class SessionManager:
                                         approval_id, decision, decider)
         if lease is not None:
             return await self.acarry_on(lease, on_update=on_update, budget=budget, on_record=on_record,
-                                        live=live)
+                                        options=options)
         return await offload.to_thread(self.get, thread_id)
 
     async def arecover(self, thread_id: str, *, on_update: OnUpdate | None = None,
                        budget: Budget | None = None, on_record: OnRecord | None = None,
-                       live: LiveSink | None = None, run_id: str | None = None,
-                       caller: CallerConfig | None = None) -> Session:
-        """Async ``recover`` (``live``, ``run_id`` and ``caller`` as in ``arun``: a run taken over
-        keeps its config)."""
+                       options: TurnOptions = NO_OPTIONS) -> Session:
+        """Async ``recover`` (``options`` as in ``arun``: a run taken over keeps its config)."""
         saver = await self._async_checkpointer()
         session, graph, compiled = await offload.to_thread(self._for, thread_id, saver)
         lease = await offload.to_thread(self.store.claim_recovery, thread_id, runner=self.runner,
                                         ttl=self.lease_seconds, now=self.clock())
         turn = AsyncTurn(self.store, self.leases, graph, compiled, lease, self.clock, on_update, budget,
                          on_record, self._compiled(session.graph, thread_id), scanned=self.scanned,
-                         live=live, cancels=self.cancels, run_id=run_id, caller=caller)
+                         cancels=self.cancels, options=options)
         await turn.drive(await turn.recovery_plan())
         return await offload.to_thread(self.get, thread_id)
 
@@ -562,9 +542,7 @@ class SessionManager:
 
     def _start_turn(self, thread_id: str, input: Mapping[str, Any] | None, kind: type[Any],
                     on_update: OnUpdate | None, saver: Any = None, *, budget: Budget | None = None,
-                    on_record: OnRecord | None = None, live: LiveSink | None = None,
-                    run_id: str | None = None, breakpoints: Breakpoints | None = None,
-                    caller: CallerConfig | None = None) -> Any:
+                    on_record: OnRecord | None = None, options: TurnOptions = NO_OPTIONS) -> Any:
         """Claim a start turn (after checking its input) and build its driver (its scans read
         through the sync checkpointer)."""
         session, graph, compiled = self._for(thread_id, saver)
@@ -574,13 +552,11 @@ class SessionManager:
         return kind(self.store, self.leases, graph, compiled, lease, self.clock, on_update, budget, on_record,
                     self._compiled(session.graph, thread_id), scanned=self.scanned,
                     audited=self.store.audited_step(thread_id),  # in this trip, not the first scan's own
-                    live=live, cancels=self.cancels, run_id=run_id, breakpoints=breakpoints,
-                    caller=caller)
+                    cancels=self.cancels, options=options)
 
     def _fork_turn(self, thread_id: str, checkpoint_id: str, input: Mapping[str, Any] | None, by: str,
                    on_update: OnUpdate | None, saver: Any, budget: Budget | None,
-                   on_record: OnRecord | None, live: LiveSink | None, run_id: str | None,
-                   caller: CallerConfig | None) -> AsyncTurn:
+                   on_record: OnRecord | None, options: TurnOptions) -> AsyncTurn:
         """Claim a fork's turn (its input and checkpoint checked first) and build its driver."""
         session, graph, compiled = self._for(thread_id, saver)
         values = None if input is None else self._input(session.graph, input, saver)
@@ -589,8 +565,7 @@ class SessionManager:
                                       checkpoint_id=checkpoint_id, step=step_of(base), input=values, by=by)
         return AsyncTurn(self.store, self.leases, graph, compiled, lease, self.clock, on_update, budget,
                          on_record, self._compiled(session.graph, thread_id), scanned=self.scanned,
-                         audited=self.store.audited_step(thread_id), live=live, cancels=self.cancels,
-                         run_id=run_id, caller=caller)
+                         audited=self.store.audited_step(thread_id), cancels=self.cancels, options=options)
 
     def _decide(self, session: Session, graph: RegisteredGraph, get_state: Callable[[Any], Any],
                 approval_id: str, decision: str, decider: str, answer: Answer | None = None) -> Lease | None:

@@ -45,15 +45,13 @@ from grapharc.runtime.context import DURABLE_ASKS
 from grapharc.runtime.directed import directed
 from grapharc.session.approvals import Hold, request
 from grapharc.session.audit import NodeRun, completed_runs
-from grapharc.session.breakpoints import Breakpoints
 from grapharc.session.cancels import Cancel, Cancels
 from grapharc.session.contracts import SessionStore
-from grapharc.session.directives import Directive
 from grapharc.session.errors import LeaseLostError, NoProgressError
 from grapharc.session.fencing import Leases
 from grapharc.session.history import Window, asnapshots, snapshots, step_of
 from grapharc.session.lease import AsyncHeartbeat, Heartbeat, Lease
-from grapharc.session.live import TRAIL_MODE, GuardedSink, LiveSink
+from grapharc.session.live import TRAIL_MODE, GuardedSink
 from grapharc.session.records import (
     ANSWER_KEY,
     APPROVED,
@@ -69,6 +67,7 @@ from grapharc.session.registry import RegisteredGraph
 from grapharc.session.scanned import ScannedCheckpoints
 from grapharc.session.settle import CONTINUE, Plan, settle
 from grapharc.session.subscribers import GuardedSubscriber, OnRecord, OnUpdate
+from grapharc.session.turn_options import NO_OPTIONS, TurnOptions
 from grapharc.stores import offload
 
 TURN_KEY = "grapharc_session_turn"
@@ -96,9 +95,7 @@ class _TurnBase:
                  on_update: OnUpdate | None, budget: Budget | None = None,
                  on_record: OnRecord | None = None, reader: CompiledGraphARC | None = None, *,
                  scanned: ScannedCheckpoints | None = None, audited: int | None = None,
-                 live: LiveSink | None = None, cancels: Cancels | None = None,
-                 run_id: str | None = None, breakpoints: Breakpoints | None = None,
-                 directive: Directive | None = None, caller: CallerConfig | None = None) -> None:
+                 cancels: Cancels | None = None, options: TurnOptions = NO_OPTIONS) -> None:
         self.store = store
         self.leases = leases
         self.graph = graph
@@ -107,14 +104,14 @@ class _TurnBase:
         self.lease = lease
         self.clock = clock
         self.subscriber = GuardedSubscriber(on_update, lease.thread_id, on_record)
-        self.live = GuardedSink(live, lease.thread_id)
+        self.live = GuardedSink(options.live, lease.thread_id)
         self.thread: RunnableConfig = {"configurable": {"thread_id": lease.thread_id}}
         tightened = {RUN_BUDGET_KEY: budget} if budget is not None else {}
-        run = {"run_id": run_id} if run_id is not None else {}  # LangGraph marks each checkpoint with it
+        run = {"run_id": options.run_id} if options.run_id is not None else {}  # on each checkpoint
         own: RunnableConfig = {"configurable": {"thread_id": lease.thread_id, DURABLE_ASKS: True,
                                                 **tightened},
                                "metadata": {TURN_KEY: lease.turn.get("id", ""), **run}}
-        caller = caller or CallerConfig()
+        caller = options.caller or CallerConfig()
         self.config: RunnableConfig = caller.runnable(graph.builder.config_schema, own)
         context = caller.context_for(graph.builder.context_schema)
         self.context: dict[str, Any] = {"context": context} if context is not None else {}
@@ -122,9 +119,9 @@ class _TurnBase:
         self.scanned = scanned if scanned is not None else ScannedCheckpoints()
         self.audited = audited  # the audit watermark; None: read from the store on first use
         self.snapshot: Any = None
-        self.breakpoints = breakpoints
-        self.stream_options = breakpoints.stream_options(graph.gates) if breakpoints is not None else {}
-        self.directive = directive
+        self.breakpoints = stops = options.breakpoints
+        self.stream_options = stops.stream_options(graph.gates) if stops is not None else {}
+        self.directive = options.directive
         self.origin: str | None = None  # the checkpoint a fork's first pass starts from
 
     def start_plan(self) -> Plan:

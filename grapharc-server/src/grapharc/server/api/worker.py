@@ -42,9 +42,9 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import dataclasses
 import logging
 import uuid
-from typing import Any
 
 from grapharc.errors import GraphARCError
 from grapharc.runs.contracts import RunStore
@@ -70,6 +70,7 @@ from grapharc.session.errors import UnknownSessionError
 from grapharc.session.lease import Lease
 from grapharc.session.manager import SessionManager
 from grapharc.session.records import COMPLETED, FAILED, FORK, PAUSED, REJECTED, RUNNING, AuditKind, Session
+from grapharc.session.turn_options import TurnOptions
 from grapharc.stores import offload
 
 POLL_SECONDS = 0.5
@@ -254,20 +255,17 @@ class RunWorker:
         first, as the inbox's does); the thread's session as the turn left it. ``live``: the run's
         live log, given the turn's chunks."""
         request, on_record = run.request, self.progress.watcher(run.thread_id)
-        stops = _breakpoints(request)
-        caller = CallerConfig.from_json(request.get(REQUEST_KEY))
+        options = _options(run, live)
         if request["kind"] == "start":
             return await self.manager.arun(run.thread_id, request["input"], on_record=on_record,
-                                           budget=run.budget, live=live, run_id=run.run_id, breakpoints=stops,
-                                           caller=caller)
+                                           budget=run.budget, options=options)
         if request["kind"] == CONTINUE:
             return await self.manager.acontinue(run.thread_id, on_record=on_record, budget=run.budget,
-                                                live=live, run_id=run.run_id, breakpoints=stops,
-                                                directive=commands.of_request(request), caller=caller)
+                                                options=options)
         if request["kind"] == FORK:
             return await self.manager.afork(run.thread_id, request["checkpoint_id"], request["input"],
                                             by=request["by"], on_record=on_record, budget=run.budget,
-                                            live=live, run_id=run.run_id, caller=caller)
+                                            options=options)
         if request["kind"] == CARRY_ON:
             lease: Lease | None = self._handed.pop(run.run_id)
         else:
@@ -275,9 +273,7 @@ class RunWorker:
                                             request["answers"])
         if lease is None:  # the decision answered one of several open holds: the thread still waits
             return await offload.to_thread(self.manager.get, run.thread_id)
-        return await self.manager.acarry_on(lease, on_record=on_record, budget=run.budget, live=live,
-                                            run_id=run.run_id, breakpoints=stops,
-                                            directive=commands.of_request(request), caller=caller)
+        return await self.manager.acarry_on(lease, on_record=on_record, budget=run.budget, options=options)
 
     async def _carry_on(self, run: RunRecord, live: LiveLog | None) -> Session:
         """A reclaimed run: run its turn if that never began; else, once the thread's lease has
@@ -293,9 +289,9 @@ class RunWorker:
                 return await self._turn(run, live)
             if session.status in (RUNNING, FAILED):
                 watcher = self.progress.watcher(run.thread_id)
+                recovery = dataclasses.replace(_options(run, live), breakpoints=None, directive=None)
                 return await self.manager.arecover(run.thread_id, on_record=watcher, budget=run.budget,
-                                                   live=live, run_id=run.run_id,
-                                                   caller=CallerConfig.from_json(run.request.get(REQUEST_KEY)))
+                                                   options=recovery)
             return session
 
     def _begin(self, run: RunRecord) -> int:
@@ -325,7 +321,11 @@ class RunWorker:
         return trail[-1].seq if trail else after
 
 
-def _breakpoints(request: dict[str, Any]) -> Breakpoints | None:
-    """The breakpoints a run's request asks its turn to stop at (None: none)."""
-    named = request.get("breakpoints")
-    return None if named is None else Breakpoints(tuple(named["before"]), tuple(named["after"]))
+def _options(run: RunRecord, live: LiveLog | None) -> TurnOptions:
+    """What ``run`` asks of the turn that carries it: its live log, its id on the checkpoints, the
+    breakpoints and the goto/update its request carries, and its caller's config."""
+    named = run.request.get("breakpoints")
+    stops = None if named is None else Breakpoints(tuple(named["before"]), tuple(named["after"]))
+    return TurnOptions(live=live, run_id=run.run_id, breakpoints=stops,
+                       directive=commands.of_request(run.request),
+                       caller=CallerConfig.from_json(run.request.get(REQUEST_KEY)))
