@@ -11,7 +11,6 @@ from __future__ import annotations
 
 import atexit
 import contextlib
-import gc
 import os
 import select
 import signal
@@ -49,18 +48,9 @@ def fork_keeper(start: Callable[[], int], *, keep: Iterable[int] = ()) -> Keeper
     of this process the keeper needs (an output pipe), left open in it."""
     (stop_theirs, stop_ours), (status_ours, status_theirs) = os.pipe(), os.pipe()
     kept = (0, 1, 2, stop_theirs, status_theirs, *keep)
-    # The keeper is a copy of the caller, garbage included. Were its allocations to trigger a
-    # collection, a finalizer of that garbage (a file object whose descriptor number the caller
-    # closed long ago and has reused since) would close whatever that number is now: the keeper's
-    # own pipes among them, and the call then ended killed or lost. So automatic collection is off
-    # from just before the fork; the caller turns it back on, the keeper never does.
-    collecting = gc.isenabled()
-    gc.disable()
     try:
         pid = os.fork()
     except BaseException:  # a fork refused (a sandbox's audit hook) or impossible
-        if collecting:
-            gc.enable()
         for fd in (stop_theirs, stop_ours, status_ours, status_theirs):
             os.close(fd)
         raise
@@ -77,8 +67,6 @@ def fork_keeper(start: Callable[[], int], *, keep: Iterable[int] = ()) -> Keeper
                 supervise(child, stop_theirs, status_theirs)
         finally:
             os._exit(0)  # never return into the caller's code from the keeper
-    if collecting:
-        gc.enable()
     os.close(stop_theirs)
     os.close(status_theirs)
     return Keeper(pid, stop_ours, status_ours)
