@@ -11,7 +11,8 @@ import socket
 import subprocess
 import sys
 import threading
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
 from pathlib import Path
 from types import TracebackType
 from typing import IO, Any
@@ -44,6 +45,19 @@ def grapharc_serve(*options: str) -> list[str]:
 def gated_serve(app: str, *options: str) -> list[str]:
     """The command line of ``grapharc serve`` with a test app (see gated_server.py)."""
     return [sys.executable, str(GATED_SERVER), app, *options]
+
+
+@contextmanager
+def serving(sessions: Path, *options: str) -> Iterator[ServerProcess]:
+    """A ``grapharc serve`` on a free port over ``sessions`` with ``options`` (registries, an auth
+    file), the test graphs beside this file importable by it: the running process, whose
+    ``json_announcement()`` names its URL. For a module's one server (a module-scoped fixture)."""
+    beside = str(Path(__file__).parent)
+    with pytest.MonkeyPatch.context() as patch:
+        patch.setenv("PYTHONPATH", os.pathsep.join(filter(None, [beside, os.environ.get("PYTHONPATH")])))
+        with ServerProcess(grapharc_serve("--port", "0", "--json", "--sessions", str(sessions),
+                                          *options)) as server:
+            yield server
 
 
 def read_announcement(next_line: Callable[[], str]) -> dict[str, Any]:

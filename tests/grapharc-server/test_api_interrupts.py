@@ -6,7 +6,6 @@ from __future__ import annotations
 
 import json
 from collections.abc import Iterator
-from pathlib import Path
 from typing import Any
 
 import httpx
@@ -21,18 +20,15 @@ from interrupt_stories import (
 )
 from langgraph_sdk import get_sync_client
 from langgraph_sdk.schema import Command
-from server_process import ServerProcess, grapharc_serve
+from server_process import serving
 
 
 @pytest.fixture(scope="module")
 def server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[str]:
     """One ``grapharc serve`` for the module's tests (api_graphs.py's graphs)."""
     sessions = tmp_path_factory.mktemp("interrupts") / "sessions"
-    with pytest.MonkeyPatch.context() as monkeypatch:
-        monkeypatch.setenv("PYTHONPATH", str(Path(__file__).parent))
-        with ServerProcess(grapharc_serve("--port", "0", "--json", "--sessions", str(sessions),
-                                          "--registry", "api_graphs:register")) as server:
-            yield server.json_announcement()["url"]
+    with serving(sessions, "--registry", "api_graphs:register") as server:
+        yield server.json_announcement()["url"]
 
 
 def test_a_plain_interrupt_shows_its_whole_value_and_its_node_gets_a_dict_answer(server: str) -> None:

@@ -16,19 +16,15 @@ import httpx
 import pytest
 from api_graphs import CHAT, CHAT_ANSWER, DELEGATING_CHAT, SECOND_ANSWER
 from langgraph_sdk import get_client
-from server_process import ServerProcess, grapharc_serve
+from server_process import serving
 
 
 @pytest.fixture(scope="module")
 def live_server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[tuple[str, Path]]:
     """One real ``grapharc serve`` for the module: its URL and its sessions directory."""
     sessions = tmp_path_factory.mktemp("live") / "sessions"
-    with pytest.MonkeyPatch.context() as patch:
-        patch.setenv("PYTHONPATH", str(Path(__file__).parent))
-        command = grapharc_serve("--port", "0", "--json", "--sessions", str(sessions),
-                                 "--registry", "api_graphs:register")
-        with ServerProcess(command) as server:
-            yield server.json_announcement()["url"], sessions
+    with serving(sessions, "--registry", "api_graphs:register") as server:
+        yield server.json_announcement()["url"], sessions
 
 
 def stream(url: str, graph: str, modes: list[str], question: str = "hi", **options: Any) -> list[Any]:

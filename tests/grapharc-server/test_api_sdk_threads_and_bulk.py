@@ -32,15 +32,12 @@ from thread_metadata_stories import (
 @pytest.fixture(scope="module")
 def server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[str]:
     """One server for the module, with api_graphs.py's graphs and nested_graphs.py's."""
-    from server_process import ServerProcess, grapharc_serve
+    from server_process import serving
 
     sessions = tmp_path_factory.mktemp("threads-and-bulk") / "sessions"
-    with pytest.MonkeyPatch.context() as patch:
-        patch.setenv("PYTHONPATH", str(Path(__file__).parent))
-        command = grapharc_serve("--port", "0", "--json", "--sessions", str(sessions),
-                                 "--registry", "api_graphs:register", "--registry", "nested_graphs:register")
-        with ServerProcess(command) as running:
-            yield running.json_announcement()["url"]
+    with serving(sessions, "--registry", "api_graphs:register",
+                 "--registry", "nested_graphs:register") as running:
+        yield running.json_announcement()["url"]
 
 
 def story(server: str, tell: Any) -> Any:

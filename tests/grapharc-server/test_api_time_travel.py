@@ -24,17 +24,13 @@ HEADERS = {"Authorization": f"Bearer {TOKEN}"}
 @pytest.fixture(scope="module")
 def server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[str]:
     """One server for the module, its graphs api_graphs.py's and time_travel_graphs.py's."""
-    from server_process import ServerProcess, grapharc_serve
+    from server_process import serving
 
     tmp = tmp_path_factory.mktemp("time-travel")
-    with pytest.MonkeyPatch.context() as patch:
-        patch.setenv("PYTHONPATH", str(Path(__file__).parent))
-        command = grapharc_serve("--port", "0", "--json", "--sessions", str(tmp / "sessions"),
-                                 "--registry", "api_graphs:register",
-                                 "--registry", "time_travel_graphs:register",
-                                 "--auth-file", str(write_auth_file(tmp / "auth.toml")))
-        with ServerProcess(command) as process:
-            yield process.json_announcement()["url"]
+    with serving(tmp / "sessions", "--registry", "api_graphs:register",
+                 "--registry", "time_travel_graphs:register",
+                 "--auth-file", str(write_auth_file(tmp / "auth.toml"))) as process:
+        yield process.json_announcement()["url"]
 
 
 def _client(url: str) -> LangGraphClient:

@@ -19,7 +19,7 @@ from typing import Any
 
 import pytest
 from client_graphs import CHAT, CHAT_REPLY
-from server_process import PATIENCE_SECONDS, ServerProcess, grapharc_serve
+from server_process import PATIENCE_SECONDS, serving
 
 from grapharc.examples.approval import GRAPH_NAME as CREDIT
 
@@ -60,14 +60,10 @@ def printed(tmp_path_factory: pytest.TempPathFactory) -> Iterator[dict[str, Any]
             pytest.fail(f"GRAPHARC_REQUIRE_NODE is set but {missing}")
         pytest.skip(f"the JavaScript client cannot run: {missing}")
     sessions = tmp_path_factory.mktemp("js-client") / "sessions"
-    with pytest.MonkeyPatch.context() as patch:
-        patch.setenv("PYTHONPATH", str(Path(__file__).parent))
-        command = grapharc_serve("--port", "0", "--json", "--sessions", str(sessions),
-                                 "--registry", "client_graphs:register")
-        with ServerProcess(command) as server:
-            url = server.json_announcement()["url"]
-            done = subprocess.run(["node", str(JS / "client.mjs"), url, CHAT, CREDIT], capture_output=True,
-                                  text=True, timeout=PATIENCE_SECONDS)
+    with serving(sessions, "--registry", "client_graphs:register") as server:
+        url = server.json_announcement()["url"]
+        done = subprocess.run(["node", str(JS / "client.mjs"), url, CHAT, CREDIT], capture_output=True,
+                              text=True, timeout=PATIENCE_SECONDS)
     assert done.returncode == 0, done.stdout + done.stderr
     yield json.loads(done.stdout)
 

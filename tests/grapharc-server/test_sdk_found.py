@@ -7,7 +7,6 @@ events."""
 from __future__ import annotations
 
 import asyncio
-import os
 from collections.abc import Awaitable, Callable, Iterator
 from pathlib import Path
 from typing import Any
@@ -24,16 +23,11 @@ CREDIT = "credit-approval"
 @pytest.fixture(scope="module")
 def served(tmp_path_factory: pytest.TempPathFactory) -> Iterator[tuple[str, Path]]:
     """One ``grapharc serve`` for the module: its URL and its sessions directory."""
-    from server_process import ServerProcess, grapharc_serve
+    from server_process import serving
 
     sessions = tmp_path_factory.mktemp("found") / "sessions"
-    here = str(Path(__file__).parent)
-    with pytest.MonkeyPatch.context() as patch:
-        patch.setenv("PYTHONPATH", os.pathsep.join(filter(None, [here, os.environ.get("PYTHONPATH")])))
-        command = grapharc_serve("--port", "0", "--json", "--sessions", str(sessions),
-                                 "--registry", "api_graphs:register")
-        with ServerProcess(command) as server:
-            yield server.json_announcement()["url"], sessions
+    with serving(sessions, "--registry", "api_graphs:register") as server:
+        yield server.json_announcement()["url"], sessions
 
 
 def refused_422(match: str) -> Any:
