@@ -198,11 +198,7 @@ def ask_right(state: PlainState) -> dict[str, Any]:
 
 def register_plain(manager: Any) -> None:
     """A node asking one plain ``interrupt()`` with a dict, and two nodes asking at once."""
-    plain = GraphARC(PlainState, name=PLAIN)
-    plain.add_node("ask_plainly", ask_plainly, writes={"reply"})
-    plain.add_edge(START, "ask_plainly")
-    plain.add_edge("ask_plainly", END)
-    manager.register(plain)
+    register_one_node(manager, PLAIN, PlainState, ask_plainly, {"reply"})
     pair = GraphARC(PlainState, name=PLAIN_PAIR)
     pair.add_node("ask_left", ask_left, writes={"left"})
     pair.add_node("ask_right", ask_right, writes={"right"})
@@ -299,11 +295,7 @@ def register(manager: Any) -> None:
     gated waiter, the plain interrupts, the steered graph, the chats, the failing graph, the
     required-field graph and the opaque-value graph on ``manager``."""
     register_credit_graph(manager)
-    waiter = GraphARC(WaiterState, name=WAITER)
-    waiter.add_node("wait_for_release", wait_for_release, writes={"released"})
-    waiter.add_edge(START, "wait_for_release")
-    waiter.add_edge("wait_for_release", END)
-    manager.register(waiter)
+    register_one_node(manager, WAITER, WaiterState, wait_for_release, {"released"})
     relay = GraphARC(RelayState, name=RELAY)
     for name, leg in (("first_leg", first_leg), ("middle_leg", middle_leg), ("last_leg", last_leg)):
         relay.add_node(name, leg, writes={"legs", "released"})
@@ -312,16 +304,8 @@ def register(manager: Any) -> None:
     relay.add_edge("middle_leg", "last_leg")
     relay.add_edge("last_leg", END)
     manager.register(relay)
-    odd = GraphARC(OddState, name=ODD)
-    odd.add_node("answer_oddly", answer_oddly, writes={"answer", "reading", "tags", "raw", "seen_at"})
-    odd.add_edge(START, "answer_oddly")
-    odd.add_edge("answer_oddly", END)
-    manager.register(odd)
-    meeting = GraphARC(MeetingState, name=MEETING)
-    meeting.add_node("meet", meet, writes={"met"})
-    meeting.add_edge(START, "meet")
-    meeting.add_edge("meet", END)
-    manager.register(meeting)
+    register_one_node(manager, ODD, OddState, answer_oddly, {"answer", "reading", "tags", "raw", "seen_at"})
+    register_one_node(manager, MEETING, MeetingState, meet, {"met"})
     gated = GraphARC(GatedState, name=GATED_WAITER)
     gated.add_node("ask_the_desk", ask_the_desk, writes={"answer"})
     gated.add_node("wait_for_release", wait_for_release, writes={"released"})
@@ -329,24 +313,16 @@ def register(manager: Any) -> None:
     gated.add_edge("ask_the_desk", "wait_for_release")
     gated.add_edge("wait_for_release", END)
     manager.register(gated, approvers={"ask_the_desk": Approvers(frozenset({CREDIT_DESK}))})
-    talk = GraphARC(ChatState, name=CHAT)
-    talk.add_node("chat", chat, writes={"messages", "answer", "released"})
-    talk.add_edge(START, "chat")
-    talk.add_edge("chat", END)
-    manager.register(talk)
-    delegating = GraphARC(ChatState, name=DELEGATING_CHAT)
-    delegating.add_node("delegate", delegate, writes={"messages", "answer"})
-    delegating.add_edge(START, "delegate")
-    delegating.add_edge("delegate", END)
-    manager.register(delegating)
+    register_one_node(manager, CHAT, ChatState, chat, {"messages", "answer", "released"})
+    register_one_node(manager, DELEGATING_CHAT, ChatState, delegate, {"messages", "answer"})
     register_plain(manager)
     register_steer(manager)
-    _register_one_node(manager, FAILING, FailingState, fail_maybe, {"done"})
-    _register_one_node(manager, REQUIRED, RequiredState, echo_customer, {"echoed"})
-    _register_one_node(manager, OPAQUE, OpaqueState, write_opaque, {"payload"})
+    register_one_node(manager, FAILING, FailingState, fail_maybe, {"done"})
+    register_one_node(manager, REQUIRED, RequiredState, echo_customer, {"echoed"})
+    register_one_node(manager, OPAQUE, OpaqueState, write_opaque, {"payload"})
 
 
-def _register_one_node(manager: Any, name: str, state: type[GraphARCState], node: Any,
+def register_one_node(manager: Any, name: str, state: type[GraphARCState], node: Any,
                        writes: set[str]) -> None:
     """Register graph ``name``: START -> ``node`` (writing ``writes``) -> END."""
     graph = GraphARC(state, name=name)

@@ -8,14 +8,13 @@ from __future__ import annotations
 
 from typing import Annotated, Any
 
-from api_graphs import WAITER, WaiterState, wait_for_release
+from api_graphs import WAITER, WaiterState, register_one_node, wait_for_release
 from langchain_core.messages import AnyMessage
 from langgraph.graph.message import add_messages
 from pydantic import Field
 
 from grapharc.examples.approval import register_credit_graph
 from grapharc.models.scripted import ScriptedChatModel
-from grapharc.runtime.graph import END, START, GraphARC
 from grapharc.runtime.state import GraphARCState
 
 CHAT = "chat"
@@ -37,13 +36,5 @@ def reply(state: ChatState) -> dict[str, Any]:
 def register(manager: Any) -> None:
     """Register the credit demo, the chat and the waiter on ``manager``."""
     register_credit_graph(manager)
-    chat = GraphARC(ChatState, name=CHAT)
-    chat.add_node("reply", reply, writes={"messages"})
-    chat.add_edge(START, "reply")
-    chat.add_edge("reply", END)
-    manager.register(chat)
-    waiter = GraphARC(WaiterState, name=WAITER)
-    waiter.add_node("wait_for_release", wait_for_release, writes={"released"})
-    waiter.add_edge(START, "wait_for_release")
-    waiter.add_edge("wait_for_release", END)
-    manager.register(waiter)
+    register_one_node(manager, CHAT, ChatState, reply, {"messages"})
+    register_one_node(manager, WAITER, WaiterState, wait_for_release, {"released"})
