@@ -4,7 +4,11 @@ timeout that kills the whole process group."""
 from __future__ import annotations
 
 import json
+import os
+import signal
+import subprocess
 import sys
+import threading
 import time
 from pathlib import Path
 
@@ -14,6 +18,7 @@ from grapharc.harness.executors import LocalExecutor, ToolTimeoutError
 from grapharc.harness.tools import ToolArgumentError
 from grapharc.tools import ToolInputError, WorkspaceEscape
 from grapharc.tools.command import MAX_OUTPUT_BYTES, SETTABLE
+from grapharc.tools.reaper import supervise
 
 PRINT_ENV = [sys.executable, "-c", "import json, os; print(json.dumps(dict(os.environ)))"]
 
@@ -152,3 +157,64 @@ def test_without_a_pidfd_the_exit_is_polled_for_and_leftovers_are_still_killed(c
     assert wait_until_gone(int((workspace / "child.pid").read_text()))
     timed = call("run_command", argv=["bash", "-c", "echo $$ > leader.pid; exec sleep 300"], timeout=2)
     assert timed["timed_out"] is True and wait_until_gone(int((workspace / "leader.pid").read_text()))
+
+
+@pytest.fixture
+def sigchld_ignored():
+    """This process ignores SIGCHLD, as it does after some library in it set ``SIG_IGN`` (the
+    cause of calls ending ``-9`` or timing out inside the whole suite)."""
+    before = signal.signal(signal.SIGCHLD, signal.SIG_IGN)
+    yield
+    signal.signal(signal.SIGCHLD, before)
+
+
+def ignores_sigchld(status: str) -> bool:
+    """Whether a ``/proc/PID/status`` text has SIGCHLD in its ignored set."""
+    mask = next(line for line in status.splitlines() if line.startswith("SigIgn:")).split()[1]
+    return bool(int(mask, 16) & (1 << (signal.SIGCHLD - 1)))
+
+
+@pytest.mark.usefixtures("sigchld_ignored")
+def test_a_caller_that_ignores_sigchld_still_gets_the_exit_code_and_leftovers_killed(call, workspace):
+    result = call("run_command", argv=["bash", "-c", "sleep 300 & echo $! > child.pid; exit 3"], timeout=20)
+    assert (result["exit_code"], result["timed_out"]) == (3, False)
+    assert wait_until_gone(int((workspace / "child.pid").read_text()))
+
+
+@pytest.mark.usefixtures("sigchld_ignored")
+def test_the_program_does_not_inherit_an_ignored_sigchld(call):
+    result = call("run_command", argv=["cat", "/proc/self/status"])
+    assert result["exit_code"] == 0 and not ignores_sigchld(result["stdout"])
+
+
+@pytest.mark.usefixtures("sigchld_ignored")
+def test_a_call_from_another_thread_of_a_caller_ignoring_sigchld_works_too(call):
+    results: list[dict] = []
+    worker = threading.Thread(target=lambda: results.append(call("run_command", argv=["true"])))
+    worker.start()
+    worker.join()
+    assert results == [{"exit_code": 0, "timed_out": False, "stdout": "", "stderr": ""}]
+
+
+class PopenSeenExited(subprocess.Popen):
+    """A Popen that returns only once its process has exited (not reaped: ``WNOWAIT``), so the
+    object is dropped after the exit, the moment its finalizer could reap the process."""
+
+    def __init__(self, *args, **kwargs) -> None:
+        super().__init__(*args, **kwargs)
+        os.waitid(os.P_PID, self.pid, os.WEXITED | os.WNOWAIT)
+
+
+def test_a_program_that_exits_before_it_is_watched_keeps_its_exit_code(call, monkeypatch):
+    monkeypatch.setattr(subprocess, "Popen", PopenSeenExited)
+    assert call("run_command", argv=["bash", "-c", "exit 7"])["exit_code"] == 7
+
+
+def test_a_keeper_whose_own_code_fails_still_kills_what_the_call_left(call, workspace, monkeypatch):
+    def broken(pid: int) -> int:
+        raise RuntimeError("the keeper's supervision failed")
+
+    monkeypatch.setattr(supervise, "_exit_fd", broken)
+    result = call("run_command", argv=["bash", "-c", "sleep 300 & echo $! > child.pid; echo done"])
+    assert (result["exit_code"], result["stdout"]) == (-9, "done\n")  # no report: lost, said as killed
+    assert wait_until_gone(int((workspace / "child.pid").read_text()))

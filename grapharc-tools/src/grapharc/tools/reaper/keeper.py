@@ -2,9 +2,16 @@
 
 The keeper is a fork of the caller rather than a fresh interpreter: it costs a fork instead of a
 Python start-up and imports, and it is as safe as the sandbox's forked children are. After the
-fork it runs only this module's code and ``supervise``'s: a new session, the subreaper mark,
-every descendant it inherited blanked but its own pipes, then ``start`` (which returns the pid of
-the process it started), and supervision. It leaves only through ``os._exit``.
+fork it runs only this module's code and ``supervise``'s: a new session, SIGCHLD back to its
+default, the subreaper mark, every descendant it inherited blanked but its own pipes, then
+``start`` (which returns the pid of the process it started), and supervision. It leaves only
+through ``os._exit``, and never before it has killed every descendant, even when its own code
+failed (the caller then hears no report: ``lost``).
+
+SIGCHLD is reset because a fork inherits its disposition: were the caller ignoring SIGCHLD (a
+library in it set ``SIG_IGN``), the kernel would reap the keeper's children at once, the keeper
+could never learn how its program ended, and the program (``SIG_IGN`` survives exec) would run
+with its own children reaped behind its back.
 """
 
 from __future__ import annotations
@@ -18,6 +25,7 @@ from collections.abc import Callable, Iterable
 
 from grapharc.harness.process_controls import become_subreaper
 from grapharc.tools.reaper.supervise import parse_status, report, supervise
+from grapharc.tools.reaper.tree import kill_descendants
 
 STOP_GRACE_SECONDS = 10.0
 """How long a stopped keeper may take to kill what it watches before it is killed itself."""
@@ -57,6 +65,7 @@ def fork_keeper(start: Callable[[], int], *, keep: Iterable[int] = ()) -> Keeper
     if pid == 0:
         try:
             os.setsid()
+            signal.signal(signal.SIGCHLD, signal.SIG_DFL)  # see the module docstring
             become_subreaper()
             blank_inherited_descriptors(keep=kept)
             try:
@@ -65,6 +74,8 @@ def fork_keeper(start: Callable[[], int], *, keep: Iterable[int] = ()) -> Keeper
                 report(status_theirs, f"failed {getattr(exc, 'errno', 0) or 0}\n".encode())
             else:
                 supervise(child, stop_theirs, status_theirs)
+        except BaseException:
+            kill_descendants()  # whatever failed here, nothing the call started outlives it
         finally:
             os._exit(0)  # never return into the caller's code from the keeper
     os.close(stop_theirs)

@@ -42,10 +42,16 @@ def start_kept(argv: list[str], cwd: str, env: Mapping[str, str], limits: CallLi
         limits.apply()
         drop_ptrace_capability()
 
+    # In the keeper: the started program, held so that its finalizer never runs. Popen's finalizer
+    # polls the process and would reap a program that exited quickly before the keeper waited for
+    # it, losing its exit status (the keeper leaves through os._exit: no finalizer runs there).
+    programs: list[subprocess.Popen[bytes]] = []
+
     def start() -> int:
         program = subprocess.Popen(argv, cwd=cwd, env=dict(env), stdin=subprocess.DEVNULL,  # noqa: S603 -- argv list, no shell: the tool call's command, admitted by the rules
                                    stdout=out_write, stderr=err_write, close_fds=True,
                                    preexec_fn=prepare)  # the keeper has one thread: preexec is safe
+        programs.append(program)
         os.close(out_write)
         os.close(err_write)
         return program.pid
