@@ -1,7 +1,8 @@
 """State writes on a thread paused on a plain ``interrupt()``, through the official
 ``langgraph-sdk`` on a real server: ``threads.update_state`` is a checked write there as on an idle
 thread (the thread stays paused on the same question, which its answer still resumes) and
-``threads.copy`` carries the pending interrupt to the copy, which is answered on its own. A thread
+``threads.copy`` carries the pending interrupt to the copy, which is answered on its own; a thread a
+breakpoint stopped is edited too, and the next run carries it on. A thread
 paused on an approval keeps refusing both (409 naming the approval): a decision is a durable record
 that a write from outside must not go around."""
 
@@ -11,7 +12,7 @@ from collections.abc import Iterator
 
 import httpx
 import pytest
-from api_graphs import PLAIN, PLAIN_QUESTION
+from api_graphs import PLAIN, PLAIN_QUESTION, RELAY
 from interrupt_stories import trail
 from langgraph_sdk import get_sync_client
 from langgraph_sdk.schema import Command
@@ -79,3 +80,13 @@ def test_a_thread_paused_on_an_approval_refuses_update_state_and_copy_naming_the
         assert answer.status_code == 409, answer.text
         assert approval in answer.json()["detail"] and "decision" in answer.json()["detail"]
     assert client.threads.get(thread)["status"] == "interrupted"
+
+
+def test_update_state_on_a_thread_a_breakpoint_stopped_is_carried_on_by_the_next_run(server: str) -> None:
+    client = get_sync_client(url=server)
+    thread = client.threads.create(graph_id=RELAY)["thread_id"]
+    client.runs.wait(thread, RELAY, input={"release_file": __file__}, interrupt_before=["middle_leg"])
+    client.threads.update_state(thread, {"legs": ["edited"]}, as_node="first_leg")
+    assert client.threads.get(thread)["status"] == "interrupted"
+    assert client.threads.get_state(thread)["next"] == ["middle_leg"]
+    assert client.runs.wait(thread, RELAY, input=None)["legs"] == ["edited", "middle", "last"]
