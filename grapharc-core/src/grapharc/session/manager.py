@@ -207,17 +207,19 @@ class SessionManager:
             return stored_values(compiled, config)
 
     def history(self, thread_id: str, *, limit: int | None = None, since_step: int | None = None,
-                before: str | None = None) -> builtins.list[Any]:
+                before: str | None = None, metadata: Mapping[str, Any] | None = None) -> builtins.list[Any]:
         """The thread's checkpoints as LangGraph snapshots, newest first (needs its graph
         registered): at most ``limit``, none saved before superstep ``since_step``, only those
-        older than checkpoint ``before`` (``UnknownCheckpointError`` if the thread lacks it); only
-        those are read, however long the thread's history."""
+        older than checkpoint ``before`` (``UnknownCheckpointError`` if the thread lacks it), only
+        those whose metadata has ``metadata``'s key-value pairs; only those are read, however long
+        the thread's history."""
         session = self.store.get(thread_id)
         if before is not None:
             self.state_at(thread_id, before)  # an id the thread lacks would page from an arbitrary place
         compiled = self._compiled(session.graph, thread_id)
         return builtins.list(snapshots(compiled, {"configurable": {"thread_id": thread_id}},
-                                       Window(since_step=since_step, limit=limit, before=before)))
+                                       Window(since_step=since_step, limit=limit, before=before,
+                                              metadata=metadata)))
 
     def state_at(self, thread_id: str, checkpoint_id: str) -> Any:
         """The thread's state at one of its checkpoints, as a LangGraph snapshot (needs its graph
