@@ -16,7 +16,7 @@ from typing import Any
 from uuid import uuid4
 
 import pytest
-from api_graphs import ODD, register
+from api_graphs import ODD, STEER, register
 
 import grapharc.server.api.worker as worker_module
 from grapharc.examples.approval import CREDIT_DESK
@@ -266,3 +266,40 @@ def test_a_worker_stops_when_its_stop_comes_as_a_wake_up_ends_its_wait(
         return True
 
     assert asyncio.run(scenario()), "the worker ran on after it was stopped"
+
+
+def _steered_by_the_dead(manager: SessionManager, runs: RunStore, tmp_path: Path, *,
+                         directed: bool) -> RunRecord:
+    """A steer thread answered ``left`` by a process that then died holding the thread (with
+    ``directed``, after recording the goto its turn was about to apply), and the run that carried
+    it on with ``goto: right``, claimed by a worker whose claim ran out long ago."""
+    elsewhere = SessionManager(tmp_path / "sessions", lease_seconds=1)
+    register(elsewhere)
+    try:
+        thread = elsewhere.create(STEER).thread_id
+        paused = elsewhere.run(thread, {})
+        before = elsewhere.audit(thread)[-1].seq
+        lease = elsewhere.answer(thread, paused.holds[0].approval_id, "left", answerer="api")
+        assert lease is not None
+        goto = {"by": "api", "goto": ["right"], "update": None}
+        if directed:
+            elsewhere.store.record_directive(lease, {**goto, "at": ["pick"]}, time.time())
+    finally:
+        elsewhere.close()
+    now = time.time()
+    run = RunRecord(run_id=uuid4().hex, thread_id=thread, assistant_id=STEER,
+                    request={"kind": CARRY_ON, "directive": goto}, created_at=now, updated_at=now,
+                    after_seq=before)
+    return runs.add_claimed(run, DEAD, now - 100, 1)
+
+
+@pytest.mark.parametrize("directed", [False, True])
+def test_a_reclaimed_run_applies_its_goto_unless_the_dead_turn_already_did(
+        stores, tmp_path: Path, directed: bool) -> None:
+    manager, runs = stores
+    run = _steered_by_the_dead(manager, runs, tmp_path, directed=directed)
+    assert _until_ended(manager, runs, run).status == "success"
+    values = manager.values(run.thread_id)
+    assert (values["went_left"], values.get("went_right", False)) == (True, not directed)
+    trail = manager.audit(run.thread_id)
+    assert [e.kind for e in trail].count("directed") == 1  # recorded once, whoever applied it

@@ -12,7 +12,7 @@ pin what these docstrings promise.
 from __future__ import annotations
 
 import builtins  # `builtins.list` in annotations: the class below has a method named `list`
-from collections.abc import Iterable, Mapping
+from collections.abc import Collection, Iterable, Mapping
 from contextlib import AbstractAsyncContextManager
 from typing import TYPE_CHECKING, Any, Protocol, runtime_checkable
 
@@ -77,19 +77,25 @@ class SessionStore(Protocol):
         """
         ...
 
-    def claim_edit(self, thread_id: str, *, runner: str, ttl: float, now: float) -> Lease:
-        """Lease a created or completed thread for a state edit from outside a turn.
+    def claim_edit(self, thread_id: str, *, runner: str, ttl: float, now: float,
+                   plain: Collection[str] = ()) -> Lease:
+        """Lease a created or completed thread for a state edit from outside a turn, or a paused one
+        whose open approvals are all in ``plain`` (plain interrupts; none: a breakpoint stopped it).
 
-        Refuses a busy thread as ``claim_start`` does, a paused one (``ThreadPausedError``) and an
-        ended one (``ThreadEndedError``).
+        Refuses a busy thread as ``claim_start`` does, one waiting on a decision
+        (``ThreadPausedError`` naming those approvals) and an ended one (``ThreadEndedError``).
         """
         ...
 
     def finish_edit(self, lease: Lease, now: float, *, detail: Mapping[str, Any] | None,
-                    audited_step: int | None = None) -> None:
-        """Release an edit's lease, the thread back in the status it had: with ``detail``, an
-        ``updated`` entry records it; None leaves the row as before the claim (nothing written).
-        ``audited_step`` lowers the scan's watermark to it. Fenced: ``LeaseLostError``."""
+                    audited_step: int | None = None, status: str | None = None,
+                    carried: Mapping[str, str] | None = None) -> None:
+        """Release an edit's lease, the thread back in the status it had (or ``status``): with
+        ``detail``, an ``updated`` entry records it; None leaves the row as before the claim
+        (nothing written). ``carried`` (an edit of a paused thread): the open approvals whose hold
+        key it maps move to the new key, the others are superseded (the entry lists them as
+        ``superseded``). ``audited_step`` lowers the scan's watermark to it. Fenced:
+        ``LeaseLostError``."""
         ...
 
     def claim_fork(self, thread_id: str, *, runner: str, ttl: float, now: float, checkpoint_id: str,
@@ -104,11 +110,12 @@ class SessionStore(Protocol):
         ...
 
     def copy(self, source_id: str, target_id: str, now: float, *, by: str, owner: str | None = None,
-             tenant: str | None = None) -> None:
+             tenant: str | None = None, plain: Collection[str] = ()) -> None:
         """Create ``target_id`` as a copy of the created or completed thread ``source_id``'s session
         (graph, status, outcome, scan watermark), owned by ``owner``; its trail begins with a
         ``copied`` entry. ``SessionExistsError`` if the id is taken; refused as ``claim_edit``
-        refuses a thread that is not idle."""
+        refuses a thread that is not idle, except that a source paused on the plain interrupts
+        ``plain`` alone is copied with those approvals asked again on the copy (new ids)."""
         ...
 
     def renew(self, lease: Lease, now: float) -> bool:

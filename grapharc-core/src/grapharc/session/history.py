@@ -11,7 +11,7 @@ checkpoints are listed at once; the page a reader leaves early holds nothing ope
 
 from __future__ import annotations
 
-from collections.abc import AsyncIterator, Iterator
+from collections.abc import AsyncIterator, Iterator, Mapping
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
@@ -34,11 +34,13 @@ def step_of(snapshot: Any) -> int:
 @dataclass(frozen=True, slots=True)
 class Window:
     """Which snapshots a reader wants: at most ``limit``, none older than ``since_step``, only those
-    older than checkpoint ``before`` (an id; None: from the newest)."""
+    older than checkpoint ``before`` (an id; None: from the newest), only those whose metadata has
+    the key-value pairs of ``metadata`` (the checkpointer's own ``filter``, as LangGraph's)."""
 
     since_step: int | None = None
     limit: int | None = None
     before: str | None = None
+    metadata: Mapping[str, Any] | None = None
 
 
 @dataclass(slots=True)
@@ -56,11 +58,12 @@ class _Paging:
         if self.done or self.on_page < PAGE or self._full():
             return None
         self.on_page = 0
+        wanted = self.window.metadata
+        chosen = {"limit": PAGE, "filter": None if wanted is None else dict(wanted)}
         if self.last is not None:
-            return {"limit": PAGE, "before": self.last.config}
+            return {**chosen, "before": self.last.config}
         start = self.window.before
-        return {"limit": PAGE,
-                "before": None if start is None else {"configurable": {"checkpoint_id": start}}}
+        return {**chosen, "before": None if start is None else {"configurable": {"checkpoint_id": start}}}
 
     def keep(self, snapshot: Any) -> bool:
         """Whether ``snapshot`` belongs to the window (False: stop reading)."""

@@ -50,11 +50,13 @@ from grapharc.session.errors import SessionError, SessionInputError, UnknownChec
 from grapharc.session.fencing import Leases, fence
 from grapharc.session.history import Window, snapshots, step_of, stored_values
 from grapharc.session.lease import Lease
+from grapharc.session.paused_edits import carry_interrupts, left_paused, plain_open
 from grapharc.session.records import (
     APPROVED,
     DECISIONS,
     DECLINED,
     GATE,
+    PAUSED,
     Answer,
     Approval,
     AuditEntry,
@@ -205,17 +207,19 @@ class SessionManager:
             return stored_values(compiled, config)
 
     def history(self, thread_id: str, *, limit: int | None = None, since_step: int | None = None,
-                before: str | None = None) -> builtins.list[Any]:
+                before: str | None = None, metadata: Mapping[str, Any] | None = None) -> builtins.list[Any]:
         """The thread's checkpoints as LangGraph snapshots, newest first (needs its graph
         registered): at most ``limit``, none saved before superstep ``since_step``, only those
-        older than checkpoint ``before`` (``UnknownCheckpointError`` if the thread lacks it); only
-        those are read, however long the thread's history."""
+        older than checkpoint ``before`` (``UnknownCheckpointError`` if the thread lacks it), only
+        those whose metadata has ``metadata``'s key-value pairs; only those are read, however long
+        the thread's history."""
         session = self.store.get(thread_id)
         if before is not None:
             self.state_at(thread_id, before)  # an id the thread lacks would page from an arbitrary place
         compiled = self._compiled(session.graph, thread_id)
         return builtins.list(snapshots(compiled, {"configurable": {"thread_id": thread_id}},
-                                       Window(since_step=since_step, limit=limit, before=before)))
+                                       Window(since_step=since_step, limit=limit, before=before,
+                                              metadata=metadata)))
 
     def state_at(self, thread_id: str, checkpoint_id: str) -> Any:
         """The thread's state at one of its checkpoints, as a LangGraph snapshot (needs its graph
@@ -348,23 +352,29 @@ class SessionManager:
         types, onto the newest checkpoint or ``checkpoint_id`` (a branch from there), under the
         thread's lease (a busy, paused or ended thread is refused) and on its audit trail. The
         new checkpoint's config (``configurable``)."""
-        _session, _graph, compiled = self._for(thread_id)
+        _session, graph, compiled = self._for(thread_id)
         base = self.state_at(thread_id, checkpoint_id) if checkpoint_id else None
         values = _checked_input(values)
-        lease = self.store.claim_edit(thread_id, runner=self.runner, ttl=self.lease_seconds, now=self.clock())
+        plain = plain_open(graph, self.store.approvals(thread_id), self.interrupt_values(thread_id))
+        lease = self.store.claim_edit(thread_id, runner=self.runner, ttl=self.lease_seconds, now=self.clock(),
+                                      plain=plain)
         self.leases.held[thread_id] = lease
         detail: dict[str, Any] | None = None
+        left: tuple[str | None, dict[str, str] | None] = (None, None)
         try:
             config = edit_config(thread_id, checkpoint_id)
             node = as_node or picked_node(compiled, config)
             write_as = as_node or as_written(node)  # a __start__ named is no node of the graph: refused
+            before = compiled.get_state(config) if lease.turn["status"] == PAUSED else None
             written = dict(compiled.update_state(config, values, as_node=write_as)["configurable"])
+            if before is not None:
+                left = _left_paused(compiled, before if base is None else None, written)
             detail = {"by": by, "as_node": node, "fields": sorted(values),
                       "checkpoint_id": written.get("checkpoint_id"),
                       **({"from_checkpoint": checkpoint_id} if checkpoint_id else {})}
         finally:
             self.leases.held.pop(thread_id, None)
-            self.store.finish_edit(lease, self.clock(), detail=detail,
+            self.store.finish_edit(lease, self.clock(), detail=detail, status=left[0], carried=left[1],
                                    audited_step=None if base is None else step_of(base))
         return written
 
@@ -373,9 +383,10 @@ class SessionManager:
         """A new thread with the idle thread ``source_id``'s graph, state and checkpoint history,
         owned by ``owner`` (their ``tenant``), asked by ``by``; its trail begins with ``copied``
         (the source's trail is not copied). A copy whose checkpoints fail to copy is removed."""
-        self.graphs.get(self.store.get(source_id).graph, source_id)
+        graph = self.graphs.get(self.store.get(source_id).graph, source_id)
         target = target_id or uuid4().hex[:12]
-        self.store.copy(source_id, target, self.clock(), by=by, owner=owner, tenant=tenant)
+        plain = plain_open(graph, self.store.approvals(source_id), self.interrupt_values(source_id))
+        self.store.copy(source_id, target, self.clock(), by=by, owner=owner, tenant=tenant, plain=plain)
         try:
             copy_checkpoints(self.checkpointer, source_id, target)
         except BaseException:
@@ -576,3 +587,12 @@ class SessionManager:
             (h for h in holds if h.node == approval.node and h.kind == approval.kind), None)
         return self.store.decide(session.thread_id, approval_id, decision, decider=decider, now=self.clock(),
                                  current=current, runner=self.runner, ttl=self.lease_seconds, answer=answer)
+
+
+def _left_paused(compiled: Any, before: Any, written: Mapping[str, Any]) -> tuple[str, dict[str, str]]:
+    """A paused thread's status once its edit wrote ``written``, and the interrupts it was paused on
+    at ``before`` carried onto the new checkpoint (old id to new; None for ``before``: the edit
+    branched from a past checkpoint, which leaves them behind)."""
+    after = compiled.get_state({"configurable": dict(written)})
+    carried = {} if before is None else carry_interrupts(compiled.checkpointer, before, after)
+    return left_paused(after), carried

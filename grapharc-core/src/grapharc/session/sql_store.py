@@ -61,6 +61,8 @@ from grapharc.session.sql_rows import held, refuse_live
 from grapharc.session.sql_time_travel import SqlTimeTravel
 
 _FINISHED = tuple(sorted(FINISHED))
+# A new turn may start on these; a rejected or expired thread has ended for good.
+STARTABLE = (CREATED, COMPLETED, FAILED)
 
 
 class SqlSessionStore(SqlTimeTravel):
@@ -123,7 +125,8 @@ class SqlSessionStore(SqlTimeTravel):
 
     def claim_start(self, thread_id: str, *, runner: str, ttl: float, now: float,
                     input: Mapping[str, Any], inbox: str | None) -> Lease:
-        """Take a created or completed thread for a new turn; queued events join ``inbox``."""
+        """Take a created, completed or failed thread for a new turn (a failed one starts from its
+        last good checkpoint, as LangGraph's server does); queued events join ``inbox``."""
         with self._write() as conn:
             row = self._claimed(conn, thread_id)
             refuse_live(row, now)
@@ -134,9 +137,8 @@ class SqlSessionStore(SqlTimeTravel):
                 raise SessionBusyError(
                     f"thread {thread_id} was left running by runner {row['runner']}, whose lease "
                     f"expired at {iso(row['lease_expires_at'])}", hint=f"recover thread {thread_id}")
-            if row["status"] not in (CREATED, COMPLETED):
-                raise SessionError(f"thread {thread_id} has ended ({row['status']}); start a new session",
-                                   hint="a failed thread can be recovered instead")
+            if row["status"] not in STARTABLE:
+                raise SessionError(f"thread {thread_id} has ended ({row['status']}); start a new session")
             turn_id = uuid4().hex
             values = dict(input)
             if inbox is not None:

@@ -7,11 +7,17 @@ as it was: nothing stored). A fork is a turn claimed from a past checkpoint: its
 says ``turn: fork``, the checkpoint and who asked, and the audit scan's watermark goes back to that
 checkpoint's step, since the fork's new checkpoints are numbered from there. A copy is a new
 thread of the same graph whose trail begins with ``copied`` (the source's trail stays with it).
+
+A thread paused on plain ``interrupt()`` calls only may be edited and copied too (the caller names
+those approvals, ``plain``: which ones ask for a decision is the graph's to say); one waiting on a
+decision may not, since a write from outside must not go around a durable approval. A copy of such a
+thread asks the same questions again, as approvals of its own.
 """
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+import dataclasses
+from collections.abc import Collection, Mapping
 from typing import Any
 from uuid import uuid4
 
@@ -26,9 +32,11 @@ from grapharc.session.records import (
     OPEN,
     PAUSED,
     RUNNING,
+    SUPERSEDED,
+    Approval,
     AuditKind,
 )
-from grapharc.session.sql_dialect import Row
+from grapharc.session.sql_dialect import Connection, Row
 from grapharc.session.sql_rows import refuse_live
 from grapharc.session.sql_sign_ins import SqlSignIns
 
@@ -40,9 +48,10 @@ decision ended (rejected, expired) stays ended."""
 COPYABLE = EDITABLE
 
 
-def refuse_unless(row: Row, statuses: tuple[str, ...], change: str) -> None:
+def refuse_unless(row: Row, statuses: tuple[str, ...], change: str, deciding: Collection[str] = ()) -> None:
     """Refuse ``change`` (``"edited"``, ``"forked"``...) of a thread whose status is not in ``statuses``,
-    saying why: left running, waiting on a decision, or ended."""
+    saying why: left running, waiting on a decision (``deciding``: the open approvals that ask for
+    one, named), or ended."""
     status, thread_id = row["status"], row["thread_id"]
     if status in statuses:
         return
@@ -50,7 +59,9 @@ def refuse_unless(row: Row, statuses: tuple[str, ...], change: str) -> None:
         raise SessionBusyError(f"thread {thread_id} was left running by runner {row['runner']}",
                                hint=f"recover thread {thread_id} first")
     if status == PAUSED:
-        raise ThreadPausedError(f"thread {thread_id} waits on a decision, so it cannot be {change} now",
+        named = f" (approval {', '.join(deciding)})" if deciding else ""
+        raise ThreadPausedError(f"thread {thread_id} waits on a decision{named}, so it cannot be {change} "
+                                "now: a decision is a durable record that no write from outside goes around",
                                 hint="answer its open approval first")
     raise ThreadEndedError(f"thread {thread_id} has ended ({status}), so it cannot be {change}",
                            hint="a thread that completed can be; start a new thread otherwise")
@@ -59,32 +70,55 @@ def refuse_unless(row: Row, statuses: tuple[str, ...], change: str) -> None:
 class SqlTimeTravel(SqlSignIns):
     """Edits, forks and copies over the SQL session tables (``SqlSessionStore`` keeps the rest)."""
 
-    def claim_edit(self, thread_id: str, *, runner: str, ttl: float, now: float) -> Lease:
-        """Lease an idle thread (created or completed) for a state edit; refused as ``claim_start``
-        refuses a busy thread, and a paused or ended one."""
+    def claim_edit(self, thread_id: str, *, runner: str, ttl: float, now: float,
+                   plain: Collection[str] = ()) -> Lease:
+        """Lease an idle thread (created or completed), or one paused on the plain interrupts
+        ``plain`` (approval ids) alone, for a state edit; refused as ``claim_start`` refuses a busy
+        thread, and one waiting on a decision or ended."""
         with self._write() as conn:
             row = self._claimed(conn, thread_id)
             refuse_live(row, now)
-            refuse_unless(row, EDITABLE, "edited")
+            self._refuse_unless_plain(conn, row, EDITABLE, "edited", plain)
             turn = {"kind": EDIT, "id": uuid4().hex, "status": row["status"], "updated_at": row["updated_at"]}
             return self._lease(conn, thread_id, runner, ttl, now, turn)
 
     def finish_edit(self, lease: Lease, now: float, *, detail: Mapping[str, Any] | None,
-                    audited_step: int | None = None) -> None:
-        """Give the edited thread back in the status it had. ``detail``: what was written (an
-        ``updated`` entry); None: nothing was, and the row is left as it was before the claim.
-        ``audited_step``: the step of the checkpoint the edit wrote after, if the audit scan must
-        go back to it (an edit of a past checkpoint starts a branch)."""
+                    audited_step: int | None = None, status: str | None = None,
+                    carried: Mapping[str, str] | None = None) -> None:
+        """Give the edited thread back in the status it had (or ``status``). ``detail``: what was
+        written (an ``updated`` entry); None: nothing was, and the row is left as it was before the
+        claim. ``audited_step``: the step of the checkpoint the edit wrote after, if the audit scan
+        must go back to it (an edit of a past checkpoint starts a branch). ``carried``: for an edit
+        of a paused thread, the interrupts carried onto the new checkpoint (old hold key to new):
+        their open approvals follow them, the others are superseded."""
         with self._write() as conn:
             row = self._fenced_row(conn, lease, "its edit is not recorded")
             audited = row["audited_step"] if audited_step is None else min(row["audited_step"], audited_step)
+            written = detail is not None
+            left = (status if written and status else lease.turn["status"],
+                    now if written else lease.turn["updated_at"])
             self._run(conn, "UPDATE {sessions} SET status = ?, updated_at = ?, runner = NULL, "
                             "lease_token = NULL, lease_expires_at = NULL, turn = NULL, audited_step = ? "
                             "WHERE thread_id = ?",
-                      (lease.turn["status"], lease.turn["updated_at"] if detail is None else now, audited,
-                       lease.thread_id))
+                      (*left, audited, lease.thread_id))
             if detail is not None:
-                self._audit(conn, lease.thread_id, now, AuditKind.UPDATED, dict(detail))
+                dropped = [] if carried is None else self._follow(conn, lease.thread_id, carried)
+                self._audit(conn, lease.thread_id, now, AuditKind.UPDATED,
+                            {**detail, **({"superseded": dropped} if dropped else {})})
+
+    def _follow(self, conn: Connection, thread_id: str, carried: Mapping[str, str]) -> list[str]:
+        """Move the thread's open approvals onto their interrupts' new hold keys (``carried``) and
+        supersede those whose interrupt was not carried; the ids superseded."""
+        dropped = []
+        for approval in self._approvals(conn, "WHERE thread_id = ? AND state = ?", (thread_id, OPEN)):
+            if approval.hold_key in carried:
+                self._run(conn, "UPDATE {approvals} SET hold_key = ? WHERE approval_id = ?",
+                          (carried[approval.hold_key], approval.approval_id))
+            else:
+                self._run(conn, "UPDATE {approvals} SET state = ? WHERE approval_id = ?",
+                          (SUPERSEDED, approval.approval_id))
+                dropped.append(approval.approval_id)
+        return dropped
 
     def claim_fork(self, thread_id: str, *, runner: str, ttl: float, now: float, checkpoint_id: str,
                    step: int, input: Mapping[str, Any] | None, by: str) -> Lease:
@@ -109,14 +143,16 @@ class SqlTimeTravel(SqlSignIns):
         return lease
 
     def copy(self, source_id: str, target_id: str, now: float, *, by: str, owner: str | None = None,
-             tenant: str | None = None) -> None:
+             tenant: str | None = None, plain: Collection[str] = ()) -> None:
         """Create session ``target_id`` of the idle thread ``source_id``'s graph, status, outcome and
         audit watermark, owned by ``owner`` (their ``tenant``); its trail begins with ``copied``
-        (from whom, asked by ``by``). The checkpoints are the caller's to copy."""
+        (from whom, asked by ``by``). A source paused on the plain interrupts ``plain`` alone may be
+        copied: the copy asks them again (approvals of its own, same questions and interrupt ids).
+        The checkpoints are the caller's to copy."""
         with self._write() as conn:
             row = self._row(conn, source_id, self.LOCK)
             refuse_live(row, now)
-            refuse_unless(row, COPYABLE, "copied")
+            asked = self._refuse_unless_plain(conn, row, COPYABLE, "copied", plain)
             created = self._run(
                 conn, "INSERT INTO {sessions} (thread_id, graph, status, created_at, updated_at, owner, "
                 "tenant, outcome, audited_step) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?) ON CONFLICT DO NOTHING",
@@ -128,3 +164,18 @@ class SqlTimeTravel(SqlSignIns):
             whose = {key: value for key, value in (("owner", owner), ("tenant", tenant)) if value is not None}
             self._audit(conn, target_id, now, AuditKind.COPIED,
                         {"from": source_id, "graph": row["graph"], "by": by, **whose})
+            for approval in asked:
+                self._insert_approval(conn, dataclasses.replace(
+                    approval, approval_id=f"ap-{uuid4().hex[:12]}", thread_id=target_id, created_at=now))
+
+    def _refuse_unless_plain(self, conn: Connection, row: Row, statuses: tuple[str, ...], change: str,
+                             plain: Collection[str]) -> list[Approval]:
+        """``refuse_unless``, but a paused thread whose open approvals are all in ``plain`` (or that a
+        breakpoint stopped, on none) passes; its open approvals (none unless paused)."""
+        if row["status"] != PAUSED:
+            refuse_unless(row, statuses, change)
+            return []
+        opened = self._approvals(conn, "WHERE thread_id = ? AND state = ?", (row["thread_id"], OPEN))
+        deciding = [a.approval_id for a in opened if a.approval_id not in plain]
+        refuse_unless(row, statuses if deciding else (PAUSED,), change, deciding)
+        return opened

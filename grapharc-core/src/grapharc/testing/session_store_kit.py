@@ -28,7 +28,6 @@ from grapharc.session.errors import (
     ApprovalExpiredError,
     LeaseLostError,
     NothingToRecoverError,
-    SessionError,
     SessionExistsError,
     SessionInputError,
     ThreadPausedError,
@@ -157,11 +156,18 @@ class SessionStoreConformance(SessionLeaseConformance, SessionApprovalConformanc
         store.finish(lease, FAILED, 3.0, error="ValueError: boom")
         failed = store.get("t1")
         assert (failed.status, failed.error) == (FAILED, "ValueError: boom")
-        with pytest.raises(SessionError, match="t1"):
-            claim(store, "t1", 4.0)
         recovered = store.claim_recovery("t1", runner="runner-b", ttl=TTL, now=5.0)
         assert recovered.turn == lease.turn and recovered.turn["input"] == {"amount": 3}
         assert (store.get("t1").status, store.get("t1").error) == (RUNNING, None)
+
+    def test_a_failed_thread_takes_a_new_turn_with_new_input_and_keeps_the_failure_on_its_trail(
+            self, store: SessionStore) -> None:
+        store.create("t1", GRAPH, 1.0)
+        store.finish(claim(store, "t1", 2.0), FAILED, 3.0, error="ValueError: boom")
+        lease = store.claim_start("t1", runner="runner-b", ttl=TTL, now=4.0, input={"amount": 4}, inbox=None)
+        assert lease.turn["kind"] == "start" and lease.turn["input"] == {"amount": 4}
+        assert (store.get("t1").status, store.get("t1").error) == (RUNNING, None)
+        assert [e.kind for e in store.audit("t1")][-2:] == [AuditKind.FAILED, AuditKind.CLAIMED]
 
     def test_a_cancelled_turn_is_recorded_cancelled_and_frees_the_thread(self, store: SessionStore) -> None:
         store.create("t1", GRAPH, 1.0)

@@ -17,7 +17,7 @@ from grapharc.session.errors import (
     ThreadEndedError,
     ThreadPausedError,
 )
-from grapharc.session.records import COMPLETED, FAILED, FORK, PAUSED, RUNNING, SUPERSEDED, AuditKind
+from grapharc.session.records import COMPLETED, FAILED, FORK, OPEN, PAUSED, RUNNING, SUPERSEDED, AuditKind
 from grapharc.testing.sessions import GRAPH, TTL, claim, make_hold, pause
 from grapharc.testing.store_kit import StoreKit
 
@@ -62,6 +62,35 @@ class SessionTimeTravelConformance(StoreKit[SessionStore]):
         with pytest.raises(ThreadEndedError, match="failed"):
             store.claim_edit("failed", runner="editor", ttl=TTL, now=20.0)
         assert (store.get("paused").status, store.get("failed").status) == (PAUSED, FAILED)
+
+    def test_a_thread_paused_on_plain_interrupts_alone_is_edited_and_its_approvals_follow_the_edit(
+            self, store: SessionStore) -> None:
+        kept, gone = pause(store, "t1", make_hold("left"), make_hold("right"))
+        with pytest.raises(ThreadPausedError, match=kept.approval_id):  # one of them is not plain
+            store.claim_edit("t1", runner="editor", ttl=TTL, now=20.0, plain={gone.approval_id})
+        lease = store.claim_edit("t1", runner="editor", ttl=TTL, now=20.0,
+                                 plain={kept.approval_id, gone.approval_id})
+        store.finish_edit(lease, 21.0, detail={"by": "ana"}, status=PAUSED,
+                          carried={kept.hold_key: "key-left-2"})
+        assert store.get("t1").status == PAUSED
+        assert (store.approval(kept.approval_id).state, store.approval(kept.approval_id).hold_key) == (
+            OPEN, "key-left-2")
+        assert store.approval(gone.approval_id).state == SUPERSEDED
+        last = store.audit("t1")[-1]
+        assert (last.kind, last.detail) == (AuditKind.UPDATED,
+                                            {"by": "ana", "superseded": [gone.approval_id]})
+
+    def test_a_copy_of_a_thread_paused_on_plain_interrupts_asks_them_again_on_the_copy(
+            self, store: SessionStore) -> None:
+        [asked] = pause(store, "source", make_hold())
+        store.copy("source", "copy", 20.0, by="ana", plain={asked.approval_id})
+        [again] = store.approvals("copy")
+        assert (store.get("copy").status, again.state, again.created_at) == (PAUSED, OPEN, 20.0)
+        assert again.approval_id != asked.approval_id
+        assert (again.hold_key, again.question) == (asked.hold_key, asked.question)
+        assert (again.digest, again.node) == (asked.digest, asked.node)
+        assert [e.kind for e in store.audit("copy")] == [AuditKind.COPIED, AuditKind.ASKED]
+        assert store.approval(asked.approval_id).state == OPEN  # the source still waits on its own
 
     def test_a_fork_supersedes_the_open_approvals_and_says_from_where(self, store: SessionStore) -> None:
         [asked] = pause(store, "t1", make_hold())

@@ -163,10 +163,12 @@ def sse_response(ctx: ApiContext, run: RunRecord, modes: list[str], cursor: Curs
                                headers={"Location": location, "Content-Location": location})
 
 
-def run_events(ctx: ApiContext, run: RunRecord, modes: list[str]) -> AsyncIterator[dict[str, Any]]:
-    """The run's events in ``modes`` from its start to its ``end``, as its own stream sends them (a
-    thread's stream sends each of its runs' in turn: ``grapharc.server.api.thread_stream``)."""
-    return _events(ctx, run, modes, None, False, 0)
+def run_events(ctx: ApiContext, run: RunRecord, modes: list[str], cursor: Cursor | None = None,
+               live_after: int = 0) -> AsyncIterator[dict[str, Any]]:
+    """The run's events in ``modes`` from its start (or after ``cursor`` and ``live_after``, as a
+    rejoined stream's) to its ``end``, as its own stream sends them (a thread's stream sends each of
+    its runs' in turn: ``grapharc.server.api.thread_stream``)."""
+    return _events(ctx, run, modes, cursor, False, live_after)
 
 
 def poll_seconds(run: RunRecord, here: str) -> float:

@@ -97,11 +97,14 @@ class CheckpointRef(BaseModel):
 
 class HistoryQuery(BaseModel):
     """POST /threads/{id}/history: the newest ``limit`` checkpoints, or the newest older than
-    ``before`` (a checkpoint id, or a checkpoint as the SDK names one) to read the next page."""
+    ``before`` (a checkpoint id, or a checkpoint as the SDK names one) to read the next page; with
+    ``metadata`` (the SDK's ``get_history(metadata=)``), only those whose checkpoint metadata has
+    its key-value pairs, as LangGraph filters them."""
 
     model_config = ConfigDict(extra="forbid")
     limit: int = Field(default=10, ge=1, le=1000)
     before: str | CheckpointRef | None = None
+    metadata: dict[str, Any] | None = None
     checkpoint: CheckpointRef | None = None
     """Where the page starts, itself included (``RemoteGraph.get_state_history`` sends the thread's
     newest: no ``checkpoint_id``); ``before`` wins when both are given."""
@@ -289,8 +292,10 @@ async def get_history(thread_id: str, ctx: Context, body: HistoryQuery | None = 
     query = body or HistoryQuery()
     start = query.start_id(thread_id)
     first = [await offload.to_thread(ctx.manager.state_at, thread_id, start)] if start is not None else []
+    first = [snapshot for snapshot in first if query.metadata is None
+             or query.metadata.items() <= dict(snapshot.metadata or {}).items()]
     rest = query.limit - len(first)
-    history = await offload.to_thread(ctx.manager.history, thread_id, limit=rest,
+    history = await offload.to_thread(ctx.manager.history, thread_id, limit=rest, metadata=query.metadata,
                                       before=start or query.before_id(thread_id)) if rest else []
     return [shapes.state(snapshot) for snapshot in [*first, *history]]
 

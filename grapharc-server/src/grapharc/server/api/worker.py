@@ -289,7 +289,7 @@ class RunWorker:
                 return await self._turn(run, live)
             if session.status in (RUNNING, FAILED):
                 watcher = self.progress.watcher(run.thread_id)
-                recovery = dataclasses.replace(_options(run, live), breakpoints=None, directive=None)
+                recovery = await offload.to_thread(self._recovery_options, run, live)
                 return await self.manager.arecover(run.thread_id, on_record=watcher, budget=run.budget,
                                                    options=recovery)
             return session
@@ -308,6 +308,16 @@ class RunWorker:
             return
         self.runs.finish(run.run_id, self.name, status, self.manager.clock(),
                          end_seq=self.last_seq(run.thread_id, begun), error=error)
+
+    def _recovery_options(self, run: RunRecord, live: LiveLog | None) -> TurnOptions:
+        """What a reclaimed run asks of the turn that recovers its thread: all its request asks (its
+        breakpoints stop it still), but a goto and update the dead worker's turn already applied
+        (a ``directed`` entry in the run's part of the trail) are not applied twice."""
+        options = _options(run, live)
+        if options.directive is not None and any(
+                e.kind == AuditKind.DIRECTED for e in self.manager.audit(run.thread_id, run.after_seq or 0)):
+            return dataclasses.replace(options, directive=None)
+        return options
 
     def _turn_began(self, run: RunRecord) -> bool:
         """Whether the run's turn took its thread (a run that never recorded its start never did)."""
