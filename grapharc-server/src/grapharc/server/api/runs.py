@@ -52,6 +52,7 @@ from grapharc.server.api.guards import (
 from grapharc.server.api.live import SUBGRAPHS
 from grapharc.server.api.problems import ApiProblem
 from grapharc.server.api.run_config import REQUEST_KEY, RunConfig, caller_config
+from grapharc.server.api.run_facts import CREATED_BY, KWARGS_KEY, kept_kwargs
 from grapharc.server.api.state_writes import checkpoint_named, fork_request
 from grapharc.server.api.streaming import (
     check_cursor,
@@ -252,7 +253,8 @@ async def queue(ctx: ApiContext, thread_id: str, body: RunCreate, user: User | N
         raise ApiProblem(409, f"thread {thread_id} is busy: runner {session.runner} holds its lease",
                          hint="wait for that turn to end, or send multitask_strategy 'enqueue'")
     now = ctx.manager.clock()
-    request = {**_request(ctx, session, body, user, queued=not exclusive), REQUEST_KEY: caller.to_json()}
+    request = {**_request(ctx, session, body, user, queued=not exclusive), REQUEST_KEY: caller.to_json(),
+               KWARGS_KEY: kept_kwargs(body), **({CREATED_BY: user.name} if user is not None else {})}
     if request["kind"] == "start" and session.status != CREATED:
         await _check_required(ctx, session, request["input"])
     if on_completion == DELETE:
