@@ -142,3 +142,12 @@ def test_the_events_mode_announces_each_nodes_start_once_before_its_chat_model(s
     assert order.index("on_chain_start") < order.index("on_chat_model_start")
     start = events[order.index("on_chain_start")]
     assert start["metadata"]["langgraph_node"] == "chat" and start["data"]["input"]["question"] == "hi"
+
+
+def test_a_message_in_a_form_the_state_model_cannot_read_is_a_422_naming_the_field(server: str) -> None:
+    thread = httpx.post(f"{server}/threads", json={"metadata": {"graph_id": CHAT}}).json()["thread_id"]
+    answer = httpx.post(f"{server}/threads/{thread}/runs/wait", json={
+        "assistant_id": CHAT, "input": {"question": "hi", "messages": [{"role": "user", "content": "hi"}]}})
+    assert answer.status_code == 422, answer.text
+    problem = answer.json()
+    assert "messages" in problem["detail"] and problem["errors"][0]["loc"] == ["input", "messages"]

@@ -418,6 +418,8 @@ def check_input(ctx: ApiContext, graph: str, values: dict[str, Any],
         except ValidationError as exc:
             errors.extend({"loc": ["input", name, *e["loc"]], "msg": e["msg"], "type": e["type"]}
                           for e in exc.errors())
+        except (TypeError, ValueError) as exc:  # a type's own validator that raises, not pydantic's error
+            errors.append({"loc": ["input", name], "msg": str(exc), "type": "invalid"})
     if errors:
         named = ", ".join(dict.fromkeys(str(e["loc"][1]) for e in errors))
         raise ApiProblem(422, f"the input does not fit the state of graph {graph!r} (fields: {named})",
