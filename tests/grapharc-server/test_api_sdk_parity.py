@@ -151,3 +151,17 @@ def test_a_message_in_a_form_the_state_model_cannot_read_is_a_422_naming_the_fie
     assert answer.status_code == 422, answer.text
     problem = answer.json()
     assert "messages" in problem["detail"] and problem["errors"][0]["loc"] == ["input", "messages"]
+
+
+def test_with_a_token_a_run_and_its_checkpoints_name_who_created_it(api_server_with_auth: str) -> None:
+    from inbox_setup import TOKEN
+
+    async def tell() -> tuple[dict[str, Any], dict[str, Any]]:
+        client = get_client(url=api_server_with_auth, headers={"Authorization": f"Bearer {TOKEN}"})
+        thread = (await client.threads.create(graph_id=CREDIT))["thread_id"]
+        run = await client.runs.create(thread, CREDIT, input={"application_id": "LN-7310"})
+        await client.runs.join(thread, run["run_id"])
+        return await client.runs.get(thread, run["run_id"]), await client.threads.get_state(thread)
+
+    run, state = told(tell)
+    assert run["metadata"]["created_by"] == "alice" == state["metadata"]["created_by"]
