@@ -197,7 +197,7 @@ def _shown(ctx: ApiContext, sessions: list[Session],
     registered, shaped = set(ctx.manager.graphs.names()), []
     for session in sessions:
         try:
-            values, changed = (_state(ctx.manager, session.thread_id) if session.graph in registered
+            values, changed = (ctx.manager.values_at(session.thread_id) if session.graph in registered
                                else (None, None))
         except UnknownSessionError:  # deleted since it was listed
             continue
@@ -205,16 +205,6 @@ def _shown(ctx: ApiContext, sessions: list[Session],
         shaped.append(shapes.thread(session, values, payloads, config=shapes.thread_config(newest),
                                     state_updated_at=changed))
     return shaped
-
-
-def _state(manager: SessionManager, thread_id: str) -> tuple[dict[str, Any], str | None]:
-    """The thread's values and when its newest checkpoint was saved (None: it has none); a stored
-    state its graph's model no longer fits is read as stored, its time unknown."""
-    try:
-        newest = manager.history(thread_id, limit=1)
-    except ValidationError:
-        return manager.values(thread_id), None
-    return (dict(newest[0].values), newest[0].created_at) if newest else ({}, None)
 
 
 _SORT_KEYS: dict[str, Callable[[Session], Any]] = {
