@@ -57,6 +57,32 @@ def call(name: str, *needs: str, fails: bool = False) -> Callable[[Step], Step]:
     return add
 
 
+@dataclass(frozen=True)
+class From:
+    """An argument of a ``plain`` call that an earlier call left in the context under ``key``."""
+
+    key: str
+
+
+def plain(name: str, method: str, *args: Any, **kwargs: Any) -> None:
+    """Add a call that is one SDK method (``"threads.get"``) with these arguments; a ``From`` among
+    them (in a list too) is read from the context, and the call needs it there."""
+    def given(value: Any, ctx: dict[str, Any]) -> Any:
+        if isinstance(value, From):
+            return ctx[value.key]
+        return [given(item, ctx) for item in value] if isinstance(value, list) else value
+
+    def body(c: Any, ctx: dict[str, Any]) -> Awaitable[Any]:
+        resource, verb = method.split(".")
+        return getattr(getattr(c, resource), verb)(*given(list(args), ctx),
+                                                   **{k: given(v, ctx) for k, v in kwargs.items()})
+
+    named = [*args, *kwargs.values()]
+    needs = tuple(v.key for v in [*named, *(i for v in named if isinstance(v, list) for i in v)]
+                  if isinstance(v, From))
+    call(name, *needs)(body)
+
+
 async def streamed(parts: AsyncIterator[Any], ctx: dict[str, Any] | None = None) -> Streamed:
     """Every part of a stream; the run id of its metadata event kept as ``ctx["streamed_run"]``."""
     record = Streamed()
@@ -80,34 +106,22 @@ async def _(c: Any, ctx: dict[str, Any]) -> Any:
     return found
 
 
-@call("assistants.count")
-async def _(c: Any, ctx: dict[str, Any]) -> Any:
-    return await c.assistants.count(graph_id=CREDIT)
+plain("assistants.count", "assistants.count", graph_id=CREDIT)
 
 
-@call("assistants.get", "credit")
-async def _(c: Any, ctx: dict[str, Any]) -> Any:
-    return await c.assistants.get(ctx["credit"])
+plain("assistants.get", "assistants.get", From("credit"))
 
 
-@call("assistants.get_graph", "credit")
-async def _(c: Any, ctx: dict[str, Any]) -> Any:
-    return await c.assistants.get_graph(ctx["credit"])
+plain("assistants.get_graph", "assistants.get_graph", From("credit"))
 
 
-@call("assistants.get_schemas", "credit")
-async def _(c: Any, ctx: dict[str, Any]) -> Any:
-    return await c.assistants.get_schemas(ctx["credit"])
+plain("assistants.get_schemas", "assistants.get_schemas", From("credit"))
 
 
-@call("assistants.get_subgraphs", "credit")
-async def _(c: Any, ctx: dict[str, Any]) -> Any:
-    return await c.assistants.get_subgraphs(ctx["credit"])
+plain("assistants.get_subgraphs", "assistants.get_subgraphs", From("credit"))
 
 
-@call("assistants.get_versions", "credit")
-async def _(c: Any, ctx: dict[str, Any]) -> Any:
-    return await c.assistants.get_versions(ctx["credit"])
+plain("assistants.get_versions", "assistants.get_versions", From("credit"))
 
 
 @call("assistants.create")
@@ -117,19 +131,13 @@ async def _(c: Any, ctx: dict[str, Any]) -> Any:
     return made
 
 
-@call("assistants.update", "assistant")
-async def _(c: Any, ctx: dict[str, Any]) -> Any:
-    return await c.assistants.update(ctx["assistant"], metadata={"by": "differential", "v": 2})
+plain("assistants.update", "assistants.update", From("assistant"), metadata={"by": "differential", "v": 2})
 
 
-@call("assistants.set_latest", "assistant")
-async def _(c: Any, ctx: dict[str, Any]) -> Any:
-    return await c.assistants.set_latest(ctx["assistant"], 1)
+plain("assistants.set_latest", "assistants.set_latest", From("assistant"), 1)
 
 
-@call("assistants.delete", "assistant")
-async def _(c: Any, ctx: dict[str, Any]) -> Any:
-    return await c.assistants.delete(ctx["assistant"])
+plain("assistants.delete", "assistants.delete", From("assistant"))
 
 
 @call("threads.create")
@@ -139,29 +147,19 @@ async def _(c: Any, ctx: dict[str, Any]) -> Any:
     return made
 
 
-@call("threads.create with metadata")
-async def _(c: Any, ctx: dict[str, Any]) -> Any:
-    return await c.threads.create(graph_id=CREDIT, metadata={"purpose": "differential"})
+plain("threads.create with metadata", "threads.create", graph_id=CREDIT, metadata={"purpose": "differential"})
 
 
-@call("threads.get", "thread")
-async def _(c: Any, ctx: dict[str, Any]) -> Any:
-    return await c.threads.get(ctx["thread"])
+plain("threads.get", "threads.get", From("thread"))
 
 
-@call("threads.update", "thread")
-async def _(c: Any, ctx: dict[str, Any]) -> Any:
-    return await c.threads.update(ctx["thread"], metadata={"team": "credit"})
+plain("threads.update", "threads.update", From("thread"), metadata={"team": "credit"})
 
 
-@call("threads.search by metadata")
-async def _(c: Any, ctx: dict[str, Any]) -> Any:
-    return await c.threads.search(metadata={"purpose": "differential"}, limit=5)
+plain("threads.search by metadata", "threads.search", metadata={"purpose": "differential"}, limit=5)
 
 
-@call("threads.count")
-async def _(c: Any, ctx: dict[str, Any]) -> Any:
-    return await c.threads.count()
+plain("threads.count", "threads.count")
 
 
 @call("runs.stream values+updates to an interrupt", "thread")
@@ -172,9 +170,7 @@ async def _(c: Any, ctx: dict[str, Any]) -> Any:
     return record
 
 
-@call("threads.get_state at the interrupt", "thread")
-async def _(c: Any, ctx: dict[str, Any]) -> Any:
-    return await c.threads.get_state(ctx["thread"])
+plain("threads.get_state at the interrupt", "threads.get_state", From("thread"))
 
 
 @call("threads.get_history", "thread")
@@ -185,44 +181,29 @@ async def _(c: Any, ctx: dict[str, Any]) -> Any:
     return history
 
 
-@call("threads.get_state at a past checkpoint", "thread", "past_checkpoint")
-async def _(c: Any, ctx: dict[str, Any]) -> Any:
-    return await c.threads.get_state(ctx["thread"], checkpoint_id=ctx["past_checkpoint"])
+plain("threads.get_state at a past checkpoint", "threads.get_state", From("thread"),
+      checkpoint_id=From("past_checkpoint"))
 
 
-@call("threads.search by ids", "thread")
-async def _(c: Any, ctx: dict[str, Any]) -> Any:
-    return await c.threads.search(ids=[ctx["thread"]])
+plain("threads.search by ids", "threads.search", ids=[From("thread")])
 
 
-@call("threads.search by values")
-async def _(c: Any, ctx: dict[str, Any]) -> Any:
-    return await c.threads.search(values={"application_id": "LN-7310"}, limit=5)
+plain("threads.search by values", "threads.search", values={"application_id": "LN-7310"}, limit=5)
 
 
-@call("threads.search sorted")
-async def _(c: Any, ctx: dict[str, Any]) -> Any:
-    return await c.threads.search(sort_by="updated_at", sort_order="desc", limit=5)
+plain("threads.search sorted", "threads.search", sort_by="updated_at", sort_order="desc", limit=5)
 
 
-@call("runs.wait resuming with a Command", "thread")
-async def _(c: Any, ctx: dict[str, Any]) -> Any:
-    return await c.runs.wait(ctx["thread"], CREDIT, command=command("approved"))
+plain("runs.wait resuming with a Command", "runs.wait", From("thread"), CREDIT, command=command("approved"))
 
 
-@call("runs.list", "thread")
-async def _(c: Any, ctx: dict[str, Any]) -> Any:
-    return await c.runs.list(ctx["thread"])
+plain("runs.list", "runs.list", From("thread"))
 
 
-@call("runs.get", "thread", "first_run")
-async def _(c: Any, ctx: dict[str, Any]) -> Any:
-    return await c.runs.get(ctx["thread"], ctx["first_run"])
+plain("runs.get", "runs.get", From("thread"), From("first_run"))
 
 
-@call("runs.join", "thread", "first_run")
-async def _(c: Any, ctx: dict[str, Any]) -> Any:
-    return await c.runs.join(ctx["thread"], ctx["first_run"])
+plain("runs.join", "runs.join", From("thread"), From("first_run"))
 
 
 @call("runs.join_stream with no stream_mode", "thread", "first_run")
@@ -230,19 +211,15 @@ async def _(c: Any, ctx: dict[str, Any]) -> Any:
     return await streamed(c.runs.join_stream(ctx["thread"], ctx["first_run"]))
 
 
-@call("threads.update_state as_node", "thread")
-async def _(c: Any, ctx: dict[str, Any]) -> Any:
-    return await c.threads.update_state(ctx["thread"], {"notes": ["checked by hand"]}, as_node="disburse")
+plain("threads.update_state as_node", "threads.update_state", From("thread"), {"notes": ["checked by hand"]},
+      as_node="disburse")
 
 
-@call("threads.copy", "thread")
-async def _(c: Any, ctx: dict[str, Any]) -> Any:
-    return await c.threads.copy(ctx["thread"])
+plain("threads.copy", "threads.copy", From("thread"))
 
 
-@call("runs.wait from a past checkpoint (a fork)", "thread", "past_checkpoint")
-async def _(c: Any, ctx: dict[str, Any]) -> Any:
-    return await c.runs.wait(ctx["thread"], CREDIT, input=None, checkpoint_id=ctx["past_checkpoint"])
+plain("runs.wait from a past checkpoint (a fork)", "runs.wait", From("thread"), CREDIT, input=None,
+      checkpoint_id=From("past_checkpoint"))
 
 
 @call("runs.stream messages-tuple (tokens)")
@@ -347,9 +324,7 @@ async def _(c: Any, ctx: dict[str, Any]) -> Any:
     return await c.runs.get(thread, run["run_id"])
 
 
-@call("threads.get after a cancel", "cancelled_thread")
-async def _(c: Any, ctx: dict[str, Any]) -> Any:
-    return await c.threads.get(ctx["cancelled_thread"])
+plain("threads.get after a cancel", "threads.get", From("cancelled_thread"))
 
 
 @call("runs.wait after a cancel", "cancelled_thread", "release")
@@ -358,20 +333,18 @@ async def _(c: Any, ctx: dict[str, Any]) -> Any:
     return await c.runs.wait(ctx["cancelled_thread"], WAITER, input={"release_file": ctx["release"]})
 
 
-@call("runs.create multitask_strategy=interrupt")
-async def _(c: Any, ctx: dict[str, Any]) -> Any:
-    thread = (await c.threads.create(graph_id=CREDIT))["thread_id"]
-    await c.runs.create(thread, CREDIT, input={"application_id": "LN-2204"})
-    return await c.runs.create(thread, CREDIT, input={"application_id": "LN-2204"},
-                               multitask_strategy="interrupt")
+def double_text(strategy: str) -> Step:
+    """A run created on a thread whose first run is still queued, with ``strategy``."""
+    async def body(c: Any, ctx: dict[str, Any]) -> Any:
+        thread = (await c.threads.create(graph_id=CREDIT))["thread_id"]
+        await c.runs.create(thread, CREDIT, input={"application_id": "LN-2204"})
+        return await c.runs.create(thread, CREDIT, input={"application_id": "LN-2204"},
+                                   multitask_strategy=strategy)
+    return body
 
 
-@call("runs.create multitask_strategy=rollback")
-async def _(c: Any, ctx: dict[str, Any]) -> Any:
-    thread = (await c.threads.create(graph_id=CREDIT))["thread_id"]
-    await c.runs.create(thread, CREDIT, input={"application_id": "LN-2204"})
-    return await c.runs.create(thread, CREDIT, input={"application_id": "LN-2204"},
-                               multitask_strategy="rollback")
+for _strategy in ("interrupt", "rollback"):
+    call(f"runs.create multitask_strategy={_strategy}")(double_text(_strategy))
 
 
 @call("runs.create after_seconds")
@@ -380,24 +353,17 @@ async def _(c: Any, ctx: dict[str, Any]) -> Any:
     return await c.runs.create(thread, CREDIT, input={"application_id": "LN-2204"}, after_seconds=1)
 
 
-@call("runs.create_batch")
-async def _(c: Any, ctx: dict[str, Any]) -> Any:
-    return await c.runs.create_batch([{"assistant_id": CREDIT, "input": {"application_id": "LN-2204"}}])
+plain("runs.create_batch", "runs.create_batch",
+      [{"assistant_id": CREDIT, "input": {"application_id": "LN-2204"}}])
 
 
-@call("runs.cancel_many")
-async def _(c: Any, ctx: dict[str, Any]) -> Any:
-    return await c.runs.cancel_many(status="pending")
+plain("runs.cancel_many", "runs.cancel_many", status="pending")
 
 
-@call("runs.delete", "done_thread", "done_run")
-async def _(c: Any, ctx: dict[str, Any]) -> Any:
-    return await c.runs.delete(ctx["done_thread"], ctx["done_run"])
+plain("runs.delete", "runs.delete", From("done_thread"), From("done_run"))
 
 
-@call("runs.wait stateless")
-async def _(c: Any, ctx: dict[str, Any]) -> Any:
-    return await c.runs.wait(None, CREDIT, input={"application_id": "LN-2204"})
+plain("runs.wait stateless", "runs.wait", None, CREDIT, input={"application_id": "LN-2204"})
 
 
 @call("runs.stream stateless")
@@ -406,14 +372,10 @@ async def _(c: Any, ctx: dict[str, Any]) -> Any:
                                         stream_mode="values"))
 
 
-@call("threads.prune", "done_thread")
-async def _(c: Any, ctx: dict[str, Any]) -> Any:
-    return await c.threads.prune([ctx["done_thread"]])
+plain("threads.prune", "threads.prune", [From("done_thread")])
 
 
-@call("threads.delete", "thread")
-async def _(c: Any, ctx: dict[str, Any]) -> Any:
-    return await c.threads.delete(ctx["thread"])
+plain("threads.delete", "threads.delete", From("thread"))
 
 
 @call("crons.create")
@@ -423,46 +385,28 @@ async def _(c: Any, ctx: dict[str, Any]) -> Any:
     return made
 
 
-@call("crons.search", "credit")
-async def _(c: Any, ctx: dict[str, Any]) -> Any:
-    return await c.crons.search(assistant_id=ctx["credit"])
+plain("crons.search", "crons.search", assistant_id=From("credit"))
 
 
-@call("crons.count", "credit")
-async def _(c: Any, ctx: dict[str, Any]) -> Any:
-    return await c.crons.count(assistant_id=ctx["credit"])
+plain("crons.count", "crons.count", assistant_id=From("credit"))
 
 
-@call("crons.update", "cron")
-async def _(c: Any, ctx: dict[str, Any]) -> Any:
-    return await c.crons.update(ctx["cron"], schedule="0 0 2 1 *")
+plain("crons.update", "crons.update", From("cron"), schedule="0 0 2 1 *")
 
 
-@call("crons.delete", "cron")
-async def _(c: Any, ctx: dict[str, Any]) -> Any:
-    return await c.crons.delete(ctx["cron"])
+plain("crons.delete", "crons.delete", From("cron"))
 
 
-@call("store.put_item")
-async def _(c: Any, ctx: dict[str, Any]) -> Any:
-    return await c.store.put_item(["differential"], key="k", value={"v": 1})
+plain("store.put_item", "store.put_item", ["differential"], key="k", value={"v": 1})
 
 
-@call("store.get_item")
-async def _(c: Any, ctx: dict[str, Any]) -> Any:
-    return await c.store.get_item(["differential"], key="k")
+plain("store.get_item", "store.get_item", ["differential"], key="k")
 
 
-@call("store.search_items")
-async def _(c: Any, ctx: dict[str, Any]) -> Any:
-    return await c.store.search_items(["differential"])
+plain("store.search_items", "store.search_items", ["differential"])
 
 
-@call("store.list_namespaces")
-async def _(c: Any, ctx: dict[str, Any]) -> Any:
-    return await c.store.list_namespaces()
+plain("store.list_namespaces", "store.list_namespaces")
 
 
-@call("store.delete_item")
-async def _(c: Any, ctx: dict[str, Any]) -> Any:
-    return await c.store.delete_item(["differential"], key="k")
+plain("store.delete_item", "store.delete_item", ["differential"], key="k")

@@ -7,6 +7,7 @@ mid-run has its run taken over by the other, which completes it from the last ch
 from __future__ import annotations
 
 import asyncio
+import json
 import os
 import signal
 import sys
@@ -134,9 +135,14 @@ def test_a_run_whose_worker_is_killed_is_completed_by_the_other_from_its_checkpo
         assert joined.status_code == 200, joined.text
         assert joined.json()["legs"] == ["first", "middle", "last"]
         record = http.get(f"{survivor_url}/threads/{thread}/runs/{run}").json()
+        newest = http.get(f"{survivor_url}/threads/{thread}/state").json()
+        with http.stream("GET", f"{survivor_url}/threads/{thread}/runs/{run}/stream") as streamed:
+            first = next(line for line in streamed.iter_lines() if line.startswith("data:"))
     assert record["status"] == "success"
     taken_over = record["metadata"]["grapharc"]
     assert taken_over["attempts"] == 2 and taken_over["worker"] != worker
+    assert json.loads(first.removeprefix("data:"))["attempt"] == 2  # the stream's metadata event
+    assert newest["metadata"]["run_attempt"] == 2  # the checkpoints the survivor wrote
     store = open_store(postgres_uri, kind="sessions")
     try:
         trail = store.audit(thread)

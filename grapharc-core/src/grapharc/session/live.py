@@ -4,10 +4,11 @@ A caller (a server's worker) that wants more than the trail's node updates hands
 ``LiveSink``: the turn streams the graph in the sink's LangGraph modes besides ``updates``
 (``messages``, ``custom``, ``debug``, ``tasks``, ``checkpoints``; with ``subgraphs``, also the
 ``values`` and ``updates`` of subgraphs), and with ``CHAT_EVENTS`` among them it runs the graph
-with ``ChatModelEvents``, which reports each chat model's start, tokens and end as LangChain's
-event stream (``astream_events`` v2) names them. Every chunk but the top graph's updates (which
-the trail records) goes to ``put`` with its namespace; ``flush`` is awaited before a node's
-completion is recorded, so what a node streamed is kept before the trail says it ended.
+with ``ChatModelEvents``, which reports each node's start and each chat model's start, tokens and
+end as LangChain's event stream (``astream_events`` v2) names them. Every chunk but the top
+graph's updates (which the trail records) goes to ``put`` with its namespace; ``flush`` is
+awaited before a node's completion is recorded, so what a node streamed is kept before the trail
+says it ended.
 
 The sink only watches: the trail and the trace record the same as without it. One that raises is
 logged and dropped for the rest of the turn (``GuardedSink``), never the turn.
@@ -118,9 +119,10 @@ T = TypeVar("T")
 
 
 class ChatModelEvents(BaseCallbackHandler, _StreamingCallbackHandler[Any]):
-    """Puts ``on_chat_model_start`` / ``on_chat_model_stream`` / ``on_chat_model_end`` events, shaped
-    as LangChain's event stream (v2) shapes them, to the sink as ``CHAT_EVENTS`` chunks (a
-    subgraph's only when the sink wants subgraphs). A streaming handler, as LangChain's own event
+    """Puts ``on_chat_model_start`` / ``on_chat_model_stream`` / ``on_chat_model_end`` events, and
+    each node's ``on_chain_start`` (the trail renders its end), shaped as LangChain's event stream
+    (v2) shapes them, to the sink as ``CHAT_EVENTS`` chunks (a subgraph's only when the sink wants
+    subgraphs). A streaming handler, as LangChain's own event
     stream is (and LangGraph's ``messages`` mode): a chat model it watches streams its reply."""
 
     run_inline = True  # in the model's own thread, in order: never queued to an executor
@@ -134,6 +136,7 @@ class ChatModelEvents(BaseCallbackHandler, _StreamingCallbackHandler[Any]):
     def __init__(self, sink: GuardedSink) -> None:
         self.sink = sink
         self._runs: dict[UUID, dict[str, Any]] = {}
+        self._tasks: set[str] = set()
 
     def on_chat_model_start(self, serialized: dict[str, Any], messages: list[list[BaseMessage]], *,
                             run_id: UUID, parent_run_id: UUID | None = None, tags: list[str] | None = None,
@@ -147,6 +150,24 @@ class ChatModelEvents(BaseCallbackHandler, _StreamingCallbackHandler[Any]):
                "namespace": namespace}
         self._runs[run_id] = run
         self._put(run, "on_chat_model_start", {"input": {"messages": messages}})
+
+    def on_chain_start(self, serialized: dict[str, Any] | None, inputs: Any, *, run_id: UUID,
+                       parent_run_id: UUID | None = None, tags: list[str] | None = None,
+                       metadata: dict[str, Any] | None = None, **kwargs: Any) -> None:
+        """A node's task beginning, as ``on_chain_start`` named after the node (once per task: the
+        runnables inside a node are not announced)."""
+        about = metadata or {}
+        task = about.get("langgraph_checkpoint_ns")
+        name = kwargs.get("name") or (serialized or {}).get("name")
+        if not task or name != about.get("langgraph_node") or task in self._tasks:
+            return
+        namespace = namespace_of(about)
+        if namespace and not self.sink.subgraphs:
+            return
+        self._tasks.add(task)
+        self._put({"name": name, "run_id": str(run_id), "tags": list(tags or []), "metadata": dict(about),
+                   "parent_ids": [str(parent_run_id)] if parent_run_id else [], "namespace": namespace},
+                  "on_chain_start", {"input": inputs})
 
     def on_llm_new_token(self, token: str | list[str | dict[str, Any]], *,
                          chunk: GenerationChunk | ChatGenerationChunk | None = None, run_id: UUID,

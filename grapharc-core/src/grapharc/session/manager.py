@@ -198,13 +198,19 @@ class SessionManager:
         """The thread's graph state (needs its graph registered here). A stored state that no longer
         fits the graph's state model (a required field missing: LangGraph cannot prepare the next
         node's input, so its snapshot fails) is read as stored, so the thread can still be shown."""
+        return self.values_at(thread_id)[0]
+
+    def values_at(self, thread_id: str) -> tuple[dict[str, Any], str | None]:
+        """``values``, and when the checkpoint they come from was saved (ISO 8601; None: the thread
+        has none, or its stored state no longer fits its graph's model)."""
         session = self.store.get(thread_id)
         compiled = self._compiled(session.graph, thread_id)
         config: RunnableConfig = {"configurable": {"thread_id": thread_id}}
         try:
-            return dict(compiled.get_state(config).values)
+            snapshot = compiled.get_state(config)
         except ValidationError:
-            return stored_values(compiled, config)
+            return stored_values(compiled, config), None
+        return dict(snapshot.values), snapshot.created_at
 
     def history(self, thread_id: str, *, limit: int | None = None, since_step: int | None = None,
                 before: str | None = None, metadata: Mapping[str, Any] | None = None) -> builtins.list[Any]:

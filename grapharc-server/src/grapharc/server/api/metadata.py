@@ -3,9 +3,9 @@ matches metadata and state values.
 
 A client keeps any JSON object on a thread (``threads.create(metadata=...)``, merged into by
 ``threads.update``, as on LangGraph's server). GraphARC's own keys beside it (``RESERVED``: the
-thread's graph, its GraphARC status and its outcome) are the server's to say, so a client that sets
-one is refused naming it rather than having its value shadowed or dropped; the object is bounded
-(``MAX_METADATA_BYTES`` of JSON) so a thread row stays small.
+thread's graph and assistant, its GraphARC status and its outcome) are the server's to say, so a
+client that sets one is refused naming it rather than having its value shadowed or dropped; the
+object is bounded (``MAX_METADATA_BYTES`` of JSON) so a thread row stays small.
 """
 
 from __future__ import annotations
@@ -16,7 +16,7 @@ from typing import Any
 
 from grapharc.server.api.problems import ApiProblem
 
-RESERVED = ("graph_id", "grapharc_status", "outcome")
+RESERVED = ("graph_id", "assistant_id", "grapharc_status", "outcome")
 """The metadata keys GraphARC writes itself: read-only to a client."""
 MAX_METADATA_BYTES = 64 * 1024
 """The most a thread's own metadata may hold, as UTF-8 JSON."""

@@ -52,6 +52,7 @@ from grapharc.server.api.guards import (
 from grapharc.server.api.live import SUBGRAPHS
 from grapharc.server.api.problems import ApiProblem
 from grapharc.server.api.run_config import REQUEST_KEY, RunConfig, caller_config
+from grapharc.server.api.run_facts import CREATED_BY, KWARGS_KEY, kept_kwargs
 from grapharc.server.api.state_writes import checkpoint_named, fork_request
 from grapharc.server.api.streaming import (
     check_cursor,
@@ -252,7 +253,8 @@ async def queue(ctx: ApiContext, thread_id: str, body: RunCreate, user: User | N
         raise ApiProblem(409, f"thread {thread_id} is busy: runner {session.runner} holds its lease",
                          hint="wait for that turn to end, or send multitask_strategy 'enqueue'")
     now = ctx.manager.clock()
-    request = {**_request(ctx, session, body, user, queued=not exclusive), REQUEST_KEY: caller.to_json()}
+    request = {**_request(ctx, session, body, user, queued=not exclusive), REQUEST_KEY: caller.to_json(),
+               KWARGS_KEY: kept_kwargs(body), **({CREATED_BY: user.name} if user is not None else {})}
     if request["kind"] == "start" and session.status != CREATED:
         await _check_required(ctx, session, request["input"])
     if on_completion == DELETE:
@@ -416,6 +418,8 @@ def check_input(ctx: ApiContext, graph: str, values: dict[str, Any],
         except ValidationError as exc:
             errors.extend({"loc": ["input", name, *e["loc"]], "msg": e["msg"], "type": e["type"]}
                           for e in exc.errors())
+        except (TypeError, ValueError) as exc:  # a type's own validator that raises, not pydantic's error
+            errors.append({"loc": ["input", name], "msg": str(exc), "type": "invalid"})
     if errors:
         named = ", ".join(dict.fromkeys(str(e["loc"][1]) for e in errors))
         raise ApiProblem(422, f"the input does not fit the state of graph {graph!r} (fields: {named})",

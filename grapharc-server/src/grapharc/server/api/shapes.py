@@ -7,8 +7,10 @@ from datetime import UTC, datetime
 from typing import Any
 
 from grapharc.runs.records import RunRecord
+from grapharc.server.api import run_facts
 from grapharc.server.api.encoding import json_value
 from grapharc.server.api.metadata import contains
+from grapharc.server.api.run_config import REQUEST_KEY
 from grapharc.session.records import (
     COMPLETED,
     CREATED,
@@ -43,19 +45,35 @@ def interrupts(session: Session, payloads: Mapping[str, Any] | None = None) -> l
 
 
 def thread(session: Session, values: dict[str, Any] | None = None,
-           payloads: Mapping[str, Any] | None = None) -> dict[str, Any]:
+           payloads: Mapping[str, Any] | None = None, *, config: dict[str, Any] | None = None,
+           state_updated_at: str | None = None) -> dict[str, Any]:
     """A session as a thread: LangGraph's status words, the graph in its metadata, its interrupts
-    (plain ones' values from ``payloads``)."""
+    (plain ones' values from ``payloads``), the config of its newest run (``thread_config``) and
+    when its state last changed (its newest checkpoint's time; its creation's if it has none)."""
     return {"thread_id": session.thread_id, "created_at": iso(session.created_at),
-            "updated_at": iso(session.updated_at), "status": _THREAD_STATUS.get(session.status, "idle"),
-            "metadata": thread_metadata(session),
-            "values": json_value(values or {}), "interrupts": {"": interrupts(session, payloads)}}
+            "updated_at": iso(session.updated_at),
+            "state_updated_at": state_updated_at or iso(session.created_at),
+            "status": _THREAD_STATUS.get(session.status, "idle"), "metadata": thread_metadata(session),
+            "config": config or {}, "values": json_value(values or {}),
+            "interrupts": {"": interrupts(session, payloads)}}
+
+
+def thread_config(newest: RunRecord | None) -> dict[str, Any]:
+    """A thread's config as LangGraph's server shows it: its newest run's, as the caller set it
+    (configurable keys, and tags and recursion limit when given); none before a run."""
+    if newest is None:
+        return {}
+    given = newest.request.get(REQUEST_KEY) or {}
+    return {"configurable": given.get("configurable") or {},
+            **{key: given[key] for key in ("tags", "recursion_limit") if given.get(key)}}
 
 
 def thread_metadata(session: Session) -> dict[str, Any]:
     """A thread's metadata: the thread's own (what clients set), then GraphARC's read-only keys:
-    its graph, GraphARC's status word and the outcome."""
-    return {**session.metadata, "graph_id": session.graph, "grapharc_status": session.status,
+    its graph (and, once it has run, its assistant: the graph, as LangGraph's server adds it),
+    GraphARC's status word and the outcome."""
+    ran = {"assistant_id": session.graph} if session.status != CREATED else {}
+    return {**session.metadata, "graph_id": session.graph, **ran, "grapharc_status": session.status,
             "outcome": session.outcome}
 
 
@@ -71,15 +89,18 @@ RUN_FIELDS = ("run_id", "thread_id", "assistant_id", "created_at", "updated_at",
 
 
 def run(record: RunRecord) -> dict[str, Any]:
-    """A durable run record as the SDK reads a run; its metadata (the request's own, as sent) says
-    any error, and which worker executes it on which attempt (a reclaim after a worker's death is
-    attempt 2)."""
-    metadata: dict[str, Any] = {**record.metadata, **({"error": record.error} if record.error else {})}
+    """A durable run record as the SDK reads a run, with the arguments it was created with
+    (``kwargs``); its metadata (the request's own, as sent, with its assistant, graph and creator:
+    ``run_facts``) says any error, and which worker executes it on which attempt (a reclaim after a
+    worker's death is attempt 2)."""
+    metadata = run_facts.record_metadata(record)
+    if record.error:
+        metadata["error"] = record.error
     metadata["grapharc"] = {"worker": record.worker, "attempts": record.attempts}
     return {"run_id": record.run_id, "thread_id": record.thread_id, "assistant_id": record.assistant_id,
             "created_at": iso(record.created_at), "updated_at": iso(record.updated_at),
             "status": record.status, "metadata": metadata, "multitask_strategy": record.multitask_strategy,
-            "kwargs": {}}
+            "kwargs": run_facts.kwargs(record)}
 
 
 def state(snapshot: Any, session: Session | None = None,

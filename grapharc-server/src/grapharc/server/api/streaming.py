@@ -42,7 +42,7 @@ from sse_starlette.sse import EventSourceResponse
 
 from grapharc.runs.errors import UnknownRunError
 from grapharc.runs.records import ERROR, RUNNING, LiveEvent, RunRecord
-from grapharc.server.api import interrupts
+from grapharc.server.api import interrupts, run_facts
 from grapharc.server.api.encoding import json_text
 from grapharc.server.api.live import LIVE_MODES, live_events, merged
 from grapharc.server.api.problems import ApiProblem
@@ -201,7 +201,8 @@ async def wait_for_progress(manager: SessionManager, run: RunRecord, here: str, 
 
 async def _events(ctx: ApiContext, run: RunRecord, modes: list[str], cursor: Cursor | None,
                   cancel_on_disconnect: bool, live_after: int) -> AsyncIterator[dict[str, Any]]:
-    yield {"event": "metadata", "data": json.dumps({"run_id": run.run_id, "thread_id": run.thread_id})}
+    yield {"event": "metadata", "data": json.dumps({"run_id": run.run_id, "thread_id": run.thread_id,
+                                                    "attempt": run_facts.attempt(run)})}
     steps: dict[int, Any] = {}
     trail_modes = [mode for mode in modes if mode in STREAM_MODES]
     try:

@@ -168,7 +168,8 @@ async def update_thread(thread_id: str, body: ThreadPatch, ctx: Context, user: C
     session = await offload.to_thread(ctx.manager.update_metadata, thread_id, given)
     if "return=minimal" in prefer:
         return Response(status_code=204)
-    return JSONResponse(shapes.thread(session))
+    shown, = await offload.to_thread(_shown, ctx, [session])
+    return JSONResponse(shown)
 
 
 def _readable(session: Session, user: User | None) -> Session:
@@ -188,19 +189,24 @@ async def search_threads(body: ThreadSearch, ctx: Context, user: Caller) -> list
         found = [s for s in found if s.thread_id in wanted]
     if body.sort_by is not None:
         found.sort(key=_SORT_KEYS[body.sort_by], reverse=body.sort_order == "desc")
-    return await offload.to_thread(_with_values, ctx.manager, found[body.offset:body.offset + body.limit])
+    return await offload.to_thread(_shown, ctx, found[body.offset:body.offset + body.limit])
 
 
-def _with_values(manager: SessionManager, sessions: list[Session]) -> list[dict[str, Any]]:
-    """Threads shaped with their values, as ``GET /threads/{id}`` shows them, in one trip to a
-    thread (a thread of a graph not registered here shows none)."""
-    registered, shaped = set(manager.graphs.names()), []
+def _shown(ctx: ApiContext, sessions: list[Session],
+           payloads: dict[str, Any] | None = None) -> list[dict[str, Any]]:
+    """Threads shaped as ``GET /threads/{id}`` shows them, in one trip to a thread: with their
+    values and when they last changed (a thread of a graph not registered here shows none) and
+    their newest run's config (``payloads``: plain interrupts' values, for one thread)."""
+    registered, shaped = set(ctx.manager.graphs.names()), []
     for session in sessions:
         try:
-            values = manager.values(session.thread_id) if session.graph in registered else None
+            values, changed = (ctx.manager.values_at(session.thread_id) if session.graph in registered
+                               else (None, None))
         except UnknownSessionError:  # deleted since it was listed
             continue
-        shaped.append(shapes.thread(session, values))
+        newest = next(iter(ctx.runs.of_thread(session.thread_id, limit=1)), None)
+        shaped.append(shapes.thread(session, values, payloads, config=shapes.thread_config(newest),
+                                    state_updated_at=changed))
     return shaped
 
 
@@ -242,8 +248,8 @@ def _holding_values(manager: SessionManager, sessions: list[Session],
 @router.get("/{thread_id}", dependencies=[ReadableThread])
 async def get_thread(thread_id: str, ctx: Context) -> dict[str, Any]:
     session = await offload.to_thread(ctx.manager.get, thread_id)
-    values = await offload.to_thread(ctx.manager.values, thread_id)
-    return shapes.thread(session, values, await interrupts.apayloads(ctx.manager, session))
+    shown, = await offload.to_thread(_shown, ctx, [session], await interrupts.apayloads(ctx.manager, session))
+    return shown
 
 
 @router.delete("/{thread_id}", status_code=204, dependencies=[ReadableThread])

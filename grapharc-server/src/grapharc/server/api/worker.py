@@ -59,11 +59,9 @@ from grapharc.runs.records import (
     RunRecord,
 )
 from grapharc.runtime.budget import Budget
-from grapharc.runtime.caller_config import CallerConfig
-from grapharc.server.api import commands, interrupts
+from grapharc.server.api import commands, interrupts, run_facts
 from grapharc.server.api.live import LiveLog, streams_live
 from grapharc.server.api.progress import Progress
-from grapharc.server.api.run_config import REQUEST_KEY
 from grapharc.session.breakpoints import Breakpoints
 from grapharc.session.cancels import Cancel
 from grapharc.session.errors import UnknownSessionError
@@ -333,9 +331,10 @@ class RunWorker:
 
 def _options(run: RunRecord, live: LiveLog | None) -> TurnOptions:
     """What ``run`` asks of the turn that carries it: its live log, its id on the checkpoints, the
-    breakpoints and the goto/update its request carries, and its caller's config."""
+    breakpoints and the goto/update its request carries, and its caller's config with the run's own
+    metadata keys (``run_facts.turn_caller``)."""
     named = run.request.get("breakpoints")
     stops = None if named is None else Breakpoints(tuple(named["before"]), tuple(named["after"]))
     return TurnOptions(live=live, run_id=run.run_id, breakpoints=stops,
                        directive=commands.of_request(run.request),
-                       caller=CallerConfig.from_json(run.request.get(REQUEST_KEY)))
+                       caller=run_facts.turn_caller(run))
