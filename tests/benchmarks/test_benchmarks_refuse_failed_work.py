@@ -46,6 +46,17 @@ CASES = [
          # every tool call raises: the agent goes on to its scripted answer all the same
          Sabotage("grapharc.harness.executors", "LocalExecutor.run = lambda self, *args, **kwargs: 1 / 0"),
          "traced tool outcomes"),
+    Case("kernel_overhead.py", ("--quick",), "fan-out 100",
+         # the trace file sink drops every line: the trace-on runs end all the same
+         Sabotage("grapharc.trace.sinks", "FileTraceSink.write = lambda self, events, lines: None"),
+         "chain 50, trace on: node end events"),
+    Case("gateway_overhead.py", ("--quick",), "paired ratio",
+         # the gateway's calls are never charged to the SpendMeter
+         Sabotage("grapharc.gateway.spend", "SpendMeter.record = lambda self, spec, cost_usd: None"),
+         "gateway calls the SpendMeter charged"),
+    Case("live_log.py", ("--quick",), "messages-tuple+messages",
+         Sabotage("grapharc.server.api.live", "LiveLog.put = lambda self, *args, **kwargs: None"),
+         "messages-tuple: the log holds 0 events"),
 ]
 
 
