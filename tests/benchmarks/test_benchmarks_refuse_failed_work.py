@@ -57,6 +57,15 @@ CASES = [
     Case("live_log.py", ("--quick",), "messages-tuple+messages",
          Sabotage("grapharc.server.api.live", "LiveLog.put = lambda self, *args, **kwargs: None"),
          "messages-tuple: the log holds 0 events"),
+    Case("sessions.py", ("--quick",), "one-node run, session / plain LangGraph thread",
+         # resuming returns the session as it was, still paused
+         Sabotage("grapharc.session.manager",
+                  "SessionManager.resume = lambda self, thread_id, *args, **kwargs: self.get(thread_id)"),
+         "a resumed session's status"),
+    Case("retrieval.py", ("--quick", "--corpus", "zipf"), "median growth per 10x claims",
+         # the SQLite store's search finds nothing, which would read as a recall of 0
+         Sabotage("grapharc.memory.sqlite.store", "SQLiteMemoryStore.search = lambda self, *args, **kw: []"),
+         "zipf 1000, sqlite: the query"),
 ]
 
 
