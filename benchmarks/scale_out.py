@@ -323,14 +323,15 @@ def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--runs", type=int, default=200, help="timed runs per setup")
     parser.add_argument("--clients", type=int, default=8, help="concurrent client tasks")
-    parser.add_argument("--workers", default="1,2,4", help="worker counts on PostgreSQL, comma-separated")
+    parser.add_argument("--workers", help="worker counts on PostgreSQL, comma-separated (default 1,2,4)")
     parser.add_argument("--timeout", type=float, default=60.0, help="seconds before a request gives up")
     parser.add_argument("--admin", default=ADMIN, help="PostgreSQL URI allowed to create databases")
     parser.add_argument("--json", action="store_true", help="print the figures as one JSON document")
-    parser.add_argument("--quick", action="store_true", help="4 runs by 2 clients, on 1 and 2 workers")
+    parser.add_argument("--quick", action="store_true", help="4 runs by 2 clients (on 1 and 2 workers)")
     args = parser.parse_args()
     if args.quick:
-        args.runs, args.clients, args.workers = 4, 2, "1,2"
+        args.runs, args.clients = 4, 2
+    args.workers = args.workers or ("1,2" if args.quick else "1,2,4")
     counts = [int(n) for n in args.workers.split(",")]
     cores = len(os.sched_getaffinity(0))
     with tempfile.TemporaryDirectory(prefix="grapharc-scale-") as tmp, fresh_database(args.admin) as uri:

@@ -81,21 +81,3 @@ def test_the_quick_run_prints_its_figures(case: Case) -> None:
 def test_no_figure_is_printed_when_the_work_fails(case: Case) -> None:
     assert_refused(run_benchmark(case.script, *case.args, sabotage=case.sabotage), case.naming)
 
-
-RAISING_NODE = Sabotage("bench_graphs", "def step(state):\n    raise RuntimeError('sabotaged')")
-"""The served benchmarks' graph (its module written by server_load.py), whose every node raises."""
-
-
-def test_the_load_benchmark_prints_no_figure_when_its_runs_fail() -> None:
-    """Its quick run is test_server_load_benchmark.py's: a real server at a tiny size."""
-    done = run_benchmark("server_load.py", "--clients", "2", "--rate", "4", "--duration", "1",
-                         "--node-seconds", "0.01", sabotage=RAISING_NODE)
-
-    assert_refused(done, "grapharc serve: 4 run(s) failed")
-
-
-def test_the_scale_out_benchmark_prints_no_figure_when_its_runs_fail(postgres_admin: str) -> None:
-    """Its quick run is tests/grapharc-postgres/test_scale_out_benchmark.py's."""
-    done = run_benchmark("scale_out.py", "--quick", "--admin", postgres_admin, sabotage=RAISING_NODE)
-
-    assert_refused(done, "a worker's warm-up run failed")
