@@ -6,9 +6,12 @@ loop is LangGraph's own: a model node and the prebuilt ``ToolNode`` joined by
 ``tools_condition``. The GraphARC loop adds what governs it: permission decisions, argument
 validation, the executor, the idempotency check, the trace of every sub-step (trace on, a
 JSONL file in a temporary directory), typed writes and deep copies. Each figure is the best of
-``--runs`` interleaved runs; per-step cost is the run's wall time over its steps.
+``--runs`` interleaved runs; per-step cost is the run's wall time over its steps. Every run is
+checked before anything is printed: both loops must end on the model's answer with one tool
+result per step, and the GraphARC run's trace must show every tool call run and ``ok``;
+otherwise the script exits 1 and prints no figure.
 
-    .venv/bin/python benchmarks/agent_loop.py [--steps N] [--runs N] [--json]
+    .venv/bin/python benchmarks/agent_loop.py [--steps N] [--runs N] [--quick] [--json]
 """
 
 from __future__ import annotations
@@ -17,9 +20,11 @@ import argparse
 import json
 import tempfile
 import time
+from collections.abc import Callable
 from pathlib import Path
 from typing import Annotated, Any
 
+from _checked import checked_main, expect_equal
 from langchain_core.messages import AIMessage, AnyMessage, HumanMessage
 from langchain_core.tools import tool as langchain_tool
 from langgraph.graph import START, StateGraph
@@ -28,7 +33,9 @@ from langgraph.prebuilt import ToolNode, tools_condition
 from pydantic import BaseModel
 
 from grapharc.harness import AgentNode, PermissionPolicy, Tool, ToolRegistry
+from grapharc.harness.report import tool_calls
 from grapharc.testing import ScriptedChatModel
+from grapharc.trace import read_events
 
 
 class LookupArgs(BaseModel):
@@ -69,53 +76,80 @@ def plain_loop(steps: int) -> Any:
     graph.add_conditional_edges("model", tools_condition)
     graph.add_edge("tools", "model")
     compiled = graph.compile()
-    return lambda: compiled.invoke({"messages": [HumanMessage("look things up")]},
-                                   {"recursion_limit": 4 * steps + 10})
+
+    def run() -> Callable[[], None]:
+        result = compiled.invoke({"messages": [HumanMessage("look things up")]},
+                                 {"recursion_limit": 4 * steps + 10})
+        return lambda: check_plain(result["messages"], steps)
+
+    return run
 
 
-def grapharc_loop(steps: int, workspace: Path) -> Any:
+def check_plain(messages: list[AnyMessage], steps: int) -> None:
+    """The plain loop ran a tool per step and ended on the model's answer."""
+    expect_equal((sum(m.type == "tool" for m in messages), messages[-1].content), (steps, "done"),
+                 "the plain loop's tool results and answer")
+
+
+def grapharc_loop(steps: int, workspace: Path, number: int) -> Any:
     model = ScriptedChatModel(responses=script(steps))
     tools = ToolRegistry([Tool("lookup", "look a key up", LookupArgs, lookup)])
     agent = AgentNode(model, tools, workspace=workspace, permissions=PermissionPolicy.from_flags(allow=["*"]),
                       max_steps=steps + 1)
     graph = agent.graph()
-    graph.trace = workspace / "trace.jsonl"
+    graph.trace = workspace / f"trace-{number}.jsonl"
     compiled = graph.compile()
-    return lambda: compiled.invoke({"task": "look things up"}, {"recursion_limit": 4 * steps + 10})
+
+    def run() -> Callable[[], None]:
+        result = compiled.invoke({"task": "look things up"}, {"recursion_limit": 4 * steps + 10})
+        return lambda: check_grapharc(result, graph.trace, steps)
+
+    return run
 
 
-def best_per_step(make: Any, steps: int, runs: int) -> float:
-    best = float("inf")
-    for _ in range(runs):
-        run = make()
-        started = time.perf_counter()
-        run()
-        best = min(best, (time.perf_counter() - started) / steps)
-    return best
+def check_grapharc(result: dict[str, Any], trace: Path, steps: int) -> None:
+    """The GraphARC loop answered, and its trace shows every tool call run and ``ok``."""
+    outcomes = [call["outcome"] for call in tool_calls(read_events(trace))]
+    expect_equal((result.get("answer"), outcomes), ("done", ["ok"] * steps),
+                 "the GraphARC loop's answer and its traced tool outcomes")
 
 
-def main() -> None:
+def per_step(make: Any, steps: int) -> float:
+    """Seconds per step of one run of the loop ``make`` builds, once the run is checked."""
+    run = make()
+    started = time.perf_counter()
+    check = run()
+    seconds = time.perf_counter() - started
+    check()
+    return seconds / steps
+
+
+def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--steps", type=int, default=200)
     parser.add_argument("--runs", type=int, default=7)
+    parser.add_argument("--quick", action="store_true", help="20 steps, one run")
     parser.add_argument("--json", action="store_true")
     options = parser.parse_args()
+    if options.quick:
+        options.steps, options.runs = 20, 1
     with tempfile.TemporaryDirectory() as folder:
         workspace = Path(folder)
         plain = grapharc = float("inf")
-        for _ in range(options.runs):  # interleaved, so drift hits both alike
-            plain = min(plain, best_per_step(lambda: plain_loop(options.steps), options.steps, 1))
-            grapharc = min(grapharc, best_per_step(lambda: grapharc_loop(options.steps, workspace),
-                                                   options.steps, 1))
+        for number in range(options.runs):  # interleaved, so drift hits both alike
+            plain = min(plain, per_step(lambda: plain_loop(options.steps), options.steps))
+            grapharc = min(grapharc, per_step(lambda n=number: grapharc_loop(options.steps, workspace, n),
+                                              options.steps))
     result = {"steps": options.steps, "runs": options.runs, "langgraph_prebuilt_us_per_step": plain * 1e6,
               "grapharc_agent_us_per_step": grapharc * 1e6, "ratio": grapharc / plain}
     if options.json:
         print(json.dumps(result))
-        return
+        return 0
     print(f"agent loop, {options.steps} steps   langgraph prebuilt  {plain * 1e6:9.1f} us/step   1.00x")
     print(f"agent loop, {options.steps} steps   grapharc AgentNode  {grapharc * 1e6:9.1f} us/step   "
           f"{grapharc / plain:.2f}x  (trace on)")
+    return 0
 
 
 if __name__ == "__main__":
-    main()
+    checked_main(main)

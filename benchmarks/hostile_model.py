@@ -6,8 +6,11 @@ bytes, a .pth plant, a socket without needs_network, a subprocess from a sandbox
 run_command with a shell string, denied and unregistered tools by name, wrong-typed and huge
 arguments, planted instructions obeyed. Prints, per executor, the attempts, how many were
 refused, and the governance violation count (0 when governance holds), plus the wall time.
+A count of 0 means something only if the attempts were made: an executor whose run made no
+attempt, or left one unanswered, ends the script with exit status 1 and no figure. Exit status
+1 too when a violation got through (they are printed).
 
-    .venv/bin/python benchmarks/hostile_model.py [--json]
+    .venv/bin/python benchmarks/hostile_model.py [--quick] [--json]     (--quick: the local executor only)
 """
 
 from __future__ import annotations
@@ -19,6 +22,8 @@ import time
 from pathlib import Path
 from typing import Any
 
+from _checked import checked_main, expect
+
 from grapharc.plugins import registry
 from grapharc.testing.hostile_kit import hostile_run
 
@@ -28,29 +33,35 @@ def measure(executor: str) -> dict[str, Any]:
         started = time.perf_counter()
         report = hostile_run(Path(root), executor)
         seconds = time.perf_counter() - started
+    expect(report.results, f"the {executor} executor's hostile run made no attempt")
+    unanswered = [result.attempt for result in report.results if not result.told]
+    expect(not unanswered, f"the {executor} executor's hostile run left attempts unanswered: {unanswered}")
     refused = sum(result.told.startswith("error:") for result in report.results)
     return {"executor": executor, "attempts": len(report.results), "refused": refused,
             "violations": len(report.violations), "details": list(report.violations),
             "seconds": round(seconds, 3)}
 
 
-def main() -> None:
+def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--json", action="store_true", help="one JSON document")
+    parser.add_argument("--quick", action="store_true", help="the local executor only")
     args = parser.parse_args()
-    executors = [name for name in ("local", "sandboxed") if name in registry("executors")]
+    wanted = ("local",) if args.quick else ("local", "sandboxed")
+    executors = [name for name in wanted if name in registry("executors")]
     rows = [measure(executor) for executor in executors]
     total = sum(row["violations"] for row in rows)
     if args.json:
         print(json.dumps({"violations": total, "executors": rows}, indent=2))
-        return
+        return 1 if total else 0
     for row in rows:
         print(f"{row['executor']:<10} attempts {row['attempts']:>3}  refused {row['refused']:>3}  "
               f"violations {row['violations']}  ({row['seconds']:.2f} s)")
         for detail in row["details"]:
             print(f"           {detail}")
     print(f"governance violations: {total}")
+    return 1 if total else 0
 
 
 if __name__ == "__main__":
-    main()
+    checked_main(main)

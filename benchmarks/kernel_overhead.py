@@ -8,9 +8,12 @@ writes and deep copy on, once with the trace off and once with it on (a JSONL fi
 in a temporary directory). Each figure is the best of several runs (the one least
 disturbed by the rest of the machine), interleaved so drift hits every variant alike;
 per-step cost is the run's wall time divided by its node executions. Also: building
-and compiling a 1000-node chain.
+and compiling a 1000-node chain. Every run is checked before anything is printed: its final
+state (the chain's and the loop's count, every fan-out worker counted and ok), the trace-on
+file's one ``end`` per node execution, each build's whole chain; a run that fails a check
+ends the script with exit status 1 and no figure.
 
-    .venv/bin/python benchmarks/kernel_overhead.py [--runs N] [--json]
+    .venv/bin/python benchmarks/kernel_overhead.py [--runs N] [--quick] [--json]
 """
 
 from __future__ import annotations
@@ -18,13 +21,13 @@ from __future__ import annotations
 import argparse
 import json
 import operator
-import sys
 import tempfile
 import time
 from collections.abc import Callable
 from pathlib import Path
 from typing import Annotated, Any
 
+from _checked import checked_main, expect, expect_equal
 from langgraph.graph import END, START
 from langgraph.graph import StateGraph as PlainStateGraph
 from langgraph.types import Send
@@ -32,6 +35,10 @@ from pydantic import BaseModel, Field
 
 from grapharc import GraphARC, GraphARCState
 from grapharc.runtime.fanout import WorkerOutcome
+from grapharc.trace import read_events
+
+FANOUT = 100
+"""Workers in the fan-out scenario."""
 
 
 class PlainState(BaseModel):
@@ -96,7 +103,7 @@ def grapharc_loop(limit: int, trace: Path | None) -> Any:
 
 
 def plan(state: Any) -> dict[str, list[int]]:
-    return {"items": list(range(100))}
+    return {"items": list(range(FANOUT))}
 
 
 def merge(state: Any) -> dict[str, int]:
@@ -135,28 +142,56 @@ def grapharc_fanout(trace: Path | None) -> Any:
     return graph.compile()
 
 
-def timed(fn: Callable[[], Any]) -> float:
+def timed(fn: Callable[[], Any], check: Callable[[Any], None]) -> float:
+    """Seconds one call of ``fn`` took, once ``check`` has accepted what it returned."""
     started = time.perf_counter()
-    fn()
-    return time.perf_counter() - started
+    result = fn()
+    seconds = time.perf_counter() - started
+    check(result)
+    return seconds
 
 
-def compare(variants: dict[str, Callable[[], Any]], runs: int) -> dict[str, float]:
-    """Best seconds per variant over ``runs`` interleaved rounds (after one warm-up)."""
-    for fn in variants.values():
-        fn()
+def compare(variants: dict[str, Callable[[], Any]], runs: int, check: Callable[[str, Any], None]
+            ) -> dict[str, float]:
+    """Best seconds per variant over ``runs`` interleaved rounds (after one warm-up), every
+    call's result checked by ``check(variant, result)``."""
+    for name, fn in variants.items():
+        timed(fn, lambda result, name=name: check(name, result))
     samples: dict[str, list[float]] = {name: [] for name in variants}
     for _ in range(runs):
         for name, fn in variants.items():
-            samples[name].append(timed(fn))
+            samples[name].append(timed(fn, lambda result, name=name: check(name, result)))
     return {name: min(times) for name, times in samples.items()}
 
 
-def run_scenarios(runs: int, trace_dir: Path) -> list[dict[str, Any]]:
+def reached(scenario: str, wanted: int) -> Callable[[str, Any], None]:
+    """The check of a run that must end with ``x == wanted`` (and, in a fan-out, every worker ok)."""
+    def check(variant: str, result: dict[str, Any]) -> None:
+        failed = [r for r in result.get("results", []) if getattr(r, "status", "ok") != "ok"]
+        expect_equal((result["x"], failed), (wanted, []), f"{scenario}, {variant}: x and failed workers")
+    return check
+
+
+def traced_ends(trace: Path, wanted: int, scenario: str) -> None:
+    """The trace-on variant's file holds one ``end`` per node execution of every run."""
+    ends = sum(event["phase"] == "end" for event in read_events(trace))
+    expect_equal(ends, wanted, f"{scenario}, trace on: node end events in {trace.name}")
+
+
+def built(variant: str, graph: Any, last: str) -> None:
+    """A build+compile made the whole chain, up to its ``last`` node."""
+    expect(last in graph.nodes, f"build+compile, {variant}: node {last} missing from the compiled graph")
+
+
+def run_scenarios(runs: int, trace_dir: Path, quick: bool) -> list[dict[str, Any]]:
     results: list[dict[str, Any]] = []
 
-    def record(scenario: str, steps: int, variants: dict[str, Callable[[], Any]]) -> None:
-        medians = compare(variants, runs)
+    def record(scenario: str, steps: int, final_x: int, graphs: dict[str, Any],
+               call: Callable[[Any], Any], trace: Path) -> None:
+        """Time ``call`` on each of ``graphs``; every run must end with ``x == final_x``."""
+        variants = {name: (lambda g=g: call(g)) for name, g in graphs.items()}
+        medians = compare(variants, runs, reached(scenario, final_x))
+        traced_ends(trace, (runs + 1) * steps, scenario)
         plain = medians["langgraph"]
         for name, seconds in medians.items():
             results.append(
@@ -168,48 +203,47 @@ def run_scenarios(runs: int, trace_dir: Path) -> list[dict[str, Any]]:
                 }
             )
 
-    for n in (50, 200, 1000):
+    for n in (50,) if quick else (50, 200, 1000):
         config = {"recursion_limit": n + 10}
+        trace = trace_dir / f"chain{n}.jsonl"
         graphs = {
             "langgraph": plain_chain(n),
             "grapharc trace off": grapharc_chain(n, None),
-            "grapharc trace on": grapharc_chain(n, trace_dir / f"chain{n}.jsonl"),
+            "grapharc trace on": grapharc_chain(n, trace),
         }
-        record(
-            f"chain {n}",
-            n,
-            {name: (lambda g=g, c=config: g.invoke({"x": 0}, c)) for name, g in graphs.items()},
-        )
+        record(f"chain {n}", n, n, graphs, lambda g, c=config: g.invoke({"x": 0}, c), trace)
 
-    limit = 1000
+    limit = 100 if quick else 1000
     config = {"recursion_limit": limit + 10}
+    trace = trace_dir / "loop.jsonl"
     graphs = {
         "langgraph": plain_loop(limit),
         "grapharc trace off": grapharc_loop(limit, None),
-        "grapharc trace on": grapharc_loop(limit, trace_dir / "loop.jsonl"),
+        "grapharc trace on": grapharc_loop(limit, trace),
     }
-    record(
-        f"loop {limit}", limit, {name: (lambda g=g: g.invoke({"x": 0}, config)) for name, g in graphs.items()}
-    )
+    record(f"loop {limit}", limit, limit, graphs, lambda g: g.invoke({"x": 0}, config), trace)
 
+    trace = trace_dir / "fanout.jsonl"
     graphs = {
         "langgraph": plain_fanout(),
         "grapharc trace off": grapharc_fanout(None),
-        "grapharc trace on": grapharc_fanout(trace_dir / "fanout.jsonl"),
+        "grapharc trace on": grapharc_fanout(trace),
     }
-    record("fan-out 100", 102, {name: (lambda g=g: g.invoke({"x": 0})) for name, g in graphs.items()})
+    record(f"fan-out {FANOUT}", FANOUT + 2, FANOUT, graphs, lambda g: g.invoke({"x": 0}), trace)
 
+    size = 100 if quick else 1000
     medians = compare(
         {
-            "langgraph": lambda: plain_chain(1000),
-            "grapharc": lambda: grapharc_chain(1000, None),
+            "langgraph": lambda: plain_chain(size),
+            "grapharc": lambda: grapharc_chain(size, None),
         },
         runs,
+        lambda variant, graph: built(variant, graph, f"n{size - 1}"),
     )
     for name, seconds in medians.items():
         results.append(
             {
-                "scenario": "build+compile 1000",
+                "scenario": f"build+compile {size}",
                 "variant": name,
                 "ms": seconds * 1e3,
                 "ratio": seconds / medians["langgraph"],
@@ -222,9 +256,13 @@ def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--runs", type=int, default=7, help="timed rounds per scenario")
     parser.add_argument("--json", action="store_true", help="print one JSON document")
+    parser.add_argument("--quick", action="store_true",
+                        help="one round, chain 50, loop 100, fan-out 100, build+compile 100")
     args = parser.parse_args(argv)
+    if args.quick:
+        args.runs = 1
     with tempfile.TemporaryDirectory() as tmp:
-        results = run_scenarios(args.runs, Path(tmp))
+        results = run_scenarios(args.runs, Path(tmp), args.quick)
     if args.json:
         print(json.dumps({"runs": args.runs, "results": results}, indent=2))
         return 0
@@ -235,4 +273,4 @@ def main(argv: list[str] | None = None) -> int:
 
 
 if __name__ == "__main__":
-    sys.exit(main())
+    checked_main(main)

@@ -7,9 +7,11 @@ temporary directory, or the PostgreSQL database ``--postgres`` names (GraphARC's
 it: give it a database of its own); reported: µs per token for the
 puts alone, for puts and writes until the log is closed, and µs per event to read the log back (what
 a stream does). ``messages`` sends the message so far with each token, so its cost grows with the
-reply's length, as LangGraph's own ``messages/partial`` does.
+reply's length, as LangGraph's own ``messages/partial`` does. Each mode set's log must hold at
+least one event per token and mode, and read back every event it holds; otherwise the script
+exits 1 and prints no figure.
 
-    .venv/bin/python benchmarks/live_log.py [--tokens N] [--reply N] [--postgres URI]
+    .venv/bin/python benchmarks/live_log.py [--tokens N] [--reply N] [--postgres URI] [--quick]
 """
 
 from __future__ import annotations
@@ -21,6 +23,7 @@ import time
 import uuid
 from pathlib import Path
 
+from _checked import checked_main, expect, expect_equal
 from langchain_core.messages import AIMessageChunk
 
 from grapharc.runs.contracts import RunStore
@@ -52,26 +55,33 @@ async def measure(store: RunStore, modes: list[str], tokens: int, reply: int) ->
     await log.close()
     written = time.perf_counter() - started
     events = store.last_live(run.run_id)
+    expect(events >= tokens * len(modes), f"{'+'.join(modes)}: the log holds {events} events for {tokens} "
+           f"tokens in {len(modes)} mode(s)")
     started = time.perf_counter()
-    store.live_after(run.run_id, 0)
+    back = store.live_after(run.run_id, 0)
     read = time.perf_counter() - started
+    expect_equal(len(back), events, f"{'+'.join(modes)}: events read back")
     return (f"{'+'.join(modes):<24} {events:>6} events  put {put / tokens * 1e6:7.1f} µs/token  "
             f"put+write {written / tokens * 1e6:7.1f} µs/token  read {read / events * 1e6:6.1f} µs/event")
 
 
-def main() -> None:
+def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     parser.add_argument("--tokens", type=int, default=5000)
     parser.add_argument("--reply", type=int, default=200, help="tokens per reply")
     parser.add_argument("--postgres", help="a PostgreSQL URI (default: SQLite in a temporary directory)")
+    parser.add_argument("--quick", action="store_true", help="400 tokens")
     args = parser.parse_args()
+    if args.quick:
+        args.tokens = 400
     location = args.postgres or f"sqlite:{tempfile.mkdtemp()}"
     store = open_store(location, kind="runs")
     try:
+        lines = [asyncio.run(measure(store, modes, args.tokens, args.reply)) for modes in MODE_SETS]
         where = "PostgreSQL" if args.postgres else "SQLite"
         print(f"{args.tokens} tokens in replies of {args.reply}, over {where}")
-        for modes in MODE_SETS:
-            print(asyncio.run(measure(store, modes, args.tokens, args.reply)))
+        print("\n".join(lines))
+        return 0
     finally:
         store.close()
         if not args.postgres:
@@ -80,4 +90,4 @@ def main() -> None:
 
 
 if __name__ == "__main__":
-    main()
+    checked_main(main)

@@ -30,6 +30,9 @@ object word alone, and a subject alone. Measured per corpus and size:
   postings and merges runs when due; one ``UNWIND`` statement on LadybugDB), with the
   objects alive before a fill frozen out of the garbage collector (``gc.freeze``);
 - reopening the LadybugDB store (the seconds its index rebuild costs).
+Every fill must add every claim (the last one readable by id, after the reopen too), and every
+query must find at least one claim in every store, in the scan and through ``retrieve`` (each
+query is drawn from a claim); otherwise the script exits 1 and prints no figure.
 Run time stays under three minutes on an idle machine; ``--quick`` stops at 10k claims.
 
     .venv/bin/python benchmarks/retrieval.py [--quick] [--corpus uniform|zipf] [--json]
@@ -51,6 +54,8 @@ from collections.abc import Callable, Sequence
 from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
+
+from _checked import checked_main, expect, expect_equal
 
 from grapharc.memory import (
     ClaimIndex,
@@ -149,19 +154,27 @@ def fill(store: ClaimStore, claims: Sequence[Claim]) -> float:
     gc.collect()
     gc.freeze()
     try:
-        seconds = sum(timed(lambda i=i: store.add_many(claims[i:i + BATCH]))[0]
-                      for i in range(0, len(claims), BATCH))
+        batches = [timed(lambda i=i: store.add_many(claims[i:i + BATCH]))
+                   for i in range(0, len(claims), BATCH)]
     finally:
         gc.unfreeze()
-    return seconds / len(claims) * 1e6
+    expect_equal(sum(len(added) for _, added in batches), len(claims), f"claims {type(store).__name__} added")
+    holds(store, claims[-1])
+    return sum(seconds for seconds, _ in batches) / len(claims) * 1e6
 
 
-def latencies(search: Callable[[str], list[Any]],
-              queries: Sequence[str]) -> tuple[list[float], list[list[Any]]]:
-    """Milliseconds per query and the results."""
+def holds(store: ClaimStore, claim: Claim) -> None:
+    """``store`` gives ``claim`` back by its id."""
+    expect_equal(store.get(claim.id).id, claim.id, f"the last claim read back from {type(store).__name__}")
+
+
+def latencies(search: Callable[[str], list[Any]], queries: Sequence[str],
+              where: str) -> tuple[list[float], list[list[Any]]]:
+    """Milliseconds per query and the results; every query must find something."""
     times, results = [], []
     for query in queries:
         seconds, found = timed(lambda query=query: search(query))
+        expect(found, f"{where}: the query {query!r} found nothing")
         times.append(seconds * 1e3)
         results.append(found)
     return times, results
@@ -199,13 +212,15 @@ def measure(kind: str, count: int, directory: Path) -> dict[str, Any]:
                                              for name, store in stores.items()}}
         stores["ladybug"].close()
         row["ladybug_reopen_s"], stores["ladybug"] = timed(lambda: LadybugMemoryStore(ladybug_path))
+        holds(stores["ladybug"], claims[-1])
         index = ClaimIndex(claims)
-        scan_times, exact = latencies(lambda q: index.search(q, k=K), scan_queries)
+        scan_times, exact = latencies(lambda q: index.search(q, k=K), scan_queries, f"{kind} {count}, scan")
         row["scan"] = summary(scan_times)
         for name, store in stores.items():
-            times, found = latencies(lambda q, store=store: store.search(q, k=K), queries)
+            where = f"{kind} {count}, {name}"
+            times, found = latencies(lambda q, store=store: store.search(q, k=K), queries, where)
             recalls = [recall(f, e) for f, e in zip(found, exact, strict=False)]
-            walks, _ = latencies(lambda q, store=store: retrieve(store, q, k=K), queries)
+            walks, _ = latencies(lambda q, store=store: retrieve(store, q, k=K), queries, f"{where} retrieve")
             row[name] = {**summary(times), "recall_at_10": statistics.mean(recalls),
                          "retrieve_median_ms": statistics.median(walks)}
         return row
@@ -271,4 +286,4 @@ def main(argv: Sequence[str] | None = None) -> int:
 
 
 if __name__ == "__main__":
-    sys.exit(main())
+    checked_main(main)

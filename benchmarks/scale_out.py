@@ -22,10 +22,10 @@ worker's start-up and warm-up run too.
 PostgreSQL is ``--admin`` (default ``$GRAPHARC_TEST_POSTGRES``, else the trust-auth server at
 127.0.0.1:5432); a fresh database ``grapharc_bench_<hex>`` is made for the run and dropped at the
 end. Loopback only, bounded: a fixed number of runs per setup, each request gives up after
-``--timeout`` seconds, the workers are stopped (SIGTERM) at the end. Exit status 1 if a run
-failed, was lost or ran twice.
+``--timeout`` seconds, the workers are stopped (SIGTERM) at the end. Exit status 1, and no
+figure printed, if a run failed, was lost or ran twice (the first failures are named).
 
-    .venv/bin/python benchmarks/scale_out.py [--runs N] [--clients C] [--workers 1,2,4] [--json]
+    .venv/bin/python benchmarks/scale_out.py [--runs N] [--clients C] [--workers 1,2,4] [--quick] [--json]
 """
 
 from __future__ import annotations
@@ -36,7 +36,6 @@ import json
 import os
 import signal
 import subprocess
-import sys
 import tempfile
 import time
 from collections import Counter
@@ -49,6 +48,7 @@ from uuid import uuid4
 
 import httpx
 import psycopg
+from _checked import WorkFailed, checked_main
 from psycopg import sql
 from server_load import GRAPH, announced_url, launch_server, percentile
 
@@ -151,7 +151,8 @@ class DatabaseWatch:
         row = self.conn.execute(
             "SELECT xact_commit + xact_rollback, tup_inserted + tup_updated + tup_deleted "
             "FROM pg_stat_database WHERE datname = %s", (self.name,)).fetchone()
-        assert row is not None, f"pg_stat_database has no row for {self.name}"
+        if row is None:
+            raise WorkFailed(f"pg_stat_database has no row for {self.name}")
         with psycopg.connect(self.uri, autocommit=True, connect_timeout=5) as conn:
             tables = {name: {"rows_written": int(written), "scans": int(scans)} for name, written, scans in
                       conn.execute("SELECT relname, n_tup_ins + n_tup_upd + n_tup_del, "
@@ -322,11 +323,15 @@ def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--runs", type=int, default=200, help="timed runs per setup")
     parser.add_argument("--clients", type=int, default=8, help="concurrent client tasks")
-    parser.add_argument("--workers", default="1,2,4", help="worker counts on PostgreSQL, comma-separated")
+    parser.add_argument("--workers", help="worker counts on PostgreSQL, comma-separated (default 1,2,4)")
     parser.add_argument("--timeout", type=float, default=60.0, help="seconds before a request gives up")
     parser.add_argument("--admin", default=ADMIN, help="PostgreSQL URI allowed to create databases")
     parser.add_argument("--json", action="store_true", help="print the figures as one JSON document")
+    parser.add_argument("--quick", action="store_true", help="4 runs by 2 clients (on 1 and 2 workers)")
     args = parser.parse_args()
+    if args.quick:
+        args.runs, args.clients = 4, 2
+    args.workers = args.workers or ("1,2" if args.quick else "1,2,4")
     counts = [int(n) for n in args.workers.split(",")]
     cores = len(os.sched_getaffinity(0))
     with tempfile.TemporaryDirectory(prefix="grapharc-scale-") as tmp, fresh_database(args.admin) as uri:
@@ -336,6 +341,8 @@ def main() -> int:
         try:
             with workers(work, [folder, *[uri] * max(counts)]) as started:
                 failures = warm(started, args.timeout)
+                if failures:
+                    raise WorkFailed(f"a worker's warm-up run failed: {failures[0]}")
                 phases = [run_phase("sqlite", started[:1], args, None)]
                 phases += [run_phase("postgres", started[1:1 + count], args, watch) for count in counts]
             totals = watch.totals()
@@ -346,17 +353,18 @@ def main() -> int:
     per_run = per_postgres_run(totals, sum(p.runs + p.workers for p in phases if p.store == "postgres"))
     rows = [phase.figures(cores) for phase in phases]
     found = ratios(rows)
-    failures += [failure for phase in phases for failure in phase.failed]
+    failures = [failure for phase in phases for failure in phase.failed]
+    failures += [f"{phase.store} x{phase.workers}: {phase.lost} run(s) lost, {phase.twice} run twice"
+                 for phase in phases if phase.lost or phase.twice]
+    if failures:
+        raise WorkFailed(f"{len(failures)} failure(s), the first: " + "; ".join(failures[:5]))
     if args.json:
         print(json.dumps({"cores": cores, "clients": args.clients, "setups": rows, "ratios": found,
-                          "postgres_per_run": per_run, "failures": failures[:10]}, indent=2))
+                          "postgres_per_run": per_run, "failures": []}, indent=2))
     else:
         print(render(rows, found, per_run, cores))
-        for failure in failures[:10]:
-            print(f"failed: {failure}")
-    bad = failures or any(phase.lost or phase.twice for phase in phases)
-    return 1 if bad else 0
+    return 0
 
 
 if __name__ == "__main__":
-    sys.exit(main())
+    checked_main(main)

@@ -11,9 +11,12 @@ LN-7310: seven node runs, then a pause at ``sign_off``). Measured in the same ru
 - finish: pause plus an in-process resume.
 Scale: 1,000 sessions created, listed, and each run through a one-node graph, against
 1,000 plain LangGraph threads; per-session cost is the total divided by 1,000. Each
-figure is the best of several runs.
+figure is the best of several runs. Every run is checked before anything is printed: a pause
+left one approval waiting (the plain graph its interrupt), a finish or a resume in a new
+process completed the thread and released the loan, every session was listed and completed and
+every plain thread ran its node; otherwise the script exits 1 and prints no figure.
 
-    .venv/bin/python benchmarks/sessions.py [--runs N] [--sessions N] [--json]
+    .venv/bin/python benchmarks/sessions.py [--runs N] [--sessions N] [--quick] [--json]
 """
 
 from __future__ import annotations
@@ -21,7 +24,6 @@ from __future__ import annotations
 import argparse
 import json
 import sqlite3
-import subprocess
 import sys
 import tempfile
 import textwrap
@@ -30,6 +32,7 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
+from _checked import checked_main, expect, expect_equal, run
 from langgraph.checkpoint.sqlite import SqliteSaver
 from langgraph.graph import END, START
 from langgraph.graph import StateGraph as PlainStateGraph
@@ -92,10 +95,29 @@ def best(runs: int, measure: Callable[[Path], float]) -> float:
     return min(timings)
 
 
-def clocked(fn: Callable[[], Any]) -> float:
+def clocked(fn: Callable[[], Any], check: Callable[[Any], None] = lambda _: None) -> float:
+    """Seconds one call of ``fn`` took, once ``check`` has accepted what it returned."""
     start = time.perf_counter()
-    fn()
-    return time.perf_counter() - start
+    result = fn()
+    seconds = time.perf_counter() - start
+    check(result)
+    return seconds
+
+
+def paused(session: Any) -> None:
+    expect_equal((session.status, len(session.holds)), ("paused", 1), "a paused session's status and holds")
+
+
+def completed(session: Any) -> None:
+    expect_equal(session.status, "completed", "a resumed session's status")
+
+
+def plain_paused(values: dict[str, Any]) -> None:
+    expect("__interrupt__" in values, f"the plain graph did not pause at sign_off: {sorted(values)}")
+
+
+def released(values: dict[str, Any]) -> None:
+    expect_equal(values.get("released"), True, "the plain graph's loan released")
 
 
 def plain_saver(folder: Path) -> SqliteSaver:
@@ -106,7 +128,7 @@ def plain_saver(folder: Path) -> SqliteSaver:
 
 def plain_pause(folder: Path) -> float:
     graph = plain_credit_graph(plain_saver(folder))
-    return clocked(lambda: graph.invoke(APPLICATION, {"configurable": {"thread_id": "t"}}))
+    return clocked(lambda: graph.invoke(APPLICATION, {"configurable": {"thread_id": "t"}}), plain_paused)
 
 
 def session_manager(folder: Path) -> SessionManager:
@@ -117,42 +139,52 @@ def session_manager(folder: Path) -> SessionManager:
 
 def session_pause(folder: Path) -> float:
     manager = session_manager(folder)
-    return clocked(lambda: manager.start(demo.GRAPH_NAME, APPLICATION, thread_id="t"))
+    return clocked(lambda: manager.start(demo.GRAPH_NAME, APPLICATION, thread_id="t"), paused)
 
 
 def session_finish(folder: Path) -> float:
     manager = session_manager(folder)
 
-    def story() -> None:
-        paused = manager.start(demo.GRAPH_NAME, APPLICATION, thread_id="t")
-        manager.resume("t", paused.holds[0].approval_id, "approved", decider="credit-desk")
+    def story() -> Any:
+        waiting = manager.start(demo.GRAPH_NAME, APPLICATION, thread_id="t")
+        return manager.resume("t", waiting.holds[0].approval_id, "approved", decider="credit-desk")
 
-    return clocked(story)
+    return clocked(story, completed)
 
 
 def plain_finish(folder: Path) -> float:
     graph = plain_credit_graph(plain_saver(folder))
     config = {"configurable": {"thread_id": "t"}}
 
-    def story() -> None:
+    def story() -> Any:
         graph.invoke(APPLICATION, config)
-        graph.invoke(Command(resume="approved"), config)
+        return graph.invoke(Command(resume="approved"), config)
 
-    return clocked(story)
+    return clocked(story, released)
 
 
 def in_new_process(code: str) -> float:
-    return clocked(lambda: subprocess.run([sys.executable, "-c", code], check=True))
+    """Seconds a fresh interpreter took to run ``code`` (which must exit 0)."""
+    return clocked(lambda: run([sys.executable, "-c", code]))
 
 
 def plain_resume_process(folder: Path) -> float:
     plain_pause(folder)
-    return in_new_process(PLAIN_RESUME.format(bench=str(Path(__file__).parent), db=str(folder / "plain.db")))
+    code = PLAIN_RESUME.format(bench=str(Path(__file__).parent), db=str(folder / "plain.db"))
+    seconds = in_new_process(code)
+    released(plain_credit_graph(plain_saver(folder)).get_state({"configurable": {"thread_id": "t"}}).values)
+    return seconds
 
 
 def session_resume_process(folder: Path) -> float:
     session_pause(folder)
-    return in_new_process(SESSION_RESUME.format(directory=str(folder / "sessions")))
+    seconds = in_new_process(SESSION_RESUME.format(directory=str(folder / "sessions")))
+    manager = session_manager(folder)
+    try:
+        completed(manager.get("t"))
+    finally:
+        manager.close()
+    return seconds
 
 
 def bare_interpreter(folder: Path) -> float:
@@ -177,17 +209,20 @@ def many_sessions(count: int) -> dict[str, float]:
         graph.add_edge("tick", END)
         manager.register(graph)
         created = clocked(lambda: [manager.create("tick", thread_id=f"c{i}") for i in range(count)])
-        listed = clocked(lambda: manager.list())
-        assert len(manager.list()) == count
+        listed = clocked(lambda: manager.list(),
+                         lambda found: expect_equal(len(found), count, "sessions listed"))
         ran = clocked(lambda: [manager.run(f"c{i}", {}) for i in range(count)])
-        listed_done = clocked(lambda: manager.list())
+        listed_done = clocked(lambda: manager.list(), lambda found: expect_equal(
+            sum(session.status == "completed" for session in found), count, "sessions listed as completed"))
         plain = PlainStateGraph(Tick)
         plain.add_node("tick", tick)
         plain.add_edge(START, "tick")
         plain.add_edge("tick", END)
         compiled = plain.compile(checkpointer=plain_saver(Path(folder)))
         plain_ran = clocked(lambda: [compiled.invoke({}, {"configurable": {"thread_id": f"p{i}"}})
-                                     for i in range(count)])
+                                     for i in range(count)],
+                            lambda results: expect_equal([r["n"] for r in results], [1] * count,
+                                                         "each plain thread's count after its run"))
         manager.close()
     return {"create": created, "list": listed, "run": ran, "list_finished": listed_done,
             "plain_run": plain_ran}
@@ -225,15 +260,19 @@ def render(result: dict[str, Any]) -> str:
     return "\n".join(lines)
 
 
-def main() -> None:
+def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--runs", type=int, default=3)
     parser.add_argument("--sessions", type=int, default=1000)
+    parser.add_argument("--quick", action="store_true", help="one run, 20 sessions")
     parser.add_argument("--json", action="store_true")
     args = parser.parse_args()
+    if args.quick:
+        args.runs, args.sessions = 1, 20
     result = measure(args.runs, args.sessions)
     print(json.dumps(result, indent=2) if args.json else render(result))
+    return 0
 
 
 if __name__ == "__main__":
-    main()
+    checked_main(main)

@@ -7,9 +7,10 @@ The caller has LangGraph and the harness imported, as ``grapharc agent`` does, s
 of a fork grows with the parent's memory. A third line is the floor under any fork-per-call
 design: a bare fork whose child answers one byte, reaped late like the sandbox's. Calls
 alternate so drift (and other load on the machine) hits all three alike; p50 and p99 are over
-``--calls`` calls each.
+``--calls`` calls each. Every call's answer must be the file's content (the fork's byte), or
+the script exits 1 and prints no figure.
 
-    .venv/bin/python benchmarks/tool_executors.py [--calls N] [--json]
+    .venv/bin/python benchmarks/tool_executors.py [--calls N] [--quick] [--json]
 """
 
 from __future__ import annotations
@@ -22,6 +23,8 @@ import tempfile
 import time
 from pathlib import Path
 from typing import Any
+
+from _checked import checked_main, expect_equal
 
 from grapharc.harness import AgentNode, ToolRegistry  # noqa: F401  (the caller a real agent run is)
 from grapharc.harness.executors import LocalExecutor
@@ -70,15 +73,18 @@ def measure(calls: int, workspace: Path) -> dict[str, list[float]]:
             started = time.perf_counter()
             result = executor.run(read_file, {"path": "small.txt"}, workspace=workspace, timeout=30)
             samples[name].append(time.perf_counter() - started)
-            assert result == expected[name]
+            expect_equal(result, expected[name], f"the {name} executor's answer to read_file")
     return samples
 
 
-def main() -> None:
+def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--calls", type=int, default=500)
+    parser.add_argument("--quick", action="store_true", help="20 calls each")
     parser.add_argument("--json", action="store_true")
     options = parser.parse_args()
+    if options.quick:
+        options.calls = 20
     with tempfile.TemporaryDirectory() as folder:
         workspace = Path(folder)
         (workspace / "small.txt").write_text("x" * (FILE_BYTES - 1) + "\n")
@@ -89,12 +95,13 @@ def main() -> None:
         print(json.dumps({"calls": options.calls, "p50_ratio": ratio, **{
             f"{name.replace(' ', '_')}_{which}_ms": cut * 1e3
             for name, (p50, p99) in cuts.items() for which, cut in (("p50", p50), ("p99", p99))}}))
-        return
+        return 0
     print(f"a 4 KB read, {options.calls} calls each (bare fork: the floor, no tool)")
     for name, (p50, p99) in cuts.items():
         print(f"  {name:10} p50 {p50 * 1e3:7.3f} ms   p99 {p99 * 1e3:7.3f} ms")
     print(f"  sandboxed / local at p50: {ratio:.0f}x")
+    return 0
 
 
 if __name__ == "__main__":
-    main()
+    checked_main(main)

@@ -10,10 +10,12 @@
    ``SessionManager`` fallback, every ``POLL_SECONDS``). Reported: the delay from each audit
    entry's write (its ``at``) to its receipt here, median and max.
 
-Needs a PostgreSQL server (trust auth); a scratch database is created and dropped.
+Needs a PostgreSQL server (trust auth); a scratch database is created and dropped. Every
+append must leave its events readable in the trace, worker A must exit 0, and each stream must
+receive an entry for every node; otherwise the script exits 1 and prints no figure.
 
     .venv/bin/python benchmarks/trace_sinks.py [--postgres postgresql://postgres@127.0.0.1:5432/postgres]
-        [--events 5000] [--nodes 8] [--pace 0.1] [--json]
+        [--events 5000] [--nodes 8] [--pace 0.1] [--quick] [--json]
 """
 
 from __future__ import annotations
@@ -31,10 +33,12 @@ from pathlib import Path
 from typing import Any
 
 import psycopg
+from _checked import checked_main, expect, expect_equal
 from psycopg import sql
 
 from grapharc import GraphARC, GraphARCState
 from grapharc.runtime.graph import END, START
+from grapharc.trace import read_events
 from grapharc.trace.writer import TraceWriter
 
 BATCH = 100
@@ -67,7 +71,17 @@ def events(count: int) -> list[dict[str, Any]]:
             for i in range(count)]
 
 
+def events_in(target: str | Path) -> int:
+    """Events the trace at ``target`` holds (0 for a file not written yet)."""
+    if isinstance(target, Path) and not target.exists():
+        return 0
+    return sum(1 for _ in read_events(target))
+
+
 def per_event_us(target: str | Path, batch: list[dict[str, Any]], batched: bool) -> float:
+    """Microseconds per event to append ``batch`` to ``target``, once the trace is checked to
+    hold every one of them."""
+    before = events_in(target)
     with TraceWriter(target) as writer:
         started = time.perf_counter()
         if batched:
@@ -76,7 +90,10 @@ def per_event_us(target: str | Path, batch: list[dict[str, Any]], batched: bool)
         else:
             for event in batch:
                 writer.append(event)
-        return (time.perf_counter() - started) / len(batch) * 1e6
+        seconds = time.perf_counter() - started
+    expect_equal(events_in(target) - before, len(batch),
+                 f"events {'append_many' if batched else 'append'} left in the {type(writer.sink).__name__}")
+    return seconds / len(batch) * 1e6
 
 
 def append_costs(uri: str, count: int) -> dict[str, float]:
@@ -114,7 +131,7 @@ def stream_delays(uri: str, nodes: int, pace: float, notify: bool) -> list[float
         async for event in _events(manager, run, ["events"], cursor_of(None, run), False):
             if event["event"] == "events":
                 delays.append(time.time() - json.loads(event["data"])["metadata"]["at"])
-        await ended
+        expect_equal(await ended, 0, "worker A's exit status")
         return delays
 
     try:
@@ -148,36 +165,42 @@ def drop_database(admin: str, uri: str) -> None:
             sql.Identifier(uri.rsplit("/", 1)[1])))
 
 
-def summary(delays: list[float]) -> dict[str, float]:
+def summary(delays: list[float], nodes: int, mode: str) -> dict[str, float]:
+    """Entries, median and max delay of one stream, which must have received every node's entry."""
+    expect(len(delays) >= nodes, f"the {mode} stream received {len(delays)} entries for {nodes} nodes")
     return {"entries": len(delays), "median_ms": statistics.median(delays) * 1000,
             "max_ms": max(delays) * 1000}
 
 
-def main() -> None:
+def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--postgres", default="postgresql://postgres@127.0.0.1:5432/postgres")
     parser.add_argument("--events", type=int, default=5000)
     parser.add_argument("--nodes", type=int, default=8)
     parser.add_argument("--pace", type=float, default=0.1)
     parser.add_argument("--json", action="store_true")
+    parser.add_argument("--quick", action="store_true", help="200 events, 2 nodes of 0.01 s")
     parser.add_argument("--worker", nargs=4, help=argparse.SUPPRESS)
     args = parser.parse_args()
     if args.worker:
         uri, thread, nodes, pace = args.worker
         worker(uri, thread, int(nodes), float(pace))
-        return
+        return 0
+    if args.quick:
+        args.events, args.nodes, args.pace = 200, 2, 0.01
     uri = scratch_database(args.postgres)
     try:
         report: dict[str, Any] = {"events": args.events, **append_costs(uri, args.events)}
         report["postgres_append_ratio"] = report["postgres_append_us"] / report["file_append_us"]
         report["postgres_batch_ratio"] = report["postgres_batch_us"] / report["file_batch_us"]
-        report["notify"] = summary(stream_delays(uri, args.nodes, args.pace, notify=True))
-        report["polling"] = summary(stream_delays(uri, args.nodes, args.pace, notify=False))
+        for mode in ("notify", "polling"):
+            delays = stream_delays(uri, args.nodes, args.pace, notify=mode == "notify")
+            report[mode] = summary(delays, args.nodes, mode)
     finally:
         drop_database(args.postgres, uri)
     if args.json:
         print(json.dumps(report, indent=2))
-        return
+        return 0
     print(f"append, {args.events} events: file {report['file_append_us']:.1f} us/event, PostgreSQL "
           f"{report['postgres_append_us']:.1f} us/event ({report['postgres_append_ratio']:.1f}x)")
     print(f"append_many by {BATCH}: file {report['file_batch_us']:.1f} us/event, PostgreSQL "
@@ -186,7 +209,8 @@ def main() -> None:
         figures = report[mode]
         print(f"stream delay, {mode}: {figures['entries']} entries, median {figures['median_ms']:.1f} ms, "
               f"max {figures['max_ms']:.1f} ms")
+    return 0
 
 
 if __name__ == "__main__":
-    main()
+    checked_main(main)

@@ -1,0 +1,83 @@
+"""Each benchmark in its quick mode prints its figures, and prints none (exit status 1, the
+failure named on stderr) when the work under its timed runs fails: one module of that work is
+broken in every process of the benchmark (see benchmark_runs.py)."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import pytest
+from benchmark_runs import Sabotage, assert_refused, run_benchmark
+
+
+@dataclass(frozen=True)
+class Case:
+    """A benchmark's quick run, a line its figures print, and a sabotage of its work it must catch."""
+
+    script: str
+    args: tuple[str, ...]
+    prints: str
+    sabotage: Sabotage
+    naming: str
+
+
+CASES = [
+    Case("cli_startup.py", ("--quick",), "grapharc --help",
+         # the command exits 0 having printed nothing
+         Sabotage("grapharc.cli.main", "main = lambda: None"),
+         "grapharc --help printed no 'Usage: grapharc'"),
+    Case("admission.py", ("--quick",), "check vs langgraph",
+         # the parser keeps only the first node of each proposal
+         Sabotage("grapharc.planner", "_parse = parse_proposal\n"
+                                      "def parse_proposal(text):\n"
+                                      "    whole = _parse(text)\n"
+                                      "    return whole.model_copy(update={'nodes': whole.nodes[:1]})"),
+         "10-node chain"),
+    Case("tool_executors.py", ("--quick",), "sandboxed / local at p50",
+         Sabotage("grapharc.tools.sandbox.executor",
+                  "SandboxedExecutor.run = lambda self, *args, **kwargs: 'error: sabotaged'"),
+         "the sandboxed executor's answer to read_file"),
+    Case("hostile_model.py", ("--quick",), "governance violations: 0",
+         # the kit's run makes no attempt, which would read as no violation
+         Sabotage("grapharc.testing.hostile_kit",
+                  "hostile_run = lambda root, executor: HostileReport(executor, (), (), ())"),
+         "made no attempt"),
+    Case("agent_loop.py", ("--quick",), "grapharc AgentNode",
+         # every tool call raises: the agent goes on to its scripted answer all the same
+         Sabotage("grapharc.harness.executors", "LocalExecutor.run = lambda self, *args, **kwargs: 1 / 0"),
+         "traced tool outcomes"),
+    Case("kernel_overhead.py", ("--quick",), "fan-out 100",
+         # the trace file sink drops every line: the trace-on runs end all the same
+         Sabotage("grapharc.trace.sinks", "FileTraceSink.write = lambda self, events, lines: None"),
+         "chain 50, trace on: node end events"),
+    Case("gateway_overhead.py", ("--quick",), "paired ratio",
+         # the gateway's calls are never charged to the SpendMeter
+         Sabotage("grapharc.gateway.spend", "SpendMeter.record = lambda self, spec, cost_usd: None"),
+         "gateway calls the SpendMeter charged"),
+    Case("live_log.py", ("--quick",), "messages-tuple+messages",
+         Sabotage("grapharc.server.api.live", "LiveLog.put = lambda self, *args, **kwargs: None"),
+         "messages-tuple: the log holds 0 events"),
+    Case("sessions.py", ("--quick",), "one-node run, session / plain LangGraph thread",
+         # resuming returns the session as it was, still paused
+         Sabotage("grapharc.session.manager",
+                  "SessionManager.resume = lambda self, thread_id, *args, **kwargs: self.get(thread_id)"),
+         "a resumed session's status"),
+    Case("retrieval.py", ("--quick", "--corpus", "zipf"), "median growth per 10x claims",
+         # the SQLite store's search finds nothing, which would read as a recall of 0
+         Sabotage("grapharc.memory.sqlite.store", "SQLiteMemoryStore.search = lambda self, *args, **kw: []"),
+         "zipf 1000, sqlite: the query"),
+]
+
+
+@pytest.mark.parametrize("case", CASES, ids=[case.script for case in CASES])
+def test_the_quick_run_prints_its_figures(case: Case) -> None:
+    done = run_benchmark(case.script, *case.args)
+
+    assert done.returncode == 0, done.stdout + done.stderr
+    assert case.prints in done.stdout, done.stdout
+
+
+@pytest.mark.parametrize("case", CASES, ids=[case.script for case in CASES])
+def test_no_figure_is_printed_when_the_work_fails(case: Case) -> None:
+    assert_refused(run_benchmark(case.script, *case.args, sabotage=case.sabotage), case.naming)
+
