@@ -183,8 +183,10 @@ async def one_run(client: httpx.AsyncClient, tally: Tally) -> None:
                     event_id = line[4:]
                 elif line.startswith("data: ") and kind == "events":
                     event = json.loads(line[6:])
+                    if "at" not in event["metadata"]:  # a live event (a node's start), not a trail entry
+                        continue
                     late_ms = (time.time() - event["metadata"]["at"]) * 1000
-                    received.append(event_id)
+                    received.append("-".join(event_id.split("-")[:2]))  # <seq>-2 (-<live cursor>)
                     tally.latencies_ms.append(late_ms)
                     tally.latencies_by_entry.setdefault(event["name"], []).append(late_ms)
                     event_id = ""
