@@ -200,6 +200,11 @@ class SessionStore(Protocol):
         the entries whose ``seq`` is above it (what a reader that has the rest has not seen)."""
         ...
 
+    def record_pruned(self, thread_id: str, detail: Mapping[str, Any], now: float) -> None:
+        """Append a ``pruned`` entry (``detail``: who asked, what was dropped): all but the thread's
+        latest checkpoints are gone. ``UnknownSessionError`` if there is no such thread."""
+        ...
+
     def prune(self, before: float) -> builtins.list[str]:
         """Remove finished sessions last changed before ``before`` with all their records; their ids.
 

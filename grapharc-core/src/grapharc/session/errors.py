@@ -68,6 +68,15 @@ class SessionBusyError(SessionError):
     """Another runner holds a live lease on the thread."""
 
 
+class CheckpointerCapabilityError(SessionError):
+    """The checkpointer lacks one of LangGraph's extended capabilities (``prune``...) a request needs."""
+
+
+class PruneRefusedError(SessionError):
+    """Threads the checkpointer cannot prune as asked (``keep_latest`` of a thread that uses a
+    ``DeltaChannel``, whose value is rebuilt from older checkpoints)."""
+
+
 class NothingToRecoverError(SessionError):
     """A recovery asked of a thread whose runner did not die holding it."""
 

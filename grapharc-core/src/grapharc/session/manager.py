@@ -26,7 +26,7 @@ import json
 import os
 import socket
 import time
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Mapping, Sequence
 from contextlib import AsyncExitStack
 from dataclasses import dataclass
 from typing import Any
@@ -64,7 +64,14 @@ from grapharc.session.records import (
     Session,
 )
 from grapharc.session.registry import GraphRegistry, RegisteredGraph
-from grapharc.session.retention import PruneReport, delete_threads, prune
+from grapharc.session.retention import (
+    THREAD_PRUNE_STRATEGIES,
+    PruneReport,
+    delete_threads,
+    keep_latest,
+    prune,
+    refuse_unprunable,
+)
 from grapharc.session.scanned import ScannedCheckpoints
 from grapharc.session.subscribers import OnRecord, OnUpdate
 from grapharc.session.time_travel import as_written, copy_checkpoints, edit_config, picked_node
@@ -410,6 +417,23 @@ class SessionManager:
         if older_than < 0:
             raise SessionError(f"older_than must not be negative, got {older_than}")
         return prune(self.store, self.checkpoints, self.clock() - older_than)
+
+    def prune_threads(self, thread_ids: Sequence[str], strategy: str, *, by: str) -> None:
+        """Prune the threads named, all or none, as LangGraph's ``threads.prune`` does: ``"delete"``
+        removes each as ``delete`` does; ``"keep_latest"`` keeps each with its latest checkpoints
+        only, with a ``pruned`` entry on its trail naming ``by``. Refused before any is pruned if one
+        is unknown, being run or waiting on an approval (``retention.refuse_unprunable``)."""
+        if strategy not in THREAD_PRUNE_STRATEGIES:
+            raise SessionInputError(f"unknown prune strategy {strategy!r}",
+                                    hint=f"use one of: {', '.join(THREAD_PRUNE_STRATEGIES)}")
+        refuse_unprunable([self.store.get(thread_id) for thread_id in thread_ids], self.clock())
+        if strategy == "delete":
+            for thread_id in thread_ids:
+                self.delete(thread_id)
+            return
+        for thread_id, dropped in keep_latest(self.checkpointer, thread_ids).items():
+            detail = {"by": by, "strategy": strategy, "checkpoints_dropped": dropped}
+            self.store.record_pruned(thread_id, detail, self.clock())
 
     def delete(self, thread_id: str) -> None:
         """Remove one session and its checkpoints, whatever its status, unless a runner holds it now

@@ -42,6 +42,8 @@ class AuditKind(StrEnum):
     """The thread's state was written from outside a turn (``update_state``), by whom, as which node."""
     COPIED = "copied"
     """The thread began as a copy of another one's state and checkpoints (that thread's trail stays there)."""
+    PRUNED = "pruned"
+    """All but the thread's latest checkpoints were dropped (``threads.prune``'s ``keep_latest``), by whom."""
     PAUSED = PAUSED
     """A turn ended with the thread paused; the finishing statuses below end one too."""
     COMPLETED = COMPLETED

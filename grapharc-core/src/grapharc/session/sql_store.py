@@ -406,6 +406,12 @@ class SqlSessionStore(SqlTimeTravel):
 
     # -- retention -------------------------------------------------------------------
 
+    def record_pruned(self, thread_id: str, detail: Mapping[str, Any], now: float) -> None:
+        """Append a ``pruned`` entry saying who dropped all but the thread's latest checkpoints."""
+        with self._write() as conn:
+            self._row(conn, thread_id, self.LOCK)
+            self._audit(conn, thread_id, now, AuditKind.PRUNED, dict(detail))
+
     def prune(self, before: float) -> builtins.list[str]:
         """Remove finished sessions last changed before ``before``, with their holds, events and audit."""
         marks = ", ".join("?" * len(_FINISHED))

@@ -342,6 +342,17 @@ class SessionStoreConformance(SessionLeaseConformance, SessionApprovalConformanc
         assert [a.state for a in store.approvals(PAUSED)] == [OPEN]
         assert store.prune(10.0) == []
 
+    def test_a_pruned_entry_is_appended_and_an_unknown_thread_refused(self, store: SessionStore) -> None:
+        store.create("t1", GRAPH, 1.0)
+        store.finish(claim(store, "t1", 1.0), COMPLETED, 2.0)
+        detail = {"by": "ana", "strategy": "keep_latest", "checkpoints_dropped": 3}
+        store.record_pruned("t1", detail, 3.0)
+        last = store.audit("t1")[-1]
+        assert (last.kind, last.at, last.detail) == (AuditKind.PRUNED, 3.0, detail)
+        assert store.get("t1").status == COMPLETED
+        with pytest.raises(UnknownSessionError, match="nope"):
+            store.record_pruned("nope", detail, 3.0)
+
     def test_footprint_names_where_the_bytes_are(self, store: SessionStore) -> None:
         pause(store, "t1", make_hold())
         sizes = store.footprint()

@@ -34,6 +34,8 @@ _STATUS: tuple[tuple[type[GraphARCError], int], ...] = (
     (session_errors.ThreadNotPausedError, 409),
     (session_errors.ApprovalError, 409),
     (session_errors.SessionInputError, 422),
+    (session_errors.PruneRefusedError, 422),
+    (session_errors.CheckpointerCapabilityError, 501),  # this server's checkpointer lacks it: not the client
     (run_errors.RunStoreError, 503),  # the store failed (locked past its wait, unreachable): not the client
     (session_errors.SessionStoreError, 503),
 )

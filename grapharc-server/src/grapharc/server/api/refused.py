@@ -40,8 +40,6 @@ REFUSALS = (
             "delete one", "the operator changes the registry and restarts the server", allow="GET"),
     Refusal(("POST",), "/assistants/{assistant_id}/versions", 501,
             "assistants have no versions here: one per registered graph", "GET /assistants/{id} reads it"),
-    Refusal(("POST",), "/threads/prune", 501,
-            "threads are pruned by the operator, not over the API", "grapharc session prune --help"),
     Refusal(("GET", "PUT", "POST", "DELETE"), "/store/{rest:path}", 501,
             "this server keeps no LangGraph store; a graph's memory is reached by its nodes, not over HTTP",
             "see the README's memory section"),

@@ -256,13 +256,17 @@ async def get_thread(thread_id: str, ctx: Context) -> dict[str, Any]:
 async def delete_thread(thread_id: str, ctx: Context, user: Caller) -> Response:
     if user is not None:
         require_delete(user, await offload.to_thread(ctx.manager.get, thread_id))
-    runs = await offload.to_thread(ctx.runs.of_thread, thread_id)
-    if any(not run.ended for run in runs):
-        raise ApiProblem(409, f"thread {thread_id} has a run pending or in flight",
-                         hint="cancel the run (POST .../runs/{run}/cancel), then delete the thread")
+    await offload.to_thread(refuse_running, ctx, thread_id, "delete the thread")
     await offload.to_thread(ctx.manager.delete, thread_id)
     await offload.to_thread(ctx.runs.forget_live, thread_id)  # its runs' live logs go with it
     return Response(status_code=204)
+
+
+def refuse_running(ctx: ApiContext, thread_id: str, change: str) -> None:
+    """409 while a run of the thread is pending or in flight (``change``: what to do once it is not)."""
+    if any(not run.ended for run in ctx.runs.of_thread(thread_id)):
+        raise ApiProblem(409, f"thread {thread_id} has a run pending or in flight",
+                         hint=f"cancel the run (POST .../runs/{{run}}/cancel), then {change}")
 
 
 @router.get("/{thread_id}/state", dependencies=[ReadableThread])
