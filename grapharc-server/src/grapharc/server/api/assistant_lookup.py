@@ -20,7 +20,7 @@ from grapharc.stores import offload
 
 def built_in(ctx: ApiContext, assistant_id: str) -> bool:
     """Whether ``assistant_id`` is a registered graph's name: that graph's own assistant."""
-    return assistant_id in ctx.graph_names()
+    return assistant_id in ctx.manager.graphs.names()
 
 
 def created(ctx: ApiContext, assistant_id: str, user: User | None = None) -> Assistant:
