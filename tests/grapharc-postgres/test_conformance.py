@@ -1,5 +1,6 @@
-"""The session-store, run-store and checkpointer kits from core, unchanged, against ``postgresql://`` stores
-opened through the store hook (LangGraph's own checkpoint conformance suite included)."""
+"""The session-store, run-store, assistant-store and checkpointer kits from core, unchanged, against
+``postgresql://`` stores opened through the store hook (LangGraph's own checkpoint conformance
+suite included)."""
 
 from __future__ import annotations
 
@@ -8,10 +9,12 @@ from pathlib import Path
 
 import pytest
 
+from grapharc.postgres.assistants import PostgresAssistantStore
 from grapharc.postgres.checkpoints import PostgresCheckpoints
 from grapharc.postgres.runs import PostgresRunStore
 from grapharc.postgres.sessions import PostgresSessionStore
 from grapharc.stores import open_store
+from grapharc.testing.assistant_store_kit import AssistantStoreConformance
 from grapharc.testing.checkpointer_kit import CheckpointerConformance
 from grapharc.testing.run_store_kit import RunStoreConformance
 from grapharc.testing.session_store_kit import SessionStoreConformance
@@ -49,3 +52,10 @@ class TestPostgresRunStoreConformance(_FreshDatabase, RunStoreConformance):
 
     def make_store(self, tmp_path: Path) -> PostgresRunStore:
         return open_store(self.uri, kind="runs")
+
+
+class TestPostgresAssistantStoreConformance(_FreshDatabase, AssistantStoreConformance):
+    durable = True
+
+    def make_store(self, tmp_path: Path) -> PostgresAssistantStore:
+        return open_store(self.uri, kind="assistants")

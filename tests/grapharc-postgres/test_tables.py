@@ -80,4 +80,5 @@ def test_a_database_the_released_migrations_made_opens_and_works(new_database, m
     finally:
         sessions.close()
         runs.close()
-    assert [version for version, _ in catalog(existing)["versions"]] == [1, 2, 3, 4, 5, 6]  # 4 to 6 once
+    applied = [version for version, _ in catalog(existing)["versions"]]
+    assert applied == list(range(1, schema.LATEST + 1))  # those since the released ones, once

@@ -77,7 +77,7 @@ def test_a_state_model_json_schema_cannot_describe_gives_null_schemas(tmp_path: 
     graph.add_edge("look", END)
     manager.register(graph)
     try:
-        schemas = get_schemas("opaque", SimpleNamespace(manager=manager))  # type: ignore[arg-type]
+        schemas = get_schemas("opaque", SimpleNamespace(manager=manager), None)  # type: ignore[arg-type]
     finally:
         manager.close()
     assert schemas == {"graph_id": "opaque", "input_schema": None, "output_schema": None,

@@ -70,6 +70,10 @@ def register_stores(register: RegisterStore) -> None:
                        factory="grapharc.sqlite.runs:open_run_store",
                        description="the server's run records and run queue in DIR/runs.db or one file",
                        local_default=True))
+    register(StoreInfo(scheme="sqlite", kinds=frozenset({"assistants"}),
+                       factory="grapharc.sqlite.assistants:open_assistant_store",
+                       description="assistants created over the API, their versions and change log, "
+                                   "in DIR/runs.db or one file", local_default=True))
 
 
 @hookimpl

@@ -1,9 +1,10 @@
 """What the SQL stores ask of a database driver, and their statements in a dialect.
 
-``grapharc.session.sql_store`` and ``grapharc.runs.sql_store`` write statements with ``?``
-parameters and ``{sessions}``-style table names and run them on any connection shaped like
-``Connection`` (``sqlite3``, psycopg 3); ``dialect_sql`` turns them into a dialect's, and
-``SqlDialect`` holds what a store's subclass says of its dialect.
+``grapharc.session.sql_store``, ``grapharc.runs.sql_store`` and
+``grapharc.assistants.sql_store`` write statements with ``?`` parameters and ``{sessions}``-style
+table names and run them on any connection shaped like ``Connection`` (``sqlite3``, psycopg 3);
+``dialect_sql`` turns them into a dialect's, and ``SqlDialect`` holds what a store's subclass
+says of its dialect.
 """
 
 from __future__ import annotations
@@ -20,6 +21,8 @@ RUN_TABLES = ("runs", "run_stream")
 """The run store's tables, named the same way."""
 SIGN_IN_TABLES = ("sign_in_revoked", "sign_in_failures")
 """The session store's sign-in records (``grapharc.session.sql_sign_ins``), named the same way."""
+ASSISTANT_TABLES = ("assistants", "assistant_versions", "assistant_changes")
+"""The assistant store's tables (``grapharc.assistants.sql_store``), named the same way."""
 
 
 class Row(Protocol):
@@ -50,7 +53,7 @@ class Connection(Protocol):
 @lru_cache(maxsize=512)
 def dialect_sql(sql: str, prefix: str, param: str) -> str:
     """``sql`` with ``{table}`` names prefixed and ``?`` parameters written as ``param``."""
-    names = {table: prefix + table for table in (*TABLES, *RUN_TABLES, *SIGN_IN_TABLES)}
+    names = {table: prefix + table for table in (*TABLES, *RUN_TABLES, *SIGN_IN_TABLES, *ASSISTANT_TABLES)}
     return sql.format_map(names).replace("?", param)
 
 

@@ -1,5 +1,5 @@
 """grapharc-postgres's hook implementations: the ``postgres``/``postgresql`` schemes (sessions,
-checkpoints, traces) and ``grapharc db``."""
+checkpoints, traces, runs, assistants) and ``grapharc db``."""
 
 from __future__ import annotations
 
@@ -20,6 +20,8 @@ STORES = (
      "run trace events in one table, read back as a JSONL trace"),
     ("runs", "grapharc.postgres.runs:open_run_store",
      "the server's run records and run queue, claimed with SKIP LOCKED"),
+    ("assistants", "grapharc.postgres.assistants:open_assistant_store",
+     "assistants created over the API, their versions and change log"),
 )
 """Each kind of store this distribution serves: its factory and what it keeps."""
 

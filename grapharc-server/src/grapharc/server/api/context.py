@@ -1,16 +1,19 @@
 """What the API's routes share: the process's one SessionManager (as ``Sessions``, which the inbox
 reads through too), the graphs the operator registered, the durable run store and this process's
-worker over it."""
+worker over it, and the assistants created over the API (stored beside the sessions)."""
 
 from __future__ import annotations
 
 import importlib
+import os
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
 from fastapi import Request
 
+from grapharc.assistants.contracts import AssistantStore
+from grapharc.assistants.errors import AssistantStoreError
 from grapharc.errors import GraphARCError
 from grapharc.plugins.foreign import FOREIGN_FAILURES, described
 from grapharc.runs.contracts import RunStore
@@ -74,8 +77,8 @@ def _register(spec: str, register: Registrar, manager: SessionManager) -> None:
 @dataclass
 class ApiContext:
     """The session manager every route drives (and the inbox reads through, as ``sessions``), the
-    durable run store its runs are queued in, this process's worker over that queue, and the ceiling
-    on every run's budget (``--max-*``)."""
+    durable run store its runs are queued in, this process's worker over that queue, the ceiling
+    on every run's budget (``--max-*``), and the assistant store beside the sessions."""
 
     manager: SessionManager
     runs: RunStore
@@ -84,8 +87,10 @@ class ApiContext:
     stateless_grace: float = STATELESS_GRACE_SECONDS
     worker: RunWorker = field(init=False)
     sessions: Sessions = field(init=False)
+    assistants: AssistantStore = field(init=False)
 
     def __post_init__(self) -> None:
+        self.assistants = open_assistants(self.manager.location)
         self.worker = RunWorker(self.manager, self.runs, self.progress, stateless_grace=self.stateless_grace)
         self.sessions = Sessions(self.manager)
 
@@ -99,9 +104,10 @@ class ApiContext:
         await self.worker.hand_over(lease, graph, after_seq, run_budget(None, self.ceiling))
 
     async def aclose(self) -> None:
-        """Stop the worker, then close the run store and the sessions."""
+        """Stop the worker, then close the run and assistant stores and the sessions."""
         await self.worker.stop()
         await offload.to_thread(self.runs.close)
+        await offload.to_thread(self.assistants.close)
         await self.sessions.aclose()
 
 
@@ -129,7 +135,23 @@ def open_context(sessions: str, registries: list[str], ceiling: Budget | None = 
     except BaseException:
         manager.close()
         raise
-    return ApiContext(manager, runs, ceiling=ceiling or Budget(), stateless_grace=stateless_grace)
+    try:
+        return ApiContext(manager, runs, ceiling=ceiling or Budget(), stateless_grace=stateless_grace)
+    except BaseException:
+        runs.close()
+        manager.close()
+        raise
+
+
+def open_assistants(sessions: str | os.PathLike[str]) -> AssistantStore:
+    """The assistant store of the sessions at ``sessions`` (beside the run store)."""
+    store = open_store(store_uri(sessions, "assistants"), kind="assistants")
+    if not isinstance(store, AssistantStore):
+        raise AssistantStoreError(f"the assistants store for {masked(str(sessions))} is "
+                                  f"{type(store).__name__!r}, not an AssistantStore",
+                                  hint="the distribution that registered its scheme must return one "
+                                       "(see grapharc.assistants.contracts)")
+    return store
 
 
 async def caller(request: Request) -> User | None:

@@ -34,12 +34,13 @@ def client_metadata(metadata: Mapping[str, Any], *, allowed: tuple[str, ...] = (
     return own
 
 
-def check_size(metadata: Mapping[str, Any]) -> None:
-    """422 if ``metadata`` is larger than ``MAX_METADATA_BYTES`` as UTF-8 JSON (what a store keeps)."""
+def check_size(metadata: Mapping[str, Any], what: str = "a thread's metadata") -> None:
+    """422 if ``metadata`` (``what``: whose, and which part) is larger than ``MAX_METADATA_BYTES``
+    as UTF-8 JSON (what a store keeps)."""
     text = json.dumps(metadata, ensure_ascii=False, separators=(",", ":"))
     size = len(text.encode("utf-8", "surrogatepass"))
     if size > MAX_METADATA_BYTES:
-        raise ApiProblem(422, f"a thread's metadata holds at most {MAX_METADATA_BYTES:,} bytes of JSON; "
+        raise ApiProblem(422, f"{what} holds at most {MAX_METADATA_BYTES:,} bytes of JSON; "
                               f"this would be {size:,}",
                          hint="keep large data in the graph's state (a run's input), not in metadata")
 

@@ -12,6 +12,7 @@ from fastapi.exceptions import RequestValidationError
 from fastapi.responses import JSONResponse
 from starlette.exceptions import HTTPException
 
+from grapharc.assistants import errors as assistant_errors
 from grapharc.errors import GraphARCError
 from grapharc.runs import errors as run_errors
 from grapharc.session import errors as session_errors
@@ -20,6 +21,10 @@ PROBLEM_TYPE = "application/problem+json"
 
 _STATUS: tuple[tuple[type[GraphARCError], int], ...] = (
     (run_errors.UnknownRunError, 404),
+    (assistant_errors.UnknownAssistantError, 404),
+    (assistant_errors.UnknownVersionError, 404),
+    (assistant_errors.AssistantExistsError, 409),
+    (assistant_errors.AssistantStoreError, 503),
     (run_errors.ThreadBusyError, 409),
     (run_errors.RunInFlightError, 409),
     (session_errors.UnknownSessionError, 404),

@@ -37,9 +37,11 @@ class RunConfig(BaseModel):
     metadata: dict[str, Any] = Field(default_factory=dict)
 
 
-def caller_config(graph: GraphARC, config: RunConfig | None, context: dict[str, Any] | None) -> CallerConfig:
+def caller_config(graph: GraphARC, config: RunConfig | None, context: dict[str, Any] | None, *,
+                  whose: str = "the run's") -> CallerConfig:
     """The run's config checked against ``graph``'s declarations (a request that sets none still
-    has to fit a schema with required fields); 422 listing every key that does not fit."""
+    has to fit a schema with required fields); 422 listing every key that does not fit, saying
+    ``whose`` config it is (an assistant's is checked as a run's)."""
     given = config or RunConfig()
     caller = CallerConfig(configurable=given.configurable, context=context,
                           recursion_limit=given.recursion_limit, tags=tuple(given.tags),
@@ -47,7 +49,7 @@ def caller_config(graph: GraphARC, config: RunConfig | None, context: dict[str, 
     errors = caller.problems(graph.config_schema, graph.context_schema)
     if errors:
         named = ", ".join(".".join(str(part) for part in e["loc"]) for e in errors)
-        raise ApiProblem(422, f"the run's config does not fit graph {graph.name!r}: {named}",
+        raise ApiProblem(422, f"{whose} config does not fit graph {graph.name!r}: {named}",
                          errors=errors, hint=_hint(graph))
     return caller
 

@@ -39,7 +39,7 @@ from grapharc.runs.records import (
     RUNNING,
     RunRecord,
 )
-from grapharc.server.api import commands, interrupts, shapes
+from grapharc.server.api import assistant_lookup, assistant_runs, commands, interrupts, shapes
 from grapharc.server.api.budgets import BudgetRequest, run_budget
 from grapharc.server.api.context import ApiContext, api
 from grapharc.server.api.guards import (
@@ -240,6 +240,7 @@ async def queue(ctx: ApiContext, thread_id: str, body: RunCreate, user: User | N
     cancel them with that action (LangGraph's double texting), so it runs once they have ended.
     ``on_completion`` ``delete``: the worker deletes the thread once the run has ended (a stateless
     run's, ``grapharc.server.api.stateless``)."""
+    body = await assistant_runs.resolved(ctx, body, user)
     graph = ctx.manager.graphs.get(body.assistant_id)
     if body.command is None:
         require_run(user, graph.name)
@@ -381,7 +382,7 @@ def check_start(ctx: ApiContext, body: RunCreate, user: User | None) -> None:
     """Refuse, before anything is written, a run starting a turn that ``queue`` would refuse on any
     new thread: an unknown graph or one ``user`` may not run, a stream mode or budget out of bounds,
     input that does not fit the graph's state (a batch checks every run before it queues one)."""
-    graph = ctx.manager.graphs.get(body.assistant_id)
+    graph = assistant_lookup.graph_of(ctx, body.assistant_id, user)
     require_run(user, graph.name)
     stream_modes(body.stream_mode)
     run_budget(body.budget, ctx.ceiling)

@@ -6,6 +6,7 @@ from collections.abc import Mapping
 from datetime import UTC, datetime
 from typing import Any
 
+from grapharc.assistants.records import Assistant, AssistantVersion
 from grapharc.runs.records import RunRecord
 from grapharc.server.api import run_facts
 from grapharc.server.api.encoding import json_value
@@ -32,6 +33,19 @@ def assistant(name: str) -> dict[str, Any]:
     epoch = datetime.fromtimestamp(0, UTC).isoformat()
     return {"assistant_id": name, "graph_id": name, "name": name, "description": None, "config": {},
             "context": {}, "metadata": {}, "version": 1, "created_at": epoch, "updated_at": epoch}
+
+
+def created_assistant(record: Assistant) -> dict[str, Any]:
+    """An assistant created over the API, with the version its runs use."""
+    return {**assistant_version(record.current), "updated_at": iso(record.updated_at),
+            "created_at": iso(record.created_at)}
+
+
+def assistant_version(version: AssistantVersion) -> dict[str, Any]:
+    """One version of a created assistant, as the SDK's ``get_versions`` reads it."""
+    return {"assistant_id": version.assistant_id, "graph_id": version.graph_id, "name": version.name,
+            "description": version.description, "config": version.config, "context": version.context or {},
+            "metadata": version.metadata, "version": version.version, "created_at": iso(version.created_at)}
 
 
 def interrupts(session: Session, payloads: Mapping[str, Any] | None = None) -> list[dict[str, Any]]:
@@ -92,12 +106,14 @@ def run(record: RunRecord) -> dict[str, Any]:
     """A durable run record as the SDK reads a run, with the arguments it was created with
     (``kwargs``); its metadata (the request's own, as sent, with its assistant, graph and creator:
     ``run_facts``) says any error, and which worker executes it on which attempt (a reclaim after a
-    worker's death is attempt 2)."""
+    worker's death is attempt 2). A run of a created assistant names it: the record's
+    ``assistant_id`` is its graph (what a worker claims runs by), its metadata's the assistant's id."""
     metadata = run_facts.record_metadata(record)
     if record.error:
         metadata["error"] = record.error
     metadata["grapharc"] = {"worker": record.worker, "attempts": record.attempts}
-    return {"run_id": record.run_id, "thread_id": record.thread_id, "assistant_id": record.assistant_id,
+    assistant_id = record.metadata.get("assistant_id", record.assistant_id)
+    return {"run_id": record.run_id, "thread_id": record.thread_id, "assistant_id": assistant_id,
             "created_at": iso(record.created_at), "updated_at": iso(record.updated_at),
             "status": record.status, "metadata": metadata, "multitask_strategy": record.multitask_strategy,
             "kwargs": run_facts.kwargs(record)}

@@ -21,6 +21,7 @@ from sse_starlette.sse import EventSourceResponse
 
 from grapharc.runs.records import RunRecord
 from grapharc.server.api import shapes
+from grapharc.server.api.assistant_lookup import agraph_of
 from grapharc.server.api.guards import Caller, require_run
 from grapharc.server.api.problems import ApiProblem
 from grapharc.server.api.runs import Context, RunCreate, check_input, ended, final_values, queue
@@ -60,7 +61,7 @@ async def queue_on_new_thread(ctx: Context, body: StatelessRunCreate, user: User
     if body.command is not None:
         raise ApiProblem(422, "a stateless run starts a new thread, which has no approval to answer",
                          hint="answer an approval with a run on its own thread: POST /threads/{id}/runs")
-    graph = ctx.manager.graphs.get(body.assistant_id)
+    graph = await agraph_of(ctx, body.assistant_id, user)
     require_run(user, graph.name)
     check_input(ctx, graph.name, body.input or {}, {})  # before the thread is made (it would have no values)
     session = await offload.to_thread(partial(ctx.manager.create, graph.name,
