@@ -1,9 +1,10 @@
 """``grapharc serve`` over a third party's checkpointer that lacks LangGraph's extended ``prune``.
 
-An in-process plugin registers the ``bare:`` scheme: core's SQLite sessions and runs, and a
-checkpointer provider whose sync saver is LangGraph's own ``SqliteSaver`` (base capabilities only),
-as a checkpointer plugin written against LangGraph alone would be. The command, its plugins and its
-API are otherwise the real ones.
+An in-process plugin registers the ``bare:`` scheme: core's SQLite sessions and runs (and no
+assistant store, as a plugin written before assistants could be created), and a checkpointer
+provider whose sync saver is LangGraph's own ``SqliteSaver`` (base capabilities only), as a
+checkpointer plugin written against LangGraph alone would be. The command, its plugins and its API
+are otherwise the real ones.
 
 Usage: ``python bare_saver_server.py [grapharc serve options...]`` with ``--sessions bare:DIR``.
 """

@@ -6,11 +6,14 @@ needs the grant to run its graph, and the change log names who changed which ass
 from __future__ import annotations
 
 import asyncio
+import os
+import sys
 from collections.abc import Iterator
 from pathlib import Path
 
 import httpx
 import pytest
+from api_graphs import WAITER
 from assistant_stories import (
     ADA,
     CEILING,
@@ -25,7 +28,7 @@ from assistant_stories import (
 from authz_setup import HERE, authz_server, client
 from config_graphs import CONFIGURED
 from langgraph_sdk import get_client, get_sync_client
-from server_process import serving
+from server_process import ServerProcess, serving
 
 from grapharc.stores import open_store, store_uri
 
@@ -139,3 +142,19 @@ def test_assistants_outlive_the_server(tmp_path: Path) -> None:
         assert sdk.assistants.get(assistant)["metadata"] == {"kept": True}
         waited = sdk.runs.wait(None, assistant, input={})
         assert waited["heard"] == [f"ada|mock/careful|plain|blue|{SUPERSTEPS}"]
+
+
+def test_a_store_plugin_without_an_assistant_store_still_serves_its_graphs_assistants(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv("PYTHONPATH", os.pathsep.join([HERE, os.environ.get("PYTHONPATH", "")]))
+    command = [sys.executable, str(Path(HERE) / "bare_saver_server.py"), "--port", "0", "--json",
+               "--sessions", f"bare:{tmp_path / 'sessions'}", "--registry", "api_graphs:register"]
+    with ServerProcess(command) as process:
+        client = get_sync_client(url=str(process.json_announcement()["url"]))
+        assert client.assistants.get(WAITER)["graph_id"] == WAITER
+        assert WAITER in {a["assistant_id"] for a in client.assistants.search(limit=100)}
+        with pytest.raises(Exception) as refused:
+            client.assistants.create(WAITER, name="mine")
+        response = refused.value.response  # type: ignore[attr-defined]
+        assert response.status_code == 501 and "'bare'" in response.json()["detail"], response.text
+        assert [a["assistant_id"] for a in client.assistants.search(graph_id=WAITER)] == [WAITER]

@@ -125,3 +125,4 @@ def test_keep_latest_on_a_checkpointer_without_prune_is_refused_naming_it(
 
     with ServerProcess(command) as process:
         asyncio.run(story(str(process.json_announcement()["url"])))
+

@@ -12,6 +12,7 @@ from typing import Any
 
 from fastapi import Request
 
+from grapharc.assistants.absent import NoAssistants
 from grapharc.assistants.contracts import AssistantStore
 from grapharc.assistants.errors import AssistantStoreError
 from grapharc.errors import GraphARCError
@@ -30,7 +31,7 @@ from grapharc.session.lease import Lease
 from grapharc.session.manager import DEFAULT_LEASE_SECONDS, SessionManager
 from grapharc.stores import offload
 from grapharc.stores.masking import masked
-from grapharc.stores.uris import open_store, store_uri
+from grapharc.stores.uris import known_schemes, open_store, split_uri, store_uri
 
 
 class RegistryError(GraphARCError):
@@ -144,8 +145,13 @@ def open_context(sessions: str, registries: list[str], ceiling: Budget | None = 
 
 
 def open_assistants(sessions: str | os.PathLike[str]) -> AssistantStore:
-    """The assistant store of the sessions at ``sessions`` (beside the run store)."""
-    store = open_store(store_uri(sessions, "assistants"), kind="assistants")
+    """The assistant store of the sessions at ``sessions`` (beside the run store); one that holds
+    nothing and refuses creation when their scheme's plugin registers no assistant store."""
+    uri = store_uri(sessions, "assistants")
+    scheme = split_uri(uri)[0]
+    if "assistants" not in known_schemes().get(scheme, ()):
+        return NoAssistants(scheme)
+    store = open_store(uri, kind="assistants")
     if not isinstance(store, AssistantStore):
         raise AssistantStoreError(f"the assistants store for {masked(str(sessions))} is "
                                   f"{type(store).__name__!r}, not an AssistantStore",

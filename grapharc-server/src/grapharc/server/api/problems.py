@@ -13,6 +13,7 @@ from fastapi.responses import JSONResponse
 from starlette.exceptions import HTTPException
 
 from grapharc.assistants import errors as assistant_errors
+from grapharc.assistants.absent import AssistantsUnavailableError
 from grapharc.errors import GraphARCError
 from grapharc.runs import errors as run_errors
 from grapharc.session import errors as session_errors
@@ -24,6 +25,7 @@ _STATUS: tuple[tuple[type[GraphARCError], int], ...] = (
     (assistant_errors.UnknownAssistantError, 404),
     (assistant_errors.UnknownVersionError, 404),
     (assistant_errors.AssistantExistsError, 409),
+    (AssistantsUnavailableError, 501),
     (assistant_errors.AssistantStoreError, 503),
     (run_errors.ThreadBusyError, 409),
     (run_errors.RunInFlightError, 409),

@@ -34,11 +34,17 @@ def attempt(run: RunRecord) -> int:
     return run.attempts + 1 if run.status == PENDING else max(run.attempts, 1)
 
 
+def assistant_of(run: RunRecord) -> str:
+    """The assistant a run ran: a created assistant's id (the server sets it in the run's metadata),
+    else its graph's own (the record's ``assistant_id``, what workers claim runs by)."""
+    return str(run.metadata.get("assistant_id", run.assistant_id))
+
+
 def server_metadata(run: RunRecord) -> dict[str, Any]:
     """The metadata keys LangGraph's server puts on a run's config (so on its checkpoints and its
     tokens' ``messages`` metadata) that hold here."""
     created_by = run.request.get(CREATED_BY)
-    return {"assistant_id": run.metadata.get("assistant_id", run.assistant_id), "graph_id": run.assistant_id, "run_attempt": attempt(run),
+    return {"assistant_id": assistant_of(run), "graph_id": run.assistant_id, "run_attempt": attempt(run),
             "langgraph_version": LANGGRAPH_VERSION, **({CREATED_BY: created_by} if created_by else {})}
 
 
@@ -81,5 +87,5 @@ def kwargs(run: RunRecord) -> dict[str, Any]:
 def record_metadata(run: RunRecord) -> dict[str, Any]:
     """A run record's metadata: the request's own, then the assistant, the graph and who created it."""
     created_by = run.request.get(CREATED_BY)
-    return {**run.metadata, "assistant_id": run.metadata.get("assistant_id", run.assistant_id), "graph_id": run.assistant_id,
+    return {**run.metadata, "assistant_id": assistant_of(run), "graph_id": run.assistant_id,
             **({CREATED_BY: created_by} if created_by else {})}

@@ -112,8 +112,8 @@ def run(record: RunRecord) -> dict[str, Any]:
     if record.error:
         metadata["error"] = record.error
     metadata["grapharc"] = {"worker": record.worker, "attempts": record.attempts}
-    assistant_id = record.metadata.get("assistant_id", record.assistant_id)
-    return {"run_id": record.run_id, "thread_id": record.thread_id, "assistant_id": assistant_id,
+    return {"run_id": record.run_id, "thread_id": record.thread_id,
+            "assistant_id": run_facts.assistant_of(record),
             "created_at": iso(record.created_at), "updated_at": iso(record.updated_at),
             "status": record.status, "metadata": metadata, "multitask_strategy": record.multitask_strategy,
             "kwargs": run_facts.kwargs(record)}
