@@ -128,14 +128,16 @@ class SessionStore(Protocol):
 
     def finish(self, lease: Lease, status: str, now: float, *, requests: Iterable[Approval] = (),
                outcome: str | None = None, error: str | None = None,
-               cancel: Mapping[str, Any] | None = None, audited_step: int | None = None) -> None:
+               cancel: Mapping[str, Any] | None = None, audited_step: int | None = None,
+               reopened: Iterable[str] = ()) -> None:
         """End a turn in ``status``, release the lease and open ``requests``.
 
         ``LeaseLostError`` if the lease is gone. A turn that does not end paused
         supersedes the thread's open approvals; a failed one keeps its turn for recovery.
         ``cancel``: a turn cancelled on request, recorded as a ``cancelled`` entry carrying that
         detail and the status; ``audited_step``: where the next scan for completed nodes starts
-        (set back after a rollback discarded the checkpoints past it).
+        (set back after a rollback discarded the checkpoints past it); ``reopened``: the thread's
+        decided approvals a rollback undid, open again and undecided (named on the entry).
         """
         ...
 

@@ -36,6 +36,7 @@ from grapharc.session.records import (
     ANSWER_KEY,
     COMPLETED,
     CREATED,
+    DECISIONS,
     DECLINED,
     EXPIRED,
     FAILED,
@@ -196,11 +197,13 @@ class SqlSessionStore(SqlTimeTravel):
 
     def finish(self, lease: Lease, status: str, now: float, *, requests: Iterable[Approval] = (),
                outcome: str | None = None, error: str | None = None,
-               cancel: Mapping[str, Any] | None = None, audited_step: int | None = None) -> None:
+               cancel: Mapping[str, Any] | None = None, audited_step: int | None = None,
+               reopened: Iterable[str] = ()) -> None:
         """End a turn: set ``status``, release the lease, open ``requests``; fenced by the token.
         A failed turn keeps its turn, so a recovery can send its input again. ``cancel``: the turn
         was cancelled on request (recorded ``cancelled`` with that detail); ``audited_step``: the
-        node scan's watermark moves there (back, after a rollback discarded checkpoints)."""
+        node scan's watermark moves there (back, after a rollback discarded checkpoints);
+        ``reopened``: decided approvals of the thread a rollback undid, open and undecided again."""
         with self._write() as conn:
             self._fenced_row(conn, lease, "its turn ends without writing a status")
             self._run(conn, "UPDATE {sessions} SET status = ?, updated_at = ?, runner = NULL, "
@@ -208,6 +211,7 @@ class SqlSessionStore(SqlTimeTravel):
                             "outcome = COALESCE(?, outcome), error = ?, "
                             "audited_step = COALESCE(?, audited_step) WHERE thread_id = ?",
                       (status, now, status == FAILED, outcome, error, audited_step, lease.thread_id))
+            undone = self._reopen(conn, lease.thread_id, reopened)
             if status != PAUSED:
                 self._supersede_open(conn, lease.thread_id)
             for approval in requests:
@@ -218,11 +222,25 @@ class SqlSessionStore(SqlTimeTravel):
                     conn, "WHERE thread_id = ? AND state = ?", (lease.thread_id, OPEN))]
             if error:
                 detail["error"] = error
+            if undone:
+                detail["reopened"] = undone
             kind = AuditKind(status)
             if cancel is not None:
                 kind = AuditKind.CANCELLED
                 detail.update(cancel, status=status)
             self._audit(conn, lease.thread_id, now, kind, detail)
+
+    def _reopen(self, conn: Connection, thread_id: str, approval_ids: Iterable[str]) -> builtins.list[str]:
+        """Set the thread's decided approvals ``approval_ids`` open and undecided again; the ids reopened."""
+        undone: builtins.list[str] = []
+        for approval_id in approval_ids:
+            changed = self._run(conn, "UPDATE {approvals} SET state = ?, decided_by = NULL, "
+                                      "decided_at = NULL WHERE approval_id = ? AND thread_id = ? "
+                                      "AND state IN (?, ?)",
+                                (OPEN, approval_id, thread_id, *DECISIONS))
+            if changed.rowcount == 1:
+                undone.append(approval_id)
+        return undone
 
     # -- approvals -------------------------------------------------------------------
 

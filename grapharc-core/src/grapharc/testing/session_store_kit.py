@@ -181,6 +181,24 @@ class SessionStoreConformance(SessionLeaseConformance, SessionApprovalConformanc
             "runner": "runner-a", "by": "alice", "run": "r-1", "action": "rollback", "status": COMPLETED})
         claim(store, "t1", 4.0)  # the next turn may start
 
+    def test_a_rollback_reopens_the_approvals_it_undid_and_leaves_the_thread_paused_on_them(
+            self, store: SessionStore) -> None:
+        [asked] = pause(store, "t1", make_hold())
+        lease = store.decide("t1", asked.approval_id, APPROVED, decider="ana", now=20.0, current=make_hold(),
+                             runner="runner-b", ttl=TTL)
+        assert lease is not None
+        store.finish(lease, PAUSED, 21.0, cancel={"by": "alice", "run": "r-1", "action": "rollback"},
+                     reopened=[asked.approval_id, "ap-never-asked"])
+        again = store.approval(asked.approval_id)
+        assert (again.state, again.decided_by, again.decided_at) == (OPEN, None, None)
+        assert (store.get("t1").status, [h.approval_id for h in store.get("t1").holds]) == (
+            PAUSED, [asked.approval_id])
+        ended = store.audit("t1")[-1]
+        assert (ended.kind, ended.detail["reopened"], ended.detail["holds"]) == (
+            AuditKind.CANCELLED, [asked.approval_id], [asked.approval_id])
+        assert store.decide("t1", asked.approval_id, DECLINED, decider="bo", now=22.0, current=make_hold(),
+                            runner="runner-c", ttl=TTL) is not None  # answered afresh
+
     def test_a_completed_thread_has_nothing_to_recover(self, store: SessionStore) -> None:
         store.create("t1", GRAPH, 1.0)
         store.finish(claim(store, "t1", 2.0), COMPLETED, 3.0)

@@ -7,7 +7,7 @@ worker of the shared run store:
 - renews its claims on the runs it executes and cancels those whose cancel was requested
   (from any worker): the turn ends where its last checkpoint leaves the thread, idle or paused,
   as the cancel's action says (``grapharc.session.cancels``: a rollback also discards what the
-  run wrote, and its record is deleted);
+  run wrote and reopens the approvals it answered, and its record is deleted);
 - reclaims runs of graphs registered here whose worker died (their claim ran out; the session
   layer refuses the takeover while the thread's lease is still live) and carries each on with
   ``SessionManager.arecover`` from the thread's last checkpoint, under the run's own budget;
@@ -187,7 +187,7 @@ class RunWorker:
             return
         asked = run.cancel
         cancel = Cancel(by=str(asked.get("by", "api")), run_id=run.run_id,
-                        rollback=asked.get("action") == ROLLBACK)
+                        rollback=asked.get("action") == ROLLBACK, since=run.after_seq)
         self._cancels[run.run_id] = cancel
         self.manager.cancels.ask(run.thread_id, cancel)
         executing[1].cancel()
