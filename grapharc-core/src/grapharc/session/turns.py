@@ -396,6 +396,13 @@ class AsyncTurn(_TurnBase):
         await offload.to_thread(self.store.finish, self.lease, plan.kind, self.clock(), **self._ending(plan))
         self.subscriber.recorded()
 
+    async def stop(self, exc: BaseException) -> None:
+        """End a turn claimed but never driven, stopped by ``exc`` as ``drive`` ends one: cancelled where
+        the thread stands when someone asked (``Cancels``), else failed, kept for a recovery."""
+        with self._holding():
+            if await offload.to_thread(self._stopped, exc):
+                self.subscriber.recorded()
+
     async def _pass(self, payload: Any, beat: AsyncHeartbeat) -> None:
         live = self.live
         callbacks = live.callbacks()

@@ -43,8 +43,10 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import dataclasses
+import functools
 import logging
 import uuid
+from collections.abc import Callable
 
 from grapharc.errors import GraphARCError
 from grapharc.runs.contracts import RunStore
@@ -266,14 +268,13 @@ class RunWorker:
             return await self.manager.afork(run.thread_id, request["checkpoint_id"], request["input"],
                                             by=request["by"], on_record=on_record, budget=run.budget,
                                             options=options)
+        claim: Callable[[], Lease | None]
         if request["kind"] == CARRY_ON:
-            lease: Lease | None = self._handed.pop(run.run_id)
-        else:
-            lease = await offload.to_thread(interrupts.record, self.manager, run.thread_id,
-                                            request["answers"])
-        if lease is None:  # the decision answered one of several open holds: the thread still waits
-            return await offload.to_thread(self.manager.get, run.thread_id)
-        return await self.manager.acarry_on(lease, on_record=on_record, budget=run.budget, options=options)
+            claim = functools.partial(self._handed.pop, run.run_id)  # the lease a decision here took
+        else:  # None: the answers left one of several open holds open, and the thread still waits
+            claim = functools.partial(interrupts.record, self.manager, run.thread_id, request["answers"])
+        return await self.manager.aclaim_and_carry_on(run.thread_id, claim, on_record=on_record,
+                                                      budget=run.budget, options=options)
 
     async def _carry_on(self, run: RunRecord, live: LiveLog | None) -> Session:
         """A reclaimed run: run its turn if that never began; else, once the thread's lease has
