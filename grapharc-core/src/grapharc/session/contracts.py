@@ -42,9 +42,10 @@ class SessionStore(Protocol):
         ``metadata`` (a JSON object; empty if not given) until ``update_metadata``."""
         ...
 
-    def update_metadata(self, thread_id: str, metadata: Mapping[str, Any], now: float) -> Session:
+    def update_metadata(self, thread_id: str, metadata: Mapping[str, Any], now: float, *, by: str) -> Session:
         """Merge ``metadata`` into the thread's own (each key replaces the one of its name, as
-        LangGraph's thread PATCH does) and mark the thread updated at ``now``; the session after."""
+        LangGraph's thread PATCH does) and mark the thread updated at ``now``, recorded on the trail
+        (a ``metadata`` entry: ``by`` whom, which keys, never their values); the session after."""
         ...
 
     def get(self, thread_id: str) -> Session:

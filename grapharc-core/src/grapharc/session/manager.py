@@ -255,9 +255,10 @@ class SessionManager:
         return self.store.create(thread_id or uuid4().hex[:12], graph, self.clock(), owner=owner,
                                  tenant=tenant, metadata=metadata)
 
-    def update_metadata(self, thread_id: str, metadata: Mapping[str, Any]) -> Session:
-        """Merge ``metadata`` into the thread's own metadata; the session after."""
-        return self.store.update_metadata(thread_id, metadata, self.clock())
+    def update_metadata(self, thread_id: str, metadata: Mapping[str, Any], *, by: str) -> Session:
+        """Merge ``metadata`` into the thread's own metadata, asked ``by`` whom (on the trail with the
+        keys changed); the session after."""
+        return self.store.update_metadata(thread_id, metadata, self.clock(), by=by)
 
     def start(self, graph: str, input: Mapping[str, Any] | None = None, *, thread_id: str | None = None,
               on_update: OnUpdate | None = None) -> Session:

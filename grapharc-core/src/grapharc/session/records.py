@@ -42,6 +42,8 @@ class AuditKind(StrEnum):
     """The thread's state was written from outside a turn (``update_state``), by whom, as which node."""
     COPIED = "copied"
     """The thread began as a copy of another one's state and checkpoints (that thread's trail stays there)."""
+    METADATA = "metadata"
+    """The thread's own metadata was changed, by whom, and which keys (never their values)."""
     PAUSED = PAUSED
     """A turn ended with the thread paused; the finishing statuses below end one too."""
     COMPLETED = COMPLETED

@@ -97,13 +97,15 @@ class SqlSessionStore(SqlTimeTravel):
                                    "ORDER BY step DESC, seq DESC LIMIT 1", (thread_id,)).fetchone()
         return _session(row, holds, last, self._decode)
 
-    def update_metadata(self, thread_id: str, metadata: Mapping[str, Any], now: float) -> Session:
-        """Merge ``metadata`` into the thread's own (its keys replace those of the same name)."""
+    def update_metadata(self, thread_id: str, metadata: Mapping[str, Any], now: float, *, by: str) -> Session:
+        """Merge ``metadata`` into the thread's own (its keys replace those of the same name); the
+        trail records who changed which keys."""
         with self._write() as conn:
             row = self._row(conn, thread_id, self.LOCK)
             merged = {**_own_metadata(row, self._decode), **metadata}
             self._run(conn, "UPDATE {sessions} SET metadata = ?, updated_at = ? WHERE thread_id = ?",
                       (self._encode(merged), now, thread_id))
+            self._audit(conn, thread_id, now, AuditKind.METADATA, {"by": by, "keys": sorted(metadata)})
         return self.get(thread_id)
 
     def list(self, status: str | None = None) -> builtins.list[Session]:

@@ -83,7 +83,7 @@ class SessionStoreConformance(SessionLeaseConformance, SessionApprovalConformanc
             lambda: claim(store, "nope", 1.0),
             lambda: store.claim_recovery("nope", runner="r", ttl=TTL, now=1.0),
             lambda: store.post_event("nope", "note", {}, 1.0),
-            lambda: store.update_metadata("nope", {"a": 1}, 1.0),
+            lambda: store.update_metadata("nope", {"a": 1}, 1.0, by="ana"),
         ]
         for call in calls:
             with pytest.raises(UnknownSessionError, match="nope"):
@@ -294,9 +294,12 @@ class SessionStoreConformance(SessionLeaseConformance, SessionApprovalConformanc
         store.create("meta", GRAPH, 5.0, metadata=asked)
         store.create("bare", GRAPH, 6.0)
         assert (store.get("meta").metadata, store.get("bare").metadata) == (asked, {})
-        merged = store.update_metadata("meta", {"n": 2, "deep": {"z": 0}, "new": "yes"}, 9.0)
+        merged = store.update_metadata("meta", {"n": 2, "deep": {"z": 0}, "new": "yes"}, 9.0, by="ana")
         assert merged.metadata == {"user": "東京", "tags": ["a", {"b": None}], "n": 2, "deep": {"z": 0},
                                    "new": "yes"}
+        changed = store.audit("meta")[-1]
+        assert (changed.kind, changed.detail) == (AuditKind.METADATA,
+                                                  {"by": "ana", "keys": ["deep", "n", "new"]})
         assert merged.updated_at == 9.0 and store.get("meta") == merged
         assert {s.thread_id: s.metadata for s in store.list()}["meta"] == merged.metadata
 

@@ -29,7 +29,7 @@ from grapharc.runtime.errors import (
 )
 from grapharc.server.api import shapes
 from grapharc.server.api.context import ApiContext, api
-from grapharc.server.api.guards import Caller, ReadableThread, require_run
+from grapharc.server.api.guards import Caller, ReadableThread, asker, require_run
 from grapharc.server.api.problems import ApiProblem
 from grapharc.server.api.threads import CheckpointRef
 from grapharc.server.auth import User
@@ -41,11 +41,6 @@ Context = Annotated[ApiContext, Depends(api)]
 
 REFUSED_EDITS = (RunInputError, StateTypeError, UnknownFieldError, UnknownNodeError, WritePermissionError)
 """What the graph's checks raise for an edit that does not fit it (a 422: the request is wrong)."""
-
-
-def asker(user: User | None) -> str:
-    """Who asks, as the audit trail records it: the bearer token's user, or ``api`` without auth."""
-    return user.name if user is not None else "api"
 
 
 def checkpoint_named(thread_id: str, checkpoint_id: str | None,

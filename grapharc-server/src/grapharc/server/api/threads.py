@@ -21,7 +21,7 @@ from pydantic import BaseModel, ConfigDict, Field, ValidationError
 from grapharc.server.api import interrupts, metadata, shapes
 from grapharc.server.api.context import ApiContext, api
 from grapharc.server.api.encoding import json_value
-from grapharc.server.api.guards import Caller, ReadableThread, require_delete, require_run
+from grapharc.server.api.guards import Caller, ReadableThread, asker, require_delete, require_run
 from grapharc.server.api.problems import ApiProblem
 from grapharc.server.auth import User
 from grapharc.server.service import access
@@ -159,13 +159,13 @@ async def create_thread(body: ThreadCreate, ctx: Context, user: Caller) -> dict[
 @router.patch("/{thread_id}", dependencies=[ReadableThread])
 async def update_thread(thread_id: str, body: ThreadPatch, ctx: Context, user: Caller,
                         prefer: Annotated[str, Header()] = "") -> Response:
-    """Merge ``metadata`` into the thread's own (a caller who may run its graph may); the thread, or
-    nothing with ``Prefer: return=minimal``."""
+    """Merge ``metadata`` into the thread's own (a caller who may run its graph may; the trail records
+    who changed which keys); the thread, or nothing with ``Prefer: return=minimal``."""
     session = await offload.to_thread(ctx.manager.get, thread_id)
     require_run(user, session.graph)
     given = metadata.client_metadata(body.metadata)
     metadata.check_size({**session.metadata, **given})
-    session = await offload.to_thread(ctx.manager.update_metadata, thread_id, given)
+    session = await offload.to_thread(partial(ctx.manager.update_metadata, thread_id, given, by=asker(user)))
     if "return=minimal" in prefer:
         return Response(status_code=204)
     return JSONResponse(shapes.thread(session))
