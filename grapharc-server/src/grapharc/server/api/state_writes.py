@@ -27,7 +27,7 @@ from grapharc.runtime.errors import (
     UnknownNodeError,
     WritePermissionError,
 )
-from grapharc.server.api import shapes
+from grapharc.server.api import interrupts, shapes
 from grapharc.server.api.context import ApiContext, api
 from grapharc.server.api.guards import Caller, ReadableThread, asker, require_run
 from grapharc.server.api.problems import ApiProblem
@@ -92,7 +92,7 @@ async def copy_thread(thread_id: str, ctx: Context, user: Caller) -> dict[str, A
                                              owner=user.name if user else None,
                                              tenant=user.tenant if user else None))
     values = await offload.to_thread(ctx.manager.values, copied.thread_id)
-    return shapes.thread(copied, values)
+    return shapes.thread(copied, values, await interrupts.apayloads(ctx.manager, copied))
 
 
 def fork_request(ctx: ApiContext, thread_id: str, checkpoint_id: str, input: dict[str, Any] | None,

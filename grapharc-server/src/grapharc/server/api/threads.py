@@ -149,7 +149,8 @@ async def create_thread(body: ThreadCreate, ctx: Context, user: Caller) -> dict[
     thread_id = body.thread_id or uuid.uuid4().hex[:12]
     if body.if_exists == "do_nothing":
         with contextlib.suppress(UnknownSessionError):
-            return shapes.thread(_readable(await offload.to_thread(ctx.manager.get, thread_id), user))
+            found = _readable(await offload.to_thread(ctx.manager.get, thread_id), user)
+            return shapes.thread(found, payloads=await interrupts.apayloads(ctx.manager, found))
     session = await offload.to_thread(partial(ctx.manager.create, graph, thread_id=thread_id,
                                               owner=user.name if user else None,
                                               tenant=user.tenant if user else None, metadata=own))
@@ -192,15 +193,18 @@ async def search_threads(body: ThreadSearch, ctx: Context, user: Caller) -> list
 
 
 def _with_values(manager: SessionManager, sessions: list[Session]) -> list[dict[str, Any]]:
-    """Threads shaped with their values, as ``GET /threads/{id}`` shows them, in one trip to a
-    thread (a thread of a graph not registered here shows none)."""
+    """Threads shaped with their values and plain interrupts' whole values, as ``GET /threads/{id}``
+    shows them, in one trip to a thread (a thread of a graph not registered here shows none)."""
     registered, shaped = set(manager.graphs.names()), []
     for session in sessions:
+        if session.graph not in registered:
+            shaped.append(shapes.thread(session))
+            continue
         try:
-            values = manager.values(session.thread_id) if session.graph in registered else None
+            values, shown = manager.values(session.thread_id), interrupts.payloads(manager, session)
         except UnknownSessionError:  # deleted since it was listed
             continue
-        shaped.append(shapes.thread(session, values))
+        shaped.append(shapes.thread(session, values, shown))
     return shaped
 
 
