@@ -19,9 +19,10 @@ A run's turn, first driven or reclaimed, runs with the config its request keeps
 (``grapharc.server.api.run_config``).
 
 A decision taken on an inbox page is recorded while the person waits; the thread is carried on
-by a run ``hand_over`` adds already claimed by this worker and drives at once under the
-decision's lease. A resume run records its answers the same way (``interrupts.record``) as its
-turn begins, then carries the thread on as that run does. If this process dies meanwhile, another
+by a run ``hand_over`` adds already claimed by this worker (with the config of the thread's last
+run, the one that paused it) and drives at once under the decision's lease. A resume run records
+its answers the same way (``interrupts.record``) as its turn begins, then carries the thread on as
+that run does. If this process dies meanwhile, another
 worker reclaims the run once its claim runs out and recovers the thread once the lease has, as for
 any run whose worker died.
 
@@ -126,10 +127,20 @@ class RunWorker:
         run = RunRecord(run_id=str(uuid.uuid4()), thread_id=lease.thread_id, assistant_id=graph,
                         request={"kind": CARRY_ON}, created_at=now, updated_at=now, after_seq=after_seq,
                         budget=budget, multitask_strategy=ENQUEUE)
-        added = await offload.to_thread(self.runs.add_claimed, run, self.name, now, self.ttl)
+        added = await offload.to_thread(self._add_carrying, run, now)
         self._handed[added.run_id] = lease
         self._launch(added, reclaimed=False)
         return added
+
+    def _add_carrying(self, run: RunRecord, now: float) -> RunRecord:
+        """Add ``run`` claimed by this worker, with the config of the thread's last run (the one that
+        paused it): a decision on a page carries the thread on as that run was configured, as an API
+        resume does with the config it sends."""
+        last = self.runs.of_thread(run.thread_id, limit=1)
+        config = last[0].request.get(REQUEST_KEY) if last else None
+        if config is not None:
+            run = dataclasses.replace(run, request={**run.request, REQUEST_KEY: config})
+        return self.runs.add_claimed(run, self.name, now, self.ttl)
 
     def wake(self) -> None:
         """Make the loop look at the queue now (a run was queued or a cancel asked here)."""
