@@ -17,12 +17,20 @@ from __future__ import annotations
 
 import functools
 from collections.abc import AsyncIterator, Callable, Collection, Iterable, Iterator, Sequence
-from typing import Any, Self, cast
+from typing import Any, Protocol, Self, cast
 
 from langgraph.checkpoint.base import BaseCheckpointSaver, CheckpointTuple
 
 from grapharc.runtime.serde import allowlisted
 from grapharc.stores import offload
+
+
+class DiscardsWrites(Protocol):
+    """A saver offering GraphARC's ``discard_writes`` (``offers(saver, "discard_writes")`` tells)."""
+
+    def discard_writes(self, config: Any, task_ids: Sequence[str]) -> None:
+        """Delete the pending writes ``task_ids`` saved on the checkpoint ``config`` names, but their
+        interrupts."""
 
 
 def offers(saver: BaseCheckpointSaver[Any], method: str) -> bool:
@@ -161,7 +169,7 @@ async def _acopy_thread(self: WrappedSaver, source_thread_id: str, target_thread
 
 def _discard_writes(self: WrappedSaver, config: Any, task_ids: Sequence[str]) -> None:
     self.guard(config)
-    self.inner.discard_writes(config, task_ids)
+    cast(DiscardsWrites, self.inner).discard_writes(config, task_ids)
 
 
 _EXTENDED: dict[str, Callable[..., Any]] = {

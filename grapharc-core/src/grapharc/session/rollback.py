@@ -15,13 +15,13 @@ thread waits on the same question, unanswered. The audit trail keeps the answer 
 from __future__ import annotations
 
 from collections.abc import Collection, Iterable
-from typing import Any
+from typing import Any, cast
 
 from langgraph._internal._constants import NULL_TASK_ID
 from langgraph.checkpoint.base import BaseCheckpointSaver
 from langgraph.types import StateSnapshot
 
-from grapharc.runtime.wrapped_saver import offers
+from grapharc.runtime.wrapped_saver import DiscardsWrites, offers
 from grapharc.session.approvals import Hold
 from grapharc.session.records import DECISIONS, Approval
 
@@ -38,7 +38,7 @@ def discard_run_writes(saver: BaseCheckpointSaver[Any], found: StateSnapshot | N
     if found is None or _checkpoint_id(found) != _checkpoint_id(head) or not offers(saver, "discard_writes"):
         return False
     unfinished = [task.id for task in found.tasks if task.result is None]
-    saver.discard_writes(head.config, [*unfinished, NULL_TASK_ID])  # type: ignore[attr-defined]
+    cast(DiscardsWrites, saver).discard_writes(head.config, [*unfinished, NULL_TASK_ID])
     return True
 
 

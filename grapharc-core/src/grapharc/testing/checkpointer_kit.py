@@ -43,7 +43,7 @@ from langgraph.checkpoint.serde.types import INTERRUPT, RESUME
 
 from grapharc.runtime.graph import END, START, GraphARC
 from grapharc.runtime.state import GraphARCState
-from grapharc.runtime.wrapped_saver import offers
+from grapharc.runtime.wrapped_saver import DiscardsWrites, offers
 from grapharc.session.contracts import CheckpointerProvider
 from grapharc.session.errors import LeaseLostError
 from grapharc.session.fencing import FencedSaver
@@ -262,9 +262,9 @@ class CheckpointerConformance(ABC):
         saver.put_writes(stored, [(RESUME, "yes")], NULL_TASK_ID)
         elsewhere = first_checkpoint(saver, "elsewhere")
         saver.put_writes(elsewhere, [("answer", "kept")], "task-asked")
-        saver.discard_writes(stored, ["task-asked", NULL_TASK_ID])
+        cast(DiscardsWrites, saver).discard_writes(stored, ["task-asked", NULL_TASK_ID])
         rewound, untouched = saver.get_tuple(stored), saver.get_tuple(elsewhere)
-        assert rewound is not None and untouched is not None
+        assert rewound is not None and untouched is not None and rewound.pending_writes is not None
         assert sorted(rewound.pending_writes) == [("task-asked", INTERRUPT, "asked"),
                                                   ("task-done", "done", True)]
         assert untouched.pending_writes == [("task-asked", "answer", "kept")]
