@@ -71,7 +71,7 @@ def test_a_database_the_released_migrations_made_opens_and_works(new_database, m
         assert sessions.get("t1").metadata == {"team": "credit"}
         assert (sessions.get("old").owner, sessions.get("old").tenant) == (None, None)  # made before
         assert sessions.get("old").metadata == {}
-        assert sessions.update_metadata("old", {"team": "desk"}, 2.0).metadata == {"team": "desk"}
+        assert sessions.update_metadata("old", {"team": "desk"}, 2.0, by="ana").metadata == {"team": "desk"}
         assert runs.get("old", "r0").not_before is None  # kept, claimable at once
         runs.add(RunRecord("r1", "t1", "g", {}, 1.0, 1.0, not_before=5.0), exclusive=True)
         assert [run.run_id for run in runs.of_thread("t1")] == ["r1"]

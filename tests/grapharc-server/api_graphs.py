@@ -306,13 +306,8 @@ def register(manager: Any) -> None:
     manager.register(relay)
     register_one_node(manager, ODD, OddState, answer_oddly, {"answer", "reading", "tags", "raw", "seen_at"})
     register_one_node(manager, MEETING, MeetingState, meet, {"met"})
-    gated = GraphARC(GatedState, name=GATED_WAITER)
-    gated.add_node("ask_the_desk", ask_the_desk, writes={"answer"})
-    gated.add_node("wait_for_release", wait_for_release, writes={"released"})
-    gated.add_edge(START, "ask_the_desk")
-    gated.add_edge("ask_the_desk", "wait_for_release")
-    gated.add_edge("wait_for_release", END)
-    manager.register(gated, approvers={"ask_the_desk": Approvers(frozenset({CREDIT_DESK}))})
+    register_ask_then_wait(manager, GATED_WAITER, GatedState, ask_the_desk, "answer",
+                           Approvers(frozenset({CREDIT_DESK})))
     register_one_node(manager, CHAT, ChatState, chat, {"messages", "answer", "released"})
     register_one_node(manager, DELEGATING_CHAT, ChatState, delegate, {"messages", "answer"})
     register_plain(manager)
@@ -330,6 +325,19 @@ def register_one_node(manager: Any, name: str, state: type[GraphARCState], node:
     graph.add_edge(START, node.__name__)
     graph.add_edge(node.__name__, END)
     manager.register(graph)
+
+
+def register_ask_then_wait(manager: Any, name: str, state: type[GraphARCState], asker: Any, field: str,
+                           approvers: Approvers | None = None) -> None:
+    """Register graph ``name``: START -> ``asker`` (writing ``field``, its node decided by
+    ``approvers`` if given) -> the waiter -> END."""
+    graph = GraphARC(state, name=name)
+    graph.add_node(asker.__name__, asker, writes={field})
+    graph.add_node("wait_for_release", wait_for_release, writes={"released"})
+    graph.add_edge(START, asker.__name__)
+    graph.add_edge(asker.__name__, "wait_for_release")
+    graph.add_edge("wait_for_release", END)
+    manager.register(graph, approvers={asker.__name__: approvers} if approvers is not None else None)
 
 
 def registered_names() -> list[str]:

@@ -3,22 +3,26 @@ config_graphs:register_configured`` beside api_graphs.py's (so the graphs every 
 sees stay as they are): ``configured``, one node that writes down the configurable keys, context,
 tags and recursion limit it was run with, and ``configured-relay``, the same between two legs
 around a node that waits for a release file (a worker can be killed there, and the run taken
-over by another)."""
+over by another), and ``configured-ask``, the same around the credit desk's question (decided on
+the inbox page, the thread is carried on by the server)."""
 
 from __future__ import annotations
 
 from typing import Any, Literal
 
-from api_graphs import WaiterState, wait_for_release
+from api_graphs import WaiterState, ask_the_desk, wait_for_release
 from langchain_core.runnables import RunnableConfig
 from langgraph.runtime import get_runtime
 from pydantic import BaseModel, Field
 
+from grapharc.examples.approval import CREDIT_DESK
 from grapharc.runtime.graph import END, START, GraphARC
 from grapharc.runtime.state import GraphARCState
+from grapharc.session.approvals import Approvers
 
 CONFIGURED = "configured"
 CONFIGURED_RELAY = "configured-relay"
+CONFIGURED_ASK = "configured-ask"
 
 
 class Settings(BaseModel):
@@ -46,6 +50,12 @@ class HeardRelayState(WaiterState):
     heard: list[str] = Field(default_factory=list)
 
 
+class HeardAskState(HeardState):
+    """The hearing nodes' lines, and the credit desk's answer."""
+
+    answer: str = ""
+
+
 def hear(state: HeardState | HeardRelayState, config: RunnableConfig) -> dict[str, Any]:
     """Write down the user, model, tone, tags and recursion limit this node was run with."""
     conf, tone = config["configurable"], get_runtime().context.tone
@@ -55,7 +65,7 @@ def hear(state: HeardState | HeardRelayState, config: RunnableConfig) -> dict[st
 
 
 def register_configured(manager: Any) -> None:
-    """Register ``configured`` and ``configured-relay`` on ``manager``."""
+    """Register ``configured``, ``configured-relay`` and ``configured-ask`` on ``manager``."""
     single = GraphARC(HeardState, name=CONFIGURED, config_schema=Settings, context_schema=Audience)
     single.add_node("hear", hear, writes={"heard"})
     single.add_edge(START, "hear")
@@ -70,3 +80,12 @@ def register_configured(manager: Any) -> None:
     relay.add_edge("wait_for_release", "hear_last")
     relay.add_edge("hear_last", END)
     manager.register(relay)
+    asking = GraphARC(HeardAskState, name=CONFIGURED_ASK, config_schema=Settings, context_schema=Audience)
+    asking.add_node("hear_first", hear, writes={"heard"})
+    asking.add_node("ask_the_desk", ask_the_desk, writes={"answer"})
+    asking.add_node("hear_last", hear, writes={"heard"})
+    asking.add_edge(START, "hear_first")
+    asking.add_edge("hear_first", "ask_the_desk")
+    asking.add_edge("ask_the_desk", "hear_last")
+    asking.add_edge("hear_last", END)
+    manager.register(asking, approvers={"ask_the_desk": Approvers(frozenset({CREDIT_DESK}))})

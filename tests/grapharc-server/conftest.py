@@ -55,6 +55,18 @@ def api_server_gated(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Iterato
 
 
 @pytest.fixture
+def api_server_configured(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Iterator[str]:
+    """``api_server`` with config_graphs.py's graphs too, and an auth file whose alice decides the
+    configured asker's approvals."""
+    from config_graphs import CONFIGURED_ASK
+    from inbox_setup import write_auth_file
+
+    auth = write_auth_file(tmp_path / "auth.toml", alice_may_decide=f"{CONFIGURED_ASK}/*")
+    yield from _api_server(tmp_path, monkeypatch, "--registry", "config_graphs:register_configured",
+                           "--auth-file", str(auth))
+
+
+@pytest.fixture
 def api_server_with_ceiling(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Iterator[str]:
     """``api_server`` whose operator caps every run at 5 node runs and 30 seconds."""
     yield from _api_server(tmp_path, monkeypatch, "--max-iterations", "5", "--max-seconds", "30")

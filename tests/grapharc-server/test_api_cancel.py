@@ -1,6 +1,7 @@
 """Cancelling runs through the official ``langgraph-sdk``, as LangGraph's server does: a cancelled run
 leaves its thread where its last checkpoint stands (idle, its work so far kept) and the next run
-works; ``action="rollback"`` also discards what the run wrote and deletes it; the multitask
+works; ``action="rollback"`` also discards what the run wrote (a resume's answers too: its thread
+waits on the same question again) and deletes it; the multitask
 strategies ``interrupt`` and ``rollback`` cancel a thread's run in flight for a new one. Two
 ``grapharc serve`` processes share the sessions, so a cancel asked on one reaches a run executing
 on the other. The relay graph's middle leg holds a run in flight until its release file exists
@@ -18,7 +19,7 @@ from typing import Any
 import httpx
 import pytest
 from api_graphs import GATED_WAITER, RELAY
-from cancel_graphs import ASK_BESIDE_WAITER
+from cancel_graphs import ASK_BESIDE_WAITER, PLAIN_WAITER
 from langgraph_sdk import get_client
 from langgraph_sdk.schema import Command
 from server_process import PATIENCE_SECONDS, ServerProcess, grapharc_serve
@@ -26,6 +27,7 @@ from server_process import PATIENCE_SECONDS, ServerProcess, grapharc_serve
 from grapharc.examples.approval import CREDIT_DESK
 
 APPROVE = Command(resume={"decision": "approved", "decider": CREDIT_DESK})
+REJECT = Command(resume={"decision": "rejected", "decider": CREDIT_DESK})
 
 
 @pytest.fixture(scope="module")
@@ -184,30 +186,44 @@ def test_a_run_cancelled_after_asking_for_an_approval_leaves_its_thread_waiting_
     asyncio.run(story())
 
 
-def test_a_resume_rolled_back_keeps_its_decision_and_the_node_that_took_it_in(
-        servers: tuple[str, str, dict[str, str]], tmp_path: Path) -> None:
+@pytest.mark.parametrize(("graph", "asker", "answers", "field"), [
+    (GATED_WAITER, "ask_the_desk", (APPROVE, REJECT), "answer"),
+    (PLAIN_WAITER, "ask_plainly", (Command(resume={"soup": 1}), Command(resume=["tea", None])), "reply"),
+])
+def test_a_resume_rolled_back_leaves_its_thread_paused_on_the_same_question_unanswered(
+        servers: tuple[str, str, dict[str, str]], tmp_path: Path, graph: str, asker: str,
+        answers: tuple[Command, Command], field: str) -> None:
     url = servers[0]
 
     async def story() -> None:
         client = get_client(url=url)
         held = tmp_path / "held"
-        thread = (await client.threads.create(graph_id=GATED_WAITER))["thread_id"]
-        first = await client.runs.create(thread, GATED_WAITER, input={"release_file": str(held)})
+        thread = (await client.threads.create(graph_id=graph))["thread_id"]
+        first = await client.runs.create(thread, graph, input={"release_file": str(held)})
         await client.runs.join(thread, first["run_id"])
-        resume = await client.runs.create(thread, GATED_WAITER, command=APPROVE)
-        await _done(client, thread, resume["run_id"], "ask_the_desk")  # the turn waits on its release file
+        paused, before = await client.threads.get(thread), await client.threads.get_state(thread)
+        resume = await client.runs.create(thread, graph, command=answers[0])
+        await _done(client, thread, resume["run_id"], asker)  # answered; the turn waits on its release file
 
         await client.runs.cancel(thread, resume["run_id"], wait=True, action="rollback")
         held.touch()
         history = await client.threads.get_history(thread, limit=100)
         assert {state["metadata"].get("run_id") for state in history} == {first["run_id"]}
-        trail = [entry["kind"] for entry in _trail(url, thread)]
-        assert trail[trail.index("decided"):] == ["decided", "claimed", "node", "run", "cancelled"]
-        after = await client.threads.get(thread)
-        assert after["status"] == "idle" and after["interrupts"] == {"": []}
-        assert after["values"]["answer"] == "approved" and not after["values"].get("released")
-        again = await client.runs.wait(thread, GATED_WAITER, input={"release_file": str(held)})
-        assert [i["value"] for i in again["__interrupt__"]] == ["may the waiter go on?"]  # asked afresh
+        after, state = await client.threads.get(thread), await client.threads.get_state(thread)
+        assert after["status"] == "interrupted"
+        assert after["interrupts"] == paused["interrupts"]  # the same question, under the same id
+        assert (state["checkpoint"], state["values"], state["next"]) == (
+            before["checkpoint"], before["values"], before["next"])
+        assert [task["interrupts"] for task in state["tasks"]] == [t["interrupts"] for t in before["tasks"]]
+        [asked] = paused["interrupts"][""]
+        trail = _trail(url, thread)
+        assert [e["kind"] for e in trail][-5:] == ["decided", "claimed", "node", "run", "cancelled"]
+        assert trail[-1]["detail"]["reopened"] == [asked["id"]] and trail[-1]["detail"]["status"] == "paused"
+
+        done = await client.runs.wait(thread, graph, command=answers[1])  # answered afresh, it goes on
+        decided = answers[1]["resume"]
+        assert done[field] == (decided["decision"] if isinstance(decided, dict) else decided)
+        assert done["released"] is True
 
     asyncio.run(story())
 

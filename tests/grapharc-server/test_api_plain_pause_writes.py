@@ -90,3 +90,15 @@ def test_update_state_on_a_thread_a_breakpoint_stopped_is_carried_on_by_the_next
     assert client.threads.get(thread)["status"] == "interrupted"
     assert client.threads.get_state(thread)["next"] == ["middle_leg"]
     assert client.runs.wait(thread, RELAY, input=None)["legs"] == ["edited", "middle", "last"]
+
+
+def test_search_create_and_copy_show_a_plain_interrupts_whole_value_as_get_does(server: str) -> None:
+    client = get_sync_client(url=server)
+    thread = _paused_plain(client)
+    shown = client.threads.get(thread)["interrupts"]
+    assert [i["value"] for i in shown[""]] == [PLAIN_QUESTION]
+    [found] = client.threads.search(ids=[thread])
+    again = client.threads.create(thread_id=thread, graph_id=PLAIN, if_exists="do_nothing")
+    assert found["interrupts"] == again["interrupts"] == shown  # the dict itself, not its JSON text
+    copied = client.threads.copy(thread)
+    assert [i["value"] for i in copied["interrupts"][""]] == [PLAIN_QUESTION]

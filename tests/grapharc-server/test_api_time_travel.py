@@ -217,3 +217,18 @@ def test_a_fork_of_a_thread_that_does_not_exist_creates_none(server: str) -> Non
     forked, looked_up = asyncio.run(story())
     assert forked[0] == 404 and "never-made" in forked[1]
     assert looked_up[0] == 404
+
+
+def test_a_thread_metadata_update_is_on_the_trail_with_who_and_which_keys_never_the_values(
+        server: str) -> None:
+    async def story() -> str:
+        client = _client(server)
+        thread = (await client.threads.create(graph_id=WAITER, metadata={"team": "desk"}))["thread_id"]
+        await client.threads.update(thread, metadata={"team": "audit", "secret": "s3cr3t"})
+        return str(thread)
+
+    thread = asyncio.run(story())
+    trail = _trail(server, thread)
+    changed = [entry for entry in trail if entry["kind"] == "metadata"]
+    assert [entry["detail"] for entry in changed] == [{"by": "alice", "keys": ["secret", "team"]}]
+    assert "s3cr3t" not in str(trail) and "audit" not in str(changed)

@@ -3,13 +3,16 @@
 Against a real ``grapharc serve`` with registered graphs: the gated waiter's node after the
 approval waits for a file the test writes, so the page's 303 arrives while the thread is still
 running (before, the request drove the thread and answered only when it ended); the carrying
-run is listed and joined like any run, and a second submit is still refused at once."""
+run is listed and joined like any run, and a second submit is still refused at once. The carrying
+run has the config of the run that paused the thread (its configurable keys, context, tags and
+recursion limit), as an API resume sending that config would."""
 
 from __future__ import annotations
 
 from pathlib import Path
 
 import httpx
+from config_graphs import CONFIGURED_ASK
 from inbox_setup import TOKEN, csrf_of, pause_gated_thread, reading, signed_in
 
 DECISION_SECONDS = 20
@@ -44,3 +47,23 @@ def test_the_page_answers_before_the_thread_ends_and_the_worker_carries_it_on(ap
         trail = manager.audit(thread)
     assert [e.detail["decision"] for e in trail if e.kind == "decided"] == ["approved"]
     assert [e.node for e in trail if e.kind == "node"] == ["ask_the_desk", "wait_for_release"]
+
+
+def test_a_decision_on_the_page_carries_the_thread_on_with_the_paused_runs_own_config(
+        api_server_configured: str) -> None:
+    url = api_server_configured
+    with httpx.Client(base_url=url, timeout=60, headers={"Authorization": f"Bearer {TOKEN}"}) as api:
+        thread = api.post("/threads", json={"metadata": {"graph_id": CONFIGURED_ASK}}).json()["thread_id"]
+        paused = api.post(f"/threads/{thread}/runs/wait", json={
+            "assistant_id": CONFIGURED_ASK, "input": {}, "context": {"tone": "formal"},
+            "config": {"configurable": {"user_id": "u-7", "model": "mock/careful"}, "tags": ["desk"],
+                       "recursion_limit": 12}}).json()
+        [asked] = paused["__interrupt__"]
+        with signed_in(url, "alice") as person:
+            where = f"/inbox/approvals/{asked['id']}"
+            answer = person.post(where, data={"decision": "approved", "csrf": csrf_of(person.get(where))})
+            assert answer.status_code == 303, answer.text
+        carrying = api.get(f"/threads/{thread}/runs", params={"limit": 1}).json()[0]
+        first, last = api.get(f"/threads/{thread}/runs/{carrying['run_id']}/join").json()["heard"]
+    assert first.startswith("u-7|mock/careful|formal|desk|")
+    assert last == first  # the node after the decision ran with the paused run's config, not the defaults

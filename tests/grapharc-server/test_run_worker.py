@@ -3,7 +3,8 @@ before finishing them (a run whose turn never began is run; one whose turn ended
 recorded), starts a run queued behind another as soon as that one ends, and reads the trail
 only from where a run's part of it begins when it records the run's end; a thread an inbox
 decision claimed is carried on under that decision's lease when it is handed over here, and
-recovered from its checkpoint when the worker it was handed to died."""
+recovered from its checkpoint when the worker it was handed to died; a cancel arriving while a run
+claims its thread (held there by the test) ends the claimed turn where the thread stands."""
 
 from __future__ import annotations
 
@@ -303,3 +304,62 @@ def test_a_reclaimed_run_applies_its_goto_unless_the_dead_turn_already_did(
     assert (values["went_left"], values.get("went_right", False)) == (True, not directed)
     trail = manager.audit(run.thread_id)
     assert [e.kind for e in trail].count("directed") == 1  # recorded once, whoever applied it
+
+
+def _held_at(store: Any, method: str,
+             monkeypatch: pytest.MonkeyPatch) -> tuple[threading.Event, threading.Event]:
+    """Hold the session store's ``method`` (a claim) once it has claimed, until the second event is
+    set; the first is set when it has claimed."""
+    claimed, go_on = threading.Event(), threading.Event()
+    real = getattr(store, method)
+
+    def held(*args: Any, **kwargs: Any) -> Any:
+        taken = real(*args, **kwargs)
+        claimed.set()
+        go_on.wait(timeout=120)  # bounds a hang; the test sets it
+        return taken
+
+    monkeypatch.setattr(store, method, held)
+    return claimed, go_on
+
+
+@pytest.mark.parametrize("kind", ["start", "resume"])
+def test_a_cancel_arriving_while_a_run_claims_its_thread_ends_the_claimed_turn_where_the_thread_stands(
+        stores, monkeypatch: pytest.MonkeyPatch, kind: str) -> None:
+    manager, runs = stores
+    if kind == "start":
+        thread, method, run = manager.create(ODD).thread_id, "claim_start", None
+    else:
+        thread = manager.create(CREDIT).thread_id
+        [asked] = manager.run(thread, {"application_id": "LN-7310"}).holds
+        now = time.time()
+        answer = {"approval_id": asked.approval_id, "decision": "approved", "decider": CREDIT_DESK}
+        run = RunRecord(run_id=uuid4().hex, thread_id=thread, assistant_id=CREDIT, created_at=now,
+                        updated_at=now, request={"kind": "resume", "answers": [answer]})
+        method = "decide"
+    added = runs.add(run if run is not None else _start(thread), exclusive=True)
+    claimed, go_on = _held_at(manager.store, method, monkeypatch)
+    ask = manager.cancels.ask
+
+    def ask_then_let_the_claim_finish(thread_id: str, cancel: Any) -> None:
+        ask(thread_id, cancel)
+        go_on.set()  # the worker cancels the run's task right after asking, while the claim is held
+
+    monkeypatch.setattr(manager.cancels, "ask", ask_then_let_the_claim_finish)
+
+    async def cancel_while_claiming(worker: RunWorker) -> RunRecord:
+        async def cancel() -> None:
+            await asyncio.to_thread(claimed.wait, 120)
+            await asyncio.to_thread(runs.request_cancel, thread, added.run_id, time.time())
+            worker.wake()
+
+        asyncio.get_running_loop().create_task(cancel())
+        return added
+
+    ended = _until_ended(manager, runs, cancel_while_claiming)
+    assert (ended.status, ended.error) == ("interrupted", "cancelled")
+    left = manager.get(thread)
+    assert (left.status, left.runner) == ("completed", None)  # not left running under a lease nobody drives
+    last = manager.audit(thread)[-1]
+    assert (last.kind, last.detail["run"]) == ("cancelled", added.run_id)
+    assert manager.run(thread, {}).status in ("completed", "paused")  # the next turn may start at once

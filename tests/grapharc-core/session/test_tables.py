@@ -116,7 +116,7 @@ def test_a_file_the_released_ddl_made_opens_and_works(tmp_path):
         assert store.get("t1").metadata == {"team": "credit"}
         assert (store.get("old").owner, store.get("old").tenant) == (None, None)  # made before: no owner
         assert store.get("old").metadata == {}  # nor metadata, until a client merges some in
-        assert store.update_metadata("old", {"team": "desk"}, 2.0).metadata == {"team": "desk"}
+        assert store.update_metadata("old", {"team": "desk"}, 2.0, by="ana").metadata == {"team": "desk"}
     finally:
         store.close()
     with closing(sqlite3.connect(path)) as conn:

@@ -5,7 +5,8 @@ kernel stamps a thread's spend on every checkpoint (``grapharc.runtime.thread_sp
 Both are this wrapper with one hook overridden, so neither re-implements the delegation.
 
 Beyond the five base methods, LangGraph's savers may implement extended capabilities
-(``prune``, ``delete_for_runs``, ``copy_thread``, sync and async), and a caller (LangGraph's
+(``prune``, ``delete_for_runs``, ``copy_thread``, sync and async; GraphARC's own savers also
+``discard_writes``, which a rolled-back run needs), and a caller (LangGraph's
 conformance suite, retention) tells whether one does by the saver's class overriding the
 method (``offers``). So a wrapper's class is made per set of capabilities: each extended
 method the inner saver offers is passed through, guarded as a write, and none other is, so
@@ -16,12 +17,20 @@ from __future__ import annotations
 
 import functools
 from collections.abc import AsyncIterator, Callable, Collection, Iterable, Iterator, Sequence
-from typing import Any, Self, cast
+from typing import Any, Protocol, Self, cast
 
 from langgraph.checkpoint.base import BaseCheckpointSaver, CheckpointTuple
 
 from grapharc.runtime.serde import allowlisted
 from grapharc.stores import offload
+
+
+class DiscardsWrites(Protocol):
+    """A saver offering GraphARC's ``discard_writes`` (``offers(saver, "discard_writes")`` tells)."""
+
+    def discard_writes(self, config: Any, task_ids: Sequence[str]) -> None:
+        """Delete the pending writes ``task_ids`` saved on the checkpoint ``config`` names, but their
+        interrupts."""
 
 
 def offers(saver: BaseCheckpointSaver[Any], method: str) -> bool:
@@ -158,11 +167,18 @@ async def _acopy_thread(self: WrappedSaver, source_thread_id: str, target_thread
     await self.inner.acopy_thread(source_thread_id, target_thread_id)
 
 
+def _discard_writes(self: WrappedSaver, config: Any, task_ids: Sequence[str]) -> None:
+    self.guard(config)
+    cast(DiscardsWrites, self.inner).discard_writes(config, task_ids)
+
+
 _EXTENDED: dict[str, Callable[..., Any]] = {
     "prune": _prune, "aprune": _aprune, "delete_for_runs": _delete_for_runs,
     "adelete_for_runs": _adelete_for_runs, "copy_thread": _copy_thread, "acopy_thread": _acopy_thread,
+    "discard_writes": _discard_writes,
 }
-"""LangGraph's extended capabilities by method name (sync and async), and how a wrapper passes each on."""
+"""LangGraph's extended capabilities by method name (sync and async), and GraphARC's own
+``discard_writes`` (sync only: a rollback's), and how a wrapper passes each on."""
 
 
 @functools.cache

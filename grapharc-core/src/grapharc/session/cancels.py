@@ -8,7 +8,8 @@ stands, idle or paused, its lease released. So whoever cancels a turn on purpose
 in the manager's ``Cancels``, and the turn reads it as the cancellation reaches it
 (``grapharc.session.turns``). A rollback also discards the checkpoints the run wrote (LangGraph
 marks each with the ``run_id`` of the run that wrote it), so the thread's state is as it was
-before the run; the audit trail, append-only, keeps every entry and records the cancel.
+before the run, and reopens the approvals it answered (``grapharc.session.rollback``); the audit
+trail, append-only, keeps every entry and records the cancel.
 """
 
 from __future__ import annotations
@@ -19,11 +20,13 @@ from dataclasses import dataclass
 @dataclass(frozen=True, slots=True)
 class Cancel:
     """A cancel asked of a thread's live turn: ``by`` whom, for which ``run_id`` (the run whose
-    checkpoints a ``rollback`` discards)."""
+    checkpoints a ``rollback`` discards), whose part of the audit trail begins after seq ``since``
+    (the answers recorded there are the run's, reopened by a rollback; None: it has begun none)."""
 
     by: str
     run_id: str | None = None
     rollback: bool = False
+    since: int | None = None
 
     def detail(self) -> dict[str, str | None]:
         """The cancel as the audit trail records it."""

@@ -42,9 +42,10 @@ class SessionStore(Protocol):
         ``metadata`` (a JSON object; empty if not given) until ``update_metadata``."""
         ...
 
-    def update_metadata(self, thread_id: str, metadata: Mapping[str, Any], now: float) -> Session:
+    def update_metadata(self, thread_id: str, metadata: Mapping[str, Any], now: float, *, by: str) -> Session:
         """Merge ``metadata`` into the thread's own (each key replaces the one of its name, as
-        LangGraph's thread PATCH does) and mark the thread updated at ``now``; the session after."""
+        LangGraph's thread PATCH does) and mark the thread updated at ``now``, recorded on the trail
+        (a ``metadata`` entry: ``by`` whom, which keys, never their values); the session after."""
         ...
 
     def get(self, thread_id: str) -> Session:
@@ -128,14 +129,16 @@ class SessionStore(Protocol):
 
     def finish(self, lease: Lease, status: str, now: float, *, requests: Iterable[Approval] = (),
                outcome: str | None = None, error: str | None = None,
-               cancel: Mapping[str, Any] | None = None, audited_step: int | None = None) -> None:
+               cancel: Mapping[str, Any] | None = None, audited_step: int | None = None,
+               reopened: Iterable[str] = ()) -> None:
         """End a turn in ``status``, release the lease and open ``requests``.
 
         ``LeaseLostError`` if the lease is gone. A turn that does not end paused
         supersedes the thread's open approvals; a failed one keeps its turn for recovery.
         ``cancel``: a turn cancelled on request, recorded as a ``cancelled`` entry carrying that
         detail and the status; ``audited_step``: where the next scan for completed nodes starts
-        (set back after a rollback discarded the checkpoints past it).
+        (set back after a rollback discarded the checkpoints past it); ``reopened``: the thread's
+        decided approvals a rollback undid, open again and undecided (named on the entry).
         """
         ...
 

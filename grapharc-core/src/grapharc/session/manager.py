@@ -22,11 +22,12 @@ from __future__ import annotations
 
 import asyncio
 import builtins  # `builtins.list` in annotations: the class below has a method named `list`
+import functools
 import json
 import os
 import socket
 import time
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Awaitable, Callable, Mapping, Sequence
 from contextlib import AsyncExitStack
 from dataclasses import dataclass
 from typing import Any
@@ -44,6 +45,7 @@ from grapharc.runtime.graph import GraphARC
 from grapharc.session.approvals import Approvers, Gate
 from grapharc.session.backends import open_backends
 from grapharc.session.cancels import Cancels
+from grapharc.session.claims import Built, claimed
 from grapharc.session.contracts import ChangeNotifier
 from grapharc.session.directives import Directive
 from grapharc.session.errors import SessionError, SessionInputError, UnknownCheckpointError
@@ -266,9 +268,10 @@ class SessionManager:
         return self.store.create(thread_id or uuid4().hex[:12], graph, self.clock(), owner=owner,
                                  tenant=tenant, metadata=metadata)
 
-    def update_metadata(self, thread_id: str, metadata: Mapping[str, Any]) -> Session:
-        """Merge ``metadata`` into the thread's own metadata; the session after."""
-        return self.store.update_metadata(thread_id, metadata, self.clock())
+    def update_metadata(self, thread_id: str, metadata: Mapping[str, Any], *, by: str) -> Session:
+        """Merge ``metadata`` into the thread's own metadata, asked ``by`` whom (on the trail with the
+        keys changed); the session after."""
+        return self.store.update_metadata(thread_id, metadata, self.clock(), by=by)
 
     def start(self, graph: str, input: Mapping[str, Any] | None = None, *, thread_id: str | None = None,
               on_update: OnUpdate | None = None) -> Session:
@@ -327,13 +330,35 @@ class SessionManager:
                         options: TurnOptions = NO_OPTIONS) -> Session:
         """Drive the thread a decision claimed (``decide``'s lease) until it pauses or ends (or stops
         at one of the ``options``' breakpoints, applying their goto and update first)."""
-        saver = await self._async_checkpointer()
-        session, graph, compiled = await offload.to_thread(self._for, lease.thread_id, saver)
-        turn = AsyncTurn(self.store, self.leases, graph, compiled, lease, self.clock, on_update, budget,
-                         on_record, self._compiled(session.graph, lease.thread_id), scanned=self.scanned,
-                         cancels=self.cancels, options=options)
-        await turn.drive(await turn.settled())
-        return await offload.to_thread(self.get, lease.thread_id)
+        return await self.aclaim_and_carry_on(lease.thread_id, lambda: lease, on_update=on_update,
+                                              budget=budget, on_record=on_record, options=options)
+
+    async def aclaim_and_carry_on(self, thread_id: str, claim: Callable[[], Lease | None], *,
+                                  on_update: OnUpdate | None = None, budget: Budget | None = None,
+                                  on_record: OnRecord | None = None,
+                                  options: TurnOptions = NO_OPTIONS) -> Session:
+        """``acarry_on`` the lease ``claim`` takes in a trip to a thread (a resume recording its answers,
+        a continue); None from it: the thread still waits, as it stands. A cancel arriving while it
+        claims ends the claimed turn as asked (``grapharc.session.claims``)."""
+        async def build() -> Built | None:
+            saver = await self._async_checkpointer()
+            lease = await offload.to_thread(claim)
+            if lease is None:
+                return None
+            session, graph, compiled = await offload.to_thread(self._for, thread_id, saver)
+            turn = AsyncTurn(self.store, self.leases, graph, compiled, lease, self.clock, on_update, budget,
+                             on_record, self._compiled(session.graph, thread_id), scanned=self.scanned,
+                             cancels=self.cancels, options=options)
+            return turn, await turn.settled()
+
+        return await self._driven(thread_id, build())
+
+    async def _driven(self, thread_id: str, build: Awaitable[Built | None]) -> Session:
+        """Drive the turn ``build`` claims (``claims.claimed``) from its first plan; the thread's session."""
+        built = await claimed(build)
+        if built is not None:
+            await built[0].drive(built[1])
+        return await offload.to_thread(self.get, thread_id)
 
     def approve(self, thread_id: str, approval_id: str, *, decider: str,
                 on_update: OnUpdate | None = None) -> Session:
@@ -464,21 +489,23 @@ class SessionManager:
         """Async ``run``, with a run's ``options`` (``grapharc.session.turn_options``). A cancel of the
         turn's task asked in ``cancels`` first ends the turn where its last checkpoint stands
         (``grapharc.session.cancels``)."""
-        saver = await self._async_checkpointer()
-        turn = await offload.to_thread(self._start_turn, thread_id, input, AsyncTurn, on_update, saver,
-                                       budget=budget, on_record=on_record, options=options)
-        await turn.drive(turn.start_plan())
-        return await offload.to_thread(self.get, thread_id)
+        async def build() -> Built:
+            saver = await self._async_checkpointer()
+            turn = await offload.to_thread(self._start_turn, thread_id, input, AsyncTurn, on_update, saver,
+                                           budget=budget, on_record=on_record, options=options)
+            return turn, turn.start_plan()
+
+        return await self._driven(thread_id, build())
 
     async def acontinue(self, thread_id: str, *, on_update: OnUpdate | None = None,
                         budget: Budget | None = None, on_record: OnRecord | None = None,
                         options: TurnOptions = NO_OPTIONS) -> Session:
         """Carry on a thread a breakpoint stopped (paused on no approval) from where it stopped,
         as ``acarry_on`` carries on a decided one."""
-        lease = await offload.to_thread(self.store.claim_continue, thread_id, runner=self.runner,
-                                        ttl=self.lease_seconds, now=self.clock())
-        return await self.acarry_on(lease, on_update=on_update, budget=budget, on_record=on_record,
-                                    options=options)
+        claim = functools.partial(self.store.claim_continue, thread_id, runner=self.runner,
+                                  ttl=self.lease_seconds, now=self.clock())
+        return await self.aclaim_and_carry_on(thread_id, claim, on_update=on_update, budget=budget,
+                                              on_record=on_record, options=options)
 
     def check_directive(self, thread_id: str, directive: Directive) -> None:
         """Refuse ``directive`` now, before anything is written, if its goto or update does not fit
@@ -494,11 +521,13 @@ class SessionManager:
         ``input`` it starts over from that state, without it carries on from that checkpoint as it
         stands), asked by ``by``; the trail's ``claimed`` entry says so (``turn: fork``). A paused
         thread's open approvals are superseded; otherwise as ``arun``."""
-        saver = await self._async_checkpointer()
-        turn = await offload.to_thread(self._fork_turn, thread_id, checkpoint_id, input, by, on_update, saver,
-                                       budget, on_record, options)
-        await turn.drive(turn.start_plan())
-        return await offload.to_thread(self.get, thread_id)
+        async def build() -> Built:
+            saver = await self._async_checkpointer()
+            turn = await offload.to_thread(self._fork_turn, thread_id, checkpoint_id, input, by, on_update,
+                                           saver, budget, on_record, options)
+            return turn, turn.start_plan()
+
+        return await self._driven(thread_id, build())
 
     async def aresume(self, thread_id: str, approval_id: str, decision: str, *, decider: str,
                       on_update: OnUpdate | None = None, budget: Budget | None = None,
@@ -507,26 +536,26 @@ class SessionManager:
         saver = await self._async_checkpointer()
         session, graph, compiled = await offload.to_thread(self._for, thread_id, saver)
         snapshot = await compiled.aget_state({"configurable": {"thread_id": thread_id}})
-        lease = await offload.to_thread(self._decide, session, graph, lambda _config: snapshot,
-                                        approval_id, decision, decider)
-        if lease is not None:
-            return await self.acarry_on(lease, on_update=on_update, budget=budget, on_record=on_record,
-                                        options=options)
-        return await offload.to_thread(self.get, thread_id)
+        claim = functools.partial(self._decide, session, graph, lambda _config: snapshot, approval_id,
+                                  decision, decider)
+        return await self.aclaim_and_carry_on(thread_id, claim, on_update=on_update, budget=budget,
+                                              on_record=on_record, options=options)
 
     async def arecover(self, thread_id: str, *, on_update: OnUpdate | None = None,
                        budget: Budget | None = None, on_record: OnRecord | None = None,
                        options: TurnOptions = NO_OPTIONS) -> Session:
         """Async ``recover`` (``options`` as in ``arun``: a run taken over keeps its config)."""
-        saver = await self._async_checkpointer()
-        session, graph, compiled = await offload.to_thread(self._for, thread_id, saver)
-        lease = await offload.to_thread(self.store.claim_recovery, thread_id, runner=self.runner,
-                                        ttl=self.lease_seconds, now=self.clock())
-        turn = AsyncTurn(self.store, self.leases, graph, compiled, lease, self.clock, on_update, budget,
-                         on_record, self._compiled(session.graph, thread_id), scanned=self.scanned,
-                         cancels=self.cancels, options=options)
-        await turn.drive(await turn.recovery_plan())
-        return await offload.to_thread(self.get, thread_id)
+        async def build() -> Built:
+            saver = await self._async_checkpointer()
+            session, graph, compiled = await offload.to_thread(self._for, thread_id, saver)
+            lease = await offload.to_thread(self.store.claim_recovery, thread_id, runner=self.runner,
+                                            ttl=self.lease_seconds, now=self.clock())
+            turn = AsyncTurn(self.store, self.leases, graph, compiled, lease, self.clock, on_update, budget,
+                             on_record, self._compiled(session.graph, thread_id), scanned=self.scanned,
+                             cancels=self.cancels, options=options)
+            return turn, await turn.recovery_plan()
+
+        return await self._driven(thread_id, build())
 
     async def aclose(self) -> None:
         """Close the async checkpointer of the running event loop, and the sync one."""

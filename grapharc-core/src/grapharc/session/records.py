@@ -44,6 +44,8 @@ class AuditKind(StrEnum):
     """The thread began as a copy of another one's state and checkpoints (that thread's trail stays there)."""
     PRUNED = "pruned"
     """All but the thread's latest checkpoints were dropped (``threads.prune``'s ``keep_latest``), by whom."""
+    METADATA = "metadata"
+    """The thread's own metadata was changed, by whom, and which keys (never their values)."""
     PAUSED = PAUSED
     """A turn ended with the thread paused; the finishing statuses below end one too."""
     COMPLETED = COMPLETED

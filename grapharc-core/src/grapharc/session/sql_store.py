@@ -36,6 +36,7 @@ from grapharc.session.records import (
     ANSWER_KEY,
     COMPLETED,
     CREATED,
+    DECISIONS,
     DECLINED,
     EXPIRED,
     FAILED,
@@ -96,13 +97,15 @@ class SqlSessionStore(SqlTimeTravel):
                                    "ORDER BY step DESC, seq DESC LIMIT 1", (thread_id,)).fetchone()
         return _session(row, holds, last, self._decode)
 
-    def update_metadata(self, thread_id: str, metadata: Mapping[str, Any], now: float) -> Session:
-        """Merge ``metadata`` into the thread's own (its keys replace those of the same name)."""
+    def update_metadata(self, thread_id: str, metadata: Mapping[str, Any], now: float, *, by: str) -> Session:
+        """Merge ``metadata`` into the thread's own (its keys replace those of the same name); the
+        trail records who changed which keys."""
         with self._write() as conn:
             row = self._row(conn, thread_id, self.LOCK)
             merged = {**_own_metadata(row, self._decode), **metadata}
             self._run(conn, "UPDATE {sessions} SET metadata = ?, updated_at = ? WHERE thread_id = ?",
                       (self._encode(merged), now, thread_id))
+            self._audit(conn, thread_id, now, AuditKind.METADATA, {"by": by, "keys": sorted(metadata)})
         return self.get(thread_id)
 
     def list(self, status: str | None = None) -> builtins.list[Session]:
@@ -196,11 +199,13 @@ class SqlSessionStore(SqlTimeTravel):
 
     def finish(self, lease: Lease, status: str, now: float, *, requests: Iterable[Approval] = (),
                outcome: str | None = None, error: str | None = None,
-               cancel: Mapping[str, Any] | None = None, audited_step: int | None = None) -> None:
+               cancel: Mapping[str, Any] | None = None, audited_step: int | None = None,
+               reopened: Iterable[str] = ()) -> None:
         """End a turn: set ``status``, release the lease, open ``requests``; fenced by the token.
         A failed turn keeps its turn, so a recovery can send its input again. ``cancel``: the turn
         was cancelled on request (recorded ``cancelled`` with that detail); ``audited_step``: the
-        node scan's watermark moves there (back, after a rollback discarded checkpoints)."""
+        node scan's watermark moves there (back, after a rollback discarded checkpoints);
+        ``reopened``: decided approvals of the thread a rollback undid, open and undecided again."""
         with self._write() as conn:
             self._fenced_row(conn, lease, "its turn ends without writing a status")
             self._run(conn, "UPDATE {sessions} SET status = ?, updated_at = ?, runner = NULL, "
@@ -208,6 +213,7 @@ class SqlSessionStore(SqlTimeTravel):
                             "outcome = COALESCE(?, outcome), error = ?, "
                             "audited_step = COALESCE(?, audited_step) WHERE thread_id = ?",
                       (status, now, status == FAILED, outcome, error, audited_step, lease.thread_id))
+            undone = self._reopen(conn, lease.thread_id, reopened)
             if status != PAUSED:
                 self._supersede_open(conn, lease.thread_id)
             for approval in requests:
@@ -218,11 +224,25 @@ class SqlSessionStore(SqlTimeTravel):
                     conn, "WHERE thread_id = ? AND state = ?", (lease.thread_id, OPEN))]
             if error:
                 detail["error"] = error
+            if undone:
+                detail["reopened"] = undone
             kind = AuditKind(status)
             if cancel is not None:
                 kind = AuditKind.CANCELLED
                 detail.update(cancel, status=status)
             self._audit(conn, lease.thread_id, now, kind, detail)
+
+    def _reopen(self, conn: Connection, thread_id: str, approval_ids: Iterable[str]) -> builtins.list[str]:
+        """Set the thread's decided approvals ``approval_ids`` open and undecided again; the ids reopened."""
+        undone: builtins.list[str] = []
+        for approval_id in approval_ids:
+            changed = self._run(conn, "UPDATE {approvals} SET state = ?, decided_by = NULL, "
+                                      "decided_at = NULL WHERE approval_id = ? AND thread_id = ? "
+                                      "AND state IN (?, ?)",
+                                (OPEN, approval_id, thread_id, *DECISIONS))
+            if changed.rowcount == 1:
+                undone.append(approval_id)
+        return undone
 
     # -- approvals -------------------------------------------------------------------
 

@@ -59,11 +59,13 @@ from grapharc.session.records import (
     FAILED,
     FORK,
     INTERRUPT,
+    OPEN,
     PAUSED,
     Approval,
     AuditKind,
 )
 from grapharc.session.registry import RegisteredGraph
+from grapharc.session.rollback import discard_run_writes, reopened
 from grapharc.session.scanned import ScannedCheckpoints
 from grapharc.session.settle import CONTINUE, Plan, settle
 from grapharc.session.subscribers import GuardedSubscriber, OnRecord, OnUpdate
@@ -119,6 +121,7 @@ class _TurnBase:
         self.scanned = scanned if scanned is not None else ScannedCheckpoints()
         self.audited = audited  # the audit watermark; None: read from the store on first use
         self.snapshot: Any = None
+        self.found: StateSnapshot | None = None  # the checkpoint the turn's first pass starts from, if read
         self.breakpoints = stops = options.breakpoints
         self.stream_options = stops.stream_options(graph.gates) if stops is not None else {}
         self.directive = options.directive
@@ -143,8 +146,10 @@ class _TurnBase:
     @contextmanager
     def _holding(self) -> Iterator[None]:
         """The lease counts as held while a driver drives it; the record watcher hears first of
-        the entry the lease's claim wrote (claimed, decided or reclaimed)."""
+        the entry the lease's claim wrote (claimed, decided or reclaimed). The checkpoint the turn
+        read before driving is the one it ``found`` (what a rollback returns to)."""
         self.leases.held[self.lease.thread_id] = self.lease
+        self.found = self.snapshot
         self.subscriber.recorded()
         try:
             yield
@@ -258,21 +263,37 @@ class _TurnBase:
     def _cancelled(self, cancel: Cancel) -> bool:
         """End a turn cancelled on request where its last checkpoint leaves the thread: paused on the
         approvals it waits for, else idle (completed), nodes still due or not; a rollback first
-        discards the checkpoints ``cancel.run_id`` wrote and moves the node scan back to the one
-        left. Unless the lease went to another runner meanwhile; whether it was recorded."""
-        if cancel.rollback and cancel.run_id is not None:
-            self.reader.checkpointer.delete_for_runs([cancel.run_id])
-        self.snapshot = self.reader.get_state(self.thread)
-        plan = self._plan(self.store.approvals(self.lease.thread_id))
+        undoes what ``cancel.run_id`` wrote and answered (``grapharc.session.rollback``) and moves the
+        node scan back to the checkpoint left. Unless the lease went to another runner meanwhile;
+        whether it was recorded."""
+        reopen = self._roll_back(cancel) if cancel.rollback and cancel.run_id is not None else []
+        if not cancel.rollback:
+            self.snapshot = self.reader.get_state(self.thread)
+        approvals = self.store.approvals(self.lease.thread_id)
+        plan = self._plan([dataclasses.replace(a, state=OPEN, decided_by=None, decided_at=None)
+                           if a.approval_id in reopen else a for a in approvals])
         status = COMPLETED if plan.kind == CONTINUE else plan.kind
         ending = self._ending(plan) if plan.kind != CONTINUE and self.snapshot.created_at else {}
         rewound = step_of(self.snapshot) if cancel.rollback else None
         try:
             self.store.finish(self.lease, status, self.clock(), cancel=cancel.detail(), audited_step=rewound,
-                              **ending)
+                              reopened=reopen, **ending)
         except LeaseLostError:
             return False
         return True
+
+    def _roll_back(self, cancel: Cancel) -> list[str]:
+        """Delete the checkpoints ``cancel.run_id`` wrote and its writes on the one the turn found;
+        the ids of the approvals it answered that the thread waits on again (to reopen)."""
+        saver = self.reader.checkpointer
+        saver.delete_for_runs([cancel.run_id])
+        self.snapshot = self.reader.get_state(self.thread)
+        if cancel.since is None or not discard_run_writes(saver, self.found, self.snapshot):
+            return []
+        self.snapshot = self.reader.get_state(self.thread)
+        answered = {entry.detail["approval"] for entry in self.store.audit(self.lease.thread_id, cancel.since)
+                    if entry.kind == AuditKind.DECIDED}
+        return reopened(self.store.approvals(self.lease.thread_id), self.graph.holds(self.snapshot), answered)
 
     def _ending(self, plan: Plan) -> dict[str, Any]:
         """The arguments of ``store.finish`` for a turn ending in ``plan``."""
@@ -374,6 +395,13 @@ class AsyncTurn(_TurnBase):
                 raise
         await offload.to_thread(self.store.finish, self.lease, plan.kind, self.clock(), **self._ending(plan))
         self.subscriber.recorded()
+
+    async def stop(self, exc: BaseException) -> None:
+        """End a turn claimed but never driven, stopped by ``exc`` as ``drive`` ends one: cancelled where
+        the thread stands when someone asked (``Cancels``), else failed, kept for a recovery."""
+        with self._holding():
+            if await offload.to_thread(self._stopped, exc):
+                self.subscriber.recorded()
 
     async def _pass(self, payload: Any, beat: AsyncHeartbeat) -> None:
         live = self.live

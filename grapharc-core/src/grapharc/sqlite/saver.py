@@ -3,7 +3,9 @@
 LangGraph's SQLite saver implements the base capabilities only. ``prune``, ``delete_for_runs``
 and ``copy_thread`` are written here against its two tables (``checkpoints`` and ``writes``, as
 its own ``setup`` creates them), so retention and copying a thread work on core's store as on
-PostgreSQL's. Each is one transaction (``prune``: one per thread) begun with ``BEGIN IMMEDIATE``,
+PostgreSQL's; so is GraphARC's ``discard_writes``, which a rollback needs
+(``grapharc.session.rollback``). Each is one transaction (``prune``: one per thread) begun with
+``BEGIN IMMEDIATE``,
 which takes the file's write lock before the first read: a run saving to the same file waits
 for it, so what was read is what is deleted and a checkpoint saved meanwhile is never lost.
 
@@ -34,6 +36,7 @@ from typing import TYPE_CHECKING, Any, Self
 
 from langchain_core.runnables import RunnableConfig
 from langgraph.checkpoint.base import ChannelVersions, Checkpoint, CheckpointMetadata
+from langgraph.checkpoint.serde.types import INTERRUPT
 from langgraph.checkpoint.sqlite import SqliteSaver
 
 if TYPE_CHECKING:
@@ -83,6 +86,9 @@ _DROP_CHECKPOINT = (
     "DELETE FROM checkpoints WHERE thread_id = ? AND checkpoint_ns = ? AND checkpoint_id = ?",
     "UPDATE checkpoints SET parent_checkpoint_id = NULL "
     "WHERE thread_id = ? AND checkpoint_ns = ? AND parent_checkpoint_id = ?")
+
+_DISCARD_WRITES = ("DELETE FROM writes WHERE thread_id = ? AND checkpoint_ns = ? AND checkpoint_id = ? "
+                   "AND channel <> ? AND task_id IN (SELECT value FROM json_each(?))")
 
 
 class SqliteCheckpointSaver(SqliteSaver):
@@ -148,6 +154,15 @@ class SqliteCheckpointSaver(SqliteSaver):
             doomed = cur.execute(_OF_RUNS, (json.dumps(runs),)).fetchall()
             for statement in _DROP_CHECKPOINT:
                 cur.executemany(statement, doomed)
+
+    def discard_writes(self, config: RunnableConfig, task_ids: Sequence[str]) -> None:
+        """Delete the pending writes the tasks ``task_ids`` saved on the checkpoint ``config`` names,
+        but their interrupts (what a rolled-back run answered and did goes; what was asked stays)."""
+        at = config["configurable"]
+        self._check_threads([at["thread_id"]])
+        with self._transaction() as cur:
+            cur.execute(_DISCARD_WRITES, (str(at["thread_id"]), at.get("checkpoint_ns", ""),
+                                          at["checkpoint_id"], INTERRUPT, json.dumps(list(task_ids))))
 
     def copy_thread(self, source_thread_id: str, target_thread_id: str) -> None:
         """Copy every checkpoint and write of the source thread, in every namespace, to the target

@@ -8,8 +8,9 @@ worker thread, since the suite speaks only the async API), and GraphARC's ``Fenc
 wrapping each; with ``session_location``, also against the savers the graphs of a
 ``SessionManager`` there hold, which must offer every capability the provider's do. Then it
 adds what that suite lacks: a fenced saver whose lease was lost writes nothing (no checkpoint,
-no deletion, prune or copy), the sync and async savers share one store, and retention's
-deletion removes a thread's checkpoints and writes and nothing else. Set ``durable = True``
+no deletion, prune or copy), the sync and async savers share one store, retention's
+deletion removes a thread's checkpoints and writes and nothing else, and (where the saver offers
+it) ``discard_writes`` drops the tasks' writes a rollback names but their interrupts. Set ``durable = True``
 to prove checkpoints survive ``close()``.
 
     class TestMyCheckpoints(CheckpointerConformance):
@@ -31,15 +32,18 @@ from pathlib import Path
 from typing import Any, cast
 
 import pytest
+from langgraph._internal._constants import NULL_TASK_ID
 from langgraph.checkpoint.base import BaseCheckpointSaver, CheckpointTuple
 from langgraph.checkpoint.conformance.test_utils import (
     generate_checkpoint,
     generate_config,
     generate_metadata,
 )
+from langgraph.checkpoint.serde.types import INTERRUPT, RESUME
 
 from grapharc.runtime.graph import END, START, GraphARC
 from grapharc.runtime.state import GraphARCState
+from grapharc.runtime.wrapped_saver import DiscardsWrites, offers
 from grapharc.session.contracts import CheckpointerProvider
 from grapharc.session.errors import LeaseLostError
 from grapharc.session.fencing import FencedSaver
@@ -245,6 +249,25 @@ class CheckpointerConformance(ABC):
 
         assert "adelete_thread" in asyncio.run(scenario())
         assert listed(provider.saver(), "lost", "kept") == before
+
+    def test_discarding_tasks_writes_keeps_their_interrupts_and_the_other_tasks_writes(
+            self, provider: CheckpointerProvider) -> None:
+        saver = provider.saver()
+        if not offers(saver, "discard_writes"):
+            pytest.skip("the saver under test has no discard_writes: a rolled-back resume keeps its answers")
+        stored = first_checkpoint(saver, "rewound")
+        saver.put_writes(stored, [(INTERRUPT, "asked")], "task-asked")
+        saver.put_writes(stored, [("answer", "yes")], "task-asked")
+        saver.put_writes(stored, [("done", True)], "task-done")
+        saver.put_writes(stored, [(RESUME, "yes")], NULL_TASK_ID)
+        elsewhere = first_checkpoint(saver, "elsewhere")
+        saver.put_writes(elsewhere, [("answer", "kept")], "task-asked")
+        cast(DiscardsWrites, saver).discard_writes(stored, ["task-asked", NULL_TASK_ID])
+        rewound, untouched = saver.get_tuple(stored), saver.get_tuple(elsewhere)
+        assert rewound is not None and untouched is not None and rewound.pending_writes is not None
+        assert sorted(rewound.pending_writes) == [("task-asked", INTERRUPT, "asked"),
+                                                  ("task-done", "done", True)]
+        assert untouched.pending_writes == [("task-asked", "answer", "kept")]
 
     def test_the_sync_and_async_savers_share_one_store(self, provider: CheckpointerProvider) -> None:
         sync = provider.saver()

@@ -46,6 +46,8 @@ _LOST_THREAD_WRITES: dict[str, tuple[tuple[Any, ...], dict[str, Any]]] = {
     "prune": ((["kept", "lost"],), {"strategy": "delete"}),
     "copy_thread": (("kept", "lost"), {}),
     "delete_for_runs": ((["run-kept", "run-lost"],), {}),
+    "discard_writes": (({"configurable": {"thread_id": "lost", "checkpoint_ns": "", "checkpoint_id": "any"}},
+                        ["task-1"]), {}),
 }
 
 

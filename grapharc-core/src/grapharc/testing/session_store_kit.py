@@ -83,7 +83,7 @@ class SessionStoreConformance(SessionLeaseConformance, SessionApprovalConformanc
             lambda: claim(store, "nope", 1.0),
             lambda: store.claim_recovery("nope", runner="r", ttl=TTL, now=1.0),
             lambda: store.post_event("nope", "note", {}, 1.0),
-            lambda: store.update_metadata("nope", {"a": 1}, 1.0),
+            lambda: store.update_metadata("nope", {"a": 1}, 1.0, by="ana"),
         ]
         for call in calls:
             with pytest.raises(UnknownSessionError, match="nope"):
@@ -181,6 +181,24 @@ class SessionStoreConformance(SessionLeaseConformance, SessionApprovalConformanc
             "runner": "runner-a", "by": "alice", "run": "r-1", "action": "rollback", "status": COMPLETED})
         claim(store, "t1", 4.0)  # the next turn may start
 
+    def test_a_rollback_reopens_the_approvals_it_undid_and_leaves_the_thread_paused_on_them(
+            self, store: SessionStore) -> None:
+        [asked] = pause(store, "t1", make_hold())
+        lease = store.decide("t1", asked.approval_id, APPROVED, decider="ana", now=20.0, current=make_hold(),
+                             runner="runner-b", ttl=TTL)
+        assert lease is not None
+        store.finish(lease, PAUSED, 21.0, cancel={"by": "alice", "run": "r-1", "action": "rollback"},
+                     reopened=[asked.approval_id, "ap-never-asked"])
+        again = store.approval(asked.approval_id)
+        assert (again.state, again.decided_by, again.decided_at) == (OPEN, None, None)
+        assert (store.get("t1").status, [h.approval_id for h in store.get("t1").holds]) == (
+            PAUSED, [asked.approval_id])
+        ended = store.audit("t1")[-1]
+        assert (ended.kind, ended.detail["reopened"], ended.detail["holds"]) == (
+            AuditKind.CANCELLED, [asked.approval_id], [asked.approval_id])
+        assert store.decide("t1", asked.approval_id, DECLINED, decider="bo", now=22.0, current=make_hold(),
+                            runner="runner-c", ttl=TTL) is not None  # answered afresh
+
     def test_a_completed_thread_has_nothing_to_recover(self, store: SessionStore) -> None:
         store.create("t1", GRAPH, 1.0)
         store.finish(claim(store, "t1", 2.0), COMPLETED, 3.0)
@@ -276,9 +294,12 @@ class SessionStoreConformance(SessionLeaseConformance, SessionApprovalConformanc
         store.create("meta", GRAPH, 5.0, metadata=asked)
         store.create("bare", GRAPH, 6.0)
         assert (store.get("meta").metadata, store.get("bare").metadata) == (asked, {})
-        merged = store.update_metadata("meta", {"n": 2, "deep": {"z": 0}, "new": "yes"}, 9.0)
+        merged = store.update_metadata("meta", {"n": 2, "deep": {"z": 0}, "new": "yes"}, 9.0, by="ana")
         assert merged.metadata == {"user": "東京", "tags": ["a", {"b": None}], "n": 2, "deep": {"z": 0},
                                    "new": "yes"}
+        changed = store.audit("meta")[-1]
+        assert (changed.kind, changed.detail) == (AuditKind.METADATA,
+                                                  {"by": "ana", "keys": ["deep", "n", "new"]})
         assert merged.updated_at == 9.0 and store.get("meta") == merged
         assert {s.thread_id: s.metadata for s in store.list()}["meta"] == merged.metadata
 

@@ -21,6 +21,7 @@ from typing import TYPE_CHECKING, Any, ClassVar, Self
 from langgraph.checkpoint.postgres import PostgresSaver
 from langgraph.checkpoint.postgres.aio import AsyncPostgresSaver
 from langgraph.checkpoint.serde.base import SerializerProtocol
+from langgraph.checkpoint.serde.types import INTERRUPT
 from psycopg_pool import AsyncConnectionPool
 
 from grapharc.postgres.schema import PREFIX
@@ -49,6 +50,8 @@ _DROP_CHECKPOINT = (
     "WHERE thread_id = %s AND checkpoint_ns = %s AND parent_checkpoint_id = %s")
 """The checkpoints some runs wrote, and how one goes: its writes, itself, and its children's link to it
 (a run's blobs stay: blobs are kept by channel version, which later checkpoints may share)."""
+_DISCARD_WRITES = ("DELETE FROM checkpoint_writes WHERE thread_id = %s AND checkpoint_ns = %s "
+                   "AND checkpoint_id = %s AND channel <> %s AND task_id = ANY(%s)")
 
 
 def _fence_args(lease: Lease) -> tuple[str, str, str]:
@@ -129,6 +132,17 @@ class FencingPostgresSaver(_Fencing, PostgresSaver):
             with conn.cursor() as cur:
                 for statement in _DROP_CHECKPOINT:
                     cur.executemany(statement, doomed)
+
+    def discard_writes(self, config: Any, task_ids: Sequence[str]) -> None:
+        """Delete the pending writes the tasks ``task_ids`` saved on the checkpoint ``config`` names,
+        but their interrupts (what a rolled-back run answered and did goes; what was asked stays),
+        in a transaction that checks the thread's lease first when this saver's leases hold it."""
+        at, lease = config["configurable"], self._lease(config)
+        with self.lock, self.conn.connection() as conn, conn.transaction():
+            if lease is not None and conn.execute(HELD_FOR_WRITE, _fence_args(lease)).fetchone() is None:
+                raise lost(lease)
+            conn.execute(_DISCARD_WRITES, (str(at["thread_id"]), at.get("checkpoint_ns", ""),
+                                           at["checkpoint_id"], INTERRUPT, list(task_ids)))
 
     @contextmanager
     def _fenced(self, config: Any) -> Iterator[PostgresSaver]:

@@ -62,3 +62,8 @@ def require_delete(user: User | None, session: Session) -> None:
         raise ApiProblem(403, f"{user.name} may not delete thread {session.thread_id}",
                          hint="its owner or a user whose delete right covers it may (the auth file's "
                               "delete grants: own, tenant or all)")
+
+
+def asker(user: User | None) -> str:
+    """Who asks, as the audit trail records it: the bearer token's user, or ``api`` without auth."""
+    return user.name if user is not None else "api"

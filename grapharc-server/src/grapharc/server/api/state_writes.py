@@ -27,9 +27,9 @@ from grapharc.runtime.errors import (
     UnknownNodeError,
     WritePermissionError,
 )
-from grapharc.server.api import shapes
+from grapharc.server.api import interrupts, shapes
 from grapharc.server.api.context import ApiContext, api
-from grapharc.server.api.guards import Caller, ReadableThread, require_run
+from grapharc.server.api.guards import Caller, ReadableThread, asker, require_run
 from grapharc.server.api.problems import ApiProblem
 from grapharc.server.api.threads import CheckpointRef
 from grapharc.server.auth import User
@@ -41,11 +41,6 @@ Context = Annotated[ApiContext, Depends(api)]
 
 REFUSED_EDITS = (RunInputError, StateTypeError, UnknownFieldError, UnknownNodeError, WritePermissionError)
 """What the graph's checks raise for an edit that does not fit it (a 422: the request is wrong)."""
-
-
-def asker(user: User | None) -> str:
-    """Who asks, as the audit trail records it: the bearer token's user, or ``api`` without auth."""
-    return user.name if user is not None else "api"
 
 
 def checkpoint_named(thread_id: str, checkpoint_id: str | None,
@@ -97,7 +92,7 @@ async def copy_thread(thread_id: str, ctx: Context, user: Caller) -> dict[str, A
                                              owner=user.name if user else None,
                                              tenant=user.tenant if user else None))
     values = await offload.to_thread(ctx.manager.values, copied.thread_id)
-    return shapes.thread(copied, values)
+    return shapes.thread(copied, values, await interrupts.apayloads(ctx.manager, copied))
 
 
 def fork_request(ctx: ApiContext, thread_id: str, checkpoint_id: str, input: dict[str, Any] | None,

@@ -21,7 +21,7 @@ from pydantic import BaseModel, ConfigDict, Field, ValidationError
 from grapharc.server.api import interrupts, metadata, shapes
 from grapharc.server.api.context import ApiContext, api
 from grapharc.server.api.encoding import json_value
-from grapharc.server.api.guards import Caller, ReadableThread, require_delete, require_run
+from grapharc.server.api.guards import Caller, ReadableThread, asker, require_delete, require_run
 from grapharc.server.api.problems import ApiProblem
 from grapharc.server.auth import User
 from grapharc.server.service import access
@@ -149,7 +149,8 @@ async def create_thread(body: ThreadCreate, ctx: Context, user: Caller) -> dict[
     thread_id = body.thread_id or uuid.uuid4().hex[:12]
     if body.if_exists == "do_nothing":
         with contextlib.suppress(UnknownSessionError):
-            return shapes.thread(_readable(await offload.to_thread(ctx.manager.get, thread_id), user))
+            found = _readable(await offload.to_thread(ctx.manager.get, thread_id), user)
+            return shapes.thread(found, payloads=await interrupts.apayloads(ctx.manager, found))
     session = await offload.to_thread(partial(ctx.manager.create, graph, thread_id=thread_id,
                                               owner=user.name if user else None,
                                               tenant=user.tenant if user else None, metadata=own))
@@ -159,13 +160,13 @@ async def create_thread(body: ThreadCreate, ctx: Context, user: Caller) -> dict[
 @router.patch("/{thread_id}", dependencies=[ReadableThread])
 async def update_thread(thread_id: str, body: ThreadPatch, ctx: Context, user: Caller,
                         prefer: Annotated[str, Header()] = "") -> Response:
-    """Merge ``metadata`` into the thread's own (a caller who may run its graph may); the thread, or
-    nothing with ``Prefer: return=minimal``."""
+    """Merge ``metadata`` into the thread's own (a caller who may run its graph may; the trail records
+    who changed which keys); the thread, or nothing with ``Prefer: return=minimal``."""
     session = await offload.to_thread(ctx.manager.get, thread_id)
     require_run(user, session.graph)
     given = metadata.client_metadata(body.metadata)
     metadata.check_size({**session.metadata, **given})
-    session = await offload.to_thread(ctx.manager.update_metadata, thread_id, given)
+    session = await offload.to_thread(partial(ctx.manager.update_metadata, thread_id, given, by=asker(user)))
     if "return=minimal" in prefer:
         return Response(status_code=204)
     shown, = await offload.to_thread(_shown, ctx, [session])
@@ -192,20 +193,22 @@ async def search_threads(body: ThreadSearch, ctx: Context, user: Caller) -> list
     return await offload.to_thread(_shown, ctx, found[body.offset:body.offset + body.limit])
 
 
-def _shown(ctx: ApiContext, sessions: list[Session],
-           payloads: dict[str, Any] | None = None) -> list[dict[str, Any]]:
+def _shown(ctx: ApiContext, sessions: list[Session]) -> list[dict[str, Any]]:
     """Threads shaped as ``GET /threads/{id}`` shows them, in one trip to a thread: with their
-    values and when they last changed (a thread of a graph not registered here shows none) and
-    their newest run's config (``payloads``: plain interrupts' values, for one thread)."""
+    values, plain interrupts' whole values and when they last changed (a thread of a graph not
+    registered here shows none) and their newest run's config."""
     registered, shaped = set(ctx.manager.graphs.names()), []
     for session in sessions:
+        if session.graph not in registered:
+            shaped.append(shapes.thread(session))
+            continue
         try:
-            values, changed = (ctx.manager.values_at(session.thread_id) if session.graph in registered
-                               else (None, None))
+            values, changed = ctx.manager.values_at(session.thread_id)
+            shown = interrupts.payloads(ctx.manager, session)
         except UnknownSessionError:  # deleted since it was listed
             continue
         newest = next(iter(ctx.runs.of_thread(session.thread_id, limit=1)), None)
-        shaped.append(shapes.thread(session, values, payloads, config=shapes.thread_config(newest),
+        shaped.append(shapes.thread(session, values, shown, config=shapes.thread_config(newest),
                                     state_updated_at=changed))
     return shaped
 
@@ -248,7 +251,7 @@ def _holding_values(manager: SessionManager, sessions: list[Session],
 @router.get("/{thread_id}", dependencies=[ReadableThread])
 async def get_thread(thread_id: str, ctx: Context) -> dict[str, Any]:
     session = await offload.to_thread(ctx.manager.get, thread_id)
-    shown, = await offload.to_thread(_shown, ctx, [session], await interrupts.apayloads(ctx.manager, session))
+    shown, = await offload.to_thread(_shown, ctx, [session])
     return shown
 
 

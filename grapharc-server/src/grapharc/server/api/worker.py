@@ -7,7 +7,7 @@ worker of the shared run store:
 - renews its claims on the runs it executes and cancels those whose cancel was requested
   (from any worker): the turn ends where its last checkpoint leaves the thread, idle or paused,
   as the cancel's action says (``grapharc.session.cancels``: a rollback also discards what the
-  run wrote, and its record is deleted);
+  run wrote and reopens the approvals it answered, and its record is deleted);
 - reclaims runs of graphs registered here whose worker died (their claim ran out; the session
   layer refuses the takeover while the thread's lease is still live) and carries each on with
   ``SessionManager.arecover`` from the thread's last checkpoint, under the run's own budget;
@@ -19,9 +19,10 @@ A run's turn, first driven or reclaimed, runs with the config its request keeps
 (``grapharc.server.api.run_config``).
 
 A decision taken on an inbox page is recorded while the person waits; the thread is carried on
-by a run ``hand_over`` adds already claimed by this worker and drives at once under the
-decision's lease. A resume run records its answers the same way (``interrupts.record``) as its
-turn begins, then carries the thread on as that run does. If this process dies meanwhile, another
+by a run ``hand_over`` adds already claimed by this worker (with the config of the thread's last
+run, the one that paused it) and drives at once under the decision's lease. A resume run records
+its answers the same way (``interrupts.record``) as its turn begins, then carries the thread on as
+that run does. If this process dies meanwhile, another
 worker reclaims the run once its claim runs out and recovers the thread once the lease has, as for
 any run whose worker died.
 
@@ -43,8 +44,10 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import dataclasses
+import functools
 import logging
 import uuid
+from collections.abc import Callable
 
 from grapharc.errors import GraphARCError
 from grapharc.runs.contracts import RunStore
@@ -62,6 +65,7 @@ from grapharc.runtime.budget import Budget
 from grapharc.server.api import commands, interrupts, run_facts
 from grapharc.server.api.live import LiveLog, streams_live
 from grapharc.server.api.progress import Progress
+from grapharc.server.api.run_config import REQUEST_KEY
 from grapharc.session.breakpoints import Breakpoints
 from grapharc.session.cancels import Cancel
 from grapharc.session.errors import UnknownSessionError
@@ -122,10 +126,20 @@ class RunWorker:
         run = RunRecord(run_id=str(uuid.uuid4()), thread_id=lease.thread_id, assistant_id=graph,
                         request={"kind": CARRY_ON}, created_at=now, updated_at=now, after_seq=after_seq,
                         budget=budget, multitask_strategy=ENQUEUE)
-        added = await offload.to_thread(self.runs.add_claimed, run, self.name, now, self.ttl)
+        added = await offload.to_thread(self._add_carrying, run, now)
         self._handed[added.run_id] = lease
         self._launch(added, reclaimed=False)
         return added
+
+    def _add_carrying(self, run: RunRecord, now: float) -> RunRecord:
+        """Add ``run`` claimed by this worker, with the config of the thread's last run (the one that
+        paused it): a decision on a page carries the thread on as that run was configured, as an API
+        resume does with the config it sends."""
+        last = self.runs.of_thread(run.thread_id, limit=1)
+        config = last[0].request.get(REQUEST_KEY) if last else None
+        if config is not None:
+            run = dataclasses.replace(run, request={**run.request, REQUEST_KEY: config})
+        return self.runs.add_claimed(run, self.name, now, self.ttl)
 
     def wake(self) -> None:
         """Make the loop look at the queue now (a run was queued or a cancel asked here)."""
@@ -185,7 +199,7 @@ class RunWorker:
             return
         asked = run.cancel
         cancel = Cancel(by=str(asked.get("by", "api")), run_id=run.run_id,
-                        rollback=asked.get("action") == ROLLBACK)
+                        rollback=asked.get("action") == ROLLBACK, since=run.after_seq)
         self._cancels[run.run_id] = cancel
         self.manager.cancels.ask(run.thread_id, cancel)
         executing[1].cancel()
@@ -264,14 +278,13 @@ class RunWorker:
             return await self.manager.afork(run.thread_id, request["checkpoint_id"], request["input"],
                                             by=request["by"], on_record=on_record, budget=run.budget,
                                             options=options)
+        claim: Callable[[], Lease | None]
         if request["kind"] == CARRY_ON:
-            lease: Lease | None = self._handed.pop(run.run_id)
-        else:
-            lease = await offload.to_thread(interrupts.record, self.manager, run.thread_id,
-                                            request["answers"])
-        if lease is None:  # the decision answered one of several open holds: the thread still waits
-            return await offload.to_thread(self.manager.get, run.thread_id)
-        return await self.manager.acarry_on(lease, on_record=on_record, budget=run.budget, options=options)
+            claim = functools.partial(self._handed.pop, run.run_id)  # the lease a decision here took
+        else:  # None: the answers left one of several open holds open, and the thread still waits
+            claim = functools.partial(interrupts.record, self.manager, run.thread_id, request["answers"])
+        return await self.manager.aclaim_and_carry_on(run.thread_id, claim, on_record=on_record,
+                                                      budget=run.budget, options=options)
 
     async def _carry_on(self, run: RunRecord, live: LiveLog | None) -> Session:
         """A reclaimed run: run its turn if that never began; else, once the thread's lease has
