@@ -21,8 +21,12 @@ or trace), and the server's CPU per run as a ratio to it.
 server, ``langgraph dev`` (from a virtualenv of its own, serving the chain's plain LangGraph twin: see
 langgraph_dev.py), with a client both speak: each run creates a thread and streams the run in the
 ``updates`` mode to its end. Printed side by side: runs/s, server CPU ms per run (the server's
-process tree's own CPU time), p50 / p99 of a run's length as the client saw it, and the seconds
-from launching the server to its first healthy answer (``/healthz``, ``/ok``).
+process tree's own CPU time), p50 / p99 of a run's length as the client saw it, the seconds
+from launching the server to its first healthy answer (``/healthz``, ``/ok``) and the CPU seconds
+it used by then (steadier than the wall time on a shared machine), with the ratio ours / theirs
+of those three. Each server is launched once untimed first, so both start with their bytecode
+cached. If any run failed on either server, only the failures are printed (exit 1): a figure of a
+load that did not all run compares nothing.
 
 Loopback only, bounded: the schedule ends after ``--duration`` seconds, each request gives up
 after ``--timeout`` seconds, and the server is stopped (SIGTERM) when the load ends. Exit
@@ -54,6 +58,7 @@ from pathlib import Path
 from typing import Any
 
 import httpx
+from langgraph_dev import cached_bytecode
 
 GRAPH = "bench-chain"
 NODES = 3
@@ -134,7 +139,7 @@ def launch_server(work: Path, node_seconds: float, sessions: str,
                "--json", "--sessions", sessions, "--registry", "bench_graphs:register",
                "--threads", str(threads), "--workers", str(workers)]
     search_path = os.pathsep.join(filter(None, [str(work), os.environ.get("PYTHONPATH")]))  # kept: A/B runs
-    env = {**os.environ, "PYTHONPATH": search_path, "BENCH_NODE_SECONDS": str(node_seconds)}
+    env = {**cached_bytecode(os.environ), "PYTHONPATH": search_path, "BENCH_NODE_SECONDS": str(node_seconds)}
     return subprocess.Popen(command, stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, text=True, env=env)
 
 
@@ -415,7 +420,8 @@ async def portable_run(client: httpx.AsyncClient, tally: Tally) -> None:
 
 
 def measure_server(url: str, pid: int, healthy_after_s: float, args: argparse.Namespace) -> dict[str, Any]:
-    """The portable load against the server at ``url`` (process ``pid``), and its figures."""
+    """The portable load against the server at ``url`` (process ``pid``, which has just answered its
+    first health check ``healthy_after_s`` seconds after its launch), and its figures."""
     cpu_before = tree_cpu_seconds(pid)
     tally, seconds = asyncio.run(load(url, args.clients, args.rate, args.duration, args.timeout,
                                       portable_run))
@@ -425,47 +431,83 @@ def measure_server(url: str, pid: int, healthy_after_s: float, args: argparse.Na
             "server_cpu_ms_per_run": round(cpu_ms, 1),
             "run_latency_p50_ms": round(percentile(tally.latencies_ms, 0.50), 1),
             "run_latency_p99_ms": round(percentile(tally.latencies_ms, 0.99), 1),
-            "launch_to_healthy_s": round(healthy_after_s, 2), "failures": tally.failed[:5]}
+            "launch_to_healthy_s": round(healthy_after_s, 2),
+            "cpu_to_healthy_s": round(cpu_before, 2), "failures": tally.failed[:5]}
+
+
+RATIOS = ("server_cpu_ms_per_run", "launch_to_healthy_s", "cpu_to_healthy_s")
+"""The figures printed as a ratio, ``grapharc serve``'s over ``langgraph dev``'s (below 1: ours is less)."""
 
 
 def versus_langgraph_dev(args: argparse.Namespace) -> int:
-    """The same load against grapharc serve, then langgraph dev; both printed side by side."""
+    """The same load against grapharc serve, then langgraph dev; both printed side by side. Each
+    server is launched once before the launch that is timed and loaded, so both start with their
+    bytecode cached, as an installed server does (see ``langgraph_dev.cached_bytecode``)."""
     from langgraph_dev import free_port, langgraph_dev, wait_healthy
 
     figures: dict[str, dict[str, Any]] = {}
     with tempfile.TemporaryDirectory(prefix="grapharc-load-vs-") as tmp:
         work = Path(tmp)
-        port = free_port()
-        began = time.monotonic()
-        server = launch_server(work, args.node_seconds, str(work / "sessions"), args.threads, args.workers,
-                               port)
-        try:
-            url = f"http://127.0.0.1:{port}"
-            healthy = wait_healthy(f"{url}/healthz", server, began)
-            figures["grapharc serve"] = measure_server(url, server.pid, healthy, args)
-        finally:
-            server.send_signal(signal.SIGTERM)
-            server.wait(timeout=args.timeout)
-        (work / "dev").mkdir()
+        for timed in (False, True):
+            port = free_port()
+            began = time.monotonic()
+            server = launch_server(work, args.node_seconds, str(work / f"sessions-{timed}"), args.threads,
+                                   args.workers, port)
+            try:
+                url = f"http://127.0.0.1:{port}"
+                healthy = wait_healthy(f"{url}/healthz", server, began)
+                if timed:
+                    figures["grapharc serve"] = measure_server(url, server.pid, healthy, args)
+            finally:
+                server.send_signal(signal.SIGTERM)
+                server.wait(timeout=args.timeout)
         env = {"BENCH_NODE_SECONDS": str(args.node_seconds)}
-        with langgraph_dev(work / "dev", "bench_graphs:register", [work], env) as dev:
-            figures["langgraph dev"] = measure_server(dev.url, dev.pid, dev.healthy_after_s, args)
+        for timed in (False, True):
+            (work / f"dev-{timed}").mkdir()
+            with langgraph_dev(work / f"dev-{timed}", "bench_graphs:register", [work], env) as dev:
+                if timed:
+                    figures["langgraph dev"] = measure_server(dev.url, dev.pid, dev.healthy_after_s, args)
     settings = {"clients": args.clients, "target_runs_per_s": args.rate, "duration_s": args.duration,
                 "node_seconds": args.node_seconds, "load_average_1m_after": round(os.getloadavg()[0], 2)}
-    if args.json:
-        print(json.dumps({**settings, **figures}, indent=2))
-    else:
-        ours, theirs = figures["grapharc serve"], figures["langgraph dev"]
-        width = max(map(len, ours))
-        print(f"{'':<{width}}  {'grapharc serve':>14}  {'langgraph dev':>14}")
-        for name in ours:
-            if name != "failures":
-                print(f"{name:<{width}}  {ours[name]:>14}  {theirs[name]:>14}")
-        print("  ".join(f"{name}={value}" for name, value in settings.items()))
-        for side, found in figures.items():
-            for failure in found["failures"]:
-                print(f"failed on {side}: {failure}")
-    return 0 if not any(found["failed_runs"] for found in figures.values()) else 1
+    text, code = side_by_side(figures, settings, as_json=args.json)
+    print(text)
+    return code
+
+
+def side_by_side(figures: dict[str, dict[str, Any]], settings: dict[str, Any], *,
+                 as_json: bool) -> tuple[str, int]:
+    """The report of ``--vs`` (a table, or one JSON document) and the exit status: 0 with both
+    servers' figures and their ratios, or 1 with only the failures when any run failed (a figure of
+    a load that did not all run is not comparable)."""
+    failures = {side: found["failures"] for side, found in figures.items() if found["failed_runs"]}
+    if failures:
+        counts = ", ".join(f"{figures[side]['failed_runs']} of {figures[side]['runs']} on {side}"
+                           for side in failures)
+        if as_json:
+            return json.dumps({**settings, "error": f"runs failed ({counts}): no figures",
+                               "failures": failures}, indent=2), 1
+        lines = [f"runs failed ({counts}): no figures"]
+        lines += [f"failed on {side}: {failure}" for side, found in failures.items() for failure in found]
+        return "\n".join(lines), 1
+    ours, theirs = figures["grapharc serve"], figures["langgraph dev"]
+    ratios = {name: round(ours[name] / theirs[name], 2) if theirs[name] else None for name in RATIOS}
+    if as_json:
+        return json.dumps({**settings, **figures, "ratio_ours_to_theirs": ratios}, indent=2), 0
+    shown = [name for name in ours if name != "failures"]
+    width = max(map(len, shown))
+    lines = [f"{'':<{width}}  {'grapharc serve':>14}  {'langgraph dev':>14}  {'ours/theirs':>11}"]
+    lines += [f"{name:<{width}}  {ours[name]:>14}  {theirs[name]:>14}  {_ratio_text(ratios, name):>11}"
+              for name in shown]
+    lines.append("  ".join(f"{name}={value}" for name, value in settings.items()))
+    return "\n".join(lines), 0
+
+
+def _ratio_text(ratios: dict[str, float | None], name: str) -> str:
+    """The ratio column of figure ``name``: blank for a figure with none, n/a where theirs was 0."""
+    if name not in ratios:
+        return ""
+    ratio = ratios[name]
+    return "n/a" if ratio is None else str(ratio)
 
 
 if __name__ == "__main__":
