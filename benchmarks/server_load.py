@@ -22,11 +22,13 @@ server, ``langgraph dev`` (from a virtualenv of its own, serving the chain's pla
 langgraph_dev.py), with a client both speak: each run creates a thread and streams the run in the
 ``updates`` mode to its end. Printed side by side: runs/s, server CPU ms per run (the server's
 process tree's own CPU time), p50 / p99 of a run's length as the client saw it, the seconds
-from launching the server to its first healthy answer (``/healthz``, ``/ok``) and the CPU seconds
-it used by then (steadier than the wall time on a shared machine), with the ratio ours / theirs
-of those three. Each server is launched once untimed first, so both start with their bytecode
-cached. If any run failed on either server, only the failures are printed (exit 1): a figure of a
-load that did not all run compares nothing.
+from launching the server to its first healthy answer (ours: ``/healthz``, which answers while
+the graphs load; theirs: ``/ok``) and to its being ready (ours: ``/readyz``; theirs: ``/ok`` again,
+which answers once its graphs are loaded), each with the CPU seconds the server had used by then
+(steadier than the wall time on a shared machine), and the ratio ours / theirs of those figures.
+Each server is launched once untimed first, so both start with their bytecode cached. If any run
+failed on either server, only the failures are printed (exit 1): a figure of a load that did not
+all run compares nothing.
 
 Loopback only, bounded: the schedule ends after ``--duration`` seconds, each request gives up
 after ``--timeout`` seconds, and the server is stopped (SIGTERM) when the load ends. Exit
@@ -419,9 +421,9 @@ async def portable_run(client: httpx.AsyncClient, tally: Tally) -> None:
         tally.failed.append(f"{thread}: events {kinds}")
 
 
-def measure_server(url: str, pid: int, healthy_after_s: float, args: argparse.Namespace) -> dict[str, Any]:
-    """The portable load against the server at ``url`` (process ``pid``, which has just answered its
-    first health check ``healthy_after_s`` seconds after its launch), and its figures."""
+def measure_server(url: str, pid: int, started: dict[str, float], args: argparse.Namespace) -> dict[str, Any]:
+    """The portable load against the server at ``url`` (process ``pid``, which has just answered that
+    it is ready; ``started``: the start-up figures so far), and its figures."""
     cpu_before = tree_cpu_seconds(pid)
     tally, seconds = asyncio.run(load(url, args.clients, args.rate, args.duration, args.timeout,
                                       portable_run))
@@ -431,19 +433,32 @@ def measure_server(url: str, pid: int, healthy_after_s: float, args: argparse.Na
             "server_cpu_ms_per_run": round(cpu_ms, 1),
             "run_latency_p50_ms": round(percentile(tally.latencies_ms, 0.50), 1),
             "run_latency_p99_ms": round(percentile(tally.latencies_ms, 0.99), 1),
-            "launch_to_healthy_s": round(healthy_after_s, 2),
-            "cpu_to_healthy_s": round(cpu_before, 2), "failures": tally.failed[:5]}
+            **{name: round(value, 2) for name, value in started.items()},
+            "cpu_to_ready_s": round(cpu_before, 2), "failures": tally.failed[:5]}
 
 
-RATIOS = ("server_cpu_ms_per_run", "launch_to_healthy_s", "cpu_to_healthy_s")
+RATIOS = ("server_cpu_ms_per_run", "launch_to_healthy_s", "cpu_to_healthy_s", "launch_to_ready_s",
+          "cpu_to_ready_s")
 """The figures printed as a ratio, ``grapharc serve``'s over ``langgraph dev``'s (below 1: ours is less)."""
+
+
+def started_ours(url: str, server: subprocess.Popen[str], began: float) -> dict[str, float]:
+    """Seconds from ``began`` (the launch) until ``grapharc serve`` answered ``/healthz`` (the process
+    is up: it answers while still loading) and the CPU it had used by then, and until ``/readyz``
+    answered 200 (graphs and stores loaded: runs can be served)."""
+    from langgraph_dev import wait_healthy
+
+    healthy = wait_healthy(f"{url}/healthz", server, began)
+    cpu = tree_cpu_seconds(server.pid)
+    return {"launch_to_healthy_s": healthy, "cpu_to_healthy_s": cpu,
+            "launch_to_ready_s": wait_healthy(f"{url}/readyz", server, began)}
 
 
 def versus_langgraph_dev(args: argparse.Namespace) -> int:
     """The same load against grapharc serve, then langgraph dev; both printed side by side. Each
     server is launched once before the launch that is timed and loaded, so both start with their
     bytecode cached, as an installed server does (see ``langgraph_dev.cached_bytecode``)."""
-    from langgraph_dev import free_port, langgraph_dev, wait_healthy
+    from langgraph_dev import free_port, langgraph_dev
 
     figures: dict[str, dict[str, Any]] = {}
     with tempfile.TemporaryDirectory(prefix="grapharc-load-vs-") as tmp:
@@ -455,9 +470,9 @@ def versus_langgraph_dev(args: argparse.Namespace) -> int:
                                    args.workers, port)
             try:
                 url = f"http://127.0.0.1:{port}"
-                healthy = wait_healthy(f"{url}/healthz", server, began)
+                started = started_ours(url, server, began)
                 if timed:
-                    figures["grapharc serve"] = measure_server(url, server.pid, healthy, args)
+                    figures["grapharc serve"] = measure_server(url, server.pid, started, args)
             finally:
                 server.send_signal(signal.SIGTERM)
                 server.wait(timeout=args.timeout)
@@ -465,8 +480,11 @@ def versus_langgraph_dev(args: argparse.Namespace) -> int:
         for timed in (False, True):
             (work / f"dev-{timed}").mkdir()
             with langgraph_dev(work / f"dev-{timed}", "bench_graphs:register", [work], env) as dev:
-                if timed:
-                    figures["langgraph dev"] = measure_server(dev.url, dev.pid, dev.healthy_after_s, args)
+                if timed:  # its /ok answers once its graphs are loaded: healthy is ready there
+                    started = {"launch_to_healthy_s": dev.healthy_after_s,
+                               "cpu_to_healthy_s": tree_cpu_seconds(dev.pid),
+                               "launch_to_ready_s": dev.healthy_after_s}
+                    figures["langgraph dev"] = measure_server(dev.url, dev.pid, started, args)
     settings = {"clients": args.clients, "target_runs_per_s": args.rate, "duration_s": args.duration,
                 "node_seconds": args.node_seconds, "load_average_1m_after": round(os.getloadavg()[0], 2)}
     text, code = side_by_side(figures, settings, as_json=args.json)
