@@ -7,7 +7,8 @@ answers on the listening socket, one request per connection, and honestly: ``/he
 problem document and ``Retry-After`` (nothing can be served yet). When loading is done it stops
 accepting, and the connections queued meanwhile are the real server's, whose ``/healthz`` says
 ``ready: true`` and whose ``/readyz`` answers 200. Plain sockets on purpose: this runs before the
-HTTP stack is imported, which is what it saves time on.
+HTTP stack is imported, which is what it saves time on. Neither sign-in nor the ``Host`` check
+applies meanwhile: nothing is answered but that the process is up and not ready.
 """
 
 from __future__ import annotations
