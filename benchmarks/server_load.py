@@ -21,8 +21,14 @@ or trace), and the server's CPU per run as a ratio to it.
 server, ``langgraph dev`` (from a virtualenv of its own, serving the chain's plain LangGraph twin: see
 langgraph_dev.py), with a client both speak: each run creates a thread and streams the run in the
 ``updates`` mode to its end. Printed side by side: runs/s, server CPU ms per run (the server's
-process tree's own CPU time), p50 / p99 of a run's length as the client saw it, and the seconds
-from launching the server to its first healthy answer (``/healthz``, ``/ok``).
+process tree's own CPU time), p50 / p99 of a run's length as the client saw it, the seconds
+from launching the server to its first healthy answer (ours: ``/healthz``, which answers while
+the graphs load; theirs: ``/ok``) and to its being ready (ours: ``/readyz``; theirs: ``/ok`` again,
+which answers once its graphs are loaded), each with the CPU seconds the server had used by then
+(steadier than the wall time on a shared machine), and the ratio ours / theirs of those figures.
+Each server is launched once untimed first, so both start with their bytecode cached. If any run
+failed, or an event was lost, on either server, no figure is printed and the failure is named
+(exit 1): a figure of a load that did not all run compares nothing.
 
 Loopback only, bounded: the schedule ends after ``--duration`` seconds, each request gives up
 after ``--timeout`` seconds, and the server is stopped (SIGTERM) when the load ends. Exit
@@ -56,6 +62,7 @@ from typing import Any
 
 import httpx
 from _checked import WorkFailed, checked_main
+from langgraph_dev import cached_bytecode
 
 GRAPH = "bench-chain"
 NODES = 3
@@ -136,7 +143,7 @@ def launch_server(work: Path, node_seconds: float, sessions: str,
                "--json", "--sessions", sessions, "--registry", "bench_graphs:register",
                "--threads", str(threads), "--workers", str(workers)]
     search_path = os.pathsep.join(filter(None, [str(work), os.environ.get("PYTHONPATH")]))  # kept: A/B runs
-    env = {**os.environ, "PYTHONPATH": search_path, "BENCH_NODE_SECONDS": str(node_seconds)}
+    env = {**cached_bytecode(os.environ), "PYTHONPATH": search_path, "BENCH_NODE_SECONDS": str(node_seconds)}
     return subprocess.Popen(command, stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, text=True, env=env)
 
 
@@ -428,8 +435,9 @@ async def portable_run(client: httpx.AsyncClient, tally: Tally) -> None:
         tally.failed.append(f"{thread}: events {kinds}")
 
 
-def measure_server(url: str, pid: int, healthy_after_s: float, args: argparse.Namespace) -> dict[str, Any]:
-    """The portable load against the server at ``url`` (process ``pid``), and its figures."""
+def measure_server(url: str, pid: int, started: dict[str, float], args: argparse.Namespace) -> dict[str, Any]:
+    """The portable load against the server at ``url`` (process ``pid``, which has just answered that
+    it is ready; ``started``: the start-up figures so far), and its figures."""
     cpu_before = tree_cpu_seconds(pid)
     tally, seconds = asyncio.run(load(url, args.clients, args.rate, args.duration, args.timeout,
                                       portable_run))
@@ -440,47 +448,86 @@ def measure_server(url: str, pid: int, healthy_after_s: float, args: argparse.Na
             "server_cpu_ms_per_run": round(cpu_ms, 1),
             "run_latency_p50_ms": round(percentile(tally.latencies_ms, 0.50), 1),
             "run_latency_p99_ms": round(percentile(tally.latencies_ms, 0.99), 1),
-            "launch_to_healthy_s": round(healthy_after_s, 2), "failures": tally.failed[:5]}
+            **{name: round(value, 2) for name, value in started.items()},
+            "cpu_to_ready_s": round(cpu_before, 2), "failures": tally.failed[:5]}
+
+
+RATIOS = ("server_cpu_ms_per_run", "launch_to_healthy_s", "cpu_to_healthy_s", "launch_to_ready_s",
+          "cpu_to_ready_s")
+"""The figures printed as a ratio, ``grapharc serve``'s over ``langgraph dev``'s (below 1: ours is less)."""
+
+
+def started_ours(url: str, server: subprocess.Popen[str], began: float) -> dict[str, float]:
+    """Seconds from ``began`` (the launch) until ``grapharc serve`` answered ``/healthz`` (the process
+    is up: it answers while still loading) and the CPU it had used by then, and until ``/readyz``
+    answered 200 (graphs and stores loaded: runs can be served)."""
+    from langgraph_dev import wait_healthy
+
+    healthy = wait_healthy(f"{url}/healthz", server, began)
+    cpu = tree_cpu_seconds(server.pid)
+    return {"launch_to_healthy_s": healthy, "cpu_to_healthy_s": cpu,
+            "launch_to_ready_s": wait_healthy(f"{url}/readyz", server, began)}
 
 
 def versus_langgraph_dev(args: argparse.Namespace) -> int:
-    """The same load against grapharc serve, then langgraph dev; both printed side by side."""
-    from langgraph_dev import free_port, langgraph_dev, wait_healthy
+    """The same load against grapharc serve, then langgraph dev; both printed side by side. Each
+    server is launched once before the launch that is timed and loaded, so both start with their
+    bytecode cached, as an installed server does (see ``langgraph_dev.cached_bytecode``)."""
+    from langgraph_dev import free_port, langgraph_dev
 
     figures: dict[str, dict[str, Any]] = {}
     with tempfile.TemporaryDirectory(prefix="grapharc-load-vs-") as tmp:
         work = Path(tmp)
-        port = free_port()
-        began = time.monotonic()
-        server = launch_server(work, args.node_seconds, str(work / "sessions"), args.threads, args.workers,
-                               port)
-        try:
-            url = f"http://127.0.0.1:{port}"
-            healthy = wait_healthy(f"{url}/healthz", server, began)
-            figures["grapharc serve"] = measure_server(url, server.pid, healthy, args)
-        finally:
-            server.send_signal(signal.SIGTERM)
-            server.wait(timeout=args.timeout)
-        (work / "dev").mkdir()
+        for timed in (False, True):
+            port = free_port()
+            began = time.monotonic()
+            server = launch_server(work, args.node_seconds, str(work / f"sessions-{timed}"), args.threads,
+                                   args.workers, port)
+            try:
+                url = f"http://127.0.0.1:{port}"
+                started = started_ours(url, server, began)
+                if timed:
+                    figures["grapharc serve"] = measure_server(url, server.pid, started, args)
+            finally:
+                server.send_signal(signal.SIGTERM)
+                server.wait(timeout=args.timeout)
         env = {"BENCH_NODE_SECONDS": str(args.node_seconds)}
-        with langgraph_dev(work / "dev", "bench_graphs:register", [work], env) as dev:
-            figures["langgraph dev"] = measure_server(dev.url, dev.pid, dev.healthy_after_s, args)
+        for timed in (False, True):
+            (work / f"dev-{timed}").mkdir()
+            with langgraph_dev(work / f"dev-{timed}", "bench_graphs:register", [work], env) as dev:
+                if timed:  # its /ok answers once its graphs are loaded: healthy is ready there
+                    started = {"launch_to_healthy_s": dev.healthy_after_s,
+                               "cpu_to_healthy_s": tree_cpu_seconds(dev.pid),
+                               "launch_to_ready_s": dev.healthy_after_s}
+                    figures["langgraph dev"] = measure_server(dev.url, dev.pid, started, args)
     settings = {"clients": args.clients, "target_runs_per_s": args.rate, "duration_s": args.duration,
                 "node_seconds": args.node_seconds, "load_average_1m_after": round(os.getloadavg()[0], 2)}
-    if args.json:
-        print(json.dumps({**settings, **figures}, indent=2))
-    else:
-        ours, theirs = figures["grapharc serve"], figures["langgraph dev"]
-        width = max(map(len, ours))
-        print(f"{'':<{width}}  {'grapharc serve':>14}  {'langgraph dev':>14}")
-        for name in ours:
-            if name != "failures":
-                print(f"{name:<{width}}  {ours[name]:>14}  {theirs[name]:>14}")
-        print("  ".join(f"{name}={value}" for name, value in settings.items()))
-        for side, found in figures.items():
-            for failure in found["failures"]:
-                print(f"failed on {side}: {failure}")
+    print(side_by_side(figures, settings, as_json=args.json))
     return 0
+
+
+def side_by_side(figures: dict[str, dict[str, Any]], settings: dict[str, Any], *, as_json: bool) -> str:
+    """The report of ``--vs``: a table, or one JSON document, of both servers' figures and their
+    ratios (``measure_server`` has refused a load any run of which failed: no figure is printed)."""
+    ours, theirs = figures["grapharc serve"], figures["langgraph dev"]
+    ratios = {name: round(ours[name] / theirs[name], 2) if theirs[name] else None for name in RATIOS}
+    if as_json:
+        return json.dumps({**settings, **figures, "ratio_ours_to_theirs": ratios}, indent=2)
+    shown = [name for name in ours if name != "failures"]
+    width = max(map(len, shown))
+    lines = [f"{'':<{width}}  {'grapharc serve':>14}  {'langgraph dev':>14}  {'ours/theirs':>11}"]
+    lines += [f"{name:<{width}}  {ours[name]:>14}  {theirs[name]:>14}  {_ratio_text(ratios, name):>11}"
+              for name in shown]
+    lines.append("  ".join(f"{name}={value}" for name, value in settings.items()))
+    return "\n".join(lines)
+
+
+def _ratio_text(ratios: dict[str, float | None], name: str) -> str:
+    """The ratio column of figure ``name``: blank for a figure with none, n/a where theirs was 0."""
+    if name not in ratios:
+        return ""
+    ratio = ratios[name]
+    return "n/a" if ratio is None else str(ratio)
 
 
 if __name__ == "__main__":

@@ -123,3 +123,35 @@ def test_serve_refuses_a_bad_auth_file_with_one_line_and_exit_2(tmp_path):
     assert done.returncode == 2
     assert "users.a.roles names role 'auditor', which [roles] does not define" in done.stderr
     assert "Traceback" not in done.stderr and done.stdout == ""
+
+
+HASH_COUNTER = '''
+import sys
+import argon2
+
+made = []
+hash_password = argon2.PasswordHasher.hash
+argon2.PasswordHasher.hash = lambda self, password: made.append(1) or hash_password(self, password)
+
+import grapharc.server.api.routes, grapharc.server.app  # every API module imports grapharc.server.auth
+from grapharc.server.auth import load_auth
+print(len(made))
+if len(sys.argv) > 1:
+    auth = load_auth(__import__("pathlib").Path(sys.argv[1]))
+    print(len(made), auth.sign_in("mallory", "guess"))
+    auth.sign_in("nobody-either", "guess")
+    print(len(made))
+'''
+
+
+def test_a_server_without_sign_in_hashes_no_password_and_an_auth_file_makes_the_unknown_users_hash_once(
+        tmp_path):
+    def hashes(*args: str) -> list[str]:
+        done = subprocess.run([sys.executable, "-c", HASH_COUNTER, *args], capture_output=True, text=True,
+                              timeout=120)
+        assert done.returncode == 0, done.stderr
+        return done.stdout.split("\n")[:-1]
+
+    assert hashes() == ["0"]  # was 1: an argon2 hash on import, in every serve
+    path = _auth(tmp_path, '[users.alice]\npassword_hash = "$argon2id$v=19$m=65536,t=3,p=4$c2FsdA$aGFzaA"\n')
+    assert hashes(str(path)) == ["0", "1 None", "1"]  # made as the file is loaded, then reused

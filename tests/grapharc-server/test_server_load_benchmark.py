@@ -67,4 +67,40 @@ def test_the_benchmark_runs_the_same_load_against_langgraph_dev_and_prints_both(
         figures = report[side]
         assert figures["runs"] == 4 and figures["failed_runs"] == 0, figures
         assert figures["server_cpu_ms_per_run"] > 0 and figures["launch_to_healthy_s"] > 0
+        assert 0 < figures["cpu_to_healthy_s"] <= figures["cpu_to_ready_s"]
+        assert figures["launch_to_healthy_s"] <= figures["launch_to_ready_s"]
         assert 0 < figures["run_latency_p50_ms"] <= figures["run_latency_p99_ms"]
+    assert set(report["ratio_ours_to_theirs"]) == {"server_cpu_ms_per_run", "launch_to_healthy_s",
+                                                   "cpu_to_healthy_s", "launch_to_ready_s", "cpu_to_ready_s"}
+
+
+def _figures(cpu_ms: float = 10.0, healthy_s: float = 2.0) -> dict[str, object]:
+    return {"runs": 4, "failed_runs": 0, "runs_per_s": 4.0, "server_cpu_ms_per_run": cpu_ms,
+            "run_latency_p50_ms": 10.0, "run_latency_p99_ms": 20.0, "launch_to_healthy_s": healthy_s,
+            "cpu_to_healthy_s": 1.0, "launch_to_ready_s": 4.0, "cpu_to_ready_s": 2.0,
+            "failures": []}
+
+
+@pytest.fixture
+def server_load(monkeypatch: pytest.MonkeyPatch):
+    monkeypatch.syspath_prepend(str(BENCHMARK.parent))
+    import server_load
+
+    return server_load
+
+
+def test_the_side_by_side_report_gives_ours_over_theirs_for_cpu_and_start_up(server_load) -> None:
+    figures = {"grapharc serve": _figures(cpu_ms=15.0, healthy_s=3.0),
+               "langgraph dev": _figures(healthy_s=1.5)}
+    text = server_load.side_by_side(figures, {"clients": 2}, as_json=False)
+    rows = {line.split()[0]: line.split()[1:] for line in text.splitlines()[1:-1]}
+    assert rows["server_cpu_ms_per_run"] == ["15.0", "10.0", "1.5"]
+    assert rows["launch_to_healthy_s"] == ["3.0", "1.5", "2.0"]
+    assert rows["cpu_to_healthy_s"] == ["1.0", "1.0", "1.0"]
+    assert rows["launch_to_ready_s"] == ["4.0", "4.0", "1.0"]
+    assert rows["runs"] == ["4", "4"]  # no ratio for the load's own figures
+    document = server_load.side_by_side(figures, {"clients": 2}, as_json=True)
+    assert json.loads(document)["ratio_ours_to_theirs"] == {
+        "server_cpu_ms_per_run": 1.5, "launch_to_healthy_s": 2.0, "cpu_to_healthy_s": 1.0,
+        "launch_to_ready_s": 1.0, "cpu_to_ready_s": 1.0}
+

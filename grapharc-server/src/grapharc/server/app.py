@@ -78,7 +78,13 @@ def create_app(*, sessions: str | None = None, auth: AuthConfig | None = None,
 
     @app.get("/healthz")
     def healthz() -> dict[str, Any]:
-        return {"ok": True, "version": __version__}
+        """The process is up; ``ready``: it serves (``grapharc.server.starting`` answers false)."""
+        return {"ok": True, "ready": True, "version": __version__}
+
+    @app.get("/readyz")
+    def readyz() -> dict[str, Any]:
+        """It serves: graphs and stores loaded (``grapharc.server.starting`` answers 503 before)."""
+        return {"ok": True, "ready": True}
 
     @app.get("/plugins")
     def plugins() -> dict[str, Any]:

@@ -38,6 +38,7 @@ import hmac
 import secrets
 import tomllib
 from dataclasses import dataclass, field
+from functools import cache
 from pathlib import Path
 from typing import Any
 
@@ -50,7 +51,6 @@ from grapharc.server.grants import EVERYONE, EVERYONE_DEFAULT, Rights, Scope, na
 from grapharc.server.jwt_bearer import JwtVerifier, load_jwt
 
 HASHER = PasswordHasher()
-_NOBODY = HASHER.hash(secrets.token_hex(16))
 """Checked against when a user name is unknown, so a wrong name costs as long as a wrong password."""
 
 USER_KEYS = ("password_hash", "tenant", "roles", "decides_for", "may_decide")
@@ -95,7 +95,7 @@ class AuthConfig:
         user = self.users.get(name)
         known = user.password_hash if user is not None and user.password_hash else None
         try:
-            HASHER.verify(known or _NOBODY, password)
+            HASHER.verify(known or nobody_hash(), password)
         except (VerificationError, InvalidHashError):
             return None
         return user if known else None
@@ -125,8 +125,17 @@ def token_digest(token: str) -> str:
     return hashlib.sha256(token.encode()).hexdigest()
 
 
+@cache
+def nobody_hash() -> str:
+    """The hash a sign-in as an unknown user is checked against, so it takes a known user's time.
+    Made on first use (``load_auth``), not on import: every API module imports this one, and an
+    argon2 hash (0.2 s of CPU here, a tenth of a server's start-up) is needed only with sign-in."""
+    return HASHER.hash(secrets.token_hex(16))
+
+
 def load_auth(path: Path) -> AuthConfig:
-    """Read and check the auth file at ``path``; ``AuthFileError`` names what is wrong."""
+    """Read and check the auth file at ``path``; ``AuthFileError`` names what is wrong. The unknown
+    user's hash is made here, so the first sign-in takes no longer than any other."""
     try:
         document = tomllib.loads(path.read_text(encoding="utf-8"))
     except OSError as exc:
@@ -155,6 +164,7 @@ def load_auth(path: Path) -> AuthConfig:
     secret = document.get("secret", secrets.token_urlsafe(32))
     if not isinstance(secret, str) or len(secret) < 16:
         raise AuthFileError(f"auth file {path}: secret must be a string of at least 16 characters")
+    nobody_hash()
     return AuthConfig(users, tokens, secret, roles, verifier, _limits(path, document))
 
 

@@ -11,7 +11,7 @@ import os
 import socket
 import sys
 from collections.abc import Callable
-from contextlib import AbstractContextManager, nullcontext
+from contextlib import AbstractContextManager, ExitStack, nullcontext
 from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Annotated
@@ -33,9 +33,12 @@ from grapharc.cli.output import JSON_OPTION_HELP, write_json
 from grapharc.config.values import Count, Number
 from grapharc.server.errors import AuthRequiredError, WorkersNeedForkError
 from grapharc.server.listener import Engine, ListeningAddress, listen
+from grapharc.server.starting import answering_while_starting
 from grapharc.server.thread_pool import DEFAULT_THREADS, THREADS
 
 if TYPE_CHECKING:
+    from fastapi import FastAPI
+
     from grapharc.config.settings import Config
     from grapharc.governed.run import GovernedRun
     from grapharc.runtime.budget import Budget
@@ -112,36 +115,44 @@ def serve_command(
     tenant: TenantOption = None,
     config: ConfigFile = None,
 ) -> None:
-    """Serve the GraphARC HTTP API until SIGTERM or Ctrl+C, then finish in-flight requests and exit 0."""
+    """Serve the GraphARC HTTP API until SIGTERM or Ctrl+C, then finish in-flight requests and exit 0.
+    The settings (and the governed assistant's policy) are checked, then the address bound; until
+    the graphs, stores and app are loaded (most of the start-up) it answers ``/healthz`` not ready
+    and everything else 503 (``grapharc.server.starting``)."""
     from grapharc.governed.settings import resolve_config
-    from grapharc.server.auth import load_auth
     from grapharc.server.governed import resolve_governed
 
-    auth = load_auth(auth_file) if auth_file is not None else None
+    auth = None
+    if auth_file is not None:
+        from grapharc.server.auth import load_auth
+
+        auth = load_auth(auth_file)
     ceilings = {"max_tokens": max_tokens, "max_iterations": max_iterations, "max_seconds": max_seconds,
                 "max_cost_usd": max_cost_usd}
     settings = resolve_config("serve", {"sessions": sessions, "allowed_hosts": allowed_host, **ceilings},
                               config_path=config)
-    location = str(settings.value("sessions"))
-    ceiling = ceiling_of(settings)
     governed = resolve_governed({"policy": policy, "registry": kinds, "model": model, "tenant": tenant,
                                  **ceilings}, config)
     if workers > 1 and not hasattr(os, "fork"):
         raise WorkersNeedForkError("--workers above 1 forks its worker processes, which this system cannot",
                                    hint="serve with --workers 1 here, or on Linux or macOS")
 
-    serving = Serving(location, auth, registry or [], governed, ceiling, lease=lease,
-                      stateless_grace=stateless_grace, threads=threads, drain_timeout=drain_timeout,
-                      allowed_hosts=settings.value("allowed_hosts") or ())
-    if workers == 1:
-        with governed_trace(governed) as trace:
-            api = serving.opened_api(trace)
-            serving.serve(bound(host, port, auth), api,
-                          lambda address, engine: announce(address, engine, as_json, settings, governed))
-        return
-    with governed_trace(governed) as trace:  # a bad registry, store or trace file is refused here, once
-        close_checked(serving.opened_api(trace))
-    code = serve_workers(serving, workers, bound(host, port, auth),
+    serving = Serving(str(settings.value("sessions")), auth, registry or [], governed, ceiling_of(settings),
+                      lease=lease, stateless_grace=stateless_grace, threads=threads,
+                      drain_timeout=drain_timeout, allowed_hosts=settings.value("allowed_hosts") or ())
+    listener = bound(host, port, auth)
+    with ExitStack() as held:
+        with answering_while_starting(listener):  # /healthz answers (not ready) while the rest loads
+            if workers > 1:  # a bad registry, store or trace file is refused here, once
+                with governed_trace(governed) as trace:
+                    close_checked(serving.opened_api(trace))
+            else:
+                app = serving.app(serving.opened_api(held.enter_context(governed_trace(governed))))
+        if workers == 1:
+            serving.run(listener, app,
+                        lambda address, engine: announce(address, engine, as_json, settings, governed))
+            return
+    code = serve_workers(serving, workers, listener,
                          lambda address, engine, pids: announce(address, engine, as_json, settings,
                                                                 governed, workers=pids))
     if code:
@@ -177,20 +188,23 @@ class Serving:
                             [registrar(self.governed, trace)] if self.governed is not None else [],
                             lease_seconds=self.lease, stateless_grace=self.stateless_grace)
 
-    def serve(self, listener: socket.socket, api: ApiContext | None,
-              on_listening: Callable[[ListeningAddress, Engine], None], slot: WorkerSlot | None = None
-              ) -> None:
-        """Serve on ``listener`` until stopped, as this process alone or as worker ``slot``."""
+    def app(self, api: ApiContext | None, slot: WorkerSlot | None = None) -> FastAPI:
+        """The HTTP app over ``api``, for this process alone or for worker ``slot``."""
         from grapharc.server.app import create_app
-        from grapharc.server.lifecycle import serve_until_stopped
 
         siblings = None
         if slot is not None:  # a worker of several: imported only then, as the supervisor's module is
             from grapharc.server.siblings import Siblings
 
             siblings = Siblings(slot.wake_dir, slot.index, slot.count)
-        app = create_app(sessions=self.location, auth=self.auth, api=api, threads=self.threads,
-                         siblings=siblings, allowed_hosts=self.allowed_hosts)
+        return create_app(sessions=self.location, auth=self.auth, api=api, threads=self.threads,
+                          siblings=siblings, allowed_hosts=self.allowed_hosts)
+
+    def run(self, listener: socket.socket, app: FastAPI,
+            on_listening: Callable[[ListeningAddress, Engine], None], slot: WorkerSlot | None = None) -> None:
+        """Serve ``app`` on ``listener`` until stopped, as this process alone or as worker ``slot``."""
+        from grapharc.server.lifecycle import serve_until_stopped
+
         serve_until_stopped(listener, app, drain_timeout=self.drain_timeout, on_listening=on_listening,
                             lifeline=slot.lifeline if slot is not None else None)
 
@@ -203,8 +217,8 @@ def serve_workers(serving: Serving, workers: int, listener: socket.socket,
     try:
         def serve_worker(ready: Callable[[Engine], None], slot: WorkerSlot) -> None:
             with governed_trace(serving.governed) as trace:  # each worker appends with its own descriptor
-                serving.serve(listener, serving.opened_api(trace), lambda _address, engine: ready(engine),
-                              slot)
+                serving.run(listener, serving.app(serving.opened_api(trace), slot),
+                            lambda _address, engine: ready(engine), slot)
 
         supervisor = Supervisor(workers, serve_worker, serving.drain_timeout)
         engine = supervisor.start()

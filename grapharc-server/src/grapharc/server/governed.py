@@ -13,14 +13,16 @@ from __future__ import annotations
 
 from collections.abc import Mapping
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from grapharc.errors import ConfigurationError
 from grapharc.governed.run import GovernedRun, governed_loop, prepare_plan
 from grapharc.governed.settings import resolve_config
-from grapharc.server.api.context import Registrar
-from grapharc.session.manager import SessionManager
-from grapharc.trace.writer import TraceWriter
+
+if TYPE_CHECKING:  # types only: serve resolves its settings before it binds, so it imports no LangGraph here
+    from grapharc.server.api.context import Registrar
+    from grapharc.session.manager import SessionManager
+    from grapharc.trace.writer import TraceWriter
 
 GOVERNED = "governed"
 """The assistant id (and graph name) of the governed loop."""
