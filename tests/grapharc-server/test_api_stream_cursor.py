@@ -22,7 +22,7 @@ import grapharc.server.api.streaming as streaming
 from grapharc.runs.records import PENDING, RUNNING, RunRecord
 from grapharc.server.api.context import ApiContext, open_context
 from grapharc.server.api.problems import ApiProblem
-from grapharc.server.api.streaming import cursor_of, poll_seconds, sse_response
+from grapharc.server.api.streaming import cursor_of, live_cursor_of, poll_seconds, sse_response
 from grapharc.testing.thread_trips import thread_trips
 
 
@@ -104,7 +104,8 @@ async def _ended_relay_run(ctx: ApiContext, release: Path) -> RunRecord:
 
 
 async def _event_ids(ctx: ApiContext, run: RunRecord, last_event_id: str | None) -> list[str]:
-    response = sse_response(ctx, run, ["events"], cursor_of(last_event_id), cancel_on_disconnect=False)
+    response = sse_response(ctx, run, ["events"], cursor_of(last_event_id), cancel_on_disconnect=False,
+                            live_after=live_cursor_of(last_event_id))
     events = [event async for event in response.body_iterator]
     return [event["id"] for event in events if isinstance(event, dict) and "id" in event]
 
@@ -153,10 +154,11 @@ def test_a_stream_of_a_run_executing_here_is_carried_to_its_end_by_the_runs_prog
         return await asyncio.wait_for(_event_ids(ctx, run, None), timeout=120)  # bounds a hang
 
     ids = with_worker(tmp_path, scenario)
-    assert len(ids) == 7  # claimed, the three nodes, the run, completed, and the end
-    # one read at the start and at most one per wake-up (the run begun, the claim, three nodes,
-    # the run recorded, the turn ended, the run ended); no polling while the turn was late
-    assert len(reads) <= 9, len(reads)
+    assert len(ids) == 10  # claimed, the three nodes' starts (live) and ends, the run, completed, the end
+    # one read at the start and at most one per wake-up (the run begun, the claim, three node
+    # starts, three nodes, the run recorded, the turn ended, the run ended); no polling while the
+    # turn was late
+    assert len(reads) <= 11, len(reads)
 
 
 def test_a_node_entry_is_rendered_from_checkpoints_read_after_it_was_recorded(tmp_path: Path) -> None:
@@ -251,8 +253,9 @@ def test_a_nodes_values_read_before_its_checkpoint_was_saved_are_sent_once_it_is
 
     rendered, ids = with_worker(tmp_path, scenario)
     assert not first[0]  # the early read happened
-    assert ids[:-1] == [f"{seq}-0" for seq in rendered]  # the input applied, then each node's state
-    assert ids[-1].endswith("-4")  # the end
+    trail_ids = [event_id.split("-")[:2] for event_id in ids]  # without the live log's cursor
+    assert trail_ids[:-1] == [[str(seq), "0"] for seq in rendered]  # the input, then each node's state
+    assert trail_ids[-1][1] == "4"  # the end
 
 
 def test_a_stream_over_a_store_that_cannot_tell_of_writes_waits_only_on_this_process(
@@ -270,7 +273,7 @@ def test_a_stream_over_a_store_that_cannot_tell_of_writes_waits_only_on_this_pro
         run = await _queued_relay_run(ctx, tmp_path / "release")
         return await asyncio.wait_for(_event_ids(ctx, run, None), timeout=120)  # bounds a hang
 
-    assert len(with_worker(tmp_path, scenario)) == 7
+    assert len(with_worker(tmp_path, scenario)) == 10  # as in the test above
     assert asked == []  # no store wait (a task per wait) beside the wake-up and the poll
 
 
@@ -282,7 +285,7 @@ def test_a_stream_reads_the_run_and_its_trail_in_one_trip_to_a_thread(tmp_path: 
             return await _event_ids(ctx, run, every[2]), trips.names()
 
     sent, trips = with_worker(tmp_path, scenario)
-    assert len(sent) == 4  # three entries' events and the end
+    assert len(sent) == 7  # the first node's end, the third's start, four entries' events and the end
     assert len(trips) == 1, trips  # the run's record, its unsent entries and their checkpoints
 
 
