@@ -56,6 +56,12 @@ class SqlRunStore(SqlDialect, ABC):
     def _write(self) -> AbstractContextManager[Connection]:
         """One atomic change or consistent read: committed on success, rolled back on any error."""
 
+    def _read_one(self) -> AbstractContextManager[Connection]:
+        """Where a read of a single statement runs (a stream reads its run's record on every wake):
+        ``_write`` by default; SQLite's autocommit connection, where one statement is its own
+        snapshot, needs no transaction (and takes no write lock) for it."""
+        return self._write()
+
     def _lock_thread(self, conn: Connection, thread_id: str) -> None:
         """Keep another exclusive add of ``thread_id`` out until this transaction ends: nothing by
         default, for a database whose write transaction locks it whole."""
@@ -94,7 +100,7 @@ class SqlRunStore(SqlDialect, ABC):
 
     def get(self, thread_id: str, run_id: str) -> RunRecord:
         """``RunStore.get``."""
-        with self._write() as conn:
+        with self._read_one() as conn:
             return self._get(conn, thread_id, run_id)
 
     def of_thread(self, thread_id: str, *, status: str | None = None, limit: int | None = None,

@@ -38,6 +38,12 @@ class SqlSessionRows(SqlDialect, ABC):
     def _read(self) -> AbstractContextManager[Connection]:
         """One consistent read of several tables."""
 
+    def _read_one(self) -> AbstractContextManager[Connection]:
+        """Where a read of a single statement runs: ``_read`` by default; a dialect where one
+        statement outside a transaction is its own consistent snapshot (SQLite in autocommit) spares
+        the read its BEGIN and COMMIT (two of the three statements of a lease check)."""
+        return self._read()
+
     def _renewing(self) -> AbstractContextManager[Connection]:
         """Where a heartbeat renews a lease (from threads of its own): a write by default."""
         return self._write()

@@ -192,7 +192,7 @@ class SqlSessionStore(SqlTimeTravel):
 
     def holds(self, lease: Lease) -> bool:
         """True while ``lease`` is still its thread's current lease."""
-        with self._read() as conn:
+        with self._read_one() as conn:
             row = self._run(conn, "SELECT lease_token, status FROM {sessions} WHERE thread_id = ?",
                             (lease.thread_id,)).fetchone()
         return row is not None and held(row, lease)
@@ -416,11 +416,13 @@ class SqlSessionStore(SqlTimeTravel):
                       (lease.thread_id, now, str(run["run_id"]), self._encode(dict(run))))
 
     def audit(self, thread_id: str, after: int = 0) -> builtins.list[AuditEntry]:
-        """The thread's audit trail after seq ``after``, in the order it was written."""
-        with self._read() as conn:
-            self._row(conn, thread_id)
+        """The thread's audit trail after seq ``after``, in the order it was written (a stream reads
+        it on every wake: one statement, and the thread's row only read when no entry is found)."""
+        with self._read_one() as conn:
             rows = self._run(conn, "SELECT * FROM {audit} WHERE thread_id = ? AND seq > ? ORDER BY seq",
-                             (thread_id, after))
+                             (thread_id, after)).fetchall()
+            if not rows:  # none: the thread has no entry past ``after``, or is not there at all
+                self._row(conn, thread_id)
             return [AuditEntry(r["seq"], r["thread_id"], r["at"], r["kind"], r["node"], r["step"],
                                self._decode(r["detail"])) for r in rows]
 

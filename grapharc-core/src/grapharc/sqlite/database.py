@@ -16,7 +16,7 @@ import sqlite3
 import threading
 from collections import Counter
 from collections.abc import Iterator, Sequence
-from contextlib import closing, contextmanager
+from contextlib import AbstractContextManager, closing, contextmanager
 from pathlib import Path
 
 from grapharc.errors import GraphARCError
@@ -147,6 +147,11 @@ class SqliteDatabase:
                 yield conn
             finally:
                 conn.execute("COMMIT")
+
+    def autocommit(self) -> AbstractContextManager[sqlite3.Connection]:
+        """This thread's connection outside any transaction: for a read of one statement, which
+        SQLite runs in a snapshot of its own, so it needs no BEGIN and COMMIT around it."""
+        return self.borrowed()
 
     def close(self) -> None:
         """Close every connection opened for a thread once no thread is using it (a connection still

@@ -37,6 +37,9 @@ class SqliteRunStore(SqlRunStore):
     def _write(self) -> AbstractContextManager[sqlite3.Connection]:
         return self._db.write()
 
+    def _read_one(self) -> AbstractContextManager[sqlite3.Connection]:
+        return self._db.autocommit()
+
     def close(self) -> None:
         """Close every connection this store opened; closing twice is harmless."""
         self._db.close()

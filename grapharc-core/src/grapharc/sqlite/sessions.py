@@ -40,6 +40,9 @@ class SqliteSessionStore(SqlSessionStore):
     def _read(self) -> AbstractContextManager[sqlite3.Connection]:
         return self._db.read()
 
+    def _read_one(self) -> AbstractContextManager[sqlite3.Connection]:
+        return self._db.autocommit()
+
     def _renewing(self) -> AbstractContextManager[sqlite3.Connection]:
         """A connection of its own, one autocommitted statement: renewals come from heartbeat
         threads, which should not keep a connection each."""

@@ -1,0 +1,76 @@
+"""The SQLite stores' reads made on every checkpoint write and every stream wake are one statement each.
+
+A fenced checkpoint write checks its lease (``holds``) and a stream re-reads its run's record
+(``RunStore.get``) and the thread's trail (``audit``) each time it wakes: in SQLite's autocommit
+mode one statement is its own snapshot, so none of them opens a transaction (a BEGIN and a COMMIT,
+two thirds of the statements a lease check cost, and a write lock for the run's record).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from grapharc.session import SqliteSessionStore
+from grapharc.session.errors import UnknownSessionError
+from grapharc.sqlite.database import SqliteDatabase
+from grapharc.sqlite.runs import SqliteRunStore
+from grapharc.testing.run_store_kit import new_run
+
+
+@contextmanager
+def statements_of(db: SqliteDatabase) -> Iterator[list[str]]:
+    """The statements this thread's connection to ``db`` runs within the block."""
+    seen: list[str] = []
+    connection = db.thread_connection()
+    connection.set_trace_callback(seen.append)
+    try:
+        yield seen
+    finally:
+        connection.set_trace_callback(None)
+
+
+def one_statement(db: SqliteDatabase, read: Callable[[], Any]) -> Any:
+    """``read()``'s result, once it is seen to run exactly one statement, a SELECT."""
+    with statements_of(db) as seen:
+        result = read()
+    assert len(seen) == 1 and seen[0].lstrip().upper().startswith("SELECT"), seen
+    return result
+
+
+@pytest.fixture
+def sessions(tmp_path: Path) -> Iterator[SqliteSessionStore]:
+    store = SqliteSessionStore(tmp_path / "sessions.db")
+    yield store
+    store.close()
+
+
+def test_a_lease_check_is_one_statement_and_still_sees_a_lost_lease(sessions: SqliteSessionStore) -> None:
+    sessions.create("t", "g", 1.0)
+    lease = sessions.claim_start("t", runner="a", ttl=30.0, now=2.0, input={}, inbox=None)
+    assert one_statement(sessions._db, lambda: sessions.holds(lease)) is True
+    sessions.finish(lease, "completed", 3.0)
+    assert one_statement(sessions._db, lambda: sessions.holds(lease)) is False
+
+
+def test_a_read_of_the_trail_past_a_seq_is_one_statement(sessions: SqliteSessionStore) -> None:
+    sessions.create("t", "g", 1.0)
+    sessions.claim_start("t", runner="a", ttl=30.0, now=2.0, input={}, inbox=None)
+    trail = one_statement(sessions._db, lambda: sessions.audit("t"))
+    assert [entry.kind for entry in trail] == ["created", "claimed"]
+    assert sessions.audit("t", trail[-1].seq) == []  # nothing past the last: the thread is there
+    with pytest.raises(UnknownSessionError):
+        sessions.audit("nobody")
+
+
+def test_a_run_record_read_is_one_statement(tmp_path: Path) -> None:
+    runs = SqliteRunStore(tmp_path / "runs.db")
+    try:
+        added = runs.add(new_run("t"), exclusive=True)
+        assert one_statement(runs._db, lambda: runs.get("t", added.run_id)).run_id == added.run_id
+    finally:
+        runs.close()
