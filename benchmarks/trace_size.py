@@ -18,6 +18,7 @@ from __future__ import annotations
 
 import argparse
 import json
+import os
 import sys
 import tempfile
 from collections import Counter
@@ -29,6 +30,8 @@ from _checked import checked_main, expect, expect_equal, run
 from grapharc.trace import read_events
 
 ORIGINAL = Path.home() / ".cache" / "grapharc-017" / "bin" / "python"
+ORIGINAL_ENV = {name: value for name, value in os.environ.items() if name != "PYTHONPATH"}
+"""0.1.7's environment: a PYTHONPATH naming our sources would have it import our ``grapharc``."""
 NODE_PHASES = ("start", "end", "error")
 PER = 100_000
 AIM = 22.0
@@ -59,9 +62,11 @@ THEIRS = LOOP.format(
 )
 
 
-def traced(python: str, code: str, path: Path, iterations: int) -> dict[str, Any]:
-    """Run the loop in a child of ``python`` tracing to ``path``, check the trace, and say its size."""
-    done = run([python, "-c", code, str(path), str(iterations)])
+def traced(python: str, code: str, path: Path, iterations: int, env: dict[str, str] | None = None
+           ) -> dict[str, Any]:
+    """Run the loop in a child of ``python`` (environment ``env``, else this one's) tracing to
+    ``path``, check the trace, and say its size."""
+    done = run([python, "-c", code, str(path), str(iterations)], env=env)
     expect_equal(done.stdout.strip().splitlines()[-1:], [str(iterations)], f"{python}: the loop's final x")
     events, lines = [], path.read_bytes().splitlines()
     for number, line in enumerate(lines, 1):
@@ -99,7 +104,7 @@ def main() -> int:
         ours = traced(sys.executable, OURS, ours_path, iterations)
         read_back = sum(1 for _ in read_events(ours_path))
         expect_equal(read_back, ours["lines"], "events GraphARC's reader read back from our trace")
-        theirs = traced(args.original, THEIRS, theirs_path, iterations)
+        theirs = traced(args.original, THEIRS, theirs_path, iterations, ORIGINAL_ENV)
     ratio = round(ours["bytes"] / ours["node_events"] / (theirs["bytes"] / theirs["node_events"]), 3)
     if args.json:
         document = {"iterations": iterations, "ours": ours, "original": theirs, "ratio": ratio}
