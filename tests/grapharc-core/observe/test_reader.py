@@ -195,6 +195,9 @@ def test_a_run_written_in_an_unknown_format_version_is_refused_with_one_line(tmp
     ("cost_usd", -0.5, "cost_usd is -0.5, below its minimum 0"),
     ("duration_ms", "slow", "duration_ms is 'slow', not a finite number"),
     ("step", 1.5, "step is 1.5, not an integer"),
+    ("tokens", True, "tokens is True, not an integer"),
+    ("tokens", None, "tokens is None, not an integer"),
+    ("attempt", 0, "attempt is 0, below its minimum 1"),
 ])
 def test_a_line_whose_numbers_a_reader_would_sum_wrongly_is_reported_as_damaged(tmp_path, field, value,
                                                                                  problem):

@@ -88,6 +88,17 @@ def test_start_end_and_error_events_carry_exactly_the_contract_fields(tmp_path: 
     assert isinstance(start["ts"], float) and start["ts"] > 1_600_000_000
 
 
+def test_durations_are_written_in_whole_nanoseconds_without_float_noise(tmp_path: Path) -> None:
+    path = tmp_path / "trace.jsonl"
+    with TraceWriter(path) as writer:
+        writer.end(*IDENTITY, state_delta={}, duration_ms=0.0594809998801793, tokens=0, cost_usd=None)
+        writer.error(*IDENTITY, duration_ms=22.596513310678798, exception=ValueError("bad"))
+        writer.paused("interrupt", *IDENTITY, duration_ms=1.0000004999)
+    lines = path.read_text("utf-8").splitlines()
+    assert [event["duration_ms"] for event in map(json.loads, lines)] == [0.059481, 22.596513, 1.0]
+    assert '"duration_ms":0.059481,' in lines[0]
+
+
 def test_an_exception_outside_builtins_is_named_with_its_module(tmp_path: Path) -> None:
     path = tmp_path / "trace.jsonl"
     with TraceWriter(path) as writer:

@@ -55,7 +55,7 @@ from grapharc.runtime.run_info import RUNNING, RunInfo, remember
 from grapharc.runtime.thread_spend import NOTHING, Spent
 from grapharc.runtime.trace_buffer import RunTraceWriter
 from grapharc.trace import schema as schema
-from grapharc.trace.writer import TraceWriter, exception_document
+from grapharc.trace.writer import TraceWriter, exception_document, milliseconds
 
 
 @dataclasses.dataclass(slots=True)
@@ -235,7 +235,7 @@ class RunLifecycle:
     def _end(self, opened: OpenRun, exc: BaseException | None, interrupted: bool) -> None:
         run, own = opened.run, opened.own_spend()
         status, reason = termination(exc, interrupted, run.stop_reason)
-        duration_ms = (perf_counter() - opened.started) * 1000.0
+        duration_ms = milliseconds((perf_counter() - opened.started) * 1000.0)
         failure = None if status == schema.CANCELLED else exc
         remember(self.owner, self._info(opened, status, reason, duration_ms,
                                         None if failure is None else f"{type(failure).__name__}: {failure}"))

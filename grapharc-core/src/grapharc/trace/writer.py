@@ -21,6 +21,9 @@ from grapharc.trace.errors import TraceFieldError
 from grapharc.trace.sinks import TraceSink
 from grapharc.trace.store import open_traces
 
+NANOSECOND_DIGITS = 6
+"""Decimals of a millisecond figure that are whole nanoseconds."""
+
 
 class TraceWriter:
     """Encodes events as trace lines and hands them to a sink: a JSONL file (a bare path), or the
@@ -47,7 +50,7 @@ class TraceWriter:
               duration_ms: float, exception: BaseException, extra: dict[str, Any] | None = None) -> None:
         """Write a node's ``error`` event: its identity plus duration and the exception."""
         event = node_identity(schema.ERROR, run_id, thread_id, attempt, graph, node, step)
-        event[schema.DURATION_MS] = duration_ms
+        event[schema.DURATION_MS] = milliseconds(duration_ms)
         event[schema.EXCEPTION] = exception_document(exception)
         self.write(event, extra)
 
@@ -55,7 +58,7 @@ class TraceWriter:
                step: int, *, duration_ms: float) -> None:
         """Write an ``interrupt`` or ``parent_command`` event: a node that stopped without ending."""
         event = node_identity(phase, run_id, thread_id, attempt, graph, node, step)
-        event[schema.DURATION_MS] = duration_ms
+        event[schema.DURATION_MS] = milliseconds(duration_ms)
         self.write(event)
 
     def emit(self, event: dict[str, Any]) -> None:
@@ -129,10 +132,16 @@ def end_fields(event: dict[str, Any], state_delta: dict[str, Any], duration_ms: 
                cost_usd: float | None) -> dict[str, Any]:
     """``event`` (a node identity) completed as an ``end``: the delta that landed and the spend."""
     event[schema.STATE_DELTA] = state_delta
-    event[schema.DURATION_MS] = duration_ms
+    event[schema.DURATION_MS] = milliseconds(duration_ms)
     event[schema.TOKENS] = tokens
     event[schema.COST_USD] = cost_usd
     return event
+
+
+def milliseconds(duration_ms: float) -> float:
+    """A duration as the trace records it: whole nanoseconds, the resolution ``perf_counter``
+    measures in; the digits past them are float noise that cost ten bytes a line."""
+    return round(duration_ms, NANOSECOND_DIGITS)
 
 
 def exception_document(exception: BaseException) -> dict[str, str]:
