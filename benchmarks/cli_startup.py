@@ -1,58 +1,108 @@
-"""CLI start-up: ``grapharc --help`` and ``grapharc plugins`` against ``import langgraph.graph``.
+"""CLI start-up: ``grapharc --help``, ``grapharc plugins`` and ``grapharc demo stage0`` against
+``import langgraph.graph``, ours and (when installed) the original's, in one run.
 
-All three are timed in the same run, as fresh processes, and reported as the
-median wall time and the ratio to the langgraph import. A CLI that imported
-langgraph (or langchain, fastapi, docker) just to print help would sit at or
-above 1.0x; the target for ``--help`` is at most 0.25x. Every run must exit 0 and
-print what its command prints (the usage, the core plugin), or no figure is printed.
+Every command is timed as a fresh process in a fresh working directory (stage0 starts from no
+checkpoint), the commands interleaved, and reported as the median wall time and CPU time (user +
+system, steadier than wall time on a loaded machine) with the ratio to the langgraph import of
+the same interpreter. A CLI that imported langgraph just to print help would sit at or above
+1.0x; stage0 imports it, so its floor is 1.0x. GraphARC 0.1.7 (``--original BIN``, the ``bin``
+folder of a virtualenv it is installed in; by default ~/.cache/grapharc-017/bin when present)
+runs its own ``--help`` and stage0 against its own interpreter's import. Every run must exit 0
+and print what its command prints (the usage, the core plugin, stage0's result), or no figure
+is printed.
 
-    .venv/bin/python benchmarks/cli_startup.py [--runs N] [--quick] [--json]
+    .venv/bin/python benchmarks/cli_startup.py [--runs N] [--quick] [--json] [--original BIN|none]
 """
 
 from __future__ import annotations
 
 import argparse
 import json
+import resource
 import statistics
 import subprocess
 import sys
+import tempfile
 import time
+from dataclasses import dataclass
 from pathlib import Path
 
 from _checked import checked_main, expect, expect_exit
 
-GRAPHARC = str(Path(sys.executable).parent / "grapharc")
-
-COMMANDS = {
-    "import langgraph.graph": [sys.executable, "-c", "import langgraph.graph"],
-    "grapharc --help": [GRAPHARC, "--help"],
-    "grapharc plugins": [GRAPHARC, "plugins"],
-    "python -c pass": [sys.executable, "-c", "pass"],
-}
-PRINTS = {"grapharc --help": "Usage: grapharc", "grapharc plugins": "grapharc-core"}
-"""What a run of the command must print to count as done (the others print nothing)."""
+DEFAULT_ORIGINAL = Path.home() / ".cache" / "grapharc-017" / "bin"
 
 
-def wall_time(name: str) -> float:
-    """Seconds one run of command ``name`` took, once its exit status and output are checked."""
-    started = time.perf_counter()
-    done = subprocess.run(COMMANDS[name], capture_output=True, text=True, check=False)
-    seconds = time.perf_counter() - started
-    expect_exit(COMMANDS[name], done.returncode, done.stderr)
-    wanted = PRINTS.get(name, "")
-    expect(wanted in done.stdout, f"{name} printed no {wanted!r}: {done.stdout[:200]!r}")
-    return seconds
+@dataclass(frozen=True)
+class Command:
+    """One timed command: its argv, what it must print, and the row it is a ratio to."""
+
+    argv: tuple[str, ...]
+    prints: str
+    floor: str
 
 
-def measure(runs: int, warm: bool) -> dict[str, float]:
-    """Median seconds per command, interleaving the commands so drift hits all alike."""
-    samples: dict[str, list[float]] = {name: [] for name in COMMANDS}
-    for name in COMMANDS if warm else ():
-        wall_time(name)  # warm the file cache once
+def commands(ours: Path, original: Path | None) -> dict[str, Command]:
+    """Our commands (and the original's, when given), each against its interpreter's import."""
+    table = {
+        "import langgraph.graph": Command((str(ours / "python"), "-c", "import langgraph.graph"), "",
+                                          "import langgraph.graph"),
+        "grapharc --help": Command((str(ours / "grapharc"), "--help"), "Usage: grapharc",
+                                   "import langgraph.graph"),
+        "grapharc plugins": Command((str(ours / "grapharc"), "plugins"), "grapharc-core",
+                                    "import langgraph.graph"),
+        "grapharc demo stage0": Command((str(ours / "grapharc"), "demo", "stage0"),
+                                        "result    : demonstrated", "import langgraph.graph"),
+        "python -c pass": Command((str(ours / "python"), "-c", "pass"), "", "import langgraph.graph"),
+    }
+    if original is not None:
+        floor = "0.1.7: import langgraph.graph"
+        table |= {
+            floor: Command((str(original / "python"), "-c", "import langgraph.graph"), "", floor),
+            "0.1.7: grapharc --help": Command((str(original / "grapharc"), "--help"), "usage: grapharc",
+                                              floor),
+            "0.1.7: grapharc demo stage0": Command((str(original / "grapharc"), "demo", "stage0"),
+                                                   "report_written: True", floor),
+        }
+    return table
+
+
+def children_cpu() -> float:
+    """CPU seconds (user + system) used so far by this process's finished children."""
+    usage = resource.getrusage(resource.RUSAGE_CHILDREN)
+    return usage.ru_utime + usage.ru_stime
+
+
+def timed(name: str, command: Command) -> tuple[float, float]:
+    """Wall and CPU seconds one run of ``command`` took, in a fresh directory, once checked."""
+    with tempfile.TemporaryDirectory(prefix="cli-startup-") as folder:
+        cpu, started = children_cpu(), time.perf_counter()
+        done = subprocess.run(command.argv, capture_output=True, text=True, check=False, cwd=folder)
+        seconds, cpu = time.perf_counter() - started, children_cpu() - cpu
+    expect_exit(command.argv, done.returncode, done.stderr)
+    expect(command.prints in done.stdout, f"{name} printed no {command.prints!r}: {done.stdout[:200]!r}")
+    return seconds, cpu
+
+
+def measure(table: dict[str, Command], runs: int, warm: bool) -> dict[str, tuple[float, float]]:
+    """Median wall and CPU seconds per command, interleaving the commands so drift hits all alike."""
+    samples: dict[str, list[tuple[float, float]]] = {name: [] for name in table}
+    for name in table if warm else ():
+        timed(name, table[name])  # warm the file cache once
     for _ in range(runs):
-        for name in COMMANDS:
-            samples[name].append(wall_time(name))
-    return {name: statistics.median(values) for name, values in samples.items()}
+        for name, command in table.items():
+            samples[name].append(timed(name, command))
+    return {name: (statistics.median(wall for wall, _ in values), statistics.median(cpu for _, cpu in values))
+            for name, values in samples.items()}
+
+
+def original_bin(given: str | None) -> Path | None:
+    """The original's ``bin`` folder: ``--original``, else the default when installed; ``none``: skip."""
+    if given == "none":
+        return None
+    if given is None:
+        return DEFAULT_ORIGINAL if (DEFAULT_ORIGINAL / "grapharc").exists() else None
+    expect((Path(given) / "grapharc").exists(), f"--original {given}: no grapharc in that folder")
+    return Path(given)
 
 
 def main() -> int:
@@ -60,17 +110,22 @@ def main() -> int:
     parser.add_argument("--runs", type=int, default=15)
     parser.add_argument("--quick", action="store_true", help="one run of each command, no warming run")
     parser.add_argument("--json", action="store_true")
+    parser.add_argument("--original", help="bin folder of a GraphARC 0.1.7 virtualenv, or none")
     args = parser.parse_args()
-    medians = measure(1 if args.quick else max(1, args.runs), warm=not args.quick)
-    baseline = medians["import langgraph.graph"]
-    report = {name: {"median_s": round(value, 4), "ratio_to_langgraph": round(value / baseline, 3)}
-              for name, value in medians.items()}
+    table = commands(Path(sys.executable).parent, original_bin(args.original))
+    medians = measure(table, 1 if args.quick else max(1, args.runs), warm=not args.quick)
+    report = {name: {"median_s": round(wall, 4), "cpu_s": round(cpu, 4),
+                     "ratio_to_langgraph": round(wall / medians[table[name].floor][0], 3),
+                     "cpu_ratio_to_langgraph": round(cpu / medians[table[name].floor][1], 3)}
+              for name, (wall, cpu) in medians.items()}
     if args.json:
         print(json.dumps(report, indent=2))
         return 0
-    print(f"{'command':<24} {'median':>9} {'vs import langgraph.graph':>27}")
+    print(f"{'command':<30} {'median':>9} {'ratio':>7} {'cpu':>9} {'cpu ratio':>9}   "
+          "(ratio: to import langgraph.graph, same interpreter)")
     for name, row in report.items():
-        print(f"{name:<24} {row['median_s'] * 1000:>7.0f}ms {row['ratio_to_langgraph']:>26.3f}x")
+        print(f"{name:<30} {row['median_s'] * 1000:>7.0f}ms {row['ratio_to_langgraph']:>6.3f}x "
+              f"{row['cpu_s'] * 1000:>7.0f}ms {row['cpu_ratio_to_langgraph']:>8.3f}x")
     return 0
 
 

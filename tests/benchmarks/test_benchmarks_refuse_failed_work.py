@@ -22,10 +22,15 @@ class Case:
 
 
 CASES = [
-    Case("cli_startup.py", ("--quick",), "grapharc --help",
+    Case("cli_startup.py", ("--quick", "--original", "none"), "grapharc --help",
          # the command exits 0 having printed nothing
          Sabotage("grapharc.cli.main", "main = lambda: None"),
          "grapharc --help printed no 'Usage: grapharc'"),
+    Case("cli_startup.py", ("--quick", "--original", "none"), "grapharc demo stage0",
+         # stage0 writes no report, so it does not demonstrate what it shows
+         Sabotage("grapharc.examples.stage0",
+                  "write_atomically = lambda path, text, before_rename=None: None"),
+         "grapharc demo stage0 exited 1"),
     Case("admission.py", ("--quick",), "check vs langgraph",
          # the parser keeps only the first node of each proposal
          Sabotage("grapharc.planner", "_parse = parse_proposal\n"

@@ -27,10 +27,13 @@ def run(*argv: str) -> subprocess.CompletedProcess[str]:
 
 def command_paths(command: typer.main.TyperGroup | typer.main.TyperCommand,
                   path: tuple[str, ...] = ()) -> Iterator[tuple[str, ...]]:
-    """Every command and group under ``command``, as the words that reach it."""
+    """Every command and group under ``command``, as the words that reach it (a command declared
+    lazily is built by the look-up, as when it runs)."""
     yield path
-    for name, sub in getattr(command, "commands", {}).items():
-        yield from command_paths(sub, (*path, name))
+    if isinstance(command, typer.core.TyperGroup):
+        context = typer.Context(command)
+        for name in command.list_commands(context):
+            yield from command_paths(command.get_command(context, name), (*path, name))
 
 
 def test_dash_h_prints_the_same_help_as_double_dash_help():

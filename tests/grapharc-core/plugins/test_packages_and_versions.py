@@ -46,3 +46,19 @@ def test_a_missing_plugin_package_names_the_distribution_to_install(module, dist
 
 def test_the_missing_plugin_finder_ignores_everything_else():
     assert MissingPluginFinder.find_spec("grapharc.not_a_plugin") is None
+
+
+def test_discovery_parses_each_plugin_distributions_metadata_once(monkeypatch):
+    import importlib_metadata
+
+    parsed: list[str] = []
+    metadata = importlib_metadata.Distribution.metadata
+
+    def counted(dist):
+        parsed.append(dist._normalized_name)
+        return metadata.fget(dist)
+
+    monkeypatch.setattr(importlib_metadata.Distribution, "metadata", property(counted))
+    sources = discover_sources()
+    assert {source.distribution for source in sources} >= set(DISTRIBUTIONS)
+    assert len(parsed) == len(sources)  # name, version and requires from one parse

@@ -10,32 +10,60 @@ from typing import Any
 
 import typer
 
+from grapharc.cli.lazy import lazy_command
 from grapharc.cli.output import JsonOption
+
+HELP_DEMO = (
+    "Runnable lessons, one mechanism each, every one with a failure gate. Scripted models by "
+    "default: free and deterministic. --model SPEC runs stages 1-6 and the capstone against a real "
+    "backend.")
+
+
+COMMANDS = (
+    ("models", "models_command:add_models_command",
+     "Show what a model spec resolves to, or list every backend; --check tests reachability."),
+    ("plan", "governance_commands:add_governance_commands",
+     "Governed loop: propose -> admit -> execute -> replan, until a stated stop."),
+    ("run", "governance_commands:add_governance_commands",
+     "Run a topology you wrote through the same admission gate."),
+    ("kinds", "governance_commands:add_governance_commands",
+     "List every proposable kind with the distribution (or module) it comes from."),
+    ("trace", "observe_commands:add_observe_commands",
+     "Pretty-print a trace, one event per line, optionally filtered (--json: one document)."),
+    ("metrics", "observe_commands:add_observe_commands",
+     "Tokens, retries, termination reason, per-node counts and durations of a run (or every run)."),
+    ("viz", "observe_commands:add_observe_commands",
+     "A Mermaid flowchart of the path a run took, with counts on repeated edges."),
+    ("replay", "observe_commands:add_observe_commands",
+     "Reconstruct a run from its trace (node sequence, folded state, timing, failures); runs nothing."),
+    ("diff", "observe_commands:add_observe_commands",
+     "What changed between two runs: path, state, tokens, outcome (exit 1 when they differ)."),
+    ("cost", "observe_commands:add_observe_commands",
+     "Spend per run, thread and node: provider-recorded cost and rate-card estimate, never mixed."),
+    ("agent", "agent_command:add_agent_command",
+     "Run a tool-using agent on a workspace, every call governed and on the trace."),
+    ("config", "config_command:add_config_commands",
+     "Settings: what each command resolves, and from where."),
+    ("session", "session_commands:add_session_commands",
+     "Durable sessions: where each thread stands, and retention."),
+    ("memory", "memory_commands:add_memory_commands",
+     "Claim memory: add a claim with provenance, search, follow a correction chain, list "
+     "contradictions, collect orphaned blobs."),
+    ("demo", "demo_commands:add_demo_group", HELP_DEMO),
+)
+"""Each command family's top-level names: the adder in ``grapharc.cli`` that builds it, and its
+help line (what ``grapharc --help`` shows without importing the family)."""
+
+
+GROUPS = frozenset({"config", "session", "memory", "demo"})
 
 
 def add_core_commands(app: typer.Typer) -> None:
-    """Register core's commands on ``app``: its own, then each command family's."""
-    from grapharc.cli.agent_command import add_agent_command
-    from grapharc.cli.config_command import add_config_commands
-    from grapharc.cli.demo_commands import build_demo_app
-    from grapharc.cli.governance_commands import add_governance_commands
-    from grapharc.cli.memory_commands import add_memory_commands
-    from grapharc.cli.models_command import add_models_command
-    from grapharc.cli.observe_commands import add_observe_commands
-    from grapharc.cli.session_commands import add_approval_demo, add_session_commands
-
+    """Register core's commands on ``app``: its own, then each family's, declared lazily."""
     app.command("plugins")(plugins_command)
     app.command("version")(version_command)
-    add_models_command(app)
-    add_config_commands(app)
-    add_governance_commands(app)
-    add_observe_commands(app)
-    add_session_commands(app)
-    add_memory_commands(app)
-    add_agent_command(app)
-    demo_app = build_demo_app()
-    add_approval_demo(demo_app)
-    app.add_typer(demo_app, name="demo")
+    for name, target, help_line in COMMANDS:
+        lazy_command(app, name, f"grapharc.cli.{target}", help_line, group=name in GROUPS)
 
 
 def plugins_command(as_json: JsonOption = False) -> None:

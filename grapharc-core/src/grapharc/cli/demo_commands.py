@@ -26,6 +26,7 @@ from typing import TYPE_CHECKING, Annotated, Any
 
 import typer
 
+from grapharc.cli.core_commands import HELP_DEMO
 from grapharc.cli.options import (
     ConfigFile,
     Folder,
@@ -53,11 +54,6 @@ if TYPE_CHECKING:
     from grapharc.config.settings import Config
     from grapharc.examples.demo_outcome import StageOutcome
 
-HELP = (
-    "Runnable lessons, one mechanism each, every one with a failure gate. Scripted models by "
-    "default: free and deterministic. --model SPEC runs stages 1-6 and the capstone against a real "
-    "backend."
-)
 CHECKPOINTS = Path(".grapharc/checkpoints.db")
 
 TraceOption = Annotated[Path | None, option(
@@ -71,12 +67,21 @@ CheckpointsOption = Annotated[Path, option(
 
 def build_demo_app() -> typer.Typer:
     """The ``demo`` group with the commands stage0 ... stage6, capstone and agent."""
-    app = typer.Typer(name="demo", help=HELP, no_args_is_help=True, add_completion=False,
+    app = typer.Typer(name="demo", help=HELP_DEMO, no_args_is_help=True, add_completion=False,
                       pretty_exceptions_enable=False, rich_markup_mode=None)
     for stage in STAGES:
         app.command(stage.name)(stage_command(stage))
     app.command("agent")(agent_command)
     return app
+
+
+def add_demo_group(app: typer.Typer) -> None:
+    """Add the ``demo`` group to ``app``: the stages, and the session family's approval demo."""
+    from grapharc.cli.session_commands import add_approval_demo
+
+    demo_app = build_demo_app()
+    add_approval_demo(demo_app)
+    app.add_typer(demo_app, name="demo")
 
 
 def _run(stage: str, as_json: bool, flags: dict[str, Any], config_path: Path | None,

@@ -48,11 +48,12 @@ def root(
 
 def build_app() -> typer.Typer:
     """The root app with every loaded plugin's commands merged in (core's first)."""
+    from grapharc.cli.lazy import LazyGroup
     from grapharc.plugins import get_host
 
     app = typer.Typer(name="grapharc", help=HELP, no_args_is_help=True, add_completion=False,
                       pretty_exceptions_enable=False, rich_markup_mode=None,
-                      context_settings=CONTEXT_SETTINGS, invoke_without_command=True)
+                      context_settings=CONTEXT_SETTINGS, invoke_without_command=True, cls=LazyGroup)
     app.callback()(root)
     get_host().add_commands(app)
     return app

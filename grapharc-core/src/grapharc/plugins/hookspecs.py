@@ -100,5 +100,6 @@ def register_commands(app: typer.Typer) -> None:
 
     Core merges the plugin's commands into ``grapharc``; a command name that is
     already taken is an error naming both distributions. Keep heavy imports
-    inside the command functions so ``grapharc --help`` stays fast.
+    inside the command functions so ``grapharc --help`` stays fast, or declare a command
+    with ``grapharc.cli.lazy.lazy_command`` so its module is imported only when it runs.
     """

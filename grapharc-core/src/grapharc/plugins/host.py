@@ -121,7 +121,11 @@ def core_requirement(requirements: Iterable[str]) -> str | None:
 
 
 def discover_sources() -> list[PluginSource]:
-    """Every installed distribution's ``grapharc`` entry point, in load order."""
+    """Every installed distribution's ``grapharc`` entry point, in load order.
+
+    Each distribution's metadata is parsed once (``dist.name``, ``.version`` and ``.requires``
+    would each parse it again, an email-header parse apiece on every CLI start).
+    """
     from importlib_metadata import entry_points
 
     sources: dict[str, PluginSource] = {}
@@ -130,8 +134,10 @@ def discover_sources() -> list[PluginSource]:
         if dist is None:
             source = PluginSource(ep.name, "unknown", ep.value, ep.load)
         else:
-            source = PluginSource(dist.name, dist.version, ep.value, ep.load,
-                                  core_requirement(dist.requires or ()))
+            metadata = dist.metadata
+            requires = metadata.get_all("Requires-Dist") or dist.requires or ()
+            source = PluginSource(metadata["Name"], metadata["Version"], ep.value, ep.load,
+                                  core_requirement(requires))
         sources.setdefault(source.distribution, source)
     if CORE_DISTRIBUTION not in sources:  # running from a source tree without metadata
         sources[CORE_DISTRIBUTION] = builtin_source()

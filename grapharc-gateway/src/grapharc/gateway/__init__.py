@@ -9,39 +9,21 @@ the chat model classes (and ``langchain_openai``) load on first use.
 from __future__ import annotations
 
 from grapharc._lazy import lazy_exports
-from grapharc.gateway.errors import (
-    ClaudeCLIError,
-    GatewayError,
-    MissingCredentialError,
-    ProviderError,
-    SpendCeilingError,
-)
-from grapharc.gateway.retry import RetryPolicy
-from grapharc.gateway.routing import ProviderRouting
-from grapharc.gateway.spend import SpendMeter, TokenPrice
-from grapharc.models import different_providers, get_model, resolve_backend, vendor_of
 
 _LAZY_EXPORTS = {
+    **dict.fromkeys(("ClaudeCLIError", "GatewayError", "MissingCredentialError", "ProviderError",
+                     "SpendCeilingError"), "grapharc.gateway.errors"),
+    "RetryPolicy": "grapharc.gateway.retry",
+    "ProviderRouting": "grapharc.gateway.routing",
+    "SpendMeter": "grapharc.gateway.spend",
+    "TokenPrice": "grapharc.gateway.spend",
+    **dict.fromkeys(("different_providers", "get_model", "resolve_backend", "vendor_of"),
+                    "grapharc.models"),
     "WireChatModel": "grapharc.gateway.base",
     "OpenRouterChatModel": "grapharc.gateway.openrouter",
     "ClaudeCLIChatModel": "grapharc.gateway.claude_cli",
 }
 
-__all__ = [
-    "ClaudeCLIError",
-    "GatewayError",
-    "MissingCredentialError",
-    "ProviderError",
-    "ProviderRouting",
-    "RetryPolicy",
-    "SpendCeilingError",
-    "SpendMeter",
-    "TokenPrice",
-    "different_providers",
-    "get_model",
-    "resolve_backend",
-    "vendor_of",
-    *_LAZY_EXPORTS,
-]
+__all__ = [*_LAZY_EXPORTS]
 
 __getattr__, __dir__ = lazy_exports(__name__, _LAZY_EXPORTS)

@@ -36,6 +36,15 @@ def register_stores(register: RegisterStore) -> None:
 
 @hookimpl
 def register_commands(app: typer.Typer) -> None:
-    from grapharc.postgres.cli import db_app  # lazily: opening a store needs no CLI
+    """Declare ``db``: its module loads only when the command runs."""
+    from grapharc.cli.lazy import lazy_command
+
+    lazy_command(app, "db", "grapharc.postgres.hooks:add_db_group", "Database stores: schema migrations.",
+                 group=True)
+
+
+def add_db_group(app: typer.Typer) -> None:
+    """Add the real ``db`` group to ``app``."""
+    from grapharc.postgres.cli import db_app
 
     app.add_typer(db_app, name="db")
