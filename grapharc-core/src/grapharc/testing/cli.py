@@ -51,12 +51,12 @@ def commands(app: typer.Typer) -> Iterator[tuple[tuple[str, ...], Any]]:
     """Every runnable command of ``app`` as (its words, e.g. ``("session", "list")``, the command)."""
 
     def walk(command: Any, words: tuple[str, ...]) -> Iterator[tuple[tuple[str, ...], Any]]:
-        subcommands = getattr(command, "commands", None)
-        if subcommands is None:
+        if not hasattr(command, "list_commands"):
             yield words, command
             return
-        for name in sorted(subcommands):
-            yield from walk(subcommands[name], (*words, name))
+        context = command.make_context(words[-1] if words else "grapharc", [], resilient_parsing=True)
+        for name in sorted(command.list_commands(context)):  # a declared command is built here
+            yield from walk(command.get_command(context, name), (*words, name))
 
     yield from walk(typer.main.get_command(app), ())
 
