@@ -19,8 +19,11 @@ $(UV):
 	$(PYTHON) -m venv $(TOOLS)
 	$(TOOLS)/bin/pip install --quiet --disable-pip-version-check uv==$(UV_VERSION)
 
+# --compile-bytecode: the dependencies' bytecode is written once here, so no process (a test's
+# server, a demo's resumed run) compiles LangGraph again where PYTHONDONTWRITEBYTECODE is set
+# (importing langgraph took 2.6 s instead of 1.4 s here); a later sync compiles only what changed.
 install: $(UV)
-	$(UV) sync --quiet --all-packages --group dev --locked --python $(PYTHON)
+	$(UV) sync --quiet --all-packages --group dev --locked --python $(PYTHON) --compile-bytecode
 
 demo: install
 	$(VENV)/bin/grapharc demo stage0
