@@ -10,7 +10,6 @@ named adder, the first time the command is looked up to run or to show its own h
 from __future__ import annotations
 
 import importlib
-from functools import partial
 from typing import Any
 
 import typer
@@ -19,12 +18,12 @@ from typer.models import CommandInfo
 
 
 class DeferredCommand(TyperCommand):
-    """A stand-in for a command not built yet: its help line, and the adder that builds it."""
+    """A stand-in for a command not built yet: its help line, and the adder that builds it
+    (``target``; ``group``: whether it builds a group). Each declared command gets a subclass
+    carrying these two, since Typer builds a command from its class alone."""
 
-    def __init__(self, *args: Any, target: str, group: bool, **kwargs: Any) -> None:
-        super().__init__(*args, **kwargs)
-        self.target = target
-        self.group = group
+    target: str = ""
+    group: bool = False
 
     def load(self) -> Any:
         """The real command: ``target`` (``module:adder``) adds it to a fresh app, built here."""
@@ -46,9 +45,8 @@ def lazy_command(app: typer.Typer, name: str, target: str, help: str, *, group: 
     """Declare command ``name`` on ``app``: ``help`` is its first help line, ``target``
     (``module:adder``) a function that adds the real command to a Typer app, ``group`` whether
     it adds a group (listed after the plain commands, as Typer lists them)."""
-    app.registered_commands.append(CommandInfo(
-        name=name, cls=partial(DeferredCommand, target=target, group=group), callback=_deferred,
-        help=help))
+    deferred = type(f"Deferred_{name}", (DeferredCommand,), {"target": target, "group": group})
+    app.registered_commands.append(CommandInfo(name=name, cls=deferred, callback=_deferred, help=help))
 
 
 def _is_group(command: Any) -> bool:
