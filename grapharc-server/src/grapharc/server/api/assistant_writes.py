@@ -25,10 +25,9 @@ from grapharc.server.api import shapes
 from grapharc.server.api.assistant_config import AssistantCreate, AssistantUpdate, checked
 from grapharc.server.api.assistant_lookup import built_in, created
 from grapharc.server.api.context import ApiContext, api
-from grapharc.server.api.guards import Caller, require_run
+from grapharc.server.api.guards import Caller, asker, require_run
 from grapharc.server.api.problems import ApiProblem
 from grapharc.server.api.run_config import RunConfig
-from grapharc.server.api.runs import who
 from grapharc.server.auth import User
 from grapharc.server.service import access
 
@@ -61,7 +60,7 @@ def create_assistant(body: AssistantCreate, ctx: Context, user: Caller) -> dict[
     metadata = body.metadata or {}
     config = checked(graph, body.config, body.context, metadata, ctx.ceiling)
     first = AssistantVersion(_new_id(ctx, body.assistant_id), 1, graph.name, config, body.context, metadata,
-                             body.name or UNTITLED, body.description, ctx.manager.clock(), who(user))
+                             body.name or UNTITLED, body.description, ctx.manager.clock(), asker(user))
     made, new = ctx.assistants.create(first, if_exists=body.if_exists)
     if not new and not access.may_run(user, made.graph_id):
         raise AssistantExistsError(made.assistant_id)  # theirs to see only if they may run its graph
@@ -94,7 +93,7 @@ def delete_assistant(assistant_id: str, ctx: Context, user: Caller, delete_threa
         named = ", ".join(f"{run.run_id} (thread {run.thread_id}, {run.status})" for run in in_flight)
         raise ApiProblem(409, f"assistant {assistant_id} has runs pending or running: {named}",
                          hint="wait for them to end, or cancel them (POST /threads/{id}/runs/{run}/cancel)")
-    ctx.assistants.delete(assistant_id, by=who(user), at=ctx.manager.clock())
+    ctx.assistants.delete(assistant_id, by=asker(user), at=ctx.manager.clock())
     return Response(status_code=204)
 
 
@@ -114,7 +113,7 @@ def list_versions(assistant_id: str, body: VersionSearch, ctx: Context, user: Ca
 def set_latest(assistant_id: str, body: LatestVersion, ctx: Context, user: Caller) -> dict[str, Any]:
     _read_only(ctx, assistant_id, "given another version")
     require_run(user, created(ctx, assistant_id, user).graph_id)
-    chosen = ctx.assistants.set_latest(assistant_id, body.version, by=who(user), at=ctx.manager.clock())
+    chosen = ctx.assistants.set_latest(assistant_id, body.version, by=asker(user), at=ctx.manager.clock())
     return shapes.created_assistant(chosen)
 
 
@@ -131,7 +130,7 @@ def _revised(ctx: ApiContext, was: AssistantVersion, body: AssistantUpdate,
     kept = checked(graph, config, context, metadata, ctx.ceiling)
     description = body.description if body.description is not None else was.description
     return AssistantVersion(was.assistant_id, was.version, graph.name, kept, context, metadata,
-                            body.name or was.name, description, ctx.manager.clock(), who(user))
+                            body.name or was.name, description, ctx.manager.clock(), asker(user))
 
 
 def _new_id(ctx: ApiContext, asked: str | None) -> str:

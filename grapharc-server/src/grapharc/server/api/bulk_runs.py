@@ -19,9 +19,9 @@ from pydantic import BaseModel, ConfigDict, Field
 from grapharc.runs.records import PENDING, RUNNING, RunRecord
 from grapharc.server.api import shapes
 from grapharc.server.api.context import ApiContext
-from grapharc.server.api.guards import Caller, require_run
+from grapharc.server.api.guards import Caller, asker, require_run
 from grapharc.server.api.problems import ApiProblem
-from grapharc.server.api.runs import Context, check_start, who
+from grapharc.server.api.runs import Context, check_start
 from grapharc.server.api.stateless import StatelessRunCreate, queue_on_new_thread
 from grapharc.server.auth import User
 from grapharc.server.service import access
@@ -73,7 +73,7 @@ def _cancel(ctx: ApiContext, body: CancelMany, user: User | None, action: str) -
     """Cancel the runs ``body`` chooses with ``action``, once all are checked (in one trip to a thread)."""
     now = ctx.manager.clock()
     for run in _chosen(ctx, body, user):
-        ctx.runs.request_cancel(run.thread_id, run.run_id, now, by=who(user), action=action)
+        ctx.runs.request_cancel(run.thread_id, run.run_id, now, by=asker(user), action=action)
 
 
 def _chosen(ctx: ApiContext, body: CancelMany, user: User | None) -> list[RunRecord]:

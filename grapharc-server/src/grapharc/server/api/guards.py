@@ -67,3 +67,10 @@ def require_delete(user: User | None, session: Session) -> None:
 def asker(user: User | None) -> str:
     """Who asks, as the audit trail records it: the bearer token's user, or ``api`` without auth."""
     return user.name if user is not None else "api"
+
+
+def refuse_running(ctx: ApiContext, thread_id: str, change: str) -> None:
+    """409 while a run of the thread is pending or in flight (``change``: what to do once it is not)."""
+    if any(not run.ended for run in ctx.runs.of_thread(thread_id)):
+        raise ApiProblem(409, f"thread {thread_id} has a run pending or in flight",
+                         hint=f"cancel the run (POST .../runs/{{run}}/cancel), then {change}")

@@ -20,9 +20,7 @@ from fastapi import APIRouter, Depends
 from pydantic import BaseModel, ConfigDict, Field
 
 from grapharc.server.api.context import ApiContext, api
-from grapharc.server.api.guards import Caller, require_delete
-from grapharc.server.api.runs import who
-from grapharc.server.api.threads import refuse_running
+from grapharc.server.api.guards import Caller, asker, refuse_running, require_delete
 from grapharc.server.auth import User
 from grapharc.server.notices import notice
 from grapharc.server.service import access
@@ -48,12 +46,12 @@ async def prune_threads(body: ThreadPrune, ctx: Context, user: Caller) -> dict[s
     chosen = [s.thread_id for s in await offload.to_thread(_prunable, ctx, named, user)]
     for thread_id in chosen:
         await offload.to_thread(refuse_running, ctx, thread_id, "prune it")
-    await offload.to_thread(partial(ctx.manager.prune_threads, chosen, body.strategy, by=who(user)))
+    await offload.to_thread(partial(ctx.manager.prune_threads, chosen, body.strategy, by=asker(user)))
     if body.strategy == "delete":
         for thread_id in chosen:
             await offload.to_thread(ctx.runs.forget_live, thread_id)  # its runs' live logs go with it
     if chosen:
-        notice(f"threads.prune ({body.strategy}) by {who(user)}: {', '.join(chosen)}")
+        notice(f"threads.prune ({body.strategy}) by {asker(user)}: {', '.join(chosen)}")
     return {"pruned_count": len(chosen)}
 
 

@@ -46,6 +46,7 @@ from grapharc.server.api.guards import (
     Caller,
     ReadableOrNewThread,
     ReadableThread,
+    asker,
     require_delete,
     require_run,
 )
@@ -169,7 +170,7 @@ async def cancel_run(thread_id: str, run_id: str, ctx: Context, user: Caller, wa
     if user is not None:
         require_run(user, (await offload.to_thread(ctx.runs.get, thread_id, run_id)).assistant_id)
     run = await offload.to_thread(partial(ctx.runs.request_cancel, thread_id, run_id, ctx.manager.clock(),
-                                          by=who(user), action=action))
+                                          by=asker(user), action=action))
     ctx.worker.wake()
     if wait:
         try:
@@ -270,14 +271,9 @@ async def queue(ctx: ApiContext, thread_id: str, body: RunCreate, user: User | N
                     not_before=None if body.after_seconds is None else now + body.after_seconds)
     added = await offload.to_thread(ctx.runs.add, run, exclusive=exclusive)
     if body.multitask_strategy in (INTERRUPT, ROLLBACK):
-        await offload.to_thread(_cancel_before, ctx, added, who(user))
+        await offload.to_thread(_cancel_before, ctx, added, asker(user))
     ctx.worker.wake()
     return added
-
-
-def who(user: User | None) -> str:
-    """Who asks, as the audit trail names them: the token's user, else ``api``."""
-    return user.name if user is not None else "api"
 
 
 def _cancel_before(ctx: ApiContext, run: RunRecord, by: str) -> None:

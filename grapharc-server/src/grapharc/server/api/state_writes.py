@@ -29,7 +29,7 @@ from grapharc.runtime.errors import (
 )
 from grapharc.server.api import interrupts, shapes
 from grapharc.server.api.context import ApiContext, api
-from grapharc.server.api.guards import Caller, ReadableThread, asker, require_run
+from grapharc.server.api.guards import Caller, ReadableThread, asker, refuse_running, require_run
 from grapharc.server.api.problems import ApiProblem
 from grapharc.server.api.threads import CheckpointRef
 from grapharc.server.auth import User
@@ -69,7 +69,7 @@ class StateUpdate(BaseModel):
 async def update_state(thread_id: str, body: StateUpdate, ctx: Context, user: Caller) -> dict[str, Any]:
     """A checked write of the thread's state (``threads.update_state``); the new checkpoint."""
     require_run(user, (await offload.to_thread(ctx.manager.get, thread_id)).graph)
-    await _refuse_while_running(ctx, thread_id, "edit its state")
+    await offload.to_thread(refuse_running, ctx, thread_id, "edit its state")
     at = checkpoint_named(thread_id, body.checkpoint_id, body.checkpoint)
     try:
         written = await offload.to_thread(partial(ctx.manager.update_state, thread_id, body.values,
@@ -87,7 +87,7 @@ async def update_state(thread_id: str, body: StateUpdate, ctx: Context, user: Ca
 async def copy_thread(thread_id: str, ctx: Context, user: Caller) -> dict[str, Any]:
     """A new thread, owned by the caller, with this one's graph, state and checkpoint history."""
     require_run(user, (await offload.to_thread(ctx.manager.get, thread_id)).graph)
-    await _refuse_while_running(ctx, thread_id, "copy it")
+    await offload.to_thread(refuse_running, ctx, thread_id, "copy it")
     copied = await offload.to_thread(partial(ctx.manager.copy, thread_id, by=asker(user),
                                              owner=user.name if user else None,
                                              tenant=user.tenant if user else None))
@@ -101,11 +101,3 @@ def fork_request(ctx: ApiContext, thread_id: str, checkpoint_id: str, input: dic
     thread lacks it): start from there, with ``input`` or carrying on as that checkpoint stands."""
     ctx.manager.state_at(thread_id, checkpoint_id)
     return {"kind": FORK, "checkpoint_id": checkpoint_id, "input": input, "by": asker(user)}
-
-
-async def _refuse_while_running(ctx: ApiContext, thread_id: str, change: str) -> None:
-    """409 while a run of the thread is pending or in flight (the lease says the rest)."""
-    runs = await offload.to_thread(ctx.runs.of_thread, thread_id)
-    if any(not run.ended for run in runs):
-        raise ApiProblem(409, f"thread {thread_id} has a run pending or in flight",
-                         hint=f"{change} once the run has ended (runs.join waits for it), or cancel it")

@@ -21,7 +21,14 @@ from pydantic import BaseModel, ConfigDict, Field, ValidationError
 from grapharc.server.api import interrupts, metadata, shapes
 from grapharc.server.api.context import ApiContext, api
 from grapharc.server.api.encoding import json_value
-from grapharc.server.api.guards import Caller, ReadableThread, asker, require_delete, require_run
+from grapharc.server.api.guards import (
+    Caller,
+    ReadableThread,
+    asker,
+    refuse_running,
+    require_delete,
+    require_run,
+)
 from grapharc.server.api.problems import ApiProblem
 from grapharc.server.auth import User
 from grapharc.server.service import access
@@ -263,13 +270,6 @@ async def delete_thread(thread_id: str, ctx: Context, user: Caller) -> Response:
     await offload.to_thread(ctx.manager.delete, thread_id)
     await offload.to_thread(ctx.runs.forget_live, thread_id)  # its runs' live logs go with it
     return Response(status_code=204)
-
-
-def refuse_running(ctx: ApiContext, thread_id: str, change: str) -> None:
-    """409 while a run of the thread is pending or in flight (``change``: what to do once it is not)."""
-    if any(not run.ended for run in ctx.runs.of_thread(thread_id)):
-        raise ApiProblem(409, f"thread {thread_id} has a run pending or in flight",
-                         hint=f"cancel the run (POST .../runs/{{run}}/cancel), then {change}")
 
 
 @router.get("/{thread_id}/state", dependencies=[ReadableThread])
