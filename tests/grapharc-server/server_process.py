@@ -60,6 +60,21 @@ def serving(sessions: Path, *options: str) -> Iterator[ServerProcess]:
             yield server
 
 
+
+def api_server_url(folder: str) -> Any:
+    """A module-scoped fixture: the URL of the module's one ``grapharc serve`` of api_graphs.py's
+    graphs, over a fresh sessions folder named after ``folder``
+    (``server = api_server_url("history")`` in the test module)."""
+
+    @pytest.fixture(scope="module")
+    def url(tmp_path_factory: pytest.TempPathFactory) -> Iterator[str]:
+        sessions = tmp_path_factory.mktemp(folder) / "sessions"
+        with serving(sessions, "--registry", "api_graphs:register") as served:
+            yield str(served.json_announcement()["url"])
+
+    return url
+
+
 def read_announcement(next_line: Callable[[], str]) -> dict[str, Any]:
     """The JSON document ``--json`` prints once the server listens, read line by line (it is
     indented over several) from ``next_line``."""

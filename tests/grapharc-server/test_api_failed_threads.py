@@ -5,20 +5,14 @@ the thread's trail."""
 from __future__ import annotations
 
 import json
-from collections.abc import Iterator
 
 import httpx
 import pytest
 from api_graphs import FAILING
 from langgraph_sdk import get_sync_client
-from server_process import serving
+from server_process import api_server_url
 
-
-@pytest.fixture(scope="module")
-def server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[str]:
-    sessions = tmp_path_factory.mktemp("failed") / "sessions"
-    with serving(sessions, "--registry", "api_graphs:register") as served:
-        yield served.json_announcement()["url"]
+server = api_server_url("failed")
 
 
 def test_a_new_run_on_a_thread_whose_last_run_failed_starts_from_its_last_good_checkpoint(

@@ -3,20 +3,12 @@ only the checkpoints whose metadata has the pairs asked for, as LangGraph filter
 
 from __future__ import annotations
 
-from collections.abc import Iterator
-
 import httpx
-import pytest
 from api_graphs import RELAY
 from langgraph_sdk import get_sync_client
-from server_process import serving
+from server_process import api_server_url
 
-
-@pytest.fixture(scope="module")
-def server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[str]:
-    sessions = tmp_path_factory.mktemp("history") / "sessions"
-    with serving(sessions, "--registry", "api_graphs:register") as served:
-        yield served.json_announcement()["url"]
+server = api_server_url("history")
 
 
 def test_get_history_with_metadata_keeps_only_the_checkpoints_that_match(server: str) -> None:

@@ -5,7 +5,6 @@ resume map for several), recorded on the trail with who answered."""
 from __future__ import annotations
 
 import json
-from collections.abc import Iterator
 from typing import Any
 
 import httpx
@@ -20,15 +19,9 @@ from interrupt_stories import (
 )
 from langgraph_sdk import get_sync_client
 from langgraph_sdk.schema import Command
-from server_process import serving
+from server_process import api_server_url
 
-
-@pytest.fixture(scope="module")
-def server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[str]:
-    """One ``grapharc serve`` for the module's tests (api_graphs.py's graphs)."""
-    sessions = tmp_path_factory.mktemp("interrupts") / "sessions"
-    with serving(sessions, "--registry", "api_graphs:register") as server:
-        yield server.json_announcement()["url"]
+server = api_server_url("interrupts")
 
 
 def test_a_plain_interrupt_shows_its_whole_value_and_its_node_gets_a_dict_answer(server: str) -> None:

@@ -8,24 +8,17 @@ that a write from outside must not go around."""
 
 from __future__ import annotations
 
-from collections.abc import Iterator
-
 import httpx
-import pytest
 from api_graphs import PLAIN, PLAIN_QUESTION, RELAY
 from interrupt_stories import trail
 from langgraph_sdk import get_sync_client
 from langgraph_sdk.schema import Command
-from server_process import serving
+from server_process import api_server_url
 
 CREDIT = "credit-approval"
 
 
-@pytest.fixture(scope="module")
-def server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[str]:
-    sessions = tmp_path_factory.mktemp("plain-writes") / "sessions"
-    with serving(sessions, "--registry", "api_graphs:register") as served:
-        yield served.json_announcement()["url"]
+server = api_server_url("plain-writes")
 
 
 def _paused_plain(client: object) -> str:

@@ -8,23 +8,16 @@ graph, attempt and LangGraph's version; the ``events`` mode announces each node'
 from __future__ import annotations
 
 import asyncio
-from collections.abc import Iterator
 from importlib.metadata import version
 from typing import Any
 
 import httpx
-import pytest
 from api_graphs import CHAT
 from langgraph_sdk import get_client
 from sdk_stories import CREDIT
-from server_process import serving
+from server_process import api_server_url
 
-
-@pytest.fixture(scope="module")
-def server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[str]:
-    sessions = tmp_path_factory.mktemp("parity") / "sessions"
-    with serving(sessions, "--registry", "api_graphs:register") as running:
-        yield running.json_announcement()["url"]
+server = api_server_url("parity")
 
 
 def told(tell: Any) -> Any:

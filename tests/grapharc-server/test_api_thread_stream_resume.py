@@ -5,22 +5,15 @@ the last id it saw gets every later event once: the rest of that run, then each 
 from __future__ import annotations
 
 import asyncio
-from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
 import httpx
-import pytest
 from api_graphs import RELAY
 from langgraph_sdk import get_client
-from server_process import serving
+from server_process import api_server_url
 
-
-@pytest.fixture(scope="module")
-def server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[str]:
-    sessions = tmp_path_factory.mktemp("thread-stream") / "sessions"
-    with serving(sessions, "--registry", "api_graphs:register") as served:
-        yield served.json_announcement()["url"]
+server = api_server_url("thread-stream")
 
 
 async def _until_run_done(client: Any, thread: str, run_id: str, last_event_id: str | None) -> list[Any]:
