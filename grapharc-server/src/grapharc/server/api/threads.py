@@ -258,8 +258,10 @@ def _holding_values(manager: SessionManager, sessions: list[Session],
 @router.get("/{thread_id}", dependencies=[ReadableThread])
 async def get_thread(thread_id: str, ctx: Context) -> dict[str, Any]:
     session = await offload.to_thread(ctx.manager.get, thread_id)
-    shown, = await offload.to_thread(_shown, ctx, [session])
-    return shown
+    shown = await offload.to_thread(_shown, ctx, [session])
+    if not shown:  # deleted between the two reads (a stateless run's thread after its grace, say)
+        raise UnknownSessionError(thread_id)
+    return shown[0]
 
 
 @router.delete("/{thread_id}", status_code=204, dependencies=[ReadableThread])
