@@ -4,6 +4,7 @@ signal, or a drain that outlasts ``--drain-timeout``, stops it at once with exit
 from __future__ import annotations
 
 import json
+import re
 import signal
 import subprocess
 import time
@@ -130,6 +131,8 @@ def test_a_drain_held_up_by_a_running_sync_node_says_so_and_exits_1(tmp_path, mo
                 time.sleep(0.05)
         server.send(signal.SIGTERM)
         assert server.wait() == 1
-    assert "SIGTERM: stopping, no requests in flight" in server.stderr
+    # the client's last request may still be finishing on a busy machine when the signal lands, so
+    # the count at the start of the drain is 0 or 1; by the deadline every request has finished
+    assert re.search(r"SIGTERM: stopping, (no requests|1 request) in flight", server.stderr), server.stderr
     assert ("the drain outlasted 0.5s: every request finished, but the server's shutdown waited on work "
             "still running in a thread (a sync node cannot be cancelled)") in server.stderr

@@ -211,10 +211,18 @@ def test_a_program_that_exits_before_it_is_watched_keeps_its_exit_code(call, mon
 
 
 def test_a_keeper_whose_own_code_fails_still_kills_what_the_call_left(call, workspace, monkeypatch):
+    child_pid = workspace / "child.pid"
+
     def broken(pid: int) -> int:
+        # fail only once the program has printed and started its child (waiting for that event,
+        # not a duration): failing earlier would kill it before it did, on a busy machine
+        for _ in range(3000):
+            if child_pid.exists() and child_pid.read_text().endswith("\n"):
+                break
+            time.sleep(0.01)
         raise RuntimeError("the keeper's supervision failed")
 
     monkeypatch.setattr(supervise, "_exit_fd", broken)
-    result = call("run_command", argv=["bash", "-c", "sleep 300 & echo $! > child.pid; echo done"])
+    result = call("run_command", argv=["bash", "-c", "echo done; sleep 300 & echo $! > child.pid"])
     assert (result["exit_code"], result["stdout"]) == (-9, "done\n")  # no report: lost, said as killed
-    assert wait_until_gone(int((workspace / "child.pid").read_text()))
+    assert wait_until_gone(int(child_pid.read_text()))
