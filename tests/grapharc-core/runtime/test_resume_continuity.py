@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import asyncio
-import json
 import sqlite3
 import subprocess
 import sys
@@ -16,6 +15,7 @@ from langgraph.types import interrupt
 
 from grapharc import GraphARC, GraphARCState
 from grapharc.runtime.graph import END, START
+from grapharc.trace.reader import read_events
 
 GRAPH_SOURCE = textwrap.dedent(
     """
@@ -70,7 +70,7 @@ def saver(path: Path) -> SqliteSaver:
 
 
 def events(path: Path) -> list[dict]:
-    return [json.loads(line) for line in path.read_text().splitlines()]
+    return list(read_events(path))
 
 
 def node_steps(trace: Path, attempt: int) -> list[int]:
