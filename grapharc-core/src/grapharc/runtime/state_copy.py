@@ -35,7 +35,7 @@ def _fresh(value: Any) -> Any:
         if (
             value.model_config.get("frozen")
             and value.__pydantic_private__ is None
-            and all(type(item) in _ATOMIC for item in value.__dict__.values())
+            and _ATOMIC.issuperset(map(type, value.__dict__.values()))
         ):
             return value
         return copy_for_node(value)
