@@ -38,7 +38,7 @@ Reducer = Callable[[Any, Any], Any]
 """A LangGraph channel reducer: (current value, update) to the new value."""
 
 _PLAIN = (str, bytes, float, bool, type(None))  # values that hold no integer at all
-_AS_IS = (int, float, bool, str)
+_AS_IS: tuple[type, ...] = (int, float, bool, str)
 """Field types whose validator, with no constraint and no string option set, returns a value of
 exactly that type unchanged."""
 _STR_OPTIONS = ("str_strip_whitespace", "str_to_lower", "str_to_upper", "str_min_length", "str_max_length")
@@ -204,15 +204,15 @@ class FieldContract:
         if kind is not self.as_is:
             return False
         if kind is int:
-            return CHECKPOINT_INT_MIN <= value <= CHECKPOINT_INT_MAX
-        return kind is not str or value.isascii()
+            return bool(CHECKPOINT_INT_MIN <= value <= CHECKPOINT_INT_MAX)
+        return kind is not str or bool(value.isascii())
 
 
 def _as_is_type(info: FieldInfo, config: ConfigDict) -> type | None:
     """The field's type if its validator returns values of exactly that type unchanged: a bare
     int, bool, str (no string option in the model config) or float (inf and nan allowed)."""
-    kind = info.annotation
-    if kind not in _AS_IS or info.metadata:
+    kind = info.annotation if info.annotation in _AS_IS else None
+    if kind is None or info.metadata:
         return None
     if kind is str and any(config.get(option) for option in _STR_OPTIONS):
         return None
