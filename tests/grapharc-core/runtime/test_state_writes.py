@@ -6,7 +6,7 @@ import operator
 from typing import Annotated, Any
 
 import pytest
-from pydantic import AfterValidator, Field, ValidationError, field_validator, model_validator
+from pydantic import AfterValidator, ConfigDict, Field, ValidationError, field_validator, model_validator
 
 from grapharc import GraphARC, GraphARCState
 from grapharc.runtime.errors import NodeOutputError, StateTypeError, WritePermissionError
@@ -113,6 +113,26 @@ def test_an_annotated_validator_transforms_the_value_that_lands() -> None:
     graph = chain(State, ("shouter", lambda s: {"shout": "hey"}, {"shout"}))
 
     assert graph.invoke({})["shout"] == "HEY"
+
+
+class Tidy(GraphARCState):
+    model_config = ConfigDict(extra="forbid", str_strip_whitespace=True, allow_inf_nan=False)
+
+    name: str = ""
+    ratio: float = 0.0
+
+
+def test_the_models_string_options_apply_to_a_plain_string_write() -> None:
+    graph = chain(Tidy, ("namer", lambda s: {"name": "  ada  "}, {"name"}))
+
+    assert graph.invoke({})["name"] == "ada"
+
+
+def test_a_model_that_refuses_nan_refuses_a_nan_write() -> None:
+    graph = chain(Tidy, ("divider", lambda s: {"ratio": float("nan")}, {"ratio"}))
+
+    with pytest.raises(StateTypeError, match="node 'divider' wrote 'ratio'"):
+        graph.invoke({})
 
 
 def test_a_field_validator_runs_on_a_write_by_the_last_node_before_end() -> None:

@@ -160,21 +160,25 @@ class RunLifecycle:
     def _config(self, config: RunnableConfig | None, run: RunContext, continuity: Continuity,
                 recursion_limit: int) -> RunnableConfig:
         """The LangGraph config the run executes with: the caller's, plus the thread, the
-        continuity metadata every checkpoint carries, durability, concurrency and recursion."""
+        continuity metadata every checkpoint carries, durability, concurrency and recursion.
+
+        Without a checkpointer no checkpoint is written, so the continuity metadata is left out:
+        LangGraph copies a run's metadata into every task's config, which for five keys cost
+        about a quarter of what governing a trivial node costs."""
         user: RunnableConfig = config or {}
         cfg: RunnableConfig = {
             **user,
             "configurable": {**(user.get("configurable") or {}), "thread_id": run.thread_id},
-            "metadata": {
+        }
+        if self.checkpointer is not None:
+            cfg["metadata"] = {
                 **(user.get("metadata") or {}),
                 META_ATTEMPT: run.attempt,
                 META_SHIFT: run.shift,
                 META_CEILING: continuity.ceiling,
                 META_SYNC: continuity.durable,
                 META_RUN: run.run_id,
-            },
-        }
-        if self.checkpointer is not None:
+            }
             # a run that can be killed must leave its checkpoints on disk before the next step:
             # LangGraph's default ("async") can lose every checkpoint of a short run to SIGKILL
             cfg["configurable"].setdefault(CONFIG_KEY_DURABILITY, "sync")

@@ -33,7 +33,7 @@ from grapharc.runtime.node_output import GraphFacts, Settler
 from grapharc.runtime.state_copy import copy_for_node
 from grapharc.runtime.tokens import NodeUsage, node_usage_scope
 from grapharc.trace import schema as schema
-from grapharc.trace.writer import end_fields, node_identity
+from grapharc.trace.writer import TraceWriter, end_fields, node_identity
 
 Body = Callable[[Any, RunnableConfig], Any]
 AsyncBody = Callable[[Any, RunnableConfig], Awaitable[Any]]
@@ -107,6 +107,7 @@ class NodeGovernor:
 
     def done(
         self,
+        trace: TraceWriter,
         run: RunContext,
         step: int,
         started: float,
@@ -115,11 +116,8 @@ class NodeGovernor:
         extra: dict[str, Any] | None,
         config: RunnableConfig,
     ) -> None:
-        """Write ``end``: the delta that landed, the duration and the node's own spend (held for
-        its routers to add the route, if it has any)."""
-        trace = run.trace
-        if trace is None:
-            return
+        """Write ``end`` to the run's ``trace``: the delta that landed, the duration and the node's
+        own spend (held for its routers to add the route, if it has any)."""
         event = end_fields(node_identity(schema.END, run.run_id, run.thread_id, run.attempt, self.graph,
                                          self.node, step),
                            delta, (perf_counter() - started) * 1000.0, usage.tokens, usage.cost_usd)
@@ -189,7 +187,8 @@ def make_sync(spec: DeclaredNode, facts: GraphFacts, body: Body) -> Body:
         except BaseException as exc:
             gov.failed(run, step, started, exc)
             raise
-        gov.done(run, step, started, usage, delta, extra, config)
+        if run.trace is not None:
+            gov.done(run.trace, run, step, started, usage, delta, extra, config)
         return result
 
     return run_node
@@ -213,7 +212,8 @@ def make_async(spec: DeclaredNode, facts: GraphFacts, body: AsyncBody) -> AsyncB
         except BaseException as exc:
             gov.failed(run, step, started, exc)
             raise
-        gov.done(run, step, started, usage, delta, extra, config)
+        if run.trace is not None:
+            gov.done(run.trace, run, step, started, usage, delta, extra, config)
         return result
 
     return run_node
@@ -252,7 +252,10 @@ class GovernedRunnable(Runnable[Any, Any]):
 
     def invoke(self, input: Any, config: RunnableConfig | None = None, **kwargs: Any) -> Any:
         """Run the sync wrapper (async-only nodes are refused: they need ainvoke)."""
-        return self._sync_body()(input, self._given(config))
+        func = self.func
+        if func is None or config is None:  # checked together: this runs once per node execution
+            return self._sync_body()(input, self._given(config))
+        return func(input, config)
 
     async def ainvoke(self, input: Any, config: RunnableConfig | None = None, **kwargs: Any) -> Any:
         """Run the async wrapper, or the sync one (in a thread when ``offload``)."""

@@ -38,6 +38,10 @@ Reducer = Callable[[Any, Any], Any]
 """A LangGraph channel reducer: (current value, update) to the new value."""
 
 _PLAIN = (str, bytes, float, bool, type(None))  # values that hold no integer at all
+_AS_IS: tuple[type, ...] = (int, float, bool, str)
+"""Field types whose validator, with no constraint and no string option set, returns a value of
+exactly that type unchanged."""
+_STR_OPTIONS = ("str_strip_whitespace", "str_to_lower", "str_to_upper", "str_min_length", "str_max_length")
 _SERDE = JsonPlusSerializer()
 """LangGraph's default checkpoint serializer: what a value must survive to be stored."""
 
@@ -129,6 +133,17 @@ def _refuse_unknown(item: Any) -> Any:
     return plain
 
 
+def _plain_json(value: Any) -> bool:
+    """True when orjson encodes ``value`` whole (models as their fields, sets as lists): then every
+    integer in it fits a checkpoint and LangGraph's serializer stores it, so neither
+    ``unstorable_int`` nor ``unserializable`` has anything to find."""
+    try:
+        orjson.dumps(value, default=_refuse_unknown, option=orjson.OPT_NON_STR_KEYS)
+    except TypeError:
+        return False
+    return True
+
+
 def unserializable(value: Any) -> str | None:
     """Why a checkpoint cannot store ``value`` (LangGraph's serializer refuses it), or None. JSON
     data (orjson encodes it, in C) needs no more; anything else (bytes, a message, a class of the
@@ -163,18 +178,47 @@ def _adapter(annotation: Any, config: ConfigDict) -> TypeAdapter[Any]:
 
 
 class FieldContract:
-    """How one field validates: its adapter, its display type and its reducer, if any."""
+    """How one field validates: its adapter, its display type and its reducer, if any.
 
-    __slots__ = ("adapter", "empty", "expected", "name", "reducer")
+    ``as_is`` is the type (int, float, bool or str) whose values the adapter would return
+    unchanged, when the field declares no constraint, so a write of exactly that type skips it.
+    """
+
+    __slots__ = ("adapter", "as_is", "empty", "expected", "name", "reducer")
 
     def __init__(self, name: str, info: FieldInfo, config: ConfigDict, reducer: Reducer | None) -> None:
         self.name = name
         self.adapter = _adapter(Annotated[info.annotation, info], config)
+        self.as_is = _as_is_type(info, config)
         self.expected = type_name(info.annotation)
         self.reducer = reducer
         self.empty: Callable[[], Any] | None = (
             None if info.is_required() else lambda: copy.deepcopy(info.get_default(call_default_factory=True))
         )
+
+    def takes_as_is(self, value: Any) -> bool:
+        """True when ``value`` lands unchanged without validation and a checkpoint stores it: a
+        value of exactly ``as_is`` (an int in the checkpoint's range, a str in ASCII, which
+        every serializer takes)."""
+        kind = type(value)
+        if kind is not self.as_is:
+            return False
+        if kind is int:
+            return bool(CHECKPOINT_INT_MIN <= value <= CHECKPOINT_INT_MAX)
+        return kind is not str or bool(value.isascii())
+
+
+def _as_is_type(info: FieldInfo, config: ConfigDict) -> type | None:
+    """The field's type if its validator returns values of exactly that type unchanged: a bare
+    int, bool, str (no string option in the model config) or float (inf and nan allowed)."""
+    kind = info.annotation if info.annotation in _AS_IS else None
+    if kind is None or info.metadata:
+        return None
+    if kind is str and any(config.get(option) for option in _STR_OPTIONS):
+        return None
+    if kind is float and config.get("allow_inf_nan") is False:
+        return None
+    return kind
 
 
 class StateContract:
@@ -224,6 +268,9 @@ class StateContract:
             if field not in declared:
                 raise WritePermissionError(node, field, declared)
             spec = self.fields[field]
+            if spec.takes_as_is(value):
+                landed[field] = value
+                continue
             fitted = (
                 self._fit(node, spec, value, writer)
                 if spec.reducer is None
@@ -258,6 +305,8 @@ class StateContract:
         """``value``, if a checkpoint can store it: an integer wider than 64 bits is refused, and so
         is an object LangGraph's serializer has no form for (refused here, naming node and field,
         rather than when the checkpoint is saved, which failed the turn with no word of either)."""
+        if _plain_json(value):
+            return value
         at = unstorable_int(value, spec.name)
         if at is not None:
             raise StateTypeError(

@@ -16,7 +16,8 @@ _set = object.__setattr__
 def _fresh(value: Any) -> Any:
     """A private copy of one state value.
 
-    Immutable values are shared, containers are rebuilt, pydantic models are copied
+    Immutable values are shared (checked inline by the callers too, which saves a call per
+    value), containers are rebuilt, pydantic models are copied
     field by field (a frozen model holding only immutable values is shared), anything
     else goes through ``copy.deepcopy``. No memo is needed: a state that LangGraph
     validated into the model cannot contain a cycle.
@@ -25,16 +26,16 @@ def _fresh(value: Any) -> Any:
     if kind in _ATOMIC:
         return value
     if kind is list:
-        return [_fresh(item) for item in value]
+        return [item if type(item) in _ATOMIC else _fresh(item) for item in value] if value else []
     if kind is dict:
-        return {key: _fresh(item) for key, item in value.items()}
+        return {key: item if type(item) in _ATOMIC else _fresh(item) for key, item in value.items()}
     if kind is tuple:
-        return tuple(_fresh(item) for item in value)
+        return tuple(item if type(item) in _ATOMIC else _fresh(item) for item in value)
     if isinstance(value, BaseModel):
         if (
             value.model_config.get("frozen")
             and value.__pydantic_private__ is None
-            and all(type(item) in _ATOMIC for item in value.__dict__.values())
+            and _ATOMIC.issuperset(map(type, value.__dict__.values()))
         ):
             return value
         return copy_for_node(value)
@@ -51,7 +52,8 @@ def copy_for_node(state: Any) -> Any:
         return _fresh(state)
     cls = type(state)
     clone = cls.__new__(cls)
-    _set(clone, "__dict__", {name: _fresh(value) for name, value in state.__dict__.items()})
+    _set(clone, "__dict__", {name: value if type(value) in _ATOMIC else _fresh(value)
+                             for name, value in state.__dict__.items()})
     extra, private = state.__pydantic_extra__, state.__pydantic_private__
     _set(clone, "__pydantic_extra__", None if extra is None else _deepcopy(extra))
     _set(clone, "__pydantic_fields_set__", set(state.__pydantic_fields_set__))

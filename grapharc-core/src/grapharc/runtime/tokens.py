@@ -77,7 +77,6 @@ class _NodeUsageHandler(BaseCallbackHandler):
         self.meter = meter
         self.node = node
         self.usage = NodeUsage()
-        self._lock = threading.Lock()
         self._token: Any = None
 
     def __enter__(self) -> NodeUsage:
@@ -106,7 +105,7 @@ class _NodeUsageHandler(BaseCallbackHandler):
     def charge(self, tokens: int, input_tokens: int, output_tokens: int, cost: float | None) -> None:
         """Record one call on the node's usage, then on the meter (which may raise)."""
         usage = self.usage
-        with self._lock:
+        with _CHARGE_LOCK:
             usage.calls += 1
             usage.tokens += tokens
             usage.input_tokens += input_tokens
@@ -147,6 +146,9 @@ class _ClaimedRuns:
 
 
 _ACTIVE_SCOPE: ContextVar[_NodeUsageHandler | None] = ContextVar("grapharc_node_scope", default=None)
+_CHARGE_LOCK = threading.Lock()
+"""Guards every scope's usage counters: one lock for all, as model calls are rare next to node
+executions, which would otherwise each make a lock they almost never take."""
 _CLAIMED_RUNS = _ClaimedRuns(_CLAIMED_RUNS_KEPT)
 register_configure_hook(_ACTIVE_SCOPE, inheritable=True)
 logging.getLogger(_CALLBACK_LOGGER).addFilter(_OwnRefusalFilter())
