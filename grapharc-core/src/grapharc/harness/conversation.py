@@ -21,7 +21,7 @@ MESSAGE_CLASSES = frozenset(get_args(member)[0] for member in get_args(get_args(
 
 def _checked(value: Any, handler: ValidatorFunctionWrapHandler) -> list[AnyMessage]:
     """``value`` copied when it is a list of message objects already, else validated in full."""
-    if type(value) is list and all(type(message) in MESSAGE_CLASSES for message in value):
+    if type(value) is list and MESSAGE_CLASSES.issuperset(map(type, value)):
         return list(value)
     result: list[AnyMessage] = handler(value)
     return result
