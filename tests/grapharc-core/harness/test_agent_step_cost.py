@@ -39,6 +39,9 @@ def test_the_model_is_bound_once_per_set_of_tools_shown_not_once_a_step(tmp_path
     agent.permissions = PermissionPolicy.from_flags(allow=["*"], deny=["append_note"])
     agent.graph().compile().invoke({"task": "read notes again"})
     assert len(model.bindings) == 2 and "append_note" not in model.bindings[1]
+    agent.model = CountingModel(responses=["a new model's answer"], bindings=[])
+    assert agent.graph().compile().invoke({"task": "once more"})["answer"] == "a new model's answer"
+    assert len(agent.model.bindings) == 1
 
 
 class Holder(BaseModel):

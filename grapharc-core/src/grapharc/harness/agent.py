@@ -140,7 +140,7 @@ class AgentNode(GovernedToolCalls):
             if isinstance(value, bool) or not isinstance(value, int) or value < 1:
                 raise AgentSetupError(f"{label} must be a positive integer, got {value!r}")
         self.model = model
-        self._bindings: dict[tuple[str, ...], Any] = {}
+        self._bindings: dict[tuple[str, ...], tuple[Any, Any]] = {}
         self.tools = tools
         self.permissions = permissions if permissions is not None else PermissionPolicy()
         self.policy = policy
@@ -241,12 +241,13 @@ class AgentNode(GovernedToolCalls):
         return writes
 
     def _bound(self, shown: list[Tool]) -> Any:
-        """The model bound to the schemas of ``shown``, built once per set of tools shown (a
-        tool's schema is derived from its arguments model, which does not change)."""
+        """The model bound to the schemas of ``shown``, built once per model and set of tools
+        shown (a tool's schema is derived from its arguments model, which does not change)."""
         names = tuple(tool.name for tool in shown)
-        bound = self._bindings.get(names)
-        if bound is None:
-            bound = self._bindings[names] = self.model.bind_tools([tool.schema() for tool in shown])
+        model, bound = self._bindings.get(names, (None, None))
+        if model is not self.model:
+            bound = self.model.bind_tools([tool.schema() for tool in shown])
+            self._bindings[names] = (self.model, bound)
         return bound
 
     def _redacted(self, reply: Any) -> Any:
