@@ -9,7 +9,9 @@ JSONL file in a temporary directory), typed writes and deep copies. Each figure 
 ``--runs`` interleaved runs; per-step cost is the run's wall time over its steps. Every run is
 checked before anything is printed: both loops must end on the model's answer with one tool
 result per step, and the GraphARC run's trace must show every tool call run and ``ok``;
-otherwise the script exits 1 and prints no figure.
+otherwise the script exits 1 and prints no figure. Beside wall time, each line gives the
+process's CPU time (user + sys, every thread) per step, best of the same runs: on a shared
+machine it moves less than wall time, which waits for the plain loop's tool threads too.
 
     .venv/bin/python benchmarks/agent_loop.py [--steps N] [--runs N] [--quick] [--json]
 """
@@ -114,14 +116,14 @@ def check_grapharc(result: dict[str, Any], trace: Path, steps: int) -> None:
                  "the GraphARC loop's answer and its traced tool outcomes")
 
 
-def per_step(make: Any, steps: int) -> float:
-    """Seconds per step of one run of the loop ``make`` builds, once the run is checked."""
+def per_step(make: Any, steps: int) -> tuple[float, float]:
+    """(wall, CPU) seconds per step of one run of the loop ``make`` builds, once the run is checked."""
     run = make()
-    started = time.perf_counter()
+    started, cpu_started = time.perf_counter(), time.process_time()
     check = run()
-    seconds = time.perf_counter() - started
+    seconds, cpu = time.perf_counter() - started, time.process_time() - cpu_started
     check()
-    return seconds / steps
+    return seconds / steps, cpu / steps
 
 
 def main() -> int:
@@ -135,19 +137,24 @@ def main() -> int:
         options.steps, options.runs = 20, 1
     with tempfile.TemporaryDirectory() as folder:
         workspace = Path(folder)
-        plain = grapharc = float("inf")
+        plain_runs, grapharc_runs = [], []
         for number in range(options.runs):  # interleaved, so drift hits both alike
-            plain = min(plain, per_step(lambda: plain_loop(options.steps), options.steps))
-            grapharc = min(grapharc, per_step(lambda n=number: grapharc_loop(options.steps, workspace, n),
-                                              options.steps))
+            plain_runs.append(per_step(lambda: plain_loop(options.steps), options.steps))
+            grapharc_runs.append(per_step(lambda n=number: grapharc_loop(options.steps, workspace, n),
+                                          options.steps))
+    (plain, plain_cpu), (grapharc, grapharc_cpu) = (tuple(map(min, zip(*runs, strict=True)))
+                                                    for runs in (plain_runs, grapharc_runs))
     result = {"steps": options.steps, "runs": options.runs, "langgraph_prebuilt_us_per_step": plain * 1e6,
-              "grapharc_agent_us_per_step": grapharc * 1e6, "ratio": grapharc / plain}
+              "grapharc_agent_us_per_step": grapharc * 1e6, "ratio": grapharc / plain,
+              "langgraph_prebuilt_cpu_us_per_step": plain_cpu * 1e6,
+              "grapharc_agent_cpu_us_per_step": grapharc_cpu * 1e6, "cpu_ratio": grapharc_cpu / plain_cpu}
     if options.json:
         print(json.dumps(result))
         return 0
-    print(f"agent loop, {options.steps} steps   langgraph prebuilt  {plain * 1e6:9.1f} us/step   1.00x")
-    print(f"agent loop, {options.steps} steps   grapharc AgentNode  {grapharc * 1e6:9.1f} us/step   "
-          f"{grapharc / plain:.2f}x  (trace on)")
+    for name, wall, cpu, note in (("langgraph prebuilt", plain, plain_cpu, ""),
+                                  ("grapharc AgentNode", grapharc, grapharc_cpu, "  (trace on)")):
+        print(f"agent loop, {options.steps} steps   {name}  {wall * 1e6:9.1f} us/step   "
+              f"{wall / plain:.2f}x   CPU {cpu * 1e6:9.1f} us/step   {cpu / plain_cpu:.2f}x{note}")
     return 0
 
 

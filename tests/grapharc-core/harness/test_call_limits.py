@@ -3,6 +3,7 @@ and in force around every tool call an agent makes."""
 
 from __future__ import annotations
 
+from pathlib import Path
 from typing import Any
 
 import pytest
@@ -63,3 +64,11 @@ def test_every_tool_call_of_an_agent_runs_under_its_limits(tmp_path):
     shown = [m.content for m in out["messages"] if m.type == "tool"]
     assert len(shown) == 1 and '"memory_mb": 77' in shown[0]
     assert call_limits() == CallLimits()
+
+
+@pytest.mark.skipif(not Path("/proc/self/statm").exists(), reason="needs Linux /proc")
+def test_a_forked_child_limits_its_address_space_on_top_of_what_status_says_it_maps():
+    from grapharc.harness.limits import _address_space, _status
+
+    mapped = int(_status()["VmSize"].split()[0]) * 1024
+    assert abs(_address_space() - mapped) <= 1 << 20  # the same count, give or take a page table's growth

@@ -45,13 +45,14 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Annotated, Any, Literal
 
-from langchain_core.messages import AIMessage, AnyMessage, HumanMessage, SystemMessage, ToolMessage
+from langchain_core.messages import AIMessage, HumanMessage, SystemMessage, ToolMessage
 from langchain_core.runnables import RunnableConfig
 from pydantic import Field
 
 from grapharc.decisions.approval import Approver
 from grapharc.decisions.tool_rules import PermissionPolicy
 from grapharc.errors import GraphARCError
+from grapharc.harness.conversation import Conversation
 from grapharc.harness.executors import Executor, LocalExecutor
 from grapharc.harness.ledger import ToolCallLedger
 from grapharc.harness.limits import CallLimits, limited
@@ -107,7 +108,7 @@ class AgentState(GraphARCState):
     """The agent's conversation (LangChain messages) and where it stands."""
 
     task: str
-    messages: Annotated[list[AnyMessage], operator.add] = Field(default_factory=list)
+    messages: Annotated[Conversation, operator.add] = Field(default_factory=list)
     steps: int = 0
     calls_seen: Annotated[list[str], operator.add] = Field(default_factory=list)
     answer: str = ""
@@ -139,6 +140,7 @@ class AgentNode(GovernedToolCalls):
             if isinstance(value, bool) or not isinstance(value, int) or value < 1:
                 raise AgentSetupError(f"{label} must be a positive integer, got {value!r}")
         self.model = model
+        self._bindings: dict[tuple[str, ...], tuple[Any, Any]] = {}
         self.tools = tools
         self.permissions = permissions if permissions is not None else PermissionPolicy()
         self.policy = policy
@@ -221,7 +223,7 @@ class AgentNode(GovernedToolCalls):
             except BudgetExceededError:
                 return _stop("budget")
         history = state.messages or [SystemMessage(self.instructions), HumanMessage(state.task)]
-        bound = self.model.bind_tools([tool.schema() for tool in self.visible()])
+        bound = self._bound(self.visible())
         started = time.perf_counter()
         try:
             reply = storable_reply(bound.invoke(history))
@@ -237,6 +239,16 @@ class AgentNode(GovernedToolCalls):
         if not calls:
             writes["answer"] = _text(reply.content)
         return writes
+
+    def _bound(self, shown: list[Tool]) -> Any:
+        """The model bound to the schemas of ``shown``, built once per model and set of tools
+        shown (a tool's schema is derived from its arguments model, which does not change)."""
+        names = tuple(tool.name for tool in shown)
+        model, bound = self._bindings.get(names, (None, None))
+        if model is not self.model:
+            bound = self.model.bind_tools([tool.schema() for tool in shown])
+            self._bindings[names] = (self.model, bound)
+        return bound
 
     def _redacted(self, reply: Any) -> Any:
         """The model's reply with every configured secret redacted from its text and its calls."""

@@ -69,7 +69,7 @@ class CallLimits:
     def apply(self, *, forked: bool = False) -> None:
         """Set these limits on this process (inherited by what it starts). ``forked``: this is a copy
         of a larger process, so the address space is limited on top of what it maps already."""
-        base_memory = _status_number("VmSize") * 1024 if forked else 0
+        base_memory = _address_space() if forked else 0
         base_tasks = _user_tasks() if self.processes and os.getuid() != 0 else 0  # root: not enforced
         wanted = {resource.RLIMIT_AS: self.memory_mb and base_memory + self.memory_mb * MIB,
                   resource.RLIMIT_NPROC: self.processes and base_tasks + self.processes,
@@ -91,10 +91,18 @@ def _status(pid: str = "self") -> dict[str, str]:
         return {}
 
 
-def _status_number(field: str, pid: str = "self") -> int:
-    """The first number of ``field`` in ``/proc/PID/status``, 0 if it has none."""
-    value = _status(pid).get(field, "").split()
-    return int(value[0]) if value and value[0].isdigit() else 0
+def _address_space() -> int:
+    """This process's mapped bytes (status's VmSize), 0 where /proc does not say. Read from
+    ``statm``: a fifth of the cost of ``status``, in the sandboxed child's one critical path."""
+    try:
+        fd = os.open("/proc/self/statm", os.O_RDONLY)
+    except OSError:
+        return 0
+    try:
+        pages = os.read(fd, 128).split()[:1]
+    finally:
+        os.close(fd)
+    return int(pages[0]) * os.sysconf("SC_PAGE_SIZE") if pages and pages[0].isdigit() else 0
 
 
 def _user_tasks() -> int:

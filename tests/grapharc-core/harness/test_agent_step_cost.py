@@ -1,0 +1,58 @@
+"""What an agent step does once rather than every step: binding the model, re-checking the conversation."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from agent_tools import registry
+from langchain_core.messages import AIMessage, HumanMessage
+from pydantic import BaseModel
+
+from grapharc.harness.agent import AgentNode, AgentState
+from grapharc.harness.conversation import Conversation
+from grapharc.harness.permissions import PermissionPolicy
+from grapharc.testing import ScriptedChatModel
+
+
+class CountingModel(ScriptedChatModel):
+    """A scripted model that counts how often it is bound to tools."""
+
+    bindings: list[list[str]]
+
+    def bind_tools(self, tools: Any, **kwargs: Any) -> Any:
+        self.bindings.append([tool["function"]["name"] for tool in tools])
+        return super().bind_tools(tools, **kwargs)
+
+
+def reply(index: int) -> AIMessage:
+    return AIMessage(content="", tool_calls=[{"name": "read_note", "args": {"name": f"n{index}"},
+                                              "id": f"c{index}"}])
+
+
+def test_the_model_is_bound_once_per_set_of_tools_shown_not_once_a_step(tmp_path):
+    model = CountingModel(responses=[reply(1), reply(2), reply(3), "done", "done again"], bindings=[])
+    agent = AgentNode(model, registry(), workspace=tmp_path,
+                      permissions=PermissionPolicy.from_flags(allow=["*"]))
+    out = agent.graph().compile().invoke({"task": "read notes"})
+    assert out["answer"] == "done"
+    assert model.bindings == [[tool.name for tool in agent.visible()]]
+    agent.permissions = PermissionPolicy.from_flags(allow=["*"], deny=["append_note"])
+    agent.graph().compile().invoke({"task": "read notes again"})
+    assert len(model.bindings) == 2 and "append_note" not in model.bindings[1]
+    agent.model = CountingModel(responses=["a new model's answer"], bindings=[])
+    assert agent.graph().compile().invoke({"task": "once more"})["answer"] == "a new model's answer"
+    assert len(agent.model.bindings) == 1
+
+
+class Holder(BaseModel):
+    messages: Conversation
+
+
+def test_a_conversation_of_message_objects_is_kept_as_copied_objects_and_anything_else_is_validated():
+    messages = [HumanMessage("hi"), AIMessage("hello")]
+    held = Holder(messages=messages).messages
+    assert held is not messages and all(a is b for a, b in zip(held, messages, strict=True))
+    from_dicts = Holder.model_validate({"messages": [{"type": "human", "content": "hi"}]}).messages
+    assert isinstance(from_dicts[0], HumanMessage)
+    state = AgentState(task="t", messages=[{"type": "ai", "content": "x"}])
+    assert isinstance(state.messages[0], AIMessage)
