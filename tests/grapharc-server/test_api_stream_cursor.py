@@ -79,16 +79,17 @@ def with_worker(tmp_path: Path, scenario: Callable[[ApiContext], Awaitable[T]]) 
     return asyncio.run(driven())
 
 
-async def _queued_relay_run(ctx: ApiContext, release: Path, *, released: bool = True) -> RunRecord:
-    """A relay run queued for the worker loop: three nodes, none waiting, or where not
-    ``released`` the middle one waiting for ``release`` to appear."""
+async def _queued_relay_run(ctx: ApiContext, release: Path, *, released: bool = True,
+                            modes: tuple[str, ...] = ("events",)) -> RunRecord:
+    """A relay run queued for the worker loop, streamed in ``modes``: three nodes, none waiting, or
+    where not ``released`` the middle one waiting for ``release`` to appear."""
     if released:
         release.touch()
     thread = (await asyncio.to_thread(ctx.manager.create, RELAY)).thread_id
     now = time.time()
     run = RunRecord(run_id=uuid4().hex, thread_id=thread, assistant_id=RELAY,
                     request={"kind": "start", "input": {"release_file": str(release)}}, created_at=now,
-                    updated_at=now, stream_modes=("events",))
+                    updated_at=now, stream_modes=modes)
     await asyncio.to_thread(ctx.runs.add, run, exclusive=True)
     ctx.worker.wake()
     return run
@@ -178,12 +179,13 @@ def test_a_node_entry_is_rendered_from_checkpoints_read_after_it_was_recorded(tm
 def test_a_node_of_a_live_turn_here_is_rendered_from_the_turns_own_scan_without_a_read(
         tmp_path: Path) -> None:
     """The turn's audit scan has just prepared the checkpoints a woken stream needs; reading them
-    again was a tenth of the server's CPU under load. What the stream sends is the same either way."""
+    again was a tenth of the server's CPU under load. What the stream sends is the same either way.
+    (The scans prepare the state after a node, which only ``values`` renders, for a run streamed in it.)"""
     release = tmp_path / "release"
 
     async def scenario(ctx: ApiContext) -> tuple[dict[str, Any], ...]:
-        run = await _queued_relay_run(ctx, release, released=False)  # the turn stays live after
-        # the first leg: the middle leg waits for the release file
+        # the turn stays live after the first leg: the middle leg waits for the release file
+        run = await _queued_relay_run(ctx, release, released=False, modes=("events", "values"))
         while not (nodes := [e for e in ctx.manager.audit(run.thread_id) if e.kind == "node"]):
             await asyncio.sleep(0.02)
         reads = TrailReads(ctx)

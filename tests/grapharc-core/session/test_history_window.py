@@ -191,17 +191,20 @@ def test_a_live_turn_leaves_what_its_scan_read_for_readers_here_until_it_ends(ma
 
 
 class Prepared:
-    """Snapshots LangGraph prepared for history readers, and those the audit scans kept."""
+    """Snapshots LangGraph prepared for history readers, those the audit scans kept, and the
+    checkpoints the scans read without preparing them (``Unprepared``: nothing to keep)."""
 
     def __init__(self) -> None:
         self.prepared = 0
         self.kept = 0
+        self.unprepared = 0
 
 
 @pytest.fixture
 def prepared(monkeypatch: pytest.MonkeyPatch) -> Prepared:
     from langgraph.pregel import Pregel
 
+    from grapharc.session.history import Unprepared
     from grapharc.session.scanned import ScannedCheckpoints
 
     tally = Prepared()
@@ -214,7 +217,8 @@ def prepared(monkeypatch: pytest.MonkeyPatch) -> Prepared:
 
     def counting_keep(self: Any, thread_id: str, history: Any) -> None:
         history = list(history)
-        tally.kept += len(history)
+        tally.unprepared += sum(isinstance(snapshot, Unprepared) for snapshot in history)
+        tally.kept += sum(not isinstance(snapshot, Unprepared) for snapshot in history)
         keep(self, thread_id, history)
 
     monkeypatch.setattr(Pregel, "get_state_history", counting_history)
@@ -230,6 +234,9 @@ def test_a_turns_audit_scans_have_no_snapshot_prepared_only_to_be_dropped(manage
     for _ in range(3):
         assert manager.run("t", {}).status == "completed"
     assert prepared.kept > 0 and prepared.prepared == prepared.kept
+    # a sync scan leaves the newest checkpoint unprepared while none of its tasks has a write saved
+    # (after each node of the chain): preparing it only repeated its step as the watermark
+    assert prepared.unprepared > 0
 
     amanager = SessionManager(directory)
     register_all(amanager)
@@ -245,3 +252,39 @@ def test_a_turns_audit_scans_have_no_snapshot_prepared_only_to_be_dropped(manage
     prepared.prepared = prepared.kept = 0
     asyncio.run(turns())
     assert prepared.kept > 0 and prepared.prepared == prepared.kept
+
+
+def test_an_async_turn_no_values_reader_waits_on_leaves_the_newest_checkpoint_unprepared(directory, prepared):
+    # a run whose stream renders no values (the worker says so in its options) needs no state after
+    # each node from the scans: the newest checkpoint, no write saved on it yet, is left unprepared,
+    # and the trail records the same nodes as a turn that prepares it for a values reader
+    from grapharc.session.turn_options import TurnOptions
+
+    amanager = SessionManager(directory)
+    register_all(amanager)
+    unprepared: dict[bool, int] = {}
+
+    async def turns() -> None:
+        try:
+            for values_read in (True, False):
+                amanager.create("chain", thread_id=f"t{values_read}")
+                prepared.unprepared = 0
+                options = TurnOptions(values_read=values_read)
+                session = await amanager.arun(f"t{values_read}", {}, options=options)
+                assert session.status == "completed"
+                unprepared[values_read] = prepared.unprepared
+        finally:
+            await amanager.aclose()
+
+    asyncio.run(turns())
+    assert unprepared[True] == 0 < unprepared[False]
+    assert prepared.prepared == prepared.kept
+
+    def nodes(thread: str) -> list[tuple[str, int | None]]:
+        reader = SessionManager(directory)
+        try:
+            return [(e.node or "", e.step) for e in reader.audit(thread) if e.kind == "node"]
+        finally:
+            reader.close()
+
+    assert nodes("tTrue") == nodes("tFalse") != []

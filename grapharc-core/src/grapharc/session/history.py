@@ -15,7 +15,7 @@ from collections.abc import AsyncIterator, Iterator, Mapping
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
-from langgraph.checkpoint.base import BaseCheckpointSaver
+from langgraph.checkpoint.base import BaseCheckpointSaver, CheckpointTuple
 
 if TYPE_CHECKING:
     from langchain_core.runnables import RunnableConfig
@@ -107,6 +107,55 @@ async def asnapshots(compiled: CompiledGraphARC, thread: RunnableConfig,
             yield snapshot
             if paging.done:
                 return
+
+
+@dataclass(frozen=True, slots=True)
+class Unprepared:
+    """A saved checkpoint none of whose tasks has saved a write yet, as a node scan sees it: where
+    it stands on the thread (its configs and metadata), its tasks left unprepared (none has a result
+    to record, so they would only repeat its step as the scan's watermark)."""
+
+    config: Any
+    parent_config: Any
+    metadata: Any
+    tasks: tuple[Any, ...] = ()
+
+
+def scan_window(compiled: CompiledGraphARC, thread: RunnableConfig, since_step: int) -> list[Any]:
+    """The snapshots a node scan reads from superstep ``since_step`` on, newest first, the newest
+    ``Unprepared`` when it has no write saved yet (as after each node of a chain, where LangGraph
+    preparing it, tasks and values, was half the scan's work)."""
+    saver = compiled.checkpointer
+    newest = saver.get_tuple(thread) if isinstance(saver, BaseCheckpointSaver) else None
+    start = _unprepared_head(newest, since_step)
+    if start is None:
+        return list(snapshots(compiled, thread, Window(since_step=since_step)))
+    head, rest = start
+    return head if rest is None else [*head, *snapshots(compiled, thread, rest)]
+
+
+async def ascan_window(compiled: CompiledGraphARC, thread: RunnableConfig, since_step: int) -> list[Any]:
+    """Async ``scan_window``."""
+    saver = compiled.checkpointer
+    newest = await saver.aget_tuple(thread) if isinstance(saver, BaseCheckpointSaver) else None
+    start = _unprepared_head(newest, since_step)
+    if start is None:
+        return [s async for s in asnapshots(compiled, thread, Window(since_step=since_step))]
+    head, rest = start
+    return head if rest is None else [*head, *[s async for s in asnapshots(compiled, thread, rest)]]
+
+
+def _unprepared_head(newest: CheckpointTuple | None,
+                     since_step: int) -> tuple[list[Any], Window | None] | None:
+    """Where a scan from ``since_step`` starts when the thread's ``newest`` checkpoint needs no
+    preparing: its ``Unprepared`` head (if in the window) and the window of the older ones (None:
+    none to read); None when it must be prepared (a write saved on it) or there is none."""
+    if newest is None or newest.pending_writes:
+        return None
+    head = Unprepared(newest.config, newest.parent_config, newest.metadata)
+    if step_of(head) <= since_step:
+        return ([head] if step_of(head) == since_step else []), None
+    return [head], Window(since_step=since_step, before=newest.config["configurable"]["checkpoint_id"])
 
 
 def stored_values(compiled: CompiledGraphARC, thread: RunnableConfig) -> dict[str, Any]:

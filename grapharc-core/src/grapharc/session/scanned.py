@@ -13,7 +13,7 @@ from __future__ import annotations
 from collections.abc import Iterable
 from typing import Any
 
-from grapharc.session.history import step_of
+from grapharc.session.history import Unprepared, step_of
 
 
 class ScannedCheckpoints:
@@ -24,11 +24,13 @@ class ScannedCheckpoints:
 
     def keep(self, thread_id: str, history: Iterable[Any]) -> None:
         """Remember the snapshots a scan prepared (``history``, newest first) over older ones of the
-        same steps. The thread's map is replaced, never changed in place, so a reader on another
-        thread never sees one half written."""
+        same steps (an ``Unprepared`` one holds nothing a reader needs: skipped). The thread's map
+        is replaced, never changed in place, so a reader on another thread never sees one half
+        written."""
         steps = dict(self._by_thread.get(thread_id, {}))
         for snapshot in reversed(list(history)):
-            steps[step_of(snapshot)] = snapshot
+            if not isinstance(snapshot, Unprepared):
+                steps[step_of(snapshot)] = snapshot
         self._by_thread[thread_id] = steps
 
     def at(self, thread_id: str, step: int) -> Any:

@@ -24,13 +24,17 @@ class TurnOptions:
     discard them; ``breakpoints``: where the turn stops (``grapharc.session.breakpoints``);
     ``directive``: a client's goto and update, applied in the first pass
     (``grapharc.session.directives``); ``caller``: the config a run's caller set, checked against
-    the graph's declarations beforehand, beneath the turn's own (``grapharc.runtime.caller_config``)."""
+    the graph's declarations beforehand, beneath the turn's own (``grapharc.runtime.caller_config``);
+    ``values_read``: a reader here renders the state after each node from the turn's scans (a stream
+    in the ``values`` mode), so a scan prepares the newest checkpoint for it even with no write saved
+    on it yet (else it is left ``Unprepared``, and such a reader reads it from disk)."""
 
     live: LiveSink | None = None
     run_id: str | None = None
     breakpoints: Breakpoints | None = None
     directive: Directive | None = None
     caller: CallerConfig | None = None
+    values_read: bool = True
 
 
 NO_OPTIONS = TurnOptions()

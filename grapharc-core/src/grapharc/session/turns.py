@@ -10,7 +10,9 @@ thread of its own (store calls go through ``grapharc.stores.offload``, a pool no
 in). Its scan after a chunk reads through the async checkpointer, queued behind the chunk's
 writes on the same connection (a read elsewhere could miss them); settling after a pass, whose
 writes are all saved by then, reads through the sync one in the same trip to a thread as its
-store calls (each async checkpointer read is a trip of its own). A turn's runs answer every
+store calls (each async checkpointer read is a trip of its own). A scan leaves the newest
+checkpoint unprepared while no write is saved on it (``history.scan_window``), unless the turn's
+options say a reader renders values from its scans. A turn's runs answer every
 ``ask`` with a durable approval (``grapharc.decisions.approval``): the thread pauses on it like on an
 ``interrupt()``. An ``on_update`` subscriber sees each node's writes once they are saved, and an
 ``on_record`` watcher is called after each write to the audit trail (nodes, runs, the ending),
@@ -49,7 +51,7 @@ from grapharc.session.cancels import Cancel, Cancels
 from grapharc.session.contracts import SessionStore
 from grapharc.session.errors import LeaseLostError, NoProgressError
 from grapharc.session.fencing import Leases
-from grapharc.session.history import Window, asnapshots, snapshots, step_of
+from grapharc.session.history import Window, ascan_window, asnapshots, scan_window, step_of
 from grapharc.session.lease import AsyncHeartbeat, Heartbeat, Lease
 from grapharc.session.live import TRAIL_MODE, GuardedSink
 from grapharc.session.records import (
@@ -126,6 +128,7 @@ class _TurnBase:
         self.stream_options = stops.stream_options(graph.gates) if stops is not None else {}
         self.directive = options.directive
         self.origin: str | None = None  # the checkpoint a fork's first pass starts from
+        self.values_read = options.values_read
 
     def start_plan(self) -> Plan:
         """The first move of a fresh start turn: send its input (a fork's, None: carry on from its
@@ -218,7 +221,7 @@ class _TurnBase:
         were new. ``settled``: no pass is running (see ``completed_runs``)."""
         if self.audited is None:
             self.audited = self.store.audited_step(self.lease.thread_id)
-        history = list(snapshots(self.reader, self.thread, Window(since_step=self.audited)))
+        history = scan_window(self.reader, self.thread, self.audited)
         runs, resume_at = self._completions(history, self.audited, settled=settled)
         new = self.store.record_nodes(self.lease, runs, resume_at, self.clock())
         self.audited = resume_at
@@ -435,7 +438,11 @@ class AsyncTurn(_TurnBase):
     async def _record(self) -> None:
         if self.audited is None:
             self.audited = await offload.to_thread(self.store.audited_step, self.lease.thread_id)
-        history = [s async for s in asnapshots(self.compiled, self.thread, Window(since_step=self.audited))]
+        if self.values_read:
+            window = Window(since_step=self.audited)
+            history = [s async for s in asnapshots(self.compiled, self.thread, window)]
+        else:
+            history = await ascan_window(self.compiled, self.thread, self.audited)
         runs, resume_at = self._completions(history, self.audited)
         new = await offload.to_thread(self.store.record_nodes, self.lease, runs, resume_at, self.clock())
         self.audited = resume_at

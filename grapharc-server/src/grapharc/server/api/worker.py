@@ -345,9 +345,9 @@ class RunWorker:
 def _options(run: RunRecord, live: LiveLog | None) -> TurnOptions:
     """What ``run`` asks of the turn that carries it: its live log, its id on the checkpoints, the
     breakpoints and the goto/update its request carries, and its caller's config with the run's own
-    metadata keys (``run_facts.turn_caller``)."""
+    metadata keys (``run_facts.turn_caller``), and whether its stream renders ``values`` from the scans."""
     named = run.request.get("breakpoints")
     stops = None if named is None else Breakpoints(tuple(named["before"]), tuple(named["after"]))
     return TurnOptions(live=live, run_id=run.run_id, breakpoints=stops,
                        directive=commands.of_request(run.request),
-                       caller=run_facts.turn_caller(run))
+                       caller=run_facts.turn_caller(run), values_read="values" in run.stream_modes)
