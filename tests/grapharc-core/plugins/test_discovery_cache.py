@@ -82,8 +82,18 @@ def test_an_unreadable_cache_file_is_a_scan_and_is_replaced(scans):
     cache_file().parent.mkdir(parents=True)
     cache_file().write_text("{not json")
     assert "grapharc-core" in names()
-    assert json.loads(cache_file().read_text())["sources"]  # saved again, readable
+    assert json.loads(cache_file().read_text())[0]["sources"]  # saved again, readable
     assert "grapharc-core" in names() and len(scans) == 1
+
+
+def test_starts_with_different_paths_each_keep_their_scan(scans, tmp_path, monkeypatch):
+    names()
+    started_with = list(sys.path)
+    monkeypatch.setattr(sys, "path", [str(tmp_path / "elsewhere"), *started_with])
+    names()
+    monkeypatch.setattr(sys, "path", started_with)
+    names()
+    assert len(scans) == 2
 
 
 def test_the_cached_load_imports_the_entry_points_object():
@@ -106,3 +116,26 @@ def test_the_grapharc_command_started_after_an_install_lists_the_new_plugin(tmp_
     assert list(cache.iterdir())  # the scan was saved
     install(site, "grapharc-fixture-plugin", "grapharc_fixture_plugin.hooks")
     assert "grapharc-fixture-plugin" in listed()
+
+
+def test_a_start_that_hit_the_cache_judges_core_ranges_as_a_scan_did_without_packaging(tmp_path):
+    site = tmp_path / "site"
+    info = install(site, "grapharc-cached-future", "grapharc_cached_future")
+    (info / "METADATA").write_text("Metadata-Version: 2.1\nName: grapharc-cached-future\nVersion: 1.0.0\n"
+                                   "Requires-Dist: grapharc-core>=99\n")
+    env = {**os.environ, "GRAPHARC_CACHE_DIR": str(tmp_path / "cache"),
+           "PYTHONPATH": os.pathsep.join([str(site), os.environ.get("PYTHONPATH", "")])}
+    probe = ("import json, sys\nfrom grapharc.cli.main import run\nrun(['plugins', '--json'])\n"
+             "print(json.dumps('packaging.specifiers' in sys.modules))")
+
+    def started() -> tuple[dict, bool]:
+        done = subprocess.run([sys.executable, "-c", probe], capture_output=True, text=True, env=env,
+                              cwd=site, timeout=120, check=False)
+        report, imported = done.stdout.rsplit("\n", 2)[:2]
+        listed = {d["name"]: d for d in json.loads(report)["distributions"]}
+        return listed["grapharc-cached-future"], json.loads(imported)
+
+    scanned, hit = started(), started()
+    assert scanned[0]["status"] == hit[0]["status"] == "incompatible"
+    assert scanned[0]["errors"] == hit[0]["errors"]
+    assert hit[1] is False

@@ -3,9 +3,11 @@
 Scanning every installed distribution's metadata is most of what a CLI start costs beyond
 Typer. What that scan finds is fixed by the interpreter, ``sys.path`` and, on each of its
 entries, the ``.dist-info``/``.egg-info`` folders with their ``METADATA`` and
-``entry_points.txt`` (name, inode, size, modification time). That fingerprint is the cache's
-key: installing, removing or changing a distribution changes it, and the next start scans
-again. A cache that cannot be read or written is only a scan that was not saved.
+``entry_points.txt`` (name, inode, size, modification time). That fingerprint, with this
+core's version, is the cache's key: installing, removing or changing a distribution changes it,
+and the next start scans again. Each plugin's verdict on its core range is saved too, so a
+start that hit the cache does not import ``packaging``. A cache that cannot be read or written
+is only a scan that was not saved.
 """
 
 from __future__ import annotations
@@ -21,10 +23,13 @@ from pathlib import Path
 from typing import Any
 
 from grapharc._version import __version__
-from grapharc.plugins.host import PluginSource, discover_sources
+from grapharc.plugins.host import CORE_VERDICTS, PluginSource, discover_sources, supports_this_core
 
 FORMAT = 1
 """Bumped whenever what the cache file holds changes shape."""
+KEPT = 8
+"""Scans a cache file keeps, newest first: one per ``sys.path`` an interpreter starts with (the
+``grapharc`` script's, ``python -m`` from a few folders), so alternating them is no rescan."""
 CACHE_DIR_VARIABLE = "GRAPHARC_CACHE_DIR"
 METADATA_SUFFIXES = (".dist-info", ".egg-info")
 METADATA_FILES = ("METADATA", "PKG-INFO", "entry_points.txt")
@@ -88,27 +93,45 @@ def _from_data(rows: list[dict[str, str | None]]) -> list[PluginSource]:
             for row in rows]
 
 
-def _read(path: Path, key: list[Any]) -> list[PluginSource] | None:
-    """The sources saved under ``key`` in ``path``; ``None`` if absent, stale or unreadable."""
+def _saved(path: Path) -> list[dict[str, Any]]:
+    """The scans saved in ``path``, newest first; none if it is absent or unreadable."""
     try:
         saved = json.loads(path.read_text(encoding="utf-8"))
-        if saved["key"] != key:
+    except (OSError, ValueError):
+        return []
+    return saved if isinstance(saved, list) else []
+
+
+def _read(saved: list[dict[str, Any]], key: list[Any]) -> list[PluginSource] | None:
+    """The sources saved under ``key``, their core-range verdicts restored to
+    ``CORE_VERDICTS``; ``None`` if there are none, or they are unreadable."""
+    for scan in saved:
+        try:
+            if scan["key"] == key:
+                sources = _from_data(scan["sources"])
+                CORE_VERDICTS.update({str(range_): verdict if verdict is None else str(verdict)
+                                      for range_, verdict in scan["verdicts"].items()})
+                return sources
+        except (KeyError, TypeError, AttributeError):
             return None
-        return _from_data(saved["sources"])
-    except (OSError, ValueError, KeyError, TypeError):
-        return None
+    return None
 
 
-def _write(path: Path, key: list[Any], sources: list[PluginSource]) -> None:
-    """Save ``sources`` under ``key``, atomically (a reader sees the old file or the new one)."""
+def _write(path: Path, saved: list[dict[str, Any]], key: list[Any], sources: list[PluginSource]) -> None:
+    """Save ``sources`` under ``key`` as the newest of at most ``KEPT`` scans, atomically (a reader
+    sees the old file or the new one)."""
     import tempfile  # only when a scan is saved: not on the path of a start that hit the cache
 
+    verdicts = {source.requires: supports_this_core(source.requires)
+                for source in sources if source.requires is not None}
+    kept = [{"key": key, "sources": _as_data(sources), "verdicts": verdicts},
+            *(scan for scan in saved if isinstance(scan, dict) and scan.get("key") != key)][:KEPT]
     with contextlib.suppress(OSError):
         path.parent.mkdir(parents=True, exist_ok=True)
         handle, temporary = tempfile.mkstemp(dir=path.parent, prefix=path.name, suffix=".tmp")
         try:
             with os.fdopen(handle, "w", encoding="utf-8") as out:
-                json.dump({"key": key, "sources": _as_data(sources)}, out)
+                json.dump(kept, out)
             os.replace(temporary, path)
         except OSError:
             os.unlink(temporary)
@@ -118,8 +141,9 @@ def _write(path: Path, key: list[Any], sources: list[PluginSource]) -> None:
 def cached_sources() -> list[PluginSource]:
     """:func:`discover_sources`, from the cache file when nothing it depends on has changed."""
     path, key = cache_file(), fingerprint()
-    sources = _read(path, key)
+    saved = _saved(path)
+    sources = _read(saved, key)
     if sources is None:
         sources = discover_sources()
-        _write(path, key, sources)
+        _write(path, saved, key, sources)
     return sources
