@@ -2,7 +2,7 @@
 
 Scanning every installed distribution's metadata is most of what a CLI start costs beyond
 Typer. What that scan finds is fixed by the interpreter, ``sys.path`` and, on each of its
-entries, the ``.dist-info``/``.egg-info`` folders with their ``METADATA`` and
+entries, the ``.dist-info``/``.egg-info``/``EGG-INFO`` folders with their ``METADATA`` and
 ``entry_points.txt`` (name, inode, size, modification time). That fingerprint, with this
 core's version, is the cache's key: installing, removing or changing a distribution changes it,
 and the next start scans again. Each plugin's verdict on its core range is saved too, so a
@@ -32,6 +32,8 @@ KEPT = 8
 ``grapharc`` script's, ``python -m`` from a few folders), so alternating them is no rescan."""
 CACHE_DIR_VARIABLE = "GRAPHARC_CACHE_DIR"
 METADATA_SUFFIXES = (".dist-info", ".egg-info")
+EGG_METADATA = "EGG-INFO"
+"""The metadata folder inside an ``.egg`` that is itself a ``sys.path`` entry."""
 METADATA_FILES = ("METADATA", "PKG-INFO", "entry_points.txt")
 
 
@@ -56,7 +58,8 @@ def _entry_fingerprint(entry: str) -> list[Any]:
     """One ``sys.path`` entry's stamp and, for a folder, every distribution metadata folder in it."""
     folder = entry or "."
     try:
-        names = sorted(name for name in os.listdir(folder) if name.endswith(METADATA_SUFFIXES))
+        names = sorted(name for name in os.listdir(folder)
+                       if name.endswith(METADATA_SUFFIXES) or name == EGG_METADATA)
     except OSError:  # a zip file, or nothing there
         return [entry, _stamp(folder)]
     distributions = []
@@ -139,7 +142,8 @@ def _write(path: Path, saved: list[dict[str, Any]], key: list[Any], sources: lis
 
 
 def cached_sources() -> list[PluginSource]:
-    """:func:`discover_sources`, from the cache file when nothing it depends on has changed."""
+    """:func:`discover_sources`, from the cache file when nothing it depends on has changed. The
+    fingerprint is taken before the scan, so an install during the scan saves a stale key."""
     path, key = cache_file(), fingerprint()
     saved = _saved(path)
     sources = _read(saved, key)
