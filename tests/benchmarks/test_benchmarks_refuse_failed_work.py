@@ -31,6 +31,14 @@ CASES = [
          Sabotage("grapharc.examples.stage0",
                   "write_atomically = lambda path, text, before_rename=None: None"),
          "grapharc demo stage0 exited 1"),
+    Case("claim_add.py", ("--quick", "--original", "none"), "inprocess  add()",
+         # the in-process store drops every claim it is handed
+         Sabotage("grapharc.memory.inprocess", "InMemoryClaimStore.add = lambda self, claim: claim"),
+         "ours inprocess, round 0: the store does not hold the claims"),
+    Case("claim_add.py", ("--quick", "--original", "none"), "sqlite     add()",
+         # the SQLite store's add returns without writing (so without committing) the claim
+         Sabotage("grapharc.memory.sqlite.store", "SQLiteMemoryStore.add = lambda self, claim: claim"),
+         "ours sqlite, round 0: rows committed when the last add returned: got 0, expected 200"),
     Case("admission.py", ("--quick",), "check vs langgraph",
          # the parser keeps only the first node of each proposal
          Sabotage("grapharc.planner", "_parse = parse_proposal\n"

@@ -30,8 +30,9 @@ from grapharc.memory.term_index import TermIndex
 class InMemoryClaimStore:
     """A thread-safe ``ClaimStore`` that keeps claims in a dict, in insertion order.
 
-    Alongside the dict it maintains an inverted index for ``search`` and the
-    claim ids per normalised subject for ``about``, so neither scans every claim.
+    Alongside the dict it keeps an inverted index for ``search`` and the claim ids per
+    normalised subject for ``about``, so neither scans every claim. Claims are indexed when
+    the next read needs the indexes, in one batch, so ``add`` costs a dict insert.
     """
 
     def __init__(self) -> None:
@@ -39,6 +40,7 @@ class InMemoryClaimStore:
         self._predecessor: dict[str, str] = {}
         self._subjects = SubjectIndex()
         self._index = TermIndex()
+        self._unindexed: list[Claim] = []
         self._lock = threading.RLock()
         self._closed = False
 
@@ -62,8 +64,15 @@ class InMemoryClaimStore:
     def _store(self, claims: Sequence[Claim]) -> None:
         for claim in claims:
             self._claims[claim.id] = claim
-            self._subjects.add(claim)
-        self._index.add_many(claims)
+        self._unindexed.extend(claims)
+
+    def _catch_up(self) -> None:
+        """Index the claims stored since the indexes were last read, in storing order."""
+        if self._unindexed:
+            for claim in self._unindexed:
+                self._subjects.add(claim)
+            self._index.add_many(self._unindexed)
+            self._unindexed = []
 
     def add(self, claim: Claim) -> Claim:
         """Store a new claim; see ``ClaimStore.add``."""
@@ -99,6 +108,7 @@ class InMemoryClaimStore:
             self._check_insertable(new_claim)
             self._store([new_claim])
             self._claims[old_id] = old.model_copy(update={"superseded_by": new_claim.id})
+            self._catch_up()
             self._index.mark_superseded(old_id, new_claim.id)
             self._predecessor[new_claim.id] = old_id
             return new_claim
@@ -107,6 +117,7 @@ class InMemoryClaimStore:
         """Return current claims about ``subject``; see ``ClaimStore.about``."""
         with self._lock:
             self._check_open()
+            self._catch_up()
             found = (self._claims[claim_id] for claim_id in self._subjects.ids_about(subject))
             return first_current(found, limit)
 
@@ -134,6 +145,7 @@ class InMemoryClaimStore:
         """The ``k`` best claims for ``query`` from the inverted index; see ``ClaimStore.search``."""
         with self._lock:
             self._check_open()
+            self._catch_up()
             return self._index.search(query, k, include_superseded)
 
     def _current(self) -> list[Claim]:
@@ -147,6 +159,7 @@ class InMemoryClaimStore:
             self._predecessor.clear()
             self._subjects = SubjectIndex()
             self._index = TermIndex()
+            self._unindexed = []
 
 
 def open_inprocess_store(location: str, kind: str) -> InMemoryClaimStore:

@@ -75,6 +75,7 @@ __all__ = [
     "ToolInfo",
     "UnknownNameError",
     "UnknownPluginError",
+    "discover_sources",
     "get_host",
     "hookimpl",
     "hookspec",
@@ -87,14 +88,17 @@ _host: PluginHost | None = None
 
 
 def get_host() -> PluginHost:
-    """The process's plugin host, discovering installed plugins on first use.
+    """The process's plugin host, discovering installed plugins on first use (from the discovery
+    cache when no distribution changed since it was saved).
 
     A name in ``GRAPHARC_LOAD_PLUGINS`` that is not installed is named on stderr (an
     error in strict mode), so a typo does not silently load nothing.
     """
     global _host
     if _host is None:
-        _host = PluginHost(discover_sources(), strict=strict_mode(), allowed=load_filter())
+        from grapharc.plugins.discovery_cache import cached_sources
+
+        _host = PluginHost(cached_sources(), strict=strict_mode(), allowed=load_filter())
         for unknown in _host.not_installed:
             sys.stderr.write(f"warning: {unknown}\n")
     return _host

@@ -154,10 +154,23 @@ def builtin_source() -> PluginSource:
     )
 
 
+CORE_VERDICTS: dict[str, str | None] = {}
+"""``supports_this_core``'s answer per declared range, as worked out in this process or restored
+by the discovery cache (whose key holds this core's version), so a start that hit the cache
+imports no ``packaging``."""
+
+
 def supports_this_core(requires: str | None) -> str | None:
     """Return why a plugin with this ``grapharc-core`` range does not support this core, or ``None``."""
     if requires is None:
         return f"declares no supported core versions (list {CORE_DISTRIBUTION} in its dependencies)"
+    if requires not in CORE_VERDICTS:
+        CORE_VERDICTS[requires] = _range_verdict(requires)
+    return CORE_VERDICTS[requires]
+
+
+def _range_verdict(requires: str) -> str | None:
+    """``supports_this_core`` for a declared range, worked out with ``packaging.specifiers``."""
     from packaging.specifiers import InvalidSpecifier, SpecifierSet
 
     try:
