@@ -13,6 +13,7 @@ yields the events format version 1 wrote, field for field and in the same order.
 from __future__ import annotations
 
 import secrets
+from itertools import islice
 from typing import Any, Final
 
 from grapharc.trace.schema import (
@@ -33,7 +34,7 @@ RUN_KEY: Final = "run_key"
 """The field of a version-2 line that stands for its run's thread id and attempt."""
 KEYED_PHASES: Final = frozenset({START, *CLOSING_PHASES, *AGENT_PHASES})
 """The phases whose events carry the key: a node's, always written after its run's ``run_start``."""
-_LEAD: Final = [PHASE, RUN_ID, THREAD_ID, ATTEMPT]
+_LEAD: Final = (PHASE, RUN_ID, THREAD_ID, ATTEMPT)
 """The fields a node event begins with, in order: where the reader puts back what the key stood for."""
 _KEY_BYTES: Final = 5
 """A key's random bytes: 40 bits, written as 7 characters, fewer than the shortest secret redaction
@@ -82,7 +83,7 @@ class RunKeyWriter:
         if phase in KEYED_PHASES:
             declared = self._declared.get(event.get(RUN_ID))
             if (declared is None or event.get(THREAD_ID) != declared[0] or event.get(ATTEMPT) != declared[1]
-                    or RUN_KEY in event or list(event)[:4] != _LEAD):
+                    or RUN_KEY in event or tuple(islice(event, 4)) != _LEAD):
                 return event
             keyed = {PHASE: phase, RUN_ID: event[RUN_ID], RUN_KEY: declared[2], **event}
             del keyed[THREAD_ID], keyed[ATTEMPT]
