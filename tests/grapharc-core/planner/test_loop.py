@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import json
+
 from pydantic import BaseModel
 
 from grapharc.planner import (
@@ -14,7 +16,6 @@ from grapharc.planner import (
 )
 from grapharc.runtime.budget import Budget
 from grapharc.testing import ScriptedChatModel
-from grapharc.trace.reader import read_events
 from grapharc.trace.writer import TraceWriter
 
 PLAN = '{"nodes": [{"name": "%s"}], "edges": [{"source": "__start__", "target": "%s"}]}'
@@ -65,7 +66,7 @@ def test_an_identical_proposal_is_never_checked_or_run_again(registry, deny_depl
     assert result.stop is StopReason.NO_NEW_PROPOSAL
     assert [r.admission.codes() for r in result.rounds] == [
         ["edge_denied"], ["proposal_repeated"], ["proposal_repeated"]]
-    events = list(read_events(tmp_path / "t.jsonl"))
+    events = [json.loads(line) for line in (tmp_path / "t.jsonl").read_text().splitlines()]
     assert sum(1 for e in events if e.get("action") == "decision") == 1
     assert "identical to the proposal of round 1" in model.calls[2][-1].content
 
@@ -107,7 +108,7 @@ def test_admission_events_do_not_pollute_node_metrics(registry, deny_deploy, tmp
                                             PLAN % ("edit", "edit")], trace=trace)
     result = loop.run("fix", State())
     trace.close()
-    events = list(read_events(tmp_path / "t.jsonl"))
+    events = [json.loads(line) for line in (tmp_path / "t.jsonl").read_text().splitlines()]
     ends = [e for e in events if e["phase"] == "end" and e["graph"] != "governed_loop"]
     assert sorted(e["node"] for e in ends) == ["edit", "search"]  # only admitted nodes executed
     governance = [e for e in events if e.get("phase") == "admission"]

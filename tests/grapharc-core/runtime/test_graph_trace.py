@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 import operator
 import threading
 from pathlib import Path
@@ -13,7 +14,6 @@ from pydantic import Field
 from grapharc import GraphARC, GraphARCState
 from grapharc.runtime.fanout import WorkerOutcome
 from grapharc.runtime.graph import END, START
-from grapharc.trace.reader import read_events
 from grapharc.trace.writer import TraceWriter
 
 IDENTITY = {"phase", "run_id", "thread_id", "attempt", "graph", "node", "step", "ts"}
@@ -29,7 +29,7 @@ class FanState(GraphARCState):
 
 
 def events(path: Path) -> list[dict]:
-    return list(read_events(path))
+    return [json.loads(line) for line in path.read_text().splitlines()]
 
 
 def build(trace, fail: bool = False):

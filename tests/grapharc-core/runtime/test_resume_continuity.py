@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import asyncio
+import json
 import sqlite3
 import subprocess
 import sys
@@ -15,7 +16,6 @@ from langgraph.types import interrupt
 
 from grapharc import GraphARC, GraphARCState
 from grapharc.runtime.graph import END, START
-from grapharc.trace.reader import read_events
 
 GRAPH_SOURCE = textwrap.dedent(
     """
@@ -70,7 +70,7 @@ def saver(path: Path) -> SqliteSaver:
 
 
 def events(path: Path) -> list[dict]:
-    return list(read_events(path))
+    return [json.loads(line) for line in path.read_text().splitlines()]
 
 
 def node_steps(trace: Path, attempt: int) -> list[int]:

@@ -3,8 +3,7 @@
 ``ThreadSummarizer`` remembers the byte offset and line number it has folded up to. An
 unfinished last line is left unread until it is complete, so a summary taken while a run
 writes equals one taken from scratch afterwards; over a thread's life every byte is read
-once (O(events)), and the run keys declared before the offset are remembered with it. A trace
-that shrank since the last call is refused: traces are append-only.
+once (O(events)). A trace that shrank since the last call is refused: traces are append-only.
 """
 
 from __future__ import annotations
@@ -22,7 +21,6 @@ from grapharc.observe.tally import Tally
 from grapharc.trace import schema as ts
 from grapharc.trace.files import open_trace
 from grapharc.trace.reader import TraceScanner
-from grapharc.trace.runkeys import RunKeys
 
 
 @dataclass(frozen=True)
@@ -55,7 +53,6 @@ class ThreadSummarizer:
         self.offset = 0
         self.line = 0
         self.torn_lines: list[int] = []
-        self._run_keys = RunKeys()
         self._tally = Tally()
         self._folder = StateFolder(reducers)
         self._last_step: int | None = None
@@ -69,7 +66,7 @@ class ThreadSummarizer:
                                  f"(line {self.line}); a trace is append-only",
                                  hint="start a new ThreadSummarizer for a rewritten trace")
             handle.seek(self.offset)
-            scanner = TraceScanner(self.path, handle, first_line=self.line + 1, run_keys=self._run_keys)
+            scanner = TraceScanner(self.path, handle, first_line=self.line + 1)
             try:
                 for event in scanner:
                     if event.get(ts.THREAD_ID) == self.thread_id:

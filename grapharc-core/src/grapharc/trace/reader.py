@@ -9,8 +9,7 @@ mid-line) is left unread, and a torn line a later writer closed off is skipped a
 reported in ``torn_lines``. Any other line that is not a JSON object with a ``phase``
 field raises ``TraceFormatError`` naming the file and line: data is never skipped silently,
 and a run written in a format version this reader does not know raises
-``TraceVersionError`` at its ``run_start`` rather than being misread. A version-2 line keyed
-by its run (:mod:`grapharc.trace.runkeys`) is yielded expanded, as version 1 wrote it.
+``TraceVersionError`` at its ``run_start`` rather than being misread.
 """
 
 from __future__ import annotations
@@ -21,7 +20,6 @@ from typing import Any
 
 from grapharc.trace import codec
 from grapharc.trace.errors import TraceFormatError, TraceVersionError
-from grapharc.trace.runkeys import RUN_KEY, RunKeys, UndeclaredRunKeyError
 from grapharc.trace.schema import (
     ATTEMPT,
     PHASE,
@@ -44,19 +42,12 @@ class TraceScanner:
     While and after iterating: ``line`` is the number of the last line handled, ``consumed``
     the bytes of the lines handled (yielded or skipped), ``torn_lines`` the lines skipped as
     torn, and ``pending`` the unterminated tail left unread (empty if none). A later read
-    continues from the starting offset plus ``consumed``, at line ``line + 1``, with the same
-    ``run_keys`` (the run keys declared before its offset). Given ``run_id``, it yields only that
-    run's events: every line is still decoded and must be an event (and a ``run_start`` of a known
-    version), but only the yielded ones are expanded and checked for damaged numbers, which no
-    answer about the run sums.
+    continues from the starting offset plus ``consumed``, at line ``line + 1``.
     """
 
-    def __init__(self, path: str | os.PathLike[str], handle: Iterable[bytes], first_line: int = 1,
-                 run_keys: RunKeys | None = None, *, run_id: str | None = None) -> None:
+    def __init__(self, path: str | os.PathLike[str], handle: Iterable[bytes], first_line: int = 1) -> None:
         self.path = path
         self.handle = handle
-        self.run_keys = run_keys if run_keys is not None else RunKeys()
-        self.run_id = run_id
         self.line = first_line - 1
         self.consumed = 0
         self.torn_lines: list[int] = []
@@ -64,7 +55,6 @@ class TraceScanner:
 
     def __iter__(self) -> Iterator[Event]:
         loads = codec.loads
-        run_keys, only = self.run_keys, self.run_id
         for raw in self.handle:
             line = self.line + 1
             try:
@@ -82,17 +72,6 @@ class TraceScanner:
                 version = event.get(SCHEMA_VERSION_FIELD, 1)
                 if version not in SUPPORTED_VERSIONS:
                     raise TraceVersionError(self.path, line, version)
-                if version != 1 and RUN_KEY in event:
-                    run_keys.declare(event)
-            if only is not None and event.get(RUN_ID) != only:
-                self.line = line
-                self.consumed += len(raw)
-                continue
-            if RUN_KEY in event and THREAD_ID not in event:
-                try:
-                    event = run_keys.expand(event)
-                except UndeclaredRunKeyError as exc:
-                    raise TraceFormatError(self.path, line, str(exc)) from None
             damage = damaged_field(event)
             if damage is not None:
                 raise TraceFormatError(self.path, line, f"is damaged: {damage}")
@@ -135,7 +114,7 @@ class TraceReader:
     def __iter__(self) -> Iterator[Event]:
         store = open_traces(self.path)
         with store.lines(run_id=self.run_id, thread_id=self.thread_id) as handle:
-            scanner = TraceScanner(store.name, handle, run_id=self.run_id)
+            scanner = TraceScanner(store.name, handle)
             try:
                 yield from self._filtered(scanner)
             finally:
@@ -143,11 +122,13 @@ class TraceReader:
                 self.pending = scanner.pending
 
     def _filtered(self, events: TraceScanner) -> Iterator[Event]:
-        thread_id, attempt = self.thread_id, self.attempt
-        if thread_id is None and attempt is None:
+        run_id, thread_id, attempt = self.run_id, self.thread_id, self.attempt
+        if run_id is None and thread_id is None and attempt is None:
             yield from events
             return
         for event in events:
+            if run_id is not None and event.get(RUN_ID) != run_id:
+                continue
             if thread_id is not None and event.get(THREAD_ID) != thread_id:
                 continue
             if attempt is not None and event.get(ATTEMPT) != attempt:

@@ -6,9 +6,6 @@ with ``run_start`` (which carries ``schema_version``) and closes with ``run_end`
 its ``state_delta``), ``error``, ``interrupt`` or ``parent_command``; a governance decision
 is an ``admission`` event, never an ``end``, so it cannot inflate node counts. These are the
 names GraphARC 0.1.7's tools read.
-Format version 2 (``run_start.schema_version``) writes a node event's ``thread_id`` and
-``attempt`` as a key its run's ``run_start`` declared (:mod:`grapharc.trace.runkeys`); the reader
-expands it, so the events every reader yields, which the JSON Schema describes, are version 1's.
 
 The writer (:mod:`grapharc.trace.writer`), the kernel that calls it and every reader
 (:mod:`grapharc.trace.reader` and the views of :mod:`grapharc.observe`) import the names from here;
@@ -26,14 +23,9 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Final
 
-SCHEMA_VERSION: Final = 2
-"""The format version ``run_start`` carries: 2 writes a node event's thread id and attempt as the
-run key its ``run_start`` declared (:mod:`grapharc.trace.runkeys`), which readers expand."""
-SUPPORTED_VERSIONS: Final = frozenset({1, SCHEMA_VERSION})
-"""The format versions readers read; they refuse any other."""
-EVENT_SCHEMA_VERSION: Final = 1
-"""The version of the events the JSON Schema describes, as every reader yields them: the same
-fields in format versions 1 and 2 (version 2 only writes some of them more compactly)."""
+SCHEMA_VERSION: Final = 1
+"""The format version ``run_start`` carries; readers refuse any other."""
+SUPPORTED_VERSIONS: Final = frozenset({SCHEMA_VERSION})
 SCHEMA_FILE: Final = Path(__file__).with_name("trace.schema.json")
 
 # -- phases ---------------------------------------------------------------------------------
@@ -317,8 +309,8 @@ def json_schema() -> dict[str, Any]:
                          "required": list(shape.required), "properties": properties})
     return {
         "$schema": "https://json-schema.org/draft/2020-12/schema",
-        "$id": f"urn:grapharc:trace-event:v{EVENT_SCHEMA_VERSION}",
-        "title": f"GraphARC trace event, format version {EVENT_SCHEMA_VERSION}",
+        "$id": f"urn:grapharc:trace-event:v{SCHEMA_VERSION}",
+        "title": f"GraphARC trace event, format version {SCHEMA_VERSION}",
         "description": "One line of a GraphARC JSONL trace. Fields not listed are allowed.",
         "oneOf": variants,
     }

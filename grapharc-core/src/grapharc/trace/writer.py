@@ -4,8 +4,7 @@
 a JSONL file (:mod:`grapharc.trace.sinks`), or the sink of the ``traces`` store a URI names
 (:mod:`grapharc.trace.store`), each holding the same bytes per event. Every secret configured
 when the writer opens (and every one registered later) is redacted from every line
-(:mod:`grapharc.redaction`). A run's node events name its thread and attempt by the key its
-``run_start`` declared (:mod:`grapharc.trace.runkeys`); the sink gets the events whole.
+(:mod:`grapharc.redaction`).
 """
 
 from __future__ import annotations
@@ -19,7 +18,6 @@ from grapharc.redaction import Redactor, current_redactor
 from grapharc.trace import schema
 from grapharc.trace.encoding import encode_event
 from grapharc.trace.errors import TraceFieldError
-from grapharc.trace.runkeys import RunKeyWriter
 from grapharc.trace.sinks import TraceSink
 from grapharc.trace.store import open_traces
 
@@ -35,7 +33,6 @@ class TraceWriter:
                  redactor: Redactor | None = None) -> None:
         self.sink = open_trace_sink(target) if isinstance(target, str | os.PathLike) else target
         self.redactor = redactor if redactor is not None else current_redactor()
-        self.run_keys = RunKeyWriter()
 
     def start(self, run_id: str, thread_id: str, attempt: int, graph: str, node: str, step: int, *,
               extra: dict[str, Any] | None = None) -> None:
@@ -74,14 +71,13 @@ class TraceWriter:
 
     def append(self, event: dict[str, Any]) -> None:
         """Encode ``event`` as one line and append it with a single write."""
-        self.sink.write((event,), (encode_event(self.run_keys.line_form(event), self._redactor()),))
+        self.sink.write((event,), (encode_event(event, self._redactor()),))
 
     def append_many(self, events: list[dict[str, Any]]) -> None:
         """Append several events, in order, with a single write."""
         if events:
             redactor = self._redactor()
-            line_form = self.run_keys.line_form
-            self.sink.write(events, [encode_event(line_form(event), redactor) for event in events])
+            self.sink.write(events, [encode_event(event, redactor) for event in events])
 
     def close(self) -> None:
         """Close the sink; further writes raise TraceClosedError. Closing twice is harmless."""
