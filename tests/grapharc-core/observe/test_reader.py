@@ -213,3 +213,17 @@ def test_a_line_whose_numbers_a_reader_would_sum_wrongly_is_reported_as_damaged(
         result = CliRunner().invoke(build_app(), command)
         assert result.exit_code == 2 and "Traceback" not in result.output
         assert f":2: is damaged: {problem}" in result.stderr
+
+
+def test_a_reader_of_one_run_passes_over_another_runs_numbers_but_not_a_line_that_is_no_event(tmp_path):
+    """Reading one run checks the numbers it will sum (its own lines') and still refuses a line
+    that is no event at all, whichever run it was meant for."""
+    path = tmp_path / "t.jsonl"
+    other = {**EVENT, "run_id": "other", "tokens": -5}
+    path.write_text(lines(EVENT) + json.dumps(other) + "\n")
+    assert [event["run_id"] for event in read_events(path, run_id="r")] == ["r"]
+    with pytest.raises(TraceFormatError, match=":2: is damaged: tokens is -5"):
+        list(read_events(path, run_id="other"))
+    path.write_text(lines(EVENT) + json.dumps({"run_id": "other"}) + "\n")
+    with pytest.raises(TraceFormatError, match=":2: is not a JSON object with a 'phase' field"):
+        list(read_events(path, run_id="r"))

@@ -42,19 +42,24 @@ class TraceScanner:
     While and after iterating: ``line`` is the number of the last line handled, ``consumed``
     the bytes of the lines handled (yielded or skipped), ``torn_lines`` the lines skipped as
     torn, and ``pending`` the unterminated tail left unread (empty if none). A later read
-    continues from the starting offset plus ``consumed``, at line ``line + 1``.
+    continues from the starting offset plus ``consumed``, at line ``line + 1``. Given ``run_id``,
+    it yields only that run's events: every line is still decoded and must be an event (and a
+    ``run_start`` of a known version), but only the yielded ones are checked for damaged numbers,
+    which no answer about the run sums.
     """
 
-    def __init__(self, path: str | os.PathLike[str], handle: Iterable[bytes], first_line: int = 1) -> None:
+    def __init__(self, path: str | os.PathLike[str], handle: Iterable[bytes], first_line: int = 1,
+                 *, run_id: str | None = None) -> None:
         self.path = path
         self.handle = handle
+        self.run_id = run_id
         self.line = first_line - 1
         self.consumed = 0
         self.torn_lines: list[int] = []
         self.pending = b""
 
     def __iter__(self) -> Iterator[Event]:
-        loads = codec.loads
+        loads, only = codec.loads, self.run_id
         for raw in self.handle:
             line = self.line + 1
             try:
@@ -72,6 +77,10 @@ class TraceScanner:
                 version = event.get(SCHEMA_VERSION_FIELD, 1)
                 if version not in SUPPORTED_VERSIONS:
                     raise TraceVersionError(self.path, line, version)
+            if only is not None and event.get(RUN_ID) != only:
+                self.line = line
+                self.consumed += len(raw)
+                continue
             damage = damaged_field(event)
             if damage is not None:
                 raise TraceFormatError(self.path, line, f"is damaged: {damage}")
@@ -114,7 +123,7 @@ class TraceReader:
     def __iter__(self) -> Iterator[Event]:
         store = open_traces(self.path)
         with store.lines(run_id=self.run_id, thread_id=self.thread_id) as handle:
-            scanner = TraceScanner(store.name, handle)
+            scanner = TraceScanner(store.name, handle, run_id=self.run_id)
             try:
                 yield from self._filtered(scanner)
             finally:
@@ -122,13 +131,11 @@ class TraceReader:
                 self.pending = scanner.pending
 
     def _filtered(self, events: TraceScanner) -> Iterator[Event]:
-        run_id, thread_id, attempt = self.run_id, self.thread_id, self.attempt
-        if run_id is None and thread_id is None and attempt is None:
+        thread_id, attempt = self.thread_id, self.attempt
+        if thread_id is None and attempt is None:
             yield from events
             return
         for event in events:
-            if run_id is not None and event.get(RUN_ID) != run_id:
-                continue
             if thread_id is not None and event.get(THREAD_ID) != thread_id:
                 continue
             if attempt is not None and event.get(ATTEMPT) != attempt:
