@@ -23,7 +23,8 @@ from grapharc.memory import Claim, InMemoryClaimStore
 from grapharc.memory.verify import ReviewerNotIndependentError
 from grapharc.models.scripted import ScriptedChatModel
 
-IDS = re.compile(r"\b[0-9a-f]{32}\b|\b[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}\b"
+IDS = re.compile(r"\b[0-9a-f]{32}\b|\b[0-9a-f]{16}\b"
+                 r"|\b[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}\b"
                  r"|capstone-[0-9a-f]{12}")
 
 

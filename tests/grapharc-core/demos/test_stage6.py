@@ -12,7 +12,8 @@ import pytest
 from grapharc.examples import stage6
 from grapharc.examples.stage6 import CHAT, POSTMORTEM, run_stage6
 
-HEX_IDS = re.compile(r"\b[0-9a-f]{32}\b|\b[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}\b"
+HEX_IDS = re.compile(r"\b[0-9a-f]{32}\b|\b[0-9a-f]{16}\b"
+                     r"|\b[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}\b"
                      r"|stage6-run\d-[0-9a-f]{12}")
 
 

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 import operator
+import re
 import threading
 from pathlib import Path
 from typing import Annotated
@@ -105,8 +106,10 @@ def test_every_invoke_gets_a_new_run_id_and_a_generated_thread_without_config(
     graph.invoke({})
 
     starts = [e for e in events(trace) if e["phase"] == "run_start"]
-    assert len({e["run_id"] for e in starts}) == 2
-    assert all(e["thread_id"] for e in starts)
+    assert len({e["run_id"] for e in starts}) == 2 and len({e["thread_id"] for e in starts}) == 2
+    # invented ids are 16 hex characters (64 random bits), not 36-character UUIDs on every line
+    hex16 = re.compile(r"[0-9a-f]{16}")
+    assert all(hex16.fullmatch(e["run_id"]) and hex16.fullmatch(e["thread_id"]) for e in starts)
     per_run = {e["run_id"] for e in events(trace) if e["phase"] in ("start", "end")}
     assert per_run == {e["run_id"] for e in starts}
 

@@ -90,10 +90,20 @@ def termination(exc: BaseException | None, interrupted: bool, reported: str | No
     return schema.FAILED_RUN, type(exc).__name__
 
 
+INVENTED_ID_CHARS = 16
+"""Hex characters of a run or thread id GraphARC invents (64 random bits): every trace line names
+both, so a 36-character UUID would add 36 bytes a line for no more uniqueness than a trace needs."""
+
+
+def invented_id() -> str:
+    """A fresh run or thread id for a caller that chose none."""
+    return uuid4().hex[:INVENTED_ID_CHARS]
+
+
 def _chosen_run_id(given: Any) -> str:
     """The run id a caller chose in ``config["run_id"]`` (a UUID or short text), else a fresh one."""
     if given is None:
-        return str(uuid4())
+        return invented_id()
     if isinstance(given, UUID) or (isinstance(given, str) and given.strip() and len(given) <= 200
                                    and given.isprintable()):
         return str(given)
@@ -127,7 +137,7 @@ class RunLifecycle:
     def _begin(self, config: RunnableConfig | None, run_id: str, thread_id: str | None,
                ledger: ThreadLedger | None, continuity: Continuity, recursion_limit: int) -> OpenRun:
         budget = self._budget(config)
-        thread_id = thread_id or uuid4().hex
+        thread_id = thread_id or invented_id()
         attribution = run_attribution(config)
         carried = continuity.spent if self.thread_metered else NOTHING
         run = RunContext(
