@@ -22,8 +22,12 @@ $(UV):
 # --compile-bytecode: the dependencies' bytecode is written once here, so no process (a test's
 # server, a demo's resumed run) compiles LangGraph again where PYTHONDONTWRITEBYTECODE is set
 # (importing langgraph took 2.6 s instead of 1.4 s here); a later sync compiles only what changed.
+# The workspace's own sources are installed editable, which --compile-bytecode leaves alone: compile
+# them too (compileall skips what is up to date), so a fresh process does not compile GraphARC on
+# every start where PYTHONDONTWRITEBYTECODE is set (grapharc demo stage0: 1.59 s -> 1.34 s here).
 install: $(UV)
 	$(UV) sync --quiet --all-packages --group dev --locked --python $(PYTHON) --compile-bytecode
+	$(VENV)/bin/python -m compileall -q -j 0 $(wildcard grapharc-*/src) >/dev/null
 
 demo: install
 	$(VENV)/bin/grapharc demo stage0
