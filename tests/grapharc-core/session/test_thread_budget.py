@@ -5,10 +5,11 @@ from __future__ import annotations
 
 import os
 import signal
+import time
 from pathlib import Path
 
 from session_graphs import SPEND_CEILING, visits
-from session_procs import session_op, wait_for
+from session_procs import session_op, wait_for, wait_until
 
 from grapharc.session import SessionManager
 
@@ -37,6 +38,7 @@ def test_a_thread_killed_after_spending_90_percent_cannot_spend_another_100_on_r
     wait_for(ready, child)
     os.kill(child.process.pid, signal.SIGKILL)
     child.process.wait(timeout=30)
+    wait_until(lambda: not manager.get("killed").lease_live(time.time()))  # the dead runner's lease lapses
 
     code, recovered = session_op(directory, "recover", "killed").result()
 
