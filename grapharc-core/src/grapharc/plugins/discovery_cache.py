@@ -134,7 +134,7 @@ def _write(path: Path, saved: list[dict[str, Any]], key: list[Any], sources: lis
         handle, temporary = tempfile.mkstemp(dir=path.parent, prefix=path.name, suffix=".tmp")
         try:
             with os.fdopen(handle, "w", encoding="utf-8") as out:
-                json.dump(kept, out)
+                out.write(json.dumps(kept))  # dumps: the C encoder; dump streams through pure Python
             os.replace(temporary, path)
         except OSError:
             os.unlink(temporary)
