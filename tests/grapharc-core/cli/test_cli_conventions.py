@@ -36,6 +36,19 @@ def test_plugins_json_lists_every_installed_distribution_and_what_it_registered(
     assert all(d["status"] == "loaded" for d in by_name.values())
 
 
+def test_plugins_tells_two_stores_of_one_scheme_apart_by_what_they_store():
+    """Core's sqlite stores sessions and runs, grapharc-memory-sqlite's stores claims: each
+    distribution lists its own ``scheme:kind`` keys, and the human view groups them by scheme."""
+    document = json.loads(grapharc("plugins", "--json").stdout)
+    by_name = {d["name"]: d["registered"] for d in document["distributions"]}
+    assert "sqlite:sessions" in by_name["grapharc-core"]["stores"]
+    assert "sqlite:claims" not in by_name["grapharc-core"]["stores"]
+    assert by_name["grapharc-memory-sqlite"]["stores"] == ["sqlite:artifacts", "sqlite:claims"]
+    shown = grapharc("plugins").stdout
+    assert "sqlite (artifacts, claims)" in shown
+    assert "sqlite (assistants, checkpoints, runs, sessions)" in shown
+
+
 def test_an_empty_load_list_leaves_only_core():
     document = json.loads(grapharc("plugins", "--json",
                                    env={"GRAPHARC_LOAD_PLUGINS": ""}).stdout)

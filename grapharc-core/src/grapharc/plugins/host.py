@@ -268,11 +268,11 @@ class PluginHost:
         entries: dict[str, Registered] = {}
         for distribution, function in self._implementations(facet.hook):
             staged = self._run_hook(facet, distribution, function)
-            kept = [item for key, item in staged
+            kept = [key for key, item in staged
                     if self._claim(entries, facet.label, key, distribution, item)]
-            if kept:
+            if kept:  # by registry key: a store's ``scheme:kind``, so two "sqlite" stores read apart
                 names = self.records[distribution].registered.setdefault(facet.name, [])
-                names.extend(dict.fromkeys(self._display_name(facet, item) for item in kept))
+                names.extend(dict.fromkeys(kept))
         return entries
 
     def _collect_commands(self) -> dict[str, Registered]:
@@ -303,10 +303,6 @@ class PluginHost:
             return False
         entries[key] = Registered(key, distribution, item)
         return True
-
-    @staticmethod
-    def _display_name(facet: Facet, item: Any) -> str:
-        return next(iter(facet.keys(item))) if facet.name != "stores" else item.scheme
 
     def _run_hook(self, facet: Facet, distribution: str,
                   function: Callable[..., Any]) -> list[tuple[str, Any]]:

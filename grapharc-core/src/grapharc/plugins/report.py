@@ -30,6 +30,16 @@ def render_plugin_report(document: dict[str, Any]) -> str:
     for dist in document["distributions"]:
         lines.append(f"{dist['name']} {dist['version']}  [{dist['status']}]  ({dist['module']})")
         for facet, names in dist["registered"].items():
-            lines.append(f"    {facet:<15} {', '.join(names)}")
+            shown = _by_scheme(names) if facet == "stores" else names
+            lines.append(f"    {facet:<15} {', '.join(shown)}")
         lines.extend(f"    error: {error}" for error in dist["errors"])
     return "\n".join(lines)
+
+
+def _by_scheme(keys: list[str]) -> list[str]:
+    """Store keys (``scheme:kind``) as one entry per scheme with its kinds: ``sqlite (claims, runs)``."""
+    kinds: dict[str, list[str]] = {}
+    for key in keys:
+        scheme, _, kind = key.partition(":")
+        kinds.setdefault(scheme, []).append(kind)
+    return [f"{scheme} ({', '.join(sorted(found))})" for scheme, found in kinds.items()]
