@@ -92,15 +92,27 @@ def server_load(monkeypatch: pytest.MonkeyPatch):
 def test_the_side_by_side_report_gives_ours_over_theirs_for_cpu_and_start_up(server_load) -> None:
     figures = {"grapharc serve": _figures(cpu_ms=15.0, healthy_s=3.0),
                "langgraph dev": _figures(healthy_s=1.5)}
-    text = server_load.side_by_side(figures, {"clients": 2}, as_json=False)
+    settings = {"clients": 2, "target_runs_per_s": 4.0}
+    text = server_load.side_by_side(figures, settings, as_json=False)
+    assert "note:" not in text  # both kept up with the rate asked
     rows = {line.split()[0]: line.split()[1:] for line in text.splitlines()[1:-1]}
     assert rows["server_cpu_ms_per_run"] == ["15.0", "10.0", "1.5"]
     assert rows["launch_to_healthy_s"] == ["3.0", "1.5", "2.0"]
     assert rows["cpu_to_healthy_s"] == ["1.0", "1.0", "1.0"]
     assert rows["launch_to_ready_s"] == ["4.0", "4.0", "1.0"]
     assert rows["runs"] == ["4", "4"]  # no ratio for the load's own figures
-    document = server_load.side_by_side(figures, {"clients": 2}, as_json=True)
+    document = server_load.side_by_side(figures, settings, as_json=True)
     assert json.loads(document)["ratio_ours_to_theirs"] == {
         "server_cpu_ms_per_run": 1.5, "launch_to_healthy_s": 2.0, "cpu_to_healthy_s": 1.0,
         "launch_to_ready_s": 1.0, "cpu_to_ready_s": 1.0}
+
+
+def test_the_report_says_which_server_fell_behind_the_rate_asked(server_load) -> None:
+    """A server whose queue backs up spends CPU on runs waiting: its CPU per run is not comparable,
+    and the report says so rather than print the ratio alone."""
+    behind = {**_figures(), "runs_per_s": 1.08}
+    text = server_load.side_by_side({"grapharc serve": _figures(), "langgraph dev": behind},
+                                    {"clients": 2, "target_runs_per_s": 4.0}, as_json=False)
+    notes = [line for line in text.splitlines() if line.startswith("note:")]
+    assert len(notes) == 1 and notes[0].startswith("note: langgraph dev kept up with 1.08 of the 4.0 runs/s")
 
