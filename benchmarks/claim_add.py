@@ -25,8 +25,7 @@ import sys
 from pathlib import Path
 
 from _checked import checked_main, expect, expect_equal, run
-
-DEFAULT_ORIGINAL = Path.home() / ".cache" / "grapharc-017" / "bin"
+from _original import original_bin
 
 _CHILD_COMMON = """
 import json, os, random, sqlite3, sys, tempfile, time
@@ -125,16 +124,6 @@ def fill(python: Path, api: str, kind: str, claims: int, rounds: int,
     return [(result["seconds"] / claims, result["building"] / claims) for result in results]
 
 
-def original_bin(given: str | None) -> Path | None:
-    """The original's ``bin`` folder: ``--original``, else the default when installed; ``none``: skip."""
-    if given == "none":
-        return None
-    if given is None:
-        return DEFAULT_ORIGINAL if (DEFAULT_ORIGINAL / "python").exists() else None
-    expect((Path(given) / "python").exists(), f"--original {given}: no python in that folder")
-    return Path(given)
-
-
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--claims", type=int, default=2000, help="claims added per round")
@@ -145,7 +134,7 @@ def main() -> int:
     args = parser.parse_args()
     claims, rounds = (200, 2) if args.quick else (max(1, args.claims), max(1, args.rounds))
     interpreters = {"ours": (Path(sys.executable), OURS)}
-    original = original_bin(args.original)
+    original = original_bin(args.original, "python")
     if original is not None:
         interpreters["0.1.7"] = (original / "python", ORIGINAL)
     samples: dict[tuple[str, str], list[tuple[float, float]]] = {}

@@ -28,8 +28,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from _checked import checked_main, expect, expect_exit
-
-DEFAULT_ORIGINAL = Path.home() / ".cache" / "grapharc-017" / "bin"
+from _original import original_bin
 
 
 @dataclass(frozen=True)
@@ -95,16 +94,6 @@ def measure(table: dict[str, Command], runs: int, warm: bool) -> dict[str, tuple
             for name, values in samples.items()}
 
 
-def original_bin(given: str | None) -> Path | None:
-    """The original's ``bin`` folder: ``--original``, else the default when installed; ``none``: skip."""
-    if given == "none":
-        return None
-    if given is None:
-        return DEFAULT_ORIGINAL if (DEFAULT_ORIGINAL / "grapharc").exists() else None
-    expect((Path(given) / "grapharc").exists(), f"--original {given}: no grapharc in that folder")
-    return Path(given)
-
-
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--runs", type=int, default=15)
@@ -112,7 +101,7 @@ def main() -> int:
     parser.add_argument("--json", action="store_true")
     parser.add_argument("--original", help="bin folder of a GraphARC 0.1.7 virtualenv, or none")
     args = parser.parse_args()
-    table = commands(Path(sys.executable).parent, original_bin(args.original))
+    table = commands(Path(sys.executable).parent, original_bin(args.original, "grapharc"))
     medians = measure(table, 1 if args.quick else max(1, args.runs), warm=not args.quick)
     report = {name: {"median_s": round(wall, 4), "cpu_s": round(cpu, 4),
                      "ratio_to_langgraph": round(wall / medians[table[name].floor][0], 3),

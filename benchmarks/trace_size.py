@@ -26,10 +26,11 @@ from pathlib import Path
 from typing import Any
 
 from _checked import checked_main, expect, expect_equal, run
+from _original import DEFAULT_ORIGINAL
 
 from grapharc.trace import read_events
 
-ORIGINAL = Path.home() / ".cache" / "grapharc-017" / "bin" / "python"
+ORIGINAL = DEFAULT_ORIGINAL / "python"
 ORIGINAL_ENV = {name: value for name, value in os.environ.items() if name != "PYTHONPATH"}
 """0.1.7's environment: a PYTHONPATH naming our sources would have it import our ``grapharc``."""
 NODE_PHASES = ("start", "end", "error")
