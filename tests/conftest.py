@@ -9,8 +9,10 @@ root pyproject's ``filterwarnings`` then turns those warnings into errors.
 
 from __future__ import annotations
 
+import sys
 import warnings
 from collections.abc import Iterator
+from pathlib import Path
 
 import pytest
 from langgraph.checkpoint.serde.event_hooks import SerdeEvent, register_serde_event_listener
@@ -19,6 +21,10 @@ _WORDING = {
     "msgpack_unregistered_allowed": "Deserializing unregistered type {module}.{name} from checkpoint",
     "msgpack_blocked": "Blocked deserialization of {module}.{name}: not in allowed_msgpack_modules",
 }
+
+
+# required.py for every folder's tests; appended, so tests/packaging never shadows the packaging library
+sys.path.append(str(Path(__file__).parent))
 
 
 class UnregisteredCheckpointTypeWarning(UserWarning):

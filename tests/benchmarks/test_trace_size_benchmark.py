@@ -3,25 +3,21 @@ the same run, and prints nothing when the trace it measures is not the one the w
 
 from __future__ import annotations
 
-import os
 from pathlib import Path
 
 import pytest
 from benchmark_runs import Sabotage, assert_refused, run_benchmark
+from required import unavailable
 
 ORIGINAL = Path.home() / ".cache" / "grapharc-017" / "bin" / "python"
-REQUIRED = os.environ.get("GRAPHARC_REQUIRE_ORIGINAL", "") not in {"", "0"}
-"""Set by .ci/run where it installed GraphARC 0.1.7: there a missing virtualenv fails the tests."""
 
 
 @pytest.fixture(autouse=True)
 def original_installed() -> None:
-    """Skip where GraphARC 0.1.7's virtualenv is not installed, or fail where CI said it would be."""
-    if ORIGINAL.exists():
-        return
-    if REQUIRED:
-        pytest.fail(f"GRAPHARC_REQUIRE_ORIGINAL is set but {ORIGINAL} is missing")
-    pytest.skip("GraphARC 0.1.7's virtualenv is not installed")
+    """Skip where GraphARC 0.1.7's virtualenv is not installed, or fail where .ci/run installed it."""
+    if not ORIGINAL.exists():
+        unavailable("GRAPHARC_REQUIRE_ORIGINAL", f"{ORIGINAL} is missing",
+                    "GraphARC 0.1.7's virtualenv is not installed")
 
 
 def test_quick_mode_prints_both_sizes_and_their_ratio() -> None:
