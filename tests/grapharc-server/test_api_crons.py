@@ -104,8 +104,8 @@ def test_the_sync_client_schedules_a_thread_and_changes_its_schedule(server: str
     assert [c["cron_id"] for c in client.crons.search(thread_id=thread["thread_id"])] == [cron["cron_id"]]
     changed = client.crons.update(cron["cron_id"], schedule="*/10 * * * *", enabled=False,
                                   input={"customer": "bo"})
-    assert (changed["schedule"], changed["enabled"], changed["payload"]["input"],
-            changed["next_run_date"]) == ("*/10 * * * *", False, {"customer": "bo"}, iso(START - 30 + 10 * MINUTE))
+    seen = (changed["schedule"], changed["enabled"], changed["payload"]["input"], changed["next_run_date"])
+    assert seen == ("*/10 * * * *", False, {"customer": "bo"}, iso(START - 30 + 10 * MINUTE))
     assert client.crons.search(enabled=True) == [] and client.crons.count(thread_id=thread["thread_id"]) == 1
     client.crons.delete(cron["cron_id"])
     assert client.crons.search() == []
