@@ -6,7 +6,10 @@ be; fired once per slot, one catch-up run for slots missed, and carried on acros
 from __future__ import annotations
 
 import asyncio
+import json
 import signal
+import subprocess
+import sys
 import time
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
@@ -200,3 +203,18 @@ def test_a_schedule_carries_on_across_a_restart_from_its_stored_slot(tmp_path: P
         [run] = eventually(lambda: cron_runs(url, thread["thread_id"], cron["cron_id"]), "the slot's run")
         assert run["metadata"]["cron_slot"] == iso(START - 30 + 5 * MINUTE)
         assert get_sync_client(url=url).crons.search()[0]["next_run_date"] == iso(START - 30 + 10 * MINUTE)
+
+
+def test_a_schedule_added_on_the_command_line_is_fired_by_the_server(tmp_path: Path, clock: Path) -> None:
+    with cron_server(tmp_path / "sessions", clock) as served:
+        url = served.url  # type: ignore[attr-defined]
+        thread = get_sync_client(url=url).threads.create(graph_id=GRAPH)["thread_id"]
+        added = subprocess.run([sys.executable, "-m", "grapharc.cli", "cron", "add", "--assistant", GRAPH,
+                                "--schedule", "* * * * *", "--thread", thread, "--input",
+                                '{"customer": "cy"}', "--sessions", str(tmp_path / "sessions"), "--json"],
+                               capture_output=True, text=True, timeout=PATIENCE_SECONDS)
+        assert added.returncode == 0, added.stderr
+        cron = json.loads(added.stdout)  # its first slot is the next minute of the wall clock
+        set_clock(clock, time.time() + 2 * MINUTE)
+        [run] = eventually(lambda: cron_runs(url, thread, cron["cron_id"]), "the CLI's schedule's run")
+        assert run["metadata"]["cron_slot"] == cron["next_run_date"]

@@ -14,6 +14,8 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
+from grapharc.session.records import iso
+
 SORT_COLUMNS = {"cron_id": "cron_id", "assistant_id": "assistant_id", "thread_id": "thread_id",
                 "created_at": "created_at", "updated_at": "updated_at", "next_run_date": "next_run_at",
                 "end_time": "end_time"}
@@ -41,6 +43,14 @@ class CronRecord:
     metadata: dict[str, Any] = field(default_factory=dict)
     user_id: str | None = None
     on_run_completed: str | None = None
+
+    def to_dict(self) -> dict[str, Any]:
+        """The schedule as LangGraph's SDK reads a ``Cron`` (times in ISO 8601, UTC)."""
+        return {"cron_id": self.cron_id, "assistant_id": self.assistant_id, "thread_id": self.thread_id,
+                "on_run_completed": self.on_run_completed, "end_time": iso(self.end_time),
+                "schedule": self.schedule, "timezone": self.timezone, "created_at": iso(self.created_at),
+                "updated_at": iso(self.updated_at), "payload": self.payload, "user_id": self.user_id,
+                "next_run_date": iso(self.next_run_at), "metadata": self.metadata, "enabled": self.enabled}
 
 
 @dataclass(frozen=True, slots=True)

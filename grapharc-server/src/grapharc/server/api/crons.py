@@ -23,7 +23,7 @@ from pydantic import BaseModel, ConfigDict, Field, ValidationError
 from grapharc.crons.contracts import CronStore
 from grapharc.crons.errors import UnknownCronError
 from grapharc.crons.manage import new_cron, revised
-from grapharc.crons.records import SORT_COLUMNS, CronFilter, CronRecord
+from grapharc.crons.records import CronFilter, CronRecord
 from grapharc.crons.schedule import end_time_of
 from grapharc.server import cron_clock
 from grapharc.server.api.context import ApiContext, api
@@ -32,10 +32,13 @@ from grapharc.server.api.guards import Caller, ReadableThread
 from grapharc.server.api.problems import ApiProblem
 from grapharc.server.api.runs import RunCreate
 from grapharc.server.auth import User
-from grapharc.session.records import Session, iso
+from grapharc.session.records import Session
 from grapharc.stores import offload
 
 router = APIRouter(tags=["crons"])
+CronSortBy = Literal["cron_id", "assistant_id", "thread_id", "created_at", "updated_at", "next_run_date",
+                     "end_time"]
+"""What a search may sort by (``grapharc.crons.records.SORT_COLUMNS``' keys, the SDK's ``CronSortBy``)."""
 Context = Annotated[ApiContext, Depends(api)]
 
 TIMING = ("schedule", "timezone", "end_time", "enabled", "on_run_completed")
@@ -70,7 +73,7 @@ class CronSearch(BaseModel):
     metadata: dict[str, Any] | None = None
     limit: int = Field(default=10, ge=0, le=1000)
     offset: int = Field(default=0, ge=0, le=10**9)
-    sort_by: Literal[tuple(SORT_COLUMNS)] = "created_at"  # type: ignore[valid-type]
+    sort_by: CronSortBy = "created_at"
     sort_order: Literal["asc", "desc"] = "desc"
     select: list[str] | None = None
 
@@ -100,12 +103,12 @@ class CronPatch(BaseModel):
 async def create_thread_cron(thread_id: str, body: ThreadCronCreate, ctx: Context,
                              user: Caller) -> dict[str, Any]:
     session = await offload.to_thread(ctx.manager.get, thread_id)
-    return shape(await _create(ctx, body, user, session))
+    return (await _create(ctx, body, user, session)).to_dict()
 
 
 @router.post("/runs/crons")
 async def create_cron(body: CronCreate, ctx: Context, user: Caller) -> dict[str, Any]:
-    return shape(await _create(ctx, body, user, None))
+    return (await _create(ctx, body, user, None)).to_dict()
 
 
 @router.post("/runs/crons/search")
@@ -117,7 +120,7 @@ async def search_crons(body: CronSearch, ctx: Context, user: Caller) -> list[dic
     where = _filter(user, body.assistant_id, body.thread_id, body.metadata, enabled=body.enabled)
     found = await offload.to_thread(partial(_store(ctx).search, where, limit=body.limit, offset=body.offset,
                                             sort_by=body.sort_by, descending=body.sort_order == "desc"))
-    shapes = [shape(cron) for cron in found]
+    shapes = [cron.to_dict() for cron in found]
     return [{name: s[name] for name in body.select} for s in shapes] if body.select else shapes
 
 
@@ -146,7 +149,7 @@ async def update_cron(cron_id: str, body: CronPatch, ctx: Context, user: Caller)
     now = cron_clock.now()
     made = await offload.to_thread(store.update, cron_id,
                                    lambda c: revised(c, {**changes, "payload": payload}, now))
-    return shape(made)
+    return made.to_dict()
 
 
 @router.delete("/runs/crons/{cron_id}", status_code=204)
@@ -206,11 +209,3 @@ def _store(ctx: ApiContext) -> CronStore:
                               "postgresql:)")
     return ctx.crons
 
-
-def shape(cron: CronRecord) -> dict[str, Any]:
-    """A schedule as the SDK reads a ``Cron``."""
-    return {"cron_id": cron.cron_id, "assistant_id": cron.assistant_id, "thread_id": cron.thread_id,
-            "on_run_completed": cron.on_run_completed, "end_time": iso(cron.end_time),
-            "schedule": cron.schedule, "timezone": cron.timezone, "created_at": iso(cron.created_at),
-            "updated_at": iso(cron.updated_at), "payload": cron.payload, "user_id": cron.user_id,
-            "next_run_date": iso(cron.next_run_at), "metadata": cron.metadata, "enabled": cron.enabled}
