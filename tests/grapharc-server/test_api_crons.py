@@ -67,9 +67,10 @@ def eventually(check: Callable[[], Any], what: str) -> Any:
     return found
 
 
-def cron_runs(url: str, thread_id: str, cron_id: str) -> list[dict[str, Any]]:
-    """The runs of ``thread_id`` that ``cron_id`` started, oldest first."""
-    runs = get_sync_client(url=url).runs.list(thread_id, limit=100)
+def cron_runs(url: str, thread_id: str, cron_id: str, headers: dict[str, str] | None = None
+              ) -> list[dict[str, Any]]:
+    """The runs of ``thread_id`` that ``cron_id`` started, oldest first (asked with ``headers``)."""
+    runs = get_sync_client(url=url, headers=headers).runs.list(thread_id, limit=100)
     return sorted((r for r in runs if r["metadata"].get("cron_id") == cron_id), key=lambda r: r["created_at"])
 
 
@@ -218,3 +219,53 @@ def test_a_schedule_added_on_the_command_line_is_fired_by_the_server(tmp_path: P
         set_clock(clock, time.time() + 2 * MINUTE)
         [run] = eventually(lambda: cron_runs(url, thread, cron["cron_id"]), "the CLI's schedule's run")
         assert run["metadata"]["cron_slot"] == cron["next_run_date"]
+
+
+def test_a_slot_on_a_thread_busy_under_reject_is_skipped_and_the_next_slot_runs(
+        tmp_path: Path, clock: Path) -> None:
+    release = tmp_path / "release"
+    with cron_server(tmp_path / "sessions", clock) as served:
+        url = served.url  # type: ignore[attr-defined]
+        client = get_sync_client(url=url)
+        thread = client.threads.create(graph_id="waiter")["thread_id"]
+        busy = client.runs.create(thread, "waiter", input={"release_file": str(release)})
+        cron = client.crons.create_for_thread(thread, "waiter", schedule="* * * * *",
+                                              input={"release_file": str(release)})  # reject, the default
+        set_clock(clock, START + MINUTE)
+        skipped = served.stderr_line_containing(f"cron {cron['cron_id']} did not start its run")
+        assert f"for {iso(START - 30 + MINUTE)}: thread {thread} is busy" in skipped
+        assert [r["run_id"] for r in client.runs.list(thread)] == [busy["run_id"]]
+        release.touch()
+        client.runs.join(thread, busy["run_id"])
+        set_clock(clock, START + 2 * MINUTE)
+        served.stderr_line_containing(f"cron {cron['cron_id']} started run")
+        [run] = cron_runs(url, thread, cron["cron_id"])
+        assert run["metadata"]["cron_slot"] == iso(START - 30 + 2 * MINUTE)
+
+
+def test_with_an_auth_file_schedules_are_their_creators_and_checked_against_their_grants(
+        tmp_path: Path, clock: Path) -> None:
+    from authz_setup import TOKENS, auth_file_text
+
+    auth = tmp_path / "auth.toml"
+    auth.write_text(auth_file_text(), encoding="utf-8")
+    with cron_server(tmp_path / "sessions", clock, "--auth-file", str(auth)) as served:
+        url = served.url  # type: ignore[attr-defined]
+
+        bearer = {name: {"Authorization": f"Bearer {TOKENS[name]}"} for name in ("alice", "dave")}
+        alice, dave = (get_sync_client(url=url, headers=bearer[name]) for name in ("alice", "dave"))
+        cron = alice.crons.create("credit-approval", schedule="* * * * *",
+                                  input={"application_id": "LN-2204"}, on_run_completed="keep")
+        assert cron["user_id"] == "alice"
+        assert dave.crons.search() == [] and dave.crons.count() == 0
+        assert refusal(lambda: dave.crons.delete(cron["cron_id"]))["status"] == 404
+        body = {"assistant_id": "waiter", "input": {}}
+        as_run = refusal(lambda: dave.http.post("/runs", json=body))
+        as_cron = refusal(lambda: dave.http.post("/runs/crons", json={**body, "schedule": "* * * * *"}))
+        assert as_cron["status"] == as_run["status"] == 403 and as_cron["detail"] == as_run["detail"]
+        set_clock(clock, START + MINUTE)
+        line = served.stderr_line_containing(f"cron {cron['cron_id']} started run")
+        thread = line.split(" on thread ")[1].split(" ")[0]
+        [run] = cron_runs(url, thread, cron["cron_id"], bearer["alice"])
+        assert run["metadata"]["created_by"] == "alice"
+        assert [c["cron_id"] for c in alice.crons.search()] == [cron["cron_id"]]

@@ -8,13 +8,12 @@ message. Each slot queues the run through the same call ``POST /threads/{id}/run
 ``POST /runs`` make (``runs.queue``, ``stateless.queue_on_new_thread``), as the schedule's creator,
 with ``cron_id`` and ``cron_slot`` added to its metadata. A thread-bound schedule's run follows its
 ``multitask_strategy`` on a thread busy with another run: ``reject`` (the default) refuses it (the
-slot is logged and skipped), ``enqueue`` queues it behind, ``interrupt`` and ``rollback`` cancel
+slot is skipped, which stderr says), ``enqueue`` queues it behind, ``interrupt`` and ``rollback`` cancel
 the run in flight.
 """
 
 from __future__ import annotations
 
-import logging
 from functools import partial
 from typing import Any
 
@@ -31,9 +30,8 @@ from grapharc.server.api.runs import RunCreate, check_input, queue
 from grapharc.server.api.stateless import StatelessRunCreate, queue_on_new_thread
 from grapharc.server.api.streaming import stream_modes
 from grapharc.server.auth import AuthConfig, User
+from grapharc.server.notices import notice
 from grapharc.session.records import Session, iso
-
-_log = logging.getLogger("grapharc.server")
 
 
 async def check_run(ctx: ApiContext, body: RunCreate, user: User | None, thread: Session | None) -> None:
@@ -79,8 +77,8 @@ def creator(auth: AuthConfig | None, cron: CronRecord) -> User | None:
 
 
 async def fire(ctx: ApiContext, auth: AuthConfig | None, cron: CronRecord, slot: float) -> None:
-    """Queue the run of ``cron``'s ``slot`` as run creation does; a refusal is logged, not raised
-    (the slot is spent either way: ``grapharc.server.api.cron_scheduler``)."""
+    """Queue the run of ``cron``'s ``slot`` as run creation does; the run, or the refusal (not
+    raised: the slot is spent either way, ``grapharc.server.api.cron_scheduler``), is a line on stderr."""
     try:
         user = creator(auth, cron)
         body = run_body(cron, slot)
@@ -89,10 +87,9 @@ async def fire(ctx: ApiContext, auth: AuthConfig | None, cron: CronRecord, slot:
         else:
             run = await queue(ctx, str(cron.thread_id), body, user)
     except (GraphARCError, ValueError) as exc:  # ValueError: pydantic's, a payload no longer valid
-        _log.warning("cron %s did not start its run for %s: %s", cron.cron_id, iso(slot), exc)
+        notice(f"cron {cron.cron_id} did not start its run for {iso(slot)}: {exc}")
         return
-    _log.info("cron %s started run %s on thread %s for %s", cron.cron_id, run.run_id, run.thread_id,
-              iso(slot))
+    notice(f"cron {cron.cron_id} started run {run.run_id} on thread {run.thread_id} for {iso(slot)}")
 
 
 def start_schedules(ctx: ApiContext, auth: AuthConfig | None) -> None:

@@ -8,8 +8,9 @@ slot, every other finds it moved. So a slot fires once however many processes se
 restarted server carries on from the stored next slot, and slots missed while no server ran are one
 catch-up run (the next slot is counted from now, not from the missed one), never a burst.
 
-A claimed slot whose run is then refused (its thread busy under ``reject``, deleted, its input no
-longer fitting the graph) is logged and not retried: the schedule waits for its next slot. A
+Each slot's run, or why it was refused, is a line on the server's stderr. A claimed slot whose run
+is then refused (its thread busy under ``reject``, deleted, its input no longer fitting the graph)
+is not retried: the schedule waits for its next slot. A
 process that dies between claiming a slot and queueing its run loses that slot's run (a slot
 fires at most once).
 """
@@ -65,6 +66,8 @@ class CronScheduler:
                 await self.tick()
             except GraphARCError as exc:  # the store failed this time (unreachable, locked): try again
                 _log.warning("the cron scheduler could not read its schedules: %s", exc)
+            except Exception:  # the loop outlives any one tick's surprise; the log has the details
+                _log.exception("the cron scheduler failed unexpectedly; trying again")
             await asyncio.sleep(self.poll)
 
     async def tick(self) -> list[tuple[CronRecord, float]]:
