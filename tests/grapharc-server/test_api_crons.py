@@ -129,6 +129,9 @@ def test_a_bad_expression_or_zone_is_a_422_naming_it(server: str) -> None:
     nowhere = refusal(lambda: client.crons.create(GRAPH, schedule="* * * * *", input={"customer": "a"},
                                                   timezone="Mars/Olympus"))
     assert nowhere["status"] == 422 and "'Mars/Olympus'" in nowhere["detail"]
+    no_thread = refusal(lambda: client.crons.create_for_thread("no-such-thread", GRAPH, schedule="* * * * *",
+                                                               input={"customer": "a"}))
+    assert no_thread["status"] == 404 and "'no-such-thread'" in no_thread["detail"]
     assert client.crons.search() == []
 
 

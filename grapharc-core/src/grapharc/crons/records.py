@@ -21,6 +21,8 @@ SORT_COLUMNS = {"cron_id": "cron_id", "assistant_id": "assistant_id", "thread_id
                 "end_time": "end_time"}
 """What a search may sort by (the SDK's names) and the column each is."""
 
+_ABSENT = object()
+
 CRON_ID, CRON_SLOT = "cron_id", "cron_slot"
 """The keys of a run's metadata naming the schedule that started it and the slot it fired for."""
 
@@ -65,11 +67,11 @@ class CronFilter:
     metadata: Mapping[str, Any] = field(default_factory=dict)
 
     def admits(self, cron: CronRecord) -> bool:
-        """Whether ``cron`` matches every condition."""
-        return all(cron.metadata.get(key, _ABSENT) == value for key, value in self.metadata.items())
-
-
-_ABSENT = object()
+        """Whether ``cron`` matches every condition (a store may test the columns in SQL first)."""
+        columns = ((self.assistant_id, cron.assistant_id), (self.thread_id, cron.thread_id),
+                   (self.enabled, cron.enabled), (self.user_id, cron.user_id))
+        return (all(asked is None or asked == kept for asked, kept in columns)
+                and all(cron.metadata.get(key, _ABSENT) == value for key, value in self.metadata.items()))
 
 COLUMNS = ("cron_id", "assistant_id", "thread_id", "schedule", "timezone", "payload", "metadata", "enabled",
            "end_time", "next_run_at", "created_at", "updated_at", "user_id", "on_run_completed")

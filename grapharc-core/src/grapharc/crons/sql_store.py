@@ -96,7 +96,8 @@ class SqlCronStore(SqlDialect, ABC):
             return bool(moved.rowcount == 1)
 
     def _matching(self, where: CronFilter, order: str) -> builtins.list[CronRecord]:
-        """Every schedule ``where`` admits, in ``order`` (an ORDER BY clause of known columns)."""
+        """Every schedule ``where`` admits, in ``order`` (an ORDER BY clause of known columns): its
+        columns tested in SQL, then its metadata here."""
         conditions, args = [], []
         for column, value in (("assistant_id", where.assistant_id), ("thread_id", where.thread_id),
                               ("enabled", where.enabled), ("user_id", where.user_id)):
