@@ -272,3 +272,15 @@ def test_with_an_auth_file_schedules_are_their_creators_and_checked_against_thei
         [run] = cron_runs(url, thread, cron["cron_id"], bearer["alice"])
         assert run["metadata"]["created_by"] == "alice"
         assert [c["cron_id"] for c in alice.crons.search()] == [cron["cron_id"]]
+
+
+def test_a_schedule_whose_thread_was_deleted_goes_at_its_next_slot(server: str, clock: Path) -> None:
+    client = get_sync_client(url=server)
+    thread = client.threads.create(graph_id=GRAPH)["thread_id"]
+    doomed = client.crons.create_for_thread(thread, GRAPH, schedule="* * * * *", input={"customer": "ada"})
+    kept = client.crons.create(GRAPH, schedule="0 0 1 1 *", input={"customer": "bo"})
+    assert {c["cron_id"] for c in client.crons.search()} == {doomed["cron_id"], kept["cron_id"]}
+    client.threads.delete(thread)
+    set_clock(clock, START + MINUTE)
+    eventually(lambda: [c["cron_id"] for c in client.crons.search()] == [kept["cron_id"]],
+               "the schedule of the deleted thread to go")

@@ -9,14 +9,16 @@ message. Each slot queues the run through the same call ``POST /threads/{id}/run
 with ``cron_id`` and ``cron_slot`` added to its metadata. A thread-bound schedule's run follows its
 ``multitask_strategy`` on a thread busy with another run: ``reject`` (the default) refuses it (the
 slot is skipped, which stderr says), ``enqueue`` queues it behind, ``interrupt`` and ``rollback`` cancel
-the run in flight.
+the run in flight. A thread-bound schedule whose thread was deleted is deleted at its next slot.
 """
 
 from __future__ import annotations
 
+import contextlib
 from functools import partial
 from typing import Any
 
+from grapharc.crons.errors import UnknownCronError
 from grapharc.crons.records import CRON_ID, CRON_SLOT, CronRecord
 from grapharc.errors import GraphARCError
 from grapharc.server.api import assistant_runs
@@ -31,7 +33,9 @@ from grapharc.server.api.stateless import StatelessRunCreate, queue_on_new_threa
 from grapharc.server.api.streaming import stream_modes
 from grapharc.server.auth import AuthConfig, User
 from grapharc.server.notices import notice
+from grapharc.session.errors import UnknownSessionError
 from grapharc.session.records import Session, iso
+from grapharc.stores import offload
 
 
 async def check_run(ctx: ApiContext, body: RunCreate, user: User | None, thread: Session | None) -> None:
@@ -86,10 +90,21 @@ async def fire(ctx: ApiContext, auth: AuthConfig | None, cron: CronRecord, slot:
             run = await queue_on_new_thread(ctx, body, user)
         else:
             run = await queue(ctx, str(cron.thread_id), body, user)
+    except UnknownSessionError:  # its thread was deleted: the schedule goes too, as on LangGraph's server
+        await offload.to_thread(_forget, ctx, cron)
+        notice(f"cron {cron.cron_id} is deleted: its thread {cron.thread_id} is gone")
+        return
     except (GraphARCError, ValueError) as exc:  # ValueError: pydantic's, a payload no longer valid
         notice(f"cron {cron.cron_id} did not start its run for {iso(slot)}: {exc}")
         return
     notice(f"cron {cron.cron_id} started run {run.run_id} on thread {run.thread_id} for {iso(slot)}")
+
+
+def _forget(ctx: ApiContext, cron: CronRecord) -> None:
+    """Delete ``cron`` (one another process deleted first is gone already)."""
+    if ctx.crons is not None:
+        with contextlib.suppress(UnknownCronError):
+            ctx.crons.delete(cron.cron_id)
 
 
 def start_schedules(ctx: ApiContext, auth: AuthConfig | None) -> None:
