@@ -111,6 +111,10 @@ def test_the_sync_client_schedules_a_thread_and_changes_its_schedule(server: str
     seen = (changed["schedule"], changed["enabled"], changed["payload"]["input"], changed["next_run_date"])
     assert seen == ("*/10 * * * *", False, {"customer": "bo"}, iso(START - 30 + 10 * MINUTE))
     assert client.crons.search(enabled=True) == [] and client.crons.count(thread_id=thread["thread_id"]) == 1
+    ended = client.crons.update(cron["cron_id"], enabled=True, end_time=datetime.fromtimestamp(START, UTC))
+    assert (ended["end_time"], ended["next_run_date"]) == (iso(START), None)  # no slot before its end
+    reopened = client.crons.update(cron["cron_id"], end_time=None)
+    assert (reopened["end_time"], reopened["next_run_date"]) == (None, iso(START - 30 + 10 * MINUTE))
     client.crons.delete(cron["cron_id"])
     assert client.crons.search() == []
 
