@@ -9,8 +9,8 @@
    queues each run in the shared run store as the server's route does and follows it with the
    server's own stream loop (``run_events``, its run worker never started), once woken by NOTIFY
    (the PostgreSQL session store's ``wait_for_change``) and once polling only (as for a store that
-   cannot tell: a read every ``streaming.POLL_SECONDS``). Reported: the delay from each node's
-   audit entry's write (its ``at``) to its receipt here, median and max.
+   cannot tell: a read every ``streaming.POLL_SECONDS``), ``--runs`` runs each. Reported: the
+   delay from each node's audit entry's write (its ``at``) to its receipt here, median and max.
 
 Needs a PostgreSQL server (trust auth); a scratch database is created and dropped. Every
 append must leave its events readable in the trace, each run must end in success on worker A,
@@ -18,7 +18,7 @@ and each stream must receive the end of every node of the chain, in order; other
 exits 1 and prints no figure.
 
     .venv/bin/python benchmarks/trace_sinks.py [--postgres postgresql://postgres@127.0.0.1:5432/postgres]
-        [--events 5000] [--pace 0.1] [--quick] [--json]
+        [--events 5000] [--pace 0.1] [--runs 5] [--quick] [--json]
 """
 
 from __future__ import annotations
@@ -98,10 +98,10 @@ def append_costs(uri: str, count: int) -> dict[str, float]:
     return figures
 
 
-def stream_delays(work: Path, uri: str, pace: float) -> dict[str, list[float]]:
+def stream_delays(work: Path, uri: str, pace: float, runs: int) -> dict[str, list[float]]:
     """Seconds from each node's audit entry, written by worker A (a ``grapharc serve`` of its
-    own), to its receipt by this process's stream of the run, once woken by NOTIFY and once
-    polling only."""
+    own), to its receipt by this process's stream of the run, over ``runs`` runs followed once
+    woken by NOTIFY and ``runs`` followed polling only."""
     upgrade_store(uri)  # once, before any worker starts, as the deploy guide says
     worker_a = launch_server(work, pace, uri)
     try:
@@ -109,22 +109,24 @@ def stream_delays(work: Path, uri: str, pace: float) -> dict[str, list[float]]:
         sys.path.insert(0, str(work))  # the chain's module launch_server wrote, to register it here too
         from bench_graphs import register  # type: ignore[import-not-found]
 
-        return {mode: follow_a_run(uri, register, notify=mode == "notify") for mode in MODES}
+        return {mode: follow_runs(uri, register, runs, notify=mode == "notify") for mode in MODES}
     finally:
         worker_a.send_signal(signal.SIGTERM)
         worker_a.wait(timeout=PATIENCE_SECONDS)
 
 
-def follow_a_run(uri: str, register: Registrar, notify: bool) -> list[float]:
-    """Queue a run of the chain in the shared run store, as the server's route does, and follow
-    it with the server's stream loop (``run_events``) while worker A executes it: this process's
-    own run worker is never started. Without ``notify`` the session store's NOTIFY is not
-    listened to, as for a store that cannot tell, so the stream reads again every poll."""
+def follow_runs(uri: str, register: Registrar, runs: int, notify: bool) -> list[float]:
+    """Queue ``runs`` runs of the chain in the shared run store, one after the other, as the
+    server's route does, and follow each with the server's stream loop (``run_events``) while
+    worker A executes it: this process's own run worker is never started. Without ``notify``
+    the session store's NOTIFY is not listened to, as for a store that cannot tell, so the
+    stream reads again every poll."""
     ctx = open_context(uri, [], registrars=[register])
     if not notify:
         ctx.manager.changes = None
 
     async def follow() -> list[float]:
+        """The delays of one run's node entries, once the run is checked to have ended well."""
         body = RunCreate(assistant_id=GRAPH, input={}, stream_mode="events", if_not_exists="create")
         run = await queue(ctx, str(uuid.uuid4()), body, None)
         delays, nodes = [], []
@@ -141,7 +143,7 @@ def follow_a_run(uri: str, register: Registrar, notify: bool) -> list[float]:
 
     async def follow_then_close() -> list[float]:
         try:
-            return await follow()
+            return [delay for _ in range(runs) for delay in await follow()]
         finally:
             await ctx.aclose()
 
@@ -172,18 +174,21 @@ def main() -> int:
     parser.add_argument("--postgres", default="postgresql://postgres@127.0.0.1:5432/postgres")
     parser.add_argument("--events", type=int, default=5000)
     parser.add_argument("--pace", type=float, default=0.1)
+    parser.add_argument("--runs", type=int, default=5, help="runs followed in each mode")
     parser.add_argument("--json", action="store_true")
-    parser.add_argument("--quick", action="store_true", help="200 events, nodes of 0.02 s")
+    parser.add_argument("--quick", action="store_true", help="200 events, one run of nodes of 0.02 s")
     args = parser.parse_args()
     if args.quick:
-        args.events, args.pace = 200, 0.02
+        args.events, args.pace, args.runs = 200, 0.02, 1
+    if args.events < 1 or args.pace < 0 or args.runs < 1:
+        parser.error("--events and --runs must be at least 1, --pace at least 0")
     uri = scratch_database(args.postgres)
     try:
         report: dict[str, Any] = {"events": args.events, **append_costs(uri, args.events)}
         report["postgres_append_ratio"] = report["postgres_append_us"] / report["file_append_us"]
         report["postgres_batch_ratio"] = report["postgres_batch_us"] / report["file_batch_us"]
         with tempfile.TemporaryDirectory(prefix="grapharc-sinks-") as work:
-            delays = stream_delays(Path(work), uri, args.pace)
+            delays = stream_delays(Path(work), uri, args.pace, args.runs)
         report.update({mode: summary(delays[mode]) for mode in MODES})
     finally:
         drop_database(args.postgres, uri)
