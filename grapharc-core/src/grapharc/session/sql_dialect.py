@@ -23,6 +23,8 @@ SIGN_IN_TABLES = ("sign_in_revoked", "sign_in_failures")
 """The session store's sign-in records (``grapharc.session.sql_sign_ins``), named the same way."""
 ASSISTANT_TABLES = ("assistants", "assistant_versions", "assistant_changes")
 """The assistant store's tables (``grapharc.assistants.sql_store``), named the same way."""
+WEBHOOK_TABLES = ("webhooks",)
+"""The webhook store's table (``grapharc.webhooks.sql_store``), named the same way."""
 
 
 class Row(Protocol):
@@ -53,7 +55,8 @@ class Connection(Protocol):
 @lru_cache(maxsize=512)
 def dialect_sql(sql: str, prefix: str, param: str) -> str:
     """``sql`` with ``{table}`` names prefixed and ``?`` parameters written as ``param``."""
-    names = {table: prefix + table for table in (*TABLES, *RUN_TABLES, *SIGN_IN_TABLES, *ASSISTANT_TABLES)}
+    names = {table: prefix + table for table in (*TABLES, *RUN_TABLES, *SIGN_IN_TABLES, *ASSISTANT_TABLES,
+                                                  *WEBHOOK_TABLES)}
     return sql.format_map(names).replace("?", param)
 
 

@@ -31,6 +31,7 @@ from grapharc.session.tables import (
     ddl,
 )
 from grapharc.stores.masking import masked
+from grapharc.webhooks.tables import WEBHOOK_TABLES
 
 PREFIX = "grapharc_"
 """What every GraphARC table's name starts with here, beside other applications' tables."""
@@ -94,10 +95,12 @@ CREATE TRIGGER grapharc_trace_notifies AFTER INSERT ON grapharc_trace_events REF
      "\n".join([*THREAD_METADATA.statements(POSTGRES), *NOT_BEFORE.statements(POSTGRES)]) + "\n"),
     (6, "the runs' live event logs", ddl(LIVE_LOG_TABLES, POSTGRES)),
     (7, "assistants created over the API, their versions and change log", ddl(ASSISTANT_TABLES, POSTGRES)),
+    (8, "run webhooks' delivery state", ddl(WEBHOOK_TABLES, POSTGRES)),
 )
 """Each migration: its version, what it adds, its SQL. The session tables (1), the run table (3),
 the thread owners with the sign-in records (4), the threads' metadata with the runs' not-before
-times (5), the runs' live event logs (6) and the assistants created over the API (7) are core's
+times (5), the runs' live event logs (6), the assistants created over the API (7) and the run
+webhooks' deliveries (8) are core's
 descriptions; the trace events and the notifications (2) are PostgreSQL's alone."""
 
 CHANNELS = ("grapharc_audit", "grapharc_trace")

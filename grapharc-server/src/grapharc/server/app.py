@@ -53,6 +53,7 @@ def create_app(*, sessions: str | None = None, auth: AuthConfig | None = None,
                 api.progress.relay = siblings.tell
                 siblings.listen(loop, api.progress.wake)
             api.worker.start()
+            api.webhooks.start()
         elif inbox:
             app.state.sessions = await offload.to_thread(Sessions.open, str(sessions))
         yield

@@ -23,10 +23,12 @@ from grapharc.runtime.budget import Budget
 from grapharc.server.api.budgets import run_budget
 from grapharc.server.api.problems import ApiProblem
 from grapharc.server.api.progress import Progress
+from grapharc.server.api.webhooks import Webhooks, open_webhooks
 from grapharc.server.api.worker import STATELESS_GRACE_SECONDS, RunWorker
 from grapharc.server.auth import AuthConfig, User
 from grapharc.server.errors import BearerRefused
 from grapharc.server.service.sessions import Sessions
+from grapharc.server.webhooks.settings import WebhookSettings
 from grapharc.session.lease import Lease
 from grapharc.session.manager import DEFAULT_LEASE_SECONDS, SessionManager
 from grapharc.stores import offload
@@ -79,14 +81,17 @@ def _register(spec: str, register: Registrar, manager: SessionManager) -> None:
 class ApiContext:
     """The session manager every route drives (and the inbox reads through, as ``sessions``), the
     durable run store its runs are queued in, this process's worker over that queue, the ceiling
-    on every run's budget (``--max-*``), and the assistant store beside the sessions."""
+    on every run's budget (``--max-*``), the assistant store beside the sessions, and the runs'
+    webhooks (``webhook_settings``: the operator's secret, egress rule and delivery bounds)."""
 
     manager: SessionManager
     runs: RunStore
     ceiling: Budget = field(default_factory=Budget)
     progress: Progress = field(default_factory=Progress)
     stateless_grace: float = STATELESS_GRACE_SECONDS
+    webhook_settings: WebhookSettings = field(default_factory=WebhookSettings)
     worker: RunWorker = field(init=False)
+    webhooks: Webhooks = field(init=False)
     sessions: Sessions = field(init=False)
     assistants: AssistantStore = field(init=False)
 
@@ -94,6 +99,8 @@ class ApiContext:
         self.assistants = open_assistants(self.manager.location)
         self.worker = RunWorker(self.manager, self.runs, self.progress, stateless_grace=self.stateless_grace)
         self.sessions = Sessions(self.manager)
+        self.webhooks = open_webhooks(self.manager.location, self.runs, self.webhook_settings,
+                                      self.worker.name, self.manager.clock)
 
     def graph_names(self) -> list[str]:
         """The names of the registered graphs, sorted."""
@@ -105,8 +112,9 @@ class ApiContext:
         await self.worker.hand_over(lease, graph, after_seq, run_budget(None, self.ceiling))
 
     async def aclose(self) -> None:
-        """Stop the worker, then close the run and assistant stores and the sessions."""
+        """Stop the worker and the webhooks' sender, then close the stores and the sessions."""
         await self.worker.stop()
+        await self.webhooks.aclose()
         await offload.to_thread(self.runs.close)
         await offload.to_thread(self.assistants.close)
         await self.sessions.aclose()
@@ -115,12 +123,13 @@ class ApiContext:
 def open_context(sessions: str, registries: list[str], ceiling: Budget | None = None,
                  registrars: Sequence[Registrar] = (), *,
                  lease_seconds: float = DEFAULT_LEASE_SECONDS,
-                 stateless_grace: float = STATELESS_GRACE_SECONDS) -> ApiContext:
+                 stateless_grace: float = STATELESS_GRACE_SECONDS,
+                 webhooks: WebhookSettings | None = None) -> ApiContext:
     """Open the sessions and the run store at ``sessions`` and register every graph the
     ``registries`` (by name) and the ``registrars`` (already loaded, e.g. the governed assistant)
     register; every run is held to ``ceiling``, every thread leased for ``lease_seconds`` (a dead
     worker's runs are taken over once that long has passed), every stateless run's thread deleted
-    ``stateless_grace`` seconds after the run ends."""
+    ``stateless_grace`` seconds after the run ends, every webhook sent as ``webhooks`` says."""
     manager = SessionManager(sessions, lease_seconds=lease_seconds)
     try:
         for spec in registries:
@@ -137,7 +146,8 @@ def open_context(sessions: str, registries: list[str], ceiling: Budget | None = 
         manager.close()
         raise
     try:
-        return ApiContext(manager, runs, ceiling=ceiling or Budget(), stateless_grace=stateless_grace)
+        return ApiContext(manager, runs, ceiling=ceiling or Budget(), stateless_grace=stateless_grace,
+                          webhook_settings=webhooks or WebhookSettings())
     except BaseException:
         runs.close()
         manager.close()
