@@ -87,7 +87,7 @@ def receiving() -> Iterator[Receiver]:
     receiver = Receiver()
 
     class Handler(BaseHTTPRequestHandler):
-        def do_POST(self) -> None:  # noqa: N802 -- http.server's name
+        def do_POST(self) -> None:
             body = self.rfile.read(int(self.headers.get("Content-Length", 0)))
             answer = receiver._next_answer(self.path)
             if answer == HANG:
