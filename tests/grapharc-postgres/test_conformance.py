@@ -1,4 +1,4 @@
-"""The session-store, run-store, assistant-store and checkpointer kits from core, unchanged, against
+"""The session-store, run-store, assistant-store, webhook-store and checkpointer kits from core, unchanged, against
 ``postgresql://`` stores opened through the store hook (LangGraph's own checkpoint conformance
 suite included)."""
 
@@ -13,11 +13,13 @@ from grapharc.postgres.assistants import PostgresAssistantStore
 from grapharc.postgres.checkpoints import PostgresCheckpoints
 from grapharc.postgres.runs import PostgresRunStore
 from grapharc.postgres.sessions import PostgresSessionStore
+from grapharc.postgres.webhooks import PostgresWebhookStore
 from grapharc.stores import open_store
 from grapharc.testing.assistant_store_kit import AssistantStoreConformance
 from grapharc.testing.checkpointer_kit import CheckpointerConformance
 from grapharc.testing.run_store_kit import RunStoreConformance
 from grapharc.testing.session_store_kit import SessionStoreConformance
+from grapharc.testing.webhook_store_kit import WebhookStoreConformance
 
 
 class _FreshDatabase:
@@ -59,3 +61,13 @@ class TestPostgresAssistantStoreConformance(_FreshDatabase, AssistantStoreConfor
 
     def make_store(self, tmp_path: Path) -> PostgresAssistantStore:
         return open_store(self.uri, kind="assistants")
+
+
+class TestPostgresWebhookStoreConformance(_FreshDatabase, WebhookStoreConformance):
+    durable = True
+
+    def make_store(self, tmp_path: Path) -> PostgresWebhookStore:
+        return open_store(self.uri, kind="webhooks")
+
+    def make_run_store(self, tmp_path: Path) -> PostgresRunStore:
+        return open_store(self.uri, kind="runs")
