@@ -1,6 +1,6 @@
-"""The session-store, run-store, assistant-store, webhook-store and checkpointer kits from core, unchanged, against
-``postgresql://`` stores opened through the store hook (LangGraph's own checkpoint conformance
-suite included)."""
+"""The session-store, run-store, assistant-store, webhook-store and checkpointer kits from core,
+unchanged, against ``postgresql://`` stores opened through the store hook (LangGraph's own
+checkpoint conformance suite included)."""
 
 from __future__ import annotations
 
