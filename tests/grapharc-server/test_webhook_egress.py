@@ -5,6 +5,7 @@ that was checked, so a DNS answer that changes afterwards (rebinding) cannot red
 from __future__ import annotations
 
 import asyncio
+import re
 import socket
 from typing import Any
 
@@ -46,10 +47,10 @@ def test_loopback_is_allowed_by_default(url: str) -> None:
 @pytest.mark.parametrize(("url", "outside"), [("http://10.0.0.1/h", "10.0.0.1"),
                                               ("http://169.254.169.254/latest", "169.254.169.254"),
                                               ("http://[::ffff:10.0.0.1]/h", "10.0.0.1"),
-                                              ("http://0.0.0.0:8000/", "0.0.0.0")])  # noqa: S104 -- a refused URL
+                                              ("http://0.0.0.0:8000/", "0.0.0.0")])
 def test_anything_else_is_refused_by_default_naming_the_rule(url: str, outside: str) -> None:
-    with pytest.raises(WebhookRefusedError, match=f"resolves to {outside}, outside the addresses webhooks "
-                                                  r"may reach \(loopback addresses only, the default\)"):
+    said = f"resolves to {outside}, outside the addresses webhooks may reach (loopback addresses only, the default)"
+    with pytest.raises(WebhookRefusedError, match=re.escape(said)):
         EgressRule().target(url)
 
 
@@ -57,20 +58,20 @@ def test_allowed_networks_replace_the_default() -> None:
     rule = EgressRule.of(["10.0.0.0/8", "192.0.2.7"])
     assert str(rule.target("http://10.1.2.3/h").address) == "10.1.2.3"
     assert str(rule.target("http://192.0.2.7/h").address) == "192.0.2.7"
-    with pytest.raises(WebhookRefusedError, match=r"only 10.0.0.0/8, 192.0.2.7 \(--webhook-allow\)"):
+    with pytest.raises(WebhookRefusedError, match=r"only 10\.0\.0\.0/8, 192\.0\.2\.7 \(--webhook-allow\)"):
         rule.target("http://127.0.0.1/h")
 
 
 def test_a_host_allowed_by_name_may_resolve_anywhere(monkeypatch: pytest.MonkeyPatch) -> None:
     answering(monkeypatch, "hooks.internal", ["10.9.9.9"])
     assert str(EgressRule.of(["hooks.internal"]).target("https://hooks.internal/h").address) == "10.9.9.9"
-    with pytest.raises(WebhookRefusedError, match="hooks.internal resolves to 10.9.9.9"):
+    with pytest.raises(WebhookRefusedError, match=r"hooks\.internal resolves to 10\.9\.9\.9"):
         EgressRule().target("https://hooks.internal/h")
 
 
 def test_every_address_a_host_resolves_to_must_be_allowed(monkeypatch: pytest.MonkeyPatch) -> None:
     answering(monkeypatch, "split.test", ["127.0.0.1", "10.0.0.5"])
-    with pytest.raises(WebhookRefusedError, match="split.test resolves to 10.0.0.5, outside"):
+    with pytest.raises(WebhookRefusedError, match=r"split\.test resolves to 10\.0\.0\.5, outside"):
         EgressRule().target("http://split.test/h")
 
 
@@ -79,7 +80,7 @@ def test_a_host_that_does_not_resolve_is_refused_by_name(monkeypatch: pytest.Mon
         raise socket.gaierror(socket.EAI_NONAME, "Name or service not known")
 
     monkeypatch.setattr(socket, "getaddrinfo", fails)
-    with pytest.raises(WebhookRefusedError, match="its host nowhere.invalid does not resolve"):
+    with pytest.raises(WebhookRefusedError, match=r"its host nowhere\.invalid does not resolve"):
         EgressRule().target("http://nowhere.invalid/h")
 
 
