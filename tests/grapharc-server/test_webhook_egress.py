@@ -49,7 +49,8 @@ def test_loopback_is_allowed_by_default(url: str) -> None:
                                               ("http://[::ffff:10.0.0.1]/h", "10.0.0.1"),
                                               ("http://0.0.0.0:8000/", "0.0.0.0")])
 def test_anything_else_is_refused_by_default_naming_the_rule(url: str, outside: str) -> None:
-    said = f"resolves to {outside}, outside the addresses webhooks may reach (loopback addresses only, the default)"
+    said = f"resolves to {outside}, outside the addresses webhooks may reach (loopback addresses only, the " \
+           "default)"
     with pytest.raises(WebhookRefusedError, match=re.escape(said)):
         EgressRule().target(url)
 
