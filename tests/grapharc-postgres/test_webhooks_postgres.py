@@ -35,7 +35,8 @@ def receiver() -> Iterator[Receiver]:
 def test_a_hook_pending_when_the_server_is_killed_arrives_once_after_a_restart(
         postgres_uri: str, receiver: Receiver, monkeypatch: pytest.MonkeyPatch) -> None:
     beside(monkeypatch)
-    a_hook_pending_at_a_kill_arrives_once_after_restart(receiver, lambda: hook_server(postgres_uri))
+    a_hook_pending_at_a_kill_arrives_once_after_restart(receiver, postgres_uri,
+                                                        lambda: hook_server(postgres_uri))
 
 
 def test_of_two_workers_exactly_one_sends_each_hook(postgres_uri: str, receiver: Receiver,

@@ -206,8 +206,8 @@ def test_unsigned_without_a_secret_and_the_server_says_so(tmp_path: Path, receiv
 def test_a_hook_pending_when_the_server_is_killed_arrives_once_after_a_restart(
         tmp_path: Path, receiver: Receiver, monkeypatch: pytest.MonkeyPatch) -> None:
     beside(monkeypatch)
-    a_hook_pending_at_a_kill_arrives_once_after_restart(receiver,
-                                                        lambda: hook_server(str(tmp_path / "sessions")))
+    sessions = str(tmp_path / "sessions")
+    a_hook_pending_at_a_kill_arrives_once_after_restart(receiver, sessions, lambda: hook_server(sessions))
 
 
 @pytest.mark.parametrize(("options", "says"), [

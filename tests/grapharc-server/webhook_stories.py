@@ -13,7 +13,10 @@ from typing import Any
 
 from langgraph_sdk import get_client
 from server_process import ServerProcess, grapharc_serve
-from webhook_receiver import Receiver
+from webhook_receiver import Receiver, wait_until
+
+from grapharc.stores import open_store, store_uri
+from grapharc.webhooks.records import DELIVERED
 
 HERE = Path(__file__).resolve().parent
 FAILING = "failing"
@@ -49,10 +52,11 @@ def a_marker_arrives(url: str, receiver: Receiver, path: str) -> None:
 
 
 def a_hook_pending_at_a_kill_arrives_once_after_restart(
-        receiver: Receiver, start: Callable[[], AbstractContextManager[ServerProcess]]) -> None:
-    """The receiver answers 500 while the run's server is SIGKILLed after the run ended; restarted,
-    the server delivers the hook once the receiver takes it, and neither it nor a second restart
-    sends the delivered hook again."""
+        receiver: Receiver, sessions: str,
+        start: Callable[[], AbstractContextManager[ServerProcess]]) -> None:
+    """The receiver answers 500 while the run's server (over ``sessions``) is SIGKILLed after the
+    run ended; restarted, the server delivers the hook once the receiver takes it and records it
+    delivered, and neither it nor a second restart sends the delivered hook again."""
     receiver.answer("/kept", then=500)
     with start() as first:
         url = first.json_announcement()["url"]
@@ -65,6 +69,7 @@ def a_hook_pending_at_a_kill_arrives_once_after_restart(
         url = second.json_announcement()["url"]
         taken = receiver.wait_for("/kept", answered=200)
         assert taken[0].json()["run_id"] == run["run_id"] and taken[0].json()["status"] == "success"
+        recorded_delivered(sessions, run["run_id"])
         a_marker_arrives(url, receiver, "/after-first-restart")
         second.send(signal.SIGKILL)
         second.wait()
@@ -75,6 +80,16 @@ def a_hook_pending_at_a_kill_arrives_once_after_restart(
     assert hits[-1].answered == 200  # nothing was sent after the receiver took it
     assert {hit.headers["X-GraphARC-Delivery"] for hit in hits} == {run["run_id"]}
     assert len({hit.body for hit in hits}) == 1  # every attempt sent the same record
+
+
+def recorded_delivered(sessions: str, run_id: str) -> None:
+    """Wait until the webhook store at ``sessions`` records run ``run_id``'s hook delivered."""
+    store = open_store(store_uri(sessions, "webhooks"), kind="webhooks")
+    try:
+        wait_until(lambda: (found := store.get(run_id)) is not None and found.status == DELIVERED,
+                   f"the hook of run {run_id} to be recorded delivered")
+    finally:
+        store.close()
 
 
 def beside(monkeypatch: Any) -> None:
