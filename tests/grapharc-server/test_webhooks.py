@@ -192,6 +192,22 @@ def test_a_refused_url_is_a_422_naming_the_rule_and_queues_nothing(signed: str, 
         assert http.get(f"{signed}/threads/{thread}/runs").json() == []
 
 
+def test_a_batch_with_one_refused_webhook_queues_none_of_its_runs(signed: str, receiver: Receiver) -> None:
+    async def story() -> None:
+        client = get_client(url=signed)
+        runs = [{"assistant_id": FAILING, "input": {"fail": False}, "webhook": receiver.url("/batch")},
+                {"assistant_id": FAILING, "input": {"fail": False}, "webhook": "http://10.20.30.40/hook"}]
+        with pytest.raises(httpx.HTTPStatusError) as refused:
+            await client.runs.create_batch(runs)
+        assert refused.value.response.status_code == 422
+        assert "refused by the egress rule" in refused.value.response.json()["detail"]
+        [queued] = await client.runs.create_batch(runs[:1])
+        assert receiver.wait_for("/batch")[0].json()["run_id"] == queued["run_id"]
+
+    asyncio.run(story())
+    assert len(receiver.at("/batch")) == 1
+
+
 def test_unsigned_without_a_secret_and_the_server_says_so(tmp_path: Path, receiver: Receiver,
                                                           monkeypatch: pytest.MonkeyPatch) -> None:
     beside(monkeypatch)
