@@ -4,7 +4,7 @@ A URL is checked where it is given (a run refused with 422 naming the rule) and 
 attempt. Its host is resolved and every address it resolves to must lie in an allowed network
 (or the host be allowed by name), and the attempt then connects to the address that was checked,
 so a DNS answer that changes between the check and the connection (DNS rebinding) cannot send the
-request anywhere else.
+request anywhere else (and no proxy the environment names is used: it would connect instead).
 """
 
 from __future__ import annotations

@@ -98,6 +98,9 @@ class WebhookSender:
             await offload.to_thread(self._record, delivery, outcome)
         except GraphARCError as exc:  # the store failed: the claim runs out and the attempt is made again
             _log.warning("webhooks %s: run %s: %s", self.name, delivery.run_id, exc)
+        except Exception:  # a task's surprise would otherwise go unseen; its claim runs out as above
+            _log.exception("webhooks %s: run %s: unexpected failure; its claim will run out and the attempt "
+                           "be made again", self.name, delivery.run_id)
 
     def _fixed_body(self, delivery: Delivery) -> str | None:
         """The run's record as JSON, kept as the body of every attempt; None (the delivery failed)
