@@ -11,7 +11,9 @@ import asyncio
 import hashlib
 import hmac
 import json
+import sqlite3
 from collections.abc import Iterator
+from contextlib import closing
 from pathlib import Path
 from typing import Any
 
@@ -192,20 +194,30 @@ def test_a_refused_url_is_a_422_naming_the_rule_and_queues_nothing(signed: str, 
         assert http.get(f"{signed}/threads/{thread}/runs").json() == []
 
 
-def test_a_batch_with_one_refused_webhook_queues_none_of_its_runs(signed: str, receiver: Receiver) -> None:
+def test_a_batch_with_one_refused_webhook_queues_none_of_its_runs(signed_server: tuple[str, Path],
+                                                                  receiver: Receiver) -> None:
+    url, sessions = signed_server
+    runs = [{"assistant_id": FAILING, "input": {"fail": False}, "webhook": receiver.url("/batch")},
+            {"assistant_id": FAILING, "input": {"fail": False}, "webhook": "http://10.20.30.40/hook"}]
+
     async def story() -> None:
-        client = get_client(url=signed)
-        runs = [{"assistant_id": FAILING, "input": {"fail": False}, "webhook": receiver.url("/batch")},
-                {"assistant_id": FAILING, "input": {"fail": False}, "webhook": "http://10.20.30.40/hook"}]
+        client = get_client(url=url)
         with pytest.raises(httpx.HTTPStatusError) as refused:
             await client.runs.create_batch(runs)
         assert refused.value.response.status_code == 422
         assert "refused by the egress rule" in refused.value.response.json()["detail"]
+        assert deliveries_to(sessions, receiver.url("/batch")) == 0  # recorded before a run is queued
         [queued] = await client.runs.create_batch(runs[:1])
         assert receiver.wait_for("/batch")[0].json()["run_id"] == queued["run_id"]
 
     asyncio.run(story())
-    assert len(receiver.at("/batch")) == 1
+    assert deliveries_to(sessions, receiver.url("/batch")) == 1
+
+
+def deliveries_to(sessions: Path, url: str) -> int:
+    """How many deliveries to ``url`` the SQLite store at ``sessions`` keeps."""
+    with closing(sqlite3.connect(sessions / "runs.db")) as conn:
+        return int(conn.execute("SELECT COUNT(*) FROM webhooks WHERE url = ?", (url,)).fetchone()[0])
 
 
 def test_unsigned_without_a_secret_and_the_server_says_so(tmp_path: Path, receiver: Receiver,
