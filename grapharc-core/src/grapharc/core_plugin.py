@@ -74,6 +74,9 @@ def register_stores(register: RegisterStore) -> None:
                        factory="grapharc.sqlite.assistants:open_assistant_store",
                        description="assistants created over the API, their versions and change log, "
                                    "in DIR/runs.db or one file", local_default=True))
+    register(StoreInfo(scheme="sqlite", kinds=frozenset({"crons"}),
+                       factory="grapharc.sqlite.crons:open_cron_store",
+                       description="cron schedules of runs in DIR/runs.db or one file", local_default=True))
     register(StoreInfo(scheme="sqlite", kinds=frozenset({"webhooks"}),
                        factory="grapharc.sqlite.webhooks:open_webhook_store",
                        description="run webhooks' delivery state, beside the runs in DIR/runs.db or one file",

@@ -1,7 +1,7 @@
 """The webhook store's table, described as :mod:`grapharc.session.tables` describes the session tables.
 
 Core's SQLite store renders it (``webhooks_schema`` 1, in the run store's file, beside the runs it
-joins) and grapharc-postgres's migration 8 does in PostgreSQL.
+joins) and grapharc-postgres's migration 9 does in PostgreSQL.
 """
 
 from __future__ import annotations

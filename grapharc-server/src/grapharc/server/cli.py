@@ -298,6 +298,9 @@ def close_checked(api: ApiContext | None) -> None:
     """Close what ``open_context`` opened to check it (the supervisor keeps no store open)."""
     if api is not None:
         api.runs.close()
+        api.assistants.close()
+        if api.crons is not None:
+            api.crons.close()
         if api.webhooks.store is not None:
             api.webhooks.store.close()
         api.manager.close()
