@@ -110,7 +110,8 @@ class ApiContext:
         self.worker = RunWorker(self.manager, self.runs, self.progress, stateless_grace=self.stateless_grace)
         self.sessions = Sessions(self.manager)
         self.webhooks = open_webhooks(self.manager.location, self.runs, self.webhook_settings,
-                                      self.worker.name, self.manager.clock)
+                                      self.worker.name, self.manager.clock,
+                                      kept=serves(self.manager.location, "webhooks"))
 
     def graph_names(self) -> list[str]:
         """The names of the registered graphs, sorted."""

@@ -22,7 +22,7 @@ from grapharc.server.webhooks.sender import WebhookSender
 from grapharc.server.webhooks.settings import WebhookSettings
 from grapharc.stores import offload
 from grapharc.stores.masking import masked
-from grapharc.stores.uris import known_schemes, open_store, split_uri, store_uri
+from grapharc.stores.uris import open_store, store_uri
 from grapharc.webhooks.contracts import WebhookStore
 from grapharc.webhooks.errors import WebhookStoreError
 from grapharc.webhooks.records import Delivery
@@ -81,13 +81,12 @@ class Webhooks:
 
 
 def open_webhooks(sessions: str | os.PathLike[str], runs: RunStore, settings: WebhookSettings,
-                  name: str, clock: Callable[[], float]) -> Webhooks:
+                  name: str, clock: Callable[[], float], *, kept: bool) -> Webhooks:
     """The webhooks of the sessions at ``sessions`` (their store beside the run store); none kept
-    when their scheme's plugin registers no webhook store."""
-    uri = store_uri(sessions, "webhooks")
-    if "webhooks" not in known_schemes().get(split_uri(uri)[0], ()):
+    unless ``kept`` (their scheme's plugin registers a webhook store)."""
+    if not kept:
         return Webhooks(None, runs, settings, name, clock)
-    store = open_store(uri, kind="webhooks")
+    store = open_store(store_uri(sessions, "webhooks"), kind="webhooks")
     if not isinstance(store, WebhookStore):
         raise WebhookStoreError(f"the webhooks store for {masked(str(sessions))} is "
                                 f"{type(store).__name__!r}, not a WebhookStore",
