@@ -220,6 +220,24 @@ def deliveries_to(sessions: Path, url: str) -> int:
         return int(conn.execute("SELECT COUNT(*) FROM webhooks WHERE url = ?", (url,)).fetchone()[0])
 
 
+def test_a_schedule_whose_webhook_the_rule_refuses_is_refused_when_it_is_made(signed: str,
+                                                                             receiver: Receiver) -> None:
+    async def story() -> None:
+        client = get_client(url=signed)
+        with pytest.raises(httpx.HTTPStatusError) as refused:
+            await client.crons.create(FAILING, schedule="0 9 * * *", input={"fail": False},
+                                      webhook="http://10.20.30.40/hook")
+        assert refused.value.response.status_code == 422
+        assert "refused by the egress rule" in refused.value.response.json()["detail"]
+        assert await client.crons.search(assistant_id=FAILING) == []
+        kept = await client.crons.create(FAILING, schedule="0 9 * * *", input={"fail": False},
+                                         webhook=receiver.url("/cron"))
+        assert kept["payload"]["webhook"] == receiver.url("/cron")
+        await client.crons.delete(kept["cron_id"])
+
+    asyncio.run(story())
+
+
 def test_unsigned_without_a_secret_and_the_server_says_so(tmp_path: Path, receiver: Receiver,
                                                           monkeypatch: pytest.MonkeyPatch) -> None:
     beside(monkeypatch)
