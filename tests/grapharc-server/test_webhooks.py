@@ -249,6 +249,18 @@ def test_unsigned_without_a_secret_and_the_server_says_so(tmp_path: Path, receiv
     assert "X-GraphARC-Signature" not in hook.headers and hook.headers["X-GraphARC-Timestamp"]
 
 
+def test_a_hook_is_given_up_once_its_attempts_are_used(tmp_path: Path, receiver: Receiver,
+                                                       monkeypatch: pytest.MonkeyPatch) -> None:
+    beside(monkeypatch)
+    receiver.answer("/down", then=503)
+    with hook_server(str(tmp_path / "sessions"), "--webhook-attempts", "2") as server:
+        run = create_run(server.json_announcement()["url"], receiver.url("/down"))
+        delivery = delivery_once_settled(tmp_path / "sessions", run["run_id"])
+    assert (delivery.status, delivery.attempts) == (FAILED, 2)
+    assert delivery.last_error == "the receiver answered 503 Service Unavailable (attempt 2)"
+    assert [hit.answered for hit in receiver.at("/down")] == [503, 503]
+
+
 def test_a_hook_pending_when_the_server_is_killed_arrives_once_after_a_restart(
         tmp_path: Path, receiver: Receiver, monkeypatch: pytest.MonkeyPatch) -> None:
     beside(monkeypatch)
