@@ -1,6 +1,6 @@
-"""The session-store, run-store, assistant-store and checkpointer kits from core, unchanged, against
-``postgresql://`` stores opened through the store hook (LangGraph's own checkpoint conformance
-suite included)."""
+"""The session-store, run-store, assistant-store, webhook-store and checkpointer kits from core,
+unchanged, against ``postgresql://`` stores opened through the store hook (LangGraph's own
+checkpoint conformance suite included)."""
 
 from __future__ import annotations
 
@@ -14,12 +14,14 @@ from grapharc.postgres.checkpoints import PostgresCheckpoints
 from grapharc.postgres.crons import PostgresCronStore
 from grapharc.postgres.runs import PostgresRunStore
 from grapharc.postgres.sessions import PostgresSessionStore
+from grapharc.postgres.webhooks import PostgresWebhookStore
 from grapharc.stores import open_store
 from grapharc.testing.assistant_store_kit import AssistantStoreConformance
 from grapharc.testing.checkpointer_kit import CheckpointerConformance
 from grapharc.testing.cron_store_kit import CronStoreConformance
 from grapharc.testing.run_store_kit import RunStoreConformance
 from grapharc.testing.session_store_kit import SessionStoreConformance
+from grapharc.testing.webhook_store_kit import WebhookStoreConformance
 
 
 class _FreshDatabase:
@@ -68,3 +70,13 @@ class TestPostgresCronStoreConformance(_FreshDatabase, CronStoreConformance):
 
     def make_store(self, tmp_path: Path) -> PostgresCronStore:
         return open_store(self.uri, kind="crons")
+
+
+class TestPostgresWebhookStoreConformance(_FreshDatabase, WebhookStoreConformance):
+    durable = True
+
+    def make_store(self, tmp_path: Path) -> PostgresWebhookStore:
+        return open_store(self.uri, kind="webhooks")
+
+    def make_run_store(self, tmp_path: Path) -> PostgresRunStore:
+        return open_store(self.uri, kind="runs")

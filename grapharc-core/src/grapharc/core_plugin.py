@@ -77,6 +77,10 @@ def register_stores(register: RegisterStore) -> None:
     register(StoreInfo(scheme="sqlite", kinds=frozenset({"crons"}),
                        factory="grapharc.sqlite.crons:open_cron_store",
                        description="cron schedules of runs in DIR/runs.db or one file", local_default=True))
+    register(StoreInfo(scheme="sqlite", kinds=frozenset({"webhooks"}),
+                       factory="grapharc.sqlite.webhooks:open_webhook_store",
+                       description="run webhooks' delivery state, beside the runs in DIR/runs.db or one file",
+                       local_default=True))
 
 
 @hookimpl

@@ -67,6 +67,34 @@ def _host_names(value: Any) -> tuple[str, ...]:
     return tuple(dict.fromkeys(names))
 
 
+def _egress_entries(value: Any) -> tuple[str, ...]:
+    """Where run webhooks may go: IP addresses, CIDR networks and host names, as a list or one
+    string separated by commas (as an environment variable carries them)."""
+    items = value.split(",") if isinstance(value, str) else value
+    if not isinstance(items, list | tuple) or not items:
+        raise ValueError("must be a list of addresses, networks or host names")
+    entries = [item.strip().lower().removeprefix("[").removesuffix("]") if isinstance(item, str) else ""
+               for item in items]
+    for entry in entries:
+        try:
+            ipaddress.ip_network(entry, strict=False)
+        except ValueError:
+            if not _is_host_name(entry):
+                raise ValueError(f"{entry!r} is neither an IP address, a CIDR network (like 10.0.0.0/8) "
+                                 "nor a host name") from None
+    return tuple(dict.fromkeys(entries))
+
+
+_ENV_NAME = re.compile(r"[A-Za-z_][A-Za-z0-9_]{0,254}")
+
+
+def _env_name(value: Any) -> str:
+    """The name of an environment variable (not its value: a secret stays out of files and flags)."""
+    if not isinstance(value, str) or _ENV_NAME.fullmatch(value.strip()) is None:
+        raise ValueError("must be the name of an environment variable, like GRAPHARC_WEBHOOK_SECRET")
+    return value.strip()
+
+
 @dataclass(frozen=True)
 class Key:
     """One setting: how to parse it, whether it is a path (and whether a store URI may stand for
@@ -110,6 +138,10 @@ KEYS: dict[str, Key] = {
     "max_concurrency": Key(Count(1, 10**6)),
     "allowed_hosts": Key(_host_names, help="host names serve answers to besides localhost, 127.0.0.1 and "
                                             "[::1], and whose pages may post to it (--allowed-host)"),
+    "webhook_allow": Key(_egress_entries, help="addresses, CIDR networks and host names run webhooks may "
+                                               "reach; without it, loopback only (--webhook-allow)"),
+    "webhook_secret_env": Key(_env_name, help="environment variable whose value signs run webhooks (HMAC-"
+                                              "SHA256); without it hooks go unsigned (--webhook-secret-env)"),
     "secret_env": Key(_text, help="more environment variables whose values are secrets, comma-separated: "
                                   "redacted wherever a run writes, as provider keys are"),
     "tool_memory_mb": Key(Count(0, 1 << 30),

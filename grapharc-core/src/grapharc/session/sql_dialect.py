@@ -25,6 +25,8 @@ ASSISTANT_TABLES = ("assistants", "assistant_versions", "assistant_changes")
 """The assistant store's tables (``grapharc.assistants.sql_store``), named the same way."""
 CRON_TABLES = ("crons",)
 """The cron store's table (``grapharc.crons.sql_store``), named the same way."""
+WEBHOOK_TABLES = ("webhooks",)
+"""The webhook store's table (``grapharc.webhooks.sql_store``), named the same way."""
 
 
 class Row(Protocol):
@@ -56,7 +58,7 @@ class Connection(Protocol):
 def dialect_sql(sql: str, prefix: str, param: str) -> str:
     """``sql`` with ``{table}`` names prefixed and ``?`` parameters written as ``param``."""
     names = {table: prefix + table for table in (*TABLES, *RUN_TABLES, *SIGN_IN_TABLES, *ASSISTANT_TABLES,
-                                                    *CRON_TABLES)}
+                                                    *CRON_TABLES, *WEBHOOK_TABLES)}
     return sql.format_map(names).replace("?", param)
 
 

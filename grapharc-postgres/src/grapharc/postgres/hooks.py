@@ -1,5 +1,5 @@
 """grapharc-postgres's hook implementations: the ``postgres``/``postgresql`` schemes (sessions,
-checkpoints, traces, runs, assistants, crons) and ``grapharc db``."""
+checkpoints, traces, runs, assistants, crons, webhooks) and ``grapharc db``."""
 
 from __future__ import annotations
 
@@ -24,6 +24,8 @@ STORES = (
      "assistants created over the API, their versions and change log"),
     ("crons", "grapharc.postgres.crons:open_cron_store",
      "cron schedules of runs, each slot claimed by one conditional UPDATE"),
+    ("webhooks", "grapharc.postgres.webhooks:open_webhook_store",
+     "run webhooks' delivery state, claimed with SKIP LOCKED"),
 )
 """Each kind of store this distribution serves: its factory and what it keeps."""
 

@@ -32,6 +32,7 @@ from grapharc.session.tables import (
     ddl,
 )
 from grapharc.stores.masking import masked
+from grapharc.webhooks.tables import WEBHOOK_TABLES
 
 PREFIX = "grapharc_"
 """What every GraphARC table's name starts with here, beside other applications' tables."""
@@ -96,11 +97,13 @@ CREATE TRIGGER grapharc_trace_notifies AFTER INSERT ON grapharc_trace_events REF
     (6, "the runs' live event logs", ddl(LIVE_LOG_TABLES, POSTGRES)),
     (7, "assistants created over the API, their versions and change log", ddl(ASSISTANT_TABLES, POSTGRES)),
     (8, "cron schedules of runs", ddl(CRON_TABLES, POSTGRES)),
+    (9, "run webhooks' delivery state", ddl(WEBHOOK_TABLES, POSTGRES)),
 )
 """Each migration: its version, what it adds, its SQL. The session tables (1), the run table (3),
 the thread owners with the sign-in records (4), the threads' metadata with the runs' not-before
-times (5), the runs' live event logs (6), the assistants created over the API (7) and the cron
-schedules (8) are core's descriptions; the trace events and the notifications (2) are PostgreSQL's alone."""
+times (5), the runs' live event logs (6), the assistants created over the API (7), the cron
+schedules (8) and the run webhooks' deliveries (9) are core's descriptions; the trace events and
+the notifications (2) are PostgreSQL's alone."""
 
 CHANNELS = ("grapharc_audit", "grapharc_trace")
 """What the triggers notify after each INSERT statement into the audit trail and the trace events:

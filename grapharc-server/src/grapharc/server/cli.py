@@ -45,6 +45,7 @@ if TYPE_CHECKING:
     from grapharc.server.api.context import ApiContext
     from grapharc.server.auth import AuthConfig
     from grapharc.server.processes import WorkerSlot
+    from grapharc.server.webhooks.settings import WebhookSettings
     from grapharc.trace.writer import TraceWriter
 
 DEFAULT_DRAIN_TIMEOUT = 10.0
@@ -53,6 +54,10 @@ DRAIN_TIMEOUT = Ranged(Number(0, 3600, "seconds", above=False), "SECONDS")
 DEFAULT_STATELESS_GRACE = 30.0  # grapharc.server.api.worker's, without importing it before it is needed
 STATELESS_GRACE = Ranged(Number(0, 86400, "seconds", above=False), "SECONDS")
 WORKERS = Ranged(Count(1, 256), "N")
+DEFAULT_WEBHOOK_TIMEOUT = 10.0  # grapharc.server.webhooks.settings's, not imported before it is needed
+WEBHOOK_TIMEOUT = Ranged(Number(0, 600, "seconds"), "SECONDS")
+DEFAULT_WEBHOOK_ATTEMPTS = 5
+WEBHOOK_ATTEMPTS = Ranged(Count(1, 100), "N")
 
 AUTH_FILE_HELP = ("TOML file of users (argon2 password hashes), API tokens (SHA-256) and who may decide "
                   "which approvals; serves the approval inbox at /inbox. Required off loopback.")
@@ -76,6 +81,15 @@ THREADS_HELP = ("Threads for sync graph nodes: each holds one while it runs, so 
                 "runs make progress at once (store calls have a pool of their own).")
 STATELESS_GRACE_HELP = ("Seconds a stateless run's thread (POST /runs with on_completion 'delete', the "
                         "default) outlives the run before it is deleted, so its clients read the end first.")
+WEBHOOK_ALLOW_HELP = ("An address, CIDR network or host name run webhooks may be posted to (repeatable); "
+                      "without it, loopback addresses only. A run whose webhook resolves elsewhere is "
+                      "refused (422).")
+WEBHOOK_SECRET_ENV_HELP = ("Name of the environment variable whose value signs every run webhook "  # noqa: S105 -- a help text, not a secret
+                           "(X-GraphARC-Signature: sha256=HMAC of timestamp.body); without it hooks go "
+                           "unsigned.")
+WEBHOOK_TIMEOUT_HELP = "Seconds one webhook attempt may take; a timeout is retried."
+WEBHOOK_ATTEMPTS_HELP = ("Attempts at each webhook before it is given up (5xx answers, timeouts and "
+                         "connection errors are retried with a doubling backoff from 1 s; a 4xx is not).")
 CEILING_HELP = ("Ceiling on the {} any one run of the threads API may spend: a run's budget above it "
                 "is refused (422), and a run that asks for none runs under it.")
 
@@ -113,6 +127,14 @@ def serve_command(
     kinds: Annotated[str | None, typer.Option("--kinds", help=KINDS_HELP)] = None,
     model: Annotated[str | None, typer.Option("--model", help=MODEL_HELP)] = None,
     tenant: TenantOption = None,
+    webhook_allow: Annotated[list[str] | None, typer.Option("--webhook-allow", metavar="HOST_OR_CIDR",
+                                                            help=WEBHOOK_ALLOW_HELP)] = None,
+    webhook_secret_env: Annotated[str | None, typer.Option("--webhook-secret-env", metavar="NAME",
+                                                           help=WEBHOOK_SECRET_ENV_HELP)] = None,
+    webhook_timeout: Annotated[float, option("--webhook-timeout", kind=WEBHOOK_TIMEOUT,
+                                             help=WEBHOOK_TIMEOUT_HELP)] = DEFAULT_WEBHOOK_TIMEOUT,
+    webhook_attempts: Annotated[int, option("--webhook-attempts", kind=WEBHOOK_ATTEMPTS,
+                                            help=WEBHOOK_ATTEMPTS_HELP)] = DEFAULT_WEBHOOK_ATTEMPTS,
     config: ConfigFile = None,
 ) -> None:
     """Serve the GraphARC HTTP API until SIGTERM or Ctrl+C, then finish in-flight requests and exit 0.
@@ -129,7 +151,9 @@ def serve_command(
         auth = load_auth(auth_file)
     ceilings = {"max_tokens": max_tokens, "max_iterations": max_iterations, "max_seconds": max_seconds,
                 "max_cost_usd": max_cost_usd}
-    settings = resolve_config("serve", {"sessions": sessions, "allowed_hosts": allowed_host, **ceilings},
+    settings = resolve_config("serve", {"sessions": sessions, "allowed_hosts": allowed_host,
+                                        "webhook_allow": webhook_allow,
+                                        "webhook_secret_env": webhook_secret_env, **ceilings},
                               config_path=config)
     governed = resolve_governed({"policy": policy, "registry": kinds, "model": model, "tenant": tenant,
                                  **ceilings}, config)
@@ -139,7 +163,8 @@ def serve_command(
 
     serving = Serving(str(settings.value("sessions")), auth, registry or [], governed, ceiling_of(settings),
                       lease=lease, stateless_grace=stateless_grace, threads=threads,
-                      drain_timeout=drain_timeout, allowed_hosts=settings.value("allowed_hosts") or ())
+                      drain_timeout=drain_timeout, allowed_hosts=settings.value("allowed_hosts") or (),
+                      webhooks=webhook_settings(settings, webhook_timeout, webhook_attempts))
     listener = bound(host, port, auth)
     with ExitStack() as held:
         with answering_while_starting(listener):  # /healthz answers (not ready) while the rest loads
@@ -175,6 +200,7 @@ class Serving:
     threads: int
     drain_timeout: float
     allowed_hosts: tuple[str, ...] = ()
+    webhooks: WebhookSettings | None = None
 
     def opened_api(self, trace: TraceWriter | None) -> ApiContext | None:
         """The threads API's context (None when no graph is offered), its governed assistant
@@ -186,7 +212,8 @@ class Serving:
 
         return open_context(self.location, self.registry, self.ceiling,
                             [registrar(self.governed, trace)] if self.governed is not None else [],
-                            lease_seconds=self.lease, stateless_grace=self.stateless_grace)
+                            lease_seconds=self.lease, stateless_grace=self.stateless_grace,
+                            webhooks=self.webhooks)
 
     def app(self, api: ApiContext | None, slot: WorkerSlot | None = None) -> FastAPI:
         """The HTTP app over ``api``, for this process alone or for worker ``slot``."""
@@ -239,6 +266,26 @@ def bound(host: str, port: int, auth: AuthConfig | None) -> socket.socket:
     return listener
 
 
+def webhook_settings(settings: Config, timeout: float, attempts: int) -> WebhookSettings:
+    """How run webhooks are sent: signed with the secret the ``webhook_secret_env`` variable holds
+    (redacted wherever a run writes, as provider keys are; none: unsigned, said on stderr), only to
+    the ``webhook_allow`` addresses (none: loopback), each attempt within ``timeout`` seconds."""
+    from grapharc.redaction import mark_secret_names
+    from grapharc.server.notices import notice
+    from grapharc.server.webhooks.egress import EgressRule
+    from grapharc.server.webhooks.settings import WebhookSettings, secret_from
+
+    variable = settings.value("webhook_secret_env")
+    if variable is None:
+        notice("webhooks: no signing secret configured (--webhook-secret-env NAME): run webhooks are sent "
+               "unsigned")
+    else:
+        mark_secret_names([variable])
+    return WebhookSettings(secret=secret_from(variable),
+                           rule=EgressRule.of(settings.value("webhook_allow") or ()),
+                           timeout=timeout, attempts=attempts)
+
+
 def ceiling_of(settings: Config) -> Budget:
     """The most any one run of the threads API may spend: the ceilings the settings' layers name."""
     from grapharc.runtime.budget import Budget
@@ -254,6 +301,8 @@ def close_checked(api: ApiContext | None) -> None:
         api.assistants.close()
         if api.crons is not None:
             api.crons.close()
+        if api.webhooks.store is not None:
+            api.webhooks.store.close()
         api.manager.close()
 
 

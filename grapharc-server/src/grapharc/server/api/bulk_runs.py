@@ -56,6 +56,7 @@ async def create_batch(body: list[StatelessRunCreate], ctx: Context, user: Calle
                                   "start new threads, which have no approval to answer",
                              hint="answer an approval with a run on its own thread: POST /threads/{id}/runs")
         check_start(ctx, run, user)
+        await ctx.webhooks.checked(run.webhook)
     return [shapes.run(await queue_on_new_thread(ctx, run, user)) for run in body]
 
 

@@ -26,10 +26,12 @@ from grapharc.runtime.budget import Budget
 from grapharc.server.api.budgets import run_budget
 from grapharc.server.api.problems import ApiProblem
 from grapharc.server.api.progress import Progress
+from grapharc.server.api.webhooks import Webhooks, open_webhooks
 from grapharc.server.api.worker import STATELESS_GRACE_SECONDS, RunWorker
 from grapharc.server.auth import AuthConfig, User
 from grapharc.server.errors import BearerRefused
 from grapharc.server.service.sessions import Sessions
+from grapharc.server.webhooks.settings import WebhookSettings
 from grapharc.session.lease import Lease
 from grapharc.session.manager import DEFAULT_LEASE_SECONDS, SessionManager
 from grapharc.stores import offload
@@ -86,14 +88,17 @@ class ApiContext:
     """The session manager every route drives (and the inbox reads through, as ``sessions``), the
     durable run store its runs are queued in, this process's worker over that queue, the ceiling
     on every run's budget (``--max-*``), the assistant and cron stores beside the sessions (no cron
-    store when their scheme's plugin registers none), and the scheduler firing the crons here."""
+    store when their scheme's plugin registers none), the scheduler firing the crons here, and the
+    runs' webhooks (``webhook_settings``: the operator's secret, egress rule and delivery bounds)."""
 
     manager: SessionManager
     runs: RunStore
     ceiling: Budget = field(default_factory=Budget)
     progress: Progress = field(default_factory=Progress)
     stateless_grace: float = STATELESS_GRACE_SECONDS
+    webhook_settings: WebhookSettings = field(default_factory=WebhookSettings)
     worker: RunWorker = field(init=False)
+    webhooks: Webhooks = field(init=False)
     sessions: Sessions = field(init=False)
     assistants: AssistantStore = field(init=False)
     crons: CronStore | None = field(init=False)
@@ -104,6 +109,9 @@ class ApiContext:
         self.crons = open_crons(self.manager.location) if serves(self.manager.location, "crons") else None
         self.worker = RunWorker(self.manager, self.runs, self.progress, stateless_grace=self.stateless_grace)
         self.sessions = Sessions(self.manager)
+        self.webhooks = open_webhooks(self.manager.location, self.runs, self.webhook_settings,
+                                      self.worker.name, self.manager.clock,
+                                      kept=serves(self.manager.location, "webhooks"))
 
     def graph_names(self) -> list[str]:
         """The names of the registered graphs, sorted."""
@@ -115,11 +123,12 @@ class ApiContext:
         await self.worker.hand_over(lease, graph, after_seq, run_budget(None, self.ceiling))
 
     async def aclose(self) -> None:
-        """Stop the scheduler and the worker, then close the run, assistant and cron stores and the
+        """Stop the scheduler, the worker and the webhooks' sender, then close the stores and the
         sessions."""
         if self.scheduler is not None:
             await self.scheduler.stop()
         await self.worker.stop()
+        await self.webhooks.aclose()
         await offload.to_thread(self.runs.close)
         await offload.to_thread(self.assistants.close)
         if self.crons is not None:
@@ -130,12 +139,13 @@ class ApiContext:
 def open_context(sessions: str, registries: list[str], ceiling: Budget | None = None,
                  registrars: Sequence[Registrar] = (), *,
                  lease_seconds: float = DEFAULT_LEASE_SECONDS,
-                 stateless_grace: float = STATELESS_GRACE_SECONDS) -> ApiContext:
+                 stateless_grace: float = STATELESS_GRACE_SECONDS,
+                 webhooks: WebhookSettings | None = None) -> ApiContext:
     """Open the sessions and the run store at ``sessions`` and register every graph the
     ``registries`` (by name) and the ``registrars`` (already loaded, e.g. the governed assistant)
     register; every run is held to ``ceiling``, every thread leased for ``lease_seconds`` (a dead
     worker's runs are taken over once that long has passed), every stateless run's thread deleted
-    ``stateless_grace`` seconds after the run ends."""
+    ``stateless_grace`` seconds after the run ends, every webhook sent as ``webhooks`` says."""
     manager = SessionManager(sessions, lease_seconds=lease_seconds)
     try:
         for spec in registries:
@@ -152,7 +162,8 @@ def open_context(sessions: str, registries: list[str], ceiling: Budget | None = 
         manager.close()
         raise
     try:
-        return ApiContext(manager, runs, ceiling=ceiling or Budget(), stateless_grace=stateless_grace)
+        return ApiContext(manager, runs, ceiling=ceiling or Budget(), stateless_grace=stateless_grace,
+                          webhook_settings=webhooks or WebhookSettings())
     except BaseException:
         runs.close()
         manager.close()

@@ -54,6 +54,7 @@ async def check_run(ctx: ApiContext, body: RunCreate, user: User | None, thread:
         raise ApiProblem(409, f"thread {thread.thread_id} runs graph {thread.graph!r}, not {graph.name!r}",
                          hint=f"use assistant_id {thread.graph!r} for this thread")
     check_input(ctx, graph.name, body.input or {}, {} if thread is None else None)
+    await ctx.webhooks.checked(body.webhook)  # refused by the egress rule now, not at every slot
 
 
 def run_body(cron: CronRecord, slot: float) -> RunCreate:

@@ -17,6 +17,7 @@ from typing import Any
 from grapharc.runs.records import DELETE, ON_COMPLETION, PENDING, RunRecord
 from grapharc.runtime.caller_config import CallerConfig
 from grapharc.server.api.run_config import REQUEST_KEY
+from grapharc.stores.masking import masked
 
 KWARGS_KEY = "kwargs"
 """Where a run's durable request keeps the arguments it was created with (besides its input and
@@ -59,11 +60,13 @@ def turn_caller(run: RunRecord) -> CallerConfig:
 
 def kept_kwargs(body: Any) -> dict[str, Any]:
     """What of a run request (``runs.RunCreate``) its ``kwargs`` show that the turn's own request
-    does not keep: the command, breakpoints and streaming options as given."""
+    does not keep: the command, breakpoints and streaming options as given, and the webhook URL
+    with any credentials in it masked."""
     command = body.command.model_dump(exclude_none=True) if body.command is not None else None
     return {"command": command, "interrupt_before": body.interrupt_before,
             "interrupt_after": body.interrupt_after, "subgraphs": body.stream_subgraphs,
-            "resumable": body.stream_resumable}
+            "resumable": body.stream_resumable,
+            "webhook": None if body.webhook is None else masked(body.webhook)}
 
 
 def kwargs(run: RunRecord) -> dict[str, Any]:
@@ -79,7 +82,8 @@ def kwargs(run: RunRecord) -> dict[str, Any]:
     return {"input": request.get("input"), "command": kept.get("command"), "config": config,
             "context": caller.get("context") or {}, "stream_mode": list(run.stream_modes),
             "interrupt_before": kept.get("interrupt_before"), "interrupt_after": kept.get("interrupt_after"),
-            "webhook": None, "feedback_keys": None, "temporary": request.get(ON_COMPLETION) == DELETE,
+            "webhook": kept.get("webhook"),
+            "feedback_keys": None, "temporary": request.get(ON_COMPLETION) == DELETE,
             "subgraphs": bool(kept.get("subgraphs")), "resumable": bool(kept.get("resumable")),
             "checkpoint_during": True, "durability": DURABILITY}
 

@@ -8,7 +8,8 @@ An approval's resume value is ``"approved"`` / ``"rejected"`` or an object
 ``{"decision": ..., "decider": ..., "approval_id": ...}``, a plain ``interrupt()``'s any JSON value
 (``grapharc.server.api.interrupts``); who may decide is checked as the inbox checks it, and the
 run's turn records the answers and carries the thread on as the inbox's decision does
-(``grapharc.server.service.decisions``).
+(``grapharc.server.service.decisions``). A ``webhook`` URL gets the run's record once it has ended
+(``grapharc.server.api.webhooks``).
 
 A run is a durable record in the run store (``grapharc.runs``), queued for whichever worker's loop
 claims it first (``grapharc.server.api.worker``): its id, status, join and stream work on every
@@ -112,6 +113,7 @@ class RunCreate(BaseModel):
     context: dict[str, Any] | None = None
     checkpoint_id: str | None = Field(default=None, min_length=1, max_length=200)  # a fork (state_writes)
     checkpoint: CheckpointRef | None = None
+    webhook: str | None = Field(default=None, min_length=1, max_length=2048)  # gets the run once it ends
 
 
 @router.post("", dependencies=[ReadableOrNewThread])
@@ -242,6 +244,7 @@ async def queue(ctx: ApiContext, thread_id: str, body: RunCreate, user: User | N
     ``on_completion`` ``delete``: the worker deletes the thread once the run has ended (a stateless
     run's, ``grapharc.server.api.stateless``)."""
     body = await assistant_runs.resolved(ctx, body, user)
+    webhook = await ctx.webhooks.checked(body.webhook)
     graph = ctx.manager.graphs.get(body.assistant_id)
     if body.command is None:
         require_run(user, graph.name)
@@ -269,7 +272,7 @@ async def queue(ctx: ApiContext, thread_id: str, body: RunCreate, user: User | N
                     budget=run_budget(body.budget, ctx.ceiling), multitask_strategy=body.multitask_strategy,
                     metadata=body.metadata or {},
                     not_before=None if body.after_seconds is None else now + body.after_seconds)
-    added = await offload.to_thread(ctx.runs.add, run, exclusive=exclusive)
+    added = await offload.to_thread(partial(ctx.webhooks.add_run, run, webhook, exclusive=exclusive))
     if body.multitask_strategy in (INTERRUPT, ROLLBACK):
         await offload.to_thread(_cancel_before, ctx, added, asker(user))
     ctx.worker.wake()
