@@ -11,6 +11,7 @@ import pytest
 
 from grapharc.errors import ConfigurationError
 from grapharc.memory.longterm import GraphARCStore, InvalidItemSearchError, open_long_term_store
+from grapharc.memory.sqlite import items as items_module
 from grapharc.memory.sqlite.items import SQLiteItemStore
 from grapharc.testing.item_store_kit import ItemStoreConformance, MovableClock
 
@@ -72,4 +73,23 @@ def test_a_filter_field_sqlite_cannot_name_is_refused(tmp_path: Path) -> None:
     store = SQLiteItemStore(tmp_path / "items.db")
     with pytest.raises(InvalidItemSearchError, match="JSON path"):
         store.search(("a",), filter={'say "hi"': 1})
+    store.close()
+
+
+def test_a_broad_prefix_reads_newest_first_and_answers_as_the_index_does(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    store = SQLiteItemStore(tmp_path / "items.db")
+    for number in range(30):
+        store.put(("users", f"u{number % 3}"), f"k{number}", {"n": number})
+    searches = [(("users",), {}), (("users", "u1"), {}), (("users",), {"filter": {"n": {"$lt": 7}}}),
+                (("users",), {"limit": 4, "offset": 9}), ((), {"filter": {"n": 3}})]
+
+    def answers() -> list[list[str]]:
+        return [[item.key for item in store.search(prefix, **options)] for prefix, options in searches]
+
+    through_the_index = answers()
+    monkeypatch.setattr(items_module, "BROAD_PREFIX", 5)
+    assert answers() == through_the_index
+    assert through_the_index[0] == [f"k{n}" for n in range(29, 19, -1)]
+    assert through_the_index[2] == [f"k{n}" for n in range(6, -1, -1)][:10]
     store.close()

@@ -81,6 +81,7 @@ _SCHEMA = (
     *item_postings.SCHEMA,
 )
 
+BROAD_PREFIX = 2_000
 _COLUMNS = "seq, namespace, key, value, created_at, updated_at, expires_at, ttl_minutes"
 EPOCH = datetime(1970, 1, 1, tzinfo=UTC)
 _MICROSECOND = timedelta(microseconds=1)
@@ -94,6 +95,17 @@ def to_micros(moment: datetime) -> int:
 def from_micros(micros: int) -> datetime:
     """The UTC time ``micros`` microseconds after the epoch."""
     return EPOCH + timedelta(microseconds=micros)
+
+
+def _broad(cursor: sqlite3.Cursor, prefix: Namespace) -> bool:
+    """Whether more than ``BROAD_PREFIX`` items lie under ``prefix``. Then a search without a
+    query reads the table newest first and stops at its page, rather than read every item under
+    the prefix through the namespace index and sort them (at 100k items under one prefix, 0.4
+    against 77 ms); under a narrow prefix the index is the shorter way."""
+    narrowed, parameters = prefix_clause(prefix)
+    return bool(cursor.execute(
+        f"SELECT count(*) > ? FROM (SELECT 1 FROM items WHERE {narrowed} LIMIT ?)",  # noqa: S608 -- identifiers are GraphARC's own constants; values are bound
+        (BROAD_PREFIX, *parameters, BROAD_PREFIX + 1)).fetchone()[0])
 
 
 def _stored(row: tuple[Any, ...], score: float | None = None) -> StoredItem:
@@ -213,8 +225,9 @@ class SQLiteItemStore(SQLiteFileStore):
                 return []
             with snapshot(self._open_connection()) as cursor:
                 if not query:
+                    table = "items NOT INDEXED" if _broad(cursor, prefix) else "items"
                     rows = cursor.execute(
-                        f"SELECT {_COLUMNS} FROM items WHERE {scope} ORDER BY seq DESC LIMIT ? OFFSET ?",  # noqa: S608 -- the scope is built by item_filters from GraphARC's own constants; values are bound
+                        f"SELECT {_COLUMNS} FROM {table} WHERE {scope} ORDER BY seq DESC LIMIT ? OFFSET ?",  # noqa: S608 -- the scope is built by item_filters from GraphARC's own constants; values are bound
                         (*parameters, limit, offset)).fetchall()
                     scores: dict[int, float | None] = {row[0]: None for row in rows}
                 else:
