@@ -37,6 +37,7 @@ from grapharc.memory.longterm.contracts import (
     IndexFields,
     InvalidItemSearchError,
     ItemStore,
+    ItemStoreError,
     Namespace,
     StoredItem,
     check_index,
@@ -136,7 +137,8 @@ class GraphARCStore(BaseStore):
         minutes = sweep_interval_minutes or configured or DEFAULT_SWEEP_MINUTES
         done: Future[None] = Future()
         if self._sweeper is not None and self._sweeper.is_alive():
-            raise InvalidItemSearchError("this store's TTL sweeper is already running")
+            raise ItemStoreError("this store's TTL sweeper is already running",
+                                 hint="stop_ttl_sweeper() before starting another")
         self._stop_sweeping.clear()
 
         def sweep_until_stopped() -> None:

@@ -1,7 +1,8 @@
 """``SQLiteItemStore``: the long-term store's items in one SQLite file, shared between processes.
 
-An item is a row of ``items`` (``seq`` orders rows by their last write: a write deletes
-the old row and inserts the new one, keeping ``created_at``); times are microseconds
+An item is a row of ``items`` (``seq``, the rowid SQLite gives a new row above every other,
+orders rows by their last write: a write deletes the old row and inserts the new one,
+keeping ``created_at``); times are microseconds
 since the epoch, UTC. Search and expiry run in SQL: a search's scope (namespace prefix,
 not expired, ``filter``) is a ``WHERE`` expression (``item_filters``); without a query it
 pages with ``ORDER BY seq DESC``, and with one the memory plane's impact walk reads the
@@ -170,9 +171,8 @@ class SQLiteItemStore(SQLiteFileStore):
                 self._remove(cursor, seq, old_terms, old_length)
             expires = expiry(moment, ttl_minutes)
             cursor.execute(
-                "INSERT INTO items (seq, namespace, key, value, created_at, updated_at, expires_at, "
-                "ttl_minutes, terms, length) VALUES ((SELECT coalesce(max(seq), 0) + 1 FROM items), "
-                "?, ?, ?, ?, ?, ?, ?, ?, ?)",
+                "INSERT INTO items (namespace, key, value, created_at, updated_at, expires_at, "
+                "ttl_minutes, terms, length) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)",
                 (stored_namespace, key, encoded, created, now,
                  None if expires is None else to_micros(expires), ttl_minutes, terms, length))
             assert cursor.lastrowid is not None  # noqa: S101 -- narrows the type: an INSERT always has a rowid
