@@ -204,10 +204,12 @@ class ItemStoreConformance(ABC):
             clock.advance(1)
         store.put(("docs", "adam"), "other", {"n": 99})
         store.put(("docsx",), "other", {"n": 98})
+        store.put(("docs/x",), "slashed", {"n": 97})
+        store.put(("docs-x",), "dashed", {"n": 96})
         assert [i.key for i in store.search(("docs", "ada"))] == ["k4", "k3", "k2", "k1", "k0"]
         assert [i.key for i in store.search(("docs", "ada"), limit=2, offset=1)] == ["k3", "k2"]
         assert [i.key for i in store.search(("docs",), limit=2)] == ["other", "k4"]
-        assert len(store.search((), limit=100)) == 7
+        assert len(store.search((), limit=100)) == 9
         assert store.search(("docs", "ada"), limit=0) == []
         assert all(item.score is None for item in store.search(("docs",)))
 
