@@ -160,7 +160,7 @@ class ItemStoreConformance(ABC):
         assert store.search(("a",), query="gone") == []
         assert store.list_namespaces() == []
 
-    @pytest.mark.parametrize("namespace", [(), ("",), ("a.b",), ("a", "x\x00"), ("langgraph", "x"), ("a", 3)])
+    @pytest.mark.parametrize("namespace", [(), ("",), ("a.b",), ("a", "x\x00"), ("a", 3)])
     def test_a_namespace_langgraph_refuses_is_refused_for_writes(self, store: ItemStore,
                                                                  namespace: Any) -> None:
         with pytest.raises(InvalidItemNamespaceError) as refused:
@@ -432,5 +432,13 @@ class ItemStoreConformance(ABC):
     def test_langgraphs_label_rules_hold_for_ops_built_by_hand(self, langgraph_store: GraphARCStore) -> None:
         with pytest.raises(InvalidNamespaceError):
             langgraph_store.batch([GetOp(("a.b",), "k")])
+
+    def test_the_langgraph_root_is_refused_by_put_and_taken_from_a_batch_as_langgraph_does(
+            self, langgraph_store: GraphARCStore) -> None:
         with pytest.raises(InvalidNamespaceError):
-            langgraph_store.put(("langgraph",), "k", {"v": 1})
+            langgraph_store.put(("langgraph", "foo"), "bar", {"v": 1})
+        assert langgraph_store.get(("langgraph", "foo"), "bar") is None
+        langgraph_store.batch([PutOp(("langgraph", "foo"), "bar", {"v": 1})])
+        assert [item.key for item in langgraph_store.search(("langgraph", "foo"))] == ["bar"]
+        langgraph_store.put(("foo", "langgraph"), "bar", {"v": 2})
+        assert langgraph_store.get(("foo", "langgraph"), "bar").value == {"v": 2}  # type: ignore[union-attr]

@@ -30,9 +30,6 @@ field paths (``"title"``, ``"notes[*].text"``), or ``False`` for nothing."""
 Clock = Callable[[], datetime]
 """The time now, timezone-aware; backends take one so tests can move it."""
 
-RESERVED_ROOT = "langgraph"
-
-
 def utc_now() -> datetime:
     """The current time in UTC: every backend's default clock."""
     return datetime.now(UTC)
@@ -126,7 +123,9 @@ class ItemStore(Protocol):
 
 def check_namespace(namespace: Namespace, *, for_write: bool = False) -> Namespace:
     """``namespace`` as a tuple, if LangGraph's label rules allow it: strings, not empty, no
-    ``.`` and no NUL; one written to is not empty and is not under ``langgraph``."""
+    ``.`` and no NUL; one written to is not empty. (The reserved root ``langgraph`` is refused by
+    ``BaseStore.put``, LangGraph's public method, not here: LangGraph's own stores take a
+    ``PutOp`` under it handed to ``batch``, and so does every ``ItemStore``.)"""
     if not isinstance(namespace, tuple | list):
         raise InvalidItemNamespaceError(f"namespace {namespace!r} is not a tuple of labels")
     labels = tuple(namespace)
@@ -137,9 +136,6 @@ def check_namespace(namespace: Namespace, *, for_write: bool = False) -> Namespa
                 hint="each label is a non-empty string without '.' or NUL")
     if for_write and not labels:
         raise InvalidItemNamespaceError("an item needs a namespace of at least one label")
-    if for_write and labels[0] == RESERVED_ROOT:
-        raise InvalidItemNamespaceError(f"namespace {labels!r} is under {RESERVED_ROOT!r}, "
-                                        "which LangGraph reserves")
     return labels
 
 
