@@ -93,3 +93,29 @@ def test_a_broad_prefix_reads_newest_first_and_answers_as_the_index_does(
     assert through_the_index[0] == [f"k{n}" for n in range(29, 19, -1)]
     assert through_the_index[2] == [f"k{n}" for n in range(6, -1, -1)][:10]
     store.close()
+
+
+CONCURRENT_WRITER = """
+import sys
+from grapharc.memory.sqlite.items import SQLiteItemStore
+
+store = SQLiteItemStore(sys.argv[1])
+for number in range(40):
+    store.put(("shared",), f"{sys.argv[2]}-{number}", {"text": f"engine note {number}", "by": sys.argv[2]})
+store.close()
+"""
+
+
+def test_two_processes_writing_at_once_lose_nothing(tmp_path: Path) -> None:
+    path = str(tmp_path / "items.db")
+    # both create the schema if they find none: one waits for the other
+    writers = [subprocess.Popen([sys.executable, "-c", CONCURRENT_WRITER, path, name],
+                                stderr=subprocess.PIPE, text=True) for name in ("a", "b")]
+    for writer in writers:
+        _, stderr = writer.communicate(timeout=120)
+        assert writer.returncode == 0, stderr
+    store = SQLiteItemStore(path)
+    assert len(store.search(("shared",), limit=100)) == 80
+    assert len(store.search(("shared",), query="engine", limit=100)) == 80
+    assert len(store.search(("shared",), filter={"by": "b"}, limit=100)) == 40
+    store.close()
