@@ -6,14 +6,16 @@ loop is LangGraph's own: a model node and the prebuilt ``ToolNode`` joined by
 ``tools_condition``. The GraphARC loop adds what governs it: permission decisions, argument
 validation, the executor, the idempotency check, the trace of every sub-step (trace on, a
 JSONL file in a temporary directory), typed writes and deep copies. Each figure is the best of
-``--runs`` interleaved runs; per-step cost is the run's wall time over its steps. Every run is
-checked before anything is printed: both loops must end on the model's answer with one tool
-result per step, and the GraphARC run's trace must show every tool call run and ``ok``;
-otherwise the script exits 1 and prints no figure. Beside wall time, each line gives the
+``--runs`` interleaved runs, after ``--warm-up`` uncounted runs of each loop (so first-use work,
+imports and caches filled on a first call, is not in the figure); per-step cost is the run's
+wall time over its steps. Every run, warm-up runs too, is checked before anything is printed:
+both loops must end on the model's answer with one tool result per step, and the GraphARC
+run's trace must show every tool call run and ``ok``; otherwise the script exits 1 and prints
+no figure. Beside wall time, each line gives the
 process's CPU time (user + sys, every thread) per step, best of the same runs: on a shared
 machine it moves less than wall time, which waits for the plain loop's tool threads too.
 
-    .venv/bin/python benchmarks/agent_loop.py [--steps N] [--runs N] [--quick] [--json]
+    .venv/bin/python benchmarks/agent_loop.py [--steps N] [--runs N] [--warm-up N] [--quick] [--json]
 """
 
 from __future__ import annotations
@@ -66,6 +68,7 @@ class PlainState(BaseModel):
 
 
 def plain_loop(steps: int) -> Any:
+    """LangGraph's own loop (model node, prebuilt ToolNode, tools_condition) over ``steps`` tool calls."""
     model = ScriptedChatModel(responses=script(steps)).bind_tools([plain_lookup])
 
     def call_model(state: PlainState) -> dict[str, Any]:
@@ -94,6 +97,7 @@ def check_plain(messages: list[AnyMessage], steps: int) -> None:
 
 
 def grapharc_loop(steps: int, workspace: Path, number: int) -> Any:
+    """A GraphARC AgentNode loop over ``steps`` tool calls, tracing to its own file (``number``)."""
     model = ScriptedChatModel(responses=script(steps))
     tools = ToolRegistry([Tool("lookup", "look a key up", LookupArgs, lookup)])
     agent = AgentNode(model, tools, workspace=workspace, permissions=PermissionPolicy.from_flags(allow=["*"]),
@@ -126,25 +130,37 @@ def per_step(make: Any, steps: int) -> tuple[float, float]:
     return seconds / steps, cpu / steps
 
 
+def timed_runs(steps: int, runs: int, warm_up: int) -> tuple[list[tuple[float, float]], ...]:
+    """(wall, CPU) per step of ``runs`` runs of each loop, interleaved so drift hits both alike,
+    after ``warm_up`` runs of each that are checked but not counted."""
+    plain_runs, grapharc_runs = [], []
+    with tempfile.TemporaryDirectory() as folder:
+        for number in range(-warm_up, runs):
+            plain = per_step(lambda: plain_loop(steps), steps)
+            grapharc = per_step(lambda n=number: grapharc_loop(steps, Path(folder), n), steps)
+            if number >= 0:
+                plain_runs.append(plain)
+                grapharc_runs.append(grapharc)
+    return plain_runs, grapharc_runs
+
+
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--steps", type=int, default=200)
     parser.add_argument("--runs", type=int, default=7)
-    parser.add_argument("--quick", action="store_true", help="20 steps, one run")
+    parser.add_argument("--warm-up", type=int, default=2, help="uncounted runs of each loop first")
+    parser.add_argument("--quick", action="store_true", help="20 steps, one warm-up run, one run")
     parser.add_argument("--json", action="store_true")
     options = parser.parse_args()
     if options.quick:
-        options.steps, options.runs = 20, 1
-    with tempfile.TemporaryDirectory() as folder:
-        workspace = Path(folder)
-        plain_runs, grapharc_runs = [], []
-        for number in range(options.runs):  # interleaved, so drift hits both alike
-            plain_runs.append(per_step(lambda: plain_loop(options.steps), options.steps))
-            grapharc_runs.append(per_step(lambda n=number: grapharc_loop(options.steps, workspace, n),
-                                          options.steps))
+        options.steps, options.runs, options.warm_up = 20, 1, 1
+    if options.steps < 1 or options.runs < 1 or options.warm_up < 0:
+        parser.error("--steps and --runs must be at least 1, --warm-up at least 0")
+    plain_runs, grapharc_runs = timed_runs(options.steps, options.runs, options.warm_up)
     (plain, plain_cpu), (grapharc, grapharc_cpu) = (tuple(map(min, zip(*runs, strict=True)))
                                                     for runs in (plain_runs, grapharc_runs))
-    result = {"steps": options.steps, "runs": options.runs, "langgraph_prebuilt_us_per_step": plain * 1e6,
+    result = {"steps": options.steps, "runs": options.runs, "warm_up": options.warm_up,
+              "langgraph_prebuilt_us_per_step": plain * 1e6,
               "grapharc_agent_us_per_step": grapharc * 1e6, "ratio": grapharc / plain,
               "langgraph_prebuilt_cpu_us_per_step": plain_cpu * 1e6,
               "grapharc_agent_cpu_us_per_step": grapharc_cpu * 1e6, "cpu_ratio": grapharc_cpu / plain_cpu}

@@ -11,9 +11,11 @@ when it failed on ``langgraph dev`` itself (a failure there says nothing about g
 
 It lives in benchmarks/, beside server_load.py, rather than in the test suite: it needs a second
 virtualenv with ``langgraph-cli[inmem]`` from the package registry (langgraph_dev.py makes it), and
-it reports differences rather than asserting them away; the tests check its comparison on canned
-observations and run its calls against a real grapharc serve (tests/grapharc-server/
-test_sdk_differential.py).
+it reports differences rather than asserting them away. It prints no verdict at all (exit
+status 1, the failure on stderr) when either server answered none of the calls: a server that
+never came up would otherwise read as "no verdict" or "differs" on every line. The tests check
+its comparison on canned observations and run its calls against a real grapharc serve
+(tests/grapharc-server/test_sdk_differential.py).
 
     .venv/bin/python benchmarks/sdk_differential.py [--json]
     .venv/bin/python benchmarks/sdk_differential.py --theirs URL --ours URL   # servers already up
@@ -42,6 +44,7 @@ import httpx
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))  # sdk_calls, langgraph_dev: modules beside this one
 
+from _checked import WorkFailed, checked_main
 from sdk_calls import CALLS, MEANT_TO_FAIL, Streamed
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -219,6 +222,31 @@ def observed_from(data: dict[str, Any]) -> dict[str, Observation]:
             for name, fields in data.items()}
 
 
+def check_answered(found: list[Verdict]) -> None:
+    """``WorkFailed`` unless each server answered at least one call: with none, its side of every
+    verdict is a failure to reach it, not an answer to compare."""
+    for side, name in (("theirs", "langgraph dev"), ("ours", "grapharc serve")):
+        answered = [v for v in found if not getattr(v, side).failed]
+        if not answered:
+            first = getattr(found[0], side) if found else Observation("no call made")
+            raise WorkFailed(f"{name} answered none of the {len(found)} calls "
+                             f"(the first: {first.outcome} {first.detail}".rstrip() + ")")
+
+
+def canned_observations(path: Path) -> tuple[dict[str, Observation], dict[str, Observation]]:
+    """Both sides' observations from a ``--canned`` file; ``ValueError`` saying what is wrong with it."""
+    try:
+        canned = json.loads(path.read_text())
+        return observed_from(canned["theirs"]), observed_from(canned["ours"])
+    except OSError as exc:
+        raise ValueError(f"--canned {path}: cannot be read: {exc.strerror}") from None
+    except (json.JSONDecodeError, UnicodeDecodeError) as exc:
+        raise ValueError(f"--canned {path}: not JSON: {exc}") from None
+    except (KeyError, TypeError, AttributeError) as exc:
+        raise ValueError(f"--canned {path}: not {{\"theirs\": {{call: {{\"outcome\": ...}}}}, "
+                         f"\"ours\": {{...}}}} ({type(exc).__name__}: {exc})") from None
+
+
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--json", action="store_true", help="print the verdicts as one JSON document")
@@ -228,10 +256,13 @@ def main() -> int:
                         help='compare the observations in a JSON file {"theirs": {...}, "ours": {...}}')
     args = parser.parse_args()
     if args.canned is not None:
-        canned = json.loads(args.canned.read_text())
-        found = verdicts(observed_from(canned["theirs"]), observed_from(canned["ours"]))
+        try:
+            found = verdicts(*canned_observations(args.canned))
+        except ValueError as exc:
+            parser.error(str(exc))
     else:
         found = asyncio.run(_observe_both(args.theirs, args.ours))
+    check_answered(found)
     print(as_json(found) if args.json else table(found))
     return 0
 
@@ -256,4 +287,4 @@ async def _observe_both(theirs_url: str | None, ours_url: str | None) -> list[Ve
 
 
 if __name__ == "__main__":
-    sys.exit(main())
+    checked_main(main)

@@ -15,7 +15,10 @@ compiled and its checkpointer opened at a manager's first start, where plain Lan
 before its clock, and both pay SQLite's first statements on a new file.
 Scale: 1,000 sessions created, listed, and each run through a one-node graph, against
 1,000 plain LangGraph threads; per-session cost is the total divided by 1,000. Each
-figure is the best of several runs. Every run is checked before anything is printed: a pause
+figure is the best of several runs. Beside each wall time is the CPU time (user + sys, every
+thread) of this process and of the interpreters it started and waited for, best of the same
+runs: on a shared machine it moves far less than wall time, so the CPU ratio is the one a noisy
+run does not decide. Every run is checked before anything is printed: a pause
 left one approval waiting (the plain graph its interrupt), a finish or a resume in a new
 process completed the thread and released the loan, every session was listed and completed and
 every plain thread ran its node; otherwise the script exits 1 and prints no figure.
@@ -27,6 +30,7 @@ from __future__ import annotations
 
 import argparse
 import json
+import resource
 import sqlite3
 import sys
 import tempfile
@@ -34,7 +38,7 @@ import textwrap
 import time
 from collections.abc import Callable
 from pathlib import Path
-from typing import Any
+from typing import Any, NamedTuple
 
 from _checked import checked_main, expect, expect_equal, run
 from langgraph.checkpoint.sqlite import SqliteSaver
@@ -90,22 +94,36 @@ def plain_credit_graph(saver: Any) -> Any:
     return graph.compile(checkpointer=saver)
 
 
-def best(runs: int, measure: Callable[[Path], float]) -> float:
-    """The fastest of ``runs`` measurements, each in a fresh temporary directory."""
+class Timing(NamedTuple):
+    """What one measured call took: wall seconds, and CPU seconds (see ``cpu_seconds``)."""
+
+    wall: float
+    cpu: float
+
+
+def cpu_seconds() -> float:
+    """CPU seconds (user + sys, every thread) of this process and of the children it waited for."""
+    children = resource.getrusage(resource.RUSAGE_CHILDREN)
+    return time.process_time() + children.ru_utime + children.ru_stime
+
+
+def best(runs: int, measure: Callable[[Path], Timing]) -> Timing:
+    """The least wall and the least CPU time of ``runs`` measurements, each in a fresh temporary
+    directory."""
     timings = []
     for _ in range(runs):
         with tempfile.TemporaryDirectory() as folder:
             timings.append(measure(Path(folder)))
-    return min(timings)
+    return Timing(min(t.wall for t in timings), min(t.cpu for t in timings))
 
 
-def clocked(fn: Callable[[], Any], check: Callable[[Any], None] = lambda _: None) -> float:
-    """Seconds one call of ``fn`` took, once ``check`` has accepted what it returned."""
-    start = time.perf_counter()
+def clocked(fn: Callable[[], Any], check: Callable[[Any], None] = lambda _: None) -> Timing:
+    """What one call of ``fn`` took, once ``check`` has accepted what it returned."""
+    start, cpu_start = time.perf_counter(), cpu_seconds()
     result = fn()
-    seconds = time.perf_counter() - start
+    timing = Timing(time.perf_counter() - start, cpu_seconds() - cpu_start)
     check(result)
-    return seconds
+    return timing
 
 
 def paused(session: Any) -> None:
@@ -130,7 +148,7 @@ def plain_saver(folder: Path) -> SqliteSaver:
     return saver
 
 
-def plain_pause(folder: Path) -> float:
+def plain_pause(folder: Path) -> Timing:
     graph = plain_credit_graph(plain_saver(folder))
     plain_paused(graph.invoke(APPLICATION, {"configurable": {"thread_id": "warm-up"}}))
     return clocked(lambda: graph.invoke(APPLICATION, {"configurable": {"thread_id": "t"}}), plain_paused)
@@ -142,13 +160,13 @@ def session_manager(folder: Path) -> SessionManager:
     return manager
 
 
-def session_pause(folder: Path) -> float:
+def session_pause(folder: Path) -> Timing:
     manager = session_manager(folder)
     paused(manager.start(demo.GRAPH_NAME, APPLICATION, thread_id="warm-up"))
     return clocked(lambda: manager.start(demo.GRAPH_NAME, APPLICATION, thread_id="t"), paused)
 
 
-def session_finish(folder: Path) -> float:
+def session_finish(folder: Path) -> Timing:
     manager = session_manager(folder)
 
     def story(thread_id: str) -> Any:
@@ -159,7 +177,7 @@ def session_finish(folder: Path) -> float:
     return clocked(lambda: story("t"), completed)
 
 
-def plain_finish(folder: Path) -> float:
+def plain_finish(folder: Path) -> Timing:
     graph = plain_credit_graph(plain_saver(folder))
 
     def story(thread_id: str) -> Any:
@@ -171,31 +189,31 @@ def plain_finish(folder: Path) -> float:
     return clocked(lambda: story("t"), released)
 
 
-def in_new_process(code: str) -> float:
-    """Seconds a fresh interpreter took to run ``code`` (which must exit 0)."""
+def in_new_process(code: str) -> Timing:
+    """What a fresh interpreter took to run ``code`` (which must exit 0)."""
     return clocked(lambda: run([sys.executable, "-c", code]))
 
 
-def plain_resume_process(folder: Path) -> float:
+def plain_resume_process(folder: Path) -> Timing:
     plain_pause(folder)
     code = PLAIN_RESUME.format(bench=str(Path(__file__).parent), db=str(folder / "plain.db"))
-    seconds = in_new_process(code)
+    timing = in_new_process(code)
     released(plain_credit_graph(plain_saver(folder)).get_state({"configurable": {"thread_id": "t"}}).values)
-    return seconds
+    return timing
 
 
-def session_resume_process(folder: Path) -> float:
+def session_resume_process(folder: Path) -> Timing:
     session_pause(folder)
-    seconds = in_new_process(SESSION_RESUME.format(directory=str(folder / "sessions")))
+    timing = in_new_process(SESSION_RESUME.format(directory=str(folder / "sessions")))
     manager = session_manager(folder)
     try:
         completed(manager.get("t"))
     finally:
         manager.close()
-    return seconds
+    return timing
 
 
-def bare_interpreter(folder: Path) -> float:
+def bare_interpreter(folder: Path) -> Timing:
     return in_new_process("import grapharc.session.manager, grapharc.examples.approval")
 
 
@@ -207,7 +225,7 @@ def tick(state: Any) -> dict[str, int]:
     return {"n": state.n + 1}
 
 
-def many_sessions(count: int) -> dict[str, float]:
+def many_sessions(count: int) -> dict[str, Timing]:
     """Create, list and run ``count`` sessions of a one-node graph; and ``count`` plain threads."""
     with tempfile.TemporaryDirectory() as folder:
         manager = SessionManager(Path(folder) / "sessions")
@@ -236,35 +254,51 @@ def many_sessions(count: int) -> dict[str, float]:
             "plain_run": plain_ran}
 
 
+def side_by_side(session: Timing, plain: Timing) -> dict[str, float]:
+    """Our figure and plain LangGraph's, wall and CPU, and ours over theirs for each."""
+    return {"session": session.wall, "plain": plain.wall, "ratio": session.wall / plain.wall,
+            "session_cpu": session.cpu, "plain_cpu": plain.cpu, "cpu_ratio": session.cpu / plain.cpu}
+
+
 def measure(runs: int, count: int) -> dict[str, Any]:
+    interpreter = best(runs, bare_interpreter)
     story = {
-        "pause": {"session": best(runs, session_pause), "plain": best(runs, plain_pause)},
-        "finish": {"session": best(runs, session_finish), "plain": best(runs, plain_finish)},
-        "resume_in_new_process": {"session": best(runs, session_resume_process),
-                                  "plain": best(runs, plain_resume_process),
-                                  "interpreter_and_imports": best(runs, bare_interpreter)},
+        "pause": side_by_side(best(runs, session_pause), best(runs, plain_pause)),
+        "finish": side_by_side(best(runs, session_finish), best(runs, plain_finish)),
+        "resume_in_new_process": {**side_by_side(best(runs, session_resume_process),
+                                                 best(runs, plain_resume_process)),
+                                  "interpreter_and_imports": interpreter.wall,
+                                  "interpreter_and_imports_cpu": interpreter.cpu},
     }
-    for figures in story.values():
-        figures["ratio"] = figures["session"] / figures["plain"]
     scale = many_sessions(count)
-    per = {name: seconds / count for name, seconds in scale.items()}
-    return {"story": story, "sessions": count, "total_seconds": scale, "per_session_seconds": per,
-            "run_ratio": scale["run"] / scale["plain_run"]}
+    return {"story": story, "sessions": count,
+            "total_seconds": {name: t.wall for name, t in scale.items()},
+            "total_cpu_seconds": {name: t.cpu for name, t in scale.items()},
+            "per_session_seconds": {name: t.wall / count for name, t in scale.items()},
+            "per_session_cpu_seconds": {name: t.cpu / count for name, t in scale.items()},
+            "run_ratio": scale["run"].wall / scale["plain_run"].wall,
+            "run_cpu_ratio": scale["run"].cpu / scale["plain_run"].cpu}
 
 
 def render(result: dict[str, Any]) -> str:
-    lines = ["credit story (LN-7310)           session      plain LangGraph   ratio"]
-    for name, figures in result["story"].items():
-        lines.append(f"  {name:<30} {figures['session'] * 1000:9.1f} ms {figures['plain'] * 1000:12.1f} ms "
-                     f"{figures['ratio']:7.2f}x")
-    spawn = result["story"]["resume_in_new_process"]["interpreter_and_imports"]
-    lines.append(f"  (a new interpreter importing grapharc.session alone: {spawn * 1000:.1f} ms)")
+    lines = ["credit story (LN-7310)           session      plain LangGraph   ratio"
+             "       CPU: session        plain   ratio"]
+    for name, f in result["story"].items():
+        wall = f"{f['session'] * 1000:9.1f} ms {f['plain'] * 1000:12.1f} ms {f['ratio']:7.2f}x"
+        cpu = f"{f['session_cpu'] * 1000:12.1f} ms {f['plain_cpu'] * 1000:9.1f} ms {f['cpu_ratio']:6.2f}x"
+        lines.append(f"  {name:<30} {wall}   {cpu}")
+    resume = result["story"]["resume_in_new_process"]
+    lines.append(f"  (a new interpreter importing grapharc.session alone: "
+                 f"{resume['interpreter_and_imports'] * 1000:.1f} ms, "
+                 f"CPU {resume['interpreter_and_imports_cpu'] * 1000:.1f} ms)")
     count = result["sessions"]
-    lines.append(f"{count} sessions                      total        per session")
+    lines.append(f"{count} sessions                      total        per session   CPU: total   per session")
     for name, seconds in result["total_seconds"].items():
-        per = result["per_session_seconds"][name]
-        lines.append(f"  {name:<30} {seconds * 1000:9.1f} ms {per * 1e6:12.1f} us")
-    lines.append(f"  one-node run, session / plain LangGraph thread: {result['run_ratio']:.2f}x")
+        per, cpu = result["per_session_seconds"][name], result["total_cpu_seconds"][name]
+        lines.append(f"  {name:<30} {seconds * 1000:9.1f} ms {per * 1e6:12.1f} us {cpu * 1000:9.1f} ms "
+                     f"{result['per_session_cpu_seconds'][name] * 1e6:10.1f} us")
+    lines.append(f"  one-node run, session / plain LangGraph thread: {result['run_ratio']:.2f}x, "
+                 f"CPU {result['run_cpu_ratio']:.2f}x")
     return "\n".join(lines)
 
 

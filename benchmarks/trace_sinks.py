@@ -4,18 +4,21 @@
    JSONL file and to PostgreSQL (one INSERT per ``append``; one per batch with ``append_many``,
    which is how ``RunTraceWriter`` flushes fan-out workers' events), as microseconds per event
    and the ratio to the file writer, measured in the same run.
-2. Stream delay: worker A (a separate process) runs a paced graph (``--nodes`` nodes,
-   ``--pace`` seconds each) on a thread; in this process the server's SSE loop follows it, once
-   woken by NOTIFY (``wait_for_change`` on the PostgreSQL store) and once polling only (the
-   ``SessionManager`` fallback, every ``POLL_SECONDS``). Reported: the delay from each audit
-   entry's write (its ``at``) to its receipt here, median and max.
+2. Stream delay: worker A, a ``grapharc serve`` process of its own on the same database, executes
+   runs of server_load.py's three-node chain (each node ``--pace`` seconds of sleep); this process
+   queues each run in the shared run store as the server's route does and follows it with the
+   server's own stream loop (``run_events``, its run worker never started), once woken by NOTIFY
+   (the PostgreSQL session store's ``wait_for_change``) and once polling only (as for a store that
+   cannot tell: a read every ``streaming.POLL_SECONDS``), ``--runs`` runs each. Reported: the
+   delay from each node's audit entry's write (its ``at``) to its receipt here, median and max.
 
 Needs a PostgreSQL server (trust auth); a scratch database is created and dropped. Every
-append must leave its events readable in the trace, worker A must exit 0, and each stream must
-receive an entry for every node; otherwise the script exits 1 and prints no figure.
+append must leave its events readable in the trace, each run must end in success on worker A,
+and each stream must receive the end of every node of the chain, in order; otherwise the script
+exits 1 and prints no figure.
 
     .venv/bin/python benchmarks/trace_sinks.py [--postgres postgresql://postgres@127.0.0.1:5432/postgres]
-        [--events 5000] [--nodes 8] [--pace 0.1] [--quick] [--json]
+        [--events 5000] [--pace 0.1] [--runs 5] [--quick] [--json]
 """
 
 from __future__ import annotations
@@ -23,8 +26,8 @@ from __future__ import annotations
 import argparse
 import asyncio
 import json
+import signal
 import statistics
-import subprocess
 import sys
 import tempfile
 import time
@@ -35,33 +38,22 @@ from typing import Any
 import psycopg
 from _checked import checked_main, expect, expect_equal
 from psycopg import sql
+from server_load import GRAPH, announced_url, launch_server
 
-from grapharc import GraphARC, GraphARCState
-from grapharc.runtime.graph import END, START
+from grapharc.postgres.cli import upgrade_store
+from grapharc.runs.records import SUCCESS
+from grapharc.server.api.context import Registrar, open_context
+from grapharc.server.api.runs import RunCreate, queue
+from grapharc.server.api.streaming import run_events
 from grapharc.trace import read_events
 from grapharc.trace.writer import TraceWriter
 
 BATCH = 100
-
-
-class Paced(GraphARCState):
-    done: int = 0
-
-
-def paced_graph(nodes: int, pace: float) -> GraphARC:
-    """``nodes`` nodes in a row, each taking ``pace`` seconds: a run another worker executes."""
-    graph = GraphARC(Paced, name="paced")
-
-    def step(state: Paced) -> dict[str, Any]:
-        time.sleep(pace)
-        return {"done": state.done + 1}
-
-    names = [f"n{i}" for i in range(nodes)]
-    for name in names:
-        graph.add_node(name, step, writes={"done"})
-    for a, b in zip([START, *names], [*names, END], strict=True):
-        graph.add_edge(a, b)
-    return graph
+CHAIN = ("first", "second", "third")
+"""The nodes of server_load.py's chain, in the order a run ends them."""
+MODES = ("notify", "polling")
+PATIENCE_SECONDS = 60
+"""How long worker A may take to stop once asked."""
 
 
 def events(count: int) -> list[dict[str, Any]]:
@@ -106,50 +98,56 @@ def append_costs(uri: str, count: int) -> dict[str, float]:
     return figures
 
 
-def stream_delays(uri: str, nodes: int, pace: float, notify: bool) -> list[float]:
-    """Seconds from each audit entry's write by worker A to its receipt by this process's stream."""
-    from grapharc.server.api.runbook import Run
-    from grapharc.server.api.streaming import _events, cursor_of
-    from grapharc.session import SessionManager
+def stream_delays(work: Path, uri: str, pace: float, runs: int) -> dict[str, list[float]]:
+    """Seconds from each node's audit entry, written by worker A (a ``grapharc serve`` of its
+    own), to its receipt by this process's stream of the run, over ``runs`` runs followed once
+    woken by NOTIFY and ``runs`` followed polling only."""
+    upgrade_store(uri)  # once, before any worker starts, as the deploy guide says
+    worker_a = launch_server(work, pace, uri)
+    try:
+        announced_url(worker_a)
+        sys.path.insert(0, str(work))  # the chain's module launch_server wrote, to register it here too
+        from bench_graphs import register  # type: ignore[import-not-found]
 
-    manager = SessionManager(uri)
-    manager.register(paced_graph(nodes, pace))
+        return {mode: follow_runs(uri, register, runs, notify=mode == "notify") for mode in MODES}
+    finally:
+        worker_a.send_signal(signal.SIGTERM)
+        worker_a.wait(timeout=PATIENCE_SECONDS)
+
+
+def follow_runs(uri: str, register: Registrar, runs: int, notify: bool) -> list[float]:
+    """Queue ``runs`` runs of the chain in the shared run store, one after the other, as the
+    server's route does, and follow each with the server's stream loop (``run_events``) while
+    worker A executes it: this process's own run worker is never started. Without ``notify``
+    the session store's NOTIFY is not listened to, as for a store that cannot tell, so the
+    stream reads again every poll."""
+    ctx = open_context(uri, [], registrars=[register])
     if not notify:
-        async def poll_only(thread_id: str, timeout: float) -> bool:
-            await asyncio.sleep(timeout)  # what SessionManager does for a store that cannot tell
-            return False
-
-        manager.wait_for_change = poll_only  # type: ignore[method-assign]
-    thread = manager.create("paced").thread_id
-    run = Run(thread, "paced", after_seq=0)
+        ctx.manager.changes = None
 
     async def follow() -> list[float]:
-        worker = subprocess.Popen([sys.executable, __file__, "--worker", uri, thread, str(nodes), str(pace)])
-        ended = asyncio.create_task(asyncio.to_thread(worker.wait))
-        ended.add_done_callback(lambda _: run.done.set())
-        delays = []
-        async for event in _events(manager, run, ["events"], cursor_of(None, run), False):
-            if event["event"] == "events":
-                delays.append(time.time() - json.loads(event["data"])["metadata"]["at"])
-        expect_equal(await ended, 0, "worker A's exit status")
+        """The delays of one run's node entries, once the run is checked to have ended well."""
+        body = RunCreate(assistant_id=GRAPH, input={}, stream_mode="events", if_not_exists="create")
+        run = await queue(ctx, str(uuid.uuid4()), body, None)
+        delays, nodes = [], []
+        async for event in run_events(ctx, run, ["events"]):
+            data = json.loads(event["data"]) if event["event"] == "events" else {}
+            if data.get("event") == "on_chain_end":
+                delays.append(time.time() - data["metadata"]["at"])
+                nodes.append(data["name"])
+        ended = ctx.runs.get(run.thread_id, run.run_id)
+        expect_equal(ended.status, SUCCESS, f"worker A's run ({ended.error or 'no error'}): its status")
+        expect(ended.worker != ctx.worker.name, "the run was executed by the following process")
+        expect_equal(nodes, list(CHAIN), f"the nodes the {'notify' if notify else 'polling'} stream received")
         return delays
 
-    try:
-        return asyncio.run(follow())
-    finally:
-        manager.close()
+    async def follow_then_close() -> list[float]:
+        try:
+            return [delay for _ in range(runs) for delay in await follow()]
+        finally:
+            await ctx.aclose()
 
-
-def worker(uri: str, thread: str, nodes: int, pace: float) -> None:
-    """Worker A: run the thread's turn in this process."""
-    from grapharc.session import SessionManager
-
-    manager = SessionManager(uri)
-    manager.register(paced_graph(nodes, pace))
-    try:
-        manager.run(thread)
-    finally:
-        manager.close()
+    return asyncio.run(follow_then_close())
 
 
 def scratch_database(admin: str) -> str:
@@ -165,9 +163,8 @@ def drop_database(admin: str, uri: str) -> None:
             sql.Identifier(uri.rsplit("/", 1)[1])))
 
 
-def summary(delays: list[float], nodes: int, mode: str) -> dict[str, float]:
-    """Entries, median and max delay of one stream, which must have received every node's entry."""
-    expect(len(delays) >= nodes, f"the {mode} stream received {len(delays)} entries for {nodes} nodes")
+def summary(delays: list[float]) -> dict[str, float]:
+    """Entries, median and max delay of one stream (``follow_a_run`` checked it got every node)."""
     return {"entries": len(delays), "median_ms": statistics.median(delays) * 1000,
             "max_ms": max(delays) * 1000}
 
@@ -176,26 +173,23 @@ def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--postgres", default="postgresql://postgres@127.0.0.1:5432/postgres")
     parser.add_argument("--events", type=int, default=5000)
-    parser.add_argument("--nodes", type=int, default=8)
     parser.add_argument("--pace", type=float, default=0.1)
+    parser.add_argument("--runs", type=int, default=5, help="runs followed in each mode")
     parser.add_argument("--json", action="store_true")
-    parser.add_argument("--quick", action="store_true", help="200 events, 2 nodes of 0.01 s")
-    parser.add_argument("--worker", nargs=4, help=argparse.SUPPRESS)
+    parser.add_argument("--quick", action="store_true", help="200 events, one run of nodes of 0.02 s")
     args = parser.parse_args()
-    if args.worker:
-        uri, thread, nodes, pace = args.worker
-        worker(uri, thread, int(nodes), float(pace))
-        return 0
     if args.quick:
-        args.events, args.nodes, args.pace = 200, 2, 0.01
+        args.events, args.pace, args.runs = 200, 0.02, 1
+    if args.events < 1 or args.pace < 0 or args.runs < 1:
+        parser.error("--events and --runs must be at least 1, --pace at least 0")
     uri = scratch_database(args.postgres)
     try:
         report: dict[str, Any] = {"events": args.events, **append_costs(uri, args.events)}
         report["postgres_append_ratio"] = report["postgres_append_us"] / report["file_append_us"]
         report["postgres_batch_ratio"] = report["postgres_batch_us"] / report["file_batch_us"]
-        for mode in ("notify", "polling"):
-            delays = stream_delays(uri, args.nodes, args.pace, notify=mode == "notify")
-            report[mode] = summary(delays, args.nodes, mode)
+        with tempfile.TemporaryDirectory(prefix="grapharc-sinks-") as work:
+            delays = stream_delays(Path(work), uri, args.pace, args.runs)
+        report.update({mode: summary(delays[mode]) for mode in MODES})
     finally:
         drop_database(args.postgres, uri)
     if args.json:
@@ -205,7 +199,7 @@ def main() -> int:
           f"{report['postgres_append_us']:.1f} us/event ({report['postgres_append_ratio']:.1f}x)")
     print(f"append_many by {BATCH}: file {report['file_batch_us']:.1f} us/event, PostgreSQL "
           f"{report['postgres_batch_us']:.1f} us/event ({report['postgres_batch_ratio']:.1f}x)")
-    for mode in ("notify", "polling"):
+    for mode in MODES:
         figures = report[mode]
         print(f"stream delay, {mode}: {figures['entries']} entries, median {figures['median_ms']:.1f} ms, "
               f"max {figures['max_ms']:.1f} ms")

@@ -1,5 +1,6 @@
 """The benchmark tests' helper module (benchmark_runs.py, beside this file) is importable, and
-``postgres_admin`` names a PostgreSQL server that may create databases (skipped without one)."""
+``postgres_admin`` names a PostgreSQL server that may create databases (skipped without one,
+failed where CI requires one: tests/required.py)."""
 
 import os
 import sys
@@ -7,6 +8,7 @@ from pathlib import Path
 
 import psycopg
 import pytest
+from required import unavailable
 
 sys.path.insert(0, str(Path(__file__).parent))
 
@@ -19,5 +21,6 @@ def postgres_admin() -> str:
     try:
         psycopg.connect(ADMIN, connect_timeout=3).close()
     except psycopg.OperationalError as exc:
-        pytest.skip(f"no PostgreSQL at {ADMIN}: {exc}")
+        unavailable("GRAPHARC_REQUIRE_POSTGRES", f"no PostgreSQL answers at {ADMIN}: {exc}",
+                    f"no PostgreSQL at {ADMIN}: {exc}")
     return ADMIN

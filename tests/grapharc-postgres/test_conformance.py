@@ -11,11 +11,13 @@ import pytest
 
 from grapharc.postgres.assistants import PostgresAssistantStore
 from grapharc.postgres.checkpoints import PostgresCheckpoints
+from grapharc.postgres.crons import PostgresCronStore
 from grapharc.postgres.runs import PostgresRunStore
 from grapharc.postgres.sessions import PostgresSessionStore
 from grapharc.stores import open_store
 from grapharc.testing.assistant_store_kit import AssistantStoreConformance
 from grapharc.testing.checkpointer_kit import CheckpointerConformance
+from grapharc.testing.cron_store_kit import CronStoreConformance
 from grapharc.testing.run_store_kit import RunStoreConformance
 from grapharc.testing.session_store_kit import SessionStoreConformance
 
@@ -59,3 +61,10 @@ class TestPostgresAssistantStoreConformance(_FreshDatabase, AssistantStoreConfor
 
     def make_store(self, tmp_path: Path) -> PostgresAssistantStore:
         return open_store(self.uri, kind="assistants")
+
+
+class TestPostgresCronStoreConformance(_FreshDatabase, CronStoreConformance):
+    durable = True
+
+    def make_store(self, tmp_path: Path) -> PostgresCronStore:
+        return open_store(self.uri, kind="crons")

@@ -1,5 +1,5 @@
 """LangGraph Platform routes the server does not serve answer with the reason and change nothing:
-features it lacks (store, crons) are 501s; any other unknown route names the method and path it
+features it lacks (the store) are 501s; any other unknown route names the method and path it
 was asked. An update_state the graph does not allow
 (a field its node does not declare) is refused too, and changes nothing."""
 

@@ -60,7 +60,7 @@ def test_a_run_put_off_with_after_seconds_is_not_claimed_before_its_time(server:
 def test_info_says_what_the_server_offers_as_langgraphs_server_does(server: str) -> None:
     async def tell(client: Any) -> None:
         info = await client.http.get("/info")
-        assert info["flags"] == {"assistants": True, "crons": False, "langsmith": False}
+        assert info["flags"] == {"assistants": True, "crons": True, "langsmith": False}
         assert info["version"] and info["langgraph_py_version"].startswith("1.")
         assert info["host"]["kind"] == "self-hosted"
 

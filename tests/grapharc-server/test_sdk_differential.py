@@ -85,6 +85,38 @@ def test_the_canned_comparison_names_each_difference(tmp_path: Path) -> None:
     assert text.splitlines()[-1] == "1 same, 3 differs, 1 no verdict of 5 calls"
 
 
+@pytest.mark.parametrize("silent", ["theirs", "ours"])
+def test_no_verdict_is_printed_when_a_server_answered_no_call(tmp_path: Path, silent: str) -> None:
+    unreachable = {"outcome": "raised ConnectError", "detail": "connection refused"}
+    canned = {side: {"threads.create": unreachable if side == silent else {"outcome": "ok", "keys": ["a"]},
+                     "threads.get": {"outcome": "skipped: needs thread"} if side == silent else
+                     {"outcome": "ok", "keys": ["b"]}}
+              for side in ("theirs", "ours")}
+    (tmp_path / "canned.json").write_text(json.dumps(canned))
+
+    done = subprocess.run([sys.executable, str(SCRIPT), "--canned", str(tmp_path / "canned.json")],
+                          capture_output=True, text=True, timeout=PATIENCE_SECONDS)
+
+    assert (done.returncode, done.stdout) == (1, ""), done.stdout + done.stderr
+    server = "langgraph dev" if silent == "theirs" else "grapharc serve"
+    assert f"{server} answered none of the 2 calls (the first: raised ConnectError" in done.stderr
+
+
+@pytest.mark.parametrize(("content", "says"), [
+    (None, "cannot be read"), ("{not json", "not JSON"), ('{"theirs": []}', 'not {"theirs"')])
+def test_a_canned_file_it_cannot_use_is_named_with_what_is_wrong(tmp_path: Path, content: str | None,
+                                                                 says: str) -> None:
+    if content is not None:
+        (tmp_path / "canned.json").write_text(content)
+
+    done = subprocess.run([sys.executable, str(SCRIPT), "--canned", str(tmp_path / "canned.json")],
+                          capture_output=True, text=True, timeout=PATIENCE_SECONDS)
+
+    assert (done.returncode, done.stdout) == (2, ""), done.stdout + done.stderr
+    assert f"--canned {tmp_path / 'canned.json'}: {says}" in done.stderr
+    assert "Traceback" not in done.stderr
+
+
 def test_every_call_reaches_a_real_server_and_each_answer_is_observed(
         tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setenv("PYTHONPATH", str(Path(__file__).parent))
@@ -101,6 +133,9 @@ def test_every_call_reaches_a_real_server_and_each_answer_is_observed(
     assert streamed.events[0] == "metadata" and {"values", "updates"} <= set(streamed.events)
     assert "updates:__interrupt__" in streamed.keys
     assert "values.notes" in observed["threads.get_state at the interrupt"].keys
-    refused = {seen.outcome for name, seen in observed.items() if name.startswith(("store.", "crons.create"))}
+    refused = {seen.outcome for name, seen in observed.items() if name.startswith("store.")}
     assert refused == {"HTTP 501"}
-    assert observed["crons.delete"].outcome == "skipped: needs cron"  # crons.create made none
+    crons = {name: seen.outcome for name, seen in observed.items() if name.startswith("crons.")}
+    assert crons == dict.fromkeys(("crons.create", "crons.search", "crons.count", "crons.update",
+                                   "crons.delete"), "ok")
+    assert {"cron_id", "schedule", "next_run_date", "payload"} <= set(observed["crons.create"].keys)

@@ -2,8 +2,9 @@
 
 This module sits one layer above :mod:`grapharc.plugins` (which knows no planner, policy
 or CLI) because what it registers names those layers: the ``mock/`` scripted backend,
-the ``local`` executor, the in-process claim and long-term item stores (``memory:``), the SQLite checkpoint,
-session and run stores (``sqlite:``, also what a bare path means for those kinds), the JSONL
+the ``local`` executor, the in-process claim and long-term item stores (``memory:``), the
+SQLite checkpoint, session and run stores (``sqlite:``, also what a bare path means for those
+kinds), the JSONL
 trace file (``file:``, also what a bare trace path means), the
 stdlib node kinds, the flag / env / grapharc.toml / generated / registry-default policy
 sources, and the core CLI commands. Factories are named as strings so nothing heavy is
@@ -78,6 +79,9 @@ def register_stores(register: RegisterStore) -> None:
                        factory="grapharc.sqlite.assistants:open_assistant_store",
                        description="assistants created over the API, their versions and change log, "
                                    "in DIR/runs.db or one file", local_default=True))
+    register(StoreInfo(scheme="sqlite", kinds=frozenset({"crons"}),
+                       factory="grapharc.sqlite.crons:open_cron_store",
+                       description="cron schedules of runs in DIR/runs.db or one file", local_default=True))
 
 
 @hookimpl

@@ -46,7 +46,7 @@ def test_plugins_tells_two_stores_of_one_scheme_apart_by_what_they_store():
     assert by_name["grapharc-memory-sqlite"]["stores"] == ["sqlite:artifacts", "sqlite:claims"]
     shown = grapharc("plugins").stdout
     assert "sqlite (artifacts, claims)" in shown
-    assert "sqlite (assistants, checkpoints, runs, sessions)" in shown
+    assert "sqlite (assistants, checkpoints, crons, runs, sessions)" in shown
 
 
 def test_an_empty_load_list_leaves_only_core():

@@ -84,6 +84,35 @@ def test_a_node_polling_on_a_worker_thread_is_cut_off_at_its_deadline() -> None:
     assert caught.value.node == "worker"
 
 
+FRESH_WORKER_DEADLINE = """
+import sys, threading, time
+import grapharc.runtime.graph
+from grapharc.runtime.deadline import NodeTimeoutError, deadline
+print("ctypes before:", "ctypes" in sys.modules)
+caught = []
+def node():
+    try:
+        with deadline(0.2, node="worker"):
+            for _ in range(600):
+                time.sleep(0.05)
+    except NodeTimeoutError as exc:
+        caught.append(exc.node)
+thread = threading.Thread(target=node)
+thread.start()
+thread.join(60)
+print("caught:", caught)
+"""
+
+
+def test_the_runtime_loads_ctypes_only_when_a_worker_deadline_fires() -> None:
+    # every run imports the runtime (a CLI start pays for it); ctypes only sends the interrupt
+    done = subprocess.run([sys.executable, "-c", FRESH_WORKER_DEADLINE], capture_output=True, text=True,
+                          timeout=120, check=False)
+
+    assert done.returncode == 0, done.stderr
+    assert done.stdout.splitlines() == ["ctypes before: False", "caught: ['worker']"]
+
+
 def test_on_a_worker_thread_the_interrupt_lands_when_a_blocking_call_returns() -> None:
     reached: list[str] = []
 

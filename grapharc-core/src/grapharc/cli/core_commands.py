@@ -46,6 +46,8 @@ COMMANDS = (
      "Settings: what each command resolves, and from where."),
     ("session", "session_commands:add_session_commands",
      "Durable sessions: where each thread stands, and retention."),
+    ("cron", "cron_commands:add_cron_commands",
+     "Cron schedules of runs, fired by grapharc serve: list, add, delete."),
     ("memory", "memory_commands:add_memory_commands",
      "Claim memory: add a claim with provenance, search, follow a correction chain, list "
      "contradictions, collect orphaned blobs."),
@@ -55,7 +57,7 @@ COMMANDS = (
 help line (what ``grapharc --help`` shows without importing the family)."""
 
 
-GROUPS = frozenset({"config", "session", "memory", "demo"})
+GROUPS = frozenset({"config", "session", "cron", "memory", "demo"})
 
 
 def add_core_commands(app: typer.Typer) -> None:

@@ -20,7 +20,7 @@ from grapharc.plugins.foreign import FOREIGN_FAILURES, described
 Factory = Callable[..., Any] | str
 
 STORE_KINDS = frozenset({"claims", "artifacts", "checkpoints", "sessions", "runs", "traces", "assistants",
-                         "items"})
+                         "crons", "items"})
 
 
 def resolve_factory(factory: Factory, *, plugin: str) -> Callable[..., Any]:

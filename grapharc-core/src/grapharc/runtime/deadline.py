@@ -19,7 +19,6 @@ The standard library has no deadline that interrupts a blocking call, so this is
 from __future__ import annotations
 
 import asyncio
-import ctypes
 import math
 import signal
 import threading
@@ -346,7 +345,10 @@ def _land_here() -> None:
 
 
 def _send_async_exception(thread_id: int, exc_type: type[BaseException] | None) -> None:
-    """Schedule ``exc_type`` to be raised in the thread (``None`` withdraws a pending one)."""
+    """Schedule ``exc_type`` to be raised in the thread (``None`` withdraws a pending one).
+    ctypes is imported here, when a deadline fires, not with the runtime every run imports."""
+    import ctypes
+
     ctypes.pythonapi.PyThreadState_SetAsyncExc(
         ctypes.c_ulong(thread_id), ctypes.py_object(exc_type) if exc_type is not None else None
     )

@@ -1,7 +1,7 @@
 """What the SQL stores ask of a database driver, and their statements in a dialect.
 
-``grapharc.session.sql_store``, ``grapharc.runs.sql_store`` and
-``grapharc.assistants.sql_store`` write statements with ``?`` parameters and ``{sessions}``-style
+``grapharc.session.sql_store``, ``grapharc.runs.sql_store``, ``grapharc.assistants.sql_store``
+and ``grapharc.crons.sql_store`` write statements with ``?`` parameters and ``{sessions}``-style
 table names and run them on any connection shaped like ``Connection`` (``sqlite3``, psycopg 3);
 ``dialect_sql`` turns them into a dialect's, and ``SqlDialect`` holds what a store's subclass
 says of its dialect.
@@ -23,6 +23,8 @@ SIGN_IN_TABLES = ("sign_in_revoked", "sign_in_failures")
 """The session store's sign-in records (``grapharc.session.sql_sign_ins``), named the same way."""
 ASSISTANT_TABLES = ("assistants", "assistant_versions", "assistant_changes")
 """The assistant store's tables (``grapharc.assistants.sql_store``), named the same way."""
+CRON_TABLES = ("crons",)
+"""The cron store's table (``grapharc.crons.sql_store``), named the same way."""
 
 
 class Row(Protocol):
@@ -53,7 +55,8 @@ class Connection(Protocol):
 @lru_cache(maxsize=512)
 def dialect_sql(sql: str, prefix: str, param: str) -> str:
     """``sql`` with ``{table}`` names prefixed and ``?`` parameters written as ``param``."""
-    names = {table: prefix + table for table in (*TABLES, *RUN_TABLES, *SIGN_IN_TABLES, *ASSISTANT_TABLES)}
+    names = {table: prefix + table for table in (*TABLES, *RUN_TABLES, *SIGN_IN_TABLES, *ASSISTANT_TABLES,
+                                                    *CRON_TABLES)}
     return sql.format_map(names).replace("?", param)
 
 

@@ -60,3 +60,11 @@ def holds_sessions(where: str | Path) -> bool:
     from grapharc.session.errors import SessionError
 
     return isinstance(where, str) or database_path(str(where), SESSIONS_FILE, SessionError).is_file()
+
+
+def holds_server_records(where: str | Path) -> bool:
+    """Whether ``where`` holds a server's own records (runs, assistants, cron schedules: a folder's
+    ``runs.db`` must exist already, as for ``holds_sessions``); a URI's store answers for itself."""
+    from grapharc.session.errors import SessionError
+
+    return isinstance(where, str) or database_path(str(where), RUNS_FILE, SessionError).is_file()

@@ -17,6 +17,7 @@ from typing import Any
 import psycopg
 
 from grapharc.assistants.tables import ASSISTANT_TABLES
+from grapharc.crons.tables import CRON_TABLES
 from grapharc.postgres.errors import PostgresStoreError, said
 from grapharc.postgres.migration_lock import migrating
 from grapharc.runs.tables import LIVE_LOG_TABLES, NOT_BEFORE, RUN_TABLES
@@ -94,11 +95,12 @@ CREATE TRIGGER grapharc_trace_notifies AFTER INSERT ON grapharc_trace_events REF
      "\n".join([*THREAD_METADATA.statements(POSTGRES), *NOT_BEFORE.statements(POSTGRES)]) + "\n"),
     (6, "the runs' live event logs", ddl(LIVE_LOG_TABLES, POSTGRES)),
     (7, "assistants created over the API, their versions and change log", ddl(ASSISTANT_TABLES, POSTGRES)),
+    (8, "cron schedules of runs", ddl(CRON_TABLES, POSTGRES)),
 )
 """Each migration: its version, what it adds, its SQL. The session tables (1), the run table (3),
 the thread owners with the sign-in records (4), the threads' metadata with the runs' not-before
-times (5), the runs' live event logs (6) and the assistants created over the API (7) are core's
-descriptions; the trace events and the notifications (2) are PostgreSQL's alone."""
+times (5), the runs' live event logs (6), the assistants created over the API (7) and the cron
+schedules (8) are core's descriptions; the trace events and the notifications (2) are PostgreSQL's alone."""
 
 CHANNELS = ("grapharc_audit", "grapharc_trace")
 """What the triggers notify after each INSERT statement into the audit trail and the trace events:

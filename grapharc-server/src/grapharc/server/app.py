@@ -53,6 +53,9 @@ def create_app(*, sessions: str | None = None, auth: AuthConfig | None = None,
                 api.progress.relay = siblings.tell
                 siblings.listen(loop, api.progress.wake)
             api.worker.start()
+            from grapharc.server.api.cron_runs import start_schedules
+
+            start_schedules(api, auth)
         elif inbox:
             app.state.sessions = await offload.to_thread(Sessions.open, str(sessions))
         yield

@@ -251,6 +251,9 @@ def close_checked(api: ApiContext | None) -> None:
     """Close what ``open_context`` opened to check it (the supervisor keeps no store open)."""
     if api is not None:
         api.runs.close()
+        api.assistants.close()
+        if api.crons is not None:
+            api.crons.close()
         api.manager.close()
 
 

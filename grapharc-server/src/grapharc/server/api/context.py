@@ -1,6 +1,7 @@
 """What the API's routes share: the process's one SessionManager (as ``Sessions``, which the inbox
 reads through too), the graphs the operator registered, the durable run store and this process's
-worker over it, and the assistants created over the API (stored beside the sessions)."""
+worker over it, the assistants created over the API and the cron schedules (both stored beside the
+sessions), and this process's cron scheduler once the app starts it."""
 
 from __future__ import annotations
 
@@ -8,13 +9,15 @@ import importlib
 import os
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from fastapi import Request
 
 from grapharc.assistants.absent import NoAssistants
 from grapharc.assistants.contracts import AssistantStore
 from grapharc.assistants.errors import AssistantStoreError
+from grapharc.crons.contracts import CronStore
+from grapharc.crons.manage import open_crons
 from grapharc.errors import GraphARCError
 from grapharc.plugins.foreign import FOREIGN_FAILURES, described
 from grapharc.runs.contracts import RunStore
@@ -32,6 +35,9 @@ from grapharc.session.manager import DEFAULT_LEASE_SECONDS, SessionManager
 from grapharc.stores import offload
 from grapharc.stores.masking import masked
 from grapharc.stores.uris import known_schemes, open_store, split_uri, store_uri
+
+if TYPE_CHECKING:
+    from grapharc.server.api.cron_scheduler import CronScheduler
 
 
 class RegistryError(GraphARCError):
@@ -79,7 +85,8 @@ def _register(spec: str, register: Registrar, manager: SessionManager) -> None:
 class ApiContext:
     """The session manager every route drives (and the inbox reads through, as ``sessions``), the
     durable run store its runs are queued in, this process's worker over that queue, the ceiling
-    on every run's budget (``--max-*``), and the assistant store beside the sessions."""
+    on every run's budget (``--max-*``), the assistant and cron stores beside the sessions (no cron
+    store when their scheme's plugin registers none), and the scheduler firing the crons here."""
 
     manager: SessionManager
     runs: RunStore
@@ -89,9 +96,12 @@ class ApiContext:
     worker: RunWorker = field(init=False)
     sessions: Sessions = field(init=False)
     assistants: AssistantStore = field(init=False)
+    crons: CronStore | None = field(init=False)
+    scheduler: CronScheduler | None = field(init=False, default=None)
 
     def __post_init__(self) -> None:
         self.assistants = open_assistants(self.manager.location)
+        self.crons = open_crons(self.manager.location) if serves(self.manager.location, "crons") else None
         self.worker = RunWorker(self.manager, self.runs, self.progress, stateless_grace=self.stateless_grace)
         self.sessions = Sessions(self.manager)
 
@@ -105,10 +115,15 @@ class ApiContext:
         await self.worker.hand_over(lease, graph, after_seq, run_budget(None, self.ceiling))
 
     async def aclose(self) -> None:
-        """Stop the worker, then close the run and assistant stores and the sessions."""
+        """Stop the scheduler and the worker, then close the run, assistant and cron stores and the
+        sessions."""
+        if self.scheduler is not None:
+            await self.scheduler.stop()
         await self.worker.stop()
         await offload.to_thread(self.runs.close)
         await offload.to_thread(self.assistants.close)
+        if self.crons is not None:
+            await offload.to_thread(self.crons.close)
         await self.sessions.aclose()
 
 
@@ -148,9 +163,8 @@ def open_assistants(sessions: str | os.PathLike[str]) -> AssistantStore:
     """The assistant store of the sessions at ``sessions`` (beside the run store); one that holds
     nothing and refuses creation when their scheme's plugin registers no assistant store."""
     uri = store_uri(sessions, "assistants")
-    scheme = split_uri(uri)[0]
-    if "assistants" not in known_schemes().get(scheme, ()):
-        return NoAssistants(scheme)
+    if not serves(sessions, "assistants"):
+        return NoAssistants(split_uri(uri)[0])
     store = open_store(uri, kind="assistants")
     if not isinstance(store, AssistantStore):
         raise AssistantStoreError(f"the assistants store for {masked(str(sessions))} is "
@@ -158,6 +172,11 @@ def open_assistants(sessions: str | os.PathLike[str]) -> AssistantStore:
                                   hint="the distribution that registered its scheme must return one "
                                        "(see grapharc.assistants.contracts)")
     return store
+
+
+def serves(sessions: str | os.PathLike[str], kind: str) -> bool:
+    """Whether the scheme of the sessions at ``sessions`` has a store of ``kind`` registered."""
+    return kind in known_schemes().get(split_uri(store_uri(sessions, kind))[0], ())
 
 
 async def caller(request: Request) -> User | None:

@@ -14,6 +14,7 @@ from starlette.exceptions import HTTPException
 
 from grapharc.assistants import errors as assistant_errors
 from grapharc.assistants.absent import AssistantsUnavailableError
+from grapharc.crons import errors as cron_errors
 from grapharc.errors import GraphARCError
 from grapharc.runs import errors as run_errors
 from grapharc.session import errors as session_errors
@@ -22,6 +23,9 @@ PROBLEM_TYPE = "application/problem+json"
 
 _STATUS: tuple[tuple[type[GraphARCError], int], ...] = (
     (run_errors.UnknownRunError, 404),
+    (cron_errors.UnknownCronError, 404),
+    (cron_errors.CronStoreError, 503),
+    (cron_errors.CronError, 422),  # a cron expression, time zone or end time that cannot be read
     (assistant_errors.UnknownAssistantError, 404),
     (assistant_errors.UnknownVersionError, 404),
     (assistant_errors.AssistantExistsError, 409),

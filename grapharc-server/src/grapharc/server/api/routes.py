@@ -8,6 +8,7 @@ from grapharc.server.api import (
     assistant_writes,
     assistants,
     bulk_runs,
+    crons,
     info,
     prune,
     refused,
@@ -24,6 +25,6 @@ def mount_api(app: FastAPI, context: ApiContext) -> None:
     """Serve assistants, threads, their runs and stateless runs over ``context``'s sessions on ``app``,
     and answer the LangGraph Platform routes it does not serve with the reason."""
     app.state.api = context
-    for module in (info, assistants, assistant_writes, prune, threads, state_writes, thread_stream, runs,
-                   bulk_runs, stateless, refused):
+    for module in (info, assistants, assistant_writes, prune, threads, state_writes, thread_stream, crons,
+                   runs, bulk_runs, stateless, refused):
         app.include_router(module.router, dependencies=[Depends(caller)])
