@@ -7,14 +7,17 @@ read after a write in one batch sees the write): ``GetOp`` -> ``get``, ``PutOp``
 merged into one of each. TTLs are in minutes, as LangGraph's; ``ttl`` is LangGraph's
 ``TTLConfig`` (``default_ttl``, ``refresh_on_read``, ``sweep_interval_minutes``).
 ``index_fields`` is what ``query`` search reads of an item put with ``index=None``
-(default: every string in the value). ``abatch`` runs the synchronous backend in
-GraphARC's store threads (``grapharc.stores.offload``), so the event loop never waits
-on it. ``start_ttl_sweeper`` sweeps expired items in a daemon thread, as LangGraph's
-Postgres store does; expired items are invisible to reads whether swept or not.
+(default: every string in the value). ``abatch`` runs the synchronous backend in a worker
+thread of the event loop's default executor (``asyncio.to_thread``), so the loop never waits
+on it; not in GraphARC's bookkeeping pool (``grapharc.stores.offload``), since a node's store
+calls are the node's work, and a slow search or embedder must not delay a lease's heartbeat.
+``start_ttl_sweeper`` sweeps expired items in a daemon thread, as LangGraph's Postgres store
+does; expired items are invisible to reads whether swept or not.
 """
 
 from __future__ import annotations
 
+import asyncio
 import threading
 from collections.abc import Iterable, Sequence
 from concurrent.futures import Future
@@ -43,7 +46,6 @@ from grapharc.memory.longterm.contracts import (
     check_index,
 )
 from grapharc.memory.longterm.namespaces import NoMatch, merged
-from grapharc.stores.offload import to_thread
 
 DEFAULT_SWEEP_MINUTES = 1.0
 
@@ -87,8 +89,8 @@ class GraphARCStore(BaseStore):
         return [self._run(op) for op in ops]
 
     async def abatch(self, ops: Iterable[Op]) -> list[Result]:
-        """``batch`` in GraphARC's store threads, so the event loop is free meanwhile."""
-        return await to_thread(self.batch, list(ops))
+        """``batch`` in a worker thread, so the event loop is free meanwhile."""
+        return await asyncio.to_thread(self.batch, list(ops))
 
     def _run(self, op: Op) -> Result:
         if isinstance(op, GetOp):
