@@ -20,7 +20,7 @@ from grapharc.plugins.foreign import FOREIGN_FAILURES, described
 Factory = Callable[..., Any] | str
 
 STORE_KINDS = frozenset({"claims", "artifacts", "checkpoints", "sessions", "runs", "traces", "assistants",
-                         "crons", "webhooks"})
+                         "crons", "items", "webhooks"})
 
 
 def resolve_factory(factory: Factory, *, plugin: str) -> Callable[..., Any]:

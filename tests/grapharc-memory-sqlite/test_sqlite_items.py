@@ -1,0 +1,121 @@
+"""SQLiteItemStore keeps the ItemStore contract on disk, across processes."""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from grapharc.errors import ConfigurationError
+from grapharc.memory.longterm import GraphARCStore, InvalidItemSearchError, open_long_term_store
+from grapharc.memory.sqlite import items as items_module
+from grapharc.memory.sqlite.items import SQLiteItemStore
+from grapharc.testing.item_store_kit import ItemStoreConformance, MovableClock
+
+WRITER = """
+import sys
+from grapharc.memory.longterm import open_long_term_store
+
+store = open_long_term_store("sqlite:" + sys.argv[1])
+store.put(("users", "ada"), "m1", {"text": "the analytical engine", "year": 1843})
+store.put(("users", "ada"), "m2", {"text": "notes on the engine"}, ttl=60)
+store.put(("users", "bob"), "m3", {"text": "a loom"})
+store.delete(("users", "bob"), "m3")
+store.close()
+"""
+
+READER = """
+import json, sys
+from grapharc.memory.longterm import open_long_term_store
+
+store = open_long_term_store("sqlite:" + sys.argv[1])
+print(json.dumps({
+    "get": store.get(("users", "ada"), "m1").value,
+    "search": [item.key for item in store.search(("users",), query="engine analytical")],
+    "filtered": [item.key for item in store.search(("users",), filter={"year": {"$gte": 1800}})],
+    "namespaces": store.list_namespaces(),
+}))
+"""
+
+
+class TestSQLiteItemStore(ItemStoreConformance):
+    durable = True
+
+    def make_item_store(self, tmp_path: Path, clock: MovableClock) -> SQLiteItemStore:
+        return SQLiteItemStore(tmp_path / "items.db", clock=clock)
+
+
+def test_a_second_process_sees_what_the_first_wrote(tmp_path: Path) -> None:
+    path = str(tmp_path / "items.db")
+    subprocess.run([sys.executable, "-c", WRITER, path], check=True, timeout=120)
+    read = subprocess.run([sys.executable, "-c", READER, path], check=True, timeout=120,
+                          capture_output=True, text=True)
+    assert json.loads(read.stdout) == {
+        "get": {"text": "the analytical engine", "year": 1843},
+        "search": ["m1", "m2"],
+        "filtered": ["m1"],
+        "namespaces": [["users", "ada"]],
+    }
+
+
+def test_sqlite_uri_opens_a_langgraph_store_over_the_file(tmp_path: Path) -> None:
+    store = open_long_term_store(f"sqlite:{tmp_path}/items.db")
+    assert isinstance(store, GraphARCStore) and isinstance(store.items, SQLiteItemStore)
+    store.close()
+    with pytest.raises(ConfigurationError, match="names no file"):
+        open_long_term_store("sqlite:")
+
+
+def test_a_filter_field_sqlite_cannot_name_is_refused(tmp_path: Path) -> None:
+    store = SQLiteItemStore(tmp_path / "items.db")
+    with pytest.raises(InvalidItemSearchError, match="JSON path"):
+        store.search(("a",), filter={'say "hi"': 1})
+    store.close()
+
+
+def test_a_broad_prefix_reads_newest_first_and_answers_as_the_index_does(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    store = SQLiteItemStore(tmp_path / "items.db")
+    for number in range(30):
+        store.put(("users", f"u{number % 3}"), f"k{number}", {"n": number})
+    searches = [(("users",), {}), (("users", "u1"), {}), (("users",), {"filter": {"n": {"$lt": 7}}}),
+                (("users",), {"limit": 4, "offset": 9}), ((), {"filter": {"n": 3}})]
+
+    def answers() -> list[list[str]]:
+        return [[item.key for item in store.search(prefix, **options)] for prefix, options in searches]
+
+    through_the_index = answers()
+    monkeypatch.setattr(items_module, "BROAD_PREFIX", 5)
+    assert answers() == through_the_index
+    assert through_the_index[0] == [f"k{n}" for n in range(29, 19, -1)]
+    assert through_the_index[2] == [f"k{n}" for n in range(6, -1, -1)][:10]
+    store.close()
+
+
+CONCURRENT_WRITER = """
+import sys
+from grapharc.memory.sqlite.items import SQLiteItemStore
+
+store = SQLiteItemStore(sys.argv[1])
+for number in range(40):
+    store.put(("shared",), f"{sys.argv[2]}-{number}", {"text": f"engine note {number}", "by": sys.argv[2]})
+store.close()
+"""
+
+
+def test_two_processes_writing_at_once_lose_nothing(tmp_path: Path) -> None:
+    path = str(tmp_path / "items.db")
+    # both create the schema if they find none: one waits for the other
+    writers = [subprocess.Popen([sys.executable, "-c", CONCURRENT_WRITER, path, name],
+                                stderr=subprocess.PIPE, text=True) for name in ("a", "b")]
+    for writer in writers:
+        _, stderr = writer.communicate(timeout=120)
+        assert writer.returncode == 0, stderr
+    store = SQLiteItemStore(path)
+    assert len(store.search(("shared",), limit=100)) == 80
+    assert len(store.search(("shared",), query="engine", limit=100)) == 80
+    assert len(store.search(("shared",), filter={"by": "b"}, limit=100)) == 40
+    store.close()
