@@ -1,9 +1,9 @@
 """LangGraph Platform routes this server answers with a reason rather than a bare 404 or 405.
 
-They belong to features this server does not have (the key-value store, crons, pruning over the
-API): those answer 501 and say what to do instead, and nothing is read or written. (A thread's
-state is edited by a checked write, ``state_writes``; an assistant is a registered graph with a
-configuration it declares, ``assistant_writes``.)
+They belong to features this server does not have (crons): those answer 501 and say what to do
+instead, and nothing is read or written. (A thread's state is edited by a checked write,
+``state_writes``; an assistant is a registered graph with a configuration it declares,
+``assistant_writes``.)
 """
 
 from __future__ import annotations
@@ -29,9 +29,6 @@ class Refusal:
 
 
 REFUSALS = (
-    Refusal(("GET", "PUT", "POST", "DELETE"), "/store/{rest:path}", 501,
-            "this server keeps no LangGraph store; a graph's memory is reached by its nodes, not over HTTP",
-            "see the README's memory section"),
     Refusal(("GET", "POST", "PATCH", "DELETE"), "/runs/crons{rest:path}", 501,
             "this server schedules no cron runs", "start runs from your own scheduler"),
     Refusal(("POST",), "/threads/{thread_id}/runs/crons", 501,

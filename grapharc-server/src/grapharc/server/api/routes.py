@@ -1,6 +1,8 @@
-"""Mount the JSON API on an app: its routes and the session context."""
+"""Mount the JSON API on an app: its routes and the session context, and the long-term store's routes."""
 
 from __future__ import annotations
+
+from typing import TYPE_CHECKING
 
 from fastapi import Depends, FastAPI
 
@@ -14,10 +16,14 @@ from grapharc.server.api import (
     runs,
     state_writes,
     stateless,
+    store,
     thread_stream,
     threads,
 )
 from grapharc.server.api.context import ApiContext, caller
+
+if TYPE_CHECKING:
+    from langgraph.store.base import BaseStore
 
 
 def mount_api(app: FastAPI, context: ApiContext) -> None:
@@ -27,3 +33,9 @@ def mount_api(app: FastAPI, context: ApiContext) -> None:
     for module in (info, assistants, assistant_writes, prune, threads, state_writes, thread_stream, runs,
                    bulk_runs, stateless, refused):
         app.include_router(module.router, dependencies=[Depends(caller)])
+
+
+def mount_store(app: FastAPI, served: BaseStore) -> None:
+    """Serve ``served`` at ``/store`` on ``app`` (with an auth file, to the users its grants name)."""
+    app.state.store = served
+    app.include_router(store.router, dependencies=[Depends(caller)])
