@@ -1,4 +1,5 @@
-"""Versioned migrations of the session, trace and run tables, recorded in ``grapharc_schema_versions``.
+"""Versioned migrations of the session, trace, run and long-term store tables, recorded in
+``grapharc_schema_versions``.
 
 Each migration runs once, in order, in one transaction under the migration lock
 (``grapharc.postgres.migration_lock``), so workers starting together apply it once. A store
@@ -94,11 +95,43 @@ CREATE TRIGGER grapharc_trace_notifies AFTER INSERT ON grapharc_trace_events REF
      "\n".join([*THREAD_METADATA.statements(POSTGRES), *NOT_BEFORE.statements(POSTGRES)]) + "\n"),
     (6, "the runs' live event logs", ddl(LIVE_LOG_TABLES, POSTGRES)),
     (7, "assistants created over the API, their versions and change log", ddl(ASSISTANT_TABLES, POSTGRES)),
+    (8, "the long-term store's items, their search terms and BM25 totals", """
+CREATE SEQUENCE grapharc_store_writes;
+CREATE TABLE grapharc_store_items (
+    id BIGSERIAL PRIMARY KEY,
+    path TEXT COLLATE "C" NOT NULL,
+    key TEXT NOT NULL,
+    value JSONB NOT NULL,
+    created_at TIMESTAMPTZ NOT NULL,
+    updated_at TIMESTAMPTZ NOT NULL,
+    expires_at TIMESTAMPTZ,
+    ttl_minutes DOUBLE PRECISION,
+    terms INTEGER NOT NULL,
+    written BIGINT NOT NULL,
+    UNIQUE (path, key)
+);
+CREATE INDEX grapharc_store_items_by_write ON grapharc_store_items (written);
+CREATE INDEX grapharc_store_items_expiring ON grapharc_store_items (expires_at) WHERE expires_at IS NOT NULL;
+CREATE TABLE grapharc_store_terms (
+    term TEXT NOT NULL,
+    item BIGINT NOT NULL REFERENCES grapharc_store_items (id) ON DELETE CASCADE,
+    frequency DOUBLE PRECISION NOT NULL,
+    PRIMARY KEY (term, item)
+);
+CREATE INDEX grapharc_store_terms_of_item ON grapharc_store_terms (item);
+CREATE TABLE grapharc_store_totals (
+    one BOOLEAN PRIMARY KEY DEFAULT true CHECK (one),
+    documents BIGINT NOT NULL,
+    terms BIGINT NOT NULL
+);
+INSERT INTO grapharc_store_totals (documents, terms) VALUES (0, 0);
+"""),
 )
 """Each migration: its version, what it adds, its SQL. The session tables (1), the run table (3),
 the thread owners with the sign-in records (4), the threads' metadata with the runs' not-before
 times (5), the runs' live event logs (6) and the assistants created over the API (7) are core's
-descriptions; the trace events and the notifications (2) are PostgreSQL's alone."""
+descriptions; the trace events and the notifications (2) and the long-term store's items
+(8, ``grapharc.postgres.items``) are PostgreSQL's alone."""
 
 CHANNELS = ("grapharc_audit", "grapharc_trace")
 """What the triggers notify after each INSERT statement into the audit trail and the trace events:
