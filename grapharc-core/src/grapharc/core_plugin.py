@@ -2,7 +2,7 @@
 
 This module sits one layer above :mod:`grapharc.plugins` (which knows no planner, policy
 or CLI) because what it registers names those layers: the ``mock/`` scripted backend,
-the ``local`` executor, the in-process claim store (``memory:``), the SQLite checkpoint,
+the ``local`` executor, the in-process claim and long-term item stores (``memory:``), the SQLite checkpoint,
 session and run stores (``sqlite:``, also what a bare path means for those kinds), the JSONL
 trace file (``file:``, also what a bare trace path means), the
 stdlib node kinds, the flag / env / grapharc.toml / generated / registry-default policy
@@ -55,6 +55,10 @@ def register_stores(register: RegisterStore) -> None:
     register(StoreInfo(scheme="memory", kinds=frozenset({"claims"}),
                        factory="grapharc.memory.inprocess:open_inprocess_store",
                        description="claims in a dict for the life of the process"))
+    register(StoreInfo(scheme="memory", kinds=frozenset({"items"}),
+                       factory="grapharc.memory.longterm.inprocess:open_inprocess_items",
+                       description="long-term store items in dicts, with a search index, for the life "
+                                   "of the process"))
     register(StoreInfo(scheme="sqlite", kinds=frozenset({"checkpoints"}),
                        factory="grapharc.sqlite.checkpoints:open_sqlite_checkpointer",
                        description="LangGraph's SQLite savers over DIR/checkpoints.db or one file",

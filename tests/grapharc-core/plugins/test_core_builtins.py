@@ -55,9 +55,11 @@ def test_malformed_specs_are_refused_clearly(spec):
         get_model(spec)
 
 
-def test_memory_scheme_opens_the_in_process_claim_store():
-    store = open_store("memory:")
-    assert type(store).__name__ == "InMemoryClaimStore"
+def test_memory_scheme_opens_the_in_process_claim_and_item_stores():
+    assert type(open_store("memory:", kind="claims")).__name__ == "InMemoryClaimStore"
+    assert type(open_store("memory:", kind="items")).__name__ == "InMemoryItemStore"
+    with pytest.raises(StoreURIError, match="serves claims, items; say which kind"):
+        open_store("memory:")
 
 
 def test_sqlite_scheme_opens_a_durable_langgraph_checkpointer(tmp_path):

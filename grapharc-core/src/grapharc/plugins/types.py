@@ -19,7 +19,8 @@ from grapharc.plugins.foreign import FOREIGN_FAILURES, described
 
 Factory = Callable[..., Any] | str
 
-STORE_KINDS = frozenset({"claims", "artifacts", "checkpoints", "sessions", "runs", "traces", "assistants"})
+STORE_KINDS = frozenset({"claims", "artifacts", "checkpoints", "sessions", "runs", "traces", "assistants",
+                         "items"})
 
 
 def resolve_factory(factory: Factory, *, plugin: str) -> Callable[..., Any]:
