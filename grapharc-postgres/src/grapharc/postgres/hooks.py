@@ -1,5 +1,5 @@
 """grapharc-postgres's hook implementations: the ``postgres``/``postgresql`` schemes (sessions,
-checkpoints, traces, runs, assistants) and ``grapharc db``."""
+checkpoints, traces, runs, assistants, the long-term store's items) and ``grapharc db``."""
 
 from __future__ import annotations
 
@@ -22,6 +22,8 @@ STORES = (
      "the server's run records and run queue, claimed with SKIP LOCKED"),
     ("assistants", "grapharc.postgres.assistants:open_assistant_store",
      "assistants created over the API, their versions and change log"),
+    ("items", "grapharc.postgres.items:open_item_store",
+     "the long-term store's items, searched, filtered and expired in SQL, ranked by BM25"),
 )
 """Each kind of store this distribution serves: its factory and what it keeps."""
 
