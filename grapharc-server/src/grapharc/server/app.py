@@ -24,8 +24,7 @@ from grapharc.server.thread_pool import DEFAULT_THREADS, use_thread_pool
 from grapharc.stores import offload
 
 if TYPE_CHECKING:
-    from langgraph.store.base import BaseStore
-
+    from grapharc.memory.longterm import GraphARCStore
     from grapharc.server.api.context import ApiContext
     from grapharc.server.auth import AuthConfig
     from grapharc.server.siblings import Siblings
@@ -34,11 +33,12 @@ if TYPE_CHECKING:
 def create_app(*, sessions: str | None = None, auth: AuthConfig | None = None,
                api: ApiContext | None = None, threads: int = DEFAULT_THREADS,
                siblings: Siblings | None = None, allowed_hosts: Sequence[str] = (),
-               store: BaseStore | None = None) -> FastAPI:
+               store: GraphARCStore | None = None) -> FastAPI:
     """Build the FastAPI app (a fresh one per call, so tests can hold their own); the approval
     inbox is served when both the ``sessions`` location and the ``auth`` file are given, the
     assistants, threads and runs routes when ``api`` (the sessions with registered graphs) is, the
-    ``/store`` routes over ``store`` when it is (the caller opens and closes it);
+    ``/store`` routes over ``store`` when it is (the app sweeps its expired items while it serves
+    and closes it as it stops);
     the api's run worker starts and stops with the app, which runs blocking work (sync nodes,
     store calls) on a pool of ``threads`` threads. Inbox and API read the sessions through one
     SessionManager: the api's, or one the app opens as it starts; the app closes it as it stops. A
@@ -60,7 +60,11 @@ def create_app(*, sessions: str | None = None, auth: AuthConfig | None = None,
             api.worker.start()
         elif inbox:
             app.state.sessions = await offload.to_thread(Sessions.open, str(sessions))
+        if store is not None:
+            store.start_ttl_sweeper()
         yield
+        if store is not None:
+            await offload.to_thread(store.close)  # its sweeper stops first
         if api is not None:
             await api.aclose()
         elif inbox:

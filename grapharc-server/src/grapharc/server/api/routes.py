@@ -23,7 +23,7 @@ from grapharc.server.api import (
 from grapharc.server.api.context import ApiContext, caller
 
 if TYPE_CHECKING:
-    from langgraph.store.base import BaseStore
+    from grapharc.memory.longterm import GraphARCStore
 
 
 def mount_api(app: FastAPI, context: ApiContext) -> None:
@@ -35,7 +35,7 @@ def mount_api(app: FastAPI, context: ApiContext) -> None:
         app.include_router(module.router, dependencies=[Depends(caller)])
 
 
-def mount_store(app: FastAPI, served: BaseStore) -> None:
+def mount_store(app: FastAPI, served: GraphARCStore) -> None:
     """Serve ``served`` at ``/store`` on ``app`` (with an auth file, to the users its grants name)."""
     app.state.store = served
     app.include_router(store.router, dependencies=[Depends(caller)])

@@ -19,6 +19,8 @@ from fastapi import APIRouter, Depends, Query, Request, Response
 from langgraph.store.base import BaseStore, InvalidNamespaceError
 from pydantic import BaseModel, ConfigDict, Field
 
+from grapharc.errors import GraphARCError
+from grapharc.memory.longterm.contracts import InvalidItemError, InvalidItemSearchError
 from grapharc.server.api import store_checks as checks
 from grapharc.server.api.guards import Caller
 from grapharc.server.api.problems import ApiProblem
@@ -106,16 +108,19 @@ def _visible(user: User | None, prefix: Namespace) -> list[Namespace]:
 
 @asynccontextmanager
 async def _store_refusals() -> AsyncIterator[None]:
-    """The store's own refusals as problem documents: a namespace it does not take (422), a TTL it
-    does not keep (501)."""
+    """The store's own refusals as problem documents: a namespace, value, filter or page it does
+    not take (422), a TTL it does not keep (501), and a store that failed (503: not the client)."""
     try:
         yield
-    except InvalidNamespaceError as exc:
-        raise ApiProblem(422, f"the store refused the namespace: {exc}",
-                         hint="a namespace's first label may not be 'langgraph'") from None
+    except (InvalidNamespaceError, InvalidItemError, InvalidItemSearchError) as exc:
+        raise ApiProblem(422, f"the store refused the request: {exc}",
+                         hint=getattr(exc, "hint", "") or "see the README's store section") from None
     except NotImplementedError as exc:
         raise ApiProblem(501, f"this server's store cannot do that: {exc}",
                          hint="leave ttl out, or serve a store that keeps TTLs") from None
+    except GraphARCError as exc:
+        raise ApiProblem(503, f"the store failed: {exc}", hint=exc.hint or "try again; the server's log "
+                                                                      "and the store's say why") from None
 
 
 @router.put("/items", status_code=204)
@@ -151,9 +156,8 @@ async def delete_item(body: ItemRef, store: Store, user: Caller) -> Response:
 @router.post("/items/search")
 async def search_items(body: ItemSearch, store: Store, user: Caller) -> dict[str, Any]:
     prefix = checks.namespace(body.namespace_prefix, "namespace_prefix", empty=True)
-    conditions = checks.store_filter(body.filter)
     async with _store_refusals():
-        items = await store_reads.search(store, _visible(user, prefix), query=body.query, filter=conditions,
+        items = await store_reads.search(store, _visible(user, prefix), query=body.query, filter=body.filter,
                                          limit=body.limit, offset=body.offset, refresh_ttl=body.refresh_ttl)
     return {"items": [item.dict() for item in items]}
 

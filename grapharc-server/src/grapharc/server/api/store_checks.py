@@ -1,16 +1,15 @@
-"""What a request to the long-term store may name: namespaces, keys, filters; anything else is a 422
+"""What a request to the long-term store may name: namespaces and keys; anything else is a 422
 problem document naming the part of the request and what is wrong with it, before the store is asked.
 
 A namespace is at most ``MAX_DEPTH`` labels of at most ``MAX_LABEL`` characters, none empty, none
 with a period (the SDK joins a namespace with periods to send it in a URL) or a NUL; a key is 1 to
-``MAX_KEY`` characters without a NUL. A filter is LangGraph's: a field's value, or an object of
-operators (``$eq``, ``$ne``, ``$gt``, ``$gte``, ``$lt``, ``$lte``; the ordering ones take numbers).
+``MAX_KEY`` characters without a NUL. Filters, values and TTLs are the store's to check
+(``grapharc.memory.longterm``), whose refusals the routes answer as 422 too.
 """
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
-from typing import Any
+from collections.abc import Sequence
 
 from grapharc.server.api.problems import ApiProblem
 from grapharc.server.service.store_access import Namespace
@@ -18,8 +17,6 @@ from grapharc.server.service.store_access import Namespace
 MAX_DEPTH = 32
 MAX_LABEL = 256
 MAX_KEY = 1024
-EQUALITY = ("$eq", "$ne")
-ORDERING = ("$gt", "$gte", "$lt", "$lte")
 
 
 def namespace(labels: Sequence[str], where: str, *, empty: bool = False) -> Namespace:
@@ -48,28 +45,6 @@ def key(text: str, where: str = "key") -> str:
         raise ApiProblem(422, f"{where} {text[:MAX_KEY]!r} is not a key: it must be 1 to {MAX_KEY} "
                               "characters without NUL", hint="name each item briefly within its namespace")
     return text
-
-
-def store_filter(conditions: Mapping[str, Any] | None) -> dict[str, Any] | None:
-    """``conditions`` as a filter a store can apply (422 naming the first operator it cannot)."""
-    if conditions is None:
-        return None
-    for field, wanted in conditions.items():
-        if isinstance(wanted, Mapping) and any(str(name).startswith("$") for name in wanted):
-            for operator, operand in wanted.items():
-                _check_operator(field, operator, operand)
-    return dict(conditions)
-
-
-def _check_operator(field: str, operator: str, operand: Any) -> None:
-    """Refuse an operator of ``field``'s filter that no store applies, or one that takes a number
-    given something else."""
-    if operator not in (*EQUALITY, *ORDERING):
-        raise ApiProblem(422, f"filter.{field} has the operator {operator!r}, which stores do not apply",
-                         hint=f"operators: {', '.join((*EQUALITY, *ORDERING))}")
-    if operator in ORDERING and (isinstance(operand, bool) or not isinstance(operand, int | float)):
-        raise ApiProblem(422, f"filter.{field}.{operator} compares with {operand!r}, not a number",
-                         hint=f"{', '.join(ORDERING)} take numbers")
 
 
 def _label_fault(label: str) -> str:
