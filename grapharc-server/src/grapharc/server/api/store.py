@@ -156,8 +156,9 @@ async def delete_item(body: ItemRef, store: Store, user: Caller) -> Response:
 @router.post("/items/search")
 async def search_items(body: ItemSearch, store: Store, user: Caller) -> dict[str, Any]:
     prefix = checks.namespace(body.namespace_prefix, "namespace_prefix", empty=True)
+    prefixes = _visible(user, prefix)
     async with _store_refusals():
-        items = await store_reads.search(store, _visible(user, prefix), query=body.query, filter=body.filter,
+        items = await store_reads.search(store, prefixes, query=body.query, filter=body.filter,
                                          limit=body.limit, offset=body.offset, refresh_ttl=body.refresh_ttl)
     return {"items": [item.dict() for item in items]}
 
@@ -166,8 +167,9 @@ async def search_items(body: ItemSearch, store: Store, user: Caller) -> dict[str
 async def list_namespaces(body: NamespaceListing, store: Store, user: Caller) -> dict[str, Any]:
     prefix = checks.namespace(body.prefix or [], "prefix", empty=True)
     suffix = checks.namespace(body.suffix, "suffix") if body.suffix else None
+    prefixes = _visible(user, prefix)
     async with _store_refusals():
-        found = await store_reads.list_namespaces(store, _visible(user, prefix), suffix=suffix,
+        found = await store_reads.list_namespaces(store, prefixes, suffix=suffix,
                                                   max_depth=body.max_depth, limit=body.limit,
                                                   offset=body.offset)
     return {"namespaces": [list(namespace) for namespace in found]}
