@@ -1,4 +1,4 @@
-"""grapharc-memory-sqlite's hook implementations: the ``sqlite:`` scheme for claims and artifacts.
+"""grapharc-memory-sqlite's hook implementations: the ``sqlite:`` scheme for claims, artifacts and items.
 
 It is the local default for claims: a bare path where a claim store is expected (``--memory
 notes.db``, ``memory = "notes.db"``) means ``sqlite:`` at that path.
@@ -18,3 +18,6 @@ def register_stores(register: RegisterStore) -> None:
     register(StoreInfo(scheme="sqlite", kinds=frozenset({"artifacts"}),
                        factory="grapharc.memory.sqlite.artifacts:open_artifact_store",
                        description="versioned artifacts in the claims file, blobs in FILE.blobs/"))
+    register(StoreInfo(scheme="sqlite", kinds=frozenset({"items"}),
+                       factory="grapharc.memory.sqlite.items:open_item_store",
+                       description="the long-term store's items (LangGraph BaseStore) in one SQLite file"))
