@@ -12,6 +12,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
+from grapharc.errors import ConfigurationError
 from grapharc.stores.uris import is_uri, known_schemes, split_uri
 
 STORE_FILE = "store.db"
@@ -20,7 +21,9 @@ IN_PROCESS = "memory:"
 
 
 def default_store_uri(sessions: str) -> str:
-    """The store beside the sessions at ``sessions`` (a folder or a store URI); see the module."""
+    """The store beside the sessions at ``sessions`` (a folder or a store URI); see the module. The
+    sessions folder is made for its SQLite file if need be, as opening the sessions would make it
+    (a server of the store alone opens no sessions)."""
     schemes = known_schemes()
     folder: str | None = sessions
     if is_uri(sessions):
@@ -29,6 +32,12 @@ def default_store_uri(sessions: str) -> str:
             return sessions
         folder = location if scheme == "sqlite" else None
     if folder is not None and "items" in schemes.get("sqlite", ()):
+        try:
+            Path(folder).mkdir(parents=True, exist_ok=True)
+        except OSError as exc:
+            raise ConfigurationError(f"cannot make the sessions folder {folder} for the store's file: "
+                                     f"{exc.strerror or exc}",
+                                     hint="pass --store URI, or --sessions a folder one may write") from exc
         return f"sqlite:{Path(folder) / STORE_FILE}"
     return IN_PROCESS
 
