@@ -6,6 +6,7 @@ user reads and writes only the namespaces granted (store_stories.py tells the st
 from __future__ import annotations
 
 import asyncio
+import subprocess
 from collections.abc import Iterator
 from pathlib import Path
 
@@ -13,10 +14,11 @@ import httpx
 import pytest
 from langgraph_sdk import get_client, get_sync_client
 from langgraph_sdk.client import LangGraphClient
-from server_process import serving
+from server_process import PATIENCE_SECONDS, grapharc_serve, serving
 from store_stories import Synced, items_expire, put_get_search_delete, refused
 
 from grapharc.server.auth import token_digest
+from grapharc.stores.uris import known_schemes
 
 TOKENS = {name: f"store-token-for-{name}-0123456789" for name in ("alice", "bob")}
 
@@ -153,3 +155,25 @@ def test_two_users_each_see_only_their_own_items(server_with_auth: str) -> None:
 def test_without_a_token_the_store_answers_401(server_with_auth: str) -> None:
     answer = httpx.post(f"{server_with_auth}/store/namespaces", json={}, timeout=30)
     assert answer.status_code == 401 and answer.headers["content-type"] == "application/problem+json"
+
+
+def test_the_default_store_is_a_sqlite_file_beside_the_sessions_and_outlives_the_server(
+        tmp_path: Path) -> None:
+    sessions = tmp_path / "sessions"
+    with serving(sessions) as first:
+        announced = first.json_announcement()
+        assert announced["store"] == f"sqlite:{sessions}/store.db"
+        get_sync_client(url=announced["url"]).store.put_item(["kept"], "k", {"text": "still here"})
+    assert (sessions / "store.db").is_file()
+    with serving(sessions) as second:
+        found = get_sync_client(url=second.json_announcement()["url"]).store.get_item(["kept"], "k")
+    assert found is not None and found["value"] == {"text": "still here"}
+
+
+def test_a_store_uri_nobody_serves_stops_the_server_with_one_line(tmp_path: Path) -> None:
+    done = subprocess.run(grapharc_serve("--port", "0", "--sessions", str(tmp_path), "--store", "nosuch:x"),
+                          capture_output=True, text=True, timeout=PATIENCE_SECONDS)
+    assert done.returncode == 2 and done.stdout == ""
+    assert done.stderr.splitlines()[0] == ("error: unknown store scheme 'nosuch'; known: "
+                                           + ", ".join(sorted(known_schemes())))
+    assert "Traceback" not in done.stderr
