@@ -63,6 +63,8 @@ def event_line(event: dict[str, Any]) -> str:
     route = event.get(ts.ROUTE)
     if isinstance(route, dict) and isinstance(route.get(ts.ROUTE_TO), list):
         parts.append("route=" + ",".join(map(str, route[ts.ROUTE_TO])))
+    if phase == ts.STORE_WRITE:
+        parts.append(_store_write(event))
     exception = event.get(ts.EXCEPTION)
     if isinstance(exception, dict):
         parts.append(f"{exception.get(ts.EXCEPTION_TYPE)}: {exception.get(ts.EXCEPTION_MESSAGE)}")
@@ -71,6 +73,16 @@ def event_line(event: dict[str, Any]) -> str:
         if shown and isinstance(event.get(key), _SCALARS):
             parts.append(f"{key}={event[key]}")
     return "  ".join(parts)
+
+
+def _store_write(event: dict[str, Any]) -> str:
+    """What a ``store_write`` event did: ``put users.ada/m1 24B`` (the value itself is never shown)."""
+    namespace = event.get(ts.NAMESPACE)
+    where = ".".join(map(str, namespace)) if isinstance(namespace, list) else "?"
+    text = f"{event.get(ts.OPERATION, '?')} {where}/{event.get(ts.KEY, '?')}"
+    if isinstance(event.get(ts.SIZE_BYTES), int):
+        text += f" {event[ts.SIZE_BYTES]}B"
+    return text
 
 
 def render_metrics(doc: dict[str, Any]) -> str:

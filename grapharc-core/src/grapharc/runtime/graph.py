@@ -38,6 +38,7 @@ from grapharc.runtime.routing import checked_mapping
 from grapharc.runtime.serde import allowlisted, checkpoint_allowlist
 from grapharc.runtime.state import StateContract, channel_reducers
 from grapharc.runtime.thread_spend import SpendStampingSaver
+from grapharc.runtime.traced_store import traced_store
 from grapharc.trace.writer import TraceWriter
 
 __all__ = ["END", "START", "GraphARC", "StateGraph"]
@@ -58,13 +59,13 @@ def _is_async(fn: Any) -> bool:
     return inspect.iscoroutinefunction(call)
 
 
-def _wants_config(fn: Any) -> bool:
-    """True if ``fn`` has a parameter named ``config`` (read off the code object when it can)."""
+def _has_parameter(fn: Any, name: str) -> bool:
+    """True if ``fn`` has a parameter called ``name`` (read off the code object when it can)."""
     code = getattr(fn, "__code__", None)
     if code is not None and not hasattr(fn, "__wrapped__"):
-        return "config" in code.co_varnames[: code.co_argcount + code.co_kwonlyargcount]
+        return name in code.co_varnames[: code.co_argcount + code.co_kwonlyargcount]
     try:
-        return "config" in inspect.signature(fn).parameters
+        return name in inspect.signature(fn).parameters
     except (TypeError, ValueError):
         return False
 
@@ -151,10 +152,12 @@ class GraphARC:
                 if field not in self.fields:
                     raise UnknownFieldError(f"add_node({name!r}) writes=", field, self.fields)
         if isinstance(body, CompiledGraphARC):
-            is_async, wants_config = body.has_async, False
+            is_async, wants_config, wants_store = body.has_async, False, False
         else:
             plain = not isinstance(body, Runnable)
-            is_async, wants_config = plain and _is_async(body), plain and _wants_config(body)
+            is_async = plain and _is_async(body)
+            wants_config = plain and _has_parameter(body, "config")
+            wants_store = plain and _has_parameter(body, "store")
         self.nodes[name] = DeclaredNode(
             name=name,
             fn=body,
@@ -162,6 +165,7 @@ class GraphARC:
             copy_state=copy_state,
             is_async=is_async,
             wants_config=wants_config,
+            wants_store=wants_store,
             options={
                 "retry_policy": retry_policy,
                 "cache_policy": cache_policy,
@@ -263,12 +267,18 @@ class GraphARC:
         interrupt_after: All | list[str] | None = None,
         debug: bool = False,
         budget_scope: Literal["run", "thread"] = "run",
+        trace_store_values: bool = False,
     ) -> CompiledGraphARC:
         """Check the topology and build the governed LangGraph graph.
 
-        ``cache``, ``store`` and the interrupt lists go straight to LangGraph's
+        ``cache`` and the interrupt lists go straight to LangGraph's
         ``StateGraph.compile()``; so does ``checkpointer``, as a copy whose serializer
-        allowlists every class the state can hold (see ``grapharc.runtime.serde``).
+        allowlists every class the state can hold (see ``grapharc.runtime.serde``), and
+        ``store`` (any ``BaseStore``, such as ``grapharc.memory.longterm.open_long_term_store``'s),
+        in a ``TracedStore`` that puts every write a node makes on the trace: its namespace,
+        key and size, and its value too when ``trace_store_values`` (see
+        ``grapharc.runtime.traced_store``). A node reaches the store through a ``store``
+        parameter or ``langgraph.config.get_store()``.
         ``budget_scope="thread"`` makes the budget bound a checkpointed thread across its
         attempts rather than each run (``grapharc.runtime.thread_spend``).
         """
@@ -287,7 +297,7 @@ class GraphARC:
         inner = builder.compile(
             checkpointer=checkpointer,
             cache=cache,
-            store=store,
+            store=traced_store(store, graph=self.name, values=trace_store_values),
             interrupt_before=interrupt_before,
             interrupt_after=interrupt_after,
             debug=debug,

@@ -22,6 +22,7 @@ from typing import Any
 
 from langchain_core.runnables import Runnable, RunnableConfig
 from langchain_core.runnables.config import run_in_executor
+from langgraph._internal._constants import CONFIG_KEY_RUNTIME
 from langgraph.errors import GraphBubbleUp, GraphInterrupt
 
 from grapharc.runtime import route_trace
@@ -57,6 +58,7 @@ class DeclaredNode:
     fresh_input: bool = False
     is_async: bool = False
     wants_config: bool = False
+    wants_store: bool = False
     options: Mapping[str, Any] = field(default_factory=dict)
 
 
@@ -290,12 +292,25 @@ def governed_runnable(
 
 
 def function_bodies(spec: DeclaredNode) -> tuple[Body | None, AsyncBody | None]:
-    """The (sync, async) bodies that call a plain node function, with config if it wants it."""
+    """The (sync, async) bodies that call a plain node function, with its ``config`` and its
+    ``store`` (the graph's, as LangGraph hands it over in the run's config) if it asks for them."""
     fn = spec.fn
-    if spec.is_async:
-        if spec.wants_config:
-            return None, fn
-        return None, lambda state, config: fn(state)
-    if spec.wants_config:
-        return fn, None
-    return (lambda state, config: fn(state)), None
+    body: Callable[[Any, RunnableConfig], Any]
+    if spec.wants_store and spec.wants_config:
+        def body(state: Any, config: RunnableConfig) -> Any:
+            return fn(state, config, store=_store_of(config))
+    elif spec.wants_store:
+        def body(state: Any, config: RunnableConfig) -> Any:
+            return fn(state, store=_store_of(config))
+    elif spec.wants_config:
+        body = fn
+    else:
+        def body(state: Any, config: RunnableConfig) -> Any:
+            return fn(state)
+    return (None, body) if spec.is_async else (body, None)
+
+
+def _store_of(config: RunnableConfig) -> Any:
+    """The store LangGraph passes this run's nodes (``None`` when the graph was compiled without one)."""
+    runtime = (config.get("configurable") or {}).get(CONFIG_KEY_RUNTIME)
+    return getattr(runtime, "store", None)

@@ -4,8 +4,10 @@ A trace is JSON Lines, one event per line. Every event names its ``phase``: a ru
 with ``run_start`` (which carries ``schema_version``) and closes with ``run_end`` (its
 ``status`` and ``stop_reason``); each node execution is a ``start`` closed by ``end`` (with
 its ``state_delta``), ``error``, ``interrupt`` or ``parent_command``; a governance decision
-is an ``admission`` event, never an ``end``, so it cannot inflate node counts. These are the
-names GraphARC 0.1.7's tools read.
+is an ``admission`` event, never an ``end``, so it cannot inflate node counts; an agent's
+sub-steps (``model``, ``permission``, ``tool``, ``evidence``) and a node's writes to the
+long-term store (``store_write``: namespace, key, size, never the value unless asked) sit inside
+their node's execution. The run and node names are those GraphARC 0.1.7's tools read.
 
 The writer (:mod:`grapharc.trace.writer`), the kernel that calls it and every reader
 (:mod:`grapharc.trace.reader` and the views of :mod:`grapharc.observe`) import the names from here;
@@ -41,6 +43,7 @@ MODEL_CALL: Final = "model"
 PERMISSION: Final = "permission"
 TOOL_CALL: Final = "tool"
 EVIDENCE: Final = "evidence"
+STORE_WRITE: Final = "store_write"
 AGENT_PHASES: Final = frozenset({MODEL_CALL, PERMISSION, TOOL_CALL, EVIDENCE})
 """An agent node's sub-steps: inside its node execution, never executions themselves."""
 
@@ -108,6 +111,12 @@ OUTCOME: Final = "outcome"
 ARGS_DIGEST: Final = "args_digest"
 OUTPUT_CHARS: Final = "output_chars"
 REFERENCE: Final = "reference"
+NAMESPACE: Final = "namespace"
+KEY: Final = "key"
+OPERATION: Final = "operation"
+SIZE_BYTES: Final = "size_bytes"
+VALUE: Final = "value"
+TTL_MINUTES: Final = "ttl_minutes"
 
 MAX_STRING_CHARS: Final = 2000
 """Strings longer than this are written cut to this length, followed by ``TRUNCATION_MARKER``."""
@@ -119,6 +128,8 @@ DELEGATED: Final = "delegated"
 TOOL_OUTCOMES: Final = ("ok", "error", "refused", "replayed", "timeout")
 """What became of a tool call: ran, raised, was refused (permission, arguments), was answered from
 the idempotency record of an earlier attempt, or ran out of time."""
+STORE_OPERATIONS: Final = ("put", "delete")
+"""What a ``store_write`` event records a node doing to an item of the long-term store."""
 SHARED_COPY: Final = "shared"
 """The ``copy`` value of a node that opted out of the deep copy of its input."""
 ADMISSION_ACTIONS: Final = ("plan", "decision", "round", "stop")
@@ -210,6 +221,13 @@ FIELDS: Final[Mapping[str, Field]] = {
     ARGS_DIGEST: Field(_type("string"), "a digest of the call's validated arguments"),
     OUTPUT_CHARS: Field(_COUNT, "characters the tool returned (before any truncation)"),
     REFERENCE: Field(_type("string"), "where an output too large to show in full was stored"),
+    NAMESPACE: Field({"type": "array", "items": _type("string")}, "the long-term store namespace written"),
+    KEY: Field(_type("string"), "the key of the long-term store item written"),
+    OPERATION: Field({"enum": list(STORE_OPERATIONS)}, "what a node did to a long-term store item"),
+    SIZE_BYTES: Field(_COUNT, "the size of the item's value as UTF-8 JSON"),
+    TTL_MINUTES: Field({"type": "number", "minimum": 0}, "the item's time to live, in minutes"),
+    VALUE: Field(_type("object"), "the item's value, on the trace only when the graph was compiled "
+                 "to record values"),
 }
 
 
@@ -249,6 +267,8 @@ SHAPES: Final[Mapping[str, Shape]] = {
                      (EXECUTOR, ARGS_DIGEST, EXCEPTION, OUTPUT_CHARS, REFERENCE)),
     EVIDENCE: Shape("an agent node's check of its answer before it leaves", (*_NODE, STATUS, DETAIL),
                     (EXECUTOR,)),
+    STORE_WRITE: Shape("a node put or deleted an item of the long-term store (a sub-step, not an "
+                       "execution)", (*_NODE, NAMESPACE, KEY, OPERATION), (SIZE_BYTES, VALUE, TTL_MINUTES)),
     RUN_END: Shape("a run ended: how, why, and what its meter charged",
                    (*_RUN, STATUS, STOP_REASON, ITERATIONS, *_SPEND, UNPRICED_CALLS, DURATION_MS),
                    (TENANT, LABELS, EXCEPTION)),

@@ -9,6 +9,8 @@ without a query merges each matching namespace's items newest first and stops at
 ``offset + limit``. A write moves an item to the next position, so positions order
 items by their last write. Expired items are invisible at once and removed by ``sweep``
 (or by being overwritten or deleted); their terms count in the BM25 statistics until then.
+Given an ``Embedder``, ``query`` search adds the vector channel (``vectors``): vectors are
+made when an item is written, and compared with the query's over every item in scope.
 """
 
 from __future__ import annotations
@@ -41,7 +43,9 @@ from grapharc.memory.longterm.contracts import (
 )
 from grapharc.memory.longterm.filters import Condition, conditions, passes
 from grapharc.memory.longterm.namespaces import check_listing, listed
-from grapharc.memory.longterm.texts import term_counts
+from grapharc.memory.longterm.texts import indexed_texts, term_counts
+from grapharc.memory.longterm.vectors import Vector, embed_text, fuse, similarity
+from grapharc.memory.retrieval import Embedder
 from grapharc.memory.term_index import Postings
 
 
@@ -53,6 +57,7 @@ class _Record:
     position: int
     encoded: str
     frequencies: dict[str, float]
+    vector: Vector | None = None
 
     def expired(self, now: datetime) -> bool:
         return self.item.expires_at is not None and self.item.expires_at <= now
@@ -71,10 +76,14 @@ class _ItemPostings(Postings):
 
 
 class InMemoryItemStore:
-    """A thread-safe ``ItemStore`` holding items in dicts for the life of the process."""
+    """A thread-safe ``ItemStore`` holding items in dicts for the life of the process; with an
+    ``embedder``, ``query`` search also ranks by vector similarity (at or above ``similarity_floor``)."""
 
-    def __init__(self, *, clock: Clock = utc_now) -> None:
+    def __init__(self, *, clock: Clock = utc_now, embedder: Embedder | None = None,
+                 similarity_floor: float = 0.3) -> None:
         self._clock = clock
+        self._embedder = embedder
+        self._floor = similarity_floor
         self._records: dict[tuple[Namespace, str], _Record] = {}
         self._at: dict[int, tuple[Namespace, str]] = {}
         self._namespaces: dict[Namespace, dict[int, str]] = {}
@@ -112,6 +121,8 @@ class InMemoryItemStore:
         encoded, index, ttl_minutes = encode_value(value), check_index(index), check_ttl(ttl_minutes)
         decoded = json.loads(encoded)
         frequencies, length = term_counts(decoded, index)
+        texts = indexed_texts(decoded, index) if self._embedder is not None else []
+        vector = embed_text(self._embedder, "\n".join(texts)) if self._embedder and texts else None
         with self._lock:
             self._check_open()
             now = self._clock()
@@ -121,7 +132,7 @@ class InMemoryItemStore:
                 self._remove(earlier)
             position, self._next = self._next, self._next + 1
             item = StoredItem(namespace, key, decoded, created, now, expiry(now, ttl_minutes), ttl_minutes)
-            record = _Record(item, position, encoded, frequencies)
+            record = _Record(item, position, encoded, frequencies, vector)
             self._records[(namespace, key)] = record
             self._at[position] = (namespace, key)
             self._namespaces.setdefault(namespace, {})[position] = key
@@ -180,6 +191,7 @@ class InMemoryItemStore:
         """Items under the prefix that pass ``filter``, ranked by ``query``; see ``ItemStore.search``."""
         prefix, found = check_namespace(namespace_prefix), conditions(filter)
         check_page(limit, offset)
+        wanted = embed_text(self._embedder, query) if self._embedder is not None and query else None
         with self._lock:
             self._check_open()
             if limit == 0:
@@ -187,16 +199,28 @@ class InMemoryItemStore:
             now = self._clock()
             keep = self._keeps(prefix, found, now)
             if query:
-                self._postings.keep = keep
-                try:
-                    ranked = impact_search(self._postings, query, offset + limit, False)[offset:]
-                finally:
-                    self._postings.keep = lambda position: True
+                ranked = self._ranked(query, wanted, keep, offset + limit)[offset:]
                 return [self._returned(self._records[self._at[position]], now, refresh_ttl, score)
                         for score, position in ranked]
             kept = (position for position in self._newest_first(prefix) if keep(position))
             page = [self._records[self._at[position]] for position in islice(kept, offset + limit)]
             return [self._returned(record, now, refresh_ttl) for record in page[offset:]]
+
+    def _ranked(self, query: str, wanted: Vector | None, keep: Callable[[int], bool],
+                k: int) -> list[tuple[float, int]]:
+        """The ``k`` best (score, position) in scope: BM25 from the postings, fused with the
+        vector channel when there is a query vector."""
+        self._postings.keep = keep
+        try:
+            lexical = impact_search(self._postings, query, k, False)
+        finally:
+            self._postings.keep = lambda position: True
+        if wanted is None:
+            return lexical
+        similar = [(score, record.position) for record in self._records.values()
+                   if record.vector is not None and keep(record.position)
+                   and (score := similarity(wanted, record.vector)) >= self._floor]
+        return fuse(lexical, similar, k)
 
     def list_namespaces(self, *, prefix: Namespace | None = None, suffix: Namespace | None = None,
                         max_depth: int | None = None, limit: int = 100,
