@@ -31,6 +31,16 @@ def server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[str]:
         yield str(served.json_announcement()["url"])
 
 
+def test_a_graph_the_server_runs_writes_to_the_store_it_serves(tmp_path: Path) -> None:
+    with serving(tmp_path / "sessions", "--registry", "store_graphs:register") as served:
+        client = get_sync_client(url=served.json_announcement()["url"])
+        thread = client.threads.create(graph_id="remember")["thread_id"]
+        done = client.runs.wait(thread, "remember", input={"who": "ada", "note": "the engine weaves"})
+        assert done["found"] == ["latest"]
+        kept = client.store.get_item(["notes", "ada"], "latest")
+    assert kept is not None and kept["value"] == {"text": "the engine weaves"}
+
+
 def test_the_async_client_puts_gets_searches_lists_and_deletes(server: str) -> None:
     asyncio.run(put_get_search_delete(get_client(url=server), "async-story"))
 

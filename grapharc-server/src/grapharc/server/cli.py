@@ -11,7 +11,7 @@ import os
 import socket
 import sys
 from collections.abc import Callable
-from contextlib import AbstractContextManager, ExitStack, nullcontext
+from contextlib import AbstractContextManager, ExitStack, closing, nullcontext
 from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Annotated
@@ -153,11 +153,10 @@ def serve_command(
     with ExitStack() as held:
         with answering_while_starting(listener):  # /healthz answers (not ready) while the rest loads
             if workers > 1:  # a bad registry, store or trace file is refused here, once
-                with governed_trace(governed) as trace:
-                    close_checked(serving.opened_api(trace))
-                serving.opened_store().close()
+                with governed_trace(governed) as trace, closing(serving.opened_store()) as store:
+                    close_checked(serving.opened_api(trace, store))
             else:
-                app = serving.app(serving.opened_api(held.enter_context(governed_trace(governed))))
+                app = serving.opened_app(held.enter_context(governed_trace(governed)))
         if workers == 1:
             serving.run(listener, app,
                         lambda address, engine: announce(address, engine, as_json, settings, governed,
@@ -188,9 +187,9 @@ class Serving:
     allowed_hosts: tuple[str, ...] = ()
     store: str = IN_PROCESS
 
-    def opened_api(self, trace: TraceWriter | None) -> ApiContext | None:
+    def opened_api(self, trace: TraceWriter | None, store: GraphARCStore | None = None) -> ApiContext | None:
         """The threads API's context (None when no graph is offered), its governed assistant
-        tracing to ``trace``."""
+        tracing to ``trace``, its graphs' nodes reaching ``store``."""
         if not self.registry and self.governed is None:
             return None
         from grapharc.server.api.context import open_context
@@ -198,7 +197,8 @@ class Serving:
 
         return open_context(self.location, self.registry, self.ceiling,
                             [registrar(self.governed, trace)] if self.governed is not None else [],
-                            lease_seconds=self.lease, stateless_grace=self.stateless_grace)
+                            lease_seconds=self.lease, stateless_grace=self.stateless_grace,
+                            long_term_store=store)
 
     def opened_store(self) -> GraphARCStore:
         """The long-term store, opened by this process (each worker opens its own connection)."""
@@ -206,9 +206,18 @@ class Serving:
 
         return open_long_term_store(self.store)
 
-    def app(self, api: ApiContext | None, slot: WorkerSlot | None = None) -> FastAPI:
-        """The HTTP app over ``api`` and this process's own long-term store (the app closes it as it
-        stops), for this process alone or for worker ``slot``."""
+    def opened_app(self, trace: TraceWriter | None, slot: WorkerSlot | None = None) -> FastAPI:
+        """The HTTP app over this process's own long-term store and the threads API whose graphs
+        reach it (the app closes both as it stops), for this process alone or for worker ``slot``."""
+        store = self.opened_store()
+        try:
+            return self.app(self.opened_api(trace, store), store, slot)
+        except BaseException:
+            store.close()
+            raise
+
+    def app(self, api: ApiContext | None, store: GraphARCStore, slot: WorkerSlot | None = None) -> FastAPI:
+        """The HTTP app over ``api`` and ``store``, for this process alone or for worker ``slot``."""
         from grapharc.server.app import create_app
 
         siblings = None
@@ -217,7 +226,7 @@ class Serving:
 
             siblings = Siblings(slot.wake_dir, slot.index, slot.count)
         return create_app(sessions=self.location, auth=self.auth, api=api, threads=self.threads,
-                          siblings=siblings, allowed_hosts=self.allowed_hosts, store=self.opened_store())
+                          siblings=siblings, allowed_hosts=self.allowed_hosts, store=store)
 
     def run(self, listener: socket.socket, app: FastAPI,
             on_listening: Callable[[ListeningAddress, Engine], None], slot: WorkerSlot | None = None) -> None:
@@ -236,7 +245,7 @@ def serve_workers(serving: Serving, workers: int, listener: socket.socket,
     try:
         def serve_worker(ready: Callable[[Engine], None], slot: WorkerSlot) -> None:
             with governed_trace(serving.governed) as trace:  # each worker appends with its own descriptor
-                serving.run(listener, serving.app(serving.opened_api(trace), slot),
+                serving.run(listener, serving.opened_app(trace, slot),
                             lambda _address, engine: ready(engine), slot)
 
         supervisor = Supervisor(workers, serve_worker, serving.drain_timeout)

@@ -11,6 +11,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from fastapi import Request
+from langgraph.store.base import BaseStore
 
 from grapharc.assistants.absent import NoAssistants
 from grapharc.assistants.contracts import AssistantStore
@@ -115,13 +116,15 @@ class ApiContext:
 def open_context(sessions: str, registries: list[str], ceiling: Budget | None = None,
                  registrars: Sequence[Registrar] = (), *,
                  lease_seconds: float = DEFAULT_LEASE_SECONDS,
-                 stateless_grace: float = STATELESS_GRACE_SECONDS) -> ApiContext:
+                 stateless_grace: float = STATELESS_GRACE_SECONDS,
+                 long_term_store: BaseStore | None = None) -> ApiContext:
     """Open the sessions and the run store at ``sessions`` and register every graph the
     ``registries`` (by name) and the ``registrars`` (already loaded, e.g. the governed assistant)
     register; every run is held to ``ceiling``, every thread leased for ``lease_seconds`` (a dead
     worker's runs are taken over once that long has passed), every stateless run's thread deleted
-    ``stateless_grace`` seconds after the run ends."""
-    manager = SessionManager(sessions, lease_seconds=lease_seconds)
+    ``stateless_grace`` seconds after the run ends; the graphs' nodes reach ``long_term_store``
+    (the store the server serves at ``/store``) as their LangGraph store."""
+    manager = SessionManager(sessions, lease_seconds=lease_seconds, long_term_store=long_term_store)
     try:
         for spec in registries:
             _register(spec, load_registry(spec), manager)
