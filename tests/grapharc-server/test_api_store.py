@@ -9,9 +9,12 @@ import asyncio
 import subprocess
 from collections.abc import Iterator
 from pathlib import Path
+from typing import Any
 
 import httpx
 import pytest
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
 from langgraph_sdk import get_client, get_sync_client
 from langgraph_sdk.client import LangGraphClient
 from server_process import PATIENCE_SECONDS, grapharc_serve, serving
@@ -187,3 +190,31 @@ def test_a_store_uri_nobody_serves_stops_the_server_with_one_line(tmp_path: Path
     assert done.stderr.splitlines()[0] == ("error: unknown store scheme 'nosuch'; known: "
                                            + ", ".join(sorted(known_schemes())))
     assert "Traceback" not in done.stderr
+
+
+STORE_FIELDS = ["namespace", "key", "value", "index", "ttl", "namespace_prefix", "filter", "limit", "offset",
+                "query", "refresh_ttl", "prefix", "suffix", "max_depth"]
+ODD_VALUES = [10**30, -1, 0, 1e308, True, None, "", ".", "a.b", "\x00", "*", "$gt", "langgraph", "x" * 3000]
+
+
+def _store_values() -> st.SearchStrategy[Any]:
+    leaves = st.one_of(st.sampled_from(ODD_VALUES), st.integers(),
+                       st.floats(allow_nan=False, allow_infinity=False), st.text(max_size=12))
+    return st.recursive(leaves, lambda inner: st.one_of(
+        st.lists(inner, max_size=4),
+        st.dictionaries(st.sampled_from(["$gt", "$eq", "$ne", "$lte", "$in", "text", "n"])
+                        | st.text(max_size=6), inner, max_size=4)), max_leaves=10)
+
+
+@settings(max_examples=80, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
+@given(route=st.sampled_from([("PUT", "/store/items"), ("DELETE", "/store/items"),
+                              ("POST", "/store/items/search"), ("POST", "/store/namespaces")]),
+       body=st.dictionaries(st.sampled_from(STORE_FIELDS), _store_values(), max_size=6))
+def test_any_store_body_is_answered_without_a_5xx_or_a_traceback(server: str, route: tuple[str, str],
+                                                                 body: dict[str, Any]) -> None:
+    method, path = route
+    answer = httpx.request(method, server + path, json=body, timeout=30)
+    assert answer.status_code < 500, (method, path, body, answer.text)
+    assert "Traceback" not in answer.text
+    if answer.status_code >= 400:
+        assert answer.headers["content-type"] == "application/problem+json" and answer.json()["detail"]
