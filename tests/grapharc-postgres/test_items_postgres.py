@@ -53,4 +53,5 @@ def test_the_items_tables_come_with_migration_8_beside_the_sessions(new_database
         tables = {row[0] for row in conn.execute(
             "SELECT tablename FROM pg_tables WHERE tablename LIKE 'grapharc_store_%'")}
     assert 8 in versions
-    assert tables == {"grapharc_store_items", "grapharc_store_terms", "grapharc_store_totals"}
+    assert tables == {"grapharc_store_items", "grapharc_store_postings", "grapharc_store_groups",
+                      "grapharc_store_totals"}

@@ -95,10 +95,10 @@ CREATE TRIGGER grapharc_trace_notifies AFTER INSERT ON grapharc_trace_events REF
      "\n".join([*THREAD_METADATA.statements(POSTGRES), *NOT_BEFORE.statements(POSTGRES)]) + "\n"),
     (6, "the runs' live event logs", ddl(LIVE_LOG_TABLES, POSTGRES)),
     (7, "assistants created over the API, their versions and change log", ddl(ASSISTANT_TABLES, POSTGRES)),
-    (8, "the long-term store's items, their search terms and BM25 totals", """
+    (8, "the long-term store's items, their impact-ordered postings and BM25 totals", """
 CREATE SEQUENCE grapharc_store_writes;
 CREATE TABLE grapharc_store_items (
-    id BIGSERIAL PRIMARY KEY,
+    written BIGINT PRIMARY KEY,
     path TEXT COLLATE "C" NOT NULL,
     key TEXT NOT NULL,
     value JSONB NOT NULL,
@@ -106,25 +106,31 @@ CREATE TABLE grapharc_store_items (
     updated_at TIMESTAMPTZ NOT NULL,
     expires_at TIMESTAMPTZ,
     ttl_minutes DOUBLE PRECISION,
-    terms INTEGER NOT NULL,
-    written BIGINT NOT NULL,
+    length INTEGER NOT NULL,
+    frequencies JSONB NOT NULL,
     UNIQUE (path, key)
 );
-CREATE INDEX grapharc_store_items_by_write ON grapharc_store_items (written);
 CREATE INDEX grapharc_store_items_expiring ON grapharc_store_items (expires_at) WHERE expires_at IS NOT NULL;
-CREATE TABLE grapharc_store_terms (
+CREATE TABLE grapharc_store_postings (
     term TEXT NOT NULL,
-    item BIGINT NOT NULL REFERENCES grapharc_store_items (id) ON DELETE CASCADE,
     frequency DOUBLE PRECISION NOT NULL,
-    PRIMARY KEY (term, item)
+    length INTEGER NOT NULL,
+    written BIGINT NOT NULL,
+    PRIMARY KEY (term, frequency, length, written)
 );
-CREATE INDEX grapharc_store_terms_of_item ON grapharc_store_terms (item);
+CREATE TABLE grapharc_store_groups (
+    term TEXT NOT NULL,
+    frequency DOUBLE PRECISION NOT NULL,
+    length INTEGER NOT NULL,
+    items INTEGER NOT NULL,
+    PRIMARY KEY (term, frequency, length)
+);
 CREATE TABLE grapharc_store_totals (
     one BOOLEAN PRIMARY KEY DEFAULT true CHECK (one),
-    documents BIGINT NOT NULL,
-    terms BIGINT NOT NULL
+    items BIGINT NOT NULL,
+    length BIGINT NOT NULL
 );
-INSERT INTO grapharc_store_totals (documents, terms) VALUES (0, 0);
+INSERT INTO grapharc_store_totals (items, length) VALUES (0, 0);
 """),
 )
 """Each migration: its version, what it adds, its SQL. The session tables (1), the run table (3),
