@@ -125,6 +125,7 @@ async def _store_refusals() -> AsyncIterator[None]:
 
 @router.put("/items", status_code=204)
 async def put_item(body: ItemPut, store: Store, user: Caller) -> Response:
+    """Store an item (replacing what was at its key; its ``created_at`` kept): the SDK's ``put_item``."""
     namespace = checks.namespace(body.namespace, "namespace")
     key = checks.key(body.key)
     _require(user, namespace)
@@ -136,6 +137,7 @@ async def put_item(body: ItemPut, store: Store, user: Caller) -> Response:
 @router.get("/items")
 async def get_item(store: Store, user: Caller, namespace: Annotated[str, Query(max_length=10_000)],
                    key: Annotated[str, Query()], refresh_ttl: bool | None = None) -> dict[str, Any] | None:
+    """The item at ``namespace`` (labels joined by ``.``) and ``key``, or null: the SDK's ``get_item``."""
     found_in = checks.dotted(namespace, "namespace")
     _require(user, found_in)
     async with _store_refusals():
@@ -145,6 +147,7 @@ async def get_item(store: Store, user: Caller, namespace: Annotated[str, Query(m
 
 @router.delete("/items", status_code=204)
 async def delete_item(body: ItemRef, store: Store, user: Caller) -> Response:
+    """Delete an item (none there is no error): the SDK's ``delete_item``."""
     namespace = checks.namespace(body.namespace, "namespace")
     key = checks.key(body.key)
     _require(user, namespace)
@@ -155,6 +158,7 @@ async def delete_item(body: ItemRef, store: Store, user: Caller) -> Response:
 
 @router.post("/items/search")
 async def search_items(body: ItemSearch, store: Store, user: Caller) -> dict[str, Any]:
+    """Items under a prefix, filtered, ranked by a query, paged: the SDK's ``search_items``."""
     prefix = checks.namespace(body.namespace_prefix, "namespace_prefix", empty=True)
     prefixes = _visible(user, prefix)
     async with _store_refusals():
@@ -165,6 +169,7 @@ async def search_items(body: ItemSearch, store: Store, user: Caller) -> dict[str
 
 @router.post("/namespaces")
 async def list_namespaces(body: NamespaceListing, store: Store, user: Caller) -> dict[str, Any]:
+    """The namespaces holding items, matched and paged: the SDK's ``list_namespaces``."""
     prefix = checks.namespace(body.prefix or [], "prefix", empty=True)
     suffix = checks.namespace(body.suffix, "suffix") if body.suffix else None
     prefixes = _visible(user, prefix)
