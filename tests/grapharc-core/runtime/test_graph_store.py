@@ -109,3 +109,10 @@ def test_the_store_write_event_is_in_the_trace_schema() -> None:
 def test_a_store_that_is_not_a_base_store_is_refused(tmp_path: Path) -> None:
     with pytest.raises(GraphBuildError, match="BaseStore"):
         compile_graph(remember, tmp_path / "t.jsonl", {"not": "a store"})
+
+
+def test_without_a_store_a_nodes_store_parameter_is_none(tmp_path: Path) -> None:
+    def look(state: State, store: BaseStore | None) -> dict[str, Any]:
+        return {"found": [repr(store)]}
+
+    assert compile_graph(look, tmp_path / "t.jsonl", None).invoke({})["found"] == ["None"]

@@ -22,7 +22,7 @@ from typing import Any
 
 from langchain_core.runnables import Runnable, RunnableConfig
 from langchain_core.runnables.config import run_in_executor
-from langgraph._internal._constants import CONFIG_KEY_RUNTIME
+from langgraph.config import get_store
 from langgraph.errors import GraphBubbleUp, GraphInterrupt
 
 from grapharc.runtime import route_trace
@@ -293,15 +293,15 @@ def governed_runnable(
 
 def function_bodies(spec: DeclaredNode) -> tuple[Body | None, AsyncBody | None]:
     """The (sync, async) bodies that call a plain node function, with its ``config`` and its
-    ``store`` (the graph's, as LangGraph hands it over in the run's config) if it asks for them."""
+    ``store`` (the graph's, from LangGraph's ``get_store()``; None without one) if it asks for them."""
     fn = spec.fn
     body: Callable[[Any, RunnableConfig], Any]
     if spec.wants_store and spec.wants_config:
         def body(state: Any, config: RunnableConfig) -> Any:
-            return fn(state, config, store=_store_of(config))
+            return fn(state, config, store=get_store())
     elif spec.wants_store:
         def body(state: Any, config: RunnableConfig) -> Any:
-            return fn(state, store=_store_of(config))
+            return fn(state, store=get_store())
     elif spec.wants_config:
         body = fn
     else:
@@ -309,8 +309,3 @@ def function_bodies(spec: DeclaredNode) -> tuple[Body | None, AsyncBody | None]:
             return fn(state)
     return (None, body) if spec.is_async else (body, None)
 
-
-def _store_of(config: RunnableConfig) -> Any:
-    """The store LangGraph passes this run's nodes (``None`` when the graph was compiled without one)."""
-    runtime = (config.get("configurable") or {}).get(CONFIG_KEY_RUNTIME)
-    return getattr(runtime, "store", None)
