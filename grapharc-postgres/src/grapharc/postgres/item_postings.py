@@ -10,7 +10,7 @@ row: every write takes that lock first, so writes to one database run one at a t
 them never lock group rows in opposite orders. ``PostgresItemPostings`` is ``impact_walk``'s
 ``PostingsSource`` over one connection inside the search's transaction; its ``superseded`` drops
 the positions outside the search's scope (namespace, expiry, filter), asked of SQL a batch at a
-time.
+time together with their frequencies.
 """
 
 from __future__ import annotations
@@ -70,6 +70,7 @@ class PostgresItemPostings:
         self._scope = scope
         self._parameters = list(parameters)
         self._rows: dict[int, dict[str, float]] = {}
+        self._kept: dict[int, bool] = {}
 
     def totals(self) -> tuple[int, int]:
         """Items indexed and the sum of their lengths."""
@@ -94,9 +95,9 @@ class PostgresItemPostings:
                         others: Sequence[str]) -> list[int]:
         """Positions in the group above ``after`` holding any of ``others``, read from the group."""
         return [row["written"] for row in self._conn.execute(
-            "SELECT p.written FROM grapharc_store_postings AS p JOIN grapharc_store_items AS i "
-            "ON i.written = p.written WHERE p.term = %s AND p.frequency = %s AND p.length = %s "
-            "AND p.written > %s AND i.frequencies ?| %s ORDER BY p.written",
+            "SELECT p.written FROM grapharc_store_postings AS p WHERE p.term = %s AND p.frequency = %s "
+            "AND p.length = %s AND p.written > %s AND EXISTS (SELECT 1 FROM grapharc_store_postings AS o "
+            "WHERE o.written = p.written AND o.term = ANY(%s)) ORDER BY p.written",
             (term, *group, after, list(others)))]
 
     def members_among(self, term: str, group: Group, after: int,
@@ -108,13 +109,21 @@ class PostgresItemPostings:
             "AND p.frequency = %s AND p.length = %s AND p.written = o.written) ORDER BY o.written",
             (list(others), after, term, *group))]
 
+    def _read(self, positions: Sequence[int]) -> None:
+        """Read the frequencies of those of ``positions`` not read yet, and whether each is in scope,
+        in one statement: the walk asks both of the same positions, one batch at a time."""
+        unread = [position for position in positions if position not in self._rows]
+        if unread:
+            for row in self._conn.execute(
+                    f"SELECT written, frequencies, {self._scope} AS kept "  # noqa: S608
+                    "FROM grapharc_store_items WHERE written = ANY(%s)", [*self._parameters, unread]):
+                self._rows[row["written"]] = row["frequencies"]
+                self._kept[row["written"]] = bool(row["kept"])
+
     def frequencies(self, positions: Sequence[int],
                     terms: Sequence[str]) -> dict[int, dict[str, float]]:
         """Each position's frequency of those of ``terms`` it holds, from its item's ``frequencies``."""
-        unread = [position for position in positions if position not in self._rows]
-        if unread:
-            self._rows.update((row["written"], row["frequencies"]) for row in self._conn.execute(
-                "SELECT written, frequencies FROM grapharc_store_items WHERE written = ANY(%s)", (unread,)))
+        self._read(positions)
         held: dict[int, dict[str, float]] = {}
         for position in positions:
             counts = self._rows.get(position, {})
@@ -125,7 +134,5 @@ class PostgresItemPostings:
 
     def superseded(self, positions: Sequence[int]) -> set[int]:
         """Those of ``positions`` outside the search's scope."""
-        kept = {row["written"] for row in self._conn.execute(
-            f"SELECT written FROM grapharc_store_items WHERE written = ANY(%s) AND {self._scope}",  # noqa: S608
-            [list(positions), *self._parameters])}
-        return set(positions) - kept
+        self._read(positions)
+        return {position for position in positions if not self._kept.get(position, False)}

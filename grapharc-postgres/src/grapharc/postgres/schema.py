@@ -118,6 +118,7 @@ CREATE TABLE grapharc_store_postings (
     written BIGINT NOT NULL,
     PRIMARY KEY (term, frequency, length, written)
 );
+CREATE INDEX grapharc_store_postings_of_item ON grapharc_store_postings (written, term);
 CREATE TABLE grapharc_store_groups (
     term TEXT NOT NULL,
     frequency DOUBLE PRECISION NOT NULL,
