@@ -133,9 +133,12 @@ def test_every_call_reaches_a_real_server_and_each_answer_is_observed(
     assert streamed.events[0] == "metadata" and {"values", "updates"} <= set(streamed.events)
     assert "updates:__interrupt__" in streamed.keys
     assert "values.notes" in observed["threads.get_state at the interrupt"].keys
-    refused = {seen.outcome for name, seen in observed.items() if name.startswith("store.")}
-    assert refused == {"HTTP 501"}
     crons = {name: seen.outcome for name, seen in observed.items() if name.startswith("crons.")}
     assert crons == dict.fromkeys(("crons.create", "crons.search", "crons.count", "crons.update",
                                    "crons.delete"), "ok")
     assert {"cron_id", "schedule", "next_run_date", "payload"} <= set(observed["crons.create"].keys)
+    stored = {name: seen.outcome for name, seen in observed.items() if name.startswith("store.")}
+    assert stored == dict.fromkeys(("store.put_item", "store.get_item", "store.search_items",
+                                    "store.list_namespaces", "store.delete_item"), "ok")
+    assert set(observed["store.get_item"].keys) == {"namespace", "key", "value", "value.v", "created_at",
+                                                    "updated_at"}

@@ -10,6 +10,8 @@ import socket
 import httpx
 from server_process import ServerProcess, grapharc_serve, needs_ipv6
 
+from grapharc.stores.uris import known_schemes
+
 
 def free_port() -> int:
     with socket.create_server(("127.0.0.1", 0)) as probe:
@@ -21,12 +23,14 @@ def test_json_reports_the_port_actually_bound_when_asked_for_port_0():
         announced = server.json_announcement()
         port = announced["port"]
         assert port != 0
-        where = {key: announced.pop(key) for key in ("sessions", "config", "sources")}
+        where = {key: announced.pop(key) for key in ("sessions", "store", "config", "sources")}
         assert announced == {"ok": True, "url": f"http://127.0.0.1:{port}", "host": "127.0.0.1",
                              "port": port, "pid": server.process.pid, "event_loop": "uvloop",
                              "http": "httptools"}  # dependencies on Linux: C event loop and parser
         assert where["sessions"].endswith("/.grapharc/sessions")  # serve's built-in, named as a layer
         assert where["sources"]["sessions"] == "default" and where["config"]["path"] is None
+        durable = "items" in known_schemes().get("sqlite", ())  # with grapharc-memory-sqlite's item store
+        assert where["store"] == (f"sqlite:{where['sessions']}/store.db" if durable else "memory:")
         announced.update(where)
         assert httpx.get(announced["url"] + "/healthz").json()["ok"] is True
         server.send(signal.SIGTERM)

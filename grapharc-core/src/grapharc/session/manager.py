@@ -30,7 +30,7 @@ import time
 from collections.abc import Awaitable, Callable, Mapping, Sequence
 from contextlib import AsyncExitStack
 from dataclasses import dataclass
-from typing import Any
+from typing import TYPE_CHECKING, Any
 from uuid import uuid4
 
 from langchain_core.runnables import RunnableConfig
@@ -81,6 +81,9 @@ from grapharc.session.turn_options import NO_OPTIONS, TurnOptions
 from grapharc.session.turns import AsyncTurn, Turn
 from grapharc.stores import offload
 
+if TYPE_CHECKING:
+    from langgraph.store.base import BaseStore
+
 DEFAULT_LEASE_SECONDS = 30.0
 MAX_LEASE_SECONDS = LEASE_SECONDS.high
 """A lease is renewed while its runner lives; one longer than a day only delays a takeover."""
@@ -124,10 +127,12 @@ def _checked_input(input: Mapping[str, Any] | None) -> dict[str, Any]:
 
 class SessionManager:
     """Create, run, pause, decide, resume, recover, list and prune the sessions kept at ``location``
-    (a store URI, or a bare directory path for the local default store)."""
+    (a store URI, or a bare directory path for the local default store); the graphs it compiles
+    get ``long_term_store`` as their LangGraph store (a node's ``store``, ``get_store()``)."""
 
     def __init__(self, location: str | os.PathLike[str], *, lease_seconds: float = DEFAULT_LEASE_SECONDS,
-                 runner: str | None = None, clock: Callable[[], float] = time.time) -> None:
+                 runner: str | None = None, clock: Callable[[], float] = time.time,
+                 long_term_store: BaseStore | None = None) -> None:
         self.location = location  # where another manager over the same sessions opens them
         self.lease_seconds = checked_lease(lease_seconds)
         self.runner = runner or _runner_name()
@@ -135,7 +140,7 @@ class SessionManager:
         self.store, self.checkpoints = open_backends(location)
         # the store if it can tell of other processes' writes: checked once, a protocol isinstance is slow
         self.changes: ChangeNotifier | None = self.store if isinstance(self.store, ChangeNotifier) else None
-        self.graphs = GraphRegistry()
+        self.graphs = GraphRegistry(long_term_store)
         self.leases = Leases(self.store.holds)
         self.scanned = ScannedCheckpoints()  # what live turns here last read: a stream renders from it
         self.cancels = Cancels()  # asked of the turns this process drives (``grapharc.session.cancels``)

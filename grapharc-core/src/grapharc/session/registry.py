@@ -4,19 +4,23 @@ Topology comes from code: a session names a registered graph and nothing else, a
 process that has not registered a session's graph refuses to drive it
 (``UnknownGraphError``) rather than guess. A registration keeps the GraphARC builder,
 so the graph is compiled once per checkpointer (sync and async) with its gated nodes
-passed to LangGraph's ``interrupt_before``.
+passed to LangGraph's ``interrupt_before`` and the registry's long-term store, if any, as its
+LangGraph store.
 """
 
 from __future__ import annotations
 
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from grapharc.runtime.compiled import CompiledGraphARC
 from grapharc.runtime.graph import GraphARC
 from grapharc.session.approvals import Approvers, Gate, Hold, asks_for_decision, gate_hold, interrupt_hold
 from grapharc.session.errors import SessionError, UnknownGraphError
+
+if TYPE_CHECKING:
+    from langgraph.store.base import BaseStore
 
 
 @dataclass(frozen=True)
@@ -33,11 +37,12 @@ class RegisteredGraph:
     def name(self) -> str:
         return self.builder.name
 
-    def compile(self, checkpointer: Any) -> CompiledGraphARC:
-        """The governed graph over ``checkpointer``, held before every gated node; its budget
-        bounds the whole thread, so a pause, an approval or a crash cannot reset it."""
-        return self.builder.compile(checkpointer=checkpointer, interrupt_before=sorted(self.gates) or None,
-                                    budget_scope="thread")
+    def compile(self, checkpointer: Any, store: BaseStore | None = None) -> CompiledGraphARC:
+        """The governed graph over ``checkpointer`` (its nodes reaching ``store``), held before every
+        gated node; its budget bounds the whole thread, so a pause, an approval or a crash cannot
+        reset it."""
+        return self.builder.compile(checkpointer=checkpointer, store=store,
+                                    interrupt_before=sorted(self.gates) or None, budget_scope="thread")
 
     def asks_for_decision(self, node: str, value: Any) -> bool:
         """Whether ``node``'s ``interrupt(value)`` asks for a decision, not any answer
@@ -59,9 +64,10 @@ class RegisteredGraph:
 
 
 class GraphRegistry:
-    """Registered graphs by name, and their compiled forms per checkpointer."""
+    """Registered graphs by name, and their compiled forms per checkpointer (each given ``store``)."""
 
-    def __init__(self) -> None:
+    def __init__(self, store: BaseStore | None = None) -> None:
+        self._store = store
         self._graphs: dict[str, RegisteredGraph] = {}
         self._compiled: dict[tuple[str, Any], CompiledGraphARC] = {}
 
@@ -99,7 +105,7 @@ class GraphRegistry:
         """``name`` compiled over ``checkpointer`` (once per checkpointer)."""
         key = (name, checkpointer)
         if key not in self._compiled:
-            self._compiled[key] = self.get(name).compile(checkpointer)
+            self._compiled[key] = self.get(name).compile(checkpointer, self._store)
         return self._compiled[key]
 
     def forget(self, checkpointer: Any) -> None:

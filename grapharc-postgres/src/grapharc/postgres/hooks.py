@@ -1,5 +1,6 @@
 """grapharc-postgres's hook implementations: the ``postgres``/``postgresql`` schemes (sessions,
-checkpoints, traces, runs, assistants, crons, webhooks) and ``grapharc db``."""
+checkpoints, traces, runs, assistants, crons, webhooks, the long-term store's items) and
+``grapharc db``."""
 
 from __future__ import annotations
 
@@ -26,6 +27,8 @@ STORES = (
      "cron schedules of runs, each slot claimed by one conditional UPDATE"),
     ("webhooks", "grapharc.postgres.webhooks:open_webhook_store",
      "run webhooks' delivery state, claimed with SKIP LOCKED"),
+    ("items", "grapharc.postgres.items:open_item_store",
+     "the long-term store's items, searched, filtered and expired in SQL, ranked by BM25"),
 )
 """Each kind of store this distribution serves: its factory and what it keeps."""
 

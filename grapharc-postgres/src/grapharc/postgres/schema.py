@@ -1,4 +1,5 @@
-"""Versioned migrations of the session, trace and run tables, recorded in ``grapharc_schema_versions``.
+"""Versioned migrations of the session, trace, run and long-term store tables, recorded in
+``grapharc_schema_versions``.
 
 Each migration runs once, in order, in one transaction under the migration lock
 (``grapharc.postgres.migration_lock``), so workers starting together apply it once. A store
@@ -98,12 +99,51 @@ CREATE TRIGGER grapharc_trace_notifies AFTER INSERT ON grapharc_trace_events REF
     (7, "assistants created over the API, their versions and change log", ddl(ASSISTANT_TABLES, POSTGRES)),
     (8, "cron schedules of runs", ddl(CRON_TABLES, POSTGRES)),
     (9, "run webhooks' delivery state", ddl(WEBHOOK_TABLES, POSTGRES)),
+    (10, "the long-term store's items, their impact-ordered postings and BM25 totals", """
+CREATE SEQUENCE grapharc_store_writes;
+CREATE TABLE grapharc_store_items (
+    written BIGINT PRIMARY KEY,
+    path TEXT COLLATE "C" NOT NULL,
+    key TEXT NOT NULL,
+    value JSONB NOT NULL,
+    created_at TIMESTAMPTZ NOT NULL,
+    updated_at TIMESTAMPTZ NOT NULL,
+    expires_at TIMESTAMPTZ,
+    ttl_minutes DOUBLE PRECISION,
+    length INTEGER NOT NULL,
+    frequencies JSONB NOT NULL,
+    UNIQUE (path, key)
+);
+CREATE INDEX grapharc_store_items_expiring ON grapharc_store_items (expires_at) WHERE expires_at IS NOT NULL;
+CREATE TABLE grapharc_store_postings (
+    term TEXT NOT NULL,
+    frequency DOUBLE PRECISION NOT NULL,
+    length INTEGER NOT NULL,
+    written BIGINT NOT NULL,
+    PRIMARY KEY (term, frequency, length, written)
+);
+CREATE INDEX grapharc_store_postings_of_item ON grapharc_store_postings (written, term);
+CREATE TABLE grapharc_store_groups (
+    term TEXT NOT NULL,
+    frequency DOUBLE PRECISION NOT NULL,
+    length INTEGER NOT NULL,
+    items INTEGER NOT NULL,
+    PRIMARY KEY (term, frequency, length)
+);
+CREATE TABLE grapharc_store_totals (
+    one BOOLEAN PRIMARY KEY DEFAULT true CHECK (one),
+    items BIGINT NOT NULL,
+    length BIGINT NOT NULL
+);
+INSERT INTO grapharc_store_totals (items, length) VALUES (0, 0);
+"""),
 )
 """Each migration: its version, what it adds, its SQL. The session tables (1), the run table (3),
 the thread owners with the sign-in records (4), the threads' metadata with the runs' not-before
 times (5), the runs' live event logs (6), the assistants created over the API (7), the cron
 schedules (8) and the run webhooks' deliveries (9) are core's descriptions; the trace events and
-the notifications (2) are PostgreSQL's alone."""
+the notifications (2) and the long-term store's items (10, ``grapharc.postgres.items``) are
+PostgreSQL's alone."""
 
 CHANNELS = ("grapharc_audit", "grapharc_trace")
 """What the triggers notify after each INSERT statement into the audit trail and the trace events:

@@ -1,5 +1,5 @@
 """The PostgreSQL webhook store: the ``webhooks`` kind of ``postgres://``, over ``grapharc_webhooks``
-(migration 8) in the database of the runs it joins. The logic is core's
+(migration 9) in the database of the runs it joins. The logic is core's
 ``grapharc.webhooks.sql_store``; this is its PostgreSQL dialect: a sender claims due deliveries
 with ``FOR UPDATE OF w SKIP LOCKED``, so workers never wait on each other's claims and never take
 the same delivery."""

@@ -1,4 +1,5 @@
-"""The HTTP application: health, the plugin inventory and, given sessions, the JSON API.
+"""The HTTP application: health, the plugin inventory, given sessions the JSON API, given a long-term
+store its routes.
 
 Whatever is mounted, an error answers as a problem document, a request is held to the host names
 and origins ``hosts`` allows and its body to the size and JSON depth limits before any route reads
@@ -23,6 +24,7 @@ from grapharc.server.thread_pool import DEFAULT_THREADS, use_thread_pool
 from grapharc.stores import offload
 
 if TYPE_CHECKING:
+    from grapharc.memory.longterm import GraphARCStore
     from grapharc.server.api.context import ApiContext
     from grapharc.server.auth import AuthConfig
     from grapharc.server.siblings import Siblings
@@ -30,10 +32,13 @@ if TYPE_CHECKING:
 
 def create_app(*, sessions: str | None = None, auth: AuthConfig | None = None,
                api: ApiContext | None = None, threads: int = DEFAULT_THREADS,
-               siblings: Siblings | None = None, allowed_hosts: Sequence[str] = ()) -> FastAPI:
+               siblings: Siblings | None = None, allowed_hosts: Sequence[str] = (),
+               store: GraphARCStore | None = None) -> FastAPI:
     """Build the FastAPI app (a fresh one per call, so tests can hold their own); the approval
     inbox is served when both the ``sessions`` location and the ``auth`` file are given, the
-    assistants, threads and runs routes when ``api`` (the sessions with registered graphs) is;
+    assistants, threads and runs routes when ``api`` (the sessions with registered graphs) is, the
+    ``/store`` routes over ``store`` when it is (the app sweeps its expired items while it serves
+    and closes it as it stops);
     the api's run worker starts and stops with the app, which runs blocking work (sync nodes,
     store calls) on a pool of ``threads`` threads. Inbox and API read the sessions through one
     SessionManager: the api's, or one the app opens as it starts; the app closes it as it stops. A
@@ -59,7 +64,11 @@ def create_app(*, sessions: str | None = None, auth: AuthConfig | None = None,
             start_schedules(api, auth)
         elif inbox:
             app.state.sessions = await offload.to_thread(Sessions.open, str(sessions))
+        if store is not None:
+            store.start_ttl_sweeper()
         yield
+        if store is not None:
+            await offload.to_thread(store.close)  # its sweeper stops first
         if api is not None:
             await api.aclose()
         elif inbox:
@@ -100,4 +109,8 @@ def create_app(*, sessions: str | None = None, auth: AuthConfig | None = None,
         from grapharc.server.api.routes import mount_api
 
         mount_api(app, api)
+    if store is not None:
+        from grapharc.server.api.routes import mount_store
+
+        mount_store(app, store)
     return app

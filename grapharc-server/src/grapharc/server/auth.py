@@ -4,7 +4,7 @@ People sign in to the pages with a password (an argon2 hash); API clients send a
 either one whose SHA-256 the file keeps (``python -m grapharc.server.credentials`` makes both) or
 a JWT an identity provider signed (``[jwt]``, ``grapharc.server.jwt_bearer``). What a user may do
 comes from the roles they have (``grapharc.server.grants``): run which assistants, read and delete
-which threads (their own, their tenant's, all), decide which approvals::
+which threads (their own, their tenant's, all), decide which approvals, use which store namespaces::
 
     secret = "a long random string that signs the page cookies"
 
@@ -12,6 +12,7 @@ which threads (their own, their tenant's, all), decide which approvals::
     run = ["*"]                       # assistants (graph globs) they may run
     read = "own"                      # threads they may read: own, tenant or all
     delete = "own"                    # threads they may delete: none, own, tenant or all
+    store = ["{user}"]                # store namespace prefixes they may read and write
 
     [roles.credit-desk]               # answers for approvals naming the decider "credit-desk"
     decide = ["credit-approval/*"]    # graph/node globs of the approvals it may decide

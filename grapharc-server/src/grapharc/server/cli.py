@@ -11,7 +11,7 @@ import os
 import socket
 import sys
 from collections.abc import Callable
-from contextlib import AbstractContextManager, ExitStack, nullcontext
+from contextlib import AbstractContextManager, ExitStack, closing, nullcontext
 from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Annotated
@@ -33,6 +33,7 @@ from grapharc.cli.output import JSON_OPTION_HELP, write_json
 from grapharc.config.values import Count, Number
 from grapharc.server.errors import AuthRequiredError, WorkersNeedForkError
 from grapharc.server.listener import Engine, ListeningAddress, listen
+from grapharc.server.long_term import IN_PROCESS, default_store_uri, kept_in_process
 from grapharc.server.starting import answering_while_starting
 from grapharc.server.thread_pool import DEFAULT_THREADS, THREADS
 
@@ -41,6 +42,7 @@ if TYPE_CHECKING:
 
     from grapharc.config.settings import Config
     from grapharc.governed.run import GovernedRun
+    from grapharc.memory.longterm import GraphARCStore
     from grapharc.runtime.budget import Budget
     from grapharc.server.api.context import ApiContext
     from grapharc.server.auth import AuthConfig
@@ -90,6 +92,9 @@ WEBHOOK_SECRET_ENV_HELP = ("Name of the environment variable whose value signs e
 WEBHOOK_TIMEOUT_HELP = "Seconds one webhook attempt may take; a timeout is retried."
 WEBHOOK_ATTEMPTS_HELP = ("Attempts at each webhook before it is given up (5xx answers, timeouts and "
                          "connection errors are retried with a doubling backoff from 1 s; a 4xx is not).")
+STORE_HELP = ("Long-term store served at /store: a store URI keeping items (memory:, sqlite:PATH, "
+              "postgresql://...). Default: beside the sessions (their database for postgresql://, else "
+              "sqlite:SESSIONS/store.db; memory: where no SQLite item store is installed).")
 CEILING_HELP = ("Ceiling on the {} any one run of the threads API may spend: a run's budget above it "
                 "is refused (422), and a run that asks for none runs under it.")
 
@@ -136,6 +141,7 @@ def serve_command(
     webhook_attempts: Annotated[int, option("--webhook-attempts", kind=WEBHOOK_ATTEMPTS,
                                             help=WEBHOOK_ATTEMPTS_HELP)] = DEFAULT_WEBHOOK_ATTEMPTS,
     config: ConfigFile = None,
+    store: Annotated[str | None, typer.Option("--store", metavar="URI", help=STORE_HELP)] = None,
 ) -> None:
     """Serve the GraphARC HTTP API until SIGTERM or Ctrl+C, then finish in-flight requests and exit 0.
     The settings (and the governed assistant's policy) are checked, then the address bound; until
@@ -161,25 +167,29 @@ def serve_command(
         raise WorkersNeedForkError("--workers above 1 forks its worker processes, which this system cannot",
                                    hint="serve with --workers 1 here, or on Linux or macOS")
 
-    serving = Serving(str(settings.value("sessions")), auth, registry or [], governed, ceiling_of(settings),
+    location = str(settings.value("sessions"))
+    store_uri = store if store is not None else default_store_uri(location)
+    serving = Serving(location, auth, registry or [], governed, ceiling_of(settings),
                       lease=lease, stateless_grace=stateless_grace, threads=threads,
                       drain_timeout=drain_timeout, allowed_hosts=settings.value("allowed_hosts") or (),
-                      webhooks=webhook_settings(settings, webhook_timeout, webhook_attempts))
+                      webhooks=webhook_settings(settings, webhook_timeout, webhook_attempts),
+                      store=store_uri)
     listener = bound(host, port, auth)
     with ExitStack() as held:
         with answering_while_starting(listener):  # /healthz answers (not ready) while the rest loads
             if workers > 1:  # a bad registry, store or trace file is refused here, once
-                with governed_trace(governed) as trace:
-                    close_checked(serving.opened_api(trace))
+                with governed_trace(governed) as trace, closing(serving.opened_store()) as store:
+                    close_checked(serving.opened_api(trace, store))
             else:
-                app = serving.app(serving.opened_api(held.enter_context(governed_trace(governed))))
+                app = serving.opened_app(held.enter_context(governed_trace(governed)))
         if workers == 1:
             serving.run(listener, app,
-                        lambda address, engine: announce(address, engine, as_json, settings, governed))
+                        lambda address, engine: announce(address, engine, as_json, settings, governed,
+                                                         store=store_uri))
             return
     code = serve_workers(serving, workers, listener,
                          lambda address, engine, pids: announce(address, engine, as_json, settings,
-                                                                governed, workers=pids))
+                                                                governed, workers=pids, store=store_uri))
     if code:
         raise typer.Exit(code)
 
@@ -187,8 +197,8 @@ def serve_command(
 @dataclass(frozen=True)
 class Serving:
     """What every process of one ``grapharc serve`` serves: the sessions, sign-in, the graphs the
-    threads API offers (registered, and the governed assistant), the limits it serves them under and
-    the host names it answers to besides loopback's (``hosts``)."""
+    threads API offers (registered, and the governed assistant), the limits it serves them under,
+    the host names it answers to besides loopback's (``hosts``) and the long-term store's URI."""
 
     location: str
     auth: AuthConfig | None
@@ -201,10 +211,11 @@ class Serving:
     drain_timeout: float
     allowed_hosts: tuple[str, ...] = ()
     webhooks: WebhookSettings | None = None
+    store: str = IN_PROCESS
 
-    def opened_api(self, trace: TraceWriter | None) -> ApiContext | None:
+    def opened_api(self, trace: TraceWriter | None, store: GraphARCStore | None = None) -> ApiContext | None:
         """The threads API's context (None when no graph is offered), its governed assistant
-        tracing to ``trace``."""
+        tracing to ``trace``, its graphs' nodes reaching ``store``."""
         if not self.registry and self.governed is None:
             return None
         from grapharc.server.api.context import open_context
@@ -213,10 +224,26 @@ class Serving:
         return open_context(self.location, self.registry, self.ceiling,
                             [registrar(self.governed, trace)] if self.governed is not None else [],
                             lease_seconds=self.lease, stateless_grace=self.stateless_grace,
-                            webhooks=self.webhooks)
+                            webhooks=self.webhooks, long_term_store=store)
 
-    def app(self, api: ApiContext | None, slot: WorkerSlot | None = None) -> FastAPI:
-        """The HTTP app over ``api``, for this process alone or for worker ``slot``."""
+    def opened_store(self) -> GraphARCStore:
+        """The long-term store, opened by this process (each worker opens its own connection)."""
+        from grapharc.memory.longterm import open_long_term_store
+
+        return open_long_term_store(self.store)
+
+    def opened_app(self, trace: TraceWriter | None, slot: WorkerSlot | None = None) -> FastAPI:
+        """The HTTP app over this process's own long-term store and the threads API whose graphs
+        reach it (the app closes both as it stops), for this process alone or for worker ``slot``."""
+        store = self.opened_store()
+        try:
+            return self.app(self.opened_api(trace, store), store, slot)
+        except BaseException:
+            store.close()
+            raise
+
+    def app(self, api: ApiContext | None, store: GraphARCStore, slot: WorkerSlot | None = None) -> FastAPI:
+        """The HTTP app over ``api`` and ``store``, for this process alone or for worker ``slot``."""
         from grapharc.server.app import create_app
 
         siblings = None
@@ -225,7 +252,7 @@ class Serving:
 
             siblings = Siblings(slot.wake_dir, slot.index, slot.count)
         return create_app(sessions=self.location, auth=self.auth, api=api, threads=self.threads,
-                          siblings=siblings, allowed_hosts=self.allowed_hosts)
+                          siblings=siblings, allowed_hosts=self.allowed_hosts, store=store)
 
     def run(self, listener: socket.socket, app: FastAPI,
             on_listening: Callable[[ListeningAddress, Engine], None], slot: WorkerSlot | None = None) -> None:
@@ -244,7 +271,7 @@ def serve_workers(serving: Serving, workers: int, listener: socket.socket,
     try:
         def serve_worker(ready: Callable[[Engine], None], slot: WorkerSlot) -> None:
             with governed_trace(serving.governed) as trace:  # each worker appends with its own descriptor
-                serving.run(listener, serving.app(serving.opened_api(trace), slot),
+                serving.run(listener, serving.opened_app(trace, slot),
                             lambda _address, engine: ready(engine), slot)
 
         supervisor = Supervisor(workers, serve_worker, serving.drain_timeout)
@@ -314,19 +341,26 @@ def governed_trace(governed: GovernedRun | None) -> AbstractContextManager[Trace
 
 
 def announce(address: ListeningAddress, engine: Engine, as_json: bool, settings: Config,
-             governed: GovernedRun | None = None, workers: list[int] | None = None) -> None:
+             governed: GovernedRun | None = None, workers: list[int] | None = None,
+             store: str = IN_PROCESS) -> None:
     """Say where the server listens and what serves it (and, with ``--workers``, the workers'
-    process ids), where its settings and the governed assistant's policy came from: one JSON
-    document on stdout, or lines on stderr."""
+    process ids), where its settings, the governed assistant's policy and the long-term ``store``
+    came from: one JSON document on stdout, or lines on stderr (a store kept in the process only
+    is noted on stderr either way)."""
     from grapharc.governed.provenance import config_provenance
     from grapharc.server.governed import announcement
     from grapharc.stores.masking import masked
 
     offered = announcement(governed) if governed is not None else None
+    if kept_in_process(store):
+        where = "each worker" if workers else "this process"
+        sys.stderr.write(f"store: {store} keeps /store items in {where} only, lost when it stops "
+                         "(--store sqlite:PATH or postgresql://... keeps them)\n")
     if as_json:
         write_json({"ok": True, "url": address.url, "host": address.host, "port": address.port,
                     "pid": os.getpid(), "event_loop": engine.event_loop, "http": engine.http,
-                    "sessions": masked(str(settings.value("sessions"))), **config_provenance(settings),
+                    "sessions": masked(str(settings.value("sessions"))), "store": masked(store),
+                    **config_provenance(settings),
                     **({"workers": workers} if workers is not None else {}),
                     **({"governed": offered} if offered is not None else {})})
         return

@@ -1,10 +1,12 @@
 """What a user may do, granted by the roles of the auth file: run assistants, read and delete threads,
-decide approvals.
+decide approvals, use the long-term store under some namespace prefixes.
 
 A role is a table of grants (``[roles.NAME]``); a user names the roles they have. Every user also
-has the role ``everyone``, which lets them run every assistant and read and delete the threads they
-created unless the file writes ``[roles.everyone]`` otherwise (a key it leaves out keeps that
-default). Any other role grants only what it writes. A user's rights are the union of their roles'.
+has the role ``everyone``, which lets them run every assistant, read and delete the threads they
+created and read and write the store under their own user name (``store = ["{user}"]``, see
+``grapharc.server.service.store_access``) unless the file writes ``[roles.everyone]`` otherwise (a
+key it leaves out keeps that default). Any other role grants only what it writes. A user's rights
+are the union of their roles'.
 """
 
 from __future__ import annotations
@@ -18,6 +20,10 @@ from grapharc.server.errors import AuthFileError
 
 EVERYONE = "everyone"
 """The role every user has."""
+ALL_NAMESPACES = "*"
+"""The store grant that covers every namespace."""
+PLACEHOLDERS = ("{user}", "{tenant}")
+"""What a store grant's label may stand for: the user's name, their tenant."""
 
 
 class Scope(IntEnum):
@@ -54,17 +60,21 @@ class Rights:
     """``graph/node`` globs of the approvals they may decide."""
     decides_for: tuple[str, ...] = ()
     """Deciders an approval may name that they answer for (their roles' names among them)."""
+    store: tuple[str, ...] = ()
+    """Namespace prefixes of the long-term store they may read and write, labels joined by ``.``
+    (``{user}`` and ``{tenant}`` stand for whole labels; ``*`` alone: every namespace)."""
 
     def joined(self, other: Rights) -> Rights:
         """The rights of someone who has both these and ``other``."""
         return Rights(_union(self.run, other.run), max(self.read, other.read), max(self.delete, other.delete),
-                      _union(self.decide, other.decide), _union(self.decides_for, other.decides_for))
+                      _union(self.decide, other.decide), _union(self.decides_for, other.decides_for),
+                      _union(self.store, other.store))
 
 
-EVERYONE_DEFAULT = Rights(run=("*",), read=Scope.OWN, delete=Scope.OWN)
+EVERYONE_DEFAULT = Rights(run=("*",), read=Scope.OWN, delete=Scope.OWN, store=("{user}",))
 """What ``everyone`` grants unless the auth file writes otherwise."""
 
-ROLE_KEYS = ("run", "read", "delete", "decide")
+ROLE_KEYS = ("run", "read", "delete", "decide", "store")
 
 
 def _union(first: tuple[str, ...], second: tuple[str, ...]) -> tuple[str, ...]:
@@ -91,7 +101,8 @@ def _role(path: object, where: str, entry: dict[str, Any], defaults: Rights) -> 
                   read=_scope(path, f"{where}.read", entry, READ_SCOPES, defaults.read),
                   delete=_scope(path, f"{where}.delete", entry, DELETE_SCOPES, defaults.delete),
                   decide=names(path, f"{where}.decide", entry, defaults.decide),
-                  decides_for=defaults.decides_for)
+                  decides_for=defaults.decides_for,
+                  store=store_prefixes(path, f"{where}.store", entry, defaults.store))
 
 
 def _scope(path: object, where: str, entry: dict[str, Any], allowed: tuple[Scope, ...],
@@ -106,6 +117,22 @@ def _scope(path: object, where: str, entry: dict[str, Any], allowed: tuple[Scope
         raise AuthFileError(f"auth file {path}: {where} must be one of {', '.join(map(repr, words))}; "
                             f"got {value!r}")
     return words[value]
+
+
+def store_prefixes(path: object, where: str, entry: dict[str, Any],
+                   default: tuple[str, ...]) -> tuple[str, ...]:
+    """The store grants at ``where`` (``default`` if the key is not written): each ``*``, or labels
+    joined by ``.``, none empty, each literal or a whole ``{user}`` / ``{tenant}``."""
+    prefixes = names(path, where, entry, default)
+    for prefix in prefixes:
+        if prefix == ALL_NAMESPACES:
+            continue
+        for label in prefix.split("."):
+            if not label or (("{" in label or "}" in label) and label not in PLACEHOLDERS):
+                raise AuthFileError(f"auth file {path}: {where} has {prefix!r}, which is not a namespace "
+                                    "prefix", hint='write labels joined by ".", each literal, {user} or '
+                                                   '{tenant} (e.g. "{user}", "shared.docs"), or "*" for all')
+    return prefixes
 
 
 def names(path: object, where: str, entry: dict[str, Any], default: tuple[str, ...] = ()) -> tuple[str, ...]:

@@ -12,6 +12,7 @@ from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
 from fastapi import Request
+from langgraph.store.base import BaseStore
 
 from grapharc.assistants.absent import NoAssistants
 from grapharc.assistants.contracts import AssistantStore
@@ -140,13 +141,16 @@ def open_context(sessions: str, registries: list[str], ceiling: Budget | None = 
                  registrars: Sequence[Registrar] = (), *,
                  lease_seconds: float = DEFAULT_LEASE_SECONDS,
                  stateless_grace: float = STATELESS_GRACE_SECONDS,
-                 webhooks: WebhookSettings | None = None) -> ApiContext:
+                 webhooks: WebhookSettings | None = None,
+                 long_term_store: BaseStore | None = None) -> ApiContext:
     """Open the sessions and the run store at ``sessions`` and register every graph the
     ``registries`` (by name) and the ``registrars`` (already loaded, e.g. the governed assistant)
     register; every run is held to ``ceiling``, every thread leased for ``lease_seconds`` (a dead
     worker's runs are taken over once that long has passed), every stateless run's thread deleted
-    ``stateless_grace`` seconds after the run ends, every webhook sent as ``webhooks`` says."""
-    manager = SessionManager(sessions, lease_seconds=lease_seconds)
+    ``stateless_grace`` seconds after the run ends, every webhook sent as ``webhooks`` says; the
+    graphs' nodes reach ``long_term_store`` (the store the server serves at ``/store``) as their
+    LangGraph store."""
+    manager = SessionManager(sessions, lease_seconds=lease_seconds, long_term_store=long_term_store)
     try:
         for spec in registries:
             _register(spec, load_registry(spec), manager)

@@ -13,6 +13,8 @@ from grapharc.server.api.problems import problem
 
 DEFAULT_MAX_BODY_BYTES = 1_000_000
 DEFAULT_MAX_JSON_DEPTH = 32
+BODY_METHODS = ("POST", "PUT", "PATCH", "DELETE")
+"""The methods whose bodies are checked (a DELETE's too: the store's names the item it deletes)."""
 
 
 def scan_json(value: Any) -> tuple[int, str | None]:
@@ -51,7 +53,7 @@ class BodyLimits:
         self.max_depth = max_depth
 
     async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
-        if scope["type"] != "http" or scope["method"] not in ("POST", "PUT", "PATCH"):
+        if scope["type"] != "http" or scope["method"] not in BODY_METHODS:
             await self.app(scope, receive, send)
             return
         body = bytearray()
