@@ -295,18 +295,14 @@ def bound(host: str, port: int, auth: AuthConfig | None) -> socket.socket:
 
 def webhook_settings(settings: Config, timeout: float, attempts: int) -> WebhookSettings:
     """How run webhooks are sent: signed with the secret the ``webhook_secret_env`` variable holds
-    (redacted wherever a run writes, as provider keys are; none: unsigned, said on stderr), only to
-    the ``webhook_allow`` addresses (none: loopback), each attempt within ``timeout`` seconds."""
+    (redacted wherever a run writes, as provider keys are; none: unsigned, said by ``announce``), only
+    to the ``webhook_allow`` addresses (none: loopback), each attempt within ``timeout`` seconds."""
     from grapharc.redaction import mark_secret_names
-    from grapharc.server.notices import notice
     from grapharc.server.webhooks.egress import EgressRule
     from grapharc.server.webhooks.settings import WebhookSettings, secret_from
 
     variable = settings.value("webhook_secret_env")
-    if variable is None:
-        notice("webhooks: no signing secret configured (--webhook-secret-env NAME): run webhooks are sent "
-               "unsigned")
-    else:
+    if variable is not None:
         mark_secret_names([variable])
     return WebhookSettings(secret=secret_from(variable),
                            rule=EgressRule.of(settings.value("webhook_allow") or ()),
@@ -345,8 +341,9 @@ def announce(address: ListeningAddress, engine: Engine, as_json: bool, settings:
              store: str = IN_PROCESS) -> None:
     """Say where the server listens and what serves it (and, with ``--workers``, the workers'
     process ids), where its settings, the governed assistant's policy and the long-term ``store``
-    came from: one JSON document on stdout, or lines on stderr (a store kept in the process only
-    is noted on stderr either way)."""
+    came from: one JSON document on stdout, or lines on stderr (a store kept in the process only,
+    and webhooks going unsigned, are noted on stderr either way: once it listens, so a server that
+    could not start says only why)."""
     from grapharc.governed.provenance import config_provenance
     from grapharc.server.governed import announcement
     from grapharc.stores.masking import masked
@@ -356,6 +353,9 @@ def announce(address: ListeningAddress, engine: Engine, as_json: bool, settings:
         where = "each worker" if workers else "this process"
         sys.stderr.write(f"store: {store} keeps /store items in {where} only, lost when it stops "
                          "(--store sqlite:PATH or postgresql://... keeps them)\n")
+    if settings.value("webhook_secret_env") is None:
+        sys.stderr.write("webhooks: no signing secret configured (--webhook-secret-env NAME): run webhooks "
+                         "are sent unsigned\n")
     if as_json:
         write_json({"ok": True, "url": address.url, "host": address.host, "port": address.port,
                     "pid": os.getpid(), "event_loop": engine.event_loop, "http": engine.http,
