@@ -116,7 +116,7 @@ def test_an_async_recovery_takes_over_a_killed_runner(tmp_path, amanager, direct
 def test_an_async_turn_takes_one_trip_to_a_thread_per_store_step(amanager):
     """Under a server's load each trip to a worker thread costs the loop more than the store call
     it carries: a four-node turn makes one to claim (reading the audit watermark with it), one per
-    node's audit, one for its run, one to settle, one to end and one to read the session back;
+    node's audit, one to record its run and settle, one to end and one to read the session back;
     its lease checks ride along with its checkpoint writes."""
     amanager.create("chain", thread_id="trips")
 
@@ -131,7 +131,7 @@ def test_an_async_turn_takes_one_trip_to_a_thread_per_store_step(amanager):
     ended, names = run(scenario())
     assert ended.status == "completed"
     made = sorted(name for name in names if name != "_renew")  # a heartbeat, on a slow day
-    assert made == sorted(["_start_turn", *["record_nodes"] * 4, "_record_run", "_settle", "finish", "get"])
+    assert made == sorted(["_start_turn", *["record_nodes"] * 4, "_record_and_settle", "finish", "get"])
 
 
 def test_an_async_turn_that_lost_its_lease_writes_no_checkpoint_after_it(amanager, directory):

@@ -388,7 +388,7 @@ class AsyncTurn(_TurnBase):
                 while plan.kind == CONTINUE:
                     before = self._where()
                     await self._pass(plan.payload, beat)
-                    plan = self._after_pass(before, await self.settled())
+                    plan = self._after_pass(before, await self._passed())
                 beat.check()
             except LeaseLostError:
                 raise
@@ -423,10 +423,12 @@ class AsyncTurn(_TurnBase):
                 await live.flush()  # what the node streamed is kept before the trail says it ended
                 await self._record()
                 self.subscriber.show(chunk)
-        finally:
+        except BaseException:
             await live.flush()
             if await offload.to_thread(self._record_run):
                 self.subscriber.recorded()  # on the loop, never in the store's thread (see settled)
+            raise
+        await live.flush()  # the run the pass made is recorded by ``_passed``, with the settling
 
     async def settled(self) -> Plan:
         """Async ``Turn.settled``, in one trip to a thread."""
@@ -434,6 +436,20 @@ class AsyncTurn(_TurnBase):
         if new:
             self.subscriber.recorded()  # on the loop: the watcher may wake the loop's waiters
         return plan
+
+    async def _passed(self) -> Plan:
+        """After a pass that ended without raising: put the run it made on the trail and settle
+        the thread, in one trip to a thread, and tell the record watcher once."""
+        plan, written = await offload.to_thread(self._record_and_settle)
+        if written:
+            self.subscriber.recorded()
+        return plan
+
+    def _record_and_settle(self) -> tuple[Plan, bool]:
+        """``_record_run`` then ``_settle``: the plan, and whether either wrote to the trail."""
+        recorded = self._record_run()
+        plan, new = self._settle()
+        return plan, recorded or bool(new)
 
     async def _record(self) -> None:
         if self.audited is None:
