@@ -215,3 +215,35 @@ def test_a_heartbeat_renews_the_lease_while_every_node_thread_is_busy(directory)
     renewed, ended = run(scenario())
     assert renewed, "the heartbeat did not renew the lease while the node held the default executor"
     assert ended.status == "completed" and manager.values("busy")["log"] == ["held"]
+
+
+def test_an_async_turns_run_ledger_takes_one_trip_to_the_checkpointers_thread_to_open_and_one_to_close(
+        amanager, monkeypatch):
+    """The run's start marker (read the latest checkpoint, pin the marker) and its end (pin the end
+    marker, read whether nodes are still due) each went to the async saver's thread once per call:
+    five trips of a turn's dozen and a half, now two."""
+    from grapharc.sqlite.one_trip_saver import OneTripSqliteSaver
+
+    sent: list[str] = []
+    original = OneTripSqliteSaver._on_thread
+
+    async def counting(self, work, *args, **kwargs):
+        sent.append(getattr(work, "__name__", repr(work)))
+        return await original(self, work, *args, **kwargs)
+
+    amanager.create("chain", thread_id="ledger")
+
+    async def scenario():
+        await amanager._async_checkpointer()
+        monkeypatch.setattr(OneTripSqliteSaver, "_on_thread", counting)
+        try:
+            return await amanager.arun("ledger", {})
+        finally:
+            await amanager.aclose()
+
+    assert run(scenario()).status == "completed"
+    assert sent.count("open") == 1 and sent.count("_close_ledger") == 1
+    # the other trips are LangGraph's own (its first read, a write per checkpoint and node) and the
+    # audit scan's reads after each node
+    assert set(sent) - {"open", "_close_ledger"} <= {"get_tuple", "put", "put_writes", "_page", "_close"}
+    assert amanager.values("ledger")["log"] == ["n1", "n2", "n3", "n4"]

@@ -106,6 +106,13 @@ class OneTripSqliteSaver(SqliteCheckpointSaver):
         """``work(*args, **kwargs)`` on the connection's thread; the caller holds ``turns``."""
         return await self.thread.run(functools.partial(work, *args, **kwargs))
 
+    async def aone_trip(self, work: Callable[..., T], /, *args: Any, **kwargs: Any) -> T:
+        """``work(*args, **kwargs)``, a function of this saver's sync methods (or of a graph's
+        reads and writes through it), run on the connection's thread in one trip, in order behind
+        the calls before it: a caller that reads and then writes (the run ledger's marker) makes
+        one trip instead of one per call (``grapharc.runtime.wrapped_saver.in_one_trip``)."""
+        return await self._trip(work, *args, **kwargs)
+
     async def aget_tuple(self, config: RunnableConfig) -> CheckpointTuple | None:
         """The checkpoint ``config`` names (its latest without a ``checkpoint_id``), in one trip."""
         return await self._trip(self.get_tuple, config)
