@@ -217,11 +217,12 @@ def test_a_heartbeat_renews_the_lease_while_every_node_thread_is_busy(directory)
     assert ended.status == "completed" and manager.values("busy")["log"] == ["held"]
 
 
-def test_an_async_turns_run_ledger_takes_one_trip_to_the_checkpointers_thread_to_open_and_one_to_close(
+def test_an_async_turns_ledger_and_each_audit_scan_take_one_trip_to_the_checkpointers_thread(
         amanager, monkeypatch):
     """The run's start marker (read the latest checkpoint, pin the marker) and its end (pin the end
-    marker, read whether nodes are still due) each went to the async saver's thread once per call:
-    five trips of a turn's dozen and a half, now two."""
+    marker, read whether nodes are still due) each went to the async saver's thread once per call,
+    five trips, now two; each node's audit scan (the newest checkpoint, then a page under it) two,
+    now one."""
     from grapharc.sqlite.one_trip_saver import OneTripSqliteSaver
 
     sent: list[str] = []
@@ -244,6 +245,8 @@ def test_an_async_turns_run_ledger_takes_one_trip_to_the_checkpointers_thread_to
     assert run(scenario()).status == "completed"
     assert sent.count("open") == 1 and sent.count("_close_ledger") == 1
     # the other trips are LangGraph's own (its first read, a write per checkpoint and node) and the
-    # audit scan's reads after each node
-    assert set(sent) - {"open", "_close_ledger"} <= {"get_tuple", "put", "put_writes", "_page", "_close"}
+    # audit scan after each node (one trip each: ``scan_window``, or ``_listed`` for a values reader)
+    others = {"get_tuple", "put", "put_writes", "_listed", "scan_window"}
+    assert set(sent) - {"open", "_close_ledger"} <= others
+    assert sent.count("_listed") + sent.count("scan_window") == 4 and sent.count("get_tuple") == 1
     assert amanager.values("ledger")["log"] == ["n1", "n2", "n3", "n4"]

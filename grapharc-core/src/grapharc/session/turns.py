@@ -8,7 +8,8 @@ ends, writing the status and any new approval requests under the lease's token.
 ``Turn`` is the sync driver; ``AsyncTurn`` does the same on the event loop with no
 thread of its own (store calls go through ``grapharc.stores.offload``, a pool no graph node waits
 in). Its scan after a chunk reads through the async checkpointer, queued behind the chunk's
-writes on the same connection (a read elsewhere could miss them); settling after a pass, whose
+writes on the same connection (a read elsewhere could miss them; core's SQLite saver runs the
+whole scan in one trip to its connection's thread, ``history.in_one_trip``); settling after a pass, whose
 writes are all saved by then, reads through the sync one in the same trip to a thread as its
 store calls (each async checkpointer read is a trip of its own). A scan leaves the newest
 checkpoint unprepared while no write is saved on it (``history.scan_window``), unless the turn's
@@ -51,7 +52,7 @@ from grapharc.session.cancels import Cancel, Cancels
 from grapharc.session.contracts import SessionStore
 from grapharc.session.errors import LeaseLostError, NoProgressError
 from grapharc.session.fencing import Leases
-from grapharc.session.history import Window, ascan_window, asnapshots, scan_window, step_of
+from grapharc.session.history import Window, ascan_window, awindow, scan_window, step_of
 from grapharc.session.lease import AsyncHeartbeat, Heartbeat, Lease
 from grapharc.session.live import TRAIL_MODE, GuardedSink
 from grapharc.session.records import (
@@ -455,8 +456,7 @@ class AsyncTurn(_TurnBase):
         if self.audited is None:
             self.audited = await offload.to_thread(self.store.audited_step, self.lease.thread_id)
         if self.values_read:
-            window = Window(since_step=self.audited)
-            history = [s async for s in asnapshots(self.compiled, self.thread, window)]
+            history = await awindow(self.compiled, self.thread, Window(since_step=self.audited))
         else:
             history = await ascan_window(self.compiled, self.thread, self.audited)
         runs, resume_at = self._completions(history, self.audited)
