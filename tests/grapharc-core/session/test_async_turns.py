@@ -217,12 +217,14 @@ def test_a_heartbeat_renews_the_lease_while_every_node_thread_is_busy(directory)
     assert ended.status == "completed" and manager.values("busy")["log"] == ["held"]
 
 
+@pytest.mark.parametrize("values_read", [True, False])
 def test_an_async_turns_ledger_and_each_audit_scan_take_one_trip_to_the_checkpointers_thread(
-        amanager, monkeypatch):
+        amanager, monkeypatch, values_read):
     """The run's start marker (read the latest checkpoint, pin the marker) and its end (pin the end
     marker, read whether nodes are still due) each went to the async saver's thread once per call,
     five trips, now two; each node's audit scan (the newest checkpoint, then a page under it) two,
-    now one."""
+    now one, whether a values reader wants the newest checkpoint prepared or not."""
+    from grapharc.session.turn_options import TurnOptions
     from grapharc.sqlite.one_trip_saver import OneTripSqliteSaver
 
     sent: list[str] = []
@@ -238,15 +240,16 @@ def test_an_async_turns_ledger_and_each_audit_scan_take_one_trip_to_the_checkpoi
         await amanager._async_checkpointer()
         monkeypatch.setattr(OneTripSqliteSaver, "_on_thread", counting)
         try:
-            return await amanager.arun("ledger", {})
+            return await amanager.arun("ledger", {}, options=TurnOptions(values_read=values_read))
         finally:
             await amanager.aclose()
 
     assert run(scenario()).status == "completed"
     assert sent.count("open") == 1 and sent.count("_close_ledger") == 1
     # the other trips are LangGraph's own (its first read, a write per checkpoint and node) and the
-    # audit scan after each node (one trip each: ``scan_window``, or ``_listed`` for a values reader)
+    # audit scan after each node (one trip each: ``_listed`` for a values reader, else ``scan_window``)
+    scans = sent.count("_listed" if values_read else "scan_window")
     others = {"get_tuple", "put", "put_writes", "_listed", "scan_window"}
     assert set(sent) - {"open", "_close_ledger"} <= others
-    assert sent.count("_listed") + sent.count("scan_window") == 4 and sent.count("get_tuple") == 1
+    assert scans == 4 and sent.count("get_tuple") == 1
     assert amanager.values("ledger")["log"] == ["n1", "n2", "n3", "n4"]
