@@ -125,23 +125,31 @@ def test_a_run_queued_behind_another_starts_when_that_one_ends_not_at_the_next_p
     assert [e.node for e in manager.audit(thread) if e.kind == "node"] == ["answer_oddly", "answer_oddly"]
 
 
-def test_a_run_on_a_long_thread_reads_only_its_own_part_of_the_trail_when_it_ends(stores) -> None:
+def test_a_run_on_a_long_thread_reads_no_entry_of_the_trail_to_find_where_its_part_begins_and_ends(
+        stores) -> None:
     manager, runs = stores
     thread = manager.create(ODD).thread_id
     manager.run(thread, {})  # an earlier turn: the thread's trail already holds entries
     begun = manager.audit(thread)[-1].seq
     run = runs.add(_start(thread), exclusive=True)
     afters: list[int] = []
-    audit = manager.audit
+    ends: list[int] = []
+    audit, last_seq = manager.audit, manager.last_seq
 
     def audit_spy(thread_id: str, after: int = 0) -> list[AuditEntry]:
         afters.append(after)
         return audit(thread_id, after)
 
+    def last_seq_spy(thread_id: str, after: int = 0) -> int:
+        ends.append(after)
+        return last_seq(thread_id, after)
+
     manager.audit = audit_spy  # type: ignore[method-assign]
+    manager.last_seq = last_seq_spy  # type: ignore[method-assign]
     ended = _until_ended(manager, runs, run)
     assert ended.status == "success" and ended.after_seq == begun
-    assert afters == [0, begun]  # the whole trail once, to find where the run begins; then its part
+    assert ended.end_seq == audit(thread)[-1].seq > begun
+    assert afters == [] and ends == [0, begun]  # where the trail ends, twice; no entry read
 
 
 def _decided(manager: SessionManager) -> tuple[Lease, int]:

@@ -115,19 +115,15 @@ def test_an_async_turn_settles_reading_the_checkpoints_through_the_sync_saver(di
     register_all(amanager)
     amanager.create("chain", thread_id="t")
     reads: list[str] = []
-    sync_list, async_list = SqliteSaver.list, OneTripSqliteSaver.alist
+    sync_list = SqliteSaver.list
 
-    def sync_spy(self: Any, *args: Any, **kwargs: Any) -> Iterator[Any]:
-        if not isinstance(self, OneTripSqliteSaver):  # its ``alist`` reads through ``list``
-            reads.append("sync")
+    def spy(self: Any, *args: Any, **kwargs: Any) -> Iterator[Any]:
+        # the async saver's reads (``alist``, or a whole scan in one trip) run on its connection's
+        # thread, queued behind the node's writes; the sync saver is another connection
+        reads.append("async" if isinstance(self, OneTripSqliteSaver) else "sync")
         return sync_list(self, *args, **kwargs)
 
-    def async_spy(self: Any, *args: Any, **kwargs: Any) -> Any:
-        reads.append("async")  # an async read is a trip to the saver's connection thread
-        return async_list(self, *args, **kwargs)
-
-    monkeypatch.setattr(SqliteSaver, "list", sync_spy)
-    monkeypatch.setattr(OneTripSqliteSaver, "alist", async_spy)
+    monkeypatch.setattr(SqliteSaver, "list", spy)
 
     async def turn() -> tuple[str, list[str]]:
         try:

@@ -54,6 +54,7 @@ from grapharc.runtime.resume import (
 from grapharc.runtime.run_info import RUNNING, RunInfo, remember
 from grapharc.runtime.thread_spend import NOTHING, Spent
 from grapharc.runtime.trace_buffer import RunTraceWriter
+from grapharc.runtime.wrapped_saver import in_one_trip
 from grapharc.trace import schema as schema
 from grapharc.trace.writer import TraceWriter, exception_document, milliseconds
 
@@ -272,12 +273,8 @@ class RunLifecycle:
     def finish(self, opened: OpenRun, exc: BaseException | None) -> None:
         interrupted = False
         if opened.ledger is not None:
-            run = opened.run
-            marker = end_marker(run.attempt, run.shift, run.high_step,
-                                Spent.of(run.meter) if run.thread_metered else None)
             try:
-                latest = opened.ledger.close(run.run_id, marker)
-                interrupted = exc is None and latest is not None and bool(self.inner.get_state(latest).next)
+                interrupted = self._close_ledger(opened.ledger, opened, exc)
             except Exception:
                 if exc is None:
                     raise
@@ -286,18 +283,33 @@ class RunLifecycle:
         self._end(opened, exc, interrupted)
 
     async def afinish(self, opened: OpenRun, exc: BaseException | None) -> None:
+        """Async ``finish``: ``_close_ledger`` itself in one trip where the checkpointer runs its
+        calls on a thread of its own (``in_one_trip``: the graph here is compiled over it), else
+        its async twin, a trip per call."""
         interrupted = False
         if opened.ledger is not None:
-            run = opened.run
-            marker = end_marker(run.attempt, run.shift, run.high_step,
-                                Spent.of(run.meter) if run.thread_metered else None)
             try:
-                latest = await opened.ledger.aclose(run.run_id, marker)
-                interrupted = (
-                    exc is None and latest is not None and bool((await self.inner.aget_state(latest)).next)
-                )
+                if (trip := in_one_trip(self.checkpointer)) is not None:
+                    interrupted = await trip(self._close_ledger, opened.ledger, opened, exc)
+                else:
+                    latest = await opened.ledger.aclose(opened.run.run_id, _end_marker(opened))
+                    interrupted = exc is None and latest is not None and bool(
+                        (await self.inner.aget_state(latest)).next)
             except Exception:
                 if exc is None:
                     raise
                 # as in finish: the run's own error is the one to report
         self._end(opened, exc, interrupted)
+
+    def _close_ledger(self, ledger: ThreadLedger, opened: OpenRun, exc: BaseException | None) -> bool:
+        """Pin the run's end marker on the thread's latest checkpoint; whether the run, ending
+        without ``exc``, stopped with nodes still due there (interrupted)."""
+        latest = ledger.close(opened.run.run_id, _end_marker(opened))
+        return exc is None and latest is not None and bool(self.inner.get_state(latest).next)
+
+
+def _end_marker(opened: OpenRun) -> dict[str, Any]:
+    """The end marker the run's ledger pins (its attempt, shift, highest step and spend)."""
+    run = opened.run
+    return end_marker(run.attempt, run.shift, run.high_step,
+                      Spent.of(run.meter) if run.thread_metered else None)

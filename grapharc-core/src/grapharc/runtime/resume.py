@@ -28,6 +28,7 @@ from langchain_core.runnables import RunnableConfig
 from langgraph.checkpoint.base import BaseCheckpointSaver, CheckpointTuple
 
 from grapharc.runtime.thread_spend import NOTHING, SPENT_MARKER, Spent, carried
+from grapharc.runtime.wrapped_saver import in_one_trip
 
 MARKER_CHANNEL = "__grapharc_attempt__"
 META_ATTEMPT = "grapharc_attempt"
@@ -169,7 +170,11 @@ class ThreadLedger:
         return latest.config
 
     async def aopen(self, run_id: str, recursion_limit: int, durable: bool = False) -> Continuity:
-        """Async twin of ``open`` for async checkpointers."""
+        """Async twin of ``open`` for async checkpointers (``open`` itself, in one trip, where the
+        saver runs its calls on a thread of its own: ``in_one_trip``)."""
+        if (trip := in_one_trip(self.saver)) is not None:
+            continuity: Continuity = await trip(self.open, run_id, recursion_limit, durable)
+            return continuity
         latest = await self.saver.aget_tuple(thread_config(self.thread_id))
         resumed = latest
         if self.resume_id is not None and latest is not None:

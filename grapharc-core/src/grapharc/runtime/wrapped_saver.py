@@ -16,7 +16,7 @@ a wrapper neither hides a capability nor claims one its inner saver lacks.
 from __future__ import annotations
 
 import functools
-from collections.abc import AsyncIterator, Callable, Collection, Iterable, Iterator, Sequence
+from collections.abc import AsyncIterator, Awaitable, Callable, Collection, Iterable, Iterator, Sequence
 from typing import Any, Protocol, Self, cast
 
 from langgraph.checkpoint.base import BaseCheckpointSaver, CheckpointTuple
@@ -41,6 +41,21 @@ def offers(saver: BaseCheckpointSaver[Any], method: str) -> bool:
 
 def _implements(kind: type, method: str) -> bool:
     return getattr(kind, method, None) is not getattr(BaseCheckpointSaver, method, None)
+
+
+OneTrip = Callable[..., Awaitable[Any]]
+"""Runs a function of a saver's sync methods where its async ones run, in one trip (``aone_trip``)."""
+
+
+def in_one_trip(saver: BaseCheckpointSaver[Any] | None) -> OneTrip | None:
+    """The ``aone_trip`` of the saver under ``saver``'s wrappers (core's async SQLite saver has one), or
+    None. The function it is given calls ``saver``'s own sync methods, so its wrappers' guards and
+    stamps apply as on any write."""
+    inner = saver
+    while isinstance(inner, WrappedSaver):
+        inner = inner.inner
+    trip: OneTrip | None = getattr(inner, "aone_trip", None)
+    return trip
 
 
 class WrappedSaver(BaseCheckpointSaver[Any]):

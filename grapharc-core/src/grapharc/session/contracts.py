@@ -203,6 +203,12 @@ class SessionStore(Protocol):
         the entries whose ``seq`` is above it (what a reader that has the rest has not seen)."""
         ...
 
+    def last_seq(self, thread_id: str, after: int = 0) -> int:
+        """The ``seq`` of the thread's newest audit entry, or ``after`` when none is past it (a
+        reader that needs only where the trail ends reads no entry, however long the trail).
+        ``UnknownSessionError`` if there is no such thread."""
+        ...
+
     def record_pruned(self, thread_id: str, detail: Mapping[str, Any], now: float) -> None:
         """Append a ``pruned`` entry (``detail``: who asked, what was dropped): all but the thread's
         latest checkpoints are gone. ``UnknownSessionError`` if there is no such thread."""

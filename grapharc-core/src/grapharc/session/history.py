@@ -17,6 +17,8 @@ from typing import TYPE_CHECKING, Any
 
 from langgraph.checkpoint.base import BaseCheckpointSaver, CheckpointTuple
 
+from grapharc.runtime.wrapped_saver import in_one_trip
+
 if TYPE_CHECKING:
     from langchain_core.runnables import RunnableConfig
 
@@ -109,6 +111,19 @@ async def asnapshots(compiled: CompiledGraphARC, thread: RunnableConfig,
                 return
 
 
+async def awindow(compiled: CompiledGraphARC, thread: RunnableConfig, window: Window) -> list[Any]:
+    """The snapshots of ``window``, newest first: ``snapshots`` in one trip where the checkpointer
+    runs its calls on a thread of its own (``in_one_trip``), else ``asnapshots``, a trip per page."""
+    if (trip := in_one_trip(compiled.checkpointer)) is not None:
+        read: list[Any] = await trip(_listed, compiled, thread, window)
+        return read
+    return [snapshot async for snapshot in asnapshots(compiled, thread, window)]
+
+
+def _listed(compiled: CompiledGraphARC, thread: RunnableConfig, window: Window) -> list[Any]:
+    return list(snapshots(compiled, thread, window))
+
+
 @dataclass(frozen=True, slots=True)
 class Unprepared:
     """A saved checkpoint none of whose tasks has saved a write yet, as a node scan sees it: where
@@ -135,8 +150,13 @@ def scan_window(compiled: CompiledGraphARC, thread: RunnableConfig, since_step: 
 
 
 async def ascan_window(compiled: CompiledGraphARC, thread: RunnableConfig, since_step: int) -> list[Any]:
-    """Async ``scan_window``."""
+    """Async ``scan_window``: ``scan_window`` itself in one trip where the checkpointer runs its calls
+    on a thread of its own (``in_one_trip``; the newest checkpoint and the page under it were a
+    trip each), else its reads one trip each."""
     saver = compiled.checkpointer
+    if (trip := in_one_trip(saver)) is not None:
+        scanned: list[Any] = await trip(scan_window, compiled, thread, since_step)
+        return scanned
     newest = await saver.aget_tuple(thread) if isinstance(saver, BaseCheckpointSaver) else None
     start = _unprepared_head(newest, since_step)
     if start is None:

@@ -204,6 +204,10 @@ class SessionManager:
         """The thread's append-only audit trail (``after``: only the entries whose seq is above it)."""
         return self.store.audit(thread_id, after)
 
+    def last_seq(self, thread_id: str, after: int = 0) -> int:
+        """Where the thread's audit trail ends (``SessionStore.last_seq``)."""
+        return self.store.last_seq(thread_id, after)
+
     def events(self, thread_id: str) -> builtins.list[Event]:
         """Every event posted to the thread."""
         return self.store.events(thread_id)

@@ -426,6 +426,16 @@ class SqlSessionStore(SqlTimeTravel):
             return [AuditEntry(r["seq"], r["thread_id"], r["at"], r["kind"], r["node"], r["step"],
                                self._decode(r["detail"])) for r in rows]
 
+    def last_seq(self, thread_id: str, after: int = 0) -> int:
+        """Where the thread's audit trail ends: its newest entry's seq, or ``after`` if none is past it."""
+        with self._read_one() as conn:
+            row = self._run(conn, "SELECT MAX(seq) AS seq FROM {audit} WHERE thread_id = ? AND seq > ?",
+                            (thread_id, after)).fetchone()
+            if row is None or row["seq"] is None:
+                self._row(conn, thread_id)
+                return after
+            return int(row["seq"])
+
     # -- retention -------------------------------------------------------------------
 
     def record_pruned(self, thread_id: str, detail: Mapping[str, Any], now: float) -> None:

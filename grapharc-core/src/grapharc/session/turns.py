@@ -8,7 +8,8 @@ ends, writing the status and any new approval requests under the lease's token.
 ``Turn`` is the sync driver; ``AsyncTurn`` does the same on the event loop with no
 thread of its own (store calls go through ``grapharc.stores.offload``, a pool no graph node waits
 in). Its scan after a chunk reads through the async checkpointer, queued behind the chunk's
-writes on the same connection (a read elsewhere could miss them); settling after a pass, whose
+writes on the same connection (a read elsewhere could miss them; core's SQLite saver runs the
+whole scan in one trip to its connection's thread, ``history.in_one_trip``); settling after a pass, whose
 writes are all saved by then, reads through the sync one in the same trip to a thread as its
 store calls (each async checkpointer read is a trip of its own). A scan leaves the newest
 checkpoint unprepared while no write is saved on it (``history.scan_window``), unless the turn's
@@ -51,7 +52,7 @@ from grapharc.session.cancels import Cancel, Cancels
 from grapharc.session.contracts import SessionStore
 from grapharc.session.errors import LeaseLostError, NoProgressError
 from grapharc.session.fencing import Leases
-from grapharc.session.history import Window, ascan_window, asnapshots, scan_window, step_of
+from grapharc.session.history import Window, ascan_window, awindow, scan_window, step_of
 from grapharc.session.lease import AsyncHeartbeat, Heartbeat, Lease
 from grapharc.session.live import TRAIL_MODE, GuardedSink
 from grapharc.session.records import (
@@ -388,7 +389,7 @@ class AsyncTurn(_TurnBase):
                 while plan.kind == CONTINUE:
                     before = self._where()
                     await self._pass(plan.payload, beat)
-                    plan = self._after_pass(before, await self.settled())
+                    plan = self._after_pass(before, await self._passed())
                 beat.check()
             except LeaseLostError:
                 raise
@@ -423,10 +424,12 @@ class AsyncTurn(_TurnBase):
                 await live.flush()  # what the node streamed is kept before the trail says it ended
                 await self._record()
                 self.subscriber.show(chunk)
-        finally:
+        except BaseException:
             await live.flush()
             if await offload.to_thread(self._record_run):
                 self.subscriber.recorded()  # on the loop, never in the store's thread (see settled)
+            raise
+        await live.flush()  # the run the pass made is recorded by ``_passed``, with the settling
 
     async def settled(self) -> Plan:
         """Async ``Turn.settled``, in one trip to a thread."""
@@ -435,12 +438,25 @@ class AsyncTurn(_TurnBase):
             self.subscriber.recorded()  # on the loop: the watcher may wake the loop's waiters
         return plan
 
+    async def _passed(self) -> Plan:
+        """After a pass that ended without raising: put the run it made on the trail and settle
+        the thread, in one trip to a thread, and tell the record watcher once."""
+        plan, written = await offload.to_thread(self._record_and_settle)
+        if written:
+            self.subscriber.recorded()
+        return plan
+
+    def _record_and_settle(self) -> tuple[Plan, bool]:
+        """``_record_run`` then ``_settle``: the plan, and whether either wrote to the trail."""
+        recorded = self._record_run()
+        plan, new = self._settle()
+        return plan, recorded or bool(new)
+
     async def _record(self) -> None:
         if self.audited is None:
             self.audited = await offload.to_thread(self.store.audited_step, self.lease.thread_id)
         if self.values_read:
-            window = Window(since_step=self.audited)
-            history = [s async for s in asnapshots(self.compiled, self.thread, window)]
+            history = await awindow(self.compiled, self.thread, Window(since_step=self.audited))
         else:
             history = await ascan_window(self.compiled, self.thread, self.audited)
         runs, resume_at = self._completions(history, self.audited)

@@ -8,8 +8,8 @@ sync one. ``OneTripSqliteSaver`` is core's sync saver (``grapharc.sqlite.saver``
 ``SqliteSaver`` with the extended capabilities) on a thread that owns its connection: each async
 method runs the matching sync method there as one function, so a read is one trip, a write one,
 a page of ``alist`` one. The SQL and the (de)serialisation are LangGraph's own, and the thread is
-this module's (a queue of calls, each result handed back to the caller's loop, as aiosqlite's
-own thread works: half the cost of a trip through a ``ThreadPoolExecutor``), so nothing here
+``grapharc.stores.call_threads``' (a queue of calls, each result handed back to the caller's loop,
+as aiosqlite's own thread works: half the cost of a trip through a ``ThreadPoolExecutor``), so nothing here
 depends on another library's internals. An asyncio lock keeps the calls in order and a
 listing's pages together.
 
@@ -26,7 +26,6 @@ from __future__ import annotations
 import asyncio
 import functools
 import itertools
-import queue
 import sqlite3
 import threading
 from collections.abc import AsyncIterator, Callable, Generator, Iterator, Mapping, Sequence
@@ -45,6 +44,7 @@ from langgraph.checkpoint.base import (
 from langgraph.checkpoint.serde.base import SerializerProtocol
 
 from grapharc.sqlite.saver import SqliteCheckpointSaver
+from grapharc.stores.call_threads import CallThreads
 
 T = TypeVar("T")
 
@@ -52,53 +52,11 @@ LIST_PAGE = 16
 """Checkpoints ``alist`` reads per trip when it has no limit (with one it reads them all at once)."""
 
 
-class ConnectionThread:
-    """A thread running the functions sent to it one at a time, in order, each result (or exception)
-    handed back to the event loop that awaits it."""
-
-    def __init__(self, name: str) -> None:
-        self._calls: queue.SimpleQueue[tuple[asyncio.Future[Any], Callable[[], Any]] | None] = \
-            queue.SimpleQueue()
-        self._thread = threading.Thread(target=self._serve, name=name, daemon=True)
-        self._thread.start()
-
-    async def run(self, work: Callable[[], T]) -> T:
-        """``work()`` on the thread, once the calls sent before it have run."""
-        future: asyncio.Future[T] = asyncio.get_running_loop().create_future()
-        self._calls.put((future, work))
-        return await future
-
-    def stop(self) -> None:
-        """End the thread once the calls sent before have run."""
-        self._calls.put(None)
-        self._thread.join()
-
-    def _serve(self) -> None:
-        while (call := self._calls.get()) is not None:
-            future, work = call
-            try:
-                result = work()
-            except BaseException as exc:  # the caller's to handle, like any result
-                future.get_loop().call_soon_threadsafe(_fail, future, exc)
-            else:
-                future.get_loop().call_soon_threadsafe(_settle, future, result)
-
-
-def _settle(future: asyncio.Future[Any], result: Any) -> None:
-    if not future.done():  # not if the awaiting call was cancelled meanwhile
-        future.set_result(result)
-
-
-def _fail(future: asyncio.Future[Any], exc: BaseException) -> None:
-    if not future.done():
-        future.set_exception(exc)
-
-
 class OneTripSqliteSaver(SqliteCheckpointSaver):
     """``SqliteCheckpointSaver`` whose async methods each make one trip to the connection's thread
     (``alist``: one per page); see the module. Open one with ``open``."""
 
-    def __init__(self, conn: sqlite3.Connection, thread: ConnectionThread, *,
+    def __init__(self, conn: sqlite3.Connection, thread: CallThreads, *,
                  serde: SerializerProtocol | None = None) -> None:
         super().__init__(conn, serde=serde)
         self.thread = thread
@@ -113,7 +71,7 @@ class OneTripSqliteSaver(SqliteCheckpointSaver):
     async def open(cls, path: str | Path) -> AsyncIterator[Self]:
         """A saver over the SQLite file at ``path``, on the running loop and a thread of its own;
         its connection is closed, and its thread ended, on exit."""
-        thread = ConnectionThread("grapharc-checkpoints")
+        thread = CallThreads("grapharc-checkpoints")
         try:
             connection = await thread.run(
                 functools.partial(sqlite3.connect, str(path), check_same_thread=False))
@@ -147,6 +105,13 @@ class OneTripSqliteSaver(SqliteCheckpointSaver):
     async def _on_thread(self, work: Callable[..., T], *args: Any, **kwargs: Any) -> T:
         """``work(*args, **kwargs)`` on the connection's thread; the caller holds ``turns``."""
         return await self.thread.run(functools.partial(work, *args, **kwargs))
+
+    async def aone_trip(self, work: Callable[..., T], /, *args: Any, **kwargs: Any) -> T:
+        """``work(*args, **kwargs)``, a function of this saver's sync methods (or of a graph's
+        reads and writes through it), run on the connection's thread in one trip, in order behind
+        the calls before it: a caller that reads and then writes (the run ledger's marker) makes
+        one trip instead of one per call (``grapharc.runtime.wrapped_saver.in_one_trip``)."""
+        return await self._trip(work, *args, **kwargs)
 
     async def aget_tuple(self, config: RunnableConfig) -> CheckpointTuple | None:
         """The checkpoint ``config`` names (its latest without a ``checkpoint_id``), in one trip."""

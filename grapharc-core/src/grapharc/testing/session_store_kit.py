@@ -255,6 +255,18 @@ class SessionStoreConformance(SessionLeaseConformance, SessionApprovalConformanc
         assert store.audit("t1", seen[-1].seq) == store.audit("t1")[len(seen):]
         assert store.audit("t1", store.audit("t1")[-1].seq) == []
 
+    def test_where_the_audit_trail_ends_is_its_newest_entrys_seq(self, store: SessionStore) -> None:
+        store.create("t1", GRAPH, 1.0)
+        store.create("t2", GRAPH, 1.5)
+        lease = claim(store, "t1", 2.0)
+        store.finish(lease, PAUSED, 3.0, requests=[request(make_hold(), "t1", 3.0)])
+        trail = store.audit("t1")
+        assert store.last_seq("t1") == trail[-1].seq == store.last_seq("t1", trail[0].seq)
+        assert store.last_seq("t1", trail[-1].seq) == trail[-1].seq  # none past it: ``after`` itself
+        assert store.last_seq("t2") == store.audit("t2")[-1].seq != trail[-1].seq
+        with pytest.raises(UnknownSessionError):
+            store.last_seq("nobody")
+
     def test_a_completed_node_is_recorded_once_however_often_it_is_seen(self, store: SessionStore) -> None:
         store.create("t1", GRAPH, 1.0)
         lease = claim(store, "t1", 2.0)

@@ -307,7 +307,7 @@ class RunWorker:
 
     def _begin(self, run: RunRecord) -> int:
         """Record that the run's part of the trace begins after the thread's last entry now; its seq."""
-        begun = self.last_seq(run.thread_id)
+        begun = self.manager.last_seq(run.thread_id)
         self.runs.begin(run.run_id, self.name, begun)
         return begun
 
@@ -318,7 +318,7 @@ class RunWorker:
             self.runs.delete(run.thread_id, run.run_id, rolled_back=True)
             return
         self.runs.finish(run.run_id, self.name, status, self.manager.clock(),
-                         end_seq=self.last_seq(run.thread_id, begun), error=error)
+                         end_seq=self.manager.last_seq(run.thread_id, begun), error=error)
 
     def _recovery_options(self, run: RunRecord, live: LiveLog | None) -> TurnOptions:
         """What a reclaimed run asks of the turn that recovers its thread: all its request asks (its
@@ -336,10 +336,6 @@ class RunWorker:
         return begun is not None and any(e.kind in TURN_BEGAN
                                          for e in self.manager.audit(run.thread_id, begun))
 
-    def last_seq(self, thread_id: str, after: int = 0) -> int:
-        """The seq of the thread's last trace entry, reading only the entries past ``after``."""
-        trail = self.manager.audit(thread_id, after)
-        return trail[-1].seq if trail else after
 
 
 def _options(run: RunRecord, live: LiveLog | None) -> TurnOptions:
