@@ -1,7 +1,8 @@
 """Cron schedules over HTTP through the official ``langgraph-sdk`` client (async and sync), on a
 real ``grapharc serve`` over SQLite whose scheduler reads a clock the test moves
 (cron_clock_launcher.py): made, found, changed and deleted as the SDK asks; refused as a run would
-be; fired once per slot, one catch-up run for slots missed, and carried on across a restart."""
+be; fired once per slot, one catch-up run for slots missed, and carried on across a restart; each
+run a schedule starts posts the schedule's webhook."""
 
 from __future__ import annotations
 
@@ -22,6 +23,7 @@ import pytest
 from cron_clock_launcher import launcher, set_clock
 from langgraph_sdk import get_client, get_sync_client
 from server_process import PATIENCE_SECONDS, ServerProcess
+from webhook_receiver import receiving
 
 START = datetime(2030, 1, 7, 8, 0, 30, tzinfo=UTC).timestamp()
 """The schedules' clock when each test begins: half a minute past 08:00 UTC."""
@@ -288,3 +290,20 @@ def test_a_schedule_whose_thread_was_deleted_goes_at_its_next_slot(server: str, 
     set_clock(clock, START + MINUTE)
     eventually(lambda: [c["cron_id"] for c in client.crons.search()] == [kept["cron_id"]],
                "the schedule of the deleted thread to go")
+
+
+def test_each_run_a_schedule_starts_posts_the_schedules_webhook(server: str, clock: Path) -> None:
+    with receiving() as receiver:
+        client = get_sync_client(url=server)
+        thread = client.threads.create(graph_id=GRAPH)
+        cron = client.crons.create_for_thread(thread["thread_id"], GRAPH, schedule="* * * * *",
+                                              input={"customer": "ada"}, multitask_strategy="enqueue",
+                                              webhook=receiver.url("/cron"))
+        for minute in (1, 2):
+            set_clock(clock, START + minute * MINUTE)
+            hooks = receiver.wait_for("/cron", minute)
+        posted = [hook.json() for hook in hooks]
+        runs = cron_runs(server, thread["thread_id"], cron["cron_id"])
+        assert sorted(body["run_id"] for body in posted) == sorted(run["run_id"] for run in runs)
+        assert {body["metadata"]["cron_id"] for body in posted} == {cron["cron_id"]}
+        assert {body["status"] for body in posted} == {"success"}
