@@ -63,7 +63,7 @@ def evidence(sessions: Sessions, found: Details) -> Evidence:
     shown = declared if declared is not None else _written(entries)
     fields = _fields(sessions.saved_values(session.thread_id), shown) if approval.state == OPEN else []
     edges = drawing.declared_edges(registered.builder) if registered is not None else []
-    paused = approval.node if session.status == "paused" else None
+    paused = next((hold.node for hold in session.holds if hold.state == OPEN), None)
     path = (drawing.path_from_trace(trace, edges, paused) if trace
             else drawing.path_from_audit(entries, edges, paused))
     title = f"The path of thread {session.thread_id} through {session.graph}"
