@@ -33,7 +33,9 @@ from fastapi.templating import Jinja2Templates
 from grapharc.errors import GraphARCError
 from grapharc.server.api.context import ApiContext, bearer_user
 from grapharc.server.auth import AuthConfig, User
+from grapharc.server.inbox import humane
 from grapharc.server.inbox.cookies import MAX_AGE, Cookies, PageSession
+from grapharc.server.inbox.evidence import evidence
 from grapharc.server.inbox.throttle import Throttle
 from grapharc.server.service import access, decisions
 from grapharc.server.service.sessions import Details, Pending, Sessions
@@ -43,6 +45,7 @@ from grapharc.stores import offload
 
 TEMPLATES = Jinja2Templates(directory=Path(__file__).parent / "templates")
 TEMPLATES.env.globals["iso"] = iso
+TEMPLATES.env.globals["humane"] = humane
 PREFIX = "/inbox"
 
 router = APIRouter(prefix=PREFIX)
@@ -242,7 +245,7 @@ async def approval_page(request: Request, approval_id: str, who: Who, pages: Pag
         decider = decisions.decider(found.approval, found.session.graph, who.user)
     except decisions.MayNotDecide as exc:
         return _not_theirs(request, pages, exc)
-    return pages.render(request, "approval.html", found=found, decider=decider, now=time.time(), refusal=None)
+    return await _approval(request, pages, sessions, found, decider)
 
 
 @router.post("/approvals/{approval_id}")
@@ -300,8 +303,15 @@ async def _decision_refused(request: Request, pages: Pages, sessions: Sessions, 
     """The approval's page as it stands now, saying why the decision was refused."""
     found = await _details(sessions, approval_id)
     decider = decisions.deciding_as(user, found.session.graph, found.approval)
+    return await _approval(request, pages, sessions, found, decider, status, refusal)
+
+
+async def _approval(request: Request, pages: Pages, sessions: Sessions, found: Details, decider: str | None,
+                    status: int = 200, refusal: str | None = None) -> Response:
+    """The approval's page: the record, the evidence it rests on, and the form (or who decided)."""
+    shown = await offload.to_thread(evidence, sessions, found)
     return pages.render(request, "approval.html", status, found=found, decider=decider, now=time.time(),
-                        refusal=refusal)
+                        refusal=refusal, evidence=shown)
 
 
 def _local(target: str) -> str:
