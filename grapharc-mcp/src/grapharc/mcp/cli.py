@@ -1,0 +1,54 @@
+"""``grapharc mcp``: the Model Context Protocol commands (thin callers of the library).
+
+``list`` shows the configured MCP servers, whether each connects, its tools and the policy rule
+each tool falls under.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+import typer
+
+from grapharc.cli.options import ConfigFile, PolicyFile
+from grapharc.cli.output import JsonOption, emit, fail
+from grapharc.errors import ExitCode, GraphARCError
+
+mcp_app = typer.Typer(name="mcp", help="Model Context Protocol: MCP servers' tools under GraphARC's "
+                                       "governance.", no_args_is_help=True)
+
+
+@mcp_app.command("list")
+def list_command(
+    config: ConfigFile = None,
+    policy: PolicyFile = None,
+    as_json: JsonOption = False,
+) -> None:
+    """List the configured MCP servers: status (connected, or failed and why), tools, policy rules.
+
+    Exit 0 when every server connected, 1 when one failed, 2 when the configuration is wrong.
+    """
+    from grapharc.mcp.listing import list_servers
+
+    try:
+        document = list_servers(config=config, policy=policy, cwd=Path.cwd())
+    except GraphARCError as exc:
+        fail(exc, as_json)
+    failed = any(server["status"] == "failed" for server in document["servers"])
+    emit(document, as_json, render_list, ExitCode.NEGATIVE if failed else ExitCode.OK)
+
+
+def render_list(document: dict[str, Any]) -> str:
+    """The human view: one line per server, then one indented line per tool."""
+    if not document["servers"]:
+        return f"no MCP servers configured ({document['config']})"
+    lines: list[str] = []
+    for server in document["servers"]:
+        status = f"failed: {server['error']}" if server["status"] == "failed" else server["status"]
+        lines.append(f"{server['name']} ({server['transport']}): {status}")
+        for tool in server["tools"]:
+            rule = f"  [{tool['rule']}]" if "rule" in tool else ""
+            lines.append(f"  {tool['name']}{rule}  {tool['description']}")
+    return "\n".join(lines)
+
