@@ -6,13 +6,14 @@ each tool falls under.
 
 from __future__ import annotations
 
+import sys
 from pathlib import Path
-from typing import Any
+from typing import Annotated, Any
 
 import typer
 
-from grapharc.cli.options import ConfigFile, PolicyFile
-from grapharc.cli.output import JsonOption, emit, fail
+from grapharc.cli.options import ConfigFile, LeaseSeconds, PolicyFile, Sessions
+from grapharc.cli.output import JsonOption, emit, fail, write_json
 from grapharc.errors import ExitCode, GraphARCError
 
 mcp_app = typer.Typer(name="mcp", help="Model Context Protocol: MCP servers' tools under GraphARC's "
@@ -52,3 +53,33 @@ def render_list(document: dict[str, Any]) -> str:
             lines.append(f"  {tool['name']}{rule}  {tool['description']}")
     return "\n".join(lines)
 
+
+
+@mcp_app.command("serve")
+def serve_command(
+    registry: Annotated[list[str] | None, typer.Option(
+        help="module:attr of a function that registers graphs on the SessionManager (repeatable), as "
+             "grapharc serve takes it; each graph becomes a tool named for it.")] = None,
+    sessions: Sessions = None,
+    lease: LeaseSeconds = 30.0,
+    http: Annotated[str | None, typer.Option(
+        "--http", metavar="HOST:PORT", help="Serve streamable HTTP at http://HOST:PORT/mcp instead of stdio "
+                                            "(no authentication; port 0 picks a free one).")] = None,
+    allow_remote: Annotated[bool, typer.Option(
+        "--allow-remote", help="Let --http listen off loopback, with no authentication: anyone who "
+                               "reaches the address can start runs and read threads.")] = False,
+    as_json: JsonOption = False,
+) -> None:
+    """Serve the registered graphs as MCP tools: a tool per graph starts a governed run,
+    thread_status and pending_approvals read threads. Approvals are decided elsewhere (the inbox,
+    grapharc session approve). Over stdio until the client leaves, or --http until SIGTERM or Ctrl+C."""
+    from grapharc.mcp.serving.serve import serve
+    from grapharc.session.location import session_location
+
+    try:
+        serve(str(session_location(sessions)), registry or [], lease_seconds=lease, http=http,
+              allow_remote=allow_remote,
+              on_listening=lambda where: write_json(where.document()) if as_json
+              else print(where.line(), file=sys.stderr, flush=True))
+    except GraphARCError as exc:
+        fail(exc, as_json)
