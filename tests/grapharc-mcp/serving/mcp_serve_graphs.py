@@ -1,0 +1,53 @@
+"""Registries the tests pass to ``grapharc mcp serve --registry``: the credit demo (its threads are
+carried on by ``grapharc session approve`` in another process, which registers it by name), and
+graphs whose names cannot be served as MCP tools."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from grapharc.examples.approval import register_credit_graph
+from grapharc.runtime.graph import END, START, GraphARC
+from grapharc.runtime.state import GraphARCState
+
+CREDIT_GRAPH = "credit-approval"
+NEEDS_SIGN_OFF = "LN-7310"  # above the sign-off limit: the thread pauses for the credit desk
+WITHIN_LIMIT = "LN-2204"  # within the limit: paid out without asking anyone
+
+
+class NoteState(GraphARCState):
+    """One note, written by the one node."""
+
+    note: str = ""
+
+
+def write_note(state: NoteState) -> dict[str, Any]:
+    return {"note": "written"}
+
+
+def one_node_graph(name: str) -> GraphARC:
+    """A graph named ``name``: START -> write_note -> END."""
+    graph = GraphARC(NoteState, name=name)
+    graph.add_node("write_note", write_note, writes={"note"})
+    graph.add_edge(START, "write_note")
+    graph.add_edge("write_note", END)
+    return graph
+
+
+def register(manager: Any) -> None:
+    """The credit demo."""
+    register_credit_graph(manager)
+
+
+def register_badly_named(manager: Any) -> None:
+    """A graph whose name has a space, which no MCP tool name may have."""
+    manager.register(one_node_graph("weekly report"))
+
+
+def register_reader_named(manager: Any) -> None:
+    """A graph with the name of the server's own thread_status tool."""
+    manager.register(one_node_graph("thread_status"))
+
+
+def register_nothing(manager: Any) -> None:
+    """Registers no graph at all."""
