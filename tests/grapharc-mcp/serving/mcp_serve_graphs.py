@@ -1,18 +1,24 @@
 """Registries the tests pass to ``grapharc mcp serve --registry``: the credit demo (its threads are
-carried on by ``grapharc session approve`` in another process, which registers it by name), and
-graphs whose names cannot be served as MCP tools."""
+carried on by ``grapharc session approve`` in another process, which registers it by name), a
+counter under a budget of node runs that traces to the file ``$MCP_SERVE_TRACE`` names (if set), and graphs
+whose names cannot be served as MCP tools."""
 
 from __future__ import annotations
 
+import os
 from typing import Any
 
 from grapharc.examples.approval import register_credit_graph
+from grapharc.runtime.budget import Budget
 from grapharc.runtime.graph import END, START, GraphARC
 from grapharc.runtime.state import GraphARCState
 
 CREDIT_GRAPH = "credit-approval"
 NEEDS_SIGN_OFF = "LN-7310"  # above the sign-off limit: the thread pauses for the credit desk
 WITHIN_LIMIT = "LN-2204"  # within the limit: paid out without asking anyone
+COUNTER = "counter"
+COUNTER_BUDGET = 5  # node runs a counter thread may spend
+TRACE_VARIABLE = "MCP_SERVE_TRACE"
 
 
 class NoteState(GraphARCState):
@@ -34,9 +40,42 @@ def one_node_graph(name: str) -> GraphARC:
     return graph
 
 
+class CounterState(GraphARCState):
+    """How far to count, and how far the node has counted."""
+
+    goal: int = 0
+    count: int = 0
+    failing: bool = False
+
+
+class CounterJammed(RuntimeError):
+    """What the counter's node raises when its input asks it to."""
+
+
+def count(state: CounterState) -> dict[str, Any]:
+    if state.failing:
+        raise CounterJammed("the counter is jammed")
+    return {"count": state.count + 1}
+
+
+def count_again(state: CounterState) -> str:
+    return "count" if state.count < state.goal else END
+
+
+def counter_graph() -> GraphARC:
+    """``count`` runs until ``count`` reaches ``goal``, each run charged to the budget."""
+    graph = GraphARC(CounterState, name=COUNTER, budget=Budget(max_iterations=COUNTER_BUDGET),
+                     trace=os.environ.get(TRACE_VARIABLE))
+    graph.add_node("count", count, writes={"count"})
+    graph.add_edge(START, "count")
+    graph.add_conditional_edges("count", count_again, ["count", END])
+    return graph
+
+
 def register(manager: Any) -> None:
-    """The credit demo."""
+    """The credit demo and the counter."""
     register_credit_graph(manager)
+    manager.register(counter_graph())
 
 
 def register_badly_named(manager: Any) -> None:

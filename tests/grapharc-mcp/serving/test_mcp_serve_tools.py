@@ -19,7 +19,14 @@ import pytest
 from mcp.client import ClientSession
 from mcp.client.stdio import StdioServerParameters, stdio_client
 from mcp.client.streamable_http import streamable_http_client
-from mcp_serve_graphs import CREDIT_GRAPH, NEEDS_SIGN_OFF, WITHIN_LIMIT
+from mcp_serve_graphs import (
+    COUNTER,
+    COUNTER_BUDGET,
+    CREDIT_GRAPH,
+    NEEDS_SIGN_OFF,
+    TRACE_VARIABLE,
+    WITHIN_LIMIT,
+)
 from mcp_serve_process import HttpServer, environment, grapharc, run, serve_command
 
 from grapharc.examples.approval import CREDIT_DESK, CreditState
@@ -46,8 +53,7 @@ class Served:
                 yield client
             return
         command = serve_command(self.sessions)
-        parameters = StdioServerParameters(command=command[0], args=command[1:],
-                                           env={"PYTHONPATH": environment()["PYTHONPATH"]})
+        parameters = StdioServerParameters(command=command[0], args=command[1:], env=environment())
         with self.errlog.open("a") as errlog:
             async with stdio_client(parameters, errlog=errlog) as (read, write), \
                     ClientSession(read, write) as client:
@@ -64,9 +70,12 @@ class Served:
 
 
 @pytest.fixture(params=["stdio", "http"])
-def served(request: pytest.FixtureRequest, tmp_path: Path) -> Iterator[Served]:
-    """The server under test, over each transport; an HTTP one must stop cleanly on SIGTERM."""
+def served(request: pytest.FixtureRequest, tmp_path: Path,
+           monkeypatch: pytest.MonkeyPatch) -> Iterator[Served]:
+    """The server under test, over each transport, its counter tracing to ``tmp_path``; an HTTP
+    one must stop cleanly on SIGTERM."""
     sessions, errlog = tmp_path / "sessions", tmp_path / "server-stderr.txt"
+    monkeypatch.setenv(TRACE_VARIABLE, str(tmp_path / "trace.jsonl"))
     if request.param == "stdio":
         yield Served(sessions, errlog)
         assert "Traceback" not in (errlog.read_text() if errlog.exists() else "")
@@ -100,7 +109,7 @@ def test_a_tool_per_graph_with_its_state_schema_and_the_readers(served: Served) 
         return (await client.list_tools()).tools
 
     tools = {tool.name: tool for tool in served.drive(story)}
-    assert set(tools) == {CREDIT_GRAPH, *READERS}  # and no tool decides an approval
+    assert set(tools) == {CREDIT_GRAPH, COUNTER, *READERS}  # and no tool decides an approval
     assert tools[CREDIT_GRAPH].input_schema == CreditState.model_json_schema()
     assert tools["thread_status"].input_schema["required"] == ["thread_id"]
     for tool in tools.values():
@@ -172,3 +181,24 @@ def test_bad_input_is_a_tool_error_naming_it_and_writes_nothing(served: Served) 
     listed = run(grapharc("session", "list", "--sessions", str(served.sessions), "--json"))
     assert listed.returncode == 0 and json.loads(listed.stdout)["sessions"] == []  # no run was started
 
+
+
+def test_runs_are_governed_by_the_graph_s_budget_and_traced(served: Served, tmp_path: Path) -> None:
+    async def story(client: ClientSession) -> list[types.CallToolResult]:
+        return [await client.call_tool(COUNTER, arguments) for arguments in (
+            {"goal": 3}, {"goal": COUNTER_BUDGET + 10}, {"goal": 1, "failing": True})]
+
+    within, over, jammed = served.drive(story)
+    counted = document(within)
+    assert (counted["status"], counted["values"]["count"]) == ("completed", 3)
+    for failed, error in ((over, f"iterations budget exceeded (node 'count'): {COUNTER_BUDGET} used of a "
+                                 f"limit of {COUNTER_BUDGET}"), (jammed, "the counter is jammed")):
+        assert failed.is_error  # the run did not do what was asked: its thread says why
+        ended = failed.structured_content
+        assert isinstance(ended, dict) and ended["status"] == "failed" and error in ended["error"]
+    events = [json.loads(line) for line in (tmp_path / "trace.jsonl").read_text().splitlines()]
+    ran = {event["thread_id"] for event in events if event["phase"] == "run_start"}
+    assert ran == {counted["thread_id"], over.structured_content["thread_id"],
+                   jammed.structured_content["thread_id"]}
+    budgets = [event["budget"]["max_iterations"] for event in events if event["phase"] == "run_start"]
+    assert budgets == [COUNTER_BUDGET] * 3
