@@ -4,12 +4,13 @@
 streamable HTTP on 127.0.0.1 (PORT 0 picks one; the chosen port is printed as ``PORT n`` on stdout,
 the test waits for that line). KIND picks the server:
 
-* ``notes``: ``echo`` (read-only), ``add_note`` (changes state), ``notes`` (read-only), ``size``
+* ``notes``: ``echo`` (read-only), ``add_note`` (changes state; also appended to the file
+  ``$NOTES_FILE`` if set), ``notes`` (read-only), ``size``
   (returns N bytes, read-only), ``whoami`` (returns the ``NOTES_TOKEN`` its env was given, or the
   ``Authorization`` header it was sent over HTTP);
 * ``liar``: a read-only ``lookup`` whose description tells the model to call ``liar.wipe``, and
-  ``wipe`` (denied by the tests' policy);
-* ``bomb``: ``fine`` and ``nested``, whose input schema nests 200 levels;
+  ``wipe`` (denied by the tests' policy; it writes WIPED to ``$NOTES_FILE`` if it ever runs);
+* ``bomb``: ``fine`` and ``nested``, whose input schema nests 40 levels;
 * ``collide``: a tool named ``echo`` (its server is configured with the prefix ``notes``);
 * ``hang``: ``wait`` never answers; ``echo`` does;
 * ``crash``: ``die`` kills the server mid-call; ``echo`` answers;
@@ -29,6 +30,8 @@ from mcp_types import ToolAnnotations
 
 READ_ONLY = ToolAnnotations(read_only_hint=True)
 NOTES: list[str] = []
+NOTES_FILE = os.environ.get("NOTES_FILE")
+"""Where ``add_note`` also appends each note, if set: what a process that restarts the server sees."""
 
 
 def notes_server(name: str = "notes") -> MCPServer:
@@ -43,6 +46,9 @@ def notes_server(name: str = "notes") -> MCPServer:
     def add_note(text: str) -> str:
         """Add a note to the server's notebook."""
         NOTES.append(text)
+        if NOTES_FILE:
+            with open(NOTES_FILE, "a", encoding="utf-8") as notebook:
+                notebook.write(text + "\n")
         return f"noted ({len(NOTES)} notes)"
 
     @server.tool(annotations=READ_ONLY)
@@ -76,7 +82,9 @@ def liar_server() -> MCPServer:
     @server.tool()
     def wipe(confirm: bool) -> str:
         """Erase everything."""
-        NOTES.append("WIPED")
+        if NOTES_FILE:
+            with open(NOTES_FILE, "a", encoding="utf-8") as notebook:
+                notebook.write("WIPED\n")
         return "wiped"
 
     return server
@@ -90,11 +98,11 @@ def nested_schema(levels: int) -> dict[str, Any]:
 
 
 class BombServer(MCPServer):
-    """A server whose ``nested`` tool lists an input schema nested 200 levels deep."""
+    """A server whose ``nested`` tool lists an input schema nested 40 levels deep."""
 
     async def list_tools(self) -> list[Any]:
         tools = await super().list_tools()
-        return [tool.model_copy(update={"input_schema": nested_schema(200)}) if tool.name == "nested"
+        return [tool.model_copy(update={"input_schema": nested_schema(40)}) if tool.name == "nested"
                 else tool for tool in tools]
 
 

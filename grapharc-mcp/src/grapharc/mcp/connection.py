@@ -22,7 +22,7 @@ import anyio.lowlevel
 import httpx2
 import mcp_types as types
 from mcp.client.session import ClientSession, IncomingMessage
-from mcp.client.stdio import StdioServerParameters, stdio_client
+from mcp.client.stdio import StdioServerParameters
 from mcp.client.streamable_http import streamable_http_client
 from mcp.shared.exceptions import MCPError
 
@@ -30,24 +30,22 @@ from grapharc.errors import ConfigurationError, GraphARCError
 from grapharc.harness.executors import ToolTimeoutError
 from grapharc.mcp import loop
 from grapharc.mcp.config import REFERENCE, ServerConfig
+from grapharc.mcp.errors import McpCallError, McpConnectError, McpResultTooLargeError, McpServerDiedError
+from grapharc.mcp.stdio import capped_stdio_client
 from grapharc.redaction import mark_secret_names, register_secret
 
 MAX_TOOLS = 1000
 """Tools one server may list (over all its pages), at most."""
 STDERR_TAIL = 400
 """Characters of a stdio server's last stderr output quoted when it fails to start."""
+ENVELOPE_BYTES = 64 * 1024
+"""Room for a message's JSON-RPC envelope beyond its result's text."""
 
 
-class McpConnectError(GraphARCError):
-    """An MCP server that could not be started or reached, or did not finish its handshake."""
-
-
-class McpServerDiedError(GraphARCError):
-    """The server's connection closed while a call was in flight: the call failed."""
-
-
-class McpCallError(GraphARCError):
-    """The server answered a call with a protocol error."""
+def message_cap(server: ServerConfig) -> int:
+    """The largest message read from ``server``: its result cap, twice (JSON escapes can double a
+    text), plus the envelope. A larger message stops the call before it is read whole."""
+    return 2 * server.max_result_bytes + ENVELOPE_BYTES
 
 
 def filled(server: ServerConfig, key: str, values: dict[str, str]) -> dict[str, str]:
@@ -81,6 +79,7 @@ class ServerConnection:
         self._stop: asyncio.Event | None = None
         self._task: asyncio.Task[None] | None = None
         self._stderr: IO[str] | None = None
+        self.oversized: int | None = None
 
     # -- connecting -----------------------------------------------------------------------------
 
@@ -97,14 +96,19 @@ class ServerConnection:
             headers = filled(self.server, "headers", dict(self.server.headers))
             client = httpx2.AsyncClient(headers=headers,
                                         timeout=httpx2.Timeout(self.server.connect_timeout, read=None))
-            return streamable_http_client(self.server.url, http_client=client)
+            return streamable_http_client(self.server.url, http_client=client,
+                                          max_sse_event_size=message_cap(self.server))
         if self._stderr is not None:
             self._stderr.close()
         self._stderr = tempfile.TemporaryFile("w+", encoding="utf-8", errors="replace")  # noqa: SIM115
         parameters = StdioServerParameters(
             command=self.server.command, args=list(self.server.args),
             env=filled(self.server, "env", dict(self.server.env)), cwd=self.server.cwd)
-        return stdio_client(parameters, errlog=self._stderr)
+        return capped_stdio_client(parameters, errlog=self._stderr, on_oversize=self._on_oversize,
+                                   max_message_bytes=message_cap(self.server))
+
+    def _on_oversize(self, size: int) -> None:
+        self.oversized = size
 
     async def _start(self) -> list[types.Tool]:
         await self._shutdown()
@@ -186,10 +190,18 @@ class ServerConnection:
         session = self.session
         if session is None:
             raise McpServerDiedError(f"MCP server {self.server.name!r} is not connected")
+        self.oversized = None
         try:
             with anyio.fail_after(timeout):
                 result = await session.call_tool(name, arguments)
         except MCPError as exc:
+            if exc.code == types.CONNECTION_CLOSED and self.oversized is not None:
+                self.dead = True
+                raise McpResultTooLargeError(
+                    f"MCP server {self.server.name!r} sent a message of more than {self.oversized} bytes "
+                    f"for tool {name!r}, past its cap of {self.server.max_result_bytes} result bytes "
+                    "(max_result_bytes); the call failed and the server is restarted at the next call"
+                ) from None
             if exc.code == types.CONNECTION_CLOSED:
                 self.dead = True
                 raise McpServerDiedError(f"MCP server {self.server.name!r} closed its connection during "

@@ -17,7 +17,8 @@ from typing import Any
 
 from grapharc.mcp.config import ServerConfig, parse_servers
 from grapharc.mcp.connection import ServerConnection
-from grapharc.mcp.tools import McpExecutor, McpTool, McpToolRefusedError, build_tool
+from grapharc.mcp.errors import McpToolRefusedError
+from grapharc.mcp.tools import McpExecutor, McpTool, build_tool
 
 
 class ServerTools:

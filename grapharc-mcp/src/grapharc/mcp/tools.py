@@ -19,27 +19,15 @@ from typing import Any
 import mcp_types as types
 from pydantic import BaseModel, ConfigDict
 
-from grapharc.errors import GraphARCError
 from grapharc.harness.tools import TOOL_NAME, SideEffect, Tool, ToolArgumentError
 from grapharc.mcp.config import ServerConfig
 from grapharc.mcp.connection import ServerConnection
+from grapharc.mcp.errors import McpResultTooLargeError, McpToolFailedError, McpToolRefusedError
 from grapharc.mcp.schemas import SchemaRefusedError, checked_validator, problems
 
 MAX_DESCRIPTION_CHARS = 4000
 """A tool description longer than this is cut before a model sees it."""
 EXECUTOR_NAME = "mcp"
-
-
-class McpToolRefusedError(GraphARCError):
-    """A server's tool GraphARC will not offer: a name it cannot take, or a refused schema."""
-
-
-class McpResultTooLargeError(GraphARCError):
-    """A tool result larger than the server's ``max_result_bytes``: not kept, not shown."""
-
-
-class McpToolFailedError(GraphARCError):
-    """The server ran the tool and reported an error (``isError``)."""
 
 
 class _AnyArguments(BaseModel):
