@@ -49,8 +49,10 @@ def render_list(document: dict[str, Any]) -> str:
         status = f"failed: {server['error']}" if server["status"] == "failed" else server["status"]
         lines.append(f"{server['name']} ({server['transport']}): {status}")
         for tool in server["tools"]:
-            rule = f"  [{tool['rule']}]" if "rule" in tool else ""
-            lines.append(f"  {tool['name']}{rule}  {tool['description']}")
+            rule = f"  {tool['decision']} by {tool['rule']}" if "rule" in tool else ""
+            lines.append(f"  {tool['name']} ({tool['side_effect']}){rule}")
+        for refused in server["refused"]:
+            lines.append(f"  refused: {refused['reason']}")
     return "\n".join(lines)
 
 

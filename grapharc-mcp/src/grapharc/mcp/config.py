@@ -10,13 +10,12 @@ a run writes (:mod:`grapharc.redaction`). A bad entry is a :class:`Configuration
 from __future__ import annotations
 
 import re
-import tomllib
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Literal
 
-from grapharc.config import find_config
+from grapharc.config import load_config
 from grapharc.config.values import SECONDS, Count
 from grapharc.errors import ConfigurationError
 
@@ -161,12 +160,9 @@ def parse_servers(table: Any, base: Path) -> list[ServerConfig]:
 
 
 def read_servers(*, config: Path | None, cwd: Path) -> tuple[Path | None, list[ServerConfig]]:
-    """The config file read (``--config``, else ./grapharc.toml, else none) and its MCP servers."""
-    path = find_config(cwd, config)
-    if path is None:
+    """The config file read (``--config``, else ./grapharc.toml, else none) and its MCP servers,
+    read as an agent reads them (core's config loader hands over the ``[mcp]`` table)."""
+    loaded = load_config({}, config=config, cwd=cwd)
+    if loaded.path is None:
         return None, []
-    try:
-        document = tomllib.loads(path.read_text(encoding="utf-8"))
-    except (OSError, UnicodeDecodeError, tomllib.TOMLDecodeError) as exc:
-        raise ConfigurationError(f"config file {path} cannot be read as TOML: {exc}") from None
-    return path, parse_servers(document.get(TABLE, {}), path.parent)
+    return loaded.path, parse_servers(loaded.sections.get(TABLE, {}), loaded.path.parent)

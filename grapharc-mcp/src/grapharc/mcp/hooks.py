@@ -1,13 +1,21 @@
-"""grapharc-mcp's hook implementations: the ``grapharc mcp`` command group (light module)."""
+"""grapharc-mcp's hook implementations: the ``[mcp]`` tool source and the ``grapharc mcp`` command
+group (light module: the ``mcp`` SDK is imported only when a source opens or a command runs)."""
 
 from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
-from grapharc.plugins import hookimpl
+from grapharc.plugins import RegisterToolSource, ToolSourceInfo, hookimpl
 
 if TYPE_CHECKING:
     import typer
+
+
+@hookimpl
+def register_tool_sources(register: RegisterToolSource) -> None:
+    """``[mcp.servers.NAME]`` in grapharc.toml: each server's tools in the agent's registry."""
+    register(ToolSourceInfo(name="mcp", factory="grapharc.mcp.source:open_source",
+                            description="MCP servers' tools, as NAME.tool, governed like any tool"))
 
 
 @hookimpl
