@@ -20,9 +20,9 @@ from collections.abc import Mapping
 from typing import Any, TypeVar
 from uuid import uuid4
 
+import mcp.types as types
 from pydantic import ValidationError
 
-import mcp.types as types
 from grapharc.errors import GraphARCError
 from grapharc.mcp.serving.documents import pending_documents, thread_document
 from grapharc.mcp.serving.tools import PENDING_TOOL, STATUS_TOOL, PendingQuery, ThreadQuery, offered_tools

@@ -10,9 +10,10 @@ from __future__ import annotations
 from importlib.metadata import version
 
 import mcp.types as types
+from mcp.server import Server, ServerRequestContext
+
 from grapharc.mcp.serving.calls import GraphTools
 from grapharc.mcp.serving.tools import NOT_DECIDED_HERE
-from mcp.server import Server, ServerRequestContext
 
 INSTRUCTIONS = ("Each graph tool starts a governed GraphARC run of that graph and returns its thread id and "
                 "status; thread_status reads a thread, pending_approvals lists what paused threads wait on. "

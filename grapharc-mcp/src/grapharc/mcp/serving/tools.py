@@ -11,13 +11,13 @@ from __future__ import annotations
 
 from typing import Any
 
+import mcp.types as types
+from mcp.shared.tool_name_validation import validate_tool_name
 from pydantic import BaseModel, ConfigDict, Field
 
-import mcp.types as types
 from grapharc.errors import GraphARCError
 from grapharc.session.manager import SessionManager
 from grapharc.session.registry import RegisteredGraph
-from mcp.shared.tool_name_validation import validate_tool_name
 
 STATUS_TOOL = "thread_status"
 PENDING_TOOL = "pending_approvals"

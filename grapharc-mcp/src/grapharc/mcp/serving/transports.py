@@ -18,11 +18,11 @@ from types import FrameType
 from typing import Any
 
 import uvicorn
-
-from grapharc.errors import GraphARCError
 from mcp.server import Server
 from mcp.server.stdio import stdio_server
 from mcp.server.transport_security import TransportSecuritySettings
+
+from grapharc.errors import GraphARCError
 
 MCP_PATH = "/mcp"
 LOOPBACK_NAMES = ("127.0.0.1", "localhost", "[::1]")
