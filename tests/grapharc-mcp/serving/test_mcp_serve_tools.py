@@ -158,6 +158,25 @@ def test_a_paused_run_is_approved_from_another_process_and_read_after(served: Se
     assert left == []
 
 
+def test_a_thread_paused_under_one_connection_is_read_after_its_approval_by_the_next(served: Served) -> None:
+    """Nothing waits in the server between the pause and the answer: a stdio server ends with its
+    connection, and the next one (another process) reads the thread the approval carried on."""
+    async def start(client: ClientSession) -> dict[str, Any]:
+        return document(await client.call_tool(CREDIT_GRAPH, {"application_id": NEEDS_SIGN_OFF}))
+
+    thread = served.drive(start)["thread_id"]
+    approve = run(grapharc("session", "approve", thread, "--sessions", str(served.sessions),
+                           "--decider", CREDIT_DESK))
+    assert approve.returncode == 0, approve.stderr
+
+    async def read(client: ClientSession) -> dict[str, Any]:
+        return document(await client.call_tool("thread_status", {"thread_id": thread}))
+
+    after = served.drive(read)
+    assert (after["status"], after["outcome"]) == ("completed", "released")
+    assert after["values"]["answer"] == "approved"
+
+
 def test_bad_input_is_a_tool_error_naming_it_and_writes_nothing(served: Served) -> None:
     async def story(client: ClientSession) -> tuple[list[str], dict[str, Any]]:
         texts = [refusal(await client.call_tool(name, arguments)) for name, arguments in (

@@ -56,10 +56,10 @@ def render_list(document: dict[str, Any]) -> str:
     return "\n".join(lines)
 
 
-
 @mcp_app.command("serve")
 def serve_command(
     registry: Annotated[list[str] | None, typer.Option(
+        "--registry", metavar="MODULE:ATTR",
         help="module:attr of a function that registers graphs on the SessionManager (repeatable), as "
              "grapharc serve takes it; each graph becomes a tool named for it.")] = None,
     sessions: Sessions = None,
