@@ -1,7 +1,8 @@
 """``grapharc mcp``: the Model Context Protocol commands (thin callers of the library).
 
 ``list`` shows the configured MCP servers, whether each connects, its tools and the policy rule
-each tool falls under.
+each tool falls under. ``serve`` offers the graphs a registry registers to MCP clients as tools
+(``grapharc.mcp.serving``).
 """
 
 from __future__ import annotations
