@@ -35,10 +35,10 @@ def environment() -> dict[str, str]:
     return {**os.environ, "PYTHONPATH": path, "GRAPHARC_DEBUG": ""}
 
 
-def run(command: list[str]) -> subprocess.CompletedProcess[str]:
-    """Run ``command`` to its end in the test environment."""
+def run(command: list[str], cwd: Path | None = None) -> subprocess.CompletedProcess[str]:
+    """Run ``command`` to its end in the test environment (in ``cwd``), its stdin empty."""
     return subprocess.run(command, capture_output=True, text=True, env=environment(), check=False,
-                          timeout=PATIENCE_SECONDS)
+                          timeout=PATIENCE_SECONDS, cwd=cwd, stdin=subprocess.DEVNULL)
 
 
 class HttpServer:

@@ -56,3 +56,16 @@ def test_allow_remote_serves_off_loopback_and_warns_there_is_no_auth(tmp_path: P
         assert "http://0.0.0.0:" in line and "WARNING: no authentication, and not on loopback" in line
         server.process.send_signal(signal.SIGTERM)
         assert server.wait() == 0
+
+
+def test_the_sessions_setting_comes_from_the_config_file_as_for_grapharc_serve(tmp_path: Path) -> None:
+    """Without --sessions, the store is the one ``--config``'s grapharc.toml names; a folder there
+    that is a file is refused naming it, so the setting was read."""
+    elsewhere = tmp_path / "settings"  # not the working directory, where grapharc.toml is looked for
+    elsewhere.mkdir()
+    (elsewhere / "not-a-folder").write_text("")
+    (elsewhere / "grapharc.toml").write_text('[grapharc]\nsessions = "not-a-folder"\n')
+    command = serve_command(tmp_path / "unused", "--config", str(elsewhere / "grapharc.toml"))
+    command[command.index("--sessions"):command.index("--sessions") + 2] = []
+    refused = run(command, cwd=tmp_path)  # without the setting: a store under tmp_path, served
+    assert refused.returncode == 2 and "not-a-folder is a file" in refused.stderr, refused.stderr

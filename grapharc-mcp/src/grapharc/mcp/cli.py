@@ -71,6 +71,7 @@ def serve_command(
     allow_remote: Annotated[bool, typer.Option(
         "--allow-remote", help="Let --http listen off loopback, with no authentication: anyone who "
                                "reaches the address can start runs and read threads.")] = False,
+    config: ConfigFile = None,
     as_json: JsonOption = False,
 ) -> None:
     """Serve the registered graphs as MCP tools: a tool per graph starts a governed run,
@@ -80,7 +81,7 @@ def serve_command(
     from grapharc.session.location import session_location
 
     try:
-        serve(str(session_location(sessions)), registry or [], lease_seconds=lease, http=http,
+        serve(str(session_location(sessions, config=config)), registry or [], lease_seconds=lease, http=http,
               allow_remote=allow_remote,
               on_listening=lambda where: write_json(where.document()) if as_json
               else print(where.line(), file=sys.stderr, flush=True))
