@@ -89,6 +89,7 @@ class GraphTools:
         return await offload.to_thread(thread_document, self.manager, thread_id)
 
     def _exists(self, thread_id: str) -> bool:
+        """Whether the session store has thread ``thread_id``."""
         try:
             self.manager.get(thread_id)
         except UnknownSessionError:

@@ -25,10 +25,12 @@ def mcp_server(tools: GraphTools) -> Server[object]:
 
     async def list_tools(_ctx: ServerRequestContext[object],
                          _params: types.PaginatedRequestParams | None) -> types.ListToolsResult:
+        """Every tool, in one page (a server offers a tool per registered graph, a handful)."""
         return types.ListToolsResult(tools=list(tools.tools.values()))
 
     async def call_tool(_ctx: ServerRequestContext[object],
                         params: types.CallToolRequestParams) -> types.CallToolResult:
+        """The named tool's answer (``GraphTools.call``)."""
         return await tools.call(params.name, params.arguments)
 
     return Server("grapharc", version=version("grapharc-mcp"), title="GraphARC graphs",
