@@ -136,7 +136,8 @@ def main() -> int:
     harness_cpu = statistics.median(cpu for _, cpu in harness)
     result: dict[str, Any] = {
         "calls": calls, "rounds": rounds,
-        "direct_us_per_call": round(direct_wall * 1e6, 1), "harness_us_per_call": round(harness_wall * 1e6, 1),
+        "direct_us_per_call": round(direct_wall * 1e6, 1),
+        "harness_us_per_call": round(harness_wall * 1e6, 1),
         "wall_ratio": round(harness_wall / direct_wall, 3),
         "direct_cpu_us_per_call": round(direct_cpu * 1e6, 1),
         "harness_cpu_us_per_call": round(harness_cpu * 1e6, 1),

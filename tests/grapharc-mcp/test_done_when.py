@@ -16,10 +16,12 @@ from conftest import stdio_entry, toml_entry
 
 GRAPHARC = str(Path(sys.executable).parent / "grapharc")
 TOKEN = "notes-secret-0123456789"
+SECRET_VARIABLE = "NOTES_API_CODE"
+"""Named by the config, not by a secret-looking suffix: redacted because the config names it."""
 
 
 def grapharc(cwd: Path, *args: str) -> subprocess.CompletedProcess[str]:
-    env = {**os.environ, "NOTES_API_TOKEN": TOKEN}
+    env = {**os.environ, SECRET_VARIABLE: TOKEN}
     return subprocess.run([GRAPHARC, *args], cwd=cwd, env=env, capture_output=True, text=True, timeout=180)
 
 
@@ -30,7 +32,7 @@ def tool_calls(*calls: tuple[str, dict[str, Any]]) -> dict[str, Any]:
 def test_an_agent_uses_mcp_tools_under_a_policy_and_an_ask_is_approved_from_another_process(tmp_path):
     (tmp_path / "ws").mkdir()
     notebook = tmp_path / "notebook.txt"
-    env = {"NOTES_FILE": str(notebook), "NOTES_TOKEN": "${NOTES_API_TOKEN}"}
+    env = {"NOTES_FILE": str(notebook), "NOTES_TOKEN": "${NOTES_API_CODE}"}
     (tmp_path / "grapharc.toml").write_text(
         toml_entry("notes", stdio_entry("notes", env=env))
         + toml_entry("journal", stdio_entry("notes", env={"NOTES_FILE": str(notebook)})))
@@ -74,4 +76,4 @@ def test_an_agent_uses_mcp_tools_under_a_policy_and_an_ask_is_approved_from_anot
              if e["phase"] == "permission" and e["tool"] == "journal.add_note"]
     assert asked[-1] == ("ask", "approved")
     assert TOKEN not in trace and TOKEN not in decided.stdout and TOKEN not in started.stdout
-    assert "[redacted:NOTES_API_TOKEN]" in json.dumps(done) + trace + started.stdout
+    assert "[redacted:NOTES_API_CODE]" in json.dumps(done) + trace + started.stdout

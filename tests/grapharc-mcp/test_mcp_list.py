@@ -96,3 +96,19 @@ def test_a_secret_named_by_the_config_but_not_set_is_refused_naming_server_key_a
 def test_with_no_mcp_servers_it_says_so(tmp_path, monkeypatch):
     code, out, _ = mcp_list(tmp_path, monkeypatch=monkeypatch)
     assert (code, out) == (0, "no MCP servers configured (no grapharc.toml)\n")
+
+
+def test_without_policy_flag_the_configs_policy_setting_decides(tmp_path, monkeypatch):
+    (tmp_path / "grapharc.toml").write_text('[grapharc]\npolicy = "policy.toml"\n'
+                                            + toml_entry("notes", stdio_entry("notes")))
+    (tmp_path / "policy.toml").write_text(
+        'version = "p"\n[[rules]]\nid = "echo-only"\nresource = "tool"\ntool = "notes.echo"\n'
+        'action = "allow"\n')
+
+    code, out, _ = mcp_list(tmp_path, "--json", monkeypatch=monkeypatch)
+
+    assert code == 0
+    [notes] = json.loads(out)["servers"]
+    decided = {tool["name"]: (tool["decision"], tool["rule"]) for tool in notes["tools"]}
+    assert decided["notes.echo"] == ("allow", "echo-only")
+    assert decided["notes.add_note"] == ("deny", "(no rule: denied)")

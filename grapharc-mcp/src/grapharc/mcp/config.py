@@ -15,7 +15,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Literal
 
-from grapharc.config import load_config
+from grapharc.config import Config
 from grapharc.config.values import SECONDS, Count
 from grapharc.errors import ConfigurationError
 
@@ -159,10 +159,9 @@ def parse_servers(table: Any, base: Path) -> list[ServerConfig]:
     return servers
 
 
-def read_servers(*, config: Path | None, cwd: Path) -> tuple[Path | None, list[ServerConfig]]:
-    """The config file read (``--config``, else ./grapharc.toml, else none) and its MCP servers,
-    read as an agent reads them (core's config loader hands over the ``[mcp]`` table)."""
-    loaded = load_config({}, config=config, cwd=cwd)
-    if loaded.path is None:
-        return None, []
-    return loaded.path, parse_servers(loaded.sections.get(TABLE, {}), loaded.path.parent)
+def configured_servers(config: Config) -> list[ServerConfig]:
+    """The MCP servers of a loaded config, read as an agent reads them (core's config loader
+    hands over the ``[mcp]`` table; relative paths resolve against the file's folder)."""
+    if config.path is None:
+        return []
+    return parse_servers(config.sections.get(TABLE, {}), config.path.parent)

@@ -32,7 +32,7 @@ from grapharc.mcp import loop
 from grapharc.mcp.config import REFERENCE, ServerConfig
 from grapharc.mcp.errors import McpCallError, McpConnectError, McpResultTooLargeError, McpServerDiedError
 from grapharc.mcp.stdio import capped_stdio_client
-from grapharc.redaction import mark_secret_names, register_secret
+from grapharc.redaction import mark_secret_names
 
 MAX_TOOLS = 1000
 """Tools one server may list (over all its pages), at most."""
@@ -49,8 +49,9 @@ def message_cap(server: ServerConfig) -> int:
 
 
 def filled(server: ServerConfig, key: str, values: dict[str, str]) -> dict[str, str]:
-    """``values`` with every ``${NAME}`` replaced by that variable's value, which is marked secret
-    (redacted wherever a run writes); an unset variable is an error naming server and key."""
+    """``values`` with every ``${NAME}`` replaced by that variable's value; every variable the
+    server's settings name is marked secret first (its value is redacted wherever a run writes).
+    An unset variable is an error naming server and key."""
 
     def fill(name: str, value: str) -> str:
         def lookup(match: Any) -> str:
@@ -59,7 +60,6 @@ def filled(server: ServerConfig, key: str, values: dict[str, str]) -> dict[str, 
                 raise ConfigurationError(f"MCP server {server.name!r}: {key}.{name} names ${{{variable}}}, "
                                          "which is not set in the environment",
                                          hint=f"export {variable} before starting the agent")
-            register_secret(os.environ[variable], variable)
             return os.environ[variable]
 
         return str(REFERENCE.sub(lookup, value))

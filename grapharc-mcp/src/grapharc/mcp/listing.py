@@ -10,18 +10,22 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any
 
+from grapharc.config import load_config
 from grapharc.errors import GraphARCError
-from grapharc.mcp.config import ServerConfig, read_servers
+from grapharc.mcp.config import ServerConfig, configured_servers
 from grapharc.mcp.source import ServerTools
 
 
 def list_servers(*, config: Path | None, policy: Path | None, cwd: Path) -> dict[str, Any]:
-    """The configured servers as a document (see the module docstring); a bad config or policy
-    file raises, a server that fails is reported in the document."""
-    path, servers = read_servers(config=config, cwd=cwd)
-    rules = _rules(policy)
-    return {"config": str(path) if path else "no grapharc.toml",
-            "policy": str(policy) if policy else None,
+    """The configured servers as a document (see the module docstring); the policy is ``policy``,
+    else the config's ``policy`` setting. A bad config or policy file raises, a server that fails
+    is reported in the document."""
+    loaded = load_config({"policy": policy}, config=config, cwd=cwd)
+    servers = configured_servers(loaded)
+    policy_path = loaded.value("policy")
+    rules = _rules(policy_path)
+    return {"config": str(loaded.path) if loaded.path else "no grapharc.toml",
+            "policy": str(policy_path) if policy_path else None,
             "servers": [_server_document(server, rules) for server in servers]}
 
 
