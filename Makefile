@@ -51,7 +51,7 @@ typecheck: install
 
 wheels: install
 	for dist in grapharc-core grapharc-gateway grapharc-tools grapharc-memory-sqlite \
-	            grapharc-memory-ladybug grapharc-server grapharc-postgres; do \
+	            grapharc-memory-ladybug grapharc-server grapharc-postgres grapharc-mcp; do \
 	    $(UV) build --quiet --wheel --package $$dist --out-dir dist || exit 1; \
 	done
 

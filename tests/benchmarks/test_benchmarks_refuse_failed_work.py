@@ -79,6 +79,10 @@ CASES = [
          # the SQLite store's search finds nothing, which would read as a recall of 0
          Sabotage("grapharc.memory.sqlite.store", "SQLiteMemoryStore.search = lambda self, *args, **kw: []"),
          "zipf 1000, sqlite: the query"),
+    Case("mcp_call.py", ("--quick",), "harness / direct",
+         # every MCP call through the harness fails: the agent goes on to its scripted answer all the same
+         Sabotage("grapharc.mcp.tools", "McpExecutor.run = lambda self, *args, **kwargs: 1 / 0"),
+         "traced tool outcomes"),
     Case("store_search.py", ("--quick",), "aim: p95 <= 10 ms at 100k items",
          # the SQLite item store indexes each item one term longer than it is: it ranks, but wrongly
          Sabotage("grapharc.memory.sqlite.item_postings",

@@ -30,6 +30,7 @@ LEAVES = {
     "grapharc-memory-ladybug": "grapharc/memory/ladybug/",
     "grapharc-server": "grapharc/server/",
     "grapharc-postgres": "grapharc/postgres/",
+    "grapharc-mcp": "grapharc/mcp/",
 }
 PYTHON = os.environ.get("GRAPHARC_PACKAGING_PYTHON", sys.executable)
 
@@ -186,6 +187,7 @@ def test_every_distribution_and_the_fixture_list_everything(wheels: dict[str, Pa
     assert backends_json(venv) == ["claude-cli", "mock", "novita", "ollama", "openai", "openrouter"]
     assert listed["grapharc-server"]["registered"]["commands"] == ["serve"]
     assert listed["grapharc-postgres"]["registered"]["commands"] == ["db"]
+    assert listed["grapharc-mcp"]["registered"]["commands"] == ["mcp"]
     plugin_first = run(
         venv / "bin" / "python", "-c",
         "import sys; sys.path.insert(0, sys.argv[1]);"

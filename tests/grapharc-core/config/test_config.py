@@ -131,3 +131,21 @@ def test_a_command_run_beside_a_grapharc_toml_directory_exits_2_naming_it(tmp_pa
         assert result.returncode == 2, result.stdout
         assert "grapharc.toml is a directory" in result.stderr + result.stdout
         assert "Traceback" not in result.stderr
+
+
+def test_a_tool_sources_table_is_kept_only_when_a_plugin_registers_that_source(tmp_path):
+    from grapharc.plugins import ToolSourceInfo, hookimpl
+    from grapharc.testing import in_process_source, plugin_host
+
+    class Source:
+        @staticmethod
+        @hookimpl
+        def register_tool_sources(register):
+            register(ToolSourceInfo(name="things", factory="nowhere:open"))
+
+    (tmp_path / "grapharc.toml").write_text('[grapharc]\nmax_rounds = 3\n[things.a]\nb = 1\n')
+    with plugin_host(in_process_source(Source, name="things-source"), installed=False):
+        config = load_config({}, cwd=tmp_path)
+    assert config.sections == {"things": {"a": {"b": 1}}} and config.value("max_rounds") == 3
+    with plugin_host(installed=False), pytest.raises(ConfigurationError, match="unknown top-level key"):
+        load_config({}, cwd=tmp_path)

@@ -157,7 +157,7 @@ def agent_command(
     flag > $GRAPHARC_* > grapharc.toml (``grapharc config show --command agent`` shows them)."""
     from grapharc.governed.provenance import settings_provenance
     from grapharc.governed.settings import resolve_config, tool_limits
-    from grapharc.harness.setup import AgentSettings, agent_policy
+    from grapharc.harness.setup import AgentSettings, agent_policy, tool_source_settings
 
     flags = {"model": model, "policy": policy, "sessions": sessions, "trace": trace, "tenant": tenant,
              "max_tokens": max_tokens, "max_iterations": max_iterations, "max_seconds": max_seconds,
@@ -174,7 +174,8 @@ def agent_command(
             allow=tuple(allow or ()), ask=tuple(ask or ()), deny=tuple(deny or ()), executor=executor,
             executor_options=key_values(executor_option or [], "--executor-option"), max_steps=max_steps,
             tool_timeout=tool_timeout, budget=configured_ceilings(resolved), tenant=resolved.value("tenant"),
-            model_options=script_options(spec, script), limits=tool_limits(resolved))
+            model_options=script_options(spec, script), limits=tool_limits(resolved),
+            tool_sources=tool_source_settings(resolved))
         where, trace_at = resolved.value("sessions"), resolved.value("trace")
         if where is not None:
             document = run_in_session(settings, where, thread, trace_at, lease, as_json)

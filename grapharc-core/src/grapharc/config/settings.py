@@ -17,7 +17,7 @@ import os
 import re
 import tomllib
 from collections.abc import Callable, Mapping
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
@@ -171,6 +171,8 @@ class Config:
     settings: Mapping[str, Setting]
     path: Path | None
     table: Mapping[str, Any]
+    sections: Mapping[str, Any] = field(default_factory=dict)
+    """The file's other top-level tables, each read by the tool source of its name (``[mcp]``)."""
 
     def setting(self, name: str) -> Setting | None:
         """The resolved setting ``name`` with its provenance, or None when no layer set it."""
@@ -198,8 +200,9 @@ class Config:
         return f"{where} ({named})" if named else where
 
 
-def read_config_file(path: Path) -> dict[str, Any]:
-    """The ``[grapharc]`` table of a config file; anything else in the file is an error."""
+def read_config_file(path: Path) -> tuple[dict[str, Any], dict[str, Any]]:
+    """The ``[grapharc]`` table of a config file, and the tables of installed tool sources (an
+    ``[mcp]`` table when grapharc-mcp is installed); anything else in the file is an error."""
     hint = f"fix {path} or move it away; a run reads ./{CONFIG_NAME} or the file --config names"
     try:
         text = read_user_text(path, what="config file", limit=MAX_CONFIG_BYTES,
@@ -210,10 +213,12 @@ def read_config_file(path: Path) -> dict[str, Any]:
     except tomllib.TOMLDecodeError as exc:
         raise ConfigurationError(f"config file {path} is not valid TOML: {exc}", hint=hint) from None
     listed = "the settings are listed in docs/reference/config.md"
-    extra = sorted(set(document) - {"grapharc"})
+    sources = tool_source_names()
+    extra = sorted(set(document) - {"grapharc"} - sources)
     if extra:
+        beside = f" or in an installed tool source's table ({', '.join(sorted(sources))})" if sources else ""
         raise ConfigurationError(f"{path}: unknown top-level key(s) {', '.join(extra)}; "
-                                 "settings go in a [grapharc] table", hint=listed)
+                                 f"settings go in a [grapharc] table{beside}", hint=listed)
     table = document.get("grapharc", {})
     if not isinstance(table, dict):
         raise ConfigurationError(f"{path}: grapharc must be a table ([grapharc])", hint=listed)
@@ -221,7 +226,14 @@ def read_config_file(path: Path) -> dict[str, Any]:
     if unknown:
         raise ConfigurationError(f"{path}: [grapharc].{unknown[0]} is not a setting "
                                  f"(settings: {', '.join(KEYS)})", hint=listed)
-    return table
+    return table, {name: document[name] for name in sorted(sources & set(document))}
+
+
+def tool_source_names() -> set[str]:
+    """The top-level tables installed tool sources read (``mcp`` with grapharc-mcp)."""
+    from grapharc.plugins import registry
+
+    return set(registry("tool_sources"))
 
 
 def find_config(cwd: Path, explicit: Path | None) -> Path | None:
@@ -257,7 +269,7 @@ def load_config(flags: Mapping[str, Any], *, config: Path | None = None, cwd: Pa
     cwd = (cwd or Path.cwd()).resolve()
     env = os.environ if env is None else env
     path = find_config(cwd, config)
-    table = read_config_file(path) if path is not None else {}
+    table, sections = read_config_file(path) if path is not None else ({}, {})
     merged_defaults = {**DEFAULTS, **(defaults or {})}
     settings: dict[str, Setting] = {}
     for name, key in KEYS.items():
@@ -281,4 +293,4 @@ def load_config(flags: Mapping[str, Any], *, config: Path | None = None, cwd: Pa
                 value = (base / value).resolve()
             settings[name] = Setting(name, value, source, origin)
             break
-    return Config(settings, path, table)
+    return Config(settings, path, table, sections)

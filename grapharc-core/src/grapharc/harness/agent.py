@@ -82,6 +82,10 @@ class DelegatedToolUseWarning(UserWarning):
     """An agent whose backend runs its own tool loop: its calls are not governed by this graph."""
 
 
+class ToolRefusedWarning(UserWarning):
+    """A tool a source announced while the agent ran, refused (its name was already taken)."""
+
+
 class ProcessProtectionWarning(UserWarning):
     """This system could not keep commands from reading the agent process's secrets (not Linux)."""
 
@@ -223,6 +227,8 @@ class AgentNode(GovernedToolCalls):
             except BudgetExceededError:
                 return _stop("budget")
         history = state.messages or [SystemMessage(self.instructions), HumanMessage(state.task)]
+        for problem in self.tools.refresh():  # tools a source announced since: governed like the rest
+            warnings.warn(f"agent {self.name!r}: {problem}", ToolRefusedWarning, stacklevel=2)
         bound = self._bound(self.visible())
         started = time.perf_counter()
         try:

@@ -20,7 +20,8 @@ from grapharc.redaction import Redactor, current_redactor
 
 
 class RedactingExecutor:
-    """Runs calls on ``inner`` and hands back results with every secret redacted."""
+    """Runs calls on ``inner`` (or on the tool's own executor, an MCP server's tool's) and hands
+    back results with every secret redacted."""
 
     def __init__(self, inner: Executor, redactor: Redactor | None = None) -> None:
         self.inner = inner
@@ -31,7 +32,8 @@ class RedactingExecutor:
             timeout: float | None = None) -> Any:
         self.redactor = self.redactor.refreshed()
         try:
-            result = self.inner.run(tool, args, workspace=workspace, timeout=timeout)
+            runner = tool.executor if tool.executor is not None else self.inner
+            result = runner.run(tool, args, workspace=workspace, timeout=timeout)
         except (ToolTimeoutError, ExecutorUnavailableError):
             raise
         except Exception as exc:

@@ -57,6 +57,10 @@ class AgentSettings:
     limits: dict[str, int] = field(default_factory=dict)
     """Per-call resource limits some layer set (``memory_mb``, ``processes``, ``cpu_seconds``,
     ``file_mb``; 0 lifts one); the rest are ``CallLimits``' built-in ones."""
+    tool_sources: dict[str, Any] = field(default_factory=dict)
+    """Run-time tool sources by name (``mcp``): ``{"table": ..., "base": folder}``, the source's
+    grapharc.toml table as written (a secret only by its variable's name) and the folder its
+    relative paths resolve against (:func:`tool_source_settings`)."""
 
     def __post_init__(self) -> None:
         if not isinstance(self.task, str) or not self.task.strip():
@@ -76,6 +80,31 @@ class AgentSettings:
             return cls(**values)
         except (TypeError, ValueError) as exc:
             raise AgentSettingsError(f"stored agent settings cannot be read: {exc}") from None
+
+
+def tool_source_settings(config: Config) -> dict[str, Any]:
+    """The ``tool_sources`` of ``AgentSettings`` from a config: each installed tool source's table."""
+    base = str(config.path.parent) if config.path is not None else "."
+    return {name: {"table": table, "base": base} for name, table in config.sections.items()}
+
+
+def add_source_tools(tools: ToolRegistry, sources: dict[str, Any]) -> None:
+    """Open each configured tool source and add its tools to ``tools``: a name already taken is
+    refused with an error naming it, never shadowed."""
+    from grapharc.plugins import registry, resolve_factory
+
+    installed = registry("tool_sources")
+    for name, configured in sorted(sources.items()):
+        entry = installed.get(name)
+        if entry is None:
+            raise AgentSettingsError(f"no installed plugin reads the [{name}] tool source; "
+                                     f"installed: {', '.join(sorted(installed)) or 'none'}",
+                                     hint="grapharc-mcp reads [mcp]")
+        source = resolve_factory(entry.item.factory, plugin=entry.distribution)(
+            configured.get("table", {}), base=Path(configured.get("base", ".")))
+        for tool in source.tools():
+            tools.add(tool)
+        tools.watch(source.changed_tools)
 
 
 def default_permissions(tools: ToolRegistry) -> PermissionPolicy:
@@ -134,6 +163,7 @@ def build_agent(settings: AgentSettings, *, model: Any = None, approver: Approve
     from grapharc.policy.files import load_policy_file
 
     tools = ToolRegistry.from_plugins(settings.tools)
+    add_source_tools(tools, settings.tool_sources)
     flagged = settings.allow or settings.ask or settings.deny
     policy = None
     if settings.policy:

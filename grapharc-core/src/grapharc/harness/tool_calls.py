@@ -52,7 +52,7 @@ class GovernedToolCalls:
     def _call(self, config: RunnableConfig, ledger: ToolCallLedger, step: int, index: int,
               call: dict[str, Any]) -> tuple[str, bool]:
         """One tool call: (what the model is told, whether an earlier attempt left it uncertain)."""
-        name, call_id = str(call.get("name")), str(call.get("id") or index)
+        name, call_id = self.tools.canonical(str(call.get("name"))), str(call.get("id") or index)
         verdict = self._decide(name)
         fields = {ts.TOOL: name, ts.CALL_ID: call_id, ts.RULE_ID: verdict.rule_id}
         if name not in self.tools or verdict.decision is Decision.DENY:
@@ -68,7 +68,7 @@ class GovernedToolCalls:
         except ToolArgumentError as exc:  # refused before anyone is asked about a call that cannot run
             self._record(config, "tools", ts.PERMISSION,
                          {**fields, ts.DECISION: verdict.decision.value, ts.REASON: verdict.reason})
-            self._outcome(config, name, call_id, "refused", 0.0, exception=exc)
+            self._outcome(config, tool, call_id, "refused", 0.0, exception=exc)
             return f"error: {exc}", False
         refusal = self._permitted(config, tool, arguments, verdict, fields)
         if refusal is not None:
@@ -78,12 +78,12 @@ class GovernedToolCalls:
         guarded = tool.side_effect is not SideEffect.READ or not tool.idempotent
         earlier = ledger.recorded(key) if guarded else None
         if earlier is not None and earlier.state == COMPLETED:
-            self._outcome(config, name, call_id, "replayed", 0.0, digest=call_digest)
+            self._outcome(config, tool, call_id, "replayed", 0.0, digest=call_digest)
             return self._shown(earlier.result, call_digest)[0], False
         if earlier is not None:
             message = (f"an earlier attempt started this {tool.side_effect.value} call and may have "
                        "completed it; it is not repeated blindly")
-            self._outcome(config, name, call_id, "refused", 0.0, digest=call_digest,
+            self._outcome(config, tool, call_id, "refused", 0.0, digest=call_digest,
                           exception=GraphARCError(message))
             return f"error: {message}", True
         if guarded:
@@ -137,19 +137,19 @@ class GovernedToolCalls:
         try:
             result = self.executor.run(tool, arguments, workspace=self.workspace, timeout=self.tool_timeout)
         except ToolTimeoutError as exc:
-            self._outcome(config, tool.name, call_id, "timeout", _ms(started), digest=call_digest,
+            self._outcome(config, tool, call_id, "timeout", _ms(started), digest=call_digest,
                           exception=exc)
             return f"error: {exc}"
         except ExecutorUnavailableError:  # nothing the model can work around: the run stops
             raise
         except Exception as exc:  # the tool's own failure is the model's to read, not the run's
-            self._outcome(config, tool.name, call_id, "error", _ms(started), digest=call_digest,
+            self._outcome(config, tool, call_id, "error", _ms(started), digest=call_digest,
                           exception=exc)
             return f"error: {type(exc).__name__}: {exc}"
         if ledger is not None:
             ledger.completed(key, result)
         text, reference = self._shown(result, call_digest)
-        self._outcome(config, tool.name, call_id, "ok", _ms(started), digest=call_digest,
+        self._outcome(config, tool, call_id, "ok", _ms(started), digest=call_digest,
                       chars=len(_result_text(result)), reference=reference)
         return text
 
@@ -158,11 +158,16 @@ class GovernedToolCalls:
         return shown(_result_text(result), workspace=self.workspace, name=call_digest[:16],
                      limit=self.output_limit)
 
-    def _outcome(self, config: RunnableConfig, tool: str, call_id: str, outcome: str, duration_ms: float,
+    def _outcome(self, config: RunnableConfig, tool: Tool, call_id: str, outcome: str, duration_ms: float,
                  *, digest: str | None = None, exception: BaseException | None = None,
                  chars: int | None = None, reference: str | None = None) -> None:
-        fields: dict[str, Any] = {ts.TOOL: tool, ts.CALL_ID: call_id, ts.OUTCOME: outcome,
-                                  ts.DURATION_MS: duration_ms, ts.EXECUTOR: self.executor.name}
+        """The ``tool`` event of one call: what ran it (the tool's own executor, if it has one,
+        and its server) and what became of it."""
+        runner = tool.executor if tool.executor is not None else self.executor
+        fields: dict[str, Any] = {ts.TOOL: tool.name, ts.CALL_ID: call_id, ts.OUTCOME: outcome,
+                                  ts.DURATION_MS: duration_ms, ts.EXECUTOR: runner.name}
+        if tool.server is not None:
+            fields[ts.SERVER] = tool.server
         if digest is not None:
             fields[ts.ARGS_DIGEST] = digest
         if exception is not None:

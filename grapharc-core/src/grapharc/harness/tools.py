@@ -8,7 +8,14 @@ as ``function(workspace, **arguments)``: the workspace is given by the harness, 
 the model, and the tool confines every path to it itself, whichever executor runs it.
 Third parties register tools the same way, through the ``register_tools`` hook.
 
-A ``ToolRegistry`` holds the tools one agent may use, by name.
+A tool from a run-time source (an MCP server's, see ``register_tool_sources``) is named
+``SOURCE.tool``, which is how policy rules match it (``github.*``); a model is shown it as
+``SOURCE__tool`` (model APIs take no dot in a function name), and either spelling finds it. Such a
+tool brings its own ``executor`` (the call runs on its server, whatever executor the agent has)
+and names its ``server`` on the trace.
+
+A ``ToolRegistry`` holds the tools one agent may use, by name; a source whose tools can change
+while the agent runs is ``watch``-ed, and what it adds joins the registry at ``refresh()``.
 """
 
 from __future__ import annotations
@@ -24,7 +31,10 @@ from pydantic import BaseModel, ValidationError
 from grapharc._missing import install_hint
 from grapharc.errors import GraphARCError
 
-TOOL_NAME = re.compile(r"[A-Za-z_][A-Za-z0-9_-]{0,63}")
+TOOL_NAME = re.compile(r"[A-Za-z_][A-Za-z0-9_-]{0,63}(?:\.[A-Za-z_][A-Za-z0-9_-]{0,63})?")
+"""A tool's name: one word, or ``SOURCE.tool`` for a tool of a run-time source."""
+MODEL_SEPARATOR = "__"
+"""What stands for the dot of ``SOURCE.tool`` in the name a model is shown."""
 WORKSPACE_ARGUMENT = "workspace"
 
 
@@ -61,11 +71,16 @@ class Tool:
     side_effect: SideEffect = SideEffect.READ
     needs_network: bool = False
     idempotent: bool = True
+    executor: Any = None
+    """What runs this tool's calls when not the agent's executor (an object with the ``Executor``
+    interface of ``grapharc.harness.executors``): an MCP server's tool runs on its server."""
+    server: str | None = None
+    """The server the tool comes from, named on each call's trace event."""
 
     def __post_init__(self) -> None:
         if not isinstance(self.name, str) or not TOOL_NAME.fullmatch(self.name):
             raise ToolDefinitionError(f"tool name {self.name!r} must be 1-64 letters, digits, '_' or '-', "
-                                      "starting with a letter or '_'")
+                                      "starting with a letter or '_' (a source's tool: SOURCE.tool)")
         if not (isinstance(self.args_model, type) and issubclass(self.args_model, BaseModel)):
             raise ToolDefinitionError(f"tool {self.name!r}: args_model must be a Pydantic model class")
         if WORKSPACE_ARGUMENT in self.args_model.model_fields:
@@ -76,11 +91,19 @@ class Tool:
         if not isinstance(self.side_effect, SideEffect):
             raise ToolDefinitionError(f"tool {self.name!r}: side_effect must be a SideEffect")
 
+    @property
+    def model_name(self) -> str:
+        """The name a model is shown and calls (``SOURCE__tool`` for ``SOURCE.tool``)."""
+        return self.name.replace(".", MODEL_SEPARATOR)
+
+    def parameters(self) -> dict[str, Any]:
+        """The JSON Schema of the arguments a model is shown."""
+        return self.args_model.model_json_schema()
+
     def schema(self) -> dict[str, Any]:
         """The tool as a model is shown it (the OpenAI function-calling shape LangChain takes)."""
         return {"type": "function", "function": {
-            "name": self.name, "description": self.description,
-            "parameters": self.args_model.model_json_schema()}}
+            "name": self.model_name, "description": self.description, "parameters": self.parameters()}}
 
     def arguments(self, raw: Any) -> dict[str, Any]:
         """``raw`` validated against the args model, as the keyword arguments of a call."""
@@ -112,6 +135,8 @@ class ToolRegistry:
 
     def __init__(self, tools: Iterable[Tool] = ()) -> None:
         self._tools: dict[str, Tool] = {}
+        self._by_model_name: dict[str, str] = {}
+        self._watched: list[Callable[[], Iterable[Tool]]] = []
         for tool in tools:
             self.add(tool)
 
@@ -139,16 +164,42 @@ class ToolRegistry:
         return cls(tools)
 
     def add(self, tool: Tool) -> None:
-        """Register ``tool``; its name must be new here."""
+        """Register ``tool``; its name (and the name a model is shown) must be new here: a tool is
+        never shadowed by another of the same name."""
         if not isinstance(tool, Tool):
             raise ToolDefinitionError(f"a ToolRegistry holds Tool objects, got {type(tool).__name__}")
-        if tool.name in self._tools:
-            raise ToolDefinitionError(f"tool {tool.name!r} is registered twice")
+        taken = self._tools.get(tool.name) or self._tools.get(self._by_model_name.get(tool.model_name, ""))
+        if taken is not None:
+            where = f" (from {taken.server})" if taken.server else ""
+            raise ToolDefinitionError(f"tool {tool.name!r} is registered twice: {taken.name!r}{where} "
+                                      "already has that name; it is refused, not shadowed")
         self._tools[tool.name] = tool
+        self._by_model_name[tool.model_name] = tool.name
+
+    def watch(self, source: Callable[[], Iterable[Tool]]) -> None:
+        """Call ``source`` at each ``refresh()``: the tools it returns are added then (a source whose
+        tools changed while the agent runs, an MCP server that announced a new tool list)."""
+        self._watched.append(source)
+
+    def refresh(self) -> list[str]:
+        """Add what the watched sources offer now; each a name already taken is refused (a
+        ``ToolDefinitionError`` from the source's tools is reported, not raised). The problems."""
+        problems: list[str] = []
+        for source in self._watched:
+            for tool in source():
+                try:
+                    self.add(tool)
+                except ToolDefinitionError as exc:
+                    problems.append(str(exc))
+        return problems
+
+    def canonical(self, name: str) -> str:
+        """``name`` as registered, given either spelling (``SOURCE.tool`` or ``SOURCE__tool``)."""
+        return name if name in self._tools else self._by_model_name.get(name, name)
 
     def get(self, name: str) -> Tool:
-        """The tool named ``name``."""
-        tool = self._tools.get(name)
+        """The tool named ``name`` (or shown to a model as ``name``)."""
+        tool = self._tools.get(self.canonical(name))
         if tool is None:
             raise UnknownToolError(f"no tool named {name!r}; tools: {', '.join(sorted(self._tools))}")
         return tool
@@ -157,7 +208,7 @@ class ToolRegistry:
         return sorted(self._tools)
 
     def __contains__(self, name: object) -> bool:
-        return name in self._tools
+        return isinstance(name, str) and self.canonical(name) in self._tools
 
     def __iter__(self) -> Iterator[Tool]:
         return iter(self._tools[name] for name in self.names())

@@ -27,6 +27,7 @@ from grapharc.plugins.hookspecs import (
     RegisterPolicySource,
     RegisterStore,
     RegisterTool,
+    RegisterToolSource,
     hookimpl,
     hookspec,
 )
@@ -47,6 +48,7 @@ from grapharc.plugins.types import (
     Registered,
     StoreInfo,
     ToolInfo,
+    ToolSourceInfo,
     resolve_factory,
 )
 
@@ -70,9 +72,11 @@ __all__ = [
     "RegisterPolicySource",
     "RegisterStore",
     "RegisterTool",
+    "RegisterToolSource",
     "Registered",
     "StoreInfo",
     "ToolInfo",
+    "ToolSourceInfo",
     "UnknownNameError",
     "UnknownPluginError",
     "discover_sources",

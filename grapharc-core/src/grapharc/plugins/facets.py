@@ -58,5 +58,7 @@ FACETS: dict[str, Facet] = {
               "grapharc.plugins.types.PolicySourceInfo"),
         Facet("tools", "register_tools", "tool", _attr_key("name"),
               "grapharc.plugins.types.ToolInfo"),
+        Facet("tool_sources", "register_tool_sources", "tool source", _attr_key("name"),
+              "grapharc.plugins.types.ToolSourceInfo"),
     )
 }

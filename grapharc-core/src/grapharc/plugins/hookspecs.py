@@ -20,6 +20,7 @@ from grapharc.plugins.types import (
     PolicySourceInfo,
     StoreInfo,
     ToolInfo,
+    ToolSourceInfo,
 )
 
 if TYPE_CHECKING:
@@ -36,6 +37,7 @@ RegisterExecutor = Callable[[ExecutorInfo], None]
 RegisterStore = Callable[[StoreInfo], None]
 RegisterPolicySource = Callable[[PolicySourceInfo], None]
 RegisterTool = Callable[[ToolInfo], None]
+RegisterToolSource = Callable[[ToolSourceInfo], None]
 
 
 @hookspec
@@ -91,6 +93,16 @@ def register_tools(register: RegisterTool) -> None:
 
     ``factory()`` returns a ``grapharc.harness.tools.Tool`` named ``name``; its function is
     called as ``function(workspace, **arguments)`` and refuses any path outside the workspace.
+    """
+
+
+@hookspec
+def register_tool_sources(register: RegisterToolSource) -> None:
+    """Register sources of run-time tools: ``register(ToolSourceInfo(name=..., factory=...))``.
+
+    ``name`` is the grapharc.toml table the source is configured in (``[NAME]``); an agent built
+    with that table calls ``factory(table, base=folder)`` and adds the source's tools to its
+    registry, where a name already taken is refused, never shadowed.
     """
 
 

@@ -139,6 +139,22 @@ class ToolInfo:
 
 
 @dataclass(frozen=True)
+class ToolSourceInfo:
+    """A source of tools known only at run time (an MCP server's), configured in grapharc.toml.
+
+    ``name`` is the top-level table of grapharc.toml the source reads (``[mcp]``): core accepts
+    that table only when a plugin registers a source of that name. ``factory(table, base=...)``
+    returns an object with ``tools() -> list[Tool]`` (the tools to add to the agent's registry)
+    and ``changed_tools() -> list[Tool]`` (tools that appeared since, asked before each model
+    call); ``base`` is the folder relative paths in the table resolve against.
+    """
+
+    name: str
+    factory: Factory
+    description: str = ""
+
+
+@dataclass(frozen=True)
 class Registered:
     """One registered item and the distribution that registered it."""
 

@@ -107,6 +107,7 @@ APPROVAL: Final = "approval"
 RULE_ID: Final = "rule_id"
 REASON: Final = "reason"
 EXECUTOR: Final = "executor"
+SERVER: Final = "server"
 OUTCOME: Final = "outcome"
 ARGS_DIGEST: Final = "args_digest"
 OUTPUT_CHARS: Final = "output_chars"
@@ -216,7 +217,8 @@ FIELDS: Final[Mapping[str, Field]] = {
                     "(declined, or nobody could answer)"),
     RULE_ID: Field(_type("string"), "the rule that decided (empty: no rule matched)"),
     REASON: Field(_type("string"), "why, in words"),
-    EXECUTOR: Field(_type("string"), "what ran the tool (local, sandboxed, container, delegated)"),
+    EXECUTOR: Field(_type("string"), "what ran the tool (local, sandboxed, container, delegated, mcp)"),
+    SERVER: Field(_type("string"), "the server a tool of a run-time source came from (an MCP server)"),
     OUTCOME: Field({"enum": list(TOOL_OUTCOMES)}, "what became of a tool call"),
     ARGS_DIGEST: Field(_type("string"), "a digest of the call's validated arguments"),
     OUTPUT_CHARS: Field(_COUNT, "characters the tool returned (before any truncation)"),
@@ -264,7 +266,7 @@ SHAPES: Final[Mapping[str, Shape]] = {
                       (*_NODE, TOOL, DECISION, REASON), (APPROVAL, RULE_ID, CALL_ID, EXECUTOR)),
     TOOL_CALL: Shape("an agent node's tool call: what ran it and what became of it",
                      (*_NODE, TOOL, CALL_ID, OUTCOME, DURATION_MS),
-                     (EXECUTOR, ARGS_DIGEST, EXCEPTION, OUTPUT_CHARS, REFERENCE)),
+                     (EXECUTOR, SERVER, ARGS_DIGEST, EXCEPTION, OUTPUT_CHARS, REFERENCE)),
     EVIDENCE: Shape("an agent node's check of its answer before it leaves", (*_NODE, STATUS, DETAIL),
                     (EXECUTOR,)),
     STORE_WRITE: Shape("a node put or deleted an item of the long-term store (a sub-step, not an "

@@ -1,0 +1,82 @@
+"""The ``[mcp]`` tool source: every configured server connected, its tools offered to the agent.
+
+``open_source(table, base=...)`` is the factory grapharc-mcp registers with core's
+``register_tool_sources`` hook. A server that cannot be reached, and a tool whose name or schema is
+refused, stop the agent from being built with an error naming them: an agent never starts with
+less than its configuration says without being told. Tools a server announces later
+(``notifications/tools/list_changed``, or a restart) are offered by :meth:`McpToolSource.changed_tools`
+and pass through the same permission rules as the rest before any call.
+"""
+
+from __future__ import annotations
+
+import atexit
+from collections.abc import Mapping
+from pathlib import Path
+from typing import Any
+
+from grapharc.mcp.config import ServerConfig, parse_servers
+from grapharc.mcp.connection import ServerConnection
+from grapharc.mcp.errors import McpToolRefusedError
+from grapharc.mcp.tools import McpExecutor, McpTool, build_tool
+
+
+class ServerTools:
+    """One server's connection and the tools of it already offered, by the server's own names."""
+
+    def __init__(self, server: ServerConfig) -> None:
+        self.connection = ServerConnection(server)
+        self.executor = McpExecutor(self.connection)
+        self.offered: dict[str, McpTool] = {}
+        self.refused: dict[str, str] = {}
+
+    def take(self, listing: list[Any], *, strict: bool) -> list[McpTool]:
+        """The tools of ``listing`` not offered yet; a refused one raises when ``strict`` (at
+        connect), else is kept in ``refused`` and never offered."""
+        new = []
+        for listed in listing:
+            if listed.name in self.offered or listed.name in self.refused:
+                continue
+            try:
+                tool = build_tool(self.connection.server, listed, self.executor)
+            except McpToolRefusedError as exc:
+                if strict:
+                    raise
+                self.refused[listed.name] = str(exc)
+                continue
+            self.offered[listed.name] = tool
+            new.append(tool)
+        return new
+
+
+class McpToolSource:
+    """Every server of an ``[mcp]`` table, connected (see the module docstring)."""
+
+    def __init__(self, servers: list[ServerConfig]) -> None:
+        self.servers = [ServerTools(server) for server in servers]
+        atexit.register(self.close)
+
+    def tools(self) -> list[McpTool]:
+        """Connect every server and return all their tools (the first failure raises)."""
+        tools: list[McpTool] = []
+        for server in self.servers:
+            tools += server.take(server.connection.connect(), strict=True)
+        return tools
+
+    def changed_tools(self) -> list[McpTool]:
+        """Tools the servers announced since they were last asked (refused ones left out)."""
+        new: list[McpTool] = []
+        for server in self.servers:
+            listing = server.connection.changed_tools()
+            if listing is not None:
+                new += server.take(listing, strict=False)
+        return new
+
+    def close(self) -> None:
+        for server in self.servers:
+            server.connection.close()
+
+
+def open_source(table: Mapping[str, Any], *, base: Path) -> McpToolSource:
+    """The factory of the ``mcp`` tool source: ``table`` is grapharc.toml's ``[mcp]``."""
+    return McpToolSource(parse_servers(dict(table), base))
