@@ -163,3 +163,20 @@ def test_a_tool_announced_after_connect_is_governed_before_it_can_be_called(tmp_
         assert told(out) == ["unlocked", "error: no tool named 'grow.secret' is available to you"]
         assert permissions == [("grow.unlock", "allow"), ("grow.secret", "deny")]
     assert isinstance(out["messages"][-1], AIMessage)
+
+
+def test_over_http_a_100_mb_result_ends_that_call_and_the_next_call_reconnects(tmp_path, http_server):
+    server = http_server("flood")
+    script = [reply(call("flood__flood", {})), reply(call("flood__echo", {"text": "after"}, 2)), "done"]
+    agent, _ = agent_for(tmp_path, {"flood": {"url": server.url}}, policy_rules(("all", "flood.*", "allow")),
+                         script)
+    try:
+        out, events = run(agent, tmp_path)
+    finally:
+        close_sources(agent)
+    refused, after = told(out)
+    assert refused.startswith("error: McpServerDiedError: MCP server 'flood' closed its connection during "
+                              "the call; the call failed")
+    assert after == "after"
+    assert [e["outcome"] for e in of_phase(events, "tool")] == ["error", "ok"]
+    assert (tmp_path / "trace.jsonl").stat().st_size < 100_000
