@@ -180,3 +180,21 @@ def test_over_http_a_100_mb_result_ends_that_call_and_the_next_call_reconnects(t
     assert after == "after"
     assert [e["outcome"] for e in of_phase(events, "tool")] == ["error", "ok"]
     assert (tmp_path / "trace.jsonl").stat().st_size < 100_000
+
+
+def test_a_server_that_cannot_come_back_is_tried_once_per_call_and_each_call_fails(tmp_path):
+    starts = tmp_path / "starts.txt"
+    entry = stdio_entry("crash", env={"STARTS_FILE": str(starts), "ONLY_ONCE": "1"}, connect_timeout=5)
+    script = [reply(call("crash__die", {})), reply(call("crash__echo", {"text": "a"}, 2)),
+              reply(call("crash__echo", {"text": "b"}, 3)), "done"]
+    agent, _ = agent_for(tmp_path, {"crash": entry}, policy_rules(("all", "crash.*", "allow")), script)
+    try:
+        out, _ = run(agent, tmp_path)
+    finally:
+        close_sources(agent)
+    died, first_retry, second_retry = told(out)
+    assert died.startswith("error: McpServerDiedError")
+    for refused in (first_retry, second_retry):
+        assert refused.startswith("error: McpConnectError: MCP server 'crash' could not be reached")
+    assert len(starts.read_text().splitlines()) == 3  # the first start, then one restart per call
+    assert out["answer"] == "done"
