@@ -5,9 +5,9 @@ changes its tool list never hangs the agent nor gets an ungoverned call."""
 from __future__ import annotations
 
 import pytest
-from conftest import stdio_entry
 from langchain_core.messages import AIMessage
 from mcp_agents import agent_for, call, close_sources, of_phase, policy_rules, reply, run, told
+from mcp_setup import stdio_entry
 
 from grapharc.errors import GraphARCError
 from grapharc.harness.setup import add_source_tools
