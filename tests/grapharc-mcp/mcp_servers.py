@@ -13,7 +13,8 @@ the test waits for that line). KIND picks the server:
 * ``bomb``: ``fine`` and ``nested``, whose input schema nests 40 levels;
 * ``collide``: a tool named ``echo`` (its server is configured with the prefix ``notes``);
 * ``hang``: ``wait`` never answers; ``echo`` does;
-* ``crash``: ``die`` kills the server mid-call; ``echo`` answers;
+* ``crash``: ``die`` kills the server mid-call; ``echo`` answers (each start is a line of
+  ``$STARTS_FILE`` if set; with ``$ONLY_ONCE`` set too, a second start fails at once);
 * ``flood``: ``flood`` returns 100 MB of text;
 * ``grow``: ``unlock`` adds the tool ``secret`` and announces the new tool list.
 """
@@ -151,6 +152,14 @@ def hang_server() -> MCPServer:
 
 
 def crash_server() -> MCPServer:
+    starts = os.environ.get("STARTS_FILE")
+    if starts:  # each start is a line; with ONLY_ONCE set, every start after the first fails at once
+        with open(starts, "a+", encoding="utf-8") as log:
+            log.seek(0)
+            started_before = bool(log.read())
+            log.write(f"{os.getpid()}\n")
+        if started_before and os.environ.get("ONLY_ONCE"):
+            sys.exit(4)
     server = MCPServer("crash")
 
     @server.tool()

@@ -12,7 +12,7 @@ import sys
 from pathlib import Path
 from typing import Any
 
-from conftest import stdio_entry, toml_entry
+from mcp_setup import stdio_entry, toml_entry
 
 GRAPHARC = str(Path(sys.executable).parent / "grapharc")
 TOKEN = "notes-secret-0123456789"

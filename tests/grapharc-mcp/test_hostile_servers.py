@@ -5,9 +5,9 @@ changes its tool list never hangs the agent nor gets an ungoverned call."""
 from __future__ import annotations
 
 import pytest
-from conftest import stdio_entry
 from langchain_core.messages import AIMessage
 from mcp_agents import agent_for, call, close_sources, of_phase, policy_rules, reply, run, told
+from mcp_setup import stdio_entry
 
 from grapharc.errors import GraphARCError
 from grapharc.harness.setup import add_source_tools
@@ -163,3 +163,38 @@ def test_a_tool_announced_after_connect_is_governed_before_it_can_be_called(tmp_
         assert told(out) == ["unlocked", "error: no tool named 'grow.secret' is available to you"]
         assert permissions == [("grow.unlock", "allow"), ("grow.secret", "deny")]
     assert isinstance(out["messages"][-1], AIMessage)
+
+
+def test_over_http_a_100_mb_result_ends_that_call_and_the_next_call_reconnects(tmp_path, http_server):
+    server = http_server("flood")
+    script = [reply(call("flood__flood", {})), reply(call("flood__echo", {"text": "after"}, 2)), "done"]
+    agent, _ = agent_for(tmp_path, {"flood": {"url": server.url}}, policy_rules(("all", "flood.*", "allow")),
+                         script)
+    try:
+        out, events = run(agent, tmp_path)
+    finally:
+        close_sources(agent)
+    refused, after = told(out)
+    assert refused.startswith("error: McpServerDiedError: MCP server 'flood' closed its connection during "
+                              "the call; the call failed")
+    assert after == "after"
+    assert [e["outcome"] for e in of_phase(events, "tool")] == ["error", "ok"]
+    assert (tmp_path / "trace.jsonl").stat().st_size < 100_000
+
+
+def test_a_server_that_cannot_come_back_is_tried_once_per_call_and_each_call_fails(tmp_path):
+    starts = tmp_path / "starts.txt"
+    entry = stdio_entry("crash", env={"STARTS_FILE": str(starts), "ONLY_ONCE": "1"}, connect_timeout=5)
+    script = [reply(call("crash__die", {})), reply(call("crash__echo", {"text": "a"}, 2)),
+              reply(call("crash__echo", {"text": "b"}, 3)), "done"]
+    agent, _ = agent_for(tmp_path, {"crash": entry}, policy_rules(("all", "crash.*", "allow")), script)
+    try:
+        out, _ = run(agent, tmp_path)
+    finally:
+        close_sources(agent)
+    died, first_retry, second_retry = told(out)
+    assert died.startswith("error: McpServerDiedError")
+    for refused in (first_retry, second_retry):
+        assert refused.startswith("error: McpConnectError: MCP server 'crash' could not be reached")
+    assert len(starts.read_text().splitlines()) == 3  # the first start, then one restart per call
+    assert out["answer"] == "done"

@@ -7,7 +7,7 @@ import json
 from pathlib import Path
 
 import pytest
-from conftest import stdio_entry, toml_entry
+from mcp_setup import stdio_entry, toml_entry
 from typer.testing import CliRunner
 
 from grapharc.cli.main import build_app

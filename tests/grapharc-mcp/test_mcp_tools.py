@@ -8,8 +8,8 @@ from typing import Any
 
 import jsonschema
 import pytest
-from conftest import stdio_entry
 from mcp_agents import agent_for, call, close_sources, of_phase, policy_rules, reply, run, told
+from mcp_setup import stdio_entry
 
 from grapharc.harness.tools import SideEffect
 from grapharc.trace import schema as ts

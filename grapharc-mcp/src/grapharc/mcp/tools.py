@@ -12,7 +12,7 @@ from __future__ import annotations
 
 import json
 from collections.abc import Mapping
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
@@ -41,8 +41,9 @@ class McpTool(Tool):
     """A tool of an MCP server (see the module docstring)."""
 
     remote_name: str = ""
-    input_schema: Mapping[str, Any] | None = None
-    validator: Any = None
+    """The tool's name on its server (``NAME.tool`` is GraphARC's)."""
+    input_schema: Mapping[str, Any] | None = field(default=None, compare=False)
+    validator: Any = field(default=None, compare=False)
 
     def parameters(self) -> dict[str, Any]:
         return dict(self.input_schema or {"type": "object"})
