@@ -37,15 +37,16 @@ def test_plugins_json_lists_every_installed_distribution_and_what_it_registered(
 
 
 def test_plugins_tells_two_stores_of_one_scheme_apart_by_what_they_store():
-    """Core's sqlite stores sessions and runs, grapharc-memory-sqlite's stores claims: each
+    """Core's sqlite stores sessions and runs, grapharc-memory-sqlite's stores claims and items: each
     distribution lists its own ``scheme:kind`` keys, and the human view groups them by scheme."""
     document = json.loads(grapharc("plugins", "--json").stdout)
     by_name = {d["name"]: d["registered"] for d in document["distributions"]}
     assert "sqlite:sessions" in by_name["grapharc-core"]["stores"]
     assert "sqlite:claims" not in by_name["grapharc-core"]["stores"]
-    assert by_name["grapharc-memory-sqlite"]["stores"] == ["sqlite:artifacts", "sqlite:claims"]
+    assert by_name["grapharc-memory-sqlite"]["stores"] == ["sqlite:artifacts", "sqlite:claims",
+                                                           "sqlite:items"]
     shown = grapharc("plugins").stdout
-    assert "sqlite (artifacts, claims)" in shown
+    assert "sqlite (artifacts, claims, items)" in shown
     assert "sqlite (assistants, checkpoints, crons, runs, sessions, webhooks)" in shown
 
 
