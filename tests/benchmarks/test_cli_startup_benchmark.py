@@ -17,6 +17,7 @@ def test_quick_mode_reports_user_time_and_its_ratio_beside_cpu_time() -> None:
     assert done.returncode == 0, done.stdout + done.stderr
     report = json.loads(done.stdout)
     floor_user = report[FLOOR]["user_s"]
-    for name, row in report.items():
-        assert 0 < row["user_s"] <= row["cpu_s"], name
+    assert floor_user > 0
+    for name, row in report.items():  # `python -c pass` may take less user time than the kernel counts
+        assert 0 <= row["user_s"] <= row["cpu_s"], name
         assert row["user_ratio_to_langgraph"] == pytest.approx(row["user_s"] / floor_user, abs=0.01), name
