@@ -22,7 +22,7 @@ if TYPE_CHECKING:
     from grapharc.session.approvals import Hold
     from grapharc.session.audit import NodeRun
     from grapharc.session.lease import Lease
-    from grapharc.session.records import Answer, Approval, AuditEntry, Event, Session
+    from grapharc.session.records import Answer, Approval, AuditEntry, DecisionMark, Event, Session
 
 
 @runtime_checkable
@@ -148,6 +148,14 @@ class SessionStore(Protocol):
 
     def approval(self, approval_id: str) -> Approval:
         """One approval by id."""
+        ...
+
+    def decided(self, limit: int, *, before: DecisionMark | None = None,
+                after: DecisionMark | None = None) -> builtins.list[Approval]:
+        """Up to ``limit`` decided approvals (approved or declined) of every thread, the newest
+        decision first, ordered by (``decided_at``, ``approval_id``), both descending. ``before``: only
+        those ordered after that mark (the next page); ``after``: the ``limit`` nearest before it (the
+        previous page), still newest first. A decision a rollback undid is open again, so not here."""
         ...
 
     def decide(self, thread_id: str, approval_id: str, decision: str, *, decider: str, now: float,

@@ -62,6 +62,7 @@ from grapharc.session.records import (
     Answer,
     Approval,
     AuditEntry,
+    DecisionMark,
     Event,
     Session,
 )
@@ -177,6 +178,12 @@ class SessionManager:
     def approval(self, approval_id: str) -> Approval:
         """One approval record, whichever thread asked it (``UnknownApprovalError`` if none)."""
         return self.store.approval(approval_id)
+
+    def decided(self, limit: int, *, before: DecisionMark | None = None,
+                after: DecisionMark | None = None) -> builtins.list[Approval]:
+        """Up to ``limit`` decided approvals of every thread, newest decision first
+        (``SessionStore.decided``: ``before`` and ``after`` page on a decision's mark)."""
+        return self.store.decided(limit, before=before, after=after)
 
     def interrupt_value(self, thread_id: str, interrupt_id: str) -> Any:
         """The value the thread's pending ``interrupt()`` ``interrupt_id`` carries (None: none by
