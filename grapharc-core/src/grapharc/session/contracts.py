@@ -249,6 +249,11 @@ class ChangeNotifier(Protocol):
         not wake it, so a caller re-reads after every return."""
         ...
 
+    async def wait_for_any_change(self, timeout: float) -> bool:
+        """As ``wait_for_change``, for a write to any thread's audit trail (or trace): what a
+        reader of every thread (the inbox's pending approvals) waits on."""
+        ...
+
 
 @runtime_checkable
 class SignInRecords(Protocol):

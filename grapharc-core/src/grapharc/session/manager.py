@@ -265,6 +265,13 @@ class SessionManager:
         await asyncio.sleep(timeout)
         return False
 
+    async def wait_for_any_change(self, timeout: float) -> bool:
+        """As ``wait_for_change``, for another process's write to any thread's audit trail."""
+        if self.changes is not None:
+            return await self.changes.wait_for_any_change(timeout)
+        await asyncio.sleep(timeout)
+        return False
+
     # -- sync turns ------------------------------------------------------------------
 
     def create(self, graph: str, *, thread_id: str | None = None, owner: str | None = None,
