@@ -1,6 +1,6 @@
 """LISTEN/NOTIFY: a write to a thread's audit trail or trace, by another connection or process,
-wakes whoever waits on that thread (or on any thread); an SSE stream in this process follows a run that another
-process executes, every entry once and in order."""
+wakes whoever waits on that thread (or on any thread); an SSE stream in this process follows a
+run that another process executes, every entry once and in order."""
 
 from __future__ import annotations
 
@@ -53,7 +53,8 @@ def test_a_reader_waiting_on_any_thread_is_woken_by_a_write_to_each(postgres_uri
 
         async def scenario() -> None:
             for thread in ("t1", "t2"):
-                assert await woken_by(waiter, None, lambda t=thread: writer.post_event(t, "poke", {}, time.time()))
+                poke = lambda t=thread: writer.post_event(t, "poke", {}, time.time())  # noqa: E731
+                assert await woken_by(waiter, None, poke)
             assert await waiter.wait_for_any_change(0.2) is False  # nothing written meanwhile
 
         asyncio.run(scenario())

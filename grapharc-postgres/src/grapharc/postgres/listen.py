@@ -2,9 +2,9 @@
 
 Migration 2's triggers notify ``grapharc_audit`` and ``grapharc_trace`` with the thread id on
 every insert. A ``ChangeListener`` holds one LISTENing ``AsyncConnection`` for its event loop
-and wakes whoever waits on that thread, and whoever waits on any thread. A notification that arrives before its reader starts
-waiting is not kept: the wait has a timeout and the reader re-reads then, so nothing is
-missed, only later.
+and wakes whoever waits on that thread, and whoever waits on any thread. A notification that
+arrives before its reader starts waiting is not kept: the wait has a timeout and the reader
+re-reads then, so nothing is missed, only later.
 """
 
 from __future__ import annotations

@@ -8,7 +8,13 @@ decision is refused (409, "already decided by X at T"), an expired approval says
 and a user the auth file does not let decide an approval gets 403. An approval of a thread the user
 may not read is a 404, as an unknown approval is, whether or not they may decide it: its existence
 is not leaked, and nobody decides what they may not read. The inbox lists the approvals the user may
-decide on threads they may read, and counts the others only among the threads they may read.
+decide on threads they may read (the oldest asked first, or the soonest to expire: ``?sort=``), and
+counts the others only among the threads they may read; the decisions made so far and a page per
+thread are ``grapharc.server.inbox.lists``', the inbox's live updates ``grapharc.server.inbox.live``'.
+
+Every page is sent with a strict Content-Security-Policy (``CSP``): scripts and styles only from the
+server's own files (``/inbox/static``), no inline script or style, no framing, forms posted to the
+server only.
 
 Signing out revokes the page session (its nonce, in the session store every worker reads);
 failed sign-ins throttle the next ones per user name and address (``grapharc.server.inbox.throttle``).
@@ -20,7 +26,9 @@ is the app's, set on ``app.state`` by ``mount_inbox`` and ``create_app``.
 
 from __future__ import annotations
 
+import math
 import time
+from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Annotated, Any
@@ -28,6 +36,7 @@ from urllib.parse import quote
 
 from fastapi import APIRouter, Depends, FastAPI, Form, Request
 from fastapi.responses import RedirectResponse, Response
+from fastapi.staticfiles import StaticFiles
 from fastapi.templating import Jinja2Templates
 
 from grapharc.errors import GraphARCError
@@ -43,7 +52,17 @@ from grapharc.stores import offload
 
 TEMPLATES = Jinja2Templates(directory=Path(__file__).parent / "templates")
 TEMPLATES.env.globals["iso"] = iso
+STATIC = Path(__file__).parent / "static"
 PREFIX = "/inbox"
+CSP = ("default-src 'none'; script-src 'self'; style-src 'self'; img-src 'self' data:; connect-src 'self'; "
+       "form-action 'self'; frame-ancestors 'none'; base-uri 'none'")
+"""The pages' Content-Security-Policy: nothing inline, nothing from elsewhere."""
+SORTS: dict[str, Callable[[Pending], tuple[float, float]]] = {
+    "age": lambda p: (p.approval.created_at, 0.0),
+    "expiry": lambda p: (p.approval.expires_at if p.approval.expires_at is not None else math.inf,
+                         p.approval.created_at),
+}
+"""How the inbox may be sorted: the oldest asked first, or the soonest to expire (never: last)."""
 
 router = APIRouter(prefix=PREFIX)
 
@@ -64,6 +83,7 @@ class Pages:
                                               context={"user": session.user, "csrf": session.csrf, **context})
         if fresh:
             self.cookies.write(request, response, session)
+        response.headers["Content-Security-Policy"] = CSP
         return response
 
     def error(self, request: Request, status: int, message: str) -> Response:
@@ -90,8 +110,13 @@ def mount_inbox(app: FastAPI, auth: AuthConfig) -> None:
     is carried on by its run worker."""
     app.state.pages = Pages(auth)
     app.exception_handler(SignInFirst)(_to_signin)
+    from grapharc.server.inbox import lists, live
+
     app.exception_handler(PageRefused)(_refused)
     app.include_router(router)
+    app.include_router(lists.router)
+    app.include_router(live.router)
+    app.mount(f"{PREFIX}/static", StaticFiles(directory=STATIC), name="inbox-static")
 
 
 async def _to_signin(request: Request, _error: SignInFirst) -> Response:
@@ -227,11 +252,21 @@ def signout(request: Request, pages: PagesDep, sessions: SessionsDep,
 
 
 @router.get("")
-async def inbox(request: Request, who: Who, pages: PagesDep, sessions: SessionsDep) -> Response:
-    """The approvals the user may decide on threads they may read, and how many others those hold."""
-    seen = _readable(who.user, await offload.to_thread(sessions.pending))
-    mine = decisions.decidable_by(who.user, seen)
-    return pages.render(request, "inbox.html", pending=mine, others=len(seen) - len(mine), now=time.time())
+async def inbox(request: Request, who: Who, pages: PagesDep, sessions: SessionsDep,
+                sort: str = "age") -> Response:
+    """The approvals the user may decide on threads they may read, sorted by ``sort``, and how many
+    others those hold."""
+    if sort not in SORTS:
+        raise PageRefused(422, f"sort must be one of {', '.join(SORTS)}, not {sort!r}")
+    seen, mine = await waiting_for(who.user, sessions)
+    return pages.render(request, "inbox.html", pending=sorted(mine, key=SORTS[sort]),
+                        others=len(seen) - len(mine), now=time.time(), sort=sort, sorts=list(SORTS))
+
+
+async def waiting_for(user: User, sessions: Sessions) -> tuple[list[Pending], list[Pending]]:
+    """The open approvals on threads ``user`` may read, and those of them ``user`` may decide."""
+    seen = _readable(user, await offload.to_thread(sessions.pending))
+    return seen, decisions.decidable_by(user, seen)
 
 
 @router.get("/approvals/{approval_id}")
