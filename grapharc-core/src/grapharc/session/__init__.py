@@ -12,6 +12,7 @@ _LAZY_EXPORTS = {
     "SessionManager": "grapharc.session.manager",
     "Gate": "grapharc.session.approvals",
     "Approvers": "grapharc.session.approvals",
+    "Shown": "grapharc.session.approvals",
     "Session": "grapharc.session.records",
     "Approval": "grapharc.session.records",
     "AuditEntry": "grapharc.session.records",

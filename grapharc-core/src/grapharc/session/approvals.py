@@ -25,7 +25,8 @@ from __future__ import annotations
 import hashlib
 import json
 import math
-from collections.abc import Callable, Iterable, Mapping
+import re
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 from uuid import uuid4
@@ -42,13 +43,54 @@ from grapharc.session.records import DECISIONS, GATE, INTERRUPT, OPEN, SUPERSEDE
 MAX_TTL_SECONDS = 366 * 86_400.0
 """An approval may stand at most a year."""
 
+MONEY, CENTS, DATE, PERCENT = "money", "cents", "date", "percent"
+SHOWN_FORMATS = ("money:<CURRENCY>", "cents:<CURRENCY>", DATE, PERCENT)
+"""How a shown field's value may be written for approvers: an amount of money (``money:EUR``), an
+amount in minor units (``cents:EUR``, 2400000 is EUR 24,000.00), epoch seconds as a date, a share
+(0.16 as 16%)."""
+_CURRENCY = re.compile(r"[A-Z]{3}")
+
+
+def shown_format(fmt: str) -> tuple[str, str | None]:
+    """The kind of a shown field's format and its currency (``cents:EUR`` -> ``("cents", "EUR")``);
+    ``SessionError`` naming the formats there are for any other."""
+    kind, _, currency = fmt.partition(":") if isinstance(fmt, str) else ("", "", "")
+    if kind in (MONEY, CENTS) and _CURRENCY.fullmatch(currency):
+        return kind, currency
+    if kind in (DATE, PERCENT) and not currency:
+        return kind, None
+    raise SessionError(f"a shown field's format must be one of {', '.join(SHOWN_FORMATS)} "
+                       f"(a currency is three capital letters, as ISO 4217 writes it), got {fmt!r}")
+
+
+@dataclass(frozen=True, slots=True)
+class Shown:
+    """A state field the approvers of a node are shown when they decide: its name, the label they
+    read (None: the name, in words) and how its value is written (None: as it is; else one of
+    ``SHOWN_FORMATS``)."""
+
+    field: str
+    label: str | None = None
+    format: str | None = None
+
+    def __post_init__(self) -> None:
+        if not isinstance(self.field, str) or not self.field:
+            raise SessionError(f"a shown field must name a state field, got {self.field!r}")
+        if self.label is not None and (not isinstance(self.label, str) or not self.label.strip()):
+            raise SessionError(f"shown field {self.field!r}: its label must be words, got {self.label!r}")
+        if self.format is not None:
+            shown_format(self.format)
+
 
 @dataclass(frozen=True, slots=True)
 class Approvers:
-    """Who may decide a node's approvals (anyone named, if empty) and how long a request stands."""
+    """Who may decide a node's approvals (anyone named, if empty), how long a request stands, and
+    the state fields they are shown when they decide (``shown_fields``: names or ``Shown``; None:
+    the fields the path so far wrote)."""
 
     who: frozenset[str] = frozenset()
     ttl: float | None = None
+    shown_fields: Sequence[Shown | str] | None = None
 
     def __post_init__(self) -> None:
         ttl = self.ttl
@@ -56,6 +98,27 @@ class Approvers:
                                 or not math.isfinite(ttl) or not 0 < ttl <= MAX_TTL_SECONDS):
             raise SessionError(f"an approval's ttl must be None or seconds above 0 and at most "
                                f"{MAX_TTL_SECONDS:g}, got {ttl!r}")
+        if self.shown_fields is not None:
+            object.__setattr__(self, "shown_fields", _shown(self.shown_fields))
+
+    def shown(self) -> tuple[Shown, ...] | None:
+        """The declared shown fields, each a ``Shown`` (None: none declared)."""
+        if self.shown_fields is None:
+            return None
+        return tuple(item for item in self.shown_fields if isinstance(item, Shown))  # all are, once declared
+
+
+def _shown(fields: Any) -> tuple[Shown, ...]:
+    """``shown_fields`` as ``Shown`` declarations, each field once (``SessionError`` saying what is
+    wrong otherwise)."""
+    if isinstance(fields, str | Shown) or not isinstance(fields, Iterable):
+        raise SessionError(f"shown_fields must be a list of field names or Shown, got {fields!r}")
+    shown = tuple(item if isinstance(item, Shown) else Shown(item) for item in fields)
+    names = [item.field for item in shown]
+    twice = sorted({name for name in names if names.count(name) > 1})
+    if twice:
+        raise SessionError(f"shown_fields names {', '.join(map(repr, twice))} more than once")
+    return shown
 
 
 @dataclass(frozen=True, slots=True)

@@ -15,7 +15,15 @@ from typing import Any
 
 from grapharc.runtime.compiled import CompiledGraphARC
 from grapharc.runtime.graph import GraphARC
-from grapharc.session.approvals import Approvers, Gate, Hold, asks_for_decision, gate_hold, interrupt_hold
+from grapharc.session.approvals import (
+    Approvers,
+    Gate,
+    Hold,
+    Shown,
+    asks_for_decision,
+    gate_hold,
+    interrupt_hold,
+)
 from grapharc.session.errors import SessionError, UnknownGraphError
 
 
@@ -38,6 +46,13 @@ class RegisteredGraph:
         bounds the whole thread, so a pause, an approval or a crash cannot reset it."""
         return self.builder.compile(checkpointer=checkpointer, interrupt_before=sorted(self.gates) or None,
                                     budget_scope="thread")
+
+    def shown_fields(self, node: str) -> tuple[Shown, ...] | None:
+        """The state fields ``node``'s approvers are shown (its gate's, else its approvers');
+        None: it declares none, so they see the fields the path so far wrote."""
+        gate = self.gates.get(node)
+        approvers = gate.approvers if gate is not None else self.approvers.get(node)
+        return approvers.shown() if approvers is not None else None
 
     def asks_for_decision(self, node: str, value: Any) -> bool:
         """Whether ``node``'s ``interrupt(value)`` asks for a decision, not any answer
@@ -76,6 +91,14 @@ class GraphRegistry:
                     raise SessionError(
                         f"{kind} names node {node!r}, which graph {graph.name!r} does not have; "
                         f"its nodes: {', '.join(sorted(nodes))}")
+        declared = [(f"gate {node!r}", gate.approvers) for node, gate in graph.gates.items()]
+        declared += [(f"approvers of {node!r}", approvers) for node, approvers in graph.approvers.items()]
+        for where, approvers in declared:
+            unknown = [s.field for s in approvers.shown() or () if s.field not in graph.builder.fields]
+            if unknown:
+                fields = ", ".join(sorted(graph.builder.fields))
+                raise SessionError(f"{where} shows {', '.join(map(repr, unknown))}, not a state field of "
+                                   f"graph {graph.name!r}; its fields: {fields}")
         if graph.inbox is not None and graph.inbox not in graph.builder.fields:
             raise SessionError(f"inbox {graph.inbox!r} is not a state field of graph {graph.name!r}")
         self._graphs[graph.name] = graph
