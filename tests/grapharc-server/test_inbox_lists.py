@@ -10,6 +10,7 @@ import json
 import re
 from collections.abc import Iterator
 from pathlib import Path
+from xml.etree import ElementTree
 
 import httpx
 import pytest
@@ -20,6 +21,7 @@ from server_process import PATIENCE_SECONDS
 from grapharc.server.inbox.routes import CSP
 
 ROW = re.compile(r'<tr class="(?:approval|decision)" data-approval="([^"]+)"')
+SVG = "{http://www.w3.org/2000/svg}"
 PAGE_LINK = re.compile(r'id="(newer|older)" rel="(?:prev|next)" href="([^"]+)"')
 
 
@@ -117,6 +119,12 @@ def test_a_thread_page_shows_its_status_runs_and_trace_and_is_404_to_who_may_not
         (run,) = api.get(f"/threads/{thread}/runs").json()
         assert run["run_id"] in page.text and '<tr class="run">' in page.text
         assert f'href="/threads/{thread}/trace"' in page.text
+        drawn = ElementTree.fromstring(re.search(r"<svg.*?</svg>", page.text, re.S).group(0))  # noqa: S314 -- our page
+        assert drawn.get("role") == "img"
+        marked = {g.get("class"): "".join(g.itertext()) for g in drawn.iter(f"{SVG}g")}
+        assert marked["node paused"] == "sign_off (waiting)"
+        assert "Waiting at sign_off" in "".join(drawn.find(f"{SVG}desc").itertext())
+        assert "paused, waiting for a decision" in page.text and '<tr class="moment">' in page.text
         trace = api.get(f"/threads/{thread}/trace")
         assert trace.headers["content-type"] == "application/x-ndjson"
         assert [json.loads(line)["kind"] for line in trace.text.splitlines()][-1] == "paused"
