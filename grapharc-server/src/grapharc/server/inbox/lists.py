@@ -23,7 +23,7 @@ from markupsafe import Markup
 from grapharc.runs.records import RunRecord
 from grapharc.server.api.context import ApiContext
 from grapharc.server.auth import User
-from grapharc.server.inbox import drawing, humane
+from grapharc.server.inbox import drawing
 from grapharc.server.inbox.routes import PREFIX, PageRefused, PagesDep, SessionsDep, Who, _api
 from grapharc.server.inbox.timeline import Moment, timeline
 from grapharc.server.service import access
@@ -92,7 +92,7 @@ async def thread_page(request: Request, thread_id: str, who: Who, pages: PagesDe
         runs = await offload.to_thread(api.runs.of_thread, thread_id, limit=RUNS_SHOWN)
     return pages.render(request, "thread.html", thread=thread, approvals=approvals, runs=runs,
                         serves_runs=api is not None, runs_shown=RUNS_SHOWN, now=time.time(),
-                        picture=picture, moments=moments, humane=humane)
+                        picture=picture, moments=moments)
 
 
 def thread_path(sessions: Sessions, thread: Session) -> tuple[Markup, list[Moment]]:

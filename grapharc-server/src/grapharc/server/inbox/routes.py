@@ -42,6 +42,8 @@ from fastapi.templating import Jinja2Templates
 from grapharc.errors import GraphARCError
 from grapharc.server.api.context import ApiContext, bearer_user
 from grapharc.server.auth import AuthConfig, User
+from grapharc.server.inbox import humane
+from grapharc.server.inbox.amounts import amounts
 from grapharc.server.inbox.cookies import MAX_AGE, Cookies, PageSession
 from grapharc.server.inbox.throttle import Throttle
 from grapharc.server.service import access, decisions
@@ -52,6 +54,7 @@ from grapharc.stores import offload
 
 TEMPLATES = Jinja2Templates(directory=Path(__file__).parent / "templates")
 TEMPLATES.env.globals["iso"] = iso
+TEMPLATES.env.globals["humane"] = humane
 STATIC = Path(__file__).parent / "static"
 PREFIX = "/inbox"
 CSP = ("default-src 'none'; script-src 'self'; style-src 'self'; img-src 'self' data:; connect-src 'self'; "
@@ -259,8 +262,9 @@ async def inbox(request: Request, who: Who, pages: PagesDep, sessions: SessionsD
     if sort not in SORTS:
         raise PageRefused(422, f"sort must be one of {', '.join(SORTS)}, not {sort!r}")
     seen, mine = await waiting_for(who.user, sessions)
-    return pages.render(request, "inbox.html", pending=sorted(mine, key=SORTS[sort]),
-                        others=len(seen) - len(mine), now=time.time(), sort=sort, sorts=list(SORTS))
+    at_stake = await offload.to_thread(amounts, sessions, mine)
+    return pages.render(request, "inbox.html", pending=sorted(mine, key=SORTS[sort]), amounts=at_stake,
+                        others=len(seen) - len(mine), now=time.time(), sort=sort)
 
 
 async def waiting_for(user: User, sessions: Sessions) -> tuple[list[Pending], list[Pending]]:
