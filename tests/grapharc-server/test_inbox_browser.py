@@ -110,7 +110,7 @@ def test_sign_in_approve_and_watch_the_thread_finish_and_a_second_submit_is_refu
         page.wait_for_url(f"{served.url}/inbox/approvals/{asked.approval_id}")
         assert page.text_content("#node").startswith("credit-approval / sign_off")
         assert page.text_content("#deciders") == "credit-desk"
-        assert "Rosalind Achterberg" in page.text_content("#arguments")
+        assert "Rosalind Achterberg" in page.text_content("#evidence")
         page.screenshot(path=str(shots / "approval.png"), full_page=True)
 
         other_tab = page.context.new_page()

@@ -22,6 +22,7 @@ from grapharc.server.inbox.routes import CSP
 
 ROW = re.compile(r'<tr class="(?:approval|decision)" data-approval="([^"]+)"')
 SVG = "{http://www.w3.org/2000/svg}"
+AMOUNTS = re.compile(r'<td data-label="At stake" class="amounts">(.*?)</td>')
 PAGE_LINK = re.compile(r'id="(newer|older)" rel="(?:prev|next)" href="([^"]+)"')
 
 
@@ -63,7 +64,8 @@ def links(page: httpx.Response) -> dict[str, str]:
 
 
 def test_the_pending_list_sorts_by_when_asked_and_by_expiry(url, tmp_path):
-    """The gated waiter's approval never expires and is asked first; the credit desk's expires in 7 days."""
+    """The gated waiter's approval never expires and is asked first; the credit desk's expires in 7 days
+    and lists the amounts its graph declares shown to the desk."""
     with client(url, "alice") as api, client(url) as alice:
         _, never = pause_gated_thread(api, tmp_path / "never-released")
         expiring = approval_of(api, paused_credit_thread(api))
@@ -71,6 +73,12 @@ def test_the_pending_list_sorts_by_when_asked_and_by_expiry(url, tmp_path):
         assert rows(alice.get("/inbox")) == rows(alice.get("/inbox?sort=age")) == [never, expiring]
         by_expiry = alice.get("/inbox?sort=expiry")
         assert rows(by_expiry) == [expiring, never]
+        at_stake = dict(zip(rows(by_expiry), AMOUNTS.findall(by_expiry.text), strict=True))
+        assert at_stake[expiring] == ("Amount: <strong>EUR 24,000.00</strong><br>"
+                                      "Declared monthly income: <strong>EUR 4,150.00</strong><br>"
+                                      "Verified monthly income: <strong>EUR 3,980.00</strong>")
+        assert at_stake[never] == ""  # the gated waiter declares no money field
+        assert "expires in 7 days (" in by_expiry.text and "never expires" in by_expiry.text
         assert 'id="sort-expiry" aria-current="true"' in by_expiry.text
         refused = alice.get("/inbox?sort=amount")
         assert refused.status_code == 422
@@ -124,7 +132,7 @@ def test_a_thread_page_shows_its_status_runs_and_trace_and_is_404_to_who_may_not
         marked = {g.get("class"): "".join(g.itertext()) for g in drawn.iter(f"{SVG}g")}
         assert marked["node paused"] == "sign_off (waiting)"
         assert "Waiting at sign_off" in "".join(drawn.find(f"{SVG}desc").itertext())
-        assert "paused, waiting for a decision" in page.text and '<tr class="moment">' in page.text
+        assert "paused, waiting for a decision" in page.text and '<tr class="moment node">' in page.text
         trace = api.get(f"/threads/{thread}/trace")
         assert trace.headers["content-type"] == "application/x-ndjson"
         assert [json.loads(line)["kind"] for line in trace.text.splitlines()][-1] == "paused"

@@ -108,7 +108,8 @@ def test_approving_answers_303_and_the_thread_finishes_with_the_person_in_the_au
         assert answer.headers["location"] == f"/inbox/approvals/{asked.approval_id}"
         after = client.get(answer.headers["location"])
     assert "Approved by alice (credit-desk)" in after.text and "completed" in after.text
-    assert "decided: the thread no longer holds them" in after.text
+    assert 'id="evidence"' not in after.text  # decided: the state moved on, the page shows who decided
+    assert 'href="/inbox/threads/approve-1"' in after.text
     with reading(served.sessions) as manager:
         session = manager.get("approve-1")
     assert (session.status, session.outcome) == ("completed", "released")

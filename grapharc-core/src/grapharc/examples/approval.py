@@ -26,7 +26,7 @@ from pydantic import Field
 from grapharc.errors import GraphARCError
 from grapharc.runtime.graph import END, START, GraphARC
 from grapharc.runtime.state import GraphARCState
-from grapharc.session.approvals import Approvers
+from grapharc.session.approvals import Approvers, Shown
 
 GRAPH_NAME = "credit-approval"
 SIGN_OFF_LIMIT = 15_000_00  # cents
@@ -206,7 +206,15 @@ def outcome(values: dict[str, Any]) -> str:
     return "released" if values.get("released") else "declined"
 
 
+SHOWN_TO_THE_DESK = (
+    Shown("applicant"), Shown("amount", format="cents:EUR"), Shown("months", "Term (months)"),
+    Shown("bureau_score"), Shown("declared_income", "Declared monthly income", "cents:EUR"),
+    Shown("verified_income", "Verified monthly income", "cents:EUR"), Shown("within_policy"), Shown("notes"),
+)
+"""What the credit desk sees when it decides a sign-off: the evidence the checks gathered."""
+
+
 def register_credit_graph(manager: Any) -> None:
     """Register the demo graph on a SessionManager: the credit desk answers ``sign_off``."""
-    manager.register(build_credit_graph(), outcome=outcome,
-                     approvers={"sign_off": Approvers(frozenset({CREDIT_DESK}), ttl=REQUEST_DAYS * 86400.0)})
+    desk = Approvers(frozenset({CREDIT_DESK}), ttl=REQUEST_DAYS * 86400.0, shown_fields=SHOWN_TO_THE_DESK)
+    manager.register(build_credit_graph(), outcome=outcome, approvers={"sign_off": desk})

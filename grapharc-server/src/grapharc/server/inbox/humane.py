@@ -29,10 +29,11 @@ def date_time(moment: float | None) -> str:
     return found.strftime("%-d %b %Y, %H:%M UTC") if found is not None else NO_TIME
 
 
-def date(moment: float | None) -> str:
-    """Epoch seconds as a date in UTC: ``13 Dec 2026``."""
+def precise(moment: float | None) -> str:
+    """Epoch seconds to the second, for a timeline whose steps are seconds apart:
+    ``7 Dec 2026, 05:08:56 UTC``."""
     found = _datetime(moment)
-    return found.strftime("%-d %b %Y") if found is not None else NO_TIME
+    return found.strftime("%-d %b %Y, %H:%M:%S UTC") if found is not None else NO_TIME
 
 
 def relative(moment: float | None, now: float) -> str:
@@ -42,8 +43,17 @@ def relative(moment: float | None, now: float) -> str:
     gap = moment - now
     if abs(gap) < 1:
         return "just now"
-    words = humanize.naturaldelta(timedelta(seconds=abs(gap)))
+    words = humanize.naturaldelta(timedelta(seconds=_rounded(abs(gap))))
     return f"in {words}" if gap > 0 else f"{words} ago"
+
+
+def _rounded(seconds: float) -> float:
+    """``seconds`` to the nearest whole unit ``humanize`` will name (it drops the rest): 6 days and 23
+    hours reads as 7 days, not 6."""
+    for unit in (86_400, 3_600, 60):
+        if seconds >= unit:
+            return round(seconds / unit) * unit
+    return seconds
 
 
 def when(moment: float | None, now: float) -> str:

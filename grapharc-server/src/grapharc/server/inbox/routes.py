@@ -45,6 +45,7 @@ from grapharc.server.auth import AuthConfig, User
 from grapharc.server.inbox import humane
 from grapharc.server.inbox.amounts import amounts
 from grapharc.server.inbox.cookies import MAX_AGE, Cookies, PageSession
+from grapharc.server.inbox.evidence import evidence
 from grapharc.server.inbox.throttle import Throttle
 from grapharc.server.service import access, decisions
 from grapharc.server.service.sessions import Details, Pending, Sessions
@@ -281,7 +282,7 @@ async def approval_page(request: Request, approval_id: str, who: Who, pages: Pag
         decider = decisions.decider(found.approval, found.session.graph, who.user)
     except decisions.MayNotDecide as exc:
         return _not_theirs(request, pages, exc)
-    return pages.render(request, "approval.html", found=found, decider=decider, now=time.time(), refusal=None)
+    return await _approval(request, pages, sessions, found, decider)
 
 
 @router.post("/approvals/{approval_id}")
@@ -339,8 +340,15 @@ async def _decision_refused(request: Request, pages: Pages, sessions: Sessions, 
     """The approval's page as it stands now, saying why the decision was refused."""
     found = await _details(sessions, approval_id)
     decider = decisions.deciding_as(user, found.session.graph, found.approval)
+    return await _approval(request, pages, sessions, found, decider, status, refusal)
+
+
+async def _approval(request: Request, pages: Pages, sessions: Sessions, found: Details, decider: str | None,
+                    status: int = 200, refusal: str | None = None) -> Response:
+    """The approval's page: the record, the evidence it rests on, and the form (or who decided)."""
+    shown = await offload.to_thread(evidence, sessions, found)
     return pages.render(request, "approval.html", status, found=found, decider=decider, now=time.time(),
-                        refusal=refusal)
+                        refusal=refusal, evidence=shown)
 
 
 def _local(target: str) -> str:

@@ -100,7 +100,7 @@ def _said(entry: AuditEntry) -> str:
     by = f" by {detail['by']}" if detail.get("by") else ""
     sayings: dict[str, str] = {
         AuditKind.CREATED: "thread created" + (f" by {detail['owner']}" if detail.get("owner") else ""),
-        AuditKind.ASKED: f"asked: {detail.get('question', '')}",
+        AuditKind.ASKED: f"asked for a decision at {detail.get('node', 'a node')}",
         AuditKind.DECIDED: f"{detail.get('decision', 'decided')}{by}",
         AuditKind.SUPERSEDED: "approval superseded: what it asked about changed",
         AuditKind.RECLAIMED: f"taken over by {detail.get('runner', 'another runner')} (its runner stopped)",

@@ -9,7 +9,6 @@ manager that registers the thread's graph (``driver_for``).
 
 from __future__ import annotations
 
-import json
 from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
 from dataclasses import dataclass
@@ -35,12 +34,15 @@ class Pending:
 
 @dataclass(frozen=True, slots=True)
 class Details:
-    """What it takes to decide one approval: the record, its thread, and the arguments asked about."""
+    """What it takes to decide one approval: the record, its thread, and what it asks about."""
 
     approval: Approval
     session: Session
-    arguments: str
-    """The arguments as indented JSON (or why they cannot be shown)."""
+    asked: Any = None
+    """What an open approval asks about beyond its question: a gate's chosen arguments, or what an
+    interrupt's value carries besides the question (None: nothing more, or decided)."""
+    unreadable: str | None = None
+    """Why what it asks about cannot be shown, if it cannot."""
 
 
 class Sessions:
@@ -84,17 +86,23 @@ class Sessions:
         return sorted(found, key=lambda p: p.approval.created_at)
 
     def details(self, approval_id: str) -> Details:
-        """The approval ``approval_id`` with its thread and the arguments it asks about."""
+        """The approval ``approval_id`` with its thread and what it asks about."""
         approval = self.approval(approval_id)
         session = self.thread(approval.thread_id)
-        arguments = "(decided: the thread no longer holds them)"
-        if approval.state == OPEN:
-            try:
-                arguments = json.dumps(self._asked_about(approval, session), indent=2, sort_keys=True,
-                                       ensure_ascii=False, default=_plain)
-            except GraphARCError as exc:
-                arguments = f"(cannot be shown: {exc})"
-        return Details(approval, session, arguments)
+        if approval.state != OPEN:
+            return Details(approval, session)
+        try:
+            asked = self._asked_about(approval, session)
+        except GraphARCError as exc:
+            return Details(approval, session, unreadable=str(exc))
+        return Details(approval, session, _beyond(asked, approval.question))
+
+    def saved_values(self, thread_id: str) -> dict[str, Any]:
+        """The thread's state as its newest checkpoint saved it, read without its graph (which this
+        process may not have registered): every channel, LangGraph's own included."""
+        config: Any = {"configurable": {"thread_id": thread_id, "checkpoint_ns": ""}}
+        saved = self.manager.checkpointer.get_tuple(config)
+        return dict(saved.checkpoint["channel_values"]) if saved is not None else {}
 
     def scanned_at(self, thread_id: str, step: int) -> Any:
         """The checkpoint of superstep ``step`` as a live turn of the thread here last scanned it
@@ -119,15 +127,21 @@ class Sessions:
         await self.manager.aclose()
 
     def _asked_about(self, approval: Approval, session: Session) -> Any:
-        """A gate's chosen arguments (the state's values without a chooser), or the value an
-        interrupt carries (read without the graph, which this process may not have registered)."""
+        """A gate's chosen arguments (None without a chooser: the page shows the state), or the value
+        an interrupt carries (read without the graph, which this process may not have registered)."""
         if approval.kind != GATE:
             return self.manager.interrupt_value(session.thread_id, approval.hold_key)
         gate = self.manager.graphs.get(session.graph, session.thread_id).gates.get(approval.node)
-        values = self.manager.values(session.thread_id)
-        return gate.arguments(values) if gate is not None and gate.arguments is not None else values
+        if gate is None or gate.arguments is None:
+            return None
+        return gate.arguments(self.manager.values(session.thread_id))
 
 
-def _plain(value: Any) -> Any:
-    dump = getattr(value, "model_dump", None)
-    return dump(mode="json") if callable(dump) else repr(value)
+def _beyond(asked: Any, question: str) -> Any:
+    """What ``asked`` says besides ``question``, which the page already shows (None: nothing)."""
+    if isinstance(asked, str) and asked == question:
+        return None
+    if isinstance(asked, dict) and asked.get("question") == question:
+        rest = {key: value for key, value in asked.items() if key != "question"}
+        return rest or None
+    return asked
