@@ -265,7 +265,8 @@ class SqlSessionStore(SqlTimeTravel):
     def decided(self, limit: int, *, before: DecisionMark | None = None,
                 after: DecisionMark | None = None) -> builtins.list[Approval]:
         """Up to ``limit`` decided approvals, newest decision first (before or after a mark)."""
-        where, args = "WHERE state IN (?, ?)", [*DECISIONS]
+        where = "WHERE state IN (?, ?)"
+        args: builtins.list[Any] = [*DECISIONS]
         order = "decided_at DESC, approval_id DESC"
         if before is not None:
             where += " AND (decided_at < ? OR (decided_at = ? AND approval_id < ?))"

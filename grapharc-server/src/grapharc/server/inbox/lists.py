@@ -24,7 +24,7 @@ from grapharc.runs.records import RunRecord
 from grapharc.server.api.context import ApiContext
 from grapharc.server.auth import User
 from grapharc.server.inbox import drawing
-from grapharc.server.inbox.routes import PREFIX, PageRefused, PagesDep, SessionsDep, Who, _api
+from grapharc.server.inbox.routes import PREFIX, PageRefused, PagesDep, SessionsDep, Who, api_context
 from grapharc.server.inbox.timeline import Moment, timeline
 from grapharc.server.service import access
 from grapharc.server.service.decided import decided_page
@@ -82,7 +82,7 @@ async def decided(request: Request, who: Who, pages: PagesDep, sessions: Session
 
 @router.get("/threads/{thread_id}")
 async def thread_page(request: Request, thread_id: str, who: Who, pages: PagesDep, sessions: SessionsDep,
-                      api: Annotated[ApiContext | None, Depends(_api)]) -> Response:
+                      api: Annotated[ApiContext | None, Depends(api_context)]) -> Response:
     """Where the thread stands, its approvals and runs, and a link to its trace."""
     thread = await _readable_thread(sessions, thread_id, who.user)
     approvals = await offload.to_thread(sessions.manager.approvals, thread_id)

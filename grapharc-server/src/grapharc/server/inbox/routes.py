@@ -21,7 +21,7 @@ failed sign-ins throttle the next ones per user name and address (``grapharc.ser
 
 The routes are plain functions on the module's router; who is signed in and whether a form carries
 its CSRF token are dependencies, and what they read (the pages, the sessions, the API's run worker)
-is the app's, set on ``app.state`` by ``mount_inbox`` and ``create_app``.
+is the app's, set on ``app.state`` by ``grapharc.server.inbox.mount`` and ``create_app``.
 """
 
 from __future__ import annotations
@@ -34,9 +34,8 @@ from pathlib import Path
 from typing import Annotated, Any
 from urllib.parse import quote
 
-from fastapi import APIRouter, Depends, FastAPI, Form, Request
+from fastapi import APIRouter, Depends, Form, Request
 from fastapi.responses import RedirectResponse, Response
-from fastapi.staticfiles import StaticFiles
 from fastapi.templating import Jinja2Templates
 
 from grapharc.errors import GraphARCError
@@ -56,7 +55,6 @@ from grapharc.stores import offload
 TEMPLATES = Jinja2Templates(directory=Path(__file__).parent / "templates")
 TEMPLATES.env.globals["iso"] = iso
 TEMPLATES.env.globals["humane"] = humane
-STATIC = Path(__file__).parent / "static"
 PREFIX = "/inbox"
 CSP = ("default-src 'none'; script-src 'self'; style-src 'self'; img-src 'self' data:; connect-src 'self'; "
        "form-action 'self'; frame-ancestors 'none'; base-uri 'none'")
@@ -108,26 +106,13 @@ class PageRefused(Exception):
         self.message = message
 
 
-def mount_inbox(app: FastAPI, auth: AuthConfig) -> None:
-    """Serve the inbox on ``app`` for the users of ``auth``, over the app's sessions
-    (``app.state.sessions``); a thread of a graph the app's API registered (``app.state.api``)
-    is carried on by its run worker."""
-    app.state.pages = Pages(auth)
-    app.exception_handler(SignInFirst)(_to_signin)
-    from grapharc.server.inbox import lists, live
-
-    app.exception_handler(PageRefused)(_refused)
-    app.include_router(router)
-    app.include_router(lists.router)
-    app.include_router(live.router)
-    app.mount(f"{PREFIX}/static", StaticFiles(directory=STATIC), name="inbox-static")
-
-
-async def _to_signin(request: Request, _error: SignInFirst) -> Response:
+async def to_signin(request: Request, _error: SignInFirst) -> Response:
+    """Send a request nobody is signed in to to the sign-in page, which brings them back after."""
     return RedirectResponse(f"{PREFIX}/signin?next={quote(request.url.path)}", status_code=303)
 
 
-async def _refused(request: Request, error: PageRefused) -> Response:
+async def refused_page(request: Request, error: PageRefused) -> Response:
+    """The page saying why a request was refused."""
     pages: Pages = request.app.state.pages
     return pages.error(request, error.status, error.message)
 
@@ -147,7 +132,8 @@ async def _sessions(request: Request) -> Sessions:
     return sessions
 
 
-async def _api(request: Request) -> ApiContext | None:
+async def api_context(request: Request) -> ApiContext | None:
+    """The app's API (None: the server runs no graphs)."""
     api: ApiContext | None = request.app.state.api
     return api
 
@@ -288,7 +274,7 @@ async def approval_page(request: Request, approval_id: str, who: Who, pages: Pag
 @router.post("/approvals/{approval_id}")
 async def decide(request: Request, approval_id: str, who: Who,
                  _posted: Annotated[PageSession, Depends(DECISION_FORM)], pages: PagesDep,
-                 sessions: SessionsDep, api: Annotated[ApiContext | None, Depends(_api)],
+                 sessions: SessionsDep, api: Annotated[ApiContext | None, Depends(api_context)],
                  decision: Annotated[str, Form()] = "") -> Response:
     if decision not in DECISIONS:
         raise PageRefused(422, f"decision must be one of {', '.join(DECISIONS)}")
