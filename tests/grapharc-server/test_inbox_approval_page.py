@@ -12,14 +12,25 @@ import re
 import time
 from collections.abc import Iterator
 from contextlib import contextmanager
+from datetime import UTC, datetime
 from pathlib import Path
+from typing import Any
 
 import httpx
 import pytest
-from inbox_setup import Served, csrf_of, pause_credit_thread, serve_inbox, signed_in, write_auth_file
+from fastapi.testclient import TestClient
+from inbox_setup import Served, csrf_of, pause_credit_thread, serve_inbox, sign_in, signed_in, write_auth_file
+from pydantic import Field
 from server_process import ServerProcess, grapharc_serve
 
+from grapharc.examples.approval import GRAPH_NAME, build_credit_graph, outcome
+from grapharc.runtime.graph import END, START, GraphARC
+from grapharc.runtime.state import GraphARCState
+from grapharc.server.api.context import open_context
+from grapharc.server.app import create_app
+from grapharc.server.auth import load_auth
 from grapharc.server.inbox import humane
+from grapharc.session import Approvers, Gate, Shown
 
 CREDIT_REGISTRY = "grapharc.examples.approval:register_credit_graph"
 DEADLINE_SECONDS = 60.0
@@ -167,3 +178,88 @@ def test_an_unknown_approval_is_still_a_404_page(desk):
     with signed_in(desk.url, "alice") as client:
         assert client.get("/inbox/approvals/ap-none").status_code == 404
     assert httpx.get(f"{desk.url}/inbox/approvals/ap-none", follow_redirects=False).status_code == 303
+
+
+# -- a gate that declares dates and shares and picks the arguments it asks about -----------------
+
+PAYOUT, HOSTILE = "payout", '<img src=x onerror="alert(1)">'
+DUE_ON = datetime(2026, 12, 13, 9, 0, tzinfo=UTC).timestamp()
+
+
+class PayoutState(GraphARCState):
+    supplier: str = ""
+    due_on: float = 0.0
+    share: float = 0.0
+    lines: list[dict[str, Any]] = Field(default_factory=list)
+    paid: bool = False
+
+
+def prepare(state: PayoutState) -> dict[str, Any]:
+    return {"supplier": HOSTILE, "due_on": DUE_ON, "share": 0.16,
+            "lines": [{"item": "steel", "qty": 12}, {"item": "bolts", "qty": 400}]}
+
+
+def pay(state: PayoutState) -> dict[str, Any]:
+    return {"paid": True}
+
+
+def register_payout(manager: Any) -> None:
+    """``prepare`` then ``pay <b>`` (a node name a person typed), held by a gate that shows the due
+    date and the share and asks about the supplier and the lines."""
+    graph = GraphARC(PayoutState, name=PAYOUT)
+    graph.add_node("prepare", prepare, writes={"supplier", "due_on", "share", "lines"})
+    graph.add_node("pay <b>", pay, writes={"paid"})
+    graph.add_edge(START, "prepare").add_edge("prepare", "pay <b>").add_edge("pay <b>", END)
+    shown = [Shown("due_on", "Due on", "date"), Shown("share", "Share of the budget", "percent"), "supplier"]
+    manager.register(graph, gates={"pay <b>": Gate(
+        "pay the supplier?", Approvers(frozenset({"credit-desk"}), shown_fields=shown),
+        arguments=lambda values: {"supplier": values["supplier"], "lines": values["lines"]})})
+
+
+@pytest.fixture
+def payout(tmp_path: Path) -> Iterator[tuple[TestClient, str]]:
+    """The inbox in this process over a payout thread held at its gate, alice signed in."""
+    api = open_context(str(tmp_path / "sessions"), [], registrars=[register_payout])
+    auth = load_auth(write_auth_file(tmp_path / "auth.toml", alice_may_decide=f"{PAYOUT}/*"))
+    held = api.manager.start(PAYOUT, {}, thread_id="payout-1")
+    (asked,) = held.holds
+    with TestClient(create_app(sessions=str(tmp_path / "sessions"), auth=auth, api=api)) as client:
+        sign_in(client, "alice")
+        yield client, asked.approval_id
+
+
+def test_a_gate_s_declared_dates_and_shares_are_formatted_and_its_arguments_shown_as_a_structure(payout):
+    client, approval_id = payout
+    page = client.get(f"/inbox/approvals/{approval_id}")
+    assert page.status_code == 200
+    shown = evidence_of(page.text)
+    assert shown == {"Due on": "13 Dec 2026, 09:00 UTC", "Share of the budget": "16%", "Supplier": HOSTILE}
+    asked = re.search(r'<div id="asked-about">(.*?)</div>', page.text, re.S).group(1)
+    assert text_of(asked) == f"Supplier {HOSTILE} Lines Item steel Qty 12 Item bolts Qty 400"
+    assert "<ul" in asked and "<dl" in asked and "{" not in asked
+
+
+def test_user_input_is_escaped_everywhere_on_the_page(payout):
+    client, approval_id = payout
+    page = client.get(f"/inbox/approvals/{approval_id}").text
+    assert HOSTILE not in page and "<b>" not in page
+    assert "&lt;img src=x onerror=&#34;alert(1)&#34;&gt;" in page
+    assert re.search(r'<g class="node paused">.*?>pay &lt;b&gt; \(waiting\)</text>', page)
+
+
+def test_a_graph_that_writes_its_trace_to_a_file_gives_each_node_its_duration(tmp_path):
+    def register_traced_credit(manager: Any) -> None:
+        graph = build_credit_graph()
+        graph.trace = tmp_path / "credit.jsonl"
+        desk = Approvers(frozenset({"credit-desk"}))  # no shown_fields: the path's fields are shown
+        manager.register(graph, outcome=outcome, approvers={"sign_off": desk})
+
+    api = open_context(str(tmp_path / "sessions"), [], registrars=[register_traced_credit])
+    auth = load_auth(write_auth_file(tmp_path / "auth.toml"))
+    (asked,) = api.manager.start(GRAPH_NAME, {"application_id": "LN-7310"}, thread_id="traced-1").holds
+    with TestClient(create_app(sessions=str(tmp_path / "sessions"), auth=auth, api=api)) as client:
+        sign_in(client, "alice")
+        page = client.get(f"/inbox/approvals/{asked.approval_id}").text
+    nodes = [row for row in timeline_rows(page) if row[1]]
+    assert len(nodes) == 6 and all(re.fullmatch(r"[\d.]+ (ms|s)", row[4]) for row in nodes)
+    assert "The fields the path so far wrote (the graph declares none for this node)." in page

@@ -71,6 +71,7 @@ def test_a_value_is_shown_as_a_structure_with_its_text_escaped():
     assert "<dt>Applicant</dt><dd>&lt;b&gt;Rosalind&lt;/b&gt;</dd>" in shown
     assert "<ul class=\"value\"><li>payroll</li><li>yes</li></ul>" in shown
     assert "<dd>702</dd>" in shown
+    assert str(humane.value_html(datetime(2026, 12, 13, 9, 0, tzinfo=UTC))) == "13 Dec 2026, 09:00 UTC"
     assert "{" not in shown and '"' not in shown.replace('class="value"', "")
 
 

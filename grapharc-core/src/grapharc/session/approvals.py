@@ -15,6 +15,10 @@ picks from the state, the whole state by default; an interrupt's value). A decis
 is accepted only while the thread is still held on the same digest: changed arguments
 supersede the approval and a new one is asked for.
 
+``Approvers.shown_fields`` declares the state fields a node's approvers see when they decide (the
+inbox's approval page shows them, formatted as each ``Shown`` says); without it they see the fields
+the path so far wrote.
+
 An ``interrupt(value)`` whose node names no ``Approvers`` (and which is not a durable ask of
 ``grapharc.decisions``) is a plain interrupt, as in LangGraph: it is recorded the same way, but
 may be answered with any JSON value (an ``Answer``), which the node receives.

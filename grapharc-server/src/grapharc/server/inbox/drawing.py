@@ -221,18 +221,25 @@ def _topological(nodes: list[str], successors: Mapping[str, list[str]], back: se
 def _order(layers: dict[int, list[str]], edges: Iterable[Edge], back: set[Edge]) -> None:
     """Order each layer by the mean position of its neighbours in the layer above, then below."""
     forward = [edge for edge in edges if edge not in back]
+    upward = [(target, source) for source, target in forward]
     numbers = sorted(layers)
     for sweep in range(SWEEPS):
         downward = sweep % 2 == 0
         for number in numbers[1:] if downward else numbers[-2::-1]:
-            position = {name: i for i, name in enumerate(layers[number - 1 if downward else number + 1])}
-            neighbours = [(s, t) if downward else (t, s) for s, t in forward]
+            fixed = layers.get(number - 1 if downward else number + 1, [])
+            layers[number] = _by_neighbours(layers[number], fixed, forward if downward else upward)
 
-            def centre(name: str, row: list[str] = layers[number]) -> float:
-                near = [position[s] for s, t in neighbours if t == name and s in position]  # noqa: B023
-                return sum(near) / len(near) if near else float(row.index(name))
 
-            layers[number] = sorted(layers[number], key=centre)
+def _by_neighbours(row: list[str], fixed: list[str], links: list[Edge]) -> list[str]:
+    """``row`` sorted by the mean position in ``fixed`` of the nodes ``links`` join to each (a node
+    joined to none keeps its place)."""
+    position = {name: i for i, name in enumerate(fixed)}
+
+    def centre(name: str) -> float:
+        near = [position[source] for source, target in links if target == name and source in position]
+        return sum(near) / len(near) if near else float(row.index(name))
+
+    return sorted(row, key=centre)
 
 
 def _width(path: RunPath, name: str) -> float:

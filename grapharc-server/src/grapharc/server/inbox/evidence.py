@@ -9,6 +9,7 @@ without its graph, and only while the approval is open: once decided, the thread
 the page shows who decided and the path, not a state the decision no longer rests on. The drawing
 and the timeline add the registered graph's declared edges, and its trace when the graph writes one
 to a file (``GraphARC(trace=path)``); without them they are drawn from the audit trail alone.
+``thread_story`` makes the drawing and the timeline of any thread (the thread page's too).
 """
 
 from __future__ import annotations
@@ -25,7 +26,7 @@ from grapharc.server.inbox import drawing, humane
 from grapharc.server.inbox.timeline import Moment, timeline
 from grapharc.server.service.sessions import Details, Sessions
 from grapharc.session.approvals import Shown
-from grapharc.session.records import OPEN, AuditEntry, AuditKind
+from grapharc.session.records import OPEN, AuditEntry, AuditKind, Session
 from grapharc.session.registry import RegisteredGraph
 from grapharc.trace.reader import read_events
 
@@ -40,35 +41,51 @@ class ShownField:
 
 
 @dataclass(frozen=True, slots=True)
+class ThreadStory:
+    """How a thread got where it is: its path drawn, its audit trail as a timeline, its entries, and
+    its graph as this server registered it (None: not registered here)."""
+
+    drawing: Markup
+    timeline: list[Moment]
+    entries: list[AuditEntry]
+    registered: RegisteredGraph | None
+
+
+@dataclass(frozen=True, slots=True)
 class Evidence:
     """Everything an approval's page shows besides the approval record itself."""
 
     fields: list[ShownField]
     declared: bool
     """Whether the fields are the ones the graph declares (else the ones the path wrote)."""
-    drawing: Markup
-    timeline: list[Moment]
-    registered: bool
-    """Whether this server registered the thread's graph (its declarations and edges are known)."""
+    story: ThreadStory
+
+
+def thread_story(sessions: Sessions, session: Session) -> ThreadStory:
+    """The drawing and timeline of ``session``'s thread (the approval page's, and the thread page's):
+    over its registered graph's edges and its trace file when there are, else its audit trail alone
+    (a blocking read: run it in a worker thread)."""
+    registered = sessions.manager.graphs.get(session.graph) if sessions.serves(session.graph) else None
+    entries = sessions.manager.audit(session.thread_id)
+    trace = trace_events(registered, session.thread_id)
+    edges = drawing.declared_edges(registered.builder) if registered is not None else []
+    paused = next((hold.node for hold in session.holds if hold.state == OPEN), None)
+    path = (drawing.path_from_trace(trace, edges, paused) if trace
+            else drawing.path_from_audit(entries, edges, paused))
+    title = f"The path of thread {session.thread_id} through {session.graph}"
+    picture = Markup(drawing.draw_path(path, title=title))  # noqa: S704 -- draw_path escapes every text
+    return ThreadStory(picture, timeline(entries, trace), entries, registered)
 
 
 def evidence(sessions: Sessions, found: Details) -> Evidence:
     """The evidence of the approval ``found`` (a blocking read: run it in a worker thread)."""
     approval, session = found.approval, found.session
-    manager = sessions.manager
-    registered = manager.graphs.get(session.graph) if sessions.serves(session.graph) else None
-    entries = manager.audit(session.thread_id)
-    trace = _trace_events(registered, session.thread_id)
+    story = thread_story(sessions, session)
+    registered = story.registered
     declared = registered.shown_fields(approval.node) if registered is not None else None
-    shown = declared if declared is not None else _written(entries)
+    shown = declared if declared is not None else _written(story.entries)
     fields = _fields(sessions.saved_values(session.thread_id), shown) if approval.state == OPEN else []
-    edges = drawing.declared_edges(registered.builder) if registered is not None else []
-    paused = approval.node if session.status == "paused" else None
-    path = (drawing.path_from_trace(trace, edges, paused) if trace
-            else drawing.path_from_audit(entries, edges, paused))
-    title = f"The path of thread {session.thread_id} through {session.graph}"
-    picture = Markup(drawing.draw_path(path, title=title))  # noqa: S704 -- draw_path escapes every text
-    return Evidence(fields, declared is not None, picture, timeline(entries, trace), registered is not None)
+    return Evidence(fields, declared is not None, story)
 
 
 def _written(entries: list[AuditEntry]) -> tuple[Shown, ...]:
@@ -87,7 +104,7 @@ def _fields(values: Mapping[str, Any], shown: tuple[Shown, ...]) -> list[ShownFi
             for item in shown if item.field in values]
 
 
-def _trace_events(registered: RegisteredGraph | None, thread_id: str) -> list[dict[str, Any]]:
+def trace_events(registered: RegisteredGraph | None, thread_id: str) -> list[dict[str, Any]]:
     """The thread's trace events, when its registered graph writes its trace to a file that exists
     and reads as a trace (none otherwise: the page is drawn from the audit trail)."""
     target = registered.builder.trace if registered is not None else None

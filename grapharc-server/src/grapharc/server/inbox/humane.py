@@ -147,6 +147,8 @@ def value_html(value: Any, fmt: str | None = None) -> Markup:
         return escape(value) if value else Markup('<span class="none">(empty)</span>')
     if isinstance(value, int | float):
         return escape(_number(value))
+    if isinstance(value, datetime):
+        return escape(date_time(value.timestamp()))
     if isinstance(value, Mapping):
         if not value:
             return Markup('<span class="none">(nothing)</span>')
