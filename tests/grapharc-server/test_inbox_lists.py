@@ -15,7 +15,7 @@ from xml.etree import ElementTree
 import httpx
 import pytest
 from authz_setup import HERE, authz_server, client, paused_credit_thread
-from inbox_setup import csrf_of, pause_gated_thread
+from inbox_setup import csrf_of, pause_gated_thread, pending_events
 from server_process import PATIENCE_SECONDS
 
 from grapharc.server.inbox.routes import CSP
@@ -146,22 +146,12 @@ def test_the_live_stream_sends_the_pending_approvals_and_again_when_one_is_asked
         sign_in(alice, "alice")
         with alice.stream("GET", "/inbox/events", timeout=PATIENCE_SECONDS) as stream:
             assert stream.headers["content-type"].startswith("text/event-stream")
-            events = _pending_events(stream.iter_lines())
+            events = pending_events(stream.iter_lines())
             assert next(events) == {"count": 0, "approvals": []}
             asked = approval_of(api, paused_credit_thread(api))
             assert next(events) == {"count": 1, "approvals": [asked]}
     with client(url) as stranger:
         assert stranger.get("/inbox/events").status_code == 303  # signed in only
-
-
-def _pending_events(lines: Iterator[str]) -> Iterator[dict]:
-    """The data of each ``pending`` event of an SSE stream."""
-    event = None
-    for line in lines:
-        if line.startswith("event:"):
-            event = line.partition(":")[2].strip()
-        elif line.startswith("data:") and event == "pending":
-            yield json.loads(line.partition(":")[2])
 
 
 def test_every_page_is_sent_with_a_strict_csp_and_nothing_inline(url):
