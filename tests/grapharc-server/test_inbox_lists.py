@@ -14,8 +14,9 @@ from xml.etree import ElementTree
 
 import httpx
 import pytest
-from authz_setup import HERE, authz_server, client, paused_credit_thread
-from inbox_setup import csrf_of, pause_gated_thread, pending_events
+from authz_setup import HERE, PASSWORDS, authz_server, client, paused_credit_thread
+from inbox_setup import PASSWORDS as INBOX_PASSWORDS
+from inbox_setup import csrf_of, pause_credit_thread, pause_gated_thread, pending_events, serve_inbox
 from server_process import PATIENCE_SECONDS
 
 from grapharc.server.inbox.routes import CSP
@@ -33,11 +34,9 @@ def url(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Iterator[str]:
         yield running
 
 
-def sign_in(browser: httpx.Client, user: str) -> httpx.Client:
-    from authz_setup import PASSWORDS
-
+def sign_in(browser: httpx.Client, user: str, passwords: dict[str, str] = PASSWORDS) -> httpx.Client:
     form = browser.get("/inbox/signin")
-    answer = browser.post("/inbox/signin", data={"username": user, "password": PASSWORDS[user],
+    answer = browser.post("/inbox/signin", data={"username": user, "password": passwords[user],
                                                  "csrf": csrf_of(form), "next": "/inbox"})
     assert answer.status_code == 303, answer.text
     return browser
@@ -169,3 +168,13 @@ def test_every_page_is_sent_with_a_strict_csp_and_nothing_inline(url):
             assert "<style" not in page.text and " style=" not in page.text, page.url
         script = alice.get("/inbox/static/live.js")
         assert script.status_code == 200 and "EventSource" in script.text
+
+
+def test_a_thread_page_on_a_server_without_the_api_has_no_runs_and_no_trace_link(tmp_path):
+    with serve_inbox(tmp_path) as served, httpx.Client(base_url=served.url, timeout=60) as alice:
+        pause_credit_thread(served.sessions, "no-api")
+        sign_in(alice, "alice", INBOX_PASSWORDS)
+        page = alice.get("/inbox/threads/no-api")
+        assert page.status_code == 200 and 'id="status">paused' in page.text
+        assert "This server runs no graphs" in page.text and "this server serves no API" in page.text
+        assert "/threads/no-api/trace" not in page.text and "<svg" in page.text
