@@ -3,12 +3,10 @@
 ``/inbox/decided`` lists the decisions (who, what, when, on which thread) newest first, ``size`` a
 page, with links to the pages before and after (marks of a decision: ``grapharc.server.service.decided``);
 only decisions on threads the user may read are shown. ``/inbox/threads/{id}`` shows where a thread
-stands, the path it took (``drawing``: an SVG from the registered graph's declared edges and the
-audit trail's node entries, the node it waits at highlighted), its audit trail as a timeline
-(``timeline``), its approvals, its runs (when the server runs graphs), and links to its NDJSON trace
-(the API's ``/threads/{id}/trace``, which asks for a bearer token); a thread the user may not read is
-a 404, as an unknown one is. The drawing and timeline here are read from the audit trail alone (not
-from a graph's trace file), so a node's own duration, tokens and cost are not on it; a run's are.
+stands, the path it took and its audit trail as a timeline (``evidence.thread_story``, as the
+approval page draws them), its approvals, its runs (when the server runs graphs), and links to its
+NDJSON trace (the API's ``/threads/{id}/trace``, which asks for a bearer token) where the server
+serves the API; a thread the user may not read is a 404, as an unknown one is.
 """
 
 from __future__ import annotations
@@ -18,14 +16,12 @@ from typing import Annotated
 
 from fastapi import APIRouter, Depends, Request
 from fastapi.responses import Response
-from markupsafe import Markup
 
 from grapharc.runs.records import RunRecord
 from grapharc.server.api.context import ApiContext
 from grapharc.server.auth import User
-from grapharc.server.inbox import drawing
+from grapharc.server.inbox.evidence import thread_story
 from grapharc.server.inbox.routes import PREFIX, PageRefused, PagesDep, SessionsDep, Who, api_context
-from grapharc.server.inbox.timeline import Moment, timeline
 from grapharc.server.service import access
 from grapharc.server.service.decided import decided_page
 from grapharc.server.service.sessions import Sessions
@@ -86,25 +82,13 @@ async def thread_page(request: Request, thread_id: str, who: Who, pages: PagesDe
     """Where the thread stands, its approvals and runs, and a link to its trace."""
     thread = await _readable_thread(sessions, thread_id, who.user)
     approvals = await offload.to_thread(sessions.manager.approvals, thread_id)
-    picture, moments = await offload.to_thread(thread_path, sessions, thread)
+    story = await offload.to_thread(thread_story, sessions, thread)
     runs: list[RunRecord] = []
     if api is not None:
         runs = await offload.to_thread(api.runs.of_thread, thread_id, limit=RUNS_SHOWN)
     return pages.render(request, "thread.html", thread=thread, approvals=approvals, runs=runs,
                         serves_runs=api is not None, runs_shown=RUNS_SHOWN, now=time.time(),
-                        picture=picture, moments=moments)
-
-
-def thread_path(sessions: Sessions, thread: Session) -> tuple[Markup, list[Moment]]:
-    """The drawing of the path ``thread`` took (over its graph's declared edges where this server
-    registered it) and its audit trail as a timeline (a blocking read: run it in a worker thread)."""
-    entries = sessions.manager.audit(thread.thread_id)
-    edges = drawing.declared_edges(sessions.manager.graphs.get(thread.graph).builder) \
-        if sessions.serves(thread.graph) else []
-    paused = thread.holds[0].node if thread.holds else None
-    path = drawing.path_from_audit(entries, edges, paused)
-    title = f"The path of thread {thread.thread_id} through {thread.graph}"
-    return Markup(drawing.draw_path(path, title=title)), timeline(entries)  # noqa: S704 -- draw_path escapes every text
+                        picture=story.drawing, moments=story.timeline)
 
 
 async def _readable_thread(sessions: Sessions, thread_id: str, user: User) -> Session:
