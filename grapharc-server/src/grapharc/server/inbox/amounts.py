@@ -1,7 +1,7 @@
 """The amounts the inbox lists beside each pending approval: what is at stake, at a glance.
 
 An amount is a field the node's approvers are declared to see (``Approvers.shown_fields``) with a
-money format (``money:EUR``, ``cents:EUR``), read from the thread's state and written for people
+money format (``money:EUR``, ``cents:EUR``), read from the thread's newest checkpoint and written for people
 (``humane.formatted``). Only a graph this server registered declares them; an approval of another
 graph, or of a node that declares no money field, lists none (its page still shows its evidence).
 """
@@ -10,7 +10,6 @@ from __future__ import annotations
 
 from collections.abc import Iterable
 
-from grapharc.errors import GraphARCError
 from grapharc.server.inbox import humane
 from grapharc.server.service.sessions import Pending, Sessions
 from grapharc.session.approvals import CENTS, MONEY, Shown, shown_format
@@ -26,10 +25,7 @@ def amounts(sessions: Sessions, pending: Iterable[Pending]) -> dict[str, list[Am
         fields = _money_fields(sessions, item)
         if not fields:
             continue
-        try:
-            values = sessions.manager.values(item.approval.thread_id)
-        except GraphARCError:  # the thread went away, or its state no longer reads: list no amount
-            continue
+        values = sessions.saved_values(item.approval.thread_id)  # as the approval's page reads them
         written = [(shown.label or humane.label(shown.field),
                     humane.formatted(values[shown.field], shown.format))
                    for shown in fields if shown.field in values]
