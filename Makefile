@@ -10,7 +10,7 @@ UV     := $(TOOLS)/bin/uv
 VENV   := .venv
 UV_VERSION := 0.13.9
 
-.PHONY: install demo test lint typecheck bench wheels clean
+.PHONY: install demo test lint typecheck bench wheels clean inbox-screenshots
 
 # every distribution in the workspace, so a new one is type-checked without touching this file
 DISTRIBUTIONS := $(patsubst %/pyproject.toml,%,$(wildcard grapharc-*/pyproject.toml))
@@ -54,6 +54,12 @@ wheels: install
 	            grapharc-memory-ladybug grapharc-server grapharc-postgres grapharc-mcp; do \
 	    $(UV) build --quiet --wheel --package $$dist --out-dir dist || exit 1; \
 	done
+
+# the README's pictures of the inbox: the browser test's screenshots (desktop and phone widths, each
+# page checked with axe-core), written to docs/images/inbox/ (needs /usr/bin/chromium and npm)
+inbox-screenshots: install
+	GRAPHARC_SCREENSHOTS=docs/images/inbox GRAPHARC_REQUIRE_BROWSER=1 GRAPHARC_REQUIRE_AXE=1 \
+	    $(VENV)/bin/pytest tests/grapharc-server/test_inbox_browser.py -q -k every_page
 
 bench: install
 	$(VENV)/bin/python benchmarks/cli_startup.py

@@ -14,7 +14,7 @@ from grapharc.stores import open_store
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "grapharc-server"))
 
-from inbox_setup import TOKEN, csrf_of, signed_in, write_auth_file
+from inbox_setup import TOKEN, csrf_of, pending_events, signed_in, write_auth_file
 from server_process import ServerProcess, grapharc_serve
 
 REGISTRY = "grapharc.examples.approval:register_credit_graph"
@@ -61,3 +61,27 @@ def test_worker_a_s_inbox_decides_a_thread_paused_on_worker_b(tmp_path, postgres
     runners = [entry.detail["runner"] for entry in trail if entry.kind == "claimed"]
     assert len(runners) == 2 and runners[0] != runners[1]  # B ran the first turn, A the decided one
     assert [entry.node for entry in trail if entry.kind == "node"].count("disburse") == 1
+
+
+def test_worker_a_s_live_inbox_sends_an_approval_asked_on_worker_b(tmp_path, postgres_uri):
+    """The inbox's SSE stream on A (woken by the store's LISTEN/NOTIFY) sends the approval a run on
+    B asks for, then again once A's pages decided it (an empty list)."""
+    auth = write_auth_file(tmp_path / "auth.toml")
+    with worker(postgres_uri, auth) as a, worker(postgres_uri, auth) as b:
+        url_a, url_b = a.json_announcement()["url"], b.json_announcement()["url"]
+        with signed_in(url_a, "alice") as pages, pages.stream("GET", "/inbox/events") as stream, \
+                httpx.Client(base_url=url_b, timeout=60, headers={"Authorization": f"Bearer {TOKEN}"}) as api:
+            sent = pending_events(stream.iter_lines())
+            assert next(sent) == {"count": 0, "approvals": []}
+            thread = api.post("/threads", json={}).json()["thread_id"]
+            api.post(f"/threads/{thread}/runs/wait",
+                     json={"assistant_id": CREDIT, "input": {"application_id": "LN-7310"}})
+            asked = next(sent)
+            assert asked["count"] == 1
+            (approval,) = asked["approvals"]
+            with signed_in(url_a, "alice") as deciding:
+                page = deciding.get(f"/inbox/approvals/{approval}")
+                decided = deciding.post(f"/inbox/approvals/{approval}",
+                                        data={"decision": "approved", "csrf": csrf_of(page)})
+                assert decided.status_code == 303, decided.text
+            assert next(sent) == {"count": 0, "approvals": []}

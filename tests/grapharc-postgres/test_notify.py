@@ -1,6 +1,6 @@
 """LISTEN/NOTIFY: a write to a thread's audit trail or trace, by another connection or process,
-wakes whoever waits on that thread; an SSE stream in this process follows a run that another
-process executes, every entry once and in order."""
+wakes whoever waits on that thread (or on any thread); an SSE stream in this process follows a
+run that another process executes, every entry once and in order."""
 
 from __future__ import annotations
 
@@ -38,6 +38,24 @@ def test_a_write_by_another_connection_wakes_a_reader_waiting_on_that_thread_onl
             other = asyncio.create_task(waiter.wait_for_change("t2", 1.0))
             await asyncio.to_thread(writer.post_event, "t1", "poke", {}, time.time())
             assert await other is False  # a write to t1 is not t2's business
+
+        asyncio.run(scenario())
+    finally:
+        waiter.close()
+        writer.close()
+
+
+def test_a_reader_waiting_on_any_thread_is_woken_by_a_write_to_each(postgres_uri):
+    waiter, writer = open_store(postgres_uri, kind="sessions"), open_store(postgres_uri, kind="sessions")
+    try:
+        for thread in ("t1", "t2"):
+            writer.create(thread, "chain", time.time())
+
+        async def scenario() -> None:
+            for thread in ("t1", "t2"):
+                poke = lambda t=thread: writer.post_event(t, "poke", {}, time.time())  # noqa: E731
+                assert await woken_by(waiter, None, poke)
+            assert await waiter.wait_for_any_change(0.2) is False  # nothing written meanwhile
 
         asyncio.run(scenario())
     finally:

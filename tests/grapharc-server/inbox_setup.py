@@ -4,6 +4,7 @@ signed-in httpx client."""
 
 from __future__ import annotations
 
+import json
 import re
 import time
 from collections.abc import Iterator
@@ -149,3 +150,13 @@ def pause_gated_thread(api: httpx.Client, release: Path) -> tuple[str, str]:
                       json={"assistant_id": GATED_WAITER, "input": {"release_file": str(release)}})
     (asked,) = paused.json()["__interrupt__"]
     return thread, asked["id"]
+
+
+def pending_events(lines: Iterator[str]) -> Iterator[dict]:
+    """The data of each ``pending`` event of the inbox's SSE stream (``/inbox/events``), as it comes."""
+    event = None
+    for line in lines:
+        if line.startswith("event:"):
+            event = line.partition(":")[2].strip()
+        elif line.startswith("data:") and event == "pending":
+            yield json.loads(line.partition(":")[2])

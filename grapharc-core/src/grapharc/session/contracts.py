@@ -22,7 +22,7 @@ if TYPE_CHECKING:
     from grapharc.session.approvals import Hold
     from grapharc.session.audit import NodeRun
     from grapharc.session.lease import Lease
-    from grapharc.session.records import Answer, Approval, AuditEntry, Event, Session
+    from grapharc.session.records import Answer, Approval, AuditEntry, DecisionMark, Event, Session
 
 
 @runtime_checkable
@@ -150,6 +150,14 @@ class SessionStore(Protocol):
         """One approval by id."""
         ...
 
+    def decided(self, limit: int, *, before: DecisionMark | None = None,
+                after: DecisionMark | None = None) -> builtins.list[Approval]:
+        """Up to ``limit`` decided approvals (approved or declined) of every thread, the newest
+        decision first, ordered by (``decided_at``, ``approval_id``), both descending. ``before``: only
+        those ordered after that mark (the next page); ``after``: the ``limit`` nearest before it (the
+        previous page), still newest first. A decision a rollback undid is open again, so not here."""
+        ...
+
     def decide(self, thread_id: str, approval_id: str, decision: str, *, decider: str, now: float,
                current: Hold | None, runner: str, ttl: float, answer: Answer | None = None) -> Lease | None:
         """Record a decision on a paused thread; a lease for ``runner`` when it was the last open hold.
@@ -245,6 +253,11 @@ class ChangeNotifier(Protocol):
         """True once the thread's audit trail (or trace) is written to, by any process, within
         ``timeout`` seconds; False when the time passes first. A write made before the call may
         not wake it, so a caller re-reads after every return."""
+        ...
+
+    async def wait_for_any_change(self, timeout: float) -> bool:
+        """As ``wait_for_change``, for a write to any thread's audit trail (or trace): what a
+        reader of every thread (the inbox's pending approvals) waits on."""
         ...
 
 

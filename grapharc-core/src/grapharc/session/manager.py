@@ -62,6 +62,7 @@ from grapharc.session.records import (
     Answer,
     Approval,
     AuditEntry,
+    DecisionMark,
     Event,
     Session,
 )
@@ -183,6 +184,12 @@ class SessionManager:
         """One approval record, whichever thread asked it (``UnknownApprovalError`` if none)."""
         return self.store.approval(approval_id)
 
+    def decided(self, limit: int, *, before: DecisionMark | None = None,
+                after: DecisionMark | None = None) -> builtins.list[Approval]:
+        """Up to ``limit`` decided approvals of every thread, newest decision first
+        (``SessionStore.decided``: ``before`` and ``after`` page on a decision's mark)."""
+        return self.store.decided(limit, before=before, after=after)
+
     def interrupt_value(self, thread_id: str, interrupt_id: str) -> Any:
         """The value the thread's pending ``interrupt()`` ``interrupt_id`` carries (None: none by
         that id), read from its newest checkpoint's writes, so its graph need not be registered."""
@@ -264,6 +271,13 @@ class SessionManager:
         has passed, so a store that cannot tell is simply polled every ``timeout``."""
         if self.changes is not None:
             return await self.changes.wait_for_change(thread_id, timeout)
+        await asyncio.sleep(timeout)
+        return False
+
+    async def wait_for_any_change(self, timeout: float) -> bool:
+        """As ``wait_for_change``, for another process's write to any thread's audit trail."""
+        if self.changes is not None:
+            return await self.changes.wait_for_any_change(timeout)
         await asyncio.sleep(timeout)
         return False
 

@@ -116,6 +116,17 @@ class Answer:
     value: Any
 
 
+DecisionMark = tuple[float, str]
+"""Where a decided approval stands in the list of decisions: its (``decided_at``, ``approval_id``)."""
+
+
+def decision_mark(approval: Approval) -> DecisionMark:
+    """The mark of a decided approval (``SessionStore.decided`` pages on it)."""
+    if approval.decided_at is None:
+        raise ValueError(f"approval {approval.approval_id} is not decided")
+    return approval.decided_at, approval.approval_id
+
+
 ANSWER_KEY = "answer"
 """The key of a ``decided`` audit entry's detail that holds an ``Answer``'s value."""
 

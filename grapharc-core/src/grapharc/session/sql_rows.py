@@ -128,8 +128,11 @@ class SqlSessionRows(SqlDialect, ABC):
         self._audit(conn, a.thread_id, a.created_at, AuditKind.ASKED,
                     {"approval": a.approval_id, "node": a.node, "kind": a.kind, "question": a.question})
 
-    def _approvals(self, conn: Connection, where: str, args: tuple[Any, ...]) -> list[Approval]:
-        rows = self._run(conn, f"SELECT * FROM {{approvals}} {where} ORDER BY {self.APPROVAL_ORDER}", args)  # noqa: S608 -- identifiers are GraphARC's own constants; values are bound
+    def _approvals(self, conn: Connection, where: str, args: tuple[Any, ...], *,
+                   ordered: bool = False) -> list[Approval]:
+        """The approvals ``where`` selects, in the order they were asked (or ``where``'s own, ``ordered``)."""
+        order = "" if ordered else f" ORDER BY {self.APPROVAL_ORDER}"
+        rows = self._run(conn, f"SELECT * FROM {{approvals}} {where}{order}", args)  # noqa: S608 -- identifiers are GraphARC's own constants; values are bound
         return [Approval(r["approval_id"], r["thread_id"], r["kind"], r["node"], r["hold_key"], r["question"],
                          r["digest"], tuple(self._decode(r["deciders"])), r["created_at"], r["expires_at"],
                          r["state"], r["decided_by"], r["decided_at"]) for r in rows]

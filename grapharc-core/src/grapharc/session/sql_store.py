@@ -52,6 +52,7 @@ from grapharc.session.records import (
     Approval,
     AuditEntry,
     AuditKind,
+    DecisionMark,
     Event,
     Session,
     iso,
@@ -260,6 +261,24 @@ class SqlSessionStore(SqlTimeTravel):
             raise UnknownApprovalError(f"no approval has id {approval_id!r}",
                                        hint="grapharc session status THREAD shows a thread's open approvals")
         return found[0]
+
+    def decided(self, limit: int, *, before: DecisionMark | None = None,
+                after: DecisionMark | None = None) -> builtins.list[Approval]:
+        """Up to ``limit`` decided approvals, newest decision first (before or after a mark)."""
+        where = "WHERE state IN (?, ?)"
+        args: builtins.list[Any] = [*DECISIONS]
+        order = "decided_at DESC, approval_id DESC"
+        if before is not None:
+            where += " AND (decided_at < ? OR (decided_at = ? AND approval_id < ?))"
+            args += [before[0], before[0], before[1]]
+        if after is not None:
+            where += " AND (decided_at > ? OR (decided_at = ? AND approval_id > ?))"
+            args += [after[0], after[0], after[1]]
+            order = "decided_at, approval_id"
+        with self._read() as conn:
+            found = self._approvals(conn, f"{where} ORDER BY {order} LIMIT ?", (*args, max(0, limit)),
+                                    ordered=True)
+        return found[::-1] if after is not None else found
 
     def decide(self, thread_id: str, approval_id: str, decision: str, *, decider: str, now: float,
                current: Hold | None, runner: str, ttl: float, answer: Answer | None = None) -> Lease | None:

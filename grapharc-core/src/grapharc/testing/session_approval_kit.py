@@ -22,7 +22,7 @@ from grapharc.session.errors import (
     ThreadNotPausedError,
 )
 from grapharc.session.lease import Lease
-from grapharc.session.records import Approval, AuditKind
+from grapharc.session.records import Approval, AuditKind, decision_mark
 from grapharc.testing.sessions import RACERS, TTL, make_hold, pause
 from grapharc.testing.store_kit import StoreKit, race
 
@@ -134,3 +134,28 @@ class SessionApprovalConformance(StoreKit[SessionStore]):
         assert self.decide(store, asked, records.DECLINED, current=gate) is None
         assert store.get("t1").status == records.REJECTED
         assert store.approval(asked.approval_id).state == records.DECLINED
+
+    def test_decisions_are_listed_newest_first_and_paged_both_ways(self, store: SessionStore) -> None:
+        asked = [pause(store, f"t{i}", make_hold("a"), make_hold("b"))[0] for i in range(5)]
+        for i, approval in enumerate(asked[:4]):  # the fifth stays open
+            self.decide(store, approval, records.DECLINED if i == 2 else records.APPROVED,
+                        current=make_hold("a"), now=20.0 + (i // 2))  # two decisions at each time
+        newest_first = sorted(asked[:4], key=lambda a: (20.0 + asked.index(a) // 2, a.approval_id),
+                              reverse=True)
+        listed = store.decided(10)
+        assert [a.approval_id for a in listed] == [a.approval_id for a in newest_first]
+        assert [(a.state, a.decided_by) for a in listed].count((records.DECLINED, "ana")) == 1
+        first, second = store.decided(2), store.decided(2, before=decision_mark(listed[1]))
+        assert first + second == listed and store.decided(2, before=decision_mark(listed[3])) == []
+        assert store.decided(2, after=decision_mark(second[0])) == first
+        assert store.decided(1, after=decision_mark(listed[3])) == [listed[2]]
+        assert store.decided(0) == []
+
+    def test_an_approval_decided_too_late_or_superseded_is_no_decision(self, store: SessionStore) -> None:
+        [late] = pause(store, "late", make_hold(ttl=5.0))
+        [stale] = pause(store, "stale", make_hold(digest="before"))
+        with pytest.raises(ApprovalExpiredError):
+            self.decide(store, late, current=make_hold(ttl=5.0), now=15.0)
+        with pytest.raises(StaleApprovalError):
+            self.decide(store, stale, current=make_hold(digest="after"))
+        assert store.decided(10) == []

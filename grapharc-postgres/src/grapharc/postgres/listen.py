@@ -2,9 +2,9 @@
 
 Migration 2's triggers notify ``grapharc_audit`` and ``grapharc_trace`` with the thread id on
 every insert. A ``ChangeListener`` holds one LISTENing ``AsyncConnection`` for its event loop
-and wakes whoever waits on that thread. A notification that arrives before its reader starts
-waiting is not kept: the wait has a timeout and the reader re-reads then, so nothing is
-missed, only later.
+and wakes whoever waits on that thread, and whoever waits on any thread. A notification that
+arrives before its reader starts waiting is not kept: the wait has a timeout and the reader
+re-reads then, so nothing is missed, only later.
 """
 
 from __future__ import annotations
@@ -24,13 +24,14 @@ class ChangeListener:
     def __init__(self, uri: str) -> None:
         self.uri = uri
         self.loop = asyncio.get_running_loop()
-        self._waiters: dict[str, set[asyncio.Future[None]]] = {}
+        self._waiters: dict[str | None, set[asyncio.Future[None]]] = {}
+        """The waiters on each thread's writes, and (key None) on any thread's."""
         self._listening: asyncio.Future[None] = self.loop.create_future()
         self._task = self.loop.create_task(self._listen(), name="grapharc-postgres-listen")
 
-    async def wait(self, thread_id: str, timeout: float) -> bool:
-        """True when the thread's audit trail or trace is written to within ``timeout`` seconds,
-        False when the time passes first (or the server cannot be listened to)."""
+    async def wait(self, thread_id: str | None, timeout: float) -> bool:
+        """True when the thread's audit trail or trace (any thread's: None) is written to within
+        ``timeout`` seconds, False when the time passes first (or the server cannot be listened to)."""
         woken = self.loop.create_future()
         self._waiters.setdefault(thread_id, set()).add(woken)
         try:
@@ -62,7 +63,7 @@ class ChangeListener:
                     await conn.execute(f"LISTEN {channel}")
                 self._listening.set_result(None)
                 async for note in conn.notifies():
-                    for woken in self._waiters.get(note.payload, ()):
+                    for woken in (*self._waiters.get(note.payload, ()), *self._waiters.get(None, ())):
                         if not woken.done():
                             woken.set_result(None)
         except psycopg.Error as exc:

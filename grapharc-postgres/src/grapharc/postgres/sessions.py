@@ -77,6 +77,11 @@ class PostgresSessionStore(SqlSessionStore):
         ``timeout`` seconds, else False. The database listens on one connection per event loop."""
         return await self._database.listener().wait(thread_id, timeout)
 
+    async def wait_for_any_change(self, timeout: float) -> bool:
+        """Wait for a NOTIFY that any thread's audit trail or trace grew: True if one did within
+        ``timeout`` seconds, else False."""
+        return await self._database.listener().wait(None, timeout)
+
     def close(self) -> None:
         """Give the database back (the last of its stores closes it); closing twice is harmless."""
         self._give_back()

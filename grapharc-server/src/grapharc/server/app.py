@@ -85,7 +85,7 @@ def create_app(*, sessions: str | None = None, auth: AuthConfig | None = None,
     app.add_middleware(SignedInOnly)  # with an auth file: /openapi.json, /docs, /redoc, /plugins too
     app.add_middleware(HostGuard, listed=allowed_hosts, signed_in=auth is not None)  # outermost: first
     if sessions is not None and auth is not None:  # as ``inbox`` says, narrowed for the type checker
-        from grapharc.server.inbox.routes import mount_inbox
+        from grapharc.server.inbox.mount import mount_inbox
 
         mount_inbox(app, auth)
 

@@ -8,25 +8,33 @@ decision is refused (409, "already decided by X at T"), an expired approval says
 and a user the auth file does not let decide an approval gets 403. An approval of a thread the user
 may not read is a 404, as an unknown approval is, whether or not they may decide it: its existence
 is not leaked, and nobody decides what they may not read. The inbox lists the approvals the user may
-decide on threads they may read, and counts the others only among the threads they may read.
+decide on threads they may read (the oldest asked first, or the soonest to expire: ``?sort=``), and
+counts the others only among the threads they may read; the decisions made so far and a page per
+thread are ``grapharc.server.inbox.lists``', the inbox's live updates ``grapharc.server.inbox.live``'.
+
+Every page is sent with a strict Content-Security-Policy (``CSP``): scripts and styles only from the
+server's own files (``/inbox/static``), no inline script or style, no framing, forms posted to the
+server only.
 
 Signing out revokes the page session (its nonce, in the session store every worker reads);
 failed sign-ins throttle the next ones per user name and address (``grapharc.server.inbox.throttle``).
 
 The routes are plain functions on the module's router; who is signed in and whether a form carries
 its CSRF token are dependencies, and what they read (the pages, the sessions, the API's run worker)
-is the app's, set on ``app.state`` by ``mount_inbox`` and ``create_app``.
+is the app's, set on ``app.state`` by ``grapharc.server.inbox.mount`` and ``create_app``.
 """
 
 from __future__ import annotations
 
+import math
 import time
+from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Annotated, Any
 from urllib.parse import quote
 
-from fastapi import APIRouter, Depends, FastAPI, Form, Request
+from fastapi import APIRouter, Depends, Form, Request
 from fastapi.responses import RedirectResponse, Response
 from fastapi.templating import Jinja2Templates
 
@@ -34,6 +42,7 @@ from grapharc.errors import GraphARCError
 from grapharc.server.api.context import ApiContext, bearer_user
 from grapharc.server.auth import AuthConfig, User
 from grapharc.server.inbox import humane
+from grapharc.server.inbox.amounts import amounts
 from grapharc.server.inbox.cookies import MAX_AGE, Cookies, PageSession
 from grapharc.server.inbox.evidence import evidence
 from grapharc.server.inbox.throttle import Throttle
@@ -47,6 +56,15 @@ TEMPLATES = Jinja2Templates(directory=Path(__file__).parent / "templates")
 TEMPLATES.env.globals["iso"] = iso
 TEMPLATES.env.globals["humane"] = humane
 PREFIX = "/inbox"
+CSP = ("default-src 'none'; script-src 'self'; style-src 'self'; img-src 'self' data:; connect-src 'self'; "
+       "form-action 'self'; frame-ancestors 'none'; base-uri 'none'")
+"""The pages' Content-Security-Policy: nothing inline, nothing from elsewhere."""
+SORTS: dict[str, Callable[[Pending], tuple[float, float]]] = {
+    "age": lambda p: (p.approval.created_at, 0.0),
+    "expiry": lambda p: (p.approval.expires_at if p.approval.expires_at is not None else math.inf,
+                         p.approval.created_at),
+}
+"""How the inbox may be sorted: the oldest asked first, or the soonest to expire (never: last)."""
 
 router = APIRouter(prefix=PREFIX)
 
@@ -67,6 +85,7 @@ class Pages:
                                               context={"user": session.user, "csrf": session.csrf, **context})
         if fresh:
             self.cookies.write(request, response, session)
+        response.headers["Content-Security-Policy"] = CSP
         return response
 
     def error(self, request: Request, status: int, message: str) -> Response:
@@ -87,21 +106,13 @@ class PageRefused(Exception):
         self.message = message
 
 
-def mount_inbox(app: FastAPI, auth: AuthConfig) -> None:
-    """Serve the inbox on ``app`` for the users of ``auth``, over the app's sessions
-    (``app.state.sessions``); a thread of a graph the app's API registered (``app.state.api``)
-    is carried on by its run worker."""
-    app.state.pages = Pages(auth)
-    app.exception_handler(SignInFirst)(_to_signin)
-    app.exception_handler(PageRefused)(_refused)
-    app.include_router(router)
-
-
-async def _to_signin(request: Request, _error: SignInFirst) -> Response:
+async def to_signin(request: Request, _error: SignInFirst) -> Response:
+    """Send a request nobody is signed in to to the sign-in page, which brings them back after."""
     return RedirectResponse(f"{PREFIX}/signin?next={quote(request.url.path)}", status_code=303)
 
 
-async def _refused(request: Request, error: PageRefused) -> Response:
+async def refused_page(request: Request, error: PageRefused) -> Response:
+    """The page saying why a request was refused."""
     pages: Pages = request.app.state.pages
     return pages.error(request, error.status, error.message)
 
@@ -121,7 +132,8 @@ async def _sessions(request: Request) -> Sessions:
     return sessions
 
 
-async def _api(request: Request) -> ApiContext | None:
+async def api_context(request: Request) -> ApiContext | None:
+    """The app's API (None: the server runs no graphs)."""
     api: ApiContext | None = request.app.state.api
     return api
 
@@ -230,11 +242,22 @@ def signout(request: Request, pages: PagesDep, sessions: SessionsDep,
 
 
 @router.get("")
-async def inbox(request: Request, who: Who, pages: PagesDep, sessions: SessionsDep) -> Response:
-    """The approvals the user may decide on threads they may read, and how many others those hold."""
-    seen = _readable(who.user, await offload.to_thread(sessions.pending))
-    mine = decisions.decidable_by(who.user, seen)
-    return pages.render(request, "inbox.html", pending=mine, others=len(seen) - len(mine), now=time.time())
+async def inbox(request: Request, who: Who, pages: PagesDep, sessions: SessionsDep,
+                sort: str = "age") -> Response:
+    """The approvals the user may decide on threads they may read, sorted by ``sort``, and how many
+    others those hold."""
+    if sort not in SORTS:
+        raise PageRefused(422, f"sort must be one of {', '.join(SORTS)}, not {sort!r}")
+    seen, mine = await waiting_for(who.user, sessions)
+    at_stake = await offload.to_thread(amounts, sessions, mine)
+    return pages.render(request, "inbox.html", pending=sorted(mine, key=SORTS[sort]), amounts=at_stake,
+                        others=len(seen) - len(mine), now=time.time(), sort=sort)
+
+
+async def waiting_for(user: User, sessions: Sessions) -> tuple[list[Pending], list[Pending]]:
+    """The open approvals on threads ``user`` may read, and those of them ``user`` may decide."""
+    seen = _readable(user, await offload.to_thread(sessions.pending))
+    return seen, decisions.decidable_by(user, seen)
 
 
 @router.get("/approvals/{approval_id}")
@@ -251,7 +274,7 @@ async def approval_page(request: Request, approval_id: str, who: Who, pages: Pag
 @router.post("/approvals/{approval_id}")
 async def decide(request: Request, approval_id: str, who: Who,
                  _posted: Annotated[PageSession, Depends(DECISION_FORM)], pages: PagesDep,
-                 sessions: SessionsDep, api: Annotated[ApiContext | None, Depends(_api)],
+                 sessions: SessionsDep, api: Annotated[ApiContext | None, Depends(api_context)],
                  decision: Annotated[str, Form()] = "") -> Response:
     if decision not in DECISIONS:
         raise PageRefused(422, f"decision must be one of {', '.join(DECISIONS)}")
