@@ -42,9 +42,10 @@ from server_load import GRAPH, announced_url, launch_server
 
 from grapharc.postgres.cli import upgrade_store
 from grapharc.runs.records import SUCCESS
-from grapharc.server.api.context import Registrar, open_context
+from grapharc.server.api.context import open_context
 from grapharc.server.api.runs import RunCreate, queue
 from grapharc.server.api.streaming import run_events
+from grapharc.session.registries import Registrar
 from grapharc.trace import read_events
 from grapharc.trace.writer import TraceWriter
 

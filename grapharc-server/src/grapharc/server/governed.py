@@ -20,8 +20,8 @@ from grapharc.governed.run import GovernedRun, governed_loop, prepare_plan
 from grapharc.governed.settings import resolve_config
 
 if TYPE_CHECKING:  # types only: serve resolves its settings before it binds, so it imports no LangGraph here
-    from grapharc.server.api.context import Registrar
     from grapharc.session.manager import SessionManager
+    from grapharc.session.registries import Registrar
     from grapharc.trace.writer import TraceWriter
 
 GOVERNED = "governed"

@@ -5,9 +5,8 @@ sessions), and this process's cron scheduler once the app starts it."""
 
 from __future__ import annotations
 
-import importlib
 import os
-from collections.abc import Callable, Sequence
+from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
@@ -19,8 +18,6 @@ from grapharc.assistants.contracts import AssistantStore
 from grapharc.assistants.errors import AssistantStoreError
 from grapharc.crons.contracts import CronStore
 from grapharc.crons.manage import open_crons
-from grapharc.errors import GraphARCError
-from grapharc.plugins.foreign import FOREIGN_FAILURES, described
 from grapharc.runs.contracts import RunStore
 from grapharc.runs.errors import RunStoreError
 from grapharc.runtime.budget import Budget
@@ -35,53 +32,13 @@ from grapharc.server.service.sessions import Sessions
 from grapharc.server.webhooks.settings import WebhookSettings
 from grapharc.session.lease import Lease
 from grapharc.session.manager import DEFAULT_LEASE_SECONDS, SessionManager
+from grapharc.session.registries import Registrar, load_registry, register_from
 from grapharc.stores import offload
 from grapharc.stores.masking import masked
 from grapharc.stores.uris import known_schemes, open_store, split_uri, store_uri
 
 if TYPE_CHECKING:
     from grapharc.server.api.cron_scheduler import CronScheduler
-
-
-class RegistryError(GraphARCError):
-    """The --registry the operator named cannot be loaded or called."""
-
-
-Registrar = Callable[[SessionManager], None]
-"""A function that registers graphs on a SessionManager."""
-
-
-def load_registry(spec: str) -> Registrar:
-    """``module:attr`` as a callable that registers graphs on a SessionManager."""
-    module_name, _, attr = spec.partition(":")
-    if not module_name or not attr:
-        raise RegistryError(f"registry {spec!r} is not module:attr",
-                            hint="e.g. --registry grapharc.examples.approval:register_credit_graph")
-    try:
-        found = getattr(importlib.import_module(module_name), attr)
-    except (ImportError, AttributeError) as exc:
-        raise RegistryError(f"registry {spec!r} cannot be loaded: {exc}",
-                            hint="name a module on this interpreter's path and a function in it") from None
-    except FOREIGN_FAILURES as exc:  # its module's own code failed (or called sys.exit) on import
-        raise RegistryError(f"registry {spec!r} cannot be loaded: importing it raised {described(exc)}",
-                            hint=f"python -c 'import {module_name}' shows the traceback") from exc
-    if not callable(found):
-        raise RegistryError(f"registry {spec!r} is not callable",
-                            hint="it must be a function taking the SessionManager and registering graphs")
-    return found  # type: ignore[no-any-return]
-
-
-def _register(spec: str, register: Registrar, manager: SessionManager) -> None:
-    """Call the operator's registry ``spec`` on ``manager``; an error of its own code is the
-    registry's to fix, so it is named as such rather than as a GraphARC bug."""
-    try:
-        register(manager)
-    except GraphARCError:
-        raise  # GraphARC refused what it registered, and says why
-    except FOREIGN_FAILURES as exc:  # SystemExit too: it would end the server with no word
-        raise RegistryError(f"registry {spec!r} failed: {described(exc)}",
-                            hint="it is called with the SessionManager and registers graphs on it; "
-                                 "run it in Python to see the traceback") from exc
 
 
 @dataclass
@@ -150,10 +107,11 @@ def open_context(sessions: str, registries: list[str], ceiling: Budget | None = 
     ``stateless_grace`` seconds after the run ends, every webhook sent as ``webhooks`` says; the
     graphs' nodes reach ``long_term_store`` (the store the server serves at ``/store``) as their
     LangGraph store."""
+    loaded = [(spec, load_registry(spec)) for spec in registries]  # a bad one refused before the store opens
     manager = SessionManager(sessions, lease_seconds=lease_seconds, long_term_store=long_term_store)
     try:
-        for spec in registries:
-            _register(spec, load_registry(spec), manager)
+        for spec, register in loaded:
+            register_from(spec, register, manager)
         for register in registrars:
             register(manager)
         runs = open_store(store_uri(sessions, "runs"), kind="runs")
