@@ -125,19 +125,21 @@ def test_a_thread_page_shows_its_status_runs_and_trace_and_is_404_to_who_may_not
         assert re.search(r'id="status">paused', page.text) and 'id="graph">credit-approval' in page.text
         (run,) = api.get(f"/threads/{thread}/runs").json()
         assert run["run_id"] in page.text and '<tr class="run">' in page.text
-        assert f'href="/threads/{thread}/trace"' in page.text
+        assert f'href="/inbox/threads/{thread}/trace"' in page.text
         drawn = ElementTree.fromstring(re.search(r"<svg.*?</svg>", page.text, re.S).group(0))  # noqa: S314 -- our page
         assert drawn.get("role") == "img"
         marked = {g.get("class"): "".join(g.itertext()) for g in drawn.iter(f"{SVG}g")}
         assert marked["node paused"] == "sign_off (waiting)"
         assert "Waiting at sign_off" in "".join(drawn.find(f"{SVG}desc").itertext())
         assert "paused, waiting for a decision" in page.text and '<tr class="moment node">' in page.text
-        trace = api.get(f"/threads/{thread}/trace")
+        trace = alice.get(f"/inbox/threads/{thread}/trace")  # the page session, no bearer token
         assert trace.headers["content-type"] == "application/x-ndjson"
         assert [json.loads(line)["kind"] for line in trace.text.splitlines()][-1] == "paused"
+        assert trace.text == api.get(f"/threads/{thread}/trace").text
         hidden, unknown = dave.get(f"/inbox/threads/{thread}"), dave.get("/inbox/threads/no-such-thread")
         assert (hidden.status_code, unknown.status_code) == (404, 404)
         assert hidden.text == unknown.text.replace("no-such-thread", thread)
+        assert dave.get(f"/inbox/threads/{thread}/trace").status_code == 404
 
 
 def test_the_live_stream_sends_the_pending_approvals_and_again_when_one_is_asked(url):
@@ -170,11 +172,13 @@ def test_every_page_is_sent_with_a_strict_csp_and_nothing_inline(url):
         assert script.status_code == 200 and "EventSource" in script.text
 
 
-def test_a_thread_page_on_a_server_without_the_api_has_no_runs_and_no_trace_link(tmp_path):
+def test_a_thread_page_on_a_server_without_the_api_has_no_runs_and_still_its_trace(tmp_path):
     with serve_inbox(tmp_path) as served, httpx.Client(base_url=served.url, timeout=60) as alice:
         pause_credit_thread(served.sessions, "no-api")
         sign_in(alice, "alice", INBOX_PASSWORDS)
         page = alice.get("/inbox/threads/no-api")
         assert page.status_code == 200 and 'id="status">paused' in page.text
-        assert "This server runs no graphs" in page.text and "this server serves no API" in page.text
-        assert "/threads/no-api/trace" not in page.text and "<svg" in page.text
+        assert "This server runs no graphs" in page.text and "<svg" in page.text
+        assert 'href="/inbox/threads/no-api/trace"' in page.text
+        trace = alice.get("/inbox/threads/no-api/trace")
+        assert [json.loads(line)["kind"] for line in trace.text.splitlines()][-1] == "paused"

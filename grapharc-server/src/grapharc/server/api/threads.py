@@ -8,7 +8,6 @@ assistants they may run and deletes only the threads they may delete."""
 from __future__ import annotations
 
 import contextlib
-import json
 import uuid
 from collections.abc import Callable
 from functools import partial
@@ -32,6 +31,7 @@ from grapharc.server.api.guards import (
 from grapharc.server.api.problems import ApiProblem
 from grapharc.server.auth import User
 from grapharc.server.service import access
+from grapharc.server.service.trail import trail_ndjson
 from grapharc.session.errors import SessionExistsError, UnknownSessionError
 from grapharc.session.manager import SessionManager
 from grapharc.session.records import STATUSES, Session
@@ -325,12 +325,5 @@ async def post_event(thread_id: str, body: EventPost, ctx: Context, user: Caller
 
 @router.get("/{thread_id}/trace", dependencies=[ReadableThread])
 async def get_trace(thread_id: str, ctx: Context) -> Response:
-    body = await offload.to_thread(_trace, ctx.manager, thread_id)
+    body = await offload.to_thread(trail_ndjson, ctx.manager, thread_id)
     return Response(body, media_type="application/x-ndjson")
-
-
-def _trace(manager: SessionManager, thread_id: str) -> str:
-    """The thread's trace as NDJSON, read and rendered in one trip to a thread (a sync iterator of
-    lines for a StreamingResponse would take a trip per line)."""
-    manager.get(thread_id)  # an unknown thread: 404
-    return "".join(json.dumps(entry.to_dict()) + "\n" for entry in manager.audit(thread_id))

@@ -4,9 +4,10 @@
 page, with links to the pages before and after (marks of a decision: ``grapharc.server.service.decided``);
 only decisions on threads the user may read are shown. ``/inbox/threads/{id}`` shows where a thread
 stands, the path it took and its audit trail as a timeline (``evidence.thread_story``, as the
-approval page draws them), its approvals, its runs (when the server runs graphs), and links to its
-NDJSON trace (the API's ``/threads/{id}/trace``, which asks for a bearer token) where the server
-serves the API; a thread the user may not read is a 404, as an unknown one is.
+approval page draws them), its approvals, its runs (when the server runs graphs), and a link to its
+NDJSON trace, ``/inbox/threads/{id}/trace``: what the API's ``/threads/{id}/trace`` sends, read with
+the page session rather than a bearer token. A thread the user may not read is a 404 on both, as an
+unknown one is.
 """
 
 from __future__ import annotations
@@ -25,6 +26,7 @@ from grapharc.server.inbox.routes import PREFIX, PageRefused, PagesDep, Sessions
 from grapharc.server.service import access
 from grapharc.server.service.decided import decided_page
 from grapharc.server.service.sessions import Sessions
+from grapharc.server.service.trail import trail_ndjson
 from grapharc.session.errors import UnknownSessionError
 from grapharc.session.records import DecisionMark, Session
 from grapharc.stores import offload
@@ -89,6 +91,14 @@ async def thread_page(request: Request, thread_id: str, who: Who, pages: PagesDe
     return pages.render(request, "thread.html", thread=thread, approvals=approvals, runs=runs,
                         serves_runs=api is not None, runs_shown=RUNS_SHOWN, now=time.time(),
                         picture=story.drawing, moments=story.timeline)
+
+
+@router.get("/threads/{thread_id}/trace")
+async def thread_trace(thread_id: str, who: Who, sessions: SessionsDep) -> Response:
+    """The thread's trail as NDJSON, for whoever may read the thread."""
+    await _readable_thread(sessions, thread_id, who.user)
+    body = await offload.to_thread(trail_ndjson, sessions.manager, thread_id)
+    return Response(body, media_type="application/x-ndjson")
 
 
 async def _readable_thread(sessions: Sessions, thread_id: str, user: User) -> Session:
