@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import contextlib
 import io
+import os
 import re
 import subprocess
 import sys
@@ -36,7 +37,8 @@ def python_block_after(heading: str) -> str:
 @pytest.mark.parametrize(("code", "expected"), PRINTED.findall(README),
                          ids=lambda value: value.splitlines()[0][:40] if "\n" in value else value)
 def test_each_python_example_prints_what_the_readme_shows(code, expected, tmp_path, monkeypatch):
-    monkeypatch.chdir(tmp_path)
+    monkeypatch.chdir(tmp_path)  # and `grapharc` on PATH, as in the virtualenv the README activates
+    monkeypatch.setenv("PATH", f"{Path(sys.executable).parent}{os.pathsep}{os.environ.get('PATH', '')}")
     out = io.StringIO()
     with contextlib.redirect_stdout(out):
         exec(compile(code, "README.md", "exec"), {"__name__": "readme_example"})

@@ -37,7 +37,7 @@ MAX_PAGE_SIZE = 200
 RUNS_SHOWN = 50
 """A thread's newest runs its page lists."""
 
-router = APIRouter(prefix=PREFIX)
+router = APIRouter(prefix=PREFIX, include_in_schema=False)  # pages for a signed-in person, not the JSON API
 
 
 def parse_mark(name: str, given: str | None) -> DecisionMark | None:

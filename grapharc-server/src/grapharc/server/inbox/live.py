@@ -26,7 +26,7 @@ from grapharc.stores import offload
 POLL_SECONDS = 2.0
 """How long a stream waits for a change notification before reading the pending approvals again."""
 
-router = APIRouter(prefix=PREFIX)
+router = APIRouter(prefix=PREFIX, include_in_schema=False)  # pages for a signed-in person, not the JSON API
 
 
 @router.get("/events")
