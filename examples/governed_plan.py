@@ -12,6 +12,7 @@ Run it from the repository root after ``make install``:
 
 from __future__ import annotations
 
+import json
 from typing import Any
 
 from pydantic import BaseModel
@@ -54,9 +55,9 @@ def build(spec: NodeSpec, args: Any = None) -> Any:
 
 def proposal(last: str) -> str:
     """The planner's JSON for the plan ``inspect -> last``."""
-    return ('{"nodes": [{"name": "inspect"}, {"name": "%s"}], "edges": ['
-            '{"source": "__start__", "target": "inspect"}, {"source": "inspect", "target": "%s"}]}'
-            % (last, last))
+    return json.dumps({"nodes": [{"name": "inspect"}, {"name": last}],
+                       "edges": [{"source": "__start__", "target": "inspect"},
+                                 {"source": "inspect", "target": last}]})
 
 
 def main() -> None:
