@@ -159,9 +159,9 @@ def test_the_cli_reference_shows_what_help_prints(site, command):
 
 
 @pytest.fixture
-def credit_server(tmp_path: Path) -> Iterator[str]:
+def credit_server(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Iterator[str]:
     """The getting-started page's ``grapharc serve`` of the credit-approval graph, on a free port."""
-    sys.path.insert(0, str(ROOT / "tests" / "grapharc-server"))
+    monkeypatch.syspath_prepend(str(ROOT / "tests" / "grapharc-server"))
     from server_process import serving  # type: ignore[import-not-found]
 
     with serving(tmp_path / "sessions", "--registry",
