@@ -10,7 +10,7 @@ UV     := $(TOOLS)/bin/uv
 VENV   := .venv
 UV_VERSION := 0.13.9
 
-.PHONY: install demo test lint typecheck bench wheels clean inbox-screenshots
+.PHONY: install demo test lint typecheck bench wheels clean inbox-screenshots docs
 
 # every distribution in the workspace, so a new one is type-checked without touching this file
 DISTRIBUTIONS := $(patsubst %/pyproject.toml,%,$(wildcard grapharc-*/pyproject.toml))
@@ -60,6 +60,10 @@ wheels: install
 inbox-screenshots: install
 	GRAPHARC_SCREENSHOTS=docs/images/inbox GRAPHARC_REQUIRE_BROWSER=1 GRAPHARC_REQUIRE_AXE=1 \
 	    $(VENV)/bin/pytest tests/grapharc-server/test_inbox_browser.py -q -k every_page
+
+# the docs site (mkdocs.yml) into site/; --strict: a broken link or a missing reference fails it
+docs: install
+	$(VENV)/bin/mkdocs build --strict --site-dir site
 
 bench: install
 	$(VENV)/bin/python benchmarks/cli_startup.py

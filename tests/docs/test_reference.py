@@ -44,7 +44,9 @@ from grapharc.trace.reader import TraceReader
 
 ROOT = Path(__file__).resolve().parents[2]
 REFERENCE = ROOT / "docs" / "reference"
-PAGES = sorted(path.name for path in REFERENCE.glob("*.md"))
+GENERATED = {"cli.md", "python.md"}
+"""Pages the docs site renders from the code (tests/docs/test_site.py checks them), not scenarios."""
+PAGES = sorted(path.name for path in REFERENCE.glob("*.md") if path.name not in GENERATED)
 BLOCK = re.compile(r"```(\w+)([^\n]*)\n(.*?)```\n(?:\nprints:\n\n```text\n(.*?)```\n)?", re.S)
 TABLE = re.compile(r"<!-- (keys|codes): (\S+) -->\n((?:\|[^\n]*\n)+)")
 
