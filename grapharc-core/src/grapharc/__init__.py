@@ -4,8 +4,10 @@ This package is owned by grapharc-core. Plugin distributions add subpackages
 (``grapharc.gateway``, ``grapharc.tools``, ...) by shipping only their own leaf
 folder, so the path is extended to every ``grapharc`` directory on ``sys.path``.
 Public names are exported lazily (PEP 562) so ``import grapharc.gateway`` and
-``grapharc --help`` stay cheap.
+``grapharc --help`` stay cheap; a type checker is shown the same names imported for real.
 """
+
+from typing import TYPE_CHECKING
 
 from grapharc._lazy import lazy_exports
 from grapharc._missing import install_missing_plugin_hint as _install_hint
@@ -26,3 +28,9 @@ _LAZY_EXPORTS = {
 __all__ = ["__version__", *_LAZY_EXPORTS]
 
 __getattr__, __dir__ = lazy_exports(__name__, _LAZY_EXPORTS)
+
+if TYPE_CHECKING:  # what a type checker sees: the real classes, not the lazy __getattr__'s Any
+    from grapharc.runtime.budget import Budget as Budget
+    from grapharc.runtime.graph import GraphARC as GraphARC
+    from grapharc.runtime.graph import StateGraph as StateGraph
+    from grapharc.runtime.state import GraphARCState as GraphARCState
