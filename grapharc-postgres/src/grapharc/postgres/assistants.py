@@ -6,32 +6,15 @@ versions one after another."""
 
 from __future__ import annotations
 
-from contextlib import AbstractContextManager
-
 from grapharc.assistants.sql_store import SqlAssistantStore
 from grapharc.postgres.connect import conninfo
-from grapharc.postgres.database import Conn, open_database
-from grapharc.postgres.schema import PREFIX
+from grapharc.postgres.pooled import PooledStore
 
 
-class PostgresAssistantStore(SqlAssistantStore):
+class PostgresAssistantStore(PooledStore, SqlAssistantStore):
     """Assistants, their versions and change log in the PostgreSQL database ``uri``."""
 
-    PARAM = "%s"
-    PREFIX = PREFIX
     LOCK = "FOR UPDATE"
-
-    def __init__(self, uri: str) -> None:
-        self.uri = uri
-        self._database, self._give_back = open_database(uri, self)
-
-    def _write(self) -> AbstractContextManager[Conn]:
-        """One atomic change or consistent read: a pooled connection inside one transaction."""
-        return self._database.transaction()
-
-    def close(self) -> None:
-        """Give the database back (the last of its stores closes it); closing twice is harmless."""
-        self._give_back()
 
 
 def open_assistant_store(location: str, kind: str = "assistants") -> PostgresAssistantStore:

@@ -5,32 +5,15 @@ same lock, so of the workers racing for a slot one moves it on and the others fi
 
 from __future__ import annotations
 
-from contextlib import AbstractContextManager
-
 from grapharc.crons.sql_store import SqlCronStore
 from grapharc.postgres.connect import conninfo
-from grapharc.postgres.database import Conn, open_database
-from grapharc.postgres.schema import PREFIX
+from grapharc.postgres.pooled import PooledStore
 
 
-class PostgresCronStore(SqlCronStore):
+class PostgresCronStore(PooledStore, SqlCronStore):
     """Cron schedules in the PostgreSQL database ``uri``."""
 
-    PARAM = "%s"
-    PREFIX = PREFIX
     LOCK = "FOR UPDATE"
-
-    def __init__(self, uri: str) -> None:
-        self.uri = uri
-        self._database, self._give_back = open_database(uri, self)
-
-    def _write(self) -> AbstractContextManager[Conn]:
-        """One atomic change or consistent read: a pooled connection inside one transaction."""
-        return self._database.transaction()
-
-    def close(self) -> None:
-        """Give the database back (the last of its stores closes it); closing twice is harmless."""
-        self._give_back()
 
 
 def open_cron_store(location: str, kind: str = "crons") -> PostgresCronStore:

@@ -6,32 +6,15 @@ the same delivery."""
 
 from __future__ import annotations
 
-from contextlib import AbstractContextManager
-
 from grapharc.postgres.connect import conninfo
-from grapharc.postgres.database import Conn, open_database
-from grapharc.postgres.schema import PREFIX
+from grapharc.postgres.pooled import PooledStore
 from grapharc.webhooks.sql_store import SqlWebhookStore
 
 
-class PostgresWebhookStore(SqlWebhookStore):
+class PostgresWebhookStore(PooledStore, SqlWebhookStore):
     """Webhook deliveries in the PostgreSQL database ``uri``."""
 
-    PARAM = "%s"
-    PREFIX = PREFIX
     DUE_LOCK = "FOR UPDATE OF w SKIP LOCKED"
-
-    def __init__(self, uri: str) -> None:
-        self.uri = uri
-        self._database, self._give_back = open_database(uri, self)
-
-    def _write(self) -> AbstractContextManager[Conn]:
-        """One atomic change or consistent read: a pooled connection inside one transaction."""
-        return self._database.transaction()
-
-    def close(self) -> None:
-        """Give the database back (the last of its stores closes it); closing twice is harmless."""
-        self._give_back()
 
 
 def open_webhook_store(location: str, kind: str = "webhooks") -> PostgresWebhookStore:
