@@ -55,7 +55,7 @@ wheels: install
 	    $(UV) build --quiet --wheel --package $$dist --out-dir dist || exit 1; \
 	done
 
-# the README's pictures of the inbox: the browser test's screenshots (desktop and phone widths, each
+# the pictures of the inbox on docs/concepts/inbox.md: the browser test's screenshots (desktop and phone widths, each
 # page checked with axe-core), written to docs/images/inbox/ (needs /usr/bin/chromium and npm)
 inbox-screenshots: install
 	GRAPHARC_SCREENSHOTS=docs/images/inbox GRAPHARC_REQUIRE_BROWSER=1 GRAPHARC_REQUIRE_AXE=1 \

@@ -1,17 +1,14 @@
 """The docs site: it builds with ``mkdocs build --strict``, a broken link or a missing reference
-fails that build, its generated reference pages cover the code, and every example of the
-getting-started page runs and prints what it shows.
+fails that build, and its generated reference pages cover the code. The pages' examples run in
+tests/docs/test_pages.py.
 """
 
 from __future__ import annotations
 
-import contextlib
 import html
 import importlib
-import io
 import os
 import re
-import shlex
 import shutil
 import subprocess
 import sys
@@ -25,11 +22,6 @@ import typer
 from grapharc.cli.main import build_app
 
 ROOT = Path(__file__).resolve().parents[2]
-GETTING_STARTED = (ROOT / "docs" / "getting-started.md").read_text()
-PRINTED = re.compile(r"```python\n(.*?)```\n\nprints:\n\n```text\n(.*?)```", re.S)
-CONSOLE = re.compile(r"```console\n\$ (grapharc [^\n]*)\n(.*?)```", re.S)
-SERVER_URL = "http://127.0.0.1:8000"
-"""Where the getting-started page's SDK example looks for the server it started."""
 
 
 def mkdocs_build(project: Path, site: Path) -> subprocess.CompletedProcess[str]:
@@ -153,54 +145,3 @@ def test_the_cli_reference_shows_what_help_prints(site, command):
                             capture_output=True, text=True, timeout=120, env=env, stdin=subprocess.DEVNULL)
     assert result.returncode == 0, result.stderr
     assert help_blocks(site)[command].strip() == result.stdout.strip()
-
-
-# -- the getting-started page's examples ------------------------------------------------------
-
-
-@pytest.fixture
-def credit_server(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Iterator[str]:
-    """The getting-started page's ``grapharc serve`` of the credit-approval graph, on a free port."""
-    monkeypatch.syspath_prepend(str(ROOT / "tests" / "grapharc-server"))
-    from server_process import serving  # type: ignore[import-not-found]
-
-    with serving(tmp_path / "sessions", "--registry",
-                 "grapharc.examples.approval:register_credit_graph") as server:
-        yield str(server.json_announcement()["url"]).rstrip("/")
-
-
-def test_the_getting_started_page_has_its_four_examples():
-    assert len(PRINTED.findall(GETTING_STARTED)) == 2 and len(CONSOLE.findall(GETTING_STARTED)) == 2
-    assert "--registry grapharc.examples.approval:register_credit_graph" in GETTING_STARTED
-    assert SERVER_URL in GETTING_STARTED
-
-
-@pytest.mark.parametrize(("command", "expected"), CONSOLE.findall(GETTING_STARTED))
-def test_each_console_example_prints_what_the_page_shows(command, expected, tmp_path):
-    argv = [sys.executable, "-m", "grapharc.cli", *shlex.split(command)[1:]]
-    result = subprocess.run(argv, capture_output=True, text=True, cwd=tmp_path, timeout=120,
-                            stdin=subprocess.DEVNULL)
-    assert result.returncode == 0 and result.stdout == expected, result.stderr
-
-
-def run_example(code: str, folder: Path, monkeypatch: pytest.MonkeyPatch) -> str:
-    monkeypatch.chdir(folder)
-    out = io.StringIO()
-    with contextlib.redirect_stdout(out):
-        exec(compile(code, "getting-started.md", "exec"), {"__name__": "getting_started_example"})
-    return out.getvalue()
-
-
-def example(needle: str) -> tuple[str, str]:
-    """The page's printing example whose code contains ``needle``, and what it prints."""
-    return next((code, out) for code, out in PRINTED.findall(GETTING_STARTED) if needle in code)
-
-
-def test_the_first_graph_prints_what_the_page_shows(tmp_path, monkeypatch):
-    code, expected = example("GraphARC(")
-    assert run_example(code, tmp_path, monkeypatch) == expected
-
-
-def test_the_first_server_example_prints_what_the_page_shows(credit_server, tmp_path, monkeypatch):
-    code, expected = example("get_client")
-    assert run_example(code.replace(SERVER_URL, credit_server), tmp_path, monkeypatch) == expected

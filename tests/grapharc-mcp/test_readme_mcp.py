@@ -1,5 +1,5 @@
-"""The README's MCP section: its grapharc.toml is read as an agent reads it, its policy document
-loads, and the rules decide what the section says they decide."""
+"""The MCP section of docs/concepts/agents.md: its grapharc.toml is read as an agent reads it, its
+policy document loads, and the rules decide what the section says they decide."""
 
 from __future__ import annotations
 
@@ -12,8 +12,9 @@ from grapharc.policy.engine import PolicyEngine
 from grapharc.policy.files import load_policy_file
 
 ROOT = Path(__file__).resolve().parents[2]
-SECTION = (ROOT / "README.md").read_text().split("## MCP servers as tools", 1)[1].split("\n## ", 1)[0]
-CONFIG, POLICY = re.findall(r"```toml\n(.*?)```", SECTION, re.S)
+PAGE = ROOT / "docs" / "concepts" / "agents.md"
+SECTION = PAGE.read_text().split("## MCP servers as tools", 1)[1].split("\n## ", 1)[0]
+CONFIG, POLICY = re.findall(r"```toml[^\n]*\n(.*?)```", SECTION, re.S)
 
 
 def test_the_readmes_configuration_is_read_as_an_agent_reads_it(tmp_path):

@@ -7,8 +7,8 @@ photographed at desktop and phone widths and checked with axe-core (the npm pack
 into axe/node_modules by ``npm ci``, injected into the page): no serious or critical violation.
 
 Screenshots go to the test's tmp dir for a person to look at, or to ``GRAPHARC_SCREENSHOTS`` when
-set (``make inbox-screenshots`` writes the README's, docs/images/inbox/). Without chromium, or
-without axe-core and npm to install it, the tests skip, except where CI requires them
+set (``make inbox-screenshots`` writes docs/images/inbox/, which docs/concepts/inbox.md shows).
+Without chromium, or without axe-core and npm to install it, the tests skip, except where CI requires them
 (``GRAPHARC_REQUIRE_BROWSER``, ``GRAPHARC_REQUIRE_AXE``): there they fail."""
 
 from __future__ import annotations

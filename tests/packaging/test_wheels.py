@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import json
 import os
+import re
 import shutil
 import subprocess
 import sys
@@ -134,14 +135,18 @@ def test_a_third_party_plugin_adds_its_kind_and_command(wheels: dict[str, Path],
     assert json.loads(ran.stdout)["state"]["label"] == "urgent"
 
 
+PLUGIN_PAGE = ROOT / "docs" / "concepts" / "plugins.md"
+"""The docs page whose "Write your own plugin" section these tests build and install."""
+
+
 def readme_block(language: str, section: str = "## Write your own plugin") -> str:
-    """The first ``language`` code block of a README section."""
-    text = (ROOT / "README.md").read_text().split(section, 1)[1]
-    return text.split(f"```{language}\n", 1)[1].split("```", 1)[0]
+    """The first ``language`` code block of a section of docs/concepts/plugins.md."""
+    text = PLUGIN_PAGE.read_text().split(section, 1)[1]
+    return re.search(rf"```{language}[^\n]*\n(.*?)```", text, re.S).group(1)
 
 
 def readme_plugin_project(folder: Path) -> Path:
-    """The README's plugin as a project: its hooks module and entry point, verbatim."""
+    """The plugin page's plugin as a project: its hooks module and entry point, verbatim."""
     package = folder / "src" / "my_grapharc_plugin"
     package.mkdir(parents=True)
     (package / "__init__.py").write_text("")

@@ -1,5 +1,6 @@
-"""The README's "GraphARC as an MCP server" section: its client program prints what the section
-says, and the thread it paused is paid out by ``grapharc session approve`` as the section says."""
+"""The "GraphARC as an MCP server" section of docs/concepts/agents.md: its client program prints
+what the section says, and the thread it paused is paid out by ``grapharc session approve`` as the
+section says."""
 
 from __future__ import annotations
 
@@ -13,8 +14,9 @@ from pathlib import Path
 from mcp_serve_process import PATIENCE_SECONDS
 
 ROOT = Path(__file__).resolve().parents[3]
-SECTION = (ROOT / "README.md").read_text().split("## GraphARC as an MCP server", 1)[1].split("\n## ", 1)[0]
-[PROGRAM] = re.findall(r"```python\n(.*?)```", SECTION, re.S)
+PAGE = ROOT / "docs" / "concepts" / "agents.md"
+SECTION = PAGE.read_text().split("## GraphARC as an MCP server", 1)[1].split("\n## ", 1)[0]
+[PROGRAM] = re.findall(r"```python[^\n]*\n(.*?)```", SECTION, re.S)
 [PRINTED] = re.findall(r"```text\n(.*?)```", SECTION, re.S)
 
 
