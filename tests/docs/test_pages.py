@@ -250,13 +250,26 @@ def test_the_readme_is_a_landing_page():
 
 
 @pytest.mark.smoke
-def test_the_readme_names_exactly_the_two_make_targets_that_exist():
+@pytest.mark.parametrize("page", ["README.md", "docs/index.md"])
+def test_the_two_commands_a_page_gives_are_make_targets_that_exist(page):
+    """``make demo`` and ``make test`` are not run here (the suite is one of them): the targets are
+    checked to exist, and ``make test`` to be what CI runs."""
+    text = (ROOT / page).read_text()
     makefile = (ROOT / "Makefile").read_text()
     for target in ("demo", "test"):
-        assert f"make {target}" in README
+        assert f"make {target}" in text
         assert re.search(rf"^{target}: ", makefile, re.M)
     assert "make test" in (ROOT / ".ci" / "run").read_text()
-    assert "source .venv/bin/activate" in README and "Python 3.11" in README
+    assert "source .venv/bin/activate" in text and "Python 3.11" in text
+
+
+def test_no_message_or_page_sends_a_reader_to_a_section_of_the_readme():
+    """The README is a landing page: its old sections live on the site's pages now."""
+    pointers = re.compile(r"the README'?s? [\w\"]|section of the README|in the README", re.I)
+    sources = [*ROOT.glob("grapharc-*/src/**/*.py"), *DOCS.rglob("*.md")]
+    stale = [f"{path.relative_to(ROOT)}: {match.group(0)}" for path in sources
+             for match in pointers.finditer(path.read_text())]
+    assert not stale
 
 
 # -- sections other tests read ----------------------------------------------------------------

@@ -31,7 +31,7 @@ DEFAULT_MAX_RESULT_BYTES = 1 << 20
 _BYTES = Count(1024, 1 << 30)
 _SERVER_KEYS = frozenset({"command", "args", "env", "cwd", "url", "headers", "prefix", "connect_timeout",
                           "call_timeout", "max_result_bytes", "side_effects"})
-HINT = "see the MCP section of the README for [mcp.servers.NAME]"
+HINT = "see docs/concepts/agents.md (MCP servers as tools) for [mcp.servers.NAME]"
 
 
 @dataclass(frozen=True)

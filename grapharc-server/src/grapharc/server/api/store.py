@@ -113,8 +113,8 @@ async def _store_refusals() -> AsyncIterator[None]:
     try:
         yield
     except (InvalidNamespaceError, InvalidItemError, InvalidItemSearchError) as exc:
-        raise ApiProblem(422, f"the store refused the request: {exc}",
-                         hint=getattr(exc, "hint", "") or "see the README's store section") from None
+        hint = getattr(exc, "hint", "") or "see docs/concepts/http-api.md (the long-term store)"
+        raise ApiProblem(422, f"the store refused the request: {exc}", hint=hint) from None
     except NotImplementedError as exc:
         raise ApiProblem(501, f"this server's store cannot do that: {exc}",
                          hint="leave ttl out, or serve a store that keeps TTLs") from None
