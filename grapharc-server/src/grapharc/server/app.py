@@ -101,6 +101,8 @@ def create_app(*, sessions: str | None = None, auth: AuthConfig | None = None,
 
     @app.get("/plugins")
     def plugins() -> dict[str, Any]:
+        """The installed GraphARC distributions, their versions and what each registered (with an
+        auth file, for signed-in callers only)."""
         from grapharc.plugins.report import plugin_report
 
         return plugin_report()
