@@ -44,7 +44,7 @@ from grapharc.trace.reader import TraceReader
 
 ROOT = Path(__file__).resolve().parents[2]
 REFERENCE = ROOT / "docs" / "reference"
-GENERATED = {"cli.md", "python.md"}
+GENERATED = {"cli.md", "http-api.md", "python.md"}
 """Pages the docs site renders from the code (tests/docs/test_site.py checks them), not scenarios."""
 PAGES = sorted(path.name for path in REFERENCE.glob("*.md") if path.name not in GENERATED)
 BLOCK = re.compile(r"```(\w+)([^\n]*)\n(.*?)```\n(?:\nprints:\n\n```text\n(.*?)```\n)?", re.S)

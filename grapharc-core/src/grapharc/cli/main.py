@@ -51,7 +51,7 @@ def build_app() -> typer.Typer:
     from grapharc.cli.lazy import LazyGroup
     from grapharc.plugins import get_host
 
-    app = typer.Typer(name="grapharc", help=HELP, no_args_is_help=True, add_completion=False,
+    app = typer.Typer(name="grapharc", help=HELP, no_args_is_help=True, add_completion=True,
                       pretty_exceptions_enable=False, rich_markup_mode=None,
                       context_settings=CONTEXT_SETTINGS, invoke_without_command=True, cls=LazyGroup)
     app.callback()(root)

@@ -39,8 +39,10 @@ def _table(header: list[str], rows: list[list[Any]]) -> list[str]:
             for row in cells]
 
 
-_SHOWN = (ts.ACTION, ts.GRAPH, ts.THREAD_ID, ts.STATUS, ts.STOP_REASON, ts.TENANT, ts.MODEL, ts.COPY)
-"""Scalar fields an event line shows as ``name=value`` (graph and thread on run events only)."""
+_SHOWN = (ts.ACTION, ts.GRAPH, ts.THREAD_ID, ts.STATUS, ts.STOP_REASON, ts.TENANT, ts.MODEL, ts.COPY,
+          ts.TOOL, ts.DECISION, ts.RULE_ID, ts.OUTCOME)
+"""Scalar fields an event line shows as ``name=value`` (graph and thread on run events only); a
+permission line names the tool, the decision and the rule that made it."""
 _RUN_ONLY = frozenset({ts.GRAPH, ts.THREAD_ID})
 
 

@@ -16,6 +16,7 @@ from fastapi import FastAPI
 
 from grapharc._version import __version__
 from grapharc.server.api.limits import BodyLimits
+from grapharc.server.api.problem_schema import describe_problems
 from grapharc.server.api.problems import install_problem_handlers
 from grapharc.server.docs_gate import SignedInOnly
 from grapharc.server.hosts import HostGuard
@@ -81,6 +82,7 @@ def create_app(*, sessions: str | None = None, auth: AuthConfig | None = None,
     app.state.api = api
     app.state.sessions = api.sessions if api is not None else None  # else opened as the app starts
     install_problem_handlers(app)
+    describe_problems(app)
     app.add_middleware(BodyLimits)
     app.add_middleware(SignedInOnly)  # with an auth file: /openapi.json, /docs, /redoc, /plugins too
     app.add_middleware(HostGuard, listed=allowed_hosts, signed_in=auth is not None)  # outermost: first
@@ -101,6 +103,8 @@ def create_app(*, sessions: str | None = None, auth: AuthConfig | None = None,
 
     @app.get("/plugins")
     def plugins() -> dict[str, Any]:
+        """The installed GraphARC distributions, their versions and what each registered (with an
+        auth file, for signed-in callers only)."""
         from grapharc.plugins.report import plugin_report
 
         return plugin_report()

@@ -55,6 +55,8 @@ class LatestVersion(BaseModel):
 
 @router.post("")
 def create_assistant(body: AssistantCreate, ctx: Context, user: Caller) -> dict[str, Any]:
+    """Create an assistant over a registered graph, its config, context and metadata checked as a
+    run's would be: its first version (``if_exists: do_nothing`` answers one already there)."""
     graph = ctx.manager.graphs.get(body.graph_id)
     require_run(user, graph.name)
     metadata = body.metadata or {}
@@ -82,6 +84,8 @@ def update_assistant(assistant_id: str, body: AssistantUpdate, ctx: Context, use
 
 @router.delete("/{assistant_id}", status_code=204)
 def delete_assistant(assistant_id: str, ctx: Context, user: Caller, delete_threads: bool = False) -> Response:
+    """Delete an assistant created over the API (a graph's own cannot be; 409 while a run of it
+    is pending or running); its threads stay, as they belong to the graph."""
     _read_only(ctx, assistant_id, "deleted")
     if delete_threads:
         raise ApiProblem(422, "delete_threads is not offered: a thread belongs to its graph, not to an "
@@ -111,6 +115,7 @@ def list_versions(assistant_id: str, body: VersionSearch, ctx: Context, user: Ca
 
 @router.post("/{assistant_id}/latest")
 def set_latest(assistant_id: str, body: LatestVersion, ctx: Context, user: Caller) -> dict[str, Any]:
+    """Make one of the assistant's versions the one its runs use from now on."""
     _read_only(ctx, assistant_id, "given another version")
     require_run(user, created(ctx, assistant_id, user).graph_id)
     chosen = ctx.assistants.set_latest(assistant_id, body.version, by=asker(user), at=ctx.manager.clock())

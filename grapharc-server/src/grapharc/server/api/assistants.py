@@ -52,6 +52,7 @@ class AssistantSearch(AssistantCount):
 
 @router.get("/{assistant_id}")
 def get_assistant(assistant_id: str, ctx: Context, user: Caller) -> dict[str, Any]:
+    """One assistant: a graph's own (its id is the graph's name) or one created over the API."""
     if built_in(ctx, assistant_id):
         return shapes.assistant(assistant_id)
     return shapes.created_assistant(created(ctx, assistant_id, user))
@@ -59,6 +60,8 @@ def get_assistant(assistant_id: str, ctx: Context, user: Caller) -> dict[str, An
 
 @router.post("/search")
 def search_assistants(body: AssistantSearch, ctx: Context, user: Caller) -> list[dict[str, Any]]:
+    """The assistants the caller may run (those created, newest first, then the graphs' own),
+    filtered by graph, name and metadata, sorted and paged (``select`` keeps only those fields)."""
     found = _matching(body, ctx, user)
     if body.sort_by is not None:
         found.sort(key=lambda a: str(a[body.sort_by or ""]).lower(), reverse=body.sort_order != "asc")
@@ -70,6 +73,7 @@ def search_assistants(body: AssistantSearch, ctx: Context, user: Caller) -> list
 
 @router.post("/count")
 def count_assistants(body: AssistantCount, ctx: Context, user: Caller) -> int:
+    """How many assistants a search with the same filters finds."""
     return len(_matching(body, ctx, user))
 
 

@@ -47,6 +47,8 @@ class CancelMany(BaseModel):
 
 @router.post("/batch")
 async def create_batch(body: list[StatelessRunCreate], ctx: Context, user: Caller) -> list[dict[str, Any]]:
+    """Queue 1 to 100 stateless runs at once, each on a new thread (none may answer an
+    approval): their run records, in order."""
     if not 1 <= len(body) <= MAX_BATCH:
         raise ApiProblem(422, f"a batch holds 1 to {MAX_BATCH} runs, not {len(body)}",
                          hint="send the runs in several batches")

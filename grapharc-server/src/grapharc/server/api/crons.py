@@ -102,17 +102,21 @@ class CronPatch(BaseModel):
 @router.post("/threads/{thread_id}/runs/crons", dependencies=[ReadableThread])
 async def create_thread_cron(thread_id: str, body: ThreadCronCreate, ctx: Context,
                              user: Caller) -> dict[str, Any]:
+    """Schedule runs on this thread by a cron expression: the schedule."""
     session = await offload.to_thread(ctx.manager.get, thread_id)
     return (await _create(ctx, body, user, session)).to_dict()
 
 
 @router.post("/runs/crons")
 async def create_cron(body: CronCreate, ctx: Context, user: Caller) -> dict[str, Any]:
+    """Schedule stateless runs (each on a new thread) by a cron expression: the schedule."""
     return (await _create(ctx, body, user, None)).to_dict()
 
 
 @router.post("/runs/crons/search")
 async def search_crons(body: CronSearch, ctx: Context, user: Caller) -> list[dict[str, Any]]:
+    """The schedules (with an auth file, the caller's own) filtered by assistant, thread, metadata
+    and ``enabled``, sorted and paged (``select`` keeps only those fields)."""
     unknown = sorted(set(body.select or ()) - set(FIELDS))
     if unknown:
         raise ApiProblem(422, f"select names no cron field: {', '.join(unknown)}",
@@ -126,6 +130,7 @@ async def search_crons(body: CronSearch, ctx: Context, user: Caller) -> list[dic
 
 @router.post("/runs/crons/count")
 async def count_crons(body: CronCount, ctx: Context, user: Caller) -> int:
+    """How many schedules a search with the same filters finds."""
     where = _filter(user, body.assistant_id, body.thread_id, body.metadata)
     return await offload.to_thread(_store(ctx).count, where)
 
@@ -154,6 +159,7 @@ async def update_cron(cron_id: str, body: CronPatch, ctx: Context, user: Caller)
 
 @router.delete("/runs/crons/{cron_id}", status_code=204)
 async def delete_cron(cron_id: str, ctx: Context, user: Caller) -> Response:
+    """Delete a schedule (with an auth file, one of the caller's own): it fires no more."""
     await _own(ctx, cron_id, user)
     await offload.to_thread(_store(ctx).delete, cron_id)
     return Response(status_code=204)

@@ -17,6 +17,8 @@ router = APIRouter(tags=["meta"])
 
 @router.get("/info")
 async def info() -> dict[str, Any]:
+    """The server's version and LangGraph's, and what it offers (assistants and crons, no
+    LangSmith), as LangGraph's server answers ``/info``."""
     return {"version": __version__, "langgraph_py_version": version("langgraph"),
             "flags": {"assistants": True, "crons": True, "langsmith": False},
             "host": {"kind": "self-hosted", "project_id": None, "revision_id": None, "tenant_id": None}}

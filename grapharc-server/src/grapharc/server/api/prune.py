@@ -42,6 +42,8 @@ class ThreadPrune(BaseModel):
 
 @router.post("/prune")
 async def prune_threads(body: ThreadPrune, ctx: Context, user: Caller) -> dict[str, int]:
+    """Prune the named threads (each one the caller may delete, none with a run pending or in
+    flight): ``delete`` removes them, ``keep_latest`` keeps their latest checkpoint only; how many."""
     named = list(dict.fromkeys(body.thread_ids))
     chosen = [s.thread_id for s in await offload.to_thread(_prunable, ctx, named, user)]
     for thread_id in chosen:

@@ -118,16 +118,22 @@ class RunCreate(BaseModel):
 
 @router.post("", dependencies=[ReadableOrNewThread])
 async def create_run(thread_id: str, body: RunCreate, ctx: Context, user: Caller) -> dict[str, Any]:
+    """Queue a run of an assistant on the thread (``if_not_exists: create`` makes the thread): its run
+    record, answered at once."""
     return shapes.run(await queue(ctx, thread_id, body, user))
 
 
 @router.post("/wait", dependencies=[ReadableOrNewThread])
 async def wait_run(thread_id: str, body: RunCreate, ctx: Context, user: Caller) -> dict[str, Any]:
+    """Queue a run on the thread and wait for it to end: the thread's values then, its open
+    approvals as ``__interrupt__``, a failure as ``__error__``."""
     return await final_values(ctx, await ended(ctx, await queue(ctx, thread_id, body, user)))
 
 
 @router.post("/stream", dependencies=[ReadableOrNewThread])
 async def stream_run(thread_id: str, body: RunCreate, ctx: Context, user: Caller) -> EventSourceResponse:
+    """Queue a run on the thread and stream it as server-sent events in the ``stream_mode`` modes,
+    from ``metadata`` to ``end``."""
     modes = stream_modes(body.stream_mode)
     run = await queue(ctx, thread_id, body, user)
     return sse_response(ctx, run, modes, None, cancel_on_disconnect=body.on_disconnect == "cancel")
@@ -159,6 +165,7 @@ async def list_runs(thread_id: str, ctx: Context,
 
 @router.get("/{run_id}", dependencies=[ReadableThread])
 async def get_run(thread_id: str, run_id: str, ctx: Context) -> dict[str, Any]:
+    """One run's record: its status, assistant, metadata and times."""
     return shapes.run(await offload.to_thread(ctx.runs.get, thread_id, run_id))
 
 
@@ -194,6 +201,7 @@ async def delete_run(thread_id: str, run_id: str, ctx: Context, user: Caller) ->
 
 @router.get("/{run_id}/join", dependencies=[ReadableThread])
 async def join_run(thread_id: str, run_id: str, ctx: Context) -> dict[str, Any]:
+    """Wait for a run to end: the thread's values then, as ``/wait`` answers."""
     return await final_values(ctx, await ended(ctx, await offload.to_thread(ctx.runs.get, thread_id, run_id)))
 
 

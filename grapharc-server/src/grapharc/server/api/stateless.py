@@ -40,16 +40,21 @@ class StatelessRunCreate(RunCreate):
 
 @router.post("")
 async def create_stateless_run(body: StatelessRunCreate, ctx: Context, user: Caller) -> dict[str, Any]:
+    """Queue a run on a new thread (deleted once the run has ended unless ``on_completion`` is
+    ``keep``): its run record, answered at once."""
     return shapes.run(await queue_on_new_thread(ctx, body, user))
 
 
 @router.post("/wait")
 async def wait_stateless_run(body: StatelessRunCreate, ctx: Context, user: Caller) -> dict[str, Any]:
+    """Run on a new thread and wait for the run to end: the thread's values then, as a thread's
+    ``/wait`` answers."""
     return await final_values(ctx, await ended(ctx, await queue_on_new_thread(ctx, body, user)))
 
 
 @router.post("/stream")
 async def stream_stateless_run(body: StatelessRunCreate, ctx: Context, user: Caller) -> EventSourceResponse:
+    """Run on a new thread, streamed as server-sent events as a thread's ``/stream`` streams."""
     modes = stream_modes(body.stream_mode)
     run = await queue_on_new_thread(ctx, body, user)
     return sse_response(ctx, run, modes, None, cancel_on_disconnect=body.on_disconnect == "cancel")

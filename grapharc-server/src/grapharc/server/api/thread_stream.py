@@ -74,6 +74,8 @@ def thread_modes(requested: list[str] | None) -> set[str]:
 @router.get("/{thread_id}/stream", dependencies=[ReadableThread])
 async def join_thread_stream(thread_id: str, ctx: Context, last_event_id: LastEventId = None,
                              stream_mode: Annotated[list[str] | None, Query()] = None) -> EventSourceResponse:
+    """Follow the thread as server-sent events: its runs' events as they happen, while the stream
+    stays open (``Last-Event-ID``: after an event this stream sent)."""
     modes = thread_modes(stream_mode)
     runs = await offload.to_thread(_recent, ctx, thread_id)  # 404 for an unknown thread
     if last_event_id:

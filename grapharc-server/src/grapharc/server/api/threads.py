@@ -146,6 +146,8 @@ class EventPost(BaseModel):
 
 @router.post("")
 async def create_thread(body: ThreadCreate, ctx: Context, user: Caller) -> dict[str, Any]:
+    """Create a thread of a registered graph (``metadata.graph_id``, needed when several are);
+    ``if_exists: do_nothing`` answers an existing thread the caller may read."""
     named = (body.metadata or {}).get("graph_id")
     own = metadata.client_metadata(body.metadata or {}, allowed=("graph_id",))
     graph = named or (ctx.graph_names()[0] if len(ctx.graph_names()) == 1 else None)
@@ -191,6 +193,8 @@ def _readable(session: Session, user: User | None) -> Session:
 
 @router.post("/search")
 async def search_threads(body: ThreadSearch, ctx: Context, user: Caller) -> list[dict[str, Any]]:
+    """The threads the caller may read, newest first, filtered by status, metadata, values and
+    ids, sorted and paged."""
     found = await _matching(body, ctx, user)
     if body.ids is not None:
         wanted = set(body.ids)
@@ -228,6 +232,7 @@ _SORT_KEYS: dict[str, Callable[[Session], Any]] = {
 
 @router.post("/count")
 async def count_threads(body: ThreadCount, ctx: Context, user: Caller) -> int:
+    """How many threads a search with the same filters finds."""
     return len(await _matching(body, ctx, user))
 
 
@@ -257,6 +262,7 @@ def _holding_values(manager: SessionManager, sessions: list[Session],
 
 @router.get("/{thread_id}", dependencies=[ReadableThread])
 async def get_thread(thread_id: str, ctx: Context) -> dict[str, Any]:
+    """One thread: its status, metadata, values and open interrupts."""
     session = await offload.to_thread(ctx.manager.get, thread_id)
     shown = await offload.to_thread(_shown, ctx, [session])
     if not shown:  # deleted between the two reads (a stateless run's thread after its grace, say)
@@ -266,6 +272,7 @@ async def get_thread(thread_id: str, ctx: Context) -> dict[str, Any]:
 
 @router.delete("/{thread_id}", status_code=204, dependencies=[ReadableThread])
 async def delete_thread(thread_id: str, ctx: Context, user: Caller) -> Response:
+    """Delete the thread (409 while a run of it is pending or in flight) and its runs' live logs."""
     if user is not None:
         require_delete(user, await offload.to_thread(ctx.manager.get, thread_id))
     await offload.to_thread(refuse_running, ctx, thread_id, "delete the thread")
@@ -276,6 +283,7 @@ async def delete_thread(thread_id: str, ctx: Context, user: Caller) -> Response:
 
 @router.get("/{thread_id}/state", dependencies=[ReadableThread])
 async def get_state(thread_id: str, ctx: Context) -> dict[str, Any]:
+    """The thread's current state: its values, next nodes, checkpoint and open interrupts."""
     session = await offload.to_thread(ctx.manager.get, thread_id)
     try:
         history = await offload.to_thread(ctx.manager.history, thread_id, limit=1)
@@ -289,12 +297,14 @@ async def get_state(thread_id: str, ctx: Context) -> dict[str, Any]:
 
 @router.get("/{thread_id}/state/{checkpoint_id}", dependencies=[ReadableThread])
 async def get_state_at(thread_id: str, checkpoint_id: str, ctx: Context) -> dict[str, Any]:
+    """The thread's state at one of its checkpoints."""
     snapshot = await offload.to_thread(ctx.manager.state_at, thread_id, checkpoint_id)
     return shapes.state(snapshot)
 
 
 @router.post("/{thread_id}/state/checkpoint", dependencies=[ReadableThread])
 async def post_state_at(thread_id: str, body: StateAtCheckpoint, ctx: Context) -> dict[str, Any]:
+    """The thread's state at the checkpoint the body names (its current state if it names none)."""
     checkpoint_id = body.checkpoint.of(thread_id)
     if checkpoint_id is None:
         return await get_state(thread_id, ctx)
@@ -304,6 +314,8 @@ async def post_state_at(thread_id: str, body: StateAtCheckpoint, ctx: Context) -
 
 @router.post("/{thread_id}/history", dependencies=[ReadableThread])
 async def get_history(thread_id: str, ctx: Context, body: HistoryQuery | None = None) -> list[dict[str, Any]]:
+    """The thread's past states, newest first, filtered by checkpoint metadata, paged by
+    ``before`` and ``limit``."""
     query = body or HistoryQuery()
     start = query.start_id(thread_id)
     first = [await offload.to_thread(ctx.manager.state_at, thread_id, start)] if start is not None else []
@@ -317,6 +329,7 @@ async def get_history(thread_id: str, ctx: Context, body: HistoryQuery | None = 
 
 @router.post("/{thread_id}/events", dependencies=[ReadableThread])
 async def post_event(thread_id: str, body: EventPost, ctx: Context, user: Caller) -> dict[str, Any]:
+    """Tell the thread something (an event of ``kind`` with a payload), delivered at its next turn."""
     require_run(user, (await offload.to_thread(ctx.manager.get, thread_id)).graph)
     event = await offload.to_thread(ctx.manager.post_event, thread_id, body.kind, body.payload)
     return {"event_id": event.event_id, "thread_id": thread_id, "kind": event.kind,
@@ -325,5 +338,6 @@ async def post_event(thread_id: str, body: EventPost, ctx: Context, user: Caller
 
 @router.get("/{thread_id}/trace", dependencies=[ReadableThread])
 async def get_trace(thread_id: str, ctx: Context) -> Response:
+    """The thread's audit trail as newline-delimited JSON, one entry a line."""
     body = await offload.to_thread(trail_ndjson, ctx.manager, thread_id)
     return Response(body, media_type="application/x-ndjson")

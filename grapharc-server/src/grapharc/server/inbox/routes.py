@@ -66,7 +66,7 @@ SORTS: dict[str, Callable[[Pending], tuple[float, float]]] = {
 }
 """How the inbox may be sorted: the oldest asked first, or the soonest to expire (never: last)."""
 
-router = APIRouter(prefix=PREFIX)
+router = APIRouter(prefix=PREFIX, tags=["inbox"])
 
 
 class Pages:
@@ -197,6 +197,7 @@ DECISION_FORM = FormToken("the form's CSRF token is missing or not this session'
 
 @router.get("/signin")
 def signin_form(request: Request, pages: PagesDep, next: str = PREFIX) -> Response:
+    """The sign-in page (``next``: the inbox page to open once signed in)."""
     return pages.render(request, "signin.html", next=_local(next), error=None)
 
 
@@ -263,6 +264,8 @@ async def waiting_for(user: User, sessions: Sessions) -> tuple[list[Pending], li
 @router.get("/approvals/{approval_id}")
 async def approval_page(request: Request, approval_id: str, who: Who, pages: PagesDep,
                         sessions: SessionsDep) -> Response:
+    """One approval's page: what is asked, its evidence and the thread's timeline, with the form
+    to decide it when the user may."""
     found = await _details(sessions, approval_id, who.user)
     try:
         decider = decisions.decider(found.approval, found.session.graph, who.user)
@@ -276,6 +279,8 @@ async def decide(request: Request, approval_id: str, who: Who,
                  _posted: Annotated[PageSession, Depends(DECISION_FORM)], pages: PagesDep,
                  sessions: SessionsDep, api: Annotated[ApiContext | None, Depends(api_context)],
                  decision: Annotated[str, Form()] = "") -> Response:
+    """Decide an approval from its page's form (``decision``), then show its page again (409 when it
+    is already decided, 410 when it has expired)."""
     if decision not in DECISIONS:
         raise PageRefused(422, f"decision must be one of {', '.join(DECISIONS)}")
     await _details(sessions, approval_id, who.user)  # 404 for an approval of a thread they may not read
