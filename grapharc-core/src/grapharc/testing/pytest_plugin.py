@@ -17,20 +17,15 @@ import pytest
 if TYPE_CHECKING:
     from grapharc.plugins import PluginHost
 
-SWITCHES = ("GRAPHARC_LOAD_PLUGINS", "GRAPHARC_STRICT_PLUGINS")
-"""The environment variables that change which plugins load; a test must not inherit them."""
-
 
 @pytest.fixture
-def grapharc_plugins(monkeypatch: pytest.MonkeyPatch) -> Iterator[PluginHost]:
-    """A plugin host discovered afresh from the installed distributions (no discovery cache, no
-    ``GRAPHARC_LOAD_PLUGINS``), current for the test: ``get_model``, ``open_store`` and the CLI
-    use it. The host the process had is put back afterwards."""
+def grapharc_plugins() -> Iterator[PluginHost]:
+    """A plugin host discovered afresh from every installed distribution (no discovery cache;
+    ``GRAPHARC_LOAD_PLUGINS`` and strict mode do not apply), current for the test: ``get_model``,
+    ``open_store`` and the CLI use it. The host the process had is put back afterwards."""
     from grapharc.plugins import PluginHost, set_host
     from grapharc.plugins.host import discover_sources
 
-    for variable in SWITCHES:
-        monkeypatch.delenv(variable, raising=False)
     host = PluginHost(discover_sources())
     previous = set_host(host)
     try:
