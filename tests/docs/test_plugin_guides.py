@@ -37,9 +37,11 @@ PAGES = sorted(path.name for path in GUIDES.glob("*.md"))
 BLOCK = re.compile(r"^ *```(\w+)([^\n]*)\n(.*?)^ *```\n(?:\nprints:\n\n```text\n(.*?)```\n)?", re.S | re.M)
 SHELL_STEPS = {
     "cd acme-echo": "the folder the tutorial's first command wrote",
-    "pip install -e '.[test]'": "tests/packaging/test_plugin_skeletons.py installs every skeleton (with uv)",
+    "pip install -e '.[test]'": "tests/packaging/test_plugin_skeletons.py installs every skeleton from its "
+                                "folder (uv pip, not editable) with pytest",
     "pytest": "tests/packaging/test_plugin_skeletons.py runs every skeleton's own tests",
-    "python -m build": "tests/packaging/test_plugin_skeletons.py builds every skeleton (uv, same backend)",
+    "python -m build": "tests/packaging/test_plugin_skeletons.py builds the backend skeleton's sdist and "
+                       "wheel (uv build: the same PEP 517 backend)",
     "twine upload dist/*": "not run: it would publish",
 }
 HOOKS = {"index.md": ("acme_echo",), "node-kinds.md": ("acme_shout",), "executors.md": ("acme_runner",),
