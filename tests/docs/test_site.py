@@ -79,7 +79,8 @@ def test_every_page_of_the_docs_folder_is_in_the_navigation_and_built(site):
     nav = (ROOT / "mkdocs.yml").read_text()
     for name in pages:
         assert f": {name}.md" in nav, name
-        built = site / ("index.html" if name == "index" else f"{name}/index.html")
+        is_index = name == "index" or name.endswith("/index")  # built as index.html in its own folder
+        built = site / (f"{name}.html" if is_index else f"{name}/index.html")
         assert built.is_file(), name
 
 

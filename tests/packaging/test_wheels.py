@@ -9,19 +9,15 @@ can repeat it under 3.12 and 3.13.
 from __future__ import annotations
 
 import json
-import os
 import re
-import shutil
-import subprocess
-import sys
 import zipfile
 from pathlib import Path
 
 import pytest
+from wheel_venvs import ROOT, build_wheel, make_venv, run, uv
 
 pytestmark = pytest.mark.packaging
 
-ROOT = Path(__file__).resolve().parents[2]
 FIXTURE = ROOT / "tests" / "fixtures" / "grapharc-fixture-plugin"
 LEAVES = {
     "grapharc-core": "grapharc/",
@@ -33,44 +29,17 @@ LEAVES = {
     "grapharc-postgres": "grapharc/postgres/",
     "grapharc-mcp": "grapharc/mcp/",
 }
-PYTHON = os.environ.get("GRAPHARC_PACKAGING_PYTHON", sys.executable)
-
-
-def uv() -> str:
-    found = shutil.which("uv", path=str(Path(sys.executable).parent)) or shutil.which("uv")
-    if found is None:
-        pytest.fail("uv is not installed; it is part of the dev dependency group")
-    return found
-
-
-def run(*args: str | Path, cwd: Path | None = None, check: bool = True,
-        env: dict[str, str] | None = None) -> subprocess.CompletedProcess[str]:
-    result = subprocess.run([str(a) for a in args], capture_output=True, text=True, cwd=cwd,
-                            timeout=600, env={**os.environ, **(env or {})})
-    if check and result.returncode != 0:
-        pytest.fail(f"{' '.join(map(str, args))} failed ({result.returncode}):\n"
-                    f"{result.stdout}\n{result.stderr}")
-    return result
 
 
 @pytest.fixture(scope="module")
 def wheels(tmp_path_factory: pytest.TempPathFactory) -> dict[str, Path]:
     out = tmp_path_factory.mktemp("wheels")
     for dist in LEAVES:
-        run(uv(), "build", "--wheel", "--package", dist, "--out-dir", out, "--quiet", cwd=ROOT)
+        build_wheel(dist, out)
     run(uv(), "build", "--wheel", "--out-dir", out, "--quiet", FIXTURE, cwd=ROOT)
     built = {path.name.split("-")[0].replace("_", "-"): path for path in out.glob("*.whl")}
     assert set(built) == {*LEAVES, "grapharc-fixture-plugin"}, sorted(built)
     return built
-
-
-def make_venv(tmp_path: Path, name: str, *wheel_files: Path) -> Path:
-    venv = tmp_path / name
-    run(uv(), "venv", "--quiet", "--python", PYTHON, venv)
-    python = venv / "bin" / "python"
-    run(uv(), "pip", "install", "--quiet", "--python", python,
-        "--find-links", wheel_files[0].parent, *wheel_files)
-    return venv
 
 
 def backends_json(venv: Path) -> list[str]:

@@ -51,13 +51,15 @@ COMMANDS = (
     ("memory", "memory_commands:add_memory_commands",
      "Claim memory: add a claim with provenance, search, follow a correction chain, list "
      "contradictions, collect orphaned blobs."),
+    ("plugin", "plugin_commands:add_plugin_commands",
+     "Write a plugin of your own: a distribution skeleton that works and is tested."),
     ("demo", "demo_commands:add_demo_group", HELP_DEMO),
 )
 """Each command family's top-level names: the adder in ``grapharc.cli`` that builds it, and its
 help line (what ``grapharc --help`` shows without importing the family)."""
 
 
-GROUPS = frozenset({"config", "session", "cron", "memory", "demo"})
+GROUPS = frozenset({"config", "session", "cron", "memory", "plugin", "demo"})
 
 
 def add_core_commands(app: typer.Typer) -> None:

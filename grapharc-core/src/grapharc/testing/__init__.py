@@ -23,12 +23,13 @@ from __future__ import annotations
 
 from collections.abc import Iterator
 from contextlib import contextmanager
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from grapharc._lazy import lazy_exports
 from grapharc._version import __version__
-from grapharc.plugins import PluginHost, PluginSource, set_host
-from grapharc.plugins.host import discover_sources
+
+if TYPE_CHECKING:  # imported where used: pytest imports this package at every start (pytest_plugin)
+    from grapharc.plugins import PluginHost, PluginSource
 
 __all__ = ["ScriptedChatModel", "in_process_source", "plugin_host"]
 
@@ -40,6 +41,8 @@ def in_process_source(plugin: Any, *, name: str, version: str = "0.0.0",
     ``core_requires`` is the range its ``grapharc-core`` dependency would declare
     (``None``: it declares none, so it is reported incompatible).
     """
+    from grapharc.plugins import PluginSource
+
     return PluginSource(name, version, f"<in-process {name}>", lambda: plugin, core_requires)
 
 
@@ -50,6 +53,9 @@ def plugin_host(*plugins: PluginSource, installed: bool = True, strict: bool = F
 
     The previous host is restored on exit, so one test's plugins never leak into another.
     """
+    from grapharc.plugins import PluginHost, set_host
+    from grapharc.plugins.host import discover_sources
+
     sources = list(discover_sources()) if installed else [discover_sources()[0]]
     host = PluginHost([*sources, *plugins], strict=strict, allowed=allowed)
     previous = set_host(host)
