@@ -172,7 +172,7 @@ def test_in_a_session_an_ask_pauses_and_an_approval_from_a_new_manager_finishes_
 
     text = agent("keep notes", "--workspace", "ws", "--model", "mock/agent", "--script", replies,
                  "--sessions", "sessions", "--thread", "t2")
-    assert "grapharc session approve t2 --dir" in text.stdout
+    assert f"grapharc session approve t2 --sessions {note_tools / 'sessions'}" in text.stdout
 
     decided = CliRunner().invoke(build_app(), ["session", "approve", "t1", "--dir", "sessions", "--json"])
     assert decided.exit_code == 0, decided.output

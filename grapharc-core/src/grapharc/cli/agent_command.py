@@ -41,6 +41,7 @@ from grapharc.cli.options import (
     TenantOption,
     TraceOutput,
     option,
+    sessions_flag,
     shown,
 )
 from grapharc.cli.output import ExitCode, JsonOption, emit, fail, terminal_text
@@ -343,8 +344,8 @@ def render(doc: dict[str, Any]) -> str:
         thread, where = doc["thread"], doc["sessions"]
         lines.append(f"PAUSED    thread {thread} waits on {len(doc['approvals'])} approval(s)")
         lines += [f"  {hold['approval_id']}: {hold['question']}" for hold in doc["approvals"]]
-        lines += [f"  approve : grapharc session approve {thread} --dir {where}",
-                  f"  reject  : grapharc session reject {thread} --dir {where}"]
+        lines += [f"  approve : grapharc session approve {thread} {sessions_flag(where)}",
+                  f"  reject  : grapharc session reject {thread} {sessions_flag(where)}"]
     else:
         lines.append(f"answer    : {doc['answer']}")
     if doc.get("error"):
