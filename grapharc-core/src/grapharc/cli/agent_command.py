@@ -55,11 +55,12 @@ if TYPE_CHECKING:
 
 MAX_SCRIPT_BYTES = 4 * 1024 * 1024
 AllowGlobs = Annotated[list[str] | None, typer.Option(
-    "--allow", help="Allow tools whose name matches this glob (repeatable; a --policy deny still wins).")]
+    "--allow", metavar="GLOB",
+    help="Allow tools whose name matches this glob (repeatable; a --policy deny still wins).")]
 AskGlobs = Annotated[list[str] | None, typer.Option(
-    "--ask", help="Ask before running tools matching this glob (repeatable).")]
+    "--ask", metavar="GLOB", help="Ask before running tools matching this glob (repeatable).")]
 DenyGlobs = Annotated[list[str] | None, typer.Option(
-    "--deny", help="Deny tools matching this glob: never shown, never run (repeatable).")]
+    "--deny", metavar="GLOB", help="Deny tools matching this glob: never shown, never run (repeatable).")]
 
 
 def _limit(flag: str, high: int, what: str) -> Any:
@@ -125,6 +126,7 @@ def agent_command(
     executor: Annotated[str, typer.Option(
         help="local, sandboxed or container (the last two from grapharc-tools).")] = "local",
     executor_option: Annotated[list[str] | None, typer.Option(
+        metavar="KEY=VALUE",
         help="KEY=VALUE for the executor (repeatable), e.g. image=my-tools:1 for container; "
              "a VALUE that reads as JSON (a number, true) is taken as one.")] = None,
     sessions: Sessions = None,

@@ -76,10 +76,14 @@ class LazyGroup(TyperGroup):
         return super().resolve_command(ctx, args)
 
     def get_command(self, ctx: Any, cmd_name: str) -> Any:
+        """The command, built if it was deferred, its options' placeholders named
+        (``grapharc.cli.metavars``)."""
+        from grapharc.cli.metavars import name_placeholders
+
         command = self.commands.get(cmd_name)
         if isinstance(command, DeferredCommand) and not getattr(self, "_listing", False):
             command = self.commands[cmd_name] = command.load()
-        return command
+        return name_placeholders(command) if not isinstance(command, DeferredCommand) else command
 
     def list_commands(self, ctx: Any) -> list[str]:
         """Plain commands, then groups, each in the order registered (Typer's own order)."""

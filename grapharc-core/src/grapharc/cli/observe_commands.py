@@ -39,8 +39,9 @@ OptionalRun = Annotated[str | None, typer.Argument(help="The run id; every run i
                                                    show_default=False)]
 ByOption = Annotated[str | None, typer.Option("--by", help="Group by 'tenant' or 'label:KEY'.")]
 ReducerOption = Annotated[list[str] | None, typer.Option(
-    "--reducer", help="FIELD=REDUCER for a field LangGraph appended to (append, add, merge, replace); "
-                      "repeatable. Other fields fold last-write-wins.")]
+    "--reducer", metavar="FIELD=REDUCER",
+    help="FIELD=REDUCER for a field LangGraph appended to (append, add, merge, replace); "
+         "repeatable. Other fields fold last-write-wins.")]
 
 
 def add_observe_commands(app: typer.Typer) -> None:
