@@ -10,7 +10,7 @@ UV     := $(TOOLS)/bin/uv
 VENV   := .venv
 UV_VERSION := 0.13.9
 
-.PHONY: install demo test lint typecheck bench wheels clean inbox-screenshots docs
+.PHONY: install demo test lint typecheck bench wheels release clean inbox-screenshots docs
 
 # every distribution in the workspace, so a new one is type-checked without touching this file
 DISTRIBUTIONS := $(patsubst %/pyproject.toml,%,$(wildcard grapharc-*/pyproject.toml))
@@ -50,10 +50,18 @@ typecheck: install
 	done
 
 wheels: install
-	for dist in grapharc-core grapharc-gateway grapharc-tools grapharc-memory-sqlite \
-	            grapharc-memory-ladybug grapharc-server grapharc-postgres grapharc-mcp; do \
+	for dist in $(DISTRIBUTIONS); do \
 	    $(UV) build --quiet --wheel --package $$dist --out-dir dist || exit 1; \
 	done
+
+# every distribution's sdist and wheel (the wheel built from the sdist, as an installer would) into a
+# fresh dist/, then twine's check of their metadata and READMEs; nothing is uploaded
+release: install
+	rm -rf dist
+	for dist in $(DISTRIBUTIONS); do \
+	    $(UV) build --quiet --package $$dist --out-dir dist || exit 1; \
+	done
+	$(VENV)/bin/twine check --strict dist/*.whl dist/*.tar.gz
 
 # the pictures of the inbox on docs/concepts/inbox.md: the browser test's screenshots (desktop and phone widths, each
 # page checked with axe-core), written to docs/images/inbox/ (needs /usr/bin/chromium and npm)

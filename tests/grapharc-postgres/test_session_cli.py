@@ -81,3 +81,18 @@ def test_a_bad_or_unreachable_uri_is_one_line_and_exit_2(postgres_server, comman
     assert answer.exit_code == 2
     error = json.loads(answer.stdout)["error"]
     assert error["code"] == code and error["message"].startswith(words) and "\n" not in error["message"]
+
+
+def test_the_paused_demos_hint_names_the_postgres_store_and_answers_it(postgres_uri):
+    import shlex
+
+    paused = run_cli(["demo", "approval", "run", "--application", "LN-7310", "--thread", "loan-pg",
+                      "--sessions", postgres_uri])
+    assert paused.exit_code == 0, paused.stderr
+    hint = next(line for line in paused.stdout.splitlines() if "answer with: " in line)
+    words = shlex.split(hint.split("answer with: ", 1)[1].replace("approved|rejected", "approved"))
+    assert words[-2:] == ["--sessions", postgres_uri]
+
+    done = run_cli(words[1:])
+    assert done.exit_code == 0, done.stderr
+    assert done.stdout.splitlines()[-1] == "DONE    thread=loan-pg released"

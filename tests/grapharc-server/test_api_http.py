@@ -249,3 +249,17 @@ def test_a_listed_run_has_exactly_the_fields_select_may_name() -> None:
                                      SessionStoreError("session store sessions.db: disk I/O error")])
 def test_a_store_that_failed_answers_503_not_a_client_error(failure: GraphARCError) -> None:
     assert status_of(failure) == 503
+
+
+def test_the_409_for_a_paused_thread_shows_a_resume_this_server_takes(api_server: str) -> None:
+    """Without an auth file the credit desk's approval needs a decider: a bare "approved" is a 403,
+    so the hint must not offer it."""
+    with _client(api_server) as client:
+        thread = _thread(client)
+        start = {"assistant_id": CREDIT, "input": {"application_id": "LN-7310"}}
+        assert client.post(f"/threads/{thread}/runs/wait", json=start).json()["__interrupt__"]
+        refused = _problem(client.post(f"/threads/{thread}/runs/wait", json=start), 409)
+        shown = json.loads(refused["hint"].split("command is ", 1)[1].rsplit(" (", 1)[0])
+        assert shown == {"resume": {"decision": "approved", "decider": "credit-desk"}}
+        done = client.post(f"/threads/{thread}/runs/wait", json={"assistant_id": CREDIT, "command": shown})
+        assert done.status_code == 200 and done.json()["released"] is True

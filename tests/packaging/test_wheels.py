@@ -82,6 +82,20 @@ def test_core_alone_is_a_working_product(wheels: dict[str, Path], tmp_path: Path
     assert (tmp_path / ".grapharc" / "traces" / "stage0.jsonl").is_file()
 
 
+def test_core_alone_names_the_distribution_of_each_command_and_store_a_plugin_provides(
+        wheels: dict[str, Path], tmp_path: Path):
+    venv = make_venv(tmp_path, "core-hints", wheels["grapharc-core"])
+    for args, dist in (
+            (["serve"], "grapharc-server"), (["db", "migrate"], "grapharc-postgres"),
+            (["mcp", "list"], "grapharc-mcp"),
+            (["memory", "add", "a", "b", "c", "--source", "s", "--memory", "sqlite:c.db"],
+             "grapharc-memory-sqlite"),
+            (["session", "list", "--sessions", "postgresql://user@127.0.0.1/db"], "grapharc-postgres")):
+        refused = run(venv / "bin" / "grapharc", *args, "--json", check=False, cwd=tmp_path)
+        error = json.loads(refused.stdout)["error"]
+        assert refused.returncode == 2 and f"pip install ./{dist}" in error["hint"], (args, error)
+
+
 def test_a_third_party_plugin_adds_its_kind_and_command(wheels: dict[str, Path], tmp_path: Path):
     venv = make_venv(tmp_path, "fixture", wheels["grapharc-core"],
                      wheels["grapharc-fixture-plugin"])

@@ -18,7 +18,37 @@ PLUGIN_PACKAGES: dict[str, str] = {
     "grapharc.server": "grapharc-server",
     "grapharc.memory.sqlite": "grapharc-memory-sqlite",
     "grapharc.memory.ladybug": "grapharc-memory-ladybug",
+    "grapharc.postgres": "grapharc-postgres",
+    "grapharc.mcp": "grapharc-mcp",
 }
+
+COMMAND_PROVIDERS: dict[str, str] = {
+    "serve": "grapharc-server",
+    "db": "grapharc-postgres",
+    "mcp": "grapharc-mcp",
+}
+"""The commands GraphARC's own plugins add, by name: ``grapharc serve`` without grapharc-server
+names the distribution instead of Click's bare "No such command"."""
+
+STORE_PROVIDERS: dict[tuple[str, str], str] = {
+    ("sqlite", "claims"): "grapharc-memory-sqlite",
+    ("sqlite", "artifacts"): "grapharc-memory-sqlite",
+    ("sqlite", "items"): "grapharc-memory-sqlite",
+    ("ladybug", "claims"): "grapharc-memory-ladybug",
+}
+"""The stores GraphARC's own plugins serve, by (scheme, kind); the PostgreSQL schemes serve every
+kind (``store_provider``)."""
+
+POSTGRES_SCHEMES = ("postgresql", "postgres")
+
+
+def store_provider(scheme: str, kind: str | None) -> str | None:
+    """The GraphARC distribution that serves ``scheme`` (for ``kind``, if given), or None."""
+    if scheme in POSTGRES_SCHEMES:
+        return "grapharc-postgres"
+    providers = {distribution for (known, served), distribution in STORE_PROVIDERS.items()
+                 if known == scheme and kind in (None, served)}
+    return providers.pop() if len(providers) == 1 else None
 
 
 def install_hint(distribution: str, extra: str = "") -> str:

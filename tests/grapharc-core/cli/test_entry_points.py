@@ -72,6 +72,12 @@ def test_json_before_a_command_is_refused_as_one_line_not_ignored():
     assert json.loads(result.stdout)["error"]["code"] == "MisplacedOptionError"
 
 
+def test_the_root_help_lists_no_json_switch_it_would_refuse():
+    shown = run(str(SCRIPT), "--help").stdout
+    options = shown.split("Options:", 1)[1].split("Commands:", 1)[0]
+    assert "--json" not in options.replace("with --json", "") and "--version" in options
+
+
 @pytest.mark.parametrize("args", [["--version"], ["plugins", "--json"]])
 def test_python_dash_m_grapharc_is_the_grapharc_command(args):
     module, script = run(sys.executable, "-m", "grapharc", *args), run(str(SCRIPT), *args)

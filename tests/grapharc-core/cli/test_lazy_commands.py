@@ -4,6 +4,7 @@ lines the built commands show."""
 from __future__ import annotations
 
 import json
+import re
 import subprocess
 import sys
 from pathlib import Path
@@ -14,6 +15,7 @@ from typer.testing import CliRunner
 
 from grapharc.cli.lazy import DeferredCommand, LazyGroup, lazy_command
 from grapharc.cli.main import build_app
+from grapharc.testing.cli import commands, run_cli
 
 COMMAND_MODULES = ("grapharc.cli.agent_command", "grapharc.cli.demo_commands",
                    "grapharc.cli.governance_commands", "grapharc.cli.memory_commands",
@@ -91,3 +93,14 @@ def test_a_target_that_adds_no_such_command_is_named(plugin_module: str):
     result = CliRunner().invoke(app, ["goodbye"])
     assert isinstance(result.exception, LookupError)
     assert f"{plugin_module}:add_hello added no command named 'goodbye'" in str(result.exception)
+
+
+RAW_TYPE = re.compile(r"<(?:str|int|float|bool|Path|list\[[^\]]*\])>")
+
+
+def test_no_help_shows_a_python_type_for_a_placeholder():
+    """Typer shows an undeclared placeholder by its annotation (--allow <list[str]>, TRACE <str>)."""
+    shown = {" ".join(words): RAW_TYPE.findall(command.get_help(command.make_context(
+        words[-1], [], resilient_parsing=True))) for words, command in commands(build_app())}
+    assert {words: found for words, found in shown.items() if found} == {}
+    assert "--allow GLOB" in run_cli(["agent", "--help"]).stdout

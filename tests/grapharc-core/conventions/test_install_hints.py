@@ -52,3 +52,25 @@ def test_the_command_line_shows_the_hint_for_a_backend_it_lacks():
                             env={"GRAPHARC_LOAD_PLUGINS": "", "PATH": "/usr/bin:/bin"})
     assert result.returncode == 2
     assert "pip install ./grapharc-gateway" in result.stderr and "not on PyPI yet" in result.stderr
+
+
+WHAT_PLUGINS_PROVIDE = [
+    (["serve"], "grapharc-server"),
+    (["db", "migrate"], "grapharc-postgres"),
+    (["mcp", "list"], "grapharc-mcp"),
+    (["memory", "add", "a", "b", "c", "--source", "s", "--memory", "sqlite:claims.db"],
+     "grapharc-memory-sqlite"),
+    (["memory", "add", "a", "b", "c", "--source", "s", "--memory", "ladybug:claims.lbug"],
+     "grapharc-memory-ladybug"),
+    (["session", "list", "--sessions", "postgresql://user@127.0.0.1/db"], "grapharc-postgres"),
+]
+"""A command or store URI each of GraphARC's own plugins provides, and that plugin."""
+
+
+@pytest.mark.parametrize(("args", "dist"), WHAT_PLUGINS_PROVIDE, ids=lambda value: str(value)[:40])
+def test_with_core_alone_what_a_plugin_provides_names_the_distribution_to_install(args, dist, tmp_path):
+    result = subprocess.run([sys.executable, "-m", "grapharc", *args], capture_output=True, text=True,
+                            timeout=120, cwd=tmp_path,
+                            env={"GRAPHARC_LOAD_PLUGINS": "", "PATH": "/usr/bin:/bin"})
+    assert result.returncode == 2, result.stderr
+    assert install_hint(dist) in result.stderr

@@ -317,6 +317,28 @@ def test_stage5_compares_the_vendors_the_specs_reach(flags: list[str], warned: b
     assert "result    : demonstrated" in out
 
 
+class Unbuildable:
+    """A backend whose factory cannot be loaded: the run stops on its models before any call."""
+
+    @staticmethod
+    @hookimpl
+    def register_model_backends(register):
+        register(BackendInfo(prefix="unbuildable", factory="nowhere:open", vendor="acme"))
+
+
+@pytest.mark.parametrize("stage", ["stage5", "capstone"])
+def test_a_shared_vendor_is_warned_before_the_run_even_when_the_models_then_fail(stage: str, workdir: Path,
+                                                                                grapharc) -> None:
+    with plugin_host(in_process_source(Unbuildable, name="unbuildable-backend")):
+        code, _out, err = grapharc(stage, "--model", "unbuildable/a", "--reviewer-model", "unbuildable/b")
+
+    assert code == 2, err
+    warning, error = err.splitlines()[:2]
+    assert warning.startswith("warning: the author (unbuildable/a) and the reviewer (unbuildable/b) both "
+                              "reach acme")
+    assert error.startswith("error: ")
+
+
 def test_stage5_exits_1_when_a_budget_stops_it_before_the_review(workdir: Path) -> None:
     result = invoke("stage5", "--max-tokens", "50", "--json")
 

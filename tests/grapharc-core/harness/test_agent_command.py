@@ -112,6 +112,18 @@ def test_an_ask_outside_a_session_is_refused_with_its_reason(note_tools):
     assert "hint: 1 call(s) needed an approval nobody could give; run with --sessions DIR" in text.stderr
 
 
+def test_with_no_policy_and_no_rule_flags_the_defaults_are_named_as_defaults_not_flags(note_tools):
+    replies = script(note_tools, call("read_note", name="todo"), call("append_note", name="x", text="y"),
+                     "done")
+    result = agent("notes", "--workspace", "ws", "--model", "mock/agent", "--script", replies, "--json")
+    calls = [(c["tool"], c["decision"], c["rule_id"]) for c in json.loads(result.stdout)["tool_calls"]]
+    assert calls == [("read_note", "allow", "default-allow:read_note"),
+                     ("append_note", "ask", "default-ask:append_note")]
+    flagged = agent("notes", "--workspace", "ws", "--model", "mock/agent", "--script", replies,
+                    "--allow", "*", "--json")
+    assert {c["rule_id"] for c in json.loads(flagged.stdout)["tool_calls"]} == {"flag-allow:*"}
+
+
 def test_a_backend_that_cannot_call_tools_is_refused_naming_one_that_can(note_tools):
     from grapharc.plugins import BackendInfo
 
@@ -172,7 +184,7 @@ def test_in_a_session_an_ask_pauses_and_an_approval_from_a_new_manager_finishes_
 
     text = agent("keep notes", "--workspace", "ws", "--model", "mock/agent", "--script", replies,
                  "--sessions", "sessions", "--thread", "t2")
-    assert "grapharc session approve t2 --dir" in text.stdout
+    assert f"grapharc session approve t2 --sessions {note_tools / 'sessions'}" in text.stdout
 
     decided = CliRunner().invoke(build_app(), ["session", "approve", "t1", "--dir", "sessions", "--json"])
     assert decided.exit_code == 0, decided.output

@@ -154,6 +154,16 @@ def test_replay_json_is_one_document_with_every_step(invoke, trace):
     assert "ValueError: nope" in human.stdout and '"xs": [\n    1\n  ]' in human.stdout
 
 
+def test_replay_text_starts_with_the_run_and_shows_a_newline_in_state_as_json_writes_it(invoke, builder):
+    path = (builder.run_start("r", thread="t")
+            .node("r", "write", 1, thread="t", delta={"report": "line one\nline two\x1b[31m\u202e"})
+            .run_end("r", thread="t").write())
+    lines = invoke("replay", path, "r").stdout.splitlines()
+    assert lines[0].startswith("run r  ") and lines[1].startswith("status: completed")
+    assert lines[3].startswith("#1     step 1    a1  write")
+    assert lines[4:] == ["state:", "{", '  "report": "line one\\nline two\\u001b[31m\\u202e"', "}"]
+
+
 def test_replay_with_no_steps_is_still_one_document(invoke, builder):
     path = builder.run_start("r").write()
     document = json.loads(invoke("replay", path, "r", "--json").stdout)

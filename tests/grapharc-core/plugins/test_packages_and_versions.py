@@ -13,8 +13,9 @@ from grapharc._missing import PLUGIN_PACKAGES, MissingPluginFinder
 from grapharc.plugins import discover_sources
 
 ROOT = Path(__file__).resolve().parents[3]
-DISTRIBUTIONS = ["grapharc-core", "grapharc-gateway", "grapharc-tools", "grapharc-memory-sqlite",
-                 "grapharc-memory-ladybug", "grapharc-server", "grapharc-postgres"]
+DISTRIBUTIONS = ["grapharc-core", *sorted(path.parent.name for path in ROOT.glob("grapharc-*/pyproject.toml")
+                                          if path.parent.name != "grapharc-core")]
+"""Every distribution in the workspace, core first: a new one is held to the shared version unlisted."""
 
 
 @pytest.mark.parametrize("dist", DISTRIBUTIONS)

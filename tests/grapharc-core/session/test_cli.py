@@ -204,3 +204,26 @@ def test_a_wrong_decision_word_or_decider_is_refused_and_the_hold_stays(d):
     intruder = invoke("demo", "approval", "resume", "held", "approved", "--decider", "intern", "--dir", d)
     assert intruder.exit_code == 2 and "'intern' may not decide" in intruder.stderr
     assert SessionManager(d).get("held").holds[0].state == "open"
+
+
+def answered_as_hinted(paused_output: str, decision: str) -> list[str]:
+    """The command a paused demo's hint says answers it, with ``decision`` chosen, as words."""
+    import shlex
+
+    hint = next(line for line in paused_output.splitlines() if "answer with: " in line)
+    words = shlex.split(hint.split("answer with: ", 1)[1].replace("approved|rejected", decision))
+    assert words[0] == "grapharc"
+    return words[1:]
+
+
+def test_the_paused_demos_hint_answers_it_on_the_store_it_was_given(tmp_path, monkeypatch):
+    (tmp_path / "elsewhere").mkdir()
+    monkeypatch.chdir(tmp_path)
+    paused = run_cli(["demo", "approval", "run", "--application", "LN-7310", "--thread", "loan-h",
+                      "--dir", "./sess"])
+    assert paused.exit_code == 0 and "PAUSED  thread=loan-h" in paused.stdout
+
+    monkeypatch.chdir(tmp_path / "elsewhere")  # the hint is followed from another folder
+    done = run_cli(answered_as_hinted(paused.stdout, "approved"))
+    assert done.exit_code == 0, done.stderr
+    assert done.stdout.splitlines()[-1] == "DONE    thread=loan-h released"

@@ -41,6 +41,7 @@ from grapharc.cli.options import (
     TenantOption,
     TraceOutput,
     option,
+    sessions_flag,
     shown,
 )
 from grapharc.cli.output import ExitCode, JsonOption, emit, fail, terminal_text
@@ -54,11 +55,12 @@ if TYPE_CHECKING:
 
 MAX_SCRIPT_BYTES = 4 * 1024 * 1024
 AllowGlobs = Annotated[list[str] | None, typer.Option(
-    "--allow", help="Allow tools whose name matches this glob (repeatable; a --policy deny still wins).")]
+    "--allow", metavar="GLOB",
+    help="Allow tools whose name matches this glob (repeatable; a --policy deny still wins).")]
 AskGlobs = Annotated[list[str] | None, typer.Option(
-    "--ask", help="Ask before running tools matching this glob (repeatable).")]
+    "--ask", metavar="GLOB", help="Ask before running tools matching this glob (repeatable).")]
 DenyGlobs = Annotated[list[str] | None, typer.Option(
-    "--deny", help="Deny tools matching this glob: never shown, never run (repeatable).")]
+    "--deny", metavar="GLOB", help="Deny tools matching this glob: never shown, never run (repeatable).")]
 
 
 def _limit(flag: str, high: int, what: str) -> Any:
@@ -124,6 +126,7 @@ def agent_command(
     executor: Annotated[str, typer.Option(
         help="local, sandboxed or container (the last two from grapharc-tools).")] = "local",
     executor_option: Annotated[list[str] | None, typer.Option(
+        metavar="KEY=VALUE",
         help="KEY=VALUE for the executor (repeatable), e.g. image=my-tools:1 for container; "
              "a VALUE that reads as JSON (a number, true) is taken as one.")] = None,
     sessions: Sessions = None,
@@ -343,8 +346,8 @@ def render(doc: dict[str, Any]) -> str:
         thread, where = doc["thread"], doc["sessions"]
         lines.append(f"PAUSED    thread {thread} waits on {len(doc['approvals'])} approval(s)")
         lines += [f"  {hold['approval_id']}: {hold['question']}" for hold in doc["approvals"]]
-        lines += [f"  approve : grapharc session approve {thread} --dir {where}",
-                  f"  reject  : grapharc session reject {thread} --dir {where}"]
+        lines += [f"  approve : grapharc session approve {thread} {sessions_flag(where)}",
+                  f"  reject  : grapharc session reject {thread} {sessions_flag(where)}"]
     else:
         lines.append(f"answer    : {doc['answer']}")
     if doc.get("error"):

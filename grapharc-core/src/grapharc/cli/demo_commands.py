@@ -87,7 +87,7 @@ def add_demo_group(app: typer.Typer) -> None:
 def _run(stage: str, as_json: bool, flags: dict[str, Any], config_path: Path | None,
          defaults: dict[str, Any], work: Callable[[Config], StageOutcome]) -> None:
     """Resolve the settings, run the stage, and report it (0 demonstrated, 1 not, 2 could not run)."""
-    from grapharc.cli.output import ExitCode, emit, fail, terminal_safe, terminal_text
+    from grapharc.cli.output import ExitCode, emit, fail, terminal_safe
     from grapharc.config.settings import load_config
     from grapharc.errors import GraphARCError
     from grapharc.examples.demo_support import DemoInputError
@@ -102,8 +102,6 @@ def _run(stage: str, as_json: bool, flags: dict[str, Any], config_path: Path | N
     except OSError as exc:  # a trace, checkpoint or report path the stage cannot use
         fail(DemoInputError(f"cannot use {exc.filename or 'a file'}: {exc.strerror or exc}",
                             hint="check the --trace, --checkpoints and --report-dir paths"), as_json)
-    for warning in outcome.warnings:  # on stderr in both modes; the JSON document carries them too
-        sys.stderr.write(f"warning: {terminal_text(warning)}\n")
     shown = dataclasses.replace(  # the human view shows model output: escape what a terminal acts on
         outcome, facts=terminal_safe((("config", config.line()), *outcome.facts)),
         summary=terminal_safe(outcome.summary), model=terminal_safe(outcome.model),
@@ -113,6 +111,13 @@ def _run(stage: str, as_json: bool, flags: dict[str, Any], config_path: Path | N
                 "sources": config.sources()}
     emit(document, as_json, lambda _doc: shown.render(),
          ExitCode.OK if outcome.demonstrated else ExitCode.NEGATIVE)
+
+
+def _warn(warning: str) -> None:
+    """A stage's warning, on stderr in both modes (the JSON document carries it too)."""
+    from grapharc.cli.output import terminal_text
+
+    sys.stderr.write(f"warning: {terminal_text(warning)}\n")
 
 
 def _refuse_trace_store(config: Config) -> None:
@@ -178,13 +183,15 @@ class Stage:
     """One ``demo`` stage: ``grapharc.examples.<name>``'s ``run_<name>`` behind a command titled
     ``title`` with ``--json``, ``--config``, ``--trace`` and ``options``. A stage with a budget
     hands its runner the configured one, over its module's ``DEFAULT_BUDGET``; a stage with no
-    model in it refuses ``--model``."""
+    model in it refuses ``--model``; a stage that ``warns`` is handed ``warn``, which prints on stderr
+    at once (before the run, so a run that fails still warned)."""
 
     name: str
     title: str
     options: tuple[StageOption, ...]
     budget: bool = True
     has_model: bool = True
+    warns: bool = False
 
 
 def choice(name: str, default: StrEnum, help: str) -> StageOption:
@@ -255,7 +262,7 @@ STAGES = (
         StageOption("model", Annotated[str | None, typer.Option(
             "--model", help="Real model spec for the author (default: the scripted author).")],
             setting=True, to="model_spec"),
-        REVIEWER, *BUDGET)),
+        REVIEWER, *BUDGET), warns=True),
     Stage("stage6",
           "Memory: three runs against one store; a later one reuses a fact and sees the dead end.", (
         MODEL, MEMORY,
@@ -272,7 +279,7 @@ STAGES = (
         REVIEWER, MEMORY,
         choice("scenario", ReviewScenario.HONEST, "The scripted reviewer: honest (judges each claim) or "
                "reject-all (supports nothing, so nothing is written or answered)."),
-        *BUDGET)),
+        *BUDGET), warns=True),
 )
 
 
@@ -298,6 +305,8 @@ def stage_command(stage: Stage) -> Callable[..., None]:
             kwargs = {o.to: o.given(given[o.name], settings) for o in options if o.to is not None}
             if stage.budget:
                 kwargs["budget"] = _budget(settings)
+            if stage.warns:
+                kwargs["warn"] = _warn
             outcome: StageOutcome = getattr(module, f"run_{stage.name}")(**kwargs)
             return outcome
 

@@ -16,6 +16,8 @@ import typer
 from typer.core import TyperCommand, TyperGroup
 from typer.models import CommandInfo
 
+from grapharc.errors import ConfigurationError
+
 
 class DeferredCommand(TyperCommand):
     """A stand-in for a command not built yet: its help line, and the adder that builds it
@@ -53,14 +55,35 @@ def _is_group(command: Any) -> bool:
     return isinstance(command, TyperGroup) or getattr(command, "group", False) is True
 
 
+class CommandNotInstalledError(ConfigurationError):
+    """A command one of GraphARC's own plugins adds, asked for where that plugin is not installed."""
+
+
 class LazyGroup(TyperGroup):
     """A group whose deferred commands are built on first look-up, not to list them in help."""
 
+    def resolve_command(self, ctx: Any, args: list[str]) -> Any:
+        """The command ``args`` name; one a GraphARC plugin adds but nothing installed declares is
+        refused naming the distribution to install (Click would say only "No such command")."""
+        from grapharc._missing import COMMAND_PROVIDERS, install_hint
+
+        name = args[0] if args else ""
+        provider = COMMAND_PROVIDERS.get(name)
+        if provider is not None and name not in self.commands and not ctx.resilient_parsing:
+            raise CommandNotInstalledError(
+                f"grapharc {name} comes with {provider}, which is not installed or not loaded",
+                hint=install_hint(provider))
+        return super().resolve_command(ctx, args)
+
     def get_command(self, ctx: Any, cmd_name: str) -> Any:
+        """The command, built if it was deferred, its options' placeholders named
+        (``grapharc.cli.metavars``)."""
+        from grapharc.cli.metavars import name_placeholders
+
         command = self.commands.get(cmd_name)
         if isinstance(command, DeferredCommand) and not getattr(self, "_listing", False):
             command = self.commands[cmd_name] = command.load()
-        return command
+        return name_placeholders(command) if not isinstance(command, DeferredCommand) else command
 
     def list_commands(self, ctx: Any) -> list[str]:
         """Plain commands, then groups, each in the order registered (Typer's own order)."""

@@ -13,7 +13,7 @@ from typing import Annotated
 
 import typer
 
-from grapharc.cli.output import ExitCode, JsonOption, report_error
+from grapharc.cli.output import ExitCode, json_option, report_error
 from grapharc.errors import ConfigurationError, GraphARCError
 
 HELP = (
@@ -30,10 +30,16 @@ class MisplacedOptionError(ConfigurationError):
     """A command's own option given before the command, where the root cannot honour it."""
 
 
+RootJson = Annotated[bool, json_option(hidden=True)]
+"""``--version --json`` only: hidden from ``grapharc --help``, where it read as a switch for every
+command (each command takes ``--json`` after its name)."""
+
+
 def root(
     context: typer.Context,
-    version: Annotated[bool, typer.Option("--version", help="Print the version and exit.")] = False,
-    as_json: JsonOption = False,
+    version: Annotated[bool, typer.Option("--version", help="Print the version and exit (with --json: "
+                                                             "as a JSON document).")] = False,
+    as_json: RootJson = False,
 ) -> None:
     """The root's own options: ``--version`` (with ``--json``); a bare ``--json`` is misplaced."""
     if version:

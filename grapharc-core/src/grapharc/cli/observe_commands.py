@@ -39,8 +39,9 @@ OptionalRun = Annotated[str | None, typer.Argument(help="The run id; every run i
                                                    show_default=False)]
 ByOption = Annotated[str | None, typer.Option("--by", help="Group by 'tenant' or 'label:KEY'.")]
 ReducerOption = Annotated[list[str] | None, typer.Option(
-    "--reducer", help="FIELD=REDUCER for a field LangGraph appended to (append, add, merge, replace); "
-                      "repeatable. Other fields fold last-write-wins.")]
+    "--reducer", metavar="FIELD=REDUCER",
+    help="FIELD=REDUCER for a field LangGraph appended to (append, add, merge, replace); "
+         "repeatable. Other fields fold last-write-wins.")]
 
 
 def add_observe_commands(app: typer.Typer) -> None:
@@ -150,7 +151,7 @@ def replay_command(path: TracePath, run: RunArg, reducer: ReducerOption = None,
     import shutil
 
     from grapharc.observe.fold import parse_reducer_options
-    from grapharc.observe.render import render_replay_summary, render_step
+    from grapharc.observe.render import render_replay_header, render_state, render_step
     from grapharc.observe.replay import ReplayStep, replay
     from grapharc.trace import codec
 
@@ -168,9 +169,13 @@ def replay_command(path: TracePath, run: RunArg, reducer: ReducerOption = None,
         if as_json:
             _write_listing(result.to_document(), "steps", spool)
         else:
+            document = result.to_document()
+            sys.stdout.write(render_replay_header(terminal_safe(document)) + "\n")
             spool.seek(0)
             shutil.copyfileobj(spool, sys.stdout)
-            sys.stdout.write(render_replay_summary(terminal_safe(result.to_document())) + "\n")
+            # JSON escapes the C0 controls inside strings itself; the rest a terminal acts on line by line
+            state = render_state(document["state"]).split("\n")
+            sys.stdout.write("\n".join(terminal_text(line) for line in state) + "\n")
 
 
 def _spool() -> Any:

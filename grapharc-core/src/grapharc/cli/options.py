@@ -297,3 +297,11 @@ Sessions = Annotated[str | None, option(
     "--sessions", "--dir", kind=PathOrStoreURI(Folder("session folder"), "postgresql://user@host:5432/db"),
     help="Session store: a folder or a URI, as grapharc serve --sessions takes it (default: "
          "$GRAPHARC_SESSIONS, sessions in grapharc.toml, or .grapharc/sessions).")]
+
+
+def sessions_flag(where: str) -> str:
+    """``--sessions WHERE`` as a hint to copy writes it (quoted for a shell): a command it suggests
+    must open the same session store, whatever the flag, environment or file that chose it."""
+    import shlex
+
+    return f"--sessions {shlex.quote(where)}"

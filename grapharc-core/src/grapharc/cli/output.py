@@ -21,7 +21,14 @@ import typer
 from grapharc.errors import ExitCode
 
 JSON_OPTION_HELP = "Print one JSON document on stdout (errors too)."
-JsonOption = Annotated[bool, typer.Option("--json", help=JSON_OPTION_HELP)]
+
+
+def json_option(*, hidden: bool = False) -> Any:
+    """The one ``--json`` option every command takes (``hidden``: left out of its help)."""
+    return typer.Option("--json", help=JSON_OPTION_HELP, hidden=hidden)
+
+
+JsonOption = Annotated[bool, json_option()]
 
 
 _CONTROL = re.compile("[\x00-\x08\x0a-\x1f\x7f-\x9f\u2028\u2029\u202a-\u202e\u2066-\u2069]")

@@ -18,7 +18,7 @@ from typing import Annotated, Any
 
 import typer
 
-from grapharc.cli.options import LeaseSeconds, Sessions
+from grapharc.cli.options import LeaseSeconds, Sessions, sessions_flag
 from grapharc.cli.output import ExitCode, JsonOption, emit, fail, terminal_text
 from grapharc.errors import ConfigurationError, GraphARCError
 from grapharc.session.location import session_location
@@ -238,7 +238,7 @@ def _carry_on(thread: str, sessions: str | None, as_json: bool, move: Callable[[
     if document is not None:
         finish(document, as_json)
     else:
-        _finish_story(session, story)
+        _finish_story(session, story, where)
 
 
 # -- demo approval group -----------------------------------------------------------------
@@ -259,14 +259,13 @@ class _Story:
                 typer.echo(terminal_text(line))
 
 
-def _demo_manager(sessions: str | None, lease: float, thread: str | None = None) -> Any:
-    """The credit graph's manager; to carry on ``thread``, its session store must exist already
-    (a resume or recover of a thread that cannot be in a folder creates no session store there)."""
+def _demo_manager(where: str | Path, lease: float, thread: str | None = None) -> Any:
+    """The credit graph's manager on the store ``where``; to carry on ``thread``, that store must exist
+    already (a resume or recover of a thread that cannot be in a folder creates no session store there)."""
     from grapharc.examples.approval import register_credit_graph
     from grapharc.session.errors import UnknownSessionError
     from grapharc.session.manager import SessionManager
 
-    where = session_location(sessions)
     if thread is not None and not holds_sessions(where):
         raise UnknownSessionError(thread)
     manager = SessionManager(where, lease_seconds=lease)
@@ -274,8 +273,12 @@ def _demo_manager(sessions: str | None, lease: float, thread: str | None = None)
     return manager
 
 
-def _finish_story(session: Any, story: _Story) -> None:
-    document = {**session.to_dict(time.time()), "lines": story.lines}
+def _finish_story(session: Any, story: _Story, where: str | Path) -> None:
+    """Print where the thread ended up; a paused one with the command that answers it, on the same
+    session store ``where`` (shown with its credentials masked)."""
+    from grapharc.stores.masking import masked
+
+    document = {**session.to_dict(time.time()), "lines": story.lines, "sessions": masked(str(where))}
     if session.status == "paused":
         document["note"] = TRAP_NOTE
     negative = session.status in ("rejected", "expired", "failed") or (
@@ -292,7 +295,7 @@ def render_ending(doc: dict[str, Any]) -> str:
             lines.append(f"        waiting: {hold['question']} (approval {hold['approval_id']}, "
                          f"for {', '.join(hold['deciders']) or 'anyone'})")
         lines.append(f"        nothing is running now; answer with: grapharc demo approval resume {thread} "
-                     "approved|rejected")
+                     f"approved|rejected {sessions_flag(doc['sessions'])}")
         lines.append(f"        {doc['note']}")
         return "\n".join(lines)
     if doc["status"] == "completed":
@@ -312,12 +315,12 @@ def demo_run_command(
     story = _Story(as_json)
     try:
         lookup(application)
-        manager = _demo_manager(sessions, lease)
-        session = manager.start(GRAPH_NAME, {"application_id": application}, thread_id=thread,
-                                on_update=story)
+        where = session_location(sessions)
+        session = _demo_manager(where, lease).start(GRAPH_NAME, {"application_id": application},
+                                                    thread_id=thread, on_update=story)
     except GraphARCError as exc:
         fail(exc, as_json)
-    _finish_story(session, story)
+    _finish_story(session, story, where)
 
 
 def demo_resume_command(
@@ -331,12 +334,13 @@ def demo_resume_command(
     """Answer a paused thread's approval and finish it, in this new process."""
     story = _Story(as_json)
     try:
-        manager = _demo_manager(sessions, lease, thread)
+        where = session_location(sessions)
+        manager = _demo_manager(where, lease, thread)
         approval_id = approval or _only_hold(manager, thread)
         session = manager.resume(thread, approval_id, decision, decider=decider, on_update=story)
     except GraphARCError as exc:
         fail(exc, as_json)
-    _finish_story(session, story)
+    _finish_story(session, story, where)
 
 
 def demo_recover_command(
@@ -346,10 +350,11 @@ def demo_recover_command(
     """Carry on a thread whose runner died (once its lease expired) from its last checkpoint."""
     story = _Story(as_json)
     try:
-        session = _demo_manager(sessions, lease, thread).recover(thread, on_update=story)
+        where = session_location(sessions)
+        session = _demo_manager(where, lease, thread).recover(thread, on_update=story)
     except GraphARCError as exc:
         fail(exc, as_json)
-    _finish_story(session, story)
+    _finish_story(session, story, where)
 
 
 def _only_hold(manager: Any, thread: str) -> str:

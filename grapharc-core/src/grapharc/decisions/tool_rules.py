@@ -59,9 +59,11 @@ class PermissionPolicy:
 
     @classmethod
     def from_flags(cls, *, allow: Iterable[str] = (), ask: Iterable[str] = (),
-                   deny: Iterable[str] = ()) -> PermissionPolicy:
-        """Rules from ``--allow/--ask/--deny`` glob flags (layer ``flag``)."""
-        return cls([PermissionRule(glob, action, id=f"flag-{action.value}:{glob}")
+                   deny: Iterable[str] = (), layer: str = "flag") -> PermissionPolicy:
+        """Rules from ``--allow/--ask/--deny`` glob flags (layer ``flag``), or from another
+        ``layer`` of globs (``default``: what an agent with no policy and no flags is given); each
+        rule's id is ``LAYER-ACTION:GLOB``."""
+        return cls([PermissionRule(glob, action, id=f"{layer}-{action.value}:{glob}", layer=layer)
                     for action, globs in ((Decision.DENY, deny), (Decision.ASK, ask),
                                           (Decision.ALLOW, allow))
                     for glob in globs])

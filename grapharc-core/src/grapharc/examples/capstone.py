@@ -19,7 +19,7 @@ from typing import Any
 from pydantic import BaseModel, ConfigDict, Field
 
 from grapharc.examples.demo_choices import ReviewScenario
-from grapharc.examples.demo_outcome import Check, StageOutcome
+from grapharc.examples.demo_outcome import Check, StageOutcome, Warn, no_warning
 from grapharc.examples.demo_runs import RunRecord, run_record
 from grapharc.examples.demo_support import (
     SCRIPTED_LABEL,
@@ -229,7 +229,7 @@ def build_capstone(author_model: Any, reviewer_model: Any, store: ClaimStore, *,
 
 def run_capstone(*, trace: Path, memory: str = "memory:", model_spec: str | None = None,
                  reviewer_spec: str | None = None, scenario: ReviewScenario = ReviewScenario.HONEST,
-                 budget: Budget = DEFAULT_BUDGET) -> StageOutcome:
+                 budget: Budget = DEFAULT_BUDGET, warn: Warn = no_warning) -> StageOutcome:
     """Research the question against the store ``memory`` names, scripted unless specs are given.
 
     ``scenario`` picks the scripted reviewer; with a real author and no reviewer spec the honest
@@ -243,6 +243,9 @@ def run_capstone(*, trace: Path, memory: str = "memory:", model_spec: str | None
     if scenario is ReviewScenario.HONEST:
         reviewer_spec = reviewer_spec or model_spec
     pair = independence(model_spec or "mock/capstone-author", reviewer_spec or "mock/capstone-reviewer")
+    warnings = () if reviewer_spec is None else shared_vendor_warnings(pair)
+    for warning in warnings:  # before any model is built or called: a run that fails still warned
+        warn(warning)
     author = demo_model(model_spec, AUTHOR_SCRIPT, name="capstone-author")
     reviewer = demo_model(reviewer_spec, REVIEWER_SCRIPTS[scenario], name="capstone-reviewer")
     check_trace_writable(trace)  # before the store exists: a refused trace must leave no store
@@ -263,7 +266,6 @@ def run_capstone(*, trace: Path, memory: str = "memory:", model_spec: str | None
               *_invariants(state, held_after, written, graph.last_run.run_id),
               *(_scenario_checks(state, scenario, written, getattr(author, "calls", None))
                 if reviewer_spec is None else [Check("the agent answered", bool(state.answer))])]
-    warnings = () if reviewer_spec is None else shared_vendor_warnings(pair)
     return _outcome(state, run_record(trace, graph.last_run), checks, exhausted, held_after, written,
                     memory=memory, scenario=scenario, label=label, pair=pair, warnings=warnings)
 

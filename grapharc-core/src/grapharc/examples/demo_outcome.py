@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import shlex
 import textwrap
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -24,11 +25,21 @@ class Check:
     ok: bool
 
 
+Warn = Callable[[str], None]
+"""Where a stage's runner says what the person should know before anything runs (a reviewer on
+the author's vendor, say)."""
+
+
+def no_warning(_warning: str) -> None:
+    """A runner's ``warn`` when nobody is listening (tests, the Python API)."""
+
+
 @dataclass(frozen=True)
 class StageOutcome:
     """The result of one demo run, as a JSON document or a short readable summary.
 
-    ``warnings`` are for stderr (the CLI prints them there); the JSON document carries them too.
+    ``warnings`` are what the runner told its ``Warn`` callback before the run (the CLI prints them
+    on stderr then, so a run that fails still warned); the JSON document carries them too.
     """
 
     stage: str

@@ -16,7 +16,7 @@ from typing import Any
 
 from pydantic import BaseModel, ConfigDict, Field
 
-from grapharc.examples.demo_outcome import Check, StageOutcome
+from grapharc.examples.demo_outcome import Check, StageOutcome, Warn, no_warning
 from grapharc.examples.demo_runs import RunRecord, run_record
 from grapharc.examples.demo_support import (
     SCRIPTED_LABEL,
@@ -206,16 +206,21 @@ def shared_vendor_warnings(pair: dict[str, Any]) -> tuple[str, ...]:
 
 
 def run_stage5(*, trace: Path, model_spec: str | None = None, reviewer_spec: str | None = None,
-               budget: Budget = DEFAULT_BUDGET) -> StageOutcome:
+               budget: Budget = DEFAULT_BUDGET, warn: Warn = no_warning) -> StageOutcome:
     """Author and review the claims (scripted unless specs are given) and check every verdict.
 
-    A real author with no reviewer spec is reviewed by a second instance of the same spec, and
-    the outcome warns that the pair shares a vendor.
+    A real author with no reviewer spec is reviewed by a second instance of the same spec; a pair
+    that shares a vendor is told to ``warn`` as soon as the specs resolve, before any model is
+    built or called, and the outcome carries the warning too.
     """
     from langgraph.checkpoint.memory import InMemorySaver
 
     reviewer_spec = reviewer_spec or model_spec
     pair = independence(model_spec or "mock/stage5-author", reviewer_spec or "mock/stage5-reviewer")
+    scripted = model_spec is None and reviewer_spec is None
+    warnings = () if scripted else shared_vendor_warnings(pair)
+    for warning in warnings:
+        warn(warning)
     author_model = demo_model(model_spec, (author_script(),), name="stage5-author")
     reviewer_model = demo_model(reviewer_spec, REVIEWER_SCRIPT, name="stage5-reviewer")
     config = thread_config(new_thread_id("stage5"))
@@ -223,8 +228,6 @@ def run_stage5(*, trace: Path, model_spec: str | None = None, reviewer_spec: str
                          checkpointer=InMemorySaver())
     values, exhausted = run_to_end(graph, {"source": SOURCE}, config)
     state = Stage5State.model_validate(values)
-    scripted = model_spec is None and reviewer_spec is None
-    warnings = () if scripted else shared_vendor_warnings(pair)
     return _outcome(state, run_record(trace, graph.last_run), scripted, exhausted, pair, warnings,
                     calls=getattr(reviewer_model, "calls", None))
 

@@ -111,7 +111,7 @@ def default_permissions(tools: ToolRegistry) -> PermissionPolicy:
     """With no policy and no globs: allow what only reads, ask for everything else."""
     reads = [tool.name for tool in tools if tool.side_effect is SideEffect.READ]
     others = [tool.name for tool in tools if tool.side_effect is not SideEffect.READ]
-    return PermissionPolicy.from_flags(allow=reads, ask=others)
+    return PermissionPolicy.from_flags(allow=reads, ask=others, layer="default")
 
 
 def open_executor(name: str, options: dict[str, Any] | None = None) -> Executor:

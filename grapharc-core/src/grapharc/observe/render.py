@@ -181,8 +181,8 @@ def render_step(step: dict[str, Any]) -> str:
     return text
 
 
-def render_replay_summary(doc: dict[str, Any]) -> str:
-    """The outcome, timing and folded state after a replay's steps."""
+def render_replay_header(doc: dict[str, Any]) -> str:
+    """A replayed run's identity, outcome and timing: what its step rows and state follow."""
     lines = [
         f"run {doc['run_id']}  graph {doc['graph']}  thread {doc['thread_id']}  attempts {doc['attempts']}",
         f"status: {doc['status']} (stopped: {doc['stop_reason']}); {doc['steps_total']} steps, "
@@ -195,9 +195,13 @@ def render_replay_summary(doc: dict[str, Any]) -> str:
         lines.append(f"truncated when written (over 2,000 characters): {', '.join(doc['truncated_fields'])}")
     if doc["opaque_fields"]:
         lines.append(f"not JSON when written (a repr stands in): {', '.join(doc['opaque_fields'])}")
-    lines.append("state:")
-    lines.append(json.dumps(doc["state"], indent=2, ensure_ascii=False, default=str))
     return "\n".join(lines)
+
+
+def render_state(state: dict[str, Any]) -> str:
+    """The folded state as indented JSON, its strings as written (a newline in a value is ``\\n``
+    once, as JSON writes it); every line break in the result is the indentation's."""
+    return "state:\n" + json.dumps(state, indent=2, ensure_ascii=False, default=str)
 
 
 def render_diff(doc: dict[str, Any]) -> str:

@@ -59,7 +59,7 @@ def open_store(uri: str, kind: str | None = None) -> Any:
     schemes = known_schemes()
     if scheme not in schemes:
         raise UnknownStoreSchemeError("store scheme", scheme, sorted(schemes),
-                                      hint="install the distribution that provides it")
+                                      hint=_install_provider(scheme, kind))
     served = schemes[scheme]
     if kind is None:
         if len(served) != 1:
@@ -69,9 +69,21 @@ def open_store(uri: str, kind: str | None = None) -> Any:
     if kind not in STORE_KINDS:
         raise StoreURIError(f"unknown kind of store {kind!r}; kinds: {', '.join(sorted(STORE_KINDS))}")
     if kind not in served:
-        raise StoreURIError(f"scheme {scheme!r} does not serve {kind}; it serves {', '.join(served)}")
+        raise StoreURIError(f"scheme {scheme!r} does not serve {kind}; it serves {', '.join(served)}",
+                            hint=_install_provider(scheme, kind))
     entry = registry("stores")[f"{scheme}:{kind}"]
     return resolve_factory(entry.item.factory, plugin=entry.distribution)(location, kind)
+
+
+def _install_provider(scheme: str, kind: str | None) -> str:
+    """How to get a store for ``scheme`` (and ``kind``): the GraphARC distribution that serves it,
+    or for a scheme none of them serves, a plugin that registers it."""
+    from grapharc._missing import install_hint, store_provider
+
+    provider = store_provider(scheme, kind)
+    if provider is None:
+        return f"install a plugin that registers the {scheme!r} scheme (see: grapharc plugins)"
+    return f"it comes with {provider}. {install_hint(provider)}"
 
 
 def is_uri(location: str | os.PathLike[str]) -> bool:

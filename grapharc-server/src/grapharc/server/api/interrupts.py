@@ -13,6 +13,7 @@ several at once; an id is the approval's id or LangGraph's interrupt id.
 from __future__ import annotations
 
 import dataclasses
+import json
 from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any
@@ -76,6 +77,23 @@ def with_payloads(manager: SessionManager, thread_id: str, entries: list[AuditEn
     return [dataclasses.replace(entry, detail={**entry.detail, "value": shown[entry.detail["approval"]]})
             if entry.kind == AuditKind.ASKED and entry.detail.get("approval") in shown else entry
             for entry in entries]
+
+
+def resume_example(manager: SessionManager, session: Session, user: User | None) -> str:
+    """A ``command`` that answers the thread's open interrupts on this server, for a hint to show:
+    a decision names a decider where the approval is for someone and no token says who decides (a
+    bare "approved" is then refused with a 403), a plain interrupt takes any value."""
+    shown = {p.approval.approval_id: _example_answer(p, user) for p in pending(manager, session)}
+    resume = next(iter(shown.values())) if len(shown) == 1 else shown
+    return json.dumps({"resume": resume})
+
+
+def _example_answer(waiting: Pending, user: User | None) -> Any:
+    if not waiting.decision:
+        return "<any JSON value>"
+    if user is None and waiting.approval.deciders:
+        return {"decision": "approved", "decider": waiting.approval.deciders[0]}
+    return "approved"
 
 
 def answers(manager: SessionManager, session: Session, resume: Any, now: float,

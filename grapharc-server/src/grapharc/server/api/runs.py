@@ -364,7 +364,9 @@ def _turn_request(ctx: ApiContext, session: Session, body: RunCreate, user: User
     if session.status == PAUSED and not queued:
         waiting = ", ".join(h.approval_id for h in session.holds if h.state == OPEN)
         raise ApiProblem(409, f"thread {session.thread_id} waits on approval {waiting}",
-                         hint='answer it with a run whose command is {"resume": "approved"} or "rejected"')
+                         hint=f"answer it with a run whose command is "
+                              f"{interrupts.resume_example(ctx.manager, session, user)} "
+                              "(a decision is approved or rejected)")
     check_input(ctx, session.graph, body.input or {}, {} if session.status == CREATED else None)
     return {"kind": "start", "input": body.input or {}}
 
