@@ -1,18 +1,24 @@
 """The PostgreSQL item store (``postgresql:`` kind ``items``) keeps core's ItemStore contract (the
-kit, its BM25 ranking against the reference scan included), opens by URI as a LangGraph store, and
-migrates a database made before it (migration 10)."""
+kit, its BM25 ranking against the reference scan included), opens by URI as a LangGraph store,
+migrates a database made before it (migration 10), and walks its postings in a few round trips."""
 
 from __future__ import annotations
 
 from collections.abc import Callable
 from pathlib import Path
+from typing import Any, cast
 
 import psycopg
 import pytest
+from psycopg.rows import dict_row
 
+from grapharc.memory.impact_walk import impact_search
 from grapharc.memory.longterm import GraphARCStore, open_long_term_store
+from grapharc.memory.longterm.contracts import IndexFields
+from grapharc.postgres.database import Conn
+from grapharc.postgres.item_postings import PostgresItemPostings
 from grapharc.postgres.items import PostgresItemStore
-from grapharc.testing.item_store_kit import ItemStoreConformance, MovableClock
+from grapharc.testing.item_store_kit import ItemStoreConformance, MovableClock, reference_ranking
 
 
 class TestPostgresItemStore(ItemStoreConformance):
@@ -55,3 +61,35 @@ def test_the_items_tables_come_with_migration_10_beside_the_sessions(new_databas
     assert 10 in versions
     assert tables == {"grapharc_store_items", "grapharc_store_postings", "grapharc_store_groups",
                       "grapharc_store_totals"}
+
+
+class CountingConnection:
+    """A connection that counts the statements sent through it (each one a round trip)."""
+
+    def __init__(self, conn: psycopg.Connection[dict[str, Any]]) -> None:
+        self.conn = conn
+        self.statements = 0
+
+    def execute(self, query: Any, params: Any = None) -> Any:
+        self.statements += 1
+        return self.conn.execute(query, params)
+
+
+@pytest.mark.parametrize("query", ["engine", "engine loom"])
+def test_a_query_walking_many_groups_takes_a_few_statements_and_ranks_as_the_scan(
+        new_database: Callable[[], str], query: str) -> None:
+    uri = new_database()
+    store = PostgresItemStore(uri)
+    documents: dict[str, tuple[dict[str, Any], IndexFields]] = {}
+    for number in range(60):  # each item its own length: every group of "engine" holds one item
+        value = {"text": "engine " + "filler " * number + ("loom" if number % 7 == 3 else "")}
+        store.put(("s",), f"k{number}", value)
+        documents[f"k{number}"] = (value, None)
+    store.close()
+    with psycopg.connect(uri, row_factory=dict_row) as conn:
+        counting = CountingConnection(conn)
+        source = PostgresItemPostings(cast(Conn, counting), "path LIKE %s", ["s.%"])
+        ranked = impact_search(source, query, 10, False)
+    assert [score for score, _ in ranked] == pytest.approx(
+        [score for _, score in reference_ranking(documents, query)[:10]])
+    assert counting.statements <= 4  # a statement or two per step of the walk: about 20
