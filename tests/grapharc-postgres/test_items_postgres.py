@@ -1,6 +1,7 @@
 """The PostgreSQL item store (``postgresql:`` kind ``items``) keeps core's ItemStore contract (the
 kit, its BM25 ranking against the reference scan included), opens by URI as a LangGraph store,
-migrates a database made before it (migration 10), and walks its postings in a few round trips."""
+migrates a database made before it (migration 10), walks its postings in a few round trips, and
+keeps the vector channel's contract with an embedder (the vectors in migration 11's column)."""
 
 from __future__ import annotations
 
@@ -15,10 +16,12 @@ from psycopg.rows import dict_row
 from grapharc.memory.impact_walk import impact_search
 from grapharc.memory.longterm import GraphARCStore, open_long_term_store
 from grapharc.memory.longterm.contracts import IndexFields
+from grapharc.memory.retrieval import Embedder
 from grapharc.postgres.database import Conn
 from grapharc.postgres.item_postings import PostgresItemPostings
 from grapharc.postgres.items import PostgresItemStore
 from grapharc.testing.item_store_kit import ItemStoreConformance, MovableClock, reference_ranking
+from grapharc.testing.item_vector_kit import ItemVectorConformance
 
 
 class TestPostgresItemStore(ItemStoreConformance):
@@ -31,6 +34,31 @@ class TestPostgresItemStore(ItemStoreConformance):
 
     def make_item_store(self, tmp_path: Path, clock: MovableClock) -> PostgresItemStore:
         return PostgresItemStore(self.uri, clock=clock)
+
+
+class TestPostgresItemVectors(ItemVectorConformance):
+    durable = True
+    uri: str
+
+    @pytest.fixture(autouse=True)
+    def _database(self, new_database: Callable[[], str]) -> None:
+        self.uri = new_database()
+
+    def make_item_store(self, tmp_path: Path, clock: MovableClock,
+                        embedder: Embedder | None) -> PostgresItemStore:
+        return PostgresItemStore(self.uri, clock=clock, embedder=embedder)
+
+
+def test_a_postgresql_uri_with_an_embedder_spec_keeps_vectors_in_migration_11s_column(
+        new_database: Callable[[], str]) -> None:
+    uri = new_database()
+    store = open_long_term_store(uri, embedder="hashing:64")
+    store.put(("docs",), "k", {"title": "loom", "body": "engine"}, index=["body"])
+    store.close()
+    with psycopg.connect(uri) as conn:
+        versions = [row[0] for row in conn.execute("SELECT version FROM grapharc_schema_versions")]
+        (vector,) = conn.execute("SELECT vector FROM grapharc_store_items").fetchone()  # type: ignore[misc]
+    assert 11 in versions and len(vector) == 64 * 8
 
 
 def test_a_postgresql_uri_opens_a_langgraph_store_whose_items_another_opened_store_reads(
