@@ -24,7 +24,9 @@ from grapharc.testing.item_store_kit import ItemStoreConformance, MovableClock, 
 from grapharc.testing.item_vector_kit import ItemVectorConformance
 
 
-class TestPostgresItemStore(ItemStoreConformance):
+class FreshDatabase:
+    """A kit's stores in a database of their own per test, kept across reopening."""
+
     durable = True
     uri: str
 
@@ -32,18 +34,13 @@ class TestPostgresItemStore(ItemStoreConformance):
     def _database(self, new_database: Callable[[], str]) -> None:
         self.uri = new_database()
 
+
+class TestPostgresItemStore(FreshDatabase, ItemStoreConformance):
     def make_item_store(self, tmp_path: Path, clock: MovableClock) -> PostgresItemStore:
         return PostgresItemStore(self.uri, clock=clock)
 
 
-class TestPostgresItemVectors(ItemVectorConformance):
-    durable = True
-    uri: str
-
-    @pytest.fixture(autouse=True)
-    def _database(self, new_database: Callable[[], str]) -> None:
-        self.uri = new_database()
-
+class TestPostgresItemVectors(FreshDatabase, ItemVectorConformance):
     def make_item_store(self, tmp_path: Path, clock: MovableClock,
                         embedder: Embedder | None) -> PostgresItemStore:
         return PostgresItemStore(self.uri, clock=clock, embedder=embedder)
