@@ -98,6 +98,11 @@ class FakeOpenAI:
         return f"http://{host}:{port}/v1"
 
     @property
+    def embeddings(self) -> list[Request]:
+        """The embeddings requests received so far."""
+        return [r for r in self.requests if r.path.endswith("/embeddings")]
+
+    @property
     def completions(self) -> list[Request]:
         """The chat-completion requests received so far."""
         return [r for r in self.requests if r.path.endswith("/chat/completions")]
@@ -131,6 +136,20 @@ class FakeOpenAI:
         self._server.shutdown()
         self._server.server_close()
         self._thread.join(timeout=5)
+
+
+EMBEDDED_CONCEPTS = (("car", "automobile", "vehicle"), ("loom", "weaving"))
+
+
+def embeddings_document(body: dict[str, Any]) -> dict[str, Any]:
+    """An embeddings answer: each input text as how often it names each concept's words."""
+    texts = body.get("input") or []
+    vectors = [[float(sum(text.lower().split().count(word) for word in concept))
+                for concept in EMBEDDED_CONCEPTS] for text in texts]
+    return {"object": "list", "model": body.get("model", ""),
+            "data": [{"object": "embedding", "index": place, "embedding": vector}
+                     for place, vector in enumerate(vectors)],
+            "usage": {"prompt_tokens": len(texts), "total_tokens": len(texts)}}
 
 
 def completion_document(step: Reply, model: str) -> dict[str, Any]:
@@ -215,7 +234,8 @@ def _handler_for(fake: FakeOpenAI) -> type[BaseHTTPRequestHandler]:
             fake.record(Request("POST", self.path, self._headers(), body))
             if not self._authorised():
                 return
-            if not self.path.rstrip("/").endswith("/chat/completions"):
+            route = self.path.rstrip("/")
+            if not route.endswith(("/chat/completions", "/embeddings")):
                 self._json(404, {"error": {"message": f"no route {self.path}"}})
                 return
             step = fake.next_step(body)
@@ -232,6 +252,8 @@ def _handler_for(fake: FakeOpenAI) -> type[BaseHTTPRequestHandler]:
                 if step.retry_after_ms is not None:
                     headers["retry-after-ms"] = step.retry_after_ms
                 self._json(step.code, {"error": {"message": step.message, "code": step.code}}, headers)
+            elif route.endswith("/embeddings"):
+                self._json(200, embeddings_document(body))
             elif body.get("stream"):
                 include_usage = bool((body.get("stream_options") or {}).get("include_usage"))
                 self._stream(stream_events(step, body.get("model", ""), include_usage),

@@ -1,19 +1,24 @@
-"""SQLiteItemStore keeps the ItemStore contract on disk, across processes."""
+"""SQLiteItemStore keeps the ItemStore contract on disk, across processes, and the vector channel's
+with an embedder (a file of schema version 1 gains the vector column when opened)."""
 
 from __future__ import annotations
 
 import json
+import sqlite3
 import subprocess
 import sys
+from contextlib import closing
 from pathlib import Path
 
 import pytest
 
 from grapharc.errors import ConfigurationError
 from grapharc.memory.longterm import GraphARCStore, InvalidItemSearchError, open_long_term_store
+from grapharc.memory.retrieval import Embedder
 from grapharc.memory.sqlite import items as items_module
 from grapharc.memory.sqlite.items import SQLiteItemStore
 from grapharc.testing.item_store_kit import ItemStoreConformance, MovableClock
+from grapharc.testing.item_vector_kit import ConceptEmbedder, ItemVectorConformance
 
 WRITER = """
 import sys
@@ -46,6 +51,39 @@ class TestSQLiteItemStore(ItemStoreConformance):
 
     def make_item_store(self, tmp_path: Path, clock: MovableClock) -> SQLiteItemStore:
         return SQLiteItemStore(tmp_path / "items.db", clock=clock)
+
+
+class TestSQLiteItemVectors(ItemVectorConformance):
+    durable = True
+
+    def make_item_store(self, tmp_path: Path, clock: MovableClock,
+                        embedder: Embedder | None) -> SQLiteItemStore:
+        return SQLiteItemStore(tmp_path / "items.db", clock=clock, embedder=embedder)
+
+
+def test_a_file_of_schema_version_1_gains_the_vector_column_and_keeps_its_items(tmp_path: Path) -> None:
+    path = tmp_path / "items.db"
+    SQLiteItemStore(path).put(("d",), "old", {"text": "an old automobile"})
+    with closing(sqlite3.connect(path)) as conn, conn:
+        conn.execute("ALTER TABLE items DROP COLUMN vector")  # as version 1 made it
+        conn.execute("UPDATE schema_versions SET version = 1 WHERE component = 'items'")
+    store = SQLiteItemStore(path, embedder=ConceptEmbedder())
+    store.put(("d",), "automobile", {"text": "an automobile"})
+    assert [item.key for item in store.search(("d",), query="car")] == ["automobile"]
+    assert [item.key for item in store.search(("d",), query="old")] == ["old"]
+    store.close()
+    with closing(sqlite3.connect(path)) as conn:
+        version = conn.execute("SELECT version FROM schema_versions WHERE component = 'items'").fetchone()
+    assert version == (2,)
+
+
+def test_a_sqlite_uri_with_an_embedder_spec_keeps_vectors_in_the_file(tmp_path: Path) -> None:
+    store = open_long_term_store(f"sqlite:{tmp_path / 'items.db'}", embedder="hashing:64")
+    store.put(("docs",), "k", {"title": "loom", "body": "engine"}, index=["body"])
+    store.close()
+    with closing(sqlite3.connect(tmp_path / "items.db")) as conn:
+        (vector,) = conn.execute("SELECT vector FROM items").fetchone()
+    assert len(vector) == 64 * 8
 
 
 def test_a_second_process_sees_what_the_first_wrote(tmp_path: Path) -> None:

@@ -1,21 +1,32 @@
 """The PostgreSQL item store (``postgresql:`` kind ``items``) keeps core's ItemStore contract (the
-kit, its BM25 ranking against the reference scan included), opens by URI as a LangGraph store, and
-migrates a database made before it (migration 10)."""
+kit, its BM25 ranking against the reference scan included), opens by URI as a LangGraph store,
+migrates a database made before it (migration 10), walks its postings in a few round trips, and
+keeps the vector channel's contract with an embedder (the vectors in migration 11's column)."""
 
 from __future__ import annotations
 
 from collections.abc import Callable
 from pathlib import Path
+from typing import Any, cast
 
 import psycopg
 import pytest
+from psycopg.rows import dict_row
 
+from grapharc.memory.impact_walk import impact_search
 from grapharc.memory.longterm import GraphARCStore, open_long_term_store
+from grapharc.memory.longterm.contracts import IndexFields
+from grapharc.memory.retrieval import Embedder
+from grapharc.postgres.database import Conn
+from grapharc.postgres.item_postings import PostgresItemPostings
 from grapharc.postgres.items import PostgresItemStore
-from grapharc.testing.item_store_kit import ItemStoreConformance, MovableClock
+from grapharc.testing.item_store_kit import ItemStoreConformance, MovableClock, reference_ranking
+from grapharc.testing.item_vector_kit import ItemVectorConformance
 
 
-class TestPostgresItemStore(ItemStoreConformance):
+class FreshDatabase:
+    """A kit's stores in a database of their own per test, kept across reopening."""
+
     durable = True
     uri: str
 
@@ -23,8 +34,28 @@ class TestPostgresItemStore(ItemStoreConformance):
     def _database(self, new_database: Callable[[], str]) -> None:
         self.uri = new_database()
 
+
+class TestPostgresItemStore(FreshDatabase, ItemStoreConformance):
     def make_item_store(self, tmp_path: Path, clock: MovableClock) -> PostgresItemStore:
         return PostgresItemStore(self.uri, clock=clock)
+
+
+class TestPostgresItemVectors(FreshDatabase, ItemVectorConformance):
+    def make_item_store(self, tmp_path: Path, clock: MovableClock,
+                        embedder: Embedder | None) -> PostgresItemStore:
+        return PostgresItemStore(self.uri, clock=clock, embedder=embedder)
+
+
+def test_a_postgresql_uri_with_an_embedder_spec_keeps_vectors_in_migration_11s_column(
+        new_database: Callable[[], str]) -> None:
+    uri = new_database()
+    store = open_long_term_store(uri, embedder="hashing:64")
+    store.put(("docs",), "k", {"title": "loom", "body": "engine"}, index=["body"])
+    store.close()
+    with psycopg.connect(uri) as conn:
+        versions = [row[0] for row in conn.execute("SELECT version FROM grapharc_schema_versions")]
+        (vector,) = conn.execute("SELECT vector FROM grapharc_store_items").fetchone()  # type: ignore[misc]
+    assert 11 in versions and len(vector) == 64 * 8
 
 
 def test_a_postgresql_uri_opens_a_langgraph_store_whose_items_another_opened_store_reads(
@@ -55,3 +86,35 @@ def test_the_items_tables_come_with_migration_10_beside_the_sessions(new_databas
     assert 10 in versions
     assert tables == {"grapharc_store_items", "grapharc_store_postings", "grapharc_store_groups",
                       "grapharc_store_totals"}
+
+
+class CountingConnection:
+    """A connection that counts the statements sent through it (each one a round trip)."""
+
+    def __init__(self, conn: psycopg.Connection[dict[str, Any]]) -> None:
+        self.conn = conn
+        self.statements = 0
+
+    def execute(self, query: Any, params: Any = None) -> Any:
+        self.statements += 1
+        return self.conn.execute(query, params)
+
+
+@pytest.mark.parametrize("query", ["engine", "engine loom"])
+def test_a_query_walking_many_groups_takes_a_few_statements_and_ranks_as_the_scan(
+        new_database: Callable[[], str], query: str) -> None:
+    uri = new_database()
+    store = PostgresItemStore(uri)
+    documents: dict[str, tuple[dict[str, Any], IndexFields]] = {}
+    for number in range(60):  # each item its own length: every group of "engine" holds one item
+        value = {"text": "engine " + "filler " * number + ("loom" if number % 7 == 3 else "")}
+        store.put(("s",), f"k{number}", value)
+        documents[f"k{number}"] = (value, None)
+    store.close()
+    with psycopg.connect(uri, row_factory=dict_row) as conn:
+        counting = CountingConnection(conn)
+        source = PostgresItemPostings(cast(Conn, counting), "path LIKE %s", ["s.%"])
+        ranked = impact_search(source, query, 10, False)
+    assert [score for score, _ in ranked] == pytest.approx(
+        [score for _, score in reference_ranking(documents, query)[:10]])
+    assert counting.statements <= 4  # a statement or two per step of the walk: about 20

@@ -6,6 +6,7 @@ user reads and writes only the namespaces granted (store_stories.py tells the st
 from __future__ import annotations
 
 import asyncio
+import json
 import subprocess
 from collections.abc import Iterator
 from pathlib import Path
@@ -20,6 +21,8 @@ from langgraph_sdk.client import LangGraphClient
 from server_process import PATIENCE_SECONDS, grapharc_serve, serving
 from store_stories import Synced, items_expire, put_get_search_delete, refused
 
+from grapharc.memory.hashing_embedder import HashingEmbedder
+from grapharc.memory.retrieval import cosine
 from grapharc.server.auth import token_digest
 from grapharc.stores.uris import known_schemes
 
@@ -190,6 +193,30 @@ def test_a_store_uri_nobody_serves_stops_the_server_with_one_line(tmp_path: Path
     assert done.stderr.splitlines()[0] == ("error: unknown store scheme 'nosuch'; known: "
                                            + ", ".join(sorted(known_schemes())))
     assert "Traceback" not in done.stderr
+
+
+def test_a_store_embedder_spec_adds_the_vector_channel_to_served_search(tmp_path: Path) -> None:
+    with serving(tmp_path / "sessions", "--store", f"sqlite:{tmp_path / 'store.db'}",
+                 "--store-embedder", "hashing:64") as served:
+        announced = served.json_announcement()
+        client = get_sync_client(url=announced["url"])
+        client.store.put_item(["docs"], "k", {"title": "the analytical engine", "body": "weaves"},
+                              index=["title"])
+        found = client.store.search_items(["docs"], query="engine")["items"]
+    assert announced["store_embedder"] == "hashing:64"
+    wanted, kept = HashingEmbedder(64).embed(["engine", "the analytical engine"])
+    assert [item["key"] for item in found] == ["k"]
+    assert found[0]["score"] == pytest.approx(1.0 + cosine(wanted, kept))  # BM25 scaled to 1.0, plus cosine
+
+
+@pytest.mark.parametrize("json_flag", [[], ["--json"]])
+def test_a_bad_store_embedder_spec_stops_the_server_naming_it(tmp_path: Path, json_flag: list[str]) -> None:
+    done = subprocess.run(grapharc_serve("--port", "0", "--sessions", str(tmp_path), "--store", "memory:",
+                                         "--store-embedder", "hashing:wide", *json_flag),
+                          capture_output=True, text=True, timeout=PATIENCE_SECONDS)
+    assert done.returncode == 2 and "Traceback" not in done.stderr
+    said = json.loads(done.stdout)["error"]["message"] if json_flag else done.stderr.splitlines()[0]
+    assert "embedder spec 'hashing:wide' does not give a number of dimensions" in said
 
 
 STORE_FIELDS = ["namespace", "key", "value", "index", "ttl", "namespace_prefix", "filter", "limit", "offset",

@@ -2,7 +2,8 @@
 
 This module sits one layer above :mod:`grapharc.plugins` (which knows no planner, policy or
 CLI) because what it registers names those layers: the ``mock/`` scripted backend, the
-``local`` executor, the in-process claim and long-term item stores (``memory:``), the SQLite
+``local`` executor, the ``hashing:`` embedder, the in-process claim and long-term item stores
+(``memory:``), the SQLite
 checkpoint, session and run stores (``sqlite:``, also what a bare path means for those
 kinds), the JSONL trace file (``file:``, also what a bare trace path means), the stdlib node
 kinds, the flag / env / grapharc.toml / generated / registry-default policy sources, and the
@@ -16,13 +17,14 @@ from typing import TYPE_CHECKING
 
 from grapharc.plugins.hookspecs import (
     RegisterBackend,
+    RegisterEmbedder,
     RegisterExecutor,
     RegisterNodeKind,
     RegisterPolicySource,
     RegisterStore,
     hookimpl,
 )
-from grapharc.plugins.types import BackendInfo, ExecutorInfo, PolicySourceInfo, StoreInfo
+from grapharc.plugins.types import BackendInfo, EmbedderInfo, ExecutorInfo, PolicySourceInfo, StoreInfo
 
 if TYPE_CHECKING:
     import typer
@@ -42,6 +44,13 @@ def register_model_backends(register: RegisterBackend) -> None:
         prefix="mock", factory="grapharc.models.scripted:create_scripted_model",
         vendor="grapharc", capabilities=frozenset({"completion", "async", "streaming", "tools"}),
         description="scripted replies (and tool calls): free, deterministic, no network"))
+
+
+@hookimpl
+def register_embedders(register: RegisterEmbedder) -> None:
+    register(EmbedderInfo(scheme="hashing", factory="grapharc.memory.hashing_embedder:open_hashing_embedder",
+                          description="terms hashed into N dimensions (hashing:N, 256 by default): local, "
+                                      "deterministic, no model; matches words, not meanings"))
 
 
 @hookimpl

@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-from collections.abc import Sequence
 from pathlib import Path
 
 import pytest
@@ -12,10 +11,11 @@ from grapharc.errors import ConfigurationError
 from grapharc.memory.longterm import (
     GraphARCStore,
     InMemoryItemStore,
-    InvalidItemSearchError,
     open_long_term_store,
 )
+from grapharc.memory.retrieval import Embedder
 from grapharc.testing.item_store_kit import ItemStoreConformance, MovableClock
+from grapharc.testing.item_vector_kit import ItemVectorConformance
 
 
 class TestInMemoryItemStore(ItemStoreConformance):
@@ -37,51 +37,20 @@ def test_memory_uri_with_a_location_is_refused() -> None:
         open_long_term_store("memory:somewhere")
 
 
-CONCEPTS = ({"car", "automobile", "vehicle"}, {"engine", "motor"}, {"loom", "weaving"})
+class TestInMemoryItemVectors(ItemVectorConformance):
+    def make_item_store(self, tmp_path: Path, clock: MovableClock,
+                        embedder: Embedder | None) -> InMemoryItemStore:
+        return InMemoryItemStore(clock=clock, embedder=embedder)
 
 
-class ConceptEmbedder:
-    """A local, deterministic embedder: one dimension per concept, counting its words; it
-    records every text it was given."""
-
-    def __init__(self) -> None:
-        self.texts: list[str] = []
-
-    def embed(self, texts: Sequence[str]) -> list[list[float]]:
-        self.texts.extend(texts)
-        return [[float(sum(word in concept for word in text.lower().split())) for concept in CONCEPTS]
-                for text in texts]
-
-
-def test_with_an_embedder_query_search_finds_items_by_meaning_too() -> None:
-    embedder = ConceptEmbedder()
-    store = InMemoryItemStore(embedder=embedder)
-    store.put(("docs",), "automobile", {"text": "an automobile"})
-    store.put(("docs",), "loom", {"text": "weaving loom"})
-    store.put(("docs",), "hidden", {"text": "car car"}, index=False)
-    store.put(("other",), "vehicle", {"text": "vehicle"})
-    assert "car car" not in embedder.texts
-    found = store.search(("docs",), query="car")
-    assert [(item.key, item.score) for item in found] == [("automobile", pytest.approx(1.0))]
-    both = store.search(("docs",), query="car loom")
-    assert [item.key for item in both] == ["loom", "automobile"]
-    assert both[0].score == pytest.approx(1.0 + 2 ** -0.5) and both[1].score == pytest.approx(2 ** -0.5)
-    assert store.search(("docs",), query="car", filter={"text": "weaving loom"}) == []
+def test_memory_uri_with_an_embedder_spec_opens_the_vector_channel() -> None:
+    store = open_long_term_store("memory:", embedder="hashing:64")
+    store.put(("docs",), "k", {"title": "loom", "body": "engine"}, index=["body"])
+    assert isinstance(store.items, InMemoryItemStore)
+    assert [item.key for item in store.search(("docs",), query="engine")] == ["k"]
 
 
 def test_without_an_embedder_query_search_is_lexical_only() -> None:
     store = InMemoryItemStore()
     store.put(("docs",), "automobile", {"text": "an automobile"})
     assert store.search(("docs",), query="car") == []
-
-
-def test_an_embedder_of_the_wrong_dimension_is_refused_clearly() -> None:
-    class Shifting(ConceptEmbedder):
-        def embed(self, texts: Sequence[str]) -> list[list[float]]:
-            vectors = super().embed(texts)
-            return [[*vector, 1.0] for vector in vectors] if "car" in texts else vectors
-
-    store = InMemoryItemStore(embedder=Shifting())
-    store.put(("docs",), "automobile", {"text": "an automobile"})
-    with pytest.raises(InvalidItemSearchError, match="dimensions"):
-        store.search(("docs",), query="car")

@@ -22,6 +22,7 @@ from grapharc.plugins.errors import (
 )
 from grapharc.plugins.hookspecs import (
     RegisterBackend,
+    RegisterEmbedder,
     RegisterExecutor,
     RegisterNodeKind,
     RegisterPolicySource,
@@ -42,6 +43,7 @@ from grapharc.plugins.host import (
 )
 from grapharc.plugins.types import (
     BackendInfo,
+    EmbedderInfo,
     ExecutorInfo,
     NodeKind,
     PolicySourceInfo,
@@ -57,6 +59,7 @@ __all__ = [
     "BackendInfo",
     "DistributionRecord",
     "DuplicateRegistrationError",
+    "EmbedderInfo",
     "ExecutorInfo",
     "IncompatiblePluginError",
     "NodeKind",
@@ -67,6 +70,7 @@ __all__ = [
     "PluginSource",
     "PolicySourceInfo",
     "RegisterBackend",
+    "RegisterEmbedder",
     "RegisterExecutor",
     "RegisterNodeKind",
     "RegisterPolicySource",

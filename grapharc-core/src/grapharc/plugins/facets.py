@@ -60,5 +60,7 @@ FACETS: dict[str, Facet] = {
               "grapharc.plugins.types.ToolInfo"),
         Facet("tool_sources", "register_tool_sources", "tool source", _attr_key("name"),
               "grapharc.plugins.types.ToolSourceInfo"),
+        Facet("embedders", "register_embedders", "embedder", _attr_key("scheme"),
+              "grapharc.plugins.types.EmbedderInfo"),
     )
 }

@@ -15,6 +15,7 @@ import pluggy
 
 from grapharc.plugins.types import (
     BackendInfo,
+    EmbedderInfo,
     ExecutorInfo,
     NodeKind,
     PolicySourceInfo,
@@ -38,6 +39,7 @@ RegisterStore = Callable[[StoreInfo], None]
 RegisterPolicySource = Callable[[PolicySourceInfo], None]
 RegisterTool = Callable[[ToolInfo], None]
 RegisterToolSource = Callable[[ToolSourceInfo], None]
+RegisterEmbedder = Callable[[EmbedderInfo], None]
 
 
 @hookspec
@@ -103,6 +105,18 @@ def register_tool_sources(register: RegisterToolSource) -> None:
     ``name`` is the grapharc.toml table the source is configured in (``[NAME]``); an agent built
     with that table calls ``factory(table, base=folder)`` and adds the source's tools to its
     registry, where a name already taken is refused, never shadowed.
+    """
+
+
+@hookspec
+def register_embedders(register: RegisterEmbedder) -> None:
+    """Register embedders by spec scheme: ``register(EmbedderInfo(scheme=..., factory=...))``.
+
+    A spec ``<scheme>:<argument>`` (``grapharc serve --store-embedder``, ``open_long_term_store(...,
+    embedder=)``) resolves to ``factory(argument)``, which returns an ``Embedder`` or raises a
+    ``GraphARCError`` naming what in the argument is wrong. Nothing may be sent out of the process
+    unless the spec names where; a credential is read from an environment variable the spec
+    names, never written into the spec.
     """
 
 

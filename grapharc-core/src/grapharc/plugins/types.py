@@ -155,6 +155,16 @@ class ToolSourceInfo:
 
 
 @dataclass(frozen=True)
+class EmbedderInfo:
+    """An embedder for specs ``<scheme>:<argument>``: ``factory(argument)`` returns an object with
+    ``embed(texts) -> vectors`` (``grapharc.memory.retrieval.Embedder``)."""
+
+    scheme: str
+    factory: Factory
+    description: str = ""
+
+
+@dataclass(frozen=True)
 class Registered:
     """One registered item and the distribution that registered it."""
 

@@ -11,6 +11,7 @@ registration declares itself the kind's ``local_default``.
 
 from __future__ import annotations
 
+import inspect
 import os
 import re
 from typing import Any
@@ -53,8 +54,10 @@ def known_schemes() -> dict[str, list[str]]:
     return {scheme: sorted(kinds) for scheme, kinds in sorted(schemes.items())}
 
 
-def open_store(uri: str, kind: str | None = None) -> Any:
-    """Open the store ``uri`` names; ``kind`` may be omitted when the scheme serves only one."""
+def open_store(uri: str, kind: str | None = None, **options: Any) -> Any:
+    """Open the store ``uri`` names; ``kind`` may be omitted when the scheme serves only one.
+    ``options`` go to the scheme's factory as keywords (an item store's ``embedder``); a factory
+    that takes none of them is refused, naming the scheme and the options."""
     scheme, location = split_uri(uri)
     schemes = known_schemes()
     if scheme not in schemes:
@@ -72,7 +75,21 @@ def open_store(uri: str, kind: str | None = None) -> Any:
         raise StoreURIError(f"scheme {scheme!r} does not serve {kind}; it serves {', '.join(served)}",
                             hint=_install_provider(scheme, kind))
     entry = registry("stores")[f"{scheme}:{kind}"]
-    return resolve_factory(entry.item.factory, plugin=entry.distribution)(location, kind)
+    factory = resolve_factory(entry.item.factory, plugin=entry.distribution)
+    if options:
+        _check_options(factory, location, kind, options, f"{entry.distribution}'s {scheme}: {kind} store")
+    return factory(location, kind, **options)
+
+
+def _check_options(factory: Any, location: str, kind: str, options: dict[str, Any], store: str) -> None:
+    """Refuse ``options`` the factory cannot take, before calling it."""
+    try:
+        inspect.signature(factory).bind(location, kind, **options)
+    except TypeError as exc:
+        raise StoreURIError(f"{store} takes no {', '.join(sorted(options))} option",
+                            hint="leave the option out, or use a store that supports it") from exc
+    except ValueError:  # a callable without a signature Python can read: let the call decide
+        return
 
 
 def _install_provider(scheme: str, kind: str | None) -> str:

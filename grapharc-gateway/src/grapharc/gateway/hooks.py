@@ -1,4 +1,5 @@
-"""grapharc-gateway's hook implementations: the five model backends (a light module).
+"""grapharc-gateway's hook implementations: the five model backends and the ``openai:`` embedder
+(a light module).
 
 Factories are named as strings so nothing heavier than the factory objects in
 ``grapharc.gateway.backends`` is imported until a model is built.
@@ -6,7 +7,7 @@ Factories are named as strings so nothing heavier than the factory objects in
 
 from __future__ import annotations
 
-from grapharc.plugins import BackendInfo, RegisterBackend, hookimpl
+from grapharc.plugins import BackendInfo, EmbedderInfo, RegisterBackend, RegisterEmbedder, hookimpl
 
 WIRE_CAPABILITIES = frozenset({"completion", "tools", "structured_output", "streaming", "async"})
 CLI_CAPABILITIES = frozenset({"completion", "async"})
@@ -37,3 +38,10 @@ BACKENDS = (
 def register_model_backends(register: RegisterBackend) -> None:
     for backend in BACKENDS:
         register(backend)
+
+
+@hookimpl
+def register_embedders(register: RegisterEmbedder) -> None:
+    register(EmbedderInfo(scheme="openai", factory="grapharc.gateway.embeddings:open_openai_embedder",
+                          description="an OpenAI-compatible /v1/embeddings endpoint: openai:MODEL"
+                                      "?base_url=URL&key_env=NAME (default OpenAI's, OPENAI_API_KEY)"))

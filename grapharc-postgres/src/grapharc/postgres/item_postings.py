@@ -10,12 +10,16 @@ row: every write takes that lock first, so writes to one database run one at a t
 them never lock group rows in opposite orders. ``PostgresItemPostings`` is ``impact_walk``'s
 ``PostingsSource`` over one connection inside the search's transaction; its ``superseded`` drops
 the positions outside the search's scope (namespace, expiry, filter), asked of SQL a batch at a
-time together with their frequencies.
+time together with their frequencies. A search is a few round trips, not one per step of the walk:
+the groups come with the totals, and the source ``ReadsAhead``: one statement reads the first
+claims of several groups in the walk's order, each with its frequencies and whether it is in scope
+(8 groups, then 32, then 128 at a time, since most walks stop within their first groups).
 """
 
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, field
 from typing import Any
 
 from grapharc.memory.impact_walk import Group
@@ -60,6 +64,25 @@ def unindex_item(conn: Conn, written: int, frequencies: Mapping[str, float], len
     conn.execute("UPDATE grapharc_store_totals SET items = items - 1, length = length - %(length)s", given)
 
 
+_READ_AHEAD = (8, 32, 128)
+"""How many groups each read-ahead statement of one search reads, in turn (the last repeats)."""
+_IN_GROUP = ("SELECT p.written FROM grapharc_store_postings AS p WHERE p.term = s.g_term "
+             "AND p.frequency = s.g_frequency AND p.length = s.g_length ")
+_FIRSTS = _IN_GROUP + "ORDER BY p.written LIMIT %s"
+"""A group's first claims (the ``members`` the walk reads first), per read-ahead group ``s``."""
+_HOLDERS = _IN_GROUP + ("AND EXISTS (SELECT 1 FROM grapharc_store_postings AS o "  # noqa: S608
+                        "WHERE o.written = p.written AND o.term = ANY(%s) AND o.term <> s.g_term)")
+"""A group's claims holding another query term (for ``members_holding``), per read-ahead group ``s``."""
+
+
+@dataclass
+class _ReadAhead:
+    """What one kind of read-ahead found per group, and how many statements it took."""
+
+    found: dict[tuple[str, Group], list[int]] = field(default_factory=dict)
+    reads: int = 0
+
+
 class PostgresItemPostings:
     """``impact_walk``'s ``PostingsSource`` over the item postings; positions are ``written``.
     Positions outside ``scope`` (a ``WHERE`` expression over ``grapharc_store_items`` and its
@@ -71,29 +94,55 @@ class PostgresItemPostings:
         self._parameters = list(parameters)
         self._rows: dict[int, dict[str, float]] = {}
         self._kept: dict[int, bool] = {}
+        self._totals: tuple[int, int] | None = None
+        self._steps: list[tuple[str, Group]] = []
+        self._order: dict[tuple[str, Group], int] = {}
+        self._first = 0
+        self._terms: list[str] = []
+        self._firsts = _ReadAhead()
+        self._holders = _ReadAhead()
 
     def totals(self) -> tuple[int, int]:
-        """Items indexed and the sum of their lengths."""
-        row = self._conn.execute("SELECT items, length FROM grapharc_store_totals").fetchone()
-        return (int(row["items"]), int(row["length"])) if row else (0, 0)
+        """Items indexed and the sum of their lengths (read with the groups when they were asked)."""
+        if self._totals is None:
+            row = self._conn.execute("SELECT items, length FROM grapharc_store_totals").fetchone()
+            self._totals = (int(row["items"]), int(row["length"])) if row else (0, 0)
+        return self._totals
 
     def groups(self, terms: Sequence[str]) -> list[dict[Group, int]]:
-        """For each term, its groups and their sizes."""
+        """For each term, its groups and their sizes; the totals come in the same statement."""
         found: dict[str, dict[Group, int]] = {term: {} for term in terms}
-        for row in self._conn.execute("SELECT term, frequency, length, items FROM grapharc_store_groups "
-                                      "WHERE term = ANY(%s)", (list(found),)):
+        for row in self._conn.execute(
+                "SELECT g.term, g.frequency, g.length, g.items, t.items AS total, t.length AS total_length "
+                "FROM grapharc_store_groups AS g, grapharc_store_totals AS t WHERE g.term = ANY(%s)",
+                (list(found),)):
             found[row["term"]][(float(row["frequency"]), int(row["length"]))] = int(row["items"])
+            self._totals = (int(row["total"]), int(row["total_length"]))
         return [found[term] for term in terms]
 
+    def read_ahead(self, steps: Sequence[tuple[str, Group]], first: int) -> None:
+        """Remember the walk's order of groups and its first read, to read groups in batches."""
+        self._steps, self._first = list(steps), first
+        self._order = {step: place for place, step in enumerate(self._steps)}
+        self._terms = sorted({term for term, _ in self._steps})
+
     def members(self, term: str, group: Group, after: int, limit: int) -> list[int]:
-        """Up to ``limit`` positions in the group above ``after``, ascending."""
+        """Up to ``limit`` positions in the group above ``after``, ascending: a group's first read
+        comes from a read-ahead batch, a later one from a statement of its own."""
+        if after < 0 and limit == self._first and (term, group) in self._order:
+            return self._ahead(self._firsts, (term, group), _FIRSTS, [self._first])
         return [row["written"] for row in self._conn.execute(
             "SELECT written FROM grapharc_store_postings WHERE term = %s AND frequency = %s AND length = %s "
             "AND written > %s ORDER BY written LIMIT %s", (term, *group, after, limit))]
 
     def members_holding(self, term: str, group: Group, after: int,
                         others: Sequence[str]) -> list[int]:
-        """Positions in the group above ``after`` holding any of ``others``, read from the group."""
+        """Positions in the group above ``after`` holding any of ``others``: of a group in the walk's
+        order, read ahead with those of the next groups (each holding any other query term)."""
+        if (term, group) in self._order:
+            holding = self._ahead(self._holders, (term, group), _HOLDERS, [self._terms])
+            return [position for position in holding if position > after
+                    and any(other in self._rows.get(position, {}) for other in others)]
         return [row["written"] for row in self._conn.execute(
             "SELECT p.written FROM grapharc_store_postings AS p WHERE p.term = %s AND p.frequency = %s "
             "AND p.length = %s AND p.written > %s AND EXISTS (SELECT 1 FROM grapharc_store_postings AS o "
@@ -102,12 +151,36 @@ class PostgresItemPostings:
 
     def members_among(self, term: str, group: Group, after: int,
                       others: Sequence[str]) -> list[int]:
-        """The same positions, read from ``others``' postings."""
-        return [row["written"] for row in self._conn.execute(
-            "SELECT DISTINCT o.written FROM grapharc_store_postings AS o WHERE o.term = ANY(%s) "
-            "AND o.written > %s AND EXISTS (SELECT 1 FROM grapharc_store_postings AS p WHERE p.term = %s "
-            "AND p.frequency = %s AND p.length = %s AND p.written = o.written) ORDER BY o.written",
-            (list(others), after, term, *group))]
+        """The same positions as ``members_holding`` (read from it: the walk's groups are read ahead)."""
+        return self.members_holding(term, group, after, others)
+
+    def _ahead(self, cache: _ReadAhead, step: tuple[str, Group], lateral: str,
+               parameters: list[Any]) -> list[int]:
+        """The positions ``lateral`` finds in ``step``'s group, read with those of the next steps in
+        one statement (8, then 32, then 128 groups), each with its frequencies and scope."""
+        if step not in cache.found:
+            start = self._order[step]
+            size = _READ_AHEAD[min(cache.reads, len(_READ_AHEAD) - 1)]
+            cache.reads += 1
+            batch = [later for later in self._steps[start:start + size] if later not in cache.found]
+            for later in batch:
+                cache.found[later] = []
+            for row in self._conn.execute(
+                    f"SELECT s.slot, p.written, i.frequencies, {self._scope} AS kept "  # noqa: S608
+                    "FROM unnest(%s::text[], %s::float8[], %s::int[]) WITH ORDINALITY AS "
+                    f"s(g_term, g_frequency, g_length, slot) CROSS JOIN LATERAL ({lateral}) AS p "
+                    "LEFT JOIN grapharc_store_items AS i ON i.written = p.written ORDER BY s.slot, p.written",
+                    [*self._parameters, [term for term, _ in batch], [group[0] for _, group in batch],
+                     [group[1] for _, group in batch], *parameters]):
+                cache.found[batch[row["slot"] - 1]].append(row["written"])
+                self._remember(row)
+        return cache.found[step]
+
+    def _remember(self, row: dict[str, Any]) -> None:
+        """Keep a read item's frequencies and whether it is in scope (an item gone is out of it)."""
+        if row["frequencies"] is not None:
+            self._rows[row["written"]] = row["frequencies"]
+        self._kept[row["written"]] = bool(row["kept"])
 
     def _read(self, positions: Sequence[int]) -> None:
         """Read the frequencies of those of ``positions`` not read yet, and whether each is in scope,
@@ -117,8 +190,7 @@ class PostgresItemPostings:
             for row in self._conn.execute(
                     f"SELECT written, frequencies, {self._scope} AS kept "  # noqa: S608
                     "FROM grapharc_store_items WHERE written = ANY(%s)", [*self._parameters, unread]):
-                self._rows[row["written"]] = row["frequencies"]
-                self._kept[row["written"]] = bool(row["kept"])
+                self._remember(row)
 
     def frequencies(self, positions: Sequence[int],
                     terms: Sequence[str]) -> dict[int, dict[str, float]]:

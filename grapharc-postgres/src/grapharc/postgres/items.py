@@ -17,6 +17,9 @@ Times come from the store's ``clock`` (tests move it); a namespace is kept as it
 serves. ``written`` numbers items by their last write (a sequence), so it orders a search without
 a query, newest first, and breaks ties between equal scores, oldest first. Every write takes the
 totals row's lock first (``item_postings``), so writes to one database run one at a time.
+Given an ``Embedder``, a write keeps the item's vector in ``vector`` (migration 11; made before the
+transaction begins) and ``query`` search adds the vector channel (``longterm.vectors``): every
+vector in the search's scope is read and compared in this process, brute force.
 """
 
 from __future__ import annotations
@@ -47,6 +50,15 @@ from grapharc.memory.longterm.contracts import (
 from grapharc.memory.longterm.filters import conditions
 from grapharc.memory.longterm.namespaces import WILDCARD, check_listing, listed
 from grapharc.memory.longterm.texts import term_counts
+from grapharc.memory.longterm.vectors import (
+    SIMILARITY_FLOOR,
+    fused,
+    item_vector,
+    packed,
+    query_vector,
+    unpacked,
+)
+from grapharc.memory.retrieval import Embedder
 from grapharc.postgres.connect import conninfo
 from grapharc.postgres.database import Conn, open_database
 from grapharc.postgres.item_filters import where
@@ -75,9 +87,12 @@ def _under(prefix: Namespace) -> str:
 class PostgresItemStore:
     """Long-term store items in the PostgreSQL database ``uri``; see ``ItemStore``."""
 
-    def __init__(self, uri: str, *, clock: Clock = utc_now) -> None:
+    def __init__(self, uri: str, *, clock: Clock = utc_now, embedder: Embedder | None = None,
+                 similarity_floor: float = SIMILARITY_FLOOR) -> None:
         self.uri = uri
         self._clock = clock
+        self._embedder = embedder
+        self._floor = similarity_floor
         self._closed = False
         self._database, self._give_back = open_database(uri, self)
 
@@ -91,7 +106,9 @@ class PostgresItemStore:
         """Store ``value`` at (namespace, key), with its postings; see ``ItemStore.put``."""
         namespace, key = check_namespace(namespace, for_write=True), check_key(key)
         encoded, index, ttl_minutes = encode_value(value), check_index(index), check_ttl(ttl_minutes)
-        frequencies, length = term_counts(json.loads(encoded), index)
+        decoded = json.loads(encoded)
+        frequencies, length = term_counts(decoded, index)
+        vector = packed(item_vector(self._embedder, decoded, index))
         with self._transaction() as conn:
             lock_totals(conn)
             now = self._clock()
@@ -105,10 +122,11 @@ class PostgresItemStore:
                     created = old["created_at"]
             written = conn.execute(
                 "INSERT INTO grapharc_store_items (written, path, key, value, created_at, updated_at, "
-                "expires_at, ttl_minutes, length, frequencies) VALUES (nextval('grapharc_store_writes'), "
-                "%s, %s, %s::jsonb, %s, %s, %s, %s, %s, %s) RETURNING written",
+                "expires_at, ttl_minutes, length, frequencies, vector) VALUES "
+                "(nextval('grapharc_store_writes'), %s, %s, %s::jsonb, %s, %s, %s, %s, %s, %s, %s) "
+                "RETURNING written",
                 (path_of(namespace), key, encoded, created, now, expiry(now, ttl_minutes), ttl_minutes,
-                 length, Jsonb(frequencies))).fetchall()[0]["written"]
+                 length, Jsonb(frequencies), vector)).fetchall()[0]["written"]
             index_item(conn, written, frequencies, length)
 
     def get(self, namespace: Namespace, key: str, *, refresh_ttl: bool = True) -> StoredItem | None:
@@ -141,6 +159,7 @@ class PostgresItemStore:
         check_page(limit, offset)
         if limit == 0:
             return []
+        wanted = query_vector(self._embedder, query)
         with self._transaction() as conn:
             now = self._clock()
             scope = f"path LIKE %s AND {_LIVE} AND {condition}"
@@ -152,7 +171,12 @@ class PostgresItemStore:
                                     [*params, limit, offset]).fetchall()
             else:
                 source = PostgresItemPostings(conn, scope, params)
-                ranked = impact_search(source, query, offset + limit, False)[offset:]
+                lexical = impact_search(source, query, offset + limit, False)
+                vectors = () if wanted is None else (
+                    (row["written"], unpacked(row["vector"])) for row in conn.execute(
+                        f"SELECT written, vector FROM grapharc_store_items "  # noqa: S608
+                        f"WHERE vector IS NOT NULL AND {scope}", params))
+                ranked = fused(lexical, wanted, vectors, offset + limit, self._floor)[offset:]
                 scores = {written: score for score, written in ranked}
                 by_write = {row["written"]: row for row in conn.execute(
                     f"SELECT {_COLUMNS} FROM grapharc_store_items WHERE written = ANY(%s)",  # noqa: S608
@@ -207,6 +231,8 @@ class PostgresItemStore:
         self._give_back()
 
 
-def open_item_store(location: str, kind: str = "items") -> PostgresItemStore:
-    """The store-hook factory behind ``postgres://`` and ``postgresql://`` for ``kind="items"``."""
-    return PostgresItemStore(conninfo(location))
+def open_item_store(location: str, kind: str = "items", *,
+                    embedder: Embedder | None = None) -> PostgresItemStore:
+    """The store-hook factory behind ``postgres://`` and ``postgresql://`` for ``kind="items"``, with
+    the vector channel when given an ``embedder``."""
+    return PostgresItemStore(conninfo(location), embedder=embedder)

@@ -137,13 +137,15 @@ CREATE TABLE grapharc_store_totals (
 );
 INSERT INTO grapharc_store_totals (items, length) VALUES (0, 0);
 """),
+    (11, "the long-term store items' vectors, for a store given an embedder",
+     "ALTER TABLE grapharc_store_items ADD COLUMN vector BYTEA;\n"),
 )
 """Each migration: its version, what it adds, its SQL. The session tables (1), the run table (3),
 the thread owners with the sign-in records (4), the threads' metadata with the runs' not-before
 times (5), the runs' live event logs (6), the assistants created over the API (7), the cron
 schedules (8) and the run webhooks' deliveries (9) are core's descriptions; the trace events and
-the notifications (2) and the long-term store's items (10, ``grapharc.postgres.items``) are
-PostgreSQL's alone."""
+the notifications (2) and the long-term store's items (10, ``grapharc.postgres.items``) with their
+vectors (11) are PostgreSQL's alone."""
 
 CHANNELS = ("grapharc_audit", "grapharc_trace")
 """What the triggers notify after each INSERT statement into the audit trail and the trace events:

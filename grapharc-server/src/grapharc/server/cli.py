@@ -95,6 +95,10 @@ WEBHOOK_ATTEMPTS_HELP = ("Attempts at each webhook before it is given up (5xx an
 STORE_HELP = ("Long-term store served at /store: a store URI keeping items (memory:, sqlite:PATH, "
               "postgresql://...). Default: beside the sessions (their database for postgresql://, else "
               "sqlite:SESSIONS/store.db; memory: where no SQLite item store is installed).")
+STORE_EMBEDDER_HELP = ("Embedder for the long-term store's vector channel, as a spec: hashing:N (local, "
+                       "deterministic), openai:MODEL?base_url=URL&key_env=NAME (an OpenAI-compatible "
+                       "/v1/embeddings endpoint; grapharc-gateway), or a plugin's. Each item put and each "
+                       "query searched is embedded by it. Default: none, /store search ranks by words only.")
 CEILING_HELP = ("Ceiling on the {} any one run of the threads API may spend: a run's budget above it "
                 "is refused (422), and a run that asks for none runs under it.")
 
@@ -142,6 +146,8 @@ def serve_command(
                                             help=WEBHOOK_ATTEMPTS_HELP)] = DEFAULT_WEBHOOK_ATTEMPTS,
     config: ConfigFile = None,
     store: Annotated[str | None, typer.Option("--store", metavar="URI", help=STORE_HELP)] = None,
+    store_embedder: Annotated[str | None, typer.Option("--store-embedder", metavar="SPEC",
+                                                       help=STORE_EMBEDDER_HELP)] = None,
 ) -> None:
     """Serve the GraphARC HTTP API until SIGTERM or Ctrl+C, then finish in-flight requests and exit 0.
     The settings (and the governed assistant's policy) are checked, then the address bound; until
@@ -173,7 +179,7 @@ def serve_command(
                       lease=lease, stateless_grace=stateless_grace, threads=threads,
                       drain_timeout=drain_timeout, allowed_hosts=settings.value("allowed_hosts") or (),
                       webhooks=webhook_settings(settings, webhook_timeout, webhook_attempts),
-                      store=store_uri)
+                      store=store_uri, store_embedder=store_embedder)
     listener = bound(host, port, auth)
     with ExitStack() as held:
         with answering_while_starting(listener):  # /healthz answers (not ready) while the rest loads
@@ -185,11 +191,12 @@ def serve_command(
         if workers == 1:
             serving.run(listener, app,
                         lambda address, engine: announce(address, engine, as_json, settings, governed,
-                                                         store=store_uri))
+                                                         store=store_uri, embedder=store_embedder))
             return
     code = serve_workers(serving, workers, listener,
                          lambda address, engine, pids: announce(address, engine, as_json, settings,
-                                                                governed, workers=pids, store=store_uri))
+                                                                governed, workers=pids, store=store_uri,
+                                                                embedder=store_embedder))
     if code:
         raise typer.Exit(code)
 
@@ -212,6 +219,7 @@ class Serving:
     allowed_hosts: tuple[str, ...] = ()
     webhooks: WebhookSettings | None = None
     store: str = IN_PROCESS
+    store_embedder: str | None = None
 
     def opened_api(self, trace: TraceWriter | None, store: GraphARCStore | None = None) -> ApiContext | None:
         """The threads API's context (None when no graph is offered), its governed assistant
@@ -230,7 +238,7 @@ class Serving:
         """The long-term store, opened by this process (each worker opens its own connection)."""
         from grapharc.memory.longterm import open_long_term_store
 
-        return open_long_term_store(self.store)
+        return open_long_term_store(self.store, embedder=self.store_embedder)
 
     def opened_app(self, trace: TraceWriter | None, slot: WorkerSlot | None = None) -> FastAPI:
         """The HTTP app over this process's own long-term store and the threads API whose graphs
@@ -338,12 +346,12 @@ def governed_trace(governed: GovernedRun | None) -> AbstractContextManager[Trace
 
 def announce(address: ListeningAddress, engine: Engine, as_json: bool, settings: Config,
              governed: GovernedRun | None = None, workers: list[int] | None = None,
-             store: str = IN_PROCESS) -> None:
+             store: str = IN_PROCESS, embedder: str | None = None) -> None:
     """Say where the server listens and what serves it (and, with ``--workers``, the workers'
     process ids), where its settings, the governed assistant's policy and the long-term ``store``
-    came from: one JSON document on stdout, or lines on stderr (a store kept in the process only,
-    and webhooks going unsigned, are noted on stderr either way: once it listens, so a server that
-    could not start says only why)."""
+    (with its ``embedder`` spec) came from: one JSON document on stdout, or lines on stderr (a store
+    kept in the process only, and webhooks going unsigned, are noted on stderr either way: once it
+    listens, so a server that could not start says only why)."""
     from grapharc.governed.provenance import config_provenance
     from grapharc.server.governed import announcement
     from grapharc.stores.masking import masked
@@ -360,12 +368,15 @@ def announce(address: ListeningAddress, engine: Engine, as_json: bool, settings:
         write_json({"ok": True, "url": address.url, "host": address.host, "port": address.port,
                     "pid": os.getpid(), "event_loop": engine.event_loop, "http": engine.http,
                     "sessions": masked(str(settings.value("sessions"))), "store": masked(store),
+                    **({"store_embedder": embedder} if embedder is not None else {}),
                     **config_provenance(settings),
                     **({"workers": workers} if workers is not None else {}),
                     **({"governed": offered} if offered is not None else {})})
         return
     if offered is not None:
         sys.stderr.write(f"governed assistant: policy {offered['policy_line']}\n")
+    if embedder is not None:
+        sys.stderr.write(f"store: /store search adds the vector channel of {embedder}\n")
     who = f"pid {os.getpid()}" if workers is None else \
         f"supervisor pid {os.getpid()}, {len(workers)} workers: pids {', '.join(map(str, workers))}"
     sys.stderr.write(f"serving on {address.url} ({who}, {engine.event_loop} and {engine.http}; "

@@ -43,8 +43,8 @@ from grapharc.memory.longterm.contracts import (
 )
 from grapharc.memory.longterm.filters import Condition, conditions, passes
 from grapharc.memory.longterm.namespaces import check_listing, listed
-from grapharc.memory.longterm.texts import indexed_texts, term_counts
-from grapharc.memory.longterm.vectors import Vector, embed_text, fuse, similarity
+from grapharc.memory.longterm.texts import term_counts
+from grapharc.memory.longterm.vectors import SIMILARITY_FLOOR, Vector, fused, item_vector, query_vector
 from grapharc.memory.retrieval import Embedder
 from grapharc.memory.term_index import Postings
 
@@ -80,7 +80,7 @@ class InMemoryItemStore:
     ``embedder``, ``query`` search also ranks by vector similarity (at or above ``similarity_floor``)."""
 
     def __init__(self, *, clock: Clock = utc_now, embedder: Embedder | None = None,
-                 similarity_floor: float = 0.3) -> None:
+                 similarity_floor: float = SIMILARITY_FLOOR) -> None:
         self._clock = clock
         self._embedder = embedder
         self._floor = similarity_floor
@@ -121,8 +121,7 @@ class InMemoryItemStore:
         encoded, index, ttl_minutes = encode_value(value), check_index(index), check_ttl(ttl_minutes)
         decoded = json.loads(encoded)
         frequencies, length = term_counts(decoded, index)
-        texts = indexed_texts(decoded, index) if self._embedder is not None else []
-        vector = embed_text(self._embedder, "\n".join(texts)) if self._embedder and texts else None
+        vector = item_vector(self._embedder, decoded, index)
         with self._lock:
             self._check_open()
             now = self._clock()
@@ -191,7 +190,7 @@ class InMemoryItemStore:
         """Items under the prefix that pass ``filter``, ranked by ``query``; see ``ItemStore.search``."""
         prefix, found = check_namespace(namespace_prefix), conditions(filter)
         check_page(limit, offset)
-        wanted = embed_text(self._embedder, query) if self._embedder is not None and query else None
+        wanted = query_vector(self._embedder, query)
         with self._lock:
             self._check_open()
             if limit == 0:
@@ -215,12 +214,9 @@ class InMemoryItemStore:
             lexical = impact_search(self._postings, query, k, False)
         finally:
             self._postings.keep = lambda position: True
-        if wanted is None:
-            return lexical
-        similar = [(score, record.position) for record in self._records.values()
-                   if record.vector is not None and keep(record.position)
-                   and (score := similarity(wanted, record.vector)) >= self._floor]
-        return fuse(lexical, similar, k)
+        vectors = ((record.position, record.vector) for record in self._records.values()
+                   if record.vector is not None and keep(record.position))
+        return fused(lexical, wanted, vectors, k, self._floor)
 
     def list_namespaces(self, *, prefix: Namespace | None = None, suffix: Namespace | None = None,
                         max_depth: int | None = None, limit: int = 100,
@@ -260,12 +256,13 @@ class InMemoryItemStore:
             self._expiries = []
 
 
-def open_inprocess_items(location: str, kind: str) -> InMemoryItemStore:
-    """Open a fresh in-process item store for the URI ``memory:`` (which takes no location)."""
+def open_inprocess_items(location: str, kind: str, *, embedder: Embedder | None = None) -> InMemoryItemStore:
+    """Open a fresh in-process item store for the URI ``memory:`` (which takes no location), its
+    ``query`` search adding the vector channel when given an ``embedder``."""
     if kind != "items":
         raise ConfigurationError(f"grapharc.memory.longterm opens items, not {kind!r}")
     if location:
         raise ConfigurationError(
             f"store URI 'memory:{location}' has a location, but memory: takes none",
             hint="use 'memory:' for the in-process store, or 'sqlite:PATH' to keep items on disk")
-    return InMemoryItemStore()
+    return InMemoryItemStore(embedder=embedder)

@@ -6,18 +6,26 @@ As for claims (``grapharc.memory.retrieval``): the BM25 hits are scaled so the b
 Vectors are computed once, when an item is written, from the text its ``index`` names
 (an item put with ``index=False`` has none); the comparison at query time is brute
 force over the items in scope, which is why the channel is opt-in. The embedder is the
-operator's: nothing leaves the process unless it sends it somewhere.
+operator's: nothing leaves the process unless it sends it somewhere. Every backend ranks with
+``fused`` over the vectors it keeps (the SQL stores keep each as 8-byte floats, ``packed``), so
+one query ranks alike in every store; an item written while the store had no embedder has no
+vector, and only the BM25 channel finds it.
 """
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+import struct
+from collections.abc import Iterable, Mapping, Sequence
+from typing import Any
 
 from grapharc.memory.claims import InvalidSearchError
-from grapharc.memory.longterm.contracts import InvalidItemSearchError
+from grapharc.memory.longterm.contracts import IndexFields, InvalidItemSearchError
+from grapharc.memory.longterm.texts import indexed_texts
 from grapharc.memory.retrieval import Embedder, cosine
 
 Vector = Sequence[float]
+SIMILARITY_FLOOR = 0.3
+"""The cosine similarity below which the vector channel stays silent, as for claims."""
 
 
 def embed_text(embedder: Embedder, text: str) -> Vector:
@@ -27,6 +35,28 @@ def embed_text(embedder: Embedder, text: str) -> Vector:
         raise InvalidItemSearchError(f"the embedder returned {len(vectors)} vectors for one text",
                                      hint="an Embedder returns one vector per text, in order")
     return vectors[0]
+
+
+def item_vector(embedder: Embedder | None, value: Mapping[str, Any], index: IndexFields) -> Vector | None:
+    """The vector of what ``index`` names of ``value`` (its texts joined by newlines), or None
+    without an embedder or without text."""
+    texts = indexed_texts(value, index) if embedder is not None else []
+    return embed_text(embedder, "\n".join(texts)) if embedder is not None and texts else None
+
+
+def query_vector(embedder: Embedder | None, query: str | None) -> Vector | None:
+    """The vector of a search's ``query``, or None without an embedder or without a query."""
+    return embed_text(embedder, query) if embedder is not None and query else None
+
+
+def packed(vector: Vector | None) -> bytes | None:
+    """A vector as the SQL stores keep it: little-endian 8-byte floats."""
+    return None if vector is None else struct.pack(f"<{len(vector)}d", *vector)
+
+
+def unpacked(kept: bytes) -> Vector:
+    """A vector ``packed`` made."""
+    return struct.unpack(f"<{len(kept) // 8}d", kept)
 
 
 def similarity(left: Vector, right: Vector) -> float:
@@ -50,3 +80,14 @@ def fuse(lexical: Sequence[tuple[float, int]], similar: Sequence[tuple[float, in
         scores[position] = scores.get(position, 0.0) + score
     return sorted(((score, position) for position, score in scores.items()),
                   key=lambda pair: (-pair[0], pair[1]))[:k]
+
+
+def fused(lexical: list[tuple[float, int]], wanted: Vector | None, vectors: Iterable[tuple[int, Vector]],
+          k: int, floor: float = SIMILARITY_FLOOR) -> list[tuple[float, int]]:
+    """The ``k`` best (score, position): the BM25 ones alone without a query vector, else fused with
+    every (position, vector) in scope at least ``floor`` similar to it."""
+    if wanted is None:
+        return lexical
+    similar = [(score, position) for position, vector in vectors
+               if (score := similarity(wanted, vector)) >= floor]
+    return fuse(lexical, similar, k)

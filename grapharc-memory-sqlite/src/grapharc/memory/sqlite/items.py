@@ -11,6 +11,10 @@ query reads about ``offset + limit`` items rather than every match (the claim st
 the same way). The file is in WAL mode with ``synchronous=FULL``, and each write is one
 ``BEGIN IMMEDIATE`` transaction, so another process opening the file sees every committed
 item. A read that refreshes a time to live writes the new expiry in a second transaction.
+Given an ``Embedder``, a write keeps the item's vector in ``items.vector`` (made before the write
+lock is taken) and ``query`` search adds the vector channel (``longterm.vectors``): every vector in
+the search's scope is read and compared, brute force. Schema version 2 added that column; a
+version 1 file gains it when opened.
 """
 
 from __future__ import annotations
@@ -43,12 +47,22 @@ from grapharc.memory.longterm.contracts import (
 from grapharc.memory.longterm.filters import conditions
 from grapharc.memory.longterm.namespaces import check_listing, listed
 from grapharc.memory.longterm.texts import term_counts
+from grapharc.memory.longterm.vectors import (
+    SIMILARITY_FLOOR,
+    fused,
+    item_vector,
+    packed,
+    query_vector,
+    unpacked,
+)
+from grapharc.memory.retrieval import Embedder
 from grapharc.memory.sqlite import item_postings
 from grapharc.memory.sqlite.database import (
     IN_JSON_LIST,
     SQLiteFileStore,
     json_list,
     read_through_memory_map,
+    record_version,
     snapshot,
     use_wal,
 )
@@ -62,7 +76,7 @@ from grapharc.memory.sqlite.item_filters import (
 )
 
 SCHEMA_COMPONENT = "items"
-SCHEMA_VERSION = 1
+SCHEMA_VERSION = 2
 
 _SCHEMA = (
     """CREATE TABLE items (
@@ -76,6 +90,7 @@ _SCHEMA = (
         ttl_minutes REAL,
         terms TEXT NOT NULL,
         length INTEGER NOT NULL,
+        vector BLOB,
         UNIQUE (namespace, key)
     )""",
     "CREATE INDEX items_by_expiry ON items (expires_at) WHERE expires_at IS NOT NULL",
@@ -121,9 +136,12 @@ class SQLiteItemStore(SQLiteFileStore):
     noun = "item store"
     closed_error = ItemStoreClosedError
 
-    def __init__(self, path: str | Path, *, clock: Clock = utc_now) -> None:
+    def __init__(self, path: str | Path, *, clock: Clock = utc_now, embedder: Embedder | None = None,
+                 similarity_floor: float = SIMILARITY_FLOOR) -> None:
         super().__init__(path)
         self._clock = clock
+        self._embedder = embedder
+        self._floor = similarity_floor
         try:
             self._connect()
             connection = self._open_connection()
@@ -131,7 +149,10 @@ class SQLiteItemStore(SQLiteFileStore):
             read_through_memory_map(connection)
             register_functions(connection)
             with self._transaction() as cursor:
-                self._create_or_check(cursor, SCHEMA_COMPONENT, SCHEMA_VERSION, _SCHEMA, ItemStoreError)
+                if self._create_or_check(cursor, SCHEMA_COMPONENT, SCHEMA_VERSION, _SCHEMA, ItemStoreError,
+                                         migratable=(1,)):
+                    cursor.execute("ALTER TABLE items ADD COLUMN vector BLOB")
+                    record_version(cursor, SCHEMA_COMPONENT, SCHEMA_VERSION)
         except sqlite3.Error as error:
             self.close()
             raise ItemStoreError(f"cannot open item store {str(self.path)!r}: {error}",
@@ -153,8 +174,10 @@ class SQLiteItemStore(SQLiteFileStore):
         """Store ``value`` at (namespace, key); see ``ItemStore.put``."""
         namespace, key = check_namespace(namespace, for_write=True), check_key(key)
         encoded, index, ttl_minutes = encode_value(value), check_index(index), check_ttl(ttl_minutes)
-        frequencies, length = term_counts(json.loads(encoded), index)
+        decoded = json.loads(encoded)
+        frequencies, length = term_counts(decoded, index)
         terms = json.dumps(frequencies, ensure_ascii=False, separators=(",", ":"))
+        vector = packed(item_vector(self._embedder, decoded, index))
         stored_namespace = encode_namespace(namespace)
         with self._lock, self._transaction() as cursor:
             moment = self._clock()
@@ -172,9 +195,9 @@ class SQLiteItemStore(SQLiteFileStore):
             expires = expiry(moment, ttl_minutes)
             cursor.execute(
                 "INSERT INTO items (namespace, key, value, created_at, updated_at, expires_at, "
-                "ttl_minutes, terms, length) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)",
+                "ttl_minutes, terms, length, vector) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
                 (stored_namespace, key, encoded, created, now,
-                 None if expires is None else to_micros(expires), ttl_minutes, terms, length))
+                 None if expires is None else to_micros(expires), ttl_minutes, terms, length, vector))
             assert cursor.lastrowid is not None  # noqa: S101 -- narrows the type: an INSERT always has a rowid
             item_postings.index_item(cursor, cursor.lastrowid, terms, length)
 
@@ -218,6 +241,7 @@ class SQLiteItemStore(SQLiteFileStore):
         """Items under the prefix that pass ``filter``, ranked by ``query``; see ``ItemStore.search``."""
         prefix, found = check_namespace(namespace_prefix), conditions(filter)
         check_page(limit, offset)
+        wanted = query_vector(self._embedder, query) if limit else None
         with self._lock:
             now = self._now()
             scope, parameters = scope_clause(prefix, found, now)
@@ -232,7 +256,12 @@ class SQLiteItemStore(SQLiteFileStore):
                     scores: dict[int, float | None] = {row[0]: None for row in rows}
                 else:
                     source = item_postings.SQLiteItemPostings(cursor, scope, parameters)
-                    ranked = impact_search(source, query, offset + limit, False)[offset:]
+                    lexical = impact_search(source, query, offset + limit, False)
+                    vectors = () if wanted is None else (
+                        (seq, unpacked(vector)) for seq, vector in cursor.execute(
+                            f"SELECT seq, vector FROM items WHERE vector IS NOT NULL AND {scope}",  # noqa: S608 -- the scope is built by item_filters from GraphARC's own constants; values are bound
+                            parameters))
+                    ranked = fused(lexical, wanted, vectors, offset + limit, self._floor)[offset:]
                     scores = {seq: score for score, seq in ranked}
                     by_seq = {row[0]: row for row in cursor.execute(
                         f"SELECT {_COLUMNS} FROM items WHERE seq {IN_JSON_LIST}",  # noqa: S608 -- identifiers are GraphARC's own constants; values are bound
@@ -270,8 +299,9 @@ class SQLiteItemStore(SQLiteFileStore):
             return len(expired)
 
 
-def open_item_store(location: str, kind: str) -> SQLiteItemStore:
-    """Open the item store for the URI ``sqlite:<location>``, where location is a file path."""
+def open_item_store(location: str, kind: str, *, embedder: Embedder | None = None) -> SQLiteItemStore:
+    """Open the item store for the URI ``sqlite:<location>``, where location is a file path, with
+    the vector channel when given an ``embedder``."""
     path = durable_store_path("sqlite", "grapharc-memory-sqlite", location, kind,
                               noun="file", example="items.db", serves="items")
-    return SQLiteItemStore(path)
+    return SQLiteItemStore(path, embedder=embedder)
