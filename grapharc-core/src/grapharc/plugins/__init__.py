@@ -49,6 +49,7 @@ from grapharc.plugins.types import (
     StoreInfo,
     ToolInfo,
     ToolSourceInfo,
+    ToolSourceLayer,
     resolve_factory,
 )
 
@@ -77,6 +78,7 @@ __all__ = [
     "StoreInfo",
     "ToolInfo",
     "ToolSourceInfo",
+    "ToolSourceLayer",
     "UnknownNameError",
     "UnknownPluginError",
     "discover_sources",

@@ -58,7 +58,13 @@ class PolicyDocumentError(GraphARCError):
 
 
 def validate_document(document: Mapping[str, Any], origin: str) -> PolicyDocument:
-    """Check a decoded document against the schema; every problem names its location."""
+    """Check a decoded document against the schema; every problem names its location. The tables
+    of installed tool sources (``[mcp]`` with grapharc-mcp) are theirs to check, not the rules'."""
+    from grapharc.config.settings import tool_source_names
+
+    if isinstance(document, Mapping):
+        sources = tool_source_names()
+        document = {key: value for key, value in document.items() if key not in sources}
     try:
         return PolicyDocument.model_validate(document)
     except ValidationError as exc:
