@@ -54,3 +54,8 @@ def test_a_flag_for_a_source_no_plugin_reads_is_refused_naming_the_flag(tmp_path
         config = load_config({}, cwd=tmp_path)
         with pytest.raises(AgentSettingsError, match="--things-server needs a plugin"):
             tool_source_settings(config, None, {"things": ["a"]})
+
+
+def test_a_session_stored_with_one_table_reads_as_one_layer(tmp_path):
+    [layer] = source_layers({"table": {"servers": {}}, "base": str(tmp_path)})
+    assert (layer.origin, dict(layer.table), layer.base) == ("grapharc.toml", {"servers": {}}, tmp_path)

@@ -120,8 +120,11 @@ def _flag_table(name: str, values: list[str]) -> tuple[str, Any]:
     return f"--{name}-server", resolve_factory(entry.item.from_flags, plugin=entry.distribution)(values)
 
 
-def source_layers(configured: list[dict[str, Any]]) -> list[ToolSourceLayer]:
-    """A tool source's ``tool_sources`` entry as the layers its factory is handed."""
+def source_layers(configured: list[dict[str, Any]] | dict[str, Any]) -> list[ToolSourceLayer]:
+    """A tool source's ``tool_sources`` entry as the layers its factory is handed (a session stored
+    before there were layers kept one grapharc.toml table, ``{"table", "base"}``: its one layer)."""
+    if isinstance(configured, dict):
+        configured = [{"origin": "grapharc.toml", **configured}]
     return [ToolSourceLayer(str(layer.get("origin", "")), layer.get("table", {}),
                             Path(layer.get("base", "."))) for layer in configured]
 
