@@ -90,8 +90,8 @@ class HarnessRuns:
         settings = AgentSettings(
             task="echo", workspace=str(self.folder / "ws"), model="mock/bench", tools=(),
             policy=str(self.folder / "policy.toml"), policy_source="flag",
-            tool_sources={"mcp": {"table": {"servers": {"notes": {
-                "command": sys.executable, "args": [str(SERVER), "notes"]}}}, "base": str(self.folder)}})
+            tool_sources={"mcp": [{"origin": "benchmark", "table": {"servers": {"notes": {
+                "command": sys.executable, "args": [str(SERVER), "notes"]}}}, "base": str(self.folder)}]})
         agent = build_agent(settings, model=ScriptedChatModel(responses=script))
         graph = agent.graph()
         trace = self.folder / f"trace-{self.runs}.jsonl"

@@ -30,6 +30,12 @@ def reply(*calls: dict[str, Any]) -> AIMessage:
     return AIMessage(content="", tool_calls=list(calls))
 
 
+def layer(tmp_path: Path, servers: dict[str, dict[str, Any]], origin: str = "") -> dict[str, Any]:
+    """One ``tool_sources`` layer of ``[mcp.servers]`` (by default as grapharc.toml in ``tmp_path``)."""
+    return {"origin": origin or str(tmp_path / "grapharc.toml"), "table": {"servers": servers},
+            "base": str(tmp_path)}
+
+
 def agent_for(tmp_path: Path, servers: dict[str, dict[str, Any]], policy: str, script: list[Any],
               **options: Any) -> tuple[AgentNode, ScriptedChatModel]:
     """The agent an ``[mcp]`` table with ``servers`` and the policy text build, driven by ``script``."""
@@ -38,7 +44,7 @@ def agent_for(tmp_path: Path, servers: dict[str, dict[str, Any]], policy: str, s
     (tmp_path / "policy.toml").write_text(policy)
     settings = AgentSettings(task="use the tools", workspace=str(workspace), model="mock/x",
                              policy=str(tmp_path / "policy.toml"), policy_source="flag", tools=(),
-                             tool_sources={"mcp": {"table": {"servers": servers}, "base": str(tmp_path)}},
+                             tool_sources={"mcp": [layer(tmp_path, servers)]},
                              **options)
     model = ScriptedChatModel(responses=script)
     return build_agent(settings, model=model), model

@@ -6,7 +6,7 @@ from __future__ import annotations
 
 import pytest
 from langchain_core.messages import AIMessage
-from mcp_agents import agent_for, call, close_sources, of_phase, policy_rules, reply, run, told
+from mcp_agents import agent_for, call, close_sources, layer, of_phase, policy_rules, reply, run, told
 from mcp_setup import stdio_entry
 
 from grapharc.errors import GraphARCError
@@ -58,8 +58,9 @@ def test_two_servers_with_one_prefix_are_refused_in_the_configuration(tmp_path):
     servers = {"notes": stdio_entry("notes"), "collide": stdio_entry("collide", prefix="notes")}
     with pytest.raises(GraphARCError) as refused:
         agent_for(tmp_path, servers, policy_rules(("all", "notes.*", "allow")), [])
-    assert str(refused.value) == ("[mcp.servers].collide.prefix 'notes' is already the prefix of "
-                                  "server 'notes'")
+    toml = tmp_path / "grapharc.toml"
+    assert str(refused.value) == (f"MCP server 'collide' ({toml}): its tool prefix 'notes' is already that "
+                                  f"of server 'notes' ({toml})")
 
 
 def test_a_server_tool_whose_name_a_built_in_tool_already_has_is_refused_not_shadowed(tmp_path):
@@ -70,7 +71,7 @@ def test_a_server_tool_whose_name_a_built_in_tool_already_has_is_refused_not_sha
 
     built_in = Tool("notes__echo", "a built-in tool", Text, lambda workspace, text: text)
     tools = ToolRegistry([built_in])
-    sources = {"mcp": {"table": {"servers": {"notes": stdio_entry("notes")}}, "base": str(tmp_path)}}
+    sources = {"mcp": [layer(tmp_path, {"notes": stdio_entry("notes")})]}
     with pytest.raises(ToolDefinitionError) as refused:
         add_source_tools(tools, sources)
     assert "tool 'notes.echo' is registered twice: 'notes__echo' already has that name" in str(refused.value)

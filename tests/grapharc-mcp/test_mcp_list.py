@@ -51,10 +51,11 @@ def test_a_server_that_fails_is_listed_with_the_reason_and_the_exit_code_is_1(tm
 
     assert code == 1
     lines = out.splitlines()
-    assert lines[0] == "notes (stdio): connected"
-    assert any(line.startswith("gone (stdio): failed: MCP server 'gone' could not be reached: ") and
+    source = f"stdio, from {tmp_path / 'grapharc.toml'}"
+    assert lines[0] == f"notes ({source}): connected"
+    assert any(line.startswith(f"gone ({source}): failed: MCP server 'gone' could not be reached: ") and
                "/nonexistent/server" in line for line in lines)
-    assert any(line.startswith("slow (stdio): failed: MCP server 'slow' did not finish its handshake "
+    assert any(line.startswith(f"slow ({source}): failed: MCP server 'slow' did not finish its handshake "
                                "within 0.001 s") for line in lines)
 
 
@@ -78,7 +79,7 @@ def test_a_bad_entry_is_refused_naming_the_key_with_exit_code_2(tmp_path, monkey
 
     assert code == 2
     error = json.loads(out)["error"]
-    assert error["message"].startswith(message) and "Traceback" not in out
+    assert error["message"].startswith(f"{tmp_path / 'grapharc.toml'}: {message}") and "Traceback" not in out
 
 
 def test_a_secret_named_by_the_config_but_not_set_is_refused_naming_server_key_and_variable(

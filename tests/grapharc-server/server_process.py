@@ -1,26 +1,22 @@
-"""Helpers for tests that run a server as its own process: the command lines, the process (its
-stdout and stderr read line by line as they arrive), and whether this machine has IPv6."""
+"""Helpers for tests that run ``grapharc serve`` as its own process: the command lines, the process
+(tests/serving_process.py, shared with grapharc-mcp's tests), and whether this machine has IPv6."""
 
 from __future__ import annotations
 
-import json
 import os
-import queue
-import signal
 import socket
-import subprocess
 import sys
-import threading
-from collections.abc import Callable, Iterator
+from collections.abc import Iterator
 from contextlib import contextmanager
 from pathlib import Path
-from types import TracebackType
-from typing import IO, Any
+from typing import Any
 
 import pytest
+import serving_process
+from serving_process import PATIENCE_SECONDS, read_announcement
 
-# Bounds on waiting for a process that has stopped answering; no test measures time with them.
-PATIENCE_SECONDS = 60
+__all__ = ["PATIENCE_SECONDS", "ServerProcess", "api_server_url", "gated_serve", "grapharc_serve",
+           "needs_ipv6", "read_announcement", "serving", "sse_events"]
 
 GATED_SERVER = Path(__file__).with_name("gated_server.py")
 
@@ -75,103 +71,14 @@ def api_server_url(folder: str) -> Any:
     return url
 
 
-def read_announcement(next_line: Callable[[], str]) -> dict[str, Any]:
-    """The JSON document ``--json`` prints once the server listens, read line by line (it is
-    indented over several) from ``next_line``."""
-    text = ""
-    while True:
-        text += next_line()
-        try:
-            return json.loads(text)
-        except json.JSONDecodeError:
-            continue
-
-
-class ServerProcess:
-    """A running server: its announcement, its stderr lines, signals, and its exit status."""
-
-    def __init__(self, command: list[str], *, own_group: bool = False) -> None:
-        """Start ``command``; with ``own_group``, in a process group of its own (as a shell starts a
-        job), so a signal sent to its group reaches no test process."""
-        self.process = subprocess.Popen(command, stdin=subprocess.PIPE, stdout=subprocess.PIPE,
-                                        stderr=subprocess.PIPE, text=True, start_new_session=own_group,
-                                        env={**os.environ, "GRAPHARC_DEBUG": ""})
-        self._stdout = _LineReader(self.process.stdout)
-        self._stderr = _LineReader(self.process.stderr)
-
-    def __enter__(self) -> ServerProcess:
-        return self
-
-    def __exit__(self, kind: type[BaseException] | None, error: BaseException | None,
-                 trace: TracebackType | None) -> None:
-        if self.process.poll() is None:
-            self.process.kill()
-        self.wait()
-
-    def json_announcement(self) -> dict[str, Any]:
-        """The one JSON document ``--json`` prints on stdout once the server listens."""
-        return read_announcement(self._stdout.next_line)
-
-    def stderr_line_containing(self, fragment: str) -> str:
-        """The next stderr line that contains ``fragment`` (waiting for it to be written)."""
-        while fragment not in (line := self._stderr.next_line()):
-            pass
-        return line
-
-    def send(self, sig: signal.Signals) -> None:
-        self.process.send_signal(sig)
+class ServerProcess(serving_process.ServerProcess):
+    """A running server (see tests/serving_process.py), and the gated test app's held request."""
 
     def release_gated_request(self) -> None:
         """Let the gated app's request in flight finish."""
         assert self.process.stdin is not None
         self.process.stdin.write("\n")
         self.process.stdin.flush()
-
-    def wait(self) -> int:
-        """The exit status, once the process has ended and its output has been read to the end."""
-        status = self.process.wait(timeout=PATIENCE_SECONDS)
-        self._stdout.join()
-        self._stderr.join()
-        return status
-
-    @property
-    def stdout(self) -> str:
-        return self._stdout.text
-
-    @property
-    def stderr(self) -> str:
-        return self._stderr.text
-
-
-class _LineReader:
-    """Reads a pipe on a thread so the test can wait for a line without blocking on the other pipe."""
-
-    def __init__(self, pipe: IO[str] | None) -> None:
-        assert pipe is not None
-        self._lines: queue.Queue[str] = queue.Queue()
-        self._seen: list[str] = []
-        self._thread = threading.Thread(target=self._read, args=(pipe,), daemon=True)
-        self._thread.start()
-
-    def _read(self, pipe: IO[str]) -> None:
-        for line in pipe:
-            self._seen.append(line)
-            self._lines.put(line)
-        self._lines.put("")
-
-    def next_line(self) -> str:
-        line = self._lines.get(timeout=PATIENCE_SECONDS)
-        if not line:
-            self._lines.put(line)  # keep the end marker for whoever asks next
-            raise EOFError("the server closed this stream before writing the expected line")
-        return line
-
-    def join(self) -> None:
-        self._thread.join(timeout=PATIENCE_SECONDS)
-
-    @property
-    def text(self) -> str:
-        return "".join(self._seen)
 
 
 def sse_events(text: str) -> list[dict[str, str]]:

@@ -9,7 +9,7 @@ from pathlib import Path
 
 import httpx
 import pytest
-from mcp_serve_process import HttpServer, serve_command
+from mcp_serve_process import http_server, serve_command
 
 INITIALIZE = {"jsonrpc": "2.0", "id": 1, "method": "initialize",
               "params": {"protocolVersion": "2025-11-25", "capabilities": {},
@@ -19,8 +19,8 @@ HEADERS = {"Accept": "application/json, text/event-stream", "Content-Type": "app
 
 @pytest.mark.parametrize("address", ["127.0.0.1", "127.0.0.2"])  # the SDK guards only the first by itself
 def test_only_loopback_hosts_and_origins_are_answered(tmp_path: Path, address: str) -> None:
-    with HttpServer(serve_command(tmp_path / "sessions", "--http", f"{address}:0", "--json")) as server:
-        url = server.announcement()["url"]
+    with http_server(serve_command(tmp_path / "sessions", "--http", f"{address}:0", "--json")) as server:
+        url = server.json_announcement()["url"]
         with httpx.Client(timeout=30) as client:
             rebound = client.post(url, json=INITIALIZE, headers={**HEADERS, "Host": "evil.example:80"})
             foreign = client.post(url, json=INITIALIZE, headers={**HEADERS, "Origin": "http://evil.example"})

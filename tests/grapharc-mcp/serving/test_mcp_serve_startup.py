@@ -11,7 +11,7 @@ import socket
 from pathlib import Path
 
 import pytest
-from mcp_serve_process import HttpServer, run, serve_command
+from mcp_serve_process import http_server, run, serve_command
 
 
 @pytest.mark.parametrize(("registry", "options", "named"), [
@@ -51,7 +51,7 @@ def test_a_port_in_use_is_refused_naming_it(tmp_path: Path) -> None:
 
 
 def test_allow_remote_serves_off_loopback_and_warns_there_is_no_auth(tmp_path: Path) -> None:
-    with HttpServer(serve_command(tmp_path / "sessions", "--http", "0.0.0.0:0", "--allow-remote")) as server:
+    with http_server(serve_command(tmp_path / "sessions", "--http", "0.0.0.0:0", "--allow-remote")) as server:
         line = server.stderr_line_containing("serving MCP on")
         assert "http://0.0.0.0:" in line and "WARNING: no authentication, and not on loopback" in line
         server.process.send_signal(signal.SIGTERM)

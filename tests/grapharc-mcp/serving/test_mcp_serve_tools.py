@@ -27,7 +27,7 @@ from mcp_serve_graphs import (
     TRACE_VARIABLE,
     WITHIN_LIMIT,
 )
-from mcp_serve_process import HttpServer, environment, grapharc, run, serve_command
+from mcp_serve_process import environment, grapharc, http_server, run, serve_command
 
 from grapharc.examples.approval import CREDIT_DESK, CreditState
 
@@ -80,8 +80,8 @@ def served(request: pytest.FixtureRequest, tmp_path: Path,
         yield Served(sessions, errlog)
         assert "Traceback" not in (errlog.read_text() if errlog.exists() else "")
         return
-    with HttpServer(serve_command(sessions, "--http", "127.0.0.1:0", "--json")) as server:
-        yield Served(sessions, errlog, url=server.announcement()["url"])
+    with http_server(serve_command(sessions, "--http", "127.0.0.1:0", "--json")) as server:
+        yield Served(sessions, errlog, url=server.json_announcement()["url"])
         server.process.send_signal(signal.SIGTERM)
         assert server.wait() == 0, server.stderr
     assert "Traceback" not in server.stderr

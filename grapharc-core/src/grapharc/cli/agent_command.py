@@ -61,6 +61,13 @@ AskGlobs = Annotated[list[str] | None, typer.Option(
     "--ask", metavar="GLOB", help="Ask before running tools matching this glob (repeatable).")]
 DenyGlobs = Annotated[list[str] | None, typer.Option(
     "--deny", metavar="GLOB", help="Deny tools matching this glob: never shown, never run (repeatable).")]
+McpServers = Annotated[list[str] | None, typer.Option(
+    "--mcp-server", metavar="NAME=SERVER",
+    help="Use an MCP server's tools, as NAME.tool (repeatable; needs grapharc-mcp). SERVER is an "
+         "http:// or https:// URL (streamable HTTP), a JSON object with the keys of [mcp.servers.NAME] "
+         "in grapharc.toml (env, headers, prefix, timeouts; secrets as ${VAR}), or else a command line, "
+         "split as a shell splits words but run without one (stdio). A NAME also defined in "
+         "grapharc.toml or the policy document is refused.")]
 
 
 def _limit(flag: str, high: int, what: str) -> Any:
@@ -123,6 +130,7 @@ def agent_command(
     allow: AllowGlobs = None,
     ask: AskGlobs = None,
     deny: DenyGlobs = None,
+    mcp_server: McpServers = None,
     executor: Annotated[str, typer.Option(
         help="local, sandboxed or container (the last two from grapharc-tools).")] = "local",
     executor_option: Annotated[list[str] | None, typer.Option(
@@ -178,7 +186,7 @@ def agent_command(
             executor_options=key_values(executor_option or [], "--executor-option"), max_steps=max_steps,
             tool_timeout=tool_timeout, budget=configured_ceilings(resolved), tenant=resolved.value("tenant"),
             model_options=script_options(spec, script), limits=tool_limits(resolved),
-            tool_sources=tool_source_settings(resolved))
+            tool_sources=tool_source_settings(resolved, loaded, {"mcp": mcp_server or []}))
         where, trace_at = resolved.value("sessions"), resolved.value("trace")
         if where is not None:
             document = run_in_session(settings, where, thread, trace_at, lease, as_json)

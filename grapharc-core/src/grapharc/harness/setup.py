@@ -21,6 +21,7 @@ from grapharc.harness.agent import AgentNode, Evidence
 from grapharc.harness.executors import Executor
 from grapharc.harness.limits import CallLimits, CallLimitsError
 from grapharc.harness.tools import SideEffect, ToolRegistry
+from grapharc.plugins.types import ToolSourceLayer
 from grapharc.runtime.budget import Budget
 
 if TYPE_CHECKING:
@@ -58,9 +59,10 @@ class AgentSettings:
     """Per-call resource limits some layer set (``memory_mb``, ``processes``, ``cpu_seconds``,
     ``file_mb``; 0 lifts one); the rest are ``CallLimits``' built-in ones."""
     tool_sources: dict[str, Any] = field(default_factory=dict)
-    """Run-time tool sources by name (``mcp``): ``{"table": ..., "base": folder}``, the source's
-    grapharc.toml table as written (a secret only by its variable's name) and the folder its
-    relative paths resolve against (:func:`tool_source_settings`)."""
+    """Run-time tool sources by name (``mcp``), each a list of ``{"origin", "table", "base"}``: the
+    source's table as written in grapharc.toml, in the policy document or by its flag (a secret
+    only by its variable's name), where it came from, and the folder its relative paths resolve
+    against (:func:`tool_source_settings`)."""
 
     def __post_init__(self) -> None:
         if not isinstance(self.task, str) or not self.task.strip():
@@ -82,10 +84,49 @@ class AgentSettings:
             raise AgentSettingsError(f"stored agent settings cannot be read: {exc}") from None
 
 
-def tool_source_settings(config: Config) -> dict[str, Any]:
-    """The ``tool_sources`` of ``AgentSettings`` from a config: each installed tool source's table."""
-    base = str(config.path.parent) if config.path is not None else "."
-    return {name: {"table": table, "base": base} for name, table in config.sections.items()}
+def tool_source_settings(config: Config, policy: LoadedPolicy | None = None,
+                         flags: dict[str, list[str]] | None = None) -> dict[str, Any]:
+    """The ``tool_sources`` of ``AgentSettings``: each installed tool source's table from
+    grapharc.toml, from the policy document, and from its flag's values (``{"mcp": [...]}``), in
+    that order; the source itself refuses a name defined in two of them."""
+    from grapharc.config.settings import tool_source_names
+
+    layers: dict[str, list[dict[str, Any]]] = {}
+
+    def add(name: str, origin: str, table: Any, base: Path) -> None:
+        layers.setdefault(name, []).append({"origin": origin, "table": table, "base": str(base)})
+
+    if config.path is not None:
+        for name, table in config.sections.items():
+            add(name, str(config.path), table, config.path.parent)
+    if policy is not None:
+        for name in sorted(tool_source_names() & set(policy.document)):
+            add(name, f"policy {policy.origin} ({policy.source})", policy.document[name],
+                Path(policy.origin).parent)
+    for name, values in sorted((flags or {}).items()):
+        if values:
+            add(name, *_flag_table(name, values), Path.cwd())
+    return layers
+
+
+def _flag_table(name: str, values: list[str]) -> tuple[str, Any]:
+    """(the flag's name, the table its values describe), by the ``name`` source's ``from_flags``."""
+    from grapharc.plugins import registry, resolve_factory
+
+    entry = registry("tool_sources").get(name)
+    if entry is None or entry.item.from_flags is None:
+        raise AgentSettingsError(f"--{name}-server needs a plugin that reads the [{name}] tool source from "
+                                 "flags; none is installed", hint="grapharc-mcp reads --mcp-server")
+    return f"--{name}-server", resolve_factory(entry.item.from_flags, plugin=entry.distribution)(values)
+
+
+def source_layers(configured: list[dict[str, Any]] | dict[str, Any]) -> list[ToolSourceLayer]:
+    """A tool source's ``tool_sources`` entry as the layers its factory is handed (a session stored
+    before there were layers kept one grapharc.toml table, ``{"table", "base"}``: its one layer)."""
+    if isinstance(configured, dict):
+        configured = [{"origin": "grapharc.toml", **configured}]
+    return [ToolSourceLayer(str(layer.get("origin", "")), layer.get("table", {}),
+                            Path(layer.get("base", "."))) for layer in configured]
 
 
 def add_source_tools(tools: ToolRegistry, sources: dict[str, Any]) -> None:
@@ -100,8 +141,7 @@ def add_source_tools(tools: ToolRegistry, sources: dict[str, Any]) -> None:
             raise AgentSettingsError(f"no installed plugin reads the [{name}] tool source; "
                                      f"installed: {', '.join(sorted(installed)) or 'none'}",
                                      hint="grapharc-mcp reads [mcp]")
-        source = resolve_factory(entry.item.factory, plugin=entry.distribution)(
-            configured.get("table", {}), base=Path(configured.get("base", ".")))
+        source = resolve_factory(entry.item.factory, plugin=entry.distribution)(source_layers(configured))
         for tool in source.tools():
             tools.add(tool)
         tools.watch(source.changed_tools)

@@ -51,6 +51,7 @@ from grapharc.plugins.types import (
     StoreInfo,
     ToolInfo,
     ToolSourceInfo,
+    ToolSourceLayer,
     resolve_factory,
 )
 
@@ -81,6 +82,7 @@ __all__ = [
     "StoreInfo",
     "ToolInfo",
     "ToolSourceInfo",
+    "ToolSourceLayer",
     "UnknownNameError",
     "UnknownPluginError",
     "discover_sources",

@@ -102,9 +102,10 @@ def register_tools(register: RegisterTool) -> None:
 def register_tool_sources(register: RegisterToolSource) -> None:
     """Register sources of run-time tools: ``register(ToolSourceInfo(name=..., factory=...))``.
 
-    ``name`` is the grapharc.toml table the source is configured in (``[NAME]``); an agent built
-    with that table calls ``factory(table, base=folder)`` and adds the source's tools to its
-    registry, where a name already taken is refused, never shadowed.
+    ``name`` is the table the source is configured in (``[NAME]``, in grapharc.toml or in the policy
+    document); an agent built with that table calls ``factory(layers)``, one ``ToolSourceLayer``
+    per place it was found (and one for the source's flag, through ``from_flags``), and adds the
+    source's tools to its registry, where a name already taken is refused, never shadowed.
     """
 
 

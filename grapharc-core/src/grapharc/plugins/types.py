@@ -11,6 +11,7 @@ from __future__ import annotations
 import importlib
 from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass, field
+from pathlib import Path
 from typing import Any, Protocol
 
 from grapharc.errors import GraphARCError
@@ -140,18 +141,32 @@ class ToolInfo:
 
 @dataclass(frozen=True)
 class ToolSourceInfo:
-    """A source of tools known only at run time (an MCP server's), configured in grapharc.toml.
+    """A source of tools known only at run time (an MCP server's), configured in grapharc.toml,
+    in the policy document, or with a command-line flag.
 
-    ``name`` is the top-level table of grapharc.toml the source reads (``[mcp]``): core accepts
-    that table only when a plugin registers a source of that name. ``factory(table, base=...)``
+    ``name`` is the top-level table the source reads (``[mcp]``), in grapharc.toml and in a policy
+    document alike: core accepts that table only when a plugin registers a source of that name.
+    ``factory(layers)`` is handed one :class:`ToolSourceLayer` per place the table was found and
     returns an object with ``tools() -> list[Tool]`` (the tools to add to the agent's registry)
     and ``changed_tools() -> list[Tool]`` (tools that appeared since, asked before each model
-    call); ``base`` is the folder relative paths in the table resolve against.
+    call). ``from_flags(values)``, if given, turns the values of the source's ``grapharc agent``
+    flag (``--mcp-server``) into such a table.
     """
 
     name: str
     factory: Factory
     description: str = ""
+    from_flags: Factory | None = None
+
+
+@dataclass(frozen=True)
+class ToolSourceLayer:
+    """One place a tool source's table came from: ``origin`` names it (a file, a flag) in errors,
+    ``base`` is the folder relative paths in the table resolve against."""
+
+    origin: str
+    table: Mapping[str, Any]
+    base: Path
 
 
 @dataclass(frozen=True)

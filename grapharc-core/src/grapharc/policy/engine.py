@@ -58,7 +58,13 @@ class PolicyDocumentError(GraphARCError):
 
 
 def validate_document(document: Mapping[str, Any], origin: str) -> PolicyDocument:
-    """Check a decoded document against the schema; every problem names its location."""
+    """Check a decoded document against the schema; every problem names its location. The tables
+    of installed tool sources (``[mcp]`` with grapharc-mcp) are theirs to check, not the rules'."""
+    from grapharc.config.settings import tool_source_names
+
+    if isinstance(document, Mapping):
+        sources = tool_source_names()
+        document = {key: value for key, value in document.items() if key not in sources}
     try:
         return PolicyDocument.model_validate(document)
     except ValidationError as exc:
@@ -93,6 +99,7 @@ class PolicyEngine:
         self.origin = origin
         self.source = source
         self.audit_log: deque[AuditRecord] = deque(maxlen=AUDIT_LOG_SIZE)
+        self._tool_rules: dict[str | None, PermissionPolicy] = {}
 
     @classmethod
     def from_loaded(cls, loaded: LoadedPolicy) -> PolicyEngine:
@@ -158,10 +165,16 @@ class PolicyEngine:
 
     def permission_policy(self, tenant: str | None = None,
                           flags: PermissionPolicy | None = None) -> PermissionPolicy:
-        """The document's tool rules merged with flag rules; tiers decide, so a document deny wins."""
-        document = PermissionPolicy(
-            PermissionRule(r.tool, Decision(r.action), r.id, r.reason, r.route, "document")
-            for r in self._rules(ToolRuleDoc, tenant))
+        """The document's tool rules merged with flag rules; tiers decide, so a document deny wins.
+
+        The document's own rules are built once per tenant (the document never changes): an agent
+        asks for them at every tool call."""
+        folded = tenant_or_none(tenant)
+        document = self._tool_rules.get(folded)
+        if document is None:
+            document = self._tool_rules[folded] = PermissionPolicy(
+                PermissionRule(r.tool, Decision(r.action), r.id, r.reason, r.route, "document")
+                for r in self._rules(ToolRuleDoc, folded))
         return document.merged(flags) if flags is not None else document
 
     def check_tool(self, tool: str, *, tenant: str | None = None,

@@ -21,20 +21,29 @@ mcp_app = typer.Typer(name="mcp", help="Model Context Protocol: MCP servers' too
                                        "governance.", no_args_is_help=True)
 
 
+McpServers = Annotated[list[str] | None, typer.Option(
+    "--mcp-server", metavar="NAME=SERVER",
+    help="An MCP server besides those of grapharc.toml and the policy document (repeatable), as "
+         "grapharc agent takes it: an http(s):// URL, a JSON object with the keys of [mcp.servers.NAME] "
+         "(secrets as ${VAR}), or else a command line (split as a shell splits words, run without one).")]
+
+
 @mcp_app.command("list")
 def list_command(
     config: ConfigFile = None,
     policy: PolicyFile = None,
+    mcp_server: McpServers = None,
     as_json: JsonOption = False,
 ) -> None:
-    """List the configured MCP servers: status (connected, or failed and why), tools, policy rules.
+    """List the MCP servers an agent would use: where each is defined (grapharc.toml, the policy
+    document, --mcp-server), status (connected, or failed and why), tools, policy rules.
 
     Exit 0 when every server connected, 1 when one failed, 2 when the configuration is wrong.
     """
     from grapharc.mcp.listing import list_servers
 
     try:
-        document = list_servers(config=config, policy=policy, cwd=Path.cwd())
+        document = list_servers(config=config, policy=policy, cwd=Path.cwd(), flags=mcp_server)
     except GraphARCError as exc:
         fail(exc, as_json)
     failed = any(server["status"] == "failed" for server in document["servers"])
@@ -48,7 +57,7 @@ def render_list(document: dict[str, Any]) -> str:
     lines: list[str] = []
     for server in document["servers"]:
         status = f"failed: {server['error']}" if server["status"] == "failed" else server["status"]
-        lines.append(f"{server['name']} ({server['transport']}): {status}")
+        lines.append(f"{server['name']} ({server['transport']}, from {server['defined_in']}): {status}")
         for tool in server["tools"]:
             rule = f"  {tool['decision']} by {tool['rule']}" if "rule" in tool else ""
             lines.append(f"  {tool['name']} ({tool['side_effect']}){rule}")

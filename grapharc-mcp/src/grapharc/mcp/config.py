@@ -1,4 +1,8 @@
-"""``[mcp.servers.NAME]`` in grapharc.toml: the MCP servers an agent may use, validated on read.
+"""``[mcp.servers.NAME]``: the MCP servers an agent may use, validated on read.
+
+The table may be written in grapharc.toml, in the policy document, or given with ``--mcp-server``
+flags (:mod:`grapharc.mcp.flags`); each place is a layer, read the same way, and a server name
+(or tool prefix) defined in two of them is refused naming both, never one shadowing the other.
 
 A server is started over stdio (``command``, ``args``, ``env``) or reached over streamable HTTP
 (``url``, ``headers``). A secret is never written in the file: a value of ``env`` or ``headers``
@@ -10,14 +14,14 @@ a run writes (:mod:`grapharc.redaction`). A bad entry is a :class:`Configuration
 from __future__ import annotations
 
 import re
-from collections.abc import Mapping
-from dataclasses import dataclass, field
+from collections.abc import Iterable, Mapping
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any, Literal
 
-from grapharc.config import Config
 from grapharc.config.values import SECONDS, Count
 from grapharc.errors import ConfigurationError
+from grapharc.plugins import ToolSourceLayer
 
 TABLE = "mcp"
 NAME = re.compile(r"[a-z][a-z0-9_-]{0,39}")
@@ -55,6 +59,8 @@ class ServerConfig:
     call_timeout: float = DEFAULT_CALL_SECONDS
     max_result_bytes: int = DEFAULT_MAX_RESULT_BYTES
     side_effects: Mapping[str, str] = field(default_factory=dict)
+    origin: str = field(default="", compare=False)
+    """Where it was defined: grapharc.toml's path, the policy document, ``--mcp-server``."""
 
     @property
     def tool_prefix(self) -> str:
@@ -139,8 +145,8 @@ def parse_server(name: str, entry: Any, base: Path) -> ServerConfig:
         side_effects=side_effects)
 
 
-def parse_servers(table: Any, base: Path) -> list[ServerConfig]:
-    """The ``[mcp]`` table's servers, each validated; two servers with one tool prefix are refused."""
+def parse_servers(table: Any, base: Path, origin: str = "") -> list[ServerConfig]:
+    """The ``[mcp]`` table's servers, each validated and marked with ``origin``."""
     if not isinstance(table, dict):
         raise ConfigurationError("mcp must be a table ([mcp.servers.NAME])", hint=HINT)
     unknown = sorted(set(table) - {"servers"})
@@ -149,19 +155,30 @@ def parse_servers(table: Any, base: Path) -> list[ServerConfig]:
     servers_table = table.get("servers", {})
     if not isinstance(servers_table, dict):
         raise ConfigurationError("mcp.servers must be a table of servers", hint=HINT)
-    servers = [parse_server(name, entry, base) for name, entry in servers_table.items()]
-    seen: dict[str, str] = {}
+    return [replace(parse_server(name, entry, base), origin=origin) for name, entry in servers_table.items()]
+
+
+def layered_servers(layers: Iterable[ToolSourceLayer]) -> list[ServerConfig]:
+    """Every layer's servers (see the module docstring): a bad entry is an error naming its layer,
+    and a name or tool prefix taken twice is refused naming both servers and where each is."""
+    servers: list[ServerConfig] = []
+    for layer in layers:
+        try:
+            servers += parse_servers(dict(layer.table) if isinstance(layer.table, Mapping) else layer.table,
+                                     layer.base, layer.origin)
+        except ConfigurationError as exc:
+            raise ConfigurationError(f"{layer.origin}: {exc}", hint=exc.hint) from None
+    names: dict[str, ServerConfig] = {}
+    prefixes: dict[str, ServerConfig] = {}
     for server in servers:
-        if server.tool_prefix in seen:
-            raise _fail(f"{server.name}.prefix", f"{server.tool_prefix!r} is already the prefix of server "
-                                                 f"{seen[server.tool_prefix]!r}")
-        seen[server.tool_prefix] = server.name
+        if server.name in names:
+            raise ConfigurationError(f"MCP server {server.name!r} is defined twice: in "
+                                     f"{names[server.name].origin} and in {server.origin}",
+                                     hint="keep one of them, or give one another name")
+        taken = prefixes.get(server.tool_prefix)
+        if taken is not None:
+            raise ConfigurationError(f"MCP server {server.name!r} ({server.origin}): its tool prefix "
+                                     f"{server.tool_prefix!r} is already that of server {taken.name!r} "
+                                     f"({taken.origin})", hint="give one of them another prefix")
+        names[server.name] = prefixes[server.tool_prefix] = server
     return servers
-
-
-def configured_servers(config: Config) -> list[ServerConfig]:
-    """The MCP servers of a loaded config, read as an agent reads them (core's config loader
-    hands over the ``[mcp]`` table; relative paths resolve against the file's folder)."""
-    if config.path is None:
-        return []
-    return parse_servers(config.sections.get(TABLE, {}), config.path.parent)

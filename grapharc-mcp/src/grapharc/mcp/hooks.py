@@ -13,9 +13,11 @@ if TYPE_CHECKING:
 
 @hookimpl
 def register_tool_sources(register: RegisterToolSource) -> None:
-    """``[mcp.servers.NAME]`` in grapharc.toml: each server's tools in the agent's registry."""
+    """``[mcp.servers.NAME]`` in grapharc.toml or the policy document, or ``--mcp-server``: each
+    server's tools in the agent's registry."""
     register(ToolSourceInfo(name="mcp", factory="grapharc.mcp.source:open_source",
-                            description="MCP servers' tools, as NAME.tool, governed like any tool"))
+                            description="MCP servers' tools, as NAME.tool, governed like any tool",
+                            from_flags="grapharc.mcp.flags:table_from_flags"))
 
 
 @hookimpl

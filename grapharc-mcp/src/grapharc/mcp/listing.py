@@ -1,8 +1,10 @@
-"""What ``grapharc mcp list`` shows: each configured server, whether it connects (or why not), its
-tools as the agent would be offered them, and which policy rule each tool falls under.
+"""What ``grapharc mcp list`` shows: each configured server, where it was defined, whether it
+connects (or why not), its tools as the agent would be offered them, and which policy rule each
+tool falls under.
 
-Each server is connected as an agent would connect it (the same connection, timeouts and schema
-checks), its tools listed, and the session closed again.
+The servers are read as ``grapharc agent`` reads them (grapharc.toml, the policy document and
+``--mcp-server`` flags, one name in one place only), each connected as an agent would connect it
+(the same connection, timeouts and schema checks), its tools listed, and the session closed again.
 """
 
 from __future__ import annotations
@@ -12,37 +14,39 @@ from typing import Any
 
 from grapharc.config import load_config
 from grapharc.errors import GraphARCError
-from grapharc.mcp.config import ServerConfig, configured_servers
+from grapharc.harness.setup import agent_policy, source_layers, tool_source_settings
+from grapharc.mcp.config import TABLE, ServerConfig, layered_servers
 from grapharc.mcp.source import ServerTools
 
 
-def list_servers(*, config: Path | None, policy: Path | None, cwd: Path) -> dict[str, Any]:
+def list_servers(*, config: Path | None, policy: Path | None, cwd: Path,
+                 flags: list[str] | None = None) -> dict[str, Any]:
     """The configured servers as a document (see the module docstring); the policy is ``policy``,
-    else the config's ``policy`` setting. A bad config or policy file raises, a server that fails
-    is reported in the document."""
+    else the one the policy sources resolve (``GRAPHARC_POLICY``, the config's ``policy``). A bad
+    config, policy file or flag raises, a server that fails is reported in the document."""
     loaded = load_config({"policy": policy}, config=config, cwd=cwd)
-    servers = configured_servers(loaded)
-    policy_path = loaded.value("policy")
-    rules = _rules(policy_path)
+    document_policy = agent_policy(loaded)
+    layers = tool_source_settings(loaded, document_policy, {TABLE: flags or []}).get(TABLE, [])
+    servers = layered_servers(source_layers(layers))
+    rules = _rules(document_policy)
     return {"config": str(loaded.path) if loaded.path else "no grapharc.toml",
-            "policy": str(policy_path) if policy_path else None,
+            "policy": document_policy.origin if document_policy else None,
             "servers": [_server_document(server, rules) for server in servers]}
 
 
-def _rules(policy: Path | None) -> Any:
-    """The permission rules of the policy document at ``policy`` (None: no policy given)."""
+def _rules(policy: Any) -> Any:
+    """The permission rules of the loaded policy document (None: no policy given)."""
     if policy is None:
         return None
     from grapharc.policy.engine import PolicyEngine
-    from grapharc.policy.files import load_policy_file
 
-    return PolicyEngine.from_loaded(load_policy_file(policy, "flag")).permission_policy(None, None)
+    return PolicyEngine.from_loaded(policy).permission_policy(None, None)
 
 
 def _server_document(server: ServerConfig, rules: Any) -> dict[str, Any]:
     where = server.url if server.transport == "http" else " ".join([server.command, *server.args])
     document: dict[str, Any] = {"name": server.name, "transport": server.transport, "at": where,
-                                "tools": [], "refused": []}
+                                "defined_in": server.origin, "tools": [], "refused": []}
     held = ServerTools(server)
     try:
         listing = held.connection.connect()

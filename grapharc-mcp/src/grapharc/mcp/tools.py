@@ -59,7 +59,12 @@ class McpTool(Tool):
 
 
 class McpExecutor:
-    """Runs an MCP tool's call on its server and returns the result's text (the ``mcp`` executor)."""
+    """Runs an MCP tool's call on its server and returns the result's text (the ``mcp`` executor).
+
+    ``args`` are the ones the harness already checked against the tool's schema (every call is,
+    by ``McpTool.arguments``, before its permission is decided), so they are sent as they are
+    rather than checked a second time on every call.
+    """
 
     name = EXECUTOR_NAME
 
@@ -72,7 +77,7 @@ class McpExecutor:
             raise McpToolRefusedError(f"the mcp executor runs MCP tools only, not {tool.name!r}")
         server = self.connection.server
         seconds = server.call_timeout if timeout is None else min(server.call_timeout, timeout)
-        result = self.connection.call(tool.remote_name, tool.arguments(args), seconds)
+        result = self.connection.call(tool.remote_name, dict(args), seconds)
         text = result_text(result)
         size = len(text.encode("utf-8", "surrogatepass"))
         if size > server.max_result_bytes:

@@ -15,8 +15,9 @@ from typing import Any
 from pydantic_core import to_jsonable_python
 
 from grapharc.errors import GraphARCError
+from grapharc.session.asked import asked_about
 from grapharc.session.manager import SessionManager
-from grapharc.session.records import GATE, OPEN, PAUSED, Approval, Session
+from grapharc.session.records import OPEN, PAUSED, Approval, Session
 
 
 def jsonable(value: Any) -> Any:
@@ -54,21 +55,10 @@ def approval_document(manager: SessionManager, approval: Approval, session: Sess
                 "decide_with": f"grapharc session approve {approval.thread_id} --approval "
                                f"{approval.approval_id} (or reject), or the approval inbox"}
     try:
-        document["arguments"] = jsonable(asked_about(manager, approval, session))
+        document["arguments"] = jsonable(asked_about(manager, approval, session, whole_state=True))
     except GraphARCError as exc:
         document["arguments"], document["arguments_unavailable"] = None, str(exc)
     return document
-
-
-def asked_about(manager: SessionManager, approval: Approval, session: Session) -> Any:
-    """What ``approval`` asks about: the value its ``interrupt()`` carries (read from the
-    checkpoint, so without the graph), or what its gate chose from the state (the whole state
-    without a chooser; needs the graph registered here)."""
-    if approval.kind != GATE:
-        return manager.interrupt_value(session.thread_id, approval.hold_key)
-    gate = manager.graphs.get(session.graph, session.thread_id).gates.get(approval.node)
-    values = manager.values(session.thread_id)
-    return gate.arguments(values) if gate is not None and gate.arguments is not None else values
 
 
 def _values(manager: SessionManager, thread_id: str) -> tuple[dict[str, Any] | None, str | None]:

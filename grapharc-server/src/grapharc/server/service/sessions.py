@@ -15,10 +15,11 @@ from dataclasses import dataclass
 from typing import Any
 
 from grapharc.errors import GraphARCError
+from grapharc.session.asked import asked_about
 from grapharc.session.contracts import SignInRecords
 from grapharc.session.errors import SessionStoreError
 from grapharc.session.manager import SessionManager
-from grapharc.session.records import GATE, OPEN, Approval, Session
+from grapharc.session.records import OPEN, Approval, Session
 from grapharc.stores import offload
 
 
@@ -92,7 +93,7 @@ class Sessions:
         if approval.state != OPEN:
             return Details(approval, session)
         try:
-            asked = self._asked_about(approval, session)
+            asked = asked_about(self.manager, approval, session)
         except GraphARCError as exc:
             return Details(approval, session, unreadable=str(exc))
         return Details(approval, session, _beyond(asked, approval.question))
@@ -125,16 +126,6 @@ class Sessions:
     async def aclose(self) -> None:
         """Close the manager (its async checkpointer on this loop, then its stores)."""
         await self.manager.aclose()
-
-    def _asked_about(self, approval: Approval, session: Session) -> Any:
-        """A gate's chosen arguments (None without a chooser: the page shows the state), or the value
-        an interrupt carries (read without the graph, which this process may not have registered)."""
-        if approval.kind != GATE:
-            return self.manager.interrupt_value(session.thread_id, approval.hold_key)
-        gate = self.manager.graphs.get(session.graph, session.thread_id).gates.get(approval.node)
-        if gate is None or gate.arguments is None:
-            return None
-        return gate.arguments(self.manager.values(session.thread_id))
 
 
 def _beyond(asked: Any, question: str) -> Any:

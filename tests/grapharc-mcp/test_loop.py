@@ -1,0 +1,53 @@
+"""The background loop's handoff: a coroutine's result or error comes back to the calling thread,
+and one that outlives its timeout is cancelled on the loop while the caller gets TimeoutError."""
+
+from __future__ import annotations
+
+import asyncio
+import threading
+
+import pytest
+
+from grapharc.mcp import loop
+
+PATIENCE_SECONDS = 60
+"""A bound on waiting for the cancellation, which nothing else would bring; nothing is timed with it."""
+
+
+class Refused(Exception):
+    pass
+
+
+async def double(value: int) -> int:
+    await asyncio.sleep(0)
+    return 2 * value
+
+
+async def refuse() -> None:
+    await asyncio.sleep(0)
+    raise Refused("no")
+
+
+def test_the_result_comes_back_to_the_calling_thread():
+    assert [loop.run(double(n), None) for n in range(3)] == [0, 2, 4]
+
+
+def test_the_coroutines_error_is_raised_in_the_calling_thread():
+    with pytest.raises(Refused, match="no"):
+        loop.run(refuse(), None)
+
+
+def test_a_coroutine_past_its_timeout_is_cancelled_on_the_loop():
+    cancelled = threading.Event()
+
+    async def forever() -> None:
+        try:
+            await asyncio.Event().wait()  # nothing sets it
+        except asyncio.CancelledError:
+            cancelled.set()
+            raise
+
+    with pytest.raises(TimeoutError, match=r"no answer within 0\.01 s"):
+        loop.run(forever(), 0.01)
+    assert cancelled.wait(PATIENCE_SECONDS)  # cancelled by the loop once the caller gave up
+    assert loop.run(double(4), None) == 8  # and the loop goes on serving calls
