@@ -279,8 +279,14 @@ def test_a_stream_over_a_store_that_cannot_tell_of_writes_waits_only_on_this_pro
     assert asked == []  # no store wait (a task per wait) beside the wake-up and the poll
 
 
-def test_a_stream_reads_the_run_and_its_trail_in_one_trip_to_a_thread(tmp_path: Path) -> None:
+@pytest.mark.parametrize(("on_loop", "expected_trips"), [(True, 0), (False, 1)])
+def test_a_stream_reads_the_run_and_its_trail_on_the_loop_over_sqlite_else_in_one_trip_to_a_thread(
+        tmp_path: Path, on_loop: bool, expected_trips: int) -> None:
+    """Over SQLite (every store says its reads may run on the loop) a read costs no trip to a thread;
+    a store that does not (PostgreSQL's) is read in one trip per read."""
     async def scenario(ctx: ApiContext) -> tuple[list[str], list[str]]:
+        assert ctx.reads_on_loop  # SQLite's stores
+        ctx.reads_on_loop = on_loop
         run = await _ended_relay_run(ctx, tmp_path / "release")
         every = await _event_ids(ctx, run, None)
         with thread_trips() as trips:
@@ -288,7 +294,7 @@ def test_a_stream_reads_the_run_and_its_trail_in_one_trip_to_a_thread(tmp_path: 
 
     sent, trips = with_worker(tmp_path, scenario)
     assert len(sent) == 7  # the first node's end, the third's start, four entries' events and the end
-    assert len(trips) == 1, trips  # the run's record, its unsent entries and their checkpoints
+    assert len(trips) == expected_trips, trips  # the run's record, its unsent entries and their checkpoints
 
 
 @pytest.mark.parametrize("sent", ["9223372036854775808-0", "99999999999999999999999-1", "1" * 5000 + "-0",

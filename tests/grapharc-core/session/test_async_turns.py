@@ -115,9 +115,10 @@ def test_an_async_recovery_takes_over_a_killed_runner(tmp_path, amanager, direct
 
 def test_an_async_turn_takes_one_trip_to_a_thread_per_store_step(amanager):
     """Under a server's load each trip to a worker thread costs the loop more than the store call
-    it carries: a four-node turn makes one to claim (reading the audit watermark with it), one per
-    node's audit, one to record its run and settle, one to end and one to read the session back;
-    its lease checks ride along with its checkpoint writes."""
+    it carries: a four-node turn makes one to claim (reading the audit watermark with it), one to
+    record its run and settle, one to end and one to read the session back; its lease checks ride
+    along with its checkpoint writes, and each node's audit with the scan that finds it, on the
+    checkpointer's own thread."""
     amanager.create("chain", thread_id="trips")
 
     async def scenario():
@@ -131,7 +132,8 @@ def test_an_async_turn_takes_one_trip_to_a_thread_per_store_step(amanager):
     ended, names = run(scenario())
     assert ended.status == "completed"
     made = sorted(name for name in names if name != "_renew")  # a heartbeat, on a slow day
-    assert made == sorted(["_start_turn", *["record_nodes"] * 4, "_record_and_settle", "finish", "get"])
+    assert made == sorted(["_start_turn", "_record_and_settle", "finish", "get"])
+    assert [e.node for e in amanager.audit("trips") if e.kind == "node"] == ["n1", "n2", "n3", "n4"]
 
 
 def test_an_async_turn_that_lost_its_lease_writes_no_checkpoint_after_it(amanager, directory):
@@ -223,7 +225,8 @@ def test_an_async_turns_ledger_and_each_audit_scan_take_one_trip_to_the_checkpoi
     """The run's start marker (read the latest checkpoint, pin the marker) and its end (pin the end
     marker, read whether nodes are still due) each went to the async saver's thread once per call,
     five trips, now two; each node's audit scan (the newest checkpoint, then a page under it) two,
-    now one, whether a values reader wants the newest checkpoint prepared or not."""
+    now one, whether a values reader wants the newest checkpoint prepared or not, and the audit
+    entries it finds are written in that same trip."""
     from grapharc.session.turn_options import TurnOptions
     from grapharc.sqlite.one_trip_saver import OneTripSqliteSaver
 
@@ -247,9 +250,9 @@ def test_an_async_turns_ledger_and_each_audit_scan_take_one_trip_to_the_checkpoi
     assert run(scenario()).status == "completed"
     assert sent.count("open") == 1 and sent.count("_close_ledger") == 1
     # the other trips are LangGraph's own (its first read, a write per checkpoint and node) and the
-    # audit scan after each node (one trip each: ``_listed`` for a values reader, else ``scan_window``)
-    scans = sent.count("_listed" if values_read else "scan_window")
-    others = {"get_tuple", "put", "put_writes", "_listed", "scan_window"}
+    # audit scan after each node, recording what it found (``_scan``, one trip each)
+    scans = sent.count("_scan")
+    others = {"get_tuple", "put", "put_writes", "_scan"}
     assert set(sent) - {"open", "_close_ledger"} <= others
     assert scans == 4 and sent.count("get_tuple") == 1
     assert amanager.values("ledger")["log"] == ["n1", "n2", "n3", "n4"]

@@ -55,3 +55,18 @@ def test_a_file_that_is_not_a_database_is_refused_by_both_savers(tmp_path):
     with pytest.raises(CheckpointStoreError, match=r"cannot use .*garbage\.db as a checkpoint store"):
         asyncio.run(open_async())
     assert garbage.read_bytes() == b"this is not SQLite " * 100
+
+
+def test_both_savers_commit_in_wal_mode_with_synchronous_normal(tmp_path):
+    """A stated decision (``grapharc.sqlite.saver``): no fsync per commit, never a corrupt file."""
+    provider = open_store(f"sqlite:{tmp_path}/sessions", kind="checkpoints")
+    connection = provider.saver().conn
+    assert connection.execute("PRAGMA journal_mode").fetchone()[0] == "wal"
+    assert connection.execute("PRAGMA synchronous").fetchone()[0] == 1  # NORMAL
+
+    async def async_synchronous() -> int:
+        async with provider.async_saver() as saver:
+            return int(await saver.thread.run(lambda: saver.conn.execute("PRAGMA synchronous").fetchone()[0]))
+
+    assert asyncio.run(async_synchronous()) == 1
+    provider.close()

@@ -82,3 +82,18 @@ def test_offload_runs_the_call_in_the_callers_context():
     seen, thread = asyncio.run(scenario())
     assert seen == "the caller"
     assert thread.name.startswith("grapharc-store_") and thread is not threading.main_thread()
+
+
+def test_only_stores_that_declare_it_are_read_on_the_loop(tmp_path):
+    """SQLite's session, run and checkpoint stores say their reads may run on an event loop's thread;
+    a store that says nothing (a network database's) is read in a trip to a thread."""
+    from grapharc.stores import open_store
+
+    kinds = ("sessions", "runs", "checkpoints")
+    local = [open_store(f"sqlite:{tmp_path}/sessions", kind=kind) for kind in kinds]
+    try:
+        assert offload.reads_on_loop(*local)
+        assert not offload.reads_on_loop(*local, object())
+    finally:
+        for store in local:
+            store.close()

@@ -228,8 +228,8 @@ class SqlRunStore(SqlDialect, ABC):
                                 f"VALUES {marks}", args)
 
     def live_after(self, run_id: str, after: int) -> builtins.list[LiveEvent]:
-        """``RunStore.live_after``."""
-        with self._write() as conn:
+        """``RunStore.live_after``: one statement, so no transaction (nor SQLite's write lock)."""
+        with self._read_one() as conn:
             rows = self._run(conn, "SELECT n, mode, event, data, at FROM {run_stream} WHERE run_id = ? "
                                    "AND n > ? ORDER BY n", (run_id, after)).fetchall()
         return [LiveEvent(n=row["n"], mode=row["mode"], event=row["event"], data=row["data"], at=row["at"])

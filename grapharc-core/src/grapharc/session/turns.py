@@ -9,7 +9,8 @@ ends, writing the status and any new approval requests under the lease's token.
 thread of its own (store calls go through ``grapharc.stores.offload``, a pool no graph node waits
 in). Its scan after a chunk reads through the async checkpointer, queued behind the chunk's
 writes on the same connection (a read elsewhere could miss them; core's SQLite saver runs the
-whole scan in one trip to its connection's thread, ``history.in_one_trip``); settling after a pass, whose
+whole scan, and the recording of what it found, in one trip to its connection's thread,
+``wrapped_saver.in_one_trip``: a trip to the store pool less per node); settling after a pass, whose
 writes are all saved by then, reads through the sync one in the same trip to a thread as its
 store calls (each async checkpointer read is a trip of its own). A scan leaves the newest
 checkpoint unprepared while no write is saved on it (``history.scan_window``), unless the turn's
@@ -46,13 +47,14 @@ from grapharc.runtime.caller_config import CallerConfig
 from grapharc.runtime.compiled import CompiledGraphARC
 from grapharc.runtime.context import DURABLE_ASKS
 from grapharc.runtime.directed import directed
+from grapharc.runtime.wrapped_saver import in_one_trip
 from grapharc.session.approvals import Hold, request
 from grapharc.session.audit import NodeRun, completed_runs
 from grapharc.session.cancels import Cancel, Cancels
 from grapharc.session.contracts import SessionStore
 from grapharc.session.errors import LeaseLostError, NoProgressError
 from grapharc.session.fencing import Leases
-from grapharc.session.history import Window, ascan_window, awindow, scan_window, step_of
+from grapharc.session.history import Window, ascan_window, awindow, scan_window, snapshots, step_of
 from grapharc.session.lease import AsyncHeartbeat, Heartbeat, Lease
 from grapharc.session.live import TRAIL_MODE, GuardedSink
 from grapharc.session.records import (
@@ -217,12 +219,17 @@ class _TurnBase:
         new = self._scan(settled=True)  # no pass is running: writes missing now never come
         return self._plan(self.store.approvals(self.lease.thread_id)), new
 
-    def _scan(self, *, settled: bool = False) -> int:
-        """Put the node completions saved since the audit watermark on the trail (sync); how many
-        were new. ``settled``: no pass is running (see ``completed_runs``)."""
+    def _scan(self, *, settled: bool = False, through: CompiledGraphARC | None = None,
+              prepared: bool = False) -> int:
+        """Put the node completions saved since the audit watermark on the trail (sync), read
+        through ``through`` (the sync ``reader`` by default); how many were new. ``settled``: no
+        pass is running (see ``completed_runs``); ``prepared``: every snapshot of the window
+        prepared (a reader renders values from them), not only those with a write saved."""
         if self.audited is None:
             self.audited = self.store.audited_step(self.lease.thread_id)
-        history = scan_window(self.reader, self.thread, self.audited)
+        graph = through or self.reader
+        history = (list(snapshots(graph, self.thread, Window(since_step=self.audited))) if prepared
+                   else scan_window(graph, self.thread, self.audited))
         runs, resume_at = self._completions(history, self.audited, settled=settled)
         new = self.store.record_nodes(self.lease, runs, resume_at, self.clock())
         self.audited = resume_at
@@ -453,6 +460,17 @@ class AsyncTurn(_TurnBase):
         return plan, recorded or bool(new)
 
     async def _record(self) -> None:
+        """Put the node completions the chunk's writes saved on the trail: read and recorded in
+        one trip to the checkpointer's thread where it has one (queued behind those writes), else
+        a read through the async checkpointer and a trip to the store pool."""
+        trip = in_one_trip(self.compiled.checkpointer)
+        new = (await trip(self._scan, through=self.compiled, prepared=self.values_read) if trip is not None
+               else await self._record_apart())
+        if new:
+            self.subscriber.recorded()
+
+    async def _record_apart(self) -> int:
+        """``_record`` through an async checkpointer with no thread of its own; how many were new."""
         if self.audited is None:
             self.audited = await offload.to_thread(self.store.audited_step, self.lease.thread_id)
         if self.values_read:
@@ -462,5 +480,4 @@ class AsyncTurn(_TurnBase):
         runs, resume_at = self._completions(history, self.audited)
         new = await offload.to_thread(self.store.record_nodes, self.lease, runs, resume_at, self.clock())
         self.audited = resume_at
-        if new:
-            self.subscriber.recorded()
+        return new

@@ -36,6 +36,11 @@ _THREAD_EXISTS = "SELECT 1 FROM checkpoints WHERE thread_id = ? LIMIT 1"
 class SqliteCheckpoints:
     """LangGraph's SQLite savers over the one file at ``path`` (created with its folder if missing)."""
 
+    READS_ON_LOOP = True
+    """Its reads may run on an event loop's thread: a local file in WAL mode, whose readers never wait
+    for a writer; its sync saver's statements take turns on one connection, each a short wait
+    (``grapharc.stores.offload.reads_on_loop``)."""
+
     def __init__(self, path: Path) -> None:
         prepare_database_file(path, "checkpoint store", CheckpointStoreError)
         self.path = path

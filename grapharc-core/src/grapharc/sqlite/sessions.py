@@ -27,6 +27,10 @@ from grapharc.sqlite.sessions_schema import MIGRATIONS, SCHEMA, SCHEMA_VERSION
 class SqliteSessionStore(SqlSessionStore):
     """Sessions, approvals, events, leases and the audit trail in one SQLite file at ``path``."""
 
+    READS_ON_LOOP = True
+    """Its reads may run on an event loop's thread: a local file in WAL mode, whose readers never wait
+    for a writer (``grapharc.stores.offload.reads_on_loop``)."""
+
     def __init__(self, path: str | Path) -> None:
         self.path = Path(path).expanduser()
         self._db = SqliteDatabase(self.path, "session store", SessionStoreError)

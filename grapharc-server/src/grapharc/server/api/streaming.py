@@ -16,7 +16,10 @@ asked ``cancel_on_disconnect``), which requests the run's cancel. A run rolled b
 streamed is gone: its stream ends with status ``rollback``.
 
 The stream only reads the durable records (the run's, in the run store, and the thread's audit
-trail), so a client can stream a run executing on another worker; of a run executing here, it
+trail), so a client can stream a run executing on another worker: on the event loop where every
+store it reads says its reads may run there (``ApiContext.reads_on_loop``: SQLite's, about nine
+reads per run, each a trip to a thread saved), else in one trip to the store pool per read. Of a
+run executing here, it
 renders a node from the checkpoints the turn's audit scan has just prepared
 (``Sessions.scanned_at``) when they hold the node's result, rather than read them again.
 
@@ -33,6 +36,7 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import dataclasses
+import functools
 import json
 import re
 from collections.abc import AsyncIterator, Iterator
@@ -208,9 +212,10 @@ async def _events(ctx: ApiContext, run: RunRecord, modes: list[str], cursor: Cur
     try:
         while True:
             woken = ctx.progress.changed(run.thread_id)
+            read = functools.partial(_read, ctx, run, trail_modes, cursor, steps, live_after)
             try:
-                run, cursor, entries, steps, logged = await offload.to_thread(
-                    _read, ctx, run, trail_modes, cursor, steps, live_after)
+                run, cursor, entries, steps, logged = (read() if ctx.reads_on_loop
+                                                       else await offload.to_thread(read))
             except UnknownRunError:  # rolled back meanwhile: the run and what it wrote are gone
                 run = dataclasses.replace(run, status=ROLLED_BACK)
                 break
