@@ -363,7 +363,8 @@ def render(doc: dict[str, Any]) -> str:
     lines.append(f"stopped   : {doc['stop_reason'] or doc['status']} after {doc['steps']} step(s); "
                  f"{len(calls)} tool call(s), {refused} not run or failed")
     spent = doc["spend"]
-    lines.append(f"spend     : {spent['tokens']} tokens, ${spent['cost_usd']:.4f}")
+    unpriced = f" and {spent['unpriced_calls']} unpriced model call(s)" if spent.get("unpriced_calls") else ""
+    lines.append(f"spend     : {spent['tokens']} tokens, ${spent['cost_usd']:.4f}{unpriced}")
     lines.append(f"thread    : {doc['thread']}")
     return "\n".join(lines)
 

@@ -47,10 +47,12 @@ def tool_calls(events: Iterable[dict[str, Any]]) -> list[dict[str, Any]]:
 
 
 def spend(events: Iterable[dict[str, Any]]) -> dict[str, Any]:
-    """Tokens, dollars and node executions of every finished run in ``events``."""
+    """Tokens, dollars and node executions of every finished run in ``events``, and the model calls
+    the dollars leave out (their provider reported no cost and no price was given)."""
     ends = [event for event in events if event.get(ts.PHASE) == ts.RUN_END]
     return {"tokens": sum(int(event.get(ts.TOKENS) or 0) for event in ends),
             "cost_usd": round(sum(float(event.get(ts.COST_USD) or 0.0) for event in ends), 6),
+            "unpriced_calls": sum(int(event.get(ts.UNPRICED_CALLS) or 0) for event in ends),
             "iterations": sum(int(event.get(ts.ITERATIONS) or 0) for event in ends),
             "runs": len(ends)}
 
