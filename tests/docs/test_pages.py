@@ -43,7 +43,8 @@ from grapharc.testing import in_process_source, plugin_host
 
 ROOT = Path(__file__).resolve().parents[2]
 DOCS = ROOT / "docs"
-RUN_ELSEWHERE = {"reference": "tests/docs/test_reference.py"}
+RUN_ELSEWHERE = {"reference": "tests/docs/test_reference.py", "how-to": "tests/docs/test_howto.py",
+                 "plugins": "tests/docs/test_plugin_guides.py"}
 """Folders of docs/ whose pages another test runs as scenarios of its own, by that test."""
 PAGES = ["README.md", *sorted(path.relative_to(ROOT).as_posix() for path in DOCS.rglob("*.md")
                               if path.relative_to(DOCS).parts[0] not in {*RUN_ELSEWHERE, "hooks"})]
