@@ -133,11 +133,17 @@ def render_prune(doc: dict[str, Any]) -> str:
             f"freed {doc['bytes_freed']} bytes ({doc['bytes_on_disk']} on disk now)")
 
 
+UNREADABLE = "unreadable"
+"""How a time a damaged row holds (one no calendar holds) is shown, instead of None."""
+
+
 def render_status(doc: dict[str, Any]) -> str:
     lines = [f"thread   {doc['thread_id']}", f"graph    {doc['graph']}", f"status   {doc['stand']}",
-             f"updated  {doc['updated_at']}"]
+             f"updated  {doc['updated_at'] or UNREADABLE}"]
+    if doc["damaged"]:
+        lines.append(f"damaged  {doc['damaged']} (the stored record; shown, not dropped)")
     if doc["runner"]:
-        lines.append(f"runner   {doc['runner']} (lease until {doc['lease_expires_at']})")
+        lines.append(f"runner   {doc['runner']} (lease until {doc['lease_expires_at'] or UNREADABLE})")
     if doc["last_node"]:
         lines.append(f"last     {doc['last_node']} (step {doc['last_step']})")
     if doc["outcome"]:
@@ -154,10 +160,10 @@ def render_status(doc: dict[str, Any]) -> str:
 def render_list(doc: dict[str, Any]) -> str:
     rows = [("THREAD", "GRAPH", "STATUS", "UPDATED", "LAST NODE", "WAITING ON")]
     for s in doc["sessions"]:
-        status = s["status"] + ("*" if s["reclaimable"] else "")
+        status = s["status"] + ("*" if s["reclaimable"] else "") + ("!" if s["damaged"] else "")
         waiting = ", ".join(f"{h['node']} ({h['approval_id']})" for h in s["holds"]) or "-"
-        rows.append((s["thread_id"], s["graph"], status, s["updated_at"] or "", s["last_node"] or "-",
-                     waiting))
+        rows.append((s["thread_id"], s["graph"], status, s["updated_at"] or UNREADABLE,
+                     s["last_node"] or "-", waiting))
     if len(rows) == 1:
         return "no sessions"
     widths = [max(len(row[i]) for row in rows) for i in range(len(rows[0]) - 1)]
@@ -165,6 +171,9 @@ def render_list(doc: dict[str, Any]) -> str:
                      for row in rows)
     if any(s["reclaimable"] for s in doc["sessions"]):
         text += "\n* running, but its runner's lease expired: reclaimable"
+    for s in doc["sessions"]:
+        if s["damaged"]:
+            text += f"\n! {s['thread_id']}: damaged record, {s['damaged']} (see: grapharc session status)"
     return text
 
 
