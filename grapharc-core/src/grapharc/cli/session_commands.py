@@ -10,6 +10,7 @@ command takes ``--json``.
 
 from __future__ import annotations
 
+import shlex
 import time
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
@@ -247,7 +248,7 @@ def _carry_on(thread: str, sessions: str | None, as_json: bool, move: Callable[[
     if document is not None:
         finish(document, as_json)
     else:
-        _finish_story(session, story, where)
+        _finish_story(session, story, where if sessions is not None else None)
 
 
 # -- demo approval group -----------------------------------------------------------------
@@ -282,13 +283,17 @@ def _demo_manager(where: str | Path, lease: float, thread: str | None = None) ->
     return manager
 
 
-def _finish_story(session: Any, story: _Story, where: str | Path) -> None:
-    """Print where the thread ended up; a paused one with the command that answers it, on the same
-    session store ``where`` (shown with its credentials masked)."""
+def _finish_story(session: Any, story: _Story, named: str | Path | None) -> None:
+    """Print where the thread ended up; a paused one with the command that answers it. ``named``:
+    the session store a ``--sessions`` flag named, which that command names too (credentials
+    masked); None: the settings' own store, which the command finds again without a flag."""
     from grapharc.stores.masking import masked
 
-    document = {**session.to_dict(time.time()), "lines": story.lines, "sessions": masked(str(where))}
+    document = {**session.to_dict(time.time()), "lines": story.lines}
     if session.status == "paused":
+        flag = "" if named is None else f" {sessions_flag(masked(str(named)))}"
+        document["answer_with"] = (f"grapharc demo approval resume {shlex.quote(session.thread_id)} "
+                                   f"approved|rejected{flag}")
         document["note"] = TRAP_NOTE
     negative = session.status in ("rejected", "expired", "failed") or (
         session.status == "completed" and session.outcome == "declined")
@@ -303,8 +308,7 @@ def render_ending(doc: dict[str, Any]) -> str:
         for hold in doc["holds"]:
             lines.append(f"        waiting: {hold['question']} (approval {hold['approval_id']}, "
                          f"for {', '.join(hold['deciders']) or 'anyone'})")
-        lines.append(f"        nothing is running now; answer with: grapharc demo approval resume {thread} "
-                     f"approved|rejected {sessions_flag(doc['sessions'])}")
+        lines.append(f"        nothing is running now; answer with: {doc['answer_with']}")
         lines.append(f"        {doc['note']}")
         return "\n".join(lines)
     if doc["status"] == "completed":
@@ -329,7 +333,7 @@ def demo_run_command(
                                                     thread_id=thread, on_update=story)
     except GraphARCError as exc:
         fail(exc, as_json)
-    _finish_story(session, story, where)
+    _finish_story(session, story, where if sessions is not None else None)
 
 
 def demo_resume_command(
@@ -349,7 +353,7 @@ def demo_resume_command(
         session = manager.resume(thread, approval_id, decision, decider=decider, on_update=story)
     except GraphARCError as exc:
         fail(exc, as_json)
-    _finish_story(session, story, where)
+    _finish_story(session, story, where if sessions is not None else None)
 
 
 def demo_recover_command(
@@ -363,7 +367,7 @@ def demo_recover_command(
         session = _demo_manager(where, lease, thread).recover(thread, on_update=story)
     except GraphARCError as exc:
         fail(exc, as_json)
-    _finish_story(session, story, where)
+    _finish_story(session, story, where if sessions is not None else None)
 
 
 def _only_hold(manager: Any, thread: str) -> str:
