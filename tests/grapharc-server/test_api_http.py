@@ -83,6 +83,11 @@ def test_body_size_and_depth_are_limited(api_server: str) -> None:
         binary = client.post("/threads", content=bytes(range(128, 256)) * 8,
                              headers={"content-type": "application/json"})
         assert "could not be read as JSON text (UTF-8)" in _problem(binary, 400)["detail"]
+        long_number = client.post("/threads", content=b'{"metadata": {"n": ' + b"7" * 5_000 + b"}}",
+                                  headers={"content-type": "application/json"})
+        refused = _problem(long_number, 400)
+        assert "a number too long to read (over 4300 digits)" in refused["detail"]
+        assert "UTF-8" not in refused["detail"] + refused["hint"]
         _problem(client.get("/threads/no-such-thread"), 404)
 
 

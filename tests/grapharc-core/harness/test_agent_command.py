@@ -162,6 +162,22 @@ def test_a_model_spec_naming_no_backend_is_refused_before_a_session_store_is_cre
     assert not (note_tools / "new-folder").exists()
 
 
+def test_an_empty_script_is_refused_with_a_hint_for_the_command_line_not_the_python_api(note_tools):
+    (note_tools / "empty.json").write_text("[]")
+    result = agent("x", "--workspace", "ws", "--model", "mock/a", "--script", "empty.json")
+    assert result.exit_code == 2 and "script empty.json holds no replies" in result.stderr
+    assert "cycle=True" not in result.stderr
+
+
+def test_a_script_that_runs_out_is_the_runs_negative_answer_exit_1(note_tools):
+    replies = script(note_tools, call("read_note", name="todo"))
+    result = agent("x", "--workspace", "ws", "--model", "mock/a", "--script", replies, "--json")
+    assert result.exit_code == 1, result.output
+    error = json.loads(result.stdout)["error"]
+    assert error["code"] == "ScriptExhaustedError" and "--script" in error["hint"]
+    assert "cycle=True" not in error["hint"]
+
+
 def test_a_script_for_a_real_backend_or_a_bad_script_is_refused(note_tools):
     (note_tools / "bad.json").write_text('[{"tool_calls": "nope"}]')
     result = agent("x", "--workspace", "ws", "--model", "mock/a", "--script", "bad.json")

@@ -43,6 +43,25 @@ def test_one_unreadable_row_is_flagged_and_every_other_session_is_still_listed(
     assert rows["bad"]["damaged"].startswith("unreadable") and rows["good"]["damaged"] is None
 
 
+def test_the_text_views_mark_a_damaged_row_and_never_print_none_for_its_time(
+        manager: SessionManager, directory: Path) -> None:
+    manager.create("chain", thread_id="good")
+    manager.create("chain", thread_id="bad")
+    with sqlite3.connect(directory / "sessions.db") as conn:
+        conn.execute("UPDATE sessions SET updated_at = 1e308 WHERE thread_id = 'bad'")
+
+    code, out, err = cli("session", "list", "--dir", str(directory)).finish()
+    assert code == 0, err
+    rows = {line.split()[0]: line.split() for line in out.splitlines()[1:3]}
+    assert rows["bad"][2:4] == ["created!", "unreadable"] and rows["good"][2] == "created"
+    assert "! bad: damaged record, unreadable updated_at=1e+308" in out
+
+    code, out, err = cli("session", "status", "bad", "--dir", str(directory)).finish()
+    assert code == 0, err
+    assert "updated  unreadable" in out and "damaged  unreadable updated_at=1e+308" in out
+    assert "None" not in out
+
+
 def test_the_demo_refuses_a_lease_it_cannot_keep_and_writes_nothing(tmp_path: Path) -> None:
     sessions = tmp_path / "sessions"
     for lease in ("1e308", "nan", "inf", "-1", "1e-320"):

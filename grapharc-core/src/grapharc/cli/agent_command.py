@@ -193,8 +193,19 @@ def agent_command(
         else:
             document = run_once(settings, thread or uuid4().hex[:12], trace_at, as_json)
     except GraphARCError as exc:
-        fail(exc, as_json)
+        reported, code = _as_reported(exc)
+        fail(reported, as_json, code)
     finish({**document, **settings_provenance(resolved, loaded)}, as_json)
+
+
+def _as_reported(exc: GraphARCError) -> tuple[GraphARCError, ExitCode]:
+    """The error and its exit code: a --script that ran out is the run's negative answer (1), with
+    the CLI's way to fix it; anything else could not run (2)."""
+    scripted = sys.modules.get("grapharc.models.scripted")  # loaded once a mock/ model was built
+    if scripted is None or not isinstance(exc, scripted.ScriptExhaustedError):
+        return exc, ExitCode.CANNOT_RUN
+    exc.hint = "add replies to the --script file: the agent takes one per model turn"
+    return exc, ExitCode.NEGATIVE
 
 
 def require_model(spec: str | None) -> str:
@@ -227,6 +238,9 @@ def script_options(model: str, script: Path | None) -> dict[str, Any]:
         replies = json.loads(text)
     except ValueError as exc:
         raise AgentInputError(f"script {script} is not JSON: {exc}") from None
+    if replies == []:
+        raise AgentInputError(f"script {script} holds no replies",
+                              hint='give one reply per model turn, e.g. ["done"]')
     return {"responses": replies, "follow_conversation": True}
 
 

@@ -25,7 +25,7 @@ def name_placeholders(command: Any) -> Any:
             param.metavar = param.name.upper()
         elif isinstance(param, TyperArgument):
             param.metavar = param.metavar or param.name.upper()
-            param.display_type_rich = _no_type  # the row is the name and its help, as Click writes it
+            param.display_type_rich = _no_type  # type: ignore[method-assign]  # the row: name and help, as Click writes it
     for sub in getattr(command, "commands", {}).values():
         name_placeholders(sub)
     return command

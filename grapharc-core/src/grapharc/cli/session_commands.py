@@ -10,6 +10,7 @@ command takes ``--json``.
 
 from __future__ import annotations
 
+import shlex
 import time
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
@@ -133,11 +134,17 @@ def render_prune(doc: dict[str, Any]) -> str:
             f"freed {doc['bytes_freed']} bytes ({doc['bytes_on_disk']} on disk now)")
 
 
+UNREADABLE = "unreadable"
+"""How a time a damaged row holds (one no calendar holds) is shown, instead of None."""
+
+
 def render_status(doc: dict[str, Any]) -> str:
     lines = [f"thread   {doc['thread_id']}", f"graph    {doc['graph']}", f"status   {doc['stand']}",
-             f"updated  {doc['updated_at']}"]
+             f"updated  {doc['updated_at'] or UNREADABLE}"]
+    if doc["damaged"]:
+        lines.append(f"damaged  {doc['damaged']} (the stored record; shown, not dropped)")
     if doc["runner"]:
-        lines.append(f"runner   {doc['runner']} (lease until {doc['lease_expires_at']})")
+        lines.append(f"runner   {doc['runner']} (lease until {doc['lease_expires_at'] or UNREADABLE})")
     if doc["last_node"]:
         lines.append(f"last     {doc['last_node']} (step {doc['last_step']})")
     if doc["outcome"]:
@@ -154,10 +161,10 @@ def render_status(doc: dict[str, Any]) -> str:
 def render_list(doc: dict[str, Any]) -> str:
     rows = [("THREAD", "GRAPH", "STATUS", "UPDATED", "LAST NODE", "WAITING ON")]
     for s in doc["sessions"]:
-        status = s["status"] + ("*" if s["reclaimable"] else "")
+        status = s["status"] + ("*" if s["reclaimable"] else "") + ("!" if s["damaged"] else "")
         waiting = ", ".join(f"{h['node']} ({h['approval_id']})" for h in s["holds"]) or "-"
-        rows.append((s["thread_id"], s["graph"], status, s["updated_at"] or "", s["last_node"] or "-",
-                     waiting))
+        rows.append((s["thread_id"], s["graph"], status, s["updated_at"] or UNREADABLE,
+                     s["last_node"] or "-", waiting))
     if len(rows) == 1:
         return "no sessions"
     widths = [max(len(row[i]) for row in rows) for i in range(len(rows[0]) - 1)]
@@ -165,6 +172,9 @@ def render_list(doc: dict[str, Any]) -> str:
                      for row in rows)
     if any(s["reclaimable"] for s in doc["sessions"]):
         text += "\n* running, but its runner's lease expired: reclaimable"
+    for s in doc["sessions"]:
+        if s["damaged"]:
+            text += f"\n! {s['thread_id']}: damaged record, {s['damaged']} (see: grapharc session status)"
     return text
 
 
@@ -238,7 +248,7 @@ def _carry_on(thread: str, sessions: str | None, as_json: bool, move: Callable[[
     if document is not None:
         finish(document, as_json)
     else:
-        _finish_story(session, story, where)
+        _finish_story(session, story, where if sessions is not None else None)
 
 
 # -- demo approval group -----------------------------------------------------------------
@@ -273,13 +283,17 @@ def _demo_manager(where: str | Path, lease: float, thread: str | None = None) ->
     return manager
 
 
-def _finish_story(session: Any, story: _Story, where: str | Path) -> None:
-    """Print where the thread ended up; a paused one with the command that answers it, on the same
-    session store ``where`` (shown with its credentials masked)."""
+def _finish_story(session: Any, story: _Story, named: str | Path | None) -> None:
+    """Print where the thread ended up; a paused one with the command that answers it. ``named``:
+    the session store a ``--sessions`` flag named, which that command names too (credentials
+    masked); None: the settings' own store, which the command finds again without a flag."""
     from grapharc.stores.masking import masked
 
-    document = {**session.to_dict(time.time()), "lines": story.lines, "sessions": masked(str(where))}
+    document = {**session.to_dict(time.time()), "lines": story.lines}
     if session.status == "paused":
+        flag = "" if named is None else f" {sessions_flag(masked(str(named)))}"
+        document["answer_with"] = (f"grapharc demo approval resume {shlex.quote(session.thread_id)} "
+                                   f"approved|rejected{flag}")
         document["note"] = TRAP_NOTE
     negative = session.status in ("rejected", "expired", "failed") or (
         session.status == "completed" and session.outcome == "declined")
@@ -294,8 +308,7 @@ def render_ending(doc: dict[str, Any]) -> str:
         for hold in doc["holds"]:
             lines.append(f"        waiting: {hold['question']} (approval {hold['approval_id']}, "
                          f"for {', '.join(hold['deciders']) or 'anyone'})")
-        lines.append(f"        nothing is running now; answer with: grapharc demo approval resume {thread} "
-                     f"approved|rejected {sessions_flag(doc['sessions'])}")
+        lines.append(f"        nothing is running now; answer with: {doc['answer_with']}")
         lines.append(f"        {doc['note']}")
         return "\n".join(lines)
     if doc["status"] == "completed":
@@ -320,7 +333,7 @@ def demo_run_command(
                                                     thread_id=thread, on_update=story)
     except GraphARCError as exc:
         fail(exc, as_json)
-    _finish_story(session, story, where)
+    _finish_story(session, story, where if sessions is not None else None)
 
 
 def demo_resume_command(
@@ -340,7 +353,7 @@ def demo_resume_command(
         session = manager.resume(thread, approval_id, decision, decider=decider, on_update=story)
     except GraphARCError as exc:
         fail(exc, as_json)
-    _finish_story(session, story, where)
+    _finish_story(session, story, where if sessions is not None else None)
 
 
 def demo_recover_command(
@@ -354,7 +367,7 @@ def demo_recover_command(
         session = _demo_manager(where, lease, thread).recover(thread, on_update=story)
     except GraphARCError as exc:
         fail(exc, as_json)
-    _finish_story(session, story, where)
+    _finish_story(session, story, where if sessions is not None else None)
 
 
 def _only_hold(manager: Any, thread: str) -> str:

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import json
 import logging
+import sys
 from typing import Any
 
 from fastapi import FastAPI, Request
@@ -112,6 +113,20 @@ _UNPARSED_BODY = "There was an error parsing the body"
 """FastAPI's detail for a body its JSON reading failed on before parsing (not UTF-8, say)."""
 
 
+def _unparsed_body(route: str, cause: BaseException | None) -> tuple[str, str]:
+    """Why FastAPI could not read a JSON body, and what to send instead: what it raised says
+    whether the bytes were not UTF-8 or a number held more digits than Python converts."""
+    if isinstance(cause, ValueError) and "integer string conversion" in str(cause):
+        limit = sys.get_int_max_str_digits()
+        return (f"the body of {route} holds a number too long to read (over {limit} digits)",
+                "send a number of fewer digits, or send it as a string")
+    if cause is None or isinstance(cause, UnicodeDecodeError):
+        return (f"the body of {route} could not be read as JSON text (UTF-8)",
+                "send a JSON document, encoded in UTF-8, with content-type application/json")
+    return (f"the body of {route} could not be read as JSON: {type(cause).__name__}",
+            "send a JSON document with content-type application/json")
+
+
 def _parts(fields: list[dict[str, Any]]) -> str:
     """Which parts of a request its validation errors are in ('body', 'query', 'body and query')."""
     parts = dict.fromkeys(str(f["loc"][0]) for f in fields if f["loc"]) or {"body": None}
@@ -144,9 +159,8 @@ def install_problem_handlers(app: FastAPI) -> None:
         elif error.status_code == 405 and detail == "Method Not Allowed":
             taken = headers.get("Allow") or "no method"
             detail = f"this server has no route {route}; that path takes {taken}"
-        elif error.status_code == 400 and detail == _UNPARSED_BODY:  # bytes no decoder could read
-            detail = f"the body of {route} could not be read as JSON text (UTF-8)"
-            hint = "send a JSON document, encoded in UTF-8, with content-type application/json"
+        elif error.status_code == 400 and detail == _UNPARSED_BODY:
+            detail, hint = _unparsed_body(route, error.__cause__)
         return problem(error.status_code, detail, hint=hint, headers=headers)
 
     @app.exception_handler(Exception)
