@@ -187,7 +187,8 @@ class PostgresItemPostings:
         one statement, each with its frequencies and scope: as many groups as the statement's
         budget of postings allows (``cost``: how many a group's read may take), ``step``'s at least."""
         if step not in cache.found:
-            batch, spent, budget = [], 0, cache.budget()
+            batch: list[tuple[str, Group]] = []
+            spent, budget = 0, cache.budget()
             cache.reads += 1
             for later in self._steps[self._order[step]:]:
                 if later in cache.found:
