@@ -12,13 +12,15 @@ them never lock group rows in opposite orders. ``PostgresItemPostings`` is ``imp
 the positions outside the search's scope (namespace, expiry, filter), asked of SQL a batch at a
 time together with their frequencies. A search is a few round trips, not one per step of the walk:
 the groups come with the totals, and the source ``ReadsAhead``: one statement reads the first
-claims of several groups in the walk's order, each with its frequencies and whether it is in scope
-(8 groups, then 32, then 128 at a time, since most walks stop within their first groups).
+items of several groups in the walk's order (or those of them holding another query term), each
+with its frequencies and whether it is in scope, as many groups as a budget of postings allows
+(32, doubling to 256), so a walk that stops early has read little it did not need; a group
+too large for the budget is read as the walk asks, from its smaller side.
 """
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -64,8 +66,9 @@ def unindex_item(conn: Conn, written: int, frequencies: Mapping[str, float], len
     conn.execute("UPDATE grapharc_store_totals SET items = items - 1, length = length - %(length)s", given)
 
 
-_READ_AHEAD = (8, 32, 128)
-"""How many groups each read-ahead statement of one search reads, in turn (the last repeats)."""
+_READ_AHEAD = (32, 64, 128, 256)
+"""How many postings each read-ahead statement of one search may read, in turn (the last repeats):
+few at first, since most walks stop within their first groups."""
 _IN_GROUP = ("SELECT p.written FROM grapharc_store_postings AS p WHERE p.term = s.g_term "
              "AND p.frequency = s.g_frequency AND p.length = s.g_length ")
 _FIRSTS = _IN_GROUP + "ORDER BY p.written LIMIT %s"
@@ -82,6 +85,10 @@ class _ReadAhead:
     found: dict[tuple[str, Group], list[int]] = field(default_factory=dict)
     reads: int = 0
 
+    def budget(self) -> int:
+        """How many postings the next statement may read."""
+        return _READ_AHEAD[min(self.reads, len(_READ_AHEAD) - 1)]
+
 
 class PostgresItemPostings:
     """``impact_walk``'s ``PostingsSource`` over the item postings; positions are ``written``.
@@ -95,6 +102,7 @@ class PostgresItemPostings:
         self._rows: dict[int, dict[str, float]] = {}
         self._kept: dict[int, bool] = {}
         self._totals: tuple[int, int] | None = None
+        self._sizes: dict[tuple[str, Group], int] = {}
         self._steps: list[tuple[str, Group]] = []
         self._order: dict[tuple[str, Group], int] = {}
         self._first = 0
@@ -116,7 +124,8 @@ class PostgresItemPostings:
                 "SELECT g.term, g.frequency, g.length, g.items, t.items AS total, t.length AS total_length "
                 "FROM grapharc_store_groups AS g, grapharc_store_totals AS t WHERE g.term = ANY(%s)",
                 (list(found),)):
-            found[row["term"]][(float(row["frequency"]), int(row["length"]))] = int(row["items"])
+            group = (float(row["frequency"]), int(row["length"]))
+            found[row["term"]][group] = self._sizes[(row["term"], group)] = int(row["items"])
             self._totals = (int(row["total"]), int(row["total_length"]))
         return [found[term] for term in terms]
 
@@ -130,19 +139,30 @@ class PostgresItemPostings:
         """Up to ``limit`` positions in the group above ``after``, ascending: a group's first read
         comes from a read-ahead batch, a later one from a statement of its own."""
         if after < 0 and limit == self._first and (term, group) in self._order:
-            return self._ahead(self._firsts, (term, group), _FIRSTS, [self._first])
+            return self._ahead(self._firsts, (term, group), _FIRSTS, [self._first],
+                               lambda step: min(self._sizes[step], self._first))
         return [row["written"] for row in self._conn.execute(
             "SELECT written FROM grapharc_store_postings WHERE term = %s AND frequency = %s AND length = %s "
             "AND written > %s ORDER BY written LIMIT %s", (term, *group, after, limit))]
 
+    def _holders_ahead(self, step: tuple[str, Group], after: int, others: Sequence[str]) -> list[int] | None:
+        """The group's positions above ``after`` holding any of ``others``, read ahead with those of
+        the next groups (each holding any other query term); None for a group too large to read
+        ahead, which the walk reads from its smaller side."""
+        if step not in self._order or (step not in self._holders.found
+                                       and self._sizes[step] > self._holders.budget()):
+            return None
+        holding = self._ahead(self._holders, step, _HOLDERS, [self._terms], self._sizes.__getitem__)
+        return [position for position in holding if position > after
+                and any(other in self._rows.get(position, {}) for other in others)]
+
     def members_holding(self, term: str, group: Group, after: int,
                         others: Sequence[str]) -> list[int]:
-        """Positions in the group above ``after`` holding any of ``others``: of a group in the walk's
-        order, read ahead with those of the next groups (each holding any other query term)."""
-        if (term, group) in self._order:
-            holding = self._ahead(self._holders, (term, group), _HOLDERS, [self._terms])
-            return [position for position in holding if position > after
-                    and any(other in self._rows.get(position, {}) for other in others)]
+        """Positions in the group above ``after`` holding any of ``others``, read from the group
+        (or ahead, with the next groups)."""
+        ahead = self._holders_ahead((term, group), after, others)
+        if ahead is not None:
+            return ahead
         return [row["written"] for row in self._conn.execute(
             "SELECT p.written FROM grapharc_store_postings AS p WHERE p.term = %s AND p.frequency = %s "
             "AND p.length = %s AND p.written > %s AND EXISTS (SELECT 1 FROM grapharc_store_postings AS o "
@@ -151,18 +171,32 @@ class PostgresItemPostings:
 
     def members_among(self, term: str, group: Group, after: int,
                       others: Sequence[str]) -> list[int]:
-        """The same positions as ``members_holding`` (read from it: the walk's groups are read ahead)."""
-        return self.members_holding(term, group, after, others)
+        """The same positions, read from ``others``' postings (or ahead, with the next groups)."""
+        ahead = self._holders_ahead((term, group), after, others)
+        if ahead is not None:
+            return ahead
+        return [row["written"] for row in self._conn.execute(
+            "SELECT DISTINCT o.written FROM grapharc_store_postings AS o WHERE o.term = ANY(%s) "
+            "AND o.written > %s AND EXISTS (SELECT 1 FROM grapharc_store_postings AS p WHERE p.term = %s "
+            "AND p.frequency = %s AND p.length = %s AND p.written = o.written) ORDER BY o.written",
+            (list(others), after, term, *group))]
 
-    def _ahead(self, cache: _ReadAhead, step: tuple[str, Group], lateral: str,
-               parameters: list[Any]) -> list[int]:
+    def _ahead(self, cache: _ReadAhead, step: tuple[str, Group], lateral: str, parameters: list[Any],
+               cost: Callable[[tuple[str, Group]], int]) -> list[int]:
         """The positions ``lateral`` finds in ``step``'s group, read with those of the next steps in
-        one statement (8, then 32, then 128 groups), each with its frequencies and scope."""
+        one statement, each with its frequencies and scope: as many groups as the statement's
+        budget of postings allows (``cost``: how many a group's read may take), ``step``'s at least."""
         if step not in cache.found:
-            start = self._order[step]
-            size = _READ_AHEAD[min(cache.reads, len(_READ_AHEAD) - 1)]
+            batch: list[tuple[str, Group]] = []
+            spent, budget = 0, cache.budget()
             cache.reads += 1
-            batch = [later for later in self._steps[start:start + size] if later not in cache.found]
+            for later in self._steps[self._order[step]:]:
+                if later in cache.found:
+                    continue
+                spent += cost(later)
+                if batch and spent > budget:
+                    break
+                batch.append(later)
             for later in batch:
                 cache.found[later] = []
             for row in self._conn.execute(

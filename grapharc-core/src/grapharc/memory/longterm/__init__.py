@@ -2,10 +2,11 @@
 
 ``contracts`` holds the ``ItemStore`` Protocol a backend implements (the in-process
 ``memory:`` one is ``inprocess.InMemoryItemStore``; grapharc-memory-sqlite serves
-``sqlite:``), ``store.GraphARCStore`` serves any of them as a ``BaseStore``, and
-``open_long_term_store("memory:")`` opens one by URI through the store registry
-(kind ``items``). ``filters``, ``namespaces`` and ``texts`` are the rules every backend
-shares. Names are exported lazily so importing this package costs nothing.
+``sqlite:``, grapharc-postgres ``postgresql://``), ``store.GraphARCStore`` serves any of them as
+a ``BaseStore``, and ``open_long_term_store("memory:", embedder="hashing:256")`` opens one by URI
+through the store registry (kind ``items``), the vector channel on when an embedder is named.
+``filters``, ``namespaces``, ``texts`` and ``vectors`` are the rules every backend shares. Names
+are exported lazily so importing this package costs nothing.
 """
 
 from grapharc._lazy import lazy_exports
