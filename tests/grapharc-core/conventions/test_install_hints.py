@@ -18,10 +18,17 @@ SOURCES = sorted(ROOT.glob("grapharc-*/src/**/*.py"))
 HELPER = ROOT / "grapharc-core" / "src" / "grapharc" / "_missing.py"
 
 
-def test_only_the_install_hint_helper_spells_out_a_pip_install():
+INSTALLS_A_DISTRIBUTION = re.compile(r"pip install [^\n]*grapharc")
+"""A hint installing one of GraphARC's distributions (a plugin author's ``pip install -e .`` of
+their own project is not one)."""
+
+
+def test_only_the_install_hint_helper_spells_out_a_pip_install_of_grapharc():
     spelled = [str(path.relative_to(ROOT)) for path in SOURCES
-               if path != HELPER and "pip install" in path.read_text()]
+               if path != HELPER and INSTALLS_A_DISTRIBUTION.search(path.read_text())]
     assert spelled == []
+    assert INSTALLS_A_DISTRIBUTION.search("run pip install grapharc-server first")
+    assert not INSTALLS_A_DISTRIBUTION.search("cd acme && pip install -e '.[test]'")
 
 
 @pytest.mark.parametrize("dist", sorted(set(PLUGIN_PACKAGES.values())))

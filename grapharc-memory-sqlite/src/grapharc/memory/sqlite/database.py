@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import sqlite3
 import threading
+import time
 from collections.abc import Callable, Container, Iterable, Iterator, Sequence
 from contextlib import AbstractContextManager, contextmanager
 from pathlib import Path
@@ -15,6 +16,7 @@ from grapharc.errors import GraphARCError
 ROWS_PER_STATEMENT = 500  # a batch of 1,000 in two runs of one cached statement
 MAPPED_BYTES = 256 * 2**20  # about 500k claims' worth of file; the rest is read as before
 IN_JSON_LIST = "IN (SELECT value FROM json_each(?))"  # with one ``json_list`` parameter
+WAL_SWITCH_SECONDS = 30.0  # as long as a connection waits for a lock (``timeout`` in ``_connect``)
 
 
 class SQLiteFileStore:
@@ -70,8 +72,21 @@ class SQLiteFileStore:
 
 
 def use_wal(connection: sqlite3.Connection, what: str, error: type[GraphARCError]) -> None:
-    """Switch the file to WAL with ``synchronous=FULL``; ``error`` names ``what`` if it cannot."""
-    mode = connection.execute("PRAGMA journal_mode=WAL").fetchone()[0]
+    """Switch the file to WAL with ``synchronous=FULL``; ``error`` names ``what`` if it cannot.
+
+    While another process is creating the same file, the switch can fail "database is locked" at
+    once: it reads the file, then needs its exclusive lock, and SQLite does not wait where waiting
+    could deadlock. So the switch is tried again until ``WAL_SWITCH_SECONDS`` (seen in a full-suite
+    run: two processes opening a new item store)."""
+    deadline = time.monotonic() + WAL_SWITCH_SECONDS
+    while True:
+        try:
+            mode = connection.execute("PRAGMA journal_mode=WAL").fetchone()[0]
+            break
+        except sqlite3.OperationalError as exc:
+            if "locked" not in str(exc) or time.monotonic() > deadline:
+                raise
+            time.sleep(0.005)
     if mode != "wal":
         raise error(f"{what} cannot use WAL mode (it stays {mode!r})",
                     hint="keep the file on a local filesystem that supports shared memory")

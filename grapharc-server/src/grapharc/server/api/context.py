@@ -63,14 +63,14 @@ class ApiContext:
     scheduler: CronScheduler | None = field(init=False, default=None)
     reads_on_loop: bool = field(init=False)
     """Whether a stream reads its run, its trail and their checkpoints on the event loop rather
-    than in a trip to the store pool (every store they are read from allows it: ``offload.reads_on_loop``)."""
+    than in a trip to the store pool (every store they are read from allows it: ``Sessions.read_on_loop_with``)."""
 
     def __post_init__(self) -> None:
         self.assistants = open_assistants(self.manager.location)
         self.crons = open_crons(self.manager.location) if serves(self.manager.location, "crons") else None
         self.worker = RunWorker(self.manager, self.runs, self.progress, stateless_grace=self.stateless_grace)
         self.sessions = Sessions(self.manager)
-        self.reads_on_loop = offload.reads_on_loop(self.runs, self.manager.store, self.manager.checkpoints)
+        self.reads_on_loop = self.sessions.read_on_loop_with(self.runs)
         self.webhooks = open_webhooks(self.manager.location, self.runs, self.webhook_settings,
                                       self.worker.name, self.manager.clock,
                                       kept=serves(self.manager.location, "webhooks"))

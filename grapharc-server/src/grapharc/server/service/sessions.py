@@ -68,6 +68,12 @@ class Sessions:
         """The sessions at ``location``, with a manager of their own (registering no graph)."""
         return cls(SessionManager(location))
 
+    def read_on_loop_with(self, runs: object) -> bool:
+        """Whether a stream may read ``runs``, the session trail and their checkpoints on the event
+        loop rather than in a trip to the store pool: every one of those stores allows it
+        (``offload.reads_on_loop``)."""
+        return offload.reads_on_loop(runs, self.manager.store, self.manager.checkpoints)
+
     def serves(self, graph: str) -> bool:
         """Whether this process registered ``graph``, so its run worker carries its threads on."""
         return graph in self.manager.graphs.names()
