@@ -63,7 +63,8 @@ class ApiContext:
     scheduler: CronScheduler | None = field(init=False, default=None)
     reads_on_loop: bool = field(init=False)
     """Whether a stream reads its run, its trail and their checkpoints on the event loop rather
-    than in a trip to the store pool (every store they are read from allows it: ``Sessions.read_on_loop_with``)."""
+    than in a trip to the store pool (every store they are read from allows it:
+    ``Sessions.read_on_loop_with``)."""
 
     def __post_init__(self) -> None:
         self.assistants = open_assistants(self.manager.location)
