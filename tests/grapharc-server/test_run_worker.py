@@ -243,6 +243,35 @@ def test_a_tick_renews_reclaims_and_claims_in_one_trip_to_a_thread(
     assert len(trips) == 1, trips
 
 
+def test_an_idle_workers_ticks_only_read_that_there_is_no_work_on_the_loop(
+        stores: tuple[SessionManager, RunStore]) -> None:
+    """A tick with nothing to cancel, reclaim or claim, and no claim to renew, was a trip to a thread
+    and three write transactions; over SQLite it is one read on the loop."""
+    manager, runs = stores
+
+    async def scenario() -> list[str]:
+        worker = RunWorker(manager, runs, Progress())
+        looks = asyncio.Semaphore(0)
+        has_work = worker._has_work
+
+        async def counted() -> bool:
+            try:
+                return await has_work()
+            finally:
+                looks.release()
+
+        worker._has_work = counted  # type: ignore[method-assign]
+        with thread_trips() as trips:
+            worker.start()
+            for _ in range(3):
+                worker.wake()
+                await looks.acquire()
+            await worker.stop()
+        return trips.names()
+
+    assert asyncio.run(scenario()) == []
+
+
 def test_a_worker_stops_when_its_stop_comes_as_a_wake_up_ends_its_wait(
         stores: tuple[SessionManager, RunStore]) -> None:
     """Found by CI, a test teardown hung: Python 3.11's ``wait_for`` swallows a cancel that
@@ -253,15 +282,15 @@ def test_a_worker_stops_when_its_stop_comes_as_a_wake_up_ends_its_wait(
 
     async def scenario() -> bool:
         worker = RunWorker(manager, runs, Progress())
-        due = worker._due
+        tick = worker._tick
 
-        def noted_due(executing: bool) -> Any:
+        async def noted_tick() -> None:
             try:
-                return due(executing)
+                await tick()
             finally:
                 looked.set()
 
-        worker._due = noted_due  # type: ignore[method-assign]
+        worker._tick = noted_tick  # type: ignore[method-assign]
         worker.start()
         while not looked.is_set():
             await asyncio.sleep(0.01)

@@ -62,6 +62,13 @@ class RunStore(Protocol):
         whose cancel was requested (one round trip per tick of a worker's loop)."""
         ...
 
+    def has_work(self, worker: str, now: float, graphs: Sequence[str]) -> bool:
+        """Whether a tick of ``worker`` (driving ``graphs``) has anything to take or stop at ``now``:
+        a cancel requested of one of its running runs, a stale run of one of ``graphs``, or a
+        runnable one (as ``claim_next`` takes). A read that writes nothing, so a worker whose
+        claims need no renewing yet can look without a write each tick."""
+        ...
+
     def finish(self, run_id: str, worker: str, status: str, now: float, *, end_seq: int,
                error: str | None = None) -> bool:
         """End a run ``worker`` holds with ``status`` (success, error or interrupted); False, and

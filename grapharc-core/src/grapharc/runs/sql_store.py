@@ -43,6 +43,14 @@ RUNNABLE = """SELECT seq, thread_id, run_id FROM {{runs}} AS r WHERE r.status = 
     SELECT 1 FROM {{runs}} AS o WHERE o.thread_id = r.thread_id
     AND (o.status = 'running' OR (o.status = 'pending' AND o.seq < r.seq)))
     ORDER BY r.seq LIMIT 1 {claim_lock}"""
+# Whether a tick of worker ``?`` (the first parameter) has work (``RunStore.has_work``): a cancel asked of
+# one of its running runs, a stale run (its claim ended before now, the second) of the graphs
+# ``{graphs}`` lists, or a runnable run of them (now and the graphs again).
+HAS_WORK = """SELECT EXISTS (SELECT 1 FROM {{runs}} WHERE worker = ? AND status = 'running'
+               AND cancel_requested)
+    OR EXISTS (SELECT 1 FROM {{runs}} WHERE status = 'running' AND claim_expires_at < ?
+               AND assistant_id IN ({graphs}))
+    OR EXISTS ({runnable}) AS has_work"""
 LIVE_ROWS_PER_INSERT = 200
 """Live events inserted by one statement (7 parameters each: within every driver's limit)."""
 
@@ -132,6 +140,13 @@ class SqlRunStore(SqlDialect, ABC):
                             "attempts = attempts + 1 WHERE seq = ?",
                       (RUNNING, worker, now + ttl, now, found["seq"]))
             return self._get(conn, found["thread_id"], found["run_id"])
+
+    def has_work(self, worker: str, now: float, graphs: Sequence[str]) -> bool:
+        """``RunStore.has_work``: one statement (``IN (NULL)`` matches no graph when none is given)."""
+        marks = ", ".join("?" for _ in graphs) or "NULL"
+        sql = HAS_WORK.format(graphs=marks, runnable=RUNNABLE.format(graphs=marks, claim_lock=""))
+        with self._read_one() as conn:
+            return bool(self._run(conn, sql, (worker, now, *graphs, now, *graphs)).fetchone()["has_work"])
 
     def begin(self, run_id: str, worker: str, after_seq: int) -> bool:
         """``RunStore.begin``."""

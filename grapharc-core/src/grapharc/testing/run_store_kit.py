@@ -206,6 +206,20 @@ class RunStoreConformance(StoreKit[RunStore]):
         assert store.finish(run.run_id, "w1", INTERRUPTED, 5.0, end_seq=1)
         assert store.request_cancel("t1", run.run_id, 6.0).status == INTERRUPTED  # ended: unchanged
 
+    def test_a_worker_has_work_only_to_take_a_run_or_stop_one(self, store: RunStore) -> None:
+        """``has_work``: a runnable run, a stale one, a cancel asked of one of the worker's own."""
+        assert not store.has_work("w1", 1.0, GRAPHS)
+        run = store.add(new_run("t1"), exclusive=True)
+        assert store.has_work("w1", 1.0, GRAPHS) and not store.has_work("w1", 1.0, ["another-graph"])
+        assert not store.has_work("w1", 1.0, [])
+        store.claim_next("w1", 1.0, TTL, GRAPHS)  # claimed until 11
+        assert not store.has_work("w1", 2.0, GRAPHS) and not store.has_work("w2", 2.0, GRAPHS)
+        assert store.has_work("w2", 12.0, GRAPHS)  # stale: w2 may reclaim it
+        store.request_cancel("t1", run.run_id, 3.0)
+        assert store.has_work("w1", 3.0, GRAPHS) and store.has_work("w1", 3.0, [])
+        assert not store.has_work("w2", 3.0, GRAPHS)  # another worker's run
+        assert store.get("t1", run.run_id).claim_expires_at == 11.0  # a look writes nothing
+
     def test_a_running_runs_cancel_says_who_asked_and_the_action(self, store: RunStore) -> None:
         run = store.add(new_run("t1"), exclusive=True)
         store.claim_next("w1", 1.0, TTL, GRAPHS)

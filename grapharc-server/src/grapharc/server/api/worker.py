@@ -4,10 +4,13 @@ Every ``POLL_SECONDS`` (or at once when a request here queued a run or asked for
 run here ended, which may let a run queued behind it on its thread start) the loop, as one
 worker of the shared run store:
 
-- renews its claims on the runs it executes and cancels those whose cancel was requested
-  (from any worker): the turn ends where its last checkpoint leaves the thread, idle or paused,
-  as the cancel's action says (``grapharc.session.cancels``: a rollback also discards what the
-  run wrote and reopens the approvals it answered, and its record is deleted);
+- renews its claims on the runs it executes (``RENEWALS_PER_TTL`` times per claim's TTL: a tick
+  in between, with nothing to cancel, reclaim or claim, only reads that there is none, with
+  ``RunStore.has_work``, on the event loop where the run store's reads may run there) and cancels
+  those whose cancel was requested (from any worker): the turn ends where its last checkpoint
+  leaves the thread, idle or paused, as the cancel's action says (``grapharc.session.cancels``: a
+  rollback also discards what the run wrote and reopens the approvals it answered, and its record
+  is deleted);
 - reclaims runs of graphs registered here whose worker died (their claim ran out; the session
   layer refuses the takeover while the thread's lease is still live) and carries each on with
   ``SessionManager.arecover`` from the thread's last checkpoint, under the run's own budget;
@@ -46,6 +49,7 @@ import contextlib
 import dataclasses
 import functools
 import logging
+import math
 import uuid
 from collections.abc import Callable
 
@@ -76,6 +80,9 @@ from grapharc.session.turn_options import TurnOptions
 from grapharc.stores import offload
 
 POLL_SECONDS = 0.5
+RENEWALS_PER_TTL = 6
+"""How many times per claim's TTL the worker renews its claims (a write): with the default 30 s, every
+5 s rather than every tick, leaving five sixths of the TTL for a slow tick."""
 STATELESS_GRACE_SECONDS = 30.0
 TURN_BEGAN = frozenset({AuditKind.CLAIMED, AuditKind.DECIDED, AuditKind.RECLAIMED})
 """Audit entries a run's turn writes as it takes the thread: one after ``after_seq`` means it began."""
@@ -104,6 +111,8 @@ class RunWorker:
         self._cancels: dict[str, Cancel] = {}  # by run id: the cancels asked of runs executing here
         self._handed: dict[str, Lease] = {}
         self._wake = asyncio.Event()
+        self._renewed_at = -math.inf
+        self._reads_on_loop = offload.reads_on_loop(runs)
         self._loop: asyncio.Task[None] | None = None
         self._stopping = False
 
@@ -162,8 +171,14 @@ class RunWorker:
             self._wake.clear()
 
     async def _tick(self) -> None:
-        """One look at the run store, in one trip to a thread: cancel, reclaim, claim."""
-        cancelled, reclaimed, claimed = await offload.to_thread(self._due, bool(self._executing))
+        """One look at the run store: when it has work for this worker (a cancel, a run to reclaim or
+        claim) or the claims are due for renewal, one trip to a thread that does it all; else only
+        the read that says there is none."""
+        executing = bool(self._executing)
+        renewing = executing and self.manager.clock() >= self._renewed_at + self.ttl / RENEWALS_PER_TTL
+        if not renewing and not await self._has_work():
+            return
+        cancelled, reclaimed, claimed = await offload.to_thread(self._due, executing)
         asked = [self._executing[run_id][0] for run_id in cancelled
                  if run_id in self._executing and run_id not in self._cancels]
         if asked:
@@ -174,12 +189,21 @@ class RunWorker:
         for run in claimed:
             self._launch(run, reclaimed=False)
 
+    async def _has_work(self) -> bool:
+        """``RunStore.has_work`` for this worker now: on the loop where the run store's reads may run
+        there, else in a trip to a thread."""
+        graphs = self.manager.graphs.names()
+        look = functools.partial(self.runs.has_work, self.name, self.manager.clock(), graphs)
+        return look() if self._reads_on_loop else await offload.to_thread(look)
+
     def _due(self, executing: bool) -> tuple[list[str], list[RunRecord], list[RunRecord]]:
         """Renew this worker's claims (when it ``executing`` any), then take the stale runs of the
         graphs registered here and every runnable one: the ids of the runs here whose cancel was
         asked, the runs reclaimed and the runs claimed."""
         now, graphs = self.manager.clock(), self.manager.graphs.names()
         cancelled = self.runs.heartbeat(self.name, now, self.ttl) if executing else []
+        if executing:
+            self._renewed_at = now
         reclaimed = [taken for stale in self.runs.stale(now) if stale.assistant_id in graphs
                      if (taken := self.runs.reclaim(stale.run_id, self.name, now, self.ttl)) is not None]
         claimed: list[RunRecord] = []
