@@ -22,9 +22,9 @@ DUE = f"SELECT w.run_id {DUE_WHERE} ORDER BY w.created_at LIMIT ?"
 ORPHAN_WHERE = """WHERE status = 'pending' AND created_at < ?
     AND NOT EXISTS (SELECT 1 FROM {runs} AS r WHERE r.run_id = {webhooks}.run_id)"""
 ORPHANED = f"""UPDATE {{webhooks}} SET status = ?, last_error = ?, worker = NULL, next_attempt_at = NULL
-    {ORPHAN_WHERE}"""
+    {ORPHAN_WHERE}"""  # noqa: S608 -- this module's constant clauses; values are bound
 ANY_DUE = f"""SELECT EXISTS (SELECT 1 {DUE_WHERE}) AS due,
-    EXISTS (SELECT 1 FROM {{webhooks}} {ORPHAN_WHERE}) AS orphaned"""
+    EXISTS (SELECT 1 FROM {{webhooks}} {ORPHAN_WHERE}) AS orphaned"""  # noqa: S608 -- as above
 ORPHAN_ERROR = "its run no longer exists (deleted or rolled back before its hook was sent): nothing to send"
 
 
