@@ -149,6 +149,7 @@ async def update_cron(cron_id: str, body: CronPatch, ctx: Context, user: Caller)
     now = cron_clock.now()
     made = await offload.to_thread(store.update, cron_id,
                                    lambda c: revised(c, {**changes, "payload": payload}, now))
+    _changed(ctx)
     return made.to_dict()
 
 
@@ -156,6 +157,7 @@ async def update_cron(cron_id: str, body: CronPatch, ctx: Context, user: Caller)
 async def delete_cron(cron_id: str, ctx: Context, user: Caller) -> Response:
     await _own(ctx, cron_id, user)
     await offload.to_thread(_store(ctx).delete, cron_id)
+    _changed(ctx)
     return Response(status_code=204)
 
 
@@ -173,7 +175,9 @@ async def _create(ctx: ApiContext, body: ThreadCronCreate, user: User | None,
                     timezone=body.timezone, end_time=end_time_of(body.end_time), enabled=body.enabled,
                     metadata=body.metadata, user_id=user.name if user is not None else None,
                     on_run_completed=getattr(body, "on_run_completed", None))
-    return await offload.to_thread(store.add, cron)
+    made = await offload.to_thread(store.add, cron)
+    _changed(ctx)
+    return made
 
 
 def _run_of(payload: dict[str, Any]) -> RunCreate:
@@ -199,6 +203,12 @@ def _filter(user: User | None, assistant_id: str | None, thread_id: str | None,
     """A search's conditions; with an auth file, only the caller's own schedules."""
     return CronFilter(assistant_id=assistant_id, thread_id=thread_id, enabled=enabled,
                       user_id=user.name if user is not None else None, metadata=metadata or {})
+
+
+def _changed(ctx: ApiContext) -> None:
+    """A schedule changed here: this process's scheduler looks again now, not at its next wake."""
+    if ctx.scheduler is not None:
+        ctx.scheduler.wake()
 
 
 def _store(ctx: ApiContext) -> CronStore:
