@@ -55,4 +55,5 @@ def test_an_idle_cron_look_writes_nothing(postgres_uri: str) -> None:
 
 def test_an_idle_webhook_look_writes_nothing(postgres_uri: str) -> None:
     with closing(PostgresRunStore(postgres_uri)), closing(PostgresWebhookStore(postgres_uri)) as hooks:
-        assert answered_while_writes_are_blocked(postgres_uri, "webhooks", lambda: hooks.has_due(100.0)) == [False]
+        look = answered_while_writes_are_blocked(postgres_uri, "webhooks", lambda: hooks.has_due(100.0))
+    assert look == [False]
