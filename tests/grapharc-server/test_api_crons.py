@@ -71,9 +71,11 @@ def eventually(check: Callable[[], Any], what: str) -> Any:
 
 def cron_runs(url: str, thread_id: str, cron_id: str, headers: dict[str, str] | None = None
               ) -> list[dict[str, Any]]:
-    """The runs of ``thread_id`` that ``cron_id`` started, oldest first (asked with ``headers``)."""
+    """The runs of ``thread_id`` that ``cron_id`` started, by slot (asked with ``headers``): by slot,
+    not ``created_at``, which keeps whole seconds, so two slots fired in one second would tie."""
     runs = get_sync_client(url=url, headers=headers).runs.list(thread_id, limit=100)
-    return sorted((r for r in runs if r["metadata"].get("cron_id") == cron_id), key=lambda r: r["created_at"])
+    return sorted((r for r in runs if r["metadata"].get("cron_id") == cron_id),
+                  key=lambda r: r["metadata"]["cron_slot"])
 
 
 def test_the_async_client_makes_finds_counts_and_deletes_a_schedule(server: str) -> None:

@@ -12,6 +12,7 @@ import hashlib
 import hmac
 import json
 import sqlite3
+import sys
 from collections.abc import Iterator
 from contextlib import closing
 from pathlib import Path
@@ -20,9 +21,11 @@ from typing import Any
 import httpx
 import pytest
 from langgraph_sdk import get_client
+from server_process import ServerProcess
 from webhook_receiver import HANG, Receiver, receiving, wait_until
 from webhook_stories import (
     FAILING,
+    HOOK_OPTIONS,
     a_hook_pending_at_a_kill_arrives_once_after_restart,
     a_marker_arrives,
     beside,
@@ -102,6 +105,22 @@ def test_each_end_of_a_run_posts_its_record_once(signed: str, receiver: Receiver
                         "/cancelled": "interrupted"}
     a_marker_arrives(signed, receiver, "/after-the-ends")
     assert [len(receiver.at(path)) for path in ends] == [1, 1, 1, 1]
+
+
+POLL_HOURLY = "import grapharc.server.webhooks.sender as s; s.POLL_SECONDS = 3600.0"
+"""The sender looks unwoken only once an hour: a hook then arrives only if a run's end wakes it."""
+
+
+def test_a_run_ending_here_wakes_the_sender_without_waiting_for_its_poll(
+        receiver: Receiver, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    beside(monkeypatch)
+    command = [sys.executable, "-c", f"import sys; {POLL_HOURLY}; from grapharc.cli.main import run; "
+               "sys.exit(run(sys.argv[1:]))", "serve", "--port", "0", "--json", "--sessions",
+               str(tmp_path / "sessions"), "--registry", "api_graphs:register", *HOOK_OPTIONS]
+    with ServerProcess(command) as server:
+        created = create_run(server.json_announcement()["url"], receiver.url("/woken"))
+        [hook] = receiver.wait_for("/woken")
+    assert hook.json()["run_id"] == created["run_id"]
 
 
 def test_every_run_starting_route_takes_a_webhook(signed: str, receiver: Receiver) -> None:

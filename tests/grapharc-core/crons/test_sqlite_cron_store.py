@@ -31,3 +31,23 @@ def test_the_schedules_live_in_the_run_store_file_under_a_schema_version_of_thei
         meta = dict(conn.execute("SELECT key, value FROM meta").fetchall())
         assert conn.execute("SELECT COUNT(*) FROM crons").fetchone() == (1,)
     assert meta["crons_schema"] == "1" and "runs_schema" in meta
+
+
+def statements_of(store: SqliteCronStore) -> list[str]:
+    """The statements this thread's connection to ``store``'s file runs from now on."""
+    seen: list[str] = []
+    store._db.thread_connection().set_trace_callback(seen.append)
+    return seen
+
+
+def test_an_idle_look_for_due_schedules_takes_no_write_lock(tmp_path: Path) -> None:
+    """The scheduler's look when nothing is due only reads: no ``BEGIN IMMEDIATE`` (SQLite's write
+    lock, which every other writer of the file would queue behind) and no change."""
+    crons = open_crons(tmp_path / "sessions")
+    try:
+        crons.add(a_cron(next_run_at=600.0))
+        seen = statements_of(crons)
+        assert crons.next_due() == 600.0 and crons.due(100.0) == []
+    finally:
+        crons.close()
+    assert seen and not [s for s in seen if s.startswith(("BEGIN IMMEDIATE", "UPDATE", "INSERT", "DELETE"))]

@@ -29,3 +29,16 @@ def test_the_deliveries_live_in_the_run_stores_file_under_their_own_schema_key(t
     with sqlite3.connect(tmp_path / "sessions" / "runs.db") as conn:
         keys = dict(conn.execute("SELECT key, value FROM meta").fetchall())
     assert keys["webhooks_schema"] == "1" and keys["runs_schema"] == "3"
+
+
+def test_an_idle_look_for_due_deliveries_takes_no_write_lock(tmp_path: Path) -> None:
+    """The sender's look when nothing is due only reads: no ``BEGIN IMMEDIATE`` (SQLite's write
+    lock, which every other writer of the file would queue behind) and no change."""
+    store: SqliteWebhookStore = open_store(f"sqlite:{tmp_path / 'sessions'}", kind="webhooks")
+    try:
+        seen: list[str] = []
+        store._db.thread_connection().set_trace_callback(seen.append)
+        assert not store.has_due(100.0)
+    finally:
+        store.close()
+    assert seen and not [s for s in seen if s.startswith(("BEGIN IMMEDIATE", "UPDATE", "INSERT", "DELETE"))]

@@ -52,7 +52,13 @@ class CronStore(Protocol):
         ...
 
     def due(self, now: float) -> builtins.list[CronRecord]:
-        """Enabled schedules whose ``next_run_at`` is not after ``now``, the most overdue first."""
+        """Enabled schedules whose ``next_run_at`` is not after ``now``, the most overdue first (a
+        read: nothing is written)."""
+        ...
+
+    def next_due(self) -> float | None:
+        """The earliest ``next_run_at`` of the enabled schedules (None when none has one): a read
+        that writes nothing, so an idle scheduler's look costs no write."""
         ...
 
     def claim_slot(self, cron_id: str, slot: float, next_run_at: float | None) -> bool:

@@ -37,6 +37,10 @@ class SqlCronStore(SqlDialect, ABC):
         """One atomic change or consistent read: committed on success, rolled back on any error."""
 
     @abstractmethod
+    def _read(self) -> AbstractContextManager[Connection]:
+        """One consistent read that takes no write lock."""
+
+    @abstractmethod
     def close(self) -> None:
         """Release the store's connections; closing twice is harmless."""
 
@@ -83,10 +87,17 @@ class SqlCronStore(SqlDialect, ABC):
 
     def due(self, now: float) -> builtins.list[CronRecord]:
         """``CronStore.due``."""
-        with self._write() as conn:
+        with self._read() as conn:
             rows = self._run(conn, "SELECT * FROM {crons} WHERE enabled AND next_run_at IS NOT NULL "
                                    "AND next_run_at <= ? ORDER BY next_run_at, cron_id", (now,)).fetchall()
         return [record_of(row) for row in rows]
+
+    def next_due(self) -> float | None:
+        """``CronStore.next_due``: the due index's least slot."""
+        with self._read() as conn:
+            row = self._run(conn, "SELECT MIN(next_run_at) AS slot FROM {crons} "
+                                  "WHERE enabled AND next_run_at IS NOT NULL").fetchone()
+        return None if row["slot"] is None else float(row["slot"])
 
     def claim_slot(self, cron_id: str, slot: float, next_run_at: float | None) -> bool:
         """``CronStore.claim_slot``: one conditional UPDATE (see the module docstring)."""

@@ -140,13 +140,17 @@ class SqliteDatabase:
 
     @contextmanager
     def read(self) -> Iterator[sqlite3.Connection]:
-        """A consistent read: one deferred transaction, so a read of several tables sees one state."""
+        """A consistent read: one deferred transaction, so a read of several tables sees one state
+        (and takes no write lock); a SQLite failure is the store's error, as a write's is."""
         with self.borrowed() as conn:
-            conn.execute("BEGIN")
             try:
-                yield conn
-            finally:
-                conn.execute("COMMIT")
+                conn.execute("BEGIN")
+                try:
+                    yield conn
+                finally:
+                    conn.execute("COMMIT")
+            except sqlite3.Error as exc:
+                raise self.error(f"{self.what} {self.path}: {exc}") from exc
 
     def autocommit(self) -> AbstractContextManager[sqlite3.Connection]:
         """This thread's connection outside any transaction: for a read of one statement, which

@@ -34,6 +34,9 @@ class SqliteWebhookStore(SqlWebhookStore):
     def _write(self) -> AbstractContextManager[sqlite3.Connection]:
         return self._db.write()
 
+    def _read(self) -> AbstractContextManager[sqlite3.Connection]:
+        return self._db.read()
+
     def close(self) -> None:
         """Close every connection this store opened; closing twice is harmless."""
         self._db.close()

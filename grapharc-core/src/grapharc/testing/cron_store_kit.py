@@ -94,6 +94,17 @@ class CronStoreConformance(StoreKit[CronStore]):
         store.add(a_cron(next_run_at=101.0))
         assert [c.cron_id for c in store.due(100.0)] == [later.cron_id, late.cron_id]
 
+    def test_the_next_due_slot_is_the_least_of_the_enabled_schedules(self, store: CronStore) -> None:
+        assert store.next_due() is None
+        store.add(a_cron(next_run_at=50.0, enabled=False))
+        store.add(a_cron(next_run_at=None))
+        assert store.next_due() is None
+        store.add(a_cron(next_run_at=120.0))
+        soon = store.add(a_cron(next_run_at=90.0))
+        assert store.next_due() == 90.0
+        assert store.claim_slot(soon.cron_id, 90.0, 150.0)
+        assert store.next_due() == 120.0
+
     def test_a_slot_is_claimed_once_by_moving_it_on(self, store: CronStore) -> None:
         cron = store.add(a_cron(next_run_at=60.0))
         assert store.claim_slot(cron.cron_id, 60.0, 120.0)

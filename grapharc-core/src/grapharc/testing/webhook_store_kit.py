@@ -47,11 +47,13 @@ class WebhookStoreConformance(StoreKit[WebhookStore]):
 
     def test_a_delivery_is_due_only_once_its_run_has_ended(self, store: WebhookStore, runs: RunStore) -> None:
         run = expected(store, runs)
-        assert store.claim_due("w1", 2.0, HOLD, 10) == []  # pending
+        assert not store.has_due(2.0) and store.claim_due("w1", 2.0, HOLD, 10) == []  # pending
         runs.claim_next("runner", 2.0, 30.0, GRAPHS)
-        assert store.claim_due("w1", 3.0, HOLD, 10) == []  # running
+        assert not store.has_due(3.0) and store.claim_due("w1", 3.0, HOLD, 10) == []  # running
         runs.finish(run.run_id, "runner", SUCCESS, 4.0, end_seq=1)
+        assert store.has_due(5.0)
         [claimed] = store.claim_due("w1", 5.0, HOLD, 10)
+        assert not store.has_due(5.0)  # claimed: not due again until its claim runs out
         assert (claimed.run_id, claimed.url, claimed.worker) == (run.run_id, URL, "w1")
         assert (claimed.status, claimed.attempts, claimed.next_attempt_at) == (PENDING, 1, 5.0 + HOLD)
 
@@ -81,7 +83,8 @@ class WebhookStoreConformance(StoreKit[WebhookStore]):
         store.claim_due("w1", 10.0, HOLD, 10)
         assert store.keep_body(run.run_id, "w1", '{"status": "success", "note": "東京"}')
         assert store.retry(run.run_id, "w1", "the receiver answered 500", 12.0)
-        assert store.claim_due("w1", 11.9, HOLD, 10) == []
+        assert not store.has_due(11.9) and store.claim_due("w1", 11.9, HOLD, 10) == []
+        assert store.has_due(12.0)
         [again] = store.claim_due("w1", 12.0, HOLD, 10)
         assert (again.attempts, again.last_error) == (2, "the receiver answered 500")
         assert again.body == '{"status": "success", "note": "東京"}'
@@ -102,10 +105,13 @@ class WebhookStoreConformance(StoreKit[WebhookStore]):
                                                                           runs: RunStore) -> None:
         orphan = Delivery(run_id=uuid4().hex, thread_id="t-gone", url=URL, created_at=1.0)
         store.expect(orphan)
+        assert not store.has_due(1.0 + ORPHAN_SECONDS - 1)
         assert store.claim_due("w1", 1.0 + ORPHAN_SECONDS - 1, HOLD, 10) == []
         assert (store.get(orphan.run_id) or missing()).status == PENDING
+        assert store.has_due(2.0 + ORPHAN_SECONDS)  # an orphan to fail is work for the claim
         assert store.claim_due("w1", 2.0 + ORPHAN_SECONDS, HOLD, 10) == []
         assert (store.get(orphan.run_id) or missing()).status == FAILED
+        assert not store.has_due(2.0 + ORPHAN_SECONDS)
 
     def test_a_forgotten_delivery_is_gone(self, store: WebhookStore, runs: RunStore) -> None:
         run = expected(store, runs, queued=False)

@@ -36,6 +36,11 @@ class WebhookStore(Protocol):
         """Delete the delivery of a run that was never queued (its queueing was refused)."""
         ...
 
+    def has_due(self, now: float) -> bool:
+        """Whether ``claim_due`` at ``now`` has anything to do (a due delivery, or an orphan to
+        fail): a read that writes nothing, so an idle sender's look costs no write."""
+        ...
+
     def claim_due(self, worker: str, now: float, hold: float, limit: int) -> builtins.list[Delivery]:
         """Claim up to ``limit`` pending deliveries whose run has ended and whose next attempt is
         due (oldest first) for ``worker``: each one attempt more, its next attempt put off to

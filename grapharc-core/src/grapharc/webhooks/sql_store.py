@@ -15,13 +15,16 @@ from grapharc.session.sql_dialect import Connection, SqlDialect
 from grapharc.webhooks.contracts import ORPHAN_SECONDS
 from grapharc.webhooks.records import DELIVERED, FAILED, PENDING, Delivery, delivery_of
 
-DUE = """SELECT w.run_id FROM {{webhooks}} AS w JOIN {{runs}} AS r ON r.run_id = w.run_id
+DUE_WHERE = """FROM {webhooks} AS w JOIN {runs} AS r ON r.run_id = w.run_id
     WHERE w.status = 'pending' AND r.status IN ('success', 'error', 'interrupted')
-    AND (w.next_attempt_at IS NULL OR w.next_attempt_at <= ?)
-    ORDER BY w.created_at LIMIT ? {due_lock}"""
-ORPHANED = """UPDATE {webhooks} SET status = ?, last_error = ?, worker = NULL, next_attempt_at = NULL
-    WHERE status = 'pending' AND created_at < ?
+    AND (w.next_attempt_at IS NULL OR w.next_attempt_at <= ?)"""
+DUE = f"SELECT w.run_id {DUE_WHERE} ORDER BY w.created_at LIMIT ?"
+ORPHAN_WHERE = """WHERE status = 'pending' AND created_at < ?
     AND NOT EXISTS (SELECT 1 FROM {runs} AS r WHERE r.run_id = {webhooks}.run_id)"""
+ORPHANED = f"""UPDATE {{webhooks}} SET status = ?, last_error = ?, worker = NULL, next_attempt_at = NULL
+    {ORPHAN_WHERE}"""  # noqa: S608 -- this module's constant clauses; values are bound
+ANY_DUE = f"""SELECT EXISTS (SELECT 1 {DUE_WHERE}) AS due,
+    EXISTS (SELECT 1 FROM {{webhooks}} {ORPHAN_WHERE}) AS orphaned"""  # noqa: S608 -- as above
 ORPHAN_ERROR = "its run no longer exists (deleted or rolled back before its hook was sent): nothing to send"
 
 
@@ -34,6 +37,10 @@ class SqlWebhookStore(SqlDialect, ABC):
     @abstractmethod
     def _write(self) -> AbstractContextManager[Connection]:
         """One atomic change or consistent read: committed on success, rolled back on any error."""
+
+    @abstractmethod
+    def _read(self) -> AbstractContextManager[Connection]:
+        """One consistent read that takes no write lock."""
 
     @abstractmethod
     def close(self) -> None:
@@ -51,12 +58,18 @@ class SqlWebhookStore(SqlDialect, ABC):
         with self._write() as conn:
             self._run(conn, "DELETE FROM {webhooks} WHERE run_id = ?", (run_id,))
 
+    def has_due(self, now: float) -> bool:
+        """``WebhookStore.has_due``: the claim's two conditions, only read."""
+        with self._read() as conn:
+            row = self._run(conn, ANY_DUE, (now, now - ORPHAN_SECONDS)).fetchone()
+        return bool(row["due"] or row["orphaned"])
+
     def claim_due(self, worker: str, now: float, hold: float, limit: int) -> builtins.list[Delivery]:
         """``WebhookStore.claim_due``."""
         with self._write() as conn:
             self._run(conn, ORPHANED, (FAILED, ORPHAN_ERROR, now - ORPHAN_SECONDS))
             due = [row["run_id"] for row in
-                   self._run(conn, DUE.format(due_lock=self.DUE_LOCK), (now, limit)).fetchall()]
+                   self._run(conn, f"{DUE} {self.DUE_LOCK}", (now, limit)).fetchall()]
             claimed = []
             for run_id in due:
                 self._run(conn, "UPDATE {webhooks} SET worker = ?, next_attempt_at = ?, "

@@ -24,6 +24,10 @@ class PooledStore:
         """One atomic change or consistent read: a pooled connection inside one transaction."""
         return self._database.transaction()
 
+    def _read(self) -> AbstractContextManager[Conn]:
+        """One consistent read: a transaction that only reads writes nothing in PostgreSQL."""
+        return self._database.transaction()
+
     def close(self) -> None:
         """Give the database back (the last of its stores closes it); closing twice is harmless."""
         self._give_back()

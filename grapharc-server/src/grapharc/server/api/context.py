@@ -69,12 +69,13 @@ class ApiContext:
     def __post_init__(self) -> None:
         self.assistants = open_assistants(self.manager.location)
         self.crons = open_crons(self.manager.location) if serves(self.manager.location, "crons") else None
-        self.worker = RunWorker(self.manager, self.runs, self.progress, stateless_grace=self.stateless_grace)
+        self.webhooks = open_webhooks(self.manager.location, self.runs, self.webhook_settings,
+                                      self.manager.runner, self.manager.clock,
+                                      kept=serves(self.manager.location, "webhooks"))
+        self.worker = RunWorker(self.manager, self.runs, self.progress, stateless_grace=self.stateless_grace,
+                                on_end=self.webhooks.run_ended)
         self.sessions = Sessions(self.manager)
         self.reads_on_loop = self.sessions.read_on_loop_with(self.runs)
-        self.webhooks = open_webhooks(self.manager.location, self.runs, self.webhook_settings,
-                                      self.worker.name, self.manager.clock,
-                                      kept=serves(self.manager.location, "webhooks"))
 
     def graph_names(self) -> list[str]:
         """The names of the registered graphs, sorted."""

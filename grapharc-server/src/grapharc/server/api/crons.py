@@ -154,6 +154,7 @@ async def update_cron(cron_id: str, body: CronPatch, ctx: Context, user: Caller)
     now = cron_clock.now()
     made = await offload.to_thread(store.update, cron_id,
                                    lambda c: revised(c, {**changes, "payload": payload}, now))
+    _changed(ctx)
     return made.to_dict()
 
 
@@ -162,6 +163,7 @@ async def delete_cron(cron_id: str, ctx: Context, user: Caller) -> Response:
     """Delete a schedule (with an auth file, one of the caller's own): it fires no more."""
     await _own(ctx, cron_id, user)
     await offload.to_thread(_store(ctx).delete, cron_id)
+    _changed(ctx)
     return Response(status_code=204)
 
 
@@ -179,7 +181,9 @@ async def _create(ctx: ApiContext, body: ThreadCronCreate, user: User | None,
                     timezone=body.timezone, end_time=end_time_of(body.end_time), enabled=body.enabled,
                     metadata=body.metadata, user_id=user.name if user is not None else None,
                     on_run_completed=getattr(body, "on_run_completed", None))
-    return await offload.to_thread(store.add, cron)
+    made = await offload.to_thread(store.add, cron)
+    _changed(ctx)
+    return made
 
 
 def _run_of(payload: dict[str, Any]) -> RunCreate:
@@ -205,6 +209,12 @@ def _filter(user: User | None, assistant_id: str | None, thread_id: str | None,
     """A search's conditions; with an auth file, only the caller's own schedules."""
     return CronFilter(assistant_id=assistant_id, thread_id=thread_id, enabled=enabled,
                       user_id=user.name if user is not None else None, metadata=metadata or {})
+
+
+def _changed(ctx: ApiContext) -> None:
+    """A schedule changed here: this process's scheduler looks again now, not at its next wake."""
+    if ctx.scheduler is not None:
+        ctx.scheduler.wake()
 
 
 def _store(ctx: ApiContext) -> CronStore:

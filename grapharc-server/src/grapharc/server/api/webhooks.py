@@ -45,6 +45,12 @@ class Webhooks:
         if self.sender is not None:
             self.sender.start()
 
+    def run_ended(self) -> None:
+        """A run ended in this process: the sender looks now rather than at its next poll (whether
+        the run has a hook is the store's to say: the look is one read)."""
+        if self.sender is not None:
+            self.sender.wake()
+
     async def aclose(self) -> None:
         """Stop the sender and close the store."""
         if self.sender is not None:

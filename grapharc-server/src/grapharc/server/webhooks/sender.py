@@ -1,9 +1,13 @@
 """Each server process's webhook loop: it claims the due deliveries of ended runs and posts them.
 
-Every ``POLL_SECONDS`` the loop claims the deliveries whose run has ended and whose next attempt is
-due (``WebhookStore.claim_due``: of several processes exactly one claims each attempt) and posts
-each in a task of its own. The first attempt fixes the body, the run's record as
-``GET /threads/{id}/runs/{run_id}`` answers it, so every retry sends the same bytes. A 2xx marks
+When a run ends in this process (``wake``), and otherwise every ``POLL_SECONDS`` (for retries
+coming due and runs that ended in other processes), the loop asks the store whether any delivery
+is due (``WebhookStore.has_due``, a read: an idle look writes nothing); only then does it claim the
+deliveries whose run has ended and whose next attempt is due (``WebhookStore.claim_due``: of
+several processes exactly one claims each attempt) and post each in a task of its own.
+
+The first attempt fixes the body, the run's record as ``GET /threads/{id}/runs/{run_id}`` answers
+it, so every retry sends the same bytes. A 2xx marks
 the delivery delivered; a 5xx, a timeout or a connection error puts the next attempt off by the
 backoff, until ``attempts`` are used up; a 4xx gives up at once. A process that dies mid-attempt
 leaves its claim to run out, and the attempt is made again (delivery is at least once: a receiver
@@ -14,6 +18,7 @@ that answered 2xx to a process killed before it recorded so gets the hook again,
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import json
 import logging
 from collections.abc import Callable
@@ -32,6 +37,7 @@ from grapharc.webhooks.contracts import WebhookStore
 from grapharc.webhooks.records import Delivery
 
 POLL_SECONDS = 1.0
+"""How often the loop looks unwoken: how late a retry or another process's ended run may be sent."""
 CLAIM_MARGIN_SECONDS = 5.0
 """How long past an attempt's own bound its claim holds, before another process may take it."""
 BATCH = 32
@@ -52,6 +58,7 @@ class WebhookSender:
         self.render = render
         self._sending: set[asyncio.Task[None]] = set()
         self._loop: asyncio.Task[None] | None = None
+        self._wake = asyncio.Event()
         self._client: httpx.AsyncClient | None = None
 
     def start(self) -> None:
@@ -59,6 +66,10 @@ class WebhookSender:
         self._client = httpx.AsyncClient(timeout=self.settings.timeout, follow_redirects=False,
                                          trust_env=False)
         self._loop = asyncio.get_running_loop().create_task(self._run(), name=f"webhooks:{self.name}")
+
+    def wake(self) -> None:
+        """Look now (a run ended here: its hook, if it has one, is due)."""
+        self._wake.set()
 
     async def stop(self) -> None:
         """Stop the loop and the attempts in flight (their claims run out: they are made again)."""
@@ -70,7 +81,10 @@ class WebhookSender:
             await self._client.aclose()
 
     async def _run(self) -> None:
+        """Look, then sleep until woken or ``POLL_SECONDS`` pass. The wait is ``asyncio.timeout``,
+        not ``wait_for``, for the reason ``RunWorker._run`` gives."""
         while True:
+            self._wake.clear()  # before the look: a run ending during it makes the next look at once
             try:
                 for delivery in await offload.to_thread(self._claim):
                     task = asyncio.get_running_loop().create_task(self._deliver(delivery),
@@ -81,11 +95,16 @@ class WebhookSender:
                 _log.warning("webhooks %s: %s", self.name, exc)
             except Exception:  # the loop outlives any one look's surprise; the log has the details
                 _log.exception("webhooks %s: unexpected failure; trying again", self.name)
-            await asyncio.sleep(POLL_SECONDS)
+            with contextlib.suppress(TimeoutError):
+                async with asyncio.timeout(POLL_SECONDS):
+                    await self._wake.wait()
 
     def _claim(self) -> list[Delivery]:
-        hold = self.settings.timeout + CLAIM_MARGIN_SECONDS
-        return self.store.claim_due(self.name, self.clock(), hold, BATCH)
+        """The deliveries claimed for this look: none, and nothing written, when none is due."""
+        now = self.clock()
+        if not self.store.has_due(now):
+            return []
+        return self.store.claim_due(self.name, now, self.settings.timeout + CLAIM_MARGIN_SECONDS, BATCH)
 
     async def _deliver(self, delivery: Delivery) -> None:
         """Make one attempt at ``delivery`` and record how it went."""
