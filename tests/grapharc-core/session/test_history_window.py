@@ -284,3 +284,23 @@ def test_an_async_turn_no_values_reader_waits_on_prepares_no_snapshot(directory,
             reader.close()
 
     assert nodes("tTrue") == nodes("tFalse") != []
+
+
+def test_a_checkpoint_a_scan_only_named_is_never_given_to_a_values_reader():
+    # a scan that only names a checkpoint's tasks (``Named``) reads no values: a reader wanting them
+    # is sent to disk, and such a checkpoint never replaces a prepared one of the same step
+    from types import SimpleNamespace
+
+    from grapharc.session.named import Named
+    from grapharc.session.scanned import ScannedCheckpoints
+
+    scanned = ScannedCheckpoints()
+    task = SimpleNamespace(name="n1", id="x", result={"a": 1})
+    tasked = Named(None, None, {"step": 1}, (task,))
+    scanned.keep("t", [tasked, Named(None, None, {"step": 2})])
+    assert scanned.at("t", 1) is tasked and scanned.at("t", 1, values=True) is None
+    assert scanned.at("t", 2) is None  # nothing named: nothing kept
+    prepared = SimpleNamespace(metadata={"step": 1}, tasks=(task,), values={"a": 1})
+    scanned.keep("t", [prepared])
+    scanned.keep("t", [tasked])
+    assert scanned.at("t", 1, values=True) is prepared

@@ -146,7 +146,7 @@ def scan_window(compiled: CompiledGraphARC, thread: RunnableConfig, since_step: 
     named from the saved tuples (``grapharc.session.named``: a snapshot prepared by LangGraph, tasks
     and values, was most of the scan's work); the newest left unnamed while it has no write saved
     (as after each node of a chain)."""
-    saver, top = compiled.inner.checkpointer, _top(thread)
+    saver, top = compiled.checkpointer, _top(thread)
     saved = list(_read(lambda page: saver.list(top, **page), Window(since_step=since_step)))
     return _named_window(compiled.inner, saved)
 
@@ -157,13 +157,13 @@ async def ascan_window(compiled: CompiledGraphARC, thread: RunnableConfig, since
     if (trip := in_one_trip(compiled.checkpointer)) is not None:
         scanned: list[Named] = await trip(scan_window, compiled, thread, since_step)
         return scanned
-    saver, top = compiled.inner.checkpointer, _top(thread)
+    saver, top = compiled.checkpointer, _top(thread)
     window = Window(since_step=since_step)
     saved = [t async for t in _aread(lambda page: saver.alist(top, **page), window)]
     return _named_window(compiled.inner, saved)
 
 
-def _named_window(pregel: Pregel, saved: list[CheckpointTuple]) -> list[Named]:
+def _named_window(pregel: Pregel[Any, Any, Any, Any], saved: list[CheckpointTuple]) -> list[Named]:
     """The scan's view of the window's tuples (newest first): each named, but the newest left
     unnamed while none of its tasks has saved a write."""
     return [unnamed(t) if i == 0 and not t.pending_writes else named(pregel, t) for i, t in enumerate(saved)]

@@ -16,7 +16,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any
 
-from langgraph.checkpoint.base import CheckpointTuple
+from langgraph.checkpoint.base import BaseCheckpointSaver, CheckpointTuple
 from langgraph.pregel import Pregel
 from langgraph.pregel._algo import prepare_next_tasks
 from langgraph.pregel._checkpoint import channels_from_checkpoint
@@ -41,12 +41,13 @@ def unnamed(saved: CheckpointTuple) -> Named:
     return Named(saved.config, saved.parent_config, saved.metadata)
 
 
-def named(pregel: Pregel, saved: CheckpointTuple) -> Named:
+def named(pregel: Pregel[Any, Any, Any, Any], saved: CheckpointTuple) -> Named:
     """``saved`` with its tasks named as ``pregel`` (the graph that wrote it) plans them, each with
     the result its saved writes hold (None until its writes are saved)."""
     step = int(saved.metadata.get("step", -1)) + 1
+    saver = pregel.checkpointer if isinstance(pregel.checkpointer, BaseCheckpointSaver) else None
     channels, managed = channels_from_checkpoint(pregel.channels, saved.checkpoint,
-                                                 saver=pregel.checkpointer, config=saved.config)
+                                                 saver=saver, config=saved.config)
     tasks = prepare_next_tasks(saved.checkpoint, saved.pending_writes or [], pregel.nodes, channels,
                                managed, saved.config, step, step + 2, for_execution=False)
     results = tasks_w_writes(tasks.values(), saved.pending_writes, None, pregel.stream_channels_asis)
