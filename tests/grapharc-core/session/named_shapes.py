@@ -19,7 +19,7 @@ from langgraph.pregel import Pregel
 from langgraph.types import Command, Send, interrupt
 
 from grapharc.session.audit import completed_runs
-from grapharc.session.history import Window, scan_window, snapshots, step_of
+from grapharc.session.history import Window, ascan_window, scan_window, snapshots, step_of
 from grapharc.session.named import named
 
 
@@ -207,3 +207,18 @@ def assert_named_as_prepared(pregel: Pregel, thread_id: str) -> list[tuple[Any, 
             assert (completed_runs(scanned, since, settled=settled)
                     == completed_runs(window, since, settled=settled)), (thread_id, since, settled)
     return seen
+
+
+async def assert_async_scans_agree(pregel: Pregel, async_saver: BaseCheckpointSaver[Any],
+                                   thread_id: str) -> int:
+    """Check that an async scan through ``async_saver`` (over the same tables as ``pregel``'s saver,
+    a trip per page) reads what the sync scan reads, from each step; how many steps were compared."""
+    sync, through = Compiled(pregel), Compiled(pregel)
+    through.checkpointer = async_saver
+    thread = _thread(thread_id)
+    newest = step_of(next(iter(pregel.get_state_history(thread))))
+    for since in range(-1, newest + 2):
+        read = await ascan_window(through, thread, since)  # type: ignore[arg-type]
+        assert [(_view(n.tasks), n.metadata) for n in read] == [
+            (_view(n.tasks), n.metadata) for n in scan_window(sync, thread, since)]  # type: ignore[arg-type]
+    return newest + 3
