@@ -90,16 +90,18 @@ def _asks(state: Notes) -> dict[str, Any]:
     return {"items": [f"answer:{answer}"]}
 
 
-def _interrupted(saver: BaseCheckpointSaver[Any]) -> Pregel:
+def _beside_a_sibling(saver: BaseCheckpointSaver[Any], name: str, node: Any) -> Pregel:
+    """``a``, then ``node`` (as ``name``) and a sibling ``side`` in the same step, then ``z``: where
+    ``node`` stops, the step's checkpoint holds the sibling's saved write beside it."""
     g = StateGraph(Notes)
     g.add_node("a", _note("a"))
-    g.add_node("ask", _asks)
+    g.add_node(name, node)
     g.add_node("side", _note("side"))
     g.add_node("z", _note("z"))
     g.add_edge(START, "a")
-    g.add_edge("a", "ask")
+    g.add_edge("a", name)
     g.add_edge("a", "side")
-    g.add_edge(["ask", "side"], "z")
+    g.add_edge([name, "side"], "z")
     g.add_edge("z", END)
     return g.compile(checkpointer=saver)
 
@@ -113,20 +115,6 @@ class Flaky:
         if not self.mended:
             raise RuntimeError("not yet")
         return {"items": ["flaky"]}
-
-
-def _failing(saver: BaseCheckpointSaver[Any], flaky: Flaky) -> Pregel:
-    g = StateGraph(Notes)
-    g.add_node("a", _note("a"))
-    g.add_node("flaky", flaky)
-    g.add_node("ok", _note("ok"))
-    g.add_node("z", _note("z"))
-    g.add_edge(START, "a")
-    g.add_edge("a", "flaky")
-    g.add_edge("a", "ok")
-    g.add_edge(["flaky", "ok"], "z")
-    g.add_edge("z", END)
-    return g.compile(checkpointer=saver)
 
 
 def _thread(thread_id: str) -> dict[str, Any]:
@@ -143,14 +131,14 @@ def run_shapes(saver: BaseCheckpointSaver[Any],
         for _ in range(2):
             graph.invoke({"items": []}, _thread(shape.__name__))
         yield graph, shape.__name__
-    asking = _interrupted(saver)
+    asking = _beside_a_sibling(saver, "ask", _asks)
     asking.invoke({"items": []}, _thread("asks"))
     yield asking, "asks"  # paused: the newest checkpoint holds the interrupt and a sibling's write
     asking.invoke(Command(resume="yes"), _thread("asks"))
     asking.invoke({"items": []}, _thread("asks"))
     yield asking, "asks"
     flaky = Flaky()
-    failing = _failing(saver, flaky)
+    failing = _beside_a_sibling(saver, "flaky", flaky)
     with pytest.raises(RuntimeError, match="not yet"):
         failing.invoke({"items": []}, _thread("fails"))
     yield failing, "fails"  # failed: the newest checkpoint holds the error and a sibling's write
