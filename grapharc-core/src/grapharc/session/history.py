@@ -143,9 +143,9 @@ def _top(thread: RunnableConfig) -> RunnableConfig:
 
 def scan_window(compiled: CompiledGraphARC, thread: RunnableConfig, since_step: int) -> list[Named]:
     """The checkpoints a node scan reads from superstep ``since_step`` on, newest first, their tasks
-    named from the saved tuples (``grapharc.session.named``: a snapshot prepared by LangGraph, tasks
-    and values, was most of the scan's work); the newest left unnamed while it has no write saved
-    (as after each node of a chain)."""
+    named from the saved tuples (``grapharc.session.named``: half the work of LangGraph preparing a
+    snapshot, tasks and values); the newest left unnamed while it has no write saved (as after each
+    node of a chain: its tasks would only repeat its step as the scan's watermark)."""
     saver, top = compiled.checkpointer, _top(thread)
     saved = list(_read(lambda page: saver.list(top, **page), Window(since_step=since_step)))
     return _named_window(compiled.inner, saved)

@@ -2,7 +2,8 @@
 
 The audit scan after each node needs only which tasks a checkpoint has (name, id) and the result
 each one's saved writes hold. A ``StateSnapshot`` also prepares every task for execution, reads the
-state's values, applies null writes and looks up subgraph states, which was most of a scan's cost.
+state's values, applies null writes and looks up subgraph states: naming the tasks alone costs
+about half as much (a chain turn's scans and recording together about a third less CPU).
 The names cannot be read from the tuple alone (a pending write carries its task's id, not its name;
 a ``Send`` task's path holds only its index in the packet list), so LangGraph's own planner names
 them (``prepare_next_tasks`` without preparing for execution) and its own ``tasks_w_writes`` puts
