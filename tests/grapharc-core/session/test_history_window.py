@@ -65,10 +65,18 @@ def _listed_by_turn(turn: Any, turns: int, listed: type[Listed]) -> list[int]:
     return counts
 
 
+def _bounded(counts: list[int]) -> bool:
+    """Whether the last turns read no more checkpoints than the first ones did: compared as the
+    fewest of the last five against the most of the first five, since a scan reads one more when
+    LangGraph's background save of a node's writes lands after it (the watermark stays a step
+    lower), whichever turn that happens in."""
+    return min(counts[-5:]) <= max(counts[:5])
+
+
 def test_a_turns_audit_scan_reads_as_many_checkpoints_on_a_long_thread_as_on_a_new_one(manager, listed):
     manager.create("chain", thread_id="long")
     counts = _listed_by_turn(lambda: manager.run("long", {}), 25, listed)
-    assert counts[-1] <= counts[1], counts  # the whole history each scan: 25 turns later, ~12x
+    assert _bounded(counts), counts  # the whole history each scan: 25 turns later, ~12x
 
 
 def test_async_turns_read_a_bounded_window_too(directory, listed):
@@ -86,7 +94,7 @@ def test_async_turns_read_a_bounded_window_too(directory, listed):
         return counts
 
     counts = asyncio.run(turns())
-    assert counts[-1] <= counts[1], counts
+    assert _bounded(counts), counts
 
 
 def test_history_windows_are_the_newest_snapshots_of_the_full_history(manager):
