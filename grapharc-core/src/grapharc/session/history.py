@@ -11,13 +11,15 @@ checkpoints are listed at once; the page a reader leaves early holds nothing ope
 
 from __future__ import annotations
 
-from collections.abc import AsyncIterator, Iterator, Mapping
+from collections.abc import AsyncIterable, AsyncIterator, Callable, Iterable, Iterator, Mapping
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
 from langgraph.checkpoint.base import BaseCheckpointSaver, CheckpointTuple
+from langgraph.pregel import Pregel
 
 from grapharc.runtime.wrapped_saver import in_one_trip
+from grapharc.session.named import Named, named, unnamed
 
 if TYPE_CHECKING:
     from langchain_core.runnables import RunnableConfig
@@ -85,30 +87,40 @@ class _Paging:
         return self.window.limit is not None and self.taken >= self.window.limit
 
 
+def _read(pages: Callable[[dict[str, Any]], Iterable[Any]], window: Window) -> Iterator[Any]:
+    """The items of ``window`` from ``pages`` (a page's arguments to its listing), newest first; a
+    page is asked for only when the window may still want what it holds."""
+    paging = _Paging(window)
+    while (page := paging.next_page()) is not None:
+        for item in pages(page):
+            if not paging.keep(item):
+                return
+            yield item
+            if paging.done:
+                return
+
+
+async def _aread(pages: Callable[[dict[str, Any]], AsyncIterable[Any]], window: Window) -> AsyncIterator[Any]:
+    """Async ``_read``."""
+    paging = _Paging(window)
+    while (page := paging.next_page()) is not None:
+        async for item in pages(page):
+            if not paging.keep(item):
+                return
+            yield item
+            if paging.done:
+                return
+
+
 def snapshots(compiled: CompiledGraphARC, thread: RunnableConfig, window: Window) -> Iterator[Any]:
     """The thread's snapshots in ``window``, newest first; a snapshot is prepared (LangGraph
     works out its tasks and values) only when the window may still want it."""
-    paging = _Paging(window)
-    while (page := paging.next_page()) is not None:
-        for snapshot in compiled.get_state_history(thread, **page):
-            if not paging.keep(snapshot):
-                return
-            yield snapshot
-            if paging.done:
-                return
+    return _read(lambda page: compiled.get_state_history(thread, **page), window)
 
 
-async def asnapshots(compiled: CompiledGraphARC, thread: RunnableConfig,
-                     window: Window) -> AsyncIterator[Any]:
+def asnapshots(compiled: CompiledGraphARC, thread: RunnableConfig, window: Window) -> AsyncIterator[Any]:
     """Async ``snapshots``."""
-    paging = _Paging(window)
-    while (page := paging.next_page()) is not None:
-        async for snapshot in compiled.aget_state_history(thread, **page):
-            if not paging.keep(snapshot):
-                return
-            yield snapshot
-            if paging.done:
-                return
+    return _aread(lambda page: compiled.aget_state_history(thread, **page), window)
 
 
 async def awindow(compiled: CompiledGraphARC, thread: RunnableConfig, window: Window) -> list[Any]:
@@ -124,58 +136,37 @@ def _listed(compiled: CompiledGraphARC, thread: RunnableConfig, window: Window) 
     return list(snapshots(compiled, thread, window))
 
 
-@dataclass(frozen=True, slots=True)
-class Unprepared:
-    """A saved checkpoint none of whose tasks has saved a write yet, as a node scan sees it: where
-    it stands on the thread (its configs and metadata), its tasks left unprepared (none has a result
-    to record, so they would only repeat its step as the scan's watermark)."""
-
-    config: Any
-    parent_config: Any
-    metadata: Any
-    tasks: tuple[Any, ...] = ()
+def _top(thread: RunnableConfig) -> RunnableConfig:
+    """``thread``'s config for the top graph's checkpoints (as ``get_state_history`` lists them)."""
+    return {**thread, "configurable": {"checkpoint_ns": "", **thread.get("configurable", {})}}
 
 
-def scan_window(compiled: CompiledGraphARC, thread: RunnableConfig, since_step: int) -> list[Any]:
-    """The snapshots a node scan reads from superstep ``since_step`` on, newest first, the newest
-    ``Unprepared`` when it has no write saved yet (as after each node of a chain, where LangGraph
-    preparing it, tasks and values, was half the scan's work)."""
-    saver = compiled.checkpointer
-    newest = saver.get_tuple(thread) if isinstance(saver, BaseCheckpointSaver) else None
-    start = _unprepared_head(newest, since_step)
-    if start is None:
-        return list(snapshots(compiled, thread, Window(since_step=since_step)))
-    head, rest = start
-    return head if rest is None else [*head, *snapshots(compiled, thread, rest)]
+def scan_window(compiled: CompiledGraphARC, thread: RunnableConfig, since_step: int) -> list[Named]:
+    """The checkpoints a node scan reads from superstep ``since_step`` on, newest first, their tasks
+    named from the saved tuples (``grapharc.session.named``: half the work of LangGraph preparing a
+    snapshot, tasks and values); the newest left unnamed while it has no write saved (as after each
+    node of a chain: its tasks would only repeat its step as the scan's watermark)."""
+    saver, top = compiled.checkpointer, _top(thread)
+    saved = list(_read(lambda page: saver.list(top, **page), Window(since_step=since_step)))
+    return _named_window(compiled.inner, saved)
 
 
-async def ascan_window(compiled: CompiledGraphARC, thread: RunnableConfig, since_step: int) -> list[Any]:
+async def ascan_window(compiled: CompiledGraphARC, thread: RunnableConfig, since_step: int) -> list[Named]:
     """Async ``scan_window``: ``scan_window`` itself in one trip where the checkpointer runs its calls
-    on a thread of its own (``in_one_trip``; the newest checkpoint and the page under it were a
-    trip each), else its reads one trip each."""
-    saver = compiled.checkpointer
-    if (trip := in_one_trip(saver)) is not None:
-        scanned: list[Any] = await trip(scan_window, compiled, thread, since_step)
+    on a thread of its own (``in_one_trip``: a trip a page fewer), else a trip per page."""
+    if (trip := in_one_trip(compiled.checkpointer)) is not None:
+        scanned: list[Named] = await trip(scan_window, compiled, thread, since_step)
         return scanned
-    newest = await saver.aget_tuple(thread) if isinstance(saver, BaseCheckpointSaver) else None
-    start = _unprepared_head(newest, since_step)
-    if start is None:
-        return [s async for s in asnapshots(compiled, thread, Window(since_step=since_step))]
-    head, rest = start
-    return head if rest is None else [*head, *[s async for s in asnapshots(compiled, thread, rest)]]
+    saver, top = compiled.checkpointer, _top(thread)
+    window = Window(since_step=since_step)
+    saved = [t async for t in _aread(lambda page: saver.alist(top, **page), window)]
+    return _named_window(compiled.inner, saved)
 
 
-def _unprepared_head(newest: CheckpointTuple | None,
-                     since_step: int) -> tuple[list[Any], Window | None] | None:
-    """Where a scan from ``since_step`` starts when the thread's ``newest`` checkpoint needs no
-    preparing: its ``Unprepared`` head (if in the window) and the window of the older ones (None:
-    none to read); None when it must be prepared (a write saved on it) or there is none."""
-    if newest is None or newest.pending_writes:
-        return None
-    head = Unprepared(newest.config, newest.parent_config, newest.metadata)
-    if step_of(head) <= since_step:
-        return ([head] if step_of(head) == since_step else []), None
-    return [head], Window(since_step=since_step, before=newest.config["configurable"]["checkpoint_id"])
+def _named_window(pregel: Pregel[Any, Any, Any, Any], saved: list[CheckpointTuple]) -> list[Named]:
+    """The scan's view of the window's tuples (newest first): each named, but the newest left
+    unnamed while none of its tasks has saved a write."""
+    return [unnamed(t) if i == 0 and not t.pending_writes else named(pregel, t) for i, t in enumerate(saved)]
 
 
 def stored_values(compiled: CompiledGraphARC, thread: RunnableConfig) -> dict[str, Any]:

@@ -202,10 +202,11 @@ class SessionManager:
         return {i.id: i.value for _task, channel, value in (saved.pending_writes or [] if saved else [])
                 if channel == INTERRUPT for i in value}
 
-    def scanned_at(self, thread_id: str, step: int) -> Any:
+    def scanned_at(self, thread_id: str, step: int, *, values: bool = False) -> Any:
         """The checkpoint of superstep ``step`` as a live turn of the thread in this process last
-        scanned it (None: none), for a reader that would otherwise read it again."""
-        return self.scanned.at(thread_id, step)
+        scanned it (None: none, or ``values`` wanted and not read), for a reader that would
+        otherwise read it again."""
+        return self.scanned.at(thread_id, step, values=values)
 
     def audit(self, thread_id: str, after: int = 0) -> builtins.list[AuditEntry]:
         """The thread's append-only audit trail (``after``: only the entries whose seq is above it)."""

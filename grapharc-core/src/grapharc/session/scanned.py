@@ -13,7 +13,8 @@ from __future__ import annotations
 from collections.abc import Iterable
 from typing import Any
 
-from grapharc.session.history import Unprepared, step_of
+from grapharc.session.history import step_of
+from grapharc.session.named import Named
 
 
 class ScannedCheckpoints:
@@ -23,19 +24,23 @@ class ScannedCheckpoints:
         self._by_thread: dict[str, dict[int, Any]] = {}
 
     def keep(self, thread_id: str, history: Iterable[Any]) -> None:
-        """Remember the snapshots a scan prepared (``history``, newest first) over older ones of the
-        same steps (an ``Unprepared`` one holds nothing a reader needs: skipped). The thread's map
-        is replaced, never changed in place, so a reader on another thread never sees one half
-        written."""
+        """Remember the checkpoints a scan read (``history``, newest first) over older ones of the
+        same steps; a ``Named`` one (tasks, no values) never over one with values, and one with no
+        tasks named holds nothing a reader needs (skipped). The thread's map is replaced, never
+        changed in place, so a reader on another thread never sees one half written."""
         steps = dict(self._by_thread.get(thread_id, {}))
         for snapshot in reversed(list(history)):
-            if not isinstance(snapshot, Unprepared):
-                steps[step_of(snapshot)] = snapshot
+            step = step_of(snapshot)
+            if not isinstance(snapshot, Named) or (snapshot.tasks
+                                                   and isinstance(steps.get(step), Named | None)):
+                steps[step] = snapshot
         self._by_thread[thread_id] = steps
 
-    def at(self, thread_id: str, step: int) -> Any:
-        """The snapshot of ``step`` the thread's live turn last prepared, or None."""
-        return self._by_thread.get(thread_id, {}).get(step)
+    def at(self, thread_id: str, step: int, *, values: bool = False) -> Any:
+        """The checkpoint of ``step`` the thread's live turn last read, or None (also when the
+        reader wants its ``values`` and the scan only named its tasks)."""
+        scanned = self._by_thread.get(thread_id, {}).get(step)
+        return None if values and isinstance(scanned, Named) else scanned
 
     def forget(self, thread_id: str) -> None:
         """Drop the thread's snapshots (its turn ended)."""

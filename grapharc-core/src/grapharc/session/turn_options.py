@@ -26,8 +26,9 @@ class TurnOptions:
     (``grapharc.session.directives``); ``caller``: the config a run's caller set, checked against
     the graph's declarations beforehand, beneath the turn's own (``grapharc.runtime.caller_config``);
     ``values_read``: a reader here renders the state after each node from the turn's scans (a stream
-    in the ``values`` mode), so a scan prepares the newest checkpoint for it even with no write saved
-    on it yet (else it is left ``Unprepared``, and such a reader reads it from disk)."""
+    in the ``values`` mode), so a scan prepares LangGraph snapshots for it, the newest even with no
+    write saved on it yet (else a scan only names their tasks, ``grapharc.session.named``, and such
+    a reader reads the values from disk)."""
 
     live: LiveSink | None = None
     run_id: str | None = None

@@ -12,9 +12,10 @@ writes on the same connection (a read elsewhere could miss them; core's SQLite s
 whole scan, and the recording of what it found, in one trip to its connection's thread,
 ``wrapped_saver.in_one_trip``: a trip to the store pool less per node); settling after a pass, whose
 writes are all saved by then, reads through the sync one in the same trip to a thread as its
-store calls (each async checkpointer read is a trip of its own). A scan leaves the newest
-checkpoint unprepared while no write is saved on it (``history.scan_window``), unless the turn's
-options say a reader renders values from its scans. A turn's runs answer every
+store calls (each async checkpointer read is a trip of its own). A scan names the tasks of the
+checkpoints it reads from their saved tuples, without LangGraph preparing snapshots, the newest
+left unnamed while no write is saved on it (``history.scan_window``), unless the turn's options
+say a reader renders values from its scans. A turn's runs answer every
 ``ask`` with a durable approval (``grapharc.decisions.approval``): the thread pauses on it like on an
 ``interrupt()``. An ``on_update`` subscriber sees each node's writes once they are saved, and an
 ``on_record`` watcher is called after each write to the audit trail (nodes, runs, the ending),
@@ -235,7 +236,7 @@ class _TurnBase:
         self.audited = resume_at
         return new
 
-    def _completions(self, history: list[StateSnapshot], since: int, *,
+    def _completions(self, history: list[Any], since: int, *,
                      settled: bool = False) -> tuple[list[NodeRun], int]:
         """The node completions in ``history`` (read from step ``since``, the audit watermark) and
         the step the next scan starts from; the history is kept for the thread's readers."""

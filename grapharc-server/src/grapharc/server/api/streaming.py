@@ -374,7 +374,7 @@ def _scanned_steps(sessions: Sessions, thread_id: str, nodes: list[AuditEntry],
             return None
         steps[step - 1] = before
         if values:
-            if (after := sessions.scanned_at(thread_id, step)) is None:
+            if (after := sessions.scanned_at(thread_id, step, values=True)) is None:
                 return None
             steps[step] = after
     return steps

@@ -111,10 +111,11 @@ class Sessions:
         saved = self.manager.checkpointer.get_tuple(config)
         return dict(saved.checkpoint["channel_values"]) if saved is not None else {}
 
-    def scanned_at(self, thread_id: str, step: int) -> Any:
+    def scanned_at(self, thread_id: str, step: int, *, values: bool = False) -> Any:
         """The checkpoint of superstep ``step`` as a live turn of the thread here last scanned it
-        (None: none), so a stream renders a node without reading it again."""
-        return self.manager.scanned_at(thread_id, step)
+        (None: none, or ``values`` wanted and not read), so a stream renders a node without
+        reading it again."""
+        return self.manager.scanned_at(thread_id, step, values=values)
 
     @asynccontextmanager
     async def driver_for(self, thread_id: str) -> AsyncIterator[SessionManager]:
