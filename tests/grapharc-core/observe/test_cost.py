@@ -134,3 +134,39 @@ def test_spend_outside_any_run_is_its_own_line_and_part_of_the_total(builder):
     document = cost(builder.write()).to_document()
     assert list(document["runs"]) == ["r"] and list(document["threads"]) == ["thread-r"]
     assert document["outside_runs"]["tokens"] == 30 and document["total"]["tokens"] == 32
+
+
+def test_a_models_breakdown_prices_each_model_at_its_own_rate_and_the_rest_at_the_default(builder):
+    builder.run_start("r").end("r", "ask", 1, tokens=1500, models={
+        "mock/big": {"calls": 2, "tokens": 1000, "input_tokens": 800, "output_tokens": 200},
+        "mock/small": {"calls": 1, "tokens": 300}})
+    card = RateCard(default=Rate(per_million=2.0),
+                    models={"mock/big": Rate(input_per_million=1.0, output_per_million=4.0)})
+    document = cost(builder.write(), "r", rate_card=card).to_document()
+    big, small, unnamed = (800 * 1.0 + 200 * 4.0) / 1e6, 300 * 2.0 / 1e6, 200 * 2.0 / 1e6
+    assert document["total"]["estimated_cost_usd"] == pytest.approx(big + small + unnamed)
+    assert [(line["model"], line["calls"], line["tokens"]) for line in document["models"]] == \
+        [("mock/big", 2, 1000), ("mock/small", 1, 300), (None, 0, 200)]
+
+
+def test_the_models_a_card_cannot_price_are_named_with_their_calls(builder):
+    from grapharc.observe.render import render_cost
+
+    builder.run_start("r").end("r", "ask", 1, tokens=700, models={
+        "mock/big": {"calls": 1, "tokens": 400}, "mock/small": {"calls": 3, "tokens": 300}})
+    card = RateCard(models={"mock/big": Rate(per_million=1.0)})
+    text = render_cost(cost(builder.write(), "r", rate_card=card).to_document())
+    assert text.splitlines()[-1] == "no rate on the card for: mock/small (3 call(s), 300 tokens)"
+
+
+@pytest.mark.parametrize("breakdown", [
+    {"mock/big": {"calls": 1, "tokens": 5000}},  # claims more tokens than the event has
+    {"mock/big": {"calls": -1, "tokens": 10}},
+    {"mock/big": "lots"},
+    {"mock/big": {"calls": 1, "tokens": 1.5}},
+])
+def test_a_damaged_breakdown_prices_the_event_as_tokens_of_no_model(builder, breakdown):
+    builder.run_start("r").end("r", "ask", 1, tokens=100, models=breakdown)
+    document = cost(builder.write(), "r", rate_card=CARD).to_document()
+    assert document["total"]["estimated_cost_usd"] == pytest.approx(100 * 2.0 / 1e6)
+    assert [(line["model"], line["tokens"]) for line in document["models"]] == [(None, 100)]

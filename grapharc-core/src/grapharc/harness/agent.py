@@ -61,13 +61,14 @@ from grapharc.harness.redacting import RedactingExecutor
 from grapharc.harness.requested import requested_calls, storable_reply
 from grapharc.harness.tool_calls import GovernedToolCalls
 from grapharc.harness.tools import Tool, ToolRegistry
+from grapharc.models.labels import model_label
 from grapharc.policy.engine import PolicyEngine
 from grapharc.redaction import current_redactor
 from grapharc.runtime.budget import Budget, BudgetExceededError
 from grapharc.runtime.context import CURRENT_RUN, record_stop_reason
 from grapharc.runtime.graph import END, START, GraphARC
 from grapharc.runtime.state import GraphARCState
-from grapharc.runtime.tokens import charge_hand
+from grapharc.runtime.tokens import charge_hand, reply_spend
 from grapharc.trace import schema as ts
 
 INSTRUCTIONS = ("You are an agent working in a workspace directory. Use the tools you are given to do "
@@ -239,7 +240,7 @@ class AgentNode(GovernedToolCalls):
         calls = requested_calls(reply)
         self._record(config, "model", ts.MODEL_CALL, {
             ts.DURATION_MS: (time.perf_counter() - started) * 1000.0, ts.TOOL_CALLS: len(calls),
-            ts.MODEL: str(getattr(self.model, "model_name", type(self.model).__name__))})
+            ts.MODEL: model_label(self.model), **reply_spend(reply)})
         added = [] if state.messages else history
         writes: dict[str, Any] = {"messages": [*added, reply], "steps": state.steps + 1}
         if not calls:
@@ -309,12 +310,13 @@ class AgentNode(GovernedToolCalls):
         if not isinstance(result, DelegatedRun):
             raise AgentSetupError(f"{type(self.model).__name__}.run_delegated returned a "
                                   f"{type(result).__name__}, not a DelegatedRun")
-        charge_hand(result.tokens, result.cost_usd)
+        model = model_label(self.model)
+        charge_hand(result.tokens, result.cost_usd, model=model)
         answer = result.text
         self._record(config, "delegate", ts.MODEL_CALL, {
             ts.DURATION_MS: (time.perf_counter() - started) * 1000.0, ts.TOOL_CALLS: 0,
-            ts.EXECUTOR: ts.DELEGATED,
-            ts.MODEL: str(getattr(self.model, "model_name", type(self.model).__name__))})
+            ts.EXECUTOR: ts.DELEGATED, ts.MODEL: model, ts.TOKENS: result.tokens,
+            ts.COST_USD: result.cost_usd})
         record_stop_reason("answered")
         return {"messages": [HumanMessage(state.task), AIMessage(answer)], "answer": answer,
                 "status": ANSWERED, "stop_reason": "answered"}

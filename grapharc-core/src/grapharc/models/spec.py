@@ -7,6 +7,7 @@ from typing import Any
 
 from grapharc._missing import install_hint
 from grapharc.errors import GraphARCError
+from grapharc.models.labels import tag_with_spec
 from grapharc.plugins import BackendInfo, UnknownNameError, registry, resolve_factory
 
 
@@ -85,6 +86,10 @@ def resolve_backend(spec: str) -> ModelSpec:
 
 
 def get_model(spec: str, **kwargs: Any) -> Any:
-    """Build the LangChain chat model a spec names; ``kwargs`` go to the backend's factory."""
+    """Build the LangChain chat model a spec names; ``kwargs`` go to the backend's factory.
+
+    The model carries the spec, so its calls are recorded (and priced by a rate card) under it.
+    """
     resolved = resolve_backend(spec)
-    return resolve_factory(resolved.info.factory, plugin=resolved.distribution)(resolved.model, **kwargs)
+    model = resolve_factory(resolved.info.factory, plugin=resolved.distribution)(resolved.model, **kwargs)
+    return tag_with_spec(model, f"{resolved.backend}/{resolved.model}")

@@ -5,6 +5,9 @@
 ``estimated_cost_usd`` prices *every* token against a ``RateCard`` you supply, with
 ``unpriced_tokens`` for tokens the card has no rate for. Neither figure is ever filled in
 from the other. Tokens are counted by the same ``Tally`` ``metrics`` uses, so the two agree.
+Each model's tokens (the ``models`` breakdown the kernel writes on a node's ``end``) are priced at
+that model's rate, and the report lists every model with its calls, so the calls a card leaves
+unpriced are counted and named.
 """
 
 from __future__ import annotations
@@ -20,7 +23,7 @@ from grapharc.config.values import PRICE_PER_MILLION
 from grapharc.observe.errors import NoEventsError, RateCardError, UnknownRunError
 from grapharc.observe.grouping import parse_grouping
 from grapharc.observe.ledger import Ledger, total_usage
-from grapharc.observe.tally import Tally, Usage
+from grapharc.observe.tally import ModelUsage, Tally, Usage
 from grapharc.trace.reader import TraceReader
 
 CARD_KEYS = ("default", "models")
@@ -145,6 +148,14 @@ class CostReport:
             line["unpriced_tokens"] = usage.unpriced_tokens
         return line
 
+    def model_line(self, model: str | None, usage: ModelUsage) -> dict[str, Any]:
+        """One model's calls and tokens in the report's scope (``model`` None: no model named)."""
+        line: dict[str, Any] = {"model": model, "calls": usage.calls, "tokens": usage.tokens,
+                                "estimated_cost_usd": usage.estimated_cost_usd if self.rate_card else None}
+        if self.rate_card is not None:
+            line["unpriced_tokens"] = usage.unpriced_tokens
+        return line
+
     def to_document(self) -> dict[str, Any]:
         """The JSON document ``grapharc cost --json`` prints."""
         document: dict[str, Any] = {
@@ -155,6 +166,7 @@ class CostReport:
                         for tid, (runs, usage) in self.threads.items() if tid is not None},
             "nodes": {name: self.line(usage) for name, usage in self.nodes.items()},
             "outside_nodes": self.line(self.outside_nodes),
+            "models": [self.model_line(model, usage) for model, usage in _named_first(self.total.models)],
         }
         if self.run_id is None:
             document["runs"] = {run_id: self.line(usage) for run_id, usage in self.runs.items()
@@ -166,6 +178,12 @@ class CostReport:
         if self.warnings:
             document["warnings"] = self.warnings
         return document
+
+
+def _named_first(models: dict[str | None, ModelUsage]) -> list[tuple[str | None, ModelUsage]]:
+    """The models by name, then the share of no named model (if any)."""
+    named = sorted((model, usage) for model, usage in models.items() if model is not None)
+    return [*named, *([(None, models[None])] if None in models else [])]
 
 
 def cost(path: str | os.PathLike[str], run_id: str | None = None, *, rate_card: RateCard | None = None,

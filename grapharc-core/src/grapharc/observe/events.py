@@ -11,9 +11,12 @@ from typing import Any
 
 from grapharc.trace.schema import (
     ATTEMPT,
+    CALLS,
     COST_USD,
     GRAPH,
     INPUT_TOKENS,
+    MODEL,
+    MODELS,
     NODE,
     OUTPUT_TOKENS,
     RUN_ID,
@@ -34,6 +37,55 @@ def token_figures(event: dict[str, Any]) -> tuple[int, int | None, int | None]:
     if type(split_in) is int and type(split_out) is int:
         return total, split_in, split_out
     return total, None, None
+
+
+ModelShare = tuple[str | None, int, int, int | None, int | None]
+"""(model or None, calls, total, input, output tokens) of the part of an event's tokens one model spent."""
+
+
+def model_shares(event: dict[str, Any], total: int, input_tokens: int | None,
+                 output_tokens: int | None) -> list[ModelShare]:
+    """An event's ``total`` tokens split by the model that spent them.
+
+    The kernel writes a ``models`` breakdown on a node's ``end``; tokens it does not cover (a
+    charge of no named model) are a share of no model. An event without a well-formed breakdown
+    is one share: of its own ``model`` (one call) if it names one, else of no model.
+    """
+    breakdown = event.get(MODELS)
+    if isinstance(breakdown, dict) and breakdown:
+        shares = _breakdown_shares(breakdown, total)
+        if shares is not None:
+            return shares
+    model = event.get(MODEL)
+    if isinstance(model, str) and model:
+        return [(model, 1, total, input_tokens, output_tokens)]
+    return [(None, 0, total, input_tokens, output_tokens)] if total else []
+
+
+def _breakdown_shares(breakdown: dict[Any, Any], total: int) -> list[ModelShare] | None:
+    """The shares of a ``models`` breakdown, or None when it is malformed or claims more than ``total``."""
+    shares: list[ModelShare] = []
+    covered = 0
+    for model, figures in breakdown.items():
+        if not isinstance(figures, dict):
+            return None
+        calls, tokens = _whole(figures.get(CALLS)), _whole(figures.get(TOKENS))
+        if calls is None or tokens is None:
+            return None
+        split_in, split_out = _whole(figures.get(INPUT_TOKENS)), _whole(figures.get(OUTPUT_TOKENS))
+        if split_in is None or split_out is None:
+            split_in = split_out = None
+        shares.append((str(model), calls, tokens, split_in, split_out))
+        covered += tokens
+    if covered > total:
+        return None
+    if covered < total:
+        shares.append((None, 0, total - covered, None, None))
+    return shares
+
+
+def _whole(value: Any) -> int | None:
+    return value if type(value) is int and value >= 0 else None
 
 
 def recorded_cost(event: dict[str, Any]) -> float | None:

@@ -165,7 +165,25 @@ def render_cost(doc: dict[str, Any]) -> str:
     rows.append(row("outside nodes", doc["outside_nodes"]))
     rows += [row(f"group {key}", line) for key, line in doc.get("groups", {}).items()]
     lines += _table(header, rows)
+    lines += _model_lines(doc["models"])
     return "\n".join(lines)
+
+
+_NO_MODEL = "(no model named)"
+
+
+def _model_lines(models: list[dict[str, Any]]) -> list[str]:
+    """The table of spend by model, then the models the rate card has no rate for, by name."""
+    if not models:
+        return []
+    rows = [[line["model"] or _NO_MODEL, line["calls"], line["tokens"], _usd(line["estimated_cost_usd"]),
+             line.get("unpriced_tokens", "-")] for line in models]
+    lines = ["", *_table(["model", "calls", "tokens", "estimated USD", "unpriced tokens"], rows)]
+    unpriced = [f"{line['model'] or _NO_MODEL} ({line['calls']} call(s), {line['unpriced_tokens']} tokens)"
+                for line in models if line.get("unpriced_tokens")]
+    if unpriced:
+        lines.append(f"no rate on the card for: {'; '.join(unpriced)}")
+    return lines
 
 
 def render_step(step: dict[str, Any]) -> str:

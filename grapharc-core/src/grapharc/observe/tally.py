@@ -33,8 +33,29 @@ Pricer = Callable[[str | None, int, int | None, int | None], float | None]
 
 
 @dataclass(slots=True)
+class ModelUsage:
+    """The calls and tokens of one model in a bucket, and what a rate card made of them."""
+
+    calls: int = 0
+    tokens: int = 0
+    estimated_cost_usd: float = 0.0
+    unpriced_tokens: int = 0
+
+    def merge(self, other: ModelUsage) -> None:
+        """Add ``other``'s figures into this one."""
+        self.calls += other.calls
+        self.tokens += other.tokens
+        self.estimated_cost_usd += other.estimated_cost_usd
+        self.unpriced_tokens += other.unpriced_tokens
+
+
+@dataclass(slots=True)
 class Usage:
-    """Tokens and cost charged to one bucket; provider-recorded and estimated kept apart."""
+    """Tokens and cost charged to one bucket; provider-recorded and estimated kept apart.
+
+    ``models`` splits the tokens by the model that spent them (None: no model named), each share
+    priced at its own model's rate.
+    """
 
     events: int = 0
     tokens: int = 0
@@ -43,9 +64,10 @@ class Usage:
     unrecorded_tokens: int = 0
     estimated_cost_usd: float = 0.0
     unpriced_tokens: int = 0
+    models: dict[str | None, ModelUsage] = field(default_factory=dict)
 
     def charge(self, event: dict[str, Any], price: Pricer | None) -> None:
-        """Add an event's own tokens and ``cost_usd`` (and a rate-card estimate if priced)."""
+        """Add an event's own tokens and ``cost_usd`` (and a rate-card estimate per model if priced)."""
         total, input_tokens, output_tokens = ev.token_figures(event)
         cost = ev.recorded_cost(event)
         self.events += 1
@@ -55,17 +77,36 @@ class Usage:
         else:
             self.recorded_cost_usd += cost
             self.recorded_events += 1
-        if price is not None:
-            estimate = price(event.get(ts.MODEL), total, input_tokens, output_tokens)
+        for model, calls, tokens, split_in, split_out in ev.model_shares(event, total, input_tokens,
+                                                                         output_tokens):
+            share = self.models.get(model)
+            if share is None:
+                share = self.models[model] = ModelUsage()
+            share.calls += calls
+            share.tokens += tokens
+            if price is None:
+                continue
+            estimate = price(model, tokens, split_in, split_out)
             if estimate is None:
-                self.unpriced_tokens += total
+                share.unpriced_tokens += tokens
+                self.unpriced_tokens += tokens
             else:
+                share.estimated_cost_usd += estimate
                 self.estimated_cost_usd += estimate
 
     def merge(self, other: Usage) -> None:
-        """Add ``other``'s figures into this one (every field is a figure)."""
-        for figure in fields(self):
-            setattr(self, figure.name, getattr(self, figure.name) + getattr(other, figure.name))
+        """Add ``other``'s figures into this one, model by model."""
+        for name in _FIGURES:
+            setattr(self, name, getattr(self, name) + getattr(other, name))
+        for model, share in other.models.items():
+            mine = self.models.get(model)
+            if mine is None:
+                mine = self.models[model] = ModelUsage()
+            mine.merge(share)
+
+
+_FIGURES = tuple(figure.name for figure in fields(Usage) if figure.name != "models")
+"""The summed figures of a ``Usage``: every field but its per-model split."""
 
 
 @dataclass(slots=True)

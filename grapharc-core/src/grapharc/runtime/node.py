@@ -32,7 +32,7 @@ from grapharc.runtime.deadline import NodeTimeoutError, async_deadline, deadline
 from grapharc.runtime.errors import AsyncNodeError, MissingRunContextError
 from grapharc.runtime.node_output import GraphFacts, Settler
 from grapharc.runtime.state_copy import copy_for_node
-from grapharc.runtime.tokens import NodeUsage, node_usage_scope
+from grapharc.runtime.tokens import NodeUsage, model_fields, node_usage_scope
 from grapharc.trace import schema as schema
 from grapharc.trace.writer import TraceWriter, end_fields, node_identity
 
@@ -123,6 +123,8 @@ class NodeGovernor:
         event = end_fields(node_identity(schema.END, run.run_id, run.thread_id, run.attempt, self.graph,
                                          self.node, step),
                            delta, (perf_counter() - started) * 1000.0, usage.tokens, usage.cost_usd)
+        if usage.calls:
+            event.update(model_fields(usage))
         extra = _merge(self.marks, extra)
         if not self.routers:
             trace.write(event, extra)

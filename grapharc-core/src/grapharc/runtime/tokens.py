@@ -13,7 +13,9 @@ full weight like any other input token. The provider's price comes from
 ``response_metadata["cost_usd"]`` or ``llm_output["cost_usd"]``; a call without one is unpriced.
 A call is charged once, to the innermost node scope active where it ran (or, if it ran where no
 scope is active but reached a scope's handler through inherited callbacks, to that scope); a run
-reported twice under the same ``run_id`` is charged once.
+reported twice under the same ``run_id`` is charged once. Each call is also counted under the
+model that made it (:mod:`grapharc.models.labels` names it from the call's callback metadata), so
+the node's ``end`` event can say which model spent what and a rate card can price it by model.
 """
 
 from __future__ import annotations
@@ -24,7 +26,7 @@ import threading
 from collections import OrderedDict
 from contextlib import AbstractContextManager
 from contextvars import ContextVar
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any
 from uuid import UUID
 
@@ -33,7 +35,9 @@ from langchain_core.outputs import LLMResult
 from langchain_core.tracers.context import register_configure_hook
 
 from grapharc.errors import GraphARCError
+from grapharc.models.labels import call_label
 from grapharc.runtime.budget import BudgetMeter, InvalidBudgetError
+from grapharc.trace import schema
 
 _CLAIMED_RUNS_KEPT = 4096
 _CALLBACK_LOGGER = "langchain_core.callbacks.manager"
@@ -53,10 +57,21 @@ class NoUsageScopeError(GraphARCError):
 
 
 @dataclass(slots=True)
+class ModelCalls:
+    """What one model's calls spent inside one node execution."""
+
+    calls: int = 0
+    tokens: int = 0
+    input_tokens: int = 0
+    output_tokens: int = 0
+
+
+@dataclass(slots=True)
 class NodeUsage:
     """What one node execution spent; filled in live while the scope is open.
 
-    ``cost_usd`` is the sum of reported prices, or None if no call reported one.
+    ``cost_usd`` is the sum of reported prices, or None if no call reported one. ``models`` holds
+    the calls whose model is known, by model name; calls of no known model are in the totals only.
     """
 
     tokens: int = 0
@@ -65,6 +80,7 @@ class NodeUsage:
     cost_usd: float | None = None
     calls: int = 0
     unpriced_calls: int = 0
+    models: dict[str, ModelCalls] = field(default_factory=dict)
 
 
 class _NodeUsageHandler(BaseCallbackHandler):
@@ -78,6 +94,7 @@ class _NodeUsageHandler(BaseCallbackHandler):
         self.node = node
         self.usage = NodeUsage()
         self._token: Any = None
+        self._models: dict[UUID, str] = {}
 
     def __enter__(self) -> NodeUsage:
         self._token = _ACTIVE_SCOPE.set(self)
@@ -87,23 +104,32 @@ class _NodeUsageHandler(BaseCallbackHandler):
         """Close the scope, however the node ended."""
         _ACTIVE_SCOPE.reset(self._token)
 
-    def on_chat_model_start(self, serialized: Any, messages: Any, **kwargs: Any) -> None:
+    def on_chat_model_start(self, serialized: Any, messages: Any, *, run_id: UUID,
+                            metadata: dict[str, Any] | None = None, **kwargs: Any) -> None:
         """Refuse to start a call once the run's tokens or dollars are already spent."""
-        self._check_available()
+        self._started(run_id, metadata)
 
-    def on_llm_start(self, serialized: Any, prompts: Any, **kwargs: Any) -> None:
+    def on_llm_start(self, serialized: Any, prompts: Any, *, run_id: UUID,
+                     metadata: dict[str, Any] | None = None, **kwargs: Any) -> None:
         """Refuse to start a call once the run's tokens or dollars are already spent."""
-        self._check_available()
+        self._started(run_id, metadata)
 
     def on_llm_end(self, response: LLMResult, *, run_id: UUID, **kwargs: Any) -> None:
         """Charge the finished call to this node and the meter; raise if it crossed the ceiling."""
+        model = self._models.pop(run_id, None)
         if not self._owns_event() or not _CLAIMED_RUNS.claim(run_id):
             return
         tokens, input_tokens, output_tokens, cost = _read_usage(response)
-        self.charge(tokens, input_tokens, output_tokens, cost)
+        self.charge(tokens, input_tokens, output_tokens, cost, model)
 
-    def charge(self, tokens: int, input_tokens: int, output_tokens: int, cost: float | None) -> None:
-        """Record one call on the node's usage, then on the meter (which may raise)."""
+    def on_llm_error(self, error: BaseException, *, run_id: UUID, **kwargs: Any) -> None:
+        """Forget the failed call's model name."""
+        self._models.pop(run_id, None)
+
+    def charge(self, tokens: int, input_tokens: int, output_tokens: int, cost: float | None,
+               model: str | None = None) -> None:
+        """Record one call on the node's usage (under ``model`` too, if known), then on the meter
+        (which may raise)."""
         usage = self.usage
         with _CHARGE_LOCK:
             usage.calls += 1
@@ -114,6 +140,14 @@ class _NodeUsageHandler(BaseCallbackHandler):
                 usage.unpriced_calls += 1
             else:
                 usage.cost_usd = cost if usage.cost_usd is None else usage.cost_usd + cost
+            if model is not None:
+                calls = usage.models.get(model)
+                if calls is None:
+                    calls = usage.models[model] = ModelCalls()
+                calls.calls += 1
+                calls.tokens += tokens
+                calls.input_tokens += input_tokens
+                calls.output_tokens += output_tokens
         if self.meter is not None:
             self.meter.charge_tokens(tokens, cost, node=self.node)
 
@@ -121,9 +155,15 @@ class _NodeUsageHandler(BaseCallbackHandler):
         active = _ACTIVE_SCOPE.get()
         return active is self or active is None
 
-    def _check_available(self) -> None:
-        if self.meter is not None and self._owns_event():
+    def _started(self, run_id: UUID, metadata: dict[str, Any] | None) -> None:
+        """Refuse the call if the budget is spent; else remember which model it is."""
+        if not self._owns_event():
+            return
+        if self.meter is not None:
             self.meter.check_call_allowed(node=self.node)
+        model = call_label(metadata)
+        if model is not None:
+            self._models[run_id] = model
 
 
 class _ClaimedRuns:
@@ -162,11 +202,33 @@ def node_usage_scope(meter: BudgetMeter | None, node: str) -> AbstractContextMan
     return _NodeUsageHandler(meter, node)
 
 
-def charge_hand(tokens: int, cost_usd: float | None = None) -> None:
+def model_fields(usage: NodeUsage) -> dict[str, Any]:
+    """The fields a node's ``end`` event adds for its model calls: the input and output tokens (when
+    the providers split all of them) and, per model named, its calls and tokens (none: no calls)."""
+    if not usage.calls:
+        return {}
+    fields: dict[str, Any] = _split(usage.tokens, usage.input_tokens, usage.output_tokens)
+    if usage.models:
+        fields[schema.MODELS] = {
+            name: {schema.CALLS: calls.calls, schema.TOKENS: calls.tokens,
+                   **_split(calls.tokens, calls.input_tokens, calls.output_tokens)}
+            for name, calls in usage.models.items()}
+    return fields
+
+
+def _split(tokens: int, input_tokens: int, output_tokens: int) -> dict[str, int]:
+    """Input and output tokens, only when they account for every token (a provider that reported a
+    total alone leaves them unsplit, so a rate card prices them at its blended rate)."""
+    if tokens and input_tokens + output_tokens == tokens:
+        return {schema.INPUT_TOKENS: input_tokens, schema.OUTPUT_TOKENS: output_tokens}
+    return {}
+
+
+def charge_hand(tokens: int, cost_usd: float | None = None, *, model: str | None = None) -> None:
     """Charge usage the callback never saw (a raw HTTP call, a sub-agent) to the current node.
 
-    It counts as one call; a missing cost counts it as unpriced. Raises BudgetExceededError if it
-    crosses the ceiling.
+    It counts as one call (of ``model``, if named); a missing cost counts it as unpriced. Raises
+    BudgetExceededError if it crosses the ceiling.
     """
     scope = _ACTIVE_SCOPE.get()
     if scope is None:
@@ -176,7 +238,7 @@ def charge_hand(tokens: int, cost_usd: float | None = None) -> None:
         )
     if isinstance(tokens, bool) or not isinstance(tokens, int) or tokens < 0:
         raise InvalidBudgetError("charge_hand tokens", tokens, "a non-negative integer")
-    scope.charge(tokens, 0, 0, reported_cost(cost_usd, strict=True))
+    scope.charge(tokens, 0, 0, reported_cost(cost_usd, strict=True), model)
 
 
 def _read_usage(response: LLMResult) -> tuple[int, int, int, float | None]:
@@ -216,6 +278,17 @@ def message_tokens(message: Any) -> tuple[int, int, int] | None:
         return None
     input_tokens, output_tokens = _count(usage.get("input_tokens")), _count(usage.get("output_tokens"))
     return _count(usage.get("total_tokens")) or input_tokens + output_tokens, input_tokens, output_tokens
+
+
+def reply_spend(message: Any) -> dict[str, Any]:
+    """The trace fields of one model reply's own spend: its tokens (split when the provider split
+    them all) and the cost it reports; none when it reports no usage."""
+    counted = message_tokens(message)
+    if counted is None:
+        return {}
+    total, input_tokens, output_tokens = counted
+    return {schema.TOKENS: total, **_split(total, input_tokens, output_tokens),
+            schema.COST_USD: message_cost(message)}
 
 
 def message_cost(message: Any) -> float | None:

@@ -72,6 +72,8 @@ INPUT_TOKENS: Final = "input_tokens"
 OUTPUT_TOKENS: Final = "output_tokens"
 COST_USD: Final = "cost_usd"
 MODEL: Final = "model"
+MODELS: Final = "models"
+CALLS: Final = "calls"
 EXCEPTION: Final = "exception"
 EXCEPTION_TYPE: Final = "type"
 EXCEPTION_MESSAGE: Final = "message"
@@ -183,7 +185,12 @@ FIELDS: Final[Mapping[str, Field]] = {
     OUTPUT_TOKENS: Field(_COUNT, "output tokens, when the provider split them"),
     COST_USD: Field({"type": ["number", "null"], "minimum": 0, "maximum": 1e9},
                     "what the provider reported it cost (null: nothing reported)"),
-    MODEL: Field(_type("string"), "the model that was called"),
+    MODEL: Field(_type("string"), "the model that was called (its spec, when built from one)"),
+    MODELS: Field({"type": "object", "additionalProperties": {
+        "type": "object", "required": [CALLS, TOKENS],
+        "properties": {CALLS: _COUNT, TOKENS: _COUNT, INPUT_TOKENS: _COUNT, OUTPUT_TOKENS: _COUNT}}},
+        "the node's model calls by model (its spec, when built from one): calls and tokens, split "
+        "into input and output when the provider split them all"),
     EXCEPTION: Field(_EXCEPTION, "the exception that ended a node or a run"),
     COPY: Field({"enum": [SHARED_COPY]}, "present when the node was given the state itself, not a copy"),
     GOTO: Field({"type": "array", "items": _type("string")}, "where a returned Command(goto=) routed"),
@@ -251,7 +258,7 @@ SHAPES: Final[Mapping[str, Shape]] = {
     START: Shape("a node execution began: its identity and nothing else", _NODE, (COPY,)),
     END: Shape("a node execution finished and its writes landed",
                (*_NODE, STATE_DELTA, DURATION_MS, *_SPEND),
-               (COPY, GOTO, ROUTE, INPUT_TOKENS, OUTPUT_TOKENS, MODEL)),
+               (COPY, GOTO, ROUTE, INPUT_TOKENS, OUTPUT_TOKENS, MODEL, MODELS)),
     ERROR: Shape("a node execution raised; none of its writes landed",
                  (*_NODE, DURATION_MS, EXCEPTION), (COPY, *_SPEND)),
     INTERRUPT: Shape("a node execution paused on an interrupt", (*_NODE, DURATION_MS)),
@@ -261,7 +268,8 @@ SHAPES: Final[Mapping[str, Shape]] = {
                      (ROUND, READABLE, STATUS, FINGERPRINT, CHECKS_RUN, FAILED, NODES, DEPTH, WORST_CASE,
                       REJECTIONS, EXECUTED, STATE_DELTA, STOP_REASON, DETAIL, ROUNDS, SOURCE, *_SPEND)),
     MODEL_CALL: Shape("an agent node called its model (a sub-step: its spend is on the node's end)",
-                      (*_NODE, DURATION_MS), (*_SPEND, MODEL, TOOL_CALLS, EXECUTOR)),
+                      (*_NODE, DURATION_MS), (*_SPEND, INPUT_TOKENS, OUTPUT_TOKENS, MODEL, TOOL_CALLS,
+                                              EXECUTOR)),
     PERMISSION: Shape("an agent node's permission decision on one tool call",
                       (*_NODE, TOOL, DECISION, REASON), (APPROVAL, RULE_ID, CALL_ID, EXECUTOR)),
     TOOL_CALL: Shape("an agent node's tool call: what ran it and what became of it",
