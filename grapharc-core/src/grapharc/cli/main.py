@@ -54,12 +54,12 @@ def root(
 
 def build_app() -> typer.Typer:
     """The root app with every loaded plugin's commands merged in (core's first)."""
-    from grapharc.cli.lazy import LazyGroup
+    from grapharc.cli.completion import RootGroup
     from grapharc.plugins import get_host
 
     app = typer.Typer(name="grapharc", help=HELP, no_args_is_help=True, add_completion=True,
                       pretty_exceptions_enable=False, rich_markup_mode=None,
-                      context_settings=CONTEXT_SETTINGS, invoke_without_command=True, cls=LazyGroup)
+                      context_settings=CONTEXT_SETTINGS, invoke_without_command=True, cls=RootGroup)
     app.callback()(root)
     get_host().add_commands(app)
     return app
