@@ -11,6 +11,7 @@ from typing import Any
 
 import typer
 from typer.completion import show_callback
+from typer.core import TyperOption
 
 from grapharc.cli.lazy import LazyGroup
 
@@ -28,7 +29,7 @@ class RootGroup(LazyGroup):
         """The root's options, ``--show-completion`` described as taking a shell."""
         params = super().get_params(ctx)
         for param in params:
-            if param.name == "show_completion":
+            if param.name == "show_completion" and isinstance(param, TyperOption):
                 param.help, param.metavar = HELP, "[SHELL]"
         return params
 
