@@ -67,13 +67,13 @@ def _breakdown_shares(breakdown: dict[Any, Any], total: int) -> list[ModelShare]
     shares: list[ModelShare] = []
     covered = 0
     for model, figures in breakdown.items():
-        if not isinstance(figures, dict):
+        if type(figures) is not dict:
             return None
-        calls, tokens = _whole(figures.get(CALLS)), _whole(figures.get(TOKENS))
-        if calls is None or tokens is None:
+        calls, tokens = figures.get(CALLS), figures.get(TOKENS)
+        if type(calls) is not int or type(tokens) is not int or calls < 0 or tokens < 0:
             return None
-        split_in, split_out = _whole(figures.get(INPUT_TOKENS)), _whole(figures.get(OUTPUT_TOKENS))
-        if split_in is None or split_out is None:
+        split_in, split_out = figures.get(INPUT_TOKENS), figures.get(OUTPUT_TOKENS)
+        if type(split_in) is not int or type(split_out) is not int or split_in < 0 or split_out < 0:
             split_in = split_out = None
         shares.append((str(model), calls, tokens, split_in, split_out))
         covered += tokens
@@ -82,10 +82,6 @@ def _breakdown_shares(breakdown: dict[Any, Any], total: int) -> list[ModelShare]
     if covered < total:
         shares.append((None, 0, total - covered, None, None))
     return shares
-
-
-def _whole(value: Any) -> int | None:
-    return value if type(value) is int and value >= 0 else None
 
 
 def recorded_cost(event: dict[str, Any]) -> float | None:
