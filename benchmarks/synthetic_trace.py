@@ -20,11 +20,13 @@ from pathlib import Path
 from typing import Any
 
 from grapharc.runtime.budget import Budget
+from grapharc.runtime.tokens import ModelCalls, NodeUsage, model_fields
 from grapharc.trace import schema as ts
 from grapharc.trace.writer import TraceWriter, end_fields, exception_document, node_identity
 
 RUNS = 4
 GRAPH = "incident"
+MODEL = "openrouter/some/model"
 CHAIN = ("intake", "collect_context", "investigate", "plan_fix", "verify", "summarize")
 WORKERS = 4
 EDGES = [["__start__", CHAIN[0]], *([a, b] for a, b in itertools.pairwise(CHAIN)), [CHAIN[-1], "worker"]]
@@ -83,7 +85,7 @@ def _run_events(rng: random.Random, run_id: str, written: Written, tenant: str
         for index, node in enumerate(nodes):
             if rng.random() < 0.15:
                 yield _node(ts.MODEL_CALL, run_id, written, node, step, **{
-                    ts.DURATION_MS: rng.uniform(100, 900), ts.MODEL: "openrouter/some/model",
+                    ts.DURATION_MS: rng.uniform(100, 900), ts.MODEL: MODEL,
                     ts.TOOL_CALLS: 1})
                 yield _node(ts.TOOL_CALL, run_id, written, node, step, **{
                     ts.TOOL: "read_file", ts.CALL_ID: f"call-{step}-{index}", ts.OUTCOME: "ok",
@@ -103,8 +105,17 @@ def _run_events(rng: random.Random, run_id: str, written: Written, tenant: str
             tokens = rng.randint(0, 1500)
             written.completed += 1
             written.node_tokens += tokens
-            yield end_fields(_node(ts.END, run_id, written, node, step), delta, duration, tokens,
+            end = end_fields(_node(ts.END, run_id, written, node, step), delta, duration, tokens,
                              rng.choice([None, rng.uniform(0.0001, 0.005)]))
+            yield end | model_fields(_one_call(tokens)) if tokens else end
+
+
+def _one_call(tokens: int) -> NodeUsage:
+    """The usage scope of a node whose one model call spent ``tokens`` (three in four of them input),
+    from which the kernel writes an ``end`` event's model fields."""
+    input_tokens = tokens * 3 // 4
+    calls = ModelCalls(1, tokens, input_tokens, tokens - input_tokens)
+    return NodeUsage(tokens, calls.input_tokens, calls.output_tokens, calls=1, models={MODEL: calls})
 
 
 def _run_end(run_id: str, written: Written) -> dict[str, Any]:
