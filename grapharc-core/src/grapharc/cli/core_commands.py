@@ -51,6 +51,8 @@ COMMANDS = (
     ("memory", "memory_commands:add_memory_commands",
      "Claim memory: add a claim with provenance, search, follow a correction chain, list "
      "contradictions, collect orphaned blobs."),
+    ("policy", "policy_commands:add_policy_commands",
+     "Policy documents: check one before any agent or plan runs under it."),
     ("plugin", "plugin_commands:add_plugin_commands",
      "Write a plugin of your own: a distribution skeleton that works and is tested."),
     ("demo", "demo_commands:add_demo_group", HELP_DEMO),
@@ -59,7 +61,7 @@ COMMANDS = (
 help line (what ``grapharc --help`` shows without importing the family)."""
 
 
-GROUPS = frozenset({"config", "session", "cron", "memory", "plugin", "demo"})
+GROUPS = frozenset({"config", "session", "cron", "memory", "policy", "plugin", "demo"})
 
 
 def add_core_commands(app: typer.Typer) -> None:

@@ -89,8 +89,6 @@ def tool_source_settings(config: Config, policy: LoadedPolicy | None = None,
     """The ``tool_sources`` of ``AgentSettings``: each installed tool source's table from
     grapharc.toml, from the policy document, and from its flag's values (``{"mcp": [...]}``), in
     that order; the source itself refuses a name defined in two of them."""
-    from grapharc.config.settings import tool_source_names
-
     layers: dict[str, list[dict[str, Any]]] = {}
 
     def add(name: str, origin: str, table: Any, base: Path) -> None:
@@ -100,13 +98,22 @@ def tool_source_settings(config: Config, policy: LoadedPolicy | None = None,
         for name, table in config.sections.items():
             add(name, str(config.path), table, config.path.parent)
     if policy is not None:
-        for name in sorted(tool_source_names() & set(policy.document)):
-            add(name, f"policy {policy.origin} ({policy.source})", policy.document[name],
-                Path(policy.origin).parent)
+        for name, policy_layers in policy_source_layers(policy).items():
+            layers.setdefault(name, []).extend(policy_layers)
     for name, values in sorted((flags or {}).items()):
         if values:
             add(name, *_flag_table(name, values), Path.cwd())
     return layers
+
+
+def policy_source_layers(policy: LoadedPolicy) -> dict[str, list[dict[str, Any]]]:
+    """The tables of installed tool sources (``[mcp]``) a policy document holds, as layers: the
+    document is their origin, and its folder the base their relative paths resolve against."""
+    from grapharc.config.settings import tool_source_names
+
+    return {name: [{"origin": f"policy {policy.origin} ({policy.source})", "table": policy.document[name],
+                    "base": str(Path(policy.origin).parent)}]
+            for name in sorted(tool_source_names() & set(policy.document))}
 
 
 def _flag_table(name: str, values: list[str]) -> tuple[str, Any]:

@@ -150,13 +150,16 @@ class ToolSourceInfo:
     returns an object with ``tools() -> list[Tool]`` (the tools to add to the agent's registry)
     and ``changed_tools() -> list[Tool]`` (tools that appeared since, asked before each model
     call). ``from_flags(values)``, if given, turns the values of the source's ``grapharc agent``
-    flag (``--mcp-server``) into such a table.
+    flag (``--mcp-server``) into such a table. ``check(layers)``, if given, validates the tables
+    as ``factory`` would, starting and connecting nothing, and returns one line per thing they
+    configure (``grapharc policy check`` prints them); a mistake raises a GraphARCError naming it.
     """
 
     name: str
     factory: Factory
     description: str = ""
     from_flags: Factory | None = None
+    check: Factory | None = None
 
 
 @dataclass(frozen=True)

@@ -23,6 +23,7 @@ from __future__ import annotations
 
 from collections import deque
 from collections.abc import Iterable, Mapping
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
@@ -43,6 +44,7 @@ from grapharc.policy.schema import (
     PolicyDocument,
     SpendRuleDoc,
     ToolRuleDoc,
+    repeated_ids,
 )
 
 UNGOVERNED_REASONS = {
@@ -57,29 +59,59 @@ class PolicyDocumentError(GraphARCError):
     hint = "the keys, resources and rules of a policy document are in docs/reference/policy.md"
 
 
+@dataclass(frozen=True)
+class Problem:
+    """One way a document misses the schema: where (``rules[0].action``), what is wrong, and the
+    index and id of the rule it is in (if it is in one, and that rule has an id)."""
+
+    where: str
+    message: str
+    rule_index: int | None = None
+    rule_id: str | None = None
+
+    def __str__(self) -> str:
+        rule = f" (rule {self.rule_id!r})" if self.rule_id is not None else ""
+        return f"{self.where}{rule}: {self.message}"
+
+
 def validate_document(document: Mapping[str, Any], origin: str) -> PolicyDocument:
-    """Check a decoded document against the schema; every problem names its location. The tables
-    of installed tool sources (``[mcp]`` with grapharc-mcp) are theirs to check, not the rules'."""
+    """Check a decoded document against the schema; every problem names its location."""
+    checked, problems = check_document(document)
+    if checked is None:
+        raise PolicyDocumentError(f"policy {origin}: " + "; ".join(map(str, problems[:10])))
+    return checked
+
+
+def check_document(document: Mapping[str, Any]) -> tuple[PolicyDocument | None, list[Problem]]:
+    """The document as validated (None if it is not valid) and every problem with its location.
+    The tables of installed tool sources (``[mcp]`` with grapharc-mcp) are theirs to check, not
+    the rules'."""
     from grapharc.config.settings import tool_source_names
 
     if isinstance(document, Mapping):
         sources = tool_source_names()
         document = {key: value for key, value in document.items() if key not in sources}
     try:
-        return PolicyDocument.model_validate(document)
+        return PolicyDocument.model_validate(document), []
     except ValidationError as exc:
         rules = document.get("rules") if isinstance(document, Mapping) else None
-        problems = []
-        for err in exc.errors()[:10]:
-            loc = tuple(err["loc"])
-            where = location(tuple(part for part in loc if not str(part).endswith("RuleDoc")
-                                   and part not in {"node", "edge", "tool", "spend"}))
-            if len(loc) > 1 and loc[0] == "rules" and isinstance(loc[1], int) \
-                    and isinstance(rules, list) and loc[1] < len(rules) \
-                    and isinstance(rules[loc[1]], dict) and "id" in rules[loc[1]]:
-                where += f" (rule {rules[loc[1]]['id']!r})"
-            problems.append(f"{where}: {err['msg']}")
-        raise PolicyDocumentError(f"policy {origin}: " + "; ".join(problems)) from None
+        problems = [_problem(err, rules) for err in exc.errors()]
+        if isinstance(rules, list) and not any(p.message.endswith("is used twice") for p in problems):
+            ids = [rule.get("id") if isinstance(rule, dict) else None for rule in rules]
+            problems += [Problem(f"rules[{index}].id", f"rule id {rule_id!r} is used twice", index, rule_id)
+                         for index, rule_id in repeated_ids(ids) if isinstance(rule_id, str)]
+        return None, problems
+
+
+def _problem(err: Any, rules: Any) -> Problem:
+    """A Pydantic error as a ``Problem``, naming the rule by its id where the rule has one."""
+    loc = tuple(err["loc"])
+    where = location(tuple(part for part in loc if not str(part).endswith("RuleDoc")
+                           and part not in {"node", "edge", "tool", "spend"}))
+    index = loc[1] if len(loc) > 1 and loc[0] == "rules" and isinstance(loc[1], int) else None
+    rule = rules[index] if index is not None and isinstance(rules, list) and index < len(rules) else None
+    rule_id = str(rule["id"]) if isinstance(rule, dict) and "id" in rule else None
+    return Problem(where, str(err["msg"]), index, rule_id)
 
 
 AUDIT_LOG_SIZE = 10_000
@@ -136,10 +168,13 @@ class PolicyEngine:
         """Whether the document has any rule for ``resource`` (node, edge, tool or spend)."""
         return any(rule.resource == resource for rule in self.document.rules)
 
+    def ungoverned(self) -> list[str]:
+        """What admission consults that this document does not govern, one reason each."""
+        return [reason for resource, reason in UNGOVERNED_REASONS.items() if not self.governs(resource)]
+
     def scope_note(self) -> str:
         """One line naming what admission consults that this document does not govern, or ""."""
-        return "; ".join(reason for resource, reason in UNGOVERNED_REASONS.items()
-                         if not self.governs(resource))
+        return "; ".join(self.ungoverned())
 
     def node_policy(self, tenant: str | None = None) -> NodePolicy:
         """The node rules admission consults (for ``tenant``, plus every unscoped rule).

@@ -19,6 +19,7 @@ Unknown keys and unknown resources are errors, never ignored.
 
 from __future__ import annotations
 
+from collections.abc import Iterable
 from typing import Annotated, Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, field_validator, model_validator
@@ -116,9 +117,17 @@ class PolicyDocument(BaseModel):
 
     @model_validator(mode="after")
     def _unique_ids(self) -> PolicyDocument:
-        seen: set[str] = set()
-        for index, rule in enumerate(self.rules):
-            if rule.id in seen:
-                raise ValueError(f"rules[{index}]: rule id {rule.id!r} is used twice")
-            seen.add(rule.id)
+        for index, rule_id in repeated_ids(rule.id for rule in self.rules):
+            raise ValueError(f"rules[{index}]: rule id {rule_id!r} is used twice")
         return self
+
+
+def repeated_ids(ids: Iterable[Any]) -> list[tuple[int, Any]]:
+    """(index, id) of every rule whose id an earlier rule already has."""
+    seen: set[Any] = set()
+    repeats = []
+    for index, rule_id in enumerate(ids):
+        if rule_id in seen:
+            repeats.append((index, rule_id))
+        seen.add(rule_id)
+    return repeats

@@ -182,3 +182,11 @@ def layered_servers(layers: Iterable[ToolSourceLayer]) -> list[ServerConfig]:
                                      f"({taken.origin})", hint="give one of them another prefix")
         names[server.name] = prefixes[server.tool_prefix] = server
     return servers
+
+
+def describe_servers(layers: Iterable[ToolSourceLayer]) -> list[str]:
+    """One line per server the layers define, validated by :func:`layered_servers` as an agent's
+    source is (nothing is started or connected): ``grapharc policy check`` prints them."""
+    return [f"server {server.name}: "
+            + (f"stdio {server.command}" if server.transport == "stdio" else f"http {server.url}")
+            + f", its tools named {server.tool_prefix}.TOOL" for server in layered_servers(layers)]

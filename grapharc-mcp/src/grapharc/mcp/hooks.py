@@ -17,7 +17,8 @@ def register_tool_sources(register: RegisterToolSource) -> None:
     server's tools in the agent's registry."""
     register(ToolSourceInfo(name="mcp", factory="grapharc.mcp.source:open_source",
                             description="MCP servers' tools, as NAME.tool, governed like any tool",
-                            from_flags="grapharc.mcp.flags:table_from_flags"))
+                            from_flags="grapharc.mcp.flags:table_from_flags",
+                            check="grapharc.mcp.config:describe_servers"))
 
 
 @hookimpl
