@@ -109,10 +109,11 @@ main()
 
 def test_serve_binds_before_importing_the_http_stack(tmp_path: Path) -> None:
     """What runs before the bind is what ``/healthz`` waits for: the webhook rule read there must not
-    bring in httpx (nor the rich it imports), nor anything else of the HTTP stack."""
+    bring in httpx (nor the rich it imports), nor anything else of the HTTP stack; with no policy
+    named, nor the governed loop (its policy engine)."""
     done = subprocess.run([sys.executable, "-c", BOUND_REPORT, str(tmp_path / "sessions")],
                           capture_output=True, text=True, timeout=PATIENCE_SECONDS)
     assert done.returncode == 0, done.stderr
     imported = set(json.loads(done.stdout))
     assert {"grapharc.server.cli", "grapharc.server.webhooks.egress"} <= imported  # the rule was read
-    assert not {"httpx", "rich", "fastapi", "uvicorn"} & imported
+    assert not {"httpx", "rich", "fastapi", "uvicorn", "grapharc.governed.run"} & imported
