@@ -5,9 +5,12 @@ serves. The test's registry holds the loading until the test releases it (no tim
 
 from __future__ import annotations
 
+import json
 import os
 import signal
 import socket
+import subprocess
+import sys
 import time
 from pathlib import Path
 
@@ -88,3 +91,29 @@ def test_health_answers_not_ready_while_graphs_load_and_ready_once_announced(
         assert client.post("/threads", json={}).status_code == 200
         server.send(signal.SIGTERM)
         assert server.wait() == 0
+
+
+BOUND_REPORT = '''
+import json, os, socket, sys
+
+def report_and_stop(*args, **kwargs):  # the moment serve binds its address: what it has imported
+    print(json.dumps(sorted(sys.modules)), flush=True)
+    os._exit(0)
+
+socket.create_server = report_and_stop
+from grapharc.cli.main import main
+sys.argv = ["grapharc", "serve", "--port", "0", "--sessions", sys.argv[1], "--webhook-allow", "10.0.0.0/8"]
+main()
+'''
+
+
+def test_serve_binds_before_importing_the_http_stack(tmp_path: Path) -> None:
+    """What runs before the bind is what ``/healthz`` waits for: the webhook rule read there must not
+    bring in httpx (nor the rich it imports), nor anything else of the HTTP stack; with no policy
+    named, nor the governed loop (its policy engine)."""
+    done = subprocess.run([sys.executable, "-c", BOUND_REPORT, str(tmp_path / "sessions")],
+                          capture_output=True, text=True, timeout=PATIENCE_SECONDS)
+    assert done.returncode == 0, done.stderr
+    imported = set(json.loads(done.stdout))
+    assert {"grapharc.server.cli", "grapharc.server.webhooks.egress"} <= imported  # the rule was read
+    assert not {"httpx", "rich", "fastapi", "uvicorn", "grapharc.governed.run"} & imported

@@ -139,3 +139,15 @@ def test_a_start_that_hit_the_cache_judges_core_ranges_as_a_scan_did_without_pac
     assert scanned[0]["status"] == hit[0]["status"] == "incompatible"
     assert scanned[0]["errors"] == hit[0]["errors"]
     assert hit[1] is False
+
+
+def test_what_is_written_beside_the_distributions_is_no_rescan(scans, tmp_path, monkeypatch):
+    """A folder on ``sys.path`` that a program writes to (a server's sessions beside the registry
+    module it serves, ``python -m``'s working folder) keeps the scan: no distribution changed."""
+    site = tmp_path / "site"
+    install(site, "grapharc-cached-stays", "grapharc_cached_stays")
+    monkeypatch.syspath_prepend(str(site))
+    names()
+    (site / "sessions").mkdir()
+    (site / "registry.py").write_text("def register(manager): ...\n")
+    assert "grapharc-cached-stays" in names() and len(scans) == 1

@@ -5,7 +5,10 @@ Typer. What that scan finds is fixed by the interpreter, ``sys.path`` and, on ea
 entries, the ``.dist-info``/``.egg-info``/``EGG-INFO`` folders with their ``METADATA`` and
 ``entry_points.txt`` (name, inode, size, modification time). That fingerprint, with this
 core's version, is the cache's key: installing, removing or changing a distribution changes it,
-and the next start scans again. Each plugin's verdict on its core range is saved too, so a
+and the next start scans again. A folder's own stamp is not in it: the folder's list of
+metadata folders says what an install or removal there changed, and anything else written there
+(a server's sessions beside its registry module on ``PYTHONPATH``, ``python -m``'s working
+folder) changed nothing a scan finds. Each plugin's verdict on its core range is saved too, so a
 start that hit the cache does not import ``packaging``. A cache that cannot be read or written
 is only a scan that was not saved.
 """
@@ -25,7 +28,7 @@ from typing import Any
 from grapharc._version import __version__
 from grapharc.plugins.host import CORE_VERDICTS, PluginSource, discover_sources, supports_this_core
 
-FORMAT = 1
+FORMAT = 2
 """Bumped whenever what the cache file holds changes shape."""
 KEPT = 8
 """Scans a cache file keeps, newest first: one per ``sys.path`` an interpreter starts with (the
@@ -55,7 +58,8 @@ def _stamp(path: str) -> list[int] | None:
 
 
 def _entry_fingerprint(entry: str) -> list[Any]:
-    """One ``sys.path`` entry's stamp and, for a folder, every distribution metadata folder in it."""
+    """A ``sys.path`` entry's stamp (a zip file's, or None: nothing there) or, for a folder, every
+    distribution metadata folder in it."""
     folder = entry or "."
     try:
         names = sorted(name for name in os.listdir(folder)
@@ -67,7 +71,7 @@ def _entry_fingerprint(entry: str) -> list[Any]:
         info = os.path.join(folder, name)
         files = (_stamp(os.path.join(info, file)) for file in METADATA_FILES)
         distributions.append([name, _stamp(info), *files])
-    return [entry, _stamp(folder), distributions]
+    return [entry, distributions]
 
 
 def fingerprint() -> list[Any]:

@@ -16,10 +16,11 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from grapharc.errors import ConfigurationError
-from grapharc.governed.run import GovernedRun, governed_loop, prepare_plan
 from grapharc.governed.settings import resolve_config
 
-if TYPE_CHECKING:  # types only: serve resolves its settings before it binds, so it imports no LangGraph here
+if TYPE_CHECKING:  # types only: serve resolves its settings before it binds, so it imports no LangGraph here,
+    # nor the governed loop (its policy engine and planner) unless a policy is named
+    from grapharc.governed.run import GovernedRun
     from grapharc.session.manager import SessionManager
     from grapharc.session.registries import Registrar
     from grapharc.trace.writer import TraceWriter
@@ -38,6 +39,8 @@ def resolve_governed(flags: Mapping[str, Any], config_path: Path | None) -> Gove
     the governed assistant, given without a policy, is refused rather than ignored."""
     config = resolve_config("plan", flags, config_path=config_path)
     if config.setting("policy") is not None:
+        from grapharc.governed.run import prepare_plan
+
         return prepare_plan(config)
     given = [flag for name, flag in GOVERNED_ONLY.items() if flags.get(name) is not None]
     if given:
@@ -49,6 +52,8 @@ def resolve_governed(flags: Mapping[str, Any], config_path: Path | None) -> Gove
 
 def registrar(governed: GovernedRun, trace: TraceWriter | None) -> Registrar:
     """A registry function (like ``--registry`` names) that registers the governed loop."""
+
+    from grapharc.governed.run import governed_loop
 
     def register(manager: SessionManager) -> None:
         manager.register(governed_loop(governed, trace=trace).graph(GOVERNED))

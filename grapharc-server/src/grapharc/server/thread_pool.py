@@ -9,10 +9,12 @@ threads are all busy still renews its leases and streams what the nodes recorded
 
 from __future__ import annotations
 
-import asyncio
-from concurrent.futures import ThreadPoolExecutor
+from typing import TYPE_CHECKING
 
 from grapharc.config.values import Count
+
+if TYPE_CHECKING:
+    from concurrent.futures import ThreadPoolExecutor
 
 DEFAULT_THREADS = 64
 THREADS = Count(1, 4096)
@@ -21,7 +23,11 @@ THREADS = Count(1, 4096)
 
 def use_thread_pool(size: int) -> ThreadPoolExecutor:
     """Make a pool of ``size`` threads the running loop's default executor (asyncio.run shuts it
-    down with the loop); the pool."""
+    down with the loop); the pool. (asyncio is imported here, not with the module: ``serve`` reads
+    the constants above before it binds its address.)"""
+    import asyncio
+    from concurrent.futures import ThreadPoolExecutor
+
     pool = ThreadPoolExecutor(max_workers=size, thread_name_prefix="grapharc-worker")
     asyncio.get_running_loop().set_default_executor(pool)
     return pool

@@ -13,11 +13,13 @@ import ipaddress
 import socket
 from collections.abc import Sequence
 from dataclasses import dataclass
-
-import httpx
+from typing import TYPE_CHECKING
 
 from grapharc.errors import GraphARCError
 from grapharc.stores.masking import masked
+
+if TYPE_CHECKING:  # httpx (and the rich it imports) is a fifth of serve's start-up before it binds
+    import httpx
 
 Network = ipaddress.IPv4Network | ipaddress.IPv6Network
 Address = ipaddress.IPv4Address | ipaddress.IPv6Address
@@ -73,6 +75,8 @@ class EgressRule:
     def target(self, url: str) -> Target:
         """``url`` checked: an http(s) URL whose host resolves only to allowed addresses (or is
         allowed by name); the first address it resolves to. Blocks while resolving."""
+        import httpx  # not at import: ``serve`` reads the rule before it binds, and answers sooner
+
         shown = masked(url)
         try:
             parsed = httpx.URL(url)
