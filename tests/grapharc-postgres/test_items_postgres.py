@@ -144,3 +144,27 @@ def test_a_common_query_term_costs_only_the_items_that_can_reach_the_top_k(
         read = _items_read(conn) - before
     assert [score for score, _ in ranked] == [score for _, score in reference_ranking(documents, query)[:10]]
     assert read <= 80  # seeds and candidates: 400 items hold "common", 58 hold "loom", 20 "rare"
+
+
+def test_a_narrow_namespace_reads_more_seeds_rather_than_every_posting(
+        new_database: Callable[[], str]) -> None:
+    uri = new_database()
+    store = PostgresItemStore(uri)
+    documents: dict[str, tuple[dict[str, Any], IndexFields]] = {}
+    for number in range(400):  # 20 namespaces of 20 items; "common" in each, "engine" in every 8th
+        value = {"text": " ".join(["common"] * (1 + number % 3) + ["filler"] * (number % 5)
+                                  + ["engine"] * (number % 8 == 3))}
+        store.put(("s", f"n{number % 20}"), f"k{number}", value)
+        documents[f"k{number}"] = (value, None)
+    store.close()
+    query = "engine common"
+    in_scope = {f"k{number}" for number in range(3, 400, 20)}
+    with psycopg.connect(uri, row_factory=dict_row) as conn:
+        counting = CountingConnection(conn)
+        before = _items_read(conn)
+        ranked = rank(cast(Conn, counting), query_terms(query), "path LIKE %s", ["s.n3.%"], 5)
+        read = _items_read(conn) - before
+    expected = [score for key, score in reference_ranking(documents, query) if key in in_scope][:5]
+    assert [score for score, _ in ranked] == expected
+    assert counting.statements == 3  # the groups; seeds of which too few were in scope; eight times more
+    assert read < 300  # the seeds and a few more, not every item holding "common" (400)

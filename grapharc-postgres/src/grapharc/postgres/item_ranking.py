@@ -9,18 +9,19 @@ bound, and the second statement, which PostgreSQL runs alone, does the rest:
   best of those in the search's scope is a floor no item of the top k scores below;
 - candidates: the terms are ranked rarest first, and an item is looked for only under the first
   of them it holds: a group is read only if its contribution plus the best the later terms add
-  to an item of its length reaches the floor. So an item holding only common terms (an idf near
-  the floor of ``bm25f``) is never read, nor the groups of a term that cannot lift an item into
-  the top k;
+  to an item of its length reaches the floor. So a common term (small contributions), ranked
+  last, is read only in the groups that could lift an item into the top k on their own;
 - every candidate in scope is scored from its ``frequencies``, ``term_score``'s operations in the
   same order over float8 (IEEE doubles, as Python's floats), summed in query-term order as
   ``bm25f.scan`` sums them; the best k return, ties oldest write first.
 Every item that can reach the top k is a seed or a candidate, so the result is the scan's, scores
 equal to the bit. The work is the seeds and candidates: more seeds when the floor from a few would
-leave many candidates (estimated from the group sizes), at most ``MOST_SEEDS``. A filter or
-namespace that few seeds pass lowers the floor, and with fewer than k seeds in scope every posting
-of the query terms is read. A PL/pgSQL walk was not taken: the scope (namespace, expiry and
-filter) is SQL built per search, which a function could only run as dynamic SQL, planned anew.
+leave many candidates (estimated from the group sizes), at most ``MOST_SEEDS``. A namespace or
+filter that few items pass lowers the floor; when fewer than k seeds are in scope there is none,
+the statement ranks the seeds alone, and it is sent again with ``MORE_SEEDS`` times as many, until
+k are in scope or every posting of the query terms is a seed. A PL/pgSQL walk was not taken: the
+scope (namespace, expiry and filter) is SQL built per search, which a function could only run as
+dynamic SQL, planned anew on every call.
 """
 
 from __future__ import annotations
@@ -40,20 +41,11 @@ SEEDS_PER_REACH = 8
 """One seed per this many postings the groups within reach of a first, rough floor hold: a query
 whose candidates could be many reads more seeds, for a floor nearer the top k's."""
 MOST_SEEDS = 500
+MORE_SEEDS = 8
+"""How many times more seeds a search reads again when fewer than k of its seeds were in scope."""
 SLACK = 1e-9
 """How far below the floor (relatively) a group's bound may fall and still be read: a bound sums
 contributions in another order than a score does, so it may round an ulp low."""
-
-
-@dataclass(frozen=True)
-class _Plan:
-    """The second statement's arguments: each term's idf; every group (slot, frequency, length)
-    with its contribution and the most the later terms add to an item of its length; the seed
-    groups with how many items to read of each."""
-
-    idfs: list[float]
-    groups: list[tuple[int, float, int, float, float]]
-    seeds: list[tuple[int, float, int, int]]
 
 
 def _groups(conn: Conn, terms: Sequence[str]) -> tuple[list[dict[Group, int]], int, int]:
@@ -99,8 +91,29 @@ def _seed_count(steps: list[tuple[float, int, Group, float]], sizes: list[dict[G
     return min(max(k + FIRST_SEEDS, reach // SEEDS_PER_REACH), MOST_SEEDS)
 
 
-def _plan(sizes: list[dict[Group, int]], total: int, total_length: int, k: int) -> _Plan:
-    """The contributions, bounds and seeds of one search."""
+@dataclass(frozen=True)
+class _Bounds:
+    """One search's groups, best contribution first: (contribution, slot, group, rest), where rest
+    is the most the terms ranked after the group's add to an item of its length; and their sizes."""
+
+    idfs: list[float]
+    steps: list[tuple[float, int, Group, float]]
+    sizes: list[dict[Group, int]]
+
+    def seeds(self, count: int) -> list[tuple[int, float, int, int]]:
+        """The groups the first ``count`` postings in walk order fill: (slot, frequency, length, items)."""
+        seeds = []
+        for _, slot, group, _ in self.steps:
+            if count <= 0:
+                break
+            taken = min(count, self.sizes[slot][group])
+            seeds.append((slot + 1, *group, taken))
+            count -= taken
+        return seeds
+
+
+def _bounds(sizes: list[dict[Group, int]], total: int, total_length: int) -> _Bounds:
+    """The contributions (as ``impact_walk`` computes them) and bounds of one search's groups."""
     average = total_length / total
     idfs = [idf(total, sum(groups.values())) for groups in sizes]
     contributions = [{group: term_score(term_idf, *group, average) for group in groups}
@@ -108,14 +121,7 @@ def _plan(sizes: list[dict[Group, int]], total: int, total_length: int, k: int) 
     rests = _rests(sizes, contributions)
     steps = sorted(((score, slot, group, rests[slot][group[1]]) for slot, found in enumerate(contributions)
                     for group, score in found.items()), key=lambda step: -step[0])
-    seeds, wanted = [], _seed_count(steps, sizes, k)
-    for _, slot, group, _ in steps:
-        if wanted <= 0:
-            break
-        taken = min(wanted, sizes[slot][group])
-        seeds.append((slot + 1, *group, taken))
-        wanted -= taken
-    return _Plan(idfs, [(slot + 1, *group, score, rest) for score, slot, group, rest in steps], seeds)
+    return _Bounds(idfs, steps, sizes)
 
 
 _SCORED = """SELECT c.written, sum(q.idf * (h.f * (m.k1 + 1.0::float8))
@@ -138,9 +144,8 @@ seeded AS (SELECT written, length, frequencies FROM grapharc_store_items WHERE w
         AS s(slot, frequency, length, n) JOIN q ON q.slot = s.slot
     CROSS JOIN LATERAL ({_IN_GROUP.format(group="s")} ORDER BY p.written LIMIT s.n) AS p) AND {{scope}}),
 seed_scores AS MATERIALIZED ({_SCORED.format(items="seeded")}),
-floor(cut) AS MATERIALIZED (SELECT COALESCE(theta - abs(theta) * %s, '-Infinity'::float8) FROM (
-    SELECT score AS theta FROM seed_scores ORDER BY score DESC LIMIT 1 OFFSET %s) AS kth
-    RIGHT JOIN (VALUES (1)) AS one ON true),
+floor(cut) AS MATERIALIZED (SELECT theta - abs(theta) * %s FROM (
+    SELECT score AS theta FROM seed_scores ORDER BY score DESC LIMIT 1 OFFSET %s) AS kth),
 candidates AS (SELECT written, length, frequencies FROM grapharc_store_items WHERE written IN (
     SELECT p.written FROM g CROSS JOIN floor JOIN q ON q.slot = g.slot
     CROSS JOIN LATERAL ({_IN_GROUP.format(group="g")}) AS p WHERE g.contribution + g.rest >= floor.cut)
@@ -158,9 +163,16 @@ def rank(conn: Conn, terms: Sequence[str], scope: str, parameters: Sequence[Any]
     sizes, total, total_length = _groups(conn, terms)
     if not any(sizes):
         return []
-    plan = _plan(sizes, total, total_length, k)
-    groups, seeds = (list(map(list, zip(*rows, strict=True))) for rows in (plan.groups, plan.seeds))
-    rows = conn.execute(_RANKED.format(scope=scope), [
-        K1, B, total_length / total, list(terms), plan.idfs, *groups, *seeds,
-        *parameters, SLACK, k - 1, *parameters, k])
-    return [(row["score"], row["written"]) for row in rows]
+    bounds = _bounds(sizes, total, total_length)
+    postings = sum(sum(groups.values()) for groups in sizes)
+    count = _seed_count(bounds.steps, sizes, k)
+    statement = _RANKED.format(scope=scope)
+    groups = [list(column) for column in zip(*((slot + 1, *group, score, rest)
+                                               for score, slot, group, rest in bounds.steps), strict=True)]
+    while True:
+        seeds = [list(column) for column in zip(*bounds.seeds(count), strict=True)]
+        rows = conn.execute(statement, [K1, B, total_length / total, list(terms), bounds.idfs, *groups,
+                                        *seeds, *parameters, SLACK, k - 1, *parameters, k]).fetchall()
+        if len(rows) >= k or count >= postings:
+            return [(row["score"], row["written"]) for row in rows]
+        count *= MORE_SEEDS  # fewer than k seeds in scope: no floor, so only the seeds were ranked
