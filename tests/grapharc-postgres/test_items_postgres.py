@@ -1,6 +1,7 @@
 """The PostgreSQL item store (``postgresql:`` kind ``items``) keeps core's ItemStore contract (the
 kit, its BM25 ranking against the reference scan included), opens by URI as a LangGraph store,
-migrates a database made before it (migration 10), walks its postings in a few round trips, and
+migrates a database made before it (migration 10), ranks in two statements that read only the
+items that can reach the top k, and
 keeps the vector channel's contract with an embedder (the vectors in migration 11's column)."""
 
 from __future__ import annotations
@@ -13,12 +14,12 @@ import psycopg
 import pytest
 from psycopg.rows import dict_row
 
-from grapharc.memory.impact_walk import impact_search
 from grapharc.memory.longterm import GraphARCStore, open_long_term_store
 from grapharc.memory.longterm.contracts import IndexFields
 from grapharc.memory.retrieval import Embedder
+from grapharc.memory.terms import query_terms
 from grapharc.postgres.database import Conn
-from grapharc.postgres.item_postings import PostgresItemPostings
+from grapharc.postgres.item_ranking import rank
 from grapharc.postgres.items import PostgresItemStore
 from grapharc.testing.item_store_kit import ItemStoreConformance, MovableClock, reference_ranking
 from grapharc.testing.item_vector_kit import ItemVectorConformance
@@ -100,8 +101,8 @@ class CountingConnection:
         return self.conn.execute(query, params)
 
 
-@pytest.mark.parametrize("query", ["engine", "engine loom"])
-def test_a_query_walking_many_groups_takes_a_few_statements_and_ranks_as_the_scan(
+@pytest.mark.parametrize("query", ["engine", "engine loom", "loom engine filler"])
+def test_a_query_walking_many_groups_takes_two_statements_and_scores_as_the_scan_to_the_bit(
         new_database: Callable[[], str], query: str) -> None:
     uri = new_database()
     store = PostgresItemStore(uri)
@@ -113,8 +114,57 @@ def test_a_query_walking_many_groups_takes_a_few_statements_and_ranks_as_the_sca
     store.close()
     with psycopg.connect(uri, row_factory=dict_row) as conn:
         counting = CountingConnection(conn)
-        source = PostgresItemPostings(cast(Conn, counting), "path LIKE %s", ["s.%"])
-        ranked = impact_search(source, query, 10, False)
-    assert [score for score, _ in ranked] == pytest.approx(
-        [score for _, score in reference_ranking(documents, query)[:10]])
-    assert counting.statements <= 4  # a statement or two per step of the walk: about 20
+        ranked = rank(cast(Conn, counting), query_terms(query), "path LIKE %s", ["s.%"], 10)
+    assert [score for score, _ in ranked] == [score for _, score in reference_ranking(documents, query)[:10]]
+    assert counting.statements == 2  # the groups, then the ranking: the walk took a statement per step or two
+
+
+def _items_read(conn: psycopg.Connection[dict[str, Any]]) -> int:
+    """How many item rows this transaction fetched by index so far (a count, not a time)."""
+    row = conn.execute("SELECT idx_tup_fetch FROM pg_stat_xact_user_tables "
+                       "WHERE relname = 'grapharc_store_items'").fetchone()
+    return int(row["idx_tup_fetch"]) if row else 0
+
+
+def test_a_common_query_term_costs_only_the_items_that_can_reach_the_top_k(
+        new_database: Callable[[], str]) -> None:
+    uri = new_database()
+    store = PostgresItemStore(uri)
+    documents: dict[str, tuple[dict[str, Any], IndexFields]] = {}
+    for number in range(400):  # "common" in every item; "rare" in every 20th; "loom" in every 7th
+        value = {"text": " ".join(["common"] * (1 + number % 3) + ["filler"] * (number % 11)
+                                  + ["rare"] * (number % 20 == 0) + ["loom"] * (number % 7 == 0))}
+        store.put(("s",), f"k{number}", value)
+        documents[f"k{number}"] = (value, None)
+    store.close()
+    query = "rare common loom"
+    with psycopg.connect(uri, row_factory=dict_row) as conn:
+        before = _items_read(conn)
+        ranked = rank(cast(Conn, conn), query_terms(query), "path LIKE %s", ["s.%"], 10)
+        read = _items_read(conn) - before
+    assert [score for score, _ in ranked] == [score for _, score in reference_ranking(documents, query)[:10]]
+    assert read <= 80  # seeds and candidates: 400 items hold "common", 58 hold "loom", 20 "rare"
+
+
+def test_a_narrow_namespace_reads_more_seeds_rather_than_every_posting(
+        new_database: Callable[[], str]) -> None:
+    uri = new_database()
+    store = PostgresItemStore(uri)
+    documents: dict[str, tuple[dict[str, Any], IndexFields]] = {}
+    for number in range(400):  # 20 namespaces of 20 items; "common" in each, "engine" in every 8th
+        value = {"text": " ".join(["common"] * (1 + number % 3) + ["filler"] * (number % 5)
+                                  + ["engine"] * (number % 8 == 3))}
+        store.put(("s", f"n{number % 20}"), f"k{number}", value)
+        documents[f"k{number}"] = (value, None)
+    store.close()
+    query = "engine common"
+    in_scope = {f"k{number}" for number in range(3, 400, 20)}
+    with psycopg.connect(uri, row_factory=dict_row) as conn:
+        counting = CountingConnection(conn)
+        before = _items_read(conn)
+        ranked = rank(cast(Conn, counting), query_terms(query), "path LIKE %s", ["s.n3.%"], 5)
+        read = _items_read(conn) - before
+    expected = [score for key, score in reference_ranking(documents, query) if key in in_scope][:5]
+    assert [score for score, _ in ranked] == expected
+    assert counting.statements == 3  # the groups; seeds of which too few were in scope; eight times more
+    assert read < 300  # the seeds and a few more, not every item holding "common" (400)

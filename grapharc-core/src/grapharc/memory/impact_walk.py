@@ -18,16 +18,14 @@ So a query reads about k claims plus those holding several query terms in its
 best groups, not every posting of its terms, and the result is still exactly
 ``bm25f.exact_search``'s top k, scores summed in query-term order as the scan
 sums them. A ``PostingsSource`` is where the postings live: the in-process
-``TermIndex``, or a store's tables. A source across a network that also ``ReadsAhead`` is told the
-walk's groups in visiting order before the walk starts, so it may read the first claims of many
-groups in one round trip rather than one group per step.
+``TermIndex``, or a store's tables.
 """
 
 from __future__ import annotations
 
 import heapq
 from collections.abc import Sequence
-from typing import Protocol, runtime_checkable
+from typing import Protocol
 
 from grapharc.memory.bm25f import check_k, idf, term_score
 from grapharc.memory.terms import query_terms
@@ -74,16 +72,6 @@ class PostingsSource(Protocol):
         ...
 
 
-@runtime_checkable
-class ReadsAhead(Protocol):
-    """A ``PostingsSource`` that may read groups before the walk asks for them."""
-
-    def read_ahead(self, steps: Sequence[tuple[str, Group]], first: int) -> None:
-        """The (term, group) pairs the walk visits, best contribution first, if it does not stop
-        early; it reads ``first`` claims of each with ``members(term, group, -1, first)``."""
-        ...
-
-
 def impact_search(source: PostingsSource, query: str, k: int,
                   include_superseded: bool) -> list[tuple[float, int]]:
     """The ``k`` best (score, position) pairs for ``query``, best first; see the module."""
@@ -126,9 +114,6 @@ class _Walk:
     def run(self) -> list[tuple[float, int]]:
         steps = sorted(((score, slot, group) for slot, found in enumerate(self._contributions)
                         for group, score in found.items()), key=lambda step: -step[0])
-        if isinstance(self._source, ReadsAhead):
-            self._source.read_ahead([(self._terms[slot], group) for _, slot, group in steps],
-                                    self._first_read())
         for score, slot, group in steps:
             # a claim not met yet is in no group walked yet: each term adds at most its next
             bound = sum(ladder[rung] for ladder, rung in zip(self._ladders, self._climbed,

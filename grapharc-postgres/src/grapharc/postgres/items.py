@@ -4,11 +4,10 @@ machines share (``grapharc_store_items`` with the postings, groups and totals of
 
 Search, filter (``grapharc.postgres.item_filters``) and expiry run in SQL. ``query`` ranks with the
 memory plane's BM25 (``grapharc.memory.bm25f``: k1 1.2, b 0.75, idf floored, statistics over every
-stored item) through its impact walk (``grapharc.memory.impact_walk``) over impact-ordered postings
-this store writes, as grapharc-memory-sqlite's item store does: a query reads about ``offset +
-limit`` items plus those holding several query terms, not every item holding a term, and asks SQL
-which of them are in scope. Terms are split by ``grapharc.memory.terms`` (through
-``longterm.texts``). PostgreSQL's own full text search (``ts_rank``) was not taken: its parser,
+stored item) inside PostgreSQL (``grapharc.postgres.item_ranking``), over impact-ordered postings
+this store writes: two statements, the second scoring only the items that can still reach the top
+``offset + limit``, not every item holding a term. Terms are split by ``grapharc.memory.terms``
+(through ``longterm.texts``). PostgreSQL's own full text search (``ts_rank``) was not taken: its parser,
 stop words and stemming split text differently from the memory plane, so one query would find and
 rank other items here than in ``memory:`` or ``sqlite:``, and ``ts_rank`` is not BM25 (no idf).
 
@@ -31,7 +30,6 @@ from typing import Any
 
 from psycopg.types.json import Jsonb
 
-from grapharc.memory.impact_walk import impact_search
 from grapharc.memory.longterm.contracts import (
     Clock,
     IndexFields,
@@ -59,10 +57,12 @@ from grapharc.memory.longterm.vectors import (
     unpacked,
 )
 from grapharc.memory.retrieval import Embedder
+from grapharc.memory.terms import query_terms
 from grapharc.postgres.connect import conninfo
 from grapharc.postgres.database import Conn, open_database
 from grapharc.postgres.item_filters import where
-from grapharc.postgres.item_postings import PostgresItemPostings, index_item, lock_totals, unindex_item
+from grapharc.postgres.item_postings import index_item, lock_totals, unindex_item
+from grapharc.postgres.item_ranking import rank
 from grapharc.stores.masking import masked
 
 _COLUMNS = "written, path, key, value, created_at, updated_at, expires_at, ttl_minutes"
@@ -170,8 +170,7 @@ class PostgresItemStore:
                                     "ORDER BY written DESC LIMIT %s OFFSET %s",
                                     [*params, limit, offset]).fetchall()
             else:
-                source = PostgresItemPostings(conn, scope, params)
-                lexical = impact_search(source, query, offset + limit, False)
+                lexical = rank(conn, query_terms(query), scope, params, offset + limit)
                 vectors = () if wanted is None else (
                     (row["written"], unpacked(row["vector"])) for row in conn.execute(
                         f"SELECT written, vector FROM grapharc_store_items "  # noqa: S608
