@@ -13,6 +13,7 @@ import hmac
 import json
 import sqlite3
 import sys
+import time
 from collections.abc import Iterator
 from contextlib import closing
 from pathlib import Path
@@ -33,6 +34,9 @@ from webhook_stories import (
     hook_server,
 )
 
+from grapharc.runs.records import RunRecord
+from grapharc.server.api.webhooks import open_webhooks
+from grapharc.server.webhooks.settings import WebhookSettings
 from grapharc.stores import open_store
 from grapharc.webhooks.records import DELIVERED, FAILED, PENDING, Delivery
 
@@ -121,6 +125,30 @@ def test_a_run_ending_here_wakes_the_sender_without_waiting_for_its_poll(
         created = create_run(server.json_announcement()["url"], receiver.url("/woken"))
         [hook] = receiver.wait_for("/woken")
     assert hook.json()["run_id"] == created["run_id"]
+
+
+def test_only_a_run_with_a_webhook_wakes_the_sender_as_it_ends(tmp_path: Path) -> None:
+    """A run records whether it has a webhook, so the end of one without costs the sender no look
+    (a read of the webhook store); the end of one with a hook wakes it."""
+    sessions = tmp_path / "sessions"
+    runs = open_store(f"sqlite:{sessions}", kind="runs")
+    webhooks = open_webhooks(sessions, runs, WebhookSettings(), "w", time.time, kept=True)
+    assert webhooks.sender is not None
+    woken: list[bool] = []
+    webhooks.sender.wake = lambda: woken.append(True)  # type: ignore[method-assign]
+    try:
+        now = time.time()
+        plain = webhooks.add_run(RunRecord("plain", "t1", FAILING, {}, now, now), None, exclusive=True)
+        hooked = webhooks.add_run(RunRecord("hooked", "t2", FAILING, {}, now, now), "http://127.0.0.1:9/hook",
+                                  exclusive=True)
+        assert (runs.get("t1", plain.run_id).webhook, runs.get("t2", hooked.run_id).webhook) == (False, True)
+        webhooks.run_ended(runs.get("t1", plain.run_id))
+        assert woken == []
+        webhooks.run_ended(runs.get("t2", hooked.run_id))
+        assert woken == [True]
+    finally:
+        asyncio.run(webhooks.aclose())
+        runs.close()
 
 
 def test_every_run_starting_route_takes_a_webhook(signed: str, receiver: Receiver) -> None:

@@ -108,10 +108,10 @@ class RunWorker:
 
     def __init__(self, manager: SessionManager, runs: RunStore, progress: Progress, *,
                  stateless_grace: float = STATELESS_GRACE_SECONDS,
-                 on_end: Callable[[], None] | None = None) -> None:
+                 on_end: Callable[[RunRecord], None] | None = None) -> None:
         self.manager = manager
         self.on_end = on_end
-        """Told each time a run here has ended and its end is recorded (the webhook sender)."""
+        """Told of each run here once it has ended and its end is recorded (the webhook sender)."""
         self.runs = runs
         self.progress = progress
         self.stateless_grace = stateless_grace
@@ -282,7 +282,7 @@ class RunWorker:
         self.progress.notify(run.thread_id)
         self.wake()  # a run queued behind this one on its thread can be claimed now
         if self.on_end is not None:
-            self.on_end()
+            self.on_end(run)
         if run.request.get(ON_COMPLETION) == DELETE:
             asyncio.get_running_loop().call_later(self.stateless_grace, self._forget, run.thread_id)
 

@@ -1,7 +1,7 @@
 """Each server process's webhook loop: it claims the due deliveries of ended runs and posts them.
 
-When a run ends in this process (``wake``), and otherwise every ``POLL_SECONDS`` (for retries
-coming due and runs that ended in other processes), the loop asks the store whether any delivery
+When a run with a webhook ends in this process (``wake``), and otherwise every ``POLL_SECONDS``
+(for retries coming due and runs that ended in other processes), the loop asks the store whether any delivery
 is due (``WebhookStore.has_due``, a read: an idle look writes nothing); only then does it claim the
 deliveries whose run has ended and whose next attempt is due (``WebhookStore.claim_due``: of
 several processes exactly one claims each attempt) and post each in a task of its own.
@@ -68,7 +68,7 @@ class WebhookSender:
         self._loop = asyncio.get_running_loop().create_task(self._run(), name=f"webhooks:{self.name}")
 
     def wake(self) -> None:
-        """Look now (a run ended here: its hook, if it has one, is due)."""
+        """Look now (a run with a hook ended here: the hook is due)."""
         self._wake.set()
 
     async def stop(self) -> None:
