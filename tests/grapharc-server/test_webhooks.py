@@ -38,6 +38,7 @@ from grapharc.runs.records import RunRecord
 from grapharc.server.api.webhooks import open_webhooks
 from grapharc.server.webhooks.settings import WebhookSettings
 from grapharc.stores import open_store
+from grapharc.testing.thread_trips import thread_trips
 from grapharc.webhooks.records import DELIVERED, FAILED, PENDING, Delivery
 
 SECRET = "a-long-random-secret-for-the-hooks"
@@ -148,6 +149,42 @@ def test_only_a_run_with_a_webhook_wakes_the_sender_as_it_ends(tmp_path: Path) -
         assert woken == [True]
     finally:
         asyncio.run(webhooks.aclose())
+        runs.close()
+
+
+def test_a_look_with_nothing_due_takes_no_trip_to_a_thread_on_sqlite(tmp_path: Path) -> None:
+    """The sender's look, at each run end with a hook and each poll, reads SQLite on the event loop
+    (a WAL file's readers never wait): with nothing due it makes no trip to the store pool."""
+    sessions = tmp_path / "sessions"
+    runs = open_store(f"sqlite:{sessions}", kind="runs")
+    webhooks = open_webhooks(sessions, runs, WebhookSettings(), "w", time.time, kept=True)
+    sender, store = webhooks.sender, webhooks.store
+    assert sender is not None and store is not None
+    looks: list[bool] = []
+    has_due = store.has_due
+
+    def counted(now: float) -> bool:
+        looks.append(True)
+        return has_due(now)
+
+    store.has_due = counted  # type: ignore[method-assign]
+
+    async def idle_looks() -> list[str]:
+        with thread_trips() as trips:
+            sender.start()
+            for woken in range(3):
+                while len(looks) <= woken:
+                    await asyncio.sleep(0.01)
+                sender.wake()
+            while len(looks) < 4:
+                await asyncio.sleep(0.01)
+        await webhooks.aclose()
+        return trips.names()
+
+    try:
+        assert asyncio.run(asyncio.wait_for(idle_looks(), timeout=60)) == []
+        assert len(looks) >= 4
+    finally:
         runs.close()
 
 
