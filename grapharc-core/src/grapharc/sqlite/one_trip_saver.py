@@ -159,7 +159,7 @@ class OneTripSqliteSaver(SqliteCheckpointSaver):
         try:
             return True, work(*args, **kwargs)
         except sqlite3.OperationalError as exc:
-            if exc.sqlite_errorcode & 0xFF not in _BUSY:
+            if getattr(exc, "sqlite_errorcode", 0) & 0xFF not in _BUSY:  # the primary code
                 raise
             if self.conn.in_transaction:
                 self.conn.rollback()
