@@ -90,6 +90,11 @@ CASES = [
                   "def index_item(cursor, seq, terms, length):\n"
                   "    _index(cursor, seq, terms, length + 1)"),
          "sqlite's scores for"),
+    Case("run_path.py", ("--runs", "3"), "checkpointer_thread_trips",
+         # the turns find no node completion to put on the trail: the runs succeed all the same
+         Sabotage("grapharc.session.audit",
+                  "completed_runs = lambda history, since_step, settled=False: ([], since_step)"),
+         "the nodes on thread"),
 ]
 
 

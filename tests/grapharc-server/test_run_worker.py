@@ -125,6 +125,43 @@ def test_a_run_queued_behind_another_starts_when_that_one_ends_not_at_the_next_p
     assert [e.node for e in manager.audit(thread) if e.kind == "node"] == ["answer_oddly", "answer_oddly"]
 
 
+def test_an_idle_worker_looks_unwoken_every_poll_seconds_and_sooner_only_to_renew_its_claims(
+        stores, monkeypatch: pytest.MonkeyPatch) -> None:
+    """Idle, the loop waits ``POLL_SECONDS`` (2 s, each look a read; 0.5 s before) between looks
+    unless woken; with runs executing here it looks again by the time their claims are due."""
+    manager, runs = stores
+    waits: list[float] = []
+    original = asyncio.timeout
+
+    def recorded(delay: float | None) -> Any:
+        waits.append(delay or 0.0)
+        return original(delay)
+
+    async def idle_waits() -> list[float]:
+        worker = RunWorker(manager, runs, Progress())
+        monkeypatch.setattr(worker_module.asyncio, "timeout", recorded)
+        worker.start()
+        try:
+            for _ in range(3):
+                while len(waits) < 1 + _:
+                    await asyncio.sleep(0.01)
+                worker.wake()
+            return waits[:3]
+        finally:
+            monkeypatch.setattr(worker_module.asyncio, "timeout", original)
+            await worker.stop()
+            await manager.aclose()
+
+    assert asyncio.run(asyncio.wait_for(idle_waits(), timeout=120)) == [2.0, 2.0, 2.0]
+    assert worker_module.POLL_SECONDS == 2.0
+
+    executing = RunWorker(manager, runs, Progress())
+    executing._executing["run"] = (_start("t"), None)  # type: ignore[assignment]
+    renewal = manager.lease_seconds / worker_module.RENEWALS_PER_TTL  # 1 s leases: every 1/6 s
+    executing._renewed_at = manager.clock() - renewal / 2
+    assert 0 < executing._until_next_look() <= renewal / 2
+
+
 def test_a_run_on_a_long_thread_reads_no_entry_of_the_trail_to_find_where_its_part_begins_and_ends(
         stores) -> None:
     manager, runs = stores

@@ -13,6 +13,7 @@ import hmac
 import json
 import sqlite3
 import sys
+import time
 from collections.abc import Iterator
 from contextlib import closing
 from pathlib import Path
@@ -33,7 +34,11 @@ from webhook_stories import (
     hook_server,
 )
 
+from grapharc.runs.records import RunRecord
+from grapharc.server.api.webhooks import open_webhooks
+from grapharc.server.webhooks.settings import WebhookSettings
 from grapharc.stores import open_store
+from grapharc.testing.thread_trips import thread_trips
 from grapharc.webhooks.records import DELIVERED, FAILED, PENDING, Delivery
 
 SECRET = "a-long-random-secret-for-the-hooks"
@@ -121,6 +126,66 @@ def test_a_run_ending_here_wakes_the_sender_without_waiting_for_its_poll(
         created = create_run(server.json_announcement()["url"], receiver.url("/woken"))
         [hook] = receiver.wait_for("/woken")
     assert hook.json()["run_id"] == created["run_id"]
+
+
+def test_only_a_run_with_a_webhook_wakes_the_sender_as_it_ends(tmp_path: Path) -> None:
+    """A run records whether it has a webhook, so the end of one without costs the sender no look
+    (a read of the webhook store); the end of one with a hook wakes it."""
+    sessions = tmp_path / "sessions"
+    runs = open_store(f"sqlite:{sessions}", kind="runs")
+    webhooks = open_webhooks(sessions, runs, WebhookSettings(), "w", time.time, kept=True)
+    assert webhooks.sender is not None
+    woken: list[bool] = []
+    webhooks.sender.wake = lambda: woken.append(True)  # type: ignore[method-assign]
+    try:
+        now = time.time()
+        plain = webhooks.add_run(RunRecord("plain", "t1", FAILING, {}, now, now), None, exclusive=True)
+        hooked = webhooks.add_run(RunRecord("hooked", "t2", FAILING, {}, now, now), "http://127.0.0.1:9/hook",
+                                  exclusive=True)
+        assert (runs.get("t1", plain.run_id).webhook, runs.get("t2", hooked.run_id).webhook) == (False, True)
+        webhooks.run_ended(runs.get("t1", plain.run_id))
+        assert woken == []
+        webhooks.run_ended(runs.get("t2", hooked.run_id))
+        assert woken == [True]
+    finally:
+        asyncio.run(webhooks.aclose())
+        runs.close()
+
+
+def test_a_look_with_nothing_due_takes_no_trip_to_a_thread_on_sqlite(tmp_path: Path) -> None:
+    """The sender's look, at each run end with a hook and each poll, reads SQLite on the event loop
+    (a WAL file's readers never wait): with nothing due it makes no trip to the store pool."""
+    sessions = tmp_path / "sessions"
+    runs = open_store(f"sqlite:{sessions}", kind="runs")
+    webhooks = open_webhooks(sessions, runs, WebhookSettings(), "w", time.time, kept=True)
+    sender, store = webhooks.sender, webhooks.store
+    assert sender is not None and store is not None
+    looks: list[bool] = []
+    has_due = store.has_due
+
+    def counted(now: float) -> bool:
+        looks.append(True)
+        return has_due(now)
+
+    store.has_due = counted  # type: ignore[method-assign]
+
+    async def idle_looks() -> list[str]:
+        with thread_trips() as trips:
+            sender.start()
+            for woken in range(3):
+                while len(looks) <= woken:
+                    await asyncio.sleep(0.01)
+                sender.wake()
+            while len(looks) < 4:
+                await asyncio.sleep(0.01)
+        await webhooks.aclose()
+        return trips.names()
+
+    try:
+        assert asyncio.run(asyncio.wait_for(idle_looks(), timeout=60)) == []
+        assert len(looks) >= 4
+    finally:
+        runs.close()
 
 
 def test_every_run_starting_route_takes_a_webhook(signed: str, receiver: Receiver) -> None:

@@ -28,7 +28,7 @@ def test_the_deliveries_live_in_the_run_stores_file_under_their_own_schema_key(t
     open_store(f"sqlite:{tmp_path / 'sessions'}", kind="runs").close()
     with sqlite3.connect(tmp_path / "sessions" / "runs.db") as conn:
         keys = dict(conn.execute("SELECT key, value FROM meta").fetchall())
-    assert keys["webhooks_schema"] == "1" and keys["runs_schema"] == "3"
+    assert keys["webhooks_schema"] == "1" and keys["runs_schema"] == "4"
 
 
 def test_an_idle_look_for_due_deliveries_takes_no_write_lock(tmp_path: Path) -> None:

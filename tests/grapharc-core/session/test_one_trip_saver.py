@@ -71,35 +71,71 @@ def _same(a: Any, b: Any) -> None:
         (b.config, b.checkpoint, b.metadata, b.parent_config, b.pending_writes)
 
 
-def test_a_read_a_write_and_a_page_of_checkpoints_are_one_trip_each(tmp_path: Path,
-                                                                    monkeypatch: pytest.MonkeyPatch) -> None:
-    async def main() -> tuple[list[str], list[str], list[str], list[str]]:
+def test_a_read_a_write_and_a_limited_listing_run_on_the_loop_with_no_trip(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """Where nothing can make the loop wait, LangGraph's reads and writes take no trip at all (a
+    three-node run made 11, one per call, before)."""
+    async def main() -> tuple[list[str], Any, Any]:
         async with _opened(tmp_path / "cp.db") as saver:
             config = {"configurable": {"thread_id": "t"}}
-            await _chain(saver, 3).ainvoke({"count": 0}, config)
             sent = _trips(monkeypatch)
-            await saver.aget_tuple(config)
-            read = sent[:]
+            await _chain(saver, 3).ainvoke({"count": 0}, config)
             latest = await saver.aget_tuple(config)
             assert latest is not None
-            sent.clear()
             await saver.aput_writes(latest.config, [("count", 9), ("other", 1)], "task-1")
-            wrote = sent[:]
-            sent.clear()
             listed = [t async for t in saver.alist(config, limit=4)]
-            assert len(listed) == 4
-            paged = sent[:]
-            sent.clear()
-            await _chain(saver, 3).ainvoke({"count": 0}, {"configurable": {"thread_id": "u"}})
-            return read, wrote, paged, sent[:]
+            return sent, await asyncio.to_thread(saver.get_tuple, config), listed
 
-    read, wrote, paged, run = asyncio.run(main())
-    assert read == ["get_tuple"] and wrote == ["put_writes"]
-    assert paged == ["_page"]
-    # a three-node run: LangGraph's own reads and writes, a trip each (95 per turn of a session
-    # went to the thread with the base class)
-    assert 0 < len(run) <= 11, run
-    assert set(run) <= {"get_tuple", "put", "put_writes", "_page", "_close"}, run
+    sent, saved, listed = asyncio.run(main())
+    assert sent == []
+    assert saved.checkpoint["channel_values"]["count"] == 3
+    assert saved.pending_writes == [("task-1", "count", 9), ("task-1", "other", 1)]
+    assert len(listed) == 4 and listed[0].config == saved.config
+
+
+def test_a_write_to_a_file_busy_with_another_connection_waits_on_the_thread_not_the_loop(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """Another process's write holds the file's write lock: the write answers busy at once on the
+    loop, is sent to the connection's thread, and waits there; the loop runs on meanwhile."""
+    async def main() -> tuple[list[str], Any]:
+        async with _opened(tmp_path / "cp.db") as saver:
+            config = {"configurable": {"thread_id": "t"}}
+            await _chain(saver, 1).ainvoke({"count": 0}, config)
+            latest = await saver.aget_tuple(config)
+            assert latest is not None
+            sent = _trips(monkeypatch)
+            with closing(sqlite3.connect(tmp_path / "cp.db", isolation_level=None)) as other:
+                other.execute("BEGIN IMMEDIATE")
+                writing = asyncio.create_task(saver.aput_writes(latest.config, [("count", 5)], "task"))
+                while sent != ["put_writes"]:  # the loop is not held: this task keeps running
+                    await asyncio.sleep(0.01)
+                assert not writing.done()
+                other.execute("COMMIT")
+            await writing
+            return sent, await saver.aget_tuple(config)
+
+    sent, again = asyncio.run(main())
+    assert sent == ["put_writes"]
+    assert again is not None and again.pending_writes == [("task", "count", 5)]
+
+
+def test_a_call_while_another_thread_uses_the_connection_is_sent_to_the_thread(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """A sync caller on another thread holds the connection's lock: the loop does not wait for it."""
+    async def main() -> tuple[list[str], Any]:
+        async with _opened(tmp_path / "cp.db") as saver:
+            config = {"configurable": {"thread_id": "t"}}
+            await _chain(saver, 1).ainvoke({"count": 0}, config)
+            sent = _trips(monkeypatch)
+            saver.lock.acquire()
+            reading = asyncio.create_task(saver.aget_tuple(config))
+            while sent != ["get_tuple"]:
+                await asyncio.sleep(0.01)
+            saver.lock.release()
+            return sent, await reading
+
+    sent, read = asyncio.run(main())
+    assert sent == ["get_tuple"] and read is not None
 
 
 def test_a_listing_is_one_trip_a_page_with_no_trip_of_its_own_to_open_or_close_it(
@@ -189,12 +225,14 @@ def test_a_failed_write_raises_and_leaves_the_next_call_working(tmp_path: Path) 
     asyncio.run(main())
 
 
-def test_fenced_it_checks_each_writes_lease_in_the_writes_own_trip(tmp_path: Path,
-                                                                    monkeypatch: pytest.MonkeyPatch) -> None:
-    """``fence`` asks the saver to fence itself: a write and its lease check are one trip to the
+@pytest.mark.parametrize("on_loop", [True, False])
+def test_fenced_it_checks_each_writes_lease_with_the_write(tmp_path: Path, monkeypatch: pytest.MonkeyPatch,
+                                                           on_loop: bool) -> None:
+    """``fence`` asks the saver to fence itself: a write and its lease check run together, in place
+    on the loop where the check may run there (``Leases.reads_on_loop``), else in one trip to the
     connection's thread (``FencedSaver`` took one more, to a worker thread, per write)."""
     checked: list[int] = []
-    leases = Leases(lambda lease: checked.append(threading.get_ident()) is None)
+    leases = Leases(lambda lease: checked.append(threading.get_ident()) is None, reads_on_loop=on_loop)
     leases.held["t"] = Lease("t", "runner", "token", 60.0)
 
     async def main() -> tuple[list[str], list[Any]]:
@@ -209,8 +247,12 @@ def test_fenced_it_checks_each_writes_lease_in_the_writes_own_trip(tmp_path: Pat
 
     sent, hops = asyncio.run(main())
     writes = sent.count("put") + sent.count("put_writes")
-    assert writes == len(checked) >= 8 and hops == []  # a checkpoint and the writes of each step
-    assert len(set(checked)) == 1 and threading.get_ident() not in checked  # the connection's thread
+    assert len(checked) >= 8 and hops == []  # a checkpoint and the writes of each step
+    assert len(set(checked)) == 1
+    if on_loop:
+        assert writes == 0 and checked[0] == threading.get_ident()  # asyncio.run's loop: this thread
+    else:
+        assert writes == len(checked) and threading.get_ident() not in checked  # the connection's thread
 
 
 def test_fenced_after_its_lease_was_lost_it_writes_nothing_and_others_pass(tmp_path: Path) -> None:

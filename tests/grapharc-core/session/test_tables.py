@@ -88,11 +88,12 @@ def test_a_run_store_file_the_released_ddl_made_opens_keeps_its_runs_and_works(t
     path = released(tmp_path / "runs.db", sqlite_released.RUNS, key="runs_schema")
     old = RunRecord("old", "t1", "g", {"kind": "start", "input": {}}, 1.0, 1.0)
     with closing(sqlite3.connect(path)) as conn, conn:
-        conn.execute(f"INSERT INTO runs ({', '.join(INSERT_COLUMNS[:-1])}) VALUES "
-                     f"({', '.join('?' for _ in INSERT_COLUMNS[:-1])})", row_values(old)[:-1])
+        conn.execute(f"INSERT INTO runs ({', '.join(INSERT_COLUMNS[:-2])}) VALUES "  # not not_before, webhook
+                     f"({', '.join('?' for _ in INSERT_COLUMNS[:-2])})", row_values(old)[:-2])
     store = SqliteRunStore(path)
     try:
-        assert (store.get("t1", "old").status, store.get("t1", "old").not_before) == ("pending", None)
+        assert (store.get("t1", "old").status, store.get("t1", "old").not_before,
+                store.get("t1", "old").webhook) == ("pending", None, False)
         store.add(RunRecord("later", "t2", "g", {}, 1.0, 1.0, not_before=5.0), exclusive=True)
         assert store.claim_next("w", 2.0, 10.0, ("g",)).run_id == "old"
         assert store.claim_next("w", 2.0, 10.0, ("g",)) is None  # "later" waits until 5.0
@@ -100,7 +101,7 @@ def test_a_run_store_file_the_released_ddl_made_opens_keeps_its_runs_and_works(t
     finally:
         store.close()
     with closing(sqlite3.connect(path)) as conn:
-        assert conn.execute("SELECT value FROM meta WHERE key = 'runs_schema'").fetchone() == ("3",)
+        assert conn.execute("SELECT value FROM meta WHERE key = 'runs_schema'").fetchone() == ("4",)
 
 
 def test_a_file_the_released_ddl_made_opens_and_works(tmp_path):

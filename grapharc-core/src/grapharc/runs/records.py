@@ -61,6 +61,8 @@ class RunRecord:
     seq: int = 0
     metadata: dict[str, Any] = field(default_factory=dict)
     not_before: float | None = None
+    webhook: bool = False
+    """Whether the run has a webhook (``grapharc.runs.tables.WEBHOOK_FLAG``)."""
 
     @property
     def ended(self) -> bool:
@@ -93,7 +95,7 @@ def record_of(row: dict[str, Any]) -> RunRecord:
         status=row["status"], end_seq=row["end_seq"], error=row["error"], worker=row["worker"],
         claim_expires_at=row["claim_expires_at"], cancel_requested=bool(row["cancel_requested"]),
         attempts=row["attempts"], seq=row["seq"], metadata=json.loads(row["metadata"]),
-        not_before=row["not_before"])
+        not_before=row["not_before"], webhook=bool(row["webhook"]))
 
 
 def row_values(run: RunRecord) -> tuple[Any, ...]:
@@ -102,7 +104,7 @@ def row_values(run: RunRecord) -> tuple[Any, ...]:
     # (escaped, it was kept, and every later answer quoting it failed to encode)
     return (run.run_id, run.thread_id, run.assistant_id, json_text(run.request), run.created_at,
             run.updated_at, run.after_seq, json.dumps(list(run.stream_modes)), budget_text(run.budget),
-            run.multitask_strategy, PENDING, json_text(run.metadata), run.not_before)
+            run.multitask_strategy, PENDING, json_text(run.metadata), run.not_before, run.webhook)
 
 
 def json_text(value: Any) -> str:
@@ -112,7 +114,7 @@ def json_text(value: Any) -> str:
 
 INSERT_COLUMNS = ("run_id", "thread_id", "assistant_id", "request", "created_at", "updated_at",
                   "after_seq", "stream_modes", "budget", "multitask_strategy", "status", "metadata",
-                  "not_before")
+                  "not_before", "webhook")
 
 
 @dataclass(frozen=True, slots=True)

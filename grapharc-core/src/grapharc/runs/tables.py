@@ -1,9 +1,10 @@
 """The run store's table, described as :mod:`grapharc.session.tables` describes the session tables.
 
 Core's SQLite run store and grapharc-postgres's migration 3 render it with ``ddl`` in their own
-dialects; like the session tables, it is the table as released. Two changes came after:
+dialects; like the session tables, it is the table as released. Three changes came after:
 ``LIVE_LOG_TABLES``, the runs' live event logs (SQLite's runs schema 2, PostgreSQL's migration 6),
-and ``NOT_BEFORE`` (SQLite's runs schema 3, PostgreSQL's migration 5).
+``NOT_BEFORE`` (SQLite's runs schema 3, PostgreSQL's migration 5) and ``WEBHOOK_FLAG`` (SQLite's
+runs schema 4, PostgreSQL's migration 14).
 """
 
 from __future__ import annotations
@@ -59,3 +60,8 @@ what the stream modes the trail cannot render (tokens, custom writes, debug...) 
 NOT_BEFORE = Change(columns=(("runs", Column("not_before", Type.REAL)),))
 """When a pending run may first be claimed (epoch seconds; NULL: at once), for a run created with
 ``after_seconds``: SQLite's runs schema 3, PostgreSQL's migration 5."""
+
+WEBHOOK_FLAG = Change(columns=(("runs", Column("webhook", Type.FLAG, required=True, default=False)),))
+"""Whether a run was created with a webhook (its delivery waits in the webhook store), so the worker
+that ends it wakes the webhook sender only for such a run: SQLite's runs schema 4, PostgreSQL's
+migration 14. A run queued before reads as having none (its hook is sent at the sender's poll)."""

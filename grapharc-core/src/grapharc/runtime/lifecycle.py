@@ -27,6 +27,7 @@ from langchain_core.runnables import RunnableConfig
 # tests/grapharc-core/test_private_names.py checks them against
 from langgraph._internal._config import DEFAULT_RECURSION_LIMIT
 from langgraph._internal._constants import CONFIG_KEY_DURABILITY
+from langgraph.checkpoint.base import BaseCheckpointSaver
 from langgraph.errors import GraphRecursionError
 
 from grapharc.runtime import route_trace
@@ -40,6 +41,7 @@ from grapharc.runtime.budget import (
 )
 from grapharc.runtime.context import NO_STEP, RunContext, ask_mode
 from grapharc.runtime.errors import MissingThreadIdError, RunInputError
+from grapharc.runtime.planned import planned_tasks
 from grapharc.runtime.resume import (
     META_ATTEMPT,
     META_CEILING,
@@ -305,7 +307,16 @@ class RunLifecycle:
         """Pin the run's end marker on the thread's latest checkpoint; whether the run, ending
         without ``exc``, stopped with nodes still due there (interrupted)."""
         latest = ledger.close(opened.run.run_id, _end_marker(opened))
-        return exc is None and latest is not None and bool(self.inner.get_state(latest).next)
+        return exc is None and latest is not None and self._has_tasks(latest)
+
+    def _has_tasks(self, config: RunnableConfig) -> bool:
+        """Whether the checkpoint ``config`` names has nodes due (a snapshot's ``next``), named by
+        LangGraph's planner without preparing a snapshot (``grapharc.runtime.planned``)."""
+        saver = self.inner.checkpointer
+        if not isinstance(saver, BaseCheckpointSaver):
+            return bool(self.inner.get_state(config).next)
+        saved = saver.get_tuple(config)
+        return saved is not None and bool(planned_tasks(self.inner, saved))
 
 
 def _end_marker(opened: OpenRun) -> dict[str, Any]:

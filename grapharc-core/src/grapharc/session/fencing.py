@@ -35,11 +35,14 @@ from grapharc.session.lease import Lease
 
 
 class Leases:
-    """The leases this process holds, by thread, and the check that one is still current."""
+    """The leases this process holds, by thread, and the check that one is still current;
+    ``reads_on_loop``: the check may run on an event loop's thread (it never waits for a writer:
+    ``grapharc.stores.offload.reads_on_loop``)."""
 
-    def __init__(self, still_held: Callable[[Lease], bool]) -> None:
+    def __init__(self, still_held: Callable[[Lease], bool], *, reads_on_loop: bool = False) -> None:
         self.held: dict[str, Lease] = {}
         self.still_held = still_held
+        self.reads_on_loop = reads_on_loop
 
     def lease_for(self, config: Any) -> Lease | None:
         """The lease this process holds on the thread ``config`` writes to, if any."""

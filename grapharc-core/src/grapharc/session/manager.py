@@ -142,7 +142,7 @@ class SessionManager:
         # the store if it can tell of other processes' writes: checked once, a protocol isinstance is slow
         self.changes: ChangeNotifier | None = self.store if isinstance(self.store, ChangeNotifier) else None
         self.graphs = GraphRegistry(long_term_store)
-        self.leases = Leases(self.store.holds)
+        self.leases = Leases(self.store.holds, reads_on_loop=offload.reads_on_loop(self.store))
         self.scanned = ScannedCheckpoints()  # what live turns here last read: a stream renders from it
         self.cancels = Cancels()  # asked of the turns this process drives (``grapharc.session.cancels``)
         self._saver: BaseCheckpointSaver[Any] | None = None

@@ -6,9 +6,9 @@ state's values, applies null writes and looks up subgraph states: naming the tas
 about half as much (a chain turn's scans and recording together about a third less CPU).
 The names cannot be read from the tuple alone (a pending write carries its task's id, not its name;
 a ``Send`` task's path holds only its index in the packet list), so LangGraph's own planner names
-them (``prepare_next_tasks`` without preparing for execution) and its own ``tasks_w_writes`` puts
-the results on them: the same ids, names, order and results as a snapshot's tasks, by construction.
-Both are LangGraph internals (``langgraph.pregel._algo``, ``_checkpoint``); the property test in
+them (``grapharc.runtime.planned``) and its own ``tasks_w_writes`` puts the results on them: the
+same ids, names, order and results as a snapshot's tasks, by construction. Both are LangGraph
+internals (``langgraph.pregel._algo``, ``langgraph.pregel.debug``); the property test in
 ``tests/grapharc-core/session/test_named_tasks.py`` compares the two over varied graphs.
 """
 
@@ -17,11 +17,11 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any
 
-from langgraph.checkpoint.base import BaseCheckpointSaver, CheckpointTuple
+from langgraph.checkpoint.base import CheckpointTuple
 from langgraph.pregel import Pregel
-from langgraph.pregel._algo import prepare_next_tasks
-from langgraph.pregel._checkpoint import channels_from_checkpoint
 from langgraph.pregel.debug import tasks_w_writes
+
+from grapharc.runtime.planned import planned_tasks
 
 
 @dataclass(frozen=True, slots=True)
@@ -45,11 +45,6 @@ def unnamed(saved: CheckpointTuple) -> Named:
 def named(pregel: Pregel[Any, Any, Any, Any], saved: CheckpointTuple) -> Named:
     """``saved`` with its tasks named as ``pregel`` (the graph that wrote it) plans them, each with
     the result its saved writes hold (None until its writes are saved)."""
-    step = int(saved.metadata.get("step", -1)) + 1
-    saver = pregel.checkpointer if isinstance(pregel.checkpointer, BaseCheckpointSaver) else None
-    channels, managed = channels_from_checkpoint(pregel.channels, saved.checkpoint,
-                                                 saver=saver, config=saved.config)
-    tasks = prepare_next_tasks(saved.checkpoint, saved.pending_writes or [], pregel.nodes, channels,
-                               managed, saved.config, step, step + 2, for_execution=False)
+    tasks = planned_tasks(pregel, saved)
     results = tasks_w_writes(tasks.values(), saved.pending_writes, None, pregel.stream_channels_asis)
     return Named(saved.config, saved.parent_config, saved.metadata, results)

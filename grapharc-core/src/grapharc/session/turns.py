@@ -74,6 +74,7 @@ from grapharc.session.registry import RegisteredGraph
 from grapharc.session.rollback import discard_run_writes, reopened
 from grapharc.session.scanned import ScannedCheckpoints
 from grapharc.session.settle import CONTINUE, Plan, settle
+from grapharc.session.standing import Standing, standing
 from grapharc.session.subscribers import GuardedSubscriber, OnRecord, OnUpdate
 from grapharc.session.turn_options import NO_OPTIONS, TurnOptions
 from grapharc.stores import offload
@@ -81,7 +82,7 @@ from grapharc.stores import offload
 TURN_KEY = "grapharc_session_turn"
 
 
-def _position(snapshot: StateSnapshot) -> tuple[str, tuple[str, ...]]:
+def _position(snapshot: StateSnapshot | Standing) -> tuple[str, tuple[str, ...]]:
     """Where a thread stands, to notice a continuation that went nowhere."""
     interrupts = tuple(sorted(i.id for i in getattr(snapshot, "interrupts", ())))
     return snapshot.config["configurable"].get("checkpoint_id", ""), interrupts
@@ -191,6 +192,7 @@ class _TurnBase:
         if directive is None or plan.kind != CONTINUE:
             return plan
         resume = plan.payload.resume if isinstance(plan.payload, Command) else None
+        self.snapshot = self.reader.get_state(self.thread)  # a snapshot: settling read less (standing)
         command = directed(self.graph.builder, self.reader, self.snapshot, goto=directive.goto,
                            update=directive.update, resume=resume)
         self.store.record_directive(self.lease, directive.detail(tuple(self.snapshot.next)), self.clock())
@@ -214,9 +216,10 @@ class _TurnBase:
                 if entry.kind == AuditKind.DECIDED and ANSWER_KEY in entry.detail}
 
     def _settle(self) -> tuple[Plan, int]:
-        """Read the thread's checkpoint, record completions, plan (sync); the plan and how many
-        completions were new."""
-        self.snapshot = self.reader.get_state(self.thread)
+        """Read where the thread stands (its newest checkpoint's tasks named, no snapshot
+        prepared: ``grapharc.session.standing``), record completions, plan (sync); the plan and how
+        many completions were new."""
+        self.snapshot = standing(self.reader, self.thread)
         new = self._scan(settled=True)  # no pass is running: writes missing now never come
         return self._plan(self.store.approvals(self.lease.thread_id)), new
 

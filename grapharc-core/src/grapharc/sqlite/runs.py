@@ -14,16 +14,17 @@ from pathlib import Path
 
 from grapharc.runs.errors import RunStoreError
 from grapharc.runs.sql_store import SqlRunStore
-from grapharc.runs.tables import LIVE_LOG_TABLES, NOT_BEFORE, RUN_TABLES
+from grapharc.runs.tables import LIVE_LOG_TABLES, NOT_BEFORE, RUN_TABLES, WEBHOOK_FLAG
 from grapharc.session.tables import ddl, ddl_statements
 from grapharc.sqlite.database import SQLITE, SqliteDatabase
 from grapharc.sqlite.files import RUNS_FILE, database_path
 
 SCHEMA_VERSION = "1"  # kept under meta's key runs_schema: a file may hold the session tables too
 SCHEMA = ddl(RUN_TABLES, SQLITE)
-MIGRATIONS = (("2", ddl_statements(LIVE_LOG_TABLES, SQLITE)), ("3", NOT_BEFORE.statements(SQLITE)))
+MIGRATIONS = (("2", ddl_statements(LIVE_LOG_TABLES, SQLITE)), ("3", NOT_BEFORE.statements(SQLITE)),
+              ("4", WEBHOOK_FLAG.statements(SQLITE)))
 """Each later version of the run store's schema (2: the runs' live event logs; 3: a run's not-before
-time), with its statements."""
+time; 4: whether a run has a webhook), with its statements."""
 
 
 class SqliteRunStore(SqlRunStore):

@@ -26,6 +26,10 @@ store opens the file first)."""
 class SqliteWebhookStore(SqlWebhookStore):
     """Webhook deliveries in one SQLite file at ``path``, beside its runs."""
 
+    READS_ON_LOOP = True
+    """Its reads may run on an event loop's thread: a local file in WAL mode, whose readers never wait
+    for a writer (``grapharc.stores.offload.reads_on_loop``)."""
+
     def __init__(self, path: str | Path) -> None:
         self.path = Path(path).expanduser()
         self._db = SqliteDatabase(self.path, "webhook store", WebhookStoreError)

@@ -66,6 +66,15 @@ class RunStoreConformance(StoreKit[RunStore]):
         assert (kept.request, kept.budget, kept.stream_modes, kept.after_seq, kept.metadata) == (
             asked.request, budget, ("updates", "events"), 7, {"who": "kit"})
 
+    def test_whether_a_run_has_a_webhook_is_kept_and_claimed_with_it(self, store: RunStore) -> None:
+        hooked = store.add(new_run("t1", webhook=True), exclusive=True)
+        plain = store.add(new_run("t2"), exclusive=True)
+        kept = store.get("t1", hooked.run_id), store.get("t2", plain.run_id)
+        assert [run.webhook for run in kept] == [True, False]
+        claimed = [store.claim_next("w", 2.0, TTL, GRAPHS) for _ in range(2)]
+        assert {(run.run_id, run.webhook) for run in claimed if run is not None} == {
+            (hooked.run_id, True), (plain.run_id, False)}
+
     def test_an_unknown_run_or_the_wrong_thread_is_refused(self, store: RunStore) -> None:
         run = store.add(new_run("t1"), exclusive=True)
         with pytest.raises(UnknownRunError, match="no run"):

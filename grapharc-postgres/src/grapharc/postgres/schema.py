@@ -21,7 +21,7 @@ from grapharc.assistants.tables import ASSISTANT_TABLES
 from grapharc.crons.tables import CRON_TABLES
 from grapharc.postgres.errors import PostgresStoreError, said
 from grapharc.postgres.migration_lock import migrating
-from grapharc.runs.tables import LIVE_LOG_TABLES, NOT_BEFORE, RUN_TABLES
+from grapharc.runs.tables import LIVE_LOG_TABLES, NOT_BEFORE, RUN_TABLES, WEBHOOK_FLAG
 from grapharc.session.tables import (
     AUDIT_TRAIL,
     OWNERS_AND_SIGN_INS,
@@ -139,11 +139,13 @@ INSERT INTO grapharc_store_totals (items, length) VALUES (0, 0);
 """),
     (11, "the long-term store items' vectors, for a store given an embedder",
      "ALTER TABLE grapharc_store_items ADD COLUMN vector BYTEA;\n"),
+    (14, "whether each run has a webhook", "\n".join(WEBHOOK_FLAG.statements(POSTGRES)) + "\n"),
 )
 """Each migration: its version, what it adds, its SQL. The session tables (1), the run table (3),
 the thread owners with the sign-in records (4), the threads' metadata with the runs' not-before
 times (5), the runs' live event logs (6), the assistants created over the API (7), the cron
-schedules (8) and the run webhooks' deliveries (9) are core's descriptions; the trace events and
+schedules (8), the run webhooks' deliveries (9) and whether each run has a webhook (14) are
+core's descriptions; the trace events and
 the notifications (2) and the long-term store's items (10, ``grapharc.postgres.items``) with their
 vectors (11) are PostgreSQL's alone."""
 

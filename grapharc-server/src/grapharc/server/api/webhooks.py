@@ -10,6 +10,7 @@ record to post, and its delivery is failed.
 
 from __future__ import annotations
 
+import dataclasses
 import os
 from collections.abc import Callable
 
@@ -45,10 +46,10 @@ class Webhooks:
         if self.sender is not None:
             self.sender.start()
 
-    def run_ended(self) -> None:
-        """A run ended in this process: the sender looks now rather than at its next poll (whether
-        the run has a hook is the store's to say: the look is one read)."""
-        if self.sender is not None:
+    def run_ended(self, run: RunRecord) -> None:
+        """``run`` ended in this process: if it has a hook, the sender looks now rather than at its
+        next poll (a run without one costs no look: ``RunRecord.webhook``)."""
+        if self.sender is not None and run.webhook:
             self.sender.wake()
 
     async def aclose(self) -> None:
@@ -77,6 +78,7 @@ class Webhooks:
         end without one; a refused run leaves no delivery behind."""
         if url is None or self.store is None:
             return self.runs.add(run, exclusive=exclusive)
+        run = dataclasses.replace(run, webhook=True)
         self.store.expect(Delivery(run_id=run.run_id, thread_id=run.thread_id, url=url,
                                    created_at=self.clock()))
         try:

@@ -1,8 +1,9 @@
 """Each ``grapharc serve`` process's worker loop: it claims runs from the durable queue and drives them.
 
-Every ``POLL_SECONDS`` (or at once when a request here queued a run or asked for a cancel, or a
-run here ended, which may let a run queued behind it on its thread start) the loop, as one
-worker of the shared run store:
+At once when a request here queued a run or asked for a cancel, or a run here ended (which may let
+a run queued behind it on its thread start), and otherwise every ``POLL_SECONDS`` (sooner when the
+claims of the runs executing here are due for renewal), the loop, as one worker of the shared run
+store:
 
 - renews its claims on the runs it executes (``RENEWALS_PER_TTL`` times per claim's TTL: a tick
   in between, with nothing to cancel, reclaim or claim, only reads that there is none, with
@@ -31,6 +32,11 @@ any run whose worker died.
 
 A run that streams a mode only its live log serves (``grapharc.server.api.live``) has its turn
 given a ``LiveLog``, closed (its last events written) before the run's end is recorded.
+
+What only the poll finds, and so waits for it, at most ``POLL_SECONDS``: a run queued through
+another process (another ``--workers`` process, a cron of another server) that no process has
+claimed, a cancel asked through another process of a run executing here, and the runs of a dead
+worker once their claims have run out.
 
 When the server stops, the runs executing here are cancelled without being ended: their claims
 run out and another worker (or this one, restarted) carries them on.
@@ -79,7 +85,9 @@ from grapharc.session.records import COMPLETED, FAILED, FORK, PAUSED, REJECTED, 
 from grapharc.session.turn_options import TurnOptions
 from grapharc.stores import offload
 
-POLL_SECONDS = 0.5
+POLL_SECONDS = 2.0
+"""How often the loop looks at the run store unwoken: the bound on what only the poll finds (see
+the module). Each look is a read (0.5 s made four a second, most of an idle server's CPU)."""
 RENEWALS_PER_TTL = 6
 """How many times per claim's TTL the worker renews its claims (a write): with the default 30 s, every
 5 s rather than every tick, leaving five sixths of the TTL for a slow tick."""
@@ -100,10 +108,10 @@ class RunWorker:
 
     def __init__(self, manager: SessionManager, runs: RunStore, progress: Progress, *,
                  stateless_grace: float = STATELESS_GRACE_SECONDS,
-                 on_end: Callable[[], None] | None = None) -> None:
+                 on_end: Callable[[RunRecord], None] | None = None) -> None:
         self.manager = manager
         self.on_end = on_end
-        """Told each time a run here has ended and its end is recorded (the webhook sender)."""
+        """Told of each run here once it has ended and its end is recorded (the webhook sender)."""
         self.runs = runs
         self.progress = progress
         self.stateless_grace = stateless_grace
@@ -169,9 +177,17 @@ class RunWorker:
             except Exception:  # the loop outlives any one tick's surprise; the log has the details
                 _log.exception("run worker %s: unexpected failure; trying again", self.name)
             with contextlib.suppress(TimeoutError):
-                async with asyncio.timeout(POLL_SECONDS):
+                async with asyncio.timeout(self._until_next_look()):
                     await self._wake.wait()
             self._wake.clear()
+
+    def _until_next_look(self) -> float:
+        """Seconds to wait unwoken: ``POLL_SECONDS``, or less when the claims of the runs executing
+        here come due for renewal first."""
+        if not self._executing:
+            return POLL_SECONDS
+        due = self._renewed_at + self.ttl / RENEWALS_PER_TTL - self.manager.clock()
+        return max(0.0, min(POLL_SECONDS, due))
 
     async def _tick(self) -> None:
         """One look at the run store: when it has work for this worker (a cancel, a run to reclaim or
@@ -205,13 +221,13 @@ class RunWorker:
         asked, the runs reclaimed and the runs claimed."""
         now, graphs = self.manager.clock(), self.manager.graphs.names()
         cancelled = self.runs.heartbeat(self.name, now, self.ttl) if executing else []
-        if executing:
-            self._renewed_at = now
         reclaimed = [taken for stale in self.runs.stale(now) if stale.assistant_id in graphs
                      if (taken := self.runs.reclaim(stale.run_id, self.name, now, self.ttl)) is not None]
         claimed: list[RunRecord] = []
         while (run := self.runs.claim_next(self.name, now, self.ttl, graphs)) is not None:
             claimed.append(run)
+        if executing or reclaimed or claimed:  # every claim held here was renewed or taken just now
+            self._renewed_at = now
         return cancelled, reclaimed, claimed
 
     def _as_they_stand(self, runs: list[RunRecord]) -> list[RunRecord]:
@@ -266,7 +282,7 @@ class RunWorker:
         self.progress.notify(run.thread_id)
         self.wake()  # a run queued behind this one on its thread can be claimed now
         if self.on_end is not None:
-            self.on_end()
+            self.on_end(run)
         if run.request.get(ON_COMPLETION) == DELETE:
             asyncio.get_running_loop().call_later(self.stateless_grace, self._forget, run.thread_id)
 

@@ -1,8 +1,9 @@
 """Each server process's webhook loop: it claims the due deliveries of ended runs and posts them.
 
-When a run ends in this process (``wake``), and otherwise every ``POLL_SECONDS`` (for retries
-coming due and runs that ended in other processes), the loop asks the store whether any delivery
-is due (``WebhookStore.has_due``, a read: an idle look writes nothing); only then does it claim the
+When a run with a webhook ends in this process (``wake``), and otherwise every ``POLL_SECONDS``
+(for retries coming due and runs that ended in other processes), the loop asks the store whether any delivery
+is due (``WebhookStore.has_due``, a read: an idle look writes nothing, and takes no trip to a thread
+where the store's reads may run on the event loop); only then does it claim the
 deliveries whose run has ended and whose next attempt is due (``WebhookStore.claim_due``: of
 several processes exactly one claims each attempt) and post each in a task of its own.
 
@@ -60,6 +61,7 @@ class WebhookSender:
         self._loop: asyncio.Task[None] | None = None
         self._wake = asyncio.Event()
         self._client: httpx.AsyncClient | None = None
+        self._reads_on_loop = offload.reads_on_loop(store)
 
     def start(self) -> None:
         """Start the loop on the running event loop."""
@@ -68,7 +70,7 @@ class WebhookSender:
         self._loop = asyncio.get_running_loop().create_task(self._run(), name=f"webhooks:{self.name}")
 
     def wake(self) -> None:
-        """Look now (a run ended here: its hook, if it has one, is due)."""
+        """Look now (a run with a hook ended here: the hook is due)."""
         self._wake.set()
 
     async def stop(self) -> None:
@@ -86,7 +88,7 @@ class WebhookSender:
         while True:
             self._wake.clear()  # before the look: a run ending during it makes the next look at once
             try:
-                for delivery in await offload.to_thread(self._claim):
+                for delivery in await self._look():
                     task = asyncio.get_running_loop().create_task(self._deliver(delivery),
                                                                   name=f"webhook:{delivery.run_id}")
                     self._sending.add(task)
@@ -98,6 +100,13 @@ class WebhookSender:
             with contextlib.suppress(TimeoutError):
                 async with asyncio.timeout(POLL_SECONDS):
                     await self._wake.wait()
+
+    async def _look(self) -> list[Delivery]:
+        """``_claim`` in a trip to a thread, but where the store's reads may run on the loop and say
+        that nothing is due: none, with no trip."""
+        if self._reads_on_loop and not self.store.has_due(self.clock()):
+            return []
+        return await offload.to_thread(self._claim)
 
     def _claim(self) -> list[Delivery]:
         """The deliveries claimed for this look: none, and nothing written, when none is due."""
