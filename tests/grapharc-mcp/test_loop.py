@@ -7,8 +7,11 @@ import asyncio
 import threading
 
 import pytest
+from mcp_setup import stdio_entry
 
 from grapharc.mcp import loop
+from grapharc.mcp.config import parse_server
+from grapharc.mcp.connection import ServerConnection
 
 PATIENCE_SECONDS = 60
 """A bound on waiting for the cancellation, which nothing else would bring; nothing is timed with it."""
@@ -51,3 +54,21 @@ def test_a_coroutine_past_its_timeout_is_cancelled_on_the_loop():
         loop.run(forever(), 0.01)
     assert cancelled.wait(PATIENCE_SECONDS)  # cancelled by the loop once the caller gave up
     assert loop.run(double(4), None) == 8  # and the loop goes on serving calls
+
+
+def test_a_tool_call_sets_no_timer_on_the_loop_its_hand_off_times_it(tmp_path):
+    server = parse_server("notes", stdio_entry("notes"), tmp_path)
+    connection = ServerConnection(server)
+    connection.connect()
+    background = loop.background_loop()
+    timers: list[object] = []
+    call_at = background.call_at
+    background.call_at = lambda when, callback, *args, **kwargs: (  # type: ignore[method-assign]
+        timers.append(callback) or call_at(when, callback, *args, **kwargs))
+    try:
+        answers = [connection.call("echo", {"text": f"t{n}"}, 30.0).content[0].text for n in range(5)]
+    finally:
+        del background.call_at
+        connection.close()
+    assert answers == [f"t{n}" for n in range(5)]
+    assert timers == []  # the hand-off times the call: no timer is set and cancelled per call

@@ -123,6 +123,15 @@ def test_the_loop_stops_short_with_a_stated_reason(tmp_path, options, script, re
     assert events[-1]["stop_reason"] == reason
 
 
+def test_a_tool_step_is_remembered_for_the_no_progress_window_as_a_digest_not_its_arguments(tmp_path):
+    text = "y" * 5000
+    out, _, events = run(tmp_path, [reply(call("append_note", {"name": "big", "text": text})), "done"])
+    assert out["answer"] == "done"
+    end = next(e for e in events if e["phase"] == "end" and e["node"] == "tools")
+    assert [len(seen) for seen in end["state_delta"]["calls_seen"]] == [64]  # a sha256, whatever the step
+    assert [len(seen) for seen in out["calls_seen"]] == [64]
+
+
 def test_a_model_that_cannot_call_tools_is_refused_naming_backends_that_can(tmp_path):
     class Plain:
         pass

@@ -181,6 +181,27 @@ def test_strings_over_2000_characters_are_truncated_with_the_marker(tmp_path: Pa
     assert value["exact"] == exact
 
 
+def test_strings_of_escaped_characters_over_2000_characters_are_truncated_too(tmp_path: Path) -> None:
+    quotes, backslashes, mixed = '"' * (MAX_STRING_CHARS + 1), "\\" * (MAX_STRING_CHARS + 1), 'a\\"' * 700
+    value = write_one(tmp_path / "t.jsonl", {"quotes": quotes, "backslashes": backslashes, "mixed": mixed})
+    assert value["quotes"] == '"' * MAX_STRING_CHARS + TRUNCATION_MARKER
+    assert value["backslashes"] == "\\" * MAX_STRING_CHARS + TRUNCATION_MARKER
+    assert value["mixed"] == mixed[:MAX_STRING_CHARS] + TRUNCATION_MARKER
+
+
+def test_a_long_line_of_short_strings_is_written_without_the_cleaning_walk(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    walks: list[Any] = []
+    walk = encoding._clean
+    monkeypatch.setattr(encoding, "_clean", lambda value, *rest: walks.append(value) or walk(value, *rest))
+    messages = [{"content": f'answer "{n}"', "tool_call_id": f"c{n}"} for n in range(500)]
+    assert write_one(tmp_path / "short.jsonl", {"messages": messages}) == {"messages": messages}
+    assert walks == []  # a tool step's end: a long line, no string that needs cutting
+    assert write_one(tmp_path / "long.jsonl", ["x" * (MAX_STRING_CHARS + 1)])[0].endswith(TRUNCATION_MARKER)
+    assert walks != []
+
+
 def test_values_json_cannot_hold_are_written_as_their_repr(tmp_path: Path) -> None:
     cycle: list[Any] = []
     cycle.append(cycle)

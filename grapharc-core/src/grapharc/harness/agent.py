@@ -36,6 +36,7 @@ Every call runs under the agent's ``CallLimits`` (``grapharc.harness.limits``).
 
 from __future__ import annotations
 
+import hashlib
 import json
 import operator
 import time
@@ -116,6 +117,8 @@ class AgentState(GraphARCState):
     messages: Annotated[Conversation, operator.add] = Field(default_factory=list)
     steps: int = 0
     calls_seen: Annotated[list[str], operator.add] = Field(default_factory=list)
+    """A digest of each tool step's calls (names and arguments), for the ``no_progress`` window:
+    the arguments are in the conversation already, and a step's end on the trace stays small."""
     answer: str = ""
     status: str = "running"
     stop_reason: str | None = None
@@ -281,7 +284,8 @@ class AgentNode(GovernedToolCalls):
                                        name=str(call.get("name"))))
             if uncertain:
                 return {"messages": answers, **_stop("uncertain_side_effect")}
-        signature = json.dumps([[c.get("name"), c.get("args")] for c in calls], sort_keys=True, default=str)
+        signature = hashlib.sha256(json.dumps([[c.get("name"), c.get("args")] for c in calls], sort_keys=True,
+                                              default=str).encode()).hexdigest()
         writes: dict[str, Any] = {"messages": answers, "calls_seen": [signature]}
         recent = [*state.calls_seen, signature][-self.window:]
         if len(recent) == self.window and len(set(recent)) == 1:

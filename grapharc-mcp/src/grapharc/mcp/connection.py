@@ -181,19 +181,18 @@ class ServerConnection:
         if self.dead or self.session is None:
             self._changed.set()  # a restarted server's tools are listed again, and governed again
             self.connect()
-        try:
-            return loop.run(self._call(name, arguments, timeout), timeout + 10.0)
+        try:  # the hand-off's own deadline times the call out: no timer on the loop per call
+            return loop.run(self._call(name, arguments), timeout)
         except TimeoutError:
             raise ToolTimeoutError(f"{self.server.tool_prefix}.{name}", timeout) from None
 
-    async def _call(self, name: str, arguments: dict[str, Any], timeout: float) -> types.CallToolResult:
+    async def _call(self, name: str, arguments: dict[str, Any]) -> types.CallToolResult:
         session = self.session
         if session is None:
             raise McpServerDiedError(f"MCP server {self.server.name!r} is not connected")
         self.oversized = None
         try:
-            async with asyncio.timeout(timeout):  # cheaper than anyio's cancel scope, per call
-                result = await session.call_tool(name, arguments)
+            result = await session.call_tool(name, arguments)
         except MCPError as exc:
             if exc.code == types.CONNECTION_CLOSED and self.oversized is not None:
                 self.dead = True

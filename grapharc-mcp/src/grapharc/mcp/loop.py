@@ -66,8 +66,9 @@ class _Handoff(Generic[T]):
 
 
 def run(coroutine: Coroutine[Any, Any, T], timeout: float | None) -> T:
-    """Run ``coroutine`` on the background loop and return its result; past ``timeout`` seconds it
-    is cancelled and ``TimeoutError`` raised (the coroutine's own timeouts should come first)."""
+    """Run ``coroutine`` on the background loop and return its result; past ``timeout`` seconds
+    ``TimeoutError`` is raised at once and the coroutine cancelled on the loop (a tool call's
+    timeout is this one: a timer of the coroutine's own would cost the loop one per call)."""
     loop = background_loop()
     handoff = _Handoff(coroutine)
     loop.call_soon_threadsafe(handoff.start)
