@@ -12,9 +12,9 @@ the same way). The file is in WAL mode with ``synchronous=FULL``, and each write
 ``BEGIN IMMEDIATE`` transaction, so another process opening the file sees every committed
 item. A read that refreshes a time to live writes the new expiry in a second transaction.
 Given an ``Embedder``, a write keeps the item's vector in ``items.vector`` (made before the write
-lock is taken) and ``query`` search adds the vector channel (``longterm.vectors``): every vector in
-the search's scope is read and compared, brute force. Schema version 2 added that column; a
-version 1 file gains it when opened.
+lock is taken) and ``query`` search adds the vector channel (``longterm.vectors``), through a
+``VectorIndex`` of the file's vectors that ``item_vectors`` keeps current. Schema version 2 added
+that column; a version 1 file gains it when opened.
 """
 
 from __future__ import annotations
@@ -47,14 +47,8 @@ from grapharc.memory.longterm.contracts import (
 from grapharc.memory.longterm.filters import conditions
 from grapharc.memory.longterm.namespaces import check_listing, listed
 from grapharc.memory.longterm.texts import term_counts
-from grapharc.memory.longterm.vectors import (
-    SIMILARITY_FLOOR,
-    fused,
-    item_vector,
-    packed,
-    query_vector,
-    unpacked,
-)
+from grapharc.memory.longterm.vector_search import fused
+from grapharc.memory.longterm.vectors import SIMILARITY_FLOOR, item_vector, packed, query_vector
 from grapharc.memory.retrieval import Embedder
 from grapharc.memory.sqlite import item_postings
 from grapharc.memory.sqlite.database import (
@@ -74,6 +68,7 @@ from grapharc.memory.sqlite.item_filters import (
     register_functions,
     scope_clause,
 )
+from grapharc.memory.sqlite.item_vectors import VectorCache, admitted
 
 SCHEMA_COMPONENT = "items"
 SCHEMA_VERSION = 2
@@ -142,6 +137,7 @@ class SQLiteItemStore(SQLiteFileStore):
         self._clock = clock
         self._embedder = embedder
         self._floor = similarity_floor
+        self._vectors = VectorCache()
         try:
             self._connect()
             connection = self._open_connection()
@@ -168,6 +164,7 @@ class SQLiteItemStore(SQLiteFileStore):
     def _remove(self, cursor: sqlite3.Cursor, seq: int, terms: str, length: int) -> None:
         item_postings.unindex_item(cursor, seq, terms, length)
         cursor.execute("DELETE FROM items WHERE seq = ?", (seq,))
+        self._vectors.writes += 1
 
     def put(self, namespace: Namespace, key: str, value: Mapping[str, Any], *,
             index: IndexFields = None, ttl_minutes: float | None = None) -> None:
@@ -200,6 +197,7 @@ class SQLiteItemStore(SQLiteFileStore):
                  None if expires is None else to_micros(expires), ttl_minutes, terms, length, vector))
             assert cursor.lastrowid is not None  # noqa: S101 -- narrows the type: an INSERT always has a rowid
             item_postings.index_item(cursor, cursor.lastrowid, terms, length)
+            self._vectors.writes += 1
 
     def _refresh(self, rows: list[tuple[Any, ...]], now: int) -> list[tuple[Any, ...]]:
         """Restart the time to live of the rows that have one; the rows as refreshed."""
@@ -257,11 +255,9 @@ class SQLiteItemStore(SQLiteFileStore):
                 else:
                     source = item_postings.SQLiteItemPostings(cursor, scope, parameters)
                     lexical = impact_search(source, query, offset + limit, False)
-                    vectors = () if wanted is None else (
-                        (seq, unpacked(vector)) for seq, vector in cursor.execute(
-                            f"SELECT seq, vector FROM items WHERE vector IS NOT NULL AND {scope}",  # noqa: S608 -- the scope is built by item_filters from GraphARC's own constants; values are bound
-                            parameters))
-                    ranked = fused(lexical, wanted, vectors, offset + limit, self._floor)[offset:]
+                    ranked = (lexical if wanted is None else fused(
+                        lexical, wanted, self._vectors.index(cursor), prefix, offset + limit, self._floor,
+                        admitted(cursor, scope, parameters)))[offset:]
                     scores = {seq: score for score, seq in ranked}
                     by_seq = {row[0]: row for row in cursor.execute(
                         f"SELECT {_COLUMNS} FROM items WHERE seq {IN_JSON_LIST}",  # noqa: S608 -- identifiers are GraphARC's own constants; values are bound

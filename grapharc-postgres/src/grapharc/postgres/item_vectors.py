@@ -1,0 +1,70 @@
+"""The PostgreSQL item store's vectors for ``query`` search: a ``VectorIndex`` per store, read as it grows.
+
+Reading every vector in scope for each search cost more than comparing them, so the store
+keeps them in a ``VectorIndex`` and reads only rows written since. That is exact because a
+row is never changed in place (a write deletes the old row and inserts one with the next
+``written``) and every write takes the totals row's lock before it draws ``written`` and keeps
+it until it commits, so writes commit in ``written`` order: once a statement sees row ``w``,
+no row below ``w`` can appear later. Rows deleted since they were read stay in the index;
+``admitted`` asks SQL which rows it offers are still there and in the search's scope (and
+gives their 8-byte vectors for the exact comparison), and the index is read afresh once it
+holds more than twice the rows the totals count. One lock per store keeps a search's use of
+the index apart from another thread's reading of new rows.
+"""
+
+from __future__ import annotations
+
+import threading
+from collections.abc import Callable, Sequence
+from typing import Any
+
+from grapharc.memory.longterm.contracts import Namespace
+from grapharc.memory.longterm.vector_index import VectorIndex
+from grapharc.memory.longterm.vector_search import Admit
+from grapharc.memory.longterm.vectors import unpacked
+from grapharc.postgres.database import Conn
+
+
+class VectorCache:
+    """A store's ``VectorIndex`` and the last ``written`` it read; hold ``lock`` while using it.
+    ``namespace_of`` reads a row's ``path``."""
+
+    def __init__(self, namespace_of: Callable[[str], Namespace]) -> None:
+        self._namespace_of = namespace_of
+        self.lock = threading.Lock()
+        self._index = VectorIndex()
+        self._last = 0
+        self._rows = 0
+
+    def index(self, conn: Conn) -> VectorIndex:
+        """The index with every row ``conn`` sees written since it was last read (under ``lock``)."""
+        found = conn.execute(
+            "SELECT t.items, i.written, i.path, i.vector FROM grapharc_store_totals t "
+            "LEFT JOIN grapharc_store_items i ON i.written > %s AND i.vector IS NOT NULL "
+            "ORDER BY i.written",
+            (self._last,),
+        ).fetchall()
+        if self._rows > 2 * found[0]["items"] + 64:
+            self._index, self._last, self._rows = VectorIndex(), 0, 0
+            return self.index(conn)
+        rows = [row for row in found if row["written"] is not None]
+        if rows:
+            self._index.load((row["written"], self._namespace_of(row["path"]), row["vector"]) for row in rows)
+            self._last, self._rows = rows[-1]["written"], self._rows + len(rows)
+        return self._index
+
+
+def admitted(conn: Conn, scope: str, parameters: Sequence[Any]) -> Admit:
+    """Of the rows asked about, those still there, in ``scope`` and with a vector, and their vectors."""
+
+    def admit(written: list[int]) -> dict[int, Sequence[float]]:
+        return {
+            row["written"]: unpacked(row["vector"])
+            for row in conn.execute(
+                f"SELECT written, vector FROM grapharc_store_items "  # noqa: S608 -- the scope is built by item_filters from GraphARC's own constants; values are bound
+                f"WHERE written = ANY(%s) AND vector IS NOT NULL AND {scope}",
+                [written, *parameters],
+            )
+        }
+
+    return admit
