@@ -147,12 +147,11 @@ class VectorIndex:
             )
             group.append(keys, numbers, vectors)
 
-    def under(self, prefix: Namespace) -> NDArray[np.int32]:
-        """The numbers of the namespaces under ``prefix``."""
+    def under(self, prefix: Namespace) -> NDArray[np.bool_]:
+        """Whether each namespace (by number) is under ``prefix``: indexed by a row's namespace."""
         import numpy as np
 
         width = len(prefix)
-        return np.asarray(
-            [number for number, namespace in enumerate(self.namespaces) if namespace[:width] == prefix],
-            np.int32,
+        return np.fromiter(
+            (namespace[:width] == prefix for namespace in self.namespaces), bool, len(self.namespaces)
         )

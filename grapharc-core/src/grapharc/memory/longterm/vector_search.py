@@ -74,14 +74,14 @@ def nearest(
 
 
 def _refuse_other_dimensions(
-    wanted: Vector, index: VectorIndex, numbers: NDArray[np.int32], admit: Admit
+    wanted: Vector, index: VectorIndex, numbers: NDArray[np.bool_], admit: Admit
 ) -> None:
     """Compare ``wanted`` with one in-scope vector of another dimension, if any, so it is refused."""
     import numpy as np
 
     for dimensions, group in index.groups.items():
         if dimensions != len(wanted):
-            rows = group.live[: group.size] & np.isin(group.namespaces[: group.size], numbers)
+            rows = group.live[: group.size] & numbers[group.namespaces[: group.size]]
             for vector in admit(group.keys[: group.size][rows].tolist()).values():
                 similarity(wanted, vector)
 
@@ -89,7 +89,7 @@ def _refuse_other_dimensions(
 def _likely(
     wanted: Vector,
     group: Group,
-    numbers: NDArray[np.int32],
+    numbers: NDArray[np.bool_],
     lexical: NDArray[np.int64],
     k: int,
     floor: float,
@@ -101,14 +101,15 @@ def _likely(
 
     query = np.asarray(wanted, np.float64)
     length = math.sqrt(float(query @ query))
-    approx = (group.rows[: group.size] @ (query / (length or 1.0)).astype(np.float32)).astype(np.float64)
+    unit = (query / (length or 1.0)).astype(np.float32)
+    # einsum's own loop, not BLAS: a matrix-vector product is bound by memory, and BLAS threads
+    # only spend the other core's time on it (twice the CPU at 100k rows, measured)
+    approx = np.einsum("ij,j->i", group.rows[: group.size], unit).astype(np.float64)
     bound = error_bound(group.dimensions)
-    pending = np.flatnonzero(
-        group.live[: group.size]
-        & np.isin(group.namespaces[: group.size], numbers)
-        & (approx >= floor - bound)
-        & ~np.isin(group.keys[: group.size], lexical)
-    )
+    pending = np.flatnonzero(approx >= floor - bound)
+    pending = pending[
+        group.live[pending] & numbers[group.namespaces[pending]] & ~np.isin(group.keys[pending], lexical)
+    ]
     admitted: list[tuple[float, int, Vector]] = []
     cut, batch = -math.inf, max(FIRST_BATCH, 2 * k)
     while pending.size:
