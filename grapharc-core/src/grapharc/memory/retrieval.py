@@ -19,8 +19,8 @@ from __future__ import annotations
 
 import math
 from collections.abc import Sequence
-from operator import mul
 from dataclasses import dataclass
+from operator import mul
 from typing import Protocol, runtime_checkable
 
 from grapharc.memory.claims import (

@@ -77,7 +77,6 @@ def _refuse_other_dimensions(
     wanted: Vector, index: VectorIndex, numbers: NDArray[np.bool_], admit: Admit
 ) -> None:
     """Compare ``wanted`` with one in-scope vector of another dimension, if any, so it is refused."""
-    import numpy as np
 
     for dimensions, group in index.groups.items():
         if dimensions != len(wanted):
