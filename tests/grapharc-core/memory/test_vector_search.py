@@ -3,6 +3,8 @@
 from __future__ import annotations
 
 import random
+import subprocess
+import sys
 from collections.abc import Callable, Mapping
 
 import pytest
@@ -129,3 +131,19 @@ def test_an_in_scope_vector_of_another_dimension_is_refused_and_one_out_of_scope
     with pytest.raises(InvalidItemSearchError, match="2 and 3 dimensions"):
         indexed(corpus, [1.0, 0.0], [], (), lambda key: True, 3, 0.3, index)
     assert indexed(corpus, [1.0, 0.0], [], (), lambda key: key != 1, 3, 0.3, index) == [(1.0, 0)]
+
+
+def test_numpy_is_imported_only_once_a_vector_is_kept() -> None:
+    probe = (
+        "import sys\n"
+        "from grapharc.memory.hashing_embedder import HashingEmbedder\n"
+        "from grapharc.memory.longterm import InMemoryItemStore\n"
+        "import grapharc.memory.longterm.vector_search\n"
+        "store = InMemoryItemStore(embedder=HashingEmbedder(8))\n"
+        "store.put(('n',), 'k', {'text': 'x'}, index=False)\n"
+        "before = 'numpy' in sys.modules\n"
+        "store.put(('n',), 'k', {'text': 'x'})\n"
+        "print(before, 'numpy' in sys.modules)\n"
+    )
+    done = subprocess.run([sys.executable, "-c", probe], capture_output=True, text=True, check=True)
+    assert done.stdout.split() == ["False", "True"]
