@@ -61,4 +61,4 @@ def test_deleted_rows_are_not_found_and_an_index_of_mostly_deleted_rows_is_read_
         for n in range(99):
             store.delete(("docs",), f"k{n}")
         assert [item.key for item in store.search(("docs",), query="car", limit=200)] == ["k99"]
-        assert store._vectors._rows == 1  # the 99 deleted rows were dropped, not kept as dead weight
+        assert store._vectors._growing._rows == 1  # the 99 deleted rows were dropped, not kept as dead weight

@@ -1,15 +1,13 @@
-"""The PostgreSQL item store's vectors for ``query`` search: a ``VectorIndex`` per store, read as it grows.
+"""The PostgreSQL item store's vectors for ``query`` search: a ``GrowingIndex`` per store.
 
 Reading every vector in scope for each search cost more than comparing them, so the store
-keeps them in a ``VectorIndex`` and reads only rows written since. That is exact because a
-row is never changed in place (a write deletes the old row and inserts one with the next
-``written``) and every write takes the totals row's lock before it draws ``written`` and keeps
-it until it commits, so writes commit in ``written`` order: once a statement sees row ``w``,
-no row below ``w`` can appear later. Rows deleted since they were read stay in the index;
-``admitted`` asks SQL which rows it offers are still there and in the search's scope (and
-gives their 8-byte vectors for the exact comparison), and the index is read afresh once it
-holds more than twice the rows the totals count. One lock per store keeps a search's use of
-the index apart from another thread's reading of new rows.
+keeps them in a ``GrowingIndex`` and reads only rows written since. That is exact because a
+write deletes the item's old row and inserts one under the next ``written``, and every write
+takes the totals row's lock before it draws ``written`` and keeps it until it commits, so
+writes commit in ``written`` order: once a statement sees row ``w``, no row below ``w`` can
+appear later. ``admitted`` asks SQL which rows the index offers are still there and in the
+search's scope, and gives their 8-byte vectors for the exact comparison. One lock per store
+keeps a search's use of the index apart from another thread's reading of new rows.
 """
 
 from __future__ import annotations
@@ -19,38 +17,36 @@ from collections.abc import Callable, Sequence
 from typing import Any
 
 from grapharc.memory.longterm.contracts import Namespace
-from grapharc.memory.longterm.vector_index import VectorIndex
+from grapharc.memory.longterm.vector_index import GrowingIndex, VectorIndex
 from grapharc.memory.longterm.vector_search import Admit
 from grapharc.memory.longterm.vectors import unpacked
 from grapharc.postgres.database import Conn
 
 
 class VectorCache:
-    """A store's ``VectorIndex`` and the last ``written`` it read; hold ``lock`` while using it.
-    ``namespace_of`` reads a row's ``path``."""
+    """A store's ``GrowingIndex``; hold ``lock`` while using it. ``namespace_of`` reads a ``path``."""
 
     def __init__(self, namespace_of: Callable[[str], Namespace]) -> None:
         self._namespace_of = namespace_of
         self.lock = threading.Lock()
-        self._index = VectorIndex()
-        self._last = 0
-        self._rows = 0
+        self._growing = GrowingIndex()
 
     def index(self, conn: Conn) -> VectorIndex:
-        """The index with every row ``conn`` sees written since it was last read (under ``lock``)."""
+        """The index with every row ``conn`` sees (under ``lock``)."""
         count = conn.execute("SELECT items FROM grapharc_store_totals").fetchall()[0]["items"]
-        if self._rows > 2 * count + 64:
-            self._index, self._last, self._rows = VectorIndex(), 0, 0
-        # two statements: one joining the totals row costs the planner a JIT compile (0.4 s)
-        rows = conn.execute(
-            "SELECT written, path, vector FROM grapharc_store_items "
-            "WHERE written > %s AND vector IS NOT NULL ORDER BY written",
-            (self._last,),
-        ).fetchall()
-        if rows:
-            self._index.load((row["written"], self._namespace_of(row["path"]), row["vector"]) for row in rows)
-            self._last, self._rows = rows[-1]["written"], self._rows + len(rows)
-        return self._index
+
+        def read_since(last: int) -> list[tuple[int, Namespace, bytes]]:
+            # apart from the totals: one statement joining both cost the planner a JIT compile (0.4 s)
+            return [
+                (row["written"], self._namespace_of(row["path"]), row["vector"])
+                for row in conn.execute(
+                    "SELECT written, path, vector FROM grapharc_store_items "
+                    "WHERE written > %s AND vector IS NOT NULL ORDER BY written",
+                    (last,),
+                )
+            ]
+
+        return self._growing.refresh(count, read_since)
 
 
 def admitted(conn: Conn, scope: str, parameters: Sequence[Any]) -> Admit:

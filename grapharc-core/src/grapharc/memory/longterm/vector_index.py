@@ -11,7 +11,7 @@ A removed row is marked dead and reused by nobody; the rows are compacted once h
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Sequence
+from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
@@ -155,3 +155,31 @@ class VectorIndex:
         return np.fromiter(
             (namespace[:width] == prefix for namespace in self.namespaces), bool, len(self.namespaces)
         )
+
+
+class GrowingIndex:
+    """A ``VectorIndex`` of a table whose rows are never changed once written, read as it grows.
+
+    A SQL store deletes an item's row and inserts a new one, under a key above every key before
+    it, on each write; when writes commit in key order, the rows a store has not read yet are
+    exactly those above the last key it read. Deleted rows stay in the index until it holds more
+    than twice as many rows as the table (the store's scope check drops them from answers);
+    then it is read afresh."""
+
+    def __init__(self) -> None:
+        self.index = VectorIndex()
+        self._last = 0
+        self._rows = 0
+
+    def refresh(
+        self, count: int, read_since: Callable[[int], Iterable[tuple[int, Namespace, bytes]]]
+    ) -> VectorIndex:
+        """The index with the rows ``read_since(key)`` gives (every row above ``key``, in key order,
+        packed), given that the table holds ``count`` rows now."""
+        if self._rows > 2 * count + FIRST_CAPACITY:
+            self.index, self._last, self._rows = VectorIndex(), 0, 0
+        rows = list(read_since(self._last))
+        if rows:
+            self.index.load(rows)
+            self._last, self._rows = rows[-1][0], self._rows + len(rows)
+        return self.index

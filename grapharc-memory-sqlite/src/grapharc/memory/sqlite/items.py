@@ -1,6 +1,6 @@
 """``SQLiteItemStore``: the long-term store's items in one SQLite file, shared between processes.
 
-An item is a row of ``items`` (``seq``, the rowid SQLite gives a new row above every other,
+An item is a row of ``items`` (``seq``, the rowid SQLite gives a new row above every one it gave before,
 orders rows by their last write: a write deletes the old row and inserts the new one,
 keeping ``created_at``); times are microseconds
 since the epoch, UTC. Search and expiry run in SQL: a search's scope (namespace prefix,
@@ -14,7 +14,9 @@ item. A read that refreshes a time to live writes the new expiry in a second tra
 Given an ``Embedder``, a write keeps the item's vector in ``items.vector`` (made before the write
 lock is taken) and ``query`` search adds the vector channel (``longterm.vectors``), through a
 ``VectorIndex`` of the file's vectors that ``item_vectors`` keeps current. Schema version 2 added
-that column; a version 1 file gains it when opened.
+that column; version 3 made ``seq`` ``AUTOINCREMENT``, so a new row never takes the ``seq`` of
+one deleted before it (which the index relies on). An older file is brought to version 3 when
+opened.
 """
 
 from __future__ import annotations
@@ -71,11 +73,9 @@ from grapharc.memory.sqlite.item_filters import (
 from grapharc.memory.sqlite.item_vectors import VectorCache, admitted
 
 SCHEMA_COMPONENT = "items"
-SCHEMA_VERSION = 2
-
-_SCHEMA = (
-    """CREATE TABLE items (
-        seq INTEGER PRIMARY KEY,
+SCHEMA_VERSION = 3
+_ITEMS = """CREATE TABLE {name} (
+        seq INTEGER PRIMARY KEY AUTOINCREMENT,
         namespace TEXT NOT NULL,
         key TEXT NOT NULL,
         value TEXT NOT NULL,
@@ -87,13 +87,13 @@ _SCHEMA = (
         length INTEGER NOT NULL,
         vector BLOB,
         UNIQUE (namespace, key)
-    )""",
-    "CREATE INDEX items_by_expiry ON items (expires_at) WHERE expires_at IS NOT NULL",
-    *item_postings.SCHEMA,
-)
+    )"""
+_BY_EXPIRY = "CREATE INDEX items_by_expiry ON items (expires_at) WHERE expires_at IS NOT NULL"
+_SCHEMA = (_ITEMS.format(name="items"), _BY_EXPIRY, *item_postings.SCHEMA)
 
 BROAD_PREFIX = 2_000
 _COLUMNS = "seq, namespace, key, value, created_at, updated_at, expires_at, ttl_minutes"
+_ALL = f"{_COLUMNS}, terms, length, vector"
 EPOCH = datetime(1970, 1, 1, tzinfo=UTC)
 _MICROSECOND = timedelta(microseconds=1)
 
@@ -117,6 +117,18 @@ def _broad(cursor: sqlite3.Cursor, prefix: Namespace) -> bool:
     return bool(cursor.execute(
         f"SELECT count(*) > ? FROM (SELECT 1 FROM items WHERE {narrowed} LIMIT ?)",  # noqa: S608 -- identifiers are GraphARC's own constants; values are bound
         (BROAD_PREFIX, *parameters, BROAD_PREFIX + 1)).fetchone()[0])
+
+
+def _upgrade(cursor: sqlite3.Cursor) -> None:
+    """Bring a version 1 or 2 ``items`` table to version 3: the ``vector`` column (version 2) and
+    ``seq`` never used twice (``AUTOINCREMENT``: version 3), by copying it into a new table."""
+    if "vector" not in {column for _, column, *_ in cursor.execute("PRAGMA table_info(items)")}:
+        cursor.execute("ALTER TABLE items ADD COLUMN vector BLOB")
+    cursor.execute(_ITEMS.format(name="items_upgraded"))
+    cursor.execute(f"INSERT INTO items_upgraded ({_ALL}) SELECT {_ALL} FROM items")  # noqa: S608 -- identifiers are GraphARC's own constants
+    cursor.execute("DROP TABLE items")
+    cursor.execute("ALTER TABLE items_upgraded RENAME TO items")
+    cursor.execute(_BY_EXPIRY)
 
 
 def _stored(row: tuple[Any, ...], score: float | None = None) -> StoredItem:
@@ -146,8 +158,8 @@ class SQLiteItemStore(SQLiteFileStore):
             register_functions(connection)
             with self._transaction() as cursor:
                 if self._create_or_check(cursor, SCHEMA_COMPONENT, SCHEMA_VERSION, _SCHEMA, ItemStoreError,
-                                         migratable=(1,)):
-                    cursor.execute("ALTER TABLE items ADD COLUMN vector BLOB")
+                                         migratable=(1, 2)):
+                    _upgrade(cursor)
                     record_version(cursor, SCHEMA_COMPONENT, SCHEMA_VERSION)
         except sqlite3.Error as error:
             self.close()
