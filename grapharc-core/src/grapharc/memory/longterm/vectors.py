@@ -4,12 +4,12 @@ As for claims (``grapharc.memory.retrieval``): the BM25 hits are scaled so the b
 1.0, every item in scope whose vector's cosine similarity to the query's is at least
 ``similarity_floor`` is a vector hit, and an item both channels found scores the sum.
 Vectors are computed once, when an item is written, from the text its ``index`` names
-(an item put with ``index=False`` has none); the comparison at query time is exact, over
-the items in scope (``vector_search`` finds the few worth comparing through a
-``VectorIndex`` of float32 copies), which is why the channel is opt-in. The embedder is the
-operator's: nothing leaves the process unless it sends it somewhere. Every backend ranks with
-``vector_search.fused`` over the vectors it keeps (the SQL stores keep each as 8-byte floats,
-``packed``), so one query ranks alike in every store; an item written while the store had no embedder has no
+(an item put with ``index=False`` has none). The comparison at query time is exact over
+the items in scope: ``every_similar`` defines it, and ``vector_search`` finds the same hits through a
+``VectorIndex`` of float32 copies. The embedder is the operator's: nothing leaves the
+process unless it sends it somewhere. Every backend ranks with ``vector_search.fused``
+over the vectors it keeps (the SQL stores keep each as 8-byte floats, ``packed``), so one
+query ranks alike in every store; an item written while the store had no embedder has no
 vector, and only the BM25 channel finds it.
 """
 
