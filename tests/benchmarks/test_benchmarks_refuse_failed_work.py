@@ -95,6 +95,10 @@ CASES = [
          Sabotage("grapharc.session.audit",
                   "completed_runs = lambda history, since_step, settled=False: ([], since_step)"),
          "the nodes on thread"),
+    Case("store_vector_search.py", ("--quick",), "every ranking equals brute force's",
+         # the vector index's error bound is too tight: it compares too few items, so it misses some
+         Sabotage("grapharc.memory.longterm.vector_index", "error_bound = lambda dimensions: -0.2"),
+         "memory's ranking for"),
 ]
 
 

@@ -74,7 +74,33 @@ def test_a_file_of_schema_version_1_gains_the_vector_column_and_keeps_its_items(
     store.close()
     with closing(sqlite3.connect(path)) as conn:
         version = conn.execute("SELECT version FROM schema_versions WHERE component = 'items'").fetchone()
-    assert version == (2,)
+    assert version == (3,)
+
+
+def test_a_file_of_schema_version_2_gets_seqs_never_used_twice_and_keeps_its_items(tmp_path: Path) -> None:
+    path = tmp_path / "items.db"
+    with closing(SQLiteItemStore(path, embedder=ConceptEmbedder())) as store:
+        store.put(("d",), "old", {"text": "an old automobile"})
+        store.put(("d",), "newest", {"text": "a vehicle"})
+    with closing(sqlite3.connect(path)) as conn, conn:  # as version 2 made it: seq without AUTOINCREMENT
+        conn.execute(items_module._ITEMS.format(name="items_v2").replace(" AUTOINCREMENT", ""))
+        conn.execute("INSERT INTO items_v2 SELECT * FROM items")
+        conn.execute("DROP TABLE items")
+        conn.execute("ALTER TABLE items_v2 RENAME TO items")
+        conn.execute(items_module._BY_EXPIRY)
+        conn.execute("UPDATE schema_versions SET version = 2 WHERE component = 'items'")
+    with closing(SQLiteItemStore(path, embedder=ConceptEmbedder())) as store:
+        assert [item.key for item in store.search(("d",), query="car")] == ["old", "newest"]
+        store.delete(("d",), "newest")
+        store.put(("d",), "loom", {"text": "a loom"})
+        assert [item.key for item in store.search(("d",), query="weaving")] == ["loom"]
+        assert [item.key for item in store.search(("d",), query="car")] == ["old"]
+    with closing(sqlite3.connect(path)) as conn:
+        version = conn.execute("SELECT version FROM schema_versions WHERE component = 'items'").fetchone()
+        assert version == (3,)
+        assert conn.execute("SELECT seq FROM items WHERE key = 'loom'").fetchone() == (3,)  # not 2 again
+        assert conn.execute("SELECT name FROM sqlite_master WHERE tbl_name = 'items' AND type = 'index' "
+                            "AND sql IS NOT NULL").fetchall() == [("items_by_expiry",)]
 
 
 def test_a_sqlite_uri_with_an_embedder_spec_keeps_vectors_in_the_file(tmp_path: Path) -> None:

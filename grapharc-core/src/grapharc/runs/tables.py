@@ -4,7 +4,7 @@ Core's SQLite run store and grapharc-postgres's migration 3 render it with ``ddl
 dialects; like the session tables, it is the table as released. Three changes came after:
 ``LIVE_LOG_TABLES``, the runs' live event logs (SQLite's runs schema 2, PostgreSQL's migration 6),
 ``NOT_BEFORE`` (SQLite's runs schema 3, PostgreSQL's migration 5) and ``WEBHOOK_FLAG`` (SQLite's
-runs schema 4, PostgreSQL's migration 14).
+runs schema 4, PostgreSQL's migration 12).
 """
 
 from __future__ import annotations
@@ -64,4 +64,4 @@ NOT_BEFORE = Change(columns=(("runs", Column("not_before", Type.REAL)),))
 WEBHOOK_FLAG = Change(columns=(("runs", Column("webhook", Type.FLAG, required=True, default=False)),))
 """Whether a run was created with a webhook (its delivery waits in the webhook store), so the worker
 that ends it wakes the webhook sender only for such a run: SQLite's runs schema 4, PostgreSQL's
-migration 14. A run queued before reads as having none (its hook is sent at the sender's poll)."""
+migration 12. A run queued before reads as having none (its hook is sent at the sender's poll)."""

@@ -17,8 +17,8 @@ serves. ``written`` numbers items by their last write (a sequence), so it orders
 a query, newest first, and breaks ties between equal scores, oldest first. Every write takes the
 totals row's lock first (``item_postings``), so writes to one database run one at a time.
 Given an ``Embedder``, a write keeps the item's vector in ``vector`` (migration 11; made before the
-transaction begins) and ``query`` search adds the vector channel (``longterm.vectors``): every
-vector in the search's scope is read and compared in this process, brute force.
+transaction begins) and ``query`` search adds the vector channel (``longterm.vectors``), through a
+``VectorIndex`` of the table's vectors that ``item_vectors`` keeps current.
 """
 
 from __future__ import annotations
@@ -48,14 +48,8 @@ from grapharc.memory.longterm.contracts import (
 from grapharc.memory.longterm.filters import conditions
 from grapharc.memory.longterm.namespaces import WILDCARD, check_listing, listed
 from grapharc.memory.longterm.texts import term_counts
-from grapharc.memory.longterm.vectors import (
-    SIMILARITY_FLOOR,
-    fused,
-    item_vector,
-    packed,
-    query_vector,
-    unpacked,
-)
+from grapharc.memory.longterm.vector_search import fused
+from grapharc.memory.longterm.vectors import SIMILARITY_FLOOR, item_vector, packed, query_vector
 from grapharc.memory.retrieval import Embedder
 from grapharc.memory.terms import query_terms
 from grapharc.postgres.connect import conninfo
@@ -63,6 +57,7 @@ from grapharc.postgres.database import Conn, open_database
 from grapharc.postgres.item_filters import where
 from grapharc.postgres.item_postings import index_item, lock_totals, unindex_item
 from grapharc.postgres.item_ranking import rank
+from grapharc.postgres.item_vectors import VectorCache, admitted
 from grapharc.stores.masking import masked
 
 _COLUMNS = "written, path, key, value, created_at, updated_at, expires_at, ttl_minutes"
@@ -93,6 +88,7 @@ class PostgresItemStore:
         self._clock = clock
         self._embedder = embedder
         self._floor = similarity_floor
+        self._vectors = VectorCache(_namespace)
         self._closed = False
         self._database, self._give_back = open_database(uri, self)
 
@@ -171,16 +167,16 @@ class PostgresItemStore:
                                     [*params, limit, offset]).fetchall()
             else:
                 lexical = rank(conn, query_terms(query), scope, params, offset + limit)
-                vectors = () if wanted is None else (
-                    (row["written"], unpacked(row["vector"])) for row in conn.execute(
-                        f"SELECT written, vector FROM grapharc_store_items "  # noqa: S608
-                        f"WHERE vector IS NOT NULL AND {scope}", params))
-                ranked = fused(lexical, wanted, vectors, offset + limit, self._floor)[offset:]
+                with self._vectors.lock:
+                    ranked = (lexical if wanted is None else fused(
+                        lexical, wanted, self._vectors.index(conn), prefix, offset + limit, self._floor,
+                        admitted(conn, scope, params)))[offset:]
                 scores = {written: score for score, written in ranked}
                 by_write = {row["written"]: row for row in conn.execute(
                     f"SELECT {_COLUMNS} FROM grapharc_store_items WHERE written = ANY(%s)",  # noqa: S608
                     (list(scores),))}
-                rows = [{**by_write[written], "score": score} for written, score in scores.items()]
+                rows = [{**by_write[written], "score": score} for written, score in scores.items()
+                        if written in by_write]  # one deleted since it was ranked is gone
             return self._returned(conn, rows, now, refresh_ttl)
 
     def _returned(self, conn: Conn, rows: list[dict[str, Any]], now: datetime,

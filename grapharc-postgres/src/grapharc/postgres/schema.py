@@ -139,7 +139,7 @@ INSERT INTO grapharc_store_totals (items, length) VALUES (0, 0);
 """),
     (11, "the long-term store items' vectors, for a store given an embedder",
      "ALTER TABLE grapharc_store_items ADD COLUMN vector BYTEA;\n"),
-    (14, "whether each run has a webhook", "\n".join(WEBHOOK_FLAG.statements(POSTGRES)) + "\n"),
+    (12, "whether each run has a webhook", "\n".join(WEBHOOK_FLAG.statements(POSTGRES)) + "\n"),
 )
 """Each migration: its version, what it adds, its SQL. The session tables (1), the run table (3),
 the thread owners with the sign-in records (4), the threads' metadata with the runs' not-before

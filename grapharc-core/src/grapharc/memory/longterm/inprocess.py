@@ -10,7 +10,8 @@ without a query merges each matching namespace's items newest first and stops at
 items by their last write. Expired items are invisible at once and removed by ``sweep``
 (or by being overwritten or deleted); their terms count in the BM25 statistics until then.
 Given an ``Embedder``, ``query`` search adds the vector channel (``vectors``): vectors are
-made when an item is written, and compared with the query's over every item in scope.
+made when an item is written and kept in a ``VectorIndex`` too, through which
+``vector_search`` finds the few in scope worth comparing with the query's.
 """
 
 from __future__ import annotations
@@ -44,7 +45,9 @@ from grapharc.memory.longterm.contracts import (
 from grapharc.memory.longterm.filters import Condition, conditions, passes
 from grapharc.memory.longterm.namespaces import check_listing, listed
 from grapharc.memory.longterm.texts import term_counts
-from grapharc.memory.longterm.vectors import SIMILARITY_FLOOR, Vector, fused, item_vector, query_vector
+from grapharc.memory.longterm.vector_index import VectorIndex
+from grapharc.memory.longterm.vector_search import fused
+from grapharc.memory.longterm.vectors import SIMILARITY_FLOOR, Vector, item_vector, query_vector
 from grapharc.memory.retrieval import Embedder
 from grapharc.memory.term_index import Postings
 
@@ -88,6 +91,7 @@ class InMemoryItemStore:
         self._at: dict[int, tuple[Namespace, str]] = {}
         self._namespaces: dict[Namespace, dict[int, str]] = {}
         self._postings = _ItemPostings()
+        self._vectors = VectorIndex()
         self._expiries: list[tuple[datetime, int]] = []
         self._next = 0
         self._lock = threading.RLock()
@@ -109,6 +113,8 @@ class InMemoryItemStore:
         if not within:
             del self._namespaces[namespace]
         self._postings.unindex(record.position, record.frequencies)
+        if record.vector is not None:
+            self._vectors.discard(record.position)
 
     def _remember_expiry(self, record: _Record) -> None:
         if record.item.expires_at is not None:
@@ -136,6 +142,8 @@ class InMemoryItemStore:
             self._at[position] = (namespace, key)
             self._namespaces.setdefault(namespace, {})[position] = key
             self._postings.index(position, frequencies, length)
+            if vector is not None:
+                self._vectors.add(position, namespace, vector)
             self._remember_expiry(record)
 
     def _returned(self, record: _Record, now: datetime, refresh_ttl: bool,
@@ -198,14 +206,14 @@ class InMemoryItemStore:
             now = self._clock()
             keep = self._keeps(prefix, found, now)
             if query:
-                ranked = self._ranked(query, wanted, keep, offset + limit)[offset:]
+                ranked = self._ranked(query, wanted, prefix, keep, offset + limit)[offset:]
                 return [self._returned(self._records[self._at[position]], now, refresh_ttl, score)
                         for score, position in ranked]
             kept = (position for position in self._newest_first(prefix) if keep(position))
             page = [self._records[self._at[position]] for position in islice(kept, offset + limit)]
             return [self._returned(record, now, refresh_ttl) for record in page[offset:]]
 
-    def _ranked(self, query: str, wanted: Vector | None, keep: Callable[[int], bool],
+    def _ranked(self, query: str, wanted: Vector | None, prefix: Namespace, keep: Callable[[int], bool],
                 k: int) -> list[tuple[float, int]]:
         """The ``k`` best (score, position) in scope: BM25 from the postings, fused with the
         vector channel when there is a query vector."""
@@ -214,9 +222,13 @@ class InMemoryItemStore:
             lexical = impact_search(self._postings, query, k, False)
         finally:
             self._postings.keep = lambda position: True
-        vectors = ((record.position, record.vector) for record in self._records.values()
-                   if record.vector is not None and keep(record.position))
-        return fused(lexical, wanted, vectors, k, self._floor)
+        return fused(lexical, wanted, self._vectors, prefix, k, self._floor,
+                     lambda positions: self._kept_vectors(positions, keep))
+
+    def _kept_vectors(self, positions: list[int], keep: Callable[[int], bool]) -> dict[int, Vector]:
+        """The vectors of those of ``positions`` that ``keep`` keeps."""
+        records = (self._records[self._at[position]] for position in positions if keep(position))
+        return {record.position: record.vector for record in records if record.vector is not None}
 
     def list_namespaces(self, *, prefix: Namespace | None = None, suffix: Namespace | None = None,
                         max_depth: int | None = None, limit: int = 100,
@@ -253,6 +265,7 @@ class InMemoryItemStore:
             self._at.clear()
             self._namespaces.clear()
             self._postings = _ItemPostings()
+            self._vectors = VectorIndex()
             self._expiries = []
 
 

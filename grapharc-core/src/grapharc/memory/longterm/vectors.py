@@ -4,11 +4,12 @@ As for claims (``grapharc.memory.retrieval``): the BM25 hits are scaled so the b
 1.0, every item in scope whose vector's cosine similarity to the query's is at least
 ``similarity_floor`` is a vector hit, and an item both channels found scores the sum.
 Vectors are computed once, when an item is written, from the text its ``index`` names
-(an item put with ``index=False`` has none); the comparison at query time is brute
-force over the items in scope, which is why the channel is opt-in. The embedder is the
-operator's: nothing leaves the process unless it sends it somewhere. Every backend ranks with
-``fused`` over the vectors it keeps (the SQL stores keep each as 8-byte floats, ``packed``), so
-one query ranks alike in every store; an item written while the store had no embedder has no
+(an item put with ``index=False`` has none). The comparison at query time is exact over
+the items in scope: ``every_similar`` defines it, and ``vector_search`` finds the same hits through a
+``VectorIndex`` of float32 copies. The embedder is the operator's: nothing leaves the
+process unless it sends it somewhere. Every backend ranks with ``vector_search.fused``
+over the vectors it keeps (the SQL stores keep each as 8-byte floats, ``packed``), so one
+query ranks alike in every store; an item written while the store had no embedder has no
 vector, and only the BM25 channel finds it.
 """
 
@@ -82,12 +83,9 @@ def fuse(lexical: Sequence[tuple[float, int]], similar: Sequence[tuple[float, in
                   key=lambda pair: (-pair[0], pair[1]))[:k]
 
 
-def fused(lexical: list[tuple[float, int]], wanted: Vector | None, vectors: Iterable[tuple[int, Vector]],
-          k: int, floor: float = SIMILARITY_FLOOR) -> list[tuple[float, int]]:
-    """The ``k`` best (score, position): the BM25 ones alone without a query vector, else fused with
-    every (position, vector) in scope at least ``floor`` similar to it."""
-    if wanted is None:
-        return lexical
-    similar = [(score, position) for position, vector in vectors
-               if (score := similarity(wanted, vector)) >= floor]
-    return fuse(lexical, similar, k)
+def every_similar(wanted: Vector, vectors: Iterable[tuple[int, Vector]],
+                  floor: float = SIMILARITY_FLOOR) -> list[tuple[float, int]]:
+    """(similarity, key) of every (key, vector) at least ``floor`` similar to ``wanted``: the
+    channel's hits by definition, one comparison per vector, which ``vector_search.nearest``
+    finds faster and must agree with."""
+    return [(score, key) for key, vector in vectors if (score := similarity(wanted, vector)) >= floor]

@@ -1,6 +1,6 @@
 """``SQLiteItemStore``: the long-term store's items in one SQLite file, shared between processes.
 
-An item is a row of ``items`` (``seq``, the rowid SQLite gives a new row above every other,
+An item is a row of ``items`` (``seq``, the rowid SQLite gives a new row above every one it gave before,
 orders rows by their last write: a write deletes the old row and inserts the new one,
 keeping ``created_at``); times are microseconds
 since the epoch, UTC. Search and expiry run in SQL: a search's scope (namespace prefix,
@@ -12,9 +12,11 @@ the same way). The file is in WAL mode with ``synchronous=FULL``, and each write
 ``BEGIN IMMEDIATE`` transaction, so another process opening the file sees every committed
 item. A read that refreshes a time to live writes the new expiry in a second transaction.
 Given an ``Embedder``, a write keeps the item's vector in ``items.vector`` (made before the write
-lock is taken) and ``query`` search adds the vector channel (``longterm.vectors``): every vector in
-the search's scope is read and compared, brute force. Schema version 2 added that column; a
-version 1 file gains it when opened.
+lock is taken) and ``query`` search adds the vector channel (``longterm.vectors``), through a
+``VectorIndex`` of the file's vectors that ``item_vectors`` keeps current. Schema version 2 added
+that column; version 3 made ``seq`` ``AUTOINCREMENT``, so a new row never takes the ``seq`` of
+one deleted before it (which the index relies on). An older file is brought to version 3 when
+opened.
 """
 
 from __future__ import annotations
@@ -47,14 +49,8 @@ from grapharc.memory.longterm.contracts import (
 from grapharc.memory.longterm.filters import conditions
 from grapharc.memory.longterm.namespaces import check_listing, listed
 from grapharc.memory.longterm.texts import term_counts
-from grapharc.memory.longterm.vectors import (
-    SIMILARITY_FLOOR,
-    fused,
-    item_vector,
-    packed,
-    query_vector,
-    unpacked,
-)
+from grapharc.memory.longterm.vector_search import fused
+from grapharc.memory.longterm.vectors import SIMILARITY_FLOOR, item_vector, packed, query_vector
 from grapharc.memory.retrieval import Embedder
 from grapharc.memory.sqlite import item_postings
 from grapharc.memory.sqlite.database import (
@@ -74,13 +70,12 @@ from grapharc.memory.sqlite.item_filters import (
     register_functions,
     scope_clause,
 )
+from grapharc.memory.sqlite.item_vectors import VectorCache, admitted
 
 SCHEMA_COMPONENT = "items"
-SCHEMA_VERSION = 2
-
-_SCHEMA = (
-    """CREATE TABLE items (
-        seq INTEGER PRIMARY KEY,
+SCHEMA_VERSION = 3
+_ITEMS = """CREATE TABLE {name} (
+        seq INTEGER PRIMARY KEY AUTOINCREMENT,
         namespace TEXT NOT NULL,
         key TEXT NOT NULL,
         value TEXT NOT NULL,
@@ -92,13 +87,13 @@ _SCHEMA = (
         length INTEGER NOT NULL,
         vector BLOB,
         UNIQUE (namespace, key)
-    )""",
-    "CREATE INDEX items_by_expiry ON items (expires_at) WHERE expires_at IS NOT NULL",
-    *item_postings.SCHEMA,
-)
+    )"""
+_BY_EXPIRY = "CREATE INDEX items_by_expiry ON items (expires_at) WHERE expires_at IS NOT NULL"
+_SCHEMA = (_ITEMS.format(name="items"), _BY_EXPIRY, *item_postings.SCHEMA)
 
 BROAD_PREFIX = 2_000
 _COLUMNS = "seq, namespace, key, value, created_at, updated_at, expires_at, ttl_minutes"
+_ALL = f"{_COLUMNS}, terms, length, vector"
 EPOCH = datetime(1970, 1, 1, tzinfo=UTC)
 _MICROSECOND = timedelta(microseconds=1)
 
@@ -124,6 +119,18 @@ def _broad(cursor: sqlite3.Cursor, prefix: Namespace) -> bool:
         (BROAD_PREFIX, *parameters, BROAD_PREFIX + 1)).fetchone()[0])
 
 
+def _upgrade(cursor: sqlite3.Cursor) -> None:
+    """Bring a version 1 or 2 ``items`` table to version 3: the ``vector`` column (version 2) and
+    ``seq`` never used twice (``AUTOINCREMENT``: version 3), by copying it into a new table."""
+    if "vector" not in {column for _, column, *_ in cursor.execute("PRAGMA table_info(items)")}:
+        cursor.execute("ALTER TABLE items ADD COLUMN vector BLOB")
+    cursor.execute(_ITEMS.format(name="items_upgraded"))
+    cursor.execute(f"INSERT INTO items_upgraded ({_ALL}) SELECT {_ALL} FROM items")  # noqa: S608 -- identifiers are GraphARC's own constants
+    cursor.execute("DROP TABLE items")
+    cursor.execute("ALTER TABLE items_upgraded RENAME TO items")
+    cursor.execute(_BY_EXPIRY)
+
+
 def _stored(row: tuple[Any, ...], score: float | None = None) -> StoredItem:
     _, namespace, key, value, created, updated, expires, ttl = row
     return StoredItem(decode_namespace(namespace), key, json.loads(value), from_micros(created),
@@ -142,6 +149,7 @@ class SQLiteItemStore(SQLiteFileStore):
         self._clock = clock
         self._embedder = embedder
         self._floor = similarity_floor
+        self._vectors = VectorCache()
         try:
             self._connect()
             connection = self._open_connection()
@@ -150,8 +158,8 @@ class SQLiteItemStore(SQLiteFileStore):
             register_functions(connection)
             with self._transaction() as cursor:
                 if self._create_or_check(cursor, SCHEMA_COMPONENT, SCHEMA_VERSION, _SCHEMA, ItemStoreError,
-                                         migratable=(1,)):
-                    cursor.execute("ALTER TABLE items ADD COLUMN vector BLOB")
+                                         migratable=(1, 2)):
+                    _upgrade(cursor)
                     record_version(cursor, SCHEMA_COMPONENT, SCHEMA_VERSION)
         except sqlite3.Error as error:
             self.close()
@@ -168,6 +176,7 @@ class SQLiteItemStore(SQLiteFileStore):
     def _remove(self, cursor: sqlite3.Cursor, seq: int, terms: str, length: int) -> None:
         item_postings.unindex_item(cursor, seq, terms, length)
         cursor.execute("DELETE FROM items WHERE seq = ?", (seq,))
+        self._vectors.writes += 1
 
     def put(self, namespace: Namespace, key: str, value: Mapping[str, Any], *,
             index: IndexFields = None, ttl_minutes: float | None = None) -> None:
@@ -200,6 +209,7 @@ class SQLiteItemStore(SQLiteFileStore):
                  None if expires is None else to_micros(expires), ttl_minutes, terms, length, vector))
             assert cursor.lastrowid is not None  # noqa: S101 -- narrows the type: an INSERT always has a rowid
             item_postings.index_item(cursor, cursor.lastrowid, terms, length)
+            self._vectors.writes += 1
 
     def _refresh(self, rows: list[tuple[Any, ...]], now: int) -> list[tuple[Any, ...]]:
         """Restart the time to live of the rows that have one; the rows as refreshed."""
@@ -257,11 +267,9 @@ class SQLiteItemStore(SQLiteFileStore):
                 else:
                     source = item_postings.SQLiteItemPostings(cursor, scope, parameters)
                     lexical = impact_search(source, query, offset + limit, False)
-                    vectors = () if wanted is None else (
-                        (seq, unpacked(vector)) for seq, vector in cursor.execute(
-                            f"SELECT seq, vector FROM items WHERE vector IS NOT NULL AND {scope}",  # noqa: S608 -- the scope is built by item_filters from GraphARC's own constants; values are bound
-                            parameters))
-                    ranked = fused(lexical, wanted, vectors, offset + limit, self._floor)[offset:]
+                    ranked = (lexical if wanted is None else fused(
+                        lexical, wanted, self._vectors.index(cursor), prefix, offset + limit, self._floor,
+                        admitted(cursor, scope, parameters)))[offset:]
                     scores = {seq: score for score, seq in ranked}
                     by_seq = {row[0]: row for row in cursor.execute(
                         f"SELECT {_COLUMNS} FROM items WHERE seq {IN_JSON_LIST}",  # noqa: S608 -- identifiers are GraphARC's own constants; values are bound
