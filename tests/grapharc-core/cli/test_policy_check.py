@@ -126,7 +126,8 @@ def test_binary_undecodable_and_deeply_nested_files_are_invalid_not_a_crash(tmp_
 @pytest.mark.parametrize("where", ["missing.toml", ".", "x" * 5000])
 def test_a_path_that_is_no_file_could_not_be_checked(tmp_path, where):
     code, out, _ = check(tmp_path / where, "--json")
-    assert code == 2 and json.loads(out)["error"]["code"] == "PolicyPathError"
+    error = json.loads(out)["error"]
+    assert code == 2 and error["code"] == "UsageError" and "'FILE'" in error["message"]
 
 
 def test_a_name_no_file_can_have_is_refused_by_the_library_too(tmp_path):

@@ -11,6 +11,7 @@ from typing import Annotated, Any
 
 import typer
 
+from grapharc.cli.options import ReadableFile, argument
 from grapharc.cli.output import ExitCode, JsonOption, emit, fail
 from grapharc.errors import GraphARCError
 
@@ -24,7 +25,8 @@ def add_policy_commands(app: typer.Typer) -> None:
 
 
 def check_command(
-    file: Annotated[Path, typer.Argument(help="The policy document (TOML) to check.")],
+    file: Annotated[Path, argument("FILE", kind=ReadableFile("policy document"),
+                                   help="The policy document (TOML) to check.")],
     as_json: JsonOption = False,
 ) -> None:
     """Check a policy document as an agent, plan or run would load it, running nothing: list each
@@ -43,7 +45,7 @@ def render_check(document: dict[str, Any]) -> str:
     """A checked document for a terminal: its verdict, then its rules or its errors, then notes."""
     if not document["valid"]:
         lines = [f"policy {document['path']}: invalid, {len(document['errors'])} error(s)"]
-        lines += [f"  {_place(error)}: {error['message']}" for error in document["errors"]]
+        lines += [f"  {_place(problem)}: {problem['message']}" for problem in document["errors"]]
         return "\n".join(lines)
     about = f": {document['description']}" if document["description"] else ""
     lines = [f"policy {document['path']}: valid, version {document['version']}{about}",
@@ -62,9 +64,9 @@ def render_check(document: dict[str, Any]) -> str:
     return "\n".join(lines)
 
 
-def _place(error: dict[str, Any]) -> str:
-    """Where an error is: the key, then the rule's id and its line when known."""
-    details = [f"rule {error['rule_id']!r}" if error["rule_id"] is not None else "",
-               f"line {error['line']}" if error["line"] is not None else ""]
+def _place(problem: dict[str, Any]) -> str:
+    """Where a problem is: the key, then the rule's id and its line when known."""
+    details = [f"rule {problem['rule_id']!r}" if problem["rule_id"] is not None else "",
+               f"line {problem['line']}" if problem["line"] is not None else ""]
     shown = ", ".join(detail for detail in details if detail)
-    return f"{error['where']} ({shown})" if shown else error["where"]
+    return f"{problem['where']} ({shown})" if shown else problem["where"]

@@ -98,8 +98,9 @@ def check_document(document: Mapping[str, Any]) -> tuple[PolicyDocument | None, 
         problems = [_problem(err, rules) for err in exc.errors()]
         if isinstance(rules, list) and not any(p.message.endswith("is used twice") for p in problems):
             ids = [rule.get("id") if isinstance(rule, dict) else None for rule in rules]
+            named = [rule_id if isinstance(rule_id, str) else None for rule_id in ids]  # a list is no key
             problems += [Problem(f"rules[{index}].id", f"rule id {rule_id!r} is used twice", index, rule_id)
-                         for index, rule_id in repeated_ids(ids) if isinstance(rule_id, str)]
+                         for index, rule_id in repeated_ids(named) if rule_id is not None]
         return None, problems
 
 

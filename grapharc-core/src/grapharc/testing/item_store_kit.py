@@ -34,6 +34,7 @@ from langgraph.store.base import GetOp, InvalidNamespaceError, ListNamespacesOp,
 
 from grapharc.memory.bm25f import idf, term_score
 from grapharc.memory.longterm.contracts import (
+    MAX_PAGE_NUMBER,
     IndexFields,
     InvalidItemError,
     InvalidItemNamespaceError,
@@ -247,6 +248,15 @@ class ItemStoreConformance(ABC):
     def test_a_negative_page_is_refused(self, store: ItemStore, page: dict[str, int]) -> None:
         with pytest.raises(InvalidItemSearchError):
             store.search(("f",), limit=page.get("limit", 10), offset=page.get("offset", 0))
+
+    @pytest.mark.parametrize("query", [None, "engine"])
+    def test_the_largest_page_is_served_and_a_larger_one_refused(self, store: ItemStore,
+                                                                 query: str | None) -> None:
+        store.put(("f",), "k", {"text": "engine"})
+        assert store.search(("f",), query=query, limit=MAX_PAGE_NUMBER, offset=MAX_PAGE_NUMBER) == []
+        for page in ({"limit": MAX_PAGE_NUMBER + 1}, {"offset": 10**30}):
+            with pytest.raises(InvalidItemSearchError, match="above the largest"):
+                store.search(("f",), query=query, **page)
 
     # search with a query
 

@@ -192,11 +192,18 @@ def expiry(now: datetime, ttl_minutes: float | None) -> datetime | None:
     return None if ttl_minutes is None else now + timedelta(minutes=ttl_minutes)
 
 
+MAX_PAGE_NUMBER = 2**62 - 1
+"""The largest ``limit`` or ``offset`` a store takes: their sum still fits the signed 64-bit integers
+SQLite and PostgreSQL bind (and ``itertools.islice``)."""
+
+
 def check_page(limit: int, offset: int) -> None:
-    """Refuse a negative ``limit`` or ``offset``, naming it."""
+    """Refuse a negative or too large ``limit`` or ``offset``, naming it."""
     for name, number in (("limit", limit), ("offset", offset)):
         if isinstance(number, bool) or not isinstance(number, int) or number < 0:
             raise InvalidItemSearchError(f"{name} {number!r} is not a whole number >= 0")
+        if number > MAX_PAGE_NUMBER:
+            raise InvalidItemSearchError(f"{name} {number} is above the largest a store takes, {MAX_PAGE_NUMBER}")
 
 
 def check_index(index: IndexFields) -> IndexFields:

@@ -20,7 +20,7 @@ from langgraph.store.base import BaseStore, InvalidNamespaceError
 from pydantic import BaseModel, ConfigDict, Field
 
 from grapharc.errors import GraphARCError
-from grapharc.memory.longterm.contracts import InvalidItemError, InvalidItemSearchError
+from grapharc.memory.longterm.contracts import MAX_PAGE_NUMBER, InvalidItemError, InvalidItemSearchError
 from grapharc.server.api import store_checks as checks
 from grapharc.server.api.guards import Caller
 from grapharc.server.api.problems import ApiProblem
@@ -72,7 +72,7 @@ class ItemSearch(BaseModel):
     namespace_prefix: list[str] = Field(default_factory=list)
     filter: dict[str, Any] | None = None
     limit: int = Field(default=10, ge=1, le=MAX_PAGE)
-    offset: int = Field(default=0, ge=0)
+    offset: int = Field(default=0, ge=0, le=MAX_PAGE_NUMBER)
     query: str | None = Field(default=None, max_length=MAX_QUERY)
     refresh_ttl: bool | None = None
 
@@ -86,7 +86,7 @@ class NamespaceListing(BaseModel):
     suffix: list[str] | None = None
     max_depth: int | None = Field(default=None, ge=1, le=checks.MAX_DEPTH)
     limit: int = Field(default=100, ge=1, le=MAX_PAGE)
-    offset: int = Field(default=0, ge=0)
+    offset: int = Field(default=0, ge=0, le=MAX_PAGE_NUMBER)
 
 
 def _require(user: User | None, namespace: Namespace) -> None:
