@@ -90,11 +90,15 @@ class FreshDatabases:
         renamed = _new_name()
         with psycopg.connect(self._admin, autocommit=True, connect_timeout=5) as conn:
             for _ in range(CUT_OFF_TRIES):
-                conn.execute("SELECT pg_terminate_backend(pid) FROM pg_stat_activity WHERE datname = %s",
-                             (name,))
+                conn.execute(
+                    "SELECT pg_terminate_backend(pid) FROM pg_stat_activity WHERE datname = %s", (name,)
+                )
                 try:
-                    conn.execute(sql.SQL("ALTER DATABASE {} RENAME TO {}").format(
-                        sql.Identifier(name), sql.Identifier(renamed)))
+                    conn.execute(
+                        sql.SQL("ALTER DATABASE {} RENAME TO {}").format(
+                            sql.Identifier(name), sql.Identifier(renamed)
+                        )
+                    )
                 except psycopg.errors.ObjectInUse:  # a backend was still on its way out
                     time.sleep(0.01)
                     continue
