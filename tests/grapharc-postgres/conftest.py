@@ -1,4 +1,5 @@
-"""A fresh PostgreSQL database per test on the server at 127.0.0.1:5432, dropped afterwards.
+"""A fresh PostgreSQL database per test on the server at 127.0.0.1:5432, cut off afterwards (emptied
+and renamed for a later test, or dropped: fresh_databases.py).
 
 The server is ``GRAPHARC_TEST_POSTGRES`` (default ``postgresql://postgres@127.0.0.1:5432/postgres``,
 trust authentication). Where it cannot be reached the tests skip with the reason, unless
@@ -13,16 +14,15 @@ import os
 import sys
 from collections.abc import Callable, Iterator
 from pathlib import Path
-from uuid import uuid4
 
 import psycopg
 import pytest
-from psycopg import sql
 
 SESSION_HELPERS = Path(__file__).resolve().parents[1] / "grapharc-core" / "session"
 sys.path.insert(0, str(SESSION_HELPERS))
 sys.path.insert(0, str(Path(__file__).resolve().parent))  # this folder's helpers (notifications)
 
+from fresh_databases import FreshDatabases  # noqa: E402
 from required import unavailable  # noqa: E402
 from session_graphs import register_all  # noqa: E402
 from session_procs import Child  # noqa: E402
@@ -60,22 +60,27 @@ def database_uri(name: str) -> str:
     return ADMIN.rsplit("/", 1)[0] + "/" + name
 
 
+@pytest.fixture(scope="session")
+def fresh_databases(postgres_server: str) -> Iterator[FreshDatabases]:
+    """The databases this process hands its tests; the spares are dropped at the end."""
+    databases = FreshDatabases(postgres_server)
+    yield databases
+    databases.close()
+
+
 @pytest.fixture
-def new_database(postgres_server: str) -> Iterator[Callable[[], str]]:
-    """Make fresh databases (``grapharc_test_<random>``) on demand; all dropped at the end."""
-    made: list[str] = []
+def new_database(fresh_databases: FreshDatabases) -> Iterator[Callable[[], str]]:
+    """Fresh databases (``grapharc_test_<random>``) on demand, each this test's own; all cut off
+    from it after it."""
+    taken: list[str] = []
 
     def make() -> str:
-        name = f"grapharc_test_{uuid4().hex[:12]}"
-        with _admin() as conn:
-            conn.execute(sql.SQL("CREATE DATABASE {}").format(sql.Identifier(name)))
-        made.append(name)
-        return database_uri(name)
+        taken.append(fresh_databases.take())
+        return database_uri(taken[-1])
 
     yield make
-    with _admin() as conn:
-        for name in made:
-            conn.execute(sql.SQL("DROP DATABASE IF EXISTS {} WITH (FORCE)").format(sql.Identifier(name)))
+    for name in taken:
+        fresh_databases.give_back(name)
 
 
 @pytest.fixture

@@ -46,8 +46,10 @@ def chromium_path() -> Path:
     return CHROMIUM
 
 
-@pytest.fixture
+@pytest.fixture(scope="module")
 def browser(chromium_path: Path):
+    """One chromium for the module: each test works in browser contexts of its own (sign_in makes
+    a fresh one), which share no cookies or storage, so a launch per test would buy nothing."""
     from playwright.sync_api import sync_playwright
 
     with sync_playwright() as playwright:

@@ -1,7 +1,10 @@
 """The session commands and the credit-approval demo, as a person and a script run them.
 
-The story runs the real commands as separate processes; bad input goes through
-the real entry point in-process and must exit 2 with one line and nothing written.
+The story and the killed run are about the process boundary (a pause outlives its process, a
+SIGKILLed run is recovered by another), so they run the real commands as separate processes;
+the other tests run the same commands through the real entry point in-process (``run_cli``),
+which reports exit codes and errors exactly as the installed command does. Bad input must exit
+2 with one line and nothing written.
 """
 
 from __future__ import annotations
@@ -14,17 +17,30 @@ from session_cli import build_app
 from session_procs import cli, wait_for, wait_until
 
 from grapharc.session import SessionManager
-from grapharc.testing.cli import run_cli
+from grapharc.testing.cli import CliResult, run_cli
 
 
-def ok(*args: str, env=None) -> str:
-    code, out, err = cli(*args, env=env).finish()
-    assert code == 0, err
-    return out
+def invoke(*args: str) -> CliResult:
+    """The command ``args`` through the real entry point, in this process."""
+    return run_cli(args, app=build_app())
+
+
+def ok(*args: str) -> str:
+    """The command's stdout; it must exit 0."""
+    result = invoke(*args)
+    assert result.exit_code == 0, result.stderr
+    return result.stdout
 
 
 def doc(*args: str) -> dict:
     return json.loads(ok(*args, "--json"))
+
+
+def ok_in_a_process(*args: str) -> str:
+    """The command's stdout when run as a process of its own; it must exit 0."""
+    code, out, err = cli(*args).finish()
+    assert code == 0, err
+    return out
 
 
 @pytest.fixture
@@ -33,7 +49,8 @@ def d(directory) -> str:
 
 
 def test_the_credit_story_pauses_exits_and_finishes_in_a_new_process(d):
-    out = ok("demo", "approval", "run", "--application", "LN-7310", "--thread", "loan-1", "--dir", d)
+    out = ok_in_a_process("demo", "approval", "run", "--application", "LN-7310", "--thread", "loan-1",
+                          "--dir", d)
     assert out.splitlines()[:6] == [
         "[fetch_application] LN-7310 from Rosalind Achterberg: EUR 24,000.00 over 48 months",
         "[score]             bureau score 702, declared income EUR 4,150.00 a month",
@@ -50,7 +67,7 @@ def test_the_credit_story_pauses_exits_and_finishes_in_a_new_process(d):
     assert status["status"] == "paused" and status["last_node"] == "check_threshold"
     assert status["holds"][0]["deciders"] == ["credit-desk"]
 
-    out = ok("demo", "approval", "resume", "loan-1", "approved", "--dir", d)
+    out = ok_in_a_process("demo", "approval", "resume", "loan-1", "approved", "--dir", d)
     assert out.splitlines() == ["[sign_off]          answer: approved",
                                 "[disburse]          EUR 24,000.00 released to Rosalind Achterberg",
                                 "DONE    thread=loan-1 released"]
@@ -69,17 +86,18 @@ def test_under_the_limit_nobody_is_asked(d):
 
 
 def test_outside_policy_the_application_is_declined_without_asking(d):
-    code, out, _ = cli("demo", "approval", "run", "--application", "LN-9917", "--dir", d).finish()
-    assert code == 1 and "outside the 40% policy" in out and "declined" in out.splitlines()[-1]
+    result = invoke("demo", "approval", "run", "--application", "LN-9917", "--dir", d)
+    out = result.stdout
+    assert result.exit_code == 1 and "outside the 40% policy" in out and "declined" in out.splitlines()[-1]
 
 
 def test_a_rejection_declines_the_credit(d):
     ok("demo", "approval", "run", "--application", "LN-7310", "--thread", "no", "--dir", d)
-    code, out, _ = cli("demo", "approval", "resume", "no", "rejected", "--dir", d).finish()
-    assert code == 1
-    assert out.splitlines() == ["[sign_off]          answer: rejected",
-                                "[decline]           not released: the credit desk said no",
-                                "DONE    thread=no declined"]
+    result = invoke("demo", "approval", "resume", "no", "rejected", "--dir", d)
+    assert result.exit_code == 1
+    assert result.stdout.splitlines() == ["[sign_off]          answer: rejected",
+                                          "[decline]           not released: the credit desk said no",
+                                          "DONE    thread=no declined"]
 
 
 def test_a_run_killed_mid_way_is_recovered_and_each_node_is_audited_once(tmp_path, d, reap):
@@ -92,8 +110,8 @@ def test_a_run_killed_mid_way_is_recovered_and_each_node_is_audited_once(tmp_pat
     listed = ok("session", "list", "--dir", d)
     assert "running*" in listed and "reclaimable" in listed
 
-    code, _, err = cli("demo", "approval", "resume", "killed", "approved", "--dir", d).finish()
-    assert code == 2 and "thread killed is not paused (it is running)" in err
+    refused = invoke("demo", "approval", "resume", "killed", "approved", "--dir", d)
+    assert refused.exit_code == 2 and "thread killed is not paused (it is running)" in refused.stderr
 
     out = ok("demo", "approval", "recover", "killed", "--dir", d)
     assert out.splitlines()[0] == "[fetch_income]      payroll confirms EUR 3,980.00 a month"
@@ -143,10 +161,6 @@ def test_a_prune_that_removes_threads_reports_their_checkpoints_and_the_bytes_fr
 
 
 # -- bad input: exit 2, one line, nothing written ---------------------------------------------
-
-
-def invoke(*args: str):
-    return run_cli(args, app=build_app())
 
 
 def test_an_unknown_thread_exits_2_naming_it(d):
