@@ -14,8 +14,8 @@ whole scan, and the recording of what it found, in one trip to its connection's 
 writes are all saved by then, reads through the sync one in the same trip to a thread as its
 store calls (each async checkpointer read is a trip of its own). A scan names the tasks of the
 checkpoints it reads from their saved tuples, without LangGraph preparing snapshots, the newest
-left unnamed while no write is saved on it (``history.scan_window``), unless the turn's options
-say a reader renders values from its scans. A turn's runs answer every
+left unnamed while no write is saved on it (``history.scan_window``); where the turn's options
+say a reader renders values from its scans, each is named with its values too. A turn's runs answer every
 ``ask`` with a durable approval (``grapharc.decisions.approval``): the thread pauses on it like on an
 ``interrupt()``. An ``on_update`` subscriber sees each node's writes once they are saved, and an
 ``on_record`` watcher is called after each write to the audit trail (nodes, runs, the ending),
@@ -55,7 +55,7 @@ from grapharc.session.cancels import Cancel, Cancels
 from grapharc.session.contracts import SessionStore
 from grapharc.session.errors import LeaseLostError, NoProgressError
 from grapharc.session.fencing import Leases
-from grapharc.session.history import Window, ascan_window, awindow, scan_window, snapshots, step_of
+from grapharc.session.history import ascan_window, scan_window, step_of
 from grapharc.session.lease import AsyncHeartbeat, Heartbeat, Lease
 from grapharc.session.live import TRAIL_MODE, GuardedSink
 from grapharc.session.records import (
@@ -227,13 +227,12 @@ class _TurnBase:
               prepared: bool = False) -> int:
         """Put the node completions saved since the audit watermark on the trail (sync), read
         through ``through`` (the sync ``reader`` by default); how many were new. ``settled``: no
-        pass is running (see ``completed_runs``); ``prepared``: every snapshot of the window
-        prepared (a reader renders values from them), not only those with a write saved."""
+        pass is running (see ``completed_runs``); ``prepared``: every checkpoint of the window
+        named with its values (a reader renders them), not only those with a write saved."""
         if self.audited is None:
             self.audited = self.store.audited_step(self.lease.thread_id)
         graph = through or self.reader
-        history = (list(snapshots(graph, self.thread, Window(since_step=self.audited))) if prepared
-                   else scan_window(graph, self.thread, self.audited))
+        history = scan_window(graph, self.thread, self.audited, values=prepared)
         runs, resume_at = self._completions(history, self.audited, settled=settled)
         new = self.store.record_nodes(self.lease, runs, resume_at, self.clock())
         self.audited = resume_at
@@ -477,10 +476,7 @@ class AsyncTurn(_TurnBase):
         """``_record`` through an async checkpointer with no thread of its own; how many were new."""
         if self.audited is None:
             self.audited = await offload.to_thread(self.store.audited_step, self.lease.thread_id)
-        if self.values_read:
-            history = await awindow(self.compiled, self.thread, Window(since_step=self.audited))
-        else:
-            history = await ascan_window(self.compiled, self.thread, self.audited)
+        history = await ascan_window(self.compiled, self.thread, self.audited, values=self.values_read)
         runs, resume_at = self._completions(history, self.audited)
         new = await offload.to_thread(self.store.record_nodes, self.lease, runs, resume_at, self.clock())
         self.audited = resume_at
