@@ -116,7 +116,7 @@ def test_an_async_recovery_takes_over_a_killed_runner(tmp_path, amanager, direct
 def test_an_async_turn_takes_one_trip_to_a_thread_per_store_step(amanager):
     """Under a server's load each trip to a worker thread costs the loop more than the store call
     it carries: a four-node turn makes one to claim (reading the audit watermark with it), one to
-    record its run and settle, one to end and one to read the session back; its lease checks ride
+    record its run and settle, and one to end, reading the session back with it; its lease checks ride
     along with its checkpoint writes, and each node's audit with the scan that finds it, on the
     checkpointer's own thread."""
     amanager.create("chain", thread_id="trips")
@@ -132,7 +132,7 @@ def test_an_async_turn_takes_one_trip_to_a_thread_per_store_step(amanager):
     ended, names = run(scenario())
     assert ended.status == "completed"
     made = sorted(name for name in names if name != "_renew")  # a heartbeat, on a slow day
-    assert made == sorted(["_start_turn", "_record_and_settle", "finish", "get"])
+    assert made == sorted(["_start_turn", "_record_and_settle", "_finished"])
     assert [e.node for e in amanager.audit("trips") if e.kind == "node"] == ["n1", "n2", "n3", "n4"]
 
 

@@ -69,6 +69,7 @@ from grapharc.session.records import (
     PAUSED,
     Approval,
     AuditKind,
+    Session,
 )
 from grapharc.session.registry import RegisteredGraph
 from grapharc.session.rollback import discard_run_writes, reopened
@@ -386,12 +387,13 @@ class AsyncTurn(_TurnBase):
             return self.start_plan()
         return await self.settled()
 
-    async def drive(self, plan: Plan) -> None:
-        """Async ``Turn.drive``."""
+    async def drive(self, plan: Plan) -> Session:
+        """Async ``Turn.drive``; the thread's session as the turn left it (read in the trip that
+        records the ending)."""
         with self._holding():
-            await self._drive(plan)
+            return await self._drive(plan)
 
-    async def _drive(self, plan: Plan) -> None:
+    async def _drive(self, plan: Plan) -> Session:
         async with AsyncHeartbeat(self.lease, self._renew) as beat:
             try:
                 if self.directive is not None:  # a trip to a thread only when there is one to apply
@@ -407,8 +409,14 @@ class AsyncTurn(_TurnBase):
                 if await offload.to_thread(self._stopped, exc):
                     self.subscriber.recorded()
                 raise
-        await offload.to_thread(self.store.finish, self.lease, plan.kind, self.clock(), **self._ending(plan))
+        session = await offload.to_thread(self._finished, plan)
         self.subscriber.recorded()
+        return session
+
+    def _finished(self, plan: Plan) -> Session:
+        """Record the turn's ending in ``plan``; the thread's session after it."""
+        self.store.finish(self.lease, plan.kind, self.clock(), **self._ending(plan))
+        return self.store.get(self.lease.thread_id)
 
     async def stop(self, exc: BaseException) -> None:
         """End a turn claimed but never driven, stopped by ``exc`` as ``drive`` ends one: cancelled where
