@@ -10,7 +10,9 @@ Counted per run, whatever the machine's load: the trips to the store pool
 (``OneTripSqliteSaver``), and the state snapshots LangGraph prepared (``_prepare_state_snapshot``);
 and, as figures a loaded machine moves, this process's CPU time per run (``time.process_time``,
 the worker's and the harness's: each run is created, queued and polled from a default-executor
-thread, not counted as a trip). One run first, not counted, so both sides start warm. Every run
+thread, not counted as a trip, and its end awaited from the worker's ``on_end``, not polled, so the
+instructions a run costs do not grow with how slowly it runs, under callgrind say). One run first,
+not counted, so both sides start warm. Every run
 must end ``success`` with its three nodes on the thread's trail, else no figure is printed
 (exit 1).
 
@@ -89,17 +91,21 @@ class Counts:
             setattr(owner, name, counted)
 
 
-async def _one_run(manager: SessionManager, runs: RunStore, worker: RunWorker, mode: str) -> None:
-    """Queue a start run of a new thread, wake the worker, and wait for the run to end; checked."""
+async def _one_run(manager: SessionManager, runs: RunStore, worker: RunWorker, mode: str,
+                   ends: dict[str, asyncio.Future[None]]) -> None:
+    """Queue a start run of a new thread, wake the worker, and wait for the run to end (told by
+    ``ends``, the worker's ``on_end``); checked."""
     thread = (await asyncio.to_thread(manager.create, GRAPH)).thread_id
     now = time.time()
     run = RunRecord(run_id=uuid.uuid4().hex, thread_id=thread, assistant_id=GRAPH,
                     request={"kind": "start", "input": {}}, created_at=now, updated_at=now,
                     stream_modes=(mode,))
+    ends[run.run_id] = asyncio.get_running_loop().create_future()
     await asyncio.to_thread(runs.add, run, exclusive=True)
     worker.wake()
-    while not (ended := await asyncio.to_thread(runs.get, thread, run.run_id)).ended:
-        await asyncio.sleep(0.005)
+    await ends[run.run_id]
+    del ends[run.run_id]
+    ended = await asyncio.to_thread(runs.get, thread, run.run_id)
     expect_equal(ended.status, "success", f"run {run.run_id}'s status")
     nodes = [entry.node for entry in await asyncio.to_thread(manager.audit, thread) if entry.kind == "node"]
     expect_equal(nodes, list(NODES), f"the nodes on thread {thread}'s trail")
@@ -111,14 +117,15 @@ async def _measure(directory: Path, count: int, mode: str, counts: Counts) -> fl
     manager.register(_chain())
     runs = open_store(f"sqlite:{directory / 'sessions'}", kind="runs")
     expect(isinstance(runs, RunStore), "the sqlite: run store")
-    worker = RunWorker(manager, runs, Progress())
+    ends: dict[str, asyncio.Future[None]] = {}
+    worker = RunWorker(manager, runs, Progress(), on_end=lambda run: ends[run.run_id].set_result(None))
     worker.start()
     try:
-        await _one_run(manager, runs, worker, mode)
+        await _one_run(manager, runs, worker, mode, ends)
         counts.counting = True
         started = time.process_time()
         for _ in range(count):
-            await _one_run(manager, runs, worker, mode)
+            await _one_run(manager, runs, worker, mode, ends)
         cpu = time.process_time() - started
         counts.counting = False
         return cpu
