@@ -3,17 +3,20 @@
 ``grapharc serve``'s run worker (``grapharc.server.api.worker.RunWorker``), in this process over
 SQLite stores in a temporary directory, drives ``--runs`` runs of server_load.py's three-node chain
 (nodes that do not sleep), one after another, each queued as a request here queues one (added to
-the run store, the worker woken) and streamed in the ``updates`` mode (no reader renders values).
+the run store, the worker woken) and streamed in the ``--mode`` (``updates`` by default: no reader
+renders values; ``values``: the turn's scans read each checkpoint's values for one).
 Counted per run, whatever the machine's load: the trips to the store pool
 (``grapharc.stores.offload``), the trips to the async checkpointer's own thread
 (``OneTripSqliteSaver``), and the state snapshots LangGraph prepared (``_prepare_state_snapshot``);
 and, as figures a loaded machine moves, this process's CPU time per run (``time.process_time``,
 the worker's and the harness's: each run is created, queued and polled from a default-executor
-thread, not counted as a trip). One run first, not counted, so both sides start warm. Every run
+thread, not counted as a trip, and its end awaited from the worker's ``on_end``, not polled, so the
+instructions a run costs do not grow with how slowly it runs, under callgrind say). One run first,
+not counted, so both sides start warm. Every run
 must end ``success`` with its three nodes on the thread's trail, else no figure is printed
 (exit 1).
 
-    .venv/bin/python benchmarks/run_path.py [--runs N] [--json]
+    .venv/bin/python benchmarks/run_path.py [--runs N] [--mode updates|values] [--json]
 """
 
 from __future__ import annotations
@@ -88,36 +91,41 @@ class Counts:
             setattr(owner, name, counted)
 
 
-async def _one_run(manager: SessionManager, runs: RunStore, worker: RunWorker) -> None:
-    """Queue a start run of a new thread, wake the worker, and wait for the run to end; checked."""
+async def _one_run(manager: SessionManager, runs: RunStore, worker: RunWorker, mode: str,
+                   ends: dict[str, asyncio.Future[None]]) -> None:
+    """Queue a start run of a new thread, wake the worker, and wait for the run to end (told by
+    ``ends``, the worker's ``on_end``); checked."""
     thread = (await asyncio.to_thread(manager.create, GRAPH)).thread_id
     now = time.time()
     run = RunRecord(run_id=uuid.uuid4().hex, thread_id=thread, assistant_id=GRAPH,
                     request={"kind": "start", "input": {}}, created_at=now, updated_at=now,
-                    stream_modes=("updates",))
+                    stream_modes=(mode,))
+    ends[run.run_id] = asyncio.get_running_loop().create_future()
     await asyncio.to_thread(runs.add, run, exclusive=True)
     worker.wake()
-    while not (ended := await asyncio.to_thread(runs.get, thread, run.run_id)).ended:
-        await asyncio.sleep(0.005)
+    await ends[run.run_id]
+    del ends[run.run_id]
+    ended = await asyncio.to_thread(runs.get, thread, run.run_id)
     expect_equal(ended.status, "success", f"run {run.run_id}'s status")
     nodes = [entry.node for entry in await asyncio.to_thread(manager.audit, thread) if entry.kind == "node"]
     expect_equal(nodes, list(NODES), f"the nodes on thread {thread}'s trail")
 
 
-async def _measure(directory: Path, count: int, counts: Counts) -> float:
+async def _measure(directory: Path, count: int, mode: str, counts: Counts) -> float:
     """CPU seconds of ``count`` runs (after one uncounted), the calls counted meanwhile."""
     manager = SessionManager(directory / "sessions")
     manager.register(_chain())
     runs = open_store(f"sqlite:{directory / 'sessions'}", kind="runs")
     expect(isinstance(runs, RunStore), "the sqlite: run store")
-    worker = RunWorker(manager, runs, Progress())
+    ends: dict[str, asyncio.Future[None]] = {}
+    worker = RunWorker(manager, runs, Progress(), on_end=lambda run: ends[run.run_id].set_result(None))
     worker.start()
     try:
-        await _one_run(manager, runs, worker)
+        await _one_run(manager, runs, worker, mode, ends)
         counts.counting = True
         started = time.process_time()
         for _ in range(count):
-            await _one_run(manager, runs, worker)
+            await _one_run(manager, runs, worker, mode, ends)
         cpu = time.process_time() - started
         counts.counting = False
         return cpu
@@ -130,6 +138,7 @@ async def _measure(directory: Path, count: int, counts: Counts) -> float:
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n", 1)[0])
     parser.add_argument("--runs", type=int, default=50)
+    parser.add_argument("--mode", choices=("updates", "values"), default="updates")
     parser.add_argument("--json", action="store_true")
     args = parser.parse_args()
     expect(args.runs > 0, "--runs must be positive")
@@ -139,11 +148,12 @@ def main() -> int:
     counts.wrap(OneTripSqliteSaver, "_on_thread", "checkpointer_thread_trips")
     counts.wrap(Pregel, "_prepare_state_snapshot", "snapshots_prepared")
     with tempfile.TemporaryDirectory() as directory:
-        cpu = asyncio.run(_measure(Path(directory), args.runs, counts))
+        cpu = asyncio.run(_measure(Path(directory), args.runs, args.mode, counts))
     figures: dict[str, Any] = {kind: round(counts.by_kind[kind] / args.runs, 2) for kind in
                                ("store_pool_trips", "checkpointer_thread_trips", "snapshots_prepared")}
     figures["cpu_ms_per_run"] = round(cpu / args.runs * 1000, 2)
     figures["runs"] = args.runs
+    figures["mode"] = args.mode
     if args.json:
         print(json.dumps(figures))
     else:

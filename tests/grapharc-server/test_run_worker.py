@@ -253,7 +253,26 @@ def test_a_runs_end_is_recorded_from_the_session_its_turn_returned_in_one_trip(
 
     monkeypatch.setattr(manager, "get", get_spy)
     assert _until_ended(manager, runs, run).status == "success"
-    assert reads == [thread]  # the turn's own read of where it left the thread; the worker reads none
+    assert reads == []  # the turn read where it left the thread as it recorded its end; the worker reads none
+
+
+def test_a_start_runs_store_work_takes_five_trips_to_a_thread(tmp_path: Path) -> None:
+    """Each trip to the store pool costs the event loop a hand-off each way: a start run's store work
+    goes in five (seven before): its claim and beginning, the turn's claim, the pass's record and
+    settling, the turn's ending and the session it leaves, the run's end."""
+    manager = SessionManager(tmp_path / "sessions")  # the default lease: no renewal during the run
+    register(manager)
+    runs = open_store(f"sqlite:{tmp_path / 'sessions'}", kind="runs")
+    try:
+        run = runs.add(_start(manager.create(ODD).thread_id), exclusive=True)
+        with thread_trips() as trips:
+            ended = _until_ended(manager, runs, run)
+        assert ended.status == "success" and ended.after_seq is not None
+        assert manager.audit(run.thread_id, ended.after_seq)[0].kind == "claimed"  # begun before the claim
+    finally:
+        runs.close()
+        manager.close()
+    assert trips.names() == ["_due", "_start_turn", "_record_and_settle", "_finished", "_end"]
 
 
 def test_a_tick_renews_reclaims_and_claims_in_one_trip_to_a_thread(

@@ -8,6 +8,7 @@ checkpoint, a checkpoint whose writes were lost, leaving checkpoints with and wi
 
 from __future__ import annotations
 
+import itertools
 import operator
 from collections.abc import Callable, Iterator
 from typing import Annotated, Any, TypedDict
@@ -134,7 +135,7 @@ def run_shapes(saver: BaseCheckpointSaver[Any],
     asking = _beside_a_sibling(saver, "ask", _asks)
     asking.invoke({"items": []}, _thread("asks"))
     yield asking, "asks"  # paused: the newest checkpoint holds the interrupt and a sibling's write
-    asking.invoke(Command(resume="yes"), _thread("asks"))
+    asking.invoke(Command(resume="yes", update={"items": ["nudged"]}), _thread("asks"))  # a null write
     asking.invoke({"items": []}, _thread("asks"))
     yield asking, "asks"
     flaky = Flaky()
@@ -186,13 +187,18 @@ def assert_named_as_prepared(pregel: Pregel, thread_id: str) -> list[tuple[Any, 
     seen: list[tuple[Any, ...]] = []
     for tuple_, snapshot in zip(saved, prepared, strict=True):
         assert _view(named(pregel, tuple_).tasks) == _view(snapshot.tasks)
+        valued = named(pregel, saver.get_tuple(tuple_.config), values=True)  # fresh: its null writes apply
+        assert (_view(valued.tasks), valued.values) == (_view(snapshot.tasks), snapshot.values)
         seen += _view(snapshot.tasks)
     graph = Compiled(pregel)
     for since in range(-1, step_of(prepared[0]) + 2):
         scanned = scan_window(graph, thread, since)  # type: ignore[arg-type]
+        valued = scan_window(graph, thread, since, values=True)  # type: ignore[arg-type]
         window = list(snapshots(graph, thread, Window(since_step=since)))  # type: ignore[arg-type]
+        assert [n.values for n in valued] == [s.values for s in window], (thread_id, since)
         for settled in (False, True):
             assert (completed_runs(scanned, since, settled=settled)
+                    == completed_runs(valued, since, settled=settled)
                     == completed_runs(window, since, settled=settled)), (thread_id, since, settled)
     return seen
 
@@ -205,8 +211,9 @@ async def assert_async_scans_agree(pregel: Pregel, async_saver: BaseCheckpointSa
     through.checkpointer = async_saver
     thread = _thread(thread_id)
     newest = step_of(next(iter(pregel.get_state_history(thread))))
-    for since in range(-1, newest + 2):
-        read = await ascan_window(through, thread, since)  # type: ignore[arg-type]
-        assert [(_view(n.tasks), n.metadata) for n in read] == [
-            (_view(n.tasks), n.metadata) for n in scan_window(sync, thread, since)]  # type: ignore[arg-type]
+    for since, values in itertools.product(range(-1, newest + 2), (False, True)):
+        read = await ascan_window(through, thread, since, values=values)  # type: ignore[arg-type]
+        assert [(_view(n.tasks), n.metadata, n.values) for n in read] == [
+            (_view(n.tasks), n.metadata, n.values)
+            for n in scan_window(sync, thread, since, values=values)]  # type: ignore[arg-type]
     return newest + 3

@@ -116,7 +116,7 @@ def test_an_async_recovery_takes_over_a_killed_runner(tmp_path, amanager, direct
 def test_an_async_turn_takes_one_trip_to_a_thread_per_store_step(amanager):
     """Under a server's load each trip to a worker thread costs the loop more than the store call
     it carries: a four-node turn makes one to claim (reading the audit watermark with it), one to
-    record its run and settle, one to end and one to read the session back; its lease checks ride
+    record its run and settle, and one to end, reading the session back with it; its lease checks ride
     along with its checkpoint writes, and each node's audit with the scan that finds it, on the
     checkpointer's own thread."""
     amanager.create("chain", thread_id="trips")
@@ -132,7 +132,7 @@ def test_an_async_turn_takes_one_trip_to_a_thread_per_store_step(amanager):
     ended, names = run(scenario())
     assert ended.status == "completed"
     made = sorted(name for name in names if name != "_renew")  # a heartbeat, on a slow day
-    assert made == sorted(["_start_turn", "_record_and_settle", "finish", "get"])
+    assert made == sorted(["_start_turn", "_record_and_settle", "_finished"])
     assert [e.node for e in amanager.audit("trips") if e.kind == "node"] == ["n1", "n2", "n3", "n4"]
 
 
@@ -259,9 +259,9 @@ def test_an_async_turns_ledger_and_each_audit_scan_take_one_trip_to_the_checkpoi
 def test_settling_a_turn_prepares_no_state_snapshot(amanager, manager, monkeypatch):
     """Settling after each pass reads where the thread stands from its newest checkpoint's named
     tasks (``grapharc.session.standing``), and the run's end marker whether nodes are still due
-    from its planned tasks (``grapharc.runtime.planned``): a chain's turn, sync or async (with no
-    reader rendering values from its scans), has LangGraph prepare no snapshot (two per pass
-    before)."""
+    from its planned tasks (``grapharc.runtime.planned``): a chain's turn, sync or async, has
+    LangGraph prepare no snapshot (two per pass before); nor, with a reader rendering values from
+    its scans, do the scans (``named(values=True)``: nine a turn of this chain before)."""
     from langgraph.pregel import Pregel
 
     from grapharc.session.turn_options import TurnOptions
@@ -273,17 +273,20 @@ def test_settling_a_turn_prepares_no_state_snapshot(amanager, manager, monkeypat
         prepared.append(self.name)
         return original(self, *args, **kwargs)
 
-    amanager.create("chain", thread_id="a")
+    for thread in ("a", "v"):
+        amanager.create("chain", thread_id=thread)
     manager.create("chain", thread_id="s")
     monkeypatch.setattr(Pregel, "_prepare_state_snapshot", counted)
 
     async def scenario():
         try:
-            return await amanager.arun("a", {}, options=TurnOptions(values_read=False))
+            return [await amanager.arun("a", {}, options=TurnOptions(values_read=False)),
+                    await amanager.arun("v", {}, options=TurnOptions(values_read=True))]
         finally:
             await amanager.aclose()
 
-    assert run(scenario()).status == "completed"
+    assert [session.status for session in run(scenario())] == ["completed", "completed"]
     assert manager.run("s", {}).status == "completed"
     assert prepared == []
-    assert amanager.values("a")["log"] == manager.values("s")["log"] == ["n1", "n2", "n3", "n4"]
+    assert (amanager.values("a")["log"] == amanager.values("v")["log"] == manager.values("s")["log"]
+            == ["n1", "n2", "n3", "n4"])

@@ -118,55 +118,42 @@ def snapshots(compiled: CompiledGraphARC, thread: RunnableConfig, window: Window
     return _read(lambda page: compiled.get_state_history(thread, **page), window)
 
 
-def asnapshots(compiled: CompiledGraphARC, thread: RunnableConfig, window: Window) -> AsyncIterator[Any]:
-    """Async ``snapshots``."""
-    return _aread(lambda page: compiled.aget_state_history(thread, **page), window)
-
-
-async def awindow(compiled: CompiledGraphARC, thread: RunnableConfig, window: Window) -> list[Any]:
-    """The snapshots of ``window``, newest first: ``snapshots`` in one trip where the checkpointer
-    runs its calls on a thread of its own (``in_one_trip``), else ``asnapshots``, a trip per page."""
-    if (trip := in_one_trip(compiled.checkpointer)) is not None:
-        read: list[Any] = await trip(_listed, compiled, thread, window)
-        return read
-    return [snapshot async for snapshot in asnapshots(compiled, thread, window)]
-
-
-def _listed(compiled: CompiledGraphARC, thread: RunnableConfig, window: Window) -> list[Any]:
-    return list(snapshots(compiled, thread, window))
-
-
 def _top(thread: RunnableConfig) -> RunnableConfig:
     """``thread``'s config for the top graph's checkpoints (as ``get_state_history`` lists them)."""
     return {**thread, "configurable": {"checkpoint_ns": "", **thread.get("configurable", {})}}
 
 
-def scan_window(compiled: CompiledGraphARC, thread: RunnableConfig, since_step: int) -> list[Named]:
+def scan_window(compiled: CompiledGraphARC, thread: RunnableConfig, since_step: int, *,
+                values: bool = False) -> list[Named]:
     """The checkpoints a node scan reads from superstep ``since_step`` on, newest first, their tasks
     named from the saved tuples (``grapharc.session.named``: half the work of LangGraph preparing a
     snapshot, tasks and values); the newest left unnamed while it has no write saved (as after each
-    node of a chain: its tasks would only repeat its step as the scan's watermark)."""
+    node of a chain: its tasks would only repeat its step as the scan's watermark). ``values``: each
+    one named with the state's values too (a reader renders them), none left unnamed."""
     saver, top = compiled.checkpointer, _top(thread)
     saved = list(_read(lambda page: saver.list(top, **page), Window(since_step=since_step)))
-    return _named_window(compiled.inner, saved)
+    return _named_window(compiled.inner, saved, values)
 
 
-async def ascan_window(compiled: CompiledGraphARC, thread: RunnableConfig, since_step: int) -> list[Named]:
+async def ascan_window(compiled: CompiledGraphARC, thread: RunnableConfig, since_step: int, *,
+                       values: bool = False) -> list[Named]:
     """Async ``scan_window``: ``scan_window`` itself in one trip where the checkpointer runs its calls
     on a thread of its own (``in_one_trip``: a trip a page fewer), else a trip per page."""
     if (trip := in_one_trip(compiled.checkpointer)) is not None:
-        scanned: list[Named] = await trip(scan_window, compiled, thread, since_step)
+        scanned: list[Named] = await trip(scan_window, compiled, thread, since_step, values=values)
         return scanned
     saver, top = compiled.checkpointer, _top(thread)
     window = Window(since_step=since_step)
     saved = [t async for t in _aread(lambda page: saver.alist(top, **page), window)]
-    return _named_window(compiled.inner, saved)
+    return _named_window(compiled.inner, saved, values)
 
 
-def _named_window(pregel: Pregel[Any, Any, Any, Any], saved: list[CheckpointTuple]) -> list[Named]:
-    """The scan's view of the window's tuples (newest first): each named, but the newest left
-    unnamed while none of its tasks has saved a write."""
-    return [unnamed(t) if i == 0 and not t.pending_writes else named(pregel, t) for i, t in enumerate(saved)]
+def _named_window(pregel: Pregel[Any, Any, Any, Any], saved: list[CheckpointTuple],
+                  values: bool) -> list[Named]:
+    """The scan's view of the window's tuples (newest first): each named (with its ``values``), but,
+    unless they are asked for, the newest left unnamed while none of its tasks has saved a write."""
+    return [unnamed(t) if i == 0 and not values and not t.pending_writes else named(pregel, t, values=values)
+            for i, t in enumerate(saved)]
 
 
 def stored_values(compiled: CompiledGraphARC, thread: RunnableConfig) -> dict[str, Any]:

@@ -378,10 +378,11 @@ class SessionManager:
         return await self._driven(thread_id, build())
 
     async def _driven(self, thread_id: str, build: Awaitable[Built | None]) -> Session:
-        """Drive the turn ``build`` claims (``claims.claimed``) from its first plan; the thread's session."""
+        """Drive the turn ``build`` claims (``claims.claimed``) from its first plan; the thread's session
+        (as the turn's last trip read it, else read now: the claim found the thread still waiting)."""
         built = await claimed(build)
         if built is not None:
-            await built[0].drive(built[1])
+            return await built[0].drive(built[1])
         return await offload.to_thread(self.get, thread_id)
 
     def approve(self, thread_id: str, approval_id: str, *, decider: str,

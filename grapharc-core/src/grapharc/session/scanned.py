@@ -25,14 +25,13 @@ class ScannedCheckpoints:
 
     def keep(self, thread_id: str, history: Iterable[Any]) -> None:
         """Remember the checkpoints a scan read (``history``, newest first) over older ones of the
-        same steps; a ``Named`` one (tasks, no values) never over one with values, and one with no
-        tasks named holds nothing a reader needs (skipped). The thread's map is replaced, never
-        changed in place, so a reader on another thread never sees one half written."""
+        same steps; one with tasks and no values never over one with values, and one with neither
+        holds nothing a reader needs (skipped). The thread's map is replaced, never changed in
+        place, so a reader on another thread never sees one half written."""
         steps = dict(self._by_thread.get(thread_id, {}))
         for snapshot in reversed(list(history)):
             step = step_of(snapshot)
-            if not isinstance(snapshot, Named) or (snapshot.tasks
-                                                   and isinstance(steps.get(step), Named | None)):
+            if not _valueless(snapshot) or (snapshot.tasks and _valueless(steps.get(step))):
                 steps[step] = snapshot
         self._by_thread[thread_id] = steps
 
@@ -40,8 +39,13 @@ class ScannedCheckpoints:
         """The checkpoint of ``step`` the thread's live turn last read, or None (also when the
         reader wants its ``values`` and the scan only named its tasks)."""
         scanned = self._by_thread.get(thread_id, {}).get(step)
-        return None if values and isinstance(scanned, Named) else scanned
+        return None if values and _valueless(scanned) else scanned
 
     def forget(self, thread_id: str) -> None:
         """Drop the thread's snapshots (its turn ended)."""
         self._by_thread.pop(thread_id, None)
+
+
+def _valueless(snapshot: Any) -> bool:
+    """Whether ``snapshot`` is none, or a ``Named`` one without the state's values."""
+    return snapshot is None or (isinstance(snapshot, Named) and snapshot.values is None)

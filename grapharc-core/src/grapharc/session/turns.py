@@ -14,8 +14,8 @@ whole scan, and the recording of what it found, in one trip to its connection's 
 writes are all saved by then, reads through the sync one in the same trip to a thread as its
 store calls (each async checkpointer read is a trip of its own). A scan names the tasks of the
 checkpoints it reads from their saved tuples, without LangGraph preparing snapshots, the newest
-left unnamed while no write is saved on it (``history.scan_window``), unless the turn's options
-say a reader renders values from its scans. A turn's runs answer every
+left unnamed while no write is saved on it (``history.scan_window``); where the turn's options
+say a reader renders values from its scans, each is named with its values too. A turn's runs answer every
 ``ask`` with a durable approval (``grapharc.decisions.approval``): the thread pauses on it like on an
 ``interrupt()``. An ``on_update`` subscriber sees each node's writes once they are saved, and an
 ``on_record`` watcher is called after each write to the audit trail (nodes, runs, the ending),
@@ -55,7 +55,7 @@ from grapharc.session.cancels import Cancel, Cancels
 from grapharc.session.contracts import SessionStore
 from grapharc.session.errors import LeaseLostError, NoProgressError
 from grapharc.session.fencing import Leases
-from grapharc.session.history import Window, ascan_window, awindow, scan_window, snapshots, step_of
+from grapharc.session.history import ascan_window, scan_window, step_of
 from grapharc.session.lease import AsyncHeartbeat, Heartbeat, Lease
 from grapharc.session.live import TRAIL_MODE, GuardedSink
 from grapharc.session.records import (
@@ -69,6 +69,7 @@ from grapharc.session.records import (
     PAUSED,
     Approval,
     AuditKind,
+    Session,
 )
 from grapharc.session.registry import RegisteredGraph
 from grapharc.session.rollback import discard_run_writes, reopened
@@ -227,13 +228,12 @@ class _TurnBase:
               prepared: bool = False) -> int:
         """Put the node completions saved since the audit watermark on the trail (sync), read
         through ``through`` (the sync ``reader`` by default); how many were new. ``settled``: no
-        pass is running (see ``completed_runs``); ``prepared``: every snapshot of the window
-        prepared (a reader renders values from them), not only those with a write saved."""
+        pass is running (see ``completed_runs``); ``prepared``: every checkpoint of the window
+        named with its values (a reader renders them), not only those with a write saved."""
         if self.audited is None:
             self.audited = self.store.audited_step(self.lease.thread_id)
         graph = through or self.reader
-        history = (list(snapshots(graph, self.thread, Window(since_step=self.audited))) if prepared
-                   else scan_window(graph, self.thread, self.audited))
+        history = scan_window(graph, self.thread, self.audited, values=prepared)
         runs, resume_at = self._completions(history, self.audited, settled=settled)
         new = self.store.record_nodes(self.lease, runs, resume_at, self.clock())
         self.audited = resume_at
@@ -387,12 +387,13 @@ class AsyncTurn(_TurnBase):
             return self.start_plan()
         return await self.settled()
 
-    async def drive(self, plan: Plan) -> None:
-        """Async ``Turn.drive``."""
+    async def drive(self, plan: Plan) -> Session:
+        """Async ``Turn.drive``; the thread's session as the turn left it (read in the trip that
+        records the ending)."""
         with self._holding():
-            await self._drive(plan)
+            return await self._drive(plan)
 
-    async def _drive(self, plan: Plan) -> None:
+    async def _drive(self, plan: Plan) -> Session:
         async with AsyncHeartbeat(self.lease, self._renew) as beat:
             try:
                 if self.directive is not None:  # a trip to a thread only when there is one to apply
@@ -408,8 +409,14 @@ class AsyncTurn(_TurnBase):
                 if await offload.to_thread(self._stopped, exc):
                     self.subscriber.recorded()
                 raise
-        await offload.to_thread(self.store.finish, self.lease, plan.kind, self.clock(), **self._ending(plan))
+        session = await offload.to_thread(self._finished, plan)
         self.subscriber.recorded()
+        return session
+
+    def _finished(self, plan: Plan) -> Session:
+        """Record the turn's ending in ``plan``; the thread's session after it."""
+        self.store.finish(self.lease, plan.kind, self.clock(), **self._ending(plan))
+        return self.store.get(self.lease.thread_id)
 
     async def stop(self, exc: BaseException) -> None:
         """End a turn claimed but never driven, stopped by ``exc`` as ``drive`` ends one: cancelled where
@@ -477,10 +484,7 @@ class AsyncTurn(_TurnBase):
         """``_record`` through an async checkpointer with no thread of its own; how many were new."""
         if self.audited is None:
             self.audited = await offload.to_thread(self.store.audited_step, self.lease.thread_id)
-        if self.values_read:
-            history = await awindow(self.compiled, self.thread, Window(since_step=self.audited))
-        else:
-            history = await ascan_window(self.compiled, self.thread, self.audited)
+        history = await ascan_window(self.compiled, self.thread, self.audited, values=self.values_read)
         runs, resume_at = self._completions(history, self.audited)
         new = await offload.to_thread(self.store.record_nodes, self.lease, runs, resume_at, self.clock())
         self.audited = resume_at
