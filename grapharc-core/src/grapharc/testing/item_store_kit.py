@@ -254,9 +254,9 @@ class ItemStoreConformance(ABC):
                                                                  query: str | None) -> None:
         store.put(("f",), "k", {"text": "engine"})
         assert store.search(("f",), query=query, limit=MAX_PAGE_NUMBER, offset=MAX_PAGE_NUMBER) == []
-        for page in ({"limit": MAX_PAGE_NUMBER + 1}, {"offset": 10**30}):
+        for limit, offset in ((MAX_PAGE_NUMBER + 1, 0), (10, 10**30)):
             with pytest.raises(InvalidItemSearchError, match="above the largest"):
-                store.search(("f",), query=query, **page)
+                store.search(("f",), query=query, limit=limit, offset=offset)
 
     # search with a query
 

@@ -203,7 +203,8 @@ def check_page(limit: int, offset: int) -> None:
         if isinstance(number, bool) or not isinstance(number, int) or number < 0:
             raise InvalidItemSearchError(f"{name} {number!r} is not a whole number >= 0")
         if number > MAX_PAGE_NUMBER:
-            raise InvalidItemSearchError(f"{name} {number} is above the largest a store takes, {MAX_PAGE_NUMBER}")
+            raise InvalidItemSearchError(
+                f"{name} {number} is above the largest a store takes, {MAX_PAGE_NUMBER}")
 
 
 def check_index(index: IndexFields) -> IndexFields:
