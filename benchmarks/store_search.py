@@ -189,18 +189,18 @@ def table(rows: list[dict[str, Any]]) -> str:
         scan = row["scan"]
         lines.append(f"{row['items']:>8} {'scan':>8} {scan['p50_ms']:>8.2f} {scan['p95_ms']:>8.2f} "
                      f"{scan['cpu_p50_ms']:>10.2f} {'1.0x':>11} {'-':>11} {'-':>10}")
-        for name in _stores(row):
+        for name in stores_measured(row):
             figures = row[name]
             lines.append(f"{row['items']:>8} {name:>8} {figures['p50_ms']:>8.2f} {figures['p95_ms']:>8.2f} "
                          f"{figures['cpu_p50_ms']:>10.2f} {scan['p50_ms'] / figures['p50_ms']:>10.1f}x "
                          f"{figures['put']['wall_us']:>11.1f} {figures['put']['cpu_us']:>10.1f}")
     largest = rows[-1]
     lines.append(f"aim: p95 <= 10 ms at 100k items; at {largest['items']}: " + ", ".join(
-        f"{name} {largest[name]['p95_ms']:.2f} ms" for name in _stores(largest)))
+        f"{name} {largest[name]['p95_ms']:.2f} ms" for name in stores_measured(largest)))
     return "\n".join(lines)
 
 
-def _stores(row: dict[str, Any]) -> list[str]:
+def stores_measured(row: dict[str, Any]) -> list[str]:
     """The stores a row measured, in ``STORES`` order."""
     return [name for name in STORES if name in row]
 

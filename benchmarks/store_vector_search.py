@@ -32,7 +32,7 @@ from pathlib import Path
 from typing import Any
 
 from _checked import checked_main, expect_equal
-from store_search import Item, corpus, fill, latencies, scratch_database
+from store_search import Item, corpus, fill, latencies, scratch_database, stores_measured
 
 from grapharc.memory.embedders import open_embedder
 from grapharc.memory.longterm import GraphARCStore, InMemoryItemStore
@@ -43,7 +43,6 @@ from grapharc.memory.sqlite.items import SQLiteItemStore
 SIZES = (10_000, 100_000)
 QUERIES = 20  # the brute-force baseline takes seconds a query at 100k items
 K = 10
-STORES = ("memory", "sqlite", "postgres")
 
 Ranked = list[tuple[str, float]]
 
@@ -104,7 +103,7 @@ def table(rows: list[dict[str, Any]]) -> str:
         brute = row["brute force"]
         lines.append(f"{row['items']:>8} {'brute force':>12} {brute['p50_ms']:>8.2f} {brute['p95_ms']:>8.2f} "
                      f"{brute['cpu_p50_ms']:>10.2f} {'1.0x':>12} {'-':>9} {'-':>10}")
-        for name in _stores(row):
+        for name in stores_measured(row):
             figures = row[name]
             lines.append(f"{row['items']:>8} {name:>12} {figures['p50_ms']:>8.2f} {figures['p95_ms']:>8.2f} "
                          f"{figures['cpu_p50_ms']:>10.2f} {brute['p50_ms'] / figures['p50_ms']:>11.1f}x "
@@ -112,13 +111,8 @@ def table(rows: list[dict[str, Any]]) -> str:
     largest = rows[-1]
     lines.append(f"embedder {largest['embedder']}; every ranking equals brute force's; aim: p95 <= 10 ms at "
                  f"100k items; at {largest['items']}: " + ", ".join(
-                     f"{name} {largest[name]['p95_ms']:.2f} ms" for name in _stores(largest)))
+                     f"{name} {largest[name]['p95_ms']:.2f} ms" for name in stores_measured(largest)))
     return "\n".join(lines)
-
-
-def _stores(row: dict[str, Any]) -> list[str]:
-    """The stores a row measured, in ``STORES`` order."""
-    return [name for name in STORES if name in row]
 
 
 def main(argv: Sequence[str] | None = None) -> int:
