@@ -18,7 +18,6 @@ from contextlib import AbstractAsyncContextManager, AsyncExitStack
 from typing import IO, Any
 
 import anyio
-import anyio.lowlevel
 import httpx2
 import mcp_types as types
 from mcp.client.session import ClientSession, IncomingMessage
@@ -171,6 +170,10 @@ class ServerConnection:
         return f"; its stderr ends: {tail}" if tail else ""
 
     async def _on_message(self, message: IncomingMessage) -> None:
+        """Mark the tool list stale on ``notifications/tools/list_changed``. This runs before a call
+        answered after the notification returns, with no wait of the call's own: the session starts
+        this handler's task as it reads the notification, before it reads the answer and wakes the
+        call's task, and the loop runs tasks in the order they were woken."""
         if isinstance(message, types.ToolListChangedNotification):
             self._changed.set()
 
@@ -211,9 +214,6 @@ class ServerConnection:
             self.dead = True
             raise McpServerDiedError(f"MCP server {self.server.name!r} is gone; the server is restarted "
                                      "at the next call") from None
-        # Let notifications that arrived before the answer (a new tool list) be handled first.
-        await anyio.lowlevel.checkpoint()
-        await anyio.lowlevel.checkpoint()
         if not isinstance(result, types.CallToolResult):
             raise McpCallError(f"MCP server {self.server.name!r} answered with a {type(result).__name__}, "
                                "not a tool result")
