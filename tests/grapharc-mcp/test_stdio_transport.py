@@ -1,0 +1,141 @@
+"""The stdio transport's cost on the MCP loop, counted: a call through a connection takes the loop
+six turns (no reader or writer task, no memory stream hand-overs, no checkpoints after the answer),
+and the inbox the session reads hands a waiting message over without a turn, holds messages in the
+order read, and stops the reading while more than one waits."""
+
+from __future__ import annotations
+
+import asyncio
+from collections.abc import Iterator
+from typing import Any
+
+import anyio
+import pytest
+from mcp.shared.message import SessionMessage
+from mcp_setup import stdio_entry
+from mcp_types import JSONRPCNotification
+
+from grapharc.mcp import loop
+from grapharc.mcp.config import parse_server
+from grapharc.mcp.connection import ServerConnection
+from grapharc.mcp.inbox import Inbox
+
+CALLS = 20
+TURNS_PER_CALL = 6
+"""The hand-off's wake-up, the call's task starting and writing the request, the session's wait for
+its answer (one checkpoint of the SDK's own), the answer read, the session's dispatcher handing it
+over, and the call's task returning it."""
+
+
+@pytest.fixture
+def connection(tmp_path) -> Iterator[ServerConnection]:
+    connection = ServerConnection(parse_server("notes", stdio_entry("notes"), tmp_path))
+    connection.connect()
+    connection.call("echo", {"text": "warm"}, 30.0)  # the tool's output validator, built once
+    yield connection
+    connection.close()
+
+
+def test_a_call_takes_the_mcp_loop_six_turns(connection):
+    selector: Any = loop.background_loop()._selector  # type: ignore[attr-defined]
+    turns = 0
+    select = selector.select
+
+    def counted(timeout: float | None = None) -> Any:
+        nonlocal turns
+        turns += 1
+        return select(timeout)
+
+    selector.select = counted
+    try:
+        answers = [connection.call("echo", {"text": f"t{n}"}, 30.0).content[0].text for n in range(CALLS)]
+    finally:
+        del selector.select
+    assert answers == [f"t{n}" for n in range(CALLS)]
+    # A turn can only be saved (an answer already there when the loop looks), never added.
+    assert turns <= TURNS_PER_CALL * CALLS
+
+
+def message(method: str) -> SessionMessage:
+    return SessionMessage(JSONRPCNotification(jsonrpc="2.0", method=method))
+
+
+class Reading:
+    """What the inbox asked of the transport's reading."""
+
+    def __init__(self) -> None:
+        self.calls: list[str] = []
+
+    def inbox(self) -> Inbox:
+        return Inbox(on_backlog=lambda: self.calls.append("pause"),
+                     on_drained=lambda: self.calls.append("resume"))
+
+
+def finished_without_waiting(coroutine: Any) -> Any:
+    """The coroutine's result, run to its end without the loop: it must not suspend once."""
+    with pytest.raises(StopIteration) as done:
+        coroutine.send(None)
+    return done.value.value
+
+
+def test_a_message_already_in_the_inbox_is_received_without_a_loop_turn():
+    inbox = Reading().inbox()
+    first, second = message("a"), message("b")
+    inbox.put(first)
+    inbox.put(second)
+    assert finished_without_waiting(inbox.receive()) is first
+    assert finished_without_waiting(inbox.receive()) is second
+
+
+def test_the_reading_pauses_while_more_than_one_message_waits_and_resumes_once_none_does():
+    reading = Reading()
+    inbox = reading.inbox()
+    inbox.put(message("a"))
+    assert reading.calls == []  # one message waiting is the session's next read
+    inbox.put(message("b"))
+    inbox.put(message("c"))
+    assert reading.calls == ["pause"]
+    finished_without_waiting(inbox.receive())
+    finished_without_waiting(inbox.receive())
+    assert reading.calls == ["pause"]
+    finished_without_waiting(inbox.receive())
+    assert reading.calls == ["pause", "resume"]
+
+
+def test_a_waiting_receiver_gets_the_next_message_then_the_end_then_nothing_after_close():
+    async def scenario() -> list[object]:
+        inbox = Reading().inbox()
+        seen: list[object] = []
+
+        async def read_all() -> None:
+            async with inbox:
+                seen.extend([item async for item in inbox])
+
+        task = asyncio.get_running_loop().create_task(read_all())
+        await asyncio.sleep(0)  # the reader now waits on an empty inbox
+        inbox.put(message("a"))
+        await asyncio.sleep(0)
+        inbox.put(message("b"))
+        inbox.end()
+        await task
+        with pytest.raises(anyio.ClosedResourceError):
+            await inbox.receive()  # its ``async with`` closed it
+        return seen
+
+    seen = asyncio.run(scenario())
+    assert [item.message.method for item in seen] == ["a", "b"]  # type: ignore[union-attr]
+
+
+def test_a_receive_cancelled_while_waiting_loses_no_message():
+    async def scenario() -> str:
+        inbox = Reading().inbox()
+        task = asyncio.get_running_loop().create_task(inbox.receive())
+        await asyncio.sleep(0)
+        inbox.put(message("a"))  # wakes the receiver...
+        task.cancel()  # ...which is cancelled before it runs
+        with pytest.raises(asyncio.CancelledError):
+            await task
+        item = await inbox.receive()
+        return item.message.method  # type: ignore[union-attr]
+
+    assert asyncio.run(scenario()) == "a"
