@@ -6,7 +6,10 @@ order read, and stops the reading while more than one waits."""
 from __future__ import annotations
 
 import asyncio
+import sys
+import time
 from collections.abc import Iterator
+from pathlib import Path
 from typing import Any
 
 import anyio
@@ -18,9 +21,12 @@ from mcp_types import JSONRPCNotification
 from grapharc.mcp import loop
 from grapharc.mcp.config import parse_server
 from grapharc.mcp.connection import ServerConnection
+from grapharc.mcp.errors import McpConnectError
 from grapharc.mcp.inbox import Inbox
 
 CALLS = 20
+PATIENCE_SECONDS = 60
+"""A bound on waiting for a killed process to end, which nothing else would bring."""
 TURNS_PER_CALL = 6
 """The hand-off's wake-up, the call's task starting and writing the request, the session's wait for
 its answer (one checkpoint of the SDK's own), the answer read, the session's dispatcher handing it
@@ -139,3 +145,48 @@ def test_a_receive_cancelled_while_waiting_loses_no_message():
         return item.message.method  # type: ignore[union-attr]
 
     assert asyncio.run(scenario()) == "a"
+
+
+SILENT_SERVER = """
+import os, subprocess, sys, time
+child = subprocess.Popen([sys.executable, "-c", "import time; time.sleep(600)"])
+with open(sys.argv[1], "w") as facts:
+    facts.write(f"{child.pid}\\n{' '.join(sorted(os.environ))}\\n")
+print("no handshake today", file=sys.stderr, flush=True)
+time.sleep(600)
+"""
+
+
+def test_a_silent_server_is_stopped_with_its_children_and_its_stderr_is_quoted(tmp_path, monkeypatch):
+    """What the transport keeps from the SDK's (unchanged, guarded across its rewrite): the server's
+    stderr is captured, its environment is the SDK's safe default plus its own settings, and
+    stopping it kills its whole process group."""
+    script, facts = tmp_path / "silent.py", tmp_path / "facts.txt"
+    script.write_text(SILENT_SERVER)
+    monkeypatch.setenv("GRAPHARC_TEST_NOT_PASSED", "1")
+    entry = {"command": sys.executable, "args": [str(script), str(facts)], "env": {"GIVEN": "1"},
+             "connect_timeout": 1}
+    connection = ServerConnection(parse_server("silent", entry, tmp_path))
+    with pytest.raises(McpConnectError) as refused:
+        connection.connect()
+    connection.close()
+    assert "within 1 s; its stderr ends: no handshake today" in str(refused.value)
+    child, names = facts.read_text().splitlines()
+    assert {"GIVEN", "PATH"} <= set(names.split())
+    assert "GRAPHARC_TEST_NOT_PASSED" not in names.split()
+    assert gone(int(child))
+
+
+def gone(pid: int) -> bool:
+    """Whether ``pid`` ended (a zombie counts), waiting for the kill to land for at most
+    ``PATIENCE_SECONDS``: nothing is timed with it."""
+    deadline = time.monotonic() + PATIENCE_SECONDS
+    while time.monotonic() < deadline:
+        try:
+            state = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()[0]
+        except (FileNotFoundError, ProcessLookupError):
+            return True
+        if state in ("Z", "X"):
+            return True
+        time.sleep(0.05)
+    return False
