@@ -1,7 +1,8 @@
 """The stdio transport's cost on the MCP loop, counted: a call through a connection takes the loop
 six turns (no reader or writer task, no memory stream hand-overs, no checkpoints after the answer),
 and the inbox the session reads hands a waiting message over without a turn, holds messages in the
-order read, and stops the reading while more than one waits."""
+order read, and stops the reading while more than one waits; what it keeps from the SDK's transport
+(stderr, environment, the process group's kill) is guarded last."""
 
 from __future__ import annotations
 
