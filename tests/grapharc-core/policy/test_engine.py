@@ -150,6 +150,24 @@ def test_check_tool_is_tiered_and_audited(engine):
         "run_command", "write_file", "read_file", "delete_everything"]
 
 
+def test_a_tool_decided_again_is_looked_up_not_matched_and_still_audited(engine, monkeypatch):
+    from grapharc.decisions.tool_rules import PermissionRule
+
+    matched: list[str] = []
+    matches = PermissionRule.matches
+    monkeypatch.setattr(PermissionRule, "matches",
+                        lambda rule, tool: matched.append(tool) or matches(rule, tool))
+    flags = PermissionPolicy.from_flags(deny=["read_secrets"])
+    first = engine.check_tool("read_file", flags=flags)
+    rules_consulted = len(matched)
+    again = [engine.check_tool("read_file", flags=flags) for _ in range(3)]
+    assert rules_consulted > 0 and len(matched) == rules_consulted  # the rules were walked once
+    assert all(decided == first for decided in again)
+    assert [r.subject for r in engine.audit_log] == ["read_file"] * 4  # every call is on the log
+    engine.check_tool("read_file", flags=PermissionPolicy.from_flags(deny=["read_file"]), tenant="acme")
+    assert engine.audit_log[-1].decision == "deny"  # other flags (and tenant): decided afresh
+
+
 def test_a_document_deny_beats_a_cli_flag_allow(engine):
     flags = PermissionPolicy.from_flags(allow=["run_command", "*"])
     decided = engine.check_tool("run_command", flags=flags)

@@ -21,6 +21,7 @@ document allow. A flag can narrow a document; it can never widen it.
 
 from __future__ import annotations
 
+import functools
 from collections import deque
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
@@ -119,6 +120,9 @@ AUDIT_LOG_SIZE = 10_000
 """Engine-level decisions ``PolicyEngine.audit_log`` keeps, newest last: an engine lives as long as
 its server, which decides without end, so the log keeps the newest only (each decision that
 governs a run is also on that run's trace)."""
+TOOL_DECISIONS_KEPT = 1024
+"""Tool decisions an engine remembers (by tool, tenant and flag rules), so deciding the same call
+again costs a lookup; bounded, since a model may name any number of tools."""
 
 
 class PolicyEngine:
@@ -133,6 +137,7 @@ class PolicyEngine:
         self.source = source
         self.audit_log: deque[AuditRecord] = deque(maxlen=AUDIT_LOG_SIZE)
         self._tool_rules: dict[str | None, PermissionPolicy] = {}
+        self._tool_decisions = functools.lru_cache(maxsize=TOOL_DECISIONS_KEPT)(self._decide_tool)
 
     @classmethod
     def from_loaded(cls, loaded: LoadedPolicy) -> PolicyEngine:
@@ -160,10 +165,14 @@ class PolicyEngine:
     def record(self, resource: str, subject: str, decision: Decision, rule_id: str, reason: str,
                 tenant: str | None) -> AuditRecord:
         """Append one decision to the audit log and return its record."""
-        record = AuditRecord(resource, subject, decision.value, rule_id, reason, self.version,
-                             self.digest, tenant_or_none(tenant))
+        record = self._audit_record(resource, subject, decision, rule_id, reason, tenant)
         self.audit_log.append(record)
         return record
+
+    def _audit_record(self, resource: str, subject: str, decision: Decision, rule_id: str, reason: str,
+                      tenant: str | None) -> AuditRecord:
+        return AuditRecord(resource, subject, decision.value, rule_id, reason, self.version,
+                           self.digest, tenant_or_none(tenant))
 
     def governs(self, resource: str) -> bool:
         """Whether the document has any rule for ``resource`` (node, edge, tool or spend)."""
@@ -215,11 +224,18 @@ class PolicyEngine:
 
     def check_tool(self, tool: str, *, tenant: str | None = None,
                    flags: PermissionPolicy | None = None) -> PolicyDecision:
-        """Decide one tool call (audited); an unmatched tool is denied."""
+        """Decide one tool call (audited); an unmatched tool is denied. The document and the flag
+        rules never change, so a tool's decision (and its record) is worked out once per tenant and
+        flags and appended to the audit log at every call."""
+        decided = self._tool_decisions(tool, tenant, flags)
+        self.audit_log.append(decided.record)
+        return decided
+
+    def _decide_tool(self, tool: str, tenant: str | None, flags: PermissionPolicy | None) -> PolicyDecision:
         decided = self.permission_policy(tenant, flags).decide(tool)
         rule = decided.rule
-        record = self.record("tool", tool, decided.decision, rule.id if rule else "",
-                              decided.reason, tenant)
+        record = self._audit_record("tool", tool, decided.decision, rule.id if rule else "",
+                                    decided.reason, tenant)
         return PolicyDecision(decided.decision, record, rule.route if rule else "")
 
     def approval_router(self, approvers: Mapping[str, Approver]) -> ApprovalRouter:
