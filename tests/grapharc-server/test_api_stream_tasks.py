@@ -5,7 +5,7 @@ and then closes its response."""
 from __future__ import annotations
 
 import asyncio
-from collections.abc import Coroutine, Generator
+from collections.abc import Coroutine
 from pathlib import Path
 from typing import Any
 
@@ -26,8 +26,8 @@ class TasksStarted:
         self._before = loop.get_task_factory()
         loop.set_task_factory(self._factory)
 
-    def _factory(self, loop: asyncio.AbstractEventLoop,
-                 coro: Generator[Any, None, Any] | Coroutine[Any, Any, Any], **kwargs: Any) -> asyncio.Future[Any]:
+    def _factory(self, loop: asyncio.AbstractEventLoop, coro: Coroutine[Any, Any, Any],
+                 **kwargs: Any) -> asyncio.Future[Any]:
         task = asyncio.Task(coro, loop=loop, **kwargs)
         if asyncio.current_task(loop) in self.family:
             self.family.add(task)
