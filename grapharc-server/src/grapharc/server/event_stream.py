@@ -47,7 +47,7 @@ _OPEN: set[EventStream] = set()
 def end_open_streams() -> None:
     """End every stream open now (on the event loop that serves them): the server is stopping."""
     for stream in list(_OPEN):
-        stream.end(_Ending.SHUTDOWN)
+        stream._end(_Ending.SHUTDOWN)
 
 
 def encode(event: Mapping[str, str]) -> bytes:
@@ -92,7 +92,7 @@ class EventStream(Response):
         self._sent_at = 0.0
         self._sending = False
 
-    def end(self, why: _Ending) -> None:
+    def _end(self, why: _Ending) -> None:
         """Stop the stream where it waits (the first reason given is the one that counts)."""
         if self._ending is None and self._stop is not None:
             self._ending = why
@@ -149,7 +149,7 @@ class EventStream(Response):
                 except OSError:  # the connection is gone (a server that raises rather than drops the send)
                     break
             self._sent_at = loop.time()
-        self.end(_Ending.DISCONNECTED)
+        self._end(_Ending.DISCONNECTED)
 
     async def _left_before_heartbeat(self, receive: Receive) -> bool:
         """Whether the client went away before a heartbeat passed since the last thing sent."""

@@ -66,6 +66,7 @@ ERROR_INDEX = len(STREAM_MODES)
 END_INDEX = ERROR_INDEX + 1
 """The place of the ``end`` event: the last of all."""
 HEARTBEAT_SECONDS = 15.0
+"""How long an event stream sends nothing before it sends a ping (a comment line)."""
 POLL_SECONDS = 0.2
 LOCAL_POLL_SECONDS = 2.0
 """How often a reader re-reads a run this process executes: the worker wakes it as the run begins,
