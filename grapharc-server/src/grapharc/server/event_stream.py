@@ -6,12 +6,15 @@ task group per stream, a cancel scope per event and a ping task that wakes every
 load a sampled profile of ``grapharc serve`` put 2.8% of its samples in that machinery alone. This
 one runs the events in the request's own task, with one cancel scope per stream (``asyncio.timeout``,
 moved to now to stop it) and one extra task per stream, which waits for the client's
-``http.disconnect`` and sends the pings; an event costs its encoding and its ``send``.
+``http.disconnect`` and sends the pings; an event costs its encoding and its ``send``. Counted
+under callgrind over a stub ASGI server: about 0.2 million instructions per stream and 51,000 per
+event, against sse-starlette's 1.2 million and 89,000 (the event source's own work included).
 
 The bytes are sse-starlette's: the same headers (``Cache-Control: no-store`` unless given,
 ``Connection: keep-alive``, ``X-Accel-Buffering: no``, ``text/event-stream; charset=utf-8``), the
 same framing (``id:``, ``event:``, then a ``data:`` line per line of data, CRLF-separated, a blank
-line after each event) and the same pings (``: ping - <UTC time>``). A HEAD request gets the
+line after each event) and the same ping lines (``: ping - <UTC time>``), sent only once nothing
+was sent for a heartbeat (sse-starlette sent one every heartbeat). A HEAD request gets the
 headers and an empty body; the iterator is never started.
 
 A stream that ends because its client went away stops its iterator (its ``finally`` runs) and
