@@ -7,6 +7,8 @@ accepting, close idle connections, let in-flight requests finish) and changes th
 
 - the first SIGTERM or SIGINT starts the drain and is not re-raised, so a drained server
   returns normally (``grapharc serve`` then exits 0);
+- the drain ends the open event streams (``grapharc.server.event_stream``), which would
+  otherwise stay open until their clients leave;
 - a second signal of either kind, or a drain that outlasts its timeout, ends the process at
   once with exit status 1. A request handler running in a worker thread cannot be cancelled,
   so ending the process is the only stop that is bounded.
@@ -34,6 +36,7 @@ from uvicorn.config import STARTUP_FAILURE
 
 from grapharc.errors import ExitCode
 from grapharc.server.errors import ServerStartupError
+from grapharc.server.event_stream import end_open_streams
 from grapharc.server.heads import MAX_HEAD_BYTES, HeaderCount
 from grapharc.server.listener import Engine, ListeningAddress
 from grapharc.server.notices import notice
@@ -135,10 +138,12 @@ class _DrainingServer(uvicorn.Server):
         self._on_listening = on_listening
         self._lifeline = lifeline
         self._drain_deadline: threading.Timer | None = None
+        self._loop: asyncio.AbstractEventLoop | None = None
 
     async def startup(self, sockets: list[socket.socket] | None = None) -> None:
         """Start as uvicorn does, then announce the address once requests are being accepted."""
         await super().startup(sockets=sockets)
+        self._loop = asyncio.get_running_loop()
         if self._lifeline is not None:
             asyncio.get_running_loop().add_reader(self._lifeline, self._supervisor_gone)
         if self.started and sockets:
@@ -166,6 +171,8 @@ class _DrainingServer(uvicorn.Server):
     def _drain(self, why: str, how_to_stop_now: str = "") -> None:
         """Stop accepting and let the requests in flight finish, for ``drain_timeout`` at most."""
         self.should_exit = True
+        if self._loop is not None:  # event streams stay open until their clients leave: end them
+            self._loop.call_soon_threadsafe(end_open_streams)  # (from a signal handler: on the loop)
         self._drain_deadline = threading.Timer(self._drain_timeout, self._drain_timed_out)
         self._drain_deadline.daemon = True
         self._drain_deadline.start()

@@ -25,7 +25,6 @@ from typing import Annotated, Any, Literal
 from fastapi import APIRouter, Depends, Header, Query
 from fastapi.responses import JSONResponse, Response
 from pydantic import BaseModel, ConfigDict, Field, TypeAdapter, ValidationError
-from sse_starlette.sse import EventSourceResponse
 
 from grapharc.runs.errors import UnknownRunError
 from grapharc.runs.records import (
@@ -68,6 +67,7 @@ from grapharc.server.api.streaming import (
 from grapharc.server.api.threads import CheckpointRef
 from grapharc.server.api.worker import CONTINUE
 from grapharc.server.auth import User
+from grapharc.server.event_stream import EventStream
 from grapharc.session.breakpoints import EVERY_NODE
 from grapharc.session.errors import UnknownSessionError
 from grapharc.session.records import CREATED, OPEN, PAUSED, Session
@@ -131,7 +131,7 @@ async def wait_run(thread_id: str, body: RunCreate, ctx: Context, user: Caller) 
 
 
 @router.post("/stream", dependencies=[ReadableOrNewThread])
-async def stream_run(thread_id: str, body: RunCreate, ctx: Context, user: Caller) -> EventSourceResponse:
+async def stream_run(thread_id: str, body: RunCreate, ctx: Context, user: Caller) -> EventStream:
     """Queue a run on the thread and stream it as server-sent events in the ``stream_mode`` modes,
     from ``metadata`` to ``end``."""
     modes = stream_modes(body.stream_mode)
@@ -208,7 +208,7 @@ async def join_run(thread_id: str, run_id: str, ctx: Context) -> dict[str, Any]:
 @router.get("/{run_id}/stream", dependencies=[ReadableThread])
 async def join_stream(thread_id: str, run_id: str, ctx: Context, last_event_id: LastEventId = None,
                       stream_mode: Annotated[list[str] | None, Query()] = None,
-                      cancel_on_disconnect: bool = False) -> EventSourceResponse:
+                      cancel_on_disconnect: bool = False) -> EventStream:
     """Rejoin a run's stream (the run's own modes unless ``stream_mode`` names some) after
     ``Last-Event-ID``, which must be an id this run's stream sent."""
     run = await offload.to_thread(ctx.runs.get, thread_id, run_id)

@@ -17,7 +17,6 @@ from functools import partial
 from typing import Any, Literal
 
 from fastapi import APIRouter
-from sse_starlette.sse import EventSourceResponse
 
 from grapharc.runs.records import RunRecord
 from grapharc.server.api import shapes
@@ -27,6 +26,7 @@ from grapharc.server.api.problems import ApiProblem
 from grapharc.server.api.runs import Context, RunCreate, check_input, ended, final_values, queue
 from grapharc.server.api.streaming import sse_response, stream_modes
 from grapharc.server.auth import User
+from grapharc.server.event_stream import EventStream
 from grapharc.stores import offload
 
 router = APIRouter(prefix="/runs", tags=["runs"])
@@ -53,7 +53,7 @@ async def wait_stateless_run(body: StatelessRunCreate, ctx: Context, user: Calle
 
 
 @router.post("/stream")
-async def stream_stateless_run(body: StatelessRunCreate, ctx: Context, user: Caller) -> EventSourceResponse:
+async def stream_stateless_run(body: StatelessRunCreate, ctx: Context, user: Caller) -> EventStream:
     """Run on a new thread, streamed as server-sent events as a thread's ``/stream`` streams."""
     modes = stream_modes(body.stream_mode)
     run = await queue_on_new_thread(ctx, body, user)

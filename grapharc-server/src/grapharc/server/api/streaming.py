@@ -42,14 +42,13 @@ import re
 from collections.abc import AsyncIterator, Iterator
 from typing import TYPE_CHECKING, Any
 
-from sse_starlette.sse import EventSourceResponse
-
 from grapharc.runs.errors import UnknownRunError
 from grapharc.runs.records import ERROR, RUNNING, LiveEvent, RunRecord
 from grapharc.server.api import interrupts, run_facts
 from grapharc.server.api.encoding import json_text
 from grapharc.server.api.live import LIVE_MODES, live_events, merged
 from grapharc.server.api.problems import ApiProblem
+from grapharc.server.event_stream import EventStream
 from grapharc.session.history import step_of
 from grapharc.session.manager import SessionManager
 from grapharc.session.records import AuditEntry, AuditKind
@@ -67,6 +66,7 @@ ERROR_INDEX = len(STREAM_MODES)
 END_INDEX = ERROR_INDEX + 1
 """The place of the ``end`` event: the last of all."""
 HEARTBEAT_SECONDS = 15.0
+"""How long an event stream sends nothing before it sends a ping (a comment line)."""
 POLL_SECONDS = 0.2
 LOCAL_POLL_SECONDS = 2.0
 """How often a reader re-reads a run this process executes: the worker wakes it as the run begins,
@@ -158,13 +158,13 @@ def check_cursor(manager: SessionManager, run: RunRecord, cursor: Cursor | None,
 
 
 def sse_response(ctx: ApiContext, run: RunRecord, modes: list[str], cursor: Cursor | None, *,
-                 cancel_on_disconnect: bool, live_after: int = 0) -> EventSourceResponse:
+                 cancel_on_disconnect: bool, live_after: int = 0) -> EventStream:
     """The run's events after ``cursor`` (and its live log's after ``live_after``) as an SSE
     response, with heartbeats; its Location rejoins it."""
     location = f"/threads/{run.thread_id}/runs/{run.run_id}/stream"
     events = _events(ctx, run, modes, cursor, cancel_on_disconnect, live_after)
-    return EventSourceResponse(events, ping=HEARTBEAT_SECONDS,
-                               headers={"Location": location, "Content-Location": location})
+    return EventStream(events, heartbeat=HEARTBEAT_SECONDS,
+                       headers={"Location": location, "Content-Location": location})
 
 
 def run_events(ctx: ApiContext, run: RunRecord, modes: list[str], cursor: Cursor | None = None,

@@ -30,7 +30,6 @@ from dataclasses import dataclass
 from typing import Annotated, Any
 
 from fastapi import APIRouter, Query
-from sse_starlette.sse import EventSourceResponse
 
 from grapharc.runs.records import RunRecord
 from grapharc.server.api.context import ApiContext
@@ -46,6 +45,7 @@ from grapharc.server.api.streaming import (
     run_events,
     stream_modes,
 )
+from grapharc.server.event_stream import EventStream
 from grapharc.session.errors import UnknownSessionError
 from grapharc.stores import offload
 
@@ -73,7 +73,7 @@ def thread_modes(requested: list[str] | None) -> set[str]:
 
 @router.get("/{thread_id}/stream", dependencies=[ReadableThread])
 async def join_thread_stream(thread_id: str, ctx: Context, last_event_id: LastEventId = None,
-                             stream_mode: Annotated[list[str] | None, Query()] = None) -> EventSourceResponse:
+                             stream_mode: Annotated[list[str] | None, Query()] = None) -> EventStream:
     """Follow the thread as server-sent events: its runs' events as they happen, while the stream
     stays open (``Last-Event-ID``: after an event this stream sent)."""
     modes = thread_modes(stream_mode)
@@ -82,7 +82,7 @@ async def join_thread_stream(thread_id: str, ctx: Context, last_event_id: LastEv
         sent, resume = await offload.to_thread(_resumed, ctx, runs, last_event_id)
     else:
         sent, resume = {run.run_id for run in runs if run.ended}, None  # ended before the join
-    return EventSourceResponse(_thread_events(ctx, thread_id, modes, sent, resume), ping=HEARTBEAT_SECONDS)
+    return EventStream(_thread_events(ctx, thread_id, modes, sent, resume), heartbeat=HEARTBEAT_SECONDS)
 
 
 @dataclass(frozen=True, slots=True)

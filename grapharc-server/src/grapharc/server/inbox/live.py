@@ -15,10 +15,10 @@ import json
 from collections.abc import AsyncIterator
 
 from fastapi import APIRouter, Request
-from sse_starlette.sse import EventSourceResponse
 
 from grapharc.server.api.streaming import HEARTBEAT_SECONDS
 from grapharc.server.auth import User
+from grapharc.server.event_stream import EventStream
 from grapharc.server.inbox.routes import PREFIX, SessionsDep, Who, waiting_for
 from grapharc.server.service.sessions import Sessions
 from grapharc.stores import offload
@@ -30,10 +30,10 @@ router = APIRouter(prefix=PREFIX, include_in_schema=False)  # pages for a signed
 
 
 @router.get("/events")
-async def events(request: Request, who: Who, sessions: SessionsDep) -> EventSourceResponse:
+async def events(request: Request, who: Who, sessions: SessionsDep) -> EventStream:
     """The approvals waiting for the signed-in user, sent at once and each time they change."""
-    return EventSourceResponse(_pending_events(request, who.session.nonce, who.user, sessions),
-                               ping=HEARTBEAT_SECONDS, headers={"Cache-Control": "no-store"})
+    return EventStream(_pending_events(request, who.session.nonce, who.user, sessions),
+                       heartbeat=HEARTBEAT_SECONDS, headers={"Cache-Control": "no-store"})
 
 
 async def _pending_events(request: Request, nonce: str, user: User,
