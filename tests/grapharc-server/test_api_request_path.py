@@ -6,14 +6,17 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any
 
+import fastapi.routing
 import pytest
 from api_graphs import CHAT
+from fastapi.testclient import TestClient
 from langchain_core.messages import HumanMessage
 from pydantic import TypeAdapter
 
 from grapharc.server.api.context import open_context
 from grapharc.server.api.problems import ApiProblem
 from grapharc.server.api.runs import check_input
+from grapharc.server.app import create_app
 
 
 def test_checking_run_input_builds_no_type_adapter_once_the_fields_were_checked(
@@ -38,3 +41,52 @@ def test_checking_run_input_builds_no_type_adapter_once_the_fields_were_checked(
         assert built == []
     finally:
         ctx.manager.close()
+
+
+def _routes_tried(client: TestClient, monkeypatch: pytest.MonkeyPatch, method: str, path: str,
+                  body: dict[str, Any]) -> tuple[int, int]:
+    """The status of the answer to ``method path`` (read to its end) and how many of the API's
+    routes FastAPI tried to match the request to on the way."""
+    tried = 0
+    real_matches = fastapi.routing._EffectiveRouteContext.matches
+
+    def counted(self: Any, scope: Any) -> Any:
+        nonlocal tried
+        tried += 1
+        return real_matches(self, scope)
+
+    with monkeypatch.context() as patched:
+        patched.setattr(fastapi.routing._EffectiveRouteContext, "matches", counted)
+        status = client.request(method, path, json=body).status_code
+    return status, tried
+
+
+def test_a_runs_requests_are_matched_against_few_routes_of_other_routers(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    ctx = open_context(str(tmp_path / "sessions"), ["api_graphs:register"])
+    with TestClient(create_app(api=ctx), base_url="http://localhost") as client:
+        status, thread_tries = _routes_tried(client, monkeypatch, "POST", "/threads",
+                                             {"metadata": {"graph_id": CHAT}})
+        assert status == 200
+        thread = client.post("/threads", json={"metadata": {"graph_id": CHAT}}).json()["thread_id"]
+        status, run_tries = _routes_tried(client, monkeypatch, "POST", f"/threads/{thread}/runs/stream",
+                                          {"assistant_id": CHAT, "input": {"question": "why?"},
+                                           "stream_mode": ["updates"]})
+        assert status == 200
+    # each router before the one that serves the path has every route tried, the one that serves it
+    # its routes up to the match twice: 16 and 41 routes when the run routes came after the others
+    assert thread_tries <= 3 and run_tries <= 25
+
+
+@pytest.mark.parametrize(("path", "allowed"), [
+    ("/threads/prune", "POST"),  # prune's, not threads' /threads/{thread_id}
+    ("/threads/t-1/state", "GET"),  # threads', not state_writes' POST
+    ("/threads/t-1/runs/crons", "POST"),  # crons', not runs' /threads/{thread_id}/runs/{run_id}
+    ("/assistants/search", "GET"),  # assistants' /assistants/{assistant_id}, not assistant_writes'
+])
+def test_where_two_routers_paths_overlap_the_one_mounted_first_answers_a_method_neither_takes(
+        tmp_path: Path, path: str, allowed: str) -> None:
+    ctx = open_context(str(tmp_path / "sessions"), ["api_graphs:register"])
+    with TestClient(create_app(api=ctx), base_url="http://localhost") as client:
+        answer = client.put(path)
+    assert answer.status_code == 405 and answer.headers["allow"] == allowed
