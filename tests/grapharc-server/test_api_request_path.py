@@ -1,8 +1,9 @@
-"""The run routes' request path does no work per request that the process could do once: counted,
-not timed (a test machine's clock is noise)."""
+"""The run routes' request path: no work per request that the process could do once, and few routes
+tried before the one that serves it; counted, not timed (a test machine's clock is noise)."""
 
 from __future__ import annotations
 
+import asyncio
 from pathlib import Path
 from typing import Any
 
@@ -40,7 +41,7 @@ def test_checking_run_input_builds_no_type_adapter_once_the_fields_were_checked(
         assert {str(e["loc"][1]) for e in refused.value.errors} == {"question", "messages"}
         assert built == []
     finally:
-        ctx.manager.close()
+        asyncio.run(ctx.aclose())
 
 
 def _routes_tried(client: TestClient, monkeypatch: pytest.MonkeyPatch, method: str, path: str,
