@@ -19,7 +19,7 @@ claims it first (``grapharc.server.api.worker``): its id, status, join and strea
 from __future__ import annotations
 
 import uuid
-from functools import partial
+from functools import cache, partial
 from typing import Annotated, Any, Literal
 
 from fastapi import APIRouter, Depends, Header, Query
@@ -413,7 +413,8 @@ def check_input(ctx: ApiContext, graph: str, values: dict[str, Any],
     and, unless ``current`` (the thread's values) is None, every required field (one without a
     default) neither in the input nor in ``current``: a start without one would leave a thread
     whose first node LangGraph cannot give its input to."""
-    fields = ctx.manager.graphs.get(graph).builder.state.model_fields
+    state = ctx.manager.graphs.get(graph).builder.state
+    fields = state.model_fields
     errors: list[dict[str, Any]] = [] if current is None else [
         {"loc": ["input", name], "msg": "Field required (the thread has no value for it)", "type": "missing"}
         for name, spec in fields.items() if spec.is_required() and name not in values and name not in current]
@@ -424,7 +425,7 @@ def check_input(ctx: ApiContext, graph: str, values: dict[str, Any],
                            "type": "extra_forbidden"})
             continue
         try:
-            TypeAdapter[Any](spec.annotation or Any).validate_python(value, strict=True)
+            _input_adapter(state, name).validate_python(value, strict=True)
         except ValidationError as exc:
             errors.extend({"loc": ["input", name, *e["loc"]], "msg": e["msg"], "type": e["type"]}
                           for e in exc.errors())
@@ -434,3 +435,12 @@ def check_input(ctx: ApiContext, graph: str, values: dict[str, Any],
         named = ", ".join(dict.fromkeys(str(e["loc"][1]) for e in errors))
         raise ApiProblem(422, f"the input does not fit the state of graph {graph!r} (fields: {named})",
                          errors=errors, hint="fix the fields listed in 'errors'")
+
+
+@cache
+def _input_adapter(state: type[BaseModel], name: str) -> TypeAdapter[Any]:
+    """The strict check of run input for field ``name`` of the graph state ``state``, built once per
+    state and field: building a TypeAdapter costs more than the check it makes (0.6 ms for a list of
+    messages, against microseconds to validate one), and a registered graph's state does not change.
+    A type pydantic cannot build an adapter for raises each time, as it did uncached."""
+    return TypeAdapter[Any](state.model_fields[name].annotation or Any)
