@@ -78,7 +78,7 @@ from grapharc.session.settle import CONTINUE, Plan, settle
 from grapharc.session.standing import Standing, standing
 from grapharc.session.subscribers import GuardedSubscriber, OnRecord, OnUpdate
 from grapharc.session.turn_options import NO_OPTIONS, TurnOptions
-from grapharc.stores import in_place, offload
+from grapharc.stores import offload
 
 _T = TypeVar("_T")
 
@@ -474,20 +474,11 @@ class AsyncTurn(_TurnBase):
 
     async def _stored(self, work: Callable[..., _T], *args: Any) -> _T:
         """``work(*args)``, store calls and settling reads, in place where the session store and the
-        sync checkpointer allow it, else in a trip to the store pool (``offload.nearby``)."""
+        sync checkpointer allow it, else in a trip to the store pool (``offload.nearby``). Run again
+        there after an attempt in place was undone, it starts from the same watermark: a call sets
+        ``audited`` only once what it wrote is written, and nothing after that can wait."""
         stores = (self.store, innermost(self.reader.checkpointer))
-        return await offload.nearby(stores, self._undone_with, work, *args)
-
-    def _undone_with(self, work: Callable[..., _T], *args: Any) -> _T:
-        """``work(*args)``; the turn's watermark and snapshot put back as they were where a call in
-        place is undone (it is run again in the store pool, from where it began)."""
-        kept = self.audited, self.snapshot
-        try:
-            return work(*args)
-        finally:
-            scope = in_place.current()
-            if scope is not None and scope.waits:
-                self.audited, self.snapshot = kept
+        return await offload.nearby(stores, work, *args)
 
     async def _record(self) -> None:
         """Put the node completions the chunk's writes saved on the trail: read and recorded in
