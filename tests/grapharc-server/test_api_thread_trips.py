@@ -41,7 +41,8 @@ def test_reading_a_thread_and_its_trace_runs_no_dependency_or_line_on_a_worker_t
     assert trips == []
 
 
-def test_creating_a_thread_and_queueing_a_run_over_sqlite_takes_no_trip_to_the_store_pool(tmp_path: Path) -> None:
+def test_creating_a_thread_and_queueing_a_run_over_sqlite_takes_no_trip_to_the_store_pool(
+        tmp_path: Path) -> None:
     """Each trip to the store pool costs the event loop a hand-off each way: over SQLite a thread's
     creation (one trip before) and a run's queueing (two: reading the thread, adding the run) run on
     the loop, where nothing in them waits."""

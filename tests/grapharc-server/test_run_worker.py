@@ -29,8 +29,8 @@ from grapharc.server.api.worker import CARRY_ON, RunWorker
 from grapharc.session import SessionManager
 from grapharc.session.lease import Lease
 from grapharc.session.records import AuditEntry
-from grapharc.stores import open_store
 from grapharc.sqlite.files import RUNS_FILE, SESSIONS_FILE
+from grapharc.stores import open_store
 from grapharc.testing.busy_files import busy_in_place
 from grapharc.testing.thread_trips import thread_trips
 
@@ -287,7 +287,8 @@ def test_a_start_runs_store_work_meeting_busy_files_is_undone_and_run_in_the_poo
     runs = open_store(f"sqlite:{tmp_path / 'sessions'}", kind="runs")
     try:
         run = runs.add(_start(manager.create(ODD).thread_id), exclusive=True)
-        with busy_in_place([tmp_path / "sessions" / SESSIONS_FILE, tmp_path / "sessions" / RUNS_FILE]) as busy:
+        files = [tmp_path / "sessions" / SESSIONS_FILE, tmp_path / "sessions" / RUNS_FILE]
+        with busy_in_place(files) as busy:
             ended = _until_ended(manager, runs, run)
         trail = manager.audit(run.thread_id)
     finally:

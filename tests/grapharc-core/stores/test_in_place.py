@@ -64,7 +64,8 @@ def test_a_call_in_place_changes_both_files_and_reads_back_what_it_wrote(
     ran, thread = in_place.run(_create_and_queue, sessions, runs, "t1")
     assert (ran, thread) == (True, "t1")  # create read the session it wrote, in the call's transaction
     with closing(sqlite3.connect(tmp_path / SESSIONS_FILE)) as other:  # committed: seen from outside
-        assert other.execute("SELECT status FROM sessions WHERE thread_id = 't1'").fetchall() == [("created",)]
+        found = other.execute("SELECT status FROM sessions WHERE thread_id = 't1'").fetchall()
+    assert found == [("created",)]
     assert [run.thread_id for run in runs.of_thread("t1")] == ["t1"]
 
 
@@ -88,7 +89,7 @@ def test_a_call_that_catches_the_busy_error_is_undone_all_the_same(
         sessions.create("t3", "g", time.time())
         try:
             runs.add(_run("t3"), exclusive=True)
-        except Exception:  # noqa: BLE001 -- what the worker's claim does with its beginning's failure
+        except Exception:
             return "went on"
         return "queued"
 
@@ -111,7 +112,7 @@ def test_a_change_refused_in_place_raises_as_it_would_keeping_what_came_before(
     with pytest.raises(SessionExistsError):
         in_place.run(twice)
     assert sessions.get("t4").status == "created"
-    assert in_place.run(sessions.create, "t5", "g", time.time())[0]  # the next call in place works
+    assert in_place.run(sessions.create, "t5", "g", time.time())[0]  # the next call in place runs
 
 
 def test_nearby_sends_a_call_meeting_a_busy_file_to_the_pool_where_it_waits_and_the_loop_runs_on(
@@ -120,7 +121,8 @@ def test_nearby_sends_a_call_meeting_a_busy_file_to_the_pool_where_it_waits_and_
 
     async def main() -> tuple[list[str], str]:
         with thread_trips() as trips, write_locked(tmp_path / SESSIONS_FILE) as other:
-            call = asyncio.create_task(offload.nearby((sessions, runs), _create_and_queue, sessions, runs, "t6"))
+            call = asyncio.create_task(
+                offload.nearby((sessions, runs), _create_and_queue, sessions, runs, "t6"))
             while trips.names() != ["_create_and_queue"]:  # the loop is not held: this task runs on
                 await asyncio.sleep(0)
             assert not call.done()

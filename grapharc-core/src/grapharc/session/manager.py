@@ -549,8 +549,8 @@ class SessionManager:
         thread's open approvals are superseded; otherwise as ``arun``."""
         async def build() -> Built:
             saver = await self._async_checkpointer()
-            turn = await offload.nearby(self._turn_stores, self._fork_turn, thread_id, checkpoint_id, input, by,
-                                        on_update, saver, budget, on_record, options)
+            turn = await offload.nearby(self._turn_stores, self._fork_turn, thread_id, checkpoint_id, input,
+                                        by, on_update, saver, budget, on_record, options)
             return turn, turn.start_plan()
 
         return await self._driven(thread_id, build())

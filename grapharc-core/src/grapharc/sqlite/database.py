@@ -27,8 +27,8 @@ from pathlib import Path
 
 from grapharc.errors import GraphARCError
 from grapharc.session.tables import DdlDialect, Type
-from grapharc.stores import in_place
 from grapharc.sqlite.files import prepare_database_file
+from grapharc.stores import in_place
 
 SQLITE = DdlDialect({
     Type.TEXT: "TEXT", Type.INTEGER: "INTEGER", Type.SEQUENCE: "INTEGER", Type.REAL: "REAL",

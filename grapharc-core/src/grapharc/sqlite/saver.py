@@ -112,7 +112,8 @@ class SqliteCheckpointSaver(SqliteSaver):
     leases: Leases | None = None
     """The leases a copy made by ``fenced_by`` checks before each write; None: unfenced."""
     WRITES_ON_LOOP = True
-    """A call run in place may read through it; what would write or wait is refused at once (see the module)."""
+    """A call run in place may read through it; what would write or wait there is refused at once
+    (see the module)."""
 
     def fenced_by(self, leases: Leases) -> Self:
         """This saver (sharing its connection and lock) refusing, before each write, a write to a

@@ -23,7 +23,7 @@ _P = ParamSpec("_P")
 _R = TypeVar("_R")
 
 
-class WouldWait(Exception):  # noqa: N818 -- named for what it says, as asyncio's InvalidStateError
+class WouldWait(Exception):
     """Raised by a store inside an ``InPlace`` scope where going on would wait; the scope's call is
     then undone and sent where it may wait."""
 

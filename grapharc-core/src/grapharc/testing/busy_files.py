@@ -57,9 +57,9 @@ def busy_in_place(paths: Sequence[Path]) -> Iterator[BusyAttempts]:
             attempts.sent.append(_name(func))
             return await original_to_thread(func, *args, **kwargs)
 
-        in_place.run, offload.to_thread = run, to_thread  # type: ignore[assignment]
+        in_place.run, offload.to_thread = run, to_thread
         try:
             yield attempts
         finally:
-            in_place.run, offload.to_thread = original_run, original_to_thread  # type: ignore[assignment]
+            in_place.run, offload.to_thread = original_run, original_to_thread
             release()

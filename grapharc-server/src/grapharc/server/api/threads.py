@@ -160,8 +160,8 @@ async def create_thread(body: ThreadCreate, ctx: Context, user: Caller) -> dict[
         with contextlib.suppress(UnknownSessionError):
             found = _readable(await offload.nearby((ctx.manager.store,), ctx.manager.get, thread_id), user)
             return shapes.thread(found, payloads=await interrupts.apayloads(ctx.manager, found))
-    session = await offload.nearby((ctx.manager.store,), partial(ctx.manager.create, graph, thread_id=thread_id,
-                                   owner=user.name if user else None,
+    session = await offload.nearby((ctx.manager.store,), partial(ctx.manager.create, graph,
+                                   thread_id=thread_id, owner=user.name if user else None,
                                    tenant=user.tenant if user else None, metadata=own))
     return shapes.thread(session)
 
