@@ -9,6 +9,8 @@ claims its thread (held there by the test) ends the claimed turn where the threa
 from __future__ import annotations
 
 import asyncio
+import subprocess
+import sys
 import threading
 import time
 from collections.abc import Awaitable, Callable, Iterator
@@ -487,3 +489,77 @@ def test_a_cancel_arriving_while_a_run_claims_its_thread_ends_the_claimed_turn_w
     last = manager.audit(thread)[-1]
     assert (last.kind, last.detail["run"]) == ("cancelled", added.run_id)
     assert manager.run(thread, {}).status in ("completed", "paused")  # the next turn may start at once
+
+
+_WRITER = """
+import sys, time, uuid
+from pathlib import Path
+from grapharc.runs.records import RunRecord
+from grapharc.sqlite.runs import SqliteRunStore
+from grapharc.sqlite.sessions import SqliteSessionStore
+sessions, runs, stop = SqliteSessionStore(sys.argv[1]), SqliteRunStore(sys.argv[2]), Path(sys.argv[3])
+made = 0
+print("ready", flush=True)
+while not stop.exists():
+    thread, now = uuid.uuid4().hex, time.time()
+    sessions.create(thread, "elsewhere", now)
+    runs.add(RunRecord(run_id=uuid.uuid4().hex, thread_id=thread, assistant_id="elsewhere",
+                       request={"kind": "start", "input": {}}, created_at=now, updated_at=now), exclusive=True)
+    made += 1
+print(made, flush=True)
+"""
+"""Another process writing the sessions and run files as fast as it can until told to stop: a
+session and a run of a graph no worker here drives, each its own transaction; how many it made."""
+
+
+def test_runs_go_whole_while_another_process_writes_the_same_sessions_and_run_files(tmp_path: Path) -> None:
+    """Each store step of a run tries in place and, meeting the other process's write, is undone and
+    run again in the store pool: every run ends once, its trail whole, and the other process's every
+    write is kept."""
+    directory = tmp_path / "sessions"
+    manager = SessionManager(directory)
+    register(manager)
+    runs = open_store(f"sqlite:{directory}", kind="runs")
+    stop = tmp_path / "stop"
+    writer = subprocess.Popen([sys.executable, "-c", _WRITER, str(directory / SESSIONS_FILE),
+                               str(directory / RUNS_FILE), str(stop)], stdout=subprocess.PIPE, text=True)
+    try:
+        assert writer.stdout is not None and writer.stdout.readline() == "ready\n"
+        queued = [runs.add(_start(manager.create(ODD).thread_id), exclusive=True) for _ in range(12)]
+
+        def _as_they_stand() -> list[RunRecord]:
+            return [runs.get(run.thread_id, run.run_id) for run in queued]
+
+        async def drive() -> tuple[list[RunRecord], list[str]]:
+            worker = RunWorker(manager, runs, Progress())
+            with thread_trips() as trips:
+                worker.start()
+                try:
+                    ended = await asyncio.to_thread(_as_they_stand)
+                    while not all(run.ended for run in ended):
+                        await asyncio.sleep(0.05)
+                        ended = await asyncio.to_thread(_as_they_stand)
+                finally:
+                    await worker.stop()
+                    await manager.aclose()
+            return ended, trips.names()
+
+        ended, sent = asyncio.run(asyncio.wait_for(drive(), timeout=120))  # bounds a hang; measures nothing
+        stop.touch()
+        made = int(writer.communicate(timeout=120)[0].strip())
+        assert {run.status for run in ended} == {"success"}
+        for run in ended:
+            trail = manager.audit(run.thread_id)
+            assert [e.kind for e in trail].count("claimed") == 1
+            assert [e.node for e in trail if e.kind == "node"] == ["answer_oddly"]
+            assert run.end_seq == trail[-1].seq
+        assert set(sent) <= {"_due", "_start_turn", "_record_and_settle", "_finished", "_end", "_renew"}
+        theirs = manager.list("created")  # the other process's sessions and runs, all kept
+        assert made > 0 and len(theirs) == made and {session.graph for session in theirs} == {"elsewhere"}
+        assert all(len(runs.of_thread(session.thread_id, status="pending")) == 1 for session in theirs)
+    finally:
+        stop.touch()
+        if writer.poll() is None:
+            writer.kill()
+        runs.close()
+        manager.close()
