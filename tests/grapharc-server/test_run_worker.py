@@ -503,8 +503,9 @@ print("ready", flush=True)
 while not stop.exists():
     thread, now = uuid.uuid4().hex, time.time()
     sessions.create(thread, "elsewhere", now)
-    runs.add(RunRecord(run_id=uuid.uuid4().hex, thread_id=thread, assistant_id="elsewhere",
-                       request={"kind": "start", "input": {}}, created_at=now, updated_at=now), exclusive=True)
+    run = RunRecord(run_id=uuid.uuid4().hex, thread_id=thread, assistant_id="elsewhere",
+                    request={"kind": "start", "input": {}}, created_at=now, updated_at=now)
+    runs.add(run, exclusive=True)
     made += 1
 print(made, flush=True)
 """

@@ -168,3 +168,25 @@ def test_the_sync_checkpointer_reads_in_place_but_refuses_to_write_or_wait_there
         saver.delete_thread("t")  # off a call in place, it writes
     finally:
         checkpoints.close()
+
+
+def test_a_task_made_by_a_call_in_place_calls_its_stores_outside_the_ended_scope(
+        stores: tuple[SqliteSessionStore, SqliteRunStore], tmp_path: Path) -> None:
+    """A task copies its maker's context, the scope with it: once the call has returned, the task's
+    changes commit on their own, as any other's, not into a transaction no one would end."""
+    sessions, _runs = stores
+
+    async def main() -> None:
+        made: list[asyncio.Task[Any]] = []
+
+        def making() -> None:
+            async def later() -> None:
+                sessions.create("t7", "g", time.time())
+            made.append(asyncio.get_running_loop().create_task(later()))
+
+        assert in_place.run(making) == (True, None)
+        await made[0]
+
+    asyncio.run(main())
+    with closing(sqlite3.connect(tmp_path / SESSIONS_FILE)) as other:  # committed: seen from outside
+        assert other.execute("SELECT count(*) FROM sessions WHERE thread_id = 't7'").fetchone() == (1,)

@@ -41,6 +41,9 @@ class InPlace:
     def __init__(self) -> None:
         self._joined: dict[object, Transaction] = {}
         self.waits = False
+        self.running = True
+        """False once the call returned: a task it made, which copied the scope with its context,
+        runs its store calls as any other, not in a scope already ended."""
 
     def joined(self, database: object) -> Transaction | None:
         """The transaction ``database`` joined to this scope, if any."""
@@ -72,7 +75,8 @@ _scope: ContextVar[InPlace | None] = ContextVar("grapharc_in_place", default=Non
 
 def current() -> InPlace | None:
     """The scope of the call running in place here, if one is."""
-    return _scope.get()
+    scope = _scope.get()
+    return scope if scope is not None and scope.running else None
 
 
 def run(func: Callable[_P, _R], /, *args: _P.args, **kwargs: _P.kwargs) -> tuple[bool, _R | None]:
@@ -84,6 +88,7 @@ def run(func: Callable[_P, _R], /, *args: _P.args, **kwargs: _P.kwargs) -> tuple
         try:
             result = func(*args, **kwargs)
         finally:
+            scope.running = False
             _scope.reset(token)
     except BaseException:
         scope.end(commit=not scope.waits)
