@@ -302,13 +302,13 @@ async def _thread(ctx: ApiContext, thread_id: str, body: RunCreate, user: User |
     """The run's thread (the guard let only a thread the caller may read through), created for
     ``user`` when the request asks for it and it does not exist (unless it names a checkpoint)."""
     try:
-        return await offload.nearby((ctx.manager.store,), ctx.manager.get, thread_id)
+        return await offload.nearby((ctx.manager,), ctx.manager.get, thread_id)
     except UnknownSessionError:
         if body.if_not_exists != "create" or body.checkpoint_id is not None or body.checkpoint is not None:
             raise  # a thread made now would have no checkpoint to fork from
     if body.command is None:  # refused before the thread is created: a refusal leaves nothing behind
         check_input(ctx, body.assistant_id, body.input or {}, {})
-    return await offload.nearby((ctx.manager.store,), partial(ctx.manager.create, body.assistant_id,
+    return await offload.nearby((ctx.manager,), partial(ctx.manager.create, body.assistant_id,
                                 thread_id=thread_id, owner=user.name if user else None,
                                 tenant=user.tenant if user else None))
 

@@ -124,8 +124,8 @@ class RunWorker:
         self._wake = asyncio.Event()
         self._renewed_at = -math.inf
         self._reads_on_loop = offload.reads_on_loop(runs)
-        self._stores = (runs, manager.store)
-        """The stores the worker's own calls change (``offload.nearby``: in place where they allow it)."""
+        self._stores = (runs, manager)
+        """What the worker's own calls read and change (``offload.nearby``: in place where they allow it)."""
         self._loop: asyncio.Task[None] | None = None
         self._stopping = False
 
