@@ -7,8 +7,10 @@ the run store, the worker woken) and streamed in the ``--mode`` (``updates`` by 
 renders values; ``values``: the turn's scans read each checkpoint's values for one).
 Counted per run, whatever the machine's load: the trips to the store pool
 (``grapharc.stores.offload``), the trips to the async checkpointer's own thread
-(``OneTripSqliteSaver``), and the state snapshots LangGraph prepared (``_prepare_state_snapshot``);
-and, as figures a loaded machine moves, this process's CPU time per run (``time.process_time``,
+(``OneTripSqliteSaver``), the state snapshots LangGraph prepared (``_prepare_state_snapshot``),
+and the context switches of this process's threads (``getrusage``: each wake-up of a thread a
+hand-off makes is at least one; voluntary ones, a thread waiting, are counted apart); and, as
+figures a loaded machine moves, this process's CPU time per run (``time.process_time``,
 the worker's and the harness's: each run is created, queued and polled from a default-executor
 thread, not counted as a trip, and its end awaited from the worker's ``on_end``, not polled, so the
 instructions a run costs do not grow with how slowly it runs, under callgrind say). One run first,
@@ -25,6 +27,7 @@ import argparse
 import asyncio
 import collections
 import json
+import resource
 import tempfile
 import time
 import uuid
@@ -123,11 +126,13 @@ async def _measure(directory: Path, count: int, mode: str, counts: Counts) -> fl
     try:
         await _one_run(manager, runs, worker, mode, ends)
         counts.counting = True
-        started = time.process_time()
+        started, before = time.process_time(), resource.getrusage(resource.RUSAGE_SELF)
         for _ in range(count):
             await _one_run(manager, runs, worker, mode, ends)
-        cpu = time.process_time() - started
+        cpu, after = time.process_time() - started, resource.getrusage(resource.RUSAGE_SELF)
         counts.counting = False
+        counts.by_kind["voluntary_context_switches"] = after.ru_nvcsw - before.ru_nvcsw
+        counts.by_kind["involuntary_context_switches"] = after.ru_nivcsw - before.ru_nivcsw
         return cpu
     finally:
         await worker.stop()
@@ -150,7 +155,8 @@ def main() -> int:
     with tempfile.TemporaryDirectory() as directory:
         cpu = asyncio.run(_measure(Path(directory), args.runs, args.mode, counts))
     figures: dict[str, Any] = {kind: round(counts.by_kind[kind] / args.runs, 2) for kind in
-                               ("store_pool_trips", "checkpointer_thread_trips", "snapshots_prepared")}
+                               ("store_pool_trips", "checkpointer_thread_trips", "snapshots_prepared",
+                                "voluntary_context_switches", "involuntary_context_switches")}
     figures["cpu_ms_per_run"] = round(cpu / args.runs * 1000, 2)
     figures["runs"] = args.runs
     figures["mode"] = args.mode

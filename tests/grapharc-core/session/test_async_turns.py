@@ -19,6 +19,7 @@ from grapharc.session import SessionManager, ThreadNotPausedError
 from grapharc.session.errors import LeaseLostError
 from grapharc.sqlite.files import SESSIONS_FILE
 from grapharc.stores import offload
+from grapharc.testing.busy_files import busy_in_place
 from grapharc.testing.thread_trips import thread_trips
 
 
@@ -113,12 +114,12 @@ def test_an_async_recovery_takes_over_a_killed_runner(tmp_path, amanager, direct
         (1, "n1"), (2, "n2"), (3, "n3"), (4, "n4")]
 
 
-def test_an_async_turn_takes_one_trip_to_a_thread_per_store_step(amanager):
+def test_an_async_turn_over_sqlite_takes_no_trip_to_the_store_pool(amanager):
     """Under a server's load each trip to a worker thread costs the loop more than the store call
-    it carries: a four-node turn makes one to claim (reading the audit watermark with it), one to
-    record its run and settle, and one to end, reading the session back with it; its lease checks ride
-    along with its checkpoint writes, and each node's audit with the scan that finds it, on the
-    checkpointer's own thread."""
+    it carries: over SQLite a four-node turn's claim, record and settling, and ending (three trips
+    before) run on the loop, since nothing in them waits there; its lease checks ride along with its
+    checkpoint writes, and each node's audit with the scan that finds it, on the checkpointer's own
+    thread."""
     amanager.create("chain", thread_id="trips")
 
     async def scenario():
@@ -131,9 +132,32 @@ def test_an_async_turn_takes_one_trip_to_a_thread_per_store_step(amanager):
 
     ended, names = run(scenario())
     assert ended.status == "completed"
-    made = sorted(name for name in names if name != "_renew")  # a heartbeat, on a slow day
-    assert made == sorted(["_start_turn", "_record_and_settle", "_finished"])
+    assert [name for name in names if name != "_renew"] == []  # a heartbeat, on a slow day
     assert [e.node for e in amanager.audit("trips") if e.kind == "node"] == ["n1", "n2", "n3", "n4"]
+
+
+def test_an_async_turns_store_steps_meeting_a_busy_sessions_file_are_undone_and_run_in_the_pool(
+        amanager, directory):
+    """Another process writing the sessions file as each step of the turn tries it in place: the step
+    answers busy at once, nothing of it is written, and it runs again in the store pool (one trip per
+    step, as before steps ran in place), where it waits; the trail is the same."""
+    amanager.create("chain", thread_id="busy")
+
+    async def scenario():
+        await amanager._async_checkpointer()
+        try:
+            with busy_in_place([directory / SESSIONS_FILE]) as attempts:
+                return await amanager.arun("busy", {}), attempts
+        finally:
+            await amanager.aclose()
+
+    ended, attempts = run(scenario())
+    steps = ["_start_turn", "_record_and_settle", "_finished"]
+    assert ended.status == "completed"
+    assert attempts.tried == steps
+    assert [name for name in attempts.sent if name != "_renew"] == steps
+    assert [e.node for e in amanager.audit("busy") if e.kind == "node"] == ["n1", "n2", "n3", "n4"]
+    assert [e.kind for e in amanager.audit("busy")].count("claimed") == 1
 
 
 def test_an_async_turn_that_lost_its_lease_writes_no_checkpoint_after_it(amanager, directory):

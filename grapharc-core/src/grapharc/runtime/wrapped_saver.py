@@ -51,11 +51,16 @@ def in_one_trip(saver: BaseCheckpointSaver[Any] | None) -> OneTrip | None:
     """The ``aone_trip`` of the saver under ``saver``'s wrappers (core's async SQLite saver has one), or
     None. The function it is given calls ``saver``'s own sync methods, so its wrappers' guards and
     stamps apply as on any write."""
+    trip: OneTrip | None = getattr(innermost(saver), "aone_trip", None)
+    return trip
+
+
+def innermost(saver: BaseCheckpointSaver[Any] | None) -> BaseCheckpointSaver[Any] | None:
+    """The saver under ``saver``'s wrappers (``saver`` itself when it wraps none)."""
     inner = saver
     while isinstance(inner, WrappedSaver):
         inner = inner.inner
-    trip: OneTrip | None = getattr(inner, "aone_trip", None)
-    return trip
+    return inner
 
 
 class WrappedSaver(BaseCheckpointSaver[Any]):

@@ -143,6 +143,9 @@ class SessionManager:
         self.changes: ChangeNotifier | None = self.store if isinstance(self.store, ChangeNotifier) else None
         self.graphs = GraphRegistry(long_term_store)
         self.leases = Leases(self.store.holds, reads_on_loop=offload.reads_on_loop(self.store))
+        self.WRITES_ON_LOOP = offload.writes_on_loop(self.store, self.checkpoints)
+        """Whether a call of its sync methods may run in place on an event loop (``offload.nearby``):
+        its session store and checkpoints refuse at once there what would wait."""
         self.scanned = ScannedCheckpoints()  # what live turns here last read: a stream renders from it
         self.cancels = Cancels()  # asked of the turns this process drives (``grapharc.session.cancels``)
         self._saver: BaseCheckpointSaver[Any] | None = None
@@ -516,8 +519,8 @@ class SessionManager:
         (``grapharc.session.cancels``)."""
         async def build() -> Built:
             saver = await self._async_checkpointer()
-            turn = await offload.to_thread(self._start_turn, thread_id, input, AsyncTurn, on_update, saver,
-                                           budget=budget, on_record=on_record, options=options)
+            turn = await offload.nearby((self,), self._start_turn, thread_id, input, AsyncTurn,
+                                        on_update, saver, budget=budget, on_record=on_record, options=options)
             return turn, turn.start_plan()
 
         return await self._driven(thread_id, build())
@@ -548,8 +551,8 @@ class SessionManager:
         thread's open approvals are superseded; otherwise as ``arun``."""
         async def build() -> Built:
             saver = await self._async_checkpointer()
-            turn = await offload.to_thread(self._fork_turn, thread_id, checkpoint_id, input, by, on_update,
-                                           saver, budget, on_record, options)
+            turn = await offload.nearby((self,), self._fork_turn, thread_id, checkpoint_id, input,
+                                        by, on_update, saver, budget, on_record, options)
             return turn, turn.start_plan()
 
         return await self._driven(thread_id, build())

@@ -38,7 +38,7 @@ import asyncio
 import dataclasses
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
-from typing import Any
+from typing import Any, TypeVar
 
 from langchain_core.runnables import RunnableConfig
 from langgraph.types import Command, StateSnapshot
@@ -48,7 +48,7 @@ from grapharc.runtime.caller_config import CallerConfig
 from grapharc.runtime.compiled import CompiledGraphARC
 from grapharc.runtime.context import DURABLE_ASKS
 from grapharc.runtime.directed import directed
-from grapharc.runtime.wrapped_saver import in_one_trip
+from grapharc.runtime.wrapped_saver import in_one_trip, innermost
 from grapharc.session.approvals import Hold, request
 from grapharc.session.audit import NodeRun, completed_runs
 from grapharc.session.cancels import Cancel, Cancels
@@ -79,6 +79,8 @@ from grapharc.session.standing import Standing, standing
 from grapharc.session.subscribers import GuardedSubscriber, OnRecord, OnUpdate
 from grapharc.session.turn_options import NO_OPTIONS, TurnOptions
 from grapharc.stores import offload
+
+_T = TypeVar("_T")
 
 TURN_KEY = "grapharc_session_turn"
 
@@ -409,7 +411,7 @@ class AsyncTurn(_TurnBase):
                 if await offload.to_thread(self._stopped, exc):
                     self.subscriber.recorded()
                 raise
-        session = await offload.to_thread(self._finished, plan)
+        session = await self._stored(self._finished, plan)
         self.subscriber.recorded()
         return session
 
@@ -459,7 +461,7 @@ class AsyncTurn(_TurnBase):
     async def _passed(self) -> Plan:
         """After a pass that ended without raising: put the run it made on the trail and settle
         the thread, in one trip to a thread, and tell the record watcher once."""
-        plan, written = await offload.to_thread(self._record_and_settle)
+        plan, written = await self._stored(self._record_and_settle)
         if written:
             self.subscriber.recorded()
         return plan
@@ -469,6 +471,14 @@ class AsyncTurn(_TurnBase):
         recorded = self._record_run()
         plan, new = self._settle()
         return plan, recorded or bool(new)
+
+    async def _stored(self, work: Callable[..., _T], *args: Any) -> _T:
+        """``work(*args)``, store calls and settling reads, in place where the session store and the
+        sync checkpointer allow it, else in a trip to the store pool (``offload.nearby``). Run again
+        there after an attempt in place was undone, it starts from the same watermark: a call sets
+        ``audited`` only once what it wrote is written, and nothing after that can wait."""
+        stores = (self.store, innermost(self.reader.checkpointer))
+        return await offload.nearby(stores, work, *args)
 
     async def _record(self) -> None:
         """Put the node completions the chunk's writes saved on the trail: read and recorded in

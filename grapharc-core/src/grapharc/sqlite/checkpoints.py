@@ -40,6 +40,9 @@ class SqliteCheckpoints:
     """Its reads may run on an event loop's thread: a local file in WAL mode, whose readers never wait
     for a writer; its sync saver's statements take turns on one connection, each a short wait
     (``grapharc.stores.offload.reads_on_loop``)."""
+    WRITES_ON_LOOP = True
+    """A call run in place on an event loop may read through its sync saver, which refuses at once what
+    would write or wait there (``grapharc.sqlite.saver``, ``grapharc.stores.in_place``)."""
 
     def __init__(self, path: Path) -> None:
         prepare_database_file(path, "checkpoint store", CheckpointStoreError)

@@ -8,6 +8,12 @@ SQLite's DDL. Each thread keeps a connection of its own
 (closing the last one would checkpoint the WAL); a change is one ``BEGIN IMMEDIATE``
 transaction, so it is atomic across the processes sharing the file, and every SQLite failure
 becomes the store's own error naming the file.
+
+In a call run in place on the event loop (``grapharc.stores.in_place``), the first change joins
+the call's scope with one ``BEGIN IMMEDIATE`` transaction on a connection that never waits (busy
+timeout 0): a file busy with another connection's write refuses it at once (``WouldWait``, nothing
+written), and each change after it is a savepoint of that transaction, which every later read of
+the call reads through (so it sees what the call wrote); the scope commits it as the call ends.
 """
 
 from __future__ import annotations
@@ -16,12 +22,13 @@ import sqlite3
 import threading
 from collections import Counter
 from collections.abc import Iterator, Sequence
-from contextlib import AbstractContextManager, closing, contextmanager
+from contextlib import AbstractContextManager, closing, contextmanager, nullcontext
 from pathlib import Path
 
 from grapharc.errors import GraphARCError
 from grapharc.session.tables import DdlDialect, Type
 from grapharc.sqlite.files import prepare_database_file
+from grapharc.stores import in_place
 
 SQLITE = DdlDialect({
     Type.TEXT: "TEXT", Type.INTEGER: "INTEGER", Type.SEQUENCE: "INTEGER", Type.REAL: "REAL",
@@ -33,6 +40,8 @@ keeps the insertion order, and every statement may run again on a file that has 
 
 META = "CREATE TABLE IF NOT EXISTS meta (key TEXT PRIMARY KEY, value TEXT NOT NULL);"
 """Each schema's version in the file, by key (a file may hold the session and the run tables)."""
+
+_BUSY = (sqlite3.SQLITE_BUSY, sqlite3.SQLITE_LOCKED)
 
 CLOSE_WAIT_SECONDS = 60.0
 """How long ``close`` waits for statements other threads are running (SQLite's busy timeout is 30 s)."""
@@ -91,18 +100,22 @@ class SqliteDatabase:
                 conn.execute("ROLLBACK")
         return str(found)
 
-    def connect(self) -> sqlite3.Connection:
-        """A new autocommit connection with rows read by column name."""
-        conn = sqlite3.connect(str(self.path), timeout=30.0, isolation_level=None, check_same_thread=False)
+    def connect(self, timeout: float = 30.0) -> sqlite3.Connection:
+        """A new autocommit connection with rows read by column name, waiting up to ``timeout``
+        seconds for a busy file."""
+        conn = sqlite3.connect(str(self.path), timeout=timeout, isolation_level=None, check_same_thread=False)
         conn.row_factory = sqlite3.Row
         conn.execute("PRAGMA synchronous=NORMAL")
         return conn
 
-    def thread_connection(self) -> sqlite3.Connection:
-        """This thread's connection, kept open until ``close``."""
-        conn = getattr(self._local, "conn", None)
+    def thread_connection(self, waits: bool = True) -> sqlite3.Connection:
+        """This thread's connection, kept open until ``close``; ``waits=False``: its other one, which
+        never waits for a busy file (the event loop's, for a call in place)."""
+        name = "conn" if waits else "no_wait"
+        conn = getattr(self._local, name, None)
         if conn is None:
-            conn = self._local.conn = self.connect()
+            conn = self.connect(30.0 if waits else 0.0)
+            setattr(self._local, name, conn)
             with self._lock:
                 self._opened.append(conn)
         return conn
@@ -117,15 +130,17 @@ class SqliteDatabase:
         try:
             yield conn
         finally:
-            with self._lock:
-                self._in_use[conn] -= 1
-                if not self._in_use[conn]:
-                    del self._in_use[conn]
-                    self._idle.notify_all()
+            self._release(conn)
 
     @contextmanager
     def write(self) -> Iterator[sqlite3.Connection]:
-        """One atomic change: BEGIN IMMEDIATE, commit on success, roll back on any error."""
+        """One atomic change: BEGIN IMMEDIATE, commit on success, roll back on any error; in a call
+        run in place, a savepoint of the call's transaction (see the module)."""
+        scope = in_place.current()
+        if scope is not None:
+            with self._savepoint(self._joined(scope)) as conn:
+                yield conn
+            return
         with self.borrowed() as conn:
             try:
                 conn.execute("BEGIN IMMEDIATE")
@@ -141,7 +156,13 @@ class SqliteDatabase:
     @contextmanager
     def read(self) -> Iterator[sqlite3.Connection]:
         """A consistent read: one deferred transaction, so a read of several tables sees one state
-        (and takes no write lock); a SQLite failure is the store's error, as a write's is."""
+        (and takes no write lock); a SQLite failure is the store's error, as a write's is. In a call
+        run in place that changed the file, a read in its transaction (see the module)."""
+        joined = self._joined_already()
+        if joined is not None:
+            with self._failing():
+                yield joined
+            return
         with self.borrowed() as conn:
             try:
                 conn.execute("BEGIN")
@@ -154,8 +175,66 @@ class SqliteDatabase:
 
     def autocommit(self) -> AbstractContextManager[sqlite3.Connection]:
         """This thread's connection outside any transaction: for a read of one statement, which
-        SQLite runs in a snapshot of its own, so it needs no BEGIN and COMMIT around it."""
-        return self.borrowed()
+        SQLite runs in a snapshot of its own, so it needs no BEGIN and COMMIT around it (in a call
+        run in place that changed the file, the call's transaction: see the module)."""
+        joined = self._joined_already()
+        return self.borrowed() if joined is None else nullcontext(joined)
+
+    def _joined_already(self) -> sqlite3.Connection | None:
+        """The connection of the transaction the call running in place here opened on this file, if any."""
+        scope = in_place.current()
+        joined = None if scope is None else scope.joined(self)
+        return joined.conn if isinstance(joined, _Joined) else None
+
+    def _joined(self, scope: in_place.InPlace) -> sqlite3.Connection:
+        """The connection of ``scope``'s transaction on this file, begun now (without waiting) if the
+        scope has none yet; ``WouldWait`` where the file is busy (see the module)."""
+        if scope.waits:  # the call is undone anyway: change nothing more
+            raise scope.would_wait()
+        joined = self._joined_already()
+        if joined is not None:
+            return joined
+        conn = self.thread_connection(waits=False)
+        try:
+            conn.execute("BEGIN IMMEDIATE")
+        except sqlite3.OperationalError as exc:
+            if getattr(exc, "sqlite_errorcode", 0) & 0xFF in _BUSY:  # the primary code
+                raise scope.would_wait() from exc
+            raise self.error(f"{self.what} {self.path}: {exc}") from exc
+        with self._lock:
+            self._in_use[conn] += 1
+        scope.join(self, _Joined(self, conn))
+        return conn
+
+    def _release(self, conn: sqlite3.Connection) -> None:
+        """``conn`` no longer in use by this thread (``close`` may close it)."""
+        with self._lock:
+            self._in_use[conn] -= 1
+            if not self._in_use[conn]:
+                del self._in_use[conn]
+                self._idle.notify_all()
+
+    @contextmanager
+    def _savepoint(self, conn: sqlite3.Connection) -> Iterator[sqlite3.Connection]:
+        """One change inside the transaction on ``conn``: kept on success, undone (alone) on any
+        error, as a change of its own would be."""
+        with self._failing():
+            conn.execute("SAVEPOINT change")
+            try:
+                yield conn
+            except BaseException:
+                conn.execute("ROLLBACK TO change")
+                conn.execute("RELEASE change")
+                raise
+            conn.execute("RELEASE change")
+
+    @contextmanager
+    def _failing(self) -> Iterator[None]:
+        """A SQLite failure inside the block as the store's error naming the file."""
+        try:
+            yield
+        except sqlite3.Error as exc:
+            raise self.error(f"{self.what} {self.path}: {exc}") from exc
 
     def close(self) -> None:
         """Close every connection opened for a thread once no thread is using it (a connection still
@@ -167,3 +246,23 @@ class SqliteDatabase:
             for conn in idle:
                 conn.close()
             self._local = threading.local()
+
+
+class _Joined:
+    """A ``SqliteDatabase``'s transaction in a call run in place (``in_place.Transaction``)."""
+
+    def __init__(self, database: SqliteDatabase, conn: sqlite3.Connection) -> None:
+        self.database = database
+        self.conn = conn
+
+    def end(self, commit: bool) -> None:
+        """Commit or roll back the transaction, and let the connection go."""
+        try:
+            with self.database._failing():
+                try:
+                    self.conn.execute("COMMIT" if commit else "ROLLBACK")
+                finally:
+                    if self.conn.in_transaction:  # a commit that failed
+                        self.conn.execute("ROLLBACK")
+        finally:
+            self.database._release(self.conn)

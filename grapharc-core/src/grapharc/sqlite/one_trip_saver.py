@@ -73,6 +73,9 @@ class OneTripSqliteSaver(SqliteCheckpointSaver):
     """``SqliteCheckpointSaver`` whose async methods each make one trip to the connection's thread
     (``alist``: one per page); see the module. Open one with ``open``."""
 
+    WRITES_ON_LOOP = False
+    """Its sync methods refuse the event loop's thread (its async ones run in place themselves)."""
+
     def __init__(self, conn: sqlite3.Connection, thread: CallThreads, *,
                  serde: SerializerProtocol | None = None) -> None:
         super().__init__(conn, serde=serde)

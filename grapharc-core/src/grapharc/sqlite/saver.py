@@ -30,6 +30,11 @@ commit, nine per three-node run, each about 120 µs of CPU and over a millisecon
 checkpointer thread's time here). In WAL mode ``NORMAL`` never corrupts the file; a power loss
 or an operating system crash (not a process crash, which loses nothing) may lose the last
 commits, which a thread then recovers from as from a runner killed before it saved them.
+
+In a call run in place on the event loop (``grapharc.stores.in_place``: a turn's settling reads
+where the thread stands through it), it reads only, and never waits: its connection taken without
+waiting for another thread using it, read-only (``query_only``) for the call; a write, or a
+connection in use, is ``WouldWait``, and the whole call goes where it may wait.
 """
 
 from __future__ import annotations
@@ -45,6 +50,8 @@ from langchain_core.runnables import RunnableConfig
 from langgraph.checkpoint.base import ChannelVersions, Checkpoint, CheckpointMetadata
 from langgraph.checkpoint.serde.types import INTERRUPT
 from langgraph.checkpoint.sqlite import SqliteSaver
+
+from grapharc.stores import in_place
 
 if TYPE_CHECKING:
     from grapharc.session.fencing import Leases
@@ -104,6 +111,9 @@ class SqliteCheckpointSaver(SqliteSaver):
 
     leases: Leases | None = None
     """The leases a copy made by ``fenced_by`` checks before each write; None: unfenced."""
+    WRITES_ON_LOOP = True
+    """A call run in place may read through it; what would write or wait there is refused at once
+    (see the module)."""
 
     def fenced_by(self, leases: Leases) -> Self:
         """This saver (sharing its connection and lock) refusing, before each write, a write to a
@@ -111,6 +121,32 @@ class SqliteCheckpointSaver(SqliteSaver):
         fenced = copy.copy(self)
         fenced.leases = leases
         return fenced
+
+    @contextmanager
+    def cursor(self, transaction: bool = True) -> Iterator[sqlite3.Cursor]:
+        """``SqliteSaver.cursor``; in a call run in place, a read-only one that never waits (see the
+        module)."""
+        scope = in_place.current()
+        if scope is None:
+            with super().cursor(transaction) as cur:
+                yield cur
+            return
+        if not self.is_setup or not self.lock.acquire(blocking=False):
+            raise scope.would_wait()
+        try:
+            self.conn.execute("PRAGMA query_only = ON")
+            cur = self.conn.cursor()
+            try:
+                yield cur
+            except sqlite3.OperationalError as exc:  # a write (read-only here), or a busy file
+                raise scope.would_wait() from exc
+            finally:
+                cur.close()
+                if self.conn.in_transaction:
+                    self.conn.rollback()
+                self.conn.execute("PRAGMA query_only = OFF")
+        finally:
+            self.lock.release()
 
     def setup(self) -> None:
         """LangGraph's ``setup`` (the file in WAL mode, its tables), then ``synchronous=NORMAL`` on

@@ -30,6 +30,9 @@ class SqliteSessionStore(SqlSessionStore):
     READS_ON_LOOP = True
     """Its reads may run on an event loop's thread: a local file in WAL mode, whose readers never wait
     for a writer (``grapharc.stores.offload.reads_on_loop``)."""
+    WRITES_ON_LOOP = True
+    """A call run in place on an event loop may change it: a change that would wait for a busy file
+    refuses at once instead (``grapharc.sqlite.database``, ``grapharc.stores.in_place``)."""
 
     def __init__(self, path: str | Path) -> None:
         self.path = Path(path).expanduser()

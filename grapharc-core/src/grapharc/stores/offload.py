@@ -13,7 +13,9 @@ A store whose reads are of a local file that never wait for a writer (SQLite in 
 with ``READS_ON_LOOP``: there a short read costs the event loop less run in place than the trip
 (some 80 µs of CPU on an idle 2-core machine, 170 under a server's load), and a caller that reads
 often (a stream, on every wake of its run) may read on the loop when ``reads_on_loop`` says every
-store it reads allows it.
+store it reads allows it. A store whose writes refuse at once where they would wait says so with
+``WRITES_ON_LOOP`` too: ``nearby`` runs a call over such stores on the loop, all of it or none
+(``grapharc.stores.in_place``), and sends it to the pool only where it would wait.
 """
 
 from __future__ import annotations
@@ -22,9 +24,10 @@ import contextvars
 import functools
 import os
 import threading
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from typing import ParamSpec, TypeVar
 
+from grapharc.stores import in_place
 from grapharc.stores.call_threads import CallThreads
 
 STORE_THREADS = 4
@@ -65,6 +68,22 @@ if hasattr(os, "register_at_fork"):  # not on Windows, which cannot fork
 def reads_on_loop(*stores: object) -> bool:
     """Whether every one of ``stores`` declares ``READS_ON_LOOP`` (see the module)."""
     return all(getattr(store, "READS_ON_LOOP", False) for store in stores)
+
+
+def writes_on_loop(*stores: object) -> bool:
+    """Whether every one of ``stores`` declares ``WRITES_ON_LOOP`` (see the module)."""
+    return all(getattr(store, "WRITES_ON_LOOP", False) for store in stores)
+
+
+async def nearby(stores: Sequence[object], func: Callable[_P, _R], /, *args: _P.args,
+                 **kwargs: _P.kwargs) -> _R:
+    """The store call ``func(*args, **kwargs)`` over ``stores``: on the event loop where every one of
+    them allows it and nothing in it would wait (``in_place.run``), else in the store pool."""
+    if writes_on_loop(*stores):
+        ran, result = in_place.run(func, *args, **kwargs)
+        if ran:
+            return result  # type: ignore[return-value]  # func's own result, None included
+    return await to_thread(func, *args, **kwargs)
 
 
 async def to_thread(func: Callable[_P, _R], /, *args: _P.args, **kwargs: _P.kwargs) -> _R:

@@ -280,9 +280,10 @@ async def queue(ctx: ApiContext, thread_id: str, body: RunCreate, user: User | N
                     budget=run_budget(body.budget, ctx.ceiling), multitask_strategy=body.multitask_strategy,
                     metadata=body.metadata or {},
                     not_before=None if body.after_seconds is None else now + body.after_seconds)
-    added = await offload.to_thread(partial(ctx.webhooks.add_run, run, webhook, exclusive=exclusive))
+    added = await offload.nearby(ctx.webhooks.stores(webhook),
+                                 partial(ctx.webhooks.add_run, run, webhook, exclusive=exclusive))
     if body.multitask_strategy in (INTERRUPT, ROLLBACK):
-        await offload.to_thread(_cancel_before, ctx, added, asker(user))
+        await offload.nearby((ctx.runs,), _cancel_before, ctx, added, asker(user))
     ctx.worker.wake()
     return added
 
@@ -301,15 +302,15 @@ async def _thread(ctx: ApiContext, thread_id: str, body: RunCreate, user: User |
     """The run's thread (the guard let only a thread the caller may read through), created for
     ``user`` when the request asks for it and it does not exist (unless it names a checkpoint)."""
     try:
-        return await offload.to_thread(ctx.manager.get, thread_id)
+        return await offload.nearby((ctx.manager,), ctx.manager.get, thread_id)
     except UnknownSessionError:
         if body.if_not_exists != "create" or body.checkpoint_id is not None or body.checkpoint is not None:
             raise  # a thread made now would have no checkpoint to fork from
     if body.command is None:  # refused before the thread is created: a refusal leaves nothing behind
         check_input(ctx, body.assistant_id, body.input or {}, {})
-    return await offload.to_thread(partial(ctx.manager.create, body.assistant_id, thread_id=thread_id,
-                                           owner=user.name if user else None,
-                                           tenant=user.tenant if user else None))
+    return await offload.nearby((ctx.manager,), partial(ctx.manager.create, body.assistant_id,
+                                thread_id=thread_id, owner=user.name if user else None,
+                                tenant=user.tenant if user else None))
 
 
 def _request(ctx: ApiContext, session: Session, body: RunCreate, user: User | None, *,

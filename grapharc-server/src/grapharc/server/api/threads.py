@@ -158,11 +158,11 @@ async def create_thread(body: ThreadCreate, ctx: Context, user: Caller) -> dict[
     thread_id = body.thread_id or uuid.uuid4().hex[:12]
     if body.if_exists == "do_nothing":
         with contextlib.suppress(UnknownSessionError):
-            found = _readable(await offload.to_thread(ctx.manager.get, thread_id), user)
+            found = _readable(await offload.nearby((ctx.manager,), ctx.manager.get, thread_id), user)
             return shapes.thread(found, payloads=await interrupts.apayloads(ctx.manager, found))
-    session = await offload.to_thread(partial(ctx.manager.create, graph, thread_id=thread_id,
-                                              owner=user.name if user else None,
-                                              tenant=user.tenant if user else None, metadata=own))
+    session = await offload.nearby((ctx.manager,), partial(ctx.manager.create, graph,
+                                   thread_id=thread_id, owner=user.name if user else None,
+                                   tenant=user.tenant if user else None, metadata=own))
     return shapes.thread(session)
 
 

@@ -73,6 +73,11 @@ class Webhooks:
             raise ApiProblem(422, str(exc), hint=exc.hint) from None
         return url
 
+    def stores(self, url: str | None) -> tuple[object, ...]:
+        """The stores ``add_run`` changes for a run with a hook to ``url`` (``offload.nearby`` runs it
+        in place where they all allow it)."""
+        return (self.runs,) if url is None or self.store is None else (self.runs, self.store)
+
     def add_run(self, run: RunRecord, url: str | None, *, exclusive: bool) -> RunRecord:
         """Queue ``run`` (``RunStore.add``), its delivery to ``url`` recorded first, so it cannot
         end without one; a refused run leaves no delivery behind."""

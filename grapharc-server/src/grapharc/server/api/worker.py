@@ -124,6 +124,8 @@ class RunWorker:
         self._wake = asyncio.Event()
         self._renewed_at = -math.inf
         self._reads_on_loop = offload.reads_on_loop(runs)
+        self._stores = (runs, manager)
+        """What the worker's own calls read and change (``offload.nearby``: in place where they allow it)."""
         self._loop: asyncio.Task[None] | None = None
         self._stopping = False
 
@@ -146,7 +148,7 @@ class RunWorker:
         run = RunRecord(run_id=str(uuid.uuid4()), thread_id=lease.thread_id, assistant_id=graph,
                         request={"kind": CARRY_ON}, created_at=now, updated_at=now, after_seq=after_seq,
                         budget=budget, multitask_strategy=ENQUEUE)
-        added = await offload.to_thread(self._add_carrying, run, now)
+        added = await offload.nearby(self._stores, self._add_carrying, run, now)
         self._handed[added.run_id] = lease
         self._launch(added, reclaimed=False)
         return added
@@ -197,7 +199,7 @@ class RunWorker:
         renewing = executing and self.manager.clock() >= self._renewed_at + self.ttl / RENEWALS_PER_TTL
         if not renewing and not await self._has_work():
             return
-        cancelled, reclaimed, claimed = await offload.to_thread(self._due, executing)
+        cancelled, reclaimed, claimed = await offload.nearby(self._stores, self._due, executing)
         asked = [self._executing[run_id][0] for run_id in cancelled
                  if run_id in self._executing and run_id not in self._cancels]
         if asked:
@@ -269,7 +271,7 @@ class RunWorker:
         live: LiveLog | None = None
         try:
             if run.after_seq is None:
-                begun = await offload.to_thread(self._begin, run)
+                begun = await offload.nearby(self._stores, self._begin, run)
                 self.progress.notify(run.thread_id)  # its readers poll slowly from now on; wake them
             if streams_live(run):
                 live = await LiveLog.open(self.runs, run, self.progress, self.manager.clock)
@@ -289,7 +291,8 @@ class RunWorker:
             await live.close()  # every live event is in the log before the run is seen ended
         cancel = self._cancels.pop(run.run_id, None)
         self.manager.cancels.take(run.thread_id)  # one its turn never took (it had not begun) goes too
-        await offload.to_thread(self._end, run, begun, status, error, cancel is not None and cancel.rollback)
+        await offload.nearby(self._stores, self._end, run, begun, status, error,
+                             cancel is not None and cancel.rollback)
         self.progress.notify(run.thread_id)
         self.wake()  # a run queued behind this one on its thread can be claimed now
         if self.on_end is not None:
