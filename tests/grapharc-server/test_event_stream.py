@@ -101,16 +101,8 @@ def test_a_client_that_hangs_up_stops_the_events_and_is_sent_nothing_more() -> N
     client = Client()
     closed: list[bool] = []
 
-    async def events() -> AsyncIterator[dict[str, str]]:
-        try:
-            yield {"data": "1"}
-            await asyncio.Event().wait()
-            yield {"data": "never"}
-        finally:
-            closed.append(True)
-
     async def scenario() -> None:
-        answering = asyncio.create_task(client.answered(EventStream(events(), heartbeat=15)))
+        answering = asyncio.create_task(client.answered(EventStream(_one_then_idle(closed), heartbeat=15)))
         await client.got_body.wait()
         client.gone.set()
         await answering
@@ -124,15 +116,8 @@ def test_a_stopping_server_ends_the_open_streams_with_a_complete_response() -> N
     client = Client()
     closed: list[bool] = []
 
-    async def events() -> AsyncIterator[dict[str, str]]:
-        try:
-            yield {"data": "1"}
-            await asyncio.Event().wait()
-        finally:
-            closed.append(True)
-
     async def scenario() -> None:
-        answering = asyncio.create_task(client.answered(EventStream(events(), heartbeat=15)))
+        answering = asyncio.create_task(client.answered(EventStream(_one_then_idle(closed), heartbeat=15)))
         await client.got_body.wait()
         end_open_streams()
         await answering
@@ -150,3 +135,12 @@ def test_an_error_of_the_events_is_not_taken_for_the_streams_own_stop() -> None:
     client = Client()
     with pytest.raises(TimeoutError, match="the store did not answer"):
         asyncio.run(EventStream(events(), heartbeat=15)(HTTP, client.receive, client.send))
+
+
+async def _one_then_idle(closed: list[bool]) -> AsyncIterator[dict[str, str]]:
+    """One event, then nothing until the stream closes it (noted in ``closed``)."""
+    try:
+        yield {"data": "1"}
+        await asyncio.Event().wait()
+    finally:
+        closed.append(True)
