@@ -2,12 +2,14 @@
 six turns (no reader or writer task, no memory stream hand-overs, no checkpoints after the answer),
 and the inbox the session reads hands a waiting message over without a turn, holds messages in the
 order read, and stops the reading while more than one waits; what it keeps from the SDK's transport
-(stderr, environment, the process group's kill) is guarded last."""
+(stderr, environment, the process group's kill) is guarded last, and a missed handshake is not
+also given the closing wait of a connected session."""
 
 from __future__ import annotations
 
 import asyncio
 import sys
+import threading
 import time
 from collections.abc import Iterator
 from pathlib import Path
@@ -19,6 +21,7 @@ from mcp.shared.message import SessionMessage
 from mcp_setup import stdio_entry
 from mcp_types import JSONRPCNotification
 
+from grapharc.mcp import connection as connection_module
 from grapharc.mcp import loop
 from grapharc.mcp.config import parse_server
 from grapharc.mcp.connection import ServerConnection
@@ -191,3 +194,29 @@ def gone(pid: int) -> bool:
             return True
         time.sleep(0.05)
     return False
+
+
+def test_a_server_that_misses_its_handshake_is_not_also_given_the_closing_wait(tmp_path, monkeypatch):
+    """The handshake's timeout cancels the session's task at once: the wait a connected session is
+    given to end on its own (``STOP_WAIT_SECONDS``, made an hour here) is not added to the connect
+    timeout before the error is raised."""
+    monkeypatch.setattr(connection_module, "STOP_WAIT_SECONDS", 3600.0)
+    script = tmp_path / "silent.py"
+    script.write_text(SILENT_SERVER)
+    entry = {"command": sys.executable, "args": [str(script), str(tmp_path / "facts.txt")],
+             "connect_timeout": 0.5}
+    connection = ServerConnection(parse_server("silent", entry, tmp_path))
+    outcome: list[BaseException] = []
+
+    def connect() -> None:
+        try:
+            connection.connect()
+        except McpConnectError as exc:
+            outcome.append(exc)
+
+    connecting = threading.Thread(target=connect, daemon=True)
+    connecting.start()
+    connecting.join(PATIENCE_SECONDS)  # a bound on a failure only: without the fix it waits the hour
+    assert not connecting.is_alive(), "connect waited for the session's closing before raising"
+    assert "did not finish its handshake within 0.5 s" in str(outcome[0])
+    connection.close()

@@ -39,6 +39,8 @@ STDERR_TAIL = 400
 """Characters of a stdio server's last stderr output quoted when it fails to start."""
 ENVELOPE_BYTES = 64 * 1024
 """Room for a message's JSON-RPC envelope beyond its result's text."""
+STOP_WAIT_SECONDS = 5.0
+"""How long a connected session is given to end on its own when closed, before it is cancelled."""
 
 
 def message_cap(server: ServerConfig) -> int:
@@ -113,11 +115,12 @@ class ServerConnection:
         await self._shutdown()
         ready: asyncio.Future[list[types.Tool]] = asyncio.get_running_loop().create_future()
         self._stop = asyncio.Event()
-        self._task = asyncio.create_task(self._hold(ready, self._stop))
+        task = self._task = asyncio.create_task(self._hold(ready, self._stop))
         try:
             with anyio.fail_after(self.server.connect_timeout):
                 tools = await asyncio.shield(ready)
         except TimeoutError:
+            task.cancel()  # still in its handshake: nothing to end gracefully, so no wait for it
             await self._shutdown()
             raise McpConnectError(f"MCP server {self.server.name!r} did not finish its handshake within "
                                   f"{self.server.connect_timeout:g} s{self._stderr_tail()}") from None
@@ -155,7 +158,7 @@ class ServerConnection:
         if task is None or stop is None:
             return
         stop.set()
-        with anyio.move_on_after(5.0):
+        with anyio.move_on_after(STOP_WAIT_SECONDS):
             await asyncio.wait({task})
         if not task.done():
             task.cancel()
