@@ -23,6 +23,7 @@ from grapharc.harness.tools import TOOL_NAME, SideEffect, Tool, ToolArgumentErro
 from grapharc.mcp.config import ServerConfig
 from grapharc.mcp.connection import ServerConnection
 from grapharc.mcp.errors import McpResultTooLargeError, McpToolFailedError, McpToolRefusedError
+from grapharc.mcp.plain_schemas import QuickCheck, quick_check
 from grapharc.mcp.schemas import SchemaRefusedError, checked_validator, problems
 
 MAX_DESCRIPTION_CHARS = 4000
@@ -44,6 +45,9 @@ class McpTool(Tool):
     """The tool's name on its server (``NAME.tool`` is GraphARC's)."""
     input_schema: Mapping[str, Any] | None = field(default=None, compare=False)
     validator: Any = field(default=None, compare=False)
+    quick: QuickCheck | None = field(default=None, compare=False)
+    """A plain schema's compiled check (``grapharc.mcp.plain_schemas``): arguments it passes skip
+    ``jsonschema``; the rest are judged by ``validator``."""
 
     def parameters(self) -> dict[str, Any]:
         return dict(self.input_schema or {"type": "object"})
@@ -52,10 +56,13 @@ class McpTool(Tool):
         if not isinstance(raw, Mapping) or not all(isinstance(key, str) for key in raw):
             raise ToolArgumentError(f"tool {self.name!r} takes an object of named arguments, "
                                     f"got {type(raw).__name__}")
-        found = problems(self.validator, dict(raw))
+        arguments = dict(raw)
+        if self.quick is not None and self.quick(arguments):
+            return arguments
+        found = problems(self.validator, arguments)
         if found:
             raise ToolArgumentError(f"tool {self.name!r}: {'; '.join(found)}")
-        return dict(raw)
+        return arguments
 
 
 class McpExecutor:
@@ -135,7 +142,8 @@ def build_tool(server: ServerConfig, listed: types.Tool, executor: McpExecutor) 
     return McpTool(name=name, description=description, args_model=_AnyArguments, function=_runs_on_server,
                    side_effect=side_effect, needs_network=server.transport == "http", idempotent=idempotent,
                    executor=executor, server=server.name, remote_name=listed.name,
-                   input_schema=listed.input_schema, validator=validator)
+                   input_schema=listed.input_schema, validator=validator,
+                   quick=quick_check(listed.input_schema))
 
 
 def _runs_on_server(workspace: str, **arguments: Any) -> Any:
