@@ -2,6 +2,9 @@
 
 from __future__ import annotations
 
+import hashlib
+import json
+from datetime import date
 from typing import Any
 
 from agent_tools import registry
@@ -10,6 +13,7 @@ from pydantic import BaseModel
 
 from grapharc.harness.agent import AgentNode, AgentState
 from grapharc.harness.conversation import Conversation
+from grapharc.harness.ledger import digest
 from grapharc.harness.permissions import PermissionPolicy
 from grapharc.testing import ScriptedChatModel
 
@@ -56,3 +60,16 @@ def test_a_conversation_of_message_objects_is_kept_as_copied_objects_and_anythin
     assert isinstance(from_dicts[0], HumanMessage)
     state = AgentState(task="t", messages=[{"type": "ai", "content": "x"}])
     assert isinstance(state.messages[0], AIMessage)
+
+
+def test_a_calls_digest_builds_no_json_encoder_and_keeps_its_canonical_text(monkeypatch):
+    arguments = {"b": [1, 2.5, None], "a": "é", "when": date(2026, 12, 7)}
+    canonical = json.dumps({"tool": "t", "arguments": arguments}, sort_keys=True, default=str,
+                           separators=(",", ":"), ensure_ascii=False)
+    built: list[object] = []
+    init = json.JSONEncoder.__init__
+    monkeypatch.setattr(json.JSONEncoder, "__init__",
+                        lambda self, *args, **kwargs: built.append(self) or init(self, *args, **kwargs))
+    digests = [digest("t", arguments) for _ in range(3)]
+    assert built == []  # the encoder is built once, not once per call
+    assert digests == [hashlib.sha256(canonical.encode()).hexdigest()] * 3

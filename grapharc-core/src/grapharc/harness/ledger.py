@@ -30,10 +30,13 @@ LEDGER_CHANNEL = "__grapharc_tool_calls__"
 STARTED, COMPLETED = "started", "completed"
 
 
+_CANONICAL = json.JSONEncoder(sort_keys=True, default=str, separators=(",", ":"), ensure_ascii=False)
+"""The digest's encoder, built once: ``json.dumps`` given options builds a new one every call."""
+
+
 def digest(tool: str, arguments: dict[str, Any]) -> str:
     """A stable digest of a tool and its validated arguments."""
-    text = json.dumps({"tool": tool, "arguments": arguments}, sort_keys=True, default=str,
-                      separators=(",", ":"), ensure_ascii=False)
+    text = _CANONICAL.encode({"tool": tool, "arguments": arguments})
     return hashlib.sha256(text.encode()).hexdigest()
 
 
