@@ -42,16 +42,28 @@ JSON = st.recursive(st.none() | st.booleans() | st.integers() | st.floats() | st
                     lambda inner: st.lists(inner, max_size=3) | st.dictionaries(st.text(max_size=3), inner,
                                                                                   max_size=3),
                     max_leaves=8)
-NAMES = st.sampled_from(["text", "n", "x", "flag", "any", "items", "options", "missing", "other"])
 
 
-@settings(max_examples=400, deadline=None)
-@given(schema=st.sampled_from(PLAIN), arguments=st.dictionaries(NAMES, JSON, max_size=5))
-def test_arguments_the_quick_check_passes_are_ones_jsonschema_passes(schema, arguments):
+@settings(max_examples=1000, deadline=None)
+@given(data=st.data(), schema=st.sampled_from(PLAIN))
+def test_arguments_the_quick_check_passes_are_ones_jsonschema_passes(data, schema):
+    names = st.sampled_from([*schema.get("properties", {}), *schema.get("required", []), "other"])
+    arguments = data.draw(st.dictionaries(names, JSON, max_size=5))
     check = quick_check(schema)
     assert check is not None
     if check(arguments):
         assert jsonschema.Draft202012Validator(schema).is_valid(arguments)
+
+
+@pytest.mark.parametrize("arguments", [
+    {"n": 1.5}, {"n": 1.0}, {"n": True}, {"x": True}, {"x": "1"}, {"flag": 1}, {"any": object()},
+    {"n": 1, "other": 1}, {"items": {}}, {"items": [], "missing": None, "options": []},
+    {"items": (), "missing": 1}, {"items": [], "missing": 1, "options": None}])
+def test_edge_cases_the_quick_check_passes_are_ones_jsonschema_passes(arguments):
+    for schema in PLAIN:
+        check = quick_check(schema)
+        assert check is not None
+        assert not check(arguments) or jsonschema.Draft202012Validator(schema).is_valid(arguments)
 
 
 @pytest.mark.parametrize("schema", NOT_PLAIN)
