@@ -134,13 +134,14 @@ def cpu_seconds(pid: int) -> float:
 
 
 def launch_server(work: Path, node_seconds: float, sessions: str,
-                  threads: int = SERVER_THREADS, workers: int = 1, port: int = 0) -> subprocess.Popen[str]:
+                  threads: int = SERVER_THREADS, workers: int = 1, port: int = 0,
+                  wrapper: list[str] | None = None) -> subprocess.Popen[str]:
     """``grapharc serve --threads --workers`` on a loopback port (ephemeral by default) with the
     benchmark's graph (its module written to ``work``) over the session store ``sessions`` (a folder
-    or a URI)."""
+    or a URI), run by ``wrapper`` when given (``valgrind ...``: the command comes after it)."""
     (work / "bench_graphs.py").write_text(REGISTRY)
-    command = [sys.executable, "-m", "grapharc.cli", "serve", "--host", "127.0.0.1", "--port", str(port),
-               "--json", "--sessions", sessions, "--registry", "bench_graphs:register",
+    command = [*(wrapper or []), sys.executable, "-m", "grapharc.cli", "serve", "--host", "127.0.0.1",
+               "--port", str(port), "--json", "--sessions", sessions, "--registry", "bench_graphs:register",
                "--threads", str(threads), "--workers", str(workers)]
     search_path = os.pathsep.join(filter(None, [str(work), os.environ.get("PYTHONPATH")]))  # kept: A/B runs
     env = {**cached_bytecode(os.environ), "PYTHONPATH": search_path, "BENCH_NODE_SECONDS": str(node_seconds)}
