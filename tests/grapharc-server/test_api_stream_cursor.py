@@ -234,10 +234,10 @@ def test_a_nodes_values_read_before_its_checkpoint_was_saved_are_sent_once_it_is
         run = await _ended_relay_run(ctx, tmp_path / "release")
         rendered = [e.seq for e in ctx.manager.audit(run.thread_id) if e.kind in ("claimed", "node")]
         last_step = [e.step for e in ctx.manager.audit(run.thread_id) if e.kind == "node"][-1]
-        get = ctx.runs.get
+        refresh = ctx.runs.refreshed  # type: ignore[attr-defined]  # the SQL stores' own
 
-        def early_get(thread_id: str, run_id: str) -> RunRecord:
-            record = get(thread_id, run_id)
+        def early_refreshed(seen: RunRecord) -> RunRecord:
+            record = refresh(seen)
             return dataclasses.replace(record, status=RUNNING) if first[0] else record
 
         def early_steps(*args: Any) -> dict[int, Any]:
@@ -247,7 +247,7 @@ def test_a_nodes_values_read_before_its_checkpoint_was_saved_are_sent_once_it_is
                 found = {step: snapshot for step, snapshot in found.items() if step != last_step}
             return found
 
-        monkeypatch.setattr(ctx.runs, "get", early_get)
+        monkeypatch.setattr(ctx.runs, "refreshed", early_refreshed)
         monkeypatch.setattr(streaming, "_steps_for", early_steps)
         response = sse_response(ctx, run, ["values"], None, cancel_on_disconnect=False)
         events = [event async for event in response.body_iterator]

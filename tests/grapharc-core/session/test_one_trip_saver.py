@@ -119,6 +119,32 @@ def test_a_write_to_a_file_busy_with_another_connection_waits_on_the_thread_not_
     assert again is not None and again.pending_writes == [("task", "count", 5)]
 
 
+def test_the_busy_timeout_is_set_only_when_a_call_runs_on_the_other_side_of_the_last(
+        tmp_path: Path) -> None:
+    """Calls off the loop wait for a busy file and calls in place never do, as before; the PRAGMA
+    that sets it runs only when a call runs where the last did not (six for these six calls
+    before: set and set back around each call off the loop)."""
+    async def main() -> list[str]:
+        async with _opened(tmp_path / "cp.db") as saver:
+            config = {"configurable": {"thread_id": "t"}}
+            await _chain(saver, 1).ainvoke({"count": 0}, config)
+            seen: list[str] = []
+            saver.conn.set_trace_callback(seen.append)
+            for _ in range(3):
+                assert await asyncio.to_thread(saver.get_tuple, config) is not None
+            for _ in range(3):
+                assert await saver.aget_tuple(config) is not None
+            saver.conn.set_trace_callback(None)
+            return seen
+
+    seen = asyncio.run(main())
+    pragmas = [i for i, statement in enumerate(seen) if statement.startswith("PRAGMA busy_timeout")]
+    assert [seen[i] for i in pragmas] == ["PRAGMA busy_timeout = 5000", "PRAGMA busy_timeout = 0"]
+    reads = [i for i, statement in enumerate(seen) if "FROM checkpoints" in statement]
+    assert len(reads) == 6
+    assert pragmas[0] < reads[0] and reads[2] < pragmas[1] < reads[3]  # the reads in place wait for nothing
+
+
 def test_a_call_while_another_thread_uses_the_connection_is_sent_to_the_thread(
         tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     """A sync caller on another thread holds the connection's lock: the loop does not wait for it."""

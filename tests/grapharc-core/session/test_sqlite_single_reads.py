@@ -74,3 +74,15 @@ def test_a_run_record_read_is_one_statement(tmp_path: Path) -> None:
         assert one_statement(runs._db, lambda: runs.get("t", added.run_id)).run_id == added.run_id
     finally:
         runs.close()
+
+
+def test_a_new_session_is_read_back_in_the_transaction_that_made_it(sessions: SqliteSessionStore) -> None:
+    """``create`` (every ``POST /threads``) reads its row back before it commits: a new thread has
+    no approval nor node to read, which a ``get`` after it read in a transaction of its own (ten
+    statements in all before, five now)."""
+    with statements_of(sessions._db) as seen:
+        made = sessions.create("t", "g", 1.0, owner="ann", metadata={"k": "v"})
+    assert [s.split()[0].upper() for s in seen] == ["BEGIN", "INSERT", "INSERT", "SELECT", "COMMIT"], seen
+    assert made == sessions.get("t")
+    assert (made.status, made.owner, made.metadata) == ("created", "ann", {"k": "v"})
+    assert (made.holds, made.last_node) == ((), None)

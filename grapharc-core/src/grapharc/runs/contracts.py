@@ -128,3 +128,11 @@ def check_page(limit: int | None, offset: int) -> None:
     if (limit is not None and limit < 0) or offset < 0 or (limit is None and offset):
         raise ValueError(f"a page needs limit >= 0 and offset >= 0, an offset only with a limit; "
                          f"got limit={limit!r}, offset={offset!r}")
+
+
+def refreshed(store: RunStore, run: RunRecord) -> RunRecord:
+    """``run`` as it stands now in ``store``: the store's own ``refreshed(run)`` where it has one (a
+    read of only what changes as a run goes on; the SQL stores have one), else ``get``. Not part of
+    the protocol, so a store without it still serves."""
+    refresh = getattr(store, "refreshed", None)
+    return refresh(run) if refresh is not None else store.get(run.thread_id, run.run_id)

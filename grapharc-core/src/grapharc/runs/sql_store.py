@@ -11,6 +11,7 @@ rows read back the same (``grapharc.runs.records``).
 from __future__ import annotations
 
 import builtins  # `builtins.list` in annotations: the class below has a method named `list`
+import dataclasses
 from abc import ABC, abstractmethod
 from collections.abc import Sequence
 from contextlib import AbstractContextManager
@@ -51,6 +52,13 @@ HAS_WORK = """SELECT EXISTS (SELECT 1 FROM {{runs}} WHERE worker = ? AND status 
     OR EXISTS (SELECT 1 FROM {{runs}} WHERE status = 'running' AND claim_expires_at < ?
                AND assistant_id IN ({graphs}))
     OR EXISTS ({runnable}) AS has_work"""
+PROGRESS_COLUMNS = ("status", "after_seq", "end_seq", "error", "worker", "claim_expires_at", "attempts",
+                    "updated_at")
+"""The columns of a run that change as it is claimed, begins, runs and ends; the JSON ones do not
+(but the request, which a cancel asked of a running run rewrites beside ``cancel_requested``)."""
+PROGRESS = (f"SELECT {', '.join(PROGRESS_COLUMNS)}, cancel_requested FROM {{runs}} "  # noqa: S608 -- identifiers are GraphARC's own constants; values are bound
+            "WHERE run_id = ? AND thread_id = ?")
+"""What ``SqlRunStore.refreshed`` reads of a run."""
 LIVE_ROWS_PER_INSERT = 200
 """Live events inserted by one statement (7 parameters each: within every driver's limit)."""
 
@@ -110,6 +118,18 @@ class SqlRunStore(SqlDialect, ABC):
         """``RunStore.get``."""
         with self._read_one() as conn:
             return self._get(conn, thread_id, run_id)
+
+    def refreshed(self, run: RunRecord) -> RunRecord:
+        """``run`` as it stands now (``grapharc.runs.contracts.refreshed``): one read of the columns
+        that change as it runs, its JSON decoded again only once a cancel has rewritten its request
+        (a stream reads its run on every wake, and decoding the whole row was most of that read)."""
+        with self._read_one() as conn:
+            row = self._run(conn, PROGRESS, (run.run_id, run.thread_id)).fetchone()
+            if row is None:
+                raise UnknownRunError(run.thread_id, run.run_id)
+            if bool(row["cancel_requested"]) != run.cancel_requested:
+                return self._get(conn, run.thread_id, run.run_id)
+        return dataclasses.replace(run, **{name: row[name] for name in PROGRESS_COLUMNS})
 
     def of_thread(self, thread_id: str, *, status: str | None = None, limit: int | None = None,
                   offset: int = 0) -> builtins.list[RunRecord]:

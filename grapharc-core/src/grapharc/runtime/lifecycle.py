@@ -27,7 +27,7 @@ from langchain_core.runnables import RunnableConfig
 # tests/grapharc-core/test_private_names.py checks them against
 from langgraph._internal._config import DEFAULT_RECURSION_LIMIT
 from langgraph._internal._constants import CONFIG_KEY_DURABILITY
-from langgraph.checkpoint.base import BaseCheckpointSaver
+from langgraph.checkpoint.base import BaseCheckpointSaver, CheckpointTuple
 from langgraph.errors import GraphRecursionError
 
 from grapharc.runtime import route_trace
@@ -309,14 +309,13 @@ class RunLifecycle:
         latest = ledger.close(opened.run.run_id, _end_marker(opened))
         return exc is None and latest is not None and self._has_tasks(latest)
 
-    def _has_tasks(self, config: RunnableConfig) -> bool:
-        """Whether the checkpoint ``config`` names has nodes due (a snapshot's ``next``), named by
-        LangGraph's planner without preparing a snapshot (``grapharc.runtime.planned``)."""
-        saver = self.inner.checkpointer
-        if not isinstance(saver, BaseCheckpointSaver):
-            return bool(self.inner.get_state(config).next)
-        saved = saver.get_tuple(config)
-        return saved is not None and bool(planned_tasks(self.inner, saved))
+    def _has_tasks(self, saved: CheckpointTuple) -> bool:
+        """Whether the checkpoint ``saved`` (as the ledger read it to close: not read again) has
+        nodes due (a snapshot's ``next``), named by LangGraph's planner without preparing a
+        snapshot (``grapharc.runtime.planned``)."""
+        if not isinstance(self.inner.checkpointer, BaseCheckpointSaver):
+            return bool(self.inner.get_state(saved.config).next)
+        return bool(planned_tasks(self.inner, saved))
 
 
 def _end_marker(opened: OpenRun) -> dict[str, Any]:

@@ -161,13 +161,14 @@ class ThreadLedger:
             )
         return continuity
 
-    def close(self, run_id: str, value: dict[str, int]) -> RunnableConfig | None:
-        """Pin the end marker on whatever checkpoint is latest now; returns its config."""
+    def close(self, run_id: str, value: dict[str, int]) -> CheckpointTuple | None:
+        """Pin the end marker on whatever checkpoint is latest now; returns that checkpoint as read
+        before (its pending writes without the marker, which names no task)."""
         latest = self.saver.get_tuple(thread_config(self.thread_id))
         if latest is None:
             return None
         self.saver.put_writes(_marker_config(latest), [(MARKER_CHANNEL, value)], f"grapharc:{run_id}:end")
-        return latest.config
+        return latest
 
     async def aopen(self, run_id: str, recursion_limit: int, durable: bool = False) -> Continuity:
         """Async twin of ``open`` for async checkpointers (``open`` itself, in one trip, where the

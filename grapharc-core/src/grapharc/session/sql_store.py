@@ -76,7 +76,7 @@ class SqlSessionStore(SqlTimeTravel):
     def create(self, thread_id: str, graph: str, now: float, *, owner: str | None = None,
                tenant: str | None = None, metadata: Mapping[str, Any] | None = None) -> Session:
         """A new session in status ``created``, of ``owner`` (and their ``tenant``) if given, with
-        its own ``metadata``."""
+        its own ``metadata``; read back in the transaction that made it."""
         with self._write() as conn:
             created = self._run(
                 conn, "INSERT INTO {sessions} (thread_id, graph, status, created_at, updated_at, owner, "
@@ -87,7 +87,8 @@ class SqlSessionStore(SqlTimeTravel):
                                          hint="leave out the thread id to get a fresh one")
             whose = {key: value for key, value in (("owner", owner), ("tenant", tenant)) if value is not None}
             self._audit(conn, thread_id, now, AuditKind.CREATED, {"graph": graph, **whose})
-        return self.get(thread_id)
+            row = self._row(conn, thread_id)  # new: no approval nor node of it to read, unlike ``get``
+        return _session(row, [], None, self._decode)
 
     def get(self, thread_id: str) -> Session:
         """The session, with its open holds and its last recorded node."""

@@ -23,13 +23,14 @@ three-node turn).
 In place where it cannot wait: a read of one checkpoint, a listing with a limit, a checkpoint's or
 a task's writes run on the event loop's thread itself, with no trip (about 165 µs of CPU each under
 a server's load, a dozen per three-node run), whenever that cannot make the loop wait. Nothing
-there waits for SQLite: the connection's busy timeout is 0 except while a call runs off the loop
-(``cursor`` sets ``WAIT_MS`` then), so a file busy with another connection's write (another
-process of ``--workers``, the sync saver's prune) answers ``SQLITE_BUSY`` at once; nor for the
-connection: the call runs only if it takes ``lock`` without waiting (a sync caller on another
-thread may hold it). Either way nothing was written (the write lock is taken by the first
-write), the call is rolled back and sent to the connection's thread as before, to wait there. A
-fenced write runs in place only when its lease check may run on the loop
+there waits for SQLite: the connection's busy timeout is 0 for a call in place and ``WAIT_MS`` for
+a call off the loop (each sets it, by a PRAGMA, only when the call before ran on the other side:
+setting it and back around every call off the loop was 14 statements a run), so a file busy with
+another connection's write (another process of ``--workers``, the sync saver's prune) answers
+``SQLITE_BUSY`` at once; nor for the connection: the call runs only if it takes ``lock`` without
+waiting (a sync caller on another thread may hold it). Either way nothing was written (the write
+lock is taken by the first write), the call is rolled back and sent to the connection's thread as
+before, to wait there. A fenced write runs in place only when its lease check may run on the loop
 (``Leases.reads_on_loop``: the session store reads a WAL file, whose readers never wait for a
 writer). A call of its own transaction (prune, delete, copy) or of a caller's (``aone_trip``), or
 a listing read page by page, keeps its trip.
@@ -87,6 +88,8 @@ class OneTripSqliteSaver(SqliteCheckpointSaver):
         """Held by each async call for its trips, so they run in order and a listing's pages together."""
         self.in_place = False
         """True while the event loop runs a call in place (``_in_place``, holding ``lock``)."""
+        self.busy_ms = 0
+        """The connection's busy timeout as last set (``open`` connects with none)."""
 
     @classmethod
     @asynccontextmanager
@@ -110,7 +113,8 @@ class OneTripSqliteSaver(SqliteCheckpointSaver):
 
     def setup(self) -> None:
         """``SqliteCheckpointSaver.setup``, waiting for a busy file as any call off the loop does."""
-        with self.lock, self._waiting():
+        with self.lock:
+            self._busy_timeout(WAIT_MS)
             super().setup()
 
     @contextmanager
@@ -119,8 +123,10 @@ class OneTripSqliteSaver(SqliteCheckpointSaver):
         waiting for a busy file; refused on the event loop's thread but in a call ``_in_place``
         runs (which holds ``lock``, and where SQLite does not wait; see the module)."""
         if threading.get_ident() != self.loop_thread:
-            with self.lock, self._waiting(), self._cursor(transaction) as cur:
-                yield cur
+            with self.lock:
+                self._busy_timeout(WAIT_MS)
+                with self._cursor(transaction) as cur:
+                    yield cur
             return
         if not self.in_place:
             raise asyncio.InvalidStateError(
@@ -142,15 +148,12 @@ class OneTripSqliteSaver(SqliteCheckpointSaver):
                 self.conn.commit()
             cur.close()
 
-    @contextmanager
-    def _waiting(self) -> Iterator[None]:
-        """The connection waits up to ``WAIT_MS`` for a busy file inside the block (the caller
-        holds ``lock``), and never outside it."""
-        self.conn.execute(f"PRAGMA busy_timeout = {WAIT_MS}")
-        try:
-            yield
-        finally:
-            self.conn.execute("PRAGMA busy_timeout = 0")
+    def _busy_timeout(self, ms: int) -> None:
+        """The connection waits up to ``ms`` for a busy file from now on (the caller holds ``lock``):
+        a PRAGMA only when the call before set another."""
+        if self.busy_ms != ms:
+            self.conn.execute(f"PRAGMA busy_timeout = {ms}")
+            self.busy_ms = ms
 
     def _in_place(self, work: Callable[..., T], *args: Any, **kwargs: Any) -> tuple[bool, T | None]:
         """``work(*args, **kwargs)`` on the event loop's thread where it cannot wait there: ``(True,
@@ -160,6 +163,7 @@ class OneTripSqliteSaver(SqliteCheckpointSaver):
             return False, None
         self.in_place = True
         try:
+            self._busy_timeout(0)
             return True, work(*args, **kwargs)
         except sqlite3.OperationalError as exc:
             if getattr(exc, "sqlite_errorcode", 0) & 0xFF not in _BUSY:  # the primary code

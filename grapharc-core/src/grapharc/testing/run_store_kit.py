@@ -21,7 +21,7 @@ from uuid import uuid4
 import pytest
 
 from grapharc.errors import GraphARCError
-from grapharc.runs.contracts import RunStore
+from grapharc.runs.contracts import RunStore, refreshed
 from grapharc.runs.errors import RunError, RunInFlightError, ThreadBusyError, UnknownRunError
 from grapharc.runs.records import (
     ENQUEUE,
@@ -172,6 +172,26 @@ class RunStoreConformance(StoreKit[RunStore]):
         assert store.begin(run.run_id, "w1", 3)
         assert not store.begin(run.run_id, "w1", 8)
         assert store.get("t1", run.run_id).after_seq == 3
+
+    def test_a_run_refreshed_reads_as_it_stands_as_get_does(self, store: RunStore) -> None:
+        """``refreshed`` (what a stream reads on every wake) answers what ``get`` answers at each
+        point of a run's life: claimed, begun, cancelled (its request rewritten), reclaimed, ended,
+        deleted."""
+        run = store.add(new_run("t1", budget=Budget(max_iterations=5), metadata={"k": "v"}), exclusive=True)
+        seen = run
+        changes = (lambda: store.claim_next("w1", 1.0, TTL, GRAPHS),
+                   lambda: store.begin(run.run_id, "w1", 3),
+                   lambda: store.request_cancel("t1", run.run_id, 2.0, by="alice"),
+                   lambda: store.reclaim(run.run_id, "w2", 20.0, TTL),
+                   lambda: store.finish(run.run_id, "w2", INTERRUPTED, 21.0, end_seq=7, error="cancelled"))
+        for change in changes:
+            change()
+            seen = refreshed(store, seen)
+            assert seen == store.get("t1", run.run_id)
+        assert (seen.status, seen.worker, seen.end_seq, seen.cancel["by"]) == (INTERRUPTED, "w2", 7, "alice")
+        store.delete("t1", run.run_id)
+        with pytest.raises(UnknownRunError):
+            refreshed(store, seen)
 
     def test_a_worker_claims_only_runs_of_the_graphs_it_drives(self, store: RunStore) -> None:
         other = store.add(new_run("t1", assistant_id="other-graph"), exclusive=True)

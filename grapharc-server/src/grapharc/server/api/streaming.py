@@ -42,6 +42,7 @@ import re
 from collections.abc import AsyncIterator, Iterator
 from typing import TYPE_CHECKING, Any
 
+from grapharc.runs.contracts import refreshed
 from grapharc.runs.errors import UnknownRunError
 from grapharc.runs.records import ERROR, RUNNING, LiveEvent, RunRecord
 from grapharc.server.api import interrupts, run_facts
@@ -299,7 +300,7 @@ def _read(ctx: ApiContext, run: RunRecord, modes: list[str], cursor: Cursor | No
     """In one trip to a thread: the run's record as it stands, the stream's cursor (the run's start
     if it had none and the run has begun), the run's trace entries past it in the trail ``modes``
     and the checkpoints that render them, then its live events past ``live_after``."""
-    run = ctx.runs.get(run.thread_id, run.run_id)
+    run = refreshed(ctx.runs, run)
     if run.after_seq is None:
         return run, cursor, [], steps, []
     cursor = cursor or (run.after_seq, len(STREAM_MODES) - 1)  # every mode of the entry before it sent

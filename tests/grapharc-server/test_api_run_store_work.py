@@ -1,0 +1,44 @@
+"""What one streamed run reads, writes and decodes in the stores, counted (not timed): a stream
+reads its run on every wake, and each read that decodes or repeats work is paid by every run."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+import pytest
+from api_graphs import ODD
+from fastapi.testclient import TestClient
+from server_process import sse_events
+
+import grapharc.runs.sql_store
+from grapharc.runs.records import RunRecord, record_of
+from grapharc.server.api.context import open_context
+from grapharc.server.app import create_app
+
+
+def _streamed(client: TestClient, graph: str) -> list[dict[str, Any]]:
+    """A new thread's run of ``graph`` streamed in the ``updates`` mode, read to its end."""
+    thread = client.post("/threads", json={"metadata": {"graph_id": graph}}).json()["thread_id"]
+    body = {"assistant_id": graph, "input": {}, "stream_mode": "updates"}
+    with client.stream("POST", f"/threads/{thread}/runs/stream", json=body) as response:
+        return sse_events(response.read().decode())
+
+
+def test_a_streamed_run_decodes_its_run_record_only_where_it_is_added_and_claimed(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    ctx = open_context(str(tmp_path / "sessions"), ["api_graphs:register"])
+    decoded: list[str] = []
+
+    def counted(row: dict[str, Any]) -> RunRecord:
+        decoded.append(row["run_id"])
+        return record_of(row)
+
+    with TestClient(create_app(api=ctx), base_url="http://localhost") as client:
+        _streamed(client, ODD)  # warm: the first run's reads are not every run's
+        monkeypatch.setattr(grapharc.runs.sql_store, "record_of", counted)
+        events = _streamed(client, ODD)
+    assert events[-1]["event"] == "end" and '"success"' in events[-1]["data"]
+    assert [e["event"] for e in events].count("updates") == 1
+    # the queue's add and the worker's claim; the stream's reads of the run decoded it 4 times more
+    assert len(decoded) == 2
