@@ -1,7 +1,11 @@
 """``grapharc mcp serve`` refuses to start, with one line naming what is wrong (exit 2, no
 traceback), when there is nothing it could serve rightly: no registry, a registry that cannot be
 loaded or registers nothing, a graph whose name is no MCP tool name or is a reader's name, or an
-HTTP address that is not HOST:PORT, cannot be listened on, or is off loopback without the flag."""
+HTTP address that is not HOST:PORT, cannot be listened on, or is off loopback without the flag.
+
+Each refusal is checked through the command's entry point in this process (``grapharc.cli.main.run``,
+what ``python -m grapharc.cli`` exits with); the tests that start a server process, and the one that
+is refused a port in use, show that nothing else reaches a user of the process itself."""
 
 from __future__ import annotations
 
@@ -12,6 +16,8 @@ from pathlib import Path
 
 import pytest
 from mcp_serve_process import http_server, run, serve_command
+
+from grapharc.cli.main import run as grapharc_run
 
 
 @pytest.mark.parametrize(("registry", "options", "named"), [
@@ -25,14 +31,17 @@ from mcp_serve_process import http_server, run, serve_command
     ("mcp_serve_graphs:register", ("--http", "0.0.0.0:0"), "refusing to serve MCP on 0.0.0.0"),
 ])
 def test_what_cannot_be_served_is_refused_naming_it(tmp_path: Path, registry: str, options: tuple[str, ...],
-                                                    named: str) -> None:
+                                                    named: str, capsys: pytest.CaptureFixture[str],
+                                                    monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv("GRAPHARC_DEBUG", "")  # as mcp_serve_process.environment() runs it
     command = serve_command(tmp_path / "sessions", *options, registry=registry)
     if not registry:
         command = command[:command.index("--registry")] + list(options)
-    refused = run(command)
-    assert refused.returncode == 2, refused.stderr
-    assert named in refused.stderr and "Traceback" not in refused.stderr
-    assert refused.stdout == ""  # nothing on the wire a stdio client reads
+    status = grapharc_run(command[command.index("grapharc.cli") + 1:])
+    refused = capsys.readouterr()
+    assert status == 2, refused.err
+    assert named in refused.err and "Traceback" not in refused.err
+    assert refused.out == ""  # nothing on the wire a stdio client reads
 
 
 def test_off_loopback_refusal_says_why_and_how(tmp_path: Path) -> None:
