@@ -90,3 +90,9 @@ def register_reader_named(manager: Any) -> None:
 
 def register_nothing(manager: Any) -> None:
     """Registers no graph at all."""
+
+
+def register_chattily(manager: Any) -> None:
+    """Prints (as ``builtins:print`` given as a registry would) and registers the graphs."""
+    print("registering", manager)
+    register(manager)

@@ -78,3 +78,17 @@ def test_the_sessions_setting_comes_from_the_config_file_as_for_grapharc_serve(t
     command[command.index("--sessions"):command.index("--sessions") + 2] = []
     refused = run(command, cwd=tmp_path)  # without the setting: a store under tmp_path, served
     assert refused.returncode == 2 and "not-a-folder is a file" in refused.stderr, refused.stderr
+
+
+def test_what_a_registry_prints_goes_to_stderr_never_onto_stdout(tmp_path: Path,
+                                                                 capsys: pytest.CaptureFixture[str]) -> None:
+    """stdout is the stdio transport's (and the ``--json`` document's): a registry's print there
+    would corrupt it, so the registry's words go to stderr. Refused on the address only after the
+    registry ran, so no server starts."""
+    command = serve_command(tmp_path / "sessions", "--http", "localhost", "--json",
+                            registry="mcp_serve_graphs:register_chattily")
+    status = grapharc_run(command[command.index("grapharc.cli") + 1:])
+    said = capsys.readouterr()
+    assert status == 2
+    assert "is not HOST:PORT" in json.loads(said.out)["error"]["message"]
+    assert "registering <grapharc.session.manager.SessionManager" in said.err

@@ -3,13 +3,16 @@
 ``grapharc serve`` and ``grapharc mcp serve`` both take ``--registry module:attr``; plugins never
 import each other, so the loader they share lives here. An error of the registry's own code (on
 import or when called, ``SystemExit`` included) is named as the registry's to fix, never shown as a
-GraphARC bug or allowed to end the process with no word.
+GraphARC bug or allowed to end the process with no word. What its code prints goes to stderr:
+stdout is the command's own (one ``--json`` document, or ``mcp serve``'s stdio transport).
 """
 
 from __future__ import annotations
 
 import importlib
+import sys
 from collections.abc import Callable
+from contextlib import redirect_stdout
 
 from grapharc.errors import GraphARCError
 from grapharc.plugins.foreign import FOREIGN_FAILURES, described
@@ -30,7 +33,8 @@ def load_registry(spec: str) -> Registrar:
         raise RegistryError(f"registry {spec!r} is not module:attr",
                             hint="e.g. --registry grapharc.examples.approval:register_credit_graph")
     try:
-        found = getattr(importlib.import_module(module_name), attr)
+        with redirect_stdout(sys.stderr):
+            found = getattr(importlib.import_module(module_name), attr)
     except (ImportError, AttributeError) as exc:
         raise RegistryError(f"registry {spec!r} cannot be loaded: {exc}",
                             hint="name a module on this interpreter's path and a function in it") from None
@@ -47,7 +51,8 @@ def register_from(spec: str, register: Registrar, manager: SessionManager) -> No
     """Call the operator's registry ``spec`` on ``manager``; GraphARC's own refusals pass as they
     are, anything else its code raises is a ``RegistryError`` naming it."""
     try:
-        register(manager)
+        with redirect_stdout(sys.stderr):
+            register(manager)
     except GraphARCError:
         raise  # GraphARC refused what it registered, and says why
     except FOREIGN_FAILURES as exc:  # SystemExit too: it would end the process with no word
