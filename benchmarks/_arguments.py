@@ -36,6 +36,11 @@ class BenchmarkParser(argparse.ArgumentParser):
         super().error(message)
 
 
+def shown(text: str) -> str:
+    """``text`` quoted for a message, its middle left out when it is long (a value of 5,000 digits)."""
+    return repr(text if len(text) <= 60 else f"{text[:30]}...{text[-20:]}")
+
+
 def benchmark_parser(description: str | None) -> BenchmarkParser:
     """A benchmark's parser, described by the first line (or paragraph) of its docstring."""
     return BenchmarkParser(description=description)
@@ -52,9 +57,9 @@ class Count:
         try:
             value = int(text)
         except ValueError:
-            raise argparse.ArgumentTypeError(f"{text!r} is not a whole number") from None
+            raise argparse.ArgumentTypeError(f"{shown(text)} is not a whole number") from None
         if not self.minimum <= value <= self.maximum:
-            raise argparse.ArgumentTypeError(f"{text} is not from {self.minimum} to {self.maximum:,}")
+            raise argparse.ArgumentTypeError(f"{shown(text)} is not from {self.minimum} to {self.maximum:,}")
         return value
 
 
@@ -80,9 +85,9 @@ class Positive:
         try:
             value = float(text)
         except ValueError:
-            raise argparse.ArgumentTypeError(f"{text!r} is not a number") from None
+            raise argparse.ArgumentTypeError(f"{shown(text)} is not a number") from None
         if not (math.isfinite(value) and 0 < value <= self.maximum):
-            raise argparse.ArgumentTypeError(f"{text} is not a number greater than 0 and at most "
+            raise argparse.ArgumentTypeError(f"{shown(text)} is not a number greater than 0 and at most "
                                              f"{self.maximum:g}")
         return value
 
@@ -96,10 +101,10 @@ class ReadableFile:
     def __call__(self, text: str) -> Path:
         path = Path(text)
         if not path.is_file():
-            raise argparse.ArgumentTypeError(f"{text!r} is not an existing file")
+            raise argparse.ArgumentTypeError(f"{shown(text)} is not an existing file")
         if not os.access(path, os.X_OK if self.executable else os.R_OK):
             need = "executable" if self.executable else "readable"
-            raise argparse.ArgumentTypeError(f"{text!r} is not {need}")
+            raise argparse.ArgumentTypeError(f"{shown(text)} is not {need}")
         return path
 
 
@@ -109,7 +114,7 @@ class FolderOrNone:
 
     def __call__(self, text: str) -> str:
         if text != "none" and not Path(text).is_dir():
-            raise argparse.ArgumentTypeError(f"{text!r} is neither an existing folder nor 'none'")
+            raise argparse.ArgumentTypeError(f"{shown(text)} is neither an existing folder nor 'none'")
         return text
 
 
@@ -125,10 +130,10 @@ class PostgresConninfo:
             read = conninfo_to_dict(text)
         except psycopg.Error as exc:
             why = " ".join(str(exc).split())
-            raise argparse.ArgumentTypeError(f"{text!r} is not a PostgreSQL URI or connection string: "
+            raise argparse.ArgumentTypeError(f"{shown(text)} is not a PostgreSQL URI or connection string: "
                                              f"{why}") from None
         if not read:
-            raise argparse.ArgumentTypeError(f"{text!r} names no PostgreSQL server")
+            raise argparse.ArgumentTypeError(f"{shown(text)} names no PostgreSQL server")
         return text
 
 
@@ -176,9 +181,9 @@ class ServerURL:
             parts = urlsplit(text)
             parts.port  # noqa: B018  (reading it checks the port)
         except ValueError as exc:
-            raise argparse.ArgumentTypeError(f"{text!r} is not a URL: {exc}") from None
+            raise argparse.ArgumentTypeError(f"{shown(text)} is not a URL: {exc}") from None
         if parts.scheme not in ("http", "https") or not parts.hostname:
-            raise argparse.ArgumentTypeError(f"{text!r} is not an http:// or https:// address")
+            raise argparse.ArgumentTypeError(f"{shown(text)} is not an http:// or https:// address")
         return text
 
 
