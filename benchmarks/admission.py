@@ -18,10 +18,10 @@ and prints no figure. ``--quick`` stops at 1,000 nodes with one run (so no verdi
 
 from __future__ import annotations
 
-import argparse
 import json
 import time
 
+from _arguments import Count, benchmark_parser
 from _checked import checked_main, expect, expect_equal
 
 from grapharc.harness.permissions import Decision
@@ -121,13 +121,13 @@ def measure(runs: int, sizes: tuple[int, ...]) -> dict[int, dict[str, float]]:
 
 
 def main() -> int:
-    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--runs", type=int, default=15)
+    parser = benchmark_parser(__doc__.splitlines()[0])
+    parser.add_argument("--runs", type=Count(1, 10_000), default=15)
     parser.add_argument("--quick", action="store_true", help="up to 1,000 nodes, one run, no verdict")
     parser.add_argument("--json", action="store_true")
     args = parser.parse_args()
     sizes = SIZES[:-1] if args.quick else SIZES
-    results = measure(1 if args.quick else max(1, args.runs), sizes)
+    results = measure(1 if args.quick else args.runs, sizes)
     growth = results[10_000]["check_s"] / results[1_000]["check_s"] if 10_000 in results else None
     report = {
         "sizes": {str(size): {

@@ -20,7 +20,6 @@ machine it moves less than wall time, which waits for the plain loop's tool thre
 
 from __future__ import annotations
 
-import argparse
 import json
 import tempfile
 import time
@@ -28,6 +27,7 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Annotated, Any
 
+from _arguments import Count, benchmark_parser
 from _checked import checked_main, expect_equal
 from langchain_core.messages import AIMessage, AnyMessage, HumanMessage
 from langchain_core.tools import tool as langchain_tool
@@ -145,10 +145,11 @@ def timed_runs(steps: int, runs: int, warm_up: int) -> tuple[list[tuple[float, f
 
 
 def main() -> int:
-    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--steps", type=int, default=200)
-    parser.add_argument("--runs", type=int, default=7)
-    parser.add_argument("--warm-up", type=int, default=2, help="uncounted runs of each loop first")
+    parser = benchmark_parser(__doc__.splitlines()[0])
+    parser.add_argument("--steps", type=Count(1, 100_000), default=200)
+    parser.add_argument("--runs", type=Count(1, 10_000), default=7)
+    parser.add_argument("--warm-up", type=Count(0, 10_000), default=2,
+                        help="uncounted runs of each loop first")
     parser.add_argument("--quick", action="store_true", help="20 steps, one warm-up run, one run")
     parser.add_argument("--json", action="store_true")
     options = parser.parse_args()

@@ -18,12 +18,12 @@ store), or no figure is printed.
 
 from __future__ import annotations
 
-import argparse
 import json
 import statistics
 import sys
 from pathlib import Path
 
+from _arguments import Count, FolderOrNone, benchmark_parser
 from _checked import checked_main, expect, expect_equal, run
 from _original import original_bin
 
@@ -125,14 +125,15 @@ def fill(python: Path, api: str, kind: str, claims: int, rounds: int,
 
 
 def main() -> int:
-    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--claims", type=int, default=2000, help="claims added per round")
-    parser.add_argument("--rounds", type=int, default=5)
+    parser = benchmark_parser(__doc__.splitlines()[0])
+    parser.add_argument("--claims", type=Count(1, 1_000_000), default=2000, help="claims added per round")
+    parser.add_argument("--rounds", type=Count(1, 10_000), default=5)
     parser.add_argument("--quick", action="store_true", help="200 claims, 2 rounds")
     parser.add_argument("--json", action="store_true")
-    parser.add_argument("--original", help="bin folder of a GraphARC 0.1.7 virtualenv, or none")
+    parser.add_argument("--original", type=FolderOrNone(),
+                        help="bin folder of a GraphARC 0.1.7 virtualenv, or none")
     args = parser.parse_args()
-    claims, rounds = (200, 2) if args.quick else (max(1, args.claims), max(1, args.rounds))
+    claims, rounds = (200, 2) if args.quick else (args.claims, args.rounds)
     interpreters = {"ours": (Path(sys.executable), OURS)}
     original = original_bin(args.original, "python")
     if original is not None:

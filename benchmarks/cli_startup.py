@@ -22,7 +22,6 @@ core plugin, stage0's result), or no figure is printed.
 
 from __future__ import annotations
 
-import argparse
 import json
 import resource
 import statistics
@@ -33,6 +32,7 @@ import time
 from dataclasses import dataclass
 from pathlib import Path
 
+from _arguments import Count, FolderOrNone, benchmark_parser
 from _checked import checked_main, expect, expect_exit
 from _original import original_bin
 
@@ -102,14 +102,15 @@ def measure(table: dict[str, Command], runs: int, warm: bool) -> dict[str, tuple
 
 
 def main() -> int:
-    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--runs", type=int, default=15)
+    parser = benchmark_parser(__doc__.splitlines()[0])
+    parser.add_argument("--runs", type=Count(1, 10_000), default=15)
     parser.add_argument("--quick", action="store_true", help="one run of each command, no warming run")
     parser.add_argument("--json", action="store_true")
-    parser.add_argument("--original", help="bin folder of a GraphARC 0.1.7 virtualenv, or none")
+    parser.add_argument("--original", type=FolderOrNone(),
+                        help="bin folder of a GraphARC 0.1.7 virtualenv, or none")
     args = parser.parse_args()
     table = commands(Path(sys.executable).parent, original_bin(args.original, "grapharc"))
-    medians = measure(table, 1 if args.quick else max(1, args.runs), warm=not args.quick)
+    medians = measure(table, 1 if args.quick else args.runs, warm=not args.quick)
     report = {name: {"median_s": round(wall, 4), "cpu_s": round(cpu, 4), "user_s": round(user, 4),
                      "ratio_to_langgraph": round(wall / medians[table[name].floor][0], 3),
                      "cpu_ratio_to_langgraph": round(cpu / medians[table[name].floor][1], 3),

@@ -15,7 +15,6 @@ otherwise the script exits 1 and prints no figure.
 
 from __future__ import annotations
 
-import argparse
 import json
 import statistics
 import sys
@@ -25,6 +24,7 @@ from typing import Any
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent / "tests" / "grapharc-gateway"))
 
+from _arguments import Count, benchmark_parser
 from _checked import checked_main, expect_equal
 from gateway_fakes import FakeOpenAI
 
@@ -68,20 +68,20 @@ def measure(calls: int) -> dict[str, Any]:
 
 
 def main() -> int:
-    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--calls", type=int, default=1000)
+    parser = benchmark_parser(__doc__.splitlines()[0])
+    parser.add_argument("--calls", type=Count(1, 1_000_000), default=1000)
     parser.add_argument("--quick", action="store_true", help="20 calls each")
     parser.add_argument("--json", action="store_true")
     args = parser.parse_args()
     if args.quick:
         args.calls = 20
-    medians = measure(max(1, args.calls))
+    medians = measure(args.calls)
     report = {
         "bare_ms_per_call": round(medians["bare"] * 1000, 3),
         "gateway_ms_per_call": round(medians["gateway"] * 1000, 3),
         "ratio_gateway_to_bare": round(medians["ratio"], 3),
         "overhead_us_per_call": round(medians["overhead"] * 1e6, 1),
-        "calls_each": max(1, args.calls),
+        "calls_each": args.calls,
     }
     if args.json:
         print(json.dumps(report, indent=2))

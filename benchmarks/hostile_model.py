@@ -15,13 +15,13 @@ attempt, or left one unanswered, ends the script with exit status 1 and no figur
 
 from __future__ import annotations
 
-import argparse
 import json
 import tempfile
 import time
 from pathlib import Path
 from typing import Any
 
+from _arguments import benchmark_parser
 from _checked import checked_main, expect
 
 from grapharc.plugins import registry
@@ -43,7 +43,7 @@ def measure(executor: str) -> dict[str, Any]:
 
 
 def main() -> int:
-    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser = benchmark_parser(__doc__.splitlines()[0])
     parser.add_argument("--json", action="store_true", help="one JSON document")
     parser.add_argument("--quick", action="store_true", help="the local executor only")
     args = parser.parse_args()

@@ -18,7 +18,6 @@ ends the script with exit status 1 and no figure.
 
 from __future__ import annotations
 
-import argparse
 import json
 import operator
 import tempfile
@@ -27,6 +26,7 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Annotated, Any
 
+from _arguments import Count, benchmark_parser
 from _checked import checked_main, expect, expect_equal
 from langgraph.graph import END, START
 from langgraph.graph import StateGraph as PlainStateGraph
@@ -253,8 +253,8 @@ def run_scenarios(runs: int, trace_dir: Path, quick: bool) -> list[dict[str, Any
 
 
 def main(argv: list[str] | None = None) -> int:
-    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--runs", type=int, default=7, help="timed rounds per scenario")
+    parser = benchmark_parser(__doc__.splitlines()[0])
+    parser.add_argument("--runs", type=Count(1, 10_000), default=7, help="timed rounds per scenario")
     parser.add_argument("--json", action="store_true", help="print one JSON document")
     parser.add_argument("--quick", action="store_true",
                         help="one round, chain 50, loop 100, fan-out 100, build+compile 100")

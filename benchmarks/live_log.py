@@ -16,13 +16,13 @@ exits 1 and prints no figure.
 
 from __future__ import annotations
 
-import argparse
 import asyncio
 import tempfile
 import time
 import uuid
 from pathlib import Path
 
+from _arguments import Count, StoreURI, benchmark_parser
 from _checked import checked_main, expect, expect_equal
 from langchain_core.messages import AIMessageChunk
 
@@ -66,10 +66,11 @@ async def measure(store: RunStore, modes: list[str], tokens: int, reply: int) ->
 
 
 def main() -> int:
-    parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
-    parser.add_argument("--tokens", type=int, default=5000)
-    parser.add_argument("--reply", type=int, default=200, help="tokens per reply")
-    parser.add_argument("--postgres", help="a PostgreSQL URI (default: SQLite in a temporary directory)")
+    parser = benchmark_parser(__doc__.split("\n")[0])
+    parser.add_argument("--tokens", type=Count(1, 10_000_000), default=5000)
+    parser.add_argument("--reply", type=Count(1, 1_000_000), default=200, help="tokens per reply")
+    parser.add_argument("--postgres", type=StoreURI("runs"),
+                        help="a PostgreSQL URI (default: SQLite in a temporary directory)")
     parser.add_argument("--quick", action="store_true", help="400 tokens")
     args = parser.parse_args()
     if args.quick:

@@ -22,7 +22,6 @@ server ``notes`` with executor ``mcp``; otherwise the script exits 1 and prints 
 
 from __future__ import annotations
 
-import argparse
 import json
 import statistics
 import sys
@@ -33,6 +32,7 @@ from pathlib import Path
 from typing import Any
 
 import anyio
+from _arguments import Count, benchmark_parser
 from _checked import checked_main, expect, expect_equal
 from langchain_core.messages import AIMessage
 from mcp.client.session import ClientSession
@@ -131,9 +131,9 @@ class HarnessRuns:
 
 
 def main() -> int:
-    parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
-    parser.add_argument("--calls", type=int, default=200)
-    parser.add_argument("--rounds", type=int, default=7)
+    parser = benchmark_parser(__doc__.split("\n")[0])
+    parser.add_argument("--calls", type=Count(1, 1_000_000), default=200)
+    parser.add_argument("--rounds", type=Count(1, 10_000), default=7)
     parser.add_argument("--quick", action="store_true", help="20 calls, 3 rounds")
     parser.add_argument("--json", action="store_true")
     options = parser.parse_args()

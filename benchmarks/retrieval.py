@@ -40,7 +40,6 @@ Run time stays under three minutes on an idle machine; ``--quick`` stops at 10k 
 
 from __future__ import annotations
 
-import argparse
 import gc
 import itertools
 import json
@@ -55,6 +54,7 @@ from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
+from _arguments import benchmark_parser
 from _checked import checked_main, expect, expect_equal
 
 from grapharc.memory import (
@@ -267,7 +267,7 @@ def table(rows: list[dict[str, Any]]) -> str:
 
 
 def main(argv: Sequence[str] | None = None) -> int:
-    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser = benchmark_parser(__doc__.splitlines()[0])
     parser.add_argument("--quick", action="store_true", help="stop at 10k claims")
     parser.add_argument("--corpus", choices=CORPORA, help="only this corpus (default: both)")
     parser.add_argument("--json", action="store_true", help="print one JSON document")

@@ -23,7 +23,6 @@ must end ``success`` with its three nodes on the thread's trail, else no figure 
 
 from __future__ import annotations
 
-import argparse
 import asyncio
 import collections
 import json
@@ -35,6 +34,7 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
+from _arguments import Count, benchmark_parser
 from _checked import checked_main, expect, expect_equal
 from langgraph.pregel import Pregel
 
@@ -141,8 +141,8 @@ async def _measure(directory: Path, count: int, mode: str, counts: Counts) -> fl
 
 
 def main() -> int:
-    parser = argparse.ArgumentParser(description=__doc__.split("\n", 1)[0])
-    parser.add_argument("--runs", type=int, default=50)
+    parser = benchmark_parser(__doc__.split("\n", 1)[0])
+    parser.add_argument("--runs", type=Count(1, 100_000), default=50)
     parser.add_argument("--mode", choices=("updates", "values"), default="updates")
     parser.add_argument("--json", action="store_true")
     args = parser.parse_args()

@@ -48,6 +48,7 @@ from uuid import uuid4
 
 import httpx
 import psycopg
+from _arguments import Count, Counts, Positive, PostgresConninfo, benchmark_parser
 from _checked import WorkFailed, checked_main
 from psycopg import sql
 from server_load import GRAPH, announced_url, launch_server, percentile
@@ -320,19 +321,20 @@ def warm(started: list[Worker], timeout: float) -> list[str]:
 
 
 def main() -> int:
-    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    parser.add_argument("--runs", type=int, default=200, help="timed runs per setup")
-    parser.add_argument("--clients", type=int, default=8, help="concurrent client tasks")
-    parser.add_argument("--workers", help="worker counts on PostgreSQL, comma-separated (default 1,2,4)")
-    parser.add_argument("--timeout", type=float, default=60.0, help="seconds before a request gives up")
-    parser.add_argument("--admin", default=ADMIN, help="PostgreSQL URI allowed to create databases")
+    parser = benchmark_parser(__doc__.split("\n\n")[0])
+    parser.add_argument("--runs", type=Count(1, 100_000), default=200, help="timed runs per setup")
+    parser.add_argument("--clients", type=Count(1, 1_000), default=8, help="concurrent client tasks")
+    parser.add_argument("--workers", type=Counts(1, 64),
+                        help="worker counts on PostgreSQL, comma-separated (default 1,2,4)")
+    parser.add_argument("--timeout", type=Positive(), default=60.0, help="seconds before a request gives up")
+    parser.add_argument("--admin", type=PostgresConninfo(), default=ADMIN,
+                        help="PostgreSQL URI allowed to create databases")
     parser.add_argument("--json", action="store_true", help="print the figures as one JSON document")
     parser.add_argument("--quick", action="store_true", help="4 runs by 2 clients (on 1 and 2 workers)")
     args = parser.parse_args()
     if args.quick:
         args.runs, args.clients = 4, 2
-    args.workers = args.workers or ("1,2" if args.quick else "1,2,4")
-    counts = [int(n) for n in args.workers.split(",")]
+    counts = args.workers or ([1, 2] if args.quick else [1, 2, 4])
     cores = len(os.sched_getaffinity(0))
     with tempfile.TemporaryDirectory(prefix="grapharc-scale-") as tmp, fresh_database(args.admin) as uri:
         work, folder = Path(tmp), str(Path(tmp) / "sessions")

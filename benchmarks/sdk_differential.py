@@ -24,7 +24,6 @@ its comparison on canned observations and run its calls against a real grapharc 
 
 from __future__ import annotations
 
-import argparse
 import asyncio
 import contextlib
 import itertools
@@ -44,6 +43,7 @@ import httpx
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))  # sdk_calls, langgraph_dev: modules beside this one
 
+from _arguments import ReadableFile, ServerURL, benchmark_parser
 from _checked import WorkFailed, checked_main
 from sdk_calls import CALLS, MEANT_TO_FAIL, Streamed
 
@@ -248,11 +248,12 @@ def canned_observations(path: Path) -> tuple[dict[str, Observation], dict[str, O
 
 
 def main() -> int:
-    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser = benchmark_parser(__doc__.split("\n\n")[0])
     parser.add_argument("--json", action="store_true", help="print the verdicts as one JSON document")
-    parser.add_argument("--theirs", help="a LangGraph server already up (default: start langgraph dev)")
-    parser.add_argument("--ours", help="a grapharc serve already up (default: start one)")
-    parser.add_argument("--canned", type=Path,
+    parser.add_argument("--theirs", type=ServerURL(),
+                        help="a LangGraph server already up (default: start langgraph dev)")
+    parser.add_argument("--ours", type=ServerURL(), help="a grapharc serve already up (default: start one)")
+    parser.add_argument("--canned", type=ReadableFile(),
                         help='compare the observations in a JSON file {"theirs": {...}, "ours": {...}}')
     args = parser.parse_args()
     if args.canned is not None:

@@ -30,6 +30,7 @@ import tempfile
 import time
 from pathlib import Path
 
+from _arguments import Count, Positive, benchmark_parser
 from _checked import checked_main, expect, run
 from langgraph_dev import wait_healthy
 from server_load import Tally, announcement, launch_server, load, portable_run
@@ -88,12 +89,13 @@ def instructions_per_run(url: str, pid: int, args: argparse.Namespace, work: Pat
 
 
 def main() -> int:
-    parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    parser = benchmark_parser(__doc__.split("\n")[0])
     parser.add_argument("--tool", choices=("strace", "callgrind"), required=True)
-    parser.add_argument("--runs", type=int, default=20, help="runs counted")
-    parser.add_argument("--warm-up", type=int, default=5, help="runs served before counting")
-    parser.add_argument("--node-seconds", type=float, default=0.3, help="each node's work (a sleep)")
-    parser.add_argument("--timeout", type=float, default=600.0, help="seconds a request may take")
+    parser.add_argument("--runs", type=Count(1, 10_000), default=20, help="runs counted")
+    parser.add_argument("--warm-up", type=Count(0, 10_000), default=5, help="runs served before counting")
+    parser.add_argument("--node-seconds", type=Positive(3_600), default=0.3,
+                        help="each node's work (a sleep)")
+    parser.add_argument("--timeout", type=Positive(), default=600.0, help="seconds a request may take")
     parser.add_argument("--json", action="store_true")
     args = parser.parse_args()
     with tempfile.TemporaryDirectory(prefix="grapharc-counts-") as tmp:

@@ -61,6 +61,7 @@ from pathlib import Path
 from typing import Any
 
 import httpx
+from _arguments import Count, Positive, benchmark_parser
 from _checked import WorkFailed, checked_main, expect
 from langgraph_dev import cached_bytecode
 
@@ -324,14 +325,16 @@ def percentile(values: list[float], share: float) -> float:
 
 
 def main() -> int:
-    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    parser.add_argument("--clients", type=int, default=20, help="concurrent SSE client tasks")
-    parser.add_argument("--rate", type=float, default=5.0, help="target runs per second")
-    parser.add_argument("--duration", type=float, default=20.0, help="seconds of scheduled runs")
-    parser.add_argument("--node-seconds", type=float, default=0.3, help="each node's work (a sleep)")
-    parser.add_argument("--timeout", type=float, default=60.0, help="seconds before a request gives up")
-    parser.add_argument("--threads", type=int, default=SERVER_THREADS, help="the server's --threads")
-    parser.add_argument("--workers", type=int, default=1, help="the server's --workers (processes)")
+    parser = benchmark_parser(__doc__.split("\n\n")[0])
+    parser.add_argument("--clients", type=Count(1, 10_000), default=20, help="concurrent SSE client tasks")
+    parser.add_argument("--rate", type=Positive(10_000), default=5.0, help="target runs per second")
+    parser.add_argument("--duration", type=Positive(), default=20.0, help="seconds of scheduled runs")
+    parser.add_argument("--node-seconds", type=Positive(3_600), default=0.3,
+                        help="each node's work (a sleep)")
+    parser.add_argument("--timeout", type=Positive(), default=60.0, help="seconds before a request gives up")
+    parser.add_argument("--threads", type=Count(1, 1_024), default=SERVER_THREADS,
+                        help="the server's --threads")
+    parser.add_argument("--workers", type=Count(1, 256), default=1, help="the server's --workers (processes)")
     parser.add_argument("--json", action="store_true", help="print the figures as one JSON document")
     parser.add_argument("--vs", choices=["langgraph-dev"],
                         help="run the same load against langgraph dev too and print both side by side")

@@ -28,7 +28,6 @@ every plain thread ran its node; otherwise the script exits 1 and prints no figu
 
 from __future__ import annotations
 
-import argparse
 import json
 import resource
 import sqlite3
@@ -40,6 +39,7 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any, NamedTuple
 
+from _arguments import Count, benchmark_parser
 from _checked import checked_main, expect, expect_equal, run
 from langgraph.checkpoint.sqlite import SqliteSaver
 from langgraph.graph import END, START
@@ -303,9 +303,9 @@ def render(result: dict[str, Any]) -> str:
 
 
 def main() -> int:
-    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--runs", type=int, default=3)
-    parser.add_argument("--sessions", type=int, default=1000)
+    parser = benchmark_parser(__doc__.splitlines()[0])
+    parser.add_argument("--runs", type=Count(1, 10_000), default=3)
+    parser.add_argument("--sessions", type=Count(1, 1_000_000), default=1000)
     parser.add_argument("--quick", action="store_true", help="one run, 20 sessions")
     parser.add_argument("--json", action="store_true")
     args = parser.parse_args()

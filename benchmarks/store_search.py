@@ -26,7 +26,6 @@ the server's ``synchronous_commit``). The aim is the memory plane's: at most 10 
 
 from __future__ import annotations
 
-import argparse
 import gc
 import heapq
 import itertools
@@ -43,6 +42,7 @@ from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
 
+from _arguments import PostgresConninfo, benchmark_parser
 from _checked import checked_main, expect, expect_equal
 
 from grapharc.memory.bm25f import idf, term_score
@@ -206,10 +206,11 @@ def stores_measured(row: dict[str, Any]) -> list[str]:
 
 
 def main(argv: Sequence[str] | None = None) -> int:
-    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser = benchmark_parser(__doc__.splitlines()[0])
     parser.add_argument("--quick", action="store_true", help="stop at 10k items")
     parser.add_argument("--json", action="store_true", help="print one JSON document")
-    parser.add_argument("--postgres", metavar="URI", help="also measure the PostgreSQL item store, on a "
+    parser.add_argument("--postgres", type=PostgresConninfo(), metavar="URI",
+                        help="also measure the PostgreSQL item store, on a "
                                                           "scratch database of this server")
     arguments = parser.parse_args(argv)
     sizes = SIZES[:1] if arguments.quick else SIZES

@@ -22,7 +22,6 @@ per size. The aim is the memory plane's: at most 10 ms p95 at 100k items.
 
 from __future__ import annotations
 
-import argparse
 import json
 import sys
 import tempfile
@@ -31,6 +30,7 @@ from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import Any
 
+from _arguments import EmbedderSpec, PostgresConninfo, benchmark_parser
 from _checked import checked_main, expect_equal
 from store_search import Item, corpus, fill, latencies, scratch_database, stores_measured
 
@@ -116,12 +116,13 @@ def table(rows: list[dict[str, Any]]) -> str:
 
 
 def main(argv: Sequence[str] | None = None) -> int:
-    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser = benchmark_parser(__doc__.splitlines()[0])
     parser.add_argument("--quick", action="store_true", help="stop at 10k items")
     parser.add_argument("--json", action="store_true", help="print one JSON document")
-    parser.add_argument("--embedder", default="hashing:256", metavar="SPEC",
+    parser.add_argument("--embedder", type=EmbedderSpec(), default="hashing:256", metavar="SPEC",
                         help="the stores' embedder (default hashing:256)")
-    parser.add_argument("--postgres", metavar="URI", help="also measure the PostgreSQL item store, on a "
+    parser.add_argument("--postgres", type=PostgresConninfo(), metavar="URI",
+                        help="also measure the PostgreSQL item store, on a "
                                                           "scratch database of this server")
     arguments = parser.parse_args(argv)
     sizes = SIZES[:1] if arguments.quick else SIZES

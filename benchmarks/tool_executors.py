@@ -17,7 +17,6 @@ content (the forks' byte), or the script exits 1 and prints no figure.
 
 from __future__ import annotations
 
-import argparse
 import json
 import os
 import statistics
@@ -26,6 +25,7 @@ import time
 from pathlib import Path
 from typing import Any
 
+from _arguments import Count, benchmark_parser
 from _checked import checked_main, expect_equal
 
 from grapharc.harness import AgentNode, ToolRegistry  # noqa: F401  (the caller a real agent run is)
@@ -92,8 +92,8 @@ def measure(calls: int, workspace: Path) -> dict[str, list[float]]:
 
 
 def main() -> int:
-    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--calls", type=int, default=500)
+    parser = benchmark_parser(__doc__.splitlines()[0])
+    parser.add_argument("--calls", type=Count(1, 1_000_000), default=500)
     parser.add_argument("--quick", action="store_true", help="20 calls each")
     parser.add_argument("--json", action="store_true")
     options = parser.parse_args()

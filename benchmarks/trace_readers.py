@@ -20,7 +20,6 @@ so its memory is that (growing) state itself and is shown apart from the target 
 
 from __future__ import annotations
 
-import argparse
 import json
 import os
 import statistics
@@ -33,6 +32,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from _arguments import Count, Counts, benchmark_parser
 from _checked import WorkFailed, checked_main, expect, expect_equal, expect_exit
 from synthetic_trace import RUNS, Written, synthesise
 
@@ -182,19 +182,19 @@ def bench_size(events: int, repeat: int, workdir: Path, quick: bool) -> list[dic
 
 
 def main() -> int:
-    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--sizes", default="10000,100000,1000000")
-    parser.add_argument("--repeat", type=int, default=3)
+    parser = benchmark_parser(__doc__.splitlines()[0])
+    parser.add_argument("--sizes", type=Counts(1, 10_000_000), default="10000,100000,1000000")
+    parser.add_argument("--repeat", type=Count(1, 10_000), default=3)
     parser.add_argument("--json", action="store_true")
     parser.add_argument("--quick", action="store_true",
                         help="2,000 events, orjson only, one run each and no warming run")
     args = parser.parse_args()
     if args.quick:
-        args.sizes, args.repeat = "2000", 1
+        args.sizes, args.repeat = [2000], 1
     rows: list[dict[str, object]] = []
     with tempfile.TemporaryDirectory(prefix="grapharc-bench-") as workdir:
-        for size in (int(s) for s in args.sizes.split(",")):
-            rows += bench_size(size, max(1, args.repeat), Path(workdir), args.quick)
+        for size in args.sizes:
+            rows += bench_size(size, args.repeat, Path(workdir), args.quick)
             if not args.json:
                 print(f"... {size} events done", file=sys.stderr)
     if args.json:

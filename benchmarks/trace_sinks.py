@@ -23,7 +23,6 @@ exits 1 and prints no figure.
 
 from __future__ import annotations
 
-import argparse
 import asyncio
 import json
 import signal
@@ -36,6 +35,7 @@ from pathlib import Path
 from typing import Any
 
 import psycopg
+from _arguments import Count, Positive, PostgresConninfo, benchmark_parser
 from _checked import checked_main, expect, expect_equal
 from psycopg import sql
 from server_load import GRAPH, announced_url, launch_server
@@ -171,11 +171,11 @@ def summary(delays: list[float]) -> dict[str, float]:
 
 
 def main() -> int:
-    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--postgres", default="postgresql://postgres@127.0.0.1:5432/postgres")
-    parser.add_argument("--events", type=int, default=5000)
-    parser.add_argument("--pace", type=float, default=0.1)
-    parser.add_argument("--runs", type=int, default=5, help="runs followed in each mode")
+    parser = benchmark_parser(__doc__.splitlines()[0])
+    parser.add_argument("--postgres", type=PostgresConninfo(), default="postgresql://postgres@127.0.0.1:5432/postgres")
+    parser.add_argument("--events", type=Count(1, 10_000_000), default=5000)
+    parser.add_argument("--pace", type=Positive(60), default=0.1)
+    parser.add_argument("--runs", type=Count(1, 10_000), default=5, help="runs followed in each mode")
     parser.add_argument("--json", action="store_true")
     parser.add_argument("--quick", action="store_true", help="200 events, one run of nodes of 0.02 s")
     args = parser.parse_args()

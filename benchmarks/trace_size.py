@@ -16,7 +16,6 @@ status 1 and no figures.
 
 from __future__ import annotations
 
-import argparse
 import json
 import os
 import sys
@@ -25,6 +24,7 @@ from collections import Counter
 from pathlib import Path
 from typing import Any
 
+from _arguments import Count, ReadableFile, benchmark_parser
 from _checked import checked_main, expect, expect_equal, run
 from _original import DEFAULT_ORIGINAL
 
@@ -93,9 +93,10 @@ def _mean_line(lines: list[bytes], events: list[dict[str, Any]], phase: str) -> 
 
 
 def main() -> int:
-    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--iterations", type=int, default=5000)
-    parser.add_argument("--original", default=str(ORIGINAL), help="the Python of a GraphARC 0.1.7 virtualenv")
+    parser = benchmark_parser(__doc__.splitlines()[0])
+    parser.add_argument("--iterations", type=Count(1, 10_000_000), default=5000)
+    parser.add_argument("--original", type=ReadableFile(executable=True),
+                        help="the Python of a GraphARC 0.1.7 virtualenv (default: .ci/run's)")
     parser.add_argument("--json", action="store_true")
     parser.add_argument("--quick", action="store_true", help="200 iterations")
     args = parser.parse_args()
@@ -105,7 +106,7 @@ def main() -> int:
         ours = traced(sys.executable, OURS, ours_path, iterations)
         read_back = sum(1 for _ in read_events(ours_path))
         expect_equal(read_back, ours["lines"], "events GraphARC's reader read back from our trace")
-        theirs = traced(args.original, THEIRS, theirs_path, iterations, ORIGINAL_ENV)
+        theirs = traced(str(args.original or ORIGINAL), THEIRS, theirs_path, iterations, ORIGINAL_ENV)
     ratio = round(ours["bytes"] / ours["node_events"] / (theirs["bytes"] / theirs["node_events"]), 3)
     if args.json:
         document = {"iterations": iterations, "ours": ours, "original": theirs, "ratio": ratio}
