@@ -183,3 +183,16 @@ def test_two_processes_writing_at_once_lose_nothing(tmp_path: Path) -> None:
     assert len(store.search(("shared",), query="engine", limit=100)) == 80
     assert len(store.search(("shared",), filter={"by": "b"}, limit=100)) == 40
     store.close()
+
+
+def test_a_condition_with_an_integer_past_64_bits_is_refused_naming_it(tmp_path: Path) -> None:
+    """SQLite binds a condition's operand as a 64-bit integer: one past that is refused (it failed
+    the search with an OverflowError, a 500 over HTTP); the largest one still searches."""
+    store = SQLiteItemStore(tmp_path / "items.db")
+    store.put(("a",), "k", {"n": 5})
+    with pytest.raises(InvalidItemSearchError, match=r"'n': \$gt 10{30} is outside the 64-bit"):
+        store.search(("a",), filter={"n": {"$gt": 10**30}})
+    with pytest.raises(InvalidItemSearchError, match=r"'n': \$eq -10{30} is outside the 64-bit"):
+        store.search(("a",), filter={"n": -10**30})
+    assert [item.key for item in store.search(("a",), filter={"n": {"$lt": 2**63 - 1}})] == ["k"]
+    store.close()

@@ -21,6 +21,8 @@ from grapharc.memory.longterm.contracts import InvalidItemSearchError
 
 OPERATORS = frozenset({"$eq", "$ne", "$gt", "$gte", "$lt", "$lte"})
 ORDERINGS = frozenset({"$gt", "$gte", "$lt", "$lte"})
+BIGGEST = 2**63 - 1
+"""The largest integer a condition compares with: SQL backends bind operands as 64-bit integers."""
 
 
 @dataclass(frozen=True)
@@ -75,6 +77,9 @@ def _condition(path: tuple[str, ...], operator: Any, operand: Any) -> Condition:
     if operator in ORDERINGS and (isinstance(operand, bool) or not isinstance(operand, int | float | str)):
         raise InvalidItemSearchError(f"filter on {shown!r}: {operator} compares with a number or "
                                      f"a string, not {operand!r}")
+    if isinstance(operand, int) and not -BIGGEST <= operand <= BIGGEST:
+        raise InvalidItemSearchError(f"filter on {shown!r}: {operator} {operand} is outside the 64-bit "
+                                     f"integers the stores compare", hint="give it as a float")
     try:
         json.dumps(operand, allow_nan=False)
     except (TypeError, ValueError) as exc:
