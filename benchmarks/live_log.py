@@ -11,16 +11,18 @@ reply's length, as LangGraph's own ``messages/partial`` does. Each mode set's lo
 least one event per token and mode, and read back every event it holds; otherwise the script
 exits 1 and prints no figure.
 
-    .venv/bin/python benchmarks/live_log.py [--tokens N] [--reply N] [--postgres URI] [--quick]
+    .venv/bin/python benchmarks/live_log.py [--tokens N] [--reply N] [--postgres URI] [--quick] [--json]
 """
 
 from __future__ import annotations
 
 import asyncio
+import json
 import tempfile
 import time
 import uuid
 from pathlib import Path
+from typing import Any
 
 from _arguments import Count, StoreURI, benchmark_parser
 from _checked import checked_main, expect, expect_equal
@@ -39,8 +41,8 @@ METADATA = {"langgraph_step": 1, "langgraph_node": "chat", "langgraph_triggers":
             "ls_model_type": "chat"}
 
 
-async def measure(store: RunStore, modes: list[str], tokens: int, reply: int) -> str:
-    """One mode set's line: µs per token put, put and written, and µs per event read back."""
+async def measure(store: RunStore, modes: list[str], tokens: int, reply: int) -> dict[str, Any]:
+    """One mode set's figures: µs per token put, put and written, and µs per event read back."""
     run = RunRecord(run_id=uuid.uuid4().hex, thread_id="bench", assistant_id="chat",
                     request={"kind": "start"}, created_at=0.0, updated_at=0.0, stream_modes=tuple(modes))
     log = LiveLog(store, run, Progress(), time.time, 0)
@@ -61,8 +63,16 @@ async def measure(store: RunStore, modes: list[str], tokens: int, reply: int) ->
     back = store.live_after(run.run_id, 0)
     read = time.perf_counter() - started
     expect_equal(len(back), events, f"{'+'.join(modes)}: events read back")
-    return (f"{'+'.join(modes):<24} {events:>6} events  put {put / tokens * 1e6:7.1f} µs/token  "
-            f"put+write {written / tokens * 1e6:7.1f} µs/token  read {read / events * 1e6:6.1f} µs/event")
+    return {"modes": "+".join(modes), "events": events, "put_us_per_token": round(put / tokens * 1e6, 1),
+            "put_and_write_us_per_token": round(written / tokens * 1e6, 1),
+            "read_us_per_event": round(read / events * 1e6, 1)}
+
+
+def line(row: dict[str, Any]) -> str:
+    """One mode set's figures as a line of the table."""
+    return (f"{row['modes']:<24} {row['events']:>6} events  put {row['put_us_per_token']:7.1f} µs/token  "
+            f"put+write {row['put_and_write_us_per_token']:7.1f} µs/token  "
+            f"read {row['read_us_per_event']:6.1f} µs/event")
 
 
 def main() -> int:
@@ -72,16 +82,21 @@ def main() -> int:
     parser.add_argument("--postgres", type=StoreURI("runs"),
                         help="a PostgreSQL URI (default: SQLite in a temporary directory)")
     parser.add_argument("--quick", action="store_true", help="400 tokens")
+    parser.add_argument("--json", action="store_true", help="print one JSON document")
     args = parser.parse_args()
     if args.quick:
         args.tokens = 400
     location = args.postgres or f"sqlite:{tempfile.mkdtemp()}"
     store = open_store(location, kind="runs")
     try:
-        lines = [asyncio.run(measure(store, modes, args.tokens, args.reply)) for modes in MODE_SETS]
+        rows = [asyncio.run(measure(store, modes, args.tokens, args.reply)) for modes in MODE_SETS]
         where = "PostgreSQL" if args.postgres else "SQLite"
-        print(f"{args.tokens} tokens in replies of {args.reply}, over {where}")
-        print("\n".join(lines))
+        if args.json:
+            document = {"tokens": args.tokens, "reply": args.reply, "store": where, "rows": rows}
+            print(json.dumps(document, indent=2))
+        else:
+            print(f"{args.tokens} tokens in replies of {args.reply}, over {where}")
+            print("\n".join(line(row) for row in rows))
         return 0
     finally:
         store.close()

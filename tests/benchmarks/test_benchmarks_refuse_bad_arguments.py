@@ -1,6 +1,7 @@
-"""Every benchmark refuses a bad value of every option before any work: exit status 2, the option
-named, no traceback, and one JSON document naming it under ``--json``; and an environment that
-fails a script (a PostgreSQL that does not answer) ends it in one line, no traceback either.
+"""Every benchmark takes ``--json`` and refuses a bad value of every option before any work: exit
+status 2, the option named, no traceback, and one JSON document naming it under ``--json``; and
+an environment that fails a script (a PostgreSQL that does not answer) ends it in one line, no
+traceback either.
 
 The sweep runs in this process: each script's ``main`` is loaded once and called with the
 arguments in ``sys.argv``, so the parse error ends it before any work."""
@@ -122,7 +123,7 @@ def test_every_option_refuses_bad_values_with_status_2(script: Path, tmp_path: P
     parser = script_parser(main, monkeypatch)
     plain_file = tmp_path / "plain.txt"
     plain_file.write_text("not a program\n")
-    takes_json = "--json" in parser._option_string_actions
+    assert "--json" in parser._option_string_actions, f"{script.name} has no --json"
     swept = list(cases(parser, tmp_path, plain_file))
     for option, value in swept:
         argv = [*required(parser), f"{option}={value}"]
@@ -130,10 +131,9 @@ def test_every_option_refuses_bad_values_with_status_2(script: Path, tmp_path: P
         assert (status, out) == (2, ""), f"{script.name} {option}={value!r}: {status} {out}{err}"
         assert f"argument {option}" in err and "Traceback" not in err, err
         assert len(err.splitlines()[-1]) < 300, f"{script.name} {option}: a message too long to read"
-        if takes_json:
-            status, out, err = called(main, script, [*argv, "--json"], monkeypatch, capsys)
-            assert (status, err) == (2, ""), f"{script.name} {option}={value!r} --json: {status} {err}"
-            assert f"argument {option}" in json.loads(out)["error"], out
+        status, out, err = called(main, script, [*argv, "--json"], monkeypatch, capsys)
+        assert (status, err) == (2, ""), f"{script.name} {option}={value!r} --json: {status} {err}"
+        assert f"argument {option}" in json.loads(out)["error"], out
     assert swept or not [action for action in parser._actions if action.option_strings and action.nargs != 0]
 
 
