@@ -1,4 +1,5 @@
-"""What an agent step does once rather than every step: binding the model, re-checking the conversation."""
+"""What an agent step does once rather than every step or call: binding the model, re-checking the
+conversation, reading the idempotency ledger."""
 
 from __future__ import annotations
 
@@ -9,6 +10,7 @@ from typing import Any
 
 from agent_tools import registry
 from langchain_core.messages import AIMessage, HumanMessage
+from langgraph.checkpoint.memory import InMemorySaver
 from pydantic import BaseModel
 
 from grapharc.harness.agent import AgentNode, AgentState
@@ -73,3 +75,32 @@ def test_a_calls_digest_builds_no_json_encoder_and_keeps_its_canonical_text(monk
     digests = [digest("t", arguments) for _ in range(3)]
     assert built == []  # the encoder is built once, not once per call
     assert digests == [hashlib.sha256(canonical.encode()).hexdigest()] * 3
+
+
+class CountingSaver(InMemorySaver):
+    """An in-memory checkpointer that counts its reads of a thread's latest checkpoint."""
+
+    reads = 0
+
+    def get_tuple(self, config: Any) -> Any:
+        CountingSaver.reads += 1
+        return super().get_tuple(config)
+
+
+def ledger_reads(tmp_path, calls: int) -> int:
+    """Checkpoint reads of an agent run whose model asks for ``calls`` side-effecting writes in one reply."""
+    writes = AIMessage(content="", tool_calls=[
+        {"name": "append_note", "args": {"name": "todo", "text": f"line {i}"}, "id": f"w{i}"}
+        for i in range(calls)])
+    agent = AgentNode(ScriptedChatModel(responses=[writes, "done"]), registry(), workspace=tmp_path,
+                      permissions=PermissionPolicy.from_flags(allow=["*"]))
+    CountingSaver.reads = 0
+    out = agent.graph().compile(checkpointer=CountingSaver()).invoke(
+        {"task": "write"}, {"configurable": {"thread_id": f"t{calls}"}})
+    assert out["answer"] == "done"
+    assert (tmp_path / "todo.txt").read_text().splitlines()[-calls:] == [f"line {i}" for i in range(calls)]
+    return CountingSaver.reads
+
+
+def test_the_idempotency_ledger_reads_the_checkpoint_once_per_tools_step_not_thrice_per_call(tmp_path):
+    assert ledger_reads(tmp_path, 2) == ledger_reads(tmp_path, 30)

@@ -49,12 +49,18 @@ class CallRecord:
 
 
 class ToolCallLedger:
-    """The idempotency records of one thread (see the module docstring)."""
+    """The idempotency records of one thread, for one run of its tools node (see the module docstring).
+
+    The records already on the thread's latest checkpoint are read once, on first use, and kept
+    with those this node adds: the latest checkpoint cannot change while the node runs, so reading
+    it again for every call (all of its pending writes each time) made a reply of n calls cost
+    O(n^2) reads and decodes."""
 
     def __init__(self, checkpointer: BaseCheckpointSaver[Any] | None, thread_id: str) -> None:
         self.checkpointer = checkpointer
         self.thread_id = thread_id
-        self._memory: dict[str, CallRecord] = {}
+        self._records: dict[str, CallRecord] | None = None
+        self._pinned_on: RunnableConfig | None = None
 
     @classmethod
     def of(cls, config: RunnableConfig) -> ToolCallLedger:
@@ -69,17 +75,8 @@ class ToolCallLedger:
         return f"{thread_id}:{node}:{step}:{index}:{call_digest}"
 
     def recorded(self, key: str) -> CallRecord | None:
-        """What an earlier attempt recorded for ``key`` (the latest record wins), if anything."""
-        if key in self._memory or self.checkpointer is None:
-            return self._memory.get(key)
-        latest = self.checkpointer.get_tuple(thread_config(self.thread_id))
-        pending = (latest.pending_writes or []) if latest is not None else []
-        records = [value for _task, channel, value in pending
-                   if channel == LEDGER_CHANNEL and isinstance(value, dict) and value.get("key") == key]
-        if not records:
-            return None
-        final = next((r for r in records if r.get("state") == COMPLETED), records[0])
-        return CallRecord(str(final.get("state")), final.get("result"))
+        """What an earlier attempt recorded for ``key`` (a completed record wins), if anything."""
+        return self._loaded().get(key)
 
     def started(self, key: str) -> None:
         """Record that the call is about to run."""
@@ -89,14 +86,31 @@ class ToolCallLedger:
         """Record that the call ran, and what it returned."""
         self._pin({"key": key, "state": COMPLETED, "result": result})
 
-    def _pin(self, record: dict[str, Any]) -> None:
-        if self.checkpointer is None:
-            self._memory[record["key"]] = CallRecord(record["state"], record.get("result"))
-            return
-        latest = self.checkpointer.get_tuple(thread_config(self.thread_id))
-        if latest is None:  # a thread without a checkpoint yet cannot be resumed: memory will do
-            self._memory[record["key"]] = CallRecord(record["state"], record.get("result"))
-            return
+    def _loaded(self) -> dict[str, CallRecord]:
+        """The records so far: the latest checkpoint's, read on first use, and this node's own."""
+        if self._records is not None:
+            return self._records
+        self._records = records = {}
+        latest = self.checkpointer.get_tuple(thread_config(self.thread_id)) if self.checkpointer else None
+        if latest is None:  # no checkpointer, or no checkpoint yet: nothing can resume, memory will do
+            return records
         conf = latest.config["configurable"]
-        self.checkpointer.put_writes(thread_config(conf["thread_id"], conf["checkpoint_id"]),
-                                     [(LEDGER_CHANNEL, record)], f"grapharc:tool:{uuid4()}")
+        self._pinned_on = thread_config(conf["thread_id"], conf["checkpoint_id"])
+        for _task, channel, value in latest.pending_writes or []:
+            if channel == LEDGER_CHANNEL and isinstance(value, dict) and isinstance(value.get("key"), str):
+                self._note(records, value)
+        return records
+
+    @staticmethod
+    def _note(records: dict[str, CallRecord], record: dict[str, Any]) -> None:
+        """Keep ``record`` unless its key already has the one that wins (the first, or a completed one)."""
+        key = record["key"]
+        if key not in records or record.get("state") == COMPLETED:
+            records[key] = CallRecord(str(record.get("state")), record.get("result"))
+
+    def _pin(self, record: dict[str, Any]) -> None:
+        records = self._loaded()
+        if self._pinned_on is not None and self.checkpointer is not None:
+            self.checkpointer.put_writes(self._pinned_on, [(LEDGER_CHANNEL, record)],
+                                         f"grapharc:tool:{uuid4()}")
+        self._note(records, record)
