@@ -1,0 +1,60 @@
+"""What the SQLite stores' hottest calls run besides their SQL, counted (not timed): a streamed run
+checks its lease before each of about eleven checkpoint writes and reads its thread and run several
+times, so a function call more in each is paid many times a run."""
+
+from __future__ import annotations
+
+import sys
+import time
+from collections import Counter
+from collections.abc import Callable, Iterator
+from pathlib import Path
+from types import FrameType
+from typing import Any
+
+import pytest
+
+from grapharc.session import SqliteSessionStore
+from grapharc.session.lease import Lease
+
+
+def calls_of(action: Callable[[], Any]) -> Counter[str]:
+    """The functions ``action()`` calls, Python (``file:function``) and C (``C:name``), by count."""
+    seen: Counter[str] = Counter()
+
+    def profile(frame: FrameType, event: str, arg: Any) -> None:
+        if event == "call":
+            seen[f"{Path(frame.f_code.co_filename).name}:{frame.f_code.co_name}"] += 1
+        elif event == "c_call":
+            seen[f"C:{arg.__qualname__}"] += 1
+
+    sys.setprofile(profile)
+    try:
+        action()
+    finally:
+        sys.setprofile(None)
+    seen.pop("C:setprofile", None)
+    return seen
+
+
+@pytest.fixture
+def held(tmp_path: Path) -> Iterator[tuple[SqliteSessionStore, Lease]]:
+    store = SqliteSessionStore(tmp_path / "sessions.db")
+    now = time.time()
+    store.create("t", "g", now)
+    lease = store.claim_start("t", runner="r", ttl=30, now=now, input={}, inbox=None)
+    assert store.holds(lease)  # this thread's connection opened
+    yield store, lease
+    store.close()
+
+
+def test_a_lease_check_takes_its_connection_with_one_lock_and_nothing_else(
+        held: tuple[SqliteSessionStore, Lease]) -> None:
+    store, lease = held
+    calls = calls_of(lambda: store.holds(lease))
+
+    assert calls["C:RLock.acquire"] == calls["C:RLock.release"] == 1
+    # no condition notified, no count of connections in use kept, no generator context manager
+    bookkeeping = ("threading.py:", "contextlib.py:", "__init__.py:")
+    assert not [name for name in calls if name.startswith(bookkeeping)]
+    assert calls["C:Connection.execute"] == 1
