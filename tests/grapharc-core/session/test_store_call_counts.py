@@ -16,6 +16,7 @@ import pytest
 
 from grapharc.session import SqliteSessionStore
 from grapharc.session.lease import Lease
+from grapharc.session.records import READABLE, iso, unreadable_times
 
 
 def calls_of(action: Callable[[], Any]) -> Counter[str]:
@@ -58,3 +59,21 @@ def test_a_lease_check_takes_its_connection_with_one_lock_and_nothing_else(
     bookkeeping = ("threading.py:", "contextlib.py:", "__init__.py:")
     assert not [name for name in calls if name.startswith(bookkeeping)]
     assert calls["C:Connection.execute"] == 1
+
+
+def test_reading_a_thread_with_ordinary_times_builds_no_date(held: tuple[SqliteSessionStore, Lease]) -> None:
+    store, _ = held
+    calls = calls_of(lambda: store.get("t"))
+
+    # its three times are checked against the calendar's bounds, not each turned into a date
+    assert calls["C:datetime.fromtimestamp"] == 0
+    assert calls["C:Connection.execute"] == 5  # BEGIN, its row, its open approvals, its last node, COMMIT
+
+
+@pytest.mark.parametrize("moment", [
+    0, -1, 1.5, time.time(), 10**10, True, READABLE[0], READABLE[1], READABLE[0] + 1e-6, READABLE[1] - 1e-6,
+    READABLE[0] - 86400 * 2, READABLE[1] + 86400 * 2, 1e308, -1e308, float("inf"), float("-inf"),
+    float("nan"), 10**30, "2026-01-01", b"1", None])
+def test_a_time_is_flagged_unreadable_exactly_when_iso_cannot_read_it(moment: Any) -> None:
+    expected = None if moment is None or iso(moment) is not None else f"unreadable at={moment!r}"
+    assert unreadable_times(at=moment) == expected
