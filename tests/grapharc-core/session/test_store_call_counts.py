@@ -17,6 +17,8 @@ import pytest
 from grapharc.session import SqliteSessionStore
 from grapharc.session.lease import Lease
 from grapharc.session.records import READABLE, iso, unreadable_times
+from grapharc.sqlite.runs import SqliteRunStore
+from grapharc.testing.run_store_kit import new_run
 
 
 def calls_of(action: Callable[[], Any]) -> Counter[str]:
@@ -77,3 +79,22 @@ def test_reading_a_thread_with_ordinary_times_builds_no_date(held: tuple[SqliteS
 def test_a_time_is_flagged_unreadable_exactly_when_iso_cannot_read_it(moment: Any) -> None:
     expected = None if moment is None or iso(moment) is not None else f"unreadable at={moment!r}"
     assert unreadable_times(at=moment) == expected
+
+
+def test_a_run_read_again_unchanged_is_the_same_record_with_nothing_rebuilt(tmp_path: Path) -> None:
+    store = SqliteRunStore(tmp_path / "runs.db")
+    now = time.time()
+    run = store.add(new_run("t"), exclusive=True)
+    claimed = store.claim_next("w", now, 30.0, [run.assistant_id])
+    assert claimed is not None
+
+    calls = calls_of(lambda: store.refreshed(claimed))
+    assert store.refreshed(claimed) is claimed  # what a stream reads after each node of a running run
+    assert not [name for name in calls if name.startswith("dataclasses.py:")]
+    assert calls["C:Connection.execute"] == 1
+
+    assert store.finish(run.run_id, "w", "success", now + 1, end_seq=3)
+    ended = store.refreshed(claimed)
+    assert (ended.status, ended.end_seq, ended.updated_at) == ("success", 3, now + 1)
+    assert ended == store.get("t", run.run_id)
+    store.close()

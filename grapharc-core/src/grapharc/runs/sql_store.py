@@ -122,14 +122,18 @@ class SqlRunStore(SqlDialect, ABC):
     def refreshed(self, run: RunRecord) -> RunRecord:
         """``run`` as it stands now (``grapharc.runs.contracts.refreshed``): one read of the columns
         that change as it runs, its JSON decoded again only once a cancel has rewritten its request
-        (a stream reads its run on every wake, and decoding the whole row was most of that read)."""
+        (a stream reads its run on every wake, and decoding the whole row was most of that read);
+        ``run`` itself where none of them changed (most wakes: a node ended, the run did not)."""
         with self._read_one() as conn:
             row = self._run(conn, PROGRESS, (run.run_id, run.thread_id)).fetchone()
             if row is None:
                 raise UnknownRunError(run.thread_id, run.run_id)
             if bool(row["cancel_requested"]) != run.cancel_requested:
                 return self._get(conn, run.thread_id, run.run_id)
-        return dataclasses.replace(run, **{name: row[name] for name in PROGRESS_COLUMNS})
+        progress = {name: row[name] for name in PROGRESS_COLUMNS}
+        if all(getattr(run, name) == value for name, value in progress.items()):
+            return run
+        return dataclasses.replace(run, **progress)
 
     def of_thread(self, thread_id: str, *, status: str | None = None, limit: int | None = None,
                   offset: int = 0) -> builtins.list[RunRecord]:
