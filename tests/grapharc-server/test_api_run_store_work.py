@@ -17,6 +17,7 @@ from grapharc.server.api.context import open_context
 from grapharc.server.app import create_app
 from grapharc.session import SqliteSessionStore
 from grapharc.session.lease import Lease
+from grapharc.session.records import Session
 
 
 def _streamed(client: TestClient, graph: str) -> list[dict[str, Any]]:
@@ -65,3 +66,23 @@ def test_a_streamed_run_records_its_nodes_once_each_and_nothing_when_settling_fi
     # the node's own scan records it; the settling after the pass finds nothing new and writes
     # nothing (it wrote the same watermark again: four statements on the session store a run)
     assert recorded == [1]
+
+
+def test_a_streamed_run_reads_its_thread_whole_only_where_a_caller_is_answered(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    ctx = open_context(str(tmp_path / "sessions"), ["api_graphs:register"])
+    read: list[str] = []
+    get = SqliteSessionStore.get
+
+    def counted(self: SqliteSessionStore, thread_id: str) -> Session:
+        read.append(thread_id)
+        return get(self, thread_id)
+
+    with TestClient(create_app(api=ctx), base_url="http://localhost") as client:
+        _streamed(client, ODD)
+        monkeypatch.setattr(SqliteSessionStore, "get", counted)
+        events = _streamed(client, ODD)
+    assert events[-1]["event"] == "end" and '"success"' in events[-1]["data"]
+    # the run's request reads its thread, and the turn's end the session it leaves; the turn's
+    # start reads only the thread's graph (``graph_of``), not its approvals and last node
+    assert len(read) == 2

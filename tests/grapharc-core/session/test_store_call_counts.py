@@ -15,8 +15,10 @@ from typing import Any
 import pytest
 
 from grapharc.session import SqliteSessionStore
+from grapharc.session.contracts import graph_of
+from grapharc.session.errors import UnknownSessionError
 from grapharc.session.lease import Lease
-from grapharc.session.records import READABLE, iso, unreadable_times
+from grapharc.session.records import READABLE, Session, iso, unreadable_times
 from grapharc.sqlite.runs import SqliteRunStore
 from grapharc.testing.run_store_kit import new_run
 
@@ -98,3 +100,20 @@ def test_a_run_read_again_unchanged_is_the_same_record_with_nothing_rebuilt(tmp_
     assert (ended.status, ended.end_seq, ended.updated_at) == ("success", 3, now + 1)
     assert ended == store.get("t", run.run_id)
     store.close()
+
+
+def test_a_thread_s_graph_is_one_statement_and_a_store_without_its_own_read_answers_by_get(
+        held: tuple[SqliteSessionStore, Lease]) -> None:
+    store, _ = held
+    calls = calls_of(lambda: graph_of(store, "t"))
+    assert calls["C:Connection.execute"] == 1 and graph_of(store, "t") == "g"
+
+    class Plain:
+        """A store with the protocol's ``get`` and no ``graph_of`` of its own."""
+
+        def get(self, thread_id: str) -> Session:
+            return store.get(thread_id)
+
+    assert graph_of(Plain(), "t") == "g"  # type: ignore[arg-type]
+    with pytest.raises(UnknownSessionError):
+        graph_of(Plain(), "nope")  # type: ignore[arg-type]

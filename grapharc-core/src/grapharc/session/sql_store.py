@@ -30,6 +30,7 @@ from grapharc.session.errors import (
     ThreadNotPausedError,
     ThreadPausedError,
     UnknownApprovalError,
+    UnknownSessionError,
 )
 from grapharc.session.lease import Lease
 from grapharc.session.records import (
@@ -98,6 +99,15 @@ class SqlSessionStore(SqlTimeTravel):
             last = self._run(conn, "SELECT node, step FROM {audit} WHERE thread_id = ? AND kind = 'node' "
                                    "ORDER BY step DESC, seq DESC LIMIT 1", (thread_id,)).fetchone()
         return _session(row, holds, last, self._decode)
+
+    def graph_of(self, thread_id: str) -> str:
+        """The graph the thread runs (``grapharc.session.contracts.graph_of``): one statement, where
+        ``get`` reads the thread, its open approvals and its last node (a turn's start needs only this)."""
+        with self._read_one() as conn:
+            row = self._run(conn, "SELECT graph FROM {sessions} WHERE thread_id = ?", (thread_id,)).fetchone()
+        if row is None:
+            raise UnknownSessionError(thread_id)
+        return str(row["graph"])
 
     def update_metadata(self, thread_id: str, metadata: Mapping[str, Any], now: float, *, by: str) -> Session:
         """Merge ``metadata`` into the thread's own (its keys replace those of the same name); the
