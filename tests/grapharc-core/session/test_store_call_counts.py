@@ -4,6 +4,7 @@ times, so a function call more in each is paid many times a run."""
 
 from __future__ import annotations
 
+import dataclasses
 import sys
 import time
 from collections import Counter
@@ -14,6 +15,7 @@ from typing import Any
 
 import pytest
 
+from grapharc.runtime.budget import Budget
 from grapharc.session import SqliteSessionStore
 from grapharc.session.contracts import graph_of
 from grapharc.session.errors import UnknownSessionError
@@ -117,3 +119,19 @@ def test_a_thread_s_graph_is_one_statement_and_a_store_without_its_own_read_answ
     assert graph_of(Plain(), "t") == "g"  # type: ignore[arg-type]
     with pytest.raises(UnknownSessionError):
         graph_of(Plain(), "nope")  # type: ignore[arg-type]
+
+
+def test_a_run_s_budget_and_stream_modes_are_decoded_once_for_every_read_of_the_same_text(
+        tmp_path: Path) -> None:
+    store = SqliteRunStore(tmp_path / "runs.db")
+    ceiling = Budget(max_iterations=25, max_seconds=300.0)
+    added = store.add(dataclasses.replace(new_run("t"), budget=ceiling, stream_modes=("updates",)),
+                      exclusive=True)
+    assert store.get("t", added.run_id) == added
+
+    calls = calls_of(lambda: store.get("t", added.run_id))
+    read = store.get("t", added.run_id)
+    assert (read.budget, read.stream_modes) == (ceiling, ("updates",))
+    assert calls["budget.py:__post_init__"] == 0  # checked when first read, not on every read
+    assert calls["__init__.py:loads"] == 2  # the request and the metadata (dicts, the reader's own)
+    store.close()

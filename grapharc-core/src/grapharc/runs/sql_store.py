@@ -149,7 +149,7 @@ class SqlRunStore(SqlDialect, ABC):
             sql, args = sql + " LIMIT ? OFFSET ?", [*args, limit, offset]
         with self._write() as conn:
             rows = self._run(conn, sql, tuple(args)).fetchall()
-        return [record_of(dict(row)) for row in rows]
+        return [record_of(row) for row in rows]
 
     def claim_next(self, worker: str, now: float, ttl: float, graphs: Sequence[str]) -> RunRecord | None:
         """``RunStore.claim_next``."""
@@ -225,7 +225,7 @@ class SqlRunStore(SqlDialect, ABC):
         with self._write() as conn:
             rows = self._run(conn, f"SELECT * FROM {{runs}} WHERE status IN ({marks}) ORDER BY seq",  # noqa: S608 -- identifiers are GraphARC's own constants; values are bound
                              tuple(statuses)).fetchall()
-        return [record_of(dict(row)) for row in rows]
+        return [record_of(row) for row in rows]
 
     def delete(self, thread_id: str, run_id: str, *, rolled_back: bool = False) -> None:
         """``RunStore.delete``."""
@@ -241,7 +241,7 @@ class SqlRunStore(SqlDialect, ABC):
         with self._write() as conn:
             rows = self._run(conn, "SELECT * FROM {runs} WHERE status = ? AND claim_expires_at < ? "
                                    "ORDER BY seq", (RUNNING, now)).fetchall()
-        return [record_of(dict(row)) for row in rows]
+        return [record_of(row) for row in rows]
 
     def reclaim(self, run_id: str, worker: str, now: float, ttl: float) -> RunRecord | None:
         """``RunStore.reclaim``."""
@@ -253,7 +253,7 @@ class SqlRunStore(SqlDialect, ABC):
             if taken.rowcount != 1:
                 return None
             row = self._run(conn, "SELECT * FROM {runs} WHERE run_id = ?", (run_id,)).fetchone()
-        return record_of(dict(row))
+        return record_of(row)
 
     def append_live(self, run_id: str, thread_id: str, events: Sequence[LiveEvent]) -> None:
         """``RunStore.append_live``: a batch in one transaction, a few hundred rows a statement."""
@@ -292,4 +292,4 @@ class SqlRunStore(SqlDialect, ABC):
                         (run_id, thread_id)).fetchone()
         if row is None:
             raise UnknownRunError(thread_id, run_id)
-        return record_of(dict(row))
+        return record_of(row)
