@@ -135,3 +135,14 @@ def test_a_run_s_budget_and_stream_modes_are_decoded_once_for_every_read_of_the_
     assert calls["budget.py:__post_init__"] == 0  # checked when first read, not on every read
     assert calls["__init__.py:loads"] == 2  # the request and the metadata (dicts, the reader's own)
     store.close()
+
+
+def test_an_audit_entry_is_redacted_without_reading_the_environment_again(
+        held: tuple[SqliteSessionStore, Lease]) -> None:
+    store, lease = held
+    store.record_directive(lease, {"goto": "warm"}, time.time())
+    calls = calls_of(lambda: store.record_directive(lease, {"goto": "next"}, time.time()))
+
+    # the redactor made for the entry before is still current: no variable's name read again
+    assert calls["redaction.py:secret_names"] == 0 and calls["redaction.py:__init__"] == 0
+    assert calls["redaction.py:scrub"] >= 1
