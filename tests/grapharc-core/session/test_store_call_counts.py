@@ -146,3 +146,16 @@ def test_an_audit_entry_is_redacted_without_reading_the_environment_again(
     # the redactor made for the entry before is still current: no variable's name read again
     assert calls["redaction.py:secret_names"] == 0 and calls["redaction.py:__init__"] == 0
     assert calls["redaction.py:scrub"] >= 1
+
+
+def test_a_json_column_is_written_by_an_encoder_built_once(held: tuple[SqliteSessionStore, Lease],
+                                                             tmp_path: Path) -> None:
+    store, lease = held
+    calls = calls_of(lambda: store.record_directive(lease, {"goto": "next"}, time.time()))
+    assert calls["encoder.py:encode"] == 1 and calls["encoder.py:__init__"] == 0
+
+    runs = SqliteRunStore(tmp_path / "runs.db")
+    run = new_run("t")
+    calls = calls_of(lambda: runs.add(run, exclusive=True))
+    assert calls["encoder.py:__init__"] == 0  # its request and its metadata by one encoder too
+    runs.close()

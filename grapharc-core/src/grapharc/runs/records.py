@@ -124,8 +124,11 @@ def row_values(run: RunRecord) -> tuple[Any, ...]:
 
 
 def json_text(value: Any) -> str:
-    """A JSON column's text, characters as they are."""
-    return json.dumps(value, ensure_ascii=False)
+    """A JSON column's text, characters as they are (by one encoder built once)."""
+    return _JSON.encode(value)
+
+
+_JSON = json.JSONEncoder(ensure_ascii=False)
 
 
 INSERT_COLUMNS = ("run_id", "thread_id", "assistant_id", "request", "created_at", "updated_at",
