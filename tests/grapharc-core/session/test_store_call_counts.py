@@ -77,7 +77,8 @@ def test_reading_a_thread_with_ordinary_times_builds_no_date(held: tuple[SqliteS
 
 
 @pytest.mark.parametrize("moment", [
-    0, -1, 1.5, time.time(), 10**10, True, READABLE[0], READABLE[1], READABLE[0] + 1e-6, READABLE[1] - 1e-6,
+    0, -1, 1.5, 1796670249.80679, 10**10, True,
+    READABLE[0], READABLE[1], READABLE[0] + 1e-6, READABLE[1] - 1e-6,
     READABLE[0] - 86400 * 2, READABLE[1] + 86400 * 2, 1e308, -1e308, float("inf"), float("-inf"),
     float("nan"), 10**30, "2026-01-01", b"1", None])
 def test_a_time_is_flagged_unreadable_exactly_when_iso_cannot_read_it(moment: Any) -> None:
