@@ -102,3 +102,19 @@ def test_a_fenced_write_reads_only_the_lease_and_the_watermark_of_the_thread_s_r
     sessions.finish(lease, "completed", 4.0)
     with pytest.raises(LeaseLostError):
         sessions.record_directive(lease, {"goto": "next"}, 5.0)
+
+
+def test_a_turn_s_watermark_and_approvals_are_read_without_the_thread_s_whole_row(
+        sessions: SqliteSessionStore) -> None:
+    """A turn's start reads the scan's watermark and its settling the thread's approvals: neither
+    needs the thread's row (whose turn holds the turn's input) but to know the thread is there."""
+    sessions.create("t", "g", 1.0)
+    sessions.claim_start("t", runner="a", ttl=30.0, now=2.0, input={"big": "x" * 1000}, inbox=None)
+    with statements_of(sessions._db) as seen:
+        assert sessions.audited_step("t") == -1  # a new thread's: before the input checkpoint
+        assert sessions.approvals("t") == []
+    assert not [s for s in seen if "SELECT *" in s and "FROM sessions" in s], seen
+    assert seen[0] == "SELECT audited_step FROM sessions WHERE thread_id = 't'"
+    for read in (lambda: sessions.audited_step("nobody"), lambda: sessions.approvals("nobody")):
+        with pytest.raises(UnknownSessionError):
+            read()

@@ -74,6 +74,12 @@ class SqlSessionRows(SqlDialect, ABC):
             raise UnknownSessionError(thread_id)
         return row
 
+    def _known(self, conn: Connection, thread_id: str) -> None:
+        """``UnknownSessionError`` unless the thread is there (its id read, not its whole row)."""
+        if self._run(conn, "SELECT thread_id FROM {sessions} WHERE thread_id = ?",
+                     (thread_id,)).fetchone() is None:
+            raise UnknownSessionError(thread_id)
+
     def _claimed(self, conn: Connection, thread_id: str) -> Row:
         """The thread's row locked for a claim, or ``SessionBusyError`` if another runner is claiming
         it right now (its row is locked: skipped rather than waited for)."""
@@ -81,7 +87,7 @@ class SqlSessionRows(SqlDialect, ABC):
                                     (thread_id,)).fetchone()
         if row is not None:
             return row
-        self._row(conn, thread_id)  # UnknownSessionError if there is no such thread at all
+        self._known(conn, thread_id)  # UnknownSessionError if there is no such thread at all
         raise SessionBusyError(f"thread {thread_id} is being claimed by another runner right now",
                                hint="look again in a moment: grapharc session status shows who holds it")
 
