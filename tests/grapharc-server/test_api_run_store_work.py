@@ -15,6 +15,9 @@ import grapharc.runs.sql_store
 from grapharc.runs.records import RunRecord, record_of
 from grapharc.server.api.context import open_context
 from grapharc.server.app import create_app
+from grapharc.session import SqliteSessionStore
+from grapharc.session.lease import Lease
+from grapharc.session.records import Session
 
 
 def _streamed(client: TestClient, graph: str) -> list[dict[str, Any]]:
@@ -42,3 +45,44 @@ def test_a_streamed_run_decodes_its_run_record_only_where_it_is_added_and_claime
     assert [e["event"] for e in events].count("updates") == 1
     # the queue's add and the worker's claim; the stream's reads of the run decoded it 4 times more
     assert len(decoded) == 2
+
+
+def test_a_streamed_run_records_its_nodes_once_each_and_nothing_when_settling_finds_none_new(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    ctx = open_context(str(tmp_path / "sessions"), ["api_graphs:register"])
+    recorded: list[int] = []
+    record_nodes = SqliteSessionStore.record_nodes
+
+    def counted(self: SqliteSessionStore, lease: Lease, runs: Any, audited_step: int, now: float) -> int:
+        runs = list(runs)
+        recorded.append(len(runs))
+        return record_nodes(self, lease, runs, audited_step, now)
+
+    with TestClient(create_app(api=ctx), base_url="http://localhost") as client:
+        _streamed(client, ODD)
+        monkeypatch.setattr(SqliteSessionStore, "record_nodes", counted)
+        events = _streamed(client, ODD)
+    assert events[-1]["event"] == "end" and '"success"' in events[-1]["data"]
+    # the node's own scan records it; the settling after the pass finds nothing new and writes
+    # nothing (it wrote the same watermark again: four statements on the session store a run)
+    assert recorded == [1]
+
+
+def test_a_streamed_run_reads_its_thread_whole_only_where_a_caller_is_answered(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    ctx = open_context(str(tmp_path / "sessions"), ["api_graphs:register"])
+    read: list[str] = []
+    get = SqliteSessionStore.get
+
+    def counted(self: SqliteSessionStore, thread_id: str) -> Session:
+        read.append(thread_id)
+        return get(self, thread_id)
+
+    with TestClient(create_app(api=ctx), base_url="http://localhost") as client:
+        _streamed(client, ODD)
+        monkeypatch.setattr(SqliteSessionStore, "get", counted)
+        events = _streamed(client, ODD)
+    assert events[-1]["event"] == "end" and '"success"' in events[-1]["data"]
+    # the run's request reads its thread, and the turn's end the session it leaves; the turn's
+    # start reads only the thread's graph (``graph_of``), not its approvals and last node
+    assert len(read) == 2

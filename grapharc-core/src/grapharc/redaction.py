@@ -34,6 +34,10 @@ _version = 0
 """Bumped by each registration, so a redactor made earlier picks the new value up."""
 _marked: set[str] = set()
 """Variable names marked secret by a setting (``secret_env``) rather than the environment."""
+_marks = 0
+"""Bumped by each marking, so the process's redactor is made again (``_process_redactor``)."""
+_made: tuple[dict[Any, Any], int, int, Redactor] | None = None
+"""The process's redactor, with the environment, ``_version`` and ``_marks`` it was made from."""
 
 
 def is_secret_name(name: str, marked: Iterable[str] = ()) -> bool:
@@ -53,8 +57,10 @@ def secret_names(environ: Mapping[str, str] | None = None) -> list[str]:
 
 def mark_secret_names(names: Iterable[str]) -> None:
     """Treat the variables ``names`` as secrets from now on (the ``secret_env`` setting)."""
+    global _marks
     with _lock:
         _marked.update(name.strip() for name in names if name.strip())
+        _marks += 1
 
 
 def register_secret(value: str, label: str) -> None:
@@ -69,8 +75,31 @@ def register_secret(value: str, label: str) -> None:
 
 def current_redactor(environ: Mapping[str, str] | None = None) -> Redactor:
     """A redactor of every secret configured now: the environment's, then the registered ones."""
-    environ = os.environ if environ is None else environ
+    if environ is None or environ is os.environ:
+        return _process_redactor()
+    return _made_from(environ)
+
+
+def _made_from(environ: Mapping[str, str]) -> Redactor:
     return Redactor({environ[name]: name for name in secret_names(environ)})
+
+
+def _process_redactor() -> Redactor:
+    """``current_redactor`` of this process's environment: the one made last while neither the
+    environment nor a registered value nor a marked name has changed since (a redactor is never
+    changed once made), else a new one. Asked for by every audit entry a session store writes: making
+    one reads every variable's name, a hundred times the cost of comparing the environment with the
+    copy kept (``os.environ``'s own encoded dict; without one, a redactor is made each time)."""
+    global _made
+    data = getattr(os.environ, "_data", None)
+    made = _made
+    if made is not None and made[1] == _version and made[2] == _marks and made[0] == data:
+        return made[3]
+    kept = (dict(data), _version, _marks) if isinstance(data, dict) else None
+    redactor = _made_from(os.environ)  # a change meanwhile is not in ``kept``: the next call makes another
+    if kept is not None:
+        _made = (*kept, redactor)
+    return redactor
 
 
 class Redactor:

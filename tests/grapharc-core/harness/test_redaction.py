@@ -13,7 +13,7 @@ from grapharc.governed.settings import resolve_config
 from grapharc.harness.executors import LocalExecutor, ToolFailedError
 from grapharc.harness.redacting import RedactingExecutor
 from grapharc.harness.tools import Tool
-from grapharc.redaction import Redactor, current_redactor, register_secret, secret_names
+from grapharc.redaction import Redactor, current_redactor, mark_secret_names, register_secret, secret_names
 from grapharc.trace.encoding import MAX_STRING_CHARS
 from grapharc.trace.writer import TraceWriter
 
@@ -111,3 +111,34 @@ def test_the_executor_wrapper_redacts_results_and_error_messages_before_anyone_k
     assert KEY not in str(raised.value) and MARK in str(raised.value) and "ValueError" in str(raised.value)
     with pytest.raises(ValueError, match="bad clean"):
         executor.run(Tool("fail", "fail", WhatArgs, fail), {"what": "clean"}, workspace=Path(tmp_path))
+
+
+def test_the_process_redactor_is_made_again_only_when_a_secret_may_have_changed(monkeypatch):
+    made: list[object] = []
+    init = Redactor.__init__
+
+    def counted(self, secrets):
+        made.append(self)
+        init(self, secrets)
+
+    monkeypatch.setattr(Redactor, "__init__", counted)
+    first = current_redactor()
+    assert current_redactor() is first and len(made) <= 1  # nothing changed: the same one, none made
+
+    monkeypatch.setenv("PLANTED_API_KEY", "planted-value-0001")
+    assert current_redactor().redact("x planted-value-0001") == "x [redacted:PLANTED_API_KEY]"
+    monkeypatch.setenv("PLANTED_API_KEY", "planted-value-0002")
+    assert current_redactor().redact("x planted-value-0001 planted-value-0002") == \
+        "x planted-value-0001 [redacted:PLANTED_API_KEY]"
+    monkeypatch.setenv("PLANTED_PLAIN", "planted-value-0003")
+    assert current_redactor().redact("x planted-value-0003") == "x planted-value-0003"
+    monkeypatch.setattr("grapharc.redaction._marked", set())
+    mark_secret_names(["PLANTED_PLAIN"])
+    assert current_redactor().redact("x planted-value-0003") == "x [redacted:PLANTED_PLAIN]"
+    monkeypatch.delenv("PLANTED_API_KEY")
+    assert current_redactor().redact("x planted-value-0002") == "x planted-value-0002"
+    monkeypatch.setattr("grapharc.redaction._registered", {})
+    register_secret("planted-value-0004", "PLANTED_REGISTERED")
+    assert current_redactor().redact("x planted-value-0004") == "x [redacted:PLANTED_REGISTERED]"
+    kept = current_redactor()
+    assert current_redactor() is kept

@@ -16,7 +16,7 @@ from typing import Any
 import pytest
 
 from grapharc.session import SqliteSessionStore
-from grapharc.session.errors import UnknownSessionError
+from grapharc.session.errors import LeaseLostError, UnknownSessionError
 from grapharc.sqlite.database import SqliteDatabase
 from grapharc.sqlite.runs import SqliteRunStore
 from grapharc.testing.run_store_kit import new_run
@@ -86,3 +86,35 @@ def test_a_new_session_is_read_back_in_the_transaction_that_made_it(sessions: Sq
     assert made == sessions.get("t")
     assert (made.status, made.owner, made.metadata) == ("created", "ann", {"k": "v"})
     assert (made.holds, made.last_node) == ((), None)
+
+
+def test_a_fenced_write_reads_only_the_lease_and_the_watermark_of_the_thread_s_row(
+        sessions: SqliteSessionStore) -> None:
+    """Every node's record, the run's record and the turn's end read the thread's row to check the
+    lease: its token, status and the scan's watermark, not the whole row, whose ``turn`` holds the
+    turn's input."""
+    sessions.create("t", "g", 1.0)
+    lease = sessions.claim_start("t", runner="a", ttl=30.0, now=2.0, input={"big": "x" * 1000}, inbox=None)
+    with statements_of(sessions._db) as seen:
+        sessions.record_directive(lease, {"goto": "next"}, 3.0)
+    reads = [s for s in seen if s.lstrip().upper().startswith("SELECT")]
+    assert reads == ["SELECT lease_token, status, audited_step FROM sessions WHERE thread_id = 't' "], seen
+    sessions.finish(lease, "completed", 4.0)
+    with pytest.raises(LeaseLostError):
+        sessions.record_directive(lease, {"goto": "next"}, 5.0)
+
+
+def test_a_turn_s_watermark_and_approvals_are_read_without_the_thread_s_whole_row(
+        sessions: SqliteSessionStore) -> None:
+    """A turn's start reads the scan's watermark and its settling the thread's approvals: neither
+    needs the thread's row (whose turn holds the turn's input) but to know the thread is there."""
+    sessions.create("t", "g", 1.0)
+    sessions.claim_start("t", runner="a", ttl=30.0, now=2.0, input={"big": "x" * 1000}, inbox=None)
+    with statements_of(sessions._db) as seen:
+        assert sessions.audited_step("t") == -1  # a new thread's: before the input checkpoint
+        assert sessions.approvals("t") == []
+    assert not [s for s in seen if "SELECT *" in s and "FROM sessions" in s], seen
+    assert seen[0] == "SELECT audited_step FROM sessions WHERE thread_id = 't'"
+    for read in (lambda: sessions.audited_step("nobody"), lambda: sessions.approvals("nobody")):
+        with pytest.raises(UnknownSessionError):
+            read()

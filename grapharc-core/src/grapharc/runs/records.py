@@ -20,9 +20,11 @@ from __future__ import annotations
 import dataclasses
 import json
 from dataclasses import dataclass, field
+from functools import lru_cache
 from typing import Any, Final
 
 from grapharc.runtime.budget import Budget
+from grapharc.session.sql_dialect import Row
 
 PENDING, RUNNING = "pending", "running"
 SUCCESS, ERROR, INTERRUPTED = "success", "error", "interrupted"
@@ -82,15 +84,29 @@ def budget_text(budget: Budget | None) -> str | None:
 
 def budget_of(text: str | None) -> Budget | None:
     """The budget ``budget_text`` wrote."""
-    return None if text is None else Budget(**json.loads(text))
+    return None if text is None else _budget_of(text)
 
 
-def record_of(row: dict[str, Any]) -> RunRecord:
-    """A store row (its columns named as ``RunRecord``'s fields, JSON kept as text) as a record."""
+@lru_cache(maxsize=256)
+def _budget_of(text: str) -> Budget:
+    """The budget of a text read before, checked once (a budget is immutable: runs under the same
+    ceiling share one; a server decodes its ceiling with every run record it reads)."""
+    return Budget(**json.loads(text))
+
+
+@lru_cache(maxsize=256)
+def _stream_modes_of(text: str) -> tuple[str, ...]:
+    """A run's stream modes as its JSON column keeps them (a tuple: shared as the budget is)."""
+    return tuple(json.loads(text))
+
+
+def record_of(row: Row) -> RunRecord:
+    """A store row (its columns named as ``RunRecord``'s fields, JSON kept as text; a driver's own
+    row, read by name) as a record."""
     return RunRecord(
         run_id=row["run_id"], thread_id=row["thread_id"], assistant_id=row["assistant_id"],
         request=json.loads(row["request"]), created_at=row["created_at"], updated_at=row["updated_at"],
-        after_seq=row["after_seq"], stream_modes=tuple(json.loads(row["stream_modes"])),
+        after_seq=row["after_seq"], stream_modes=_stream_modes_of(row["stream_modes"]),
         budget=budget_of(row["budget"]), multitask_strategy=row["multitask_strategy"],
         status=row["status"], end_seq=row["end_seq"], error=row["error"], worker=row["worker"],
         claim_expires_at=row["claim_expires_at"], cancel_requested=bool(row["cancel_requested"]),
@@ -108,8 +124,11 @@ def row_values(run: RunRecord) -> tuple[Any, ...]:
 
 
 def json_text(value: Any) -> str:
-    """A JSON column's text, characters as they are."""
-    return json.dumps(value, ensure_ascii=False)
+    """A JSON column's text, characters as they are (by one encoder built once)."""
+    return _JSON.encode(value)
+
+
+_JSON = json.JSONEncoder(ensure_ascii=False)
 
 
 INSERT_COLUMNS = ("run_id", "thread_id", "assistant_id", "request", "created_at", "updated_at",

@@ -122,14 +122,18 @@ class SqlRunStore(SqlDialect, ABC):
     def refreshed(self, run: RunRecord) -> RunRecord:
         """``run`` as it stands now (``grapharc.runs.contracts.refreshed``): one read of the columns
         that change as it runs, its JSON decoded again only once a cancel has rewritten its request
-        (a stream reads its run on every wake, and decoding the whole row was most of that read)."""
+        (a stream reads its run on every wake, and decoding the whole row was most of that read);
+        ``run`` itself where none of them changed (most wakes: a node ended, the run did not)."""
         with self._read_one() as conn:
             row = self._run(conn, PROGRESS, (run.run_id, run.thread_id)).fetchone()
             if row is None:
                 raise UnknownRunError(run.thread_id, run.run_id)
             if bool(row["cancel_requested"]) != run.cancel_requested:
                 return self._get(conn, run.thread_id, run.run_id)
-        return dataclasses.replace(run, **{name: row[name] for name in PROGRESS_COLUMNS})
+        progress = {name: row[name] for name in PROGRESS_COLUMNS}
+        if all(getattr(run, name) == value for name, value in progress.items()):
+            return run
+        return dataclasses.replace(run, **progress)
 
     def of_thread(self, thread_id: str, *, status: str | None = None, limit: int | None = None,
                   offset: int = 0) -> builtins.list[RunRecord]:
@@ -145,7 +149,7 @@ class SqlRunStore(SqlDialect, ABC):
             sql, args = sql + " LIMIT ? OFFSET ?", [*args, limit, offset]
         with self._write() as conn:
             rows = self._run(conn, sql, tuple(args)).fetchall()
-        return [record_of(dict(row)) for row in rows]
+        return [record_of(row) for row in rows]
 
     def claim_next(self, worker: str, now: float, ttl: float, graphs: Sequence[str]) -> RunRecord | None:
         """``RunStore.claim_next``."""
@@ -221,7 +225,7 @@ class SqlRunStore(SqlDialect, ABC):
         with self._write() as conn:
             rows = self._run(conn, f"SELECT * FROM {{runs}} WHERE status IN ({marks}) ORDER BY seq",  # noqa: S608 -- identifiers are GraphARC's own constants; values are bound
                              tuple(statuses)).fetchall()
-        return [record_of(dict(row)) for row in rows]
+        return [record_of(row) for row in rows]
 
     def delete(self, thread_id: str, run_id: str, *, rolled_back: bool = False) -> None:
         """``RunStore.delete``."""
@@ -237,7 +241,7 @@ class SqlRunStore(SqlDialect, ABC):
         with self._write() as conn:
             rows = self._run(conn, "SELECT * FROM {runs} WHERE status = ? AND claim_expires_at < ? "
                                    "ORDER BY seq", (RUNNING, now)).fetchall()
-        return [record_of(dict(row)) for row in rows]
+        return [record_of(row) for row in rows]
 
     def reclaim(self, run_id: str, worker: str, now: float, ttl: float) -> RunRecord | None:
         """``RunStore.reclaim``."""
@@ -249,7 +253,7 @@ class SqlRunStore(SqlDialect, ABC):
             if taken.rowcount != 1:
                 return None
             row = self._run(conn, "SELECT * FROM {runs} WHERE run_id = ?", (run_id,)).fetchone()
-        return record_of(dict(row))
+        return record_of(row)
 
     def append_live(self, run_id: str, thread_id: str, events: Sequence[LiveEvent]) -> None:
         """``RunStore.append_live``: a batch in one transaction, a few hundred rows a statement."""
@@ -288,4 +292,4 @@ class SqlRunStore(SqlDialect, ABC):
                         (run_id, thread_id)).fetchone()
         if row is None:
             raise UnknownRunError(thread_id, run_id)
-        return record_of(dict(row))
+        return record_of(row)

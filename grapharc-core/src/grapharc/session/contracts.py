@@ -286,6 +286,14 @@ class SignInRecords(Protocol):
         ...
 
 
+def graph_of(store: SessionStore, thread_id: str) -> str:
+    """The graph thread ``thread_id`` runs (``UnknownSessionError`` if there is none): the store's
+    own ``graph_of`` where it has one (a read of that one column; the SQL stores have one), else
+    ``get``'s. Not part of the protocol, so a store without it still serves."""
+    read = getattr(store, "graph_of", None)
+    return str(read(thread_id)) if read is not None else store.get(thread_id).graph
+
+
 @runtime_checkable
 class CheckpointerProvider(Protocol):
     """LangGraph checkpoint savers over one place: a sync one for the process, async ones per loop.

@@ -46,7 +46,7 @@ from grapharc.session.approvals import Approvers, Gate
 from grapharc.session.backends import open_backends
 from grapharc.session.cancels import Cancels
 from grapharc.session.claims import Built, claimed
-from grapharc.session.contracts import ChangeNotifier
+from grapharc.session.contracts import ChangeNotifier, graph_of
 from grapharc.session.directives import Directive
 from grapharc.session.errors import SessionError, SessionInputError, UnknownCheckpointError
 from grapharc.session.fencing import Leases, fence
@@ -628,8 +628,16 @@ class SessionManager:
     def _for(self, thread_id: str, saver: Any = None) -> tuple[Session, RegisteredGraph, Any]:
         """The session, its registration (or ``UnknownGraphError``) and its compiled graph."""
         session = self.store.get(thread_id)
-        graph = self.graphs.get(session.graph, thread_id)
-        return session, graph, self._compiled(session.graph, thread_id, saver)
+        return session, *self._registered(session.graph, thread_id, saver)
+
+    def _graph_for(self, thread_id: str, saver: Any = None) -> tuple[str, RegisteredGraph, Any]:
+        """``_for`` with the thread's graph name in place of its session (a read of one column)."""
+        name = graph_of(self.store, thread_id)
+        return name, *self._registered(name, thread_id, saver)
+
+    def _registered(self, name: str, thread_id: str, saver: Any) -> tuple[RegisteredGraph, Any]:
+        """Graph ``name``'s registration (or ``UnknownGraphError``) and its compiled graph."""
+        return self.graphs.get(name, thread_id), self._compiled(name, thread_id, saver)
 
     def _input(self, graph: str, input: Mapping[str, Any] | None, saver: Any = None) -> dict[str, Any]:
         """Input checked as JSON and against the state of a graph registered here, before
@@ -643,12 +651,12 @@ class SessionManager:
                     on_record: OnRecord | None = None, options: TurnOptions = NO_OPTIONS) -> Any:
         """Claim a start turn (after checking its input) and build its driver (its scans read
         through the sync checkpointer)."""
-        session, graph, compiled = self._for(thread_id, saver)
-        values = self._input(session.graph, input, saver)
+        name, graph, compiled = self._graph_for(thread_id, saver)
+        values = self._input(name, input, saver)
         lease = self.store.claim_start(thread_id, runner=self.runner, ttl=self.lease_seconds,
                                        now=self.clock(), input=values, inbox=graph.inbox)
         return kind(self.store, self.leases, graph, compiled, lease, self.clock, on_update, budget, on_record,
-                    self._compiled(session.graph, thread_id), scanned=self.scanned,
+                    self._compiled(name, thread_id), scanned=self.scanned,
                     audited=self.store.audited_step(thread_id),  # in this trip, not the first scan's own
                     cancels=self.cancels, options=options)
 
@@ -656,13 +664,13 @@ class SessionManager:
                    on_update: OnUpdate | None, saver: Any, budget: Budget | None,
                    on_record: OnRecord | None, options: TurnOptions) -> AsyncTurn:
         """Claim a fork's turn (its input and checkpoint checked first) and build its driver."""
-        session, graph, compiled = self._for(thread_id, saver)
-        values = None if input is None else self._input(session.graph, input, saver)
+        name, graph, compiled = self._graph_for(thread_id, saver)
+        values = None if input is None else self._input(name, input, saver)
         base = self.state_at(thread_id, checkpoint_id)
         lease = self.store.claim_fork(thread_id, runner=self.runner, ttl=self.lease_seconds, now=self.clock(),
                                       checkpoint_id=checkpoint_id, step=step_of(base), input=values, by=by)
         return AsyncTurn(self.store, self.leases, graph, compiled, lease, self.clock, on_update, budget,
-                         on_record, self._compiled(session.graph, thread_id), scanned=self.scanned,
+                         on_record, self._compiled(name, thread_id), scanned=self.scanned,
                          audited=self.store.audited_step(thread_id), cancels=self.cancels, options=options)
 
     def _decide(self, session: Session, graph: RegisteredGraph, get_state: Callable[[Any], Any],

@@ -68,11 +68,22 @@ def iso(moment: float | None) -> str | None:
         return None
 
 
+READABLE = (datetime(1, 1, 2, tzinfo=UTC).timestamp(), datetime(9999, 12, 30, tzinfo=UTC).timestamp())
+"""Epoch seconds a day inside the years ``datetime`` holds: a number strictly between them is a time
+``iso`` reads, known without building the date (a thread's row has three times to check)."""
+
+
 def unreadable_times(**moments: Any) -> str | None:
     """Which of the named times is not a time a calendar holds (a damaged row), if any."""
-    bad = [f"{name}={value!r}" for name, value in moments.items()
-           if value is not None and iso(value) is None]
+    bad = [f"{name}={value!r}" for name, value in moments.items() if not _readable(value)]
     return f"unreadable {', '.join(bad)}" if bad else None
+
+
+def _readable(moment: Any) -> bool:
+    """Whether ``moment`` is None or a time ``iso`` reads."""
+    if moment is None or (type(moment) in (float, int) and READABLE[0] < moment < READABLE[1]):
+        return True
+    return iso(moment) is not None
 
 
 @dataclass(frozen=True, slots=True)

@@ -21,6 +21,10 @@ from grapharc.session.lease import Lease
 from grapharc.session.records import OPEN, RUNNING, SUPERSEDED, Approval, AuditKind, iso
 from grapharc.session.sql_dialect import Connection, Row, SqlDialect
 
+FENCE_COLUMNS = "lease_token, status, audited_step"
+"""The columns of a thread's row a fenced write reads: the lease's, and the scan's watermark (an edit's
+end moves it); not the whole row, whose turn holds the turn's input (read on every node's record)."""
+
 
 class SqlSessionRows(SqlDialect, ABC):
     """The row-level reads and writes of the SQL session store; a subclass supplies the dialect."""
@@ -70,6 +74,12 @@ class SqlSessionRows(SqlDialect, ABC):
             raise UnknownSessionError(thread_id)
         return row
 
+    def _known(self, conn: Connection, thread_id: str) -> None:
+        """``UnknownSessionError`` unless the thread is there (its id read, not its whole row)."""
+        if self._run(conn, "SELECT thread_id FROM {sessions} WHERE thread_id = ?",
+                     (thread_id,)).fetchone() is None:
+            raise UnknownSessionError(thread_id)
+
     def _claimed(self, conn: Connection, thread_id: str) -> Row:
         """The thread's row locked for a claim, or ``SessionBusyError`` if another runner is claiming
         it right now (its row is locked: skipped rather than waited for)."""
@@ -77,13 +87,17 @@ class SqlSessionRows(SqlDialect, ABC):
                                     (thread_id,)).fetchone()
         if row is not None:
             return row
-        self._row(conn, thread_id)  # UnknownSessionError if there is no such thread at all
+        self._known(conn, thread_id)  # UnknownSessionError if there is no such thread at all
         raise SessionBusyError(f"thread {thread_id} is being claimed by another runner right now",
                                hint="look again in a moment: grapharc session status shows who holds it")
 
     def _fenced_row(self, conn: Connection, lease: Lease, consequence: str) -> Row:
-        """The lease's thread row, locked, or ``LeaseLostError`` if the lease is no longer its current one."""
-        row = self._row(conn, lease.thread_id, self.LOCK)
+        """What a fenced write reads of the lease's thread row (``FENCE_COLUMNS``), locked, or
+        ``LeaseLostError`` if the lease is no longer its current one."""
+        sql = f"SELECT {FENCE_COLUMNS} FROM {{sessions}} WHERE thread_id = ? {self.LOCK}"  # noqa: S608 -- identifiers are GraphARC's own constants; values are bound
+        row: Row | None = self._run(conn, sql, (lease.thread_id,)).fetchone()
+        if row is None:
+            raise UnknownSessionError(lease.thread_id)
         if not held(row, lease):
             raise LeaseLostError(
                 f"runner {lease.runner} no longer holds thread {lease.thread_id}; {consequence}")

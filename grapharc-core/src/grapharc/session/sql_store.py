@@ -30,6 +30,7 @@ from grapharc.session.errors import (
     ThreadNotPausedError,
     ThreadPausedError,
     UnknownApprovalError,
+    UnknownSessionError,
 )
 from grapharc.session.lease import Lease
 from grapharc.session.records import (
@@ -98,6 +99,15 @@ class SqlSessionStore(SqlTimeTravel):
             last = self._run(conn, "SELECT node, step FROM {audit} WHERE thread_id = ? AND kind = 'node' "
                                    "ORDER BY step DESC, seq DESC LIMIT 1", (thread_id,)).fetchone()
         return _session(row, holds, last, self._decode)
+
+    def graph_of(self, thread_id: str) -> str:
+        """The graph the thread runs (``grapharc.session.contracts.graph_of``): one statement, where
+        ``get`` reads the thread, its open approvals and its last node (a turn's start needs only this)."""
+        with self._read_one() as conn:
+            row = self._run(conn, "SELECT graph FROM {sessions} WHERE thread_id = ?", (thread_id,)).fetchone()
+        if row is None:
+            raise UnknownSessionError(thread_id)
+        return str(row["graph"])
 
     def update_metadata(self, thread_id: str, metadata: Mapping[str, Any], now: float, *, by: str) -> Session:
         """Merge ``metadata`` into the thread's own (its keys replace those of the same name); the
@@ -251,7 +261,7 @@ class SqlSessionStore(SqlTimeTravel):
     def approvals(self, thread_id: str) -> builtins.list[Approval]:
         """Every approval the thread has asked for, oldest first."""
         with self._read() as conn:
-            self._row(conn, thread_id)
+            self._known(conn, thread_id)
             return self._approvals(conn, "WHERE thread_id = ?", (thread_id,))
 
     def approval(self, approval_id: str) -> Approval:
@@ -379,7 +389,7 @@ class SqlSessionStore(SqlTimeTravel):
     def post_event(self, thread_id: str, kind: str, payload: Mapping[str, Any], now: float) -> Event:
         """Queue an event for the thread's next turn."""
         with self._write() as conn:
-            self._row(conn, thread_id)
+            self._known(conn, thread_id)
             posted = self._run(conn, "INSERT INTO {events} (thread_id, kind, payload, posted_at) "
                                      "VALUES (?, ?, ?, ?) RETURNING event_id",
                                (thread_id, kind, self._encode(dict(payload)), now)).fetchone()
@@ -390,7 +400,7 @@ class SqlSessionStore(SqlTimeTravel):
     def events(self, thread_id: str) -> builtins.list[Event]:
         """Every event posted to the thread, oldest first."""
         with self._read() as conn:
-            self._row(conn, thread_id)
+            self._known(conn, thread_id)
             rows = self._run(conn, "SELECT * FROM {events} WHERE thread_id = ? ORDER BY event_id",
                              (thread_id,))
             return [Event(r["event_id"], r["thread_id"], r["kind"], self._decode(r["payload"]),
@@ -400,8 +410,12 @@ class SqlSessionStore(SqlTimeTravel):
 
     def audited_step(self, thread_id: str) -> int:
         """The checkpoint step the next scan for completed nodes starts from."""
-        with self._read() as conn:
-            return int(self._row(conn, thread_id)["audited_step"])
+        with self._read_one() as conn:
+            row = self._run(conn, "SELECT audited_step FROM {sessions} WHERE thread_id = ?",
+                            (thread_id,)).fetchone()
+        if row is None:
+            raise UnknownSessionError(thread_id)
+        return int(row["audited_step"])
 
     def record_nodes(self, lease: Lease, runs: Iterable[NodeRun], audited_step: int, now: float) -> int:
         """Record completed nodes, each (thread, step, node, task) once however often it is seen;
@@ -442,7 +456,7 @@ class SqlSessionStore(SqlTimeTravel):
             rows = self._run(conn, "SELECT * FROM {audit} WHERE thread_id = ? AND seq > ? ORDER BY seq",
                              (thread_id, after)).fetchall()
             if not rows:  # none: the thread has no entry past ``after``, or is not there at all
-                self._row(conn, thread_id)
+                self._known(conn, thread_id)
             return [AuditEntry(r["seq"], r["thread_id"], r["at"], r["kind"], r["node"], r["step"],
                                self._decode(r["detail"])) for r in rows]
 
@@ -452,7 +466,7 @@ class SqlSessionStore(SqlTimeTravel):
             row = self._run(conn, "SELECT MAX(seq) AS seq FROM {audit} WHERE thread_id = ? AND seq > ?",
                             (thread_id, after)).fetchone()
             if row is None or row["seq"] is None:
-                self._row(conn, thread_id)
+                self._known(conn, thread_id)
                 return after
             return int(row["seq"])
 

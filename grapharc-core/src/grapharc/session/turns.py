@@ -231,12 +231,16 @@ class _TurnBase:
         """Put the node completions saved since the audit watermark on the trail (sync), read
         through ``through`` (the sync ``reader`` by default); how many were new. ``settled``: no
         pass is running (see ``completed_runs``); ``prepared``: every checkpoint of the window
-        named with its values (a reader renders them), not only those with a write saved."""
+        named with its values (a reader renders them), not only those with a write saved. A scan
+        with nothing to record and the watermark where it was writes nothing (the settling after a
+        pass that a node's own scan already recorded): every write after it is fenced anyway."""
         if self.audited is None:
             self.audited = self.store.audited_step(self.lease.thread_id)
         graph = through or self.reader
         history = scan_window(graph, self.thread, self.audited, values=prepared)
         runs, resume_at = self._completions(history, self.audited, settled=settled)
+        if not runs and resume_at == self.audited:
+            return 0
         new = self.store.record_nodes(self.lease, runs, resume_at, self.clock())
         self.audited = resume_at
         return new

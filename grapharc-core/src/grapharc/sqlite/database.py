@@ -20,7 +20,7 @@ from __future__ import annotations
 
 import sqlite3
 import threading
-from collections import Counter
+import time
 from collections.abc import Iterator, Sequence
 from contextlib import AbstractContextManager, closing, contextmanager, nullcontext
 from pathlib import Path
@@ -47,18 +47,74 @@ CLOSE_WAIT_SECONDS = 60.0
 """How long ``close`` waits for statements other threads are running (SQLite's busy timeout is 30 s)."""
 
 
+class _Slot:
+    """One thread's connection to the file (opened on first use, reopened after a ``close``) and
+    the lock every use of it holds; entered, it is the connection, held until the block ends.
+
+    Why ``close`` never frees a connection under a statement, nor a statement runs on a closed one,
+    by mutual exclusion alone (no reasoning about the interpreter's lock): ``conn`` and ``depth`` are
+    read and written only by a thread holding ``lock``. A statement runs on ``conn`` only inside a
+    block that holds ``lock`` (``__enter__`` to ``__exit__``), and ``__enter__`` opens a new
+    connection when it finds ``conn`` None; ``close`` closes ``conn`` and sets it None while holding
+    ``lock``. ``lock`` is reentrant, for a block inside a block of the same thread; ``depth`` counts
+    the blocks its owner is in, so a ``close`` from inside one (the one thread that can take the lock
+    while a block holds it) leaves that connection open instead of closing it under the block."""
+
+    __slots__ = ("conn", "database", "depth", "lock", "timeout")
+
+    def __init__(self, database: SqliteDatabase, timeout: float) -> None:
+        self.database = database
+        self.timeout = timeout
+        self.lock = threading.RLock()
+        self.conn: sqlite3.Connection | None = None
+        self.depth = 0
+
+    def __enter__(self) -> sqlite3.Connection:
+        self.lock.acquire()
+        try:
+            conn = self.conn
+            if conn is None:
+                conn = self.conn = self.database.connect(self.timeout)
+                self.database.opened(self)
+        except BaseException:
+            self.lock.release()
+            raise
+        self.depth += 1
+        return conn
+
+    def __exit__(self, *exc_info: object) -> None:
+        self.depth -= 1
+        self.lock.release()
+
+    def closed(self, deadline: float) -> bool:
+        """Close the connection once no block holds it (waiting until ``deadline``, a monotonic time);
+        False: still in use then (or by the calling thread itself), left open."""
+        if not self.lock.acquire(timeout=max(0.0, deadline - time.monotonic())):
+            return False
+        try:
+            if self.depth:
+                return False
+            if self.conn is not None:
+                self.conn.close()
+                self.conn = None
+            return True
+        finally:
+            self.lock.release()
+
+
 class SqliteDatabase:
-    """The SQLite file at ``path``, used as the ``what`` (``"session store"``) failing with ``error``."""
+    """The SQLite file at ``path``, used as the ``what`` (``"session store"``) failing with ``error``.
+
+    Each thread uses connections of its own (``_Slot``: one that waits for a busy file, one that
+    does not); a statement holds its connection's lock, which ``close`` takes before closing it."""
 
     def __init__(self, path: Path, what: str, error: type[GraphARCError]) -> None:
         self.path = path
         self.what = what
         self.error = error
         self._local = threading.local()
-        self._opened: list[sqlite3.Connection] = []
-        self._in_use: Counter[sqlite3.Connection] = Counter()
-        self._lock = threading.RLock()
-        self._idle = threading.Condition(self._lock)
+        self._open: list[_Slot] = []
+        self._lock = threading.Lock()
 
     def prepare(self, schema: str, version_key: str, version: str,
                 migrations: Sequence[tuple[str, Sequence[str]]] = ()) -> None:
@@ -108,29 +164,31 @@ class SqliteDatabase:
         conn.execute("PRAGMA synchronous=NORMAL")
         return conn
 
+    def _slot(self, waits: bool = True) -> _Slot:
+        """This thread's connection slot; ``waits=False``: its other one, which never waits for a busy
+        file (the event loop's, for a call in place)."""
+        name = "conn" if waits else "no_wait"
+        slot: _Slot | None = getattr(self._local, name, None)
+        if slot is None:
+            slot = _Slot(self, 30.0 if waits else 0.0)
+            setattr(self._local, name, slot)
+        return slot
+
+    def opened(self, slot: _Slot) -> None:
+        """``slot`` has an open connection for ``close`` to close."""
+        with self._lock:
+            self._open.append(slot)
+
     def thread_connection(self, waits: bool = True) -> sqlite3.Connection:
         """This thread's connection, kept open until ``close``; ``waits=False``: its other one, which
         never waits for a busy file (the event loop's, for a call in place)."""
-        name = "conn" if waits else "no_wait"
-        conn = getattr(self._local, name, None)
-        if conn is None:
-            conn = self.connect(30.0 if waits else 0.0)
-            setattr(self._local, name, conn)
-            with self._lock:
-                self._opened.append(conn)
-        return conn
+        with self._slot(waits) as conn:
+            return conn
 
-    @contextmanager
-    def borrowed(self) -> Iterator[sqlite3.Connection]:
-        """This thread's connection, marked in use until the block ends, so ``close`` waits for it
-        rather than close it under a statement another thread is running (which crashes CPython)."""
-        with self._lock:
-            conn = self.thread_connection()
-            self._in_use[conn] += 1
-        try:
-            yield conn
-        finally:
-            self._release(conn)
+    def borrowed(self) -> AbstractContextManager[sqlite3.Connection]:
+        """This thread's connection, held until the block ends, so ``close`` waits for it rather than
+        close it under a statement another thread is running (which crashes CPython)."""
+        return self._slot()
 
     @contextmanager
     def write(self) -> Iterator[sqlite3.Connection]:
@@ -141,7 +199,7 @@ class SqliteDatabase:
             with self._savepoint(self._joined(scope)) as conn:
                 yield conn
             return
-        with self.borrowed() as conn:
+        with self._slot() as conn:
             try:
                 conn.execute("BEGIN IMMEDIATE")
                 yield conn
@@ -163,7 +221,7 @@ class SqliteDatabase:
             with self._failing():
                 yield joined
             return
-        with self.borrowed() as conn:
+        with self._slot() as conn:
             try:
                 conn.execute("BEGIN")
                 try:
@@ -178,7 +236,7 @@ class SqliteDatabase:
         SQLite runs in a snapshot of its own, so it needs no BEGIN and COMMIT around it (in a call
         run in place that changed the file, the call's transaction: see the module)."""
         joined = self._joined_already()
-        return self.borrowed() if joined is None else nullcontext(joined)
+        return self._slot() if joined is None else nullcontext(joined)
 
     def _joined_already(self) -> sqlite3.Connection | None:
         """The connection of the transaction the call running in place here opened on this file, if any."""
@@ -194,25 +252,20 @@ class SqliteDatabase:
         joined = self._joined_already()
         if joined is not None:
             return joined
-        conn = self.thread_connection(waits=False)
+        slot = self._slot(waits=False)
+        conn = slot.__enter__()
         try:
             conn.execute("BEGIN IMMEDIATE")
         except sqlite3.OperationalError as exc:
+            slot.__exit__()
             if getattr(exc, "sqlite_errorcode", 0) & 0xFF in _BUSY:  # the primary code
                 raise scope.would_wait() from exc
             raise self.error(f"{self.what} {self.path}: {exc}") from exc
-        with self._lock:
-            self._in_use[conn] += 1
-        scope.join(self, _Joined(self, conn))
+        except BaseException:
+            slot.__exit__()
+            raise
+        scope.join(self, _Joined(self, slot, conn))
         return conn
-
-    def _release(self, conn: sqlite3.Connection) -> None:
-        """``conn`` no longer in use by this thread (``close`` may close it)."""
-        with self._lock:
-            self._in_use[conn] -= 1
-            if not self._in_use[conn]:
-                del self._in_use[conn]
-                self._idle.notify_all()
 
     @contextmanager
     def _savepoint(self, conn: sqlite3.Connection) -> Iterator[sqlite3.Connection]:
@@ -238,21 +291,23 @@ class SqliteDatabase:
 
     def close(self) -> None:
         """Close every connection opened for a thread once no thread is using it (a connection still
-        in use after ``CLOSE_WAIT_SECONDS`` is left to the next close); closing twice is harmless."""
+        in use after ``CLOSE_WAIT_SECONDS`` is left to the next close, as is one the calling thread is
+        using); a thread's next use opens a new one; closing twice is harmless."""
+        deadline = time.monotonic() + CLOSE_WAIT_SECONDS
         with self._lock:
-            self._idle.wait_for(lambda: not self._in_use, timeout=CLOSE_WAIT_SECONDS)
-            idle = [conn for conn in self._opened if conn not in self._in_use]
-            self._opened = [conn for conn in self._opened if conn in self._in_use]
-            for conn in idle:
-                conn.close()
-            self._local = threading.local()
+            slots, self._open = self._open, []
+        kept = [slot for slot in slots if not slot.closed(deadline)]
+        with self._lock:
+            self._open.extend(kept)
 
 
 class _Joined:
-    """A ``SqliteDatabase``'s transaction in a call run in place (``in_place.Transaction``)."""
+    """A ``SqliteDatabase``'s transaction in a call run in place (``in_place.Transaction``), holding
+    the connection of the thread that runs the call, which ends it (``in_place.run``)."""
 
-    def __init__(self, database: SqliteDatabase, conn: sqlite3.Connection) -> None:
+    def __init__(self, database: SqliteDatabase, slot: _Slot, conn: sqlite3.Connection) -> None:
         self.database = database
+        self.slot = slot
         self.conn = conn
 
     def end(self, commit: bool) -> None:
@@ -265,4 +320,4 @@ class _Joined:
                     if self.conn.in_transaction:  # a commit that failed
                         self.conn.execute("ROLLBACK")
         finally:
-            self.database._release(self.conn)
+            self.slot.__exit__()

@@ -23,7 +23,7 @@ import pytest
 
 from grapharc.session.approvals import request
 from grapharc.session.audit import NodeRun
-from grapharc.session.contracts import SessionStore, SignInRecords
+from grapharc.session.contracts import SessionStore, SignInRecords, graph_of
 from grapharc.session.errors import (
     ApprovalExpiredError,
     LeaseLostError,
@@ -89,6 +89,13 @@ class SessionStoreConformance(SessionLeaseConformance, SessionApprovalConformanc
             with pytest.raises(UnknownSessionError, match="nope"):
                 call()
         assert store.list() == []
+
+    def test_a_thread_s_graph_reads_as_get_names_it_and_an_unknown_thread_is_refused(
+            self, store: SessionStore) -> None:
+        store.create("t1", GRAPH, 5.0)
+        assert graph_of(store, "t1") == store.get("t1").graph == GRAPH
+        with pytest.raises(UnknownSessionError, match="nope"):
+            graph_of(store, "nope")
 
     def test_unknown_approval_ids_raise_unknown_approval_error(self, store: SessionStore) -> None:
         [asked] = pause(store, "t1", make_hold())
