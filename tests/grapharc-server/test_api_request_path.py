@@ -4,6 +4,7 @@ tried before the one that serves it; counted, not timed (a test machine's clock 
 from __future__ import annotations
 
 import asyncio
+import json
 from pathlib import Path
 from typing import Any
 
@@ -15,6 +16,7 @@ from langchain_core.messages import HumanMessage
 from pydantic import TypeAdapter
 
 from grapharc.server.api.context import open_context
+from grapharc.server.api.limits import may_be_refused, scan_json
 from grapharc.server.api.problems import ApiProblem
 from grapharc.server.api.runs import check_input
 from grapharc.server.app import create_app
@@ -91,3 +93,50 @@ def test_where_two_routers_paths_overlap_the_one_mounted_first_answers_a_method_
     with TestClient(create_app(api=ctx), base_url="http://localhost") as client:
         answer = client.put(path)
     assert answer.status_code == 405 and answer.headers["allow"] == allowed
+
+
+def _body_parses(client: TestClient, monkeypatch: pytest.MonkeyPatch, path: str,
+                 body: bytes) -> tuple[int, int]:
+    """The status of ``POST path`` with ``body`` and how many times ``body`` was parsed as JSON."""
+    parses = 0
+    real_loads = json.loads
+
+    def counted(text: Any, *args: Any, **kwargs: Any) -> Any:
+        nonlocal parses
+        parses += text == body
+        return real_loads(text, *args, **kwargs)
+
+    with monkeypatch.context() as patched:
+        patched.setattr(json, "loads", counted)
+        status = client.post(path, content=body, headers={"content-type": "application/json"}).status_code
+    return status, parses
+
+
+def test_a_plain_body_is_parsed_once_and_one_the_limits_may_refuse_before_the_route(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    ctx = open_context(str(tmp_path / "sessions"), ["api_graphs:register"])
+    with TestClient(create_app(api=ctx), base_url="http://localhost") as client:
+        plain = json.dumps({"metadata": {"graph_id": CHAT}}).encode()
+        assert _body_parses(client, monkeypatch, "/threads", plain) == (200, 1)  # was 2: limits, then route
+        escaped = json.dumps({"metadata": {"graph_id": CHAT, "note": "caf\u00e9"}}).encode()
+        assert _body_parses(client, monkeypatch, "/threads", escaped) == (200, 2)  # \u: the limits look
+        surrogate = b'{"metadata": {"graph_id": "' + CHAT.encode() + b'", "note": "\\ud800"}}'
+        assert _body_parses(client, monkeypatch, "/threads", surrogate) == (422, 1)  # unread by the route
+
+
+@pytest.mark.parametrize("value", [
+    {"metadata": {"graph_id": "chat"}}, [[[[1]]]], {"a": "caf\u00e9"}, {"a": "\ud800"}, {"\udfff": 1},
+    {"a": "\ud83d\ude00"}, [{"a": [i]} for i in range(20)], "x\u0000y",
+])
+@pytest.mark.parametrize("encoding", ["ascii", "utf-8", "utf-16-le", "utf-32"])
+@pytest.mark.parametrize("max_depth", [0, 1, 3, 32])
+def test_a_body_left_to_the_route_is_never_one_the_limits_refuse(value: Any, encoding: str,
+                                                                  max_depth: int) -> None:
+    text = json.dumps(value, ensure_ascii=encoding == "ascii")
+    try:
+        body = text.encode(encoding, "surrogatepass")
+    except UnicodeEncodeError:
+        return
+    if not may_be_refused(body, max_depth):
+        depth, unencodable = scan_json(json.loads(body))
+        assert depth <= max_depth and unencodable is None

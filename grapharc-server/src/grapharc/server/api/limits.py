@@ -1,6 +1,9 @@
 """Request body limits, checked before any route sees the body: its size, its JSON nesting depth, and
 text UTF-8 can carry (JSON may escape a lone surrogate; stored, it would break every later answer
-that echoes it)."""
+that echoes it).
+
+A body that cannot break the depth or text limits (``may_be_refused`` says which) is not parsed
+here: the route parses it, once. Most API bodies are such: a few brackets of plain ASCII."""
 
 from __future__ import annotations
 
@@ -30,6 +33,15 @@ def scan_json(value: Any) -> tuple[int, str | None]:
         elif isinstance(item, str) and unencodable is None and not _encodes(item):
             unencodable = item
     return depth, unencodable
+
+
+def may_be_refused(body: bytes, max_depth: int) -> bool:
+    """Whether ``body`` could nest deeper than ``max_depth`` or hold a lone surrogate, told from its
+    bytes alone: no when it is ASCII without NUL bytes (so UTF-8, no raw surrogate), without a
+    ``\\u`` escape (the only way left to write one) and with no more opening brackets than
+    ``max_depth`` (each level needs one)."""
+    return (not body.isascii() or b"\x00" in body or b"\\u" in body
+            or body.count(b"[") + body.count(b"{") > max_depth)
 
 
 def _encodes(text: str) -> bool:
@@ -66,7 +78,8 @@ class BodyLimits:
                 return
             if not message.get("more_body", False):
                 break
-        refusal = self._refusal(bytes(body))
+        whole = bytes(body)
+        refusal = self._refusal(whole)
         if refusal is not None:
             detail, hint = refusal
             await problem(422, detail, hint=hint)(scope, receive, send)
@@ -78,13 +91,13 @@ class BodyLimits:
             if replayed:
                 return await receive()
             replayed = True
-            return {"type": "http.request", "body": bytes(body), "more_body": False}
+            return {"type": "http.request", "body": whole, "more_body": False}
 
         await self.app(scope, replay, send)
 
     def _refusal(self, body: bytes) -> tuple[str, str] | None:
         """Why a JSON body is refused before parsing it for a route, and the hint (None when it is fine)."""
-        if not body:
+        if not may_be_refused(body, self.max_depth):
             return None
         less_nesting = "send a JSON object with less nesting"
         try:
