@@ -1,9 +1,12 @@
 """The background loop's handoff: a coroutine's result or error comes back to the calling thread,
-and one that outlives its timeout is cancelled on the loop while the caller gets TimeoutError."""
+one that outlives its timeout is cancelled on the loop while the caller gets TimeoutError, and the
+loop is woken by one read of its doorbell, the coroutine running in its caller's context."""
 
 from __future__ import annotations
 
 import asyncio
+import contextvars
+import os
 import threading
 
 import pytest
@@ -72,3 +75,41 @@ def test_a_tool_call_sets_no_timer_on_the_loop_its_hand_off_times_it(tmp_path):
         connection.close()
     assert answers == [f"t{n}" for n in range(5)]
     assert timers == []  # the hand-off times the call: no timer is set and cancelled per call
+
+
+def test_a_hand_off_wakes_the_loop_with_one_read_of_its_doorbell(tmp_path, monkeypatch):
+    """asyncio's own wake-up (``call_soon_threadsafe``) reads its self-pipe until it raises
+    ``BlockingIOError``: two reads and an exception on the loop per call, where the doorbell's pipe
+    is read once."""
+    server = parse_server("notes", stdio_entry("notes"), tmp_path)
+    connection = ServerConnection(server)
+    connection.connect()
+    background = loop.background_loop()
+    woken: list[object] = []
+    reads: list[int] = []
+    read, call_soon_threadsafe = os.read, background.call_soon_threadsafe
+    monkeypatch.setattr(background, "call_soon_threadsafe",
+                        lambda *args, **kwargs: woken.append(args) or call_soon_threadsafe(*args, **kwargs))
+    monkeypatch.setattr(os, "read", lambda fd, size: reads.append(fd) or read(fd, size))
+    try:
+        answers = [connection.call("echo", {"text": f"t{n}"}, 30.0).content[0].text for n in range(5)]
+    finally:
+        monkeypatch.undo()
+        connection.close()
+    assert answers == [f"t{n}" for n in range(5)]
+    assert woken == []  # no call wakes the loop through asyncio's self-pipe
+    doorbell = loop._started()[1]._read_end
+    assert 1 <= reads.count(doorbell) <= 5  # one read of the doorbell per wake-up (rings may share one)
+
+
+def test_the_coroutine_runs_in_the_callers_context():
+    seen: contextvars.ContextVar[str] = contextvars.ContextVar("seen", default="the loop's")
+
+    async def read() -> str:
+        return seen.get()
+
+    token = seen.set("the caller's")
+    try:
+        assert loop.run(read(), None) == "the caller's"
+    finally:
+        seen.reset(token)

@@ -14,8 +14,9 @@ from typer.testing import CliRunner
 from grapharc.cli.main import build_app
 from grapharc.decisions.tool_rules import PermissionPolicy
 from grapharc.governed.settings import resolve_config, tool_limits
+from grapharc.harness import agent as agent_module
 from grapharc.harness.agent import AgentNode
-from grapharc.harness.limits import CallLimits, CallLimitsError, call_limits
+from grapharc.harness.limits import CallLimits, CallLimitsError, call_limits, limited
 from grapharc.harness.setup import AgentSettings, AgentSettingsError, build_agent
 from grapharc.harness.tools import Tool, ToolRegistry
 from grapharc.testing import ScriptedChatModel
@@ -63,6 +64,23 @@ def test_every_tool_call_of_an_agent_runs_under_its_limits(tmp_path):
     compiled.close()
     shown = [m.content for m in out["messages"] if m.type == "tool"]
     assert len(shown) == 1 and '"memory_mb": 77' in shown[0]
+    assert call_limits() == CallLimits()
+
+
+def test_a_step_of_several_calls_sets_its_limits_once_and_every_call_runs_under_them(tmp_path, monkeypatch):
+    entered: list[CallLimits] = []
+    monkeypatch.setattr(agent_module, "limited", lambda limits: entered.append(limits) or limited(limits))
+    calls = [{"name": "limits_now", "args": {}, "id": f"c{n}"} for n in range(5)]
+    agent = AgentNode(ScriptedChatModel(responses=[AIMessage(content="", tool_calls=calls), "done"]),
+                      ToolRegistry([Tool("limits_now", "the limits", NoArgs, limits_now)]),
+                      workspace=tmp_path, permissions=PermissionPolicy.from_flags(allow=["*"]),
+                      limits=CallLimits(memory_mb=77))
+    compiled = agent.graph().compile()
+    out = compiled.invoke({"task": "t"})
+    compiled.close()
+    shown = [m.content for m in out["messages"] if m.type == "tool"]
+    assert len(shown) == 5 and all('"memory_mb": 77' in text for text in shown)
+    assert entered == [CallLimits(memory_mb=77)]  # once for the step, not once per call
     assert call_limits() == CallLimits()
 
 
