@@ -13,8 +13,8 @@ in-process store (no embedder) holding the same items, fused with every item's v
 compared with the query's in Python (``vectors.every_similar``, the channel's definition;
 the items' vectors are made before timing). Each store's ten (key, score) pairs must be the
 baseline's exactly, scores to the last bit and ties in the same order, and every fill must
-hold every item; otherwise the script exits 1 and prints no figure. ``--quick`` stops at 10k
-items. ``--postgres URI`` measures grapharc-postgres's item store too, on a scratch database
+hold every item; otherwise the script exits 1 and prints no figure. ``--quick`` measures 1k
+items only. ``--postgres URI`` measures grapharc-postgres's item store too, on a scratch database
 per size. The aim is the memory plane's: at most 10 ms p95 at 100k items.
 
     .venv/bin/python benchmarks/store_vector_search.py [--quick] [--json] [--embedder SPEC] [--postgres URI]
@@ -32,7 +32,7 @@ from typing import Any
 
 from _arguments import EmbedderSpec, PostgresConninfo, benchmark_parser
 from _checked import checked_main, expect_equal
-from store_search import Item, corpus, fill, latencies, scratch_database, stores_measured
+from store_search import QUICK_SIZES, Item, corpus, fill, latencies, scratch_database, stores_measured
 
 from grapharc.memory.embedders import open_embedder
 from grapharc.memory.longterm import GraphARCStore, InMemoryItemStore
@@ -117,7 +117,7 @@ def table(rows: list[dict[str, Any]]) -> str:
 
 def main(argv: Sequence[str] | None = None) -> int:
     parser = benchmark_parser(__doc__.splitlines()[0])
-    parser.add_argument("--quick", action="store_true", help="stop at 10k items")
+    parser.add_argument("--quick", action="store_true", help="1k items only")
     parser.add_argument("--json", action="store_true", help="print one JSON document")
     parser.add_argument("--embedder", type=EmbedderSpec(), default="hashing:256", metavar="SPEC",
                         help="the stores' embedder (default hashing:256)")
@@ -125,7 +125,7 @@ def main(argv: Sequence[str] | None = None) -> int:
                         help="also measure the PostgreSQL item store, on a "
                                                           "scratch database of this server")
     arguments = parser.parse_args(argv)
-    sizes = SIZES[:1] if arguments.quick else SIZES
+    sizes = QUICK_SIZES if arguments.quick else SIZES
     rows = []
     with tempfile.TemporaryDirectory() as directory:
         for count in sizes:

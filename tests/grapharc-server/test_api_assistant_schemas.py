@@ -13,11 +13,15 @@ import pytest
 from langgraph_sdk import get_client
 from langgraph_sdk.errors import NotFoundError
 from pydantic import ConfigDict
+from server_process import api_server_url
 
 from grapharc.runtime.graph import END, START, GraphARC
 from grapharc.runtime.state import GraphARCState
 from grapharc.server.api.assistants import get_schemas
 from grapharc.session.manager import SessionManager
+
+api_server = api_server_url("assistant-schemas")
+"""The module's one server: its tests read assistants and change nothing."""
 
 CREDIT = "credit-approval"
 

@@ -10,12 +10,15 @@ from typing import Any
 import httpx
 import pytest
 from api_graphs import registered_names
-from server_process import sse_events
+from server_process import api_server_url, sse_events
 
 from grapharc.errors import GraphARCError
 from grapharc.runs.errors import RunStoreError
 from grapharc.server.api.problems import status_of
 from grapharc.session.errors import SessionStoreError
+
+api_server = api_server_url("http")
+"""The module's one server: each test makes threads of its own and reads only those."""
 
 CREDIT = "credit-approval"
 PROBLEM = "application/problem+json"

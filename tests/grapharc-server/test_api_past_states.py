@@ -11,6 +11,10 @@ import httpx
 import pytest
 from langgraph_sdk import get_client
 from langgraph_sdk.errors import NotFoundError
+from server_process import api_server_url
+
+api_server = api_server_url("past-states")
+"""The module's one server: each test makes threads of its own and reads only those."""
 
 RELAY = "relay"
 

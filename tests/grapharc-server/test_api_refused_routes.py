@@ -10,6 +10,10 @@ from typing import Any
 import httpx
 from langgraph_sdk import get_client
 from langgraph_sdk.errors import APIStatusError
+from server_process import api_server_url
+
+api_server = api_server_url("refused-routes")
+"""The module's one server: each test makes threads of its own and reads only those."""
 
 RELAY = "relay"
 

@@ -17,6 +17,10 @@ from sdk_stories import (
     list_a_threads_runs,
     stream_to_interrupt_and_resume,
 )
+from server_process import api_server_url
+
+api_server = api_server_url("sdk-contract")
+"""The module's one server: each test makes threads of its own and reads only those."""
 
 
 def test_the_sdk_streams_a_run_to_its_interrupt_and_resumes_it_with_a_command(api_server: str) -> None:

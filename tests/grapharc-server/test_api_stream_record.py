@@ -19,8 +19,11 @@ from typing import Any
 
 import httpx
 from api_graphs import LONG_ANSWER, ODD, WAITER
-from server_process import sse_events
+from server_process import api_server_url, sse_events
 from test_api_http import _thread
+
+api_server = api_server_url("stream-record")
+"""The module's one server: each test makes threads of its own and reads only those."""
 
 EXPECTED = {"answer": LONG_ANSWER, "reading": None, "tags": ["a", "b"],
             "raw": base64.b64encode(b"\x00\xffok").decode(), "seen_at": "2026-12-01T15:00:00+00:00"}

@@ -7,7 +7,7 @@ over one sessions directory and one auth file stand for the workers of one deplo
 from __future__ import annotations
 
 from collections.abc import Iterator
-from contextlib import ExitStack
+from contextlib import ExitStack, contextmanager
 from pathlib import Path
 
 import httpx
@@ -21,13 +21,27 @@ GUARDED = ("/openapi.json", "/docs", "/redoc", "/plugins")
 LIMITS = "\n[sign_in]\nfailures_per_user = 3\nfailures_per_address = 5\nwindow_seconds = 600\n"
 
 
-@pytest.fixture
-def two(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Iterator[tuple[str, str]]:
+@contextmanager
+def two_servers(tmp: Path) -> Iterator[tuple[str, str]]:
     """Two servers over the same sessions and auth file (sign-in limits: 3 a user, 5 an address)."""
-    monkeypatch.setenv("PYTHONPATH", HERE)
-    with ExitStack() as stack:
-        yield (stack.enter_context(authz_server(tmp_path, extra=LIMITS)),
-               stack.enter_context(authz_server(tmp_path, extra=LIMITS)))
+    with pytest.MonkeyPatch.context() as patch, ExitStack() as stack:
+        patch.setenv("PYTHONPATH", HERE)
+        yield (stack.enter_context(authz_server(tmp, extra=LIMITS)),
+               stack.enter_context(authz_server(tmp, extra=LIMITS)))
+
+
+@pytest.fixture(scope="module")
+def two(tmp_path_factory: pytest.TempPathFactory) -> Iterator[tuple[str, str]]:
+    """The module's two servers, for the tests that fail no sign-in (so none is throttled)."""
+    with two_servers(tmp_path_factory.mktemp("pages")) as urls:
+        yield urls
+
+
+@pytest.fixture
+def fresh_two(tmp_path: Path) -> Iterator[tuple[str, str]]:
+    """Two servers of the test's own, whose sign-in failures no other test shares."""
+    with two_servers(tmp_path) as urls:
+        yield urls
 
 
 def _sign_in(browser: httpx.Client, user: str, password: str | None = None) -> httpx.Response:
@@ -71,8 +85,8 @@ def test_signing_out_revokes_the_cookie_on_every_process(two):
         assert _sign_in(again, "alice").status_code == 303 and again.get("/inbox").status_code == 200
 
 
-def test_failed_sign_ins_are_throttled_per_user_and_per_address_across_processes(two):
-    first, second = two
+def test_failed_sign_ins_are_throttled_per_user_and_per_address_across_processes(fresh_two):
+    first, second = fresh_two
     with client(first) as one, client(second) as other:
         assert [_sign_in(one, "alice", "guess").status_code for _ in range(3)] == [401, 401, 401]
         locked = _sign_in(other, "alice")  # the right password, on the other process

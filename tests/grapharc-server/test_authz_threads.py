@@ -17,8 +17,19 @@ from langgraph_sdk import get_sync_client
 from grapharc.session.manager import SessionManager
 
 
+@pytest.fixture(scope="module")
+def server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[str]:
+    """The module's one server, for the tests that read only threads they make themselves."""
+    with pytest.MonkeyPatch.context() as patch:
+        patch.setenv("PYTHONPATH", HERE)
+        with authz_server(tmp_path_factory.mktemp("authz")) as url:
+            yield url
+
+
 @pytest.fixture
-def server(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Iterator[str]:
+def fresh_server(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Iterator[str]:
+    """A server over sessions in ``tmp_path`` of the test's own, for the tests that search or count
+    every thread a user may read (or add threads to its sessions)."""
     monkeypatch.setenv("PYTHONPATH", HERE)
     with authz_server(tmp_path) as url:
         yield url
@@ -94,9 +105,9 @@ def test_a_thread_a_user_may_not_read_answers_as_a_thread_that_does_not_exist(se
         assert alice.get(f"/threads/{thread}").json()["status"] == "interrupted"
 
 
-def test_search_and_count_show_each_user_the_threads_they_may_read(server, tmp_path):
-    with client(server, "alice") as alice, client(server, "bob") as bob, client(server, "dave") as dave, \
-            client(server, "root") as root:
+def test_search_and_count_show_each_user_the_threads_they_may_read(fresh_server, tmp_path):
+    with client(fresh_server, "alice") as alice, client(fresh_server, "bob") as bob, \
+            client(fresh_server, "dave") as dave, client(fresh_server, "root") as root:
         mine, colleagues, globex = new_thread(alice), new_thread(bob), new_thread(dave)
         older = _thread_without_owner(tmp_path / "sessions")
         seen = {name: {t["thread_id"] for t in who.post("/threads/search", json={"limit": 100}).json()}
@@ -108,9 +119,9 @@ def test_search_and_count_show_each_user_the_threads_they_may_read(server, tmp_p
     assert counted == {"alice": 3, "dave": 2, "root": 4}
 
 
-def test_the_sdk_client_of_a_user_finds_only_their_threads(server):
-    alice = get_sync_client(url=server, headers={"Authorization": f"Bearer {TOKENS['alice']}"})
-    dave = get_sync_client(url=server, headers={"Authorization": f"Bearer {TOKENS['dave']}"})
+def test_the_sdk_client_of_a_user_finds_only_their_threads(fresh_server):
+    alice = get_sync_client(url=fresh_server, headers={"Authorization": f"Bearer {TOKENS['alice']}"})
+    dave = get_sync_client(url=fresh_server, headers={"Authorization": f"Bearer {TOKENS['dave']}"})
     made = dave.threads.create(graph_id="credit-approval")["thread_id"]
     dave.runs.wait(made, "credit-approval", input={"application_id": "LN-1020"}, raise_error=False)  # fails
     assert [t["thread_id"] for t in dave.threads.search()] == [made]
@@ -121,18 +132,18 @@ def test_the_sdk_client_of_a_user_finds_only_their_threads(server):
 
 
 def test_threads_made_before_owners_were_recorded_are_read_by_everyone_and_deleted_by_admins(
-        server, tmp_path):
+        fresh_server, tmp_path):
     """A thread with no owner (an older database's, or the CLI's) keeps the visibility every thread
     had before; deleting it takes ``delete = "all"``."""
     older = _thread_without_owner(tmp_path / "sessions")
-    with client(server, "dave") as dave, client(server, "root") as root:
+    with client(fresh_server, "dave") as dave, client(fresh_server, "root") as root:
         assert dave.get(f"/threads/{older}").json()["thread_id"] == older
         assert _detail(dave.delete(f"/threads/{older}"), 403) == f"dave may not delete thread {older}"
         assert root.delete(f"/threads/{older}").status_code == 204
 
 
-def test_a_user_runs_only_the_assistants_their_roles_grant(server):
-    with client(server, "alice") as alice, client(server, "dave") as dave:
+def test_a_user_runs_only_the_assistants_their_roles_grant(fresh_server):
+    with client(fresh_server, "alice") as alice, client(fresh_server, "dave") as dave:
         refused = dave.post("/threads", json={"metadata": {"graph_id": "waiter"}})
         assert _detail(refused, 403) == "dave may not run assistant 'waiter'"
         stateless = dave.post("/runs/wait", json={"assistant_id": "waiter", "input": {}})

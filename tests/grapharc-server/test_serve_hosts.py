@@ -20,11 +20,14 @@ import pytest
 from fastapi import WebSocket
 from fastapi.testclient import TestClient
 from inbox_setup import TOKEN, csrf_of, pause_credit_thread, reading, serve_inbox, signed_in
-from server_process import ServerProcess, grapharc_serve
+from server_process import ServerProcess, api_server_url, grapharc_serve
 from starlette.websockets import WebSocketDisconnect
 from test_api_http import CREDIT, _problem, _thread
 
 from grapharc.server.app import create_app
+
+api_server = api_server_url("hosts")
+"""The module's one server: each test makes threads of its own and reads only those."""
 
 ELSEWHERE = "attacker.example"
 RESUME = {"assistant_id": CREDIT, "command": {"resume": {"decision": "approved", "decider": "credit-desk"}}}

@@ -1,48 +1,77 @@
 """``grapharc memory add | search | history | contradictions``: a claim store looked into from the shell.
 
-Every command runs in a process of its own, so a claim one adds is read back by another
-from the SQLite (or LadybugDB) file alone.
+Each command opens its store from the SQLite (or LadybugDB) file and closes it, so a claim one adds
+is read back by another from the file alone. Every command runs as a process of its own at least
+once (``grapharc_process``): a claim added by one process is found by another, a history and a
+contradictions check are read by processes, a store another process holds is refused. The other
+tests call the same entry point in this process (``grapharc``), an exit status and two captured
+streams as a process has, for a small part of a process's start.
 """
 
 from __future__ import annotations
 
+import io
 import json
 import os
 import subprocess
 import sys
+from collections.abc import Callable
+from contextlib import redirect_stderr, redirect_stdout
 from pathlib import Path
 
 import pytest
 
+from grapharc.cli.main import run
+
 STORE = "sqlite:memory.db"
 
+Result = subprocess.CompletedProcess[str]
 
-def grapharc(cwd: Path, *args: str) -> subprocess.CompletedProcess[str]:
-    env = {name: value for name, value in os.environ.items()
-           if not name.startswith("GRAPHARC_") or name == "GRAPHARC_DEBUG"}
+
+def settings_removed() -> dict[str, str]:
+    """This environment without GRAPHARC_* settings (GRAPHARC_DEBUG kept), as a user's shell has."""
+    return {name: value for name, value in os.environ.items()
+            if not name.startswith("GRAPHARC_") or name == "GRAPHARC_DEBUG"}
+
+
+def grapharc_process(cwd: Path, *args: str) -> Result:
+    """``grapharc ARGS`` run as a process of its own in ``cwd``."""
     return subprocess.run([sys.executable, "-m", "grapharc.cli", *args], capture_output=True,
-                          text=True, cwd=cwd, env=env, timeout=120)
+                          text=True, cwd=cwd, env=settings_removed(), timeout=120)
 
 
-def document(result: subprocess.CompletedProcess[str]) -> dict:
+def grapharc(cwd: Path, *args: str) -> Result:
+    """``grapharc ARGS`` run in this process by the command's entry point, in ``cwd`` with the
+    environment a process gets: its exit status and its output as a process's."""
+    out, err = io.StringIO(), io.StringIO()
+    with pytest.MonkeyPatch.context() as patch:
+        patch.chdir(cwd)
+        for name in set(os.environ) - set(settings_removed()):
+            patch.delenv(name)
+        with redirect_stdout(out), redirect_stderr(err):
+            code = run(list(args))
+    return subprocess.CompletedProcess(["grapharc", *args], code, out.getvalue(), err.getvalue())
+
+
+def document(result: Result) -> dict:
     """The one JSON document a --json command printed (json.loads refuses anything more)."""
     return json.loads(result.stdout)
 
 
 def add(cwd: Path, subject: str, predicate: str, object_: str, *extra: str,
-        store: str = STORE) -> str:
-    result = grapharc(cwd, "memory", "add", subject, predicate, object_, "--source", "letters.txt",
-                      "--memory", store, *extra)
+        store: str = STORE, via: Callable[..., Result] = grapharc) -> str:
+    result = via(cwd, "memory", "add", subject, predicate, object_, "--source", "letters.txt",
+                 "--memory", store, *extra)
     assert result.returncode == 0, result.stderr
     return result.stdout.strip()
 
 
 def test_claims_added_by_one_process_are_ranked_by_a_search_in_another(tmp_path):
-    ada = add(tmp_path, "Ada Lovelace", "worked with", "Charles Babbage")
-    engine = add(tmp_path, "Charles Babbage", "designed", "the Analytical Engine")
-    add(tmp_path, "Tokyo", "population", "14 million")
+    ada = add(tmp_path, "Ada Lovelace", "worked with", "Charles Babbage", via=grapharc_process)
+    engine = add(tmp_path, "Charles Babbage", "designed", "the Analytical Engine", via=grapharc_process)
+    add(tmp_path, "Tokyo", "population", "14 million", via=grapharc_process)
 
-    found = grapharc(tmp_path, "memory", "search", "Ada Lovelace", "--memory", STORE, "--json")
+    found = grapharc_process(tmp_path, "memory", "search", "Ada Lovelace", "--memory", STORE, "--json")
     assert found.returncode == 0, found.stderr
     hits = document(found)["hits"]
     assert [hit["claim"]["id"] for hit in hits] == [ada, engine]  # the second by one entity hop
@@ -50,7 +79,7 @@ def test_claims_added_by_one_process_are_ranked_by_a_search_in_another(tmp_path)
     assert hits[1]["channels"] == ["graph"] and hits[1]["via"] == ada and hits[1]["score"] == 0.5
     assert hits[0]["claim"]["provenance"]["source"] == "letters.txt"
 
-    no_hops = grapharc(tmp_path, "memory", "search", "Ada Lovelace", "--hops", "0", "--memory", STORE)
+    no_hops = grapharc_process(tmp_path, "memory", "search", "Ada Lovelace", "--hops", "0", "--memory", STORE)
     lines = no_hops.stdout.splitlines()
     assert no_hops.returncode == 0 and len(lines) == 1
     assert lines[0].startswith("1.000  " + ada) and "source: letters.txt" in lines[0]
@@ -68,7 +97,8 @@ def test_a_correction_is_a_chain_in_history_and_searches_skip_the_old_claim_unle
     old = add(tmp_path, "Tokyo", "population", "14 million")
     new = add(tmp_path, "Tokyo", "population", "13.9 million", "--supersedes", old)
 
-    chain = document(grapharc(tmp_path, "memory", "history", new, "--memory", STORE, "--json"))["chain"]
+    history = grapharc_process(tmp_path, "memory", "history", new, "--memory", STORE, "--json")
+    chain = document(history)["chain"]
     assert [claim["id"] for claim in chain] == [old, new]
     assert chain[0]["superseded_by"] == new and chain[1]["superseded_by"] is None
     human = grapharc(tmp_path, "memory", "history", old, "--memory", STORE).stdout.splitlines()
@@ -100,7 +130,7 @@ def test_add_reports_the_contradiction_it_creates_and_resolves_nothing(tmp_path)
     assert human.returncode == 0 and len(human.stdout.split()) == 1  # stdout is the id alone
     assert human.stderr.count("warning: contradicts") == 2 and first in human.stderr
 
-    listed = grapharc(tmp_path, "memory", "contradictions", "TOKYO", "--memory", STORE, "--json")
+    listed = grapharc_process(tmp_path, "memory", "contradictions", "TOKYO", "--memory", STORE, "--json")
     assert listed.returncode == 1
     pairs = document(listed)["pairs"]
     assert len(pairs) == 3 and (pairs[0]["older"]["id"], pairs[0]["newer"]["id"]) == (first, second)
@@ -185,8 +215,8 @@ def test_a_ladybug_database_another_process_holds_is_refused_in_one_line(tmp_pat
     add(tmp_path, "Tokyo", "population", "14 million", store="ladybug:memory.lbug")
     holder = LadybugMemoryStore(tmp_path / "memory.lbug")
     try:
-        result = grapharc(tmp_path, "memory", "search", "Tokyo", "--memory", "ladybug:memory.lbug",
-                          "--json")
+        result = grapharc_process(tmp_path, "memory", "search", "Tokyo", "--memory",
+                                  "ladybug:memory.lbug", "--json")
         assert result.returncode == 2
         assert document(result)["error"]["code"] == "LadybugLockedError"
     finally:
