@@ -53,16 +53,22 @@ def limits_now(workspace: str) -> dict[str, Any]:
     return call_limits().__dict__
 
 
-def test_every_tool_call_of_an_agent_runs_under_its_limits(tmp_path):
-    script = [AIMessage(content="", tool_calls=[{"name": "limits_now", "args": {}, "id": "c1"}]), "done"]
-    agent = AgentNode(ScriptedChatModel(responses=script),
+def limits_shown(workspace: Path, calls: int) -> list[str]:
+    """What ``limits_now`` answered to each of ``calls`` calls in one reply of an agent limited to 77 MB."""
+    reply = AIMessage(content="", tool_calls=[{"name": "limits_now", "args": {}, "id": f"c{n}"}
+                                              for n in range(calls)])
+    agent = AgentNode(ScriptedChatModel(responses=[reply, "done"]),
                       ToolRegistry([Tool("limits_now", "the limits", NoArgs, limits_now)]),
-                      workspace=tmp_path, permissions=PermissionPolicy.from_flags(allow=["*"]),
+                      workspace=workspace, permissions=PermissionPolicy.from_flags(allow=["*"]),
                       limits=CallLimits(memory_mb=77))
     compiled = agent.graph().compile()
     out = compiled.invoke({"task": "t"})
     compiled.close()
-    shown = [m.content for m in out["messages"] if m.type == "tool"]
+    return [m.content for m in out["messages"] if m.type == "tool"]
+
+
+def test_every_tool_call_of_an_agent_runs_under_its_limits(tmp_path):
+    shown = limits_shown(tmp_path, 1)
     assert len(shown) == 1 and '"memory_mb": 77' in shown[0]
     assert call_limits() == CallLimits()
 
@@ -70,15 +76,7 @@ def test_every_tool_call_of_an_agent_runs_under_its_limits(tmp_path):
 def test_a_step_of_several_calls_sets_its_limits_once_and_every_call_runs_under_them(tmp_path, monkeypatch):
     entered: list[CallLimits] = []
     monkeypatch.setattr(agent_module, "limited", lambda limits: entered.append(limits) or limited(limits))
-    calls = [{"name": "limits_now", "args": {}, "id": f"c{n}"} for n in range(5)]
-    agent = AgentNode(ScriptedChatModel(responses=[AIMessage(content="", tool_calls=calls), "done"]),
-                      ToolRegistry([Tool("limits_now", "the limits", NoArgs, limits_now)]),
-                      workspace=tmp_path, permissions=PermissionPolicy.from_flags(allow=["*"]),
-                      limits=CallLimits(memory_mb=77))
-    compiled = agent.graph().compile()
-    out = compiled.invoke({"task": "t"})
-    compiled.close()
-    shown = [m.content for m in out["messages"] if m.type == "tool"]
+    shown = limits_shown(tmp_path, 5)
     assert len(shown) == 5 and all('"memory_mb": 77' in text for text in shown)
     assert entered == [CallLimits(memory_mb=77)]  # once for the step, not once per call
     assert call_limits() == CallLimits()
