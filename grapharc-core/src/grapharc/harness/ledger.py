@@ -90,7 +90,8 @@ class ToolCallLedger:
         """The records so far: the latest checkpoint's, read on first use, and this node's own."""
         if self._records is not None:
             return self._records
-        self._records = records = {}
+        records: dict[str, CallRecord] = {}
+        self._records = records
         latest = self.checkpointer.get_tuple(thread_config(self.thread_id)) if self.checkpointer else None
         if latest is None:  # no checkpointer, or no checkpoint yet: nothing can resume, memory will do
             return records
