@@ -74,11 +74,18 @@ class SqlSessionRows(SqlDialect, ABC):
             raise UnknownSessionError(thread_id)
         return row
 
+    def _column(self, conn: Connection, thread_id: str, column: str) -> Any:
+        """One column of the thread's row (``column`` is GraphARC's own name), or
+        ``UnknownSessionError``: a read of that column alone, not the whole row with its turn's input."""
+        row = self._run(conn, f"SELECT {column} FROM {{sessions}} WHERE thread_id = ?",  # noqa: S608 -- column is a constant of ours; values are bound
+                        (thread_id,)).fetchone()
+        if row is None:
+            raise UnknownSessionError(thread_id)
+        return row[column]
+
     def _known(self, conn: Connection, thread_id: str) -> None:
         """``UnknownSessionError`` unless the thread is there (its id read, not its whole row)."""
-        if self._run(conn, "SELECT thread_id FROM {sessions} WHERE thread_id = ?",
-                     (thread_id,)).fetchone() is None:
-            raise UnknownSessionError(thread_id)
+        self._column(conn, thread_id, "thread_id")
 
     def _claimed(self, conn: Connection, thread_id: str) -> Row:
         """The thread's row locked for a claim, or ``SessionBusyError`` if another runner is claiming

@@ -30,7 +30,6 @@ from grapharc.session.errors import (
     ThreadNotPausedError,
     ThreadPausedError,
     UnknownApprovalError,
-    UnknownSessionError,
 )
 from grapharc.session.lease import Lease
 from grapharc.session.records import (
@@ -104,10 +103,7 @@ class SqlSessionStore(SqlTimeTravel):
         """The graph the thread runs (``grapharc.session.contracts.graph_of``): one statement, where
         ``get`` reads the thread, its open approvals and its last node (a turn's start needs only this)."""
         with self._read_one() as conn:
-            row = self._run(conn, "SELECT graph FROM {sessions} WHERE thread_id = ?", (thread_id,)).fetchone()
-        if row is None:
-            raise UnknownSessionError(thread_id)
-        return str(row["graph"])
+            return str(self._column(conn, thread_id, "graph"))
 
     def update_metadata(self, thread_id: str, metadata: Mapping[str, Any], now: float, *, by: str) -> Session:
         """Merge ``metadata`` into the thread's own (its keys replace those of the same name); the
@@ -411,11 +407,7 @@ class SqlSessionStore(SqlTimeTravel):
     def audited_step(self, thread_id: str) -> int:
         """The checkpoint step the next scan for completed nodes starts from."""
         with self._read_one() as conn:
-            row = self._run(conn, "SELECT audited_step FROM {sessions} WHERE thread_id = ?",
-                            (thread_id,)).fetchone()
-        if row is None:
-            raise UnknownSessionError(thread_id)
-        return int(row["audited_step"])
+            return int(self._column(conn, thread_id, "audited_step"))
 
     def record_nodes(self, lease: Lease, runs: Iterable[NodeRun], audited_step: int, now: float) -> int:
         """Record completed nodes, each (thread, step, node, task) once however often it is seen;
