@@ -69,22 +69,46 @@ class Served:
         return anyio.run(connected)
 
 
-@pytest.fixture(params=["stdio", "http"])
-def served(request: pytest.FixtureRequest, tmp_path: Path,
-           monkeypatch: pytest.MonkeyPatch) -> Iterator[Served]:
-    """The server under test, over each transport, its counter tracing to ``tmp_path``; an HTTP
-    one must stop cleanly on SIGTERM."""
-    sessions, errlog = tmp_path / "sessions", tmp_path / "server-stderr.txt"
-    monkeypatch.setenv(TRACE_VARIABLE, str(tmp_path / "trace.jsonl"))
-    if request.param == "stdio":
-        yield Served(sessions, errlog)
-        assert "Traceback" not in (errlog.read_text() if errlog.exists() else "")
-        return
-    with http_server(serve_command(sessions, "--http", "127.0.0.1:0", "--json")) as server:
+@pytest.fixture(scope="module")
+def http_served(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Served]:
+    """One HTTP server for the module's tests (each reads only the threads it started), its
+    counter tracing to its own folder; it must stop cleanly on SIGTERM."""
+    folder = tmp_path_factory.mktemp("http-served")
+    sessions, errlog = folder / "sessions", folder / "server-stderr.txt"
+    with pytest.MonkeyPatch.context() as patch:
+        patch.setenv(TRACE_VARIABLE, str(folder / "trace.jsonl"))
+        server = http_server(serve_command(sessions, "--http", "127.0.0.1:0", "--json"))
+    with server:
         yield Served(sessions, errlog, url=server.json_announcement()["url"])
         server.process.send_signal(signal.SIGTERM)
         assert server.wait() == 0, server.stderr
     assert "Traceback" not in server.stderr
+
+
+@pytest.fixture(params=["stdio", "http"])
+def served(request: pytest.FixtureRequest, tmp_path: Path,
+           monkeypatch: pytest.MonkeyPatch) -> Iterator[Served]:
+    """The server under test, over each transport: a stdio one spawned by each client, its
+    counter tracing to ``tmp_path``, or the module's HTTP server."""
+    if request.param == "http":
+        yield request.getfixturevalue("http_served")
+        return
+    sessions, errlog = tmp_path / "sessions", tmp_path / "server-stderr.txt"
+    monkeypatch.setenv(TRACE_VARIABLE, str(tmp_path / "trace.jsonl"))
+    yield Served(sessions, errlog)
+    assert "Traceback" not in (errlog.read_text() if errlog.exists() else "")
+
+
+def traced(served: Served) -> Path:
+    """The trace file the server's counter writes to."""
+    return served.sessions.parent / "trace.jsonl"
+
+
+def session_ids(served: Served) -> set[str]:
+    """The threads ``grapharc session list`` shows under the server's sessions."""
+    listed = run(grapharc("session", "list", "--sessions", str(served.sessions), "--json"))
+    assert listed.returncode == 0, listed.stderr
+    return {session["thread_id"] for session in json.loads(listed.stdout)["sessions"]}
 
 
 def document(result: types.CallToolResult) -> dict[str, Any]:
@@ -189,6 +213,7 @@ def test_bad_input_is_a_tool_error_naming_it_and_writes_nothing(served: Served) 
         )]
         return texts, document(await client.call_tool("pending_approvals", {}))
 
+    before = session_ids(served)
     texts, pending = served.drive(story)
     unknown_tool, wrong_type, unknown_field, unknown_thread, no_thread, unknown_pending = texts
     assert "no tool 'no-such-graph'" in unknown_tool and CREDIT_GRAPH in unknown_tool
@@ -197,12 +222,11 @@ def test_bad_input_is_a_tool_error_naming_it_and_writes_nothing(served: Served) 
     assert "no-such-thread" in unknown_thread and "no-such-thread" in unknown_pending
     assert "thread_id" in no_thread and "Field required" in no_thread
     assert pending == {"pending": []}  # the server carried on and answers
-    listed = run(grapharc("session", "list", "--sessions", str(served.sessions), "--json"))
-    assert listed.returncode == 0 and json.loads(listed.stdout)["sessions"] == []  # no run was started
+    assert session_ids(served) == before  # no run was started
 
 
 
-def test_runs_are_governed_by_the_graph_s_budget_and_traced(served: Served, tmp_path: Path) -> None:
+def test_runs_are_governed_by_the_graph_s_budget_and_traced(served: Served) -> None:
     async def story(client: ClientSession) -> list[types.CallToolResult]:
         return [await client.call_tool(COUNTER, arguments) for arguments in (
             {"goal": 3}, {"goal": COUNTER_BUDGET + 10}, {"goal": 1, "failing": True})]
@@ -215,9 +239,9 @@ def test_runs_are_governed_by_the_graph_s_budget_and_traced(served: Served, tmp_
         assert failed.is_error  # the run did not do what was asked: its thread says why
         ended = failed.structured_content
         assert isinstance(ended, dict) and ended["status"] == "failed" and error in ended["error"]
-    events = [json.loads(line) for line in (tmp_path / "trace.jsonl").read_text().splitlines()]
-    ran = {event["thread_id"] for event in events if event["phase"] == "run_start"}
-    assert ran == {counted["thread_id"], over.structured_content["thread_id"],
-                   jammed.structured_content["thread_id"]}
-    budgets = [event["budget"]["max_iterations"] for event in events if event["phase"] == "run_start"]
-    assert budgets == [COUNTER_BUDGET] * 3
+    threads = [counted["thread_id"], over.structured_content["thread_id"],
+               jammed.structured_content["thread_id"]]
+    events = [json.loads(line) for line in traced(served).read_text().splitlines()]
+    starts = [event for event in events if event["phase"] == "run_start" and event["thread_id"] in threads]
+    assert sorted(event["thread_id"] for event in starts) == sorted(threads)  # one start each
+    assert [event["budget"]["max_iterations"] for event in starts] == [COUNTER_BUDGET] * 3
