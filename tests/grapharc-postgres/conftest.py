@@ -68,6 +68,14 @@ def fresh_databases(postgres_server: str) -> Iterator[FreshDatabases]:
     databases.close()
 
 
+@pytest.fixture(scope="module")
+def module_postgres_uri(fresh_databases: FreshDatabases) -> Iterator[str]:
+    """A fresh database shared by one module's tests (each using only what it made there)."""
+    name = fresh_databases.take()
+    yield database_uri(name)
+    fresh_databases.give_back(name)
+
+
 @pytest.fixture
 def new_database(fresh_databases: FreshDatabases) -> Iterator[Callable[[], str]]:
     """Fresh databases (``grapharc_test_<random>``) on demand, each this test's own; all cut off

@@ -37,21 +37,40 @@ from server_process import ServerProcess, grapharc_serve  # noqa: E402
 
 CREDIT = "credit-approval"
 LEASE_SECONDS = "2"  # a dead worker's runs are taken over this long after its last renewal
+SERVED_PATH = os.pathsep.join([str(SERVER_TESTS), os.environ.get("PYTHONPATH", "")])
+
+
+Workers = list[tuple[str, ServerProcess]]
+
+
+def started_workers(uri: str, stack: ExitStack) -> Workers:
+    """Two workers on the database at ``uri``, each as (url, process), serving api_graphs.py's
+    graphs; stopped when ``stack`` closes."""
+    started = [stack.enter_context(ServerProcess(grapharc_serve(
+        "--port", "0", "--json", "--sessions", uri, "--registry", "api_graphs:register",
+        "--lease", LEASE_SECONDS))) for _ in range(2)]
+    return [(server.json_announcement()["url"], server) for server in started]
+
+
+@pytest.fixture(scope="module")
+def shared(module_postgres_uri: str) -> Iterator[tuple[str, Workers]]:
+    """(database URI, two workers on it) for the module's tests that only read their own threads
+    and stop no worker."""
+    with pytest.MonkeyPatch.context() as patch, ExitStack() as stack:
+        patch.setenv("PYTHONPATH", SERVED_PATH)
+        yield module_postgres_uri, started_workers(module_postgres_uri, stack)
 
 
 @pytest.fixture
-def workers(postgres_uri: str, monkeypatch: pytest.MonkeyPatch) -> Iterator[list[tuple[str, ServerProcess]]]:
-    """Two workers on this test's database, each as (url, process), serving api_graphs.py's graphs."""
-    monkeypatch.setenv("PYTHONPATH", os.pathsep.join([str(SERVER_TESTS), os.environ.get("PYTHONPATH", "")]))
+def workers(postgres_uri: str, monkeypatch: pytest.MonkeyPatch) -> Iterator[Workers]:
+    """Two workers on this test's own database, for a test that kills one."""
+    monkeypatch.setenv("PYTHONPATH", SERVED_PATH)
     with ExitStack() as stack:
-        started = [stack.enter_context(ServerProcess(grapharc_serve(
-            "--port", "0", "--json", "--sessions", postgres_uri, "--registry", "api_graphs:register",
-            "--lease", LEASE_SECONDS))) for _ in range(2)]
-        yield [(server.json_announcement()["url"], server) for server in started]
+        yield started_workers(postgres_uri, stack)
 
 
-def test_a_run_id_from_one_worker_is_read_joined_and_streamed_through_the_other(workers) -> None:
-    (url_a, _), (url_b, _) = workers
+def test_a_run_id_from_one_worker_is_read_joined_and_streamed_through_the_other(shared) -> None:
+    (url_a, _), (url_b, _) = shared[1]
     with httpx.Client(timeout=60) as http:
         thread = http.post(f"{url_a}/threads", json={"metadata": {"graph_id": CREDIT}}).json()["thread_id"]
         run = http.post(f"{url_a}/threads/{thread}/runs", json={
@@ -66,7 +85,7 @@ def test_a_run_id_from_one_worker_is_read_joined_and_streamed_through_the_other(
 
 
 def test_a_chat_runs_tokens_stream_through_both_workers_whichever_executes_it(
-        workers: list[tuple[str, ServerProcess]], tmp_path: Path) -> None:
+        shared: tuple[str, Workers], tmp_path: Path) -> None:
     release = tmp_path / "release"
 
     async def tokens(url: str, thread: str, run: str, modes: list[str]) -> str:
@@ -80,7 +99,7 @@ def test_a_chat_runs_tokens_stream_through_both_workers_whichever_executes_it(
         return "".join(said)
 
     async def story() -> list[str]:
-        (url_a, _), (url_b, _) = workers
+        (url_a, _), (url_b, _) = shared[1]
         client = get_client(url=url_a)
         thread = (await client.threads.create(graph_id=CHAT))["thread_id"]
         modes = ["messages-tuple"]
@@ -91,8 +110,9 @@ def test_a_chat_runs_tokens_stream_through_both_workers_whichever_executes_it(
     assert asyncio.run(story()) == [CHAT_ANSWER + SECOND_ANSWER] * 2
 
 
-def test_the_sdk_contract_holds_with_calls_alternating_between_two_workers(
-        workers, postgres_uri: str, tmp_path: Path) -> None:
+def test_the_sdk_contract_holds_with_calls_alternating_between_two_workers(shared, tmp_path: Path) -> None:
+    postgres_uri, workers = shared
+
     async def stories() -> str:
         client = Alternating(*(get_client(url=url) for url, _ in workers))
         await stream_to_interrupt_and_resume(client)
@@ -154,9 +174,9 @@ def test_a_run_whose_worker_is_killed_is_completed_by_the_other_from_its_checkpo
 
 
 def test_a_run_rolled_back_through_the_other_worker_leaves_no_checkpoint_and_the_next_run_works(
-        workers, tmp_path: Path) -> None:
+        shared, tmp_path: Path) -> None:
     release = tmp_path / "release"
-    (url_a, _), (url_b, _) = workers
+    (url_a, _), (url_b, _) = shared[1]
 
     async def story() -> None:
         client_a, client_b = get_client(url=url_a), get_client(url=url_b)
