@@ -22,7 +22,7 @@ import socket
 import subprocess
 import sys
 import time
-from collections.abc import Iterator, Mapping
+from collections.abc import Iterator, Mapping, Sequence
 from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
@@ -137,14 +137,15 @@ def free_port() -> int:
         return int(probe.getsockname()[1])
 
 
-def wait_healthy(url: str, process: subprocess.Popen[Any], began: float) -> float:
+def wait_healthy(url: str, process: subprocess.Popen[Any], began: float,
+                 patience: float = PATIENCE_SECONDS) -> float:
     """Seconds from ``began`` (a ``time.monotonic()``) until ``url`` answers 200, polling every
-    10 ms; ``LangGraphDevUnavailable`` if the process exits or PATIENCE_SECONDS pass first. One
+    10 ms; ``LangGraphDevUnavailable`` if the process exits or ``patience`` seconds pass first. One
     client polls: ``httpx.get`` makes a client (and loads the CA bundle) per call, about 30 ms of
     CPU each, so polling that way every 10 ms kept most of a core busy while the server it timed
     started."""
     with httpx.Client(timeout=1.0) as client:
-        while time.monotonic() - began < PATIENCE_SECONDS:
+        while time.monotonic() - began < patience:
             if process.poll() is not None:
                 raise LangGraphDevUnavailable(f"the server exited ({process.returncode}) before {url} "
                                               "answered")
@@ -154,7 +155,7 @@ def wait_healthy(url: str, process: subprocess.Popen[Any], began: float) -> floa
             except httpx.TransportError:
                 pass
             time.sleep(0.01)
-    raise LangGraphDevUnavailable(f"{url} did not answer within {PATIENCE_SECONDS:g} s")
+    raise LangGraphDevUnavailable(f"{url} did not answer within {patience:g} s")
 
 
 @dataclass
@@ -168,9 +169,12 @@ class Served:
 
 @contextmanager
 def langgraph_dev(work: Path, registry: str, search_path: list[Path],
-                  env: dict[str, str] | None = None) -> Iterator[Served]:
+                  env: dict[str, str] | None = None, wrapper: Sequence[str] = (),
+                  patience: float = PATIENCE_SECONDS) -> Iterator[Served]:
     """``langgraph dev`` on 127.0.0.1 serving the twins of ``registry`` (importable from
-    ``search_path``), its app files written to ``work``; stopped (SIGTERM, then SIGKILL) on exit."""
+    ``search_path``), its app files written to ``work``, run by ``wrapper`` when given (``valgrind
+    ...``: the command comes after it), healthy within ``patience`` seconds; stopped (SIGTERM, then
+    SIGKILL) on exit."""
     langgraph = ensure_env()
     sys.path[:0] = [str(path) for path in search_path if str(path) not in sys.path]
     config = write_app(work, registry)
@@ -179,14 +183,14 @@ def langgraph_dev(work: Path, registry: str, search_path: list[Path],
     environment = {**cached_bytecode(os.environ), **(env or {}), "PYTHONPATH": python_path,
                    "LANGGRAPH_CLI_NO_ANALYTICS": "1",
                    "LANGSMITH_TRACING": "false"}
-    command = [str(langgraph), "dev", "--config", str(config), "--host", "127.0.0.1", "--port", str(port),
-               "--no-browser", "--no-reload", "--allow-blocking"]
+    command = [*wrapper, str(langgraph), "dev", "--config", str(config), "--host", "127.0.0.1",
+               "--port", str(port), "--no-browser", "--no-reload", "--allow-blocking"]
     began = time.monotonic()
     with (work / "langgraph-dev.log").open("w") as log:
         process = subprocess.Popen(command, cwd=work, env=environment, stdout=log, stderr=subprocess.STDOUT)
     try:
         url = f"http://127.0.0.1:{port}"
-        yield Served(url, process.pid, wait_healthy(f"{url}/ok", process, began))
+        yield Served(url, process.pid, wait_healthy(f"{url}/ok", process, began, patience))
     finally:
         process.terminate()
         try:

@@ -26,7 +26,11 @@ from launching the server to its first healthy answer (ours: ``/healthz``, which
 the graphs load; theirs: ``/ok``) and to its being ready (ours: ``/readyz``; theirs: ``/ok`` again,
 which answers once its graphs are loaded), each with the CPU seconds the server had used by then
 (steadier than the wall time on a shared machine), and the ratio ours / theirs of those figures.
-Each server is launched once untimed first, so both start with their bytecode cached. If any run
+Each server is launched once untimed first, so both start with their bytecode cached. ``--rounds N``
+launches and loads the two N times, alternating (ours, theirs, ours, theirs...), since one pair on
+a shared machine swings either way: the table then gives each figure's median over the rounds, and
+below it each round's server CPU ms per run on both and their ratio, with the median, least and
+greatest of those ratios. If any run
 failed, or an event was lost, on either server, no figure is printed and the failure is named
 (exit 1): a figure of a load that did not all run compares nothing.
 
@@ -36,7 +40,7 @@ status 1, and no figure printed, if a scheduled run did not run or did not succe
 event was lost, duplicated or out of order.
 
     .venv/bin/python benchmarks/server_load.py [--clients N] [--rate R] [--duration S] [--workers N]
-        [--vs langgraph-dev] [--json]
+        [--vs langgraph-dev [--rounds N]] [--json]
 """
 
 from __future__ import annotations
@@ -338,7 +342,11 @@ def main() -> int:
     parser.add_argument("--json", action="store_true", help="print the figures as one JSON document")
     parser.add_argument("--vs", choices=["langgraph-dev"],
                         help="run the same load against langgraph dev too and print both side by side")
+    parser.add_argument("--rounds", type=Count(1, 1_000), default=1,
+                        help="with --vs: rounds of the two servers, alternating")
     args = parser.parse_args()
+    if args.rounds > 1 and not args.vs:
+        parser.error("argument --rounds: alternates two servers, so only with --vs langgraph-dev")
     if args.vs:
         return versus_langgraph_dev(args)
     with tempfile.TemporaryDirectory(prefix="grapharc-load-") as tmp:
@@ -467,6 +475,8 @@ def measure_server(url: str, pid: int, started: dict[str, float], args: argparse
             "cpu_to_ready_s": round(cpu_ready, 2), "failures": tally.failed[:5]}
 
 
+SERVERS = ("grapharc serve", "langgraph dev")
+"""The two servers ``--vs`` compares, ours first, by the names its report gives them."""
 RATIOS = ("server_cpu_ms_per_run", "launch_to_healthy_s", "cpu_to_healthy_s", "launch_to_ready_s",
           "cpu_to_ready_s")
 """The figures printed as a ratio, ``grapharc serve``'s over ``langgraph dev``'s (below 1: ours is less)."""
@@ -484,56 +494,109 @@ def started_ours(url: str, server: subprocess.Popen[str], began: float) -> dict[
             "launch_to_ready_s": wait_healthy(f"{url}/readyz", server, began)}
 
 
-def versus_langgraph_dev(args: argparse.Namespace) -> int:
-    """The same load against grapharc serve, then langgraph dev; both printed side by side. Each
-    server is launched once before the launch that is timed and loaded, so both start with their
-    bytecode cached, as an installed server does (see ``langgraph_dev.cached_bytecode``)."""
-    from langgraph_dev import free_port, langgraph_dev
+def measured_ours(work: Path, args: argparse.Namespace, label: str, *, measure: bool) -> dict[str, Any]:
+    """Launch ``grapharc serve`` (its sessions in ``work/sessions-label``) and, when ``measure``, time
+    its start and load it; its figures (none when not measured)."""
+    from langgraph_dev import free_port
 
-    figures: dict[str, dict[str, Any]] = {}
+    port = free_port()
+    began = time.monotonic()
+    server = launch_server(work, args.node_seconds, str(work / f"sessions-{label}"), args.threads,
+                           args.workers, port)
+    try:
+        url = f"http://127.0.0.1:{port}"
+        started = started_ours(url, server, began)
+        return measure_server(url, server.pid, started, args) if measure else {}
+    finally:
+        server.send_signal(signal.SIGTERM)
+        server.wait(timeout=args.timeout)
+
+
+def measured_theirs(work: Path, args: argparse.Namespace, label: str, *, measure: bool) -> dict[str, Any]:
+    """Launch ``langgraph dev`` (its files in ``work/dev-label``) and, when ``measure``, time its start
+    and load it; its figures (none when not measured)."""
+    from langgraph_dev import langgraph_dev
+
+    (work / f"dev-{label}").mkdir()
+    env = {"BENCH_NODE_SECONDS": str(args.node_seconds)}
+    with langgraph_dev(work / f"dev-{label}", "bench_graphs:register", [work], env) as dev:
+        if not measure:
+            return {}
+        # its /ok answers once its graphs are loaded: healthy is ready there
+        started = {"launch_to_healthy_s": dev.healthy_after_s, "cpu_to_healthy_s": tree_cpu_seconds(dev.pid),
+                   "launch_to_ready_s": dev.healthy_after_s}
+        return measure_server(dev.url, dev.pid, started, args)
+
+
+def versus_langgraph_dev(args: argparse.Namespace) -> int:
+    """The same load against grapharc serve and langgraph dev, alternating ``--rounds`` times (ours,
+    theirs, ours...); both printed side by side. Each server is launched once before the rounds, so
+    both start with their bytecode cached, as an installed server does (see
+    ``langgraph_dev.cached_bytecode``)."""
+    rounds: list[dict[str, dict[str, Any]]] = []
     with tempfile.TemporaryDirectory(prefix="grapharc-load-vs-") as tmp:
         work = Path(tmp)
-        for timed in (False, True):
-            port = free_port()
-            began = time.monotonic()
-            server = launch_server(work, args.node_seconds, str(work / f"sessions-{timed}"), args.threads,
-                                   args.workers, port)
-            try:
-                url = f"http://127.0.0.1:{port}"
-                started = started_ours(url, server, began)
-                if timed:
-                    figures["grapharc serve"] = measure_server(url, server.pid, started, args)
-            finally:
-                server.send_signal(signal.SIGTERM)
-                server.wait(timeout=args.timeout)
-        env = {"BENCH_NODE_SECONDS": str(args.node_seconds)}
-        for timed in (False, True):
-            (work / f"dev-{timed}").mkdir()
-            with langgraph_dev(work / f"dev-{timed}", "bench_graphs:register", [work], env) as dev:
-                if timed:  # its /ok answers once its graphs are loaded: healthy is ready there
-                    started = {"launch_to_healthy_s": dev.healthy_after_s,
-                               "cpu_to_healthy_s": tree_cpu_seconds(dev.pid),
-                               "launch_to_ready_s": dev.healthy_after_s}
-                    figures["langgraph dev"] = measure_server(dev.url, dev.pid, started, args)
+        measured_ours(work, args, "cache", measure=False)
+        measured_theirs(work, args, "cache", measure=False)
+        for index in range(args.rounds):
+            mine = measured_ours(work, args, str(index), measure=True)
+            rounds.append({"grapharc serve": mine,
+                           "langgraph dev": measured_theirs(work, args, str(index), measure=True)})
     settings = {"clients": args.clients, "target_runs_per_s": args.rate, "duration_s": args.duration,
-                "node_seconds": args.node_seconds, "load_average_1m_after": round(os.getloadavg()[0], 2)}
-    print(side_by_side(figures, settings, as_json=args.json))
+                "node_seconds": args.node_seconds, "rounds": args.rounds,
+                "load_average_1m_after": round(os.getloadavg()[0], 2)}
+    print(side_by_side(rounds, settings, as_json=args.json))
     return 0
 
 
-def side_by_side(figures: dict[str, dict[str, Any]], settings: dict[str, Any], *, as_json: bool) -> str:
-    """The report of ``--vs``: a table, or one JSON document, of both servers' figures and their
-    ratios (``measure_server`` has refused a load any run of which failed: no figure is printed)."""
+def medians(rounds: list[dict[str, dict[str, Any]]], server: str) -> dict[str, Any]:
+    """``server``'s figures, each the median of the rounds' (its failures: every round's)."""
+    figures = [round_[server] for round_ in rounds]
+    return {name: [failure for each in figures for failure in each[name]] if name == "failures"
+            else median([each[name] for each in figures]) for name in figures[0]}
+
+
+def median(values: list[float]) -> float:
+    """The median of ``values`` to two decimals; of counts, a count (the lower middle one)."""
+    if all(isinstance(value, int) for value in values):
+        return statistics.median_low(values)
+    return round(statistics.median(values), 2)
+
+
+def cpu_ratios(rounds: list[dict[str, dict[str, Any]]]) -> dict[str, Any]:
+    """Each round's server CPU ms per run on both servers and their ratio ours / theirs (None where
+    theirs was 0), and the median, least and greatest of those ratios."""
+    each = [{server: round_[server]["server_cpu_ms_per_run"] for server in SERVERS} for round_ in rounds]
+    ratios = [round(cpu["grapharc serve"] / cpu["langgraph dev"], 2) if cpu["langgraph dev"] else None
+              for cpu in each]
+    known = [ratio for ratio in ratios if ratio is not None]
+    return {"rounds": [{**cpu, "ratio": ratio} for cpu, ratio in zip(each, ratios, strict=True)],
+            "median": round(statistics.median(known), 2) if known else None,
+            "min": min(known, default=None), "max": max(known, default=None)}
+
+
+def side_by_side(rounds: list[dict[str, dict[str, Any]]], settings: dict[str, Any], *, as_json: bool) -> str:
+    """The report of ``--vs``: a table, or one JSON document, of both servers' figures (each the
+    median of the rounds') and their ratios, then each round's server CPU per run and the median,
+    least and greatest ratio of them (``measure_server`` has refused a load any run of which failed:
+    no figure is printed)."""
+    figures = {server: medians(rounds, server) for server in SERVERS}
     ours, theirs = figures["grapharc serve"], figures["langgraph dev"]
     ratios = {name: round(ours[name] / theirs[name], 2) if theirs[name] else None for name in RATIOS}
+    cpu = cpu_ratios(rounds)
     if as_json:
-        return json.dumps({**settings, **figures, "ratio_ours_to_theirs": ratios}, indent=2)
+        return json.dumps({**settings, **figures, "ratio_ours_to_theirs": ratios,
+                           "server_cpu_ms_per_run_by_round": cpu, "rounds": rounds}, indent=2)
     shown = [name for name in ours if name != "failures"]
     width = max(map(len, shown))
     lines = [f"{'':<{width}}  {'grapharc serve':>14}  {'langgraph dev':>14}  {'ours/theirs':>11}"]
     lines += [f"{name:<{width}}  {ours[name]:>14}  {theirs[name]:>14}  {_ratio_text(ratios, name):>11}"
               for name in shown]
     lines.append("  ".join(f"{name}={value}" for name, value in settings.items()))
+    lines += [f"round {index}: server CPU ms per run {each['grapharc serve']} against "
+              f"{each['langgraph dev']} ({each['ratio']}x)" for index, each in enumerate(cpu["rounds"], 1)]
+    lines.append(f"server CPU per run, ours / theirs over {len(rounds)} round(s): median {cpu['median']}x, "
+                 f"min {cpu['min']}x, max {cpu['max']}x")
     lines += [f"note: {name} kept up with {served['runs_per_s']} of the {settings['target_runs_per_s']} "
               "runs/s asked, so its CPU per run includes what it spent with runs waiting in its queue: "
               "compare at a --rate both keep up with" for name, served in figures.items()

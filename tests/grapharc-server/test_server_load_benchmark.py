@@ -93,26 +93,55 @@ def test_the_side_by_side_report_gives_ours_over_theirs_for_cpu_and_start_up(ser
     figures = {"grapharc serve": _figures(cpu_ms=15.0, healthy_s=3.0),
                "langgraph dev": _figures(healthy_s=1.5)}
     settings = {"clients": 2, "target_runs_per_s": 4.0}
-    text = server_load.side_by_side(figures, settings, as_json=False)
+    text = server_load.side_by_side([figures], settings, as_json=False)
     assert "note:" not in text  # both kept up with the rate asked
-    rows = {line.split()[0]: line.split()[1:] for line in text.splitlines()[1:-1]}
+    rows = {line.split()[0]: line.split()[1:] for line in text.splitlines()[1:-3]}
     assert rows["server_cpu_ms_per_run"] == ["15.0", "10.0", "1.5"]
     assert rows["launch_to_healthy_s"] == ["3.0", "1.5", "2.0"]
     assert rows["cpu_to_healthy_s"] == ["1.0", "1.0", "1.0"]
     assert rows["launch_to_ready_s"] == ["4.0", "4.0", "1.0"]
     assert rows["runs"] == ["4", "4"]  # no ratio for the load's own figures
-    document = server_load.side_by_side(figures, settings, as_json=True)
+    document = server_load.side_by_side([figures], settings, as_json=True)
     assert json.loads(document)["ratio_ours_to_theirs"] == {
         "server_cpu_ms_per_run": 1.5, "launch_to_healthy_s": 2.0, "cpu_to_healthy_s": 1.0,
         "launch_to_ready_s": 1.0, "cpu_to_ready_s": 1.0}
+
+
+def test_rounds_give_each_round_s_cpu_ratio_and_their_median_least_and_greatest(server_load) -> None:
+    """Alternating rounds: the table holds each figure's median over the rounds; below it, each
+    round's server CPU per run on both and its ratio, then the median, min and max of the ratios."""
+    cpu_ms = [(21.5, 18.7), (19.7, 21.2), (30.0, 20.0)]  # ratios 1.15, 0.93, 1.5
+    rounds = [{"grapharc serve": _figures(cpu_ms=ours), "langgraph dev": _figures(cpu_ms=theirs)}
+              for ours, theirs in cpu_ms]
+    settings = {"clients": 2, "target_runs_per_s": 4.0, "rounds": 3}
+
+    document = json.loads(server_load.side_by_side(rounds, settings, as_json=True))
+    by_round = document["server_cpu_ms_per_run_by_round"]
+    assert [each["ratio"] for each in by_round["rounds"]] == [1.15, 0.93, 1.5]
+    assert by_round["rounds"][1] == {"grapharc serve": 19.7, "langgraph dev": 21.2, "ratio": 0.93}
+    assert (by_round["median"], by_round["min"], by_round["max"]) == (1.15, 0.93, 1.5)
+    assert document["grapharc serve"]["server_cpu_ms_per_run"] == 21.5  # the median of 21.5, 19.7, 30.0
+    assert document["langgraph dev"]["server_cpu_ms_per_run"] == 20.0
+    assert document["langgraph dev"]["runs"] == 4  # a count stays a count
+    ours_by_round = [each["grapharc serve"]["server_cpu_ms_per_run"] for each in document["rounds"]]
+    assert ours_by_round == [21.5, 19.7, 30.0]
+
+    text = server_load.side_by_side(rounds, settings, as_json=False).splitlines()
+    assert "round 2: server CPU ms per run 19.7 against 21.2 (0.93x)" in text
+    assert text[-1] == "server CPU per run, ours / theirs over 3 round(s): median 1.15x, min 0.93x, max 1.5x"
+
+
+def test_rounds_are_refused_without_a_server_to_alternate_with() -> None:
+    done = subprocess.run([sys.executable, str(BENCHMARK), "--rounds", "3", "--json"], capture_output=True,
+                          text=True, timeout=60)
+    assert done.returncode == 2 and "only with --vs langgraph-dev" in json.loads(done.stdout)["error"]
 
 
 def test_the_report_says_which_server_fell_behind_the_rate_asked(server_load) -> None:
     """A server whose queue backs up spends CPU on runs waiting: its CPU per run is not comparable,
     and the report says so rather than print the ratio alone."""
     behind = {**_figures(), "runs_per_s": 1.08}
-    text = server_load.side_by_side({"grapharc serve": _figures(), "langgraph dev": behind},
+    text = server_load.side_by_side([{"grapharc serve": _figures(), "langgraph dev": behind}],
                                     {"clients": 2, "target_runs_per_s": 4.0}, as_json=False)
     notes = [line for line in text.splitlines() if line.startswith("note:")]
     assert len(notes) == 1 and notes[0].startswith("note: langgraph dev kept up with 1.08 of the 4.0 runs/s")
-
