@@ -43,6 +43,9 @@ META = "CREATE TABLE IF NOT EXISTS meta (key TEXT PRIMARY KEY, value TEXT NOT NU
 
 _BUSY = (sqlite3.SQLITE_BUSY, sqlite3.SQLITE_LOCKED)
 
+MINIMUM_SQLITE = (3, 35, 0)
+"""The oldest SQLite the stores run on: the first with ``RETURNING``."""
+
 CLOSE_WAIT_SECONDS = 60.0
 """How long ``close`` waits for statements other threads are running (SQLite's busy timeout is 30 s)."""
 
@@ -116,12 +119,24 @@ class SqliteDatabase:
         self._open: list[_Slot] = []
         self._lock = threading.Lock()
 
+    def _require_returning(self) -> None:
+        """Refuse an SQLite older than 3.35: the stores read back what they write with ``RETURNING``,
+        which an older one answers with a syntax error in the middle of a run."""
+        if sqlite3.sqlite_version_info < MINIMUM_SQLITE:
+            raise self.error(
+                f"cannot use {self.path} as a {self.what}: this Python's sqlite3 module links SQLite "
+                f"{sqlite3.sqlite_version}, and GraphARC's stores need {'.'.join(map(str, MINIMUM_SQLITE))} "
+                "or newer (for RETURNING)",
+                hint="use a Python whose sqlite3 module links a newer SQLite (python.org's builds and "
+                     "Debian 12 or Ubuntu 22.04's Python do), or keep sessions in PostgreSQL")
+
     def prepare(self, schema: str, version_key: str, version: str,
                 migrations: Sequence[tuple[str, Sequence[str]]] = ()) -> None:
         """Create the file, ``meta`` and ``schema`` (``version``) if missing, bring a file of an older
         version up by ``migrations`` (each the version it makes and its statements, oldest first) in
         one transaction, and refuse a file whose ``meta`` keeps a version this code does not know
         under ``version_key``."""
+        self._require_returning()
         prepare_database_file(self.path, self.what, self.error)
         known = [version, *(made for made, _ in migrations)]
         try:
