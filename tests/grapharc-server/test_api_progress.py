@@ -6,6 +6,9 @@ from __future__ import annotations
 import asyncio
 
 from grapharc.server.api.progress import Progress
+from grapharc.server.api.streaming import RENDERED, _render
+from grapharc.session.records import AuditEntry, AuditKind
+from grapharc.session.subscribers import RUN_ENTRY
 
 
 def test_progress_on_one_thread_wakes_its_waiters_and_no_others() -> None:
@@ -13,7 +16,7 @@ def test_progress_on_one_thread_wakes_its_waiters_and_no_others() -> None:
         progress = Progress()
         mine, other = progress.changed("mine"), progress.changed("other")
         assert progress.changed("mine") is mine  # waiters taken before the same progress share it
-        progress.watcher("mine")()
+        progress.watcher("mine")(None)
         assert mine.is_set() and not other.is_set()
         assert progress.changed("mine") is not mine  # the next waiter waits for the next progress
 
@@ -29,7 +32,49 @@ def test_a_watcher_called_from_another_thread_wakes_its_waiter_through_the_loop(
         progress = Progress()
         waiting = asyncio.ensure_future(progress.changed("mine").wait())
         await asyncio.sleep(0)  # the waiter is waiting
-        await asyncio.to_thread(progress.watcher("mine"))
+        await asyncio.to_thread(progress.watcher("mine"), None)
         return await asyncio.wait_for(waiting, timeout=60)
 
     assert asyncio.run(scenario(), debug=True)
+
+
+def test_a_change_says_the_kinds_written_while_it_was_the_threads() -> None:
+    async def scenario() -> None:
+        progress = Progress()
+        mine = progress.changed("mine")
+        progress.notify("mine", frozenset({"claimed"}))
+        progress.notify("mine", frozenset({"run"}))  # before any waiter took the next: it is mine too
+        assert mine.kinds == {"claimed", "run"}
+        assert mine.said_none_of(frozenset({"node"})) and not mine.said_none_of(frozenset({"run"}))
+        assert not mine.said_none_of(None)  # None: a stream rendering every kind
+        progress.notify("mine", None)
+        assert not mine.said_none_of(frozenset({"node"}))  # a write that did not say may be anything
+        assert not progress.changed("other").said_none_of(frozenset({"node"}))  # not set: a poll's end
+
+    asyncio.run(scenario())
+
+
+def test_a_waiter_letting_a_change_pass_sees_every_write_after_it_though_others_took_changes() -> None:
+    """The change after a set one is the one the next waiter took, linked to it: a stream that lets
+    ``mine`` pass (its writes rendered nothing) would otherwise wait on a fresh change and miss the
+    node written into another waiter's."""
+    async def scenario() -> None:
+        progress = Progress()
+        mine = progress.changed("t")
+        progress.notify("t", frozenset({"claimed"}))
+        joins = progress.changed("t")  # a join on the same thread waits for the next progress
+        progress.notify("t", frozenset({"node"}))
+        progress.changed("t")  # and waits again
+        following = progress.following("t", mine)
+        assert following is joins and following.kinds == {"node"}
+
+    asyncio.run(scenario())
+
+
+def test_an_entry_of_a_kind_a_mode_does_not_list_as_rendered_sends_nothing_there() -> None:
+    """What lets a stream skip a wake-up's read: ``RENDERED`` names every kind its mode renders."""
+    for mode, rendered in RENDERED.items():
+        for kind in {*AuditKind, RUN_ENTRY} - rendered:
+            for detail in ({}, {"turn": "start"}):
+                entry = AuditEntry(seq=2, thread_id="t", at=1.0, kind=kind, node="n", step=1, detail=detail)
+                assert _render(mode, entry, {}) is None, (mode, kind)

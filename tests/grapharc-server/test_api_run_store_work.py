@@ -13,6 +13,7 @@ from server_process import sse_events
 
 import grapharc.runs.sql_store
 from grapharc.runs.records import RunRecord, record_of
+from grapharc.server.api import streaming
 from grapharc.server.api.context import open_context
 from grapharc.server.app import create_app
 from grapharc.session import SqliteSessionStore
@@ -86,3 +87,26 @@ def test_a_streamed_run_reads_its_thread_whole_only_where_a_caller_is_answered(
     # the run's request reads its thread, and the turn's end the session it leaves; the turn's
     # start reads only the thread's graph (``graph_of``), not its approvals and last node
     assert len(read) == 2
+
+
+def test_a_streamed_run_reads_its_records_only_when_a_wake_up_may_bring_an_event(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """The turn's claim and the record of the run it made render nothing in the ``updates`` mode:
+    the stream lets their wake-ups pass, and reads at its start, after the node and at the end."""
+    ctx = open_context(str(tmp_path / "sessions"), ["api_graphs:register"])
+    reads: list[list[str]] = []
+    read = streaming._read
+
+    def counted(*args: Any) -> Any:
+        done = read(*args)
+        reads.append([str(entry.kind) for entry in done[2]])
+        return done
+
+    with TestClient(create_app(api=ctx), base_url="http://localhost") as client:
+        _streamed(client, ODD)
+        monkeypatch.setattr(streaming, "_read", counted)
+        events = _streamed(client, ODD)
+    assert [e["event"] for e in events] == ["metadata", "updates", "end"]
+    begun = reads[1:] if reads[0] == [] else reads  # the stream's first read may find the run queued
+    # a read woken by the claim, and one by the run's record, each sent nothing: 5 reads before
+    assert begun == [["claimed"], ["node"], ["run", "completed"]], reads

@@ -27,8 +27,10 @@ It is woken when a run of its thread executing in this process has saved and aud
 (``Progress.watcher`` is the turn's record watcher, and the session layer drops a watcher
 that raises rather than fail the turn), by the session store when another process
 writes the thread's trail (where the store can tell: PostgreSQL's LISTEN/NOTIFY), and otherwise
-reads again after ``poll_seconds`` (``wait_for_progress``). Nothing a stream client does reaches
-a node.
+reads again after ``poll_seconds`` (``wait_for_progress``). A wake-up that says only entries of
+kinds its modes never render were written (``RENDERED``: a turn's claim and the record of a run it
+made, in the ``updates`` mode) is let pass without a read; what they wrote is read with the next.
+Nothing a stream client does reaches a node.
 """
 
 from __future__ import annotations
@@ -49,6 +51,7 @@ from grapharc.server.api import interrupts, run_facts
 from grapharc.server.api.encoding import json_text
 from grapharc.server.api.live import LIVE_MODES, live_events, merged
 from grapharc.server.api.problems import ApiProblem
+from grapharc.server.api.progress import Change
 from grapharc.server.event_stream import EventStream
 from grapharc.session.history import step_of
 from grapharc.session.manager import SessionManager
@@ -89,6 +92,10 @@ NOT_SAVED_YET = object()
 saved, which can be before LangGraph saves the checkpoint of the node's step. The stream waits
 for it (skipping it lost the event); once the run has ended, a step with no checkpoint (a runner
 killed between the two) has no values to send."""
+RENDERED = {"updates": frozenset({AuditKind.NODE, AuditKind.ASKED}),
+            "values": frozenset({AuditKind.NODE, AuditKind.ASKED, AuditKind.CLAIMED})}
+"""The kinds of trail entry ``_render`` may send an event for in each mode but ``events`` (which
+sends one for every entry)."""
 ROLLED_BACK = "rollback"
 """The end event's status for a run rolled back (deleted) while streamed, as LangGraph's worker names it."""
 
@@ -183,25 +190,35 @@ def poll_seconds(run: RunRecord, here: str) -> float:
     return LOCAL_POLL_SECONDS if run.status == RUNNING and run.worker == here else POLL_SECONDS
 
 
-async def wait_for_progress(manager: SessionManager, run: RunRecord, here: str, woken: asyncio.Event) -> None:
+async def wait_for_progress(manager: SessionManager, run: RunRecord, here: str, woken: asyncio.Event) -> bool:
     """Wait until ``run`` may have moved on: ``woken`` (``Progress.changed(thread_id)``, taken before
     the durable records were read) is set by progress of a run executing in this process; another
     process's write to the thread's trail wakes it where the store can tell (PostgreSQL's
     LISTEN/NOTIFY); otherwise the records are read again after ``poll_seconds`` (with no store
-    wait beside it: a task per wait was much of an idle stream's cost)."""
+    wait beside it: a task per wait was much of an idle stream's cost). Whether the store's wait
+    did not end it (so only ``woken`` says what changed, if it is set)."""
     poll = poll_seconds(run, here)
     if manager.changes is None:
         with contextlib.suppress(TimeoutError):
             async with asyncio.timeout(poll):  # no task of its own, unlike wait_for
                 await woken.wait()
-        return
+        return True
     waits = [asyncio.ensure_future(woken.wait()),
              asyncio.ensure_future(manager.wait_for_change(run.thread_id, poll))]
     try:
-        await asyncio.wait(waits, timeout=poll, return_when=asyncio.FIRST_COMPLETED)
+        done, _ = await asyncio.wait(waits, timeout=poll, return_when=asyncio.FIRST_COMPLETED)
     finally:
         for wait in waits:
             wait.cancel()
+    return waits[1] not in done
+
+
+async def _wait_for_news(ctx: ApiContext, run: RunRecord, woken: Change,
+                         rendered: frozenset[str] | None) -> None:
+    """``wait_for_progress``, again past each wake-up from this process that says only entries of
+    kinds outside ``rendered`` (None: every kind) were written: a read then would send nothing."""
+    while await wait_for_progress(ctx.manager, run, ctx.worker.name, woken) and woken.said_none_of(rendered):
+        woken = ctx.progress.following(run.thread_id, woken)
 
 
 async def _events(ctx: ApiContext, run: RunRecord, modes: list[str], cursor: Cursor | None,
@@ -210,6 +227,7 @@ async def _events(ctx: ApiContext, run: RunRecord, modes: list[str], cursor: Cur
                                                     "attempt": run_facts.attempt(run)})}
     steps: dict[int, Any] = {}
     trail_modes = [mode for mode in modes if mode in STREAM_MODES]
+    rendered = _rendered(trail_modes)
     try:
         while True:
             woken = ctx.progress.changed(run.thread_id)
@@ -237,13 +255,20 @@ async def _events(ctx: ApiContext, run: RunRecord, modes: list[str], cursor: Cur
                     yield {"event": mode, "id": _id(cursor, live_after), "data": json_text(data)}
             if run.ended and not waiting:
                 break
-            await wait_for_progress(ctx.manager, run, ctx.worker.name, woken)
+            await _wait_for_news(ctx, run, woken, None if waiting else rendered)
         for event in _closing(run, cursor, live_after):
             yield event
     finally:
         if cancel_on_disconnect and not run.ended and run.status != ROLLED_BACK:
             ctx.runs.request_cancel(run.thread_id, run.run_id, ctx.manager.clock())  # no await: cancelled
             ctx.worker.wake()
+
+
+def _rendered(modes: list[str]) -> frozenset[str] | None:
+    """The kinds of trail entry the trail ``modes`` may send an event for (None: every kind)."""
+    if "events" in modes:
+        return None
+    return frozenset().union(*(RENDERED[mode] for mode in modes))
 
 
 def _id(cursor: Cursor | None, live_after: int) -> str:
