@@ -33,7 +33,7 @@ from grapharc.runs.records import (
     record_of,
     row_values,
 )
-from grapharc.session.sql_dialect import Connection, SqlDialect
+from grapharc.session.sql_dialect import Connection, Cursor, SqlDialect
 
 # The first pending run of a thread none of whose runs is running, of the graphs ``{graphs}`` lists,
 # once its not-before time (the first parameter: now) has come; ``{claim_lock}`` skips a run another
@@ -98,21 +98,23 @@ class SqlRunStore(SqlDialect, ABC):
                                  (run.thread_id,)).fetchone()
                 if busy is not None:
                     raise ThreadBusyError(run.thread_id, busy["run_id"], busy["status"])
-            self._insert(conn, run)
-            return self._get(conn, run.thread_id, run.run_id)
+            return record_of(self._insert(conn, run, " RETURNING *").fetchone())
 
     def add_claimed(self, run: RunRecord, worker: str, now: float, ttl: float) -> RunRecord:
         """``RunStore.add_claimed``."""
         with self._write() as conn:
             self._insert(conn, run)
-            self._run(conn, "UPDATE {runs} SET status = ?, worker = ?, claim_expires_at = ?, attempts = 1 "
-                            "WHERE run_id = ?", (RUNNING, worker, now + ttl, run.run_id))
-            return self._get(conn, run.thread_id, run.run_id)
+            claimed = self._run(conn, "UPDATE {runs} SET status = ?, worker = ?, claim_expires_at = ?, "
+                                      "attempts = 1 WHERE run_id = ? RETURNING *",
+                                (RUNNING, worker, now + ttl, run.run_id))
+            return record_of(claimed.fetchone())
 
-    def _insert(self, conn: Connection, run: RunRecord) -> None:
+    def _insert(self, conn: Connection, run: RunRecord, returning: str = "") -> Cursor:
+        """Insert ``run``; the driver's cursor, holding the row as written when ``returning`` is
+        ``" RETURNING *"`` (read back in the statement that wrote it: one statement fewer a run)."""
         marks = ", ".join("?" for _ in INSERT_COLUMNS)
-        self._run(conn, f"INSERT INTO {{runs}} ({', '.join(INSERT_COLUMNS)}) VALUES ({marks})",  # noqa: S608 -- identifiers are GraphARC's own constants; values are bound
-                  row_values(run))
+        sql = f"INSERT INTO {{runs}} ({', '.join(INSERT_COLUMNS)}) VALUES ({marks}){returning}"  # noqa: S608 -- identifiers are GraphARC's own constants; values are bound
+        return self._run(conn, sql, row_values(run))
 
     def get(self, thread_id: str, run_id: str) -> RunRecord:
         """``RunStore.get``."""
@@ -160,10 +162,10 @@ class SqlRunStore(SqlDialect, ABC):
             found = self._run(conn, runnable, (now, *graphs)).fetchone()
             if found is None:
                 return None
-            self._run(conn, "UPDATE {runs} SET status = ?, worker = ?, claim_expires_at = ?, updated_at = ?, "
-                            "attempts = attempts + 1 WHERE seq = ?",
-                      (RUNNING, worker, now + ttl, now, found["seq"]))
-            return self._get(conn, found["thread_id"], found["run_id"])
+            claimed = self._run(conn, "UPDATE {runs} SET status = ?, worker = ?, claim_expires_at = ?, "
+                                      "updated_at = ?, attempts = attempts + 1 WHERE seq = ? RETURNING *",
+                                (RUNNING, worker, now + ttl, now, found["seq"]))
+            return record_of(claimed.fetchone())
 
     def has_work(self, worker: str, now: float, graphs: Sequence[str]) -> bool:
         """``RunStore.has_work``: one statement (``IN (NULL)`` matches no graph when none is given)."""
