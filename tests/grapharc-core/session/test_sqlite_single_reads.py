@@ -135,3 +135,15 @@ def test_a_run_queued_or_claimed_is_read_back_by_the_statement_that_wrote_it(tmp
         assert [s.split()[0] for s in claimed] == ["BEGIN", "SELECT", "UPDATE", "COMMIT"], claimed
     finally:
         runs.close()
+
+
+def test_the_workers_look_for_stale_runs_is_one_statement(tmp_path: Path) -> None:
+    """Every tick that claims a run looks for stale ones first: a SELECT alone, not a write
+    transaction (or, in the worker's trip, a savepoint) around it."""
+    runs = SqliteRunStore(tmp_path / "runs.db")
+    try:
+        run = runs.add(new_run("t"), exclusive=False)
+        runs.claim_next("w", 1.0, 30.0, [GRAPH])
+        assert [r.run_id for r in one_statement(runs._db, lambda: runs.stale(40.0))] == [run.run_id]
+    finally:
+        runs.close()

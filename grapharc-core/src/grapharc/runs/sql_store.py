@@ -239,8 +239,9 @@ class SqlRunStore(SqlDialect, ABC):
             self._run(conn, "DELETE FROM {run_stream} WHERE run_id = ?", (run_id,))
 
     def stale(self, now: float) -> builtins.list[RunRecord]:
-        """``RunStore.stale``."""
-        with self._write() as conn:
+        """``RunStore.stale``: one statement, so no transaction (nor SQLite's write lock, nor a
+        savepoint in the worker's trip that claims runs)."""
+        with self._read_one() as conn:
             rows = self._run(conn, "SELECT * FROM {runs} WHERE status = ? AND claim_expires_at < ? "
                                    "ORDER BY seq", (RUNNING, now)).fetchall()
         return [record_of(row) for row in rows]
