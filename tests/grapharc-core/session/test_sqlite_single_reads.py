@@ -122,7 +122,8 @@ def test_a_turn_s_watermark_and_approvals_are_read_without_the_thread_s_whole_ro
 
 def test_a_run_queued_or_claimed_is_read_back_by_the_statement_that_wrote_it(tmp_path: Path) -> None:
     """``add`` and ``claim_next`` (each run's) return the row their INSERT or UPDATE wrote
-    (``RETURNING``), with no SELECT of it after: one statement fewer each."""
+    (``RETURNING``), with no SELECT of it after, and a claim finds its run in the UPDATE's own
+    subquery: one statement for each instead of two and three."""
     runs = SqliteRunStore(tmp_path / "runs.db")
     try:
         with statements_of(runs._db) as added:
@@ -132,7 +133,7 @@ def test_a_run_queued_or_claimed_is_read_back_by_the_statement_that_wrote_it(tmp
             taken = runs.claim_next("w", 1.0, 30.0, [GRAPH])
         assert taken is not None and taken == runs.get("t", run.run_id) and taken.worker == "w"
         assert [s.split()[0] for s in added] == ["BEGIN", "INSERT", "COMMIT"], added
-        assert [s.split()[0] for s in claimed] == ["BEGIN", "SELECT", "UPDATE", "COMMIT"], claimed
+        assert [s.split()[0] for s in claimed] == ["BEGIN", "UPDATE", "COMMIT"], claimed
     finally:
         runs.close()
 

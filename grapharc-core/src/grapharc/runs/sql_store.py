@@ -38,7 +38,7 @@ from grapharc.session.sql_dialect import Connection, Cursor, SqlDialect
 # The first pending run of a thread none of whose runs is running, of the graphs ``{graphs}`` lists,
 # once its not-before time (the first parameter: now) has come; ``{claim_lock}`` skips a run another
 # worker is claiming right now rather than waiting for it.
-RUNNABLE = """SELECT seq, thread_id, run_id FROM {{runs}} AS r WHERE r.status = 'pending'
+RUNNABLE = """SELECT r.seq FROM {{runs}} AS r WHERE r.status = 'pending'
     AND (r.not_before IS NULL OR r.not_before <= ?)
     AND r.assistant_id IN ({graphs}) AND NOT EXISTS (
     SELECT 1 FROM {{runs}} AS o WHERE o.thread_id = r.thread_id
@@ -158,14 +158,12 @@ class SqlRunStore(SqlDialect, ABC):
         if not graphs:
             return None  # no run is of a graph in an empty list
         runnable = RUNNABLE.format(graphs=", ".join("?" for _ in graphs), claim_lock=self.CLAIM_LOCK)
-        with self._write() as conn:
-            found = self._run(conn, runnable, (now, *graphs)).fetchone()
-            if found is None:
-                return None
-            claimed = self._run(conn, "UPDATE {runs} SET status = ?, worker = ?, claim_expires_at = ?, "
-                                      "updated_at = ?, attempts = attempts + 1 WHERE seq = ? RETURNING *",
-                                (RUNNING, worker, now + ttl, now, found["seq"]))
-            return record_of(claimed.fetchone())
+        with self._write() as conn:  # found and taken in one statement, the row it wrote returned
+            claimed = self._run(conn, "UPDATE {runs} SET status = ?, worker = ?, claim_expires_at = ?, "  # noqa: S608 -- identifiers are GraphARC's own constants; values are bound
+                                      f"updated_at = ?, attempts = attempts + 1 WHERE seq = ({runnable}) "
+                                      "RETURNING *", (RUNNING, worker, now + ttl, now, now, *graphs))
+            row = claimed.fetchone()
+        return None if row is None else record_of(row)
 
     def has_work(self, worker: str, now: float, graphs: Sequence[str]) -> bool:
         """``RunStore.has_work``: one statement (``IN (NULL)`` matches no graph when none is given)."""
