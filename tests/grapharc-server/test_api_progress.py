@@ -4,11 +4,20 @@ on its own thread, so 200 open streams are not all woken for every node of every
 from __future__ import annotations
 
 import asyncio
+import dataclasses
+from collections.abc import AsyncIterator
+from types import SimpleNamespace
+from typing import Any, cast
 
+import pytest
+
+from grapharc.runs.records import RunRecord
+from grapharc.server.api import streaming
 from grapharc.server.api.progress import Progress
 from grapharc.server.api.streaming import RENDERED, _render
 from grapharc.session.records import AuditEntry, AuditKind
 from grapharc.session.subscribers import RUN_ENTRY
+from grapharc.testing.run_store_kit import new_run
 
 
 def test_progress_on_one_thread_wakes_its_waiters_and_no_others() -> None:
@@ -78,3 +87,45 @@ def test_an_entry_of_a_kind_a_mode_does_not_list_as_rendered_sends_nothing_there
             for detail in ({}, {"turn": "start"}):
                 entry = AuditEntry(seq=2, thread_id="t", at=1.0, kind=kind, node="n", step=1, detail=detail)
                 assert _render(mode, entry, {}) is None, (mode, kind)
+
+
+def _reads_of_a_queued_stream(monkeypatch: pytest.MonkeyPatch, queued: bool) -> tuple[int, int]:
+    """A stream of a run just queued (pending, not begun), given the change taken before its add
+    or not: how many reads it made before the run began here, and in all."""
+    reads: list[RunRecord] = []
+
+    def read(ctx: Any, run: RunRecord, *_args: Any) -> Any:
+        reads.append(run)
+        ended = dataclasses.replace(run, status="success", after_seq=1, end_seq=1)
+        return ended, (1, 3), [], {}, []
+
+    monkeypatch.setattr(streaming, "_read", read)
+
+    async def scenario() -> tuple[int, int]:
+        progress = Progress()
+        change = progress.changed("t")
+        ctx = SimpleNamespace(progress=progress, reads_on_loop=True, manager=SimpleNamespace(changes=None),
+                              worker=SimpleNamespace(name="here"))
+        events = streaming._events(cast(Any, ctx), new_run("t"), ["updates"], None, False, 0,
+                                   change if queued else None)
+        assert (await anext(events))["event"] == "metadata"
+        rest = asyncio.ensure_future(_drained(events))
+        await asyncio.sleep(0.01)  # well within the pending run's poll
+        before_begun = len(reads)
+        progress.notify("t")  # the worker began the run
+        assert [e["event"] for e in await rest] == ["end"]
+        return before_begun, len(reads)
+
+    return asyncio.run(scenario())
+
+
+async def _drained(events: AsyncIterator[dict[str, Any]]) -> list[dict[str, Any]]:
+    return [event async for event in events]
+
+
+def test_a_stream_of_a_run_it_just_queued_reads_nothing_before_the_run_begins(
+        monkeypatch: pytest.MonkeyPatch) -> None:
+    """The route takes the thread's change before it adds the run: the stream's first read waits for
+    the run's beginning (or its poll), which nothing can be read of before."""
+    assert _reads_of_a_queued_stream(monkeypatch, queued=True) == (0, 1)
+    assert _reads_of_a_queued_stream(monkeypatch, queued=False) == (1, 1)  # a rejoin reads at once

@@ -166,11 +166,14 @@ def check_cursor(manager: SessionManager, run: RunRecord, cursor: Cursor | None,
 
 
 def sse_response(ctx: ApiContext, run: RunRecord, modes: list[str], cursor: Cursor | None, *,
-                 cancel_on_disconnect: bool, live_after: int = 0) -> EventStream:
+                 cancel_on_disconnect: bool, live_after: int = 0,
+                 queued: Change | None = None) -> EventStream:
     """The run's events after ``cursor`` (and its live log's after ``live_after``) as an SSE
-    response, with heartbeats; its Location rejoins it."""
+    response, with heartbeats; its Location rejoins it. ``queued``: the thread's change taken before
+    ``run`` (pending, as its add returned it) was added, which its beginning sets: the stream's
+    first read waits for it (or a poll's end), as nothing can be read of the run before."""
     location = f"/threads/{run.thread_id}/runs/{run.run_id}/stream"
-    events = _events(ctx, run, modes, cursor, cancel_on_disconnect, live_after)
+    events = _events(ctx, run, modes, cursor, cancel_on_disconnect, live_after, queued)
     return EventStream(events, heartbeat=HEARTBEAT_SECONDS,
                        headers={"Location": location, "Content-Location": location})
 
@@ -222,13 +225,16 @@ async def _wait_for_news(ctx: ApiContext, run: RunRecord, woken: Change,
 
 
 async def _events(ctx: ApiContext, run: RunRecord, modes: list[str], cursor: Cursor | None,
-                  cancel_on_disconnect: bool, live_after: int) -> AsyncIterator[dict[str, Any]]:
+                  cancel_on_disconnect: bool, live_after: int,
+                  queued: Change | None = None) -> AsyncIterator[dict[str, Any]]:
     yield {"event": "metadata", "data": json.dumps({"run_id": run.run_id, "thread_id": run.thread_id,
                                                     "attempt": run_facts.attempt(run)})}
     steps: dict[int, Any] = {}
     trail_modes = [mode for mode in modes if mode in STREAM_MODES]
     rendered = _rendered(trail_modes)
     try:
+        if queued is not None and run.after_seq is None:  # not begun when added: no read finds anything yet
+            await wait_for_progress(ctx.manager, run, ctx.worker.name, queued)
         while True:
             woken = ctx.progress.changed(run.thread_id)
             read = functools.partial(_read, ctx, run, trail_modes, cursor, steps, live_after)
