@@ -84,9 +84,9 @@ def test_a_streamed_run_reads_its_thread_whole_only_where_a_caller_is_answered(
         monkeypatch.setattr(SqliteSessionStore, "get", counted)
         events = _streamed(client, ODD)
     assert events[-1]["event"] == "end" and '"success"' in events[-1]["data"]
-    # the run's request reads its thread, and the turn's end the session it leaves; the turn's
-    # start reads only the thread's graph (``graph_of``), not its approvals and last node
-    assert len(read) == 2
+    # the run's request reads its thread; the turn's end has the session it leaves from its own
+    # write (``finish`` returns it), and the turn's start reads only the thread's graph (``graph_of``)
+    assert len(read) == 1
 
 
 def test_a_streamed_run_reads_its_records_only_when_a_wake_up_may_bring_an_event(

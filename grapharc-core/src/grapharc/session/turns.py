@@ -428,8 +428,7 @@ class AsyncTurn(_TurnBase):
 
     def _finished(self, plan: Plan) -> Session:
         """Record the turn's ending in ``plan``; the thread's session after it."""
-        self.store.finish(self.lease, plan.kind, self.clock(), **self._ending(plan))
-        return self.store.get(self.lease.thread_id)
+        return self.store.finish(self.lease, plan.kind, self.clock(), **self._ending(plan))
 
     async def stop(self, exc: BaseException) -> None:
         """End a turn claimed but never driven, stopped by ``exc`` as ``drive`` ends one: cancelled where
