@@ -13,10 +13,10 @@ import pytest
 
 from grapharc.runs.records import RunRecord
 from grapharc.server.api import streaming
-from grapharc.server.api.progress import Progress
+from grapharc.server.api.progress import RUN_BEGAN, Change, Progress
 from grapharc.server.api.streaming import RENDERED, _render
 from grapharc.session.records import AuditEntry, AuditKind
-from grapharc.session.subscribers import RUN_ENTRY
+from grapharc.session.subscribers import CLAIM_ENTRIES, NODE_ENTRIES, RUN_ENTRY
 from grapharc.testing.run_store_kit import new_run
 
 
@@ -89,43 +89,60 @@ def test_an_entry_of_a_kind_a_mode_does_not_list_as_rendered_sends_nothing_there
                 assert _render(mode, entry, {}) is None, (mode, kind)
 
 
-def _reads_of_a_queued_stream(monkeypatch: pytest.MonkeyPatch, queued: bool) -> tuple[int, int]:
-    """A stream of a run just queued (pending, not begun), given the change taken before its add
-    or not: how many reads it made before the run began here, and in all."""
-    reads: list[RunRecord] = []
+class Reads:
+    """``streaming._read`` replaced: each read noted, the run found ended (the stream then ends)."""
 
-    def read(ctx: Any, run: RunRecord, *_args: Any) -> Any:
-        reads.append(run)
-        ended = dataclasses.replace(run, status="success", after_seq=1, end_seq=1)
-        return ended, (1, 3), [], {}, []
+    def __init__(self, monkeypatch: pytest.MonkeyPatch) -> None:
+        self.runs: list[RunRecord] = []
+        monkeypatch.setattr(streaming, "_read", self)
 
-    monkeypatch.setattr(streaming, "_read", read)
+    def __call__(self, ctx: Any, run: RunRecord, *_args: Any) -> Any:
+        self.runs.append(run)
+        return dataclasses.replace(run, status="success", after_seq=1, end_seq=1), (1, 3), [], {}, []
 
-    async def scenario() -> tuple[int, int]:
-        progress = Progress()
-        change = progress.changed("t")
-        ctx = SimpleNamespace(progress=progress, reads_on_loop=True, manager=SimpleNamespace(changes=None),
-                              worker=SimpleNamespace(name="here"))
-        events = streaming._events(cast(Any, ctx), new_run("t"), ["updates"], None, False, 0,
-                                   change if queued else None)
-        assert (await anext(events))["event"] == "metadata"
-        rest = asyncio.ensure_future(_drained(events))
-        await asyncio.sleep(0.01)  # well within the pending run's poll
-        before_begun = len(reads)
-        progress.notify("t")  # the worker began the run
-        assert [e["event"] for e in await rest] == ["end"]
-        return before_begun, len(reads)
 
-    return asyncio.run(scenario())
+def _stream(progress: Progress, queued: Change | None) -> AsyncIterator[dict[str, Any]]:
+    """The ``updates`` stream of a run just queued (pending, not begun) on thread ``t``."""
+    ctx = SimpleNamespace(progress=progress, reads_on_loop=True, manager=SimpleNamespace(changes=None),
+                          worker=SimpleNamespace(name="here"))
+    return streaming._events(cast(Any, ctx), new_run("t"), ["updates"], None, False, 0, queued)
 
 
 async def _drained(events: AsyncIterator[dict[str, Any]]) -> list[dict[str, Any]]:
     return [event async for event in events]
 
 
-def test_a_stream_of_a_run_it_just_queued_reads_nothing_before_the_run_begins(
+def test_a_stream_of_a_run_it_just_queued_reads_first_what_may_send_an_event(
         monkeypatch: pytest.MonkeyPatch) -> None:
-    """The route takes the thread's change before it adds the run: the stream's first read waits for
-    the run's beginning (or its poll), which nothing can be read of before."""
-    assert _reads_of_a_queued_stream(monkeypatch, queued=True) == (0, 1)
-    assert _reads_of_a_queued_stream(monkeypatch, queued=False) == (1, 1)  # a rejoin reads at once
+    """The route takes the thread's change before it adds the run: the stream reads nothing while
+    it is queued, as it begins here (from then on waiting as for a run executing here, not with a
+    pending run's poll) and as its turn claims the thread, and first reads for its first node."""
+    reads = Reads(monkeypatch)
+    monkeypatch.setattr(streaming, "POLL_SECONDS", 0.01)  # a pending run's poll: far shorter than the waits
+
+    async def scenario() -> None:
+        progress = Progress()
+        events = _stream(progress, progress.changed("t"))
+        assert (await anext(events))["event"] == "metadata"
+        rest = asyncio.ensure_future(_drained(events))
+        progress.notify("t", RUN_BEGAN)
+        await asyncio.sleep(0.05)
+        progress.notify("t", CLAIM_ENTRIES)
+        await asyncio.sleep(0.05)
+        assert reads.runs == []
+        progress.notify("t", NODE_ENTRIES)
+        assert [e["event"] for e in await rest] == ["end"]
+        assert len(reads.runs) == 1
+
+    asyncio.run(scenario())
+
+
+def test_a_stream_of_a_run_it_did_not_queue_reads_it_at_once(monkeypatch: pytest.MonkeyPatch) -> None:
+    reads = Reads(monkeypatch)
+
+    async def scenario() -> None:
+        events = _stream(Progress(), None)
+        assert [e["event"] for e in await _drained(events)] == ["metadata", "end"]
+        assert len(reads.runs) == 1
+
+    asyncio.run(scenario())

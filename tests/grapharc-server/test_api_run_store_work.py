@@ -91,8 +91,8 @@ def test_a_streamed_run_reads_its_thread_whole_only_where_a_caller_is_answered(
 
 def test_a_streamed_run_reads_its_records_only_when_a_wake_up_may_bring_an_event(
         tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
-    """The turn's claim and the record of the run it made render nothing in the ``updates`` mode:
-    the stream lets their wake-ups pass, and reads at its start, after the node and at the end."""
+    """The run's beginning, the turn's claim and the record of the run it made render nothing in
+    the ``updates`` mode: the stream lets their wake-ups pass, and reads for the node and at the end."""
     ctx = open_context(str(tmp_path / "sessions"), ["api_graphs:register"])
     reads: list[list[str]] = []
     read = streaming._read
@@ -107,6 +107,6 @@ def test_a_streamed_run_reads_its_records_only_when_a_wake_up_may_bring_an_event
         monkeypatch.setattr(streaming, "_read", counted)
         events = _streamed(client, ODD)
     assert [e["event"] for e in events] == ["metadata", "updates", "end"]
-    begun = reads[1:] if reads[0] == [] else reads  # the stream's first read may find the run queued
-    # a read woken by the claim, and one by the run's record, each sent nothing: 5 reads before
-    assert begun == [["claimed"], ["node"], ["run", "completed"]], reads
+    # the reads at the stream's start, at the claim and at the run's record sent nothing: 4 before
+    # (or 5, when the first found the run queued); only the last may find no node
+    assert len(reads) <= 2 and all("node" in kinds for kinds in reads[:-1]), reads

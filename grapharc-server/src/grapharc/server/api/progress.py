@@ -12,8 +12,9 @@ under the same ``serve --workers`` supervisor: progress here is then ``relay``-e
 (``grapharc.server.siblings``), which ``wake`` their own waiters.
 
 A wake-up says what was written while it was the thread's (``Change.kinds``: the kinds of the
-trail entries its turn's record watcher reported, None once anything unsaid was, such as a run's
-beginning or end): a stream whose modes render none of them need not read the records again.
+trail entries its turn's record watcher reported, ``BEGAN`` for a run's beginning here, None once
+anything unsaid was, such as a run's end): a stream whose modes render none of them need not read
+the records again.
 """
 
 from __future__ import annotations
@@ -23,6 +24,10 @@ import weakref
 from collections.abc import Callable
 
 from grapharc.session.subscribers import OnRecord, Written
+
+BEGAN = "began"
+"""Not a trail entry: a run of the thread began on this worker (its record changed, not the trail)."""
+RUN_BEGAN: frozenset[str] = frozenset({BEGAN})
 
 
 class Change(asyncio.Event):
@@ -43,6 +48,10 @@ class Change(asyncio.Event):
         else:
             self.kinds |= kinds
         self.set()
+
+    def says(self, kind: str) -> bool:
+        """Whether a write of ``kind`` is among those it said."""
+        return self.kinds is not None and kind in self.kinds
 
     def said_none_of(self, kinds: frozenset[str] | None) -> bool:
         """Whether it was set by writes that all said their kinds, none of them in ``kinds`` (None:

@@ -29,8 +29,8 @@ that raises rather than fail the turn), by the session store when another proces
 writes the thread's trail (where the store can tell: PostgreSQL's LISTEN/NOTIFY), and otherwise
 reads again after ``poll_seconds`` (``wait_for_progress``). A wake-up that says only entries of
 kinds its modes never render were written (``RENDERED``: a turn's claim and the record of a run it
-made, in the ``updates`` mode) is let pass without a read; what they wrote is read with the next.
-Nothing a stream client does reaches a node.
+made, in the ``updates`` mode), or that a run of the thread began here, is let pass without a read;
+what they wrote is read with the next. Nothing a stream client does reaches a node.
 """
 
 from __future__ import annotations
@@ -51,7 +51,7 @@ from grapharc.server.api import interrupts, run_facts
 from grapharc.server.api.encoding import json_text
 from grapharc.server.api.live import LIVE_MODES, live_events, merged
 from grapharc.server.api.problems import ApiProblem
-from grapharc.server.api.progress import Change
+from grapharc.server.api.progress import BEGAN, Change
 from grapharc.server.event_stream import EventStream
 from grapharc.session.history import step_of
 from grapharc.session.manager import SessionManager
@@ -219,8 +219,12 @@ async def wait_for_progress(manager: SessionManager, run: RunRecord, here: str, 
 async def _wait_for_news(ctx: ApiContext, run: RunRecord, woken: Change,
                          rendered: frozenset[str] | None) -> None:
     """``wait_for_progress``, again past each wake-up from this process that says only entries of
-    kinds outside ``rendered`` (None: every kind) were written: a read then would send nothing."""
+    kinds outside ``rendered`` (None: every kind) were written, or a run's beginning here: a read
+    then would send nothing. Once a run of the thread began here, it waits as for a run executing
+    here (``poll_seconds``): this one, or one before it on the thread, whose end wakes it."""
     while await wait_for_progress(ctx.manager, run, ctx.worker.name, woken) and woken.said_none_of(rendered):
+        if woken.says(BEGAN):
+            run = dataclasses.replace(run, status=RUNNING, worker=ctx.worker.name)
         woken = ctx.progress.following(run.thread_id, woken)
 
 
@@ -234,7 +238,7 @@ async def _events(ctx: ApiContext, run: RunRecord, modes: list[str], cursor: Cur
     rendered = _rendered(trail_modes)
     try:
         if queued is not None and run.after_seq is None:  # not begun when added: no read finds anything yet
-            await wait_for_progress(ctx.manager, run, ctx.worker.name, queued)
+            await _wait_for_news(ctx, run, queued, rendered)
         while True:
             woken = ctx.progress.changed(run.thread_id)
             read = functools.partial(_read, ctx, run, trail_modes, cursor, steps, live_after)

@@ -74,7 +74,7 @@ from grapharc.runs.records import (
 from grapharc.runtime.budget import Budget
 from grapharc.server.api import commands, interrupts, run_facts
 from grapharc.server.api.live import LiveLog, streams_live
-from grapharc.server.api.progress import Progress
+from grapharc.server.api.progress import RUN_BEGAN, Progress
 from grapharc.server.api.run_config import REQUEST_KEY
 from grapharc.session.breakpoints import Breakpoints
 from grapharc.session.cancels import Cancel
@@ -209,7 +209,7 @@ class RunWorker:
             self._launch(run, reclaimed=True)
         for run in claimed:
             if run.after_seq is not None:  # begun in the claim's trip: wake its readers, as _execute does
-                self.progress.notify(run.thread_id)
+                self.progress.notify(run.thread_id, RUN_BEGAN)
             self._launch(run, reclaimed=False)
 
     async def _has_work(self) -> bool:
@@ -272,7 +272,7 @@ class RunWorker:
         try:
             if run.after_seq is None:
                 begun = await offload.nearby(self._stores, self._begin, run)
-                self.progress.notify(run.thread_id)  # its readers poll slowly from now on; wake them
+                self.progress.notify(run.thread_id, RUN_BEGAN)  # its readers poll slowly from now on
             if streams_live(run):
                 live = await LiveLog.open(self.runs, run, self.progress, self.manager.clock)
             session = await (self._carry_on(run, live) if reclaimed else self._turn(run, live))
