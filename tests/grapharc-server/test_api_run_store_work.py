@@ -19,6 +19,7 @@ from grapharc.server.app import create_app
 from grapharc.session import SqliteSessionStore
 from grapharc.session.lease import Lease
 from grapharc.session.records import Session
+from grapharc.sqlite.runs import SqliteRunStore
 
 
 def _streamed(client: TestClient, graph: str) -> list[dict[str, Any]]:
@@ -110,3 +111,24 @@ def test_a_streamed_run_reads_its_records_only_when_a_wake_up_may_bring_an_event
     # the reads at the stream's start, at the claim and at the run's record sent nothing: 4 before
     # (or 5, when the first found the run queued); only the last may find no node
     assert len(reads) <= 2 and all("node" in kinds for kinds in reads[:-1]), reads
+
+
+def test_the_worker_claims_a_run_queued_alone_without_asking_first_whether_there_is_work(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """The route that queued a run it knows is runnable (rejecting others on its thread, not
+    delayed) says so: the worker's look claims at once, and asks ``has_work`` only after the run."""
+    ctx = open_context(str(tmp_path / "sessions"), ["api_graphs:register"])
+    looks: list[str] = []
+    has_work = SqliteRunStore.has_work
+
+    def counted(self: SqliteRunStore, worker: str, now: float, graphs: Any) -> bool:
+        found = has_work(self, worker, now, graphs)
+        looks.append(str(found))
+        return found
+
+    with TestClient(create_app(api=ctx), base_url="http://localhost") as client:
+        _streamed(client, ODD)
+        monkeypatch.setattr(SqliteRunStore, "has_work", counted)
+        events = _streamed(client, ODD)
+    assert events[-1]["event"] == "end" and '"success"' in events[-1]["data"]
+    assert looks == ["False"]  # the look after the run's end, for a run queued behind it: none

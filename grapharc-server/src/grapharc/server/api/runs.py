@@ -286,7 +286,7 @@ async def queue(ctx: ApiContext, thread_id: str, body: RunCreate, user: User | N
                                  partial(ctx.webhooks.add_run, run, webhook, exclusive=exclusive))
     if body.multitask_strategy in (INTERRUPT, ROLLBACK):
         await offload.nearby((ctx.runs,), _cancel_before, ctx, added, asker(user))
-    ctx.worker.wake()
+    ctx.worker.wake(runnable=exclusive and run.not_before is None)  # alone on its thread, and due
     return added
 
 

@@ -122,6 +122,8 @@ class RunWorker:
         self._cancels: dict[str, Cancel] = {}  # by run id: the cancels asked of runs executing here
         self._handed: dict[str, Lease] = {}
         self._wake = asyncio.Event()
+        self._runnable = False
+        """A run runnable now was queued since the last look (``wake(runnable=True)``)."""
         self._renewed_at = -math.inf
         self._reads_on_loop = offload.reads_on_loop(runs)
         self._stores = (runs, manager)
@@ -163,8 +165,11 @@ class RunWorker:
             run = dataclasses.replace(run, request={**run.request, REQUEST_KEY: config})
         return self.runs.add_claimed(run, self.name, now, self.ttl)
 
-    def wake(self) -> None:
-        """Make the loop look at the queue now (a run was queued or a cancel asked here)."""
+    def wake(self, *, runnable: bool = False) -> None:
+        """Make the loop look at the queue now (a run was queued or a cancel asked here);
+        ``runnable``: the caller has just queued a run that can be claimed at once, so the look
+        claims without first reading whether there is work (``RunStore.has_work``)."""
+        self._runnable = self._runnable or runnable
         self._wake.set()
 
     async def _run(self) -> None:
@@ -197,7 +202,8 @@ class RunWorker:
         the read that says there is none."""
         executing = bool(self._executing)
         renewing = executing and self.manager.clock() >= self._renewed_at + self.ttl / RENEWALS_PER_TTL
-        if not renewing and not await self._has_work():
+        runnable, self._runnable = self._runnable, False
+        if not renewing and not runnable and not await self._has_work():
             return
         cancelled, reclaimed, claimed = await offload.nearby(self._stores, self._due, executing)
         asked = [self._executing[run_id][0] for run_id in cancelled
