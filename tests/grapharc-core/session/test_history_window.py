@@ -18,6 +18,7 @@ from session_graphs import register_all
 from grapharc.session import SessionManager
 from grapharc.session.errors import UnknownCheckpointError
 from grapharc.session.history import PAGE, step_of
+from grapharc.session.subscribers import Written
 from grapharc.sqlite.one_trip_saver import OneTripSqliteSaver
 
 
@@ -180,7 +181,7 @@ def test_a_live_turn_leaves_what_its_scan_read_for_readers_here_until_it_ends(ma
     manager.create("chain", thread_id="t")
     seen: list[tuple[str, list[str]]] = []
 
-    def watch() -> None:  # called after each audit write, while the turn is live
+    def watch(kinds: Written) -> None:  # called after each audit write, while the turn is live
         # LangGraph saves a node's writes in a background thread, after it streams the node's
         # update: a scan may miss them and the next one record two nodes at once, so each node
         # recorded since the last call is looked up, not only the newest

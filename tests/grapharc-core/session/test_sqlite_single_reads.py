@@ -19,7 +19,7 @@ from grapharc.session import SqliteSessionStore
 from grapharc.session.errors import LeaseLostError, UnknownSessionError
 from grapharc.sqlite.database import SqliteDatabase
 from grapharc.sqlite.runs import SqliteRunStore
-from grapharc.testing.run_store_kit import new_run
+from grapharc.testing.run_store_kit import GRAPH, new_run
 
 
 @contextmanager
@@ -118,3 +118,33 @@ def test_a_turn_s_watermark_and_approvals_are_read_without_the_thread_s_whole_ro
     for read in (lambda: sessions.audited_step("nobody"), lambda: sessions.approvals("nobody")):
         with pytest.raises(UnknownSessionError):
             read()
+
+
+def test_a_run_queued_or_claimed_is_read_back_by_the_statement_that_wrote_it(tmp_path: Path) -> None:
+    """``add`` and ``claim_next`` (each run's) return the row their INSERT or UPDATE wrote
+    (``RETURNING``), with no SELECT of it after, and a claim finds its run in the UPDATE's own
+    subquery: one statement for each instead of two and three."""
+    runs = SqliteRunStore(tmp_path / "runs.db")
+    try:
+        with statements_of(runs._db) as added:
+            run = runs.add(new_run("t"), exclusive=False)
+        assert run == runs.get("t", run.run_id)
+        with statements_of(runs._db) as claimed:
+            taken = runs.claim_next("w", 1.0, 30.0, [GRAPH])
+        assert taken is not None and taken == runs.get("t", run.run_id) and taken.worker == "w"
+        assert [s.split()[0] for s in added] == ["BEGIN", "INSERT", "COMMIT"], added
+        assert [s.split()[0] for s in claimed] == ["BEGIN", "UPDATE", "COMMIT"], claimed
+    finally:
+        runs.close()
+
+
+def test_the_workers_look_for_stale_runs_is_one_statement(tmp_path: Path) -> None:
+    """Every tick that claims a run looks for stale ones first: a SELECT alone, not a write
+    transaction (or, in the worker's trip, a savepoint) around it."""
+    runs = SqliteRunStore(tmp_path / "runs.db")
+    try:
+        run = runs.add(new_run("t"), exclusive=False)
+        runs.claim_next("w", 1.0, 30.0, [GRAPH])
+        assert [r.run_id for r in one_statement(runs._db, lambda: runs.stale(40.0))] == [run.run_id]
+    finally:
+        runs.close()

@@ -14,6 +14,7 @@ from session_graphs import Ledger
 from grapharc import GraphARC
 from grapharc.runtime.graph import END, START
 from grapharc.session import SessionManager
+from grapharc.session.subscribers import Written
 
 
 class Breaks:
@@ -68,10 +69,15 @@ class Watches:
     def __init__(self, manager: SessionManager, thread_id: str, *, breaks: bool = False) -> None:
         self.manager, self.thread_id, self.breaks = manager, thread_id, breaks
         self.seen: list[list[str]] = []
+        self.said: list[Written] = []
         self.threads: set[int] = set()
 
-    def __call__(self) -> None:
-        self.seen.append([e.kind for e in self.manager.audit(self.thread_id)])
+    def __call__(self, kinds: Written) -> None:
+        trail = [e.kind for e in self.manager.audit(self.thread_id)]
+        if kinds is not None:  # every entry written since the last call is of a kind it says
+            assert set(trail[len(self.seen[-1]) if self.seen else 1:]) <= kinds, (kinds, trail)
+        self.said.append(kinds)
+        self.seen.append(trail)
         self.threads.add(threading.get_ident())
         if self.breaks:
             raise RuntimeError("watcher broke")
@@ -84,6 +90,9 @@ def _called_after_each_write(watcher: Watches) -> None:
     assert ends.count("node") >= 1, watcher.seen
     assert watcher.seen[-1].count("node") == 4
     assert all(len(a) < len(b) for a, b in zip(watcher.seen, watcher.seen[1:], strict=False)), watcher.seen
+    # each call but the ending's says which kinds were written (a stream skips the reads of those
+    # its modes never render), and what it says covers every entry written since the one before
+    assert None not in watcher.said[:-1], watcher.said
 
 
 def test_a_record_watcher_is_called_after_each_audit_write_of_a_sync_turn(manager: SessionManager) -> None:

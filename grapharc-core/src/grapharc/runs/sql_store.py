@@ -33,12 +33,12 @@ from grapharc.runs.records import (
     record_of,
     row_values,
 )
-from grapharc.session.sql_dialect import Connection, SqlDialect
+from grapharc.session.sql_dialect import Connection, Cursor, SqlDialect
 
 # The first pending run of a thread none of whose runs is running, of the graphs ``{graphs}`` lists,
 # once its not-before time (the first parameter: now) has come; ``{claim_lock}`` skips a run another
 # worker is claiming right now rather than waiting for it.
-RUNNABLE = """SELECT seq, thread_id, run_id FROM {{runs}} AS r WHERE r.status = 'pending'
+RUNNABLE = """SELECT r.seq FROM {{runs}} AS r WHERE r.status = 'pending'
     AND (r.not_before IS NULL OR r.not_before <= ?)
     AND r.assistant_id IN ({graphs}) AND NOT EXISTS (
     SELECT 1 FROM {{runs}} AS o WHERE o.thread_id = r.thread_id
@@ -98,21 +98,23 @@ class SqlRunStore(SqlDialect, ABC):
                                  (run.thread_id,)).fetchone()
                 if busy is not None:
                     raise ThreadBusyError(run.thread_id, busy["run_id"], busy["status"])
-            self._insert(conn, run)
-            return self._get(conn, run.thread_id, run.run_id)
+            return record_of(self._insert(conn, run, " RETURNING *").fetchone())
 
     def add_claimed(self, run: RunRecord, worker: str, now: float, ttl: float) -> RunRecord:
         """``RunStore.add_claimed``."""
         with self._write() as conn:
             self._insert(conn, run)
-            self._run(conn, "UPDATE {runs} SET status = ?, worker = ?, claim_expires_at = ?, attempts = 1 "
-                            "WHERE run_id = ?", (RUNNING, worker, now + ttl, run.run_id))
-            return self._get(conn, run.thread_id, run.run_id)
+            claimed = self._run(conn, "UPDATE {runs} SET status = ?, worker = ?, claim_expires_at = ?, "
+                                      "attempts = 1 WHERE run_id = ? RETURNING *",
+                                (RUNNING, worker, now + ttl, run.run_id))
+            return record_of(claimed.fetchone())
 
-    def _insert(self, conn: Connection, run: RunRecord) -> None:
+    def _insert(self, conn: Connection, run: RunRecord, returning: str = "") -> Cursor:
+        """Insert ``run``; the driver's cursor, holding the row as written when ``returning`` is
+        ``" RETURNING *"`` (read back in the statement that wrote it: one statement fewer a run)."""
         marks = ", ".join("?" for _ in INSERT_COLUMNS)
-        self._run(conn, f"INSERT INTO {{runs}} ({', '.join(INSERT_COLUMNS)}) VALUES ({marks})",  # noqa: S608 -- identifiers are GraphARC's own constants; values are bound
-                  row_values(run))
+        sql = f"INSERT INTO {{runs}} ({', '.join(INSERT_COLUMNS)}) VALUES ({marks}){returning}"  # noqa: S608 -- identifiers are GraphARC's own constants; values are bound
+        return self._run(conn, sql, row_values(run))
 
     def get(self, thread_id: str, run_id: str) -> RunRecord:
         """``RunStore.get``."""
@@ -156,14 +158,12 @@ class SqlRunStore(SqlDialect, ABC):
         if not graphs:
             return None  # no run is of a graph in an empty list
         runnable = RUNNABLE.format(graphs=", ".join("?" for _ in graphs), claim_lock=self.CLAIM_LOCK)
-        with self._write() as conn:
-            found = self._run(conn, runnable, (now, *graphs)).fetchone()
-            if found is None:
-                return None
-            self._run(conn, "UPDATE {runs} SET status = ?, worker = ?, claim_expires_at = ?, updated_at = ?, "
-                            "attempts = attempts + 1 WHERE seq = ?",
-                      (RUNNING, worker, now + ttl, now, found["seq"]))
-            return self._get(conn, found["thread_id"], found["run_id"])
+        with self._write() as conn:  # found and taken in one statement, the row it wrote returned
+            claimed = self._run(conn, "UPDATE {runs} SET status = ?, worker = ?, claim_expires_at = ?, "  # noqa: S608 -- identifiers are GraphARC's own constants; values are bound
+                                      f"updated_at = ?, attempts = attempts + 1 WHERE seq = ({runnable}) "
+                                      "RETURNING *", (RUNNING, worker, now + ttl, now, now, *graphs))
+            row = claimed.fetchone()
+        return None if row is None else record_of(row)
 
     def has_work(self, worker: str, now: float, graphs: Sequence[str]) -> bool:
         """``RunStore.has_work``: one statement (``IN (NULL)`` matches no graph when none is given)."""
@@ -237,8 +237,9 @@ class SqlRunStore(SqlDialect, ABC):
             self._run(conn, "DELETE FROM {run_stream} WHERE run_id = ?", (run_id,))
 
     def stale(self, now: float) -> builtins.list[RunRecord]:
-        """``RunStore.stale``."""
-        with self._write() as conn:
+        """``RunStore.stale``: one statement, so no transaction (nor SQLite's write lock, nor a
+        savepoint in the worker's trip that claims runs)."""
+        with self._read_one() as conn:
             rows = self._run(conn, "SELECT * FROM {runs} WHERE status = ? AND claim_expires_at < ? "
                                    "ORDER BY seq", (RUNNING, now)).fetchall()
         return [record_of(row) for row in rows]

@@ -130,8 +130,9 @@ class SessionStore(Protocol):
     def finish(self, lease: Lease, status: str, now: float, *, requests: Iterable[Approval] = (),
                outcome: str | None = None, error: str | None = None,
                cancel: Mapping[str, Any] | None = None, audited_step: int | None = None,
-               reopened: Iterable[str] = ()) -> None:
-        """End a turn in ``status``, release the lease and open ``requests``.
+               reopened: Iterable[str] = ()) -> Session:
+        """End a turn in ``status``, release the lease and open ``requests``; the session as it is
+        left (what ``get`` reads next: a run's end reads it no more).
 
         ``LeaseLostError`` if the lease is gone. A turn that does not end paused
         supersedes the thread's open approvals; a failed one keeps its turn for recovery.

@@ -95,9 +95,13 @@ class SqlSessionStore(SqlTimeTravel):
         with self._read() as conn:
             row = self._row(conn, thread_id)
             holds = self._approvals(conn, "WHERE thread_id = ? AND state = ?", (thread_id, OPEN))
-            last = self._run(conn, "SELECT node, step FROM {audit} WHERE thread_id = ? AND kind = 'node' "
-                                   "ORDER BY step DESC, seq DESC LIMIT 1", (thread_id,)).fetchone()
+            last = self._last_node(conn, thread_id)
         return _session(row, holds, last, self._decode)
+
+    def _last_node(self, conn: Connection, thread_id: str) -> Any:
+        """The thread's last recorded node's row (``node``, ``step``), or None."""
+        return self._run(conn, "SELECT node, step FROM {audit} WHERE thread_id = ? AND kind = 'node' "
+                               "ORDER BY step DESC, seq DESC LIMIT 1", (thread_id,)).fetchone()
 
     def graph_of(self, thread_id: str) -> str:
         """The graph the thread runs (``grapharc.session.contracts.graph_of``): one statement, where
@@ -208,28 +212,34 @@ class SqlSessionStore(SqlTimeTravel):
     def finish(self, lease: Lease, status: str, now: float, *, requests: Iterable[Approval] = (),
                outcome: str | None = None, error: str | None = None,
                cancel: Mapping[str, Any] | None = None, audited_step: int | None = None,
-               reopened: Iterable[str] = ()) -> None:
+               reopened: Iterable[str] = ()) -> Session:
         """End a turn: set ``status``, release the lease, open ``requests``; fenced by the token.
         A failed turn keeps its turn, so a recovery can send its input again. ``cancel``: the turn
         was cancelled on request (recorded ``cancelled`` with that detail); ``audited_step``: the
         node scan's watermark moves there (back, after a rollback discarded checkpoints);
-        ``reopened``: decided approvals of the thread a rollback undid, open and undecided again."""
+        ``reopened``: decided approvals of the thread a rollback undid, open and undecided again.
+        The session as it is left: the row the UPDATE returns, the open approvals read only where
+        some can be left (a pause, or ``requests``: the others supersede them all)."""
+        asked = list(requests)
         with self._write() as conn:
             self._fenced_row(conn, lease, "its turn ends without writing a status")
-            self._run(conn, "UPDATE {sessions} SET status = ?, updated_at = ?, runner = NULL, "
-                            "lease_token = NULL, lease_expires_at = NULL, turn = CASE WHEN ? THEN turn END, "
-                            "outcome = COALESCE(?, outcome), error = ?, "
-                            "audited_step = COALESCE(?, audited_step) WHERE thread_id = ?",
-                      (status, now, status == FAILED, outcome, error, audited_step, lease.thread_id))
+            row = self._run(conn, "UPDATE {sessions} SET status = ?, updated_at = ?, runner = NULL, "
+                                  "lease_token = NULL, lease_expires_at = NULL, "
+                                  "turn = CASE WHEN ? THEN turn END, outcome = COALESCE(?, outcome), "
+                                  "error = ?, audited_step = COALESCE(?, audited_step) "
+                                  "WHERE thread_id = ? RETURNING *",
+                            (status, now, status == FAILED, outcome, error, audited_step,
+                             lease.thread_id)).fetchone()
             undone = self._reopen(conn, lease.thread_id, reopened)
             if status != PAUSED:
                 self._supersede_open(conn, lease.thread_id)
-            for approval in requests:
+            for approval in asked:
                 self._insert_approval(conn, approval)
+            holds = self._approvals(conn, "WHERE thread_id = ? AND state = ?", (lease.thread_id, OPEN)) \
+                if status == PAUSED or asked else []
             detail: dict[str, Any] = {"runner": lease.runner}
             if status == PAUSED:
-                detail["holds"] = [a.approval_id for a in self._approvals(
-                    conn, "WHERE thread_id = ? AND state = ?", (lease.thread_id, OPEN))]
+                detail["holds"] = [a.approval_id for a in holds]
             if error:
                 detail["error"] = error
             if undone:
@@ -239,6 +249,8 @@ class SqlSessionStore(SqlTimeTravel):
                 kind = AuditKind.CANCELLED
                 detail.update(cancel, status=status)
             self._audit(conn, lease.thread_id, now, kind, detail)
+            last = self._last_node(conn, lease.thread_id)
+        return _session(row, holds, last, self._decode)
 
     def _reopen(self, conn: Connection, thread_id: str, approval_ids: Iterable[str]) -> builtins.list[str]:
         """Set the thread's decided approvals ``approval_ids`` open and undecided again; the ids reopened."""

@@ -76,7 +76,14 @@ from grapharc.session.rollback import discard_run_writes, reopened
 from grapharc.session.scanned import ScannedCheckpoints
 from grapharc.session.settle import CONTINUE, Plan, settle
 from grapharc.session.standing import Standing, standing
-from grapharc.session.subscribers import GuardedSubscriber, OnRecord, OnUpdate
+from grapharc.session.subscribers import (
+    CLAIM_ENTRIES,
+    NODE_ENTRIES,
+    RUN_ENTRIES,
+    GuardedSubscriber,
+    OnRecord,
+    OnUpdate,
+)
 from grapharc.session.turn_options import NO_OPTIONS, TurnOptions
 from grapharc.stores import offload
 
@@ -161,7 +168,7 @@ class _TurnBase:
         read before driving is the one it ``found`` (what a rollback returns to)."""
         self.leases.held[self.lease.thread_id] = self.lease
         self.found = self.snapshot
-        self.subscriber.recorded()
+        self.subscriber.recorded(CLAIM_ENTRIES)
         try:
             yield
         finally:
@@ -369,18 +376,18 @@ class Turn(_TurnBase):
                 self.subscriber.show(chunk)
         finally:
             if self._record_run():
-                self.subscriber.recorded()
+                self.subscriber.recorded(RUN_ENTRIES)
 
     def settled(self) -> Plan:
         """Settle the thread as it stands: read its checkpoint, record completions, plan."""
         plan, new = self._settle()
         if new:
-            self.subscriber.recorded()
+            self.subscriber.recorded(NODE_ENTRIES)
         return plan
 
     def _record(self) -> None:
         if self._scan():
-            self.subscriber.recorded()
+            self.subscriber.recorded(NODE_ENTRIES)
 
 
 class AsyncTurn(_TurnBase):
@@ -421,8 +428,7 @@ class AsyncTurn(_TurnBase):
 
     def _finished(self, plan: Plan) -> Session:
         """Record the turn's ending in ``plan``; the thread's session after it."""
-        self.store.finish(self.lease, plan.kind, self.clock(), **self._ending(plan))
-        return self.store.get(self.lease.thread_id)
+        return self.store.finish(self.lease, plan.kind, self.clock(), **self._ending(plan))
 
     async def stop(self, exc: BaseException) -> None:
         """End a turn claimed but never driven, stopped by ``exc`` as ``drive`` ends one: cancelled where
@@ -451,7 +457,7 @@ class AsyncTurn(_TurnBase):
         except BaseException:
             await live.flush()
             if await offload.to_thread(self._record_run):
-                self.subscriber.recorded()  # on the loop, never in the store's thread (see settled)
+                self.subscriber.recorded(RUN_ENTRIES)  # on the loop, not in the store's thread (see settled)
             raise
         await live.flush()  # the run the pass made is recorded by ``_passed``, with the settling
 
@@ -459,7 +465,7 @@ class AsyncTurn(_TurnBase):
         """Async ``Turn.settled``, in one trip to a thread."""
         plan, new = await offload.to_thread(self._settle)
         if new:
-            self.subscriber.recorded()  # on the loop: the watcher may wake the loop's waiters
+            self.subscriber.recorded(NODE_ENTRIES)  # on the loop: the watcher may wake the loop's waiters
         return plan
 
     async def _passed(self) -> Plan:
@@ -467,14 +473,15 @@ class AsyncTurn(_TurnBase):
         the thread, in one trip to a thread, and tell the record watcher once."""
         plan, written = await self._stored(self._record_and_settle)
         if written:
-            self.subscriber.recorded()
+            self.subscriber.recorded(written)
         return plan
 
-    def _record_and_settle(self) -> tuple[Plan, bool]:
-        """``_record_run`` then ``_settle``: the plan, and whether either wrote to the trail."""
+    def _record_and_settle(self) -> tuple[Plan, frozenset[str]]:
+        """``_record_run`` then ``_settle``: the plan, and the kinds of the entries they wrote."""
         recorded = self._record_run()
         plan, new = self._settle()
-        return plan, recorded or bool(new)
+        written = (RUN_ENTRIES if recorded else frozenset()) | (NODE_ENTRIES if new else frozenset())
+        return plan, written
 
     async def _stored(self, work: Callable[..., _T], *args: Any) -> _T:
         """``work(*args)``, store calls and settling reads, in place where the session store and the
@@ -492,7 +499,7 @@ class AsyncTurn(_TurnBase):
         new = (await trip(self._scan, through=self.compiled, prepared=self.values_read) if trip is not None
                else await self._record_apart())
         if new:
-            self.subscriber.recorded()
+            self.subscriber.recorded(NODE_ENTRIES)
 
     async def _record_apart(self) -> int:
         """``_record`` through an async checkpointer with no thread of its own; how many were new."""

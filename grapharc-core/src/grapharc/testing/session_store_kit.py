@@ -149,6 +149,23 @@ class SessionStoreConformance(SessionLeaseConformance, SessionApprovalConformanc
         again = claim(store, "t1", 4.0, runner="runner-b")
         assert store.get("t1").status == RUNNING and again.token != lease.token
 
+    def test_a_turns_end_answers_the_session_as_get_reads_it_next(self, store: SessionStore) -> None:
+        """``finish`` returns the session it leaves: completed with its last node, failed, cancelled,
+        and paused on the approvals it opened (given as a generator: read once)."""
+        store.create("t1", GRAPH, 1.0)
+        lease = claim(store, "t1", 2.0)
+        store.record_nodes(lease, [NodeRun(1, "n", "task-1", ())], 1, 2.5)
+        done = store.finish(lease, COMPLETED, 3.0, outcome="done")
+        assert done == store.get("t1") and (done.last_node, done.outcome) == ("n", "done")
+        failed = store.finish(claim(store, "t1", 4.0), FAILED, 5.0, error="ValueError: boom")
+        assert failed == store.get("t1") and failed.status == FAILED
+        cancel = {"by": "api", "run": "r1", "action": "interrupt"}
+        cancelled = store.finish(claim(store, "t1", 6.0), COMPLETED, 7.0, cancel=cancel)
+        assert cancelled == store.get("t1") and cancelled.runner is None
+        asked = [request(make_hold(node), "t1", 8.0) for node in ("a", "b")]
+        paused = store.finish(claim(store, "t1", 8.0), PAUSED, 9.0, requests=iter(asked))
+        assert paused == store.get("t1") and [a.node for a in paused.holds] == ["a", "b"]
+
     def test_a_paused_thread_refuses_a_new_turn(self, store: SessionStore) -> None:
         pause(store, "t1", make_hold())
         with pytest.raises(ThreadPausedError, match="t1"):

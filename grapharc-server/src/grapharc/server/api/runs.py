@@ -135,8 +135,10 @@ async def stream_run(thread_id: str, body: RunCreate, ctx: Context, user: Caller
     """Queue a run on the thread and stream it as server-sent events in the ``stream_mode`` modes,
     from ``metadata`` to ``end``."""
     modes = stream_modes(body.stream_mode)
+    queued = ctx.progress.changed(thread_id)  # before the run is added: the run's beginning sets it
     run = await queue(ctx, thread_id, body, user)
-    return sse_response(ctx, run, modes, None, cancel_on_disconnect=body.on_disconnect == "cancel")
+    return sse_response(ctx, run, modes, None, cancel_on_disconnect=body.on_disconnect == "cancel",
+                        queued=queued)
 
 
 RunStatusFilter = Literal["pending", "running", "success", "error", "interrupted", "timeout"]
@@ -284,7 +286,7 @@ async def queue(ctx: ApiContext, thread_id: str, body: RunCreate, user: User | N
                                  partial(ctx.webhooks.add_run, run, webhook, exclusive=exclusive))
     if body.multitask_strategy in (INTERRUPT, ROLLBACK):
         await offload.nearby((ctx.runs,), _cancel_before, ctx, added, asker(user))
-    ctx.worker.wake()
+    ctx.worker.wake(runnable=exclusive and run.not_before is None)  # alone on its thread, and due
     return added
 
 

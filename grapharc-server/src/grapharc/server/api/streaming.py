@@ -27,8 +27,10 @@ It is woken when a run of its thread executing in this process has saved and aud
 (``Progress.watcher`` is the turn's record watcher, and the session layer drops a watcher
 that raises rather than fail the turn), by the session store when another process
 writes the thread's trail (where the store can tell: PostgreSQL's LISTEN/NOTIFY), and otherwise
-reads again after ``poll_seconds`` (``wait_for_progress``). Nothing a stream client does reaches
-a node.
+reads again after ``poll_seconds`` (``wait_for_progress``). A wake-up that says only entries of
+kinds its modes never render were written (``RENDERED``: a turn's claim and the record of a run it
+made, in the ``updates`` mode), or that a run of the thread began here, is let pass without a read;
+what they wrote is read with the next. Nothing a stream client does reaches a node.
 """
 
 from __future__ import annotations
@@ -49,6 +51,7 @@ from grapharc.server.api import interrupts, run_facts
 from grapharc.server.api.encoding import json_text
 from grapharc.server.api.live import LIVE_MODES, live_events, merged
 from grapharc.server.api.problems import ApiProblem
+from grapharc.server.api.progress import BEGAN, Change
 from grapharc.server.event_stream import EventStream
 from grapharc.session.history import step_of
 from grapharc.session.manager import SessionManager
@@ -89,6 +92,10 @@ NOT_SAVED_YET = object()
 saved, which can be before LangGraph saves the checkpoint of the node's step. The stream waits
 for it (skipping it lost the event); once the run has ended, a step with no checkpoint (a runner
 killed between the two) has no values to send."""
+RENDERED = {"updates": frozenset({AuditKind.NODE, AuditKind.ASKED}),
+            "values": frozenset({AuditKind.NODE, AuditKind.ASKED, AuditKind.CLAIMED})}
+"""The kinds of trail entry ``_render`` may send an event for in each mode but ``events`` (which
+sends one for every entry)."""
 ROLLED_BACK = "rollback"
 """The end event's status for a run rolled back (deleted) while streamed, as LangGraph's worker names it."""
 
@@ -159,11 +166,14 @@ def check_cursor(manager: SessionManager, run: RunRecord, cursor: Cursor | None,
 
 
 def sse_response(ctx: ApiContext, run: RunRecord, modes: list[str], cursor: Cursor | None, *,
-                 cancel_on_disconnect: bool, live_after: int = 0) -> EventStream:
+                 cancel_on_disconnect: bool, live_after: int = 0,
+                 queued: Change | None = None) -> EventStream:
     """The run's events after ``cursor`` (and its live log's after ``live_after``) as an SSE
-    response, with heartbeats; its Location rejoins it."""
+    response, with heartbeats; its Location rejoins it. ``queued``: the thread's change taken before
+    ``run`` (pending, as its add returned it) was added, which its beginning sets: the stream's
+    first read waits for it (or a poll's end), as nothing can be read of the run before."""
     location = f"/threads/{run.thread_id}/runs/{run.run_id}/stream"
-    events = _events(ctx, run, modes, cursor, cancel_on_disconnect, live_after)
+    events = _events(ctx, run, modes, cursor, cancel_on_disconnect, live_after, queued)
     return EventStream(events, heartbeat=HEARTBEAT_SECONDS,
                        headers={"Location": location, "Content-Location": location})
 
@@ -183,34 +193,52 @@ def poll_seconds(run: RunRecord, here: str) -> float:
     return LOCAL_POLL_SECONDS if run.status == RUNNING and run.worker == here else POLL_SECONDS
 
 
-async def wait_for_progress(manager: SessionManager, run: RunRecord, here: str, woken: asyncio.Event) -> None:
+async def wait_for_progress(manager: SessionManager, run: RunRecord, here: str, woken: asyncio.Event) -> bool:
     """Wait until ``run`` may have moved on: ``woken`` (``Progress.changed(thread_id)``, taken before
     the durable records were read) is set by progress of a run executing in this process; another
     process's write to the thread's trail wakes it where the store can tell (PostgreSQL's
     LISTEN/NOTIFY); otherwise the records are read again after ``poll_seconds`` (with no store
-    wait beside it: a task per wait was much of an idle stream's cost)."""
+    wait beside it: a task per wait was much of an idle stream's cost). Whether the store's wait
+    did not end it (so only ``woken`` says what changed, if it is set)."""
     poll = poll_seconds(run, here)
     if manager.changes is None:
         with contextlib.suppress(TimeoutError):
             async with asyncio.timeout(poll):  # no task of its own, unlike wait_for
                 await woken.wait()
-        return
+        return True
     waits = [asyncio.ensure_future(woken.wait()),
              asyncio.ensure_future(manager.wait_for_change(run.thread_id, poll))]
     try:
-        await asyncio.wait(waits, timeout=poll, return_when=asyncio.FIRST_COMPLETED)
+        done, _ = await asyncio.wait(waits, timeout=poll, return_when=asyncio.FIRST_COMPLETED)
     finally:
         for wait in waits:
             wait.cancel()
+    return waits[1] not in done
+
+
+async def _wait_for_news(ctx: ApiContext, run: RunRecord, woken: Change,
+                         rendered: frozenset[str] | None) -> None:
+    """``wait_for_progress``, again past each wake-up from this process that says only entries of
+    kinds outside ``rendered`` (None: every kind) were written, or a run's beginning here: a read
+    then would send nothing. Once a run of the thread began here, it waits as for a run executing
+    here (``poll_seconds``): this one, or one before it on the thread, whose end wakes it."""
+    while await wait_for_progress(ctx.manager, run, ctx.worker.name, woken) and woken.said_none_of(rendered):
+        if woken.says(BEGAN):
+            run = dataclasses.replace(run, status=RUNNING, worker=ctx.worker.name)
+        woken = ctx.progress.following(run.thread_id, woken)
 
 
 async def _events(ctx: ApiContext, run: RunRecord, modes: list[str], cursor: Cursor | None,
-                  cancel_on_disconnect: bool, live_after: int) -> AsyncIterator[dict[str, Any]]:
+                  cancel_on_disconnect: bool, live_after: int,
+                  queued: Change | None = None) -> AsyncIterator[dict[str, Any]]:
     yield {"event": "metadata", "data": json.dumps({"run_id": run.run_id, "thread_id": run.thread_id,
                                                     "attempt": run_facts.attempt(run)})}
     steps: dict[int, Any] = {}
     trail_modes = [mode for mode in modes if mode in STREAM_MODES]
+    rendered = _rendered(trail_modes)
     try:
+        if queued is not None and run.after_seq is None:  # not begun when added: no read finds anything yet
+            await _wait_for_news(ctx, run, queued, rendered)
         while True:
             woken = ctx.progress.changed(run.thread_id)
             read = functools.partial(_read, ctx, run, trail_modes, cursor, steps, live_after)
@@ -237,13 +265,20 @@ async def _events(ctx: ApiContext, run: RunRecord, modes: list[str], cursor: Cur
                     yield {"event": mode, "id": _id(cursor, live_after), "data": json_text(data)}
             if run.ended and not waiting:
                 break
-            await wait_for_progress(ctx.manager, run, ctx.worker.name, woken)
+            await _wait_for_news(ctx, run, woken, None if waiting else rendered)
         for event in _closing(run, cursor, live_after):
             yield event
     finally:
         if cancel_on_disconnect and not run.ended and run.status != ROLLED_BACK:
             ctx.runs.request_cancel(run.thread_id, run.run_id, ctx.manager.clock())  # no await: cancelled
             ctx.worker.wake()
+
+
+def _rendered(modes: list[str]) -> frozenset[str] | None:
+    """The kinds of trail entry the trail ``modes`` may send an event for (None: every kind)."""
+    if "events" in modes:
+        return None
+    return frozenset().union(*(RENDERED[mode] for mode in modes))
 
 
 def _id(cursor: Cursor | None, live_after: int) -> str:

@@ -74,7 +74,7 @@ from grapharc.runs.records import (
 from grapharc.runtime.budget import Budget
 from grapharc.server.api import commands, interrupts, run_facts
 from grapharc.server.api.live import LiveLog, streams_live
-from grapharc.server.api.progress import Progress
+from grapharc.server.api.progress import RUN_BEGAN, Progress
 from grapharc.server.api.run_config import REQUEST_KEY
 from grapharc.session.breakpoints import Breakpoints
 from grapharc.session.cancels import Cancel
@@ -122,6 +122,8 @@ class RunWorker:
         self._cancels: dict[str, Cancel] = {}  # by run id: the cancels asked of runs executing here
         self._handed: dict[str, Lease] = {}
         self._wake = asyncio.Event()
+        self._runnable = False
+        """A run runnable now was queued since the last look (``wake(runnable=True)``)."""
         self._renewed_at = -math.inf
         self._reads_on_loop = offload.reads_on_loop(runs)
         self._stores = (runs, manager)
@@ -163,8 +165,11 @@ class RunWorker:
             run = dataclasses.replace(run, request={**run.request, REQUEST_KEY: config})
         return self.runs.add_claimed(run, self.name, now, self.ttl)
 
-    def wake(self) -> None:
-        """Make the loop look at the queue now (a run was queued or a cancel asked here)."""
+    def wake(self, *, runnable: bool = False) -> None:
+        """Make the loop look at the queue now (a run was queued or a cancel asked here);
+        ``runnable``: the caller has just queued a run that can be claimed at once, so the look
+        claims without first reading whether there is work (``RunStore.has_work``)."""
+        self._runnable = self._runnable or runnable
         self._wake.set()
 
     async def _run(self) -> None:
@@ -197,7 +202,8 @@ class RunWorker:
         the read that says there is none."""
         executing = bool(self._executing)
         renewing = executing and self.manager.clock() >= self._renewed_at + self.ttl / RENEWALS_PER_TTL
-        if not renewing and not await self._has_work():
+        runnable, self._runnable = self._runnable, False
+        if not renewing and not runnable and not await self._has_work():
             return
         cancelled, reclaimed, claimed = await offload.nearby(self._stores, self._due, executing)
         asked = [self._executing[run_id][0] for run_id in cancelled
@@ -209,7 +215,7 @@ class RunWorker:
             self._launch(run, reclaimed=True)
         for run in claimed:
             if run.after_seq is not None:  # begun in the claim's trip: wake its readers, as _execute does
-                self.progress.notify(run.thread_id)
+                self.progress.notify(run.thread_id, RUN_BEGAN)
             self._launch(run, reclaimed=False)
 
     async def _has_work(self) -> bool:
@@ -272,7 +278,7 @@ class RunWorker:
         try:
             if run.after_seq is None:
                 begun = await offload.nearby(self._stores, self._begin, run)
-                self.progress.notify(run.thread_id)  # its readers poll slowly from now on; wake them
+                self.progress.notify(run.thread_id, RUN_BEGAN)  # its readers poll slowly from now on
             if streams_live(run):
                 live = await LiveLog.open(self.runs, run, self.progress, self.manager.clock)
             session = await (self._carry_on(run, live) if reclaimed else self._turn(run, live))
