@@ -10,9 +10,10 @@ from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
+import fastapi.dependencies.utils
 import fastapi.routing
 import pytest
-from api_graphs import CHAT
+from api_graphs import CHAT, ODD
 from fastapi.testclient import TestClient
 from langchain_core.messages import HumanMessage
 from pydantic import TypeAdapter
@@ -24,6 +25,7 @@ from grapharc.server.api.limits import may_be_refused, scan_json
 from grapharc.server.api.problems import ApiProblem
 from grapharc.server.api.runs import check_input
 from grapharc.server.app import create_app
+from grapharc.server.auth import load_auth, token_digest
 from grapharc.server.route_index import RouteIndex
 
 
@@ -197,3 +199,60 @@ def test_the_route_index_leaves_the_openapi_document_as_it_was(tmp_path: Path,
     ctx = open_context(str(tmp_path / "others"), ["api_graphs:register"])
     with TestClient(create_app(api=ctx), base_url="http://localhost") as client:
         assert client.get("/openapi.json").content == indexed  # paths in the same order, byte for byte
+
+
+class DependenciesSolved:
+    """Counts the dependency trees FastAPI solves (a route's own and each dependency's) per request."""
+
+    def __init__(self, monkeypatch: pytest.MonkeyPatch) -> None:
+        self.solved = 0
+        real_solve = fastapi.dependencies.utils.solve_dependencies
+
+        async def counted(**kwargs: Any) -> Any:
+            self.solved += 1
+            return await real_solve(**kwargs)
+
+        monkeypatch.setattr(fastapi.dependencies.utils, "solve_dependencies", counted)  # its recursion
+        monkeypatch.setattr(fastapi.routing, "solve_dependencies", counted)  # a route's own
+
+    def request(self, client: TestClient, path: str, body: dict[str, Any]) -> int:
+        """How many were solved for ``POST path`` (answered 200, read to its end)."""
+        self.solved = 0
+        assert client.post(path, json=body).status_code == 200
+        return self.solved
+
+
+def test_a_runs_routes_read_the_caller_and_the_context_from_the_request_not_as_dependencies(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    ctx = open_context(str(tmp_path / "sessions"), ["api_graphs:register"])
+    solved = DependenciesSolved(monkeypatch)
+    with TestClient(create_app(api=ctx), base_url="http://localhost") as client:
+        made = solved.request(client, "/threads", {"metadata": {"graph_id": ODD}})
+        thread = client.post("/threads", json={"metadata": {"graph_id": ODD}}).json()["thread_id"]
+        streamed = solved.request(client, f"/threads/{thread}/runs/stream",
+                                  {"assistant_id": ODD, "input": {}, "stream_mode": ["updates"]})
+    # the route's and the router-level caller's, and the thread guard's (with its caller) on the
+    # stream: 4 and 6 when the context and the caller were the routes' own dependencies besides,
+    # some 50 thousand instructions each though the caller was in the request's cache
+    assert (made, streamed) == (2, 4)
+
+
+def test_a_runs_routes_answer_401_first_without_a_token_and_know_the_caller_with_one(
+        tmp_path: Path) -> None:
+    ctx = open_context(str(tmp_path / "sessions"), ["api_graphs:register"])
+    auth_file = tmp_path / "auth.toml"
+    auth_file.write_text(f'[users.ops]\nroles = ["runner"]\n[roles.runner]\nrun = ["{ODD}"]\nread = "own"\n'
+                         f'[tokens.ops]\nsha256 = "{token_digest("ops-token-0123456789")}"\nuser = "ops"\n')
+    app = create_app(api=ctx, auth=load_auth(auth_file))
+    with TestClient(app, base_url="http://localhost") as client:
+        no_token = client.post("/threads", json={"metadata": "not an object"})
+        stream_no_token = client.post("/threads/t-1/runs/stream", json={"input": "not a run"})
+        signed = {"Authorization": "Bearer ops-token-0123456789"}
+        made = client.post("/threads", json={"metadata": {"graph_id": ODD}}, headers=signed)
+        thread = made.json()["thread_id"]
+        with client.stream("POST", f"/threads/{thread}/runs/stream", headers=signed,
+                           json={"assistant_id": ODD, "input": {}, "stream_mode": ["updates"]}) as stream:
+            events = stream.read().decode()
+        owner = ctx.manager.get(thread).owner
+    assert (no_token.status_code, stream_no_token.status_code) == (401, 401)  # before the body's 422
+    assert made.status_code == 200 and owner == "ops" and '"success"' in events
