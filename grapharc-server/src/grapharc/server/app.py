@@ -3,7 +3,7 @@ store its routes.
 
 Whatever is mounted, an error answers as a problem document, a request is held to the host names
 and origins ``hosts`` allows and its body to the size and JSON depth limits before any route reads
-it."""
+it; an API route is found through an index of the routes rather than by trying them in turn."""
 
 from __future__ import annotations
 
@@ -20,6 +20,7 @@ from grapharc.server.api.problem_schema import describe_problems
 from grapharc.server.api.problems import install_problem_handlers
 from grapharc.server.docs_gate import SignedInOnly
 from grapharc.server.hosts import HostGuard
+from grapharc.server.route_index import index_routes
 from grapharc.server.service.sessions import Sessions
 from grapharc.server.thread_pool import DEFAULT_THREADS, use_thread_pool
 from grapharc.stores import offload
@@ -117,4 +118,5 @@ def create_app(*, sessions: str | None = None, auth: AuthConfig | None = None,
         from grapharc.server.api.routes import mount_store
 
         mount_store(app, store)
+    index_routes(app.router.routes)
     return app

@@ -36,6 +36,8 @@ from starlette.types import Message, Receive, Scope, Send
 
 _LINE_BREAK = re.compile(r"\r\n|\r|\n")
 SEP = "\r\n"
+FIELDS = frozenset({"event", "id", "data"})
+"""The fields an event may have."""
 
 
 class _Ending(Enum):
@@ -54,18 +56,30 @@ def end_open_streams() -> None:
 
 
 def encode(event: Mapping[str, str]) -> bytes:
-    """One event (``event``, ``id`` and ``data``, each optional) in SSE framing."""
-    unknown = event.keys() - {"event", "id", "data"}
-    if unknown:
+    """One event (``event``, ``id`` and ``data``, each optional) in SSE framing. A field without a
+    line break, as JSON data and every id and name here are, is written as it is, unsplit."""
+    if not FIELDS.issuperset(event):
+        unknown = event.keys() - FIELDS
         raise ValueError(f"an event has only event, id and data fields, not {', '.join(sorted(unknown))}")
     text = ""
     if (event_id := event.get("id")) is not None:
-        text += f"id: {_LINE_BREAK.sub('', event_id)}{SEP}"
+        text += f"id: {_one_line(event_id)}{SEP}"
     if (name := event.get("event")) is not None:
-        text += f"event: {_LINE_BREAK.sub('', name)}{SEP}"
+        text += f"event: {_one_line(name)}{SEP}"
     if (data := event.get("data")) is not None:
-        text += "".join(f"data: {line}{SEP}" for line in _LINE_BREAK.split(data))
+        text += "".join(f"data: {line}{SEP}" for line in _LINE_BREAK.split(data)) if _breaks(data) \
+            else f"data: {data}{SEP}"
     return (text + SEP).encode()
+
+
+def _breaks(text: str) -> bool:
+    """Whether ``text`` holds a line break (CR, LF or both)."""
+    return "\n" in text or "\r" in text
+
+
+def _one_line(text: str) -> str:
+    """``text`` without its line breaks (an id or a name may not span lines)."""
+    return _LINE_BREAK.sub("", text) if _breaks(text) else text
 
 
 def ping() -> bytes:

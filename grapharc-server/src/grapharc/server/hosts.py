@@ -23,6 +23,7 @@ cuts an IPv6 ``Host`` such as ``[::1]:8000`` at its first colon, and does not lo
 
 from __future__ import annotations
 
+import functools
 import re
 from collections.abc import Iterable
 from urllib.parse import urlsplit
@@ -33,6 +34,8 @@ from grapharc.server.refusals import refuse
 
 LOOPBACK_NAMES = ("localhost", "127.0.0.1", "::1")
 """The names a server without sign-in always answers to (an IPv6 address without its brackets)."""
+HOSTS_REMEMBERED = 64
+"""How many ``Host`` headers a guard remembers its answer for (the least recently sent go first)."""
 CHANGING_METHODS = frozenset({"POST", "PUT", "PATCH", "DELETE"})
 """The methods whose requests change something, so a cross-site one is refused."""
 _HOST_PORT = re.compile(r"(?:\[(?P<ipv6>[0-9a-f:.]+)\]|(?P<name>[^\s\[\]:/?#@\\]+))(?::[0-9]*)?")
@@ -76,19 +79,20 @@ class HostGuard:
         self.app = app
         self.allowed = tuple(dict.fromkeys([*LOOPBACK_NAMES, *(name.lower().strip("[]") for name in listed)]))
         self.signed_in = signed_in
+        self.answers_to = functools.lru_cache(maxsize=HOSTS_REMEMBERED)(self._answers_to)
 
     async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
-        if scope["type"] not in ("http", "websocket"):
+        kind = scope["type"]
+        if kind != "http" and kind != "websocket":
             await self.app(scope, receive, send)
             return
-        hosts = [value.decode("latin-1") for name, value in scope["headers"] if name == b"host"]
-        origins = [value.decode("latin-1") for name, value in scope["headers"] if name == b"origin"]
+        hosts, origins = _hosts_and_origins(scope["headers"])
         if not self.signed_in:
-            stray = next((host for host in hosts or [""] if host_of(host) not in self.allowed), None)
+            stray = next((host for host in hosts or [""] if not self.answers_to(host)), None)
             if stray is not None:
                 await refuse(scope, receive, send, 421, self._misdirected(stray), _hint(host_of(stray)))
                 return
-        if scope["type"] == "websocket" or scope["method"] in CHANGING_METHODS:
+        if origins and (kind == "websocket" or scope["method"] in CHANGING_METHODS):
             own = {host_of(host) for host in hosts[:1]} if self.signed_in else set()
             foreign = next((origin for origin in origins
                             if origin_host(origin) not in {*self.allowed, *own} - {None}), None)
@@ -97,6 +101,11 @@ class HostGuard:
                              _hint(origin_host(foreign)))
                 return
         await self.app(scope, receive, send)
+
+    def _answers_to(self, host: str) -> bool:
+        """Whether a server without sign-in answers a request sent to ``host`` (a ``Host`` header);
+        remembered as ``answers_to``, since a server is sent the same few again and again."""
+        return host_of(host) in self.allowed
 
     def _misdirected(self, host: str) -> str:
         sent_to = f"was sent to {host!r}" if host else "names no host (no Host header)"
@@ -109,6 +118,18 @@ class HostGuard:
         mine = " or the server's own host" if self.signed_in else ""
         return (f"{what} from a page of {origin!r} is refused: this server takes requests that change "
                 f"something only from pages of {shown(self.allowed)}{mine}")
+
+
+def _hosts_and_origins(headers: Iterable[tuple[bytes, bytes]]) -> tuple[list[str], list[str]]:
+    """The ``Host`` and the ``Origin`` headers among ``headers``, in one pass."""
+    hosts: list[str] = []
+    origins: list[str] = []
+    for name, value in headers:
+        if name == b"host":
+            hosts.append(value.decode("latin-1"))
+        elif name == b"origin":
+            origins.append(value.decode("latin-1"))
+    return hosts, origins
 
 
 def _hint(name: str | None) -> str:

@@ -30,10 +30,10 @@ def mount_api(app: FastAPI, context: ApiContext) -> None:
     """Serve assistants, threads, their runs, their cron schedules and stateless runs over
     ``context``'s sessions on ``app``.
 
-    FastAPI tries an app's routers in turn, each route by route (several calls a route), so the
-    routers a run's requests need come first: ``POST /threads`` and ``POST .../runs/stream`` were
-    tried against 14 and 35 routes of other routers before. Where the paths of two routers overlap,
-    the first answers a method neither takes (405, naming its methods), so these keep their order:
+    The routers' order is the order of ``/openapi.json``, and the order FastAPI tries them in where
+    the app's route index (``grapharc.server.route_index``) does not find the route at once, so the
+    routers a run's requests need come first. Where the paths of two routers overlap, the first
+    answers a method neither takes (405, naming its methods), so these keep their order:
     prune before threads (``/threads/prune``), threads before state_writes
     (``/threads/{id}/state``), crons before runs (``/threads/{id}/runs/crons``), assistants before
     assistant_writes (``/assistants/{id}``)."""

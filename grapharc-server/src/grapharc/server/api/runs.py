@@ -22,7 +22,7 @@ import uuid
 from functools import cache, partial
 from typing import Annotated, Any, Literal
 
-from fastapi import APIRouter, Depends, Header, Query
+from fastapi import APIRouter, Depends, Header, Query, Request
 from fastapi.responses import JSONResponse, Response
 from pydantic import BaseModel, ConfigDict, Field, TypeAdapter, ValidationError
 
@@ -41,7 +41,7 @@ from grapharc.runs.records import (
 )
 from grapharc.server.api import assistant_lookup, assistant_runs, commands, interrupts, shapes
 from grapharc.server.api.budgets import BudgetRequest, run_budget
-from grapharc.server.api.context import ApiContext, api
+from grapharc.server.api.context import ApiContext, api, caller_of, context_of
 from grapharc.server.api.guards import (
     Caller,
     ReadableOrNewThread,
@@ -131,9 +131,10 @@ async def wait_run(thread_id: str, body: RunCreate, ctx: Context, user: Caller) 
 
 
 @router.post("/stream", dependencies=[ReadableOrNewThread])
-async def stream_run(thread_id: str, body: RunCreate, ctx: Context, user: Caller) -> EventStream:
+async def stream_run(thread_id: str, body: RunCreate, request: Request) -> EventStream:
     """Queue a run on the thread and stream it as server-sent events in the ``stream_mode`` modes,
     from ``metadata`` to ``end``."""
+    ctx, user = context_of(request), caller_of(request)
     modes = stream_modes(body.stream_mode)
     queued = ctx.progress.changed(thread_id)  # before the run is added: the run's beginning sets it
     run = await queue(ctx, thread_id, body, user)

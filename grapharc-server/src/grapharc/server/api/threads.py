@@ -13,12 +13,12 @@ from collections.abc import Callable
 from functools import partial
 from typing import Annotated, Any, Literal
 
-from fastapi import APIRouter, Depends, Header, Response
+from fastapi import APIRouter, Depends, Header, Request, Response
 from fastapi.responses import JSONResponse
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
 from grapharc.server.api import interrupts, metadata, shapes
-from grapharc.server.api.context import ApiContext, api
+from grapharc.server.api.context import ApiContext, api, caller_of, context_of
 from grapharc.server.api.encoding import json_value
 from grapharc.server.api.guards import (
     Caller,
@@ -145,9 +145,10 @@ class EventPost(BaseModel):
 
 
 @router.post("")
-async def create_thread(body: ThreadCreate, ctx: Context, user: Caller) -> dict[str, Any]:
+async def create_thread(body: ThreadCreate, request: Request) -> dict[str, Any]:
     """Create a thread of a registered graph (``metadata.graph_id``, needed when several are);
     ``if_exists: do_nothing`` answers an existing thread the caller may read."""
+    ctx, user = context_of(request), caller_of(request)
     named = (body.metadata or {}).get("graph_id")
     own = metadata.client_metadata(body.metadata or {}, allowed=("graph_id",))
     graph = named or (ctx.graph_names()[0] if len(ctx.graph_names()) == 1 else None)
