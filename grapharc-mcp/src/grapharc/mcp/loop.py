@@ -186,8 +186,7 @@ class _McpLoop:
         deadline is cancelled (it ends when the loop next runs) and ``TimeoutError`` raised."""
         loop = self.loop
         ending = _Ending(loop)
-        task = loop.create_task(coroutine)
-        task.add_done_callback(ending.ended)
+        task = loop.create_task(_stopping_after(coroutine, ending))
         timer = None if timeout is None else loop.call_later(timeout, ending.expire)
         try:
             while not (task.done() or ending.expired):
@@ -196,7 +195,7 @@ class _McpLoop:
             if timer is not None:
                 timer.cancel()
             if not task.done():  # past its deadline, or this thread was interrupted
-                task.remove_done_callback(ending.ended)
+                ending.waited = False
                 task.cancel()
         if not task.done():
             raise TimeoutError(f"no answer within {timeout:g} s")
@@ -243,20 +242,32 @@ class _McpLoop:
 
 
 class _Ending:
-    """Stops the loop a calling thread drives when its call's task ends or its deadline passes."""
+    """Stops the loop a calling thread drives when its call's task ends (while it still waits for
+    it) or its deadline passes."""
 
-    __slots__ = ("expired", "loop")
+    __slots__ = ("expired", "loop", "waited")
 
     def __init__(self, loop: asyncio.AbstractEventLoop) -> None:
         self.loop = loop
         self.expired = False
+        self.waited = True
 
-    def ended(self, _task: asyncio.Task[Any]) -> None:
-        self.loop.stop()
+    def ended(self) -> None:
+        if self.waited:
+            self.loop.stop()
 
     def expire(self) -> None:
         self.expired = True
         self.loop.stop()
+
+
+async def _stopping_after(coroutine: Coroutine[Any, Any, T], ending: _Ending) -> T:
+    """``coroutine``'s result, the loop told to stop in the task's last step: a callback of the
+    task's end would cost the loop one more turn."""
+    try:
+        return await coroutine
+    finally:
+        ending.ended()
 
 
 class _Doorbell:
