@@ -76,7 +76,10 @@ def test_a_coroutine_past_its_timeout_is_cancelled_on_the_loop(mode):
     assert loop.run(double(4), None) == 8  # and the loop goes on serving calls
 
 
-def test_a_tool_call_sets_no_timer_on_the_loop_its_hand_off_times_it(tmp_path):
+@pytest.mark.parametrize(("mode", "most"), [("handed off", 0), ("driven", 1)])
+def test_tool_calls_set_no_timer_each_on_the_loop(tmp_path, mode, most):
+    """Handed off, the hand-off's own wait times a call out; driven, one alarm times a step's calls
+    (set for the first call's deadline, set again when it rings only for a call still running)."""
     server = parse_server("notes", stdio_entry("notes"), tmp_path)
     connection = ServerConnection(server)
     connection.connect()
@@ -86,12 +89,13 @@ def test_a_tool_call_sets_no_timer_on_the_loop_its_hand_off_times_it(tmp_path):
     background.call_at = lambda when, callback, *args, **kwargs: (  # type: ignore[method-assign]
         timers.append(callback) or call_at(when, callback, *args, **kwargs))
     try:
-        answers = [connection.call("echo", {"text": f"t{n}"}, 30.0).content[0].text for n in range(5)]
+        with MODES[mode]():
+            answers = [connection.call("echo", {"text": f"t{n}"}, 30.0).content[0].text for n in range(5)]
     finally:
         del background.call_at
         connection.close()
     assert answers == [f"t{n}" for n in range(5)]
-    assert timers == []  # the hand-off times the call: no timer is set and cancelled per call
+    assert len(timers) <= most
 
 
 def test_a_hand_off_wakes_the_loop_with_one_read_of_its_doorbell(tmp_path, monkeypatch):
@@ -117,6 +121,28 @@ def test_a_hand_off_wakes_the_loop_with_one_read_of_its_doorbell(tmp_path, monke
     assert woken == []  # no call wakes the loop through asyncio's self-pipe
     doorbell = loop._started().bell._read_end
     assert 1 <= reads.count(doorbell) <= 5  # one read of the doorbell per wake-up (rings may share one)
+
+
+def test_a_driven_call_after_answered_ones_still_times_out_at_its_own_deadline():
+    """The step's alarm, set for its first call's (long) deadline, is moved for a sooner one."""
+    async def forever() -> None:
+        await asyncio.Event().wait()  # nothing sets it
+
+    with loop.driven():
+        assert loop.run(double(1), 30.0) == 2
+        with pytest.raises(TimeoutError, match=r"no answer within 0\.05 s"):
+            loop.run(forever(), 0.05)
+        assert loop.run(double(2), 30.0) == 4
+
+
+def test_the_alarm_rung_for_an_answered_call_does_not_time_out_the_call_now_running():
+    async def slow() -> str:
+        await asyncio.sleep(1.0)
+        return "answered"
+
+    with loop.driven():
+        assert loop.run(double(1), 0.5) == 2  # the alarm is set for 0.5 s from now...
+        assert loop.run(slow(), 30.0) == "answered"  # ...and rings while this call runs
 
 
 @pytest.mark.parametrize("mode", MODES)

@@ -122,6 +122,9 @@ class _McpLoop:
         """The lender is running the loop (a call of its own is in flight)."""
         self._handed = 0
         """Calls handed off and not yet answered: while there are any the background thread runs the loop."""
+        self._timed: _Ending | None = None
+        """The driven call in flight, which ``_alarm`` times (touched only by the loop's runner)."""
+        self._alarm: asyncio.TimerHandle | None = None
         threading.Thread(target=self._serve, name="grapharc-mcp", daemon=True).start()
 
     # -- the background thread --------------------------------------------------------------------
@@ -185,21 +188,45 @@ class _McpLoop:
         """Run ``coroutine`` as a task until it ends or its deadline passes; a task past its
         deadline is cancelled (it ends when the loop next runs) and ``TimeoutError`` raised."""
         loop = self.loop
-        ending = _Ending(loop)
+        ending = _Ending(loop, None if timeout is None else loop.time() + timeout)
         task = loop.create_task(_stopping_after(coroutine, ending))
-        timer = None if timeout is None else loop.call_later(timeout, ending.expire)
+        self._time(ending)
         try:
             while not (task.done() or ending.expired):
                 loop.run_forever()
         finally:
-            if timer is not None:
-                timer.cancel()
+            self._timed = None
             if not task.done():  # past its deadline, or this thread was interrupted
                 ending.waited = False
                 task.cancel()
         if not task.done():
             raise TimeoutError(f"no answer within {timeout:g} s")
         return task.result()
+
+    def _time(self, ending: _Ending) -> None:
+        """Make ``ending`` the driven call the alarm times. One alarm serves a step's calls: set
+        for the first call's deadline, it is moved only when a call's deadline comes sooner, and
+        when it rings for a call already answered it is set again for the call now timed (a timer
+        set and cancelled per call cost 18 thousand instructions)."""
+        self._timed = ending
+        deadline = ending.deadline
+        alarm = self._alarm
+        if deadline is None or (alarm is not None and alarm.when() <= deadline):
+            return
+        if alarm is not None:
+            alarm.cancel()
+        self._alarm = self.loop.call_at(deadline, self._ring)
+
+    def _ring(self) -> None:
+        """On the loop: the alarm; the call it timed out, else it is set for the call timed now."""
+        self._alarm = None
+        ending = self._timed
+        if ending is None or ending.deadline is None:
+            return
+        if ending.deadline <= self.loop.time():
+            ending.expire()
+        else:
+            self._alarm = self.loop.call_at(ending.deadline, self._ring)
 
     def _done_driving(self) -> None:
         with self._turn:
@@ -243,12 +270,13 @@ class _McpLoop:
 
 class _Ending:
     """Stops the loop a calling thread drives when its call's task ends (while it still waits for
-    it) or its deadline passes."""
+    it) or its deadline (``loop.time()``, None: none) passes."""
 
-    __slots__ = ("expired", "loop", "waited")
+    __slots__ = ("deadline", "expired", "loop", "waited")
 
-    def __init__(self, loop: asyncio.AbstractEventLoop) -> None:
+    def __init__(self, loop: asyncio.AbstractEventLoop, deadline: float | None) -> None:
         self.loop = loop
+        self.deadline = deadline
         self.expired = False
         self.waited = True
 
