@@ -7,9 +7,9 @@ handed to a loop on another thread costs thread switches: the agent's thread sle
 call and the loop's 1.3 to 1.6, where the SDK called directly sleeps once. So a thread inside
 :func:`driven` (an agent's tools step, through ``McpToolSource.tool_step``) borrows the loop at its
 first call, the background thread parking, and runs each call's coroutine itself with
-``run_forever`` until the call's task ends or its deadline passes (a timer on the loop). It keeps
-the loop across the step's calls and gives it back when the step ends, so a server's pings,
-notifications and death are handled while the agent is idle (between steps) as before.
+``run_forever`` until the call's task ends or its deadline passes (one alarm on the loop times the
+step's calls). It keeps the loop across the step's calls and gives it back when the step ends, so a
+server's pings, notifications and exit are read while the agent is idle (between steps) as before.
 
 Everywhere else a call is handed to whichever thread runs the loop (:meth:`_McpLoop.hand_off`), and
 it waits for at most ``timeout`` seconds. The handoff is a lock the caller waits on, released by the
