@@ -16,11 +16,13 @@ the test waits for that line). KIND picks the server:
 * ``crash``: ``die`` kills the server mid-call; ``echo`` answers (each start is a line of
   ``$STARTS_FILE`` if set; with ``$ONLY_ONCE`` set too, a second start fails at once);
 * ``flood``: ``flood`` returns 100 MB of text;
-* ``grow``: ``unlock`` adds the tool ``secret`` and announces the new tool list.
+* ``grow``: ``unlock`` adds the tool ``secret`` and announces the new tool list; ``announce_later``
+  answers at once and does the same with the tool ``later`` 0.2 s afterwards, unasked.
 """
 
 from __future__ import annotations
 
+import asyncio
 import os
 import sys
 from typing import Any
@@ -31,6 +33,8 @@ from mcp_types import ToolAnnotations
 
 READ_ONLY = ToolAnnotations(read_only_hint=True)
 NOTES: list[str] = []
+PENDING: set[asyncio.Task[None]] = set()
+"""Tasks a server runs after answering (kept here so they are not collected before they end)."""
 NOTES_FILE = os.environ.get("NOTES_FILE")
 """Where ``add_note`` also appends each note, if set: what a process that restarts the server sees."""
 
@@ -204,6 +208,21 @@ def grow_server() -> MCPServer:
         server.add_tool(secret, annotations=READ_ONLY)
         await ctx.session.send_tool_list_changed()
         return "unlocked"
+
+    def later() -> str:
+        """A tool announced after its announcement was asked for."""
+        return "later"
+
+    @server.tool(annotations=READ_ONLY)
+    async def announce_later(ctx: Context) -> str:
+        """Answer at once; 0.2 s later, add the tool ``later`` and announce the new tool list."""
+        async def announce() -> None:
+            await anyio.sleep(0.2)
+            server.add_tool(later, annotations=READ_ONLY)
+            await ctx.session.send_tool_list_changed()
+
+        PENDING.add(asyncio.get_running_loop().create_task(announce()))
+        return "soon"
 
     return server
 

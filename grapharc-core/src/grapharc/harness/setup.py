@@ -152,6 +152,9 @@ def add_source_tools(tools: ToolRegistry, sources: dict[str, Any]) -> None:
         for tool in source.tools():
             tools.add(tool)
         tools.watch(source.changed_tools)
+        tool_step = getattr(source, "tool_step", None)
+        if tool_step is not None:
+            tools.scope_steps(tool_step)
 
 
 def default_permissions(tools: ToolRegistry) -> PermissionPolicy:

@@ -22,6 +22,7 @@ from __future__ import annotations
 
 import re
 from collections.abc import Callable, Iterable, Iterator, Mapping
+from contextlib import AbstractContextManager, ExitStack, contextmanager
 from dataclasses import dataclass
 from enum import StrEnum
 from typing import Any
@@ -137,6 +138,7 @@ class ToolRegistry:
         self._tools: dict[str, Tool] = {}
         self._by_model_name: dict[str, str] = {}
         self._watched: list[Callable[[], Iterable[Tool]]] = []
+        self._step_scopes: list[Callable[[], AbstractContextManager[Any]]] = []
         for tool in tools:
             self.add(tool)
 
@@ -192,6 +194,19 @@ class ToolRegistry:
                 except ToolDefinitionError as exc:
                     problems.append(str(exc))
         return problems
+
+    def scope_steps(self, scope: Callable[[], AbstractContextManager[Any]]) -> None:
+        """Enter ``scope()`` around each tools step of an agent over this registry (a source that
+        keeps something for the step's calls: the MCP source runs its loop on the step's thread)."""
+        self._step_scopes.append(scope)
+
+    @contextmanager
+    def step(self) -> Iterator[None]:
+        """Every scope of ``scope_steps`` entered, in the order given, for one tools step."""
+        with ExitStack() as stack:
+            for scope in self._step_scopes:
+                stack.enter_context(scope())
+            yield
 
     def canonical(self, name: str) -> str:
         """``name`` as registered, given either spelling (``SOURCE.tool`` or ``SOURCE__tool``)."""

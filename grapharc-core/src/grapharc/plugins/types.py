@@ -149,7 +149,9 @@ class ToolSourceInfo:
     ``factory(layers)`` is handed one :class:`ToolSourceLayer` per place the table was found and
     returns an object with ``tools() -> list[Tool]`` (the tools to add to the agent's registry)
     and ``changed_tools() -> list[Tool]`` (tools that appeared since, asked before each model
-    call). ``from_flags(values)``, if given, turns the values of the source's ``grapharc agent``
+    call), and optionally ``tool_step()``, a context manager entered around each tools step of the
+    agent (the MCP source's calls run its event loop on the step's own thread meanwhile).
+    ``from_flags(values)``, if given, turns the values of the source's ``grapharc agent``
     flag (``--mcp-server``) into such a table. ``check(layers)``, if given, validates the tables
     as ``factory`` would, starting and connecting nothing, and returns one line per thing they
     configure (``grapharc policy check`` prints them); a mistake raises a GraphARCError naming it.

@@ -7,15 +7,18 @@ that cannot be reached, and a tool whose name or schema is refused, stop the age
 built with an error naming them: an agent never starts with less than its configuration says
 without being told. Tools a server announces later (``notifications/tools/list_changed``, or a
 restart) are offered by :meth:`McpToolSource.changed_tools` and pass through the same permission
-rules as the rest before any call.
+rules as the rest before any call. An agent's tools step runs inside :meth:`McpToolSource.tool_step`,
+so its calls drive the MCP loop on the step's own thread (see :mod:`grapharc.mcp.loop`).
 """
 
 from __future__ import annotations
 
 import atexit
 from collections.abc import Iterable
+from contextlib import AbstractContextManager
 from typing import Any
 
+from grapharc.mcp import loop
 from grapharc.mcp.config import ServerConfig, layered_servers
 from grapharc.mcp.connection import ServerConnection
 from grapharc.mcp.errors import McpToolRefusedError
@@ -73,6 +76,11 @@ class McpToolSource:
             if listing is not None:
                 new += server.take(listing, strict=False)
         return new
+
+    def tool_step(self) -> AbstractContextManager[None]:
+        """Around an agent's tools step: its MCP calls run the MCP loop on the step's own thread,
+        which gives it back to the background thread when the step ends (``grapharc.mcp.loop``)."""
+        return loop.driven()
 
     def close(self) -> None:
         for server in self.servers:
