@@ -149,6 +149,10 @@ class SqlSessionRows(SqlDialect, ABC):
         self._audit(conn, a.thread_id, a.created_at, AuditKind.ASKED,
                     {"approval": a.approval_id, "node": a.node, "kind": a.kind, "question": a.question})
 
+    def _open_approvals(self, conn: Connection, thread_id: str) -> list[Approval]:
+        """The thread's open approvals, in the order they were asked."""
+        return self._approvals(conn, "WHERE thread_id = ? AND state = ?", (thread_id, OPEN))
+
     def _approvals(self, conn: Connection, where: str, args: tuple[Any, ...], *,
                    ordered: bool = False) -> list[Approval]:
         """The approvals ``where`` selects, in the order they were asked (or ``where``'s own, ``ordered``)."""

@@ -94,7 +94,7 @@ class SqlSessionStore(SqlTimeTravel):
         """The session, with its open holds and its last recorded node."""
         with self._read() as conn:
             row = self._row(conn, thread_id)
-            holds = self._approvals(conn, "WHERE thread_id = ? AND state = ?", (thread_id, OPEN))
+            holds = self._open_approvals(conn, thread_id)
             last = self._last_node(conn, thread_id)
         return _session(row, holds, last, self._decode)
 
@@ -235,8 +235,7 @@ class SqlSessionStore(SqlTimeTravel):
                 self._supersede_open(conn, lease.thread_id)
             for approval in asked:
                 self._insert_approval(conn, approval)
-            holds = self._approvals(conn, "WHERE thread_id = ? AND state = ?", (lease.thread_id, OPEN)) \
-                if status == PAUSED or asked else []
+            holds = self._open_approvals(conn, lease.thread_id) if status == PAUSED or asked else []
             detail: dict[str, Any] = {"runner": lease.runner}
             if status == PAUSED:
                 detail["holds"] = [a.approval_id for a in holds]

@@ -29,7 +29,6 @@ from grapharc.session.records import (
     EDIT,
     FAILED,
     FORK,
-    OPEN,
     PAUSED,
     RUNNING,
     SUPERSEDED,
@@ -110,7 +109,7 @@ class SqlTimeTravel(SqlSignIns):
         """Move the thread's open approvals onto their interrupts' new hold keys (``carried``) and
         supersede those whose interrupt was not carried; the ids superseded."""
         dropped = []
-        for approval in self._approvals(conn, "WHERE thread_id = ? AND state = ?", (thread_id, OPEN)):
+        for approval in self._open_approvals(conn, thread_id):
             if approval.hold_key in carried:
                 self._run(conn, "UPDATE {approvals} SET hold_key = ? WHERE approval_id = ?",
                           (carried[approval.hold_key], approval.approval_id))
@@ -129,8 +128,7 @@ class SqlTimeTravel(SqlSignIns):
             row = self._claimed(conn, thread_id)
             refuse_live(row, now)
             refuse_unless(row, FORKABLE, "forked")
-            superseded = [a.approval_id for a in self._approvals(conn, "WHERE thread_id = ? AND state = ?",
-                                                                   (thread_id, OPEN))]
+            superseded = [a.approval_id for a in self._open_approvals(conn, thread_id)]
             self._supersede_open(conn, thread_id)
             turn = {"kind": FORK, "id": uuid4().hex, "input": None if input is None else dict(input),
                     "checkpoint_id": checkpoint_id}
@@ -175,7 +173,7 @@ class SqlTimeTravel(SqlSignIns):
         if row["status"] != PAUSED:
             refuse_unless(row, statuses, change)
             return []
-        opened = self._approvals(conn, "WHERE thread_id = ? AND state = ?", (row["thread_id"], OPEN))
+        opened = self._open_approvals(conn, row["thread_id"])
         deciding = [a.approval_id for a in opened if a.approval_id not in plain]
         refuse_unless(row, statuses if deciding else (PAUSED,), change, deciding)
         return opened
