@@ -32,7 +32,6 @@ import argparse
 import asyncio
 import json
 import os
-import shutil
 import signal
 import subprocess
 import tempfile
@@ -44,19 +43,13 @@ from pathlib import Path
 from typing import Any
 
 from _arguments import Count, Positive, benchmark_parser
+from _callgrind import dump_total, tool
 from _checked import checked_main, expect, run
 from langgraph_dev import langgraph_dev, wait_healthy
 from server_load import REGISTRY, Tally, announcement, launch_server, load, portable_run, process_tree
 
 PACE_RUNS_PER_S = 1000.0
 """The schedule's rate: high enough that each run starts as soon as the one before ended."""
-
-
-def tool(name: str) -> str:
-    """The path of the program ``name``; ``WorkFailed`` when it is not installed."""
-    path = shutil.which(name)
-    expect(path, f"{name} is not installed: this count needs it")
-    return str(path)
 
 
 def runs(url: str, count: int, timeout: float) -> None:
@@ -132,13 +125,6 @@ def control(command: str, pids: list[int]) -> float:
     for pid in pids:
         run([tool("callgrind_control"), command, str(pid)])
     return (began + time.monotonic()) / 2
-
-
-def dump_total(dump: Path) -> int:
-    """The instructions a callgrind dump counted."""
-    lines = dump.read_text(errors="replace").splitlines()
-    counted = [int(line.split()[1]) for line in lines if line.startswith(("summary:", "totals:"))]
-    return max(counted, default=0)
 
 
 def window(pid: int, work: Path, action: Callable[[], None]) -> Window:

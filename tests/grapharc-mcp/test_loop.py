@@ -160,6 +160,22 @@ def test_the_coroutine_runs_in_the_callers_context(mode):
         seen.reset(token)
 
 
+@pytest.mark.parametrize("mode", MODES)
+def test_the_coroutine_names_asyncio_to_anyio_and_the_caller_is_left_unnamed(mode):
+    """As under ``anyio.run``, anyio finds its library named (no sniffing per call of the SDK's);
+    the name is set in the call's own context, so the calling thread, in no loop, still has none."""
+    sniffio = pytest.importorskip("sniffio")
+
+    async def named() -> str | None:
+        return sniffio.current_async_library_cvar.get()
+
+    with MODES[mode]():
+        assert loop.run(named(), None) == "asyncio"
+    assert sniffio.current_async_library_cvar.get() is None
+    with pytest.raises(sniffio.AsyncLibraryNotFoundError):
+        sniffio.current_async_library()
+
+
 # -- a thread driving the loop -------------------------------------------------------------------
 
 STEP_CALLS = 60

@@ -292,10 +292,32 @@ class _Ending:
 async def _stopping_after(coroutine: Coroutine[Any, Any, T], ending: _Ending) -> T:
     """``coroutine``'s result, the loop told to stop in the task's last step: a callback of the
     task's end would cost the loop one more turn."""
+    _name_asyncio()
     try:
         return await coroutine
     finally:
         ending.ended()
+
+
+def _sniffio_library() -> contextvars.ContextVar[str | None] | None:
+    """sniffio's variable naming the running async library, if sniffio is installed (anyio without
+    it takes a running asyncio loop for asyncio at once)."""
+    try:
+        from sniffio import current_async_library_cvar
+    except ImportError:
+        return None
+    return current_async_library_cvar
+
+
+_async_library = _sniffio_library()
+
+
+def _name_asyncio() -> None:
+    """Name asyncio as this task's async library (in the task's own context), as ``anyio.run``
+    does for the tasks it runs: else every anyio call the SDK's session makes, six a call, sniffs
+    for the library again."""
+    if _async_library is not None:
+        _async_library.set("asyncio")
 
 
 class _Doorbell:
@@ -342,6 +364,7 @@ class _Handoff(Generic[T]):
         self.task = asyncio.get_running_loop().create_task(self._run())
 
     async def _run(self) -> None:
+        _name_asyncio()
         try:
             self.result = await self.coroutine
         except BaseException as exc:  # handed to the waiting thread, which raises it
