@@ -174,6 +174,11 @@ class HarnessRuns:
         return end_wall - wall, end_cpu - cpu, end_agent_cpu - agent_cpu, end_loop_cpu - loop_cpu
 
 
+def fewer_calls(calls: int) -> int:
+    """The calls of the run subtracted from a run of ``calls``, timed or counted: a quarter."""
+    return calls // 4
+
+
 def trace_of(folder: Path, run: int) -> Path:
     """The trace file of a ``HarnessRuns``'s ``run``-th run."""
     return folder / f"trace-{run}.jsonl"
@@ -229,7 +234,7 @@ def counts(calls: int) -> dict[str, Any]:
     """Instructions per call on each side, and their ratio: each side counted in two processes, one
     making ``calls`` calls and one a quarter as many, and the difference taken over the extra calls,
     so start-up, the warm-up and a run's own work cancel out. The four processes run two at a time."""
-    fewer = calls // 4
+    fewer = fewer_calls(calls)
     jobs = [(side, n) for side in ("direct", "harness") for n in (fewer, calls)]
     with tempfile.TemporaryDirectory() as folder, ThreadPoolExecutor(2) as pool:
         totals = dict(zip(jobs, pool.map(lambda job: count_side(*job, Path(folder)), jobs), strict=True))
@@ -264,9 +269,10 @@ def main() -> int:
             direct, harness = [], []
             for _ in range(rounds):  # each round times all three, so load hits them alike
                 direct.append(direct_session.run(calls))
-                full, fewer = runs.run(calls), runs.run(calls // 4)
-                harness.append(tuple((whole - part) / (calls - calls // 4)
-                                     for whole, part in zip(full, fewer, strict=True)))
+                fewer = fewer_calls(calls)
+                full, part_run = runs.run(calls), runs.run(fewer)
+                harness.append(tuple((whole - part) / (calls - fewer)
+                                     for whole, part in zip(full, part_run, strict=True)))
     finally:
         direct_session.close()
     direct_wall = statistics.median(wall for wall, _ in direct)
